@@ -1,0 +1,55 @@
+import Decimal from "decimal.js";
+
+/**
+ * Money arithmetic. Amounts are Decimal in memory, NUMERIC in PostgreSQL and decimal strings in JSON and
+ * events; a JS number never holds money. This module owns its own Decimal constructor so that no other
+ * configuration of decimal.js can change how money rounds.
+ */
+export const Money = Decimal.clone({
+  precision: 60,
+  rounding: Decimal.ROUND_HALF_UP,
+  toExpNeg: -60,
+  toExpPos: 60,
+});
+export type Money = Decimal;
+
+/** Charges are rounded once, half-up, to micro-won (C7). */
+export const chargeDecimalPlaces = 6;
+/** Credit amounts carry at most 2 decimal places (C6). */
+export const creditDecimalPlaces = 2;
+
+const decimalStringPattern = /^-?(0|[1-9]\d*)(\.\d+)?$/;
+
+export function isDecimalString(text: string): boolean {
+  return decimalStringPattern.test(text);
+}
+
+/** Parses a decimal string; anything else (numbers, exponents, blanks) is a programmer error upstream. */
+export function parseMoney(text: string): Money {
+  if (!isDecimalString(text)) throw new RangeError(`not a decimal string: ${JSON.stringify(text)}`);
+  return new Money(text);
+}
+
+/** Canonical string form: plain notation, no exponent, trailing zeros removed. */
+export function formatMoney(amount: Money): string {
+  return amount.toFixed();
+}
+
+/** Fixed number of places, for the wire and CSV: "1234.500000". */
+export function formatMoneyFixed(amount: Money, decimalPlaces: number): string {
+  return amount.toFixed(decimalPlaces, Decimal.ROUND_HALF_UP);
+}
+
+export function roundChargeWon(amount: Money): Money {
+  return amount.toDecimalPlaces(chargeDecimalPlaces, Decimal.ROUND_HALF_UP);
+}
+
+export function sumMoney(amounts: Iterable<Money>): Money {
+  let total = new Money(0);
+  for (const amount of amounts) total = total.plus(amount);
+  return total;
+}
+
+export function decimalPlacesOf(amount: Money): number {
+  return amount.decimalPlaces();
+}

@@ -1,0 +1,18 @@
+import type { TestProject } from "vitest/node";
+import { startTestPostgres } from "./postgres-server";
+
+/**
+ * Uses DATABASE_URL when set (and fails, never skips, when it is unreachable); otherwise starts embedded
+ * PostgreSQL once for the whole run. Each test file then creates its own database on that server.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const server = await startTestPostgres();
+  project.provide("postgresServerUrl", server.url);
+  return server.stop;
+}
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    postgresServerUrl: string;
+  }
+}
