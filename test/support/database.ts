@@ -12,14 +12,18 @@ export interface TestDatabase {
 export async function createTestDatabase(label = "t"): Promise<TestDatabase> {
   const serverUrl = inject("postgresServerUrl");
   const name = `gw_${label.replace(/[^a-z0-9_]/gi, "_").toLowerCase()}_${randomBytes(4).toString("hex")}`;
-  await withAdminClient(serverUrl, (client) => client.query(`CREATE DATABASE ${name}`));
+  await withAdminClient(serverUrl, async (client) => {
+    await client.query(`CREATE DATABASE ${name}`);
+  });
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     name,
     drop: () =>
-      withAdminClient(serverUrl, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)),
+      withAdminClient(serverUrl, async (client) => {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      }),
   };
 }
 

@@ -1,0 +1,92 @@
+import type { Pool } from "pg";
+import type { RecordedEventOf } from "../src/ledger/event-store";
+import { defineTable, type ProjectionDefinition, type ProjectionRows } from "../src/ledger/projection";
+
+/** API keys that may authenticate, looked up by the HMAC of the presented key. */
+
+type Row = {
+  key_id: string;
+  key_hash: string;
+  owner_kind: string;
+  owner_id: string;
+  issued_by_user_id: string;
+  status: number;
+};
+
+export const activeKeysTable = defineTable<Row>({
+  name: "projection_active_keys",
+  columns: {
+    key_id: "text",
+    key_hash: "text",
+    owner_kind: "text",
+    owner_id: "text",
+    issued_by_user_id: "text",
+    status: "integer",
+  },
+  primaryKey: ["key_id"],
+  indexes: [
+    "CREATE UNIQUE INDEX IF NOT EXISTS projection_active_keys_hash ON projection_active_keys (key_hash) INCLUDE (status, owner_kind, owner_id, key_id)",
+  ],
+});
+
+type Handled = RecordedEventOf<"ApiKeyIssued" | "ApiKeyStatusChanged" | "ApiKeyDeleted">;
+
+export const activeKeysProjection: ProjectionDefinition = {
+  name: "active-keys",
+  version: 1,
+  handles: new Set(["ApiKeyIssued", "ApiKeyStatusChanged", "ApiKeyDeleted"]),
+  tables: [activeKeysTable],
+  evolve(rows: ProjectionRows, recorded) {
+    const event = recorded as Handled;
+    switch (event.type) {
+      case "ApiKeyIssued":
+        rows.put(activeKeysTable, {
+          key_id: event.data.keyId,
+          key_hash: event.data.keyHash,
+          owner_kind: event.data.owner.kind,
+          owner_id: event.data.owner.id,
+          issued_by_user_id: event.data.issuedByUserId,
+          status: 1,
+        });
+        return;
+      case "ApiKeyStatusChanged": {
+        const key = rows.get(activeKeysTable, { key_id: event.data.keyId });
+        if (key) rows.put(activeKeysTable, { ...key, status: event.data.status });
+        return;
+      }
+      case "ApiKeyDeleted":
+        rows.delete(activeKeysTable, { key_id: event.data.keyId });
+        return;
+      default: {
+        const unreachable: never = event;
+        throw new Error(`unhandled ${(unreachable as Handled).type}`);
+      }
+    }
+  },
+};
+
+export interface ActiveKey {
+  keyId: string;
+  keyHash: string;
+  owner: { kind: "user" | "organization"; id: string };
+  issuedByUserId: string;
+}
+
+export async function findActiveKeyByHash(
+  pool: Pick<Pool, "query">,
+  keyHash: string,
+): Promise<ActiveKey | undefined> {
+  const result = await pool.query<Row>({
+    name: "active-key-by-hash",
+    text: "SELECT key_id, key_hash, owner_kind, owner_id, issued_by_user_id, status FROM projection_active_keys WHERE key_hash = $1 AND status = 1",
+    values: [keyHash],
+  });
+  const row = result.rows[0];
+  if (!row) return undefined;
+  return {
+    keyId: row.key_id,
+    keyHash: row.key_hash,
+    owner: { kind: row.owner_kind as ActiveKey["owner"]["kind"], id: row.owner_id },
+    issuedByUserId: row.issued_by_user_id,
+  };
+}

@@ -1,0 +1,59 @@
+import type { RecordedEventOf } from "../src/ledger/event-store";
+import { defineTable, type ProjectionDefinition } from "../src/ledger/projection";
+
+/** One row per charge with its whole breakdown, so finance can recompute every won. */
+
+type Row = {
+  request_id: string;
+  account_kind: string;
+  account_id: string;
+  key_id: string;
+  model: string;
+  endpoint: string;
+  started_at: string;
+  charged_at: string;
+  amount_won: string;
+  breakdown: Record<string, unknown>;
+};
+
+export const billingHistoryTable = defineTable<Row>({
+  name: "projection_billing_history",
+  columns: {
+    request_id: "text",
+    account_kind: "text",
+    account_id: "text",
+    key_id: "text",
+    model: "text",
+    endpoint: "text",
+    started_at: "timestamptz",
+    charged_at: "timestamptz",
+    amount_won: "numeric",
+    breakdown: "jsonb",
+  },
+  primaryKey: ["request_id"],
+  indexes: [
+    "CREATE INDEX IF NOT EXISTS projection_billing_history_account ON projection_billing_history (account_kind, account_id, started_at)",
+  ],
+});
+
+export const billingHistoryProjection: ProjectionDefinition = {
+  name: "billing-history",
+  version: 1,
+  handles: new Set(["UsageCharged"]),
+  tables: [billingHistoryTable],
+  evolve(rows, recorded) {
+    const event = recorded as RecordedEventOf<"UsageCharged">;
+    rows.put(billingHistoryTable, {
+      request_id: event.data.requestId,
+      account_kind: event.data.account.kind,
+      account_id: event.data.account.id,
+      key_id: event.data.keyId,
+      model: event.data.model,
+      endpoint: event.data.endpoint,
+      started_at: event.data.startedAt,
+      charged_at: event.metadata.occurredAt,
+      amount_won: event.data.amountWon,
+      breakdown: event.data.breakdown,
+    });
+  },
+};

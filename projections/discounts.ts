@@ -1,0 +1,44 @@
+import type { RecordedEventOf } from "../src/ledger/event-store";
+import { defineTable, type ProjectionDefinition } from "../src/ledger/projection";
+
+/** Discount rule history; a rule keyed by (model or any, organization or any) is replaced by a later one. */
+
+type Row = {
+  event_id: string;
+  model: string | null;
+  organization_id: string | null;
+  rate: string;
+  effective_at: string;
+};
+
+export const discountsTable = defineTable<Row>({
+  name: "projection_discounts",
+  columns: {
+    event_id: "text",
+    model: "text",
+    organization_id: "text",
+    rate: "numeric",
+    effective_at: "timestamptz",
+  },
+  primaryKey: ["event_id"],
+  indexes: [
+    "CREATE INDEX IF NOT EXISTS projection_discounts_scope ON projection_discounts (model, organization_id, effective_at DESC)",
+  ],
+});
+
+export const discountsProjection: ProjectionDefinition = {
+  name: "discounts",
+  version: 1,
+  handles: new Set(["DiscountSet"]),
+  tables: [discountsTable],
+  evolve(rows, recorded) {
+    const event = recorded as RecordedEventOf<"DiscountSet">;
+    rows.put(discountsTable, {
+      event_id: event.eventId,
+      model: event.data.model,
+      organization_id: event.data.organizationId,
+      rate: event.data.rate,
+      effective_at: event.metadata.occurredAt,
+    });
+  },
+};

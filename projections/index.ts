@@ -1,0 +1,20 @@
+import type { ProjectionDefinition } from "../src/ledger/projection";
+import { activeKeysProjection } from "./active-keys";
+import { balancesProjection } from "./balances";
+import { billingHistoryProjection } from "./billing-history";
+import { discountsProjection } from "./discounts";
+import { fxRatesProjection } from "./fx-rates";
+import { keyListsProjection } from "./key-lists";
+import { pricesProjection } from "./prices";
+
+export const allProjections: readonly ProjectionDefinition[] = [
+  activeKeysProjection,
+  keyListsProjection,
+  balancesProjection,
+  billingHistoryProjection,
+  fxRatesProjection,
+  pricesProjection,
+  discountsProjection,
+];
+
+export const allProjectionNames = allProjections.map((projection) => projection.name);

@@ -1,0 +1,71 @@
+import type { RecordedEventOf } from "../src/ledger/event-store";
+import { defineTable, type ProjectionDefinition } from "../src/ledger/projection";
+
+/** Every key that is not deleted, per owner, for the key-management list. */
+
+type Row = {
+  key_id: string;
+  owner_kind: string;
+  owner_id: string;
+  name: string;
+  description: string;
+  status: number;
+  key_preview: string;
+  created_at: string;
+};
+
+export const keyListsTable = defineTable<Row>({
+  name: "projection_key_lists",
+  columns: {
+    key_id: "text",
+    owner_kind: "text",
+    owner_id: "text",
+    name: "text",
+    description: "text",
+    status: "integer",
+    key_preview: "text",
+    created_at: "timestamptz",
+  },
+  primaryKey: ["key_id"],
+  indexes: [
+    "CREATE INDEX IF NOT EXISTS projection_key_lists_owner ON projection_key_lists (owner_kind, owner_id, created_at DESC)",
+  ],
+});
+
+type Handled = RecordedEventOf<"ApiKeyIssued" | "ApiKeyStatusChanged" | "ApiKeyDeleted">;
+
+export const keyListsProjection: ProjectionDefinition = {
+  name: "key-lists",
+  version: 1,
+  handles: new Set(["ApiKeyIssued", "ApiKeyStatusChanged", "ApiKeyDeleted"]),
+  tables: [keyListsTable],
+  evolve(rows, recorded) {
+    const event = recorded as Handled;
+    switch (event.type) {
+      case "ApiKeyIssued":
+        rows.put(keyListsTable, {
+          key_id: event.data.keyId,
+          owner_kind: event.data.owner.kind,
+          owner_id: event.data.owner.id,
+          name: event.data.name,
+          description: event.data.description,
+          status: 1,
+          key_preview: event.data.keyPreview,
+          created_at: event.metadata.occurredAt,
+        });
+        return;
+      case "ApiKeyStatusChanged": {
+        const key = rows.get(keyListsTable, { key_id: event.data.keyId });
+        if (key) rows.put(keyListsTable, { ...key, status: event.data.status });
+        return;
+      }
+      case "ApiKeyDeleted":
+        rows.delete(keyListsTable, { key_id: event.data.keyId });
+        return;
+      default: {
+        const unreachable: never = event;
+        throw new Error(`unhandled ${(unreachable as Handled).type}`);
+      }
+    }
+  },
+};

@@ -1,0 +1,47 @@
+import type { RecordedEventOf } from "../src/ledger/event-store";
+import { defineTable, type ProjectionDefinition } from "../src/ledger/projection";
+
+/** Price history per model; the price in force at an instant is the latest set at or before it. */
+
+type Row = {
+  event_id: string;
+  model: string;
+  input_usd_per_million_tokens: string;
+  output_usd_per_million_tokens: string;
+  cached_input_usd_per_million_tokens: string;
+  effective_at: string;
+};
+
+export const pricesTable = defineTable<Row>({
+  name: "projection_model_prices",
+  columns: {
+    event_id: "text",
+    model: "text",
+    input_usd_per_million_tokens: "numeric",
+    output_usd_per_million_tokens: "numeric",
+    cached_input_usd_per_million_tokens: "numeric",
+    effective_at: "timestamptz",
+  },
+  primaryKey: ["event_id"],
+  indexes: [
+    "CREATE INDEX IF NOT EXISTS projection_model_prices_model ON projection_model_prices (model, effective_at DESC)",
+  ],
+});
+
+export const pricesProjection: ProjectionDefinition = {
+  name: "prices",
+  version: 1,
+  handles: new Set(["ModelPriceSet"]),
+  tables: [pricesTable],
+  evolve(rows, recorded) {
+    const event = recorded as RecordedEventOf<"ModelPriceSet">;
+    rows.put(pricesTable, {
+      event_id: event.eventId,
+      model: event.data.model,
+      input_usd_per_million_tokens: event.data.inputUsdPerMillionTokens,
+      output_usd_per_million_tokens: event.data.outputUsdPerMillionTokens,
+      cached_input_usd_per_million_tokens: event.data.cachedInputUsdPerMillionTokens,
+      effective_at: event.metadata.occurredAt,
+    });
+  },
+};

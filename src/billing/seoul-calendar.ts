@@ -1,0 +1,84 @@
+import { TZDate, tz } from "@date-fns/tz";
+import { addDays, format, isValid, parse, subDays } from "date-fns";
+
+/**
+ * Billing days are Asia/Seoul calendar dates (C7). Every conversion goes through @date-fns/tz so that the
+ * host's time zone never leaks in; Seoul has no daylight saving today, but we do not rely on that.
+ */
+export const seoulTimeZone = "Asia/Seoul";
+
+/** A calendar date, "YYYY-MM-DD". */
+export type IsoDate = string;
+
+const isoDateFormat = "yyyy-MM-dd";
+const isoDatePattern = /^\d{4}-\d{2}-\d{2}$/;
+const inSeoul = tz(seoulTimeZone);
+
+/**
+ * The daily FX refresh (C7): a BullMQ job scheduler at 00:05 KST. Pass as the repeat options of
+ * `queue.upsertJobScheduler(fxRefreshJobSchedulerId, fxRefreshSchedule, …)`.
+ */
+export const fxRefreshSchedule = { pattern: "5 0 * * *", tz: seoulTimeZone } as const;
+export const fxRefreshJobSchedulerId = "fx-rate-refresh-daily";
+
+/** True for a real calendar date in canonical form ("2026-02-30" and "2026-3-1" are rejected). */
+export function isIsoDate(text: string): text is IsoDate {
+  if (!isoDatePattern.test(text)) return false;
+  const parsed = parse(text, isoDateFormat, new TZDate(0, seoulTimeZone), { in: inSeoul });
+  return isValid(parsed) && format(parsed, isoDateFormat) === text;
+}
+
+function assertIsoDate(text: string): void {
+  if (!isIsoDate(text)) throw new RangeError(`not a calendar date "YYYY-MM-DD": ${JSON.stringify(text)}`);
+}
+
+/** Midnight at the start of `date` in Seoul, as a Seoul-zoned date. */
+function startOfSeoulDate(date: IsoDate): TZDate {
+  assertIsoDate(date);
+  return parse(date, isoDateFormat, new TZDate(0, seoulTimeZone), { in: inSeoul });
+}
+
+/** The Seoul calendar date on which `instant` falls. */
+export function seoulDateOf(instant: Date): IsoDate {
+  if (!isValid(instant)) throw new RangeError("seoulDateOf: invalid instant");
+  return format(instant, isoDateFormat, { in: inSeoul });
+}
+
+export function previousDate(date: IsoDate): IsoDate {
+  return format(subDays(startOfSeoulDate(date), 1), isoDateFormat);
+}
+
+export function nextDate(date: IsoDate): IsoDate {
+  return format(addDays(startOfSeoulDate(date), 1), isoDateFormat);
+}
+
+/** "2026-03-02" → "20260302", the bank's `searchdate` form. */
+export function compactDateOf(date: IsoDate): string {
+  return format(startOfSeoulDate(date), "yyyyMMdd");
+}
+
+/** The instant at which the Seoul date `date` begins (00:00 KST). */
+export function startInstantOfSeoulDate(date: IsoDate): Date {
+  return new Date(startOfSeoulDate(date).getTime());
+}
+
+/**
+ * The first instant strictly after `now` whose Seoul wall clock reads hour:minute. Useful to say when the
+ * 00:05 refresh will next run, or to schedule it without BullMQ.
+ */
+export function nextSeoulRunAt(hour: number, minute: number, now: Date): Date {
+  if (!Number.isInteger(hour) || hour < 0 || hour > 23) throw new RangeError(`hour out of range: ${hour}`);
+  if (!Number.isInteger(minute) || minute < 0 || minute > 59) {
+    throw new RangeError(`minute out of range: ${minute}`);
+  }
+  const today = seoulDateOf(now);
+  const candidateToday = runInstantOn(today, hour, minute);
+  if (candidateToday.getTime() > now.getTime()) return candidateToday;
+  return runInstantOn(nextDate(today), hour, minute);
+}
+
+function runInstantOn(date: IsoDate, hour: number, minute: number): Date {
+  const start = startOfSeoulDate(date);
+  const run = new TZDate(start.getFullYear(), start.getMonth(), start.getDate(), hour, minute, seoulTimeZone);
+  return new Date(run.getTime());
+}

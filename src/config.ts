@@ -1,0 +1,139 @@
+import { z } from "zod";
+import { isDecimalString } from "./billing/money";
+import type { ModelFamily } from "./providers/provider";
+
+/**
+ * Configuration: the environment (C2), parsed once at start, and every limit the service enforces, named
+ * with its unit. Invalid configuration stops the process with one line naming the variable.
+ */
+
+export const modelFamilies = [
+  "alpha",
+  "beta",
+  "gamma",
+  "delta",
+  "epsilon",
+  "zeta",
+] as const satisfies readonly ModelFamily[];
+
+const optionalText = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value.trim() === "" ? undefined : value.trim()));
+
+const port = z.coerce.number().int().min(0).max(65_535);
+const url = (protocols: readonly string[]) =>
+  optionalText.refine(
+    (value) => value === undefined || protocols.some((protocol) => value.startsWith(`${protocol}://`)),
+    `must be a URL starting with ${protocols.map((protocol) => `${protocol}://`).join(" or ")}`,
+  );
+const secret = optionalText.refine(
+  (value) => value === undefined || value.length >= 32,
+  "must be at least 32 characters",
+);
+
+const familyVariables = Object.fromEntries(
+  modelFamilies.flatMap((family) => [
+    [`${family.toUpperCase()}_BASE_URL`, url(["http", "https"])],
+    [`${family.toUpperCase()}_API_KEY`, optionalText],
+  ]),
+);
+
+const environmentSchema = z.object({
+  PORT: port.default(8080),
+  HOST: z.string().min(1).default("127.0.0.1"),
+  DATABASE_URL: url(["postgres", "postgresql"]),
+  EVENTSTORE_URL: url(["esdb", "esdb+discover"]),
+  REDIS_URL: url(["redis", "rediss"]),
+  ADMIN_TOKEN: secret,
+  SESSION_SECRET: secret,
+  KEY_PEPPER: secret,
+  KOREAEXIM_AUTHKEY: optionalText,
+  KOREAEXIM_URL: url(["http", "https"]).default(
+    "https://oapi.koreaexim.go.kr/site/program/financial/exchangeJSON",
+  ),
+  FX_USDKRW_DEFAULT: z
+    .string()
+    .default("1400")
+    .refine(
+      (value) => isDecimalString(value) && Number(value) > 0,
+      "must be a positive decimal such as 1400",
+    ),
+  MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1_024)
+    .max(256 * 1024 * 1024)
+    .default(4_194_304),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  ...familyVariables,
+});
+
+export interface UpstreamConfig {
+  family: ModelFamily;
+  /** Absent: the family is served by the built-in simulator. */
+  apiKey: string | undefined;
+  baseUrl: string | undefined;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  eventStoreUrl: string | undefined;
+  redisUrl: string | undefined;
+  adminToken: string | undefined;
+  sessionSecret: string | undefined;
+  keyPepper: string | undefined;
+  koreaEximAuthKey: string | undefined;
+  koreaEximUrl: string;
+  defaultFxRateKrwPerUsd: string;
+  requestBodyBytesMax: number;
+  logLevel: z.infer<typeof environmentSchema>["LOG_LEVEL"];
+  upstreams: Record<ModelFamily, UpstreamConfig>;
+}
+
+/** Limits that are not configuration: named here so every bound in the service is in one place. */
+export const limits = {
+  databaseConnectionsMax: 20,
+  eventStorePollIntervalMs: 1_000,
+  projectionBatchSizeMax: 1_000,
+  projectionStandbyRetryMs: 2_000,
+  projectionWaitTimeoutMs: 10_000,
+  rebuildBatchSizeMax: 10_000,
+} as const;
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = environmentSchema.safeParse(environment);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(`invalid configuration: ${issue.path.join(".")} ${issue.message}`);
+  }
+  const values = parsed.data as z.infer<typeof environmentSchema> & Record<string, string | undefined>;
+  const upstreams = Object.fromEntries(
+    modelFamilies.map((family) => {
+      const prefix = family.toUpperCase();
+      return [family, { family, apiKey: values[`${prefix}_API_KEY`], baseUrl: values[`${prefix}_BASE_URL`] }];
+    }),
+  ) as Record<ModelFamily, UpstreamConfig>;
+  return {
+    port: values.PORT,
+    host: values.HOST,
+    databaseUrl: values.DATABASE_URL,
+    eventStoreUrl: values.EVENTSTORE_URL,
+    redisUrl: values.REDIS_URL,
+    adminToken: values.ADMIN_TOKEN,
+    sessionSecret: values.SESSION_SECRET,
+    keyPepper: values.KEY_PEPPER,
+    koreaEximAuthKey: values.KOREAEXIM_AUTHKEY,
+    koreaEximUrl: values.KOREAEXIM_URL,
+    defaultFxRateKrwPerUsd: values.FX_USDKRW_DEFAULT,
+    requestBodyBytesMax: values.MAX_BODY_BYTES,
+    logLevel: values.LOG_LEVEL,
+    upstreams,
+  };
+}

@@ -1,0 +1,87 @@
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { z } from "zod";
+import { startEmbeddedPostgres } from "./embedded-postgres";
+
+/**
+ * The zero-install home, `./.data/`: the embedded PostgreSQL cluster and the secrets generated for it
+ * (admin token, session secret, key pepper), kept so that restarts keep sessions and keys valid.
+ */
+
+export const localDataDirectory = path.resolve(".data");
+const secretsFile = path.join(localDataDirectory, "secrets.json");
+const clusterDirectory = path.join(localDataDirectory, "postgres");
+
+const localSecretsSchema = z.object({
+  postgresPassword: z.string().min(16),
+  adminToken: z.string().min(32),
+  sessionSecret: z.string().min(32),
+  keyPepper: z.string().min(32),
+});
+export type LocalSecrets = z.infer<typeof localSecretsSchema>;
+
+export async function loadOrCreateLocalSecrets(): Promise<{ secrets: LocalSecrets; created: boolean }> {
+  if (existsSync(secretsFile)) {
+    return {
+      secrets: localSecretsSchema.parse(JSON.parse(await readFile(secretsFile, "utf8"))),
+      created: false,
+    };
+  }
+  const secrets: LocalSecrets = {
+    postgresPassword: randomBytes(18).toString("base64url"),
+    adminToken: `admin_${randomBytes(32).toString("base64url")}`,
+    sessionSecret: randomBytes(48).toString("base64url"),
+    keyPepper: randomBytes(48).toString("base64url"),
+  };
+  await mkdir(localDataDirectory, { recursive: true });
+  await writeFile(secretsFile, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
+  await chmod(secretsFile, 0o600);
+  return { secrets, created: true };
+}
+
+export interface LocalDatabase {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the embedded cluster, or joins it when another process of this checkout (the service, while the
+ * ledger CLI runs) already started it.
+ */
+export async function startLocalDatabase(
+  password: string,
+  onLog?: (line: string) => void,
+): Promise<LocalDatabase> {
+  const runningPort = await runningClusterPort();
+  if (runningPort !== undefined) {
+    return {
+      url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${runningPort}/postgres`,
+      stop: async () => {},
+    };
+  }
+  await mkdir(localDataDirectory, { recursive: true });
+  return startEmbeddedPostgres({
+    dataDirectory: clusterDirectory,
+    port: 0,
+    password,
+    ...(onLog ? { onLog } : {}),
+  });
+}
+
+async function runningClusterPort(): Promise<number | undefined> {
+  const pidFile = path.join(clusterDirectory, "postmaster.pid");
+  if (!existsSync(pidFile)) return undefined;
+  // postmaster.pid: line 1 the server's pid, line 4 its port.
+  const lines = (await readFile(pidFile, "utf8")).split("\n");
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  if (!Number.isInteger(pid) || !Number.isInteger(port)) return undefined;
+  try {
+    process.kill(pid, 0);
+    return port;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,23 @@
+import pg from "pg";
+
+// NUMERIC stays a string (money is never a JS number); int8 becomes bigint only where asked for.
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (text) => text);
+
+export interface PoolOptions {
+  url: string;
+  connectionsMax: number;
+  applicationName: string;
+}
+
+export function createPool(options: PoolOptions): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.connectionsMax,
+    application_name: options.applicationName,
+    connectionTimeoutMillis: 10_000,
+    idleTimeoutMillis: 30_000,
+  });
+  // An idle client losing its connection must not crash the process; the next query reconnects.
+  pool.on("error", () => {});
+  return pool;
+}

@@ -1,0 +1,90 @@
+import type { LedgerEvent } from "./events";
+import type { LogPosition } from "./log-position";
+
+/**
+ * The event store contract, implemented by PostgreSQL (default) and EventStoreDB. Streams are named
+ * `kind-id`; a stream's versions count from 0.
+ */
+
+/** `no-stream`: the stream must not exist; `any`: no check; a number: the stream's last version. */
+export type ExpectedVersion = "no-stream" | "any" | number;
+
+export interface EventToAppend {
+  /** Client-chosen id; appending the same id again is an idempotent no-op that returns the stored result. */
+  eventId: string;
+  event: LedgerEvent;
+}
+
+export interface StreamAppend {
+  streamId: string;
+  expectedVersion: ExpectedVersion;
+  events: readonly EventToAppend[];
+}
+
+export interface AppendResult {
+  streamId: string;
+  /** Version of the last event of this append: the expected version of the next one. */
+  streamVersion: number;
+  /** Log position of the last event of this append (for read-your-writes waits). */
+  position: LogPosition;
+}
+
+export type RecordedEvent = LedgerEvent & {
+  readonly eventId: string;
+  readonly streamId: string;
+  readonly streamVersion: number;
+  readonly position: LogPosition;
+  readonly recordedAt: Date;
+};
+
+export interface ReadAllOptions {
+  /** Exclusive; the start of the log when absent. */
+  after?: LogPosition;
+  limit: number;
+}
+
+export interface SubscribeOptions {
+  after?: LogPosition;
+  batchSizeMax: number;
+  /** Called with consecutive batches in log order; the next batch waits for the returned promise. */
+  handle(events: readonly RecordedEvent[]): Promise<void>;
+  signal: AbortSignal;
+}
+
+export interface EventStore {
+  readonly kind: "postgresql" | "eventstoredb";
+  append(append: StreamAppend): Promise<AppendResult>;
+  /**
+   * Appends with one outcome each, applied in order. PostgreSQL commits them in one statement when all
+   * succeed and they name distinct streams (group commit), else one by one to report each outcome.
+   */
+  appendBatch(appends: readonly StreamAppend[]): Promise<PromiseSettledResult<AppendResult>[]>;
+  readStream(streamId: string): Promise<RecordedEvent[]>;
+  /** Events in log order. Never returns an event while an earlier one may still be committed. */
+  readAll(options: ReadAllOptions): Promise<RecordedEvent[]>;
+  /** Catches up from `after`, then follows the log until the signal aborts. Resolves when stopped. */
+  subscribe(options: SubscribeOptions): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class WrongExpectedVersionError extends Error {
+  override readonly name = "WrongExpectedVersionError";
+  constructor(
+    readonly streamId: string,
+    readonly expectedVersion: ExpectedVersion,
+    /** -1 when the stream does not exist. */
+    readonly actualVersion: number,
+  ) {
+    super(`stream ${streamId}: expected version ${expectedVersion}, actual ${actualVersion}`);
+  }
+}
+
+/** Some, not all, of an append's event ids are stored already: a retry that is not the same append. */
+export class IdempotencyConflictError extends Error {
+  override readonly name = "IdempotencyConflictError";
+  constructor(readonly streamId: string) {
+    super(`stream ${streamId}: an event id of this append was stored before as part of another append`);
+  }
+}
+
+export type RecordedEventOf<T extends RecordedEvent["type"]> = Extract<RecordedEvent, { type: T }>;

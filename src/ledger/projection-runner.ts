@@ -1,0 +1,218 @@
+import pg from "pg";
+import type { EventStore, RecordedEvent } from "./event-store";
+import { compareLogPositions, type LogPosition, logStart } from "./log-position";
+import type { ProjectionDefinition } from "./projection";
+import { applyProjectionBatch } from "./projection-batch";
+import { createTableStatements } from "./projection-tables";
+
+/**
+ * Runs every projection from the log. One process at a time holds the runner lock (an advisory lock on a
+ * dedicated connection); the others stand by and take over if it goes away. Each batch writes the rows of
+ * every projection and their checkpoints in one transaction, so a crash never applies an event twice and
+ * never skips one.
+ */
+
+export const projectionRunnerLockKey = 7_310_002;
+export const checkpointChannel = "projection_checkpoints";
+
+export interface ProjectionRunnerOptions {
+  pool: pg.Pool;
+  /** For the dedicated lock connection. */
+  connectionString: string;
+  store: EventStore;
+  projections: readonly ProjectionDefinition[];
+  batchSizeMax: number;
+  /** How often a stand-by process tries to take over. */
+  standbyRetryMs: number;
+  onError?: (error: unknown) => void;
+  onProgress?: (position: LogPosition, eventCount: number) => void;
+}
+
+interface Checkpoint {
+  definitionVersion: number;
+  position: LogPosition;
+}
+
+export class ProjectionRunner {
+  private checkpoints = new Map<string, Checkpoint>();
+  private leader = false;
+
+  constructor(private readonly options: ProjectionRunnerOptions) {}
+
+  /**
+   * Creates projection tables, and resets any projection whose definition version changed so it is
+   * rebuilt from the start of the log. Run by the lock holder only.
+   */
+  async prepare(client: pg.ClientBase, rebuildAll = false): Promise<void> {
+    for (const projection of this.options.projections) {
+      for (const statement of projection.tables.flatMap(createTableStatements)) await client.query(statement);
+    }
+    const stored = await client.query<{
+      projection: string;
+      definition_version: number;
+      commit_position: string;
+      prepare_position: string;
+    }>(
+      "SELECT projection, definition_version, commit_position, prepare_position FROM projection_checkpoints",
+    );
+    const storedByName = new Map(stored.rows.map((row) => [row.projection, row]));
+    this.checkpoints.clear();
+    for (const projection of this.options.projections) {
+      const row = storedByName.get(projection.name);
+      const current = row && row.definition_version === projection.version && !rebuildAll;
+      if (!current) await this.reset(client, projection);
+      this.checkpoints.set(projection.name, {
+        definitionVersion: projection.version,
+        position: current
+          ? { commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position) }
+          : logStart,
+      });
+    }
+  }
+
+  /** Follows the log until the signal aborts; stands by while another process holds the lock. */
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        await this.runWhileLeader(signal);
+      } catch (error) {
+        if (signal.aborted) return;
+        this.options.onError?.(error);
+      }
+      await sleep(this.options.standbyRetryMs, signal);
+    }
+  }
+
+  /** Applies everything up to the current end of the log, then returns (rebuild, tests). */
+  async catchUp(client: pg.ClientBase): Promise<number> {
+    let applied = 0;
+    for (;;) {
+      const events = await this.options.store.readAll({
+        after: this.lowestCheckpoint(),
+        limit: this.options.batchSizeMax,
+      });
+      if (events.length === 0) return applied;
+      await this.applyBatch(client, events);
+      applied += events.length;
+    }
+  }
+
+  /** True while this runner holds the lock and applies events. */
+  get leading(): boolean {
+    return this.leader;
+  }
+
+  lowestCheckpoint(): LogPosition {
+    let lowest: LogPosition | undefined;
+    for (const checkpoint of this.checkpoints.values()) {
+      if (!lowest || compareLogPositions(checkpoint.position, lowest) < 0) lowest = checkpoint.position;
+    }
+    return lowest ?? logStart;
+  }
+
+  private async runWhileLeader(signal: AbortSignal): Promise<void> {
+    const lockClient = new pg.Client({
+      connectionString: this.options.connectionString,
+      application_name: "projections",
+    });
+    const lost = new AbortController();
+    lockClient.on("error", () => lost.abort());
+    await lockClient.connect();
+    try {
+      const locked = await lockClient.query<{ locked: boolean }>(
+        "SELECT pg_try_advisory_lock($1) AS locked",
+        [projectionRunnerLockKey],
+      );
+      if (!locked.rows[0]?.locked) return;
+      this.leader = true;
+      await this.prepare(lockClient);
+      const stop = AbortSignal.any([signal, lost.signal]);
+      await this.options.store.subscribe({
+        after: this.lowestCheckpoint(),
+        batchSizeMax: this.options.batchSizeMax,
+        signal: stop,
+        handle: (events) => this.applyBatch(lockClient, events),
+      });
+    } finally {
+      this.leader = false;
+      await lockClient.end().catch(() => {});
+    }
+  }
+
+  private async applyBatch(client: pg.ClientBase, events: readonly RecordedEvent[]): Promise<void> {
+    const last = events[events.length - 1]!.position;
+    await client.query("BEGIN");
+    try {
+      for (const projection of this.options.projections) {
+        const checkpoint = this.checkpoints.get(projection.name)!;
+        const pending = events.filter(
+          (event) =>
+            projection.handles.has(event.type) &&
+            compareLogPositions(event.position, checkpoint.position) > 0,
+        );
+        await applyProjectionBatch(client, projection, pending);
+      }
+      await this.writeCheckpoints(client, last);
+      await client.query("SELECT pg_notify($1, '')", [checkpointChannel]);
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    }
+    for (const checkpoint of this.checkpoints.values()) {
+      if (compareLogPositions(checkpoint.position, last) < 0) checkpoint.position = last;
+    }
+    this.options.onProgress?.(last, events.length);
+  }
+
+  /**
+   * Moves every checkpoint to `position`, but only from the value this runner last wrote: a runner that
+   * lost its lock without noticing fails here instead of applying events a second time.
+   */
+  private async writeCheckpoints(client: pg.ClientBase, position: LogPosition): Promise<void> {
+    const names: string[] = [];
+    const previousCommits: string[] = [];
+    const previousPrepares: string[] = [];
+    for (const [name, checkpoint] of this.checkpoints) {
+      if (compareLogPositions(checkpoint.position, position) >= 0) continue;
+      names.push(name);
+      previousCommits.push(String(checkpoint.position.commit));
+      previousPrepares.push(String(checkpoint.position.prepare));
+    }
+    const result = await client.query(
+      `UPDATE projection_checkpoints checkpoint
+       SET commit_position = $4, prepare_position = $5, updated_at = now()
+       FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS previous(projection, commit_position, prepare_position)
+       WHERE checkpoint.projection = previous.projection
+         AND checkpoint.commit_position = previous.commit_position
+         AND checkpoint.prepare_position = previous.prepare_position`,
+      [names, previousCommits, previousPrepares, String(position.commit), String(position.prepare)],
+    );
+    if (result.rowCount !== names.length) {
+      throw new Error("projection checkpoints moved under this runner: another runner is active");
+    }
+  }
+
+  private async reset(client: pg.ClientBase, projection: ProjectionDefinition): Promise<void> {
+    for (const table of projection.tables) await client.query(`TRUNCATE ${table.name}`);
+    await client.query(
+      `INSERT INTO projection_checkpoints (projection, definition_version, commit_position, prepare_position)
+       VALUES ($1, $2, $3, $3)
+       ON CONFLICT (projection) DO UPDATE
+       SET definition_version = EXCLUDED.definition_version, commit_position = $3, prepare_position = $3, updated_at = now()`,
+      [projection.name, projection.version, String(logStart.commit)],
+    );
+  }
+}
+
+function sleep(durationMs: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, durationMs);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+}

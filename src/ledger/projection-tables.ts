@@ -1,0 +1,162 @@
+import type { ClientBase } from "pg";
+import { Money } from "../billing/money";
+import type { ColumnType, ColumnValue, Row, TableDefinition } from "./projection";
+
+/** SQL for projection tables, generated from their definitions so the fold and the SQL cannot drift. */
+
+type Queryable = Pick<ClientBase, "query">;
+
+const sqlTypes: Record<ColumnType, string> = {
+  text: "text",
+  numeric: "numeric",
+  integer: "integer",
+  bigint: "bigint",
+  boolean: "boolean",
+  timestamptz: "timestamptz",
+  date: "date",
+  jsonb: "jsonb",
+};
+
+function columnNames(table: TableDefinition): string[] {
+  return Object.keys(table.columns);
+}
+
+function columnType(table: TableDefinition, column: string): ColumnType {
+  const type = table.columns[column];
+  if (!type) throw new Error(`${table.name} has no column ${column}`);
+  return type;
+}
+
+export function createTableStatements(table: TableDefinition): string[] {
+  const columns = columnNames(table).map((column) => {
+    const nullable = table.primaryKey.includes(column) ? " NOT NULL" : "";
+    return `${column} ${sqlTypes[columnType(table, column)]}${nullable}`;
+  });
+  return [
+    `CREATE TABLE IF NOT EXISTS ${table.name} (${columns.join(", ")}, PRIMARY KEY (${table.primaryKey.join(", ")}))`,
+    ...(table.indexes ?? []),
+  ];
+}
+
+/** Selects a column in the form the fold uses (timestamps as ISO-8601 UTC, dates as YYYY-MM-DD). */
+function selectExpression(table: TableDefinition, column: string): string {
+  switch (columnType(table, column)) {
+    case "timestamptz":
+      return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${column}`;
+    case "date":
+    case "bigint":
+      return `${column}::text AS ${column}`;
+    default:
+      return column;
+  }
+}
+
+function selectList(table: TableDefinition): string {
+  return columnNames(table)
+    .map((column) => selectExpression(table, column))
+    .join(", ");
+}
+
+function arrayParameter(table: TableDefinition, column: string, rows: readonly Partial<Row>[]): unknown[] {
+  const type = columnType(table, column);
+  return rows.map((row) => {
+    const value = row[column];
+    if (value === undefined || value === null) return null;
+    return type === "jsonb" ? JSON.stringify(value) : value;
+  });
+}
+
+function unnestOf(table: TableDefinition, columns: readonly string[], firstParameter = 1): string {
+  const parameters = columns.map(
+    (column, index) => `$${firstParameter + index}::${sqlTypes[columnType(table, column)]}[]`,
+  );
+  return `unnest(${parameters.join(", ")})`;
+}
+
+export async function loadRows(
+  client: Queryable,
+  table: TableDefinition,
+  keys: readonly Partial<Row>[],
+): Promise<Row[]> {
+  if (keys.length === 0) return [];
+  const key = table.primaryKey;
+  const result = await client.query<Row>(
+    `SELECT ${selectList(table)} FROM ${table.name}
+     WHERE (${key.join(", ")}) IN (SELECT * FROM ${unnestOf(table, key)})`,
+    key.map((column) => arrayParameter(table, column, keys)),
+  );
+  return result.rows;
+}
+
+export async function upsertRows(
+  client: Queryable,
+  table: TableDefinition,
+  rows: readonly Row[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  const columns = columnNames(table);
+  const updatable = columns.filter((column) => !table.primaryKey.includes(column));
+  const onConflict =
+    updatable.length === 0
+      ? "DO NOTHING"
+      : `DO UPDATE SET ${updatable.map((column) => `${column} = EXCLUDED.${column}`).join(", ")}`;
+  await client.query(
+    `INSERT INTO ${table.name} (${columns.join(", ")}) SELECT * FROM ${unnestOf(table, columns)}
+     ON CONFLICT (${table.primaryKey.join(", ")}) ${onConflict}`,
+    columns.map((column) => arrayParameter(table, column, rows)),
+  );
+}
+
+export async function deleteRows(
+  client: Queryable,
+  table: TableDefinition,
+  keys: readonly Partial<Row>[],
+): Promise<void> {
+  if (keys.length === 0) return;
+  const key = table.primaryKey;
+  await client.query(
+    `DELETE FROM ${table.name} WHERE (${key.join(", ")}) IN (SELECT * FROM ${unnestOf(table, key)})`,
+    key.map((column) => arrayParameter(table, column, keys)),
+  );
+}
+
+export async function readAllRows(client: Queryable, table: TableDefinition): Promise<Row[]> {
+  const result = await client.query<Row>(
+    `SELECT ${selectList(table)} FROM ${table.name} ORDER BY ${table.primaryKey.join(", ")}`,
+  );
+  return result.rows;
+}
+
+/** Canonical text of a value for comparing the fold with stored rows: 10.50 = 10.5, key order ignored. */
+export function canonicalValue(type: ColumnType, value: ColumnValue | undefined): string {
+  if (value === undefined || value === null) return "null";
+  switch (type) {
+    case "numeric":
+      return new Money(String(value)).toFixed();
+    case "timestamptz":
+      return new Date(String(value)).toISOString();
+    case "jsonb":
+      return canonicalJson(value);
+    case "text":
+    case "integer":
+    case "bigint":
+    case "boolean":
+    case "date":
+      return String(value);
+    default: {
+      const unreachable: never = type;
+      throw new Error(`unknown column type ${unreachable}`);
+    }
+  }
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, entry]) => entry !== undefined)
+      .sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
+    return `{${entries.map(([key, entry]) => `${JSON.stringify(key)}:${canonicalJson(entry)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}

@@ -1,0 +1,129 @@
+import pg from "pg";
+import { isAtOrAfter, type LogPosition } from "./log-position";
+import { checkpointChannel } from "./projection-runner";
+
+/**
+ * Read-your-writes: a command that appended at position P waits until the projections have applied P.
+ * Any process can wait, whichever process runs the projections: checkpoints are read from PostgreSQL,
+ * woken by the runner's NOTIFY and polled as a fallback.
+ */
+export class ProjectionWaiter {
+  private waiters = new Set<{ target: LogPosition; projections: readonly string[]; resolve: () => void }>();
+  private listenClient: pg.Client | undefined;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private refreshing: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly connectionString: string,
+    private readonly pollIntervalMs: number,
+  ) {}
+
+  async start(): Promise<void> {
+    const client = new pg.Client({
+      connectionString: this.connectionString,
+      application_name: "projection-waiter",
+    });
+    client.on("notification", () => void this.refresh());
+    client.on("error", () => {
+      this.listenClient = undefined;
+      if (!this.closed) setTimeout(() => void this.start().catch(() => {}), 1_000).unref();
+    });
+    await client.connect();
+    await client.query(`LISTEN ${checkpointChannel}`);
+    this.listenClient = client;
+  }
+
+  /** Resolves once every named projection has applied `target`; rejects after `timeoutMs`. */
+  async waitFor(target: LogPosition, projections: readonly string[], timeoutMs: number): Promise<void> {
+    if (await this.reached(target, projections)) return;
+    await new Promise<void>((resolve, reject) => {
+      const waiter = {
+        target,
+        projections,
+        resolve: () => {
+          clearTimeout(timer);
+          this.waiters.delete(waiter);
+          resolve();
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(waiter);
+        reject(new ProjectionLagError(projections, timeoutMs));
+      }, timeoutMs);
+      this.waiters.add(waiter);
+      this.ensurePolling();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.pollTimer);
+    await this.listenClient?.end().catch(() => {});
+  }
+
+  private ensurePolling(): void {
+    this.pollTimer ??= setInterval(() => {
+      if (this.waiters.size === 0) {
+        clearInterval(this.pollTimer);
+        this.pollTimer = undefined;
+        return;
+      }
+      void this.refresh();
+    }, this.pollIntervalMs);
+    this.pollTimer.unref();
+  }
+
+  private refresh(): Promise<void> {
+    if (this.waiters.size === 0) return Promise.resolve();
+    this.refreshing ??= this.resolveReached().finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  private async resolveReached(): Promise<void> {
+    const positions = await this.readCheckpoints().catch(() => undefined);
+    if (!positions) return;
+    for (const waiter of [...this.waiters]) {
+      if (allReached(positions, waiter.target, waiter.projections)) waiter.resolve();
+    }
+  }
+
+  private async reached(target: LogPosition, projections: readonly string[]): Promise<boolean> {
+    return allReached(await this.readCheckpoints(), target, projections);
+  }
+
+  private async readCheckpoints(): Promise<Map<string, LogPosition>> {
+    const result = await this.pool.query<{
+      projection: string;
+      commit_position: string;
+      prepare_position: string;
+    }>("SELECT projection, commit_position, prepare_position FROM projection_checkpoints");
+    return new Map(
+      result.rows.map((row) => [
+        row.projection,
+        { commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position) },
+      ]),
+    );
+  }
+}
+
+function allReached(
+  positions: Map<string, LogPosition>,
+  target: LogPosition,
+  projections: readonly string[],
+): boolean {
+  return projections.every((name) => {
+    const position = positions.get(name);
+    return position !== undefined && isAtOrAfter(position, target);
+  });
+}
+
+export class ProjectionLagError extends Error {
+  override readonly name = "ProjectionLagError";
+  constructor(projections: readonly string[], timeoutMs: number) {
+    super(`projections ${projections.join(", ")} did not catch up within ${timeoutMs} ms`);
+  }
+}

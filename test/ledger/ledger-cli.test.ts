@@ -1,0 +1,80 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
+import { appendSyntheticLedger } from "../support/synthetic-ledger";
+
+const run = promisify(execFile);
+
+async function ledgerCli(command: string, databaseUrl: string): Promise<{ code: number; output: string }> {
+  try {
+    const { stdout, stderr } = await run("npx", ["tsx", "src/ledger/cli.ts", command], {
+      env: { ...process.env, DATABASE_URL: databaseUrl },
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    return { code: 0, output: stdout + stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, output: failed.stdout + failed.stderr };
+  }
+}
+
+const checksumLine = /balances checksum: ([0-9a-f]{64}) \((\d+) accounts, total ₩(-?[\d.]+)\)/;
+
+describe("npm run ledger -- rebuild | verify", () => {
+  let harness: LedgerHarness;
+
+  beforeAll(async () => {
+    harness = await openLedgerHarness("cli");
+    const appended = await appendSyntheticLedger(harness.store, { eventCount: 100_000, seed: 42 });
+    expect(appended).toBeGreaterThanOrEqual(100_000);
+    await harness.project();
+  }, 240_000);
+  afterAll(async () => {
+    await harness?.dispose();
+  });
+
+  it("rebuilds 100,000 events to the same balances checksum and verifies clean", async () => {
+    const before = await ledgerCli("verify", harness.database.url);
+    expect(before.code).toBe(0);
+    expect(before.output).toContain("verify: projections match the log");
+    const liveChecksum = checksumLine.exec(before.output);
+
+    const rebuilt = await ledgerCli("rebuild", harness.database.url);
+    expect(rebuilt.code).toBe(0);
+    expect(rebuilt.output).toMatch(/rebuilt 7 projections from \d{6} events/);
+    const rebuiltChecksum = checksumLine.exec(rebuilt.output);
+    expect(rebuiltChecksum?.[1]).toBeDefined();
+    expect(rebuiltChecksum?.[1]).toBe(liveChecksum?.[1]);
+    expect(Number(rebuiltChecksum?.[2])).toBeGreaterThan(100);
+
+    const after = await ledgerCli("verify", harness.database.url);
+    expect(after.code).toBe(0);
+    expect(checksumLine.exec(after.output)?.[1]).toBe(liveChecksum?.[1]);
+  }, 240_000);
+
+  it("names a corrupted projection row and exits 1", async () => {
+    const victim = await harness.ledger.pool.query<{ account_kind: string; account_id: string }>(
+      "SELECT account_kind, account_id FROM projection_balances ORDER BY account_id LIMIT 1",
+    );
+    const { account_kind, account_id } = victim.rows[0]!;
+    await harness.ledger.pool.query(
+      "UPDATE projection_balances SET balance_won = balance_won + 0.000001 WHERE account_kind = $1 AND account_id = $2",
+      [account_kind, account_id],
+    );
+    await harness.ledger.pool.query(
+      "DELETE FROM projection_billing_history WHERE request_id = (SELECT min(request_id) FROM projection_billing_history)",
+    );
+
+    const verdict = await ledgerCli("verify", harness.database.url);
+
+    expect(verdict.code).toBe(1);
+    expect(verdict.output).toContain(
+      `balances projection_balances ["${account_kind}","${account_id}"]: balance_won is`,
+    );
+    expect(verdict.output).toMatch(
+      /billing-history projection_billing_history \["[^"]+"\]: row missing from the projection/,
+    );
+    expect(verdict.output).toContain("verify: 2 difference(s)");
+  }, 120_000);
+});

@@ -1,0 +1,147 @@
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrate } from "../../src/database/migrations";
+import { createPool } from "../../src/database/pool";
+import type { RecordedEvent } from "../../src/ledger/event-store";
+import { PostgresEventStore } from "../../src/ledger/postgres-event-store";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+import { topUp } from "../support/ledger-fixtures";
+import { describeEventStoreContract } from "./event-store-contract";
+
+async function openPostgresStore(database: TestDatabase) {
+  const pool = createPool({ url: database.url, connectionsMax: 20, applicationName: "test" });
+  await migrate(pool);
+  const store = await PostgresEventStore.open({
+    pool,
+    listenConnectionString: database.url,
+    pollIntervalMs: 200,
+  });
+  return { pool, store };
+}
+
+describeEventStoreContract("PostgreSQL", async () => {
+  const database = await createTestDatabase("contract");
+  const { pool, store } = await openPostgresStore(database);
+  return {
+    store,
+    dispose: async () => {
+      await store.close();
+      await pool.end();
+      await database.drop();
+    },
+  };
+});
+
+describe("PostgreSQL event store", () => {
+  let database: TestDatabase;
+  let pool: pg.Pool;
+  let store: PostgresEventStore;
+
+  beforeAll(async () => {
+    database = await createTestDatabase("pgstore");
+    ({ pool, store } = await openPostgresStore(database));
+  });
+  afterAll(async () => {
+    await store.close();
+    await pool.end();
+    await database.drop();
+  });
+
+  it("holds back later events while an earlier transaction is open, then delivers it first", async () => {
+    const received: RecordedEvent[] = [];
+    const controller = new AbortController();
+    const subscription = store.subscribe({
+      batchSizeMax: 100,
+      signal: controller.signal,
+      handle: async (events) => {
+        received.push(...events);
+      },
+    });
+    const delayed = new pg.Client({ connectionString: database.url });
+    await delayed.connect();
+    // Given a transaction that takes its id first and appends, but has not committed
+    await delayed.query("BEGIN");
+    const delayedEventId = randomUUID();
+    await delayed.query(
+      `INSERT INTO ledger_events (transaction_order, event_id, stream_id, stream_version, type, schema_version, data, metadata)
+       VALUES (pg_current_xact_id()::text::bigint, $1, 'account-delayed', 0, 'CreditToppedUp', 1, $2, $3)`,
+      [
+        delayedEventId,
+        JSON.stringify(topUp("d", "1", "delayed").event.data),
+        JSON.stringify(topUp("d", "1", "delayed").event.metadata),
+      ],
+    );
+    // When later transactions commit
+    const later = await store.append({
+      streamId: "account-later",
+      expectedVersion: "no-stream",
+      events: [topUp("l", "1", "later")],
+    });
+    await waitUntil(async () => (await store.readStream("account-later")).length === 1);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    // Then nothing after the open transaction is delivered yet
+    expect(received).toEqual([]);
+
+    await delayed.query("COMMIT");
+    await delayed.end();
+    await waitUntil(async () => received.length === 2);
+    controller.abort();
+    await subscription;
+
+    expect(received.map((event) => event.eventId)).toEqual([delayedEventId, expect.any(String)]);
+    expect(received[1]!.position).toEqual(later.position);
+  });
+
+  it("refuses to update, delete or truncate an event", async () => {
+    await store.append({
+      streamId: "account-immutable",
+      expectedVersion: "no-stream",
+      events: [topUp("i", "1", "x")],
+    });
+    await expect(pool.query("UPDATE ledger_events SET data = '{}'")).rejects.toThrow(
+      /never updated or deleted/,
+    );
+    await expect(pool.query("DELETE FROM ledger_events")).rejects.toThrow(/never updated or deleted/);
+    await expect(pool.query("TRUNCATE ledger_events")).rejects.toThrow(/never updated or deleted/);
+  });
+
+  it("keeps new events after old ones when a restored database hands out lower transaction ids", async () => {
+    // Given stored events whose transaction order is far above what the server hands out now
+    await pool.query("ALTER TABLE ledger_events DISABLE TRIGGER ledger_events_immutable");
+    await pool.query(
+      `INSERT INTO ledger_events (transaction_order, event_id, stream_id, stream_version, type, schema_version, data, metadata)
+       SELECT pg_current_xact_id()::text::bigint + 1000000000, $1, 'account-restored', 0, type, schema_version, data, metadata
+       FROM ledger_events LIMIT 1`,
+      [randomUUID()],
+    );
+    await pool.query("ALTER TABLE ledger_events ENABLE TRIGGER ledger_events_immutable");
+    // When the store opens again and appends
+    const reopened = await PostgresEventStore.open({
+      pool,
+      listenConnectionString: database.url,
+      pollIntervalMs: 200,
+    });
+    const appended = await reopened.append({
+      streamId: "account-restored",
+      expectedVersion: 0,
+      events: [topUp("r", "1", "after restore")],
+    });
+    // Then the new event sorts after the restored one and readers see it
+    const [restored] = await reopened.readStream("account-restored");
+    expect(appended.position.commit > restored!.position.commit).toBe(true);
+    await waitUntil(async () => {
+      const tail = await reopened.readAll({ after: restored!.position, limit: 10 });
+      return tail.some((event) => event.streamId === "account-restored");
+    });
+    await reopened.close();
+  });
+});
+
+async function waitUntil(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
