@@ -46,7 +46,7 @@ export const pendingChargesTable = defineTable<PendingRow>({
     model: "text",
     started_at: "timestamptz",
     recorded_at: "timestamptz",
-    usage: "jsonb",
+    usage: "json",
   },
   primaryKey: ["request_id"],
   indexes: [

@@ -28,7 +28,7 @@ export const billingHistoryTable = defineTable<Row>({
     started_at: "timestamptz",
     charged_at: "timestamptz",
     amount_won: "numeric",
-    breakdown: "jsonb",
+    breakdown: "json",
   },
   primaryKey: ["request_id"],
   indexes: [

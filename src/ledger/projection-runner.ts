@@ -86,12 +86,14 @@ export class ProjectionRunner {
   /** Applies everything up to the current end of the log, then returns (rebuild, tests). */
   async catchUp(client: pg.ClientBase): Promise<number> {
     let applied = 0;
+    const read = (after: LogPosition) =>
+      this.options.store.readAll({ after, limit: this.options.batchSizeMax });
+    let next = read(this.lowestCheckpoint());
     for (;;) {
-      const events = await this.options.store.readAll({
-        after: this.lowestCheckpoint(),
-        limit: this.options.batchSizeMax,
-      });
+      const events = await next;
       if (events.length === 0) return applied;
+      // Read the next page while this one is applied: the database and this process work side by side.
+      next = read(events[events.length - 1]!.position);
       await this.applyBatch(client, events);
       applied += events.length;
     }

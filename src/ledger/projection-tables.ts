@@ -14,7 +14,8 @@ const sqlTypes: Record<ColumnType, string> = {
   boolean: "boolean",
   timestamptz: "timestamptz",
   date: "date",
-  jsonb: "jsonb",
+  // json, not jsonb: projection documents are written often and only read whole.
+  json: "json",
 };
 
 function columnNames(table: TableDefinition): string[] {
@@ -57,20 +58,19 @@ function selectList(table: TableDefinition): string {
     .join(", ");
 }
 
-function arrayParameter(table: TableDefinition, column: string, rows: readonly Partial<Row>[]): unknown[] {
-  const type = columnType(table, column);
-  return rows.map((row) => {
-    const value = row[column];
-    if (value === undefined || value === null) return null;
-    return type === "jsonb" ? JSON.stringify(value) : value;
-  });
+/**
+ * Rows travel to PostgreSQL as one JSON document read with json_to_recordset: faster to build and to
+ * parse than one array parameter per column, and it carries every column type as is.
+ */
+function recordsetOf(table: TableDefinition, columns: readonly string[]): string {
+  const definitions = columns.map((column) => `${column} ${sqlTypes[columnType(table, column)]}`);
+  return `json_to_recordset($1::json) AS input(${definitions.join(", ")})`;
 }
 
-function unnestOf(table: TableDefinition, columns: readonly string[], firstParameter = 1): string {
-  const parameters = columns.map(
-    (column, index) => `$${firstParameter + index}::${sqlTypes[columnType(table, column)]}[]`,
+function jsonOf(columns: readonly string[], rows: readonly Partial<Row>[]): string {
+  return JSON.stringify(
+    rows.map((row) => Object.fromEntries(columns.map((column) => [column, row[column] ?? null]))),
   );
-  return `unnest(${parameters.join(", ")})`;
 }
 
 export async function loadRows(
@@ -82,8 +82,8 @@ export async function loadRows(
   const key = table.primaryKey;
   const result = await client.query<Row>(
     `SELECT ${selectList(table)} FROM ${table.name}
-     WHERE (${key.join(", ")}) IN (SELECT * FROM ${unnestOf(table, key)})`,
-    key.map((column) => arrayParameter(table, column, keys)),
+     WHERE (${key.join(", ")}) IN (SELECT ${key.join(", ")} FROM ${recordsetOf(table, key)})`,
+    [jsonOf(key, keys)],
   );
   return result.rows;
 }
@@ -101,9 +101,9 @@ export async function upsertRows(
       ? "DO NOTHING"
       : `DO UPDATE SET ${updatable.map((column) => `${column} = EXCLUDED.${column}`).join(", ")}`;
   await client.query(
-    `INSERT INTO ${table.name} (${columns.join(", ")}) SELECT * FROM ${unnestOf(table, columns)}
+    `INSERT INTO ${table.name} (${columns.join(", ")}) SELECT ${columns.join(", ")} FROM ${recordsetOf(table, columns)}
      ON CONFLICT (${table.primaryKey.join(", ")}) ${onConflict}`,
-    columns.map((column) => arrayParameter(table, column, rows)),
+    [jsonOf(columns, rows)],
   );
 }
 
@@ -115,8 +115,8 @@ export async function deleteRows(
   if (keys.length === 0) return;
   const key = table.primaryKey;
   await client.query(
-    `DELETE FROM ${table.name} WHERE (${key.join(", ")}) IN (SELECT * FROM ${unnestOf(table, key)})`,
-    key.map((column) => arrayParameter(table, column, keys)),
+    `DELETE FROM ${table.name} WHERE (${key.join(", ")}) IN (SELECT ${key.join(", ")} FROM ${recordsetOf(table, key)})`,
+    [jsonOf(key, keys)],
   );
 }
 
@@ -135,7 +135,7 @@ export function canonicalValue(type: ColumnType, value: ColumnValue | undefined)
       return new Money(String(value)).toFixed();
     case "timestamptz":
       return new Date(String(value)).toISOString();
-    case "jsonb":
+    case "json":
       return canonicalJson(value);
     case "text":
     case "integer":

@@ -18,9 +18,9 @@ export type ColumnType =
   | "boolean"
   | "timestamptz"
   | "date"
-  | "jsonb";
+  | "json";
 
-/** Row values as the fold sees them: numeric/bigint/dates as strings, jsonb as parsed JSON. */
+/** Row values as the fold sees them: numeric/bigint/dates as strings, json as parsed JSON. */
 export type ColumnValue = string | number | boolean | null | Record<string, unknown> | unknown[];
 export type Row = Record<string, ColumnValue>;
 

@@ -192,6 +192,7 @@ describe("projections", () => {
       batchSizeMax: 100,
       standbyRetryMs: 100,
     });
+    await harness.visible();
     const client = await harness.ledger.pool.connect();
     try {
       await crashingRunner.prepare(client);

@@ -1,5 +1,6 @@
 import { allProjections } from "../../projections";
 import type { EventStore, StreamAppend } from "../../src/ledger/event-store";
+import { isAtOrAfter, type LogPosition } from "../../src/ledger/log-position";
 import { type Ledger, openLedger } from "../../src/ledger/open-ledger";
 import { ProjectionRunner } from "../../src/ledger/projection-runner";
 import { createTestDatabase, type TestDatabase } from "./database";
@@ -10,8 +11,10 @@ export interface LedgerHarness {
   ledger: Ledger;
   store: EventStore;
   runner: ProjectionRunner;
-  /** Applies everything appended so far to every projection. */
+  /** Applies everything appended through this harness so far to every projection. */
   project(): Promise<void>;
+  /** Waits until everything appended through this harness is visible to log readers. */
+  visible(): Promise<void>;
   append(...appends: StreamAppend[]): Promise<void>;
   dispose(): Promise<void>;
 }
@@ -29,16 +32,33 @@ export async function openLedgerHarness(label: string): Promise<LedgerHarness> {
   });
   const client = await ledger.pool.connect();
   await runner.prepare(client);
+  let lastAppended: LogPosition | undefined;
+  // Readers see an event only once every older transaction of the whole server has ended, and test files
+  // share a server: wait for visibility instead of assuming it.
+  const visible = async () => {
+    for (let attempt = 0; attempt < 3_000 && lastAppended; attempt++) {
+      const tail = await ledger.store.readAll({ after: runner.lowestCheckpoint(), limit: 100_000 });
+      if (tail.length > 0 && isAtOrAfter(tail[tail.length - 1]!.position, lastAppended)) return;
+      if (isAtOrAfter(runner.lowestCheckpoint(), lastAppended)) return;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
   return {
     database,
     ledger,
     store: ledger.store,
     runner,
+    visible,
     project: async () => {
-      await runner.catchUp(client);
+      for (let attempt = 0; attempt < 3_000; attempt++) {
+        await runner.catchUp(client);
+        if (!lastAppended || isAtOrAfter(runner.lowestCheckpoint(), lastAppended)) return;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      throw new Error("projections did not reach the last appended event");
     },
     append: async (...appends) => {
-      for (const append of appends) await ledger.store.append(append);
+      for (const append of appends) lastAppended = (await ledger.store.append(append)).position;
     },
     dispose: async () => {
       client.release();

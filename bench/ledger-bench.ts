@@ -1,0 +1,150 @@
+import { randomUUID } from "node:crypto";
+import { allProjections } from "../projections";
+import type { StreamAppend } from "../src/ledger/event-store";
+import { rebuildProjections } from "../src/ledger/ledger-maintenance";
+import { type Ledger, openLedger } from "../src/ledger/open-ledger";
+import { metadata } from "../test/support/ledger-fixtures";
+import { syntheticAppends } from "../test/support/synthetic-ledger";
+import { createBenchDatabase } from "./bench-database";
+import { type Figure, runConcurrently, timed } from "./measure";
+
+/**
+ * Ledger benchmarks (C9): events appended per second, single and batched, by 16 writers; rebuild speed on
+ * a 1,000,000-event ledger. Each beside a raw SQL baseline of the same rows in the same run.
+ */
+
+const writers = 16;
+const singleAppendsPerWriter = 500;
+const batchSize = 500;
+const batchesPerWriter = 10;
+
+function topUpAppend(streamId: string): StreamAppend {
+  return {
+    streamId,
+    expectedVersion: "any",
+    events: [
+      {
+        eventId: randomUUID(),
+        event: {
+          type: "CreditToppedUp",
+          data: { account: { kind: "user", id: streamId }, amountWon: "1000", reference: "bench" },
+          metadata: metadata(),
+        },
+      },
+    ],
+  };
+}
+
+async function createBaselineTable(ledger: Ledger): Promise<void> {
+  await ledger.pool.query(`CREATE TABLE bench_raw_events (LIKE ledger_events INCLUDING ALL)`);
+}
+
+async function rawInsert(ledger: Ledger, rows: number): Promise<void> {
+  const append = topUpAppend("raw");
+  const event = append.events[0]!.event;
+  await ledger.pool.query(
+    `INSERT INTO bench_raw_events (transaction_order, event_id, stream_id, stream_version, type, schema_version, data, metadata)
+     SELECT pg_current_xact_id()::text::bigint, gen_random_uuid(), 'raw-' || gen_random_uuid(), 0, $1, 1, $2, $3
+     FROM generate_series(1, $4)`,
+    [event.type, JSON.stringify(event.data), JSON.stringify(event.metadata), rows],
+  );
+}
+
+export async function runLedgerBenchmarks(options: { rebuildEventCount: number }): Promise<Figure[]> {
+  const database = await createBenchDatabase();
+  const ledger = await openLedger({
+    databaseUrl: database.url,
+    applicationName: "bench",
+    connectionsMax: writers + 4,
+  });
+  const figures: Figure[] = [];
+  try {
+    await createBaselineTable(ledger);
+
+    const singleCount = writers * singleAppendsPerWriter;
+    const single = await timed(() =>
+      runConcurrently(writers, async (writer) => {
+        for (let index = 0; index < singleAppendsPerWriter; index++)
+          await ledger.store.append(topUpAppend(`single-${writer}-${index}`));
+      }),
+    );
+    const singleBaseline = await timed(() =>
+      runConcurrently(writers, async () => {
+        for (let index = 0; index < singleAppendsPerWriter; index++) await rawInsert(ledger, 1);
+      }),
+    );
+    figures.push({
+      name: "events appended/s, single appends, 16 writers",
+      value: singleCount / single.seconds,
+      unit: "events/s",
+      baseline: singleCount / singleBaseline.seconds,
+      baselineName: "raw one-row INSERT, 16 writers",
+    });
+
+    const batchedCount = writers * batchesPerWriter * batchSize;
+    const batched = await timed(() =>
+      runConcurrently(writers, async (writer) => {
+        for (let batch = 0; batch < batchesPerWriter; batch++) {
+          const appends = Array.from({ length: batchSize }, (_, index) =>
+            topUpAppend(`batched-${writer}-${batch}-${index}`),
+          );
+          const outcomes = await ledger.store.appendBatch(appends);
+          if (outcomes.some((outcome) => outcome.status === "rejected"))
+            throw new Error("batched append failed");
+        }
+      }),
+    );
+    const batchedBaseline = await timed(() =>
+      runConcurrently(writers, async () => {
+        for (let batch = 0; batch < batchesPerWriter; batch++) await rawInsert(ledger, batchSize);
+      }),
+    );
+    figures.push({
+      name: "events appended/s, batches of 500, 16 writers",
+      value: batchedCount / batched.seconds,
+      unit: "events/s",
+      baseline: batchedCount / batchedBaseline.seconds,
+      baselineName: "raw INSERT … SELECT of 500 rows, 16 writers",
+      target: "≥ 50,000 events/s",
+    });
+
+    let generated = 0;
+    let appends: StreamAppend[] = [];
+    for (const append of syntheticAppends({ eventCount: options.rebuildEventCount, seed: 7 })) {
+      appends.push(append);
+      if (appends.length === 1_000) {
+        await ledger.store.appendBatch(appends);
+        generated += appends.reduce((sum, entry) => sum + entry.events.length, 0);
+        appends = [];
+      }
+    }
+    await ledger.store.appendBatch(appends);
+    const total = Number(
+      (await ledger.pool.query<{ count: string }>("SELECT count(*) FROM ledger_events")).rows[0]!.count,
+    );
+
+    const rebuild = await timed(() =>
+      rebuildProjections(
+        { pool: ledger.pool, store: ledger.store, projections: allProjections },
+        { batchSizeMax: 10_000 },
+      ),
+    );
+    await ledger.pool.query("CREATE TABLE bench_rebuild_copy (LIKE ledger_events)");
+    const rebuildBaseline = await timed(() =>
+      ledger.pool.query("INSERT INTO bench_rebuild_copy SELECT * FROM ledger_events"),
+    );
+    figures.push({
+      name: `rebuild, ${total.toLocaleString("en")} events, 7 projections`,
+      value: rebuild.result.eventCount / rebuild.seconds,
+      unit: "events/s",
+      baseline: total / rebuildBaseline.seconds,
+      baselineName: "raw INSERT … SELECT of the same events",
+      target: "≥ 200,000 events/s",
+    });
+    void generated;
+  } finally {
+    await ledger.close();
+    await database.drop();
+  }
+  return figures;
+}

@@ -1,0 +1,35 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { runLedgerBenchmarks } from "./ledger-bench";
+import type { Figure } from "./measure";
+
+/** `npm run bench`: every figure beside a baseline measured in the same run, so ratios hold on a noisy machine. */
+
+const rebuildEventCount = Number(process.env.BENCH_REBUILD_EVENTS ?? 1_000_000);
+
+function formatNumber(value: number): string {
+  return value >= 100 ? Math.round(value).toLocaleString("en") : value.toFixed(3);
+}
+
+async function main(): Promise<void> {
+  const figures: Figure[] = [];
+  figures.push(...(await runLedgerBenchmarks({ rebuildEventCount })));
+
+  const rows = figures.map((figure) => ({
+    benchmark: figure.name,
+    measured: `${formatNumber(figure.value)} ${figure.unit}`,
+    baseline: `${formatNumber(figure.baseline)} (${figure.baselineName})`,
+    ratio: (figure.value / figure.baseline).toFixed(2),
+    target: figure.target ?? "",
+  }));
+  console.table(rows);
+  await mkdir("bench", { recursive: true });
+  await writeFile(
+    "bench/results.json",
+    `${JSON.stringify({ measuredAt: new Date().toISOString(), figures }, null, 2)}\n`,
+  );
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
