@@ -1,0 +1,42 @@
+import { z } from "zod";
+
+/**
+ * Partial schemas of the chat-completions replies: only the fields the gateway reads. Unknown fields are
+ * dropped, so an upstream that adds fields keeps working; a field we read with the wrong type is malformed.
+ */
+
+const tokenCountSchema = z.number().int().nonnegative();
+
+export const chatCompletionsUsageSchema = z.object({
+  /** Includes cached prompt tokens. */
+  prompt_tokens: tokenCountSchema.nullish(),
+  /** Includes reasoning tokens. */
+  completion_tokens: tokenCountSchema.nullish(),
+  prompt_tokens_details: z.object({ cached_tokens: tokenCountSchema.nullish() }).nullish(),
+  completion_tokens_details: z.object({ reasoning_tokens: tokenCountSchema.nullish() }).nullish(),
+});
+export type ChatCompletionsUsage = z.output<typeof chatCompletionsUsageSchema>;
+
+export const chatCompletionSchema = z.object({
+  choices: z
+    .array(
+      z.object({
+        message: z.object({ content: z.string().nullish() }),
+        finish_reason: z.string().nullish(),
+      }),
+    )
+    .min(1),
+  usage: chatCompletionsUsageSchema.nullish(),
+});
+
+export const chatCompletionChunkSchema = z.object({
+  choices: z
+    .array(
+      z.object({
+        delta: z.object({ content: z.string().nullish() }).nullish(),
+        finish_reason: z.string().nullish(),
+      }),
+    )
+    .nullish(),
+  usage: chatCompletionsUsageSchema.nullish(),
+});

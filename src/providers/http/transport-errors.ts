@@ -1,0 +1,82 @@
+import { UpstreamFailedError, UpstreamRejectedError } from "../provider";
+import { extractUpstreamErrorMessage, sanitiseUpstreamMessage } from "./upstream-error-message";
+
+const timeoutCodes: ReadonlySet<string> = new Set([
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+  "ETIMEDOUT",
+]);
+
+const connectionCodes: ReadonlySet<string> = new Set([
+  "UND_ERR_SOCKET",
+  "UND_ERR_CLOSED",
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENETDOWN",
+]);
+
+const malformedCodes: ReadonlySet<string> = new Set([
+  "UND_ERR_RES_CONTENT_LENGTH_MISMATCH",
+  "UND_ERR_RES_EXCEEDED_MAX_SIZE",
+  "HPE_INVALID_CHUNK_SIZE",
+  "HPE_INVALID_CONSTANT",
+  "HPE_INVALID_HEADER_TOKEN",
+]);
+
+/**
+ * Maps what undici or the socket threw to the contract's errors. A cancellation by our caller is passed
+ * through as the caller's own abort reason: it is not an upstream failure. Anything unrecognised is a
+ * programmer error and is returned unchanged, so it surfaces instead of being disguised.
+ */
+export function mapTransportError(error: unknown, signal: AbortSignal): unknown {
+  if (signal.aborted) return signal.reason ?? error;
+  if (error instanceof UpstreamFailedError || error instanceof UpstreamRejectedError) return error;
+  const code = errorCode(error);
+  if (code === undefined) return error;
+  if (timeoutCodes.has(code)) return new UpstreamFailedError("timeout", "upstream did not answer in time");
+  if (connectionCodes.has(code)) return new UpstreamFailedError("connection", "could not reach the upstream");
+  if (malformedCodes.has(code)) return new UpstreamFailedError("malformed", "upstream sent a broken reply");
+  return error;
+}
+
+function errorCode(error: unknown): string | undefined {
+  if (typeof error !== "object" || error === null || !("code" in error)) return undefined;
+  return typeof error.code === "string" ? error.code : undefined;
+}
+
+/**
+ * The error for a non-2xx answer: 4xx is the request's fault (rejected), anything else the upstream's
+ * (failed). The upstream's own message is kept, sanitised, because it tells the client what to fix.
+ */
+export function statusError(
+  statusCode: number,
+  bodyText: string,
+  secrets: readonly string[],
+): UpstreamRejectedError | UpstreamFailedError {
+  const upstreamMessage = extractUpstreamErrorMessage(bodyText);
+  const detail =
+    upstreamMessage === undefined ? "" : `: ${sanitiseUpstreamMessage(upstreamMessage, secrets)}`;
+  if (statusCode >= 400 && statusCode < 500) {
+    return new UpstreamRejectedError(
+      statusCode,
+      `upstream rejected the request (HTTP ${statusCode})${detail}`,
+    );
+  }
+  return new UpstreamFailedError("status", `upstream failed (HTTP ${statusCode})${detail}`);
+}
+
+/**
+ * A failure the upstream reported inside a 200 reply: an error event in a stream that had started, or a
+ * response whose status is "failed".
+ */
+export function reportedFailureError(upstreamMessage: string | null | undefined): UpstreamFailedError {
+  const detail = upstreamMessage ? `: ${sanitiseUpstreamMessage(upstreamMessage, [])}` : "";
+  return new UpstreamFailedError("status", `upstream reported a failure${detail}`);
+}

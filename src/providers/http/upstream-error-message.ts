@@ -1,0 +1,79 @@
+import { z } from "zod";
+
+/** Long enough to say what went wrong, short enough that an upstream cannot flood our error bodies. */
+export const upstreamMessageCharactersMax = 300;
+
+/**
+ * Every protocol puts the human-readable text at `error.message`: chat-completions and responses
+ * `{ error: { message, type, code } }`, messages `{ type: "error", error: { type, message } }`,
+ * generateContent `{ error: { code, message, status } }` (sometimes wrapped in a one-element array).
+ */
+const errorBodySchema = z.union([
+  z.object({ error: z.object({ message: z.string() }) }),
+  z.object({ message: z.string() }),
+  z.object({ error: z.string() }),
+]);
+
+/** The upstream's own explanation from an error body, or undefined when the body has none we trust. */
+export function extractUpstreamErrorMessage(bodyText: string): string | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(bodyText);
+  } catch {
+    // Not JSON (often an HTML page from a proxy): showing it would leak infrastructure details.
+    return undefined;
+  }
+  const candidate = Array.isArray(parsed) ? parsed[0] : parsed;
+  return messageOf(candidate);
+}
+
+/**
+ * Whether a parsed stream payload is an error rather than data: chat-completions and generateContent
+ * upstreams report a failure after the stream started as a payload with an `error` member.
+ */
+export function hasErrorMember(payload: unknown): boolean {
+  return typeof payload === "object" && payload !== null && "error" in payload && payload.error != null;
+}
+
+/** The message of an already-parsed error object (a stream's error event). */
+export function messageOf(errorBody: unknown): string | undefined {
+  const result = errorBodySchema.safeParse(errorBody);
+  if (!result.success) return undefined;
+  const body = result.data;
+  if ("message" in body) return body.message;
+  return typeof body.error === "string" ? body.error : body.error.message;
+}
+
+const redacted = "[redacted]";
+
+/**
+ * Credential shapes that upstreams echo back in messages, e.g. "Incorrect API key provided: sk-…".
+ * Our own `svc_` keys too, in case a client pasted one into a prompt that an upstream quotes.
+ */
+const credentialPatterns: readonly RegExp[] = [
+  /\b(?:sk|pk|rk)-[\w*.-]{6,}/gi,
+  /\bAIza[\w-]{10,}/g,
+  /\bsvc_[\w-]{4,}/g,
+  /\bBearer\s+\S+/gi,
+  // Any long opaque token: keys, signatures and JWTs are long runs without spaces.
+  /[\w-]{40,}/g,
+];
+
+/**
+ * Makes an upstream message safe to show our client: our own secrets (the upstream API key) and anything
+ * shaped like a credential are redacted, control characters and runs of whitespace collapse to one space,
+ * and the text is cut to `upstreamMessageCharactersMax`.
+ */
+export function sanitiseUpstreamMessage(message: string, secrets: readonly string[]): string {
+  let text = message;
+  for (const secret of secrets) {
+    if (secret.length > 0) text = text.split(secret).join(redacted);
+  }
+  for (const pattern of credentialPatterns) text = text.replace(pattern, redacted);
+  text = text
+    .replace(/[\p{Cc}\p{Cf}]+/gu, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+  if (text.length <= upstreamMessageCharactersMax) return text;
+  return `${text.slice(0, upstreamMessageCharactersMax - 1)}…`;
+}

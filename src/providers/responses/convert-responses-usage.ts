@@ -1,0 +1,12 @@
+import type { ReportedUsage } from "../provider";
+import type { ResponsesUsage } from "./responses-schemas";
+
+/** The responses meaning matches the gateway's (C7): input includes cached, output includes reasoning. */
+export function convertResponsesUsage(usage: ResponsesUsage): ReportedUsage {
+  return {
+    inputTokens: usage.input_tokens ?? null,
+    cachedInputTokens: usage.input_tokens_details?.cached_tokens ?? null,
+    outputTokens: usage.output_tokens ?? null,
+    reasoningTokens: usage.output_tokens_details?.reasoning_tokens ?? null,
+  };
+}

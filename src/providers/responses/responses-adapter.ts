@@ -1,0 +1,38 @@
+import { UpstreamHttpClient } from "../http/upstream-http-client";
+import { upstreamConnectionsMaxDefault } from "../http/upstream-timeouts";
+import type { GenerationRequest, GenerationResult, GenerationStreamPart } from "../provider";
+import type { UpstreamAdapter, UpstreamAdapterOptions } from "../upstream-adapter";
+import { convertResponsesResponse } from "./convert-responses-response";
+import { convertResponsesStream } from "./convert-responses-stream";
+import { convertToResponsesRequest } from "./convert-to-responses-request";
+
+const responsesPath = "/responses";
+
+/** POST {baseUrl}/responses with `Authorization: Bearer`; a stream's usage is in `response.completed`. */
+export class ResponsesAdapter implements UpstreamAdapter {
+  readonly protocol = "responses";
+  private readonly http: UpstreamHttpClient;
+
+  constructor(options: UpstreamAdapterOptions) {
+    this.http = new UpstreamHttpClient({
+      baseUrl: options.baseUrl,
+      credentialHeaders: { authorization: `Bearer ${options.apiKey}` },
+      timeouts: options.timeouts,
+      connectionsMax: options.connectionsMax ?? upstreamConnectionsMaxDefault,
+    });
+  }
+
+  async generate(request: GenerationRequest, signal: AbortSignal): Promise<GenerationResult> {
+    const body = convertToResponsesRequest(request, { stream: false });
+    return convertResponsesResponse(await this.http.postJson(responsesPath, body, signal));
+  }
+
+  stream(request: GenerationRequest, signal: AbortSignal): AsyncIterable<GenerationStreamPart> {
+    const body = convertToResponsesRequest(request, { stream: true });
+    return convertResponsesStream(this.http.postEventStream(responsesPath, body, signal));
+  }
+
+  close(): Promise<void> {
+    return this.http.close();
+  }
+}

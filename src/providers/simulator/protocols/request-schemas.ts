@@ -1,0 +1,52 @@
+import { z } from "zod";
+
+/** What the simulator accepts, per protocol: the fields its answer depends on, validated as upstream would. */
+
+const textPartsSchema = z.array(z.object({ type: z.string().optional(), text: z.string().nullish() }));
+const contentSchema = z.union([z.string(), textPartsSchema]).nullish();
+const tokenLimitSchema = z.number().int().positive();
+
+export const chatCompletionsRequestSchema = z.object({
+  model: z.string().min(1),
+  messages: z.array(z.object({ role: z.string(), content: contentSchema })).min(1),
+  max_completion_tokens: tokenLimitSchema.nullish(),
+  max_tokens: tokenLimitSchema.nullish(),
+  stream: z.boolean().nullish(),
+  stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
+});
+
+export const responsesRequestSchema = z.object({
+  model: z.string().min(1),
+  instructions: z.string().nullish(),
+  input: z.union([
+    z.string(),
+    // Items other than messages (tool outputs, reasoning) have no role and add no text here.
+    z.array(z.object({ role: z.string().optional(), content: contentSchema })),
+  ]),
+  max_output_tokens: tokenLimitSchema.nullish(),
+  stream: z.boolean().nullish(),
+});
+
+export const messagesRequestSchema = z.object({
+  model: z.string().min(1),
+  // Required by the protocol: the simulator rejects its absence exactly as the real upstream does.
+  max_tokens: tokenLimitSchema,
+  system: contentSchema,
+  messages: z.array(z.object({ role: z.enum(["user", "assistant"]), content: contentSchema })).min(1),
+  stream: z.boolean().nullish(),
+});
+
+const generateContentSchema = z.object({ role: z.string().optional(), parts: textPartsSchema });
+
+export const generateContentRequestSchema = z.object({
+  contents: z.array(generateContentSchema).min(1),
+  systemInstruction: generateContentSchema.nullish(),
+  generationConfig: z.object({ maxOutputTokens: tokenLimitSchema.nullish() }).nullish(),
+});
+
+/** The first issue, as upstreams word it: where and what. */
+export function describeIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return "invalid request body";
+  return issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message;
+}

@@ -1,0 +1,219 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { convertChatCompletionsResponse } from "../../src/providers/chat-completions/convert-chat-completions-response";
+import { convertChatCompletionsStream } from "../../src/providers/chat-completions/convert-chat-completions-stream";
+import { convertGenerateContentResponse } from "../../src/providers/generate-content/convert-generate-content-response";
+import { convertGenerateContentStream } from "../../src/providers/generate-content/convert-generate-content-stream";
+import { parseServerSentEvents } from "../../src/providers/http/server-sent-events";
+import { convertMessagesResponse } from "../../src/providers/messages/convert-messages-response";
+import { convertMessagesStream } from "../../src/providers/messages/convert-messages-stream";
+import {
+  type GenerationStreamPart,
+  type ReportedUsage,
+  UpstreamFailedError,
+} from "../../src/providers/provider";
+import { convertResponsesResponse } from "../../src/providers/responses/convert-responses-response";
+import { convertResponsesStream } from "../../src/providers/responses/convert-responses-stream";
+import { asAsync, chunked, collectStream } from "./support/stream-helpers";
+
+const fixtureDirectory = new URL("../fixtures/providers/", import.meta.url);
+
+function readJson(name: string): unknown {
+  return JSON.parse(readFileSync(new URL(name, fixtureDirectory), "utf8"));
+}
+
+type StreamConverter = (
+  events: ReturnType<typeof parseServerSentEvents>,
+) => AsyncIterable<GenerationStreamPart>;
+
+/** Replays a transcript cut into uneven chunks, so the fixtures also exercise chunk boundaries. */
+function replay(name: string, convert: StreamConverter) {
+  const bytes = readFileSync(new URL(name, fixtureDirectory));
+  return collectStream(convert(parseServerSentEvents(asAsync(chunked(bytes, [7, 1, 64, 3, 250])))));
+}
+
+const deltas = (...texts: string[]): GenerationStreamPart[] =>
+  texts.map((text) => ({ type: "text-delta", text }));
+const usage = (
+  inputTokens: number | null,
+  cachedInputTokens: number | null,
+  outputTokens: number | null,
+  reasoningTokens: number | null,
+): ReportedUsage => ({ inputTokens, cachedInputTokens, outputTokens, reasoningTokens });
+
+describe("chat-completions fixtures", () => {
+  it("given a completion with cached and reasoning tokens, then counts pass through unchanged (C7)", () => {
+    expect(
+      convertChatCompletionsResponse(readJson("chat-completions/completion-cached-reasoning.json")),
+    ).toEqual({
+      text: "Rivers bend because faster water on the outer bank erodes it while slower water on the inner bank deposits sediment.",
+      finishReason: "stop",
+      usage: usage(1317, 1152, 310, 256),
+    });
+  });
+
+  it("given a stream with a comment, a finish chunk and a later usage chunk, then usage comes before finish", async () => {
+    const { parts, error } = await replay(
+      "chat-completions/stream-with-usage.sse",
+      convertChatCompletionsStream,
+    );
+    expect(error).toBeUndefined();
+    expect(parts).toEqual([
+      ...deltas("Seoul", " is the", " capital."),
+      { type: "usage", usage: usage(2070, 2048, 4, 0) },
+      { type: "finish", finishReason: "stop" },
+    ]);
+  });
+
+  it("given a stream from an upstream that ignores include_usage, then no usage part is invented", async () => {
+    const { parts } = await replay(
+      "chat-completions/stream-length-without-usage.sse",
+      convertChatCompletionsStream,
+    );
+    expect(parts).toEqual([...deltas("Once upon", " a time"), { type: "finish", finishReason: "length" }]);
+  });
+
+  it("given an error chunk mid-stream, then the earlier deltas stand and the error follows", async () => {
+    const { parts, error } = await replay(
+      "chat-completions/stream-error-mid-stream.sse",
+      convertChatCompletionsStream,
+    );
+    expect(parts).toEqual(deltas("The first", " part"));
+    expect(error).toBeInstanceOf(UpstreamFailedError);
+    expect((error as Error).message).toContain("The server had an error");
+  });
+});
+
+describe("responses fixtures", () => {
+  it("given a response with a reasoning item and two text parts, then the text joins the parts", () => {
+    expect(convertResponsesResponse(readJson("responses/response-reasoning-cached.json"))).toEqual({
+      text: "The Han River flows through Seoul into the Yellow Sea.",
+      finishReason: "stop",
+      usage: usage(2100, 1920, 900, 832),
+    });
+  });
+
+  it("given an incomplete response cut by max_output_tokens, then the finish is length", () => {
+    expect(convertResponsesResponse(readJson("responses/response-incomplete.json"))).toEqual({
+      text: "The list begins with",
+      finishReason: "length",
+      usage: usage(40, 0, 16, 12),
+    });
+  });
+
+  it("given a full event stream, then only text deltas, the completed usage and the finish come out", async () => {
+    const { parts, error } = await replay("responses/stream-completed.sse", convertResponsesStream);
+    expect(error).toBeUndefined();
+    expect(parts).toEqual([
+      ...deltas("Mount", " Halla is", " on Jeju."),
+      { type: "usage", usage: usage(5230, 4096, 1544, 1536) },
+      { type: "finish", finishReason: "stop" },
+    ]);
+  });
+
+  it("given response.failed mid-stream, then the deltas stand and the upstream's message follows", async () => {
+    const { parts, error } = await replay("responses/stream-failed.sse", convertResponsesStream);
+    expect(parts).toEqual(deltas("Partial", " answer"));
+    expect(error).toMatchObject({ reason: "status", message: expect.stringContaining("invalid content") });
+  });
+
+  it("given an error event mid-stream, then the deltas stand and the error follows", async () => {
+    const { parts, error } = await replay("responses/stream-error-event.sse", convertResponsesStream);
+    expect(parts).toEqual(deltas("Only this"));
+    expect(error).toMatchObject({
+      reason: "status",
+      message: expect.stringContaining("Something went wrong"),
+    });
+  });
+});
+
+describe("messages fixtures", () => {
+  it("given a message that wrote the cache, then input adds cache creation and cached stays 0 (C7)", () => {
+    expect(convertMessagesResponse(readJson("messages/message-cache-creation.json"))).toEqual({
+      text: "The document describes the tides of the Yellow Sea.",
+      finishReason: "stop",
+      // 21 + 188,086 created + 0 read
+      usage: usage(188_107, 0, 393, null),
+    });
+  });
+
+  it("given thinking and null cache counts, then thinking is not text and null cache counts stay null", () => {
+    expect(convertMessagesResponse(readJson("messages/message-thinking-max-tokens.json"))).toEqual({
+      text: "The sum of the first hundred",
+      finishReason: "length",
+      usage: usage(50, null, 1024, 1000),
+    });
+  });
+
+  it("given a stream that read the cache, then input is the sum of all three and output the last value", async () => {
+    const { parts, error } = await replay("messages/stream-cache-read.sse", convertMessagesStream);
+    expect(error).toBeUndefined();
+    expect(parts).toEqual([
+      ...deltas("Busan is", " a port", " city."),
+      // 12 uncached + 2,048 read + 248 written; output 58 replaces message_start's provisional 1
+      { type: "usage", usage: usage(2308, 2048, 58, null) },
+      { type: "finish", finishReason: "stop" },
+    ]);
+  });
+
+  it("given an overloaded error event mid-stream, then the deltas stand and the error follows", async () => {
+    const { parts, error } = await replay("messages/stream-overloaded.sse", convertMessagesStream);
+    expect(parts).toEqual(deltas("Half", " an answer"));
+    expect(error).toMatchObject({ reason: "status", message: expect.stringContaining("Overloaded") });
+  });
+
+  it("given message_delta with cumulative input counts, then they replace message_start's", async () => {
+    const transcript = [
+      'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":90,"cache_read_input_tokens":50,"cache_creation_input_tokens":10,"output_tokens":1}}}\n\n',
+      'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ok"}}\n\n',
+      'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"input_tokens":100,"output_tokens":70}}\n\n',
+      'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+    ];
+    const { parts } = await collectStream(convertMessagesStream(parseServerSentEvents(asAsync(transcript))));
+    expect(parts).toContainEqual({ type: "usage", usage: usage(160, 50, 70, null) });
+  });
+});
+
+describe("generate-content fixtures", () => {
+  it("given a reply with a thought part, then output adds thoughts, reasoning is thoughts, thoughts are not text", () => {
+    expect(convertGenerateContentResponse(readJson("generate-content/response-thoughts.json"))).toEqual({
+      text: "Tides are caused mainly by the Moon's gravity.",
+      finishReason: "stop",
+      // output 196 visible + 1,135 thinking; no cachedContentTokenCount: not reported, so null
+      usage: usage(11, null, 1331, 1135),
+    });
+  });
+
+  it("given a blocked prompt, then the finish is content_filter and unreported counts are null", () => {
+    expect(convertGenerateContentResponse(readJson("generate-content/response-prompt-blocked.json"))).toEqual(
+      {
+        text: "",
+        finishReason: "content_filter",
+        usage: usage(9, null, null, null),
+      },
+    );
+  });
+
+  it("given a CRLF stream with running totals, then the last chunk's counts are the usage", async () => {
+    const { parts, error } = await replay(
+      "generate-content/stream-thoughts-cached.sse",
+      convertGenerateContentStream,
+    );
+    expect(error).toBeUndefined();
+    expect(parts).toEqual([
+      ...deltas("Jeju Island", " is volcanic", " in origin."),
+      // 25 visible + 512 thinking
+      { type: "usage", usage: usage(4096, 2048, 537, 512) },
+      { type: "finish", finishReason: "stop" },
+    ]);
+  });
+
+  it("given an error chunk mid-stream, then the deltas stand and the error follows", async () => {
+    const { parts, error } = await replay(
+      "generate-content/stream-error-chunk.sse",
+      convertGenerateContentStream,
+    );
+    expect(parts).toEqual(deltas("Starting"));
+    expect(error).toMatchObject({ reason: "status", message: expect.stringContaining("overloaded") });
+  });
+});
