@@ -1,0 +1,77 @@
+import type { ZodError } from "zod";
+
+/**
+ * The operational errors a client can see, each with its HTTP status and application code (interface.md
+ * Errors, contract C3). Created anywhere below the edge; turned into the error body once, at the edge.
+ */
+
+export const applicationCodes = {
+  validation: 100,
+  unauthorized: 110,
+  notFound: 120,
+  modelProcessing: 300,
+  organizationCreditInsufficient: 400,
+  userCreditInsufficient: 401,
+} as const;
+export type ApplicationCode = (typeof applicationCodes)[keyof typeof applicationCodes];
+
+export class ApiError extends Error {
+  override readonly name = "ApiError";
+  constructor(
+    readonly httpStatus: number,
+    readonly applicationCode: ApplicationCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const invalidApiKeyMessage = "Invalid API key";
+
+export const apiErrors = {
+  validation: (message: string) => new ApiError(400, applicationCodes.validation, message),
+  unauthorized: (message = invalidApiKeyMessage) => new ApiError(401, applicationCodes.unauthorized, message),
+  notFound: (message: string) => new ApiError(404, applicationCodes.notFound, message),
+  upstreamRejected: (message: string) => new ApiError(400, applicationCodes.modelProcessing, message),
+  upstreamFailed: (message: string) => new ApiError(500, applicationCodes.modelProcessing, message),
+  /** Fail closed: without a working ledger nothing is generated, so nothing goes unbilled. */
+  ledgerUnavailable: () =>
+    new ApiError(503, applicationCodes.modelProcessing, "The billing ledger is unavailable; try again shortly"),
+  creditInsufficient: (accountKind: "user" | "organization") =>
+    accountKind === "organization"
+      ? new ApiError(400, applicationCodes.organizationCreditInsufficient, "Organization credit is insufficient")
+      : new ApiError(400, applicationCodes.userCreditInsufficient, "User credit is insufficient"),
+  internal: () => new ApiError(500, applicationCodes.modelProcessing, "Internal error"),
+};
+
+/** A zod failure as one readable sentence naming the field: `temperature: must be at most 2`. */
+export function validationErrorOf(error: ZodError): ApiError {
+  const issue = error.issues[0];
+  if (!issue) return apiErrors.validation("Invalid request");
+  const path = issue.path.map(String).join(".");
+  return apiErrors.validation(path ? `${path}: ${issue.message}` : issue.message);
+}
+
+export interface ErrorBody {
+  status: ApplicationCode;
+  message: string;
+  /** Also in the shape OpenAI-style clients print (C3). */
+  error: { message: string; type: string; code: ApplicationCode };
+}
+
+const errorTypes: Record<ApplicationCode, string> = {
+  100: "invalid_request_error",
+  110: "authentication_error",
+  120: "not_found_error",
+  300: "model_processing_error",
+  400: "insufficient_credit_error",
+  401: "insufficient_credit_error",
+};
+
+export function errorBodyOf(error: ApiError): ErrorBody {
+  return {
+    status: error.applicationCode,
+    message: error.message,
+    error: { message: error.message, type: errorTypes[error.applicationCode], code: error.applicationCode },
+  };
+}

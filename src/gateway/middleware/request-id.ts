@@ -1,0 +1,21 @@
+import { randomUUID } from "node:crypto";
+import type { RequestHandler } from "express";
+
+/**
+ * Every response carries `x-request-id`; the same id names the usage and the charge in the ledger, so it is
+ * always minted here and never taken from the client (a replayed id would collide with a recorded usage).
+ */
+export function requestId(): RequestHandler {
+  return (_request, response, next) => {
+    const id = `req_${randomUUID().replaceAll("-", "")}`;
+    response.locals.requestId = id;
+    response.setHeader("x-request-id", id);
+    next();
+  };
+}
+
+export function requestIdOf(locals: Record<string, unknown>): string {
+  const id = locals.requestId;
+  if (typeof id !== "string") throw new Error("request id middleware did not run");
+  return id;
+}
