@@ -66,6 +66,9 @@ const environmentSchema = z.object({
     .max(256 * 1024 * 1024)
     .default(4_194_304),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  SIMULATOR_LATENCY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
+  /** 0: unlimited (everything at once). */
+  SIMULATOR_TOKENS_PER_SECOND: z.coerce.number().min(0).max(1_000_000).default(0),
   ...familyVariables,
 });
 
@@ -90,6 +93,8 @@ export interface Config {
   defaultFxRateKrwPerUsd: string;
   requestBodyBytesMax: number;
   logLevel: z.infer<typeof environmentSchema>["LOG_LEVEL"];
+  simulatorLatencyMs: number;
+  simulatorTokensPerSecond: number;
   upstreams: Record<ModelFamily, UpstreamConfig>;
 }
 
@@ -101,6 +106,9 @@ export const limits = {
   projectionStandbyRetryMs: 2_000,
   projectionWaitTimeoutMs: 10_000,
   rebuildBatchSizeMax: 10_000,
+  usageAppendBatchSizeMax: 500,
+  httpKeepAliveTimeoutMs: 65_000,
+  httpHeadersTimeoutMs: 66_000,
 } as const;
 
 export class ConfigError extends Error {
@@ -134,6 +142,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     defaultFxRateKrwPerUsd: values.FX_USDKRW_DEFAULT,
     requestBodyBytesMax: values.MAX_BODY_BYTES,
     logLevel: values.LOG_LEVEL,
+    simulatorLatencyMs: values.SIMULATOR_LATENCY_MS,
+    simulatorTokensPerSecond: values.SIMULATOR_TOKENS_PER_SECOND,
     upstreams,
   };
 }

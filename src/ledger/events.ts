@@ -190,3 +190,10 @@ export function upcastEventData(type: LedgerEventType, schemaVersion: number, da
   }
   return data;
 }
+
+/** An event before it is stamped with metadata (what a decision produces). */
+export type UnstampedLedgerEvent = LedgerEvent extends infer Event
+  ? Event extends LedgerEvent
+    ? Omit<Event, "metadata">
+    : never
+  : never;

@@ -10,10 +10,12 @@ export function toApiError(error: unknown): ApiError {
   if ((error as { notFound?: boolean }).notFound === true) return apiErrors.notFound("No such route");
   if (error instanceof UpstreamRejectedError) return apiErrors.upstreamRejected(error.message);
   if (error instanceof UpstreamFailedError) return apiErrors.upstreamFailed(error.message);
-  if (error instanceof ProjectionLagError || isDatabaseUnavailable(error)) return apiErrors.ledgerUnavailable();
+  if (error instanceof ProjectionLagError || isDatabaseUnavailable(error))
+    return apiErrors.ledgerUnavailable();
   const bodyParserError = error as { type?: string; status?: number };
   if (bodyParserError.type === "entity.too.large") return apiErrors.validation("Request body is too large");
-  if (bodyParserError.type === "entity.parse.failed") return apiErrors.validation("Request body is not valid JSON");
+  if (bodyParserError.type === "entity.parse.failed")
+    return apiErrors.validation("Request body is not valid JSON");
   if (bodyParserError.type === "encoding.unsupported" || bodyParserError.type === "charset.unsupported") {
     return apiErrors.validation("Unsupported request body encoding");
   }
@@ -21,19 +23,38 @@ export function toApiError(error: unknown): ApiError {
   return apiErrors.internal();
 }
 
-/** Connection refused/reset, or PostgreSQL shutting down or refusing connections. */
+const unavailableCodes = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "57P01", // admin_shutdown
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now
+  "55000", // database not accepting connections
+  "53300", // too_many_connections
+  "08000",
+  "08003",
+  "08006",
+]);
+
+/** The database cannot be reached or refuses connections: the ledger is unavailable, not the request bad. */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  if (typeof code !== "string") return false;
-  return ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "57P01", "57P02", "57P03", "08000", "08003", "08006"].includes(code)
-    || (error as Error).message?.includes("timeout exceeded when trying to connect") === true
-    || (error as Error).message?.includes("Connection terminated") === true;
+  if (!error || typeof error !== "object") return false;
+  const { code, severity, message } = error as { code?: unknown; severity?: unknown; message?: unknown };
+  if (typeof code === "string" && unavailableCodes.has(code)) return true;
+  if (severity === "FATAL") return true;
+  return (
+    typeof message === "string" &&
+    (message.includes("timeout exceeded when trying to connect") || message.includes("Connection terminated"))
+  );
 }
 
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error, _request, response, _next) => {
     const apiError = toApiError(error);
-    if (apiError.httpStatus >= 500) logger.error({ err: error, requestId: response.locals.requestId }, "request failed");
+    if (apiError.httpStatus >= 500)
+      logger.error({ err: error, requestId: response.locals.requestId }, "request failed");
     if (response.headersSent) {
       response.end();
       return;

@@ -1,0 +1,239 @@
+import { once } from "node:events";
+import type { RequestHandler, Response } from "express";
+import type { Logger } from "pino";
+import { type CatalogModel, findModel } from "../../providers/catalog";
+import type { FinishReason, GenerationRequest, ReportedUsage } from "../../providers/provider";
+import { apiErrors } from "../api-error";
+import { toApiError } from "../middleware/error-handler";
+import { requestIdOf } from "../middleware/request-id";
+import type { EventStreamSink } from "../wire/event-stream-sink";
+import type { ApiKeyAdmission, Caller } from "./api-key-admission";
+import type { ClientFormat, ClientStream } from "./client-format";
+import type { UpstreamRegistry } from "./upstream-registry";
+import type { UsageRecorder } from "./usage-recorder";
+import { resolveUsage } from "./usage-resolution";
+
+/**
+ * One generation request, JSON or streamed, in either client format: admit, validate, call the upstream,
+ * record the usage, reply. Streams end in one of three ways, each recorded as the ledger needs it:
+ * completed (the upstream's usage), client disconnected (abort upstream; what was produced is recorded),
+ * upstream failed (an error event, then what was produced is recorded). Nothing produced, nothing recorded.
+ */
+
+export interface GenerationDependencies {
+  admission: ApiKeyAdmission;
+  upstreams: UpstreamRegistry;
+  usage: UsageRecorder;
+  logger: Logger;
+  now?: () => Date;
+}
+
+interface GenerationContext {
+  requestId: string;
+  caller: Caller;
+  model: CatalogModel;
+  upstreamRequest: GenerationRequest;
+  startedAt: Date;
+  streamed: boolean;
+}
+
+type Outcome = "completed" | "client-disconnected" | "upstream-failed";
+
+export function generationHandler(
+  format: ClientFormat,
+  dependencies: GenerationDependencies,
+): RequestHandler {
+  const now = dependencies.now ?? (() => new Date());
+  return async (request, response, next) => {
+    try {
+      const startedAt = now();
+      const caller = await dependencies.admission.admit(request.headers.authorization);
+      const parsed = format.parse(request.body);
+      const slug = parsed.model;
+      const model = findModel(slug);
+      if (!model) throw apiErrors.notFound(`The model '${slug}' does not exist`);
+      const context: GenerationContext = {
+        requestId: requestIdOf(response.locals),
+        caller,
+        model,
+        upstreamRequest: format.toGenerationRequest(parsed, model),
+        startedAt,
+        streamed: parsed.stream,
+      };
+      if (context.streamed) await streamGeneration(format, dependencies, context, response);
+      else await jsonGeneration(format, dependencies, context, response);
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+function abortOnDisconnect(response: Response): { signal: AbortSignal; clientGone: () => boolean } {
+  const controller = new AbortController();
+  let gone = false;
+  response.on("close", () => {
+    if (!response.writableFinished) {
+      gone = true;
+      controller.abort(new Error("client disconnected"));
+    }
+  });
+  return { signal: controller.signal, clientGone: () => gone };
+}
+
+async function jsonGeneration(
+  format: ClientFormat,
+  dependencies: GenerationDependencies,
+  context: GenerationContext,
+  response: Response,
+): Promise<void> {
+  const { signal } = abortOnDisconnect(response);
+  const result = await dependencies.upstreams
+    .adapterFor(context.model)
+    .generate(context.upstreamRequest, signal);
+  const usage = await recordUsage(dependencies, context, format, "completed", result.usage, result.text);
+  if (!usage) throw apiErrors.ledgerUnavailable();
+  response.json(
+    format.jsonBody({
+      model: context.model.slug,
+      createdAtMs: context.startedAt.getTime(),
+      text: result.text,
+      finishReason: result.finishReason,
+      usage: usage.client,
+    }),
+  );
+}
+
+async function streamGeneration(
+  format: ClientFormat,
+  dependencies: GenerationDependencies,
+  context: GenerationContext,
+  response: Response,
+): Promise<void> {
+  const { signal, clientGone } = abortOnDisconnect(response);
+  const sink = sseSink(response);
+  let clientStream: ClientStream | undefined;
+  // Headers wait for the first token, so a failure before any output is still a plain JSON error.
+  const open = () => {
+    clientStream ??= format.openStream(sink, {
+      model: context.model.slug,
+      createdAtMs: context.startedAt.getTime(),
+    });
+    return clientStream;
+  };
+  let produced = "";
+  let reported: ReportedUsage | null = null;
+  let finishReason: FinishReason = "stop";
+  let failure: unknown;
+  try {
+    for await (const part of dependencies.upstreams
+      .adapterFor(context.model)
+      .stream(context.upstreamRequest, signal)) {
+      switch (part.type) {
+        case "text-delta":
+          produced += part.text;
+          open().delta(part.text);
+          if (response.writableNeedDrain) await drained(response, signal);
+          break;
+        case "usage":
+          reported = part.usage;
+          break;
+        case "finish":
+          finishReason = part.finishReason;
+          break;
+        default: {
+          const unreachable: never = part;
+          throw new Error(`unknown stream part ${JSON.stringify(unreachable)}`);
+        }
+      }
+    }
+  } catch (error) {
+    failure = error;
+  }
+
+  const outcome: Outcome = clientGone() ? "client-disconnected" : failure ? "upstream-failed" : "completed";
+  switch (outcome) {
+    case "completed": {
+      const usage = await recordUsage(dependencies, context, format, outcome, reported, produced);
+      if (!usage) {
+        if (!clientStream) throw apiErrors.ledgerUnavailable();
+        clientStream.fail(apiErrors.ledgerUnavailable());
+        return;
+      }
+      open().complete(finishReason, usage.client);
+      return;
+    }
+    case "client-disconnected":
+      if (produced !== "") await recordUsage(dependencies, context, format, outcome, reported, produced);
+      return;
+    case "upstream-failed": {
+      if (!clientStream) throw failure;
+      clientStream.fail(toApiError(failure));
+      if (produced !== "") await recordUsage(dependencies, context, format, outcome, reported, produced);
+      return;
+    }
+    default: {
+      const unreachable: never = outcome;
+      throw new Error(`unknown outcome ${unreachable}`);
+    }
+  }
+}
+
+/** Records the usage; undefined when the ledger could not take it (already logged with the full usage). */
+async function recordUsage(
+  dependencies: GenerationDependencies,
+  context: GenerationContext,
+  format: ClientFormat,
+  outcome: Outcome,
+  reported: ReportedUsage | null,
+  producedText: string,
+) {
+  const usage = resolveUsage(reported, context.upstreamRequest.messages, producedText);
+  const record = {
+    requestId: context.requestId,
+    keyId: context.caller.keyId,
+    account: context.caller.account,
+    userId: context.caller.userId,
+    organizationId: context.caller.organizationId,
+    model: context.model.slug,
+    endpoint: format.endpoint,
+    streamed: context.streamed,
+    outcome,
+    tokens: usage.tokens,
+    usageSource: usage.source,
+    startedAt: context.startedAt.toISOString(),
+  };
+  try {
+    await dependencies.usage.record(record);
+    return usage;
+  } catch (error) {
+    // The output may already be with the client: keep every detail so the usage can be recorded by hand.
+    dependencies.logger.error({ err: error, unrecordedUsage: record }, "usage could not be recorded");
+    return undefined;
+  }
+}
+
+function sseSink(response: Response): EventStreamSink {
+  return {
+    write(chunk) {
+      if (!response.headersSent) {
+        response.status(200);
+        response.setHeader("content-type", "text/event-stream; charset=utf-8");
+        response.setHeader("cache-control", "no-cache");
+        response.setHeader("connection", "keep-alive");
+        response.setHeader("x-accel-buffering", "no");
+      }
+      response.write(chunk);
+    },
+    end() {
+      response.end();
+    },
+  };
+}
+
+async function drained(response: Response, signal: AbortSignal): Promise<void> {
+  try {
+    await once(response, "drain", { signal });
+  } catch {
+    // Aborted: the client is gone; the loop ends on the upstream abort.
+  }
+}

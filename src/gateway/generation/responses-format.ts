@@ -1,0 +1,13 @@
+import { responseBodyOf } from "../wire/response-body";
+import { parseResponsesRequest } from "../wire/responses-request";
+import { openResponsesStream } from "../wire/responses-stream";
+import { toGenerationRequest } from "../wire/to-generation-request";
+import type { ClientFormat } from "./client-format";
+
+export const responsesFormat: ClientFormat = {
+  endpoint: "responses",
+  parse: parseResponsesRequest,
+  toGenerationRequest,
+  jsonBody: responseBodyOf,
+  openStream: openResponsesStream,
+};

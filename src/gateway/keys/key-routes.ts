@@ -1,0 +1,92 @@
+import { type NextFunction, type Request, type Response, Router } from "express";
+import { z } from "zod";
+import {
+  ApiKeyNotFoundError,
+  type ApiKeyService,
+  OrganizationRequiredError,
+} from "../../keys/api-key-service";
+import { apiErrors, validationErrorOf } from "../api-error";
+import { sessionOf } from "../middleware/authenticate-session";
+import { requestIdOf } from "../middleware/request-id";
+
+/** Key management (/llm/apis, C4), behind a logged-in session. */
+
+const issueBody = z.object({
+  name: z.string().trim().min(1, "is required").max(200),
+  description: z.string().max(2_000).optional().default(""),
+  isOrganization: z.boolean().optional().default(false),
+});
+
+const statusBody = z.object({ status: z.union([z.literal(0), z.literal(1)], { error: "must be 1 or 0" }) });
+
+const listQuery = z.object({
+  isOrganization: z.enum(["true", "false"], { error: "must be true or false" }).optional(),
+});
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export function createKeyRouter(service: ApiKeyService): Router {
+  const router = Router();
+
+  router.get(
+    "/",
+    handle(async (request, response) => {
+      const query = parse(listQuery, request.query);
+      const keys = await service.list(sessionOf(response.locals), query.isOrganization === "true");
+      response.json({ data: keys });
+    }),
+  );
+
+  router.post(
+    "/",
+    handle(async (request, response) => {
+      const body = parse(issueBody, request.body);
+      const issued = await service.issue(sessionOf(response.locals), body, requestIdOf(response.locals));
+      response.status(201).json(issued);
+    }),
+  );
+
+  router.patch(
+    "/:uuid/status",
+    handle(async (request, response) => {
+      const keyId = keyIdOf(request);
+      const { status } = parse(statusBody, request.body);
+      await service.changeStatus(sessionOf(response.locals), keyId, status, requestIdOf(response.locals));
+      response.json({ uuid: keyId, status });
+    }),
+  );
+
+  router.delete(
+    "/:uuid",
+    handle(async (request, response) => {
+      const keyId = keyIdOf(request);
+      await service.delete(sessionOf(response.locals), keyId, requestIdOf(response.locals));
+      response.json({ uuid: keyId, deleted: true });
+    }),
+  );
+
+  return router;
+}
+
+function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
+  const parsed = schema.safeParse(value ?? {});
+  if (!parsed.success) throw validationErrorOf(parsed.error);
+  return parsed.data;
+}
+
+function keyIdOf(request: Request): string {
+  const keyId = String(request.params.uuid ?? "").toLowerCase();
+  if (!uuidPattern.test(keyId)) throw apiErrors.notFound("API key not found");
+  return keyId;
+}
+
+function handle(work: (request: Request, response: Response) => Promise<void>) {
+  return (request: Request, response: Response, next: NextFunction) => {
+    work(request, response).catch((error: unknown) => {
+      if (error instanceof ApiKeyNotFoundError) next(apiErrors.notFound("API key not found"));
+      else if (error instanceof OrganizationRequiredError)
+        next(apiErrors.validation("isOrganization: this session belongs to no organization"));
+      else next(error);
+    });
+  };
+}

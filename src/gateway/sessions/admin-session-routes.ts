@@ -1,0 +1,34 @@
+import { Router } from "express";
+import { z } from "zod";
+import {
+  type SessionTokens,
+  sessionTtlSecondsDefault,
+  sessionTtlSecondsMax,
+} from "../../sessions/session-tokens";
+import { validationErrorOf } from "../api-error";
+
+/** POST /admin/sessions (C6): mints a session token, as the platform that logs users in would. */
+
+const mintBody = z.object({
+  userId: z.string().trim().min(1, "is required").max(200),
+  organizationId: z.string().trim().min(1).max(200).nullish(),
+  ttlSeconds: z.number().int().min(1).max(sessionTtlSecondsMax).optional(),
+});
+
+export function createAdminSessionRouter(tokens: SessionTokens): Router {
+  const router = Router();
+  router.post("/sessions", async (request, response, next) => {
+    try {
+      const parsed = mintBody.safeParse(request.body ?? {});
+      if (!parsed.success) throw validationErrorOf(parsed.error);
+      const { token, expiresAt } = await tokens.mint(
+        { userId: parsed.data.userId, organizationId: parsed.data.organizationId ?? null },
+        parsed.data.ttlSeconds ?? sessionTtlSecondsDefault,
+      );
+      response.status(201).json({ token, expiresAt: expiresAt.toISOString() });
+    } catch (error) {
+      next(error);
+    }
+  });
+  return router;
+}

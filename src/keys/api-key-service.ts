@@ -1,0 +1,188 @@
+import { randomUUID } from "node:crypto";
+import type { Pool } from "pg";
+import { activeKeysProjection } from "../../projections/active-keys";
+import { keyListsProjection } from "../../projections/key-lists";
+import { type EventStore, WrongExpectedVersionError } from "../ledger/event-store";
+import type { AccountReference, EventMetadata, LedgerEvent } from "../ledger/events";
+import type { ProjectionWaiter } from "../ledger/projection-waiter";
+import type { Session } from "../sessions/session-tokens";
+import { type ApiKeyCommand, decideApiKey, foldApiKey } from "./api-key-decider";
+import { type ApiKeyHasher, generateApiKeyValue, previewOf } from "./api-key-secret";
+
+/**
+ * Key management (C4): each command appends one event, then returns only after the key projections have
+ * applied it, so the very next generation request sees the change.
+ */
+
+export interface ApiKeyRecord {
+  uuid: string;
+  name: string;
+  description: string;
+  isOrganization: boolean;
+  status: 0 | 1;
+  keyPreview: string;
+  createdAt: string;
+}
+
+export interface IssuedApiKey extends Omit<ApiKeyRecord, "keyPreview"> {
+  /** Shown once. */
+  key: string;
+}
+
+export class OrganizationRequiredError extends Error {
+  override readonly name = "OrganizationRequiredError";
+}
+
+export class ApiKeyNotFoundError extends Error {
+  override readonly name = "ApiKeyNotFoundError";
+}
+
+interface Dependencies {
+  pool: Pool;
+  store: EventStore;
+  waiter: ProjectionWaiter;
+  hasher: ApiKeyHasher;
+  projectionWaitTimeoutMs: number;
+  now?: () => Date;
+}
+
+const keyProjections = [activeKeysProjection.name, keyListsProjection.name];
+const commandRetriesMax = 3;
+
+export class ApiKeyService {
+  private readonly now: () => Date;
+
+  constructor(private readonly dependencies: Dependencies) {
+    this.now = dependencies.now ?? (() => new Date());
+  }
+
+  async issue(
+    session: Session,
+    request: { name: string; description: string; isOrganization: boolean },
+    correlationId: string,
+  ): Promise<IssuedApiKey> {
+    const owner = ownerFor(session, request.isOrganization);
+    const keyId = randomUUID();
+    const key = generateApiKeyValue();
+    const metadata = this.metadata(session, correlationId);
+    const appended = await this.dependencies.store.append({
+      streamId: `apikey-${keyId}`,
+      expectedVersion: "no-stream",
+      events: [
+        {
+          eventId: randomUUID(),
+          event: {
+            type: "ApiKeyIssued",
+            data: {
+              keyId,
+              owner,
+              issuedByUserId: session.userId,
+              name: request.name,
+              description: request.description,
+              keyHash: this.dependencies.hasher.hash(key),
+              keyPreview: previewOf(key),
+            },
+            metadata,
+          },
+        },
+      ],
+    });
+    await this.dependencies.waiter.waitFor(
+      appended.position,
+      keyProjections,
+      this.dependencies.projectionWaitTimeoutMs,
+    );
+    return {
+      uuid: keyId,
+      name: request.name,
+      description: request.description,
+      isOrganization: request.isOrganization,
+      status: 1,
+      key,
+      createdAt: metadata.occurredAt,
+    };
+  }
+
+  async list(session: Session, isOrganization: boolean): Promise<ApiKeyRecord[]> {
+    const owner = ownerFor(session, isOrganization);
+    const result = await this.dependencies.pool.query<{
+      key_id: string;
+      name: string;
+      description: string;
+      status: number;
+      key_preview: string;
+      created_at: Date;
+    }>(
+      `SELECT key_id, name, description, status, key_preview, created_at FROM projection_key_lists
+       WHERE owner_kind = $1 AND owner_id = $2 ORDER BY created_at DESC, key_id`,
+      [owner.kind, owner.id],
+    );
+    return result.rows.map((row) => ({
+      uuid: row.key_id,
+      name: row.name,
+      description: row.description,
+      isOrganization,
+      status: row.status === 1 ? 1 : 0,
+      keyPreview: row.key_preview,
+      createdAt: row.created_at.toISOString(),
+    }));
+  }
+
+  changeStatus(session: Session, keyId: string, status: 0 | 1, correlationId: string): Promise<void> {
+    return this.execute(session, { type: "ChangeApiKeyStatus", keyId, status }, correlationId);
+  }
+
+  delete(session: Session, keyId: string, correlationId: string): Promise<void> {
+    return this.execute(session, { type: "DeleteApiKey", keyId }, correlationId);
+  }
+
+  private async execute(session: Session, command: ApiKeyCommand, correlationId: string): Promise<void> {
+    const streamId = `apikey-${command.keyId}`;
+    for (let attempt = 0; ; attempt++) {
+      const decision = decideApiKey(foldApiKey(await this.dependencies.store.readStream(streamId)), command, {
+        owners: ownersOf(session),
+      });
+      if (decision.outcome === "not-found")
+        throw new ApiKeyNotFoundError(`API key ${command.keyId} not found`);
+      try {
+        const appended = await this.dependencies.store.append({
+          streamId,
+          expectedVersion: decision.expectedVersion,
+          events: [
+            {
+              eventId: randomUUID(),
+              event: { ...decision.event, metadata: this.metadata(session, correlationId) } as LedgerEvent,
+            },
+          ],
+        });
+        await this.dependencies.waiter.waitFor(
+          appended.position,
+          keyProjections,
+          this.dependencies.projectionWaitTimeoutMs,
+        );
+        return;
+      } catch (error) {
+        // Someone changed the key meanwhile: decide again on the new state.
+        if (error instanceof WrongExpectedVersionError && attempt < commandRetriesMax) continue;
+        throw error;
+      }
+    }
+  }
+
+  private metadata(session: Session, correlationId: string): EventMetadata {
+    return { actor: `user:${session.userId}`, correlationId, occurredAt: this.now().toISOString() };
+  }
+}
+
+function ownerFor(session: Session, isOrganization: boolean): AccountReference {
+  if (!isOrganization) return { kind: "user", id: session.userId };
+  if (!session.organizationId) throw new OrganizationRequiredError("This session belongs to no organization");
+  return { kind: "organization", id: session.organizationId };
+}
+
+/** A session manages its user's personal keys and its organization's shared keys. */
+function ownersOf(session: Session): AccountReference[] {
+  const owners: AccountReference[] = [{ kind: "user", id: session.userId }];
+  if (session.organizationId) owners.push({ kind: "organization", id: session.organizationId });
+  return owners;
+}

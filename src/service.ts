@@ -1,0 +1,156 @@
+import type { Server } from "node:http";
+import express from "express";
+import type { Logger } from "pino";
+import { allProjectionNames, allProjections } from "../projections";
+import type { ChargeEnqueuer } from "./billing/charge-enqueuer";
+import { limits } from "./config";
+import { createApp } from "./gateway/app";
+import { ApiKeyAdmission } from "./gateway/generation/api-key-admission";
+import { chatCompletionsFormat } from "./gateway/generation/chat-completions-format";
+import { createGenerationRouter } from "./gateway/generation/generation-router";
+import { responsesFormat } from "./gateway/generation/responses-format";
+import { type FamilyUpstream, UpstreamRegistry } from "./gateway/generation/upstream-registry";
+import { UsageRecorder } from "./gateway/generation/usage-recorder";
+import { createKeyRouter } from "./gateway/keys/key-routes";
+import { authenticateAdmin } from "./gateway/middleware/authenticate-admin";
+import { authenticateSession } from "./gateway/middleware/authenticate-session";
+import { createAdminSessionRouter } from "./gateway/sessions/admin-session-routes";
+import { ApiKeyHasher } from "./keys/api-key-secret";
+import { ApiKeyService } from "./keys/api-key-service";
+import { GroupCommitAppender } from "./ledger/group-commit-appender";
+import { type Ledger, openLedger } from "./ledger/open-ledger";
+import { ProjectionRunner } from "./ledger/projection-runner";
+import { ProjectionWaiter } from "./ledger/projection-waiter";
+import type { UpstreamTimeouts } from "./providers/create-adapter";
+import type { ModelFamily } from "./providers/provider";
+import { SessionTokens } from "./sessions/session-tokens";
+
+/**
+ * The service's parts, wired: ledger, projections, key management, generation and (when asked) the HTTP
+ * server. `main.ts` feeds it configuration; tests start it the same way against their own database.
+ */
+
+export interface ServiceOptions {
+  databaseUrl: string;
+  eventStoreUrl?: string | undefined;
+  sessionSecret: string;
+  keyPepper: string;
+  adminToken?: string | undefined;
+  upstreams: Record<ModelFamily, FamilyUpstream>;
+  upstreamTimeouts?: Partial<UpstreamTimeouts>;
+  charges: ChargeEnqueuer;
+  requestBodyBytesMax: number;
+  logger: Logger;
+  /** Extra routers mounted next to the built-in ones (billing's admin and account routes). */
+  adminRouter?: (parts: ServiceParts) => express.Router;
+  accountRouter?: (parts: ServiceParts) => express.Router;
+  applicationName?: string;
+}
+
+export interface ServiceParts {
+  ledger: Ledger;
+  waiter: ProjectionWaiter;
+  sessions: SessionTokens;
+  keys: ApiKeyService;
+  logger: Logger;
+}
+
+export interface RunningService extends ServiceParts {
+  app: express.Express;
+  /** Starts listening; resolves with the bound address. */
+  listen(port: number, host: string): Promise<{ server: Server; url: string }>;
+  close(): Promise<void>;
+}
+
+export async function startService(options: ServiceOptions): Promise<RunningService> {
+  const logger = options.logger;
+  const ledger = await openLedger({
+    databaseUrl: options.databaseUrl,
+    eventStoreUrl: options.eventStoreUrl,
+    applicationName: options.applicationName ?? "gateway",
+  });
+  const stopProjections = new AbortController();
+  const runner = new ProjectionRunner({
+    pool: ledger.pool,
+    connectionString: options.databaseUrl,
+    store: ledger.store,
+    projections: allProjections,
+    batchSizeMax: limits.projectionBatchSizeMax,
+    standbyRetryMs: limits.projectionStandbyRetryMs,
+    onError: (error) => logger.error({ err: error }, "projection runner stopped; retrying"),
+  });
+  const projections = runner.run(stopProjections.signal);
+  const waiter = new ProjectionWaiter(ledger.pool, options.databaseUrl, limits.eventStorePollIntervalMs / 10);
+  await waiter.start();
+
+  const hasher = new ApiKeyHasher(options.keyPepper);
+  const sessions = new SessionTokens(options.sessionSecret);
+  const keys = new ApiKeyService({
+    pool: ledger.pool,
+    store: ledger.store,
+    waiter,
+    hasher,
+    projectionWaitTimeoutMs: limits.projectionWaitTimeoutMs,
+  });
+  const upstreams = new UpstreamRegistry(options.upstreams, options.upstreamTimeouts ?? {});
+  const parts: ServiceParts = { ledger, waiter, sessions, keys, logger };
+
+  const generation = createGenerationRouter(
+    {
+      admission: new ApiKeyAdmission(ledger.pool, hasher),
+      upstreams,
+      usage: new UsageRecorder(
+        new GroupCommitAppender(ledger.store, limits.usageAppendBatchSizeMax),
+        options.charges,
+        logger,
+      ),
+      logger,
+    },
+    { chatCompletions: chatCompletionsFormat, responses: responsesFormat },
+  );
+  const account = express.Router();
+  const sessionRequired = authenticateSession(sessions);
+  account.use("/apis", sessionRequired, createKeyRouter(keys));
+  if (options.accountRouter) account.use(sessionRequired, options.accountRouter(parts));
+  const admin = options.adminToken ? express.Router() : undefined;
+  if (admin && options.adminToken) {
+    admin.use(authenticateAdmin(options.adminToken), createAdminSessionRouter(sessions));
+    if (options.adminRouter) admin.use(options.adminRouter(parts));
+  }
+  const app = createApp({
+    routers: { generation, account, ...(admin ? { admin } : {}) },
+    requestBodyBytesMax: options.requestBodyBytesMax,
+    logger,
+  });
+
+  let server: Server | undefined;
+  return {
+    ...parts,
+    app,
+    listen: (port, host) =>
+      new Promise((resolve, reject) => {
+        const listening = app.listen(port, host, () => {
+          server = listening;
+          const address = listening.address();
+          const boundPort = typeof address === "object" && address ? address.port : port;
+          resolve({ server: listening, url: `http://${host}:${boundPort}` });
+        });
+        listening.keepAliveTimeout = limits.httpKeepAliveTimeoutMs;
+        listening.headersTimeout = limits.httpHeadersTimeoutMs;
+        listening.requestTimeout = 0;
+        listening.on("error", reject);
+      }),
+    close: async () => {
+      if (server) {
+        const closing = new Promise<void>((resolve) => server!.close(() => resolve()));
+        server.closeIdleConnections();
+        await closing;
+      }
+      stopProjections.abort();
+      await projections;
+      await waiter.close();
+      await upstreams.close();
+      await ledger.close();
+    },
+  };
+}

@@ -1,0 +1,119 @@
+import { randomUUID } from "node:crypto";
+import OpenAI from "openai";
+import pino from "pino";
+import { balancesProjection } from "../../projections/balances";
+import type { ChargeEnqueuer } from "../../src/billing/charge-enqueuer";
+import { modelFamilies } from "../../src/config";
+import type { ModelFamily } from "../../src/providers/provider";
+import {
+  type Simulator,
+  type SimulatorOptions,
+  startSimulator,
+} from "../../src/providers/simulator/simulator";
+import { type RunningService, type ServiceOptions, startService } from "../../src/service";
+import { createTestDatabase, type TestDatabase } from "./database";
+
+/**
+ * The real service on an ephemeral port, against its own database, with every model family served by the
+ * simulator (a fake upstream speaking each real protocol).
+ */
+export interface GatewayHarness {
+  url: string;
+  baseUrl: string;
+  database: TestDatabase;
+  service: RunningService;
+  simulator: Simulator;
+  enqueued: string[];
+  session(userId: string, organizationId?: string): Promise<string>;
+  issueKey(
+    sessionToken: string,
+    options?: { isOrganization?: boolean; name?: string },
+  ): Promise<{ uuid: string; key: string }>;
+  topUp(account: { kind: "user" | "organization"; id: string }, amountWon: string): Promise<void>;
+  openai(apiKey: string, options?: { maxRetries?: number; timeoutMs?: number }): OpenAI;
+  close(): Promise<void>;
+}
+
+export const testSecrets = {
+  sessionSecret: "test-session-secret-0123456789abcdef0123456789",
+  keyPepper: "test-key-pepper-0123456789abcdef0123456789abcd",
+  adminToken: "test-admin-token-0123456789abcdef0123456789ab",
+};
+
+export async function startGatewayHarness(
+  options: {
+    label?: string;
+    simulator?: SimulatorOptions;
+    charges?: ChargeEnqueuer;
+    service?: Partial<ServiceOptions>;
+  } = {},
+): Promise<GatewayHarness> {
+  const database = await createTestDatabase(options.label ?? "gateway");
+  const simulator = await startSimulator(options.simulator ?? {});
+  const enqueued: string[] = [];
+  const upstreams = Object.fromEntries(
+    modelFamilies.map((family) => [family, { baseUrl: simulator.url, apiKey: `upstream-secret-${family}` }]),
+  ) as Record<ModelFamily, { baseUrl: string; apiKey: string }>;
+  const service = await startService({
+    databaseUrl: database.url,
+    ...testSecrets,
+    upstreams,
+    charges: options.charges ?? { enqueueCharge: (requestId) => void enqueued.push(requestId) },
+    requestBodyBytesMax: 1024 * 1024,
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
+    ...options.service,
+  });
+  const { url } = await service.listen(0, "127.0.0.1");
+  return {
+    url,
+    baseUrl: `${url}/llm/v1`,
+    database,
+    service,
+    simulator,
+    enqueued,
+    session: async (userId, organizationId) =>
+      (await service.sessions.mint({ userId, organizationId: organizationId ?? null }, 3_600)).token,
+    issueKey: async (sessionToken, keyOptions = {}) => {
+      const response = await fetch(`${url}/llm/apis`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${sessionToken}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          name: keyOptions.name ?? "test key",
+          isOrganization: keyOptions.isOrganization ?? false,
+        }),
+      });
+      if (response.status !== 201)
+        throw new Error(`issuing a key failed: ${response.status} ${await response.text()}`);
+      return (await response.json()) as { uuid: string; key: string };
+    },
+    topUp: async (account, amountWon) => {
+      const appended = await service.ledger.store.append({
+        streamId: `account-${account.kind}-${account.id}`,
+        expectedVersion: "any",
+        events: [
+          {
+            eventId: randomUUID(),
+            event: {
+              type: "CreditToppedUp",
+              data: { account, amountWon, reference: "test" },
+              metadata: { actor: "admin", occurredAt: new Date().toISOString() },
+            },
+          },
+        ],
+      });
+      await service.waiter.waitFor(appended.position, [balancesProjection.name], 10_000);
+    },
+    openai: (apiKey, clientOptions = {}) =>
+      new OpenAI({
+        apiKey,
+        baseURL: `${url}/llm/v1`,
+        maxRetries: clientOptions.maxRetries ?? 0,
+        timeout: clientOptions.timeoutMs ?? 20_000,
+      }),
+    close: async () => {
+      await service.close();
+      await simulator.close();
+      await database.drop();
+    },
+  };
+}
