@@ -1,7 +1,7 @@
 import type { Server } from "node:http";
 import express from "express";
 import type { Logger } from "pino";
-import { allProjectionNames, allProjections } from "../projections";
+import { allProjections } from "../projections";
 import type { ChargeEnqueuer } from "./billing/charge-enqueuer";
 import { limits } from "./config";
 import { createApp } from "./gateway/app";

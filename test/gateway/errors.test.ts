@@ -49,7 +49,6 @@ function expectError(reply: Reply, httpStatus: number, code: number): void {
 describe("errors (C3)", () => {
   let harness: GatewayHarness;
   let personal: string;
-  let organization: string;
 
   beforeAll(async () => {
     harness = await startGatewayHarness({
@@ -58,7 +57,6 @@ describe("errors (C3)", () => {
     });
     const alice = await harness.session("alice", "acme");
     personal = (await harness.issueKey(alice)).key;
-    organization = (await harness.issueKey(alice, { isOrganization: true })).key;
     await harness.topUp({ kind: "user", id: "alice" }, "1000");
     await harness.topUp({ kind: "organization", id: "acme" }, "1000");
   });
