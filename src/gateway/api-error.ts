@@ -36,10 +36,18 @@ export const apiErrors = {
   upstreamFailed: (message: string) => new ApiError(500, applicationCodes.modelProcessing, message),
   /** Fail closed: without a working ledger nothing is generated, so nothing goes unbilled. */
   ledgerUnavailable: () =>
-    new ApiError(503, applicationCodes.modelProcessing, "The billing ledger is unavailable; try again shortly"),
+    new ApiError(
+      503,
+      applicationCodes.modelProcessing,
+      "The billing ledger is unavailable; try again shortly",
+    ),
   creditInsufficient: (accountKind: "user" | "organization") =>
     accountKind === "organization"
-      ? new ApiError(400, applicationCodes.organizationCreditInsufficient, "Organization credit is insufficient")
+      ? new ApiError(
+          400,
+          applicationCodes.organizationCreditInsufficient,
+          "Organization credit is insufficient",
+        )
       : new ApiError(400, applicationCodes.userCreditInsufficient, "User credit is insufficient"),
   internal: () => new ApiError(500, applicationCodes.modelProcessing, "Internal error"),
 };

@@ -16,13 +16,23 @@ export interface GatewayRouters {
   admin?: Router;
 }
 
-export function createApp(options: { routers: GatewayRouters; requestBodyBytesMax: number; logger: Logger }): express.Express {
+export function createApp(options: {
+  routers: GatewayRouters;
+  requestBodyBytesMax: number;
+  logger: Logger;
+}): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("trust proxy", false);
   app.use(requestId());
-  app.use(express.json({ limit: options.requestBodyBytesMax, strict: true, type: ["application/json", "application/*+json"] }));
+  app.use(
+    express.json({
+      limit: options.requestBodyBytesMax,
+      strict: true,
+      type: ["application/json", "application/*+json"],
+    }),
+  );
   app.get("/healthz", (_request, response) => {
     response.json({ status: "ok" });
   });

@@ -21,7 +21,11 @@ export class SessionTokens {
     this.key = new TextEncoder().encode(secret);
   }
 
-  async mint(session: Session, ttlSeconds: number, now = new Date()): Promise<{ token: string; expiresAt: Date }> {
+  async mint(
+    session: Session,
+    ttlSeconds: number,
+    now = new Date(),
+  ): Promise<{ token: string; expiresAt: Date }> {
     const issuedAt = Math.floor(now.getTime() / 1_000);
     const expiresAtSeconds = issuedAt + ttlSeconds;
     const claims = session.organizationId ? { org: session.organizationId } : {};
@@ -37,7 +41,10 @@ export class SessionTokens {
   /** The session, or undefined for anything that is not a valid, unexpired token of ours. */
   async verify(token: string): Promise<Session | undefined> {
     try {
-      const { payload } = await jwtVerify(token, this.key, { algorithms: [algorithm], requiredClaims: ["sub", "exp"] });
+      const { payload } = await jwtVerify(token, this.key, {
+        algorithms: [algorithm],
+        requiredClaims: ["sub", "exp"],
+      });
       if (typeof payload.sub !== "string" || payload.sub === "") return undefined;
       const organizationId = typeof payload.org === "string" && payload.org !== "" ? payload.org : null;
       return { userId: payload.sub, organizationId };
