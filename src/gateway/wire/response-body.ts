@@ -1,0 +1,199 @@
+import type { FinishReason } from "../../providers/provider";
+import type { ApiError } from "../api-error";
+import { assertBilledUsage, type BilledUsage } from "./billed-usage";
+import { type CompletedReply, type ReplyIdentity, unixSecondsOf } from "./wire-reply";
+
+/**
+ * The responses-format body (interface.md "Response") in each state it is shown in: the finished body (JSON
+ * reply and `response.completed`), and the stream's `response.created`, `response.in_progress` and
+ * `response.failed` bodies. Beyond interface.md (C5: added, nothing removed): `status`, `error` and
+ * `incomplete_details`, the three fields a client of the protocol reads to learn how a response ended.
+ */
+
+export type ResponseStatus = "in_progress" | "completed" | "incomplete" | "failed";
+export type MessageItemStatus = "in_progress" | "completed" | "incomplete";
+
+export interface OutputTextPart {
+  type: "output_text";
+  text: string;
+  annotations: [];
+}
+
+export interface MessageItem {
+  id: string;
+  type: "message";
+  status: MessageItemStatus;
+  role: "assistant";
+  content: OutputTextPart[];
+}
+
+export interface ResponseUsageBody {
+  input_tokens: number;
+  input_tokens_details: { cached_tokens: number };
+  output_tokens: number;
+  output_tokens_details: { reasoning_tokens: number };
+  total_tokens: number;
+}
+
+/** `code` takes the protocol's value for a failure on the serving side; the gateway's own code is in `status`. */
+export interface ResponseError {
+  code: "server_error";
+  message: string;
+}
+
+export type IncompleteReason = "max_output_tokens" | "content_filter";
+
+export interface ResponseBody {
+  id: string;
+  object: "response";
+  created_at: number;
+  status: ResponseStatus;
+  error: ResponseError | null;
+  incomplete_details: { reason: IncompleteReason } | null;
+  model: string;
+  output_text: string;
+  output: MessageItem[];
+  /** Null only in the failed body: what was produced is billed, but the count is the ledger's, not the wire's. */
+  usage: ResponseUsageBody | null;
+}
+
+export interface ResponseIds {
+  responseId: string;
+  itemId: string;
+}
+
+export function responseIdsOf(createdAtMs: number): ResponseIds {
+  return { responseId: `resp-${createdAtMs}`, itemId: `resp-${createdAtMs}-msg` };
+}
+
+export function outputTextPartOf(text: string): OutputTextPart {
+  return { type: "output_text", text, annotations: [] };
+}
+
+export function messageItemOf(
+  itemId: string,
+  status: MessageItemStatus,
+  content: OutputTextPart[],
+): MessageItem {
+  return { id: itemId, type: "message", status, role: "assistant", content };
+}
+
+/**
+ * The finished body. Its item is "completed" whatever the finish reason (interface.md, States); a text cut
+ * short by the token limit or a content filter makes the response "incomplete" with the reason, the only
+ * place this format tells a client its text was cut.
+ */
+export function responseBodyOf(reply: CompletedReply): ResponseBody {
+  const { itemId } = responseIdsOf(reply.createdAtMs);
+  const incompleteReason = incompleteReasonOf(reply.finishReason);
+  return responseBody(reply, {
+    status: incompleteReason === null ? "completed" : "incomplete",
+    error: null,
+    incomplete_details: incompleteReason === null ? null : { reason: incompleteReason },
+    output_text: reply.text,
+    output: [messageItemOf(itemId, "completed", [outputTextPartOf(reply.text)])],
+    usage: responseUsageOf(reply.usage),
+  });
+}
+
+/**
+ * `response.created`: "the response body with empty text and zero usage", whose item interface.md (States)
+ * shows as completed. The response itself is still in progress.
+ */
+export function createdResponseBodyOf(identity: ReplyIdentity): ResponseBody {
+  const { itemId } = responseIdsOf(identity.createdAtMs);
+  return responseBody(identity, {
+    status: "in_progress",
+    error: null,
+    incomplete_details: null,
+    output_text: "",
+    output: [messageItemOf(itemId, "completed", [outputTextPartOf("")])],
+    usage: zeroUsage(),
+  });
+}
+
+/**
+ * `response.in_progress` (C5: the in-progress body beside response_id). Its output is empty: a client that
+ * rebuilds the response from events (the official client does) takes this body as its snapshot and then
+ * appends the item of `response.output_item.added` at output_index 0; an item here would sit at index 0
+ * instead and the deltas would land in it.
+ */
+export function inProgressResponseBodyOf(identity: ReplyIdentity): ResponseBody {
+  return responseBody(identity, {
+    status: "in_progress",
+    error: null,
+    incomplete_details: null,
+    output_text: "",
+    output: [],
+    usage: zeroUsage(),
+  });
+}
+
+/** `response.failed`: the text produced so far, in an item that will not be completed. */
+export function failedResponseBodyOf(
+  identity: ReplyIdentity,
+  producedText: string,
+  error: ApiError,
+): ResponseBody {
+  const { itemId } = responseIdsOf(identity.createdAtMs);
+  return responseBody(identity, {
+    status: "failed",
+    error: { code: "server_error", message: error.message },
+    incomplete_details: null,
+    output_text: producedText,
+    output: [messageItemOf(itemId, "incomplete", [outputTextPartOf(producedText)])],
+    usage: null,
+  });
+}
+
+export function responseUsageOf(usage: BilledUsage): ResponseUsageBody {
+  assertBilledUsage(usage);
+  return {
+    input_tokens: usage.inputTokens,
+    input_tokens_details: { cached_tokens: usage.cachedInputTokens },
+    output_tokens: usage.outputTokens,
+    output_tokens_details: { reasoning_tokens: usage.reasoningTokens },
+    total_tokens: usage.inputTokens + usage.outputTokens,
+  };
+}
+
+function zeroUsage(): ResponseUsageBody {
+  return responseUsageOf({ inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0 });
+}
+
+type StateFields = Pick<
+  ResponseBody,
+  "status" | "error" | "incomplete_details" | "output_text" | "output" | "usage"
+>;
+
+/** One key order for every state, so that the bodies read alike on the wire. */
+function responseBody(identity: ReplyIdentity, fields: StateFields): ResponseBody {
+  return {
+    id: responseIdsOf(identity.createdAtMs).responseId,
+    object: "response",
+    created_at: unixSecondsOf(identity.createdAtMs),
+    status: fields.status,
+    error: fields.error,
+    incomplete_details: fields.incomplete_details,
+    model: identity.model,
+    output_text: fields.output_text,
+    output: fields.output,
+    usage: fields.usage,
+  };
+}
+
+function incompleteReasonOf(finishReason: FinishReason): IncompleteReason | null {
+  switch (finishReason) {
+    case "stop":
+    case "other":
+      return null;
+    case "length":
+      return "max_output_tokens";
+    case "content_filter":
+      return "content_filter";
+    default: {
+      const unknownReason: never = finishReason;
+      throw new Error(`unknown finish reason: ${String(unknownReason)}`);
+    }
+  }
+}

@@ -1,0 +1,39 @@
+import type { FinishReason } from "../../providers/provider";
+import type { ApiError } from "../api-error";
+import type { BilledUsage } from "./billed-usage";
+
+/** What the ids and envelopes of one reply depend on, in either format, streamed or not. */
+export interface ReplyIdentity {
+  /** The public model slug, echoed as `model`. */
+  model: string;
+  /** The request's start: ids are `<prefix>-<createdAtMs>` and `created` / `created_at` is its Unix second. */
+  createdAtMs: number;
+}
+
+/** A finished generation, ready to be shown as one JSON body. */
+export interface CompletedReply extends ReplyIdentity {
+  text: string;
+  finishReason: FinishReason;
+  usage: BilledUsage;
+}
+
+export function unixSecondsOf(createdAtMs: number): number {
+  if (!Number.isSafeInteger(createdAtMs) || createdAtMs < 0) {
+    throw new Error(`createdAtMs must be a non-negative integer, got ${String(createdAtMs)}`);
+  }
+  return Math.floor(createdAtMs / 1000);
+}
+
+/**
+ * A streamed reply, in either format: the edge calls `delta` per token, then exactly one of `complete` or
+ * `fail`. Nothing is written before the first call, so the edge decides when the stream starts (its first
+ * token) and a failure before that is still a plain JSON error.
+ */
+export interface ReplyStream {
+  /** One text event; an empty delta writes nothing. */
+  delta(text: string): void;
+  /** The closing frames with the finish reason and usage, then `data: [DONE]`; ends the sink. */
+  complete(finishReason: FinishReason, usage: BilledUsage): void;
+  /** A failure after the stream started: this format's error frame, then `data: [DONE]`; ends the sink. */
+  fail(error: ApiError): void;
+}

@@ -1,0 +1,94 @@
+import { describe, expect, it } from "vitest";
+import { parseChatCompletionsRequest } from "../../../src/gateway/wire/chat-completions-request";
+import { parseResponsesRequest } from "../../../src/gateway/wire/responses-request";
+import { toGenerationRequest } from "../../../src/gateway/wire/to-generation-request";
+import { type CatalogModel, findModel } from "../../../src/providers/catalog";
+import { expectValidationError } from "./support/rejection";
+
+function model(slug: string): CatalogModel {
+  const found = findModel(slug);
+  if (!found) throw new Error(`no catalog model ${slug}`);
+  return found;
+}
+
+const messages = [{ role: "user", content: "Why do rivers bend?" }];
+const everyParameter = { temperature: 0.3, top_p: 0.8, max_tokens: 50 };
+
+describe("toGenerationRequest", () => {
+  it.each<[string, { temperature?: number; topP?: number }]>([
+    ["alpha-5.4", { temperature: 0.3, topP: 0.8 }],
+    ["delta-4.6-opus", { temperature: 0.3, topP: 0.8 }],
+    ["alpha-5.4-pro", {}],
+    ["alpha-5.5", {}],
+    ["delta-4.7-opus", { topP: 0.8 }],
+    ["delta-4.8-opus", { topP: 0.8 }],
+  ])("for %s sends only the sampling parameters the model does not ignore", (slug, sampling) => {
+    const parsed = parseChatCompletionsRequest({ model: slug, messages, ...everyParameter });
+    expect(toGenerationRequest(parsed, model(slug))).toStrictEqual({
+      upstreamModelId: slug,
+      messages: [{ role: "user", content: "Why do rivers bend?" }],
+      ...sampling,
+      maxOutputTokens: 50,
+    });
+  });
+
+  it.each(["alpha-5.4-pro", "alpha-5.5", "delta-4.7-opus"])(
+    "validates an ignored parameter before dropping it (%s)",
+    (slug) => {
+      expectValidationError(
+        () => parseChatCompletionsRequest({ model: slug, messages, temperature: 3 }),
+        "temperature: must be a number from 0 to 2 inclusive",
+      );
+      expectValidationError(
+        () => parseResponsesRequest({ model: slug, input: "Hi", top_p: 2 }),
+        "top_p: must be a number from 0 to 1 inclusive",
+      );
+    },
+  );
+
+  it("sends no default the client did not ask for", () => {
+    const fromChat = toGenerationRequest(
+      parseChatCompletionsRequest({ model: "gamma-4-5", messages }),
+      model("gamma-4-5"),
+    );
+    const fromResponses = toGenerationRequest(
+      parseResponsesRequest({ model: "gamma-4-5", input: "Why do rivers bend?" }),
+      model("gamma-4-5"),
+    );
+    const expected = {
+      upstreamModelId: "gamma-4-5",
+      messages: [{ role: "user", content: "Why do rivers bend?" }],
+    };
+    expect(fromChat).toStrictEqual(expected);
+    expect(fromResponses).toStrictEqual(expected);
+  });
+
+  it("sends a value equal to the default when the client gave it", () => {
+    const parsed = parseChatCompletionsRequest({ model: "gamma-4-5", messages, temperature: 1, top_p: 1 });
+    expect(toGenerationRequest(parsed, model("gamma-4-5"))).toMatchObject({ temperature: 1, topP: 1 });
+  });
+
+  it("maps the responses output limit and instructions", () => {
+    const parsed = parseResponsesRequest({
+      model: "alpha-5.4-pro",
+      instructions: "Be brief.",
+      input: "Why?",
+      max_output_tokens: 16,
+    });
+    expect(toGenerationRequest(parsed, model("alpha-5.4-pro"))).toStrictEqual({
+      upstreamModelId: "alpha-5.4-pro",
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Why?" },
+      ],
+      maxOutputTokens: 16,
+    });
+  });
+
+  it("refuses a catalog model that is not the one requested (a programmer error)", () => {
+    const parsed = parseChatCompletionsRequest({ model: "alpha-5.4", messages });
+    expect(() => toGenerationRequest(parsed, model("alpha-5.5"))).toThrow(
+      /alpha-5.4 paired with catalog model alpha-5.5/,
+    );
+  });
+});
