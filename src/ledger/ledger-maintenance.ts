@@ -65,7 +65,8 @@ async function takeRunnerLock(client: pg.PoolClient): Promise<void> {
     if (locked.rows[0]?.locked) return;
     await client.query(
       `SELECT pg_terminate_backend(pid) FROM pg_locks
-       WHERE locktype = 'advisory' AND objid = $1 AND granted AND pid <> pg_backend_pid()`,
+       WHERE locktype = 'advisory' AND objid = $1 AND granted AND pid <> pg_backend_pid()
+         AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
       [projectionRunnerLockKey],
     );
     await new Promise((resolve) => setTimeout(resolve, 100));

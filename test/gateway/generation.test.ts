@@ -247,8 +247,36 @@ describe("generation with the official openai client", () => {
     }
   });
 
+  it("treats a connection the upstream drops mid-stream as an upstream failure", async () => {
+    const slow = await startGatewayHarness({ label: "dropped", simulator: { tokensPerSecond: 200 } });
+    try {
+      const session = await slow.session("carol");
+      const key = (await slow.issueKey(session)).key;
+      await slow.topUp({ kind: "user", id: "carol" }, "1000");
+      slow.simulator.setFault({ kind: "break-stream", afterDeltas: 4, mode: "destroy-socket" });
+      const response = await fetch(`${slow.baseUrl}/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "gamma-4-3",
+          messages: [{ role: "user", content: "Hi there" }],
+          stream: true,
+        }),
+      });
+      const frames = (await response.text()).split("\n\n").filter(Boolean);
+      expect(frames.at(-1)).toBe("data: [DONE]");
+      expect(JSON.parse(frames.at(-2)!.slice("data: ".length))).toMatchObject({ status: 300 });
+      expect(await usageOf(slow, response.headers.get("x-request-id")!)).toMatchObject({
+        outcome: "upstream-failed",
+        usageSource: "estimated",
+      });
+    } finally {
+      await slow.close();
+    }
+  });
+
   it("ends a stream whose upstream fails midway with an error event, and records what was produced", async () => {
-    harness.simulator.setFault({ kind: "break-stream", afterDeltas: 3, mode: "destroy-socket" });
+    harness.simulator.setFault({ kind: "break-stream", afterDeltas: 3, mode: "error-event" });
     const before = await usageCount(harness);
     const response = await fetch(`${harness.baseUrl}/chat/completions`, {
       method: "POST",

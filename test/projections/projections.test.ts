@@ -239,7 +239,8 @@ describe("projections", () => {
         // Stop whichever runner leads; the other must carry on.
         if (round === 0) {
           const leader = await harness.ledger.pool.query<{ holders: number }>(
-            "SELECT count(*)::int AS holders FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND granted",
+            `SELECT count(*)::int AS holders FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND granted
+             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
             [projectionRunnerLockKey],
           );
           expect(leader.rows[0]).toEqual({ holders: 1 });

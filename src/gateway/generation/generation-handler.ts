@@ -167,8 +167,9 @@ async function streamGeneration(
       return;
     case "upstream-failed": {
       if (!clientStream) throw failure;
-      clientStream.fail(toApiError(failure));
+      // Recorded before the stream closes, so the usage is in the ledger by the time the client sees the end.
       if (produced !== "") await recordUsage(dependencies, context, format, outcome, reported, produced);
+      clientStream.fail(toApiError(failure));
       return;
     }
     default: {
