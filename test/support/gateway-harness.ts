@@ -3,7 +3,8 @@ import OpenAI from "openai";
 import pino from "pino";
 import { balancesProjection } from "../../projections/balances";
 import type { ChargeEnqueuer } from "../../src/billing/charge-enqueuer";
-import { modelFamilies } from "../../src/config";
+import { startBilling } from "../../src/billing/start-billing";
+import { loadConfig, modelFamilies } from "../../src/config";
 import type { ModelFamily } from "../../src/providers/provider";
 import {
   type Simulator,
@@ -46,11 +47,27 @@ export async function startGatewayHarness(
     simulator?: SimulatorOptions;
     charges?: ChargeEnqueuer;
     service?: Partial<ServiceOptions>;
+    /** Run the real billing: queue (Redis when given, else PostgreSQL), workers, admin and account APIs. */
+    billing?: { redisUrl?: string };
   } = {},
 ): Promise<GatewayHarness> {
   const database = await createTestDatabase(options.label ?? "gateway");
   const simulator = await startSimulator(options.simulator ?? {});
   const enqueued: string[] = [];
+  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
+  const billing = options.billing
+    ? await startBilling({
+        config: loadConfig({
+          DATABASE_URL: database.url,
+          ...(options.billing.redisUrl ? { REDIS_URL: options.billing.redisUrl } : {}),
+          SESSION_SECRET: testSecrets.sessionSecret,
+          KEY_PEPPER: testSecrets.keyPepper,
+        }),
+        databaseUrl: database.url,
+        logger,
+        runWorkers: true,
+      })
+    : undefined;
   const upstreams = Object.fromEntries(
     modelFamilies.map((family) => [family, { baseUrl: simulator.url, apiKey: `upstream-secret-${family}` }]),
   ) as Record<ModelFamily, { baseUrl: string; apiKey: string }>;
@@ -58,11 +75,14 @@ export async function startGatewayHarness(
     databaseUrl: database.url,
     ...testSecrets,
     upstreams,
-    charges: options.charges ?? { enqueueCharge: (requestId) => void enqueued.push(requestId) },
+    charges: billing?.charges ??
+      options.charges ?? { enqueueCharge: (requestId) => void enqueued.push(requestId) },
     requestBodyBytesMax: 1024 * 1024,
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
+    logger,
+    ...(billing ? { adminRouter: billing.adminRouter, accountRouter: billing.accountRouter } : {}),
     ...options.service,
   });
+  await billing?.attach(service);
   const { url } = await service.listen(0, "127.0.0.1");
   return {
     url,
@@ -111,6 +131,7 @@ export async function startGatewayHarness(
         timeout: clientOptions.timeoutMs ?? 20_000,
       }),
     close: async () => {
+      await billing?.close();
       await service.close();
       await simulator.close();
       await database.drop();

@@ -1,0 +1,177 @@
+import { randomUUID } from "node:crypto";
+import net from "node:net";
+import { balancesProjection } from "../projections/balances";
+import { modelFamilies } from "../src/config";
+import { openLedger } from "../src/ledger/open-ledger";
+import { ProjectionWaiter } from "../src/ledger/projection-waiter";
+import { createBenchDatabase } from "./bench-database";
+import { type LoadResult, runLoad } from "./load-generator";
+import type { Figure } from "./measure";
+import { startChild } from "./processes/child-process";
+
+/**
+ * Gateway benchmark (C9): the gateway against the same simulator called directly, in one run. Every gateway
+ * request is authenticated, balance-checked, recorded in the ledger and charged by the worker.
+ */
+
+const throughputConnections = 32;
+const requestsMax = 20_000;
+const durationMsMax = 10_000;
+const latencyRequests = 1_000;
+
+const secrets = {
+  SESSION_SECRET: "bench-session-secret-0123456789abcdef0123456789",
+  KEY_PEPPER: "bench-key-pepper-0123456789abcdef0123456789abcd",
+  ADMIN_TOKEN: "bench-admin-token-0123456789abcdef0123456789ab",
+};
+
+function chatBody(stream: boolean): string {
+  return JSON.stringify({
+    model: "gamma-4-5",
+    messages: [{ role: "user", content: "Summarise the benefits of event sourcing in two sentences." }],
+    max_tokens: 64,
+    stream,
+    ...(stream ? { stream_options: { include_usage: true } } : {}),
+  });
+}
+
+export async function runGatewayBenchmarks(options: { redisUrl?: string }): Promise<Figure[]> {
+  const database = await createBenchDatabase();
+  const simulator = await startChild("bench/processes/simulator-process.ts", [], process.env, /^http:\/\//);
+  const simulatorUrl = simulator.line.trim();
+  const port = await freePort();
+  const upstreamEnvironment = Object.fromEntries(
+    modelFamilies.flatMap((family) => [
+      [`${family.toUpperCase()}_BASE_URL`, simulatorUrl],
+      [`${family.toUpperCase()}_API_KEY`, "bench"],
+    ]),
+  );
+  const gateway = await startChild(
+    "src/main.ts",
+    [],
+    {
+      ...process.env,
+      ...secrets,
+      ...upstreamEnvironment,
+      DATABASE_URL: database.url,
+      ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "warn",
+    },
+    /gateway listening/,
+  );
+  const origin = `http://127.0.0.1:${port}`;
+  const figures: Figure[] = [];
+  try {
+    const apiKey = await provisionKey(origin, database.url);
+    const gatewayHeaders = { authorization: `Bearer ${apiKey}` };
+    const load = (target: "gateway" | "direct", stream: boolean, connections: number, requests: number) =>
+      runLoad({
+        origin: target === "gateway" ? origin : simulatorUrl,
+        path: target === "gateway" ? "/llm/v1/chat/completions" : "/chat/completions",
+        headers: target === "gateway" ? gatewayHeaders : { authorization: "Bearer bench" },
+        body: chatBody(stream),
+        connections,
+        requestsMax: requests,
+        durationMsMax,
+      });
+    // Warm both paths (JIT, connection pools, prepared statements) before measuring.
+    await load("gateway", false, 8, 500);
+    await load("direct", false, 8, 500);
+
+    for (const stream of [false, true]) {
+      const mode = stream ? "streaming" : "JSON";
+      const direct = await load("direct", stream, throughputConnections, requestsMax);
+      const viaGateway = await load("gateway", stream, throughputConnections, requestsMax);
+      assertHealthy(viaGateway, `gateway ${mode}`);
+      figures.push({
+        name: `gateway req/s, ${mode}, 32 connections`,
+        value: viaGateway.requestsPerSecond,
+        unit: "req/s",
+        baseline: direct.requestsPerSecond,
+        baselineName: "simulator called directly",
+        target: "≥ 3,000 req/s",
+      });
+      const directLatency = await load("direct", stream, 1, latencyRequests);
+      const gatewayLatency = await load("gateway", stream, 1, latencyRequests);
+      assertHealthy(gatewayLatency, `gateway ${mode} latency`);
+      figures.push({
+        name: `added latency p50, ${mode}, 1 connection`,
+        value: gatewayLatency.p50Ms - directLatency.p50Ms,
+        unit: "ms",
+        baseline: directLatency.p50Ms,
+        baselineName: "direct p50",
+        target: "≤ 0.5 ms",
+      });
+      figures.push({
+        name: `added latency p99, ${mode}, 1 connection`,
+        value: gatewayLatency.p99Ms - directLatency.p99Ms,
+        unit: "ms",
+        baseline: directLatency.p99Ms,
+        baselineName: "direct p99",
+      });
+    }
+  } finally {
+    await gateway.stop();
+    await simulator.stop();
+    await database.drop();
+  }
+  return figures;
+}
+
+function assertHealthy(result: LoadResult, label: string): void {
+  if (result.failures > 0)
+    throw new Error(`${label}: ${result.failures} of ${result.requests} requests failed`);
+}
+
+async function provisionKey(origin: string, databaseUrl: string): Promise<string> {
+  const adminHeaders = { authorization: `Bearer ${secrets.ADMIN_TOKEN}`, "content-type": "application/json" };
+  const session = await fetch(`${origin}/admin/sessions`, {
+    method: "POST",
+    headers: adminHeaders,
+    body: JSON.stringify({ userId: "bench" }),
+  });
+  const { token } = (await session.json()) as { token: string };
+  const issued = await fetch(`${origin}/llm/apis`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: "bench" }),
+  });
+  const { key } = (await issued.json()) as { key: string };
+  const ledger = await openLedger({ databaseUrl, applicationName: "bench-setup", connectionsMax: 2 });
+  const waiter = new ProjectionWaiter(ledger.pool, databaseUrl, 50);
+  await waiter.start();
+  try {
+    const appended = await ledger.store.append({
+      streamId: "account-user-bench",
+      expectedVersion: "any",
+      events: [
+        {
+          eventId: randomUUID(),
+          event: {
+            type: "CreditToppedUp",
+            data: { account: { kind: "user", id: "bench" }, amountWon: "1000000000", reference: "bench" },
+            metadata: { actor: "admin", occurredAt: new Date().toISOString() },
+          },
+        },
+      ],
+    });
+    await waiter.waitFor(appended.position, [balancesProjection.name], 30_000);
+  } finally {
+    await waiter.close();
+    await ledger.close();
+  }
+  return key;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.on("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === "object" && address ? resolve(address.port) : reject()));
+    });
+  });
+}

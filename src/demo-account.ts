@@ -1,0 +1,62 @@
+import { randomUUID } from "node:crypto";
+import { balancesProjection } from "../projections/balances";
+import type { ServiceParts } from "./service";
+
+/** First embedded start: a demo user with ₩10,000 and a key, so a newcomer can `curl` at once. */
+
+const demoUserId = "demo";
+const demoCreditWon = "10000";
+const demoSessionTtlSeconds = 30 * 24 * 60 * 60;
+
+export async function seedDemoAccount(
+  service: ServiceParts,
+): Promise<{ apiKey: string; sessionToken: string }> {
+  const session = { userId: demoUserId, organizationId: null };
+  const appended = await service.ledger.store.append({
+    streamId: `account-user-${demoUserId}`,
+    expectedVersion: "any",
+    events: [
+      {
+        eventId: randomUUID(),
+        event: {
+          type: "CreditToppedUp",
+          data: {
+            account: { kind: "user", id: demoUserId },
+            amountWon: demoCreditWon,
+            reference: "demo credit at first start",
+          },
+          metadata: { actor: "system:first-start", occurredAt: new Date().toISOString() },
+        },
+      },
+    ],
+  });
+  await service.waiter.waitFor(appended.position, [balancesProjection.name], 30_000);
+  const issued = await service.keys.issue(
+    session,
+    { name: "demo", description: "created at first start", isOrganization: false },
+    "first-start",
+  );
+  const { token } = await service.sessions.mint(session, demoSessionTtlSeconds);
+  return { apiKey: issued.key, sessionToken: token };
+}
+
+export function printFirstStartBanner(details: {
+  baseUrl: string;
+  apiKey: string;
+  sessionToken: string;
+  adminToken: string | undefined;
+}): void {
+  const lines = [
+    "",
+    "won-gateway is running on embedded PostgreSQL. Shown once — keep what you need:",
+    `  base URL        ${details.baseUrl}`,
+    `  demo API key    ${details.apiKey}   (user "demo", ₩${demoCreditWon})`,
+    `  session token   ${details.sessionToken}`,
+    `  admin token     ${details.adminToken ?? "(admin API off)"}`,
+    "",
+    `  curl ${details.baseUrl}/chat/completions -H "Authorization: Bearer ${details.apiKey}" \\`,
+    `    -H "Content-Type: application/json" -d '{"model":"alpha-5.4-mini","messages":[{"role":"user","content":"Hello"}]}'`,
+    "",
+  ];
+  process.stdout.write(`${lines.join("\n")}\n`);
+}
