@@ -48,7 +48,7 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
   );
   const gateway = await startChild(
     "src/main.ts",
-    [],
+    process.env.BENCH_GATEWAY_ROLE ? [`--role=${process.env.BENCH_GATEWAY_ROLE}`] : [],
     {
       ...process.env,
       ...secrets,
@@ -57,7 +57,7 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
       ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
       PORT: String(port),
       HOST: "127.0.0.1",
-      LOG_LEVEL: "warn",
+      LOG_LEVEL: "info",
     },
     /gateway listening/,
   );

@@ -31,6 +31,7 @@ const expectedAny = -2;
 const expectedNoStream = -1;
 const anyVersionRetriesMax = 10;
 const notificationChannel = "ledger_events";
+const notifyIntervalMs = 5;
 
 interface PostgresEventStoreOptions {
   pool: pg.Pool;
@@ -147,6 +148,10 @@ export class PostgresEventStore implements EventStore {
     this.listener = undefined;
   }
 
+  /**
+   * At most one NOTIFY per `notifyIntervalMs`: under load, one wake-up serves many appends, and a
+   * subscriber reads everything committed by then anyway.
+   */
   private notifySubscribers(): void {
     if (this.notifying !== "idle") {
       this.notifying = "sending-then-again";
@@ -157,9 +162,11 @@ export class PostgresEventStore implements EventStore {
       .query(`SELECT pg_notify('${notificationChannel}', '')`)
       .catch(() => {})
       .finally(() => {
-        const again = this.notifying === "sending-then-again";
-        this.notifying = "idle";
-        if (again) this.notifySubscribers();
+        setTimeout(() => {
+          const again = this.notifying === "sending-then-again";
+          this.notifying = "idle";
+          if (again) this.notifySubscribers();
+        }, notifyIntervalMs).unref();
       });
   }
 
