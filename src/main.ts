@@ -135,8 +135,9 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "shutting down");
-    await service.close();
+    // Workers first: they need the ledger, which the service closes.
     await billing.close();
+    await service.close();
     await simulator?.close();
     await database.local?.stop();
     process.exit(0);

@@ -1,0 +1,28 @@
+import type pg from "pg";
+import type { AccountReference } from "../ledger/events";
+import { readBalanceWon } from "./account-balances";
+import { valuePendingCharges } from "./pending-charges-valuation";
+import { createPricingReadModel } from "./pricing-read-model";
+
+/**
+ * An account as finance sees it (C6 `GET /admin/accounts/:kind/:id`): balance and pending usage read from
+ * one snapshot, so that a charge applied between two reads is never counted in both or in neither.
+ */
+export async function readAccountView(
+  pool: pg.Pool,
+  account: AccountReference,
+): Promise<{ balanceWon: string; pendingWon: string }> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    const balanceWon = await readBalanceWon(client, account);
+    const { pendingWon } = await valuePendingCharges(client, createPricingReadModel(client), account);
+    await client.query("COMMIT");
+    return { balanceWon, pendingWon };
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}

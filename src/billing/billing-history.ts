@@ -1,0 +1,121 @@
+import type pg from "pg";
+import { billingHistoryTable } from "../../projections/billing-history";
+import type { AccountReference, ChargeBreakdownData } from "../ledger/events";
+
+/**
+ * Charges of one account with their whole breakdown (C6 `GET /admin/billing`, C4 `GET /llm/billing`), in
+ * the order the requests started. `from` is inclusive and `to` exclusive, both on the request's start —
+ * the instant its price, discount and rate were taken at.
+ */
+
+export interface BillingHistoryQuery {
+  account: AccountReference;
+  from: Date | undefined;
+  to: Date | undefined;
+}
+
+export interface BillingHistoryEntry {
+  requestId: string;
+  account: AccountReference;
+  keyId: string;
+  model: string;
+  endpoint: string;
+  startedAt: string;
+  chargedAt: string;
+  amountWon: string;
+  breakdown: ChargeBreakdownData;
+}
+
+interface Row {
+  request_id: string;
+  account_kind: AccountReference["kind"];
+  account_id: string;
+  key_id: string;
+  model: string;
+  endpoint: string;
+  started_at: string;
+  started_at_exact: string;
+  charged_at: string;
+  breakdown: ChargeBreakdownData;
+}
+
+/** More rows than one export may hold: the caller must narrow the range (400, never a truncated file). */
+export class BillingHistoryTooLargeError extends Error {
+  override readonly name = "BillingHistoryTooLargeError";
+  constructor(
+    readonly rowCount: number,
+    readonly rowsMax: number,
+  ) {
+    super(`the range holds ${rowCount} charges, more than ${rowsMax}: narrow it with from and to`);
+  }
+}
+
+const rangeCondition = `account_kind = $1 AND account_id = $2
+  AND ($3::timestamptz IS NULL OR started_at >= $3::timestamptz)
+  AND ($4::timestamptz IS NULL OR started_at < $4::timestamptz)`;
+
+function rangeParameters(query: BillingHistoryQuery): (string | null)[] {
+  return [
+    query.account.kind,
+    query.account.id,
+    query.from?.toISOString() ?? null,
+    query.to?.toISOString() ?? null,
+  ];
+}
+
+/** Checks the size first, then yields pages, so an export either fits whole or is refused before it starts. */
+export async function countBillingHistory(
+  database: Pick<pg.Pool, "query">,
+  query: BillingHistoryQuery,
+  rowsMax: number,
+): Promise<number> {
+  const result = await database.query<{ count: string }>(
+    `SELECT count(*)::text AS count FROM ${billingHistoryTable.name} WHERE ${rangeCondition}`,
+    rangeParameters(query),
+  );
+  const rowCount = Number(result.rows[0]!.count);
+  if (rowCount > rowsMax) throw new BillingHistoryTooLargeError(rowCount, rowsMax);
+  return rowCount;
+}
+
+export async function* readBillingHistory(
+  database: Pick<pg.Pool, "query">,
+  query: BillingHistoryQuery,
+  limits: { pageSize: number; rowsMax: number },
+): AsyncGenerator<BillingHistoryEntry[]> {
+  let after: { startedAt: string; requestId: string } | undefined;
+  for (let page = 0; page <= Math.ceil(limits.rowsMax / limits.pageSize); page += 1) {
+    const result = await database.query<Row>(
+      `SELECT request_id, account_kind, account_id, key_id, model, endpoint,
+              to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS started_at,
+              to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS started_at_exact,
+              to_char(charged_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS charged_at,
+              breakdown
+       FROM ${billingHistoryTable.name}
+       WHERE ${rangeCondition}
+         AND ($5::timestamptz IS NULL OR (started_at, request_id) > ($5::timestamptz, $6::text))
+       ORDER BY started_at, request_id
+       LIMIT $7`,
+      [...rangeParameters(query), after?.startedAt ?? null, after?.requestId ?? null, limits.pageSize],
+    );
+    if (result.rows.length === 0) return;
+    yield result.rows.map(entryOf);
+    const last = result.rows[result.rows.length - 1]!;
+    after = { startedAt: last.started_at_exact, requestId: last.request_id };
+    if (result.rows.length < limits.pageSize) return;
+  }
+}
+
+function entryOf(row: Row): BillingHistoryEntry {
+  return {
+    requestId: row.request_id,
+    account: { kind: row.account_kind, id: row.account_id },
+    keyId: row.key_id,
+    model: row.model,
+    endpoint: row.endpoint,
+    startedAt: row.started_at,
+    chargedAt: row.charged_at,
+    amountWon: row.breakdown.amountWon,
+    breakdown: row.breakdown,
+  };
+}

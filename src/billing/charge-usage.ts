@@ -1,0 +1,145 @@
+import { discountsProjection } from "../../projections/discounts";
+import { fxRatesProjection } from "../../projections/fx-rates";
+import { pricesProjection } from "../../projections/prices";
+import {
+  type EventStore,
+  type RecordedEvent,
+  type RecordedEventOf,
+  WrongExpectedVersionError,
+} from "../ledger/event-store";
+import { type AccountReference, parseLedgerEvent } from "../ledger/events";
+import type { LogPosition } from "../ledger/log-position";
+import { calculateCharge } from "./charge-calculation";
+import { usageChargedEventId } from "./deterministic-event-id";
+import type { PricingReadModel } from "./pricing-read-model";
+import type { Clock, ProjectionWaiting } from "./projection-waiting";
+import { recordedBreakdownOf, tokenCountsForPricing } from "./recorded-charge-breakdown";
+
+/**
+ * ChargeUsage: the command the reconciler runs for one request. It turns the request's `UsageRecorded`
+ * into exactly one `UsageCharged` in the same stream, however often it runs and however many workers run
+ * it at once:
+ * - the charge is appended at stream version 1 (expected version 0), so a second charge of the same
+ *   usage is refused by the store (WrongExpectedVersion = someone else charged it: success);
+ * - its event id is derived from the request id, so a retry of an append whose answer was lost is
+ *   recognised by the store as the same event.
+ */
+
+export const usageStreamIdOf = (requestId: string) => `usage-${requestId}`;
+export const reconcilerActor = "system:reconciler";
+
+/** The projections a charge reads; it waits until they have applied the usage's position. */
+export const pricingProjectionNames = [
+  pricesProjection.name,
+  discountsProjection.name,
+  fxRatesProjection.name,
+] as const;
+
+export interface ChargeUsageDependencies {
+  store: EventStore;
+  waiter: ProjectionWaiting;
+  pricing: PricingReadModel;
+  clock: Clock;
+  projectionWaitTimeoutMs: number;
+}
+
+/**
+ * `charged`: this run's append is in the ledger — appended now, or recognised by the store as identical to
+ * one a concurrent run stored a moment earlier (same derived event id). Either way there is one charge.
+ * `already-charged`: the stream held the charge before this run appended anything.
+ */
+export type ChargeUsageOutcome =
+  | { kind: "charged"; amountWon: string; position: LogPosition }
+  | { kind: "already-charged" };
+
+/** The usage stream holds no `UsageRecorded`: the job names a request that was never recorded. */
+export class UsageNotRecordedError extends Error {
+  override readonly name = "UsageNotRecordedError";
+  constructor(readonly requestId: string) {
+    super(`no UsageRecorded in stream ${usageStreamIdOf(requestId)}`);
+  }
+}
+
+/** Whose discount applies: an organization key's organization; a personal key matches only "any" (C7). */
+export function discountOrganizationOf(account: AccountReference): string | null {
+  return account.kind === "organization" ? account.id : null;
+}
+
+export async function chargeUsage(
+  dependencies: ChargeUsageDependencies,
+  requestId: string,
+): Promise<ChargeUsageOutcome> {
+  const streamId = usageStreamIdOf(requestId);
+  const stream = await dependencies.store.readStream(streamId);
+  if (hasCharge(stream)) return { kind: "already-charged" };
+  const usage = stream.find(
+    (event): event is RecordedEventOf<"UsageRecorded"> => event.type === "UsageRecorded",
+  );
+  if (usage === undefined) throw new UsageNotRecordedError(requestId);
+  // The stream is (UsageRecorded) and the charge goes right after it; any other shape is a bug upstream.
+  if (usage.streamVersion !== 0 || stream.length !== 1) {
+    throw new Error(
+      `stream ${streamId} is not a usage stream: ${stream.map((event) => event.type).join(", ")}`,
+    );
+  }
+
+  // Read-your-writes on the pricing side: a price set before the request started is always seen.
+  await dependencies.waiter.waitFor(
+    usage.position,
+    pricingProjectionNames,
+    dependencies.projectionWaitTimeoutMs,
+  );
+  const [pricing] = await dependencies.pricing.pricingAt([
+    {
+      model: usage.data.model,
+      organizationId: discountOrganizationOf(usage.data.account),
+      startedAt: new Date(usage.data.startedAt),
+    },
+  ]);
+  const breakdown = calculateCharge({
+    tokens: tokenCountsForPricing(usage.data.tokens),
+    unitPrices: pricing!.unitPrices,
+    fxRate: pricing!.fxRate,
+    discountRate: pricing!.discount.rate,
+  });
+
+  const charged = parseLedgerEvent({
+    type: "UsageCharged",
+    data: {
+      requestId: usage.data.requestId,
+      keyId: usage.data.keyId,
+      account: usage.data.account,
+      model: usage.data.model,
+      endpoint: usage.data.endpoint,
+      startedAt: usage.data.startedAt,
+      amountWon: breakdown.amountWon,
+      breakdown: recordedBreakdownOf(breakdown, usage.data.tokens, usage.data.usageSource),
+    },
+    metadata: {
+      actor: reconcilerActor,
+      correlationId: requestId,
+      causationId: usage.eventId,
+      occurredAt: dependencies.clock().toISOString(),
+    },
+  });
+  try {
+    const appended = await dependencies.store.append({
+      streamId,
+      expectedVersion: usage.streamVersion,
+      events: [{ eventId: usageChargedEventId(requestId), event: charged }],
+    });
+    return { kind: "charged", amountWon: breakdown.amountWon, position: appended.position };
+  } catch (error) {
+    if (
+      error instanceof WrongExpectedVersionError &&
+      hasCharge(await dependencies.store.readStream(streamId))
+    ) {
+      return { kind: "already-charged" };
+    }
+    throw error;
+  }
+}
+
+function hasCharge(stream: readonly RecordedEvent[]): boolean {
+  return stream.some((event) => event.type === "UsageCharged");
+}

@@ -1,0 +1,188 @@
+import type pg from "pg";
+import { discountsTable } from "../../projections/discounts";
+import { fxRatesTable } from "../../projections/fx-rates";
+import { pricesTable } from "../../projections/prices";
+import { findModel } from "../providers/catalog";
+import { billingLimits } from "./billing-limits";
+import type { FxRateInForce, UnitPrices } from "./charge-calculation";
+import { type DiscountRule, type DiscountSelection, selectDiscount } from "./discount-rules";
+import { parseMoney } from "./money";
+import { type IsoDate, seoulDateOf } from "./seoul-calendar";
+
+/**
+ * The price, discount and FX rate in force when a request started (C7), read from the prices, discounts
+ * and FX-rates projections. The reconciler and the account views ("pending") price through this one
+ * module, so a pending amount is exactly what the charge will be.
+ *
+ * - Price: the latest `ModelPriceSet` of the model effective at or before the start; none → the catalog
+ *   default (seeding records the defaults at first start, so this only covers the instants before it).
+ * - Discount: per (model or any, organization or any) the latest rule effective at or before the start;
+ *   the most specific applicable one wins (`selectDiscount`).
+ * - FX: D = the Seoul date of the start; among the rates recorded at or before the start, the one with the
+ *   latest `appliesOn` ≤ D, and among those the latest recorded. Its rate date is what the charge records.
+ *
+ * Events with the same effective instant are ordered by event id: the projections do not keep the log
+ * position, and a fixed order is better than an arbitrary one.
+ */
+
+export interface PricingRequest {
+  model: string;
+  /** The organization of an organization key; null for a personal key (C7: personal keys match only "any"). */
+  organizationId: string | null;
+  startedAt: Date;
+}
+
+export interface PricingInForce {
+  unitPrices: UnitPrices;
+  priceSource: "ledger" | "catalog-default";
+  fxRate: FxRateInForce & { appliesOn: IsoDate };
+  discount: DiscountSelection;
+}
+
+export interface PricingReadModel {
+  /** One answer per request, in order. Throws `PricingUnavailableError` when one cannot be priced. */
+  pricingAt(requests: readonly PricingRequest[]): Promise<PricingInForce[]>;
+}
+
+export type PricingUnavailableReason = "unknown-model" | "no-fx-rate";
+
+/** A request that cannot be priced: a data problem an operator must fix; the charge stays pending. */
+export class PricingUnavailableError extends Error {
+  override readonly name = "PricingUnavailableError";
+  constructor(
+    readonly reason: PricingUnavailableReason,
+    readonly request: PricingRequest,
+  ) {
+    super(
+      reason === "unknown-model"
+        ? `no price for model ${request.model}: not in the catalog and never set`
+        : `no FX rate recorded on or before ${seoulDateOf(request.startedAt)} (Seoul) as of ${request.startedAt.toISOString()}`,
+    );
+  }
+}
+
+interface PricingRow {
+  ordinal: number;
+  input_usd_per_million_tokens: string | null;
+  cached_input_usd_per_million_tokens: string | null;
+  output_usd_per_million_tokens: string | null;
+  rate_krw_per_usd: string | null;
+  rate_date: string | null;
+  applies_on: string | null;
+  discount_rules: { model: string | null; organizationId: string | null; rate: string }[];
+}
+
+/** One round trip for a whole page of requests: each gets its price, FX rate and candidate discount rules. */
+const pricingStatement = `
+  WITH request AS (
+    SELECT * FROM json_to_recordset($1::json)
+      AS request(ordinal int, model text, organization_id text, started_at timestamptz, seoul_date date)
+  )
+  SELECT request.ordinal,
+         price.input_usd_per_million_tokens::text AS input_usd_per_million_tokens,
+         price.cached_input_usd_per_million_tokens::text AS cached_input_usd_per_million_tokens,
+         price.output_usd_per_million_tokens::text AS output_usd_per_million_tokens,
+         fx.rate_krw_per_usd::text AS rate_krw_per_usd,
+         fx.rate_date::text AS rate_date,
+         fx.applies_on::text AS applies_on,
+         (SELECT coalesce(json_agg(json_build_object(
+                    'model', rule.model, 'organizationId', rule.organization_id, 'rate', rule.rate::text)), '[]'::json)
+          FROM (SELECT DISTINCT ON (discount.model, discount.organization_id)
+                       discount.model, discount.organization_id, discount.rate
+                FROM ${discountsTable.name} discount
+                WHERE discount.effective_at <= request.started_at
+                  AND (discount.model IS NULL OR discount.model = request.model)
+                  AND (discount.organization_id IS NULL OR discount.organization_id = request.organization_id)
+                ORDER BY discount.model, discount.organization_id, discount.effective_at DESC, discount.event_id DESC
+               ) rule
+         ) AS discount_rules
+  FROM request
+  LEFT JOIN LATERAL (
+    SELECT input_usd_per_million_tokens, cached_input_usd_per_million_tokens, output_usd_per_million_tokens
+    FROM ${pricesTable.name}
+    WHERE model = request.model AND effective_at <= request.started_at
+    ORDER BY effective_at DESC, event_id DESC
+    LIMIT 1
+  ) price ON true
+  LEFT JOIN LATERAL (
+    SELECT rate_krw_per_usd, rate_date, applies_on
+    FROM ${fxRatesTable.name}
+    WHERE applies_on <= request.seoul_date AND recorded_at <= request.started_at
+    ORDER BY applies_on DESC, recorded_at DESC, event_id DESC
+    LIMIT 1
+  ) fx ON true
+  ORDER BY request.ordinal`;
+
+export function createPricingReadModel(database: Pick<pg.Pool, "query">): PricingReadModel {
+  return {
+    async pricingAt(requests) {
+      if (requests.length > billingLimits.pricingRequestsPerQueryMax) {
+        throw new RangeError(
+          `at most ${billingLimits.pricingRequestsPerQueryMax} requests per pricing query`,
+        );
+      }
+      if (requests.length === 0) return [];
+      const input = requests.map((request, ordinal) => ({
+        ordinal,
+        model: request.model,
+        organization_id: request.organizationId,
+        started_at: request.startedAt.toISOString(),
+        seoul_date: seoulDateOf(request.startedAt),
+      }));
+      const result = await database.query<PricingRow>(pricingStatement, [JSON.stringify(input)]);
+      return result.rows.map((row) => pricingOfRow(row, requests[row.ordinal]!));
+    },
+  };
+}
+
+function pricingOfRow(row: PricingRow, request: PricingRequest): PricingInForce {
+  const { unitPrices, priceSource } = unitPricesOf(row, request);
+  if (row.rate_krw_per_usd === null || row.rate_date === null || row.applies_on === null) {
+    throw new PricingUnavailableError("no-fx-rate", request);
+  }
+  const rules: DiscountRule[] = row.discount_rules.map((rule) => ({
+    model: rule.model,
+    organizationId: rule.organizationId,
+    rate: parseMoney(rule.rate),
+  }));
+  return {
+    unitPrices,
+    priceSource,
+    fxRate: {
+      rateKrwPerUsd: parseMoney(row.rate_krw_per_usd),
+      rateDate: row.rate_date,
+      appliesOn: row.applies_on,
+    },
+    discount: selectDiscount(rules, { model: request.model, organizationId: request.organizationId }),
+  };
+}
+
+function unitPricesOf(
+  row: PricingRow,
+  request: PricingRequest,
+): { unitPrices: UnitPrices; priceSource: PricingInForce["priceSource"] } {
+  if (
+    row.input_usd_per_million_tokens !== null &&
+    row.cached_input_usd_per_million_tokens !== null &&
+    row.output_usd_per_million_tokens !== null
+  ) {
+    return {
+      priceSource: "ledger",
+      unitPrices: {
+        inputUsdPerMillionTokens: parseMoney(row.input_usd_per_million_tokens),
+        cachedInputUsdPerMillionTokens: parseMoney(row.cached_input_usd_per_million_tokens),
+        outputUsdPerMillionTokens: parseMoney(row.output_usd_per_million_tokens),
+      },
+    };
+  }
+  const model = findModel(request.model);
+  if (model === undefined) throw new PricingUnavailableError("unknown-model", request);
+  return {
+    priceSource: "catalog-default",
+    unitPrices: {
+      inputUsdPerMillionTokens: parseMoney(model.inputUsdPerMillionTokens),
+      cachedInputUsdPerMillionTokens: parseMoney(model.cachedInputUsdPerMillionTokens),
+      outputUsdPerMillionTokens: parseMoney(model.outputUsdPerMillionTokens),
+    },
+  };
+}

@@ -1,0 +1,124 @@
+import type pg from "pg";
+import type { Logger } from "pino";
+import { fxRatesProjection, fxRatesTable } from "../../projections/fx-rates";
+import { type EventStore, WrongExpectedVersionError } from "../ledger/event-store";
+import { parseLedgerEvent } from "../ledger/events";
+import { compareLogPositions, type LogPosition, logStart } from "../ledger/log-position";
+import { ProjectionLagError } from "../ledger/projection-waiter";
+import { listModels } from "../providers/catalog";
+import { billingLimits } from "./billing-limits";
+import { metadataOf } from "./command-metadata";
+import { modelPriceSeededEventId } from "./deterministic-event-id";
+import type { Clock, ProjectionWaiting } from "./projection-waiting";
+import { recordFxRate } from "./record-fx-rate";
+import { seoulDateOf } from "./seoul-calendar";
+import { modelPriceStreamIdOf } from "./set-model-price";
+
+/**
+ * First start: the ledger gets the catalog's default prices and, when it has no FX rate at all, the
+ * configured default rate (C2 FX_USDKRW_DEFAULT, source `default`). Safe to run at every start and in
+ * every process at once:
+ * - a model's default price is appended only to a `model-price-<slug>` stream that does not exist yet
+ *   (expected "no-stream"): once any price was set for the model, the seed stays out;
+ * - the default rate goes to stream `fx-rate-default`, also "no-stream": recorded at most once per ledger,
+ *   and only when the FX projection holds no rate. The projection is first awaited up to the price seeds,
+ *   which on a fresh ledger are its first events, so that "no rate" is not merely "not projected yet".
+ */
+
+export const seedActor = "system:first-start";
+export const defaultFxRateStreamId = "fx-rate-default";
+
+export interface SeedBillingDependencies {
+  store: EventStore;
+  database: Pick<pg.Pool, "query">;
+  waiter: ProjectionWaiting;
+  clock: Clock;
+  logger: Logger;
+  /** FX_USDKRW_DEFAULT. */
+  defaultFxRateKrwPerUsd: string;
+}
+
+export async function seedBilling(dependencies: SeedBillingDependencies): Promise<{ fxRateSeeded: boolean }> {
+  const seededThrough = await seedModelPrices(dependencies);
+  try {
+    await dependencies.waiter.waitFor(
+      seededThrough,
+      [fxRatesProjection.name],
+      billingLimits.adminProjectionWaitTimeoutMs,
+    );
+  } catch (error) {
+    if (!(error instanceof ProjectionLagError)) throw error;
+    // The projections are busy (a rebuild) or not running: the default rate only matters on a first
+    // start, and no start may fail for it. The next start checks again.
+    dependencies.logger.warn("FX projection not caught up; default FX rate check skipped this start");
+    return { fxRateSeeded: false };
+  }
+  const fxRateSeeded = await seedDefaultFxRate(dependencies);
+  if (fxRateSeeded) {
+    dependencies.logger.info(
+      { rateKrwPerUsd: dependencies.defaultFxRateKrwPerUsd },
+      "no FX rate in the ledger: recorded the default rate for today",
+    );
+  }
+  return { fxRateSeeded };
+}
+
+/**
+ * A seed stored by an earlier start is reported by the store as an identical retry (same event id), one
+ * the admin overrode as a wrong expected version; either way the model has a price.
+ */
+async function seedModelPrices(dependencies: SeedBillingDependencies): Promise<LogPosition> {
+  const metadata = metadataOf({ actor: seedActor }, dependencies.clock);
+  const appends = listModels().map((model) => ({
+    streamId: modelPriceStreamIdOf(model.slug),
+    expectedVersion: "no-stream" as const,
+    events: [
+      {
+        eventId: modelPriceSeededEventId(model.slug),
+        event: parseLedgerEvent({
+          type: "ModelPriceSet",
+          data: {
+            model: model.slug,
+            inputUsdPerMillionTokens: model.inputUsdPerMillionTokens,
+            outputUsdPerMillionTokens: model.outputUsdPerMillionTokens,
+            cachedInputUsdPerMillionTokens: model.cachedInputUsdPerMillionTokens,
+          },
+          metadata,
+        }),
+      },
+    ],
+  }));
+  const outcomes = await dependencies.store.appendBatch(appends);
+  let latest = logStart;
+  for (const outcome of outcomes) {
+    if (outcome.status === "fulfilled") {
+      if (compareLogPositions(outcome.value.position, latest) > 0) latest = outcome.value.position;
+    } else if (!(outcome.reason instanceof WrongExpectedVersionError)) {
+      throw outcome.reason;
+    }
+  }
+  return latest;
+}
+
+async function seedDefaultFxRate(dependencies: SeedBillingDependencies): Promise<boolean> {
+  const existing = await dependencies.database.query(`SELECT 1 FROM ${fxRatesTable.name} LIMIT 1`);
+  if (existing.rows.length > 0) return false;
+  const today = seoulDateOf(dependencies.clock());
+  try {
+    await recordFxRate(
+      dependencies,
+      {
+        appliesOn: today,
+        rateDate: today,
+        rateKrwPerUsd: dependencies.defaultFxRateKrwPerUsd,
+        source: "default",
+      },
+      { actor: seedActor },
+      { streamId: defaultFxRateStreamId, expectedVersion: "no-stream" },
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof WrongExpectedVersionError) return false;
+    throw error;
+  }
+}

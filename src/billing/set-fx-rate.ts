@@ -1,0 +1,39 @@
+import { fxRatesProjection } from "../../projections/fx-rates";
+import { isAcceptableFxRate } from "./charge-limits";
+import type { CommandOrigin } from "./command-metadata";
+import { formatMoney, type Money } from "./money";
+import { recordFxRate } from "./record-fx-rate";
+import { type IsoDate, isIsoDate } from "./seoul-calendar";
+import type { BillingWriteDependencies } from "./set-model-price";
+
+/**
+ * SetFxRate (C6 `POST /admin/fx-rates`): a manual rate for Seoul date `appliesOn`. It is in force from the
+ * moment it is recorded, for requests starting on `appliesOn` (and later days without a newer rate); the
+ * latest recorded rate of a day wins, so a later bank refresh of the same day supersedes it.
+ */
+export async function setFxRate(
+  dependencies: BillingWriteDependencies,
+  rate: { appliesOn: IsoDate; rateDate: IsoDate; rateKrwPerUsd: Money },
+  origin: CommandOrigin,
+): Promise<{ recordedAt: string }> {
+  if (!isIsoDate(rate.appliesOn) || !isIsoDate(rate.rateDate)) throw new RangeError("not a calendar date");
+  if (!isAcceptableFxRate(rate.rateKrwPerUsd))
+    throw new RangeError(`unacceptable FX rate ${rate.rateKrwPerUsd}`);
+  const recordedAt = dependencies.clock().toISOString();
+  const appended = await recordFxRate(
+    { store: dependencies.store, clock: () => new Date(recordedAt) },
+    {
+      appliesOn: rate.appliesOn,
+      rateDate: rate.rateDate,
+      rateKrwPerUsd: formatMoney(rate.rateKrwPerUsd),
+      source: "admin",
+    },
+    origin,
+  );
+  await dependencies.waiter.waitFor(
+    appended.position,
+    [fxRatesProjection.name],
+    dependencies.projectionWaitTimeoutMs,
+  );
+  return { recordedAt };
+}

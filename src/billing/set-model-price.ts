@@ -1,0 +1,65 @@
+import { randomUUID } from "node:crypto";
+import { pricesProjection } from "../../projections/prices";
+import type { EventStore } from "../ledger/event-store";
+import { parseLedgerEvent } from "../ledger/events";
+import { findModel } from "../providers/catalog";
+import { isAcceptableUnitPrice } from "./charge-limits";
+import { type CommandOrigin, metadataOf } from "./command-metadata";
+import { formatMoney, type Money } from "./money";
+import type { Clock, ProjectionWaiting } from "./projection-waiting";
+import { UnknownModelError } from "./unknown-model-error";
+
+/** SetModelPrice (C6 `PUT /admin/models/:slug/price`): a new price, in force from the moment it is recorded. */
+
+export const modelPriceStreamIdOf = (model: string) => `model-price-${model}`;
+
+export interface ModelPrice {
+  model: string;
+  inputUsdPerMillionTokens: Money;
+  outputUsdPerMillionTokens: Money;
+  cachedInputUsdPerMillionTokens: Money;
+}
+
+export interface BillingWriteDependencies {
+  store: EventStore;
+  waiter: ProjectionWaiting;
+  clock: Clock;
+  projectionWaitTimeoutMs: number;
+}
+
+export async function setModelPrice(
+  dependencies: BillingWriteDependencies,
+  price: ModelPrice,
+  origin: CommandOrigin,
+): Promise<{ effectiveAt: string }> {
+  if (findModel(price.model) === undefined) throw new UnknownModelError(price.model);
+  for (const unitPrice of [
+    price.inputUsdPerMillionTokens,
+    price.outputUsdPerMillionTokens,
+    price.cachedInputUsdPerMillionTokens,
+  ]) {
+    if (!isAcceptableUnitPrice(unitPrice)) throw new RangeError(`unacceptable unit price ${unitPrice}`);
+  }
+  const event = parseLedgerEvent({
+    type: "ModelPriceSet",
+    data: {
+      model: price.model,
+      inputUsdPerMillionTokens: formatMoney(price.inputUsdPerMillionTokens),
+      outputUsdPerMillionTokens: formatMoney(price.outputUsdPerMillionTokens),
+      cachedInputUsdPerMillionTokens: formatMoney(price.cachedInputUsdPerMillionTokens),
+    },
+    metadata: metadataOf(origin, dependencies.clock),
+  });
+  const appended = await dependencies.store.append({
+    streamId: modelPriceStreamIdOf(price.model),
+    expectedVersion: "any",
+    events: [{ eventId: randomUUID(), event }],
+  });
+  // The next charge and the next read see the new price.
+  await dependencies.waiter.waitFor(
+    appended.position,
+    [pricesProjection.name],
+    dependencies.projectionWaitTimeoutMs,
+  );
+  return { effectiveAt: event.metadata.occurredAt };
+}

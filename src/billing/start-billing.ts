@@ -1,0 +1,104 @@
+import type { Router } from "express";
+import type pg from "pg";
+import type { Logger } from "pino";
+import { startBillingWorkers } from "../../workers/billing-workers";
+import type { Config } from "../config";
+import { createAccountRouter } from "../gateway/account/account-router";
+import { createAdminRouter } from "../gateway/admin/admin-router";
+import type { EventStore } from "../ledger/event-store";
+import type { ChargeEnqueuer } from "./charge-enqueuer";
+import { createChargeQueue } from "./charge-queue";
+import { createFxRateRefresher } from "./fx-rate-refresh";
+import type { ProjectionWaiting } from "./projection-waiting";
+import { queueBackendOf } from "./queue-backend";
+import { seedBilling } from "./seed-billing";
+
+/**
+ * Billing, wired for the composition root: the charge queue the gateway enqueues on (available before the
+ * service starts), the admin and account routers, and — once the service's ledger is up — the first-start
+ * seeds and, in worker roles, the workers.
+ */
+
+/** The parts of the running service billing uses (structurally `ServiceParts`). */
+export interface BillingServiceParts {
+  ledger: { pool: pg.Pool; store: EventStore };
+  waiter: ProjectionWaiting;
+}
+
+export interface Billing {
+  charges: ChargeEnqueuer;
+  adminRouter(parts: BillingServiceParts): Router;
+  accountRouter(parts: BillingServiceParts): Router;
+  /** Seeds catalog prices and the default FX rate, then starts the workers when asked to. */
+  attach(parts: BillingServiceParts): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startBilling(options: {
+  config: Config;
+  databaseUrl: string;
+  logger: Logger;
+  runWorkers: boolean;
+  /** Redis key prefix (BullMQ's default "bull" otherwise): lets test runs share one Redis without mixing jobs. */
+  queuePrefix?: string;
+}): Promise<Billing> {
+  const { config, logger } = options;
+  const clock = () => new Date();
+  const backend = queueBackendOf({
+    redisUrl: config.redisUrl,
+    databaseUrl: options.databaseUrl,
+    ...(options.queuePrefix === undefined ? {} : { prefix: options.queuePrefix }),
+  });
+  const charges = createChargeQueue({ backend, logger });
+  const closers: (() => Promise<void>)[] = [() => charges.close()];
+  let refresher: ReturnType<typeof createFxRateRefresher> | undefined;
+
+  function refresherFor(parts: BillingServiceParts) {
+    refresher ??= createFxRateRefresher({
+      store: parts.ledger.store,
+      clock,
+      logger,
+      authkey: config.koreaEximAuthKey,
+      url: config.koreaEximUrl,
+    });
+    return refresher;
+  }
+
+  return {
+    charges,
+    adminRouter: (parts) =>
+      createAdminRouter({
+        store: parts.ledger.store,
+        database: parts.ledger.pool,
+        waiter: parts.waiter,
+        fxRateRefresher: refresherFor(parts),
+        clock,
+      }),
+    accountRouter: (parts) => createAccountRouter({ database: parts.ledger.pool }),
+    async attach(parts) {
+      await seedBilling({
+        store: parts.ledger.store,
+        database: parts.ledger.pool,
+        waiter: parts.waiter,
+        clock,
+        logger,
+        defaultFxRateKrwPerUsd: config.defaultFxRateKrwPerUsd,
+      });
+      if (!options.runWorkers) return;
+      const workers = await startBillingWorkers({
+        backend,
+        store: parts.ledger.store,
+        database: parts.ledger.pool,
+        waiter: parts.waiter,
+        refresher: refresherFor(parts),
+        clock,
+        logger,
+      });
+      closers.unshift(() => workers.close());
+    },
+    async close() {
+      for (const close of closers) await close();
+      await refresher?.close();
+    },
+  };
+}

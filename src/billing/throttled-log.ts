@@ -1,0 +1,33 @@
+import type { Logger } from "pino";
+
+/**
+ * A queue whose store is away reports an error on every reconnect attempt. Logging each would flood the
+ * log; logging none would hide the outage. This logs the first, then at most one per interval with the
+ * number suppressed in between.
+ */
+export interface ThrottledLog {
+  error(details: Record<string, unknown>, message: string): void;
+}
+
+export function throttledLog(logger: Logger, intervalMs: number, now: () => number = Date.now): ThrottledLog {
+  let lastLoggedAtMs: number | undefined;
+  let suppressed = 0;
+  return {
+    error(details, message) {
+      const current = now();
+      if (lastLoggedAtMs !== undefined && current - lastLoggedAtMs < intervalMs) {
+        suppressed += 1;
+        return;
+      }
+      logger.error({ ...details, suppressedSinceLast: suppressed }, message);
+      lastLoggedAtMs = current;
+      suppressed = 0;
+    },
+  };
+}
+
+/** Errors as a log line's `err` without anything but name and message (no stack, no connection string). */
+export function errorSummaryOf(error: unknown): { name: string; message: string } {
+  if (error instanceof Error) return { name: error.name, message: error.message };
+  return { name: "unknown", message: String(error) };
+}

@@ -1,0 +1,27 @@
+import type { ErrorRequestHandler } from "express";
+import { BillingHistoryTooLargeError } from "../../billing/billing-history";
+import { KoreaeximError } from "../../billing/fx/koreaexim-errors";
+import { TooManyPendingChargesError } from "../../billing/pending-charges-valuation";
+import { UnknownModelError } from "../../billing/unknown-model-error";
+import { ApiError, apiErrors, applicationCodes } from "../api-error";
+
+/**
+ * Billing's operational errors, mapped once to C3 codes; anything else goes on to the app's error handler
+ * (ProjectionLagError and a database down become 503/300 there, the rest 500 without details).
+ */
+export function billingApiErrorOf(error: unknown): unknown {
+  if (error instanceof UnknownModelError) return apiErrors.notFound(error.message);
+  if (error instanceof BillingHistoryTooLargeError) return apiErrors.validation(error.message);
+  if (error instanceof TooManyPendingChargesError) {
+    return new ApiError(503, applicationCodes.modelProcessing, error.message);
+  }
+  // The bank's errors carry only dates, codes and statuses (koreaexim-errors.ts): safe to show the admin.
+  if (error instanceof KoreaeximError) {
+    return new ApiError(503, applicationCodes.modelProcessing, `FX refresh failed: ${error.message}`);
+  }
+  return error;
+}
+
+export const billingErrorMapper: ErrorRequestHandler = (error, _request, _response, next) => {
+  next(billingApiErrorOf(error));
+};

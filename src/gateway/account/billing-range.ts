@@ -1,0 +1,32 @@
+import { z } from "zod";
+import { isIsoDate, startInstantOfSeoulDate } from "../../billing/seoul-calendar";
+import { apiErrors, validationErrorOf } from "../api-error";
+
+/**
+ * `from` and `to` of a billing query: an instant with its offset ("2026-11-20T09:00:00+09:00") or a date
+ * ("2026-11-20"), which means the start of that day in Seoul — billing days are Seoul days (C7). `from` is
+ * inclusive, `to` exclusive, so `from=2026-11-01&to=2026-12-01` is exactly November in Seoul.
+ */
+
+const instantOrSeoulDate = z
+  .string()
+  .refine(
+    (text) => isIsoDate(text) || z.iso.datetime({ offset: true }).safeParse(text).success,
+    'must be a date "YYYY-MM-DD" (a Seoul day) or an ISO 8601 instant with offset',
+  )
+  .transform((text) => (isIsoDate(text) ? startInstantOfSeoulDate(text) : new Date(text)));
+
+export const billingRangeSchema = z.object({
+  from: instantOrSeoulDate.optional(),
+  to: instantOrSeoulDate.optional(),
+});
+
+export function billingRangeOf(query: unknown): { from: Date | undefined; to: Date | undefined } {
+  const parsed = billingRangeSchema.safeParse(query);
+  if (!parsed.success) throw validationErrorOf(parsed.error);
+  const { from, to } = parsed.data;
+  if (from !== undefined && to !== undefined && from.getTime() > to.getTime()) {
+    throw apiErrors.validation("from: must not be after to");
+  }
+  return { from, to };
+}

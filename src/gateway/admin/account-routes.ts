@@ -1,0 +1,29 @@
+import type { Router } from "express";
+import { readAccountView } from "../../billing/account-view";
+import { topUpCredit } from "../../billing/top-up-credit";
+import { type AdminContext, adminOriginOf, parseWith, writeDependenciesOf } from "./admin-context";
+import { accountPathSchema, creditBodySchema } from "./admin-request-schemas";
+
+/**
+ * `POST /accounts/:kind/:id/credits` → 201 `{ balanceWon }`, the balance once the top-up is applied.
+ * `GET /accounts/:kind/:id` → `{ kind, id, balanceWon, pendingWon }`; `pendingWon` is the usage recorded
+ * but not charged yet, priced exactly as the reconciler will price it (pending-charges-valuation.ts).
+ */
+export function addAccountRoutes(router: Router, context: AdminContext): void {
+  router.post("/accounts/:kind/:id/credits", async (request, response) => {
+    const account = parseWith(accountPathSchema, request.params);
+    const body = parseWith(creditBodySchema, request.body);
+    const { balanceWon } = await topUpCredit(
+      { ...writeDependenciesOf(context), database: context.database },
+      { account, amountWon: body.amountWon, reference: body.reference },
+      adminOriginOf(response.locals),
+    );
+    response.status(201).json({ balanceWon });
+  });
+
+  router.get("/accounts/:kind/:id", async (request, response) => {
+    const account = parseWith(accountPathSchema, request.params);
+    const { balanceWon, pendingWon } = await readAccountView(context.database, account);
+    response.json({ kind: account.kind, id: account.id, balanceWon, pendingWon });
+  });
+}

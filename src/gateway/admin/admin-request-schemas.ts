@@ -1,0 +1,98 @@
+import { z } from "zod";
+import { billingLimits } from "../../billing/billing-limits";
+import {
+  isAcceptableDiscountRate,
+  isAcceptableFxRate,
+  isAcceptableUnitPrice,
+} from "../../billing/charge-limits";
+import { isDecimalString, type Money, parseMoney } from "../../billing/money";
+import { isIsoDate } from "../../billing/seoul-calendar";
+import { isAcceptableCreditAmount } from "../../billing/top-up-credit";
+import { accountKinds } from "../../ledger/events";
+
+/**
+ * Request shapes of the admin API (C6). Money is a decimal string, never a JSON number: a number has
+ * already lost digits by the time it is parsed, so it is refused (400/100) rather than converted.
+ */
+
+const moneyText = (example: string) =>
+  z
+    .string({ error: `must be a decimal string such as "${example}" (JSON numbers are not accepted)` })
+    .refine(isDecimalString, `must be a decimal string such as "${example}"`);
+
+/** A decimal string that also satisfies `isAcceptable`, as Money. Checks the form first: parseMoney throws. */
+const acceptableMoney = (example: string, isAcceptable: (amount: Money) => boolean, message: string) =>
+  moneyText(example)
+    .refine((text) => isDecimalString(text) && isAcceptable(parseMoney(text)), message)
+    .transform(parseMoney);
+
+const unitPriceText = acceptableMoney(
+  "1.25",
+  isAcceptableUnitPrice,
+  "must be ≥ 0, below 1000000, at most 10 decimals",
+);
+
+const isoDateText = z.string().refine(isIsoDate, 'must be a date "YYYY-MM-DD"');
+
+const identifier = z.string().min(1).max(200);
+
+export const accountPathSchema = z.object({
+  kind: z.enum(accountKinds, { error: "must be user or organization" }),
+  id: identifier,
+});
+
+export const creditBodySchema = z.object({
+  amountWon: acceptableMoney(
+    "10000",
+    isAcceptableCreditAmount,
+    "must be greater than 0 with at most 2 decimal places (and below 1000000000000)",
+  ),
+  reference: z.string().max(billingLimits.referenceLengthMax).default(""),
+});
+
+export const modelPriceBodySchema = z.object({
+  inputUsdPer1M: unitPriceText,
+  outputUsdPer1M: unitPriceText,
+  /** Absent: the input price, i.e. no discount for cached input (never billed below the input price). */
+  cachedInputUsdPer1M: unitPriceText.optional(),
+});
+
+export const discountBodySchema = z.object({
+  model: z.string().min(1).nullable().default(null),
+  organizationId: identifier.nullable().default(null),
+  rate: acceptableMoney("0.15", isAcceptableDiscountRate, "must be between 0 and 1, at most 10 decimals"),
+});
+
+export const fxRateBodySchema = z
+  .object({
+    appliesOn: isoDateText,
+    rate: acceptableMoney(
+      "1483.40",
+      isAcceptableFxRate,
+      "must be above 0, below 1000000, at most 10 decimals",
+    ),
+    /** Absent: the rate is the rate of `appliesOn` itself. */
+    rateDate: isoDateText.optional(),
+  })
+  .refine((body) => body.rateDate === undefined || body.rateDate <= body.appliesOn, {
+    message: "must not be after appliesOn",
+    path: ["rateDate"],
+  });
+
+export const billingQuerySchema = z.object({
+  account: z
+    .string({ error: "must be user:ID or organization:ID" })
+    .regex(/^(user|organization):.{1,200}$/, "must be user:ID or organization:ID"),
+  format: z.enum(["json", "csv"], { error: "must be json or csv" }).default("json"),
+});
+
+export const eventsQuerySchema = z.object({
+  stream: z.string().min(1).max(400).optional(),
+  after: z.string().optional(),
+  limit: z.coerce
+    .number({ error: `must be an integer from 1 to ${billingLimits.eventsPageSizeMax}` })
+    .int()
+    .min(1)
+    .max(billingLimits.eventsPageSizeMax)
+    .default(billingLimits.eventsPageSizeDefault),
+});

@@ -1,0 +1,56 @@
+import type { Router } from "express";
+import { countBillingHistory, readBillingHistory } from "../../billing/billing-history";
+import { billingLimits } from "../../billing/billing-limits";
+import type { AccountReference } from "../../ledger/events";
+import { billingRangeOf } from "../account/billing-range";
+import { sendBillingJson, write } from "../account/billing-response";
+import { type AdminContext, parseWith } from "./admin-context";
+import { billingQuerySchema } from "./admin-request-schemas";
+import { billingCsvHeader, billingCsvRows } from "./billing-csv";
+
+/**
+ * `GET /billing?account=user:ID|organization:ID&from&to&format=json|csv`: one row per charge with its whole
+ * breakdown, in the order the requests started. An export larger than the row limit is refused (400) before
+ * anything is sent, so a file is never silently cut short.
+ */
+export function addBillingRoutes(router: Router, context: AdminContext): void {
+  router.get("/billing", async (request, response) => {
+    const { account: accountText, format } = parseWith(billingQuerySchema, request.query);
+    const { from, to } = billingRangeOf(request.query);
+    const account = accountOf(accountText);
+    const query = { account, from, to };
+    const limits = { pageSize: billingLimits.billingHistoryPageSize, rowsMax: context.billingHistoryRowsMax };
+    await countBillingHistory(context.database, query, limits.rowsMax);
+    const pages = readBillingHistory(context.database, query, limits);
+    switch (format) {
+      case "json":
+        await sendBillingJson(
+          response,
+          { account, from: from?.toISOString() ?? null, to: to?.toISOString() ?? null },
+          pages,
+        );
+        return;
+      case "csv":
+        response
+          .status(200)
+          .type("text/csv; charset=utf-8")
+          .attachment(`billing-${account.kind}-${account.id.replace(/[^A-Za-z0-9_.-]/g, "_")}.csv`);
+        await write(response, billingCsvHeader());
+        for await (const page of pages) await write(response, billingCsvRows(page));
+        response.end();
+        return;
+      default: {
+        const unreachable: never = format;
+        throw new Error(`unhandled format ${String(unreachable)}`);
+      }
+    }
+  });
+}
+
+function accountOf(text: string): AccountReference {
+  const separator = text.indexOf(":");
+  const kind = text.slice(0, separator);
+  const id = text.slice(separator + 1);
+  if (kind !== "user" && kind !== "organization") throw new Error(`schema let through account kind ${kind}`);
+  return { kind, id };
+}

@@ -1,0 +1,71 @@
+import type { Router } from "express";
+import { billingLimits } from "../../billing/billing-limits";
+import { readFxRateHistory } from "../../billing/fx-rate-history";
+import { formatMoney } from "../../billing/money";
+import { setFxRate } from "../../billing/set-fx-rate";
+import { ApiError, applicationCodes } from "../api-error";
+import { type AdminContext, adminOriginOf, parseWith, writeDependenciesOf } from "./admin-context";
+import { fxRateBodySchema } from "./admin-request-schemas";
+
+/**
+ * `POST /fx-rates` (manual rate, source "admin"), `POST /fx-rates/refresh` (ask the bank now for today's
+ * rate) and `GET /fx-rates` (history, newest first).
+ */
+export function addFxRateRoutes(router: Router, context: AdminContext): void {
+  router.post("/fx-rates", async (request, response) => {
+    const body = parseWith(fxRateBodySchema, request.body);
+    const rateDate = body.rateDate ?? body.appliesOn;
+    const { recordedAt } = await setFxRate(
+      writeDependenciesOf(context),
+      { appliesOn: body.appliesOn, rateDate, rateKrwPerUsd: body.rate },
+      adminOriginOf(response.locals),
+    );
+    response.status(201).json({
+      appliesOn: body.appliesOn,
+      rateDate,
+      rate: formatMoney(body.rate),
+      source: "admin",
+      recordedAt,
+    });
+  });
+
+  router.post("/fx-rates/refresh", async (_request, response) => {
+    const outcome = await context.fxRateRefresher.refresh(adminOriginOf(response.locals));
+    switch (outcome.kind) {
+      case "recorded":
+        response.status(201).json({
+          appliesOn: outcome.quote.appliesOn,
+          rateDate: outcome.quote.rateDate,
+          rate: outcome.quote.rateKrwPerUsd,
+          source: outcome.quote.source,
+        });
+        return;
+      case "already-recorded":
+        response.status(200).json({ appliesOn: outcome.appliesOn, alreadyRecorded: true });
+        return;
+      case "not-configured":
+        throw new ApiError(
+          503,
+          applicationCodes.modelProcessing,
+          "The FX source is not configured (KOREAEXIM_AUTHKEY is unset): set rates with POST /admin/fx-rates",
+        );
+      default: {
+        const unreachable: never = outcome;
+        throw new Error(`unhandled refresh outcome ${JSON.stringify(unreachable)}`);
+      }
+    }
+  });
+
+  router.get("/fx-rates", async (_request, response) => {
+    const history = await readFxRateHistory(context.database, billingLimits.fxRateHistoryRowsMax);
+    response.json({
+      data: history.map((entry) => ({
+        appliesOn: entry.appliesOn,
+        rateDate: entry.rateDate,
+        rate: entry.rateKrwPerUsd,
+        source: entry.source,
+        recordedAt: entry.recordedAt,
+      })),
+    });
+  });
+}

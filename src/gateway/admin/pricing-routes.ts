@@ -1,0 +1,53 @@
+import type { Router } from "express";
+import { formatMoney } from "../../billing/money";
+import { setDiscount } from "../../billing/set-discount";
+import { setModelPrice } from "../../billing/set-model-price";
+import { findModel } from "../../providers/catalog";
+import { apiErrors } from "../api-error";
+import { type AdminContext, adminOriginOf, parseWith, writeDependenciesOf } from "./admin-context";
+import { discountBodySchema, modelPriceBodySchema } from "./admin-request-schemas";
+
+/** `PUT /models/:slug/price` and `PUT /discounts`: in force from the moment they answer 200. */
+export function addPricingRoutes(router: Router, context: AdminContext): void {
+  router.put("/models/:slug/price", async (request, response) => {
+    const slug = String(request.params.slug);
+    if (findModel(slug) === undefined) throw apiErrors.notFound(`Unknown model: ${slug}`);
+    const body = parseWith(modelPriceBodySchema, request.body);
+    const cachedInput = body.cachedInputUsdPer1M ?? body.inputUsdPer1M;
+    const { effectiveAt } = await setModelPrice(
+      writeDependenciesOf(context),
+      {
+        model: slug,
+        inputUsdPerMillionTokens: body.inputUsdPer1M,
+        outputUsdPerMillionTokens: body.outputUsdPer1M,
+        cachedInputUsdPerMillionTokens: cachedInput,
+      },
+      adminOriginOf(response.locals),
+    );
+    response.json({
+      model: slug,
+      inputUsdPer1M: formatMoney(body.inputUsdPer1M),
+      outputUsdPer1M: formatMoney(body.outputUsdPer1M),
+      cachedInputUsdPer1M: formatMoney(cachedInput),
+      effectiveAt,
+    });
+  });
+
+  router.put("/discounts", async (request, response) => {
+    const body = parseWith(discountBodySchema, request.body);
+    if (body.model !== null && findModel(body.model) === undefined) {
+      throw apiErrors.notFound(`Unknown model: ${body.model}`);
+    }
+    const { effectiveAt } = await setDiscount(
+      writeDependenciesOf(context),
+      body,
+      adminOriginOf(response.locals),
+    );
+    response.json({
+      model: body.model,
+      organizationId: body.organizationId,
+      rate: formatMoney(body.rate),
+      effectiveAt,
+    });
+  });
+}

@@ -1,0 +1,306 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  type ChargeUsageDependencies,
+  chargeUsage,
+  UsageNotRecordedError,
+} from "../../src/billing/charge-usage";
+import { usageChargedEventId } from "../../src/billing/deterministic-event-id";
+import { createPricingReadModel, PricingUnavailableError } from "../../src/billing/pricing-read-model";
+import type { RecordedEventOf } from "../../src/ledger/event-store";
+import { ProjectionWaiter } from "../../src/ledger/projection-waiter";
+import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
+import {
+  chargesOf,
+  discountSet,
+  fxRateUpdated,
+  modelPriceSet,
+  projectThrough,
+  usageRecorded,
+} from "./billing-ledger-fixtures";
+
+/**
+ * ChargeUsage against a real ledger: given prices, discounts and rates recorded at fixed instants and a
+ * usage that started at a fixed instant, then exactly the C7 charge, with the inputs it was computed from.
+ */
+
+const acme = { kind: "organization", id: "acme" } as const;
+const alice = { kind: "user", id: "alice" } as const;
+const settingsAt = "2026-11-19T15:00:00.000Z"; // 2026-11-20 00:00 KST
+const requestStart = "2026-11-20T03:00:00.000Z"; // 2026-11-20 12:00 KST
+const chargedAt = new Date("2026-11-20T03:00:05.000Z");
+
+let harness: LedgerHarness;
+let dependencies: ChargeUsageDependencies;
+let sequence = 0;
+
+beforeEach(async () => {
+  harness = await openLedgerHarness(`charge_usage_${sequence++}`);
+  dependencies = {
+    store: harness.store,
+    waiter: new ProjectionWaiter(harness.ledger.pool, harness.database.url, 20),
+    pricing: createPricingReadModel(harness.ledger.pool),
+    clock: () => chargedAt,
+    projectionWaitTimeoutMs: 5_000,
+  };
+});
+
+afterEach(async () => {
+  await harness.dispose();
+});
+
+async function givenStandardPricing(): Promise<void> {
+  await harness.append(
+    modelPriceSet("alpha-5.4", { input: "1.25", cachedInput: "0.125", output: "10" }, settingsAt),
+    discountSet(null, "acme", "0.15", settingsAt),
+    discountSet("alpha-5.4", null, "0.05", settingsAt),
+    fxRateUpdated({ appliesOn: "2026-11-20", rateDate: "2026-11-19", rateKrwPerUsd: "1483.4" }, settingsAt),
+  );
+}
+
+describe("ChargeUsage", () => {
+  it("charges an organization key with the price, organization discount and FX rate in force at its start", async () => {
+    // Given
+    await givenStandardPricing();
+    await harness.append(
+      usageRecorded({
+        requestId: "req_org1",
+        account: acme,
+        tokens: { input: 1_200, cached: 200, output: 350, reasoning: 50 },
+        startedAt: requestStart,
+      }),
+    );
+    await harness.project();
+
+    // When
+    const outcome = await chargeUsage(dependencies, "req_org1");
+
+    // Then: usd = (1000 × 1.25 + 200 × 0.125 + 350 × 10) / 1e6 = 0.004775
+    //       won = 0.004775 × 1483.4 × (1 − 0.15) = 6.02074975 → 6.020750 (half-up at the micro-won)
+    expect(outcome).toMatchObject({ kind: "charged", amountWon: "6.020750" });
+    const [charge] = (await chargesOf(harness, "req_org1")) as RecordedEventOf<"UsageCharged">[];
+    expect(charge!.eventId).toBe(usageChargedEventId("req_org1"));
+    expect(charge!.streamVersion).toBe(1);
+    expect(charge!.data).toEqual({
+      requestId: "req_org1",
+      keyId: expect.any(String),
+      account: acme,
+      model: "alpha-5.4",
+      endpoint: "chat.completions",
+      startedAt: requestStart,
+      amountWon: "6.020750",
+      breakdown: {
+        tokens: { input: 1_200, cached: 200, output: 350, reasoning: 50 },
+        inputUsdPerMillionTokens: "1.25",
+        cachedInputUsdPerMillionTokens: "0.125",
+        outputUsdPerMillionTokens: "10",
+        usd: "0.004775",
+        fxRateKrwPerUsd: "1483.4",
+        fxRateDate: "2026-11-19",
+        discountRate: "0.15",
+        amountWon: "6.020750",
+        usageSource: "upstream",
+      },
+    });
+    expect(charge!.metadata).toMatchObject({
+      actor: "system:reconciler",
+      correlationId: "req_org1",
+      occurredAt: chargedAt.toISOString(),
+    });
+  });
+
+  it("gives a personal key only the any-organization rule and prices a not-reported cached count as 0", async () => {
+    // Given
+    await givenStandardPricing();
+    await harness.append(
+      usageRecorded({
+        requestId: "req_personal",
+        account: alice,
+        tokens: { input: 1_000, cached: null, output: 100, reasoning: null },
+        startedAt: requestStart,
+        usageSource: "estimated",
+      }),
+    );
+    await harness.project();
+
+    // When
+    await chargeUsage(dependencies, "req_personal");
+
+    // Then: usd = (1000 × 1.25 + 100 × 10) / 1e6 = 0.00225; won = 0.00225 × 1483.4 × 0.95 = 3.1707675
+    const [charge] = (await chargesOf(harness, "req_personal")) as RecordedEventOf<"UsageCharged">[];
+    expect(charge!.data.amountWon).toBe("3.170768");
+    expect(charge!.data.breakdown).toMatchObject({
+      tokens: { input: 1_000, cached: null, output: 100, reasoning: null },
+      discountRate: "0.05",
+      usageSource: "estimated",
+    });
+  });
+
+  it("ignores a price set after the request started, even when it is projected before the charge", async () => {
+    // Given
+    await givenStandardPricing();
+    await harness.append(
+      usageRecorded({ requestId: "req_before_change", account: alice, startedAt: requestStart }),
+      modelPriceSet(
+        "alpha-5.4",
+        { input: "99", cachedInput: "99", output: "99" },
+        "2026-11-20T03:00:00.001Z",
+      ),
+    );
+    await harness.project();
+
+    // When
+    await chargeUsage(dependencies, "req_before_change");
+
+    // Then: 1000 × 1.25 + 500 × 10 = 6250 → 0.00625 USD × 1483.4 × 0.95 = 8.8076875
+    const [charge] = (await chargesOf(harness, "req_before_change")) as RecordedEventOf<"UsageCharged">[];
+    expect(charge!.data.breakdown.inputUsdPerMillionTokens).toBe("1.25");
+    expect(charge!.data.amountWon).toBe("8.807688");
+  });
+
+  it("uses the latest earlier rate when the request's Seoul day has none, and records its rate date", async () => {
+    // Given: rates for 11-18 and 11-19; the 11-20 rate is recorded only after the request started
+    await harness.append(
+      modelPriceSet("alpha-5.4", { input: "1", cachedInput: "1", output: "1" }, settingsAt),
+      fxRateUpdated(
+        { appliesOn: "2026-11-18", rateDate: "2026-11-17", rateKrwPerUsd: "1400" },
+        "2026-11-17T15:05:00.000Z",
+      ),
+      fxRateUpdated(
+        { appliesOn: "2026-11-19", rateDate: "2026-11-18", rateKrwPerUsd: "1470.5" },
+        "2026-11-18T15:05:00.000Z",
+      ),
+      fxRateUpdated(
+        { appliesOn: "2026-11-20", rateDate: "2026-11-19", rateKrwPerUsd: "1999" },
+        "2026-11-20T03:00:00.500Z",
+      ),
+      usageRecorded({
+        requestId: "req_no_rate_today",
+        account: alice,
+        tokens: { input: 1_000_000, cached: 0, output: 0, reasoning: 0 },
+        startedAt: requestStart,
+      }),
+    );
+    await harness.project();
+
+    // When
+    await chargeUsage(dependencies, "req_no_rate_today");
+
+    // Then: 1 USD × 1470.5
+    const [charge] = (await chargesOf(harness, "req_no_rate_today")) as RecordedEventOf<"UsageCharged">[];
+    expect(charge!.data.breakdown).toMatchObject({ fxRateKrwPerUsd: "1470.5", fxRateDate: "2026-11-18" });
+    expect(charge!.data.amountWon).toBe("1470.500000");
+  });
+
+  it("takes the Seoul date of the start: 23:30 UTC on the 19th is already the 20th in Seoul", async () => {
+    // Given
+    await harness.append(
+      modelPriceSet("alpha-5.4", { input: "1", cachedInput: "1", output: "1" }, "2026-11-18T00:00:00.000Z"),
+      fxRateUpdated(
+        { appliesOn: "2026-11-19", rateDate: "2026-11-18", rateKrwPerUsd: "1400" },
+        "2026-11-18T15:05:00.000Z",
+      ),
+      fxRateUpdated(
+        { appliesOn: "2026-11-20", rateDate: "2026-11-19", rateKrwPerUsd: "1500" },
+        "2026-11-19T15:05:00.000Z",
+      ),
+      usageRecorded({
+        requestId: "req_seoul_midnight",
+        account: alice,
+        tokens: { input: 1_000_000, cached: 0, output: 0, reasoning: 0 },
+        startedAt: "2026-11-19T23:30:00.000Z",
+      }),
+    );
+    await harness.project();
+
+    // When
+    await chargeUsage(dependencies, "req_seoul_midnight");
+
+    // Then
+    const [charge] = (await chargesOf(harness, "req_seoul_midnight")) as RecordedEventOf<"UsageCharged">[];
+    expect(charge!.data.breakdown.fxRateDate).toBe("2026-11-19");
+  });
+
+  it("falls back to the catalog default price when no price was ever recorded", async () => {
+    // Given: alpha-5.4-mini defaults to 0.25 / 2.00 / 0.025
+    await harness.append(
+      fxRateUpdated({ appliesOn: "2026-11-20", rateDate: "2026-11-19", rateKrwPerUsd: "1000" }, settingsAt),
+      usageRecorded({
+        requestId: "req_catalog",
+        account: alice,
+        model: "alpha-5.4-mini",
+        tokens: { input: 1_000_000, cached: 0, output: 1_000_000, reasoning: 0 },
+        startedAt: requestStart,
+      }),
+    );
+    await harness.project();
+
+    // When
+    await chargeUsage(dependencies, "req_catalog");
+
+    // Then: (0.25 + 2) × 1000
+    const [charge] = (await chargesOf(harness, "req_catalog")) as RecordedEventOf<"UsageCharged">[];
+    expect(charge!.data.amountWon).toBe("2250.000000");
+  });
+
+  it("waits for the pricing projections to reach the usage before pricing it", async () => {
+    // Given: the price and the usage are appended but not projected yet
+    await harness.append(
+      modelPriceSet("alpha-5.4", { input: "2", cachedInput: "2", output: "2" }, settingsAt),
+      fxRateUpdated({ appliesOn: "2026-11-20", rateDate: "2026-11-19", rateKrwPerUsd: "1000" }, settingsAt),
+      usageRecorded({
+        requestId: "req_waits",
+        account: alice,
+        tokens: { input: 1_000_000, cached: 0, output: 0, reasoning: 0 },
+        startedAt: requestStart,
+      }),
+    );
+
+    // When: the charge starts first, the projections catch up afterwards
+    const charging = chargeUsage(dependencies, "req_waits");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await harness.project();
+
+    // Then: priced with the recorded 2 USD, not the catalog's 1.25
+    await expect(charging).resolves.toMatchObject({ kind: "charged", amountWon: "2000.000000" });
+  });
+
+  it("charges once however often and however concurrently it runs", async () => {
+    // Given
+    await givenStandardPricing();
+    await harness.append(usageRecorded({ requestId: "req_once", account: acme, startedAt: requestStart }));
+    await harness.project();
+
+    // When: five runs at once, then one more
+    const outcomes = await Promise.all(
+      Array.from({ length: 5 }, () => chargeUsage(dependencies, "req_once")),
+    );
+    const again = await chargeUsage(dependencies, "req_once");
+
+    // Then: the store kept one charge (racers colliding on the derived event id are told "charged" too)
+    expect(
+      outcomes.every((outcome) => outcome.kind === "charged" || outcome.kind === "already-charged"),
+    ).toBe(true);
+    expect(again).toEqual({ kind: "already-charged" });
+    const charges = await chargesOf(harness, "req_once");
+    expect(charges).toHaveLength(1);
+    await projectThrough(harness, charges[0]!.position);
+    const balance = await harness.ledger.pool.query(
+      "SELECT charged_won::text AS charged FROM projection_balances WHERE account_id = 'acme'",
+    );
+    expect(balance.rows).toEqual([{ charged: "7.880563" }]);
+  });
+
+  it("refuses a request that was never recorded", async () => {
+    await expect(chargeUsage(dependencies, "req_unknown")).rejects.toBeInstanceOf(UsageNotRecordedError);
+  });
+
+  it("leaves the usage pending when no FX rate applies at all", async () => {
+    // Given
+    await harness.append(usageRecorded({ requestId: "req_no_fx", account: alice, startedAt: requestStart }));
+    await harness.project();
+
+    // When / Then
+    await expect(chargeUsage(dependencies, "req_no_fx")).rejects.toBeInstanceOf(PricingUnavailableError);
+    expect(await chargesOf(harness, "req_no_fx")).toHaveLength(0);
+  });
+});

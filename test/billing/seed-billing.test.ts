@@ -1,0 +1,100 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  defaultFxRateStreamId,
+  type SeedBillingDependencies,
+  seedBilling,
+} from "../../src/billing/seed-billing";
+import { listModels } from "../../src/providers/catalog";
+import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
+import { fxRateUpdated, modelPriceSet, runProjections, silentLogger } from "./billing-ledger-fixtures";
+
+/**
+ * First start (C2, issue 5 §3): the catalog's default prices and, when the ledger has no rate at all,
+ * FX_USDKRW_DEFAULT for today, source "default". Any number of starts, at once or one after the other,
+ * leave one seed per model and one default rate.
+ */
+
+// 2026-11-20 08:00 in Seoul.
+const startedAt = new Date("2026-11-19T23:00:00.000Z");
+
+let harness: LedgerHarness;
+let projections: Awaited<ReturnType<typeof runProjections>>;
+let dependencies: SeedBillingDependencies;
+let sequence = 0;
+
+beforeEach(async () => {
+  harness = await openLedgerHarness(`seed_${sequence++}`);
+  projections = await runProjections(harness);
+  dependencies = {
+    store: harness.store,
+    database: harness.ledger.pool,
+    waiter: projections.waiter,
+    clock: () => startedAt,
+    logger: silentLogger,
+    defaultFxRateKrwPerUsd: "1400",
+  };
+});
+
+afterEach(async () => {
+  await projections.stop();
+  await harness.dispose();
+});
+
+async function eventsOfType(type: string) {
+  const events = await harness.store.readAll({ limit: 10_000 });
+  return events.filter((event) => event.type === type);
+}
+
+describe("seedBilling", () => {
+  it("records every catalog price and the default rate once, however many processes start", async () => {
+    // When: three processes start at once, then one restarts
+    await Promise.all([seedBilling(dependencies), seedBilling(dependencies), seedBilling(dependencies)]);
+    await seedBilling(dependencies);
+
+    // Then
+    const prices = await eventsOfType("ModelPriceSet");
+    expect(prices).toHaveLength(listModels().length);
+    const alpha = prices.find((event) => event.streamId === "model-price-alpha-5.4");
+    expect(alpha?.data).toEqual({
+      model: "alpha-5.4",
+      inputUsdPerMillionTokens: "1.25",
+      outputUsdPerMillionTokens: "10.00",
+      cachedInputUsdPerMillionTokens: "0.125",
+    });
+    const rates = await eventsOfType("FxRateUpdated");
+    expect(rates).toHaveLength(1);
+    expect(rates[0]).toMatchObject({
+      streamId: defaultFxRateStreamId,
+      data: { appliesOn: "2026-11-20", rateDate: "2026-11-20", rateKrwPerUsd: "1400", source: "default" },
+      metadata: { actor: "system:first-start" },
+    });
+  });
+
+  it("leaves a price the admin already set, and records no default when a rate exists", async () => {
+    // Given
+    await harness.append(
+      modelPriceSet("alpha-5.4", { input: "3", cachedInput: "3", output: "3" }, "2026-11-01T00:00:00.000Z"),
+      fxRateUpdated(
+        { appliesOn: "2026-11-01", rateDate: "2026-10-31", rateKrwPerUsd: "1450" },
+        "2026-11-01T00:00:00.000Z",
+      ),
+    );
+
+    // When
+    const outcome = await seedBilling(dependencies);
+
+    // Then
+    expect(outcome).toEqual({ fxRateSeeded: false });
+    const alphaPrices = await harness.store.readStream("model-price-alpha-5.4");
+    expect(alphaPrices.map((event) => event.data)).toEqual([
+      {
+        model: "alpha-5.4",
+        inputUsdPerMillionTokens: "3",
+        cachedInputUsdPerMillionTokens: "3",
+        outputUsdPerMillionTokens: "3",
+      },
+    ]);
+    expect(await eventsOfType("ModelPriceSet")).toHaveLength(listModels().length);
+    expect(await eventsOfType("FxRateUpdated")).toHaveLength(1);
+  });
+});

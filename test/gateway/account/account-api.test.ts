@@ -1,0 +1,130 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { chargeUsage } from "../../../src/billing/charge-usage";
+import { createPricingReadModel } from "../../../src/billing/pricing-read-model";
+import { usageRecorded } from "../../billing/billing-ledger-fixtures";
+import { type BillingApiHarness, startBillingApi } from "../admin/billing-api-harness";
+
+/** The session's own finance (C4): `GET /llm/balance` and `GET /llm/billing`, through the real HTTP edge. */
+
+let api: BillingApiHarness;
+let sequence = 0;
+
+beforeEach(async () => {
+  api = await startBillingApi(`account_api_${sequence++}`);
+});
+
+afterEach(async () => {
+  await api.close();
+});
+
+async function get(path: string, token: string | undefined): Promise<Response> {
+  return fetch(
+    `${api.url}/llm${path}`,
+    token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } },
+  );
+}
+
+async function givenChargedUsage(requestId: string, account: { kind: "user" | "organization"; id: string }) {
+  await api.ledger.append(
+    usageRecorded({
+      requestId,
+      account,
+      tokens: { input: 1_000_000, cached: 0, output: 0, reasoning: 0 },
+      startedAt: "2026-11-20T02:00:00.000Z",
+    }),
+  );
+  await chargeUsage(
+    {
+      store: api.ledger.store,
+      waiter: api.waiter,
+      pricing: createPricingReadModel(api.ledger.ledger.pool),
+      clock: () => new Date("2026-11-20T02:00:05.000Z"),
+      projectionWaitTimeoutMs: 10_000,
+    },
+    requestId,
+  );
+}
+
+describe("GET /llm/balance", () => {
+  it("shows the user's balance and the session organization's", async () => {
+    // Given
+    await api.admin("POST", "/accounts/user/dave/credits", { amountWon: "1500.25" });
+    await api.admin("POST", "/accounts/organization/umbrella/credits", { amountWon: "70000" });
+
+    // When
+    const withOrganization = await get("/balance", await api.session("dave", "umbrella"));
+    const personal = await get("/balance", await api.session("dave", null));
+
+    // Then
+    expect(await withOrganization.json()).toEqual({
+      user: { id: "dave", balanceWon: "1500.25" },
+      organization: { id: "umbrella", balanceWon: "70000" },
+    });
+    expect(await personal.json()).toEqual({
+      user: { id: "dave", balanceWon: "1500.25" },
+      organization: null,
+    });
+  });
+
+  it("refuses a request without a session with 401/110", async () => {
+    const response = await get("/balance", undefined);
+    expect(response.status).toBe(401);
+    expect(await response.json()).toMatchObject({ status: 110 });
+  });
+});
+
+describe("GET /llm/billing", () => {
+  beforeEach(async () => {
+    await api.admin("PUT", "/models/alpha-5.4/price", { inputUsdPer1M: "3", outputUsdPer1M: "3" });
+    await api.admin("POST", "/fx-rates", { appliesOn: "2026-11-20", rate: "1000" });
+  });
+
+  it("lists the caller's own charges, personal or organization, with their breakdown", async () => {
+    // Given
+    await givenChargedUsage("req_dave", { kind: "user", id: "dave" });
+    await givenChargedUsage("req_erin", { kind: "user", id: "erin" });
+    await givenChargedUsage("req_umbrella", { kind: "organization", id: "umbrella" });
+    const token = await api.session("dave", "umbrella");
+
+    // When
+    const personal = await eventuallyRows("/billing", token, 1);
+    const organization = await eventuallyRows("/billing?isOrganization=true", token, 1);
+
+    // Then
+    expect(personal.map((row) => row.requestId)).toEqual(["req_dave"]);
+    expect(personal[0]).toMatchObject({
+      amountWon: "3000.000000",
+      breakdown: { fxRateKrwPerUsd: "1000", usd: "3" },
+    });
+    expect(organization.map((row) => row.requestId)).toEqual(["req_umbrella"]);
+  });
+
+  it("refuses isOrganization=true without an organization, and a bad range, with 400/100", async () => {
+    const token = await api.session("dave", null);
+    for (const path of [
+      "/billing?isOrganization=true",
+      "/billing?isOrganization=maybe",
+      "/billing?from=11/20",
+    ]) {
+      const response = await get(path, token);
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ status: 100 });
+    }
+  });
+});
+
+async function eventuallyRows(
+  path: string,
+  token: string,
+  count: number,
+): Promise<Record<string, unknown>[]> {
+  let rows: Record<string, unknown>[] = [];
+  for (let attempt = 0; attempt < 200; attempt += 1) {
+    const response = await get(path, token);
+    expect(response.status).toBe(200);
+    rows = ((await response.json()) as { data: Record<string, unknown>[] }).data;
+    if (rows.length >= count) return rows;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return rows;
+}

@@ -1,0 +1,544 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { chargeUsage } from "../../../src/billing/charge-usage";
+import { createKoreaeximClient, type KoreaeximClient } from "../../../src/billing/fx/koreaexim-client";
+import { createFxRateRefresher } from "../../../src/billing/fx-rate-refresh";
+import { createPricingReadModel } from "../../../src/billing/pricing-read-model";
+import { silentLogger, usageRecorded } from "../../billing/billing-ledger-fixtures";
+import { type FakeKoreaeximServer, startFakeKoreaeximServer } from "../../billing/fake-koreaexim-server";
+import { type BillingApiHarness, startBillingApi } from "./billing-api-harness";
+
+/**
+ * The admin API (C6) through the real HTTP edge: every endpoint, its validation (money as decimal strings
+ * only, 400/100; unknown slug 404/120; no admin token 401/110), and that every write is an event carrying
+ * the admin and the request id.
+ */
+
+const authkey = "TestAuthkey0123456789SecretValue";
+const acme = { kind: "organization", id: "acme" } as const;
+const alice = { kind: "user", id: "alice" } as const;
+
+let api: BillingApiHarness;
+let bank: FakeKoreaeximServer;
+let client: KoreaeximClient;
+let sequence = 0;
+
+beforeEach(async () => {
+  bank = await startFakeKoreaeximServer({ authkey });
+  client = createKoreaeximClient({
+    authkey,
+    url: bank.url,
+    limits: { requestTimeoutMs: 300, attemptsPerDateMax: 1 },
+    sleep: async () => {},
+  });
+  api = await startBillingApi(`admin_api_${sequence++}`, {
+    fxRateRefresher: (store, clock) =>
+      createFxRateRefresher({ store, clock, logger: silentLogger, authkey, url: bank.url, client }),
+  });
+});
+
+afterEach(async () => {
+  await api.close();
+  await client.close();
+  await bank.close();
+});
+
+async function json(response: Response): Promise<Record<string, unknown>> {
+  return (await response.json()) as Record<string, unknown>;
+}
+
+async function expectError(response: Response, httpStatus: number, applicationCode: number): Promise<string> {
+  expect(response.status).toBe(httpStatus);
+  const body = await json(response);
+  expect(body.status).toBe(applicationCode);
+  return String(body.message);
+}
+
+/** Price 2 / 4 / 1 USD per 1M for alpha-5.4 and 1000 KRW per USD, both in force from api.now. */
+async function givenPricing(): Promise<void> {
+  expect(
+    (
+      await api.admin("PUT", "/models/alpha-5.4/price", {
+        inputUsdPer1M: "2",
+        outputUsdPer1M: "4",
+        cachedInputUsdPer1M: "1",
+      })
+    ).status,
+  ).toBe(200);
+  expect((await api.admin("POST", "/fx-rates", { appliesOn: "2026-11-20", rate: "1000" })).status).toBe(201);
+}
+
+async function charge(requestId: string): Promise<void> {
+  await chargeUsage(
+    {
+      store: api.ledger.store,
+      waiter: api.waiter,
+      pricing: createPricingReadModel(api.ledger.ledger.pool),
+      clock: () => new Date("2026-11-20T02:00:05.000Z"),
+      projectionWaitTimeoutMs: 10_000,
+    },
+    requestId,
+  );
+}
+
+describe("admin authentication", () => {
+  it("refuses a missing or wrong admin token with 401/110", async () => {
+    await expectError(await fetch(`${api.url}/admin/fx-rates`), 401, 110);
+    await expectError(
+      await api.admin("GET", "/fx-rates", undefined, { authorization: "Bearer nope" }),
+      401,
+      110,
+    );
+  });
+});
+
+describe("POST /admin/accounts/:kind/:id/credits", () => {
+  it("tops up and answers the new balance; the event names the admin and the request", async () => {
+    // When
+    const first = await api.admin("POST", "/accounts/user/alice/credits", {
+      amountWon: "10000",
+      reference: "invoice 7",
+    });
+    const second = await api.admin("POST", "/accounts/user/alice/credits", {
+      amountWon: "0.55",
+      reference: "",
+    });
+
+    // Then
+    expect(first.status).toBe(201);
+    expect(await json(first)).toEqual({ balanceWon: "10000" });
+    expect(await json(second)).toEqual({ balanceWon: "10000.55" });
+    const [event] = await api.ledger.store.readStream("account-user-alice");
+    expect(event).toMatchObject({
+      type: "CreditToppedUp",
+      data: { account: alice, amountWon: "10000", reference: "invoice 7" },
+      metadata: { actor: "admin", correlationId: first.headers.get("x-request-id") },
+    });
+  });
+
+  it.each([
+    ["a JSON number", { amountWon: 10000 }],
+    ["three decimal places", { amountWon: "1.005" }],
+    ["zero", { amountWon: "0" }],
+    ["a negative amount", { amountWon: "-5" }],
+    ["an exponent", { amountWon: "1e4" }],
+    ["no amount", {}],
+  ])("refuses %s with 400/100", async (_case, body) => {
+    await expectError(await api.admin("POST", "/accounts/user/alice/credits", body), 400, 100);
+    expect(await api.ledger.store.readStream("account-user-alice")).toEqual([]);
+  });
+
+  it("refuses an unknown account kind and a body that is not JSON with 400/100", async () => {
+    await expectError(await api.admin("POST", "/accounts/team/x/credits", { amountWon: "1" }), 400, 100);
+    await expectError(await api.admin("POST", "/accounts/user/x/credits", "{not json"), 400, 100);
+  });
+});
+
+describe("GET /admin/accounts/:kind/:id", () => {
+  it("shows the balance and the uncharged usage priced as the reconciler will charge it", async () => {
+    // Given: ₩10,000, an organization discount of 50%, and two usages started after the prices were set
+    await givenPricing();
+    await api.admin("POST", "/accounts/organization/acme/credits", { amountWon: "10000" });
+    expect(
+      (await api.admin("PUT", "/discounts", { model: null, organizationId: "acme", rate: "0.5" })).status,
+    ).toBe(200);
+    await api.ledger.append(
+      usageRecorded({
+        requestId: "req_a",
+        account: acme,
+        tokens: { input: 1_000_000, cached: null, output: 0, reasoning: null },
+        startedAt: "2026-11-20T02:00:00.000Z",
+      }),
+      usageRecorded({
+        requestId: "req_b",
+        account: acme,
+        tokens: { input: 0, cached: 0, output: 1_000_000, reasoning: 0 },
+        startedAt: "2026-11-20T02:00:00.000Z",
+      }),
+    );
+
+    // When
+    const before = await waitForPending("organization/acme", "3000");
+    await charge("req_a");
+    const after = await waitForPending("organization/acme", "2000");
+
+    // Then: A = 2 USD × 1000 × 0.5 = ₩1000, B = 4 USD × 1000 × 0.5 = ₩2000
+    expect(before).toEqual({ kind: "organization", id: "acme", balanceWon: "10000", pendingWon: "3000" });
+    expect(after).toEqual({ kind: "organization", id: "acme", balanceWon: "9000", pendingWon: "2000" });
+  });
+
+  it("shows ₩0 for an account nobody topped up", async () => {
+    expect(await json(await api.admin("GET", "/accounts/user/nobody"))).toEqual({
+      kind: "user",
+      id: "nobody",
+      balanceWon: "0",
+      pendingWon: "0",
+    });
+  });
+});
+
+async function waitForPending(path: string, pendingWon: string): Promise<Record<string, unknown>> {
+  let body: Record<string, unknown> = {};
+  for (let attempt = 0; attempt < 200; attempt += 1) {
+    body = await json(await api.admin("GET", `/accounts/${path}`));
+    if (body.pendingWon === pendingWon) return body;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return body;
+}
+
+describe("PUT /admin/models/:slug/price", () => {
+  it("records the price, in force from now, and answers it", async () => {
+    // When
+    const response = await api.admin("PUT", "/models/beta-3-flash/price", {
+      inputUsdPer1M: "0.35",
+      outputUsdPer1M: "2.75",
+    });
+
+    // Then: an omitted cached price is the input price
+    expect(response.status).toBe(200);
+    expect(await json(response)).toEqual({
+      model: "beta-3-flash",
+      inputUsdPer1M: "0.35",
+      outputUsdPer1M: "2.75",
+      cachedInputUsdPer1M: "0.35",
+      effectiveAt: api.now.value.toISOString(),
+    });
+    const [event] = await api.ledger.store.readStream("model-price-beta-3-flash");
+    expect(event).toMatchObject({ type: "ModelPriceSet", metadata: { actor: "admin" } });
+  });
+
+  it("answers 404/120 for an unknown slug and 400/100 for numbers or out-of-range prices", async () => {
+    await expectError(
+      await api.admin("PUT", "/models/gpt-9/price", { inputUsdPer1M: "1", outputUsdPer1M: "1" }),
+      404,
+      120,
+    );
+    await expectError(
+      await api.admin("PUT", "/models/alpha-5.4/price", { inputUsdPer1M: 1, outputUsdPer1M: "1" }),
+      400,
+      100,
+    );
+    await expectError(
+      await api.admin("PUT", "/models/alpha-5.4/price", { inputUsdPer1M: "-1", outputUsdPer1M: "1" }),
+      400,
+      100,
+    );
+    await expectError(
+      await api.admin("PUT", "/models/alpha-5.4/price", { inputUsdPer1M: "1000000", outputUsdPer1M: "1" }),
+      400,
+      100,
+    );
+  });
+});
+
+describe("PUT /admin/discounts", () => {
+  it("records a rule for a scope", async () => {
+    const response = await api.admin("PUT", "/discounts", {
+      model: "alpha-5.4",
+      organizationId: null,
+      rate: "0.15",
+    });
+    expect(response.status).toBe(200);
+    expect(await json(response)).toMatchObject({ model: "alpha-5.4", organizationId: null, rate: "0.15" });
+    const [event] = await api.ledger.store.readStream("discount-alpha-5.4:*");
+    expect(event).toMatchObject({
+      type: "DiscountSet",
+      data: { model: "alpha-5.4", organizationId: null, rate: "0.15" },
+    });
+  });
+
+  it("answers 404/120 for an unknown model and 400/100 for a rate outside [0, 1] or a number", async () => {
+    await expectError(
+      await api.admin("PUT", "/discounts", { model: "nope", organizationId: null, rate: "0.1" }),
+      404,
+      120,
+    );
+    await expectError(
+      await api.admin("PUT", "/discounts", { model: null, organizationId: "acme", rate: "1.5" }),
+      400,
+      100,
+    );
+    await expectError(
+      await api.admin("PUT", "/discounts", { model: null, organizationId: "acme", rate: 0.1 }),
+      400,
+      100,
+    );
+  });
+});
+
+describe("FX rates", () => {
+  it("records manual rates and lists the history newest first", async () => {
+    // When
+    const created = await api.admin("POST", "/fx-rates", {
+      appliesOn: "2026-11-19",
+      rate: "1470.50",
+      rateDate: "2026-11-18",
+    });
+    api.now.value = new Date("2026-11-20T01:00:01.000Z");
+    await api.admin("POST", "/fx-rates", { appliesOn: "2026-11-20", rate: "1483.40" });
+
+    // Then
+    expect(created.status).toBe(201);
+    expect(await json(created)).toMatchObject({
+      appliesOn: "2026-11-19",
+      rateDate: "2026-11-18",
+      rate: "1470.5",
+      source: "admin",
+    });
+    const history = await json(await api.admin("GET", "/fx-rates"));
+    expect(history.data).toEqual([
+      {
+        appliesOn: "2026-11-20",
+        rateDate: "2026-11-20",
+        rate: "1483.4",
+        source: "admin",
+        recordedAt: "2026-11-20T01:00:01.000Z",
+      },
+      {
+        appliesOn: "2026-11-19",
+        rateDate: "2026-11-18",
+        rate: "1470.5",
+        source: "admin",
+        recordedAt: "2026-11-20T01:00:00.000Z",
+      },
+    ]);
+  });
+
+  it("refuses bad dates, a rate date after the day it applies on, and numbers with 400/100", async () => {
+    await expectError(
+      await api.admin("POST", "/fx-rates", { appliesOn: "2026-02-30", rate: "1400" }),
+      400,
+      100,
+    );
+    await expectError(
+      await api.admin("POST", "/fx-rates", { appliesOn: "2026-11-19", rate: "1400", rateDate: "2026-11-20" }),
+      400,
+      100,
+    );
+    await expectError(
+      await api.admin("POST", "/fx-rates", { appliesOn: "2026-11-19", rate: 1400 }),
+      400,
+      100,
+    );
+    await expectError(await api.admin("POST", "/fx-rates", { appliesOn: "2026-11-19", rate: "0" }), 400, 100);
+  });
+
+  it("refreshes from the bank now: 201 with the rate, then 200 when today's rate is already recorded", async () => {
+    // Given: 2026-11-20 10:00 KST; the bank published 2026-11-19
+    bank.script("20261119", { kind: "business-day", usdDealBaseRate: "1,483.40" });
+
+    // When
+    const first = await api.admin("POST", "/fx-rates/refresh");
+    const second = await api.admin("POST", "/fx-rates/refresh");
+
+    // Then
+    expect(first.status).toBe(201);
+    expect(await json(first)).toEqual({
+      appliesOn: "2026-11-20",
+      rateDate: "2026-11-19",
+      rate: "1483.4",
+      source: "koreaexim",
+    });
+    expect(second.status).toBe(200);
+    expect(await api.ledger.store.readStream("fx-rate-2026-11-20")).toHaveLength(1);
+  });
+
+  it("answers 503/300 and records nothing when the bank refuses", async () => {
+    bank.script("20261119", { kind: "refusal", resultCode: 3 });
+    const message = await expectError(await api.admin("POST", "/fx-rates/refresh"), 503, 300);
+    expect(message).toContain("result 3");
+    expect(message).not.toContain(authkey);
+    expect(await api.ledger.store.readStream("fx-rate-2026-11-20")).toEqual([]);
+  });
+});
+
+describe("GET /admin/billing", () => {
+  async function givenTwoCharges(accountId: string): Promise<void> {
+    await givenPricing();
+    await api.ledger.append(
+      usageRecorded({
+        requestId: "req_first",
+        account: { kind: "organization", id: accountId },
+        tokens: { input: 1_000_000, cached: null, output: 0, reasoning: null },
+        startedAt: "2026-11-20T02:00:00.000Z",
+      }),
+      usageRecorded({
+        requestId: "req_second",
+        account: { kind: "organization", id: accountId },
+        tokens: { input: 0, cached: 0, output: 250_000, reasoning: 0 },
+        startedAt: "2026-11-21T02:00:00.000Z",
+      }),
+    );
+    await charge("req_first");
+    await charge("req_second");
+  }
+
+  async function billingOf(query: string, rows: number): Promise<Response> {
+    let response = await api.admin("GET", `/billing?${query}`);
+    for (let attempt = 0; attempt < 200; attempt += 1) {
+      if (response.status !== 200) return response;
+      const text = await response.clone().text();
+      const count = text.includes('"data"')
+        ? (JSON.parse(text).data as unknown[]).length
+        : text.split("\r\n").length - 2;
+      if (count >= rows) return response;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      response = await api.admin("GET", `/billing?${query}`);
+    }
+    return response;
+  }
+
+  it("lists each charge with its whole breakdown as JSON, within from (inclusive) and to (exclusive)", async () => {
+    // Given
+    await givenTwoCharges("acme");
+
+    // When
+    const all = await json(await billingOf("account=organization:acme", 2));
+    const firstDay = await json(
+      await billingOf("account=organization:acme&from=2026-11-20&to=2026-11-21", 1),
+    );
+
+    // Then
+    expect((all.data as unknown[]).length).toBe(2);
+    expect(firstDay.data).toEqual([
+      {
+        requestId: "req_first",
+        account: acme,
+        keyId: expect.any(String),
+        model: "alpha-5.4",
+        endpoint: "chat.completions",
+        startedAt: "2026-11-20T02:00:00.000Z",
+        chargedAt: "2026-11-20T02:00:05.000Z",
+        amountWon: "2000.000000",
+        breakdown: {
+          tokens: { input: 1_000_000, cached: null, output: 0, reasoning: null },
+          inputUsdPerMillionTokens: "2",
+          cachedInputUsdPerMillionTokens: "1",
+          outputUsdPerMillionTokens: "4",
+          usd: "2",
+          fxRateKrwPerUsd: "1000",
+          fxRateDate: "2026-11-20",
+          discountRate: "0",
+          amountWon: "2000.000000",
+          usageSource: "upstream",
+        },
+      },
+    ]);
+  });
+
+  it("exports CSV with a header row, CRLF lines, RFC 4180 quoting and empty cells for counts not reported", async () => {
+    // Given: an organization id with a comma and quotes
+    const awkwardId = 'acme, "west"';
+    await givenTwoCharges(awkwardId);
+
+    // When
+    const response = await billingOf(
+      `account=${encodeURIComponent(`organization:${awkwardId}`)}&format=csv`,
+      2,
+    );
+    const text = await response.text();
+
+    // Then
+    expect(response.headers.get("content-type")).toMatch(/^text\/csv/);
+    const lines = text.split("\r\n");
+    expect(lines[0]).toBe(
+      "request_id,account_kind,account_id,key_id,model,endpoint,started_at,charged_at,input_tokens,cached_input_tokens," +
+        "output_tokens,reasoning_tokens,input_usd_per_million_tokens,cached_input_usd_per_million_tokens," +
+        "output_usd_per_million_tokens,usd,fx_rate_krw_per_usd,fx_rate_date,discount_rate,amount_won,usage_source",
+    );
+    expect(lines[1]).toMatch(
+      /^req_first,organization,"acme, ""west""",[0-9a-f-]{36},alpha-5\.4,chat\.completions,2026-11-20T02:00:00\.000Z,2026-11-20T02:00:05\.000Z,1000000,,0,,2,1,4,2,1000,2026-11-20,0,2000\.000000,upstream$/,
+    );
+    expect(lines[2]).toMatch(/^req_second,.*,0,0,250000,0,.*,1000,2026-11-20,0,1000\.000000,upstream$/);
+    expect(lines[3]).toBe("");
+    expect(lines).toHaveLength(4);
+  });
+
+  it("refuses a malformed account, range or format with 400/100", async () => {
+    await expectError(await api.admin("GET", "/billing?account=acme"), 400, 100);
+    await expectError(await api.admin("GET", "/billing?account=user:a&from=yesterday"), 400, 100);
+    await expectError(
+      await api.admin("GET", "/billing?account=user:a&from=2026-11-21&to=2026-11-20"),
+      400,
+      100,
+    );
+    await expectError(await api.admin("GET", "/billing?account=user:a&format=xml"), 400, 100);
+  });
+});
+
+describe("GET /admin/events", () => {
+  it("pages through the raw ledger in order, and filters one stream", async () => {
+    // Given: four events
+    await api.admin("POST", "/accounts/user/alice/credits", { amountWon: "1" });
+    await api.admin("POST", "/accounts/user/bob/credits", { amountWon: "2" });
+    await api.admin("POST", "/accounts/user/alice/credits", { amountWon: "3" });
+    await api.admin("POST", "/accounts/user/bob/credits", { amountWon: "4" });
+
+    // When
+    const first = await json(await api.admin("GET", "/events?limit=3"));
+    const second = await json(await api.admin("GET", `/events?limit=3&after=${first.next}`));
+    const third = await json(await api.admin("GET", `/events?limit=3&after=${second.next}`));
+    const alicesOnly = await json(await api.admin("GET", "/events?stream=account-user-alice"));
+
+    // Then
+    const amounts = (page: Record<string, unknown>) =>
+      (page.data as { data: { amountWon: string } }[]).map((event) => event.data.amountWon);
+    expect(amounts(first)).toEqual(["1", "2", "3"]);
+    expect(amounts(second)).toEqual(["4"]);
+    expect(third).toEqual({ data: [], next: null });
+    expect(amounts(alicesOnly)).toEqual(["1", "3"]);
+    expect((first.data as Record<string, unknown>[])[0]).toMatchObject({
+      streamId: "account-user-alice",
+      streamVersion: 0,
+      type: "CreditToppedUp",
+      metadata: { actor: "admin" },
+      position: expect.stringMatching(/^\d+-\d+$/),
+    });
+  });
+
+  it("refuses a malformed position or an unbounded limit with 400/100", async () => {
+    await expectError(await api.admin("GET", "/events?after=abc"), 400, 100);
+    await expectError(await api.admin("GET", "/events?limit=100000"), 400, 100);
+    await expectError(await api.admin("GET", "/events?limit=0"), 400, 100);
+  });
+});
+
+describe("GET /admin/billing over the row limit", () => {
+  it("refuses the export with 400/100 before sending anything, rather than cutting it short", async () => {
+    // Given: a limit of one row, and two charges
+    const limited = await startBillingApi(`admin_api_limit_${sequence++}`, { billingHistoryRowsMax: 1 });
+    try {
+      await limited.admin("PUT", "/models/alpha-5.4/price", { inputUsdPer1M: "1", outputUsdPer1M: "1" });
+      await limited.admin("POST", "/fx-rates", { appliesOn: "2026-11-20", rate: "1000" });
+      await limited.ledger.append(
+        usageRecorded({ requestId: "req_1", account: acme, startedAt: "2026-11-20T02:00:00.000Z" }),
+        usageRecorded({ requestId: "req_2", account: acme, startedAt: "2026-11-20T02:00:01.000Z" }),
+      );
+      const dependencies = {
+        store: limited.ledger.store,
+        waiter: limited.waiter,
+        pricing: createPricingReadModel(limited.ledger.ledger.pool),
+        clock: () => new Date("2026-11-20T02:00:05.000Z"),
+        projectionWaitTimeoutMs: 10_000,
+      };
+      await chargeUsage(dependencies, "req_1");
+      await chargeUsage(dependencies, "req_2");
+      let response = await limited.admin("GET", "/billing?account=organization:acme&format=csv");
+      for (let attempt = 0; attempt < 200 && response.status === 200; attempt += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+        response = await limited.admin("GET", "/billing?account=organization:acme&format=csv");
+      }
+
+      // Then
+      const message = await expectError(response, 400, 100);
+      expect(message).toContain("narrow");
+      const oneDay = await limited.admin(
+        "GET",
+        "/billing?account=organization:acme&to=2026-11-20T02:00:00.500Z",
+      );
+      expect(oneDay.status).toBe(200);
+    } finally {
+      await limited.close();
+    }
+  });
+});

@@ -1,0 +1,104 @@
+import type { AddressInfo } from "node:net";
+import express from "express";
+import { createFxRateRefresher, type FxRateRefresher } from "../../../src/billing/fx-rate-refresh";
+import { createAccountRouter } from "../../../src/gateway/account/account-router";
+import { createAdminRouter } from "../../../src/gateway/admin/admin-router";
+import { createApp } from "../../../src/gateway/app";
+import { authenticateAdmin } from "../../../src/gateway/middleware/authenticate-admin";
+import { authenticateSession } from "../../../src/gateway/middleware/authenticate-session";
+import type { EventStore } from "../../../src/ledger/event-store";
+import type { ProjectionWaiter } from "../../../src/ledger/projection-waiter";
+import { SessionTokens } from "../../../src/sessions/session-tokens";
+import { runProjections, silentLogger } from "../../billing/billing-ledger-fixtures";
+import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
+
+/**
+ * The real HTTP edge (`createApp`) with billing's admin and account routers mounted as the service mounts
+ * them — admin behind `authenticateAdmin`, account behind `authenticateSession` — on an ephemeral port,
+ * over a ledger with its projections running. The generation router is an empty stub.
+ */
+
+export const adminToken = "test-admin-token-0123456789abcdef0123456789ab";
+const sessionSecret = "test-session-secret-0123456789abcdef0123456789";
+
+function unconfiguredRefresher(store: EventStore, clock: () => Date): FxRateRefresher {
+  return createFxRateRefresher({
+    store,
+    clock,
+    logger: silentLogger,
+    authkey: undefined,
+    url: "http://127.0.0.1:9",
+  });
+}
+
+export interface BillingApiHarness {
+  ledger: LedgerHarness;
+  waiter: ProjectionWaiter;
+  url: string;
+  /** The instant admin writes are recorded at; tests move it. */
+  now: { value: Date };
+  admin(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>;
+  session(userId: string, organizationId: string | null): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startBillingApi(
+  label: string,
+  options: {
+    /** Built over this harness's ledger and clock. */
+    fxRateRefresher?: (store: EventStore, clock: () => Date) => FxRateRefresher;
+    billingHistoryRowsMax?: number;
+  } = {},
+): Promise<BillingApiHarness> {
+  const ledger = await openLedgerHarness(label);
+  const projections = await runProjections(ledger);
+  const now = { value: new Date("2026-11-20T01:00:00.000Z") };
+  const sessions = new SessionTokens(sessionSecret);
+  const admin = express.Router();
+  admin.use(
+    authenticateAdmin(adminToken),
+    createAdminRouter({
+      store: ledger.store,
+      database: ledger.ledger.pool,
+      waiter: projections.waiter,
+      fxRateRefresher: (options.fxRateRefresher ?? unconfiguredRefresher)(ledger.store, () => now.value),
+      clock: () => now.value,
+      ...(options.billingHistoryRowsMax === undefined
+        ? {}
+        : { billingHistoryRowsMax: options.billingHistoryRowsMax }),
+    }),
+  );
+  const account = express.Router();
+  account.use(authenticateSession(sessions), createAccountRouter({ database: ledger.ledger.pool }));
+  const app = createApp({
+    routers: { generation: express.Router(), account, admin },
+    requestBodyBytesMax: 1024 * 1024,
+    logger: silentLogger,
+  });
+  const server = app.listen(0, "127.0.0.1");
+  await new Promise<void>((resolve) => server.once("listening", () => resolve()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    ledger,
+    waiter: projections.waiter,
+    url,
+    now,
+    admin: (method, path, body, headers = {}) =>
+      fetch(`${url}/admin${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${adminToken}`,
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          ...headers,
+        },
+        ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+      }),
+    session: async (userId, organizationId) => (await sessions.mint({ userId, organizationId }, 3_600)).token,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await projections.stop();
+      await ledger.dispose();
+    },
+  };
+}

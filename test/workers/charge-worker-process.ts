@@ -1,0 +1,38 @@
+import { chargeUsage } from "../../src/billing/charge-usage";
+import { createPricingReadModel } from "../../src/billing/pricing-read-model";
+import type { QueueBackend } from "../../src/billing/queue-backend";
+import { openLedger } from "../../src/ledger/open-ledger";
+import { ProjectionWaiter } from "../../src/ledger/projection-waiter";
+import { startReconcileUsageWorker } from "../../workers/reconcile-usage";
+import { silentLogger } from "../billing/billing-ledger-fixtures";
+
+/**
+ * A reconciler in its own process, for the test that kills one mid-job: it charges the usage, says so on
+ * stdout, then never finishes the job — as if the machine died between the ledger's answer and BullMQ's.
+ * Configured by environment: DATABASE_URL, QUEUE_BACKEND (JSON), LOCK_DURATION_MS.
+ */
+
+const backend = JSON.parse(process.env.QUEUE_BACKEND!) as QueueBackend;
+const databaseUrl = process.env.DATABASE_URL!;
+const ledger = await openLedger({ databaseUrl, applicationName: "test-doomed-worker" });
+const waiter = new ProjectionWaiter(ledger.pool, databaseUrl, 20);
+const pricing = createPricingReadModel(ledger.pool);
+
+startReconcileUsageWorker({
+  backend,
+  logger: silentLogger,
+  settings: {
+    concurrency: 1,
+    lockDurationMs: Number(process.env.LOCK_DURATION_MS),
+    stalledCheckIntervalMs: 200,
+  },
+  chargeUsage: async (requestId) => {
+    const outcome = await chargeUsage(
+      { store: ledger.store, waiter, pricing, clock: () => new Date(), projectionWaitTimeoutMs: 10_000 },
+      requestId,
+    );
+    process.stdout.write(`charged ${requestId} ${outcome.kind}\n`);
+    return new Promise(() => {});
+  },
+});
+process.stdout.write("ready\n");

@@ -1,0 +1,58 @@
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import type { QueueBackend } from "../../src/billing/queue-backend";
+import type { LedgerHarness } from "../support/ledger-harness";
+
+/**
+ * Both queue backends (C2): PostgreSQL always (BullMQ's schema inside the test's own database), Redis when
+ * REDIS_URL is set — then it must be reachable, or the test fails. Each Redis case gets its own key prefix.
+ */
+
+export interface QueueBackendCase {
+  name: string;
+  backendFor(harness: LedgerHarness): QueueBackend;
+}
+
+const redisUrl = process.env.REDIS_URL;
+
+export const queueBackendCases: QueueBackendCase[] = [
+  {
+    name: "PostgreSQL backend",
+    backendFor: (harness) => ({ kind: "postgresql", databaseUrl: harness.database.url }),
+  },
+  ...(redisUrl === undefined
+    ? []
+    : [
+        {
+          name: "Redis backend",
+          backendFor: (): QueueBackend => ({ kind: "redis", redisUrl, prefix: `test-${randomUUID()}` }),
+        },
+      ]),
+];
+
+/** Removes a Redis test prefix's keys (bounded: a test creates a few hundred at most). */
+export async function removeQueueData(backend: QueueBackend): Promise<void> {
+  if (backend.kind !== "redis" || backend.prefix === undefined) return;
+  const redis = new Redis(backend.redisUrl, { maxRetriesPerRequest: 1 });
+  try {
+    let cursor = "0";
+    for (let round = 0; round < 1_000; round += 1) {
+      const [next, keys] = await redis.scan(cursor, "MATCH", `${backend.prefix}:*`, "COUNT", 1_000);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+      if (cursor === "0") break;
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** Polls until `check` holds; fails with `description` after `timeoutMs`. */
+export async function eventually(description: string, check: () => Promise<boolean>, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 0; attempt < 100_000; attempt += 1) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${description}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -1,0 +1,217 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type ChargeQueue, createChargeQueue } from "../../src/billing/charge-queue";
+import { type ChargeUsageOutcome, chargeUsage } from "../../src/billing/charge-usage";
+import { createPricingReadModel } from "../../src/billing/pricing-read-model";
+import type { QueueBackend } from "../../src/billing/queue-backend";
+import { type RunningWorker, startReconcileUsageWorker } from "../../workers/reconcile-usage";
+import {
+  balanceOf,
+  chargesOf,
+  creditToppedUp,
+  fxRateUpdated,
+  modelPriceSet,
+  runProjections,
+  silentLogger,
+  usageRecorded,
+} from "../billing/billing-ledger-fixtures";
+import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
+import { eventually, queueBackendCases, removeQueueData } from "./queue-test-support";
+
+/**
+ * Exactly once through BullMQ (C7): whatever the queue does — the same job delivered again, duplicates
+ * enqueued by two producers and consumed by two workers, a worker killed after charging but before
+ * acknowledging — each usage ends with one UsageCharged and its balance moves once.
+ */
+
+const account = { kind: "user", id: "carol" } as const;
+const settingsAt = "2026-11-19T15:00:00.000Z";
+const requestStart = "2026-11-20T03:00:00.000Z";
+// 1000 input + 500 output tokens at 1 USD / 1M each, 1000 KRW/USD: ₩1.5 per request, from ₩100.
+
+describe.each(queueBackendCases)("reconciler on the $name", (backendCase) => {
+  let harness: LedgerHarness;
+  let projections: Awaited<ReturnType<typeof runProjections>>;
+  let backend: QueueBackend;
+  const closers: (() => Promise<void>)[] = [];
+  let sequence = 0;
+
+  beforeEach(async () => {
+    harness = await openLedgerHarness(`reconcile_${sequence++}`);
+    backend = backendCase.backendFor(harness);
+    await harness.append(
+      modelPriceSet("alpha-5.4", { input: "1", cachedInput: "1", output: "1" }, settingsAt),
+      fxRateUpdated({ appliesOn: "2026-11-20", rateDate: "2026-11-19", rateKrwPerUsd: "1000" }, settingsAt),
+      creditToppedUp(account, "100", settingsAt),
+    );
+    projections = await runProjections(harness);
+  });
+
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+    await projections.stop();
+    await removeQueueData(backend);
+    await harness.dispose();
+  });
+
+  function chargeUsageHere(requestId: string): Promise<ChargeUsageOutcome> {
+    return chargeUsage(
+      {
+        store: harness.store,
+        waiter: projections.waiter,
+        pricing: createPricingReadModel(harness.ledger.pool),
+        clock: () => new Date("2026-11-20T03:00:05.000Z"),
+        projectionWaitTimeoutMs: 10_000,
+      },
+      requestId,
+    );
+  }
+
+  /** A worker whose every run is recorded, so the test knows how often a job was delivered. */
+  function startWorker(runs: ChargeUsageOutcome["kind"][], settings = {}): RunningWorker {
+    const worker = startReconcileUsageWorker({
+      backend,
+      logger: silentLogger,
+      settings: { stalledCheckIntervalMs: 200, ...settings },
+      chargeUsage: async (requestId) => {
+        const outcome = await chargeUsageHere(requestId);
+        runs.push(outcome.kind);
+        return outcome;
+      },
+    });
+    closers.push(() => worker.close());
+    return worker;
+  }
+
+  function openChargeQueue(): ChargeQueue {
+    const queue = createChargeQueue({ backend, logger: silentLogger, role: "background" });
+    closers.push(() => queue.close());
+    return queue;
+  }
+
+  async function givenUsages(requestIds: readonly string[]): Promise<void> {
+    await harness.append(
+      ...requestIds.map((requestId) => usageRecorded({ requestId, account, startedAt: requestStart })),
+    );
+  }
+
+  it("charges once when the same job is delivered five times", async () => {
+    // Given
+    await givenUsages(["req_five"]);
+    const runs: ChargeUsageOutcome["kind"][] = [];
+    startWorker(runs);
+    const queue = openChargeQueue();
+
+    // When: delivered, completed, delivered again — five times
+    for (let delivery = 1; delivery <= 5; delivery += 1) {
+      await queue.enqueueCharges(["req_five"]);
+      await eventually(`delivery ${delivery} ran`, async () => runs.length === delivery);
+    }
+
+    // Then
+    expect(runs).toEqual([
+      "charged",
+      "already-charged",
+      "already-charged",
+      "already-charged",
+      "already-charged",
+    ]);
+    expect(await chargesOf(harness, "req_five")).toHaveLength(1);
+    await eventually("the balance moved", async () => (await balanceOf(harness, account)) === "98.5");
+  });
+
+  it("charges each usage once when two producers enqueue it and two workers consume it", async () => {
+    // Given
+    const requestIds = Array.from({ length: 40 }, (_, index) => `req_race_${index}`);
+    await givenUsages(requestIds);
+    const runs: ChargeUsageOutcome["kind"][] = [];
+    startWorker(runs, { concurrency: 8 });
+    startWorker(runs, { concurrency: 8 });
+    const gatewayQueue = openChargeQueue();
+    const sweeperQueue = openChargeQueue();
+
+    // When: both producers enqueue everything at once, and each worker charges directly as well
+    await Promise.all([
+      gatewayQueue.enqueueCharges(requestIds),
+      sweeperQueue.enqueueCharges(requestIds),
+      ...requestIds.map((requestId) => chargeUsageHere(requestId)),
+    ]);
+    await eventually("every usage is charged", async () => {
+      const counts = await Promise.all(
+        requestIds.map(async (requestId) => (await chargesOf(harness, requestId)).length),
+      );
+      return counts.every((count) => count >= 1);
+    });
+    await eventually("the queue is drained", async () => runs.length >= requestIds.length);
+
+    // Then
+    for (const requestId of requestIds) expect(await chargesOf(harness, requestId)).toHaveLength(1);
+    // 100 − 40 × 1.5
+    await eventually(
+      "the balance moved once per usage",
+      async () => (await balanceOf(harness, account)) === "40",
+    );
+  });
+
+  it("charges once when a worker is killed after charging and its stalled job is redelivered", async () => {
+    // Given: a worker in another process that charges, then hangs before acknowledging
+    await givenUsages(["req_killed"]);
+    const doomed = startDoomedWorker(harness.database.url, backend);
+    closers.push(async () => {
+      doomed.process.kill("SIGKILL");
+    });
+    await doomed.line((line) => line === "ready");
+    const queue = openChargeQueue();
+    await queue.enqueueCharges(["req_killed"]);
+    await doomed.line((line) => line.startsWith("charged req_killed"));
+
+    // When: the process dies mid-job; another worker takes over once the lock expires
+    doomed.process.kill("SIGKILL");
+    const runs: ChargeUsageOutcome["kind"][] = [];
+    startWorker(runs);
+    await eventually("the stalled job is redelivered", async () => runs.length >= 1, 30_000);
+
+    // Then
+    expect(runs[0]).toBe("already-charged");
+    expect(await chargesOf(harness, "req_killed")).toHaveLength(1);
+    await eventually("the balance moved once", async () => (await balanceOf(harness, account)) === "98.5");
+  });
+});
+
+function startDoomedWorker(databaseUrl: string, backend: QueueBackend) {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ["--import", "tsx", new URL("./charge-worker-process.ts", import.meta.url).pathname],
+    {
+      env: {
+        ...process.env,
+        DATABASE_URL: databaseUrl,
+        QUEUE_BACKEND: JSON.stringify(backend),
+        LOCK_DURATION_MS: "1000",
+      },
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  const lines: string[] = [];
+  const waiting = new Set<() => void>();
+  createInterface({ input: child.stdout! }).on("line", (line) => {
+    lines.push(line);
+    for (const wake of waiting) wake();
+  });
+  return {
+    process: child,
+    line: (matches: (line: string) => boolean) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error("the worker process did not say it")), 20_000);
+        const check = () => {
+          if (!lines.some(matches)) return;
+          clearTimeout(timer);
+          waiting.delete(check);
+          resolve();
+        };
+        waiting.add(check);
+        check();
+      }),
+  };
+}

@@ -1,0 +1,220 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createChargeQueue } from "../../src/billing/charge-queue";
+import { chargeUsage } from "../../src/billing/charge-usage";
+import { createFxRateRefresher } from "../../src/billing/fx-rate-refresh";
+import { createPricingReadModel } from "../../src/billing/pricing-read-model";
+import type { QueueBackend } from "../../src/billing/queue-backend";
+import { startBillingWorkers } from "../../workers/billing-workers";
+import { startReconcileUsageWorker } from "../../workers/reconcile-usage";
+import { startPendingChargeSweeper } from "../../workers/sweep-pending-charges";
+import {
+  balanceOf,
+  chargesOf,
+  creditToppedUp,
+  fxRateUpdated,
+  modelPriceSet,
+  runProjections,
+  silentLogger,
+  usageRecorded,
+} from "../billing/billing-ledger-fixtures";
+import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
+import { eventually, queueBackendCases, removeQueueData } from "./queue-test-support";
+
+/**
+ * Enqueueing never blocks a request, and nothing is lost when it fails (C7, issue 5): with the queue
+ * unreachable the gateway's enqueue returns at once and throws nothing; the usage stays pending in the
+ * ledger, and the sweeper, on a working queue, has every usage charged — once.
+ */
+
+const account = { kind: "organization", id: "initech" } as const;
+const settingsAt = "2026-11-19T15:00:00.000Z";
+const requestStart = "2026-11-20T03:00:00.000Z";
+// The sweeper's clock: ten minutes after the usage, well past the pending age.
+const sweepClock = () => new Date("2026-11-20T03:10:00.000Z");
+const unreachableRedis: QueueBackend = {
+  kind: "redis",
+  redisUrl: "redis://127.0.0.1:6390",
+  prefix: "unreachable",
+};
+
+describe.each(queueBackendCases)("sweeper on the $name", (backendCase) => {
+  let harness: LedgerHarness;
+  let projections: Awaited<ReturnType<typeof runProjections>>;
+  let backend: QueueBackend;
+  const closers: (() => Promise<void>)[] = [];
+  let sequence = 0;
+
+  beforeEach(async () => {
+    harness = await openLedgerHarness(`sweep_${sequence++}`);
+    backend = backendCase.backendFor(harness);
+    await harness.append(
+      modelPriceSet("alpha-5.4", { input: "1", cachedInput: "1", output: "1" }, settingsAt),
+      fxRateUpdated({ appliesOn: "2026-11-20", rateDate: "2026-11-19", rateKrwPerUsd: "1000" }, settingsAt),
+      creditToppedUp(account, "100", settingsAt),
+    );
+    projections = await runProjections(harness);
+  });
+
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+    await projections.stop();
+    await removeQueueData(backend);
+    await harness.dispose();
+  });
+
+  async function pendingCount(): Promise<number> {
+    const pending = await harness.ledger.pool.query("SELECT 1 FROM projection_pending_charges");
+    return pending.rows.length;
+  }
+
+  it("charges every usage whose enqueue was lost while the queue was unreachable, once", async () => {
+    // Given: the gateway's queue points at a Redis nobody listens on
+    const requestIds = Array.from({ length: 30 }, (_, index) => `req_lost_${index}`);
+    const gatewayQueue = createChargeQueue({
+      backend: unreachableRedis,
+      logger: silentLogger,
+      limits: { chargeEnqueueTimeoutMs: 200, chargeEnqueuesInFlightMax: 10 },
+    });
+    closers.push(() => gatewayQueue.close());
+
+    // When: the usages are recorded and handed to the dead queue
+    const startedAtMs = performance.now();
+    for (const requestId of requestIds) {
+      await harness.append(usageRecorded({ requestId, account, startedAt: requestStart }));
+      gatewayQueue.enqueueCharge(requestId);
+    }
+    const enqueueingMs = performance.now() - startedAtMs;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    // Then: nothing waited for the queue, and nothing is charged yet — every usage is pending
+    expect(enqueueingMs).toBeLessThan(2_000);
+    for (const requestId of requestIds) expect(await chargesOf(harness, requestId)).toHaveLength(0);
+    await eventually("every usage is pending", async () => (await pendingCount()) === requestIds.length);
+
+    // When: the sweeper and a reconciler run on a working queue
+    const workingQueue = createChargeQueue({ backend, logger: silentLogger, role: "background" });
+    closers.push(() => workingQueue.close());
+    const reconciler = startReconcileUsageWorker({
+      backend,
+      logger: silentLogger,
+      chargeUsage: (requestId) =>
+        chargeUsage(
+          {
+            store: harness.store,
+            waiter: projections.waiter,
+            pricing: createPricingReadModel(harness.ledger.pool),
+            clock: sweepClock,
+            projectionWaitTimeoutMs: 10_000,
+          },
+          requestId,
+        ),
+    });
+    closers.push(() => reconciler.close());
+    const sweeper = await startPendingChargeSweeper({
+      backend,
+      database: harness.ledger.pool,
+      enqueueCharges: (ids) => workingQueue.enqueueCharges(ids),
+      clock: sweepClock,
+      logger: silentLogger,
+      settings: { intervalMs: 300 },
+    });
+    closers.push(() => sweeper.close());
+
+    // Then: each usage charged once, the balance moved by the exact sum (30 × ₩1.5)
+    await eventually("every usage is charged", async () => (await pendingCount()) === 0);
+    for (const requestId of requestIds) expect(await chargesOf(harness, requestId)).toHaveLength(1);
+    expect(await balanceOf(harness, account)).toBe("55");
+  });
+
+  it("enqueues usage older than the pending age and leaves younger usage to its own job", async () => {
+    // Given: one usage recorded 10 minutes before the sweep, one 10 seconds before
+    await harness.append(
+      usageRecorded({ requestId: "req_old", account, startedAt: requestStart }),
+      usageRecorded({
+        requestId: "req_young",
+        account,
+        startedAt: requestStart,
+        recordedAt: "2026-11-20T03:09:50.000Z",
+      }),
+    );
+    await eventually("both usages are pending", async () => (await pendingCount()) === 2);
+    const enqueued: string[] = [];
+
+    // When
+    const sweeper = await startPendingChargeSweeper({
+      backend,
+      database: harness.ledger.pool,
+      enqueueCharges: async (ids) => {
+        enqueued.push(...ids);
+      },
+      clock: sweepClock,
+      logger: silentLogger,
+      settings: { intervalMs: 200 },
+    });
+    closers.push(() => sweeper.close());
+    await eventually("two sweeps ran", async () => enqueued.length >= 2);
+
+    // Then
+    expect(new Set(enqueued)).toEqual(new Set(["req_old"]));
+  });
+});
+
+describe("charge queue with Redis unreachable", () => {
+  it("returns at once, throws nothing, and closes promptly", async () => {
+    // Given
+    const queue = createChargeQueue({
+      backend: unreachableRedis,
+      logger: silentLogger,
+      limits: { chargeEnqueueTimeoutMs: 100, chargeEnqueuesInFlightMax: 5 },
+    });
+
+    // When
+    const startedAtMs = performance.now();
+    for (let index = 0; index < 1_000; index += 1) queue.enqueueCharge(`req_dead_${index}`);
+    const enqueueingMs = performance.now() - startedAtMs;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const closingStartedAtMs = performance.now();
+    await queue.close();
+
+    // Then
+    expect(enqueueingMs).toBeLessThan(200);
+    expect(performance.now() - closingStartedAtMs).toBeLessThan(6_000);
+  });
+});
+
+describe("billing workers with Redis unreachable at start-up", () => {
+  it("start and close without waiting for Redis, so the process can still serve", async () => {
+    // Given
+    const harness = await openLedgerHarness("workers_unreachable");
+    const projections = await runProjections(harness);
+    try {
+      // When
+      const startingAtMs = performance.now();
+      const workers = await startBillingWorkers({
+        backend: unreachableRedis,
+        store: harness.store,
+        database: harness.ledger.pool,
+        waiter: projections.waiter,
+        refresher: createFxRateRefresher({
+          store: harness.store,
+          clock: sweepClock,
+          logger: silentLogger,
+          authkey: undefined,
+          url: "http://127.0.0.1:9",
+        }),
+        clock: sweepClock,
+        logger: silentLogger,
+      });
+      const startingMs = performance.now() - startingAtMs;
+      const closingAtMs = performance.now();
+      await workers.close();
+
+      // Then
+      expect(startingMs).toBeLessThan(2_000);
+      expect(performance.now() - closingAtMs).toBeLessThan(8_000);
+    } finally {
+      await projections.stop();
+      await harness.dispose();
+    }
+  }, 20_000);
+});
