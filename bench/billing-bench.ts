@@ -1,0 +1,165 @@
+import { randomUUID } from "node:crypto";
+import pino from "pino";
+import { allProjections } from "../projections";
+import { createChargeQueue } from "../src/billing/charge-queue";
+import { createFxRateRefresher } from "../src/billing/fx-rate-refresh";
+import { type QueueBackend, queueBackendOf } from "../src/billing/queue-backend";
+import { seedBilling } from "../src/billing/seed-billing";
+import { limits } from "../src/config";
+import type { StreamAppend } from "../src/ledger/event-store";
+import type { LedgerEvent } from "../src/ledger/events";
+import { openLedger } from "../src/ledger/open-ledger";
+import { ProjectionRunner } from "../src/ledger/projection-runner";
+import { ProjectionWaiter } from "../src/ledger/projection-waiter";
+import { startBillingWorkers } from "../workers/billing-workers";
+import { createBenchDatabase } from "./bench-database";
+import { type Figure, timed } from "./measure";
+
+/**
+ * Reconciler benchmark (C9): charges per second from a backlog of recorded usage, through the queue and
+ * the workers, on Redis and on the PostgreSQL backend — beside the store appending the same number of
+ * charge-sized events directly (no queue, no pricing), measured in the same run.
+ */
+
+const usageCount = 5_000;
+const drainTimeoutMs = 300_000;
+
+function usageAppend(requestId: string): StreamAppend {
+  const event: LedgerEvent = {
+    type: "UsageRecorded",
+    data: {
+      requestId,
+      keyId: randomUUID(),
+      account: { kind: "user", id: `bench-${requestId.slice(-2)}` },
+      userId: "bench",
+      organizationId: null,
+      model: "gamma-4-5",
+      endpoint: "chat.completions",
+      streamed: false,
+      outcome: "completed",
+      tokens: { input: 1200, cached: 200, output: 350, reasoning: 0 },
+      usageSource: "upstream",
+      startedAt: new Date().toISOString(),
+    },
+    metadata: { actor: "bench", correlationId: requestId, occurredAt: new Date().toISOString() },
+  };
+  return {
+    streamId: `usage-${requestId}`,
+    expectedVersion: "no-stream",
+    events: [{ eventId: randomUUID(), event }],
+  };
+}
+
+async function reconcileBacklog(backendKind: "redis" | "postgresql", redisUrl: string | undefined) {
+  const database = await createBenchDatabase();
+  const ledger = await openLedger({ databaseUrl: database.url, applicationName: "bench-billing" });
+  const logger = pino({ level: "warn" });
+  const stop = new AbortController();
+  const runner = new ProjectionRunner({
+    pool: ledger.pool,
+    connectionString: database.url,
+    store: ledger.store,
+    projections: allProjections,
+    batchSizeMax: limits.projectionBatchSizeMax,
+    standbyRetryMs: 500,
+  });
+  const projections = runner.run(stop.signal);
+  const waiter = new ProjectionWaiter(ledger.pool, database.url, 20);
+  await waiter.start();
+  const backend: QueueBackend =
+    backendKind === "redis"
+      ? { kind: "redis", redisUrl: redisUrl!, prefix: `bench-${randomUUID()}` }
+      : queueBackendOf({ redisUrl: undefined, databaseUrl: database.url });
+  const clock = () => new Date();
+  const refresher = createFxRateRefresher({
+    store: ledger.store,
+    clock,
+    logger,
+    authkey: undefined,
+    url: "http://127.0.0.1:9",
+  });
+  try {
+    await seedBilling({
+      store: ledger.store,
+      database: ledger.pool,
+      waiter,
+      clock,
+      logger,
+      defaultFxRateKrwPerUsd: "1400",
+    });
+    const requestIds = Array.from(
+      { length: usageCount },
+      (_, index) => `req_bench_${index.toString().padStart(6, "0")}`,
+    );
+    for (let start = 0; start < requestIds.length; start += 500) {
+      await ledger.store.appendBatch(requestIds.slice(start, start + 500).map(usageAppend));
+    }
+    const queue = createChargeQueue({ backend, logger, role: "background" });
+    await queue.enqueueCharges(requestIds);
+    const charged = async () =>
+      Number(
+        (
+          await ledger.pool.query<{ count: string }>(
+            "SELECT count(*) FROM ledger_events WHERE type = 'UsageCharged'",
+          )
+        ).rows[0]!.count,
+      );
+    const workers = await startBillingWorkers({
+      backend,
+      store: ledger.store,
+      database: ledger.pool,
+      waiter,
+      refresher,
+      clock,
+      logger,
+    });
+    const drained = await timed(async () => {
+      const deadline = Date.now() + drainTimeoutMs;
+      while ((await charged()) < usageCount) {
+        if (Date.now() > deadline) throw new Error("reconciler did not drain the backlog in time");
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    });
+    await workers.close();
+    await queue.close();
+
+    // Baseline: the same number of events appended straight to the store, 500 per batch.
+    const baseline = await timed(async () => {
+      for (let start = 0; start < usageCount; start += 500) {
+        await ledger.store.appendBatch(
+          Array.from({ length: Math.min(500, usageCount - start) }, (_, index) =>
+            usageAppend(`req_baseline_${start + index}`),
+          ),
+        );
+      }
+    });
+    return {
+      chargesPerSecond: usageCount / drained.seconds,
+      baselinePerSecond: usageCount / baseline.seconds,
+    };
+  } finally {
+    stop.abort();
+    await projections;
+    await waiter.close();
+    await refresher.close();
+    await ledger.close();
+    await database.drop();
+  }
+}
+
+export async function runBillingBenchmarks(options: { redisUrl?: string }): Promise<Figure[]> {
+  const figures: Figure[] = [];
+  const backends: ("redis" | "postgresql")[] = options.redisUrl ? ["redis", "postgresql"] : ["postgresql"];
+  for (const backend of backends) {
+    const result = await reconcileBacklog(backend, options.redisUrl);
+    figures.push({
+      name: `charges reconciled/s, ${backend === "redis" ? "Redis" : "PostgreSQL"} queue, ${usageCount} backlog`,
+      value: result.chargesPerSecond,
+      unit: "charges/s",
+      baseline: result.baselinePerSecond,
+      baselineName: "same events appended directly, 500 per batch",
+      ...(backend === "redis" ? { target: "≥ 5,000 charges/s" } : {}),
+    });
+  }
+  return figures;
+}
