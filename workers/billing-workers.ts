@@ -8,6 +8,7 @@ import { createPricingReadModel } from "../src/billing/pricing-read-model";
 import type { Clock, ProjectionWaiting } from "../src/billing/projection-waiting";
 import type { QueueBackend } from "../src/billing/queue-backend";
 import type { EventStore } from "../src/ledger/event-store";
+import { GroupCommitAppender } from "../src/ledger/group-commit-appender";
 import {
   type ReconcileUsageSettings,
   type RunningWorker,
@@ -35,6 +36,9 @@ export async function startBillingWorkers(
 ): Promise<{ close(): Promise<void> }> {
   const { backend, store, database, waiter, clock, logger } = dependencies;
   const pricing = createPricingReadModel(database);
+  // Concurrent charges of this process share one statement and one commit (group commit).
+  const appender = new GroupCommitAppender(store, billingLimits.reconcileUsageConcurrency);
+  const chargeStore = { readStream: (streamId: string) => store.readStream(streamId), append: appender.append.bind(appender) };
   const running: RunningWorker[] = [];
   // The sweeper's producer may wait for the queue: it runs in a job, not on a request.
   const chargeQueue = createChargeQueue({ backend, logger, role: "background" });
@@ -46,7 +50,7 @@ export async function startBillingWorkers(
         chargeUsage: (requestId) =>
           chargeUsage(
             {
-              store,
+              store: chargeStore,
               waiter,
               pricing,
               clock,

@@ -18,7 +18,7 @@ export const billingLimits = {
   chargeJobAttemptsMax: 8,
   chargeJobBackoffInitialMs: 1_000,
   /** Jobs charged at once by one worker process. */
-  reconcileUsageConcurrency: 16,
+  reconcileUsageConcurrency: 32,
   /** A worker that stops renewing its lock for this long is presumed dead and its job redelivered. */
   reconcileUsageLockDurationMs: 30_000,
   reconcileUsageStalledCheckIntervalMs: 15_000,

@@ -36,7 +36,8 @@ export const pricingProjectionNames = [
 ] as const;
 
 export interface ChargeUsageDependencies {
-  store: EventStore;
+  /** `append` may be a group-commit appender: many workers' charges then share one commit. */
+  store: Pick<EventStore, "readStream" | "append">;
   waiter: ProjectionWaiting;
   pricing: PricingReadModel;
   clock: Clock;

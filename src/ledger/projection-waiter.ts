@@ -13,6 +13,8 @@ export class ProjectionWaiter {
   private pollTimer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
   private closed = false;
+  /** Checkpoints last read. They only move forward, so "reached" by these is reached for good. */
+  private known = new Map<string, LogPosition>();
 
   constructor(
     private readonly pool: pg.Pool,
@@ -37,6 +39,7 @@ export class ProjectionWaiter {
 
   /** Resolves once every named projection has applied `target`; rejects after `timeoutMs`. */
   async waitFor(target: LogPosition, projections: readonly string[], timeoutMs: number): Promise<void> {
+    if (allReached(this.known, target, projections)) return;
     if (await this.reached(target, projections)) return;
     await new Promise<void>((resolve, reject) => {
       const waiter = {
@@ -101,12 +104,14 @@ export class ProjectionWaiter {
       commit_position: string;
       prepare_position: string;
     }>("SELECT projection, commit_position, prepare_position FROM projection_checkpoints");
-    return new Map(
+    const positions = new Map(
       result.rows.map((row) => [
         row.projection,
         { commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position) },
       ]),
     );
+    this.known = positions;
+    return positions;
   }
 }
 
