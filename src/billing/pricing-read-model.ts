@@ -129,7 +129,12 @@ export function createPricingReadModel(database: Pick<pg.Pool, "query">): Pricin
         started_at: request.startedAt.toISOString(),
         seoul_date: seoulDateOf(request.startedAt),
       }));
-      const result = await database.query<PricingRow>(pricingStatement, [JSON.stringify(input)]);
+      // Named: prepared once per connection, so the planner does not run for every charge.
+      const result = await database.query<PricingRow>({
+        name: "pricing-at",
+        text: pricingStatement,
+        values: [JSON.stringify(input)],
+      });
       return result.rows.map((row) => pricingOfRow(row, requests[row.ordinal]!));
     },
   };

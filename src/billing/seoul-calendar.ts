@@ -38,10 +38,25 @@ function startOfSeoulDate(date: IsoDate): TZDate {
   return parse(date, isoDateFormat, new TZDate(0, seoulTimeZone), { in: inSeoul });
 }
 
+/**
+ * Every charge asks for a Seoul date, and time-zone formatting is costly; the answer cannot change within
+ * a quarter hour (every zone offset is a multiple of 15 minutes), so it is remembered per quarter hour.
+ */
+const quarterHourMs = 15 * 60_000;
+const seoulDateCacheEntriesMax = 10_000;
+const seoulDateByQuarterHour = new Map<number, IsoDate>();
+
 /** The Seoul calendar date on which `instant` falls. */
 export function seoulDateOf(instant: Date): IsoDate {
   if (!isValid(instant)) throw new RangeError("seoulDateOf: invalid instant");
-  return format(instant, isoDateFormat, { in: inSeoul });
+  const quarterHour = Math.floor(instant.getTime() / quarterHourMs);
+  let date = seoulDateByQuarterHour.get(quarterHour);
+  if (date === undefined) {
+    if (seoulDateByQuarterHour.size >= seoulDateCacheEntriesMax) seoulDateByQuarterHour.clear();
+    date = format(new Date(quarterHour * quarterHourMs), isoDateFormat, { in: inSeoul });
+    seoulDateByQuarterHour.set(quarterHour, date);
+  }
+  return date;
 }
 
 export function previousDate(date: IsoDate): IsoDate {

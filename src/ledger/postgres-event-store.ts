@@ -102,10 +102,11 @@ export class PostgresEventStore implements EventStore {
   }
 
   async readStream(streamId: string): Promise<RecordedEvent[]> {
-    const result = await this.pool.query<{ page: string }>(
-      `SELECT ${eventPage("ORDER BY stream_version")} AS page FROM ledger_events WHERE stream_id = $1`,
-      [streamId],
-    );
+    const result = await this.pool.query<{ page: string }>({
+      name: "ledger-read-stream",
+      text: `SELECT ${eventPage("ORDER BY stream_version")} AS page FROM ledger_events WHERE stream_id = $1`,
+      values: [streamId],
+    });
     return (JSON.parse(result.rows[0]!.page) as EventArray[]).map(fromEventArray);
   }
 
