@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import net from "node:net";
+import pg from "pg";
 import { balancesProjection } from "../projections/balances";
 import { modelFamilies } from "../src/config";
 import { openLedger } from "../src/ledger/open-ledger";
@@ -80,10 +81,19 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
     await load("gateway", false, 8, 500);
     await load("direct", false, 8, 500);
 
+    const windows: Record<"loaded" | "light", { from: Date; to: Date }[]> = { loaded: [], light: [] };
+    const during = async <T>(window: "loaded" | "light", work: () => Promise<T>): Promise<T> => {
+      const from = new Date();
+      const result = await work();
+      windows[window].push({ from, to: new Date() });
+      return result;
+    };
     for (const stream of [false, true]) {
       const mode = stream ? "streaming" : "JSON";
       const direct = await load("direct", stream, throughputConnections, requestsMax);
-      const viaGateway = await load("gateway", stream, throughputConnections, requestsMax);
+      const viaGateway = await during("loaded", () =>
+        load("gateway", stream, throughputConnections, requestsMax),
+      );
       assertHealthy(viaGateway, `gateway ${mode}`);
       figures.push({
         name: `gateway req/s, ${mode}, 32 connections`,
@@ -94,7 +104,7 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
         target: "≥ 3,000 req/s",
       });
       const directLatency = await load("direct", stream, 1, latencyRequests);
-      const gatewayLatency = await load("gateway", stream, 1, latencyRequests);
+      const gatewayLatency = await during("light", () => load("gateway", stream, 1, latencyRequests));
       assertHealthy(gatewayLatency, `gateway ${mode} latency`);
       figures.push({
         name: `added latency p50, ${mode}, 1 connection`,
@@ -112,12 +122,73 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
         baselineName: "direct p99",
       });
     }
+    figures.push(...(await chargeLagFigures(database.url, windows)));
   } finally {
     await gateway.stop();
     await simulator.stop();
     await database.drop();
   }
   return figures;
+}
+
+/**
+ * Lag from UsageRecorded to UsageCharged (commit times in the ledger) for the usage recorded while the
+ * gateway was under load, beside the same lag for usage recorded at one connection. Waits for the
+ * reconciler to finish the backlog first.
+ */
+async function chargeLagFigures(
+  databaseUrl: string,
+  windows: Record<"loaded" | "light", { from: Date; to: Date }[]>,
+): Promise<Figure[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const deadline = Date.now() + 600_000;
+    for (;;) {
+      const pending = await client.query<{ count: number }>(
+        "SELECT count(*)::int AS count FROM projection_pending_charges",
+      );
+      if (pending.rows[0]!.count === 0) break;
+      if (Date.now() > deadline) throw new Error("the reconciler did not catch up within 10 minutes");
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    const lag = async (ranges: { from: Date; to: Date }[]) => {
+      const result = await client.query<{ p50: number; p99: number }>(
+        `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY lag_ms) AS p50,
+                percentile_cont(0.99) WITHIN GROUP (ORDER BY lag_ms) AS p99
+         FROM (
+           SELECT extract(epoch FROM charged.recorded_at - recorded.recorded_at) * 1000 AS lag_ms
+           FROM ledger_events recorded
+           JOIN ledger_events charged ON charged.stream_id = recorded.stream_id AND charged.type = 'UsageCharged'
+           JOIN unnest($1::timestamptz[], $2::timestamptz[]) AS window_range(range_from, range_to)
+             ON recorded.recorded_at BETWEEN window_range.range_from AND window_range.range_to
+           WHERE recorded.type = 'UsageRecorded'
+         ) lags`,
+        [ranges.map((range) => range.from), ranges.map((range) => range.to)],
+      );
+      return result.rows[0]!;
+    };
+    const loaded = await lag(windows.loaded);
+    const light = await lag(windows.light);
+    return [
+      {
+        name: "charge lag p50 (recorded → charged), gateway under load",
+        value: Number(loaded.p50),
+        unit: "ms",
+        baseline: Number(light.p50),
+        baselineName: "same lag at 1 connection",
+      },
+      {
+        name: "charge lag p99 (recorded → charged), gateway under load",
+        value: Number(loaded.p99),
+        unit: "ms",
+        baseline: Number(light.p99),
+        baselineName: "same lag at 1 connection",
+      },
+    ];
+  } finally {
+    await client.end();
+  }
 }
 
 function assertHealthy(result: LoadResult, label: string): void {

@@ -38,7 +38,10 @@ export async function startBillingWorkers(
   const pricing = createPricingReadModel(database);
   // Concurrent charges of this process share one statement and one commit (group commit).
   const appender = new GroupCommitAppender(store, billingLimits.reconcileUsageConcurrency);
-  const chargeStore = { readStream: (streamId: string) => store.readStream(streamId), append: appender.append.bind(appender) };
+  const chargeStore = {
+    readStream: (streamId: string) => store.readStream(streamId),
+    append: appender.append.bind(appender),
+  };
   const running: RunningWorker[] = [];
   // The sweeper's producer may wait for the queue: it runs in a job, not on a request.
   const chargeQueue = createChargeQueue({ backend, logger, role: "background" });

@@ -87,4 +87,20 @@ export class IdempotencyConflictError extends Error {
   }
 }
 
+/** Appends in order, one outcome each: what a batch falls back to when it cannot go in one statement. */
+export async function appendOneByOne(
+  store: Pick<EventStore, "append">,
+  appends: readonly StreamAppend[],
+): Promise<PromiseSettledResult<AppendResult>[]> {
+  const outcomes: PromiseSettledResult<AppendResult>[] = [];
+  for (const append of appends) {
+    try {
+      outcomes.push({ status: "fulfilled", value: await store.append(append) });
+    } catch (reason) {
+      outcomes.push({ status: "rejected", reason });
+    }
+  }
+  return outcomes;
+}
+
 export type RecordedEventOf<T extends RecordedEvent["type"]> = Extract<RecordedEvent, { type: T }>;

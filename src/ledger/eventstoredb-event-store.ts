@@ -13,6 +13,7 @@ import {
 } from "@eventstore/db-client";
 import {
   type AppendResult,
+  appendOneByOne,
   type EventStore,
   type ExpectedVersion,
   IdempotencyConflictError,
@@ -77,15 +78,7 @@ export class EventStoreDbEventStore implements EventStore {
   }
 
   async appendBatch(appends: readonly StreamAppend[]): Promise<PromiseSettledResult<AppendResult>[]> {
-    const outcomes: PromiseSettledResult<AppendResult>[] = [];
-    for (const append of appends) {
-      try {
-        outcomes.push({ status: "fulfilled", value: await this.append(append) });
-      } catch (reason) {
-        outcomes.push({ status: "rejected", reason });
-      }
-    }
-    return outcomes;
+    return appendOneByOne(this, appends);
   }
 
   async readStream(streamId: string): Promise<RecordedEvent[]> {

@@ -1,6 +1,7 @@
 import pg from "pg";
 import {
   type AppendResult,
+  appendOneByOne,
   type EventStore,
   type ExpectedVersion,
   IdempotencyConflictError,
@@ -90,15 +91,7 @@ export class PostgresEventStore implements EventStore {
       }
     }
     // One by one and in order: appends to the same stream depend on each other.
-    const outcomes: PromiseSettledResult<AppendResult>[] = [];
-    for (const append of appends) {
-      try {
-        outcomes.push({ status: "fulfilled", value: await this.append(append) });
-      } catch (reason) {
-        outcomes.push({ status: "rejected", reason });
-      }
-    }
-    return outcomes;
+    return appendOneByOne(this, appends);
   }
 
   async readStream(streamId: string): Promise<RecordedEvent[]> {

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { EventStore, StreamAppend } from "../../src/ledger/event-store";
 import type { EventMetadata, LedgerEvent } from "../../src/ledger/events";
+import { mulberry32 } from "../../src/providers/simulator/simulated-completion";
 
 /**
  * A deterministic, realistic ledger for rebuild/verify tests and benchmarks: users and organizations top
@@ -211,16 +212,10 @@ export function* syntheticAppends(options: SyntheticLedgerOptions): Generator<St
   }
 }
 
-/** mulberry32: small, fast, and good enough to make varied but reproducible data. */
+/** Uniform in [0, 1), reproducible from the seed. */
 function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let value = state;
-    value = Math.imul(value ^ (value >>> 15), value | 1);
-    value ^= value + Math.imul(value ^ (value >>> 7), value | 61);
-    return ((value ^ (value >>> 14)) >>> 0) / 4_294_967_296;
-  };
+  const next = mulberry32(seed);
+  return () => next() / 4_294_967_296;
 }
 
 function deterministicUuid(text: string): string {

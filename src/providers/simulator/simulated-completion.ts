@@ -135,7 +135,7 @@ function tokensOfPiece(piece: string): number {
 }
 
 /** A small, fast, seedable generator of 32-bit unsigned integers (public-domain mulberry32). */
-function mulberry32(seed: number): () => number {
+export function mulberry32(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
