@@ -10,7 +10,7 @@ import {
   rowKeyOf,
   type TableDefinition,
 } from "./projection";
-import { ProjectionRunner, projectionRunnerLockKey } from "./projection-runner";
+import { inOneTransaction, ProjectionRunner, projectionRunnerLockKey } from "./projection-runner";
 import { canonicalValue, readAllRows } from "./projection-tables";
 
 /** Operations behind `npm run ledger -- …`: rebuild projections from the log, verify them against it. */
@@ -24,8 +24,9 @@ export interface LedgerMaintenanceContext {
 export type RebuildProgress = (appliedEvents: number) => void;
 
 /**
- * Drops every projection's rows and folds the whole log again. A running service's projection runner is
- * disconnected (it stands by and resumes from the rebuilt checkpoints when the rebuild releases the lock).
+ * Drops every projection's rows and folds the whole log again, in one transaction. A running service's
+ * projection runner is disconnected (it stands by and resumes from the rebuilt checkpoints when the rebuild
+ * releases the lock); its readers see the old projections until the rebuild commits.
  */
 export async function rebuildProjections(
   context: LedgerMaintenanceContext,
@@ -47,9 +48,12 @@ export async function rebuildProjections(
         options.onProgress?.(applied);
       },
     });
-    await runner.prepare(client, true);
-    const eventCount = await runner.catchUp(client);
-    return { eventCount, checksum: await balanceChecksum(client) };
+    // One transaction: until the rebuild commits, every reader keeps seeing the projections as they were.
+    return await inOneTransaction(client, async () => {
+      await runner.prepare(client, true);
+      const eventCount = await runner.catchUp(client, true);
+      return { eventCount, checksum: await balanceChecksum(client) };
+    });
   } finally {
     await client.query("SELECT pg_advisory_unlock_all()").catch(() => {});
     client.release();

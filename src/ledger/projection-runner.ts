@@ -41,9 +41,11 @@ export class ProjectionRunner {
 
   /**
    * Creates projection tables, and resets any projection whose definition version changed so it is
-   * rebuilt from the start of the log. Run by the lock holder only.
+   * rebuilt from the start of the log; true when one was reset. Run by the lock holder only, inside a
+   * transaction that also catches the reset projections up, so no reader ever sees them emptied.
    */
-  async prepare(client: pg.ClientBase, rebuildAll = false): Promise<void> {
+  async prepare(client: pg.ClientBase, rebuildAll = false): Promise<boolean> {
+    let reset = false;
     for (const projection of this.options.projections) {
       for (const statement of projection.tables.flatMap(createTableStatements)) await client.query(statement);
     }
@@ -60,7 +62,10 @@ export class ProjectionRunner {
     for (const projection of this.options.projections) {
       const row = storedByName.get(projection.name);
       const current = row && row.definition_version === projection.version && !rebuildAll;
-      if (!current) await this.reset(client, projection);
+      if (!current) {
+        await this.reset(client, projection);
+        reset = true;
+      }
       this.checkpoints.set(projection.name, {
         definitionVersion: projection.version,
         position: current
@@ -68,6 +73,7 @@ export class ProjectionRunner {
           : logStart,
       });
     }
+    return reset;
   }
 
   /** Follows the log until the signal aborts; stands by while another process holds the lock. */
@@ -83,8 +89,11 @@ export class ProjectionRunner {
     }
   }
 
-  /** Applies everything up to the current end of the log, then returns (rebuild, tests). */
-  async catchUp(client: pg.ClientBase): Promise<number> {
+  /**
+   * Applies everything up to the current end of the log, then returns. Each batch commits on its own,
+   * unless `inTransaction`: then the caller's transaction holds them all.
+   */
+  async catchUp(client: pg.ClientBase, inTransaction = false): Promise<number> {
     let applied = 0;
     const read = (after: LogPosition) =>
       this.options.store.readAll({ after, limit: this.options.batchSizeMax });
@@ -94,7 +103,7 @@ export class ProjectionRunner {
       if (events.length === 0) return applied;
       // Read the next page while this one is applied: the database and this process work side by side.
       next = read(events[events.length - 1]!.position);
-      await this.applyBatch(client, events);
+      await this.applyBatch(client, events, !inTransaction);
       applied += events.length;
     }
   }
@@ -127,7 +136,9 @@ export class ProjectionRunner {
       );
       if (!locked.rows[0]?.locked) return;
       this.leader = true;
-      await this.prepare(lockClient);
+      await inOneTransaction(lockClient, async () => {
+        if (await this.prepare(lockClient)) await this.catchUp(lockClient, true);
+      });
       const stop = AbortSignal.any([signal, lost.signal]);
       await this.options.store.subscribe({
         after: this.lowestCheckpoint(),
@@ -141,9 +152,13 @@ export class ProjectionRunner {
     }
   }
 
-  private async applyBatch(client: pg.ClientBase, events: readonly RecordedEvent[]): Promise<void> {
+  private async applyBatch(
+    client: pg.ClientBase,
+    events: readonly RecordedEvent[],
+    ownTransaction = true,
+  ): Promise<void> {
     const last = events[events.length - 1]!.position;
-    await client.query("BEGIN");
+    if (ownTransaction) await client.query("BEGIN");
     try {
       for (const projection of this.options.projections) {
         const checkpoint = this.checkpoints.get(projection.name)!;
@@ -156,9 +171,9 @@ export class ProjectionRunner {
       }
       await this.writeCheckpoints(client, last);
       await client.query("SELECT pg_notify($1, '')", [checkpointChannel]);
-      await client.query("COMMIT");
+      if (ownTransaction) await client.query("COMMIT");
     } catch (error) {
-      await client.query("ROLLBACK").catch(() => {});
+      if (ownTransaction) await client.query("ROLLBACK").catch(() => {});
       throw error;
     }
     for (const checkpoint of this.checkpoints.values()) {
@@ -196,7 +211,8 @@ export class ProjectionRunner {
   }
 
   private async reset(client: pg.ClientBase, projection: ProjectionDefinition): Promise<void> {
-    for (const table of projection.tables) await client.query(`TRUNCATE ${table.name}`);
+    // DELETE, not TRUNCATE: inside the caller's transaction readers keep seeing the old rows until commit.
+    for (const table of projection.tables) await client.query(`DELETE FROM ${table.name}`);
     await client.query(
       `INSERT INTO projection_checkpoints (projection, definition_version, commit_position, prepare_position)
        VALUES ($1, $2, $3, $3)
@@ -204,6 +220,18 @@ export class ProjectionRunner {
        SET definition_version = EXCLUDED.definition_version, commit_position = $3, prepare_position = $3, updated_at = now()`,
       [projection.name, projection.version, String(logStart.commit)],
     );
+  }
+}
+
+export async function inOneTransaction<T>(client: pg.ClientBase, work: () => Promise<T>): Promise<T> {
+  await client.query("BEGIN");
+  try {
+    const result = await work();
+    await client.query("COMMIT");
+    return result;
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
   }
 }
 
