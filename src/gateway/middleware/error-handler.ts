@@ -52,6 +52,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
 
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error, _request, response, _next) => {
+    // The client went away (the upstream call was aborted for it): nobody to answer, nothing to report.
+    if (response.destroyed) return;
     const apiError = toApiError(error);
     if (apiError.httpStatus >= 500)
       logger.error({ err: error, requestId: response.locals.requestId }, "request failed");
