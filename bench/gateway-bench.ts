@@ -1,10 +1,6 @@
-import { randomUUID } from "node:crypto";
-import net from "node:net";
 import pg from "pg";
-import { balancesProjection } from "../projections/balances";
 import { modelFamilies } from "../src/config";
-import { openLedger } from "../src/ledger/open-ledger";
-import { ProjectionWaiter } from "../src/ledger/projection-waiter";
+import { findFreePort } from "../src/database/embedded-postgres";
 import { createBenchDatabase } from "./bench-database";
 import { type LoadResult, runLoad } from "./load-generator";
 import type { Figure } from "./measure";
@@ -40,7 +36,7 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
   const database = await createBenchDatabase();
   const simulator = await startChild("bench/processes/simulator-process.ts", [], process.env, /^http:\/\//);
   const simulatorUrl = simulator.line.trim();
-  const port = await freePort();
+  const port = await findFreePort();
   const upstreamEnvironment = Object.fromEntries(
     modelFamilies.flatMap((family) => [
       [`${family.toUpperCase()}_BASE_URL`, simulatorUrl],
@@ -65,7 +61,7 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
   const origin = `http://127.0.0.1:${port}`;
   const figures: Figure[] = [];
   try {
-    const apiKey = await provisionKey(origin, database.url);
+    const apiKey = await provisionKey(origin);
     const gatewayHeaders = { authorization: `Bearer ${apiKey}` };
     const load = (target: "gateway" | "direct", stream: boolean, connections: number, requests: number) =>
       runLoad({
@@ -196,53 +192,24 @@ function assertHealthy(result: LoadResult, label: string): void {
     throw new Error(`${label}: ${result.failures} of ${result.requests} requests failed`);
 }
 
-async function provisionKey(origin: string, databaseUrl: string): Promise<string> {
-  const adminHeaders = { authorization: `Bearer ${secrets.ADMIN_TOKEN}`, "content-type": "application/json" };
-  const session = await fetch(`${origin}/admin/sessions`, {
-    method: "POST",
-    headers: adminHeaders,
-    body: JSON.stringify({ userId: "bench" }),
+/** A session, a key and ₩1,000,000,000 of credit, through the same APIs an operator uses. */
+async function provisionKey(origin: string): Promise<string> {
+  const admin = (path: string, body: unknown) =>
+    fetch(`${origin}/admin${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${secrets.ADMIN_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  const { token } = (await (await admin("/sessions", { userId: "bench" })).json()) as { token: string };
+  const credited = await admin("/accounts/user/bench/credits", {
+    amountWon: "1000000000",
+    reference: "bench",
   });
-  const { token } = (await session.json()) as { token: string };
+  if (credited.status !== 201) throw new Error(`crediting the bench account failed: ${credited.status}`);
   const issued = await fetch(`${origin}/llm/apis`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
     body: JSON.stringify({ name: "bench" }),
   });
-  const { key } = (await issued.json()) as { key: string };
-  const ledger = await openLedger({ databaseUrl, applicationName: "bench-setup", connectionsMax: 2 });
-  const waiter = new ProjectionWaiter(ledger.pool, databaseUrl, 50);
-  await waiter.start();
-  try {
-    const appended = await ledger.store.append({
-      streamId: "account-user-bench",
-      expectedVersion: "any",
-      events: [
-        {
-          eventId: randomUUID(),
-          event: {
-            type: "CreditToppedUp",
-            data: { account: { kind: "user", id: "bench" }, amountWon: "1000000000", reference: "bench" },
-            metadata: { actor: "admin", occurredAt: new Date().toISOString() },
-          },
-        },
-      ],
-    });
-    await waiter.waitFor(appended.position, [balancesProjection.name], 30_000);
-  } finally {
-    await waiter.close();
-    await ledger.close();
-  }
-  return key;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.on("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === "object" && address ? resolve(address.port) : reject()));
-    });
-  });
+  return ((await issued.json()) as { key: string }).key;
 }

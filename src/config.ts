@@ -105,6 +105,8 @@ export const limits = {
   projectionBatchSizeMax: 1_000,
   projectionStandbyRetryMs: 2_000,
   projectionWaitTimeoutMs: 10_000,
+  /** Read-your-writes waiters re-read checkpoints this often when no notification arrives. */
+  projectionWaitPollIntervalMs: 100,
   rebuildBatchSizeMax: 10_000,
   usageAppendBatchSizeMax: 500,
   httpKeepAliveTimeoutMs: 65_000,

@@ -80,7 +80,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     onError: (error) => logger.error({ err: error }, "projection runner stopped; retrying"),
   });
   const projections = runner.run(stopProjections.signal);
-  const waiter = new ProjectionWaiter(ledger.pool, options.databaseUrl, limits.eventStorePollIntervalMs / 10);
+  const waiter = new ProjectionWaiter(ledger.pool, options.databaseUrl, limits.projectionWaitPollIntervalMs);
   await waiter.start();
 
   const hasher = new ApiKeyHasher(options.keyPepper);

@@ -63,7 +63,8 @@ export async function startEmbeddedPostgres(
   };
 }
 
-function findFreePort(): Promise<number> {
+/** A port nothing listens on right now, on the loopback interface. */
+export function findFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
     probe.unref();

@@ -3,6 +3,7 @@ import { Money } from "../../billing/money";
 import { type ApiKeyHasher, looksLikeApiKey } from "../../keys/api-key-secret";
 import type { AccountReference } from "../../ledger/events";
 import { apiErrors } from "../api-error";
+import { bearerTokenOfHeader } from "../middleware/authenticate-session";
 
 /**
  * Admission of a generation request: the key is looked up by its HMAC and the balance it draws on is read
@@ -43,7 +44,7 @@ export class ApiKeyAdmission {
     authorizationHeader: string | undefined,
     options: { requireCredit: boolean },
   ): Promise<Caller> {
-    const presented = /^Bearer\s+(\S+)\s*$/i.exec(authorizationHeader ?? "")?.[1];
+    const presented = bearerTokenOfHeader(authorizationHeader);
     if (!presented || !looksLikeApiKey(presented)) throw apiErrors.unauthorized();
     const keyHash = this.hasher.hash(presented);
     const result = await this.pool.query<AdmissionRow>({

@@ -23,10 +23,13 @@ export function sessionOf(locals: Record<string, unknown>): Session {
 }
 
 export function bearerTokenOf(request: Request): string | undefined {
-  const header = request.headers.authorization;
+  return bearerTokenOfHeader(request.headers.authorization);
+}
+
+/** The token of an `Authorization: Bearer <token>` header; undefined for any other form. */
+export function bearerTokenOfHeader(header: string | undefined): string | undefined {
   if (!header) return undefined;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match?.[1];
+  return /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
 }
 
 function sessionCookieOf(request: Request): string | undefined {

@@ -1,8 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { chargeUsage } from "../../../src/billing/charge-usage";
-import { createPricingReadModel } from "../../../src/billing/pricing-read-model";
 import { usageRecorded } from "../../billing/billing-ledger-fixtures";
-import { type BillingApiHarness, startBillingApi } from "../admin/billing-api-harness";
+import { type BillingApiHarness, chargeRecordedUsage, startBillingApi } from "../admin/billing-api-harness";
 
 /** The session's own finance (C4): `GET /llm/balance` and `GET /llm/billing`, through the real HTTP edge. */
 
@@ -33,16 +31,7 @@ async function givenChargedUsage(requestId: string, account: { kind: "user" | "o
       startedAt: "2026-11-20T02:00:00.000Z",
     }),
   );
-  await chargeUsage(
-    {
-      store: api.ledger.store,
-      waiter: api.waiter,
-      pricing: createPricingReadModel(api.ledger.ledger.pool),
-      clock: () => new Date("2026-11-20T02:00:05.000Z"),
-      projectionWaitTimeoutMs: 10_000,
-    },
-    requestId,
-  );
+  await chargeRecordedUsage(api, requestId);
 }
 
 describe("GET /llm/balance", () => {

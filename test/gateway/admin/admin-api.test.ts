@@ -1,11 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { chargeUsage } from "../../../src/billing/charge-usage";
 import { createKoreaeximClient, type KoreaeximClient } from "../../../src/billing/fx/koreaexim-client";
 import { createFxRateRefresher } from "../../../src/billing/fx-rate-refresh";
-import { createPricingReadModel } from "../../../src/billing/pricing-read-model";
 import { silentLogger, usageRecorded } from "../../billing/billing-ledger-fixtures";
 import { type FakeKoreaeximServer, startFakeKoreaeximServer } from "../../billing/fake-koreaexim-server";
-import { type BillingApiHarness, startBillingApi } from "./billing-api-harness";
+import { type BillingApiHarness, chargeRecordedUsage, startBillingApi } from "./billing-api-harness";
 
 /**
  * The admin API (C6) through the real HTTP edge: every endpoint, its validation (money as decimal strings
@@ -67,17 +65,8 @@ async function givenPricing(): Promise<void> {
   expect((await api.admin("POST", "/fx-rates", { appliesOn: "2026-11-20", rate: "1000" })).status).toBe(201);
 }
 
-async function charge(requestId: string): Promise<void> {
-  await chargeUsage(
-    {
-      store: api.ledger.store,
-      waiter: api.waiter,
-      pricing: createPricingReadModel(api.ledger.ledger.pool),
-      clock: () => new Date("2026-11-20T02:00:05.000Z"),
-      projectionWaitTimeoutMs: 10_000,
-    },
-    requestId,
-  );
+function charge(requestId: string): Promise<void> {
+  return chargeRecordedUsage(api, requestId);
 }
 
 describe("admin authentication", () => {
@@ -514,15 +503,8 @@ describe("GET /admin/billing over the row limit", () => {
         usageRecorded({ requestId: "req_1", account: acme, startedAt: "2026-11-20T02:00:00.000Z" }),
         usageRecorded({ requestId: "req_2", account: acme, startedAt: "2026-11-20T02:00:01.000Z" }),
       );
-      const dependencies = {
-        store: limited.ledger.store,
-        waiter: limited.waiter,
-        pricing: createPricingReadModel(limited.ledger.ledger.pool),
-        clock: () => new Date("2026-11-20T02:00:05.000Z"),
-        projectionWaitTimeoutMs: 10_000,
-      };
-      await chargeUsage(dependencies, "req_1");
-      await chargeUsage(dependencies, "req_2");
+      await chargeRecordedUsage(limited, "req_1");
+      await chargeRecordedUsage(limited, "req_2");
       let response = await limited.admin("GET", "/billing?account=organization:acme&format=csv");
       for (let attempt = 0; attempt < 200 && response.status === 200; attempt += 1) {
         await new Promise((resolve) => setTimeout(resolve, 25));

@@ -1,6 +1,8 @@
 import type { AddressInfo } from "node:net";
 import express from "express";
+import { chargeUsage } from "../../../src/billing/charge-usage";
 import { createFxRateRefresher, type FxRateRefresher } from "../../../src/billing/fx-rate-refresh";
+import { createPricingReadModel } from "../../../src/billing/pricing-read-model";
 import { createAccountRouter } from "../../../src/gateway/account/account-router";
 import { createAdminRouter } from "../../../src/gateway/admin/admin-router";
 import { createApp } from "../../../src/gateway/app";
@@ -40,6 +42,20 @@ export interface BillingApiHarness {
   admin(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>;
   session(userId: string, organizationId: string | null): Promise<string>;
   close(): Promise<void>;
+}
+
+/** Runs the reconciler's ChargeUsage for one recorded usage, at a fixed instant. */
+export async function chargeRecordedUsage(api: BillingApiHarness, requestId: string): Promise<void> {
+  await chargeUsage(
+    {
+      store: api.ledger.store,
+      waiter: api.waiter,
+      pricing: createPricingReadModel(api.ledger.ledger.pool),
+      clock: () => new Date("2026-11-20T02:00:05.000Z"),
+      projectionWaitTimeoutMs: 10_000,
+    },
+    requestId,
+  );
 }
 
 export async function startBillingApi(
