@@ -108,6 +108,12 @@ export const limits = {
   /** Read-your-writes waiters re-read checkpoints this often when no notification arrives. */
   projectionWaitPollIntervalMs: 100,
   rebuildBatchSizeMax: 10_000,
+  /** API keys whose admission data a gateway process keeps in memory. */
+  admissionCacheEntriesMax: 10_000,
+  /** A cached key unused this long is dropped at the next refresh. */
+  admissionCacheIdleMs: 60_000,
+  /** Safety net for a lost NOTIFY: the admission cache re-reads its keys this often regardless. */
+  admissionCacheRefreshIntervalMs: 1_000,
   usageAppendBatchSizeMax: 500,
   httpKeepAliveTimeoutMs: 65_000,
   httpHeadersTimeoutMs: 66_000,

@@ -3,8 +3,11 @@ import express from "express";
 import type { Logger } from "pino";
 import { allProjections } from "../projections";
 import type { ChargeEnqueuer } from "./billing/charge-enqueuer";
+import { errorSummaryOf, throttledLog } from "./billing/throttled-log";
 import { limits } from "./config";
 import { createApp } from "./gateway/app";
+import { AdmissionCache } from "./gateway/generation/admission-cache";
+import { readAdmission } from "./gateway/generation/admission-read-model";
 import { ApiKeyAdmission } from "./gateway/generation/api-key-admission";
 import { chatCompletionsFormat } from "./gateway/generation/chat-completions-format";
 import { createGenerationRouter } from "./gateway/generation/generation-router";
@@ -92,12 +95,23 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     hasher,
     projectionWaitTimeoutMs: limits.projectionWaitTimeoutMs,
   });
+  const admissionRefreshLog = throttledLog(logger, 60_000);
+  const admissionCache = new AdmissionCache({
+    read: (keyHashes) => readAdmission(ledger.pool, keyHashes),
+    entriesMax: limits.admissionCacheEntriesMax,
+    idleMs: limits.admissionCacheIdleMs,
+    refreshIntervalMs: limits.admissionCacheRefreshIntervalMs,
+    onRefreshError: (error) =>
+      admissionRefreshLog.error({ err: errorSummaryOf(error) }, "refreshing the admission cache failed"),
+  });
+  waiter.addLocalReadModel(admissionCache);
+  admissionCache.start();
   const upstreams = new UpstreamRegistry(options.upstreams, options.upstreamTimeouts ?? {});
   const parts: ServiceParts = { ledger, waiter, sessions, keys, logger };
 
   const generation = createGenerationRouter(
     {
-      admission: new ApiKeyAdmission(ledger.pool, hasher),
+      admission: new ApiKeyAdmission(admissionCache, hasher),
       upstreams,
       usage: new UsageRecorder(
         new GroupCommitAppender(ledger.store, limits.usageAppendBatchSizeMax),
@@ -146,6 +160,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         server.closeIdleConnections();
         await closing;
       }
+      admissionCache.stop();
       stopProjections.abort();
       await projections;
       await waiter.close();

@@ -2,7 +2,7 @@ import type pg from "pg";
 import type { Logger } from "pino";
 import { billingLimits } from "../src/billing/billing-limits";
 import { createChargeQueue } from "../src/billing/charge-queue";
-import { chargeUsage } from "../src/billing/charge-usage";
+import { chargeUsages } from "../src/billing/charge-usage";
 import type { FxRateRefresher } from "../src/billing/fx-rate-refresh";
 import { createPricingReadModel } from "../src/billing/pricing-read-model";
 import type { Clock, ProjectionWaiting } from "../src/billing/projection-waiting";
@@ -36,10 +36,11 @@ export async function startBillingWorkers(
 ): Promise<{ close(): Promise<void> }> {
   const { backend, store, database, waiter, clock, logger } = dependencies;
   const pricing = createPricingReadModel(database);
-  // Concurrent charges of this process share one statement and one commit (group commit).
-  const appender = new GroupCommitAppender(store, billingLimits.reconcileUsageConcurrency);
+  // The charges of a job, and of concurrent jobs, share one statement and one commit (group commit).
+  const appender = new GroupCommitAppender(store, billingLimits.chargeAppendBatchSizeMax);
   const chargeStore = {
     readStream: (streamId: string) => store.readStream(streamId),
+    readStreams: (streamIds: readonly string[]) => store.readStreams(streamIds),
     append: appender.append.bind(appender),
   };
   const running: RunningWorker[] = [];
@@ -50,8 +51,8 @@ export async function startBillingWorkers(
       startReconcileUsageWorker({
         backend,
         logger,
-        chargeUsage: (requestId) =>
-          chargeUsage(
+        chargeUsages: (requestIds) =>
+          chargeUsages(
             {
               store: chargeStore,
               waiter,
@@ -59,7 +60,7 @@ export async function startBillingWorkers(
               clock,
               projectionWaitTimeoutMs: billingLimits.chargeProjectionWaitTimeoutMs,
             },
-            requestId,
+            requestIds,
           ),
         ...(dependencies.reconcile ? { settings: dependencies.reconcile } : {}),
       }),

@@ -2,14 +2,16 @@ import { type Job, UnrecoverableError } from "bullmq";
 import type { Logger } from "pino";
 import { billingLimits } from "../src/billing/billing-limits";
 import { type ChargeUsageJobData, closeWithin, usageChargesQueueName } from "../src/billing/charge-queue";
-import { type ChargeUsageOutcome, UsageNotRecordedError } from "../src/billing/charge-usage";
+import type { ChargeUsageOutcome } from "../src/billing/charge-usage";
+import { UsageNotRecordedError } from "../src/billing/charge-usage";
 import { openWorker, type QueueBackend } from "../src/billing/queue-backend";
 import { errorSummaryOf, throttledLog } from "../src/billing/throttled-log";
 
 /**
- * The reconciler: a BullMQ worker on the `usage-charges` queue that runs ChargeUsage for each job. Any
- * number of processes may run it; exactly-once is the ledger's doing (see charge-usage.ts), so BullMQ's
- * at-least-once delivery — retries, stalled jobs redelivered after a worker died — is harmless.
+ * The reconciler: a BullMQ worker on the `usage-charges` queue that runs ChargeUsage for every request of
+ * each job. Any number of processes may run it; exactly-once is the ledger's doing (see charge-usage.ts),
+ * so BullMQ's at-least-once delivery — retries, stalled jobs redelivered after a worker died — is harmless.
+ * A job whose requests partly failed keeps only the failed ones for its retry.
  */
 
 export interface ReconcileUsageSettings {
@@ -28,8 +30,10 @@ export const reconcileUsageSettings: ReconcileUsageSettings = {
 
 export interface ReconcileUsageDependencies {
   backend: QueueBackend;
-  /** ChargeUsage, bound to its dependencies. */
-  chargeUsage: (requestId: string) => Promise<ChargeUsageOutcome>;
+  /** ChargeUsage for a batch (`chargeUsages`), bound to its dependencies. */
+  chargeUsages: (
+    requestIds: readonly string[],
+  ) => Promise<Map<string, PromiseSettledResult<ChargeUsageOutcome>>>;
   logger: Logger;
   settings?: Partial<ReconcileUsageSettings>;
 }
@@ -47,18 +51,31 @@ export function startReconcileUsageWorker(dependencies: ReconcileUsageDependenci
   const worker = openWorker<ChargeUsageJobData>(
     usageChargesQueueName,
     async (job: Job<ChargeUsageJobData>) => {
-      const requestId = requestIdOf(job);
-      try {
-        const outcome = await dependencies.chargeUsage(requestId);
-        logger.debug({ requestId, outcome: outcome.kind }, "usage reconciled");
-        return outcome.kind;
-      } catch (error) {
+      const requestIds = requestIdsOf(job);
+      const outcomes = await dependencies.chargeUsages(requestIds);
+      const retry: string[] = [];
+      const counts = { charged: 0, "already-charged": 0, unrecoverable: 0 };
+      for (const [requestId, outcome] of outcomes) {
+        if (outcome.status === "fulfilled") counts[outcome.value.kind] += 1;
         // Retrying cannot make these succeed: the usage does not exist, or its data breaks the formula.
-        if (error instanceof UsageNotRecordedError || error instanceof RangeError) {
-          throw new UnrecoverableError(error.message);
-        }
-        throw error;
+        else if (outcome.reason instanceof UsageNotRecordedError || outcome.reason instanceof RangeError) {
+          counts.unrecoverable += 1;
+          logger.error(
+            { requestId, err: errorSummaryOf(outcome.reason) },
+            "this usage cannot be charged; it is dropped from its job",
+          );
+        } else retry.push(requestId);
       }
+      logger.debug({ jobId: job.id, ...counts, retrying: retry.length }, "usages reconciled");
+      if (retry.length > 0) {
+        const [requestId] = retry;
+        const reason = outcomes.get(requestId!) as PromiseRejectedResult;
+        await job.updateData({ requestIds: retry });
+        throw new Error(
+          `${retry.length} of ${requestIds.length} charges failed (first: ${requestId}: ${errorSummaryOf(reason.reason).message})`,
+        );
+      }
+      return counts;
     },
     dependencies.backend,
     {
@@ -72,17 +89,17 @@ export function startReconcileUsageWorker(dependencies: ReconcileUsageDependenci
   worker.on("failed", (job, error) => {
     const finalAttempt = job === undefined || job.attemptsMade >= (job.opts.attempts ?? 1);
     const details = {
-      requestId: job?.data.requestId,
+      requests: job?.data.requestIds?.length,
       attemptsMade: job?.attemptsMade,
       err: errorSummaryOf(error),
     };
     if (finalAttempt || error instanceof UnrecoverableError) {
       logger.error(
         details,
-        "charging a usage failed for good; a recorded usage stays pending and the sweeper enqueues it again",
+        "charging usages failed for good; they stay pending and the sweeper enqueues them again",
       );
     } else {
-      logger.warn(details, "charging a usage failed; retrying");
+      logger.warn(details, "charging usages failed; retrying");
     }
   });
   return {
@@ -91,10 +108,12 @@ export function startReconcileUsageWorker(dependencies: ReconcileUsageDependenci
   };
 }
 
-function requestIdOf(job: Job<ChargeUsageJobData>): string {
-  const requestId: unknown = job.data?.requestId;
-  if (typeof requestId !== "string" || requestId === "") {
-    throw new UnrecoverableError(`job ${job.id} carries no request id`);
-  }
-  return requestId;
+function requestIdsOf(job: Job<ChargeUsageJobData>): string[] {
+  const requestIds: unknown = job.data?.requestIds;
+  const valid =
+    Array.isArray(requestIds) &&
+    requestIds.length > 0 &&
+    requestIds.every((requestId) => typeof requestId === "string" && requestId !== "");
+  if (!valid) throw new UnrecoverableError(`job ${job.id} carries no request ids`);
+  return requestIds as string[];
 }

@@ -12,13 +12,17 @@ export const billingLimits = {
 
   /** Enqueueing a charge on the request path gives up after this long (the sweeper catches up). */
   chargeEnqueueTimeoutMs: 2_000,
-  /** Enqueues not yet answered by the queue; beyond this the request path stops trying (queue down). */
-  chargeEnqueuesInFlightMax: 1_000,
+  /** Usages waiting for the queue to answer; beyond this the request path stops trying (queue down). */
+  chargeEnqueuesWaitingMax: 10_000,
+  /** Requests in one charge job (at most `pricingRequestsPerQueryMax`: a job is priced by one query). */
+  chargeJobRequestsMax: 200,
   /** Deliveries of one charge job before BullMQ gives up on it (the sweeper enqueues it again later). */
   chargeJobAttemptsMax: 8,
   chargeJobBackoffInitialMs: 1_000,
-  /** Jobs charged at once by one worker process. */
-  reconcileUsageConcurrency: 32,
+  /** Jobs charged at once by one worker process (each job a batch of requests). */
+  reconcileUsageConcurrency: 8,
+  /** Charges one worker process appends in one statement (group commit across its jobs). */
+  chargeAppendBatchSizeMax: 1_000,
   /** A worker that stops renewing its lock for this long is presumed dead and its job redelivered. */
   reconcileUsageLockDurationMs: 30_000,
   reconcileUsageStalledCheckIntervalMs: 15_000,

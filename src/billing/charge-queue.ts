@@ -6,17 +6,18 @@ import { openQueue, type QueueBackend, type QueueRole } from "./queue-backend";
 import { errorSummaryOf, throttledLog } from "./throttled-log";
 
 /**
- * The queue of charges to reconcile. One job per request, its id derived from the request id: BullMQ keeps
- * one job per id while it waits, runs or retries, so the gateway and the sweeper may both enqueue the same
- * request and it is charged by one job. Completed and failed jobs are removed so that the id is free again
- * for the sweeper — the ledger, not the queue, is the record of what was charged.
+ * The queue of charges to reconcile. A job carries the request ids of a batch of usages: the gateway sends
+ * the usages that finished while its previous enqueue was in flight as one job (no added delay under light
+ * load, one Redis round trip for many requests under heavy load), and the worker charges a job's usages
+ * together. A request may end up in two jobs (the gateway's and the sweeper's); the ledger, not the queue,
+ * keeps it charged once. Completed and failed jobs are removed: the ledger is the record of what was charged.
  */
 
 export const usageChargesQueueName = "usage-charges";
-export const chargeUsageJobName = "charge-usage";
+export const chargeUsageJobName = "charge-usages";
 
 export interface ChargeUsageJobData {
-  requestId: string;
+  requestIds: string[];
 }
 
 export const chargeUsageJobOptions: JobsOptions = {
@@ -26,17 +27,8 @@ export const chargeUsageJobOptions: JobsOptions = {
   removeOnFail: true,
 };
 
-/**
- * BullMQ refuses ids that are integers or contain ":". Request ids are `req_<hex>` and pass unchanged;
- * anything else is encoded, with a "~" prefix no plain id has, so that the mapping stays one-to-one.
- */
-export function chargeJobIdOf(requestId: string): string {
-  if (/^[A-Za-z0-9_.-]+$/.test(requestId) && !/^\d+$/.test(requestId)) return requestId;
-  return `~${Buffer.from(requestId, "utf8").toString("base64url")}`;
-}
-
 export interface ChargeQueue extends ChargeEnqueuer {
-  /** Enqueues and waits (sweeper, tests). Duplicates of waiting or running jobs are ignored by BullMQ. */
+  /** Enqueues and waits (sweeper, tests), in jobs of at most `chargeJobRequestsMax` requests. */
   enqueueCharges(requestIds: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
@@ -46,13 +38,13 @@ export interface ChargeQueueDependencies {
   logger: Logger;
   /** `request-path` (default) for the gateway: fail fast when the store is away. */
   role?: QueueRole;
-  limits?: { chargeEnqueueTimeoutMs?: number; chargeEnqueuesInFlightMax?: number };
+  limits?: { chargeEnqueueTimeoutMs?: number; chargeEnqueuesWaitingMax?: number };
 }
 
 export function createChargeQueue(dependencies: ChargeQueueDependencies): ChargeQueue {
   const limits = {
     chargeEnqueueTimeoutMs: billingLimits.chargeEnqueueTimeoutMs,
-    chargeEnqueuesInFlightMax: billingLimits.chargeEnqueuesInFlightMax,
+    chargeEnqueuesWaitingMax: billingLimits.chargeEnqueuesWaitingMax,
     ...dependencies.limits,
   };
   const logger = dependencies.logger.child({ queue: usageChargesQueueName });
@@ -63,49 +55,57 @@ export function createChargeQueue(dependencies: ChargeQueueDependencies): Charge
   });
   // Without a listener an 'error' event would crash the process.
   queue.on("error", (error) => errors.error({ err: errorSummaryOf(error) }, "charge queue connection error"));
-  let inFlight = 0;
+  let waiting: string[] = [];
+  let sending = false;
   let closed = false;
 
-  const add = (requestId: string) =>
-    queue.add(chargeUsageJobName, { requestId }, { jobId: chargeJobIdOf(requestId) });
+  /** One job at a time; whatever arrives meanwhile goes in the next one. */
+  async function sendWaiting(): Promise<void> {
+    sending = true;
+    try {
+      while (waiting.length > 0 && !closed) {
+        const requestIds = waiting.splice(0, billingLimits.chargeJobRequestsMax);
+        try {
+          await withTimeout(queue.add(chargeUsageJobName, { requestIds }), limits.chargeEnqueueTimeoutMs);
+        } catch (error) {
+          errors.error(
+            { requestIds: requestIds.length, err: errorSummaryOf(error) },
+            "enqueueing charges failed; the sweeper will enqueue these usages",
+          );
+        }
+      }
+    } finally {
+      sending = false;
+    }
+  }
 
   return {
     enqueueCharge(requestId) {
       if (closed) return;
       // A queue that never answers must not grow without bound: past the limit, leave it to the sweeper.
-      if (inFlight >= limits.chargeEnqueuesInFlightMax) {
-        errors.error({ requestId, inFlight }, "charge queue saturated; the sweeper will enqueue this usage");
+      if (waiting.length >= limits.chargeEnqueuesWaitingMax) {
+        errors.error(
+          { requestId, waiting: waiting.length },
+          "charge queue saturated; the sweeper will enqueue this usage",
+        );
         return;
       }
-      const failed = (error: unknown) =>
-        errors.error(
-          { requestId, err: errorSummaryOf(error) },
-          "enqueueing a charge failed; the sweeper will enqueue this usage",
-        );
-      // The request path must never see an exception from here, not even a synchronous one.
-      try {
-        inFlight += 1;
-        const adding = add(requestId).finally(() => {
-          inFlight -= 1;
-        });
-        void withTimeout(adding, limits.chargeEnqueueTimeoutMs).catch(failed);
-      } catch (error) {
-        inFlight -= 1;
-        failed(error);
-      }
+      waiting.push(requestId);
+      // The request path must never see an exception from here: sendWaiting catches everything it awaits.
+      if (!sending) void sendWaiting();
     },
     async enqueueCharges(requestIds) {
       if (requestIds.length === 0) return;
-      await queue.addBulk(
-        requestIds.map((requestId) => ({
-          name: chargeUsageJobName,
-          data: { requestId },
-          opts: { ...chargeUsageJobOptions, jobId: chargeJobIdOf(requestId) },
-        })),
-      );
+      const jobs = [];
+      for (let start = 0; start < requestIds.length; start += billingLimits.chargeJobRequestsMax) {
+        const batch = requestIds.slice(start, start + billingLimits.chargeJobRequestsMax);
+        jobs.push({ name: chargeUsageJobName, data: { requestIds: batch }, opts: chargeUsageJobOptions });
+      }
+      await queue.addBulk(jobs);
     },
     async close() {
       closed = true;
+      waiting = [];
       await closeWithin(queue, billingLimits.queueCloseTimeoutMs);
     },
   };

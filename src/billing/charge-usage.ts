@@ -8,15 +8,15 @@ import {
   WrongExpectedVersionError,
 } from "../ledger/event-store";
 import { type AccountReference, parseLedgerEvent } from "../ledger/events";
-import type { LogPosition } from "../ledger/log-position";
+import { compareLogPositions, type LogPosition } from "../ledger/log-position";
 import { calculateCharge } from "./charge-calculation";
 import { usageChargedEventId } from "./deterministic-event-id";
-import type { PricingReadModel } from "./pricing-read-model";
+import { type PricingInForce, type PricingReadModel, PricingUnavailableError } from "./pricing-read-model";
 import type { Clock, ProjectionWaiting } from "./projection-waiting";
 import { recordedBreakdownOf, tokenCountsForPricing } from "./recorded-charge-breakdown";
 
 /**
- * ChargeUsage: the command the reconciler runs for one request. It turns the request's `UsageRecorded`
+ * ChargeUsage: the command the reconciler runs for each request. It turns the request's `UsageRecorded`
  * into exactly one `UsageCharged` in the same stream, however often it runs and however many workers run
  * it at once:
  * - the charge is appended at stream version 1 (expected version 0), so a second charge of the same
@@ -37,7 +37,7 @@ export const pricingProjectionNames = [
 
 export interface ChargeUsageDependencies {
   /** `append` may be a group-commit appender: many workers' charges then share one commit. */
-  store: Pick<EventStore, "readStream" | "append">;
+  store: Pick<EventStore, "readStream" | "readStreams" | "append">;
   waiter: ProjectionWaiting;
   pricing: PricingReadModel;
   clock: Clock;
@@ -70,44 +70,101 @@ export async function chargeUsage(
   dependencies: ChargeUsageDependencies,
   requestId: string,
 ): Promise<ChargeUsageOutcome> {
-  const streamId = usageStreamIdOf(requestId);
-  const stream = await dependencies.store.readStream(streamId);
-  if (hasCharge(stream)) return { kind: "already-charged" };
-  const usage = stream.find(
-    (event): event is RecordedEventOf<"UsageRecorded"> => event.type === "UsageRecorded",
-  );
-  if (usage === undefined) throw new UsageNotRecordedError(requestId);
-  // The stream is (UsageRecorded) and the charge goes right after it; any other shape is a bug upstream.
-  if (usage.streamVersion !== 0 || stream.length !== 1) {
-    throw new Error(
-      `stream ${streamId} is not a usage stream: ${stream.map((event) => event.type).join(", ")}`,
+  const outcome = (await chargeUsages(dependencies, [requestId])).get(requestId)!;
+  if (outcome.status === "rejected") throw outcome.reason;
+  return outcome.value;
+}
+
+/**
+ * ChargeUsage for many requests at once, each with its own outcome: one read of all their streams, one
+ * pricing query, and appends that a group-commit appender writes in one statement. Each charge keeps its
+ * own stream, expected version and derived event id, so exactly-once holds for each as it does alone.
+ */
+export async function chargeUsages(
+  dependencies: ChargeUsageDependencies,
+  requestIds: readonly string[],
+): Promise<Map<string, PromiseSettledResult<ChargeUsageOutcome>>> {
+  const outcomes = new Map<string, PromiseSettledResult<ChargeUsageOutcome>>();
+  const settle = (requestId: string, outcome: ChargeUsageOutcome) =>
+    outcomes.set(requestId, { status: "fulfilled", value: outcome });
+  const fail = (requestId: string, reason: unknown) =>
+    outcomes.set(requestId, { status: "rejected", reason });
+
+  const distinct = [...new Set(requestIds)];
+  const streams = await dependencies.store.readStreams(distinct.map(usageStreamIdOf));
+  const toCharge: RecordedEventOf<"UsageRecorded">[] = [];
+  for (const requestId of distinct) {
+    const streamId = usageStreamIdOf(requestId);
+    const stream = streams.get(streamId) ?? [];
+    if (hasCharge(stream)) {
+      settle(requestId, { kind: "already-charged" });
+      continue;
+    }
+    const usage = stream.find(
+      (event): event is RecordedEventOf<"UsageRecorded"> => event.type === "UsageRecorded",
     );
+    if (usage === undefined) fail(requestId, new UsageNotRecordedError(requestId));
+    // The stream is (UsageRecorded) and the charge goes right after it; any other shape is a bug upstream.
+    else if (usage.streamVersion !== 0 || stream.length !== 1) {
+      fail(
+        requestId,
+        new Error(
+          `stream ${streamId} is not a usage stream: ${stream.map((event) => event.type).join(", ")}`,
+        ),
+      );
+    } else toCharge.push(usage);
   }
+  if (toCharge.length === 0) return outcomes;
 
   // Read-your-writes on the pricing side: a price set before the request started is always seen.
+  const latest = toCharge.reduce((found, usage) =>
+    compareLogPositions(usage.position, found.position) > 0 ? usage : found,
+  );
   await dependencies.waiter.waitFor(
-    usage.position,
+    latest.position,
     pricingProjectionNames,
     dependencies.projectionWaitTimeoutMs,
   );
-  const [pricing] = await dependencies.pricing.pricingAt([
-    {
+  const pricings = await dependencies.pricing.pricingEachAt(
+    toCharge.map((usage) => ({
       model: usage.data.model,
       organizationId: discountOrganizationOf(usage.data.account),
       startedAt: new Date(usage.data.startedAt),
-    },
-  ]);
+    })),
+  );
+  await Promise.all(
+    toCharge.map(async (usage, index) => {
+      const pricing = pricings[index]!;
+      if (pricing instanceof PricingUnavailableError) {
+        fail(usage.data.requestId, pricing);
+        return;
+      }
+      try {
+        settle(usage.data.requestId, await appendCharge(dependencies, usage, pricing));
+      } catch (error) {
+        fail(usage.data.requestId, error);
+      }
+    }),
+  );
+  return outcomes;
+}
+
+async function appendCharge(
+  dependencies: ChargeUsageDependencies,
+  usage: RecordedEventOf<"UsageRecorded">,
+  pricing: PricingInForce,
+): Promise<ChargeUsageOutcome> {
+  const requestId = usage.data.requestId;
   const breakdown = calculateCharge({
     tokens: tokenCountsForPricing(usage.data.tokens),
-    unitPrices: pricing!.unitPrices,
-    fxRate: pricing!.fxRate,
-    discountRate: pricing!.discount.rate,
+    unitPrices: pricing.unitPrices,
+    fxRate: pricing.fxRate,
+    discountRate: pricing.discount.rate,
   });
-
   const charged = parseLedgerEvent({
     type: "UsageCharged",
     data: {
-      requestId: usage.data.requestId,
+      requestId,
       keyId: usage.data.keyId,
       account: usage.data.account,
       model: usage.data.model,
@@ -125,7 +182,7 @@ export async function chargeUsage(
   });
   try {
     const appended = await dependencies.store.append({
-      streamId,
+      streamId: usage.streamId,
       expectedVersion: usage.streamVersion,
       events: [{ eventId: usageChargedEventId(requestId), event: charged }],
     });
@@ -133,7 +190,7 @@ export async function chargeUsage(
   } catch (error) {
     if (
       error instanceof WrongExpectedVersionError &&
-      hasCharge(await dependencies.store.readStream(streamId))
+      hasCharge(await dependencies.store.readStream(usage.streamId))
     ) {
       return { kind: "already-charged" };
     }

@@ -42,6 +42,8 @@ export interface PricingInForce {
 export interface PricingReadModel {
   /** One answer per request, in order. Throws `PricingUnavailableError` when one cannot be priced. */
   pricingAt(requests: readonly PricingRequest[]): Promise<PricingInForce[]>;
+  /** One answer per request, in order: the pricing, or why that one request cannot be priced. */
+  pricingEachAt(requests: readonly PricingRequest[]): Promise<(PricingInForce | PricingUnavailableError)[]>;
 }
 
 export type PricingUnavailableReason = "unknown-model" | "no-fx-rate";
@@ -114,28 +116,40 @@ const pricingStatement = `
   ORDER BY request.ordinal`;
 
 export function createPricingReadModel(database: Pick<pg.Pool, "query">): PricingReadModel {
-  return {
-    async pricingAt(requests) {
-      if (requests.length > billingLimits.pricingRequestsPerQueryMax) {
-        throw new RangeError(
-          `at most ${billingLimits.pricingRequestsPerQueryMax} requests per pricing query`,
-        );
+  const pricingEachAt = async (requests: readonly PricingRequest[]) => {
+    if (requests.length > billingLimits.pricingRequestsPerQueryMax) {
+      throw new RangeError(`at most ${billingLimits.pricingRequestsPerQueryMax} requests per pricing query`);
+    }
+    if (requests.length === 0) return [];
+    const input = requests.map((request, ordinal) => ({
+      ordinal,
+      model: request.model,
+      organization_id: request.organizationId,
+      started_at: request.startedAt.toISOString(),
+      seoul_date: seoulDateOf(request.startedAt),
+    }));
+    // Named: prepared once per connection, so the planner does not run for every charge.
+    const result = await database.query<PricingRow>({
+      name: "pricing-at",
+      text: pricingStatement,
+      values: [JSON.stringify(input)],
+    });
+    return result.rows.map((row) => {
+      try {
+        return pricingOfRow(row, requests[row.ordinal]!);
+      } catch (error) {
+        if (error instanceof PricingUnavailableError) return error;
+        throw error;
       }
-      if (requests.length === 0) return [];
-      const input = requests.map((request, ordinal) => ({
-        ordinal,
-        model: request.model,
-        organization_id: request.organizationId,
-        started_at: request.startedAt.toISOString(),
-        seoul_date: seoulDateOf(request.startedAt),
-      }));
-      // Named: prepared once per connection, so the planner does not run for every charge.
-      const result = await database.query<PricingRow>({
-        name: "pricing-at",
-        text: pricingStatement,
-        values: [JSON.stringify(input)],
+    });
+  };
+  return {
+    pricingEachAt,
+    async pricingAt(requests) {
+      return (await pricingEachAt(requests)).map((answer) => {
+        if (answer instanceof PricingUnavailableError) throw answer;
+        return answer;
       });
-      return result.rows.map((row) => pricingOfRow(row, requests[row.ordinal]!));
     },
   };
 }

@@ -60,6 +60,8 @@ export interface EventStore {
    */
   appendBatch(appends: readonly StreamAppend[]): Promise<PromiseSettledResult<AppendResult>[]>;
   readStream(streamId: string): Promise<RecordedEvent[]>;
+  /** Several streams at once (one round trip where the store allows): every id maps to its events, or []. */
+  readStreams(streamIds: readonly string[]): Promise<Map<string, RecordedEvent[]>>;
   /** Events in log order. Never returns an event while an earlier one may still be committed. */
   readAll(options: ReadAllOptions): Promise<RecordedEvent[]>;
   /** Catches up from `after`, then follows the log until the signal aborts. Resolves when stopped. */

@@ -97,6 +97,13 @@ export class EventStoreDbEventStore implements EventStore {
     return events;
   }
 
+  async readStreams(streamIds: readonly string[]): Promise<Map<string, RecordedEvent[]>> {
+    const read = await Promise.all(
+      streamIds.map(async (streamId) => [streamId, await this.readStream(streamId)] as const),
+    );
+    return new Map(read);
+  }
+
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
     const events: RecordedEvent[] = [];
     // The read starts at `after` inclusive, so ask for one more and drop it.

@@ -103,6 +103,20 @@ export class PostgresEventStore implements EventStore {
     return (JSON.parse(result.rows[0]!.page) as EventArray[]).map(fromEventArray);
   }
 
+  async readStreams(streamIds: readonly string[]): Promise<Map<string, RecordedEvent[]>> {
+    const streams = new Map<string, RecordedEvent[]>(streamIds.map((streamId) => [streamId, []]));
+    if (streamIds.length === 0) return streams;
+    const result = await this.pool.query<{ page: string }>({
+      name: "ledger-read-streams",
+      text: `SELECT ${eventPage("ORDER BY stream_id, stream_version")} AS page FROM ledger_events WHERE stream_id = ANY($1::text[])`,
+      values: [streamIds],
+    });
+    for (const event of (JSON.parse(result.rows[0]!.page) as EventArray[]).map(fromEventArray)) {
+      streams.get(event.streamId)!.push(event);
+    }
+    return streams;
+  }
+
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
     const after = options.after ?? logStart;
     // One JSON document per page: parsing it is several times faster than parsing rows one by one.

@@ -3,11 +3,23 @@ import { isAtOrAfter, type LogPosition } from "./log-position";
 import { checkpointChannel } from "./projection-runner";
 
 /**
+ * An in-memory copy of some projections kept by this process. The waiter tells it when checkpoints move,
+ * and a command waiting for those projections also waits for the copy, so read-your-writes holds for the
+ * copy too.
+ */
+export interface LocalReadModel {
+  readonly projections: readonly string[];
+  checkpointsAdvanced(): void;
+  catchUpTo(target: LogPosition): Promise<void>;
+}
+
+/**
  * Read-your-writes: a command that appended at position P waits until the projections have applied P.
  * Any process can wait, whichever process runs the projections: checkpoints are read from PostgreSQL,
  * woken by the runner's NOTIFY and polled as a fallback.
  */
 export class ProjectionWaiter {
+  private readonly localReadModels: LocalReadModel[] = [];
   private waiters = new Set<{ target: LogPosition; projections: readonly string[]; resolve: () => void }>();
   private listenClient: pg.Client | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
@@ -27,7 +39,10 @@ export class ProjectionWaiter {
       connectionString: this.connectionString,
       application_name: "projection-waiter",
     });
-    client.on("notification", () => void this.refresh());
+    client.on("notification", () => {
+      for (const model of this.localReadModels) model.checkpointsAdvanced();
+      void this.refresh();
+    });
     client.on("error", () => {
       this.listenClient = undefined;
       if (!this.closed) setTimeout(() => void this.start().catch(() => {}), 1_000).unref();
@@ -37,8 +52,27 @@ export class ProjectionWaiter {
     this.listenClient = client;
   }
 
-  /** Resolves once every named projection has applied `target`; rejects after `timeoutMs`. */
+  addLocalReadModel(model: LocalReadModel): void {
+    this.localReadModels.push(model);
+  }
+
+  /**
+   * Resolves once every named projection has applied `target`, and every local copy of one of them has
+   * caught up with it; rejects after `timeoutMs`.
+   */
   async waitFor(target: LogPosition, projections: readonly string[], timeoutMs: number): Promise<void> {
+    await this.waitForProjections(target, projections, timeoutMs);
+    const copies = this.localReadModels.filter((model) =>
+      model.projections.some((name) => projections.includes(name)),
+    );
+    await Promise.all(copies.map((model) => model.catchUpTo(target)));
+  }
+
+  private async waitForProjections(
+    target: LogPosition,
+    projections: readonly string[],
+    timeoutMs: number,
+  ): Promise<void> {
     if (allReached(this.known, target, projections)) return;
     if (await this.reached(target, projections)) return;
     await new Promise<void>((resolve, reject) => {

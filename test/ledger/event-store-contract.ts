@@ -60,6 +60,25 @@ export function describeEventStoreContract(name: string, open: () => Promise<Sto
       expect(events[2]!.position).toEqual(second.position);
     });
 
+    it("reads several streams in one call, each in version order, missing ones as empty", async () => {
+      const [first, second, missing] = [stream("many-a"), stream("many-b"), stream("many-missing")];
+      await store.append({
+        streamId: first,
+        expectedVersion: "no-stream",
+        events: [topUp("u1", "1", "a0"), topUp("u1", "2", "a1")],
+      });
+      await store.append({ streamId: second, expectedVersion: "no-stream", events: [topUp("u2", "3", "b0")] });
+
+      const streams = await store.readStreams([second, missing, first]);
+
+      const references = (streamId: string) =>
+        streams.get(streamId)!.map((event) => (event.data as { reference: string }).reference);
+      expect([...streams.keys()].sort()).toEqual([first, missing, second].sort());
+      expect(references(first)).toEqual(["a0", "a1"]);
+      expect(references(second)).toEqual(["b0"]);
+      expect(streams.get(missing)).toEqual([]);
+    });
+
     it("reads a stream that does not exist as empty", async () => {
       expect(await store.readStream(stream("missing"))).toEqual([]);
     });

@@ -1,4 +1,4 @@
-import { chargeUsage } from "../../src/billing/charge-usage";
+import { chargeUsages } from "../../src/billing/charge-usage";
 import { createPricingReadModel } from "../../src/billing/pricing-read-model";
 import type { QueueBackend } from "../../src/billing/queue-backend";
 import { openLedger } from "../../src/ledger/open-ledger";
@@ -26,12 +26,15 @@ startReconcileUsageWorker({
     lockDurationMs: Number(process.env.LOCK_DURATION_MS),
     stalledCheckIntervalMs: 200,
   },
-  chargeUsage: async (requestId) => {
-    const outcome = await chargeUsage(
+  chargeUsages: async (requestIds) => {
+    const outcomes = await chargeUsages(
       { store: ledger.store, waiter, pricing, clock: () => new Date(), projectionWaitTimeoutMs: 10_000 },
-      requestId,
+      requestIds,
     );
-    process.stdout.write(`charged ${requestId} ${outcome.kind}\n`);
+    for (const [requestId, outcome] of outcomes) {
+      const said = outcome.status === "fulfilled" ? outcome.value.kind : `failed ${String(outcome.reason)}`;
+      process.stdout.write(`charged ${requestId} ${said}\n`);
+    }
     return new Promise(() => {});
   },
 });

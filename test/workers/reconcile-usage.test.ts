@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type ChargeQueue, createChargeQueue } from "../../src/billing/charge-queue";
-import { type ChargeUsageOutcome, chargeUsage } from "../../src/billing/charge-usage";
+import { type ChargeUsageOutcome, chargeUsage, chargeUsages } from "../../src/billing/charge-usage";
 import { createPricingReadModel } from "../../src/billing/pricing-read-model";
 import type { QueueBackend } from "../../src/billing/queue-backend";
 import { type RunningWorker, startReconcileUsageWorker } from "../../workers/reconcile-usage";
@@ -55,29 +55,30 @@ describe.each(queueBackendCases)("reconciler on the $name", (backendCase) => {
     await harness.dispose();
   });
 
+  const chargeDependencies = () => ({
+    store: harness.store,
+    waiter: projections.waiter,
+    pricing: createPricingReadModel(harness.ledger.pool),
+    clock: () => new Date("2026-11-20T03:00:05.000Z"),
+    projectionWaitTimeoutMs: 10_000,
+  });
+
   function chargeUsageHere(requestId: string): Promise<ChargeUsageOutcome> {
-    return chargeUsage(
-      {
-        store: harness.store,
-        waiter: projections.waiter,
-        pricing: createPricingReadModel(harness.ledger.pool),
-        clock: () => new Date("2026-11-20T03:00:05.000Z"),
-        projectionWaitTimeoutMs: 10_000,
-      },
-      requestId,
-    );
+    return chargeUsage(chargeDependencies(), requestId);
   }
 
-  /** A worker whose every run is recorded, so the test knows how often a job was delivered. */
+  /** A worker whose every charge run is recorded, so the test knows how often a request was delivered. */
   function startWorker(runs: ChargeUsageOutcome["kind"][], settings = {}): RunningWorker {
     const worker = startReconcileUsageWorker({
       backend,
       logger: silentLogger,
       settings: { stalledCheckIntervalMs: 200, ...settings },
-      chargeUsage: async (requestId) => {
-        const outcome = await chargeUsageHere(requestId);
-        runs.push(outcome.kind);
-        return outcome;
+      chargeUsages: async (requestIds) => {
+        const outcomes = await chargeUsages(chargeDependencies(), requestIds);
+        for (const outcome of outcomes.values()) {
+          if (outcome.status === "fulfilled") runs.push(outcome.value.kind);
+        }
+        return outcomes;
       },
     });
     closers.push(() => worker.close());

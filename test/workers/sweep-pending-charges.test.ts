@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createChargeQueue } from "../../src/billing/charge-queue";
-import { chargeUsage } from "../../src/billing/charge-usage";
+import { chargeUsages } from "../../src/billing/charge-usage";
 import { createFxRateRefresher } from "../../src/billing/fx-rate-refresh";
 import { createPricingReadModel } from "../../src/billing/pricing-read-model";
 import type { QueueBackend } from "../../src/billing/queue-backend";
@@ -73,7 +73,7 @@ describe.each(queueBackendCases)("sweeper on the $name", (backendCase) => {
     const gatewayQueue = createChargeQueue({
       backend: unreachableRedis,
       logger: silentLogger,
-      limits: { chargeEnqueueTimeoutMs: 200, chargeEnqueuesInFlightMax: 10 },
+      limits: { chargeEnqueueTimeoutMs: 200, chargeEnqueuesWaitingMax: 10 },
     });
     closers.push(() => gatewayQueue.close());
 
@@ -97,8 +97,8 @@ describe.each(queueBackendCases)("sweeper on the $name", (backendCase) => {
     const reconciler = startReconcileUsageWorker({
       backend,
       logger: silentLogger,
-      chargeUsage: (requestId) =>
-        chargeUsage(
+      chargeUsages: (requestIds) =>
+        chargeUsages(
           {
             store: harness.store,
             waiter: projections.waiter,
@@ -106,7 +106,7 @@ describe.each(queueBackendCases)("sweeper on the $name", (backendCase) => {
             clock: sweepClock,
             projectionWaitTimeoutMs: 10_000,
           },
-          requestId,
+          requestIds,
         ),
     });
     closers.push(() => reconciler.close());
@@ -165,7 +165,7 @@ describe("charge queue with Redis unreachable", () => {
     const queue = createChargeQueue({
       backend: unreachableRedis,
       logger: silentLogger,
-      limits: { chargeEnqueueTimeoutMs: 100, chargeEnqueuesInFlightMax: 5 },
+      limits: { chargeEnqueueTimeoutMs: 100, chargeEnqueuesWaitingMax: 5 },
     });
 
     // When

@@ -1,0 +1,85 @@
+import type { Pool } from "pg";
+import { activeKeysProjection } from "../../../projections/active-keys";
+import { balancesProjection } from "../../../projections/balances";
+import { Money } from "../../billing/money";
+import { type LogPosition, logStart } from "../../ledger/log-position";
+
+/**
+ * What admission needs to know about a key: who owns it and whether the balance it draws on holds at
+ * least ₩1. Read for many keys in one statement, together with the position the projections had reached
+ * in that statement's snapshot, so a cache knows exactly how fresh its copy is.
+ */
+
+export interface AdmissionRecord {
+  keyId: string;
+  keyHash: string;
+  owner: { kind: "user" | "organization"; id: string };
+  issuedByUserId: string;
+  /** Balance ≥ ₩1 before the request (C3). */
+  hasCredit: boolean;
+}
+
+export interface AdmissionSnapshot {
+  /** The oldest checkpoint of the projections read, in the same snapshot as the records. */
+  position: LogPosition;
+  records: Map<string, AdmissionRecord>;
+}
+
+export const admissionProjections: readonly string[] = [activeKeysProjection.name, balancesProjection.name];
+
+const minimumBalanceWon = new Money(1);
+
+interface Row {
+  commit_position: string | null;
+  prepare_position: string | null;
+  key_id: string | null;
+  key_hash: string;
+  owner_kind: "user" | "organization";
+  owner_id: string;
+  issued_by_user_id: string;
+  balance_won: string | null;
+}
+
+export async function readAdmission(
+  pool: Pick<Pool, "query">,
+  keyHashes: readonly string[],
+): Promise<AdmissionSnapshot> {
+  const result = await pool.query<Row>({
+    name: "read-admission",
+    text: `WITH checkpoint AS (
+             SELECT commit_position, prepare_position FROM projection_checkpoints
+             WHERE projection = ANY($2::text[])
+             ORDER BY commit_position, prepare_position
+             LIMIT 1
+           ), found AS (
+             SELECT keys.key_id, keys.key_hash, keys.owner_kind, keys.owner_id, keys.issued_by_user_id,
+                    balances.balance_won
+             FROM projection_active_keys keys
+             LEFT JOIN projection_balances balances
+               ON balances.account_kind = keys.owner_kind AND balances.account_id = keys.owner_id
+             WHERE keys.key_hash = ANY($1::text[]) AND keys.status = 1
+           )
+           SELECT checkpoint.commit_position, checkpoint.prepare_position, found.*
+           FROM (SELECT 1) AS always
+           LEFT JOIN checkpoint ON true
+           LEFT JOIN found ON true`,
+    values: [keyHashes, admissionProjections],
+  });
+  const first = result.rows[0];
+  const position =
+    first?.commit_position != null && first.prepare_position != null
+      ? { commit: BigInt(first.commit_position), prepare: BigInt(first.prepare_position) }
+      : logStart;
+  const records = new Map<string, AdmissionRecord>();
+  for (const row of result.rows) {
+    if (row.key_id === null) continue;
+    records.set(row.key_hash, {
+      keyId: row.key_id,
+      keyHash: row.key_hash,
+      owner: { kind: row.owner_kind, id: row.owner_id },
+      issuedByUserId: row.issued_by_user_id,
+      hasCredit: !new Money(row.balance_won ?? "0").lessThan(minimumBalanceWon),
+    });
+  }
+  return { position, records };
+}
