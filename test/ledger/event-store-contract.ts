@@ -67,7 +67,11 @@ export function describeEventStoreContract(name: string, open: () => Promise<Sto
         expectedVersion: "no-stream",
         events: [topUp("u1", "1", "a0"), topUp("u1", "2", "a1")],
       });
-      await store.append({ streamId: second, expectedVersion: "no-stream", events: [topUp("u2", "3", "b0")] });
+      await store.append({
+        streamId: second,
+        expectedVersion: "no-stream",
+        events: [topUp("u2", "3", "b0")],
+      });
 
       const streams = await store.readStreams([second, missing, first]);
 
