@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import pino from "pino";
 import { allProjections } from "../projections";
+import { billingLimits } from "../src/billing/billing-limits";
 import { createChargeQueue } from "../src/billing/charge-queue";
 import { createFxRateRefresher } from "../src/billing/fx-rate-refresh";
 import { type QueueBackend, queueBackendOf } from "../src/billing/queue-backend";
@@ -153,7 +154,7 @@ export async function runBillingBenchmarks(options: { redisUrl?: string }): Prom
   for (const backend of backends) {
     const result = await reconcileBacklog(backend, options.redisUrl);
     figures.push({
-      name: `charges reconciled/s, ${backend === "redis" ? "Redis" : "PostgreSQL"} queue, ${usageCount} backlog`,
+      name: `charges reconciled/s, ${backend === "redis" ? "Redis" : "PostgreSQL"} queue, ${usageCount} backlog in jobs of ${billingLimits.chargeJobRequestsMax}`,
       value: result.chargesPerSecond,
       unit: "charges/s",
       baseline: result.baselinePerSecond,

@@ -103,6 +103,8 @@ export const limits = {
   databaseConnectionsMax: 20,
   eventStorePollIntervalMs: 1_000,
   projectionBatchSizeMax: 1_000,
+  /** The live runner gathers light traffic into fewer transactions; read-your-writes waits this much more. */
+  projectionLingerMs: 10,
   projectionStandbyRetryMs: 2_000,
   projectionWaitTimeoutMs: 10_000,
   /** Read-your-writes waiters re-read checkpoints this often when no notification arrives. */

@@ -79,6 +79,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     store: ledger.store,
     projections: allProjections,
     batchSizeMax: limits.projectionBatchSizeMax,
+    lingerMs: limits.projectionLingerMs,
     standbyRetryMs: limits.projectionStandbyRetryMs,
     onError: (error) => logger.error({ err: error }, "projection runner stopped; retrying"),
   });

@@ -14,6 +14,8 @@ export const billingLimits = {
   chargeEnqueueTimeoutMs: 2_000,
   /** Usages waiting for the queue to answer; beyond this the request path stops trying (queue down). */
   chargeEnqueuesWaitingMax: 10_000,
+  /** The gateway gathers the usages finished within this window into one charge job (light traffic). */
+  chargeEnqueueLingerMs: 20,
   /** Requests in one charge job (at most `pricingRequestsPerQueryMax`: a job is priced by one query). */
   chargeJobRequestsMax: 200,
   /** Deliveries of one charge job before BullMQ gives up on it (the sweeper enqueues it again later). */

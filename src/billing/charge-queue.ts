@@ -38,13 +38,18 @@ export interface ChargeQueueDependencies {
   logger: Logger;
   /** `request-path` (default) for the gateway: fail fast when the store is away. */
   role?: QueueRole;
-  limits?: { chargeEnqueueTimeoutMs?: number; chargeEnqueuesWaitingMax?: number };
+  limits?: {
+    chargeEnqueueTimeoutMs?: number;
+    chargeEnqueuesWaitingMax?: number;
+    chargeEnqueueLingerMs?: number;
+  };
 }
 
 export function createChargeQueue(dependencies: ChargeQueueDependencies): ChargeQueue {
   const limits = {
     chargeEnqueueTimeoutMs: billingLimits.chargeEnqueueTimeoutMs,
     chargeEnqueuesWaitingMax: billingLimits.chargeEnqueuesWaitingMax,
+    chargeEnqueueLingerMs: billingLimits.chargeEnqueueLingerMs,
     ...dependencies.limits,
   };
   const logger = dependencies.logger.child({ queue: usageChargesQueueName });
@@ -64,6 +69,10 @@ export function createChargeQueue(dependencies: ChargeQueueDependencies): Charge
     sending = true;
     try {
       while (waiting.length > 0 && !closed) {
+        // Light traffic: gather a few requests per job rather than sending one job per request.
+        if (limits.chargeEnqueueLingerMs > 0 && waiting.length < billingLimits.chargeJobRequestsMax) {
+          await new Promise((resolve) => setTimeout(resolve, limits.chargeEnqueueLingerMs));
+        }
         const requestIds = waiting.splice(0, billingLimits.chargeJobRequestsMax);
         try {
           await withTimeout(queue.add(chargeUsageJobName, { requestIds }), limits.chargeEnqueueTimeoutMs);

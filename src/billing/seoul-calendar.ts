@@ -21,11 +21,21 @@ const inSeoul = tz(seoulTimeZone);
 export const fxRefreshSchedule = { pattern: "5 0 * * *", tz: seoulTimeZone } as const;
 export const fxRefreshJobSchedulerId = "fx-rate-refresh-daily";
 
+/**
+ * Dates already found valid. Every charge checks its FX rate date, and parsing is costly; the rate dates
+ * in use are few, so the answers are remembered (bounded, valid dates only).
+ */
+const validIsoDates = new Set<string>();
+const validIsoDatesMax = 10_000;
+
 /** True for a real calendar date in canonical form ("2026-02-30" and "2026-3-1" are rejected). */
 export function isIsoDate(text: string): text is IsoDate {
+  if (validIsoDates.has(text)) return true;
   if (!isoDatePattern.test(text)) return false;
   const parsed = parse(text, isoDateFormat, new TZDate(0, seoulTimeZone), { in: inSeoul });
-  return isValid(parsed) && format(parsed, isoDateFormat) === text;
+  const valid = isValid(parsed) && format(parsed, isoDateFormat) === text;
+  if (valid && validIsoDates.size < validIsoDatesMax) validIsoDates.add(text);
+  return valid;
 }
 
 function assertIsoDate(text: string): void {

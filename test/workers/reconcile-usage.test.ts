@@ -155,6 +155,95 @@ describe.each(queueBackendCases)("reconciler on the $name", (backendCase) => {
     );
   });
 
+  it("charges the good usages of a job, drops one that was never recorded, and does not retry the job", async () => {
+    // Given
+    await givenUsages(["req_good_1", "req_good_2"]);
+    const runs: ChargeUsageOutcome["kind"][] = [];
+    const jobs: string[][] = [];
+    const worker = startReconcileUsageWorker({
+      backend,
+      logger: silentLogger,
+      settings: { stalledCheckIntervalMs: 200 },
+      chargeUsages: async (requestIds) => {
+        jobs.push([...requestIds]);
+        const outcomes = await chargeUsages(chargeDependencies(), requestIds);
+        for (const outcome of outcomes.values()) {
+          if (outcome.status === "fulfilled") runs.push(outcome.value.kind);
+        }
+        return outcomes;
+      },
+    });
+    closers.push(() => worker.close());
+
+    // When
+    await openChargeQueue().enqueueCharges(["req_good_1", "req_never_recorded", "req_good_2"]);
+    await eventually("the job ran", async () => runs.length === 2);
+    // Past the first retry's backoff (1 s): a retried job would have run again by now.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+
+    // Then
+    expect(jobs).toEqual([["req_good_1", "req_never_recorded", "req_good_2"]]);
+    expect(runs).toEqual(["charged", "charged"]);
+    expect(await chargesOf(harness, "req_good_1")).toHaveLength(1);
+    expect(await chargesOf(harness, "req_good_2")).toHaveLength(1);
+    await eventually("the balance moved twice", async () => (await balanceOf(harness, account)) === "97");
+  });
+
+  it("charges what it can and retries a job with only the usage that could not be priced", async () => {
+    // Given: one usage of a model that has no price anywhere (an operator must set one)
+    await harness.append(
+      usageRecorded({ requestId: "req_priced", account, startedAt: requestStart }),
+      usageRecorded({ requestId: "req_unpriced", account, startedAt: requestStart, model: "no-such-model" }),
+    );
+    const jobs: string[][] = [];
+    const worker = startReconcileUsageWorker({
+      backend,
+      logger: silentLogger,
+      chargeUsages: async (requestIds) => {
+        jobs.push([...requestIds]);
+        return chargeUsages(chargeDependencies(), requestIds);
+      },
+    });
+    closers.push(() => worker.close());
+
+    // When
+    await openChargeQueue().enqueueCharges(["req_priced", "req_unpriced"]);
+
+    // Then: the retry carries only the failed usage
+    await eventually("the job was retried", async () => jobs.length >= 2, 10_000);
+    expect(jobs[0]).toEqual(["req_priced", "req_unpriced"]);
+    expect(jobs[1]).toEqual(["req_unpriced"]);
+    expect(await chargesOf(harness, "req_priced")).toHaveLength(1);
+    expect(await chargesOf(harness, "req_unpriced")).toHaveLength(0);
+  });
+
+  it("gathers a burst of usages from the request path into a few jobs, each usage charged once", async () => {
+    // Given
+    const requestIds = Array.from({ length: 60 }, (_, index) => `req_burst_${index}`);
+    await givenUsages(requestIds);
+    const jobSizes: number[] = [];
+    const worker = startReconcileUsageWorker({
+      backend,
+      logger: silentLogger,
+      chargeUsages: async (ids) => {
+        jobSizes.push(ids.length);
+        return chargeUsages(chargeDependencies(), ids);
+      },
+    });
+    closers.push(() => worker.close());
+    const gatewayQueue = createChargeQueue({ backend, logger: silentLogger });
+    closers.push(() => gatewayQueue.close());
+
+    // When: the gateway hands them over one by one, as requests finish
+    for (const requestId of requestIds) gatewayQueue.enqueueCharge(requestId);
+
+    // Then
+    await eventually("every usage is charged", async () => (await balanceOf(harness, account)) === "10");
+    expect(jobSizes.reduce((sum, size) => sum + size, 0)).toBe(requestIds.length);
+    expect(jobSizes.length).toBeLessThanOrEqual(3);
+    for (const requestId of requestIds) expect(await chargesOf(harness, requestId)).toHaveLength(1);
+  });
+
   it("charges once when a worker is killed after charging and its stalled job is redelivered", async () => {
     // Given: a worker in another process that charges, then hangs before acknowledging
     await givenUsages(["req_killed"]);
