@@ -116,6 +116,8 @@ export const limits = {
   admissionCacheIdleMs: 60_000,
   /** Safety net for a lost NOTIFY: the admission cache re-reads its keys this often regardless. */
   admissionCacheRefreshIntervalMs: 1_000,
+  /** While the database is away, one log line per this interval about failed admission refreshes. */
+  admissionCacheErrorLogIntervalMs: 60_000,
   usageAppendBatchSizeMax: 500,
   httpKeepAliveTimeoutMs: 65_000,
   httpHeadersTimeoutMs: 66_000,

@@ -96,7 +96,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     hasher,
     projectionWaitTimeoutMs: limits.projectionWaitTimeoutMs,
   });
-  const admissionRefreshLog = throttledLog(logger, 60_000);
+  const admissionRefreshLog = throttledLog(logger, limits.admissionCacheErrorLogIntervalMs);
   const admissionCache = new AdmissionCache({
     read: (keyHashes) => readAdmission(ledger.pool, keyHashes),
     entriesMax: limits.admissionCacheEntriesMax,

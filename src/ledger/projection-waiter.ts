@@ -61,11 +61,27 @@ export class ProjectionWaiter {
    * caught up with it; rejects after `timeoutMs`.
    */
   async waitFor(target: LogPosition, projections: readonly string[], timeoutMs: number): Promise<void> {
+    const startedAtMs = Date.now();
     await this.waitForProjections(target, projections, timeoutMs);
     const copies = this.localReadModels.filter((model) =>
       model.projections.some((name) => projections.includes(name)),
     );
-    await Promise.all(copies.map((model) => model.catchUpTo(target)));
+    if (copies.length === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () => reject(new ProjectionLagError(projections, timeoutMs)),
+        Math.max(0, timeoutMs - (Date.now() - startedAtMs)),
+      );
+    });
+    const caughtUp = Promise.all(copies.map((model) => model.catchUpTo(target)));
+    // Past the deadline nobody awaits it any more; its failure must not become an unhandled rejection.
+    caughtUp.catch(() => {});
+    try {
+      await Promise.race([caughtUp, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private async waitForProjections(
