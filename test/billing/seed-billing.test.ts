@@ -40,9 +40,16 @@ afterEach(async () => {
   await harness.dispose();
 });
 
+/**
+ * Straight from the table: `readAll` only shows events older than the oldest running transaction on the
+ * whole server, and a parallel test file may hold one open (a rebuild) for a while.
+ */
 async function eventsOfType(type: string) {
-  const events = await harness.store.readAll({ limit: 10_000 });
-  return events.filter((event) => event.type === type);
+  const result = await harness.ledger.pool.query<{ stream_id: string; data: unknown; metadata: unknown }>(
+    "SELECT stream_id, data, metadata FROM ledger_events WHERE type = $1 ORDER BY stream_id",
+    [type],
+  );
+  return result.rows.map((row) => ({ streamId: row.stream_id, data: row.data, metadata: row.metadata }));
 }
 
 describe("seedBilling", () => {
