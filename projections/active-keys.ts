@@ -1,4 +1,3 @@
-import type { Pool } from "pg";
 import type { RecordedEventOf } from "../src/ledger/event-store";
 import { defineTable, type ProjectionDefinition, type ProjectionRows } from "../src/ledger/projection";
 
@@ -64,29 +63,3 @@ export const activeKeysProjection: ProjectionDefinition = {
     }
   },
 };
-
-export interface ActiveKey {
-  keyId: string;
-  keyHash: string;
-  owner: { kind: "user" | "organization"; id: string };
-  issuedByUserId: string;
-}
-
-export async function findActiveKeyByHash(
-  pool: Pick<Pool, "query">,
-  keyHash: string,
-): Promise<ActiveKey | undefined> {
-  const result = await pool.query<Row>({
-    name: "active-key-by-hash",
-    text: "SELECT key_id, key_hash, owner_kind, owner_id, issued_by_user_id, status FROM projection_active_keys WHERE key_hash = $1 AND status = 1",
-    values: [keyHash],
-  });
-  const row = result.rows[0];
-  if (!row) return undefined;
-  return {
-    keyId: row.key_id,
-    keyHash: row.key_hash,
-    owner: { kind: row.owner_kind as ActiveKey["owner"]["kind"], id: row.owner_id },
-    issuedByUserId: row.issued_by_user_id,
-  };
-}

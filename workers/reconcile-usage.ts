@@ -54,6 +54,7 @@ export function startReconcileUsageWorker(dependencies: ReconcileUsageDependenci
       const requestIds = requestIdsOf(job);
       const outcomes = await dependencies.chargeUsages(requestIds);
       const retry: string[] = [];
+      let firstRetryReason: unknown;
       const counts = { charged: 0, "already-charged": 0, unrecoverable: 0 };
       for (const [requestId, outcome] of outcomes) {
         if (outcome.status === "fulfilled") counts[outcome.value.kind] += 1;
@@ -64,15 +65,16 @@ export function startReconcileUsageWorker(dependencies: ReconcileUsageDependenci
             { requestId, err: errorSummaryOf(outcome.reason) },
             "this usage cannot be charged; it is dropped from its job",
           );
-        } else retry.push(requestId);
+        } else {
+          if (retry.length === 0) firstRetryReason = outcome.reason;
+          retry.push(requestId);
+        }
       }
       logger.debug({ jobId: job.id, ...counts, retrying: retry.length }, "usages reconciled");
       if (retry.length > 0) {
-        const [requestId] = retry;
-        const reason = outcomes.get(requestId!) as PromiseRejectedResult;
         await job.updateData({ requestIds: retry });
         throw new Error(
-          `${retry.length} of ${requestIds.length} charges failed (first: ${requestId}: ${errorSummaryOf(reason.reason).message})`,
+          `${retry.length} of ${requestIds.length} charges failed (first: ${retry[0]}: ${errorSummaryOf(firstRetryReason).message})`,
         );
       }
       return counts;

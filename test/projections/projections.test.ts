@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { allProjectionNames, allProjections } from "../../projections";
-import { findActiveKeyByHash } from "../../projections/active-keys";
+import { readAdmission } from "../../src/gateway/generation/admission-read-model";
 import type { StreamAppend } from "../../src/ledger/event-store";
 import type { LedgerEvent } from "../../src/ledger/events";
 import type { ProjectionDefinition } from "../../src/ledger/projection";
@@ -78,6 +78,10 @@ describe("projections", () => {
     await harness.dispose();
   });
 
+  /** The admission read of one key, as the gateway does it. */
+  const activeKeyByHash = async (keyHash: string) =>
+    (await readAdmission(harness.ledger.pool, [keyHash])).records.get(keyHash);
+
   it("finds an issued key by hash while active, not after deactivation or deletion", async () => {
     const issued: LedgerEvent = {
       type: "ApiKeyIssued",
@@ -94,7 +98,7 @@ describe("projections", () => {
     };
     await harness.append(onStream(`apikey-${keyId}`, issued));
     await harness.project();
-    expect(await findActiveKeyByHash(harness.ledger.pool, keyHash)).toMatchObject({ keyId, owner });
+    expect(await activeKeyByHash(keyHash)).toMatchObject({ keyId, owner });
 
     await harness.append(
       onStream(`apikey-${keyId}`, {
@@ -104,7 +108,7 @@ describe("projections", () => {
       }),
     );
     await harness.project();
-    expect(await findActiveKeyByHash(harness.ledger.pool, keyHash)).toBeUndefined();
+    expect(await activeKeyByHash(keyHash)).toBeUndefined();
 
     await harness.append(
       onStream(`apikey-${keyId}`, {
@@ -114,13 +118,13 @@ describe("projections", () => {
       }),
     );
     await harness.project();
-    expect(await findActiveKeyByHash(harness.ledger.pool, keyHash)).toBeDefined();
+    expect(await activeKeyByHash(keyHash)).toBeDefined();
 
     await harness.append(
       onStream(`apikey-${keyId}`, { type: "ApiKeyDeleted", data: { keyId, owner }, metadata: metadata() }),
     );
     await harness.project();
-    expect(await findActiveKeyByHash(harness.ledger.pool, keyHash)).toBeUndefined();
+    expect(await activeKeyByHash(keyHash)).toBeUndefined();
     const listed = await harness.ledger.pool.query("SELECT * FROM projection_key_lists");
     expect(listed.rows).toEqual([]);
   });

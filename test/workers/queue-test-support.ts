@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import type { QueueBackend } from "../../src/billing/queue-backend";
+import type { AccountReference } from "../../src/ledger/events";
+import { creditToppedUp, fxRateUpdated, modelPriceSet } from "../billing/billing-ledger-fixtures";
 import type { LedgerHarness } from "../support/ledger-harness";
 
 /**
@@ -55,4 +57,20 @@ export async function eventually(description: string, check: () => Promise<boole
     if (Date.now() > deadline) throw new Error(`timed out waiting until ${description}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/**
+ * What the worker tests charge against: alpha-5.4 at 1 USD per 1M tokens of each kind, 1,000 KRW/USD on
+ * 2026-11-20 (Seoul), and ₩100 on `account` — so a 1,000 + 500-token usage costs ₩1.5.
+ */
+export async function givenChargeableLedger(
+  harness: LedgerHarness,
+  account: AccountReference,
+): Promise<void> {
+  const settingsAt = "2026-11-19T15:00:00.000Z";
+  await harness.append(
+    modelPriceSet("alpha-5.4", { input: "1", cachedInput: "1", output: "1" }, settingsAt),
+    fxRateUpdated({ appliesOn: "2026-11-20", rateDate: "2026-11-19", rateKrwPerUsd: "1000" }, settingsAt),
+    creditToppedUp(account, "100", settingsAt),
+  );
 }

@@ -9,15 +9,12 @@ import { type RunningWorker, startReconcileUsageWorker } from "../../workers/rec
 import {
   balanceOf,
   chargesOf,
-  creditToppedUp,
-  fxRateUpdated,
-  modelPriceSet,
   runProjections,
   silentLogger,
   usageRecorded,
 } from "../billing/billing-ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
-import { eventually, queueBackendCases, removeQueueData } from "./queue-test-support";
+import { eventually, givenChargeableLedger, queueBackendCases, removeQueueData } from "./queue-test-support";
 
 /**
  * Exactly once through BullMQ (C7): whatever the queue does — the same job delivered again, duplicates
@@ -26,7 +23,6 @@ import { eventually, queueBackendCases, removeQueueData } from "./queue-test-sup
  */
 
 const account = { kind: "user", id: "carol" } as const;
-const settingsAt = "2026-11-19T15:00:00.000Z";
 const requestStart = "2026-11-20T03:00:00.000Z";
 // 1000 input + 500 output tokens at 1 USD / 1M each, 1000 KRW/USD: ₩1.5 per request, from ₩100.
 
@@ -40,11 +36,7 @@ describe.each(queueBackendCases)("reconciler on the $name", (backendCase) => {
   beforeEach(async () => {
     harness = await openLedgerHarness(`reconcile_${sequence++}`);
     backend = backendCase.backendFor(harness);
-    await harness.append(
-      modelPriceSet("alpha-5.4", { input: "1", cachedInput: "1", output: "1" }, settingsAt),
-      fxRateUpdated({ appliesOn: "2026-11-20", rateDate: "2026-11-19", rateKrwPerUsd: "1000" }, settingsAt),
-      creditToppedUp(account, "100", settingsAt),
-    );
+    await givenChargeableLedger(harness, account);
     projections = await runProjections(harness);
   });
 
@@ -67,13 +59,21 @@ describe.each(queueBackendCases)("reconciler on the $name", (backendCase) => {
     return chargeUsage(chargeDependencies(), requestId);
   }
 
-  /** A worker whose every charge run is recorded, so the test knows how often a request was delivered. */
-  function startWorker(runs: ChargeUsageOutcome["kind"][], settings = {}): RunningWorker {
+  /**
+   * A worker whose every charge run is recorded, so the test knows how often a request was delivered; `jobs`
+   * receives the request ids of every job it ran.
+   */
+  function startWorker(
+    runs: ChargeUsageOutcome["kind"][],
+    settings = {},
+    jobs: string[][] = [],
+  ): RunningWorker {
     const worker = startReconcileUsageWorker({
       backend,
       logger: silentLogger,
       settings: { stalledCheckIntervalMs: 200, ...settings },
       chargeUsages: async (requestIds) => {
+        jobs.push([...requestIds]);
         const outcomes = await chargeUsages(chargeDependencies(), requestIds);
         for (const outcome of outcomes.values()) {
           if (outcome.status === "fulfilled") runs.push(outcome.value.kind);
@@ -160,20 +160,7 @@ describe.each(queueBackendCases)("reconciler on the $name", (backendCase) => {
     await givenUsages(["req_good_1", "req_good_2"]);
     const runs: ChargeUsageOutcome["kind"][] = [];
     const jobs: string[][] = [];
-    const worker = startReconcileUsageWorker({
-      backend,
-      logger: silentLogger,
-      settings: { stalledCheckIntervalMs: 200 },
-      chargeUsages: async (requestIds) => {
-        jobs.push([...requestIds]);
-        const outcomes = await chargeUsages(chargeDependencies(), requestIds);
-        for (const outcome of outcomes.values()) {
-          if (outcome.status === "fulfilled") runs.push(outcome.value.kind);
-        }
-        return outcomes;
-      },
-    });
-    closers.push(() => worker.close());
+    startWorker(runs, {}, jobs);
 
     // When
     await openChargeQueue().enqueueCharges(["req_good_1", "req_never_recorded", "req_good_2"]);
@@ -196,15 +183,7 @@ describe.each(queueBackendCases)("reconciler on the $name", (backendCase) => {
       usageRecorded({ requestId: "req_unpriced", account, startedAt: requestStart, model: "no-such-model" }),
     );
     const jobs: string[][] = [];
-    const worker = startReconcileUsageWorker({
-      backend,
-      logger: silentLogger,
-      chargeUsages: async (requestIds) => {
-        jobs.push([...requestIds]);
-        return chargeUsages(chargeDependencies(), requestIds);
-      },
-    });
-    closers.push(() => worker.close());
+    startWorker([], {}, jobs);
 
     // When
     await openChargeQueue().enqueueCharges(["req_priced", "req_unpriced"]);
@@ -221,16 +200,8 @@ describe.each(queueBackendCases)("reconciler on the $name", (backendCase) => {
     // Given
     const requestIds = Array.from({ length: 60 }, (_, index) => `req_burst_${index}`);
     await givenUsages(requestIds);
-    const jobSizes: number[] = [];
-    const worker = startReconcileUsageWorker({
-      backend,
-      logger: silentLogger,
-      chargeUsages: async (ids) => {
-        jobSizes.push(ids.length);
-        return chargeUsages(chargeDependencies(), ids);
-      },
-    });
-    closers.push(() => worker.close());
+    const jobs: string[][] = [];
+    startWorker([], {}, jobs);
     const gatewayQueue = createChargeQueue({ backend, logger: silentLogger });
     closers.push(() => gatewayQueue.close());
 
@@ -239,8 +210,8 @@ describe.each(queueBackendCases)("reconciler on the $name", (backendCase) => {
 
     // Then
     await eventually("every usage is charged", async () => (await balanceOf(harness, account)) === "10");
-    expect(jobSizes.reduce((sum, size) => sum + size, 0)).toBe(requestIds.length);
-    expect(jobSizes.length).toBeLessThanOrEqual(3);
+    expect(jobs.reduce((sum, job) => sum + job.length, 0)).toBe(requestIds.length);
+    expect(jobs.length).toBeLessThanOrEqual(3);
     for (const requestId of requestIds) expect(await chargesOf(harness, requestId)).toHaveLength(1);
   });
 

@@ -10,15 +10,12 @@ import { startPendingChargeSweeper } from "../../workers/sweep-pending-charges";
 import {
   balanceOf,
   chargesOf,
-  creditToppedUp,
-  fxRateUpdated,
-  modelPriceSet,
   runProjections,
   silentLogger,
   usageRecorded,
 } from "../billing/billing-ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
-import { eventually, queueBackendCases, removeQueueData } from "./queue-test-support";
+import { eventually, givenChargeableLedger, queueBackendCases, removeQueueData } from "./queue-test-support";
 
 /**
  * Enqueueing never blocks a request, and nothing is lost when it fails (C7, issue 5): with the queue
@@ -27,7 +24,6 @@ import { eventually, queueBackendCases, removeQueueData } from "./queue-test-sup
  */
 
 const account = { kind: "organization", id: "initech" } as const;
-const settingsAt = "2026-11-19T15:00:00.000Z";
 const requestStart = "2026-11-20T03:00:00.000Z";
 // The sweeper's clock: ten minutes after the usage, well past the pending age.
 const sweepClock = () => new Date("2026-11-20T03:10:00.000Z");
@@ -47,11 +43,7 @@ describe.each(queueBackendCases)("sweeper on the $name", (backendCase) => {
   beforeEach(async () => {
     harness = await openLedgerHarness(`sweep_${sequence++}`);
     backend = backendCase.backendFor(harness);
-    await harness.append(
-      modelPriceSet("alpha-5.4", { input: "1", cachedInput: "1", output: "1" }, settingsAt),
-      fxRateUpdated({ appliesOn: "2026-11-20", rateDate: "2026-11-19", rateKrwPerUsd: "1000" }, settingsAt),
-      creditToppedUp(account, "100", settingsAt),
-    );
+    await givenChargeableLedger(harness, account);
     projections = await runProjections(harness);
   });
 
