@@ -1,4 +1,4 @@
-import type { Server } from "node:http";
+import { createServer, type RequestListener, type Server } from "node:http";
 import express from "express";
 import type { Logger } from "pino";
 import { allProjections } from "../projections";
@@ -10,7 +10,7 @@ import { AdmissionCache } from "./gateway/generation/admission-cache";
 import { readAdmission } from "./gateway/generation/admission-read-model";
 import { ApiKeyAdmission } from "./gateway/generation/api-key-admission";
 import { chatCompletionsFormat } from "./gateway/generation/chat-completions-format";
-import { createGenerationRouter } from "./gateway/generation/generation-router";
+import { createGenerationEndpoints } from "./gateway/generation/generation-endpoints";
 import { responsesFormat } from "./gateway/generation/responses-format";
 import { type FamilyUpstream, UpstreamRegistry } from "./gateway/generation/upstream-registry";
 import { UsageRecorder } from "./gateway/generation/usage-recorder";
@@ -59,7 +59,8 @@ export interface ServiceParts {
 }
 
 export interface RunningService extends ServiceParts {
-  app: express.Express;
+  /** The HTTP edge's request listener. */
+  requestListener: RequestListener;
   /** Starts listening; resolves with the bound address. */
   listen(port: number, host: string): Promise<{ server: Server; url: string }>;
   close(): Promise<void>;
@@ -110,7 +111,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const upstreams = new UpstreamRegistry(options.upstreams, options.upstreamTimeouts ?? {});
   const parts: ServiceParts = { ledger, waiter, sessions, keys, logger };
 
-  const generation = createGenerationRouter(
+  const generation = createGenerationEndpoints(
     {
       admission: new ApiKeyAdmission(admissionCache, hasher),
       upstreams,
@@ -122,6 +123,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       logger,
     },
     { chatCompletions: chatCompletionsFormat, responses: responsesFormat },
+    { requestBodyBytesMax: options.requestBodyBytesMax, logger },
   );
   const account = express.Router();
   const sessionRequired = authenticateSession(sessions);
@@ -132,7 +134,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     admin.use(authenticateAdmin(options.adminToken), createAdminSessionRouter(sessions));
     if (options.adminRouter) admin.use(options.adminRouter(parts));
   }
-  const app = createApp({
+  const requestListener = createApp({
     routers: { generation, account, ...(admin ? { admin } : {}) },
     requestBodyBytesMax: options.requestBodyBytesMax,
     logger,
@@ -141,10 +143,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   let server: Server | undefined;
   return {
     ...parts,
-    app,
+    requestListener,
     listen: (port, host) =>
       new Promise((resolve, reject) => {
-        const listening = app.listen(port, host, () => {
+        const listening = createServer(requestListener).listen(port, host, () => {
           server = listening;
           const address = listening.address();
           const boundPort = typeof address === "object" && address ? address.port : port;

@@ -1,15 +1,18 @@
+import type { RequestListener } from "node:http";
 import express, { type Router } from "express";
 import type { Logger } from "pino";
+import { isGenerationPath } from "./generation/generation-endpoints";
 import { errorHandler } from "./middleware/error-handler";
 import { requestId } from "./middleware/request-id";
 
 /**
- * The HTTP edge. Express stays here: routers below translate requests into calls of plain functions and
- * map their results and errors to the wire.
+ * The HTTP edge. The generation endpoints (/llm/v1) take the lean node:http path; every other route goes
+ * through express. Both translate requests into calls of plain functions and map their results and errors
+ * to the wire the same way.
  */
 export interface GatewayRouters {
-  /** Mounted at /llm/v1 (API-key authenticated). */
-  generation: Router;
+  /** /llm/v1 (API-key authenticated), served without express. */
+  generation: RequestListener;
   /** Mounted at /llm (session authenticated: /llm/apis, /llm/balance, /llm/billing). */
   account: Router;
   /** Mounted at /admin; absent when no ADMIN_TOKEN is configured. */
@@ -20,7 +23,7 @@ export function createApp(options: {
   routers: GatewayRouters;
   requestBodyBytesMax: number;
   logger: Logger;
-}): express.Express {
+}): RequestListener {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
@@ -36,12 +39,15 @@ export function createApp(options: {
   app.get("/healthz", (_request, response) => {
     response.json({ status: "ok" });
   });
-  app.use("/llm/v1", options.routers.generation);
   app.use("/llm", options.routers.account);
   if (options.routers.admin) app.use("/admin", options.routers.admin);
   app.use((_request, _response, next) => {
     next(Object.assign(new Error("not found"), { notFound: true }));
   });
   app.use(errorHandler(options.logger));
-  return app;
+  const { generation } = options.routers;
+  return (request, response) => {
+    if (isGenerationPath(request.url ?? "")) generation(request, response);
+    else app(request, response);
+  };
 }

@@ -103,6 +103,35 @@ describe("errors (C3)", () => {
     expect(reply.body.message).toBe("Invalid API key");
   });
 
+  it("answers an unknown route or method under /llm/v1 with 404/120, and a body of another type as invalid", async () => {
+    expectError(await post(harness, "/embeddings", { key: personal, body: chat() }), 404, 120);
+    const wrongMethod = await fetch(`${harness.baseUrl}/chat/completions`, {
+      headers: { authorization: `Bearer ${personal}` },
+    });
+    expectError(
+      {
+        status: wrongMethod.status,
+        body: await wrongMethod.json(),
+        requestId: wrongMethod.headers.get("x-request-id"),
+      },
+      404,
+      120,
+    );
+    const notJson = await post(harness, "/chat/completions", {
+      key: personal,
+      body: chat(),
+      headers: { "content-type": "text/plain" },
+    });
+    expectError(notJson, 400, 100);
+  });
+
+  it("serves the endpoints with a trailing slash or a query string, as express did", async () => {
+    expect((await post(harness, "/chat/completions/", { key: personal, body: chat() })).status).toBe(200);
+    expect((await post(harness, "/chat/completions?trace=1", { key: personal, body: chat() })).status).toBe(
+      200,
+    );
+  });
+
   it("refuses inactive and deleted keys with 401/110", async () => {
     const bob = await harness.session("bob");
     await harness.topUp({ kind: "user", id: "bob" }, "10");

@@ -1,11 +1,11 @@
 import { once } from "node:events";
-import type { RequestHandler, Response } from "express";
+import type { ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import { type CatalogModel, findModel } from "../../providers/catalog";
 import type { FinishReason, GenerationRequest, ReportedUsage } from "../../providers/provider";
 import { apiErrors } from "../api-error";
+import { sendJson } from "../http/json-response";
 import { toApiError } from "../middleware/error-handler";
-import { requestIdOf } from "../middleware/request-id";
 import type { EventStreamSink } from "../wire/event-stream-sink";
 import type { ApiKeyAdmission, Caller } from "./api-key-admission";
 import type { ClientFormat, ClientStream } from "./client-format";
@@ -39,36 +39,41 @@ interface GenerationContext {
 
 type Outcome = "completed" | "client-disconnected" | "upstream-failed";
 
+/** A request as the edge hands it over: its id minted, its body read (undefined when there was none). */
+export interface GenerationExchange {
+  authorization: string | undefined;
+  body: unknown;
+  requestId: string;
+  response: ServerResponse;
+}
+
+/** Serves one exchange; a failure before any output is thrown for the edge to answer with the error body. */
 export function generationHandler(
   format: ClientFormat,
   dependencies: GenerationDependencies,
-): RequestHandler {
+): (exchange: GenerationExchange) => Promise<void> {
   const now = dependencies.now ?? (() => new Date());
-  return async (request, response, next) => {
-    try {
-      const startedAt = now();
-      const caller = await dependencies.admission.admit(request.headers.authorization);
-      const parsed = format.parse(request.body);
-      const slug = parsed.model;
-      const model = findModel(slug);
-      if (!model) throw apiErrors.notFound(`The model '${slug}' does not exist`);
-      const context: GenerationContext = {
-        requestId: requestIdOf(response.locals),
-        caller,
-        model,
-        upstreamRequest: format.toGenerationRequest(parsed, model),
-        startedAt,
-        streamed: parsed.stream,
-      };
-      if (context.streamed) await streamGeneration(format, dependencies, context, response);
-      else await jsonGeneration(format, dependencies, context, response);
-    } catch (error) {
-      next(error);
-    }
+  return async ({ authorization, body, requestId, response }) => {
+    const startedAt = now();
+    const caller = await dependencies.admission.admit(authorization);
+    const parsed = format.parse(body);
+    const slug = parsed.model;
+    const model = findModel(slug);
+    if (!model) throw apiErrors.notFound(`The model '${slug}' does not exist`);
+    const context: GenerationContext = {
+      requestId,
+      caller,
+      model,
+      upstreamRequest: format.toGenerationRequest(parsed, model),
+      startedAt,
+      streamed: parsed.stream,
+    };
+    if (context.streamed) await streamGeneration(format, dependencies, context, response);
+    else await jsonGeneration(format, dependencies, context, response);
   };
 }
 
-function abortOnDisconnect(response: Response): { signal: AbortSignal; clientGone: () => boolean } {
+function abortOnDisconnect(response: ServerResponse): { signal: AbortSignal; clientGone: () => boolean } {
   const controller = new AbortController();
   let gone = false;
   response.on("close", () => {
@@ -84,7 +89,7 @@ async function jsonGeneration(
   format: ClientFormat,
   dependencies: GenerationDependencies,
   context: GenerationContext,
-  response: Response,
+  response: ServerResponse,
 ): Promise<void> {
   const { signal } = abortOnDisconnect(response);
   const result = await dependencies.upstreams
@@ -92,7 +97,9 @@ async function jsonGeneration(
     .generate(context.upstreamRequest, signal);
   const usage = await recordUsage(dependencies, context, format, "completed", result.usage, result.text);
   if (!usage) throw apiErrors.ledgerUnavailable();
-  response.json(
+  sendJson(
+    response,
+    200,
     format.jsonBody({
       model: context.model.slug,
       createdAtMs: context.startedAt.getTime(),
@@ -107,7 +114,7 @@ async function streamGeneration(
   format: ClientFormat,
   dependencies: GenerationDependencies,
   context: GenerationContext,
-  response: Response,
+  response: ServerResponse,
 ): Promise<void> {
   const { signal, clientGone } = abortOnDisconnect(response);
   const sink = sseSink(response);
@@ -213,11 +220,11 @@ async function recordUsage(
   }
 }
 
-function sseSink(response: Response): EventStreamSink {
+function sseSink(response: ServerResponse): EventStreamSink {
   return {
     write(chunk) {
       if (!response.headersSent) {
-        response.status(200);
+        response.statusCode = 200;
         response.setHeader("content-type", "text/event-stream; charset=utf-8");
         response.setHeader("cache-control", "no-cache");
         response.setHeader("connection", "keep-alive");
@@ -231,7 +238,7 @@ function sseSink(response: Response): EventStreamSink {
   };
 }
 
-async function drained(response: Response, signal: AbortSignal): Promise<void> {
+async function drained(response: ServerResponse, signal: AbortSignal): Promise<void> {
   try {
     await once(response, "drain", { signal });
   } catch {

@@ -1,8 +1,10 @@
+import type { ServerResponse } from "node:http";
 import type { ErrorRequestHandler } from "express";
 import type { Logger } from "pino";
 import { ProjectionLagError } from "../../ledger/projection-waiter";
 import { UpstreamFailedError, UpstreamRejectedError } from "../../providers/provider";
 import { ApiError, apiErrors, errorBodyOf } from "../api-error";
+import { sendJson } from "../http/json-response";
 
 /** Maps every error to the spec's error body, once. Nothing else (stack, SQL, credentials) leaves here. */
 export function toApiError(error: unknown): ApiError {
@@ -52,15 +54,24 @@ export function isDatabaseUnavailable(error: unknown): boolean {
 
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error, _request, response, _next) => {
-    // The client went away (the upstream call was aborted for it): nobody to answer, nothing to report.
-    if (response.destroyed) return;
-    const apiError = toApiError(error);
-    if (apiError.httpStatus >= 500)
-      logger.error({ err: error, requestId: response.locals.requestId }, "request failed");
-    if (response.headersSent) {
-      response.end();
-      return;
-    }
-    response.status(apiError.httpStatus).json(errorBodyOf(apiError));
+    sendError(response, error, { logger, requestId: response.locals.requestId });
   };
+}
+
+/** Answers with the error body; a 5xx is logged with its cause, which never reaches the client. */
+export function sendError(
+  response: ServerResponse,
+  error: unknown,
+  context: { logger: Logger; requestId: unknown },
+): void {
+  // The client went away (the upstream call was aborted for it): nobody to answer, nothing to report.
+  if (response.destroyed) return;
+  const apiError = toApiError(error);
+  if (apiError.httpStatus >= 500)
+    context.logger.error({ err: error, requestId: context.requestId }, "request failed");
+  if (response.headersSent) {
+    response.end();
+    return;
+  }
+  sendJson(response, apiError.httpStatus, errorBodyOf(apiError));
 }

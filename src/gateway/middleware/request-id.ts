@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { ServerResponse } from "node:http";
 import type { RequestHandler } from "express";
 
 /**
@@ -7,11 +8,16 @@ import type { RequestHandler } from "express";
  */
 export function requestId(): RequestHandler {
   return (_request, response, next) => {
-    const id = `req_${randomUUID().replaceAll("-", "")}`;
-    response.locals.requestId = id;
-    response.setHeader("x-request-id", id);
+    response.locals.requestId = assignRequestId(response);
     next();
   };
+}
+
+/** Mints the request's id and puts it on the response's headers. */
+export function assignRequestId(response: ServerResponse): string {
+  const id = `req_${randomUUID().replaceAll("-", "")}`;
+  response.setHeader("x-request-id", id);
+  return id;
 }
 
 export function requestIdOf(locals: Record<string, unknown>): string {

@@ -1,3 +1,4 @@
+import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
 import { chargeUsage } from "../../../src/billing/charge-usage";
@@ -86,12 +87,16 @@ export async function startBillingApi(
   );
   const account = express.Router();
   account.use(authenticateSession(sessions), createAccountRouter({ database: ledger.ledger.pool }));
-  const app = createApp({
-    routers: { generation: express.Router(), account, admin },
+  const noGenerationEndpoints: RequestListener = (_request, response) => {
+    response.statusCode = 404;
+    response.end();
+  };
+  const requestListener = createApp({
+    routers: { generation: noGenerationEndpoints, account, admin },
     requestBodyBytesMax: 1024 * 1024,
     logger: silentLogger,
   });
-  const server = app.listen(0, "127.0.0.1");
+  const server = createServer(requestListener).listen(0, "127.0.0.1");
   await new Promise<void>((resolve) => server.once("listening", () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

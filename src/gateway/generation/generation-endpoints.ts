@@ -1,0 +1,84 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import type { Logger } from "pino";
+import { listModels } from "../../providers/catalog";
+import { apiErrors } from "../api-error";
+import { sendJsonText } from "../http/json-response";
+import { readJsonBody } from "../http/request-body";
+import { sendError } from "../middleware/error-handler";
+import { assignRequestId } from "../middleware/request-id";
+import type { ApiKeyAdmission } from "./api-key-admission";
+import type { ClientFormat } from "./client-format";
+import { type GenerationDependencies, generationHandler } from "./generation-handler";
+
+/**
+ * /llm/v1 — the models list and the two generation endpoints, all behind an API key — served straight on
+ * node:http rather than through express. This is the path every client request takes, and express's
+ * per-request prototype swap of `req`/`res` made it cost more than the upstream call itself. The rest of
+ * the API (keys, balance, admin) stays on express. Same request id, body rules and error body as there.
+ */
+
+export const generationPathPrefix = "/llm/v1";
+
+type Endpoint = (request: IncomingMessage, response: ServerResponse, requestId: string) => Promise<void>;
+
+export function createGenerationEndpoints(
+  dependencies: GenerationDependencies & { admission: ApiKeyAdmission },
+  formats: { chatCompletions: ClientFormat; responses: ClientFormat },
+  options: { requestBodyBytesMax: number; logger: Logger },
+): RequestListener {
+  const modelsText = JSON.stringify({
+    object: "list",
+    data: listModels().map((model) => ({
+      id: model.slug,
+      object: "model",
+      created: model.created,
+      owned_by: model.family,
+    })),
+  });
+  const generate = (format: ClientFormat): Endpoint => {
+    const handle = generationHandler(format, dependencies);
+    return async (request, response, requestId) => {
+      const body = await readJsonBody(request, options.requestBodyBytesMax);
+      await handle({ authorization: request.headers.authorization, body, requestId, response });
+    };
+  };
+  const endpoints = new Map<string, Endpoint>([
+    [
+      "GET /models",
+      async (request, response) => {
+        await dependencies.admission.authenticate(request.headers.authorization, { requireCredit: false });
+        sendJsonText(response, 200, modelsText);
+      },
+    ],
+    ["POST /chat/completions", generate(formats.chatCompletions)],
+    ["POST /responses", generate(formats.responses)],
+  ]);
+
+  return (request, response) => {
+    const requestId = assignRequestId(response);
+    const endpoint = endpoints.get(`${methodOf(request)} ${endpointPathOf(request.url ?? "")}`);
+    const served = endpoint
+      ? endpoint(request, response, requestId)
+      : Promise.reject(apiErrors.notFound("No such route"));
+    served.catch((error: unknown) => sendError(response, error, { logger: options.logger, requestId }));
+  };
+}
+
+/** Whether a request URL is under /llm/v1 (and so served here). */
+export function isGenerationPath(url: string): boolean {
+  if (!url.startsWith(generationPathPrefix)) return false;
+  const next = url.charAt(generationPathPrefix.length);
+  return next === "" || next === "/" || next === "?";
+}
+
+/** HEAD is answered as GET (Node leaves the body out), as express does. */
+function methodOf(request: IncomingMessage): string | undefined {
+  return request.method === "HEAD" ? "GET" : request.method;
+}
+
+/** The path below /llm/v1 without its query or a trailing slash. */
+function endpointPathOf(url: string): string {
+  const queryStart = url.indexOf("?");
+  const path = url.slice(generationPathPrefix.length, queryStart === -1 ? undefined : queryStart);
+  return path.endsWith("/") ? path.slice(0, -1) : path;
+}

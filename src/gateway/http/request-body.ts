@@ -1,0 +1,86 @@
+import type { IncomingMessage } from "node:http";
+import type { Readable } from "node:stream";
+import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+import { apiErrors } from "../api-error";
+
+/**
+ * Reads a JSON request body the way `express.json()` does for the rest of the API: only JSON media types
+ * are parsed (anything else leaves the body undefined, which validation then refuses), gzip, deflate and br
+ * are inflated, and the limit counts the inflated bytes. Failures are 400/100 (C3).
+ */
+
+const jsonMediaType = /^application\/(?:[^;\s]+\+)?json\s*(?:;|$)/i;
+const charsetParameter = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
+
+export async function readJsonBody(request: IncomingMessage, bytesMax: number): Promise<unknown> {
+  if (!hasBody(request)) return undefined;
+  const contentType = request.headers["content-type"];
+  if (!contentType || !jsonMediaType.test(contentType)) return undefined;
+  const charset = charsetParameter.exec(contentType)?.[1]?.toLowerCase();
+  if (charset !== undefined && charset !== "utf-8" && charset !== "utf8")
+    throw apiErrors.validation("Unsupported request body encoding");
+  const declaredBytes = Number(request.headers["content-length"] ?? Number.NaN);
+  if (declaredBytes > bytesMax) throw tooLarge();
+  const text = await readText(request, decoded(request), bytesMax);
+  if (text.trim() === "") return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw apiErrors.validation("Request body is not valid JSON");
+  }
+}
+
+function hasBody(request: IncomingMessage): boolean {
+  return request.headers["transfer-encoding"] !== undefined || Number(request.headers["content-length"]) > 0;
+}
+
+function decoded(request: IncomingMessage): Readable {
+  const encoding = (request.headers["content-encoding"] ?? "identity").toLowerCase();
+  switch (encoding) {
+    case "identity":
+      return request;
+    case "gzip":
+      return request.pipe(createGunzip());
+    case "deflate":
+      return request.pipe(createInflate());
+    case "br":
+      return request.pipe(createBrotliDecompress());
+    default:
+      throw apiErrors.validation("Unsupported request body encoding");
+  }
+}
+
+/**
+ * Stops at the limit without destroying the request: Node discards the rest after the reply, as it does
+ * for express's parser, so the client still reads its 400.
+ */
+function readText(request: IncomingMessage, body: Readable, bytesMax: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    const stop = (error: Error) => {
+      body.removeAllListeners("data");
+      body.removeAllListeners("end");
+      if (body !== request) {
+        request.unpipe();
+        body.destroy();
+      }
+      reject(error);
+    };
+    body.on("data", (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes > bytesMax) stop(tooLarge());
+      else chunks.push(chunk);
+    });
+    body.once("end", () => resolve(Buffer.concat(chunks, bytes).toString("utf8")));
+    body.once("error", () => stop(apiErrors.validation("Malformed request body")));
+    // A client that goes away mid-upload may not error the stream; it does close it.
+    request.once("close", () => {
+      if (!request.complete) stop(apiErrors.validation("Request body ended early"));
+    });
+  });
+}
+
+function tooLarge(): Error {
+  return apiErrors.validation("Request body is too large");
+}
