@@ -220,7 +220,16 @@ async function recordUsage(
   }
 }
 
+/**
+ * Events written in the same tick (every delta of one upstream read) leave in one socket write: the
+ * response is corked at the first and uncorked once the tick's work is done, so nothing waits for a timer.
+ */
 function sseSink(response: ServerResponse): EventStreamSink {
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    response.uncork();
+  };
   return {
     write(chunk) {
       if (!response.headersSent) {
@@ -229,6 +238,11 @@ function sseSink(response: ServerResponse): EventStreamSink {
         response.setHeader("cache-control", "no-cache");
         response.setHeader("connection", "keep-alive");
         response.setHeader("x-accel-buffering", "no");
+      }
+      if (!corked) {
+        corked = true;
+        response.cork();
+        process.nextTick(uncork);
       }
       response.write(chunk);
     },
