@@ -63,8 +63,15 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
   try {
     const apiKey = await provisionKey(origin);
     const gatewayHeaders = { authorization: `Bearer ${apiKey}` };
-    const load = (target: "gateway" | "direct", stream: boolean, connections: number, requests: number) =>
-      runLoad({
+    // Each run, direct or not, starts with the previous runs' usage charged, so none pays for their backlog.
+    const load = async (
+      target: "gateway" | "direct",
+      stream: boolean,
+      connections: number,
+      requests: number,
+    ) => {
+      await untilEverythingCharged(database.url);
+      return runLoad({
         origin: target === "gateway" ? origin : simulatorUrl,
         path: target === "gateway" ? "/llm/v1/chat/completions" : "/chat/completions",
         headers: target === "gateway" ? gatewayHeaders : { authorization: "Bearer bench" },
@@ -73,6 +80,7 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
         requestsMax: requests,
         durationMsMax,
       });
+    };
     // Warm both paths (JIT, connection pools, prepared statements) before measuring.
     await load("gateway", false, 8, 500);
     await load("direct", false, 8, 500);
@@ -136,18 +144,10 @@ async function chargeLagFigures(
   databaseUrl: string,
   windows: Record<"loaded" | "light", { from: Date; to: Date }[]>,
 ): Promise<Figure[]> {
+  await untilEverythingCharged(databaseUrl);
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const deadline = Date.now() + 600_000;
-    for (;;) {
-      const pending = await client.query<{ count: number }>(
-        "SELECT count(*)::int AS count FROM projection_pending_charges",
-      );
-      if (pending.rows[0]!.count === 0) break;
-      if (Date.now() > deadline) throw new Error("the reconciler did not catch up within 10 minutes");
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
     const lag = async (ranges: { from: Date; to: Date }[]) => {
       const result = await client.query<{ p50: number; p99: number }>(
         `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY lag_ms) AS p50,
@@ -182,6 +182,25 @@ async function chargeLagFigures(
         baselineName: "same lag at 1 connection",
       },
     ];
+  } finally {
+    await client.end();
+  }
+}
+
+/** Waits until the reconciler has charged every recorded usage. */
+async function untilEverythingCharged(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const deadline = Date.now() + 600_000;
+    for (;;) {
+      const pending = await client.query<{ count: number }>(
+        "SELECT count(*)::int AS count FROM projection_pending_charges",
+      );
+      if (pending.rows[0]!.count === 0) return;
+      if (Date.now() > deadline) throw new Error("the reconciler did not catch up within 10 minutes");
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
   } finally {
     await client.end();
   }

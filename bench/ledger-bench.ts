@@ -6,7 +6,7 @@ import { type Ledger, openLedger } from "../src/ledger/open-ledger";
 import { metadata } from "../test/support/ledger-fixtures";
 import { syntheticAppends } from "../test/support/synthetic-ledger";
 import { createBenchDatabase } from "./bench-database";
-import { type Figure, runConcurrently, timed } from "./measure";
+import { type Figure, percentile, runConcurrently, timed } from "./measure";
 
 /**
  * Ledger benchmarks (C9): events appended per second, single and batched, by 16 writers; rebuild speed on
@@ -50,6 +50,39 @@ async function rawInsert(ledger: Ledger, rows: number): Promise<void> {
   );
 }
 
+const pacedAppends = 1_000;
+const pacedAppendIntervalMs = 1;
+
+/**
+ * One writer, one append at a time with a pause between: what a request at one connection waits for to
+ * make its usage durable. This is the floor under the gateway's added latency; the baseline is a raw
+ * one-row INSERT (also a commit) paced the same way.
+ */
+async function pacedAppendLatencyFigure(ledger: Ledger): Promise<Figure> {
+  const latencyP50Ms = async (work: (index: number) => Promise<unknown>) => {
+    const latencies: number[] = [];
+    for (let index = 0; index < pacedAppends; index++) {
+      await new Promise((resolve) => setTimeout(resolve, pacedAppendIntervalMs));
+      const startedAt = performance.now();
+      await work(index);
+      latencies.push(performance.now() - startedAt);
+    }
+    return percentile(
+      latencies.sort((left, right) => left - right),
+      0.5,
+    );
+  };
+  const append = await latencyP50Ms((index) => ledger.store.append(topUpAppend(`paced-${index}`)));
+  const raw = await latencyP50Ms(() => rawInsert(ledger, 1));
+  return {
+    name: "append latency p50, 1 writer, paced",
+    value: append,
+    unit: "ms",
+    baseline: raw,
+    baselineName: "raw one-row INSERT p50",
+  };
+}
+
 export async function runLedgerBenchmarks(options: { rebuildEventCount: number }): Promise<Figure[]> {
   const database = await createBenchDatabase();
   const ledger = await openLedger({
@@ -80,6 +113,8 @@ export async function runLedgerBenchmarks(options: { rebuildEventCount: number }
       baseline: singleCount / singleBaseline.seconds,
       baselineName: "raw one-row INSERT, 16 writers",
     });
+
+    figures.push(await pacedAppendLatencyFigure(ledger));
 
     const batchedCount = writers * batchesPerWriter * batchSize;
     const batched = await timed(() =>

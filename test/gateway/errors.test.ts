@@ -111,7 +111,7 @@ describe("errors (C3)", () => {
     expectError(
       {
         status: wrongMethod.status,
-        body: await wrongMethod.json(),
+        body: (await wrongMethod.json()) as Record<string, unknown>,
         requestId: wrongMethod.headers.get("x-request-id"),
       },
       404,

@@ -28,7 +28,7 @@ describe("readJsonBody", () => {
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  const send = async (body: BodyInit | undefined, headers: Record<string, string>) => {
+  const send = async (body: RequestInit["body"], headers: Record<string, string>) => {
     const response = await fetch(url, { method: "POST", headers, body, duplex: "half" } as RequestInit);
     return { status: response.status, body: (await response.json()) as Record<string, unknown> };
   };
