@@ -51,8 +51,8 @@ function decoded(request: IncomingMessage): Readable {
 }
 
 /**
- * Stops at the limit without destroying the request: Node discards the rest after the reply, as it does
- * for express's parser, so the client still reads its 400.
+ * Stops at the limit without destroying the request: Node reads and discards the rest after the reply, so
+ * the client still reads its 400 and the connection stays usable for its next request.
  */
 function readText(request: IncomingMessage, body: Readable, bytesMax: number): Promise<string> {
   return new Promise((resolve, reject) => {

@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import { Agent, createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -106,4 +106,50 @@ describe("readJsonBody", () => {
       body: { refused: "Request body is too large" },
     });
   });
+
+  it("keeps the connection usable after refusing an oversized compressed body mid-stream", async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const post = (body: Buffer, headers: Record<string, string>) =>
+      new Promise<{ status: number; text: string; socketReused: boolean }>((resolve, reject) => {
+        const outgoing = httpRequest(url, { method: "POST", agent, headers }, (incoming) => {
+          let text = "";
+          incoming.on("data", (chunk: Buffer) => {
+            text += chunk.toString();
+          });
+          incoming.on("end", () =>
+            resolve({ status: incoming.statusCode ?? 0, text, socketReused: outgoing.reusedSocket }),
+          );
+        });
+        outgoing.on("error", reject);
+        outgoing.end(body);
+      });
+    try {
+      // Incompressible and large, so the limit is hit while most of the upload is still to come.
+      const upload = gzipSync(incompressibleBytes(2 * 1024 * 1024));
+      expect(upload.length).toBeGreaterThan(1024 * 1024);
+      const refused = await post(upload, { ...json, "content-encoding": "gzip" });
+      expect(refused.status).toBe(400);
+      const next = await post(Buffer.from('{"after":true}'), json);
+      expect(next).toEqual({
+        status: 200,
+        text: JSON.stringify({ parsed: { after: true } }),
+        socketReused: true,
+      });
+    } finally {
+      agent.destroy();
+    }
+  });
 });
+
+/** Deterministic bytes with no repetition for gzip to exploit (xorshift32). */
+function incompressibleBytes(length: number): Buffer {
+  const bytes = Buffer.alloc(length);
+  let state = 0x2545f491;
+  for (let index = 0; index < length; index++) {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    bytes[index] = state & 0xff;
+  }
+  return bytes;
+}
