@@ -17,7 +17,7 @@ import { type GenerationDependencies, generationHandler } from "./generation-han
  * the API (keys, balance, admin) stays on express. Same request id, body rules and error body as there.
  */
 
-export const generationPathPrefix = "/llm/v1";
+const generationPathPrefix = "/llm/v1";
 
 type Endpoint = (request: IncomingMessage, response: ServerResponse, requestId: string) => Promise<void>;
 

@@ -13,13 +13,14 @@ const jsonMediaType = /^application\/(?:[^;\s]+\+)?json\s*(?:;|$)/i;
 const charsetParameter = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
 
 export async function readJsonBody(request: IncomingMessage, bytesMax: number): Promise<unknown> {
-  if (!hasBody(request)) return undefined;
+  // NaN without the header: then only a chunked body (transfer-encoding) has one.
+  const declaredBytes = Number(request.headers["content-length"]);
+  if (!(declaredBytes > 0) && request.headers["transfer-encoding"] === undefined) return undefined;
   const contentType = request.headers["content-type"];
   if (!contentType || !jsonMediaType.test(contentType)) return undefined;
   const charset = charsetParameter.exec(contentType)?.[1]?.toLowerCase();
   if (charset !== undefined && charset !== "utf-8" && charset !== "utf8")
     throw apiErrors.validation("Unsupported request body encoding");
-  const declaredBytes = Number(request.headers["content-length"] ?? Number.NaN);
   if (declaredBytes > bytesMax) throw tooLarge();
   const text = await readText(request, decoded(request), bytesMax);
   if (text.trim() === "") return undefined;
@@ -28,10 +29,6 @@ export async function readJsonBody(request: IncomingMessage, bytesMax: number): 
   } catch {
     throw apiErrors.validation("Request body is not valid JSON");
   }
-}
-
-function hasBody(request: IncomingMessage): boolean {
-  return request.headers["transfer-encoding"] !== undefined || Number(request.headers["content-length"]) > 0;
 }
 
 function decoded(request: IncomingMessage): Readable {
