@@ -51,8 +51,11 @@ export interface GenerationResult {
 export interface ProviderAdapter {
   readonly protocol: UpstreamProtocol;
   generate(request: GenerationRequest, signal: AbortSignal): Promise<GenerationResult>;
-  /** Yields text deltas, then usage (if reported) and finish. Aborting `signal` cancels the upstream call. */
-  stream(request: GenerationRequest, signal: AbortSignal): AsyncIterable<GenerationStreamPart>;
+  /**
+   * Yields text deltas, then usage (if reported) and finish, in batches: the parts of one upstream read
+   * together, never an empty batch. Aborting `signal` cancels the upstream call.
+   */
+  stream(request: GenerationRequest, signal: AbortSignal): AsyncIterable<GenerationStreamPart[]>;
 }
 
 /** The upstream refused the request (4xx): the client's fault, mapped to 400/300. */

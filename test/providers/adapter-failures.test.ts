@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createAdapter } from "../../src/providers/create-adapter";
 import {
+  type GenerationStreamPart,
   UpstreamFailedError,
   type UpstreamProtocol,
   UpstreamRejectedError,
@@ -123,8 +124,13 @@ describe.each(protocols)("%s adapter failures", (protocol) => {
     simulator().setFault({ kind: "break-stream", afterDeltas: 2, mode: "stall" });
     const controller = new AbortController();
     const iterator = adapter(protocol).stream(simpleRequest, controller.signal)[Symbol.asyncIterator]();
-    expect((await iterator.next()).value).toMatchObject({ type: "text-delta" });
-    expect((await iterator.next()).value).toMatchObject({ type: "text-delta" });
+    // The two deltas before the stall may arrive in one read or in two.
+    const received: GenerationStreamPart[] = [];
+    while (received.length < 2) received.push(...((await iterator.next()).value ?? []));
+    expect(received).toEqual([
+      expect.objectContaining({ type: "text-delta" }),
+      expect.objectContaining({ type: "text-delta" }),
+    ]);
 
     const clientGone = new Error("client disconnected");
     controller.abort(clientGone);
@@ -148,8 +154,8 @@ describe.each(protocols)("%s adapter failures", (protocol) => {
 
   it("given the consumer stops reading early, then the upstream connection is closed", async () => {
     simulator().setFault({ kind: "break-stream", afterDeltas: 2, mode: "stall" });
-    for await (const part of adapter(protocol).stream(simpleRequest, neverAborted())) {
-      expect(part.type).toBe("text-delta");
+    for await (const parts of adapter(protocol).stream(simpleRequest, neverAborted())) {
+      expect(parts[0]?.type).toBe("text-delta");
       break;
     }
     await expect(simulator().lastRequest()?.ended).resolves.toBe("connection-closed");

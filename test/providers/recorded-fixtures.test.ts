@@ -23,8 +23,8 @@ function readJson(name: string): unknown {
 }
 
 type StreamConverter = (
-  events: ReturnType<typeof parseServerSentEvents>,
-) => AsyncIterable<GenerationStreamPart>;
+  batches: ReturnType<typeof parseServerSentEvents>,
+) => AsyncIterable<GenerationStreamPart[]>;
 
 /** Replays a transcript cut into uneven chunks, so the fixtures also exercise chunk boundaries. */
 function replay(name: string, convert: StreamConverter) {

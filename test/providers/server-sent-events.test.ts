@@ -9,7 +9,10 @@ import { asAsync, chunked } from "./support/stream-helpers";
 
 async function parseAll(chunks: Iterable<Uint8Array | string>, eventCharactersMax?: number) {
   const events: ServerSentEvent[] = [];
-  for await (const event of parseServerSentEvents(asAsync(chunks), eventCharactersMax)) events.push(event);
+  for await (const batch of parseServerSentEvents(asAsync(chunks), eventCharactersMax)) {
+    expect(batch.length).toBeGreaterThan(0);
+    events.push(...batch);
+  }
   return events;
 }
 

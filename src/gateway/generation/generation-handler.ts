@@ -132,26 +132,28 @@ async function streamGeneration(
   let finishReason: FinishReason = "stop";
   let failure: unknown;
   try {
-    for await (const part of dependencies.upstreams
+    for await (const parts of dependencies.upstreams
       .adapterFor(context.model)
       .stream(context.upstreamRequest, signal)) {
-      switch (part.type) {
-        case "text-delta":
-          produced += part.text;
-          open().delta(part.text);
-          if (response.writableNeedDrain) await drained(response, signal);
-          break;
-        case "usage":
-          reported = part.usage;
-          break;
-        case "finish":
-          finishReason = part.finishReason;
-          break;
-        default: {
-          const unreachable: never = part;
-          throw new Error(`unknown stream part ${JSON.stringify(unreachable)}`);
+      for (const part of parts) {
+        switch (part.type) {
+          case "text-delta":
+            produced += part.text;
+            open().delta(part.text);
+            break;
+          case "usage":
+            reported = part.usage;
+            break;
+          case "finish":
+            finishReason = part.finishReason;
+            break;
+          default: {
+            const unreachable: never = part;
+            throw new Error(`unknown stream part ${JSON.stringify(unreachable)}`);
+          }
         }
       }
+      if (response.writableNeedDrain) await drained(response, signal);
     }
   } catch (error) {
     failure = error;

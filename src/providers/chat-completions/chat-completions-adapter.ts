@@ -40,7 +40,7 @@ export class ChatCompletionsAdapter implements UpstreamAdapter {
     return convertChatCompletionsResponse(await this.http.postJson(chatCompletionsPath, body, signal));
   }
 
-  stream(request: GenerationRequest, signal: AbortSignal): AsyncIterable<GenerationStreamPart> {
+  stream(request: GenerationRequest, signal: AbortSignal): AsyncIterable<GenerationStreamPart[]> {
     const body = convertToChatCompletionsRequest(request, {
       stream: true,
       maxTokensField: this.maxTokensField,

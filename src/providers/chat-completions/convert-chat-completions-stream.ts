@@ -4,6 +4,7 @@ import { hasErrorMember, messageOf } from "../http/upstream-error-message";
 import { parseUpstreamJson, parseUpstreamReply } from "../http/upstream-reply";
 import type { FinishReason, GenerationStreamPart, ReportedUsage } from "../provider";
 import { closingParts } from "../stream-closing";
+import { convertEventStream } from "../stream-conversion";
 import { chatCompletionChunkSchema } from "./chat-completions-schemas";
 import { convertChatCompletionsUsage } from "./convert-chat-completions-usage";
 import { mapChatCompletionsFinishReason } from "./map-chat-completions-finish-reason";
@@ -14,26 +15,30 @@ const doneMarker = "[DONE]";
  * Chat-completion chunks to stream parts. The finish reason arrives in one chunk and the usage in a later
  * one (asked for by `stream_options.include_usage`), so both are held and yielded after the last delta.
  */
-export async function* convertChatCompletionsStream(
-  events: AsyncIterable<ServerSentEvent>,
-): AsyncGenerator<GenerationStreamPart> {
+export function convertChatCompletionsStream(
+  batches: AsyncIterable<readonly ServerSentEvent[]>,
+): AsyncGenerator<GenerationStreamPart[]> {
   let finishReason: FinishReason | undefined;
   let usage: ReportedUsage | null = null;
   let done = false;
-  for await (const event of events) {
-    // Read on to the end of the body after [DONE] rather than break, so the socket stays reusable.
-    if (done) continue;
-    if (event.data === doneMarker) {
-      done = true;
-      continue;
-    }
-    const payload = parseUpstreamJson(event.data);
-    if (hasErrorMember(payload)) throw reportedFailureError(messageOf(payload));
-    const chunk = parseUpstreamReply(chatCompletionChunkSchema, payload);
-    const choice = chunk.choices?.[0];
-    if (choice?.delta?.content) yield { type: "text-delta", text: choice.delta.content };
-    if (choice?.finish_reason) finishReason = mapChatCompletionsFinishReason(choice.finish_reason);
-    if (chunk.usage) usage = convertChatCompletionsUsage(chunk.usage);
-  }
-  yield* closingParts(usage, finishReason);
+  return convertEventStream(batches, {
+    convert(event, parts) {
+      // Read on to the end of the body after [DONE] rather than stop, so the socket stays reusable.
+      if (done) return;
+      if (event.data === doneMarker) {
+        done = true;
+        return;
+      }
+      const payload = parseUpstreamJson(event.data);
+      if (hasErrorMember(payload)) throw reportedFailureError(messageOf(payload));
+      const chunk = parseUpstreamReply(chatCompletionChunkSchema, payload);
+      const choice = chunk.choices?.[0];
+      if (choice?.delta?.content) parts.push({ type: "text-delta", text: choice.delta.content });
+      if (choice?.finish_reason) finishReason = mapChatCompletionsFinishReason(choice.finish_reason);
+      if (chunk.usage) usage = convertChatCompletionsUsage(chunk.usage);
+    },
+    finish(parts) {
+      parts.push(...closingParts(usage, finishReason));
+    },
+  });
 }

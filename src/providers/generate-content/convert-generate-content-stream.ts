@@ -4,6 +4,7 @@ import { hasErrorMember, messageOf } from "../http/upstream-error-message";
 import { parseUpstreamJson, parseUpstreamReply } from "../http/upstream-reply";
 import type { FinishReason, GenerationStreamPart, ReportedUsage } from "../provider";
 import { closingParts } from "../stream-closing";
+import { convertEventStream } from "../stream-conversion";
 import { candidateFinishReason, candidateText } from "./convert-generate-content-response";
 import { convertGenerateContentUsage } from "./convert-generate-content-usage";
 import { generateContentResponseSchema } from "./generate-content-schemas";
@@ -13,19 +14,23 @@ import { generateContentResponseSchema } from "./generate-content-schemas";
  * piece of text; usage metadata is repeated with running totals, so the last chunk's values count (C7).
  * An upstream that fails mid-stream sends a chunk with an `error` member.
  */
-export async function* convertGenerateContentStream(
-  events: AsyncIterable<ServerSentEvent>,
-): AsyncGenerator<GenerationStreamPart> {
+export function convertGenerateContentStream(
+  batches: AsyncIterable<readonly ServerSentEvent[]>,
+): AsyncGenerator<GenerationStreamPart[]> {
   let finishReason: FinishReason | undefined;
   let usage: ReportedUsage | null = null;
-  for await (const event of events) {
-    const payload = parseUpstreamJson(event.data);
-    if (hasErrorMember(payload)) throw reportedFailureError(messageOf(payload));
-    const chunk = parseUpstreamReply(generateContentResponseSchema, payload);
-    const text = candidateText(chunk);
-    if (text) yield { type: "text-delta", text };
-    finishReason = candidateFinishReason(chunk) ?? finishReason;
-    if (chunk.usageMetadata) usage = convertGenerateContentUsage(chunk.usageMetadata);
-  }
-  yield* closingParts(usage, finishReason);
+  return convertEventStream(batches, {
+    convert(event, parts) {
+      const payload = parseUpstreamJson(event.data);
+      if (hasErrorMember(payload)) throw reportedFailureError(messageOf(payload));
+      const chunk = parseUpstreamReply(generateContentResponseSchema, payload);
+      const text = candidateText(chunk);
+      if (text) parts.push({ type: "text-delta", text });
+      finishReason = candidateFinishReason(chunk) ?? finishReason;
+      if (chunk.usageMetadata) usage = convertGenerateContentUsage(chunk.usageMetadata);
+    },
+    finish(parts) {
+      parts.push(...closingParts(usage, finishReason));
+    },
+  });
 }

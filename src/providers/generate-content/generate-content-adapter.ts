@@ -33,7 +33,7 @@ export class GenerateContentAdapter implements UpstreamAdapter {
     return convertGenerateContentResponse(reply);
   }
 
-  stream(request: GenerationRequest, signal: AbortSignal): AsyncIterable<GenerationStreamPart> {
+  stream(request: GenerationRequest, signal: AbortSignal): AsyncIterable<GenerationStreamPart[]> {
     const path = `${modelPath(request.upstreamModelId, "streamGenerateContent")}?alt=sse`;
     const events = this.http.postEventStream(path, convertToGenerateContentRequest(request), signal);
     return convertGenerateContentStream(events);

@@ -89,19 +89,23 @@ function eventTooLarge(): UpstreamFailedError {
   return new UpstreamFailedError("malformed", "upstream sent a stream event larger than the gateway accepts");
 }
 
-/** Decodes raw body chunks (UTF-8, possibly cut inside a character) into server-sent events. */
+/**
+ * Decodes raw body chunks (UTF-8, possibly cut inside a character) into server-sent events, yielding the
+ * events completed by each chunk together (never an empty batch).
+ */
 export async function* parseServerSentEvents(
   chunks: AsyncIterable<Uint8Array | string>,
   eventCharactersMax: number = upstreamEventCharactersMax,
-): AsyncGenerator<ServerSentEvent> {
+): AsyncGenerator<ServerSentEvent[]> {
   // TextDecoder drops one leading byte-order mark, as the event-stream format requires.
   const textDecoder = new TextDecoder("utf-8");
   const eventDecoder = new ServerSentEventDecoder(eventCharactersMax);
   for await (const chunk of chunks) {
     const text = typeof chunk === "string" ? chunk : textDecoder.decode(chunk, { stream: true });
-    yield* eventDecoder.push(text);
+    const events = eventDecoder.push(text);
+    if (events.length > 0) yield events;
   }
   const tail = textDecoder.decode();
-  if (tail) yield* eventDecoder.push(tail);
-  yield* eventDecoder.finish();
+  const last = [...(tail ? eventDecoder.push(tail) : []), ...eventDecoder.finish()];
+  if (last.length > 0) yield last;
 }

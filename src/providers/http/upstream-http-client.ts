@@ -60,10 +60,14 @@ export class UpstreamHttpClient {
   }
 
   /**
-   * POSTs a JSON body and yields the reply's server-sent events. Stopping the iteration early (or aborting
+   * POSTs a JSON body and yields the reply's server-sent events, those of one read together. Stopping the iteration early (or aborting
    * `signal`) destroys the body, which closes the socket and so tells the upstream to stop generating.
    */
-  async *postEventStream(path: string, body: unknown, signal: AbortSignal): AsyncGenerator<ServerSentEvent> {
+  async *postEventStream(
+    path: string,
+    body: unknown,
+    signal: AbortSignal,
+  ): AsyncGenerator<ServerSentEvent[]> {
     const response = await this.send(path, body, "text/event-stream", signal);
     try {
       yield* parseServerSentEvents(response.body);

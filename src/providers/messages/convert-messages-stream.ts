@@ -4,6 +4,7 @@ import { messageOf } from "../http/upstream-error-message";
 import { parseUpstreamJson, parseUpstreamReply } from "../http/upstream-reply";
 import type { FinishReason, GenerationStreamPart } from "../provider";
 import { closingParts } from "../stream-closing";
+import { convertEventStream } from "../stream-conversion";
 import { convertMessagesUsage, mergeMessagesUsage } from "./convert-messages-usage";
 import { mapMessagesFinishReason } from "./map-messages-finish-reason";
 import {
@@ -19,45 +20,49 @@ import {
  * (text_delta), stop reason and cumulative usage from `message_delta`, the end at `message_stop`; `error`
  * is a failure. `ping` and the block start/stop events carry nothing the gateway needs.
  */
-export async function* convertMessagesStream(
-  events: AsyncIterable<ServerSentEvent>,
-): AsyncGenerator<GenerationStreamPart> {
+export function convertMessagesStream(
+  batches: AsyncIterable<readonly ServerSentEvent[]>,
+): AsyncGenerator<GenerationStreamPart[]> {
   let usage: MessagesUsage | undefined;
   let stopReason: FinishReason | undefined;
   let stopped = false;
-  for await (const event of events) {
-    // Read on to the end of the body after message_stop rather than break: the socket stays reusable.
-    if (stopped) continue;
-    const payload = parseUpstreamJson(event.data);
-    const { type } = parseUpstreamReply(messagesStreamEventSchema, payload);
-    switch (type) {
-      case "message_start": {
-        const startUsage = parseUpstreamReply(messageStartEventSchema, payload).message.usage;
-        if (startUsage) usage = mergeMessagesUsage(usage, startUsage);
-        break;
+  return convertEventStream(batches, {
+    convert(event, parts) {
+      // Read on to the end of the body after message_stop rather than stop: the socket stays reusable.
+      if (stopped) return;
+      const payload = parseUpstreamJson(event.data);
+      const { type } = parseUpstreamReply(messagesStreamEventSchema, payload);
+      switch (type) {
+        case "message_start": {
+          const startUsage = parseUpstreamReply(messageStartEventSchema, payload).message.usage;
+          if (startUsage) usage = mergeMessagesUsage(usage, startUsage);
+          return;
+        }
+        case "content_block_delta": {
+          const { delta } = parseUpstreamReply(contentBlockDeltaEventSchema, payload);
+          if (delta.type === "text_delta" && delta.text) parts.push({ type: "text-delta", text: delta.text });
+          return;
+        }
+        case "message_delta": {
+          const messageDelta = parseUpstreamReply(messageDeltaEventSchema, payload);
+          if (messageDelta.delta.stop_reason)
+            stopReason = mapMessagesFinishReason(messageDelta.delta.stop_reason);
+          if (messageDelta.usage) usage = mergeMessagesUsage(usage, messageDelta.usage);
+          return;
+        }
+        case "message_stop":
+          stopped = true;
+          return;
+        case "error":
+          throw reportedFailureError(messageOf(payload));
+        default:
+          return;
       }
-      case "content_block_delta": {
-        const { delta } = parseUpstreamReply(contentBlockDeltaEventSchema, payload);
-        if (delta.type === "text_delta" && delta.text) yield { type: "text-delta", text: delta.text };
-        break;
-      }
-      case "message_delta": {
-        const messageDelta = parseUpstreamReply(messageDeltaEventSchema, payload);
-        if (messageDelta.delta.stop_reason)
-          stopReason = mapMessagesFinishReason(messageDelta.delta.stop_reason);
-        if (messageDelta.usage) usage = mergeMessagesUsage(usage, messageDelta.usage);
-        break;
-      }
-      case "message_stop":
-        stopped = true;
-        break;
-      case "error":
-        throw reportedFailureError(messageOf(payload));
-      default:
-        break;
-    }
-  }
-  // A message_stop without a stop reason still ended the message; without either the stream was cut.
-  const finishReason = stopReason ?? (stopped ? "other" : undefined);
-  yield* closingParts(usage ? convertMessagesUsage(usage) : null, finishReason);
+    },
+    finish(parts) {
+      // A message_stop without a stop reason still ended the message; without either the stream was cut.
+      const finishReason = stopReason ?? (stopped ? "other" : undefined);
+      parts.push(...closingParts(usage ? convertMessagesUsage(usage) : null, finishReason));
+    },
+  });
 }

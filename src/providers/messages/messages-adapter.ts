@@ -30,7 +30,7 @@ export class MessagesAdapter implements UpstreamAdapter {
     return convertMessagesResponse(await this.http.postJson(messagesPath, body, signal));
   }
 
-  stream(request: GenerationRequest, signal: AbortSignal): AsyncIterable<GenerationStreamPart> {
+  stream(request: GenerationRequest, signal: AbortSignal): AsyncIterable<GenerationStreamPart[]> {
     const body = convertToMessagesRequest(request, { stream: true });
     return convertMessagesStream(this.http.postEventStream(messagesPath, body, signal));
   }

@@ -27,7 +27,7 @@ export class ResponsesAdapter implements UpstreamAdapter {
     return convertResponsesResponse(await this.http.postJson(responsesPath, body, signal));
   }
 
-  stream(request: GenerationRequest, signal: AbortSignal): AsyncIterable<GenerationStreamPart> {
+  stream(request: GenerationRequest, signal: AbortSignal): AsyncIterable<GenerationStreamPart[]> {
     const body = convertToResponsesRequest(request, { stream: true });
     return convertResponsesStream(this.http.postEventStream(responsesPath, body, signal));
   }

@@ -3,11 +3,15 @@ import type { GenerationRequest, GenerationStreamPart } from "../../../src/provi
 
 /** Every part of a stream, or the parts before its error together with the error. */
 export async function collectStream(
-  stream: AsyncIterable<GenerationStreamPart>,
+  stream: AsyncIterable<readonly GenerationStreamPart[]>,
 ): Promise<{ parts: GenerationStreamPart[]; error: unknown }> {
   const parts: GenerationStreamPart[] = [];
   try {
-    for await (const part of stream) parts.push(part);
+    for await (const batch of stream) {
+      // The adapter contract: a batch is never empty.
+      if (batch.length === 0) throw new Error("the stream yielded an empty batch");
+      parts.push(...batch);
+    }
   } catch (error) {
     return { parts, error };
   }
