@@ -9,6 +9,9 @@ import { startChild } from "./processes/child-process";
 /**
  * Gateway benchmark (C9): the gateway against the same simulator called directly, in one run. Every gateway
  * request is authenticated, balance-checked, recorded in the ledger and charged by the worker.
+ *
+ * Measured as deployed for scale-out (`start:gateway` + `start:worker`, one process each: the edge serves,
+ * the worker runs the projections and the reconciler), then throughput again as one `npm start` process.
  */
 
 const throughputConnections = 32;
@@ -32,83 +35,110 @@ function chatBody(stream: boolean): string {
   });
 }
 
+type Deployment = "scale-out" | "one process";
+
+interface RunningDeployment {
+  origin: string;
+  stop(): Promise<void>;
+}
+
+/** Starts the gateway as deployed; resolves once it listens (a gateway-role edge waits for the worker). */
+async function startDeployment(
+  deployment: Deployment,
+  environment: NodeJS.ProcessEnv,
+): Promise<RunningDeployment> {
+  const port = await findFreePort();
+  const withPort = { ...environment, PORT: String(port) };
+  if (deployment === "one process") {
+    const all = await startChild("src/main.ts", [], withPort, /gateway listening/);
+    return { origin: `http://127.0.0.1:${port}`, stop: () => all.stop() };
+  }
+  const worker = await startChild("src/main.ts", ["--role=worker"], withPort, /worker running/);
+  const gateway = await startChild("src/main.ts", ["--role=gateway"], withPort, /gateway listening/);
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      await gateway.stop();
+      await worker.stop();
+    },
+  };
+}
+
 export async function runGatewayBenchmarks(options: { redisUrl?: string }): Promise<Figure[]> {
   const database = await createBenchDatabase();
   const simulator = await startChild("bench/processes/simulator-process.ts", [], process.env, /^http:\/\//);
   const simulatorUrl = simulator.line.trim();
-  const port = await findFreePort();
   const upstreamEnvironment = Object.fromEntries(
     modelFamilies.flatMap((family) => [
       [`${family.toUpperCase()}_BASE_URL`, simulatorUrl],
       [`${family.toUpperCase()}_API_KEY`, "bench"],
     ]),
   );
-  const gateway = await startChild(
-    "src/main.ts",
-    process.env.BENCH_GATEWAY_ROLE ? [`--role=${process.env.BENCH_GATEWAY_ROLE}`] : [],
-    {
-      ...process.env,
-      ...secrets,
-      ...upstreamEnvironment,
-      DATABASE_URL: database.url,
-      ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      LOG_LEVEL: "info",
-    },
-    /gateway listening/,
-  );
-  const origin = `http://127.0.0.1:${port}`;
+  const environment = {
+    ...process.env,
+    ...secrets,
+    ...upstreamEnvironment,
+    DATABASE_URL: database.url,
+    ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "info",
+  };
   const figures: Figure[] = [];
+  const windows: Record<"loaded" | "light", { from: Date; to: Date }[]> = { loaded: [], light: [] };
+  let running: RunningDeployment | undefined;
   try {
-    const apiKey = await provisionKey(origin);
-    const gatewayHeaders = { authorization: `Bearer ${apiKey}` };
+    running = await startDeployment("scale-out", environment);
+    const apiKey = await provisionKey(running.origin);
     // Each run, direct or not, starts with the previous runs' usage charged, so none pays for their backlog.
     const load = async (
-      target: "gateway" | "direct",
+      origin: string | "direct",
       stream: boolean,
       connections: number,
       requests: number,
     ) => {
       await untilEverythingCharged(database.url);
+      const direct = origin === "direct";
       return runLoad({
-        origin: target === "gateway" ? origin : simulatorUrl,
-        path: target === "gateway" ? "/llm/v1/chat/completions" : "/chat/completions",
-        headers: target === "gateway" ? gatewayHeaders : { authorization: "Bearer bench" },
+        origin: direct ? simulatorUrl : origin,
+        path: direct ? "/chat/completions" : "/llm/v1/chat/completions",
+        headers: { authorization: direct ? "Bearer bench" : `Bearer ${apiKey}` },
         body: chatBody(stream),
         connections,
         requestsMax: requests,
         durationMsMax,
       });
     };
-    // Warm both paths (JIT, connection pools, prepared statements) before measuring.
-    await load("gateway", false, 8, 500);
-    await load("direct", false, 8, 500);
-
-    const windows: Record<"loaded" | "light", { from: Date; to: Date }[]> = { loaded: [], light: [] };
     const during = async <T>(window: "loaded" | "light", work: () => Promise<T>): Promise<T> => {
       const from = new Date();
       const result = await work();
       windows[window].push({ from, to: new Date() });
       return result;
     };
-    for (const stream of [false, true]) {
+    const throughput = async (origin: string, stream: boolean, suffix: string): Promise<Figure> => {
       const mode = stream ? "streaming" : "JSON";
       const direct = await load("direct", stream, throughputConnections, requestsMax);
       const viaGateway = await during("loaded", () =>
-        load("gateway", stream, throughputConnections, requestsMax),
+        load(origin, stream, throughputConnections, requestsMax),
       );
-      assertHealthy(viaGateway, `gateway ${mode}`);
-      figures.push({
-        name: `gateway req/s, ${mode}, 32 connections`,
+      assertHealthy(viaGateway, `gateway ${mode}${suffix}`);
+      return {
+        name: `gateway req/s, ${mode}, 32 connections${suffix}`,
         value: viaGateway.requestsPerSecond,
         unit: "req/s",
         baseline: direct.requestsPerSecond,
         baselineName: "simulator called directly",
         target: "≥ 3,000 req/s",
-      });
+      };
+    };
+
+    // Warm both paths (JIT, connection pools, prepared statements) before measuring.
+    await load(running.origin, false, 8, 500);
+    await load("direct", false, 8, 500);
+    for (const stream of [false, true]) {
+      const mode = stream ? "streaming" : "JSON";
+      figures.push(await throughput(running.origin, stream, ""));
       const directLatency = await load("direct", stream, 1, latencyRequests);
-      const gatewayLatency = await during("light", () => load("gateway", stream, 1, latencyRequests));
+      const gatewayLatency = await during("light", () => load(running!.origin, stream, 1, latencyRequests));
       assertHealthy(gatewayLatency, `gateway ${mode} latency`);
       figures.push({
         name: `added latency p50, ${mode}, 1 connection`,
@@ -127,8 +157,13 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
       });
     }
     figures.push(...(await chargeLagFigures(database.url, windows)));
+
+    await running.stop();
+    running = await startDeployment("one process", environment);
+    await load(running.origin, false, 8, 500);
+    for (const stream of [false, true]) figures.push(await throughput(running.origin, stream, ", npm start"));
   } finally {
-    await gateway.stop();
+    await running?.stop();
     await simulator.stop();
     await database.drop();
   }

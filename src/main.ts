@@ -9,8 +9,9 @@ import { type Simulator, startSimulator } from "./providers/simulator/simulator"
 import { startService } from "./service";
 
 /**
- * Composition root. `npm start` runs every part in one process; `--role=gateway` and `--role=worker` run
- * the HTTP edge or the queue workers alone, any number of each, sharing PostgreSQL (and Redis).
+ * Composition root. `npm start` runs every part in one process; `--role=gateway` runs the HTTP edge alone
+ * and `--role=worker` the background work (projections, reconciler, sweeper, FX refresh), any number of
+ * each, sharing PostgreSQL (and Redis). A scale-out deployment needs at least one worker.
  */
 
 type Role = "all" | "gateway" | "worker";
@@ -116,6 +117,8 @@ async function main(): Promise<void> {
     adminRouter: billing.adminRouter,
     accountRouter: billing.accountRouter,
     applicationName: `won-gateway-${role}`,
+    // The edge leaves background work to workers: the projections run beside the reconciler.
+    runProjections: role !== "gateway",
   });
   await billing.attach(service);
 
@@ -125,6 +128,7 @@ async function main(): Promise<void> {
     baseUrl = `${url}/llm/v1`;
     logger.info({ baseUrl, role }, "gateway listening");
   }
+  if (role === "worker") logger.info({ role }, "worker running");
   if (database.firstStart && baseUrl) {
     const demo = await seedDemoAccount(service);
     printFirstStartBanner({ baseUrl, adminToken: database.secrets.adminToken, ...demo });

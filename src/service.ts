@@ -24,6 +24,7 @@ import { GroupCommitAppender } from "./ledger/group-commit-appender";
 import { type Ledger, openLedger } from "./ledger/open-ledger";
 import { ProjectionRunner } from "./ledger/projection-runner";
 import { ProjectionWaiter } from "./ledger/projection-waiter";
+import { untilProjectionsPrepared } from "./ledger/projections-prepared";
 import type { UpstreamTimeouts } from "./providers/create-adapter";
 import type { ModelFamily } from "./providers/provider";
 import { SessionTokens } from "./sessions/session-tokens";
@@ -48,6 +49,12 @@ export interface ServiceOptions {
   adminRouter?: (parts: ServiceParts) => express.Router;
   accountRouter?: (parts: ServiceParts) => express.Router;
   applicationName?: string;
+  /**
+   * Whether this process takes part in running the projections (one process leads, the others stand by).
+   * False for `--role=gateway`: the edge only appends and reads, and waits at start until a worker has
+   * prepared the projections. Default true.
+   */
+  runProjections?: boolean;
 }
 
 export interface ServiceParts {
@@ -74,17 +81,26 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     applicationName: options.applicationName ?? "gateway",
   });
   const stopProjections = new AbortController();
-  const runner = new ProjectionRunner({
-    pool: ledger.pool,
-    connectionString: options.databaseUrl,
-    store: ledger.store,
-    projections: allProjections,
-    batchSizeMax: limits.projectionBatchSizeMax,
-    lingerMs: limits.projectionLingerMs,
-    standbyRetryMs: limits.projectionStandbyRetryMs,
-    onError: (error) => logger.error({ err: error }, "projection runner stopped; retrying"),
-  });
-  const projections = runner.run(stopProjections.signal);
+  let projections: Promise<void> = Promise.resolve();
+  if (options.runProjections ?? true) {
+    const runner = new ProjectionRunner({
+      pool: ledger.pool,
+      connectionString: options.databaseUrl,
+      store: ledger.store,
+      projections: allProjections,
+      batchSizeMax: limits.projectionBatchSizeMax,
+      lingerMs: limits.projectionLingerMs,
+      standbyRetryMs: limits.projectionStandbyRetryMs,
+      onError: (error) => logger.error({ err: error }, "projection runner stopped; retrying"),
+    });
+    projections = runner.run(stopProjections.signal);
+  } else {
+    await untilProjectionsPrepared(ledger.pool, allProjections, {
+      pollIntervalMs: limits.projectionStandbyRetryMs,
+      onWaiting: (missing) =>
+        logger.info({ missing }, "waiting for a worker process to prepare the projections"),
+    });
+  }
   const waiter = new ProjectionWaiter(ledger.pool, options.databaseUrl, limits.projectionWaitPollIntervalMs);
   await waiter.start();
 

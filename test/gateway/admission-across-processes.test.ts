@@ -8,8 +8,9 @@ import { eventually } from "../workers/queue-test-support";
 
 /**
  * Admission reads a per-process copy of the active keys and balances (admission-cache.ts). In the process
- * that made a change, the next request sees it (C4). A second gateway process on the same ledger sees it
- * once the projection's NOTIFY reaches it — no restart, no waiting for an expiry.
+ * that made a change, the next request sees it (C4). A second gateway process on the same ledger (an edge
+ * that does not run the projections) sees it once the projection's NOTIFY reaches it — no restart, no
+ * waiting for an expiry.
  */
 
 const chat = JSON.stringify({ model: "gamma-4-5", messages: [{ role: "user", content: "Hi" }] });
@@ -40,6 +41,8 @@ describe("admission across gateway processes", () => {
       charges: { enqueueCharge: () => {} },
       requestBodyBytesMax: 1024 * 1024,
       logger: pino({ level: "silent" }),
+      // As `--role=gateway`: the first process runs the projections, this one only reads them.
+      runProjections: false,
     });
     secondBaseUrl = `${(await second.listen(0, "127.0.0.1")).url}/llm/v1`;
   });

@@ -1,0 +1,30 @@
+import type pg from "pg";
+import type { ProjectionDefinition } from "./projection";
+
+/**
+ * For a process that reads projections but does not run them (`--role=gateway`): resolves once a runner
+ * has prepared every projection at the definition version this code knows. The runner creates a
+ * projection's tables and writes its checkpoint row in one transaction, so the row is the proof.
+ */
+export async function untilProjectionsPrepared(
+  pool: pg.Pool,
+  projections: readonly ProjectionDefinition[],
+  options: { pollIntervalMs: number; onWaiting: (missing: string[]) => void },
+): Promise<void> {
+  let reported = false;
+  for (;;) {
+    const stored = await pool.query<{ projection: string; definition_version: number }>(
+      "SELECT projection, definition_version FROM projection_checkpoints",
+    );
+    const versions = new Map(stored.rows.map((row) => [row.projection, row.definition_version]));
+    const missing = projections
+      .filter((projection) => versions.get(projection.name) !== projection.version)
+      .map((projection) => projection.name);
+    if (missing.length === 0) return;
+    if (!reported) {
+      reported = true;
+      options.onWaiting(missing);
+    }
+    await new Promise((resolve) => setTimeout(resolve, options.pollIntervalMs));
+  }
+}

@@ -1,0 +1,96 @@
+import { Writable } from "node:stream";
+import pg from "pg";
+import pino from "pino";
+import { afterAll, describe, expect, it } from "vitest";
+import { limits, modelFamilies } from "../../src/config";
+import { projectionRunnerLockKey } from "../../src/ledger/projection-runner";
+import type { ModelFamily } from "../../src/providers/provider";
+import { type RunningService, type ServiceOptions, startService } from "../../src/service";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+import { testSecrets } from "../support/gateway-harness";
+import { eventually } from "../workers/queue-test-support";
+
+/**
+ * `--role=gateway` (runProjections: false) leaves the projections to worker processes: it waits at start
+ * until one has prepared them, and never takes the runner's lock, even when no worker is left.
+ */
+
+function serviceOptions(databaseUrl: string, logLines: string[]): ServiceOptions {
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logLines.push(String(chunk));
+      done();
+    },
+  });
+  return {
+    databaseUrl,
+    ...testSecrets,
+    // Never called: no generation request is made here.
+    upstreams: Object.fromEntries(
+      modelFamilies.map((family) => [family, { baseUrl: "http://127.0.0.1:9", apiKey: "unused" }]),
+    ) as Record<ModelFamily, { baseUrl: string; apiKey: string }>,
+    charges: { enqueueCharge: () => {} },
+    requestBodyBytesMax: 1024 * 1024,
+    logger: pino({ level: "info" }, sink),
+  };
+}
+
+async function runnerLocksHeld(databaseUrl: string): Promise<number> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const result = await client.query<{ held: number }>(
+      `SELECT count(*)::int AS held FROM pg_locks
+       WHERE locktype = 'advisory' AND granted AND classid = 0 AND objid = $1
+         AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+      [projectionRunnerLockKey],
+    );
+    return result.rows[0]!.held;
+  } finally {
+    await client.end();
+  }
+}
+
+describe("a gateway-role process", () => {
+  let database: TestDatabase | undefined;
+  const running: RunningService[] = [];
+
+  afterAll(async () => {
+    for (const service of running) await service.close();
+    await database?.drop();
+  });
+
+  it("waits for a worker to prepare the projections, then serves without ever leading them", async () => {
+    database = await createTestDatabase("gateway_role");
+    const databaseUrl = database.url;
+    const edgeLog: string[] = [];
+    let edgeReady = false;
+    const edgeStarting = startService({
+      ...serviceOptions(databaseUrl, edgeLog),
+      runProjections: false,
+    }).then((service) => {
+      running.push(service);
+      edgeReady = true;
+      return service;
+    });
+    await eventually("the edge says it waits for a worker", async () =>
+      edgeLog.some((line) => line.includes("waiting for a worker process to prepare the projections")),
+    );
+    expect(edgeReady).toBe(false);
+    expect(await runnerLocksHeld(databaseUrl)).toBe(0);
+
+    const worker = await startService(serviceOptions(databaseUrl, []));
+    const edge = await edgeStarting;
+    await eventually(
+      "the worker leads the projections",
+      async () => (await runnerLocksHeld(databaseUrl)) === 1,
+    );
+    const listening = await edge.listen(0, "127.0.0.1");
+    expect((await fetch(`${listening.url}/healthz`)).status).toBe(200);
+
+    await worker.close();
+    // Longer than a stand-by runner waits before trying the lock again: one in the edge would hold it now.
+    await new Promise((resolve) => setTimeout(resolve, limits.projectionStandbyRetryMs + 1_000));
+    expect(await runnerLocksHeld(databaseUrl)).toBe(0);
+  });
+});
