@@ -108,7 +108,14 @@ export class PostgresEventStore implements EventStore {
     if (streamIds.length === 0) return streams;
     const result = await this.pool.query<{ page: string }>({
       name: "ledger-read-streams",
-      text: `SELECT ${eventPage("ORDER BY stream_id, stream_version")} AS page FROM ledger_events WHERE stream_id = ANY($1::text[])`,
+      // One index probe per stream, whatever the statistics say. Written as `stream_id = ANY($1)` (or as a
+      // plain join) the planner scans the whole log when it misjudges how many events a stream holds, as
+      // it does until the table's first ANALYZE; OFFSET 0 keeps the per-stream lookup from being flattened.
+      text: `SELECT ${eventPage("ORDER BY stream_id, stream_version")} AS page
+             FROM (SELECT DISTINCT unnest($1::text[]) AS wanted_stream_id) wanted
+             CROSS JOIN LATERAL (
+               SELECT * FROM ledger_events WHERE ledger_events.stream_id = wanted.wanted_stream_id OFFSET 0
+             ) events`,
       values: [streamIds],
     });
     for (const event of (JSON.parse(result.rows[0]!.page) as EventArray[]).map(fromEventArray)) {

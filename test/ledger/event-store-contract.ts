@@ -73,7 +73,8 @@ export function describeEventStoreContract(name: string, open: () => Promise<Sto
         events: [topUp("u2", "3", "b0")],
       });
 
-      const streams = await store.readStreams([second, missing, first]);
+      // A repeated id reads its stream once.
+      const streams = await store.readStreams([second, missing, first, second]);
 
       const references = (streamId: string) =>
         streams.get(streamId)!.map((event) => (event.data as { reference: string }).reference);

@@ -145,3 +145,55 @@ async function waitUntil(condition: () => Promise<boolean>, timeoutMs = 10_000):
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+describe("PostgreSQL event store reading many streams", () => {
+  let database: TestDatabase;
+  let pool: pg.Pool;
+  let store: PostgresEventStore;
+
+  beforeAll(async () => {
+    database = await createTestDatabase("pgstreams");
+    ({ pool, store } = await openPostgresStore(database));
+    // No ANALYZE may run meanwhile: the case is a log the planner has no statistics for yet.
+    await pool.query("ALTER TABLE ledger_events SET (autovacuum_enabled = false)");
+  });
+  afterAll(async () => {
+    await store.close();
+    await pool.end();
+    await database.drop();
+  });
+
+  it("probes the index once per stream, even before the log has statistics", async () => {
+    const streamIds = Array.from({ length: 20_000 }, (_, index) => `account-many-${index}`);
+    for (let start = 0; start < streamIds.length; start += 1_000) {
+      await store.appendBatch(
+        streamIds.slice(start, start + 1_000).map((streamId) => ({
+          streamId,
+          expectedVersion: "no-stream" as const,
+          events: [topUp(streamId, "1", "seed")],
+        })),
+      );
+    }
+    const wanted = streamIds.filter((_, index) => index % 100 === 0);
+    const issued: pg.QueryConfig[] = [];
+    const query = pool.query.bind(pool);
+    const spy = ((config: pg.QueryConfig, values?: unknown[]) => {
+      issued.push(config);
+      return query(config, values);
+    }) as typeof pool.query;
+    pool.query = spy;
+    try {
+      const streams = await store.readStreams(wanted);
+      expect([...streams.values()].every((events) => events.length === 1)).toBe(true);
+      expect(streams.size).toBe(wanted.length);
+    } finally {
+      pool.query = query;
+    }
+
+    const [statement] = issued;
+    const plan = await pool.query<{ "QUERY PLAN": string }>(`EXPLAIN ${statement!.text}`, statement!.values);
+    const planText = plan.rows.map((row) => row["QUERY PLAN"]).join("\n");
+    expect(planText).toMatch(/Index Scan|Index Only Scan|Bitmap Index Scan/);
+    expect(planText).not.toMatch(/Seq Scan on ledger_events/);
+  });
+});
