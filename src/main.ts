@@ -95,6 +95,9 @@ async function resolveUpstreams(
 async function main(): Promise<void> {
   const config = loadConfig();
   const role = roleOf(process.argv.slice(2));
+  // Embedded PostgreSQL belongs to one process; separate roles must meet in a database they share.
+  if (role !== "all" && !config.databaseUrl)
+    throw new ConfigError(`invalid configuration: DATABASE_URL is required with --role=${role}`);
   const logger = createLogger(config.logLevel);
   const database = await resolveDatabase(config, logger);
   const { upstreams, simulator } = await resolveUpstreams(config);

@@ -1,0 +1,33 @@
+import { spawn } from "node:child_process";
+import { describe, expect, it } from "vitest";
+
+/** The composition root refuses a role it cannot serve, with one line naming the problem (C2). */
+
+async function startMain(args: string[]): Promise<{ code: number | null; stderr: string }> {
+  const environment = { ...process.env };
+  delete environment.DATABASE_URL;
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
+    env: environment,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (chunk) => {
+    stderr += String(chunk);
+  });
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  return { code, stderr };
+}
+
+describe("process roles", () => {
+  it.each(["gateway", "worker"])("refuses --role=%s without a shared DATABASE_URL", async (role) => {
+    const { code, stderr } = await startMain([`--role=${role}`]);
+    expect(code).toBe(2);
+    expect(stderr.trim()).toBe(`invalid configuration: DATABASE_URL is required with --role=${role}`);
+  });
+
+  it("refuses an unknown role", async () => {
+    const { code, stderr } = await startMain(["--role=edge"]);
+    expect(code).toBe(2);
+    expect(stderr.trim()).toBe("invalid configuration: --role edge");
+  });
+});
