@@ -12,6 +12,7 @@ import type { LedgerEvent } from "../src/ledger/events";
 import { openLedger } from "../src/ledger/open-ledger";
 import { ProjectionRunner } from "../src/ledger/projection-runner";
 import { ProjectionWaiter } from "../src/ledger/projection-waiter";
+import { removeQueueData } from "../test/workers/queue-test-support";
 import { startBillingWorkers } from "../workers/billing-workers";
 import { createBenchDatabase } from "./bench-database";
 import { type Figure, timed } from "./measure";
@@ -145,6 +146,7 @@ async function reconcileBacklog(backendKind: "redis" | "postgresql", redisUrl: s
     await refresher.close();
     await ledger.close();
     await database.drop();
+    await removeQueueData(backend);
   }
 }
 

@@ -1,6 +1,8 @@
 import pg from "pg";
+import { queueBackendOf } from "../src/billing/queue-backend";
 import { modelFamilies } from "../src/config";
 import { findFreePort } from "../src/database/embedded-postgres";
+import { removeQueueData } from "../test/workers/queue-test-support";
 import { createBenchDatabase } from "./bench-database";
 import { type LoadResult, runLoad } from "./load-generator";
 import type { Figure } from "./measure";
@@ -166,6 +168,7 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
     await running?.stop();
     await simulator.stop();
     await database.drop();
+    await removeQueueData(queueBackendOf({ redisUrl: options.redisUrl, databaseUrl: database.url }));
   }
   return figures;
 }

@@ -3,6 +3,7 @@ import OpenAI from "openai";
 import pino from "pino";
 import { balancesProjection } from "../../projections/balances";
 import type { ChargeEnqueuer } from "../../src/billing/charge-enqueuer";
+import { queueBackendOf } from "../../src/billing/queue-backend";
 import { startBilling } from "../../src/billing/start-billing";
 import { loadConfig, modelFamilies } from "../../src/config";
 import type { ModelFamily } from "../../src/providers/provider";
@@ -12,6 +13,7 @@ import {
   startSimulator,
 } from "../../src/providers/simulator/simulator";
 import { type RunningService, type ServiceOptions, startService } from "../../src/service";
+import { removeQueueData } from "../workers/queue-test-support";
 import { createTestDatabase, type TestDatabase } from "./database";
 
 /**
@@ -134,6 +136,11 @@ export async function startGatewayHarness(
       await billing?.close();
       await service.close();
       await simulator.close();
+      if (options.billing?.redisUrl) {
+        await removeQueueData(
+          queueBackendOf({ redisUrl: options.billing.redisUrl, databaseUrl: database.url }),
+        );
+      }
       await database.drop();
     },
   };
