@@ -1,14 +1,15 @@
 import type { ServerSentEvent } from "./http/server-sent-events";
-import type { GenerationStreamPart } from "./provider";
+import type { FinishReason, GenerationStreamPart, ReportedUsage } from "./provider";
+import { closingParts } from "./stream-closing";
 
 /**
  * One protocol's stream events to stream parts, as a synchronous state machine: `convert` adds the parts
- * an event carries (or throws for a failure the upstream reported), `finish` adds the closing ones (or
- * throws when the stream ended before the protocol's finish signal).
+ * an event carries (or throws for a failure the upstream reported); once the body has ended, `outcome`
+ * tells what the stream reported (no finish reason: it was cut short).
  */
 export interface StreamConversion {
   convert(event: ServerSentEvent, parts: GenerationStreamPart[]): void;
-  finish(parts: GenerationStreamPart[]): void;
+  outcome(): { usage: ReportedUsage | null; finishReason: FinishReason | undefined };
 }
 
 /**
@@ -30,7 +31,6 @@ export async function* convertEventStream(
     }
     if (parts.length > 0) yield parts;
   }
-  const closing: GenerationStreamPart[] = [];
-  conversion.finish(closing);
-  yield closing;
+  const { usage, finishReason } = conversion.outcome();
+  yield [...closingParts(usage, finishReason)];
 }

@@ -1,9 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
+import { afterEach, beforeEach } from "vitest";
 import type { QueueBackend } from "../../src/billing/queue-backend";
 import type { AccountReference } from "../../src/ledger/events";
-import { creditToppedUp, fxRateUpdated, modelPriceSet } from "../billing/billing-ledger-fixtures";
-import type { LedgerHarness } from "../support/ledger-harness";
+import {
+  creditToppedUp,
+  fxRateUpdated,
+  modelPriceSet,
+  runProjections,
+} from "../billing/billing-ledger-fixtures";
+import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
 
 /**
  * Both queue backends (C2): PostgreSQL always (BullMQ's schema inside the test's own database), Redis when
@@ -73,4 +79,38 @@ export async function givenChargeableLedger(
     fxRateUpdated({ appliesOn: "2026-11-20", rateDate: "2026-11-19", rateKrwPerUsd: "1000" }, settingsAt),
     creditToppedUp(account, "100", settingsAt),
   );
+}
+
+export interface ChargeableLedgerFixture {
+  harness: LedgerHarness;
+  backend: QueueBackend;
+  projections: Awaited<ReturnType<typeof runProjections>>;
+  /** Run after each test, last registered first, before the projections stop and the ledger goes. */
+  closers: (() => Promise<void>)[];
+}
+
+/**
+ * For each test of the calling suite: a fresh chargeable ledger (`givenChargeableLedger`) with its
+ * projections running, on the case's queue backend; everything is closed and removed after the test.
+ */
+export function useChargeableLedger(
+  label: string,
+  backendCase: QueueBackendCase,
+  account: AccountReference,
+): ChargeableLedgerFixture {
+  const fixture = { closers: [] as (() => Promise<void>)[] } as ChargeableLedgerFixture;
+  let sequence = 0;
+  beforeEach(async () => {
+    fixture.harness = await openLedgerHarness(`${label}_${sequence++}`);
+    fixture.backend = backendCase.backendFor(fixture.harness);
+    await givenChargeableLedger(fixture.harness, account);
+    fixture.projections = await runProjections(fixture.harness);
+  });
+  afterEach(async () => {
+    for (const close of fixture.closers.splice(0).reverse()) await close();
+    await fixture.projections.stop();
+    await removeQueueData(fixture.backend);
+    await fixture.harness.dispose();
+  });
+  return fixture;
 }

@@ -1,20 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type ChargeQueue, createChargeQueue } from "../../src/billing/charge-queue";
 import { type ChargeUsageOutcome, chargeUsage, chargeUsages } from "../../src/billing/charge-usage";
 import { createPricingReadModel } from "../../src/billing/pricing-read-model";
 import type { QueueBackend } from "../../src/billing/queue-backend";
 import { type RunningWorker, startReconcileUsageWorker } from "../../workers/reconcile-usage";
-import {
-  balanceOf,
-  chargesOf,
-  runProjections,
-  silentLogger,
-  usageRecorded,
-} from "../billing/billing-ledger-fixtures";
-import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
-import { eventually, givenChargeableLedger, queueBackendCases, removeQueueData } from "./queue-test-support";
+import { balanceOf, chargesOf, silentLogger, usageRecorded } from "../billing/billing-ledger-fixtures";
+import { eventually, queueBackendCases, useChargeableLedger } from "./queue-test-support";
 
 /**
  * Exactly once through BullMQ (C7): whatever the queue does — the same job delivered again, duplicates
@@ -27,30 +20,12 @@ const requestStart = "2026-11-20T03:00:00.000Z";
 // 1000 input + 500 output tokens at 1 USD / 1M each, 1000 KRW/USD: ₩1.5 per request, from ₩100.
 
 describe.each(queueBackendCases)("reconciler on the $name", (backendCase) => {
-  let harness: LedgerHarness;
-  let projections: Awaited<ReturnType<typeof runProjections>>;
-  let backend: QueueBackend;
-  const closers: (() => Promise<void>)[] = [];
-  let sequence = 0;
-
-  beforeEach(async () => {
-    harness = await openLedgerHarness(`reconcile_${sequence++}`);
-    backend = backendCase.backendFor(harness);
-    await givenChargeableLedger(harness, account);
-    projections = await runProjections(harness);
-  });
-
-  afterEach(async () => {
-    for (const close of closers.splice(0).reverse()) await close();
-    await projections.stop();
-    await removeQueueData(backend);
-    await harness.dispose();
-  });
+  const ledger = useChargeableLedger("reconcile", backendCase, account);
 
   const chargeDependencies = () => ({
-    store: harness.store,
-    waiter: projections.waiter,
-    pricing: createPricingReadModel(harness.ledger.pool),
+    store: ledger.harness.store,
+    waiter: ledger.projections.waiter,
+    pricing: createPricingReadModel(ledger.harness.ledger.pool),
     clock: () => new Date("2026-11-20T03:00:05.000Z"),
     projectionWaitTimeoutMs: 10_000,
   });
@@ -69,7 +44,7 @@ describe.each(queueBackendCases)("reconciler on the $name", (backendCase) => {
     jobs: string[][] = [],
   ): RunningWorker {
     const worker = startReconcileUsageWorker({
-      backend,
+      backend: ledger.backend,
       logger: silentLogger,
       settings: { stalledCheckIntervalMs: 200, ...settings },
       chargeUsages: async (requestIds) => {
@@ -81,18 +56,18 @@ describe.each(queueBackendCases)("reconciler on the $name", (backendCase) => {
         return outcomes;
       },
     });
-    closers.push(() => worker.close());
+    ledger.closers.push(() => worker.close());
     return worker;
   }
 
   function openChargeQueue(): ChargeQueue {
-    const queue = createChargeQueue({ backend, logger: silentLogger, role: "background" });
-    closers.push(() => queue.close());
+    const queue = createChargeQueue({ backend: ledger.backend, logger: silentLogger, role: "background" });
+    ledger.closers.push(() => queue.close());
     return queue;
   }
 
   async function givenUsages(requestIds: readonly string[]): Promise<void> {
-    await harness.append(
+    await ledger.harness.append(
       ...requestIds.map((requestId) => usageRecorded({ requestId, account, startedAt: requestStart })),
     );
   }
@@ -118,8 +93,8 @@ describe.each(queueBackendCases)("reconciler on the $name", (backendCase) => {
       "already-charged",
       "already-charged",
     ]);
-    expect(await chargesOf(harness, "req_five")).toHaveLength(1);
-    await eventually("the balance moved", async () => (await balanceOf(harness, account)) === "98.5");
+    expect(await chargesOf(ledger.harness, "req_five")).toHaveLength(1);
+    await eventually("the balance moved", async () => (await balanceOf(ledger.harness, account)) === "98.5");
   });
 
   it("charges each usage once when two producers enqueue it and two workers consume it", async () => {
@@ -140,18 +115,18 @@ describe.each(queueBackendCases)("reconciler on the $name", (backendCase) => {
     ]);
     await eventually("every usage is charged", async () => {
       const counts = await Promise.all(
-        requestIds.map(async (requestId) => (await chargesOf(harness, requestId)).length),
+        requestIds.map(async (requestId) => (await chargesOf(ledger.harness, requestId)).length),
       );
       return counts.every((count) => count >= 1);
     });
     await eventually("the queue is drained", async () => runs.length >= requestIds.length);
 
     // Then
-    for (const requestId of requestIds) expect(await chargesOf(harness, requestId)).toHaveLength(1);
+    for (const requestId of requestIds) expect(await chargesOf(ledger.harness, requestId)).toHaveLength(1);
     // 100 − 40 × 1.5
     await eventually(
       "the balance moved once per usage",
-      async () => (await balanceOf(harness, account)) === "40",
+      async () => (await balanceOf(ledger.harness, account)) === "40",
     );
   });
 
@@ -171,14 +146,17 @@ describe.each(queueBackendCases)("reconciler on the $name", (backendCase) => {
     // Then
     expect(jobs).toEqual([["req_good_1", "req_never_recorded", "req_good_2"]]);
     expect(runs).toEqual(["charged", "charged"]);
-    expect(await chargesOf(harness, "req_good_1")).toHaveLength(1);
-    expect(await chargesOf(harness, "req_good_2")).toHaveLength(1);
-    await eventually("the balance moved twice", async () => (await balanceOf(harness, account)) === "97");
+    expect(await chargesOf(ledger.harness, "req_good_1")).toHaveLength(1);
+    expect(await chargesOf(ledger.harness, "req_good_2")).toHaveLength(1);
+    await eventually(
+      "the balance moved twice",
+      async () => (await balanceOf(ledger.harness, account)) === "97",
+    );
   });
 
   it("charges what it can and retries a job with only the usage that could not be priced", async () => {
     // Given: one usage of a model that has no price anywhere (an operator must set one)
-    await harness.append(
+    await ledger.harness.append(
       usageRecorded({ requestId: "req_priced", account, startedAt: requestStart }),
       usageRecorded({ requestId: "req_unpriced", account, startedAt: requestStart, model: "no-such-model" }),
     );
@@ -192,8 +170,8 @@ describe.each(queueBackendCases)("reconciler on the $name", (backendCase) => {
     await eventually("the job was retried", async () => jobs.length >= 2, 10_000);
     expect(jobs[0]).toEqual(["req_priced", "req_unpriced"]);
     expect(jobs[1]).toEqual(["req_unpriced"]);
-    expect(await chargesOf(harness, "req_priced")).toHaveLength(1);
-    expect(await chargesOf(harness, "req_unpriced")).toHaveLength(0);
+    expect(await chargesOf(ledger.harness, "req_priced")).toHaveLength(1);
+    expect(await chargesOf(ledger.harness, "req_unpriced")).toHaveLength(0);
   });
 
   it("gathers a burst of usages from the request path into a few jobs, each usage charged once", async () => {
@@ -202,24 +180,27 @@ describe.each(queueBackendCases)("reconciler on the $name", (backendCase) => {
     await givenUsages(requestIds);
     const jobs: string[][] = [];
     startWorker([], {}, jobs);
-    const gatewayQueue = createChargeQueue({ backend, logger: silentLogger });
-    closers.push(() => gatewayQueue.close());
+    const gatewayQueue = createChargeQueue({ backend: ledger.backend, logger: silentLogger });
+    ledger.closers.push(() => gatewayQueue.close());
 
     // When: the gateway hands them over one by one, as requests finish
     for (const requestId of requestIds) gatewayQueue.enqueueCharge(requestId);
 
     // Then
-    await eventually("every usage is charged", async () => (await balanceOf(harness, account)) === "10");
+    await eventually(
+      "every usage is charged",
+      async () => (await balanceOf(ledger.harness, account)) === "10",
+    );
     expect(jobs.reduce((sum, job) => sum + job.length, 0)).toBe(requestIds.length);
     expect(jobs.length).toBeLessThanOrEqual(3);
-    for (const requestId of requestIds) expect(await chargesOf(harness, requestId)).toHaveLength(1);
+    for (const requestId of requestIds) expect(await chargesOf(ledger.harness, requestId)).toHaveLength(1);
   });
 
   it("charges once when a worker is killed after charging and its stalled job is redelivered", async () => {
     // Given: a worker in another process that charges, then hangs before acknowledging
     await givenUsages(["req_killed"]);
-    const doomed = startDoomedWorker(harness.database.url, backend);
-    closers.push(async () => {
+    const doomed = startDoomedWorker(ledger.harness.database.url, ledger.backend);
+    ledger.closers.push(async () => {
       doomed.process.kill("SIGKILL");
     });
     await doomed.line((line) => line === "ready");
@@ -235,8 +216,11 @@ describe.each(queueBackendCases)("reconciler on the $name", (backendCase) => {
 
     // Then
     expect(runs[0]).toBe("already-charged");
-    expect(await chargesOf(harness, "req_killed")).toHaveLength(1);
-    await eventually("the balance moved once", async () => (await balanceOf(harness, account)) === "98.5");
+    expect(await chargesOf(ledger.harness, "req_killed")).toHaveLength(1);
+    await eventually(
+      "the balance moved once",
+      async () => (await balanceOf(ledger.harness, account)) === "98.5",
+    );
   });
 });
 

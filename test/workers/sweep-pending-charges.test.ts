@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createChargeQueue } from "../../src/billing/charge-queue";
 import { chargeUsages } from "../../src/billing/charge-usage";
 import { createFxRateRefresher } from "../../src/billing/fx-rate-refresh";
@@ -14,8 +14,8 @@ import {
   silentLogger,
   usageRecorded,
 } from "../billing/billing-ledger-fixtures";
-import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
-import { eventually, givenChargeableLedger, queueBackendCases, removeQueueData } from "./queue-test-support";
+import { openLedgerHarness } from "../support/ledger-harness";
+import { eventually, queueBackendCases, useChargeableLedger } from "./queue-test-support";
 
 /**
  * Enqueueing never blocks a request, and nothing is lost when it fails (C7, issue 5): with the queue
@@ -34,28 +34,10 @@ const unreachableRedis: QueueBackend = {
 };
 
 describe.each(queueBackendCases)("sweeper on the $name", (backendCase) => {
-  let harness: LedgerHarness;
-  let projections: Awaited<ReturnType<typeof runProjections>>;
-  let backend: QueueBackend;
-  const closers: (() => Promise<void>)[] = [];
-  let sequence = 0;
-
-  beforeEach(async () => {
-    harness = await openLedgerHarness(`sweep_${sequence++}`);
-    backend = backendCase.backendFor(harness);
-    await givenChargeableLedger(harness, account);
-    projections = await runProjections(harness);
-  });
-
-  afterEach(async () => {
-    for (const close of closers.splice(0).reverse()) await close();
-    await projections.stop();
-    await removeQueueData(backend);
-    await harness.dispose();
-  });
+  const ledger = useChargeableLedger("sweep", backendCase, account);
 
   async function pendingCount(): Promise<number> {
-    const pending = await harness.ledger.pool.query("SELECT 1 FROM projection_pending_charges");
+    const pending = await ledger.harness.ledger.pool.query("SELECT 1 FROM projection_pending_charges");
     return pending.rows.length;
   }
 
@@ -67,12 +49,12 @@ describe.each(queueBackendCases)("sweeper on the $name", (backendCase) => {
       logger: silentLogger,
       limits: { chargeEnqueueTimeoutMs: 200, chargeEnqueuesWaitingMax: 10 },
     });
-    closers.push(() => gatewayQueue.close());
+    ledger.closers.push(() => gatewayQueue.close());
 
     // When: the usages are recorded and handed to the dead queue
     const startedAtMs = performance.now();
     for (const requestId of requestIds) {
-      await harness.append(usageRecorded({ requestId, account, startedAt: requestStart }));
+      await ledger.harness.append(usageRecorded({ requestId, account, startedAt: requestStart }));
       gatewayQueue.enqueueCharge(requestId);
     }
     const enqueueingMs = performance.now() - startedAtMs;
@@ -80,47 +62,51 @@ describe.each(queueBackendCases)("sweeper on the $name", (backendCase) => {
 
     // Then: nothing waited for the queue, and nothing is charged yet — every usage is pending
     expect(enqueueingMs).toBeLessThan(2_000);
-    for (const requestId of requestIds) expect(await chargesOf(harness, requestId)).toHaveLength(0);
+    for (const requestId of requestIds) expect(await chargesOf(ledger.harness, requestId)).toHaveLength(0);
     await eventually("every usage is pending", async () => (await pendingCount()) === requestIds.length);
 
     // When: the sweeper and a reconciler run on a working queue
-    const workingQueue = createChargeQueue({ backend, logger: silentLogger, role: "background" });
-    closers.push(() => workingQueue.close());
+    const workingQueue = createChargeQueue({
+      backend: ledger.backend,
+      logger: silentLogger,
+      role: "background",
+    });
+    ledger.closers.push(() => workingQueue.close());
     const reconciler = startReconcileUsageWorker({
-      backend,
+      backend: ledger.backend,
       logger: silentLogger,
       chargeUsages: (requestIds) =>
         chargeUsages(
           {
-            store: harness.store,
-            waiter: projections.waiter,
-            pricing: createPricingReadModel(harness.ledger.pool),
+            store: ledger.harness.store,
+            waiter: ledger.projections.waiter,
+            pricing: createPricingReadModel(ledger.harness.ledger.pool),
             clock: sweepClock,
             projectionWaitTimeoutMs: 10_000,
           },
           requestIds,
         ),
     });
-    closers.push(() => reconciler.close());
+    ledger.closers.push(() => reconciler.close());
     const sweeper = await startPendingChargeSweeper({
-      backend,
-      database: harness.ledger.pool,
+      backend: ledger.backend,
+      database: ledger.harness.ledger.pool,
       enqueueCharges: (ids) => workingQueue.enqueueCharges(ids),
       clock: sweepClock,
       logger: silentLogger,
       settings: { intervalMs: 300 },
     });
-    closers.push(() => sweeper.close());
+    ledger.closers.push(() => sweeper.close());
 
     // Then: each usage charged once, the balance moved by the exact sum (30 × ₩1.5)
     await eventually("every usage is charged", async () => (await pendingCount()) === 0);
-    for (const requestId of requestIds) expect(await chargesOf(harness, requestId)).toHaveLength(1);
-    expect(await balanceOf(harness, account)).toBe("55");
+    for (const requestId of requestIds) expect(await chargesOf(ledger.harness, requestId)).toHaveLength(1);
+    expect(await balanceOf(ledger.harness, account)).toBe("55");
   });
 
   it("enqueues usage older than the pending age and leaves younger usage to its own job", async () => {
     // Given: one usage recorded 10 minutes before the sweep, one 10 seconds before
-    await harness.append(
+    await ledger.harness.append(
       usageRecorded({ requestId: "req_old", account, startedAt: requestStart }),
       usageRecorded({
         requestId: "req_young",
@@ -134,8 +120,8 @@ describe.each(queueBackendCases)("sweeper on the $name", (backendCase) => {
 
     // When
     const sweeper = await startPendingChargeSweeper({
-      backend,
-      database: harness.ledger.pool,
+      backend: ledger.backend,
+      database: ledger.harness.ledger.pool,
       enqueueCharges: async (ids) => {
         enqueued.push(...ids);
       },
@@ -143,7 +129,7 @@ describe.each(queueBackendCases)("sweeper on the $name", (backendCase) => {
       logger: silentLogger,
       settings: { intervalMs: 200 },
     });
-    closers.push(() => sweeper.close());
+    ledger.closers.push(() => sweeper.close());
     await eventually("two sweeps ran", async () => enqueued.length >= 2);
 
     // Then

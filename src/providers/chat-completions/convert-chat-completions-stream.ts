@@ -3,7 +3,6 @@ import { reportedFailureError } from "../http/transport-errors";
 import { hasErrorMember, messageOf } from "../http/upstream-error-message";
 import { parseUpstreamJson, parseUpstreamReply } from "../http/upstream-reply";
 import type { FinishReason, GenerationStreamPart, ReportedUsage } from "../provider";
-import { closingParts } from "../stream-closing";
 import { convertEventStream } from "../stream-conversion";
 import { chatCompletionChunkSchema } from "./chat-completions-schemas";
 import { convertChatCompletionsUsage } from "./convert-chat-completions-usage";
@@ -37,8 +36,6 @@ export function convertChatCompletionsStream(
       if (choice?.finish_reason) finishReason = mapChatCompletionsFinishReason(choice.finish_reason);
       if (chunk.usage) usage = convertChatCompletionsUsage(chunk.usage);
     },
-    finish(parts) {
-      parts.push(...closingParts(usage, finishReason));
-    },
+    outcome: () => ({ usage, finishReason }),
   });
 }

@@ -3,7 +3,6 @@ import { reportedFailureError } from "../http/transport-errors";
 import { hasErrorMember, messageOf } from "../http/upstream-error-message";
 import { parseUpstreamJson, parseUpstreamReply } from "../http/upstream-reply";
 import type { FinishReason, GenerationStreamPart, ReportedUsage } from "../provider";
-import { closingParts } from "../stream-closing";
 import { convertEventStream } from "../stream-conversion";
 import { candidateFinishReason, candidateText } from "./convert-generate-content-response";
 import { convertGenerateContentUsage } from "./convert-generate-content-usage";
@@ -29,8 +28,6 @@ export function convertGenerateContentStream(
       finishReason = candidateFinishReason(chunk) ?? finishReason;
       if (chunk.usageMetadata) usage = convertGenerateContentUsage(chunk.usageMetadata);
     },
-    finish(parts) {
-      parts.push(...closingParts(usage, finishReason));
-    },
+    outcome: () => ({ usage, finishReason }),
   });
 }

@@ -3,7 +3,6 @@ import { reportedFailureError } from "../http/transport-errors";
 import { messageOf } from "../http/upstream-error-message";
 import { parseUpstreamJson, parseUpstreamReply } from "../http/upstream-reply";
 import type { FinishReason, GenerationStreamPart } from "../provider";
-import { closingParts } from "../stream-closing";
 import { convertEventStream } from "../stream-conversion";
 import { convertMessagesUsage, mergeMessagesUsage } from "./convert-messages-usage";
 import { mapMessagesFinishReason } from "./map-messages-finish-reason";
@@ -59,10 +58,10 @@ export function convertMessagesStream(
           return;
       }
     },
-    finish(parts) {
+    outcome: () => ({
+      usage: usage ? convertMessagesUsage(usage) : null,
       // A message_stop without a stop reason still ended the message; without either the stream was cut.
-      const finishReason = stopReason ?? (stopped ? "other" : undefined);
-      parts.push(...closingParts(usage ? convertMessagesUsage(usage) : null, finishReason));
-    },
+      finishReason: stopReason ?? (stopped ? "other" : undefined),
+    }),
   });
 }

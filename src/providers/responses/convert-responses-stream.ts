@@ -2,7 +2,6 @@ import type { ServerSentEvent } from "../http/server-sent-events";
 import { reportedFailureError } from "../http/transport-errors";
 import { parseUpstreamJson, parseUpstreamReply } from "../http/upstream-reply";
 import type { GenerationStreamPart } from "../provider";
-import { closingParts } from "../stream-closing";
 import { convertEventStream } from "../stream-conversion";
 import { convertResponsesUsage } from "./convert-responses-usage";
 import { mapResponsesFinishReason } from "./map-responses-finish-reason";
@@ -52,9 +51,9 @@ export function convertResponsesStream(
           return;
       }
     },
-    finish(parts) {
-      const usage = outcome?.usage ? convertResponsesUsage(outcome.usage) : null;
-      parts.push(...closingParts(usage, outcome ? mapResponsesFinishReason(outcome) : undefined));
-    },
+    outcome: () => ({
+      usage: outcome?.usage ? convertResponsesUsage(outcome.usage) : null,
+      finishReason: outcome ? mapResponsesFinishReason(outcome) : undefined,
+    }),
   });
 }
