@@ -174,7 +174,7 @@ export class PostgresEventStore implements EventStore {
     }
     this.notifying = "sending";
     this.pool
-      .query(`SELECT pg_notify('${notificationChannel}', '')`)
+      .query({ name: "ledger-notify", text: `SELECT pg_notify('${notificationChannel}', '')` })
       .catch(() => {})
       .finally(() => {
         setTimeout(() => {

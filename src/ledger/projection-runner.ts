@@ -179,7 +179,11 @@ export class ProjectionRunner {
         await applyProjectionBatch(client, projection, pending);
       }
       await this.writeCheckpoints(client, last);
-      await client.query("SELECT pg_notify($1, '')", [checkpointChannel]);
+      await client.query({
+        name: "projection-checkpoints-notify",
+        text: "SELECT pg_notify($1, '')",
+        values: [checkpointChannel],
+      });
       if (ownTransaction) await client.query("COMMIT");
     } catch (error) {
       if (ownTransaction) await client.query("ROLLBACK").catch(() => {});
@@ -205,15 +209,16 @@ export class ProjectionRunner {
       previousCommits.push(String(checkpoint.position.commit));
       previousPrepares.push(String(checkpoint.position.prepare));
     }
-    const result = await client.query(
-      `UPDATE projection_checkpoints checkpoint
+    const result = await client.query({
+      name: "projection-checkpoints-advance",
+      text: `UPDATE projection_checkpoints checkpoint
        SET commit_position = $4, prepare_position = $5, updated_at = now()
        FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS previous(projection, commit_position, prepare_position)
        WHERE checkpoint.projection = previous.projection
          AND checkpoint.commit_position = previous.commit_position
          AND checkpoint.prepare_position = previous.prepare_position`,
-      [names, previousCommits, previousPrepares, String(position.commit), String(position.prepare)],
-    );
+      values: [names, previousCommits, previousPrepares, String(position.commit), String(position.prepare)],
+    });
     if (result.rowCount !== names.length) {
       throw new Error("projection checkpoints moved under this runner: another runner is active");
     }

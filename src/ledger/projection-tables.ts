@@ -1,5 +1,6 @@
 import type { ClientBase } from "pg";
 import { Money } from "../billing/money";
+import { preparedStatement } from "../database/prepared-statement";
 import type { ColumnType, ColumnValue, Row, TableDefinition } from "./projection";
 
 /** SQL for projection tables, generated from their definitions so the fold and the SQL cannot drift. */
@@ -81,9 +82,11 @@ export async function loadRows(
   if (keys.length === 0) return [];
   const key = table.primaryKey;
   const result = await client.query<Row>(
-    `SELECT ${selectList(table)} FROM ${table.name}
-     WHERE (${key.join(", ")}) IN (SELECT ${key.join(", ")} FROM ${recordsetOf(table, key)})`,
-    [jsonOf(key, keys)],
+    preparedStatement(
+      `SELECT ${selectList(table)} FROM ${table.name}
+       WHERE (${key.join(", ")}) IN (SELECT ${key.join(", ")} FROM ${recordsetOf(table, key)})`,
+      [jsonOf(key, keys)],
+    ),
   );
   return result.rows;
 }
@@ -101,9 +104,11 @@ export async function upsertRows(
       ? "DO NOTHING"
       : `DO UPDATE SET ${updatable.map((column) => `${column} = EXCLUDED.${column}`).join(", ")}`;
   await client.query(
-    `INSERT INTO ${table.name} (${columns.join(", ")}) SELECT ${columns.join(", ")} FROM ${recordsetOf(table, columns)}
-     ON CONFLICT (${table.primaryKey.join(", ")}) ${onConflict}`,
-    [jsonOf(columns, rows)],
+    preparedStatement(
+      `INSERT INTO ${table.name} (${columns.join(", ")}) SELECT ${columns.join(", ")} FROM ${recordsetOf(table, columns)}
+       ON CONFLICT (${table.primaryKey.join(", ")}) ${onConflict}`,
+      [jsonOf(columns, rows)],
+    ),
   );
 }
 
@@ -115,8 +120,10 @@ export async function deleteRows(
   if (keys.length === 0) return;
   const key = table.primaryKey;
   await client.query(
-    `DELETE FROM ${table.name} WHERE (${key.join(", ")}) IN (SELECT ${key.join(", ")} FROM ${recordsetOf(table, key)})`,
-    [jsonOf(key, keys)],
+    preparedStatement(
+      `DELETE FROM ${table.name} WHERE (${key.join(", ")}) IN (SELECT ${key.join(", ")} FROM ${recordsetOf(table, key)})`,
+      [jsonOf(key, keys)],
+    ),
   );
 }
 

@@ -153,7 +153,10 @@ export class ProjectionWaiter {
       projection: string;
       commit_position: string;
       prepare_position: string;
-    }>("SELECT projection, commit_position, prepare_position FROM projection_checkpoints");
+    }>({
+      name: "projection-checkpoints-read",
+      text: "SELECT projection, commit_position, prepare_position FROM projection_checkpoints",
+    });
     const positions = new Map(
       result.rows.map((row) => [
         row.projection,

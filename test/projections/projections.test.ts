@@ -212,6 +212,46 @@ describe("projections", () => {
     expect(balance.rows).toEqual([{ balance_won: "5" }]);
   });
 
+  it("plans each statement once per connection and reuses it batch after batch", async () => {
+    const runner = new ProjectionRunner({
+      pool: harness.ledger.pool,
+      connectionString: harness.database.url,
+      store: harness.store,
+      projections: allProjections,
+      batchSizeMax: 100,
+      standbyRetryMs: 100,
+    });
+    const client = await harness.ledger.pool.connect();
+    try {
+      await runner.prepare(client);
+      const preparedOnConnection = async () =>
+        (
+          await client.query<{ name: string; statement: string }>(
+            "SELECT name, statement FROM pg_prepared_statements ORDER BY name",
+          )
+        ).rows;
+      await harness.append(onStream("usage-req-1", ...usage("req-1", "0.3")));
+      await harness.visible();
+      await runner.catchUp(client);
+      const afterFirstBatch = await preparedOnConnection();
+
+      await harness.append(onStream("usage-req-2", ...usage("req-2", "0.2")));
+      await harness.visible();
+      await runner.catchUp(client);
+      expect(await preparedOnConnection()).toEqual(afterFirstBatch);
+
+      const preparing = (sql: string) =>
+        afterFirstBatch.filter((prepared) => prepared.statement.includes(sql));
+      expect(preparing("INSERT INTO projection_billing_history")).toHaveLength(1);
+      expect(preparing("INSERT INTO projection_balances")).toHaveLength(1);
+      expect(preparing("UPDATE projection_checkpoints")).toHaveLength(1);
+      const billing = await harness.ledger.pool.query("SELECT request_id FROM projection_billing_history");
+      expect(billing.rows).toHaveLength(2);
+    } finally {
+      client.release();
+    }
+  });
+
   it("runs in one process at a time; a stand-by takes over, and waiters see their writes", async () => {
     const runners = [0, 1].map(
       () =>
