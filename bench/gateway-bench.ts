@@ -14,6 +14,7 @@ import { startChild } from "./processes/child-process";
  *
  * Measured as deployed for scale-out (`start:gateway` + `start:worker`, one process each: the edge serves,
  * the worker runs the projections and the reconciler), then throughput again as one `npm start` process.
+ * Beside the JSON latency, the floor under it: a bare proxy, then the same proxy committing one row first.
  */
 
 const throughputConnections = 32;
@@ -38,6 +39,9 @@ function chatBody(stream: boolean): string {
 }
 
 type Deployment = "scale-out" | "one process";
+
+/** Endpoints measured beside the gateway: the simulator itself, and a bare proxy in front of it. */
+type Reference = "direct" | "bare proxy" | "bare proxy + commit";
 
 interface RunningDeployment {
   origin: string;
@@ -70,6 +74,13 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
   const database = await createBenchDatabase();
   const simulator = await startChild("bench/processes/simulator-process.ts", [], process.env, /^http:\/\//);
   const simulatorUrl = simulator.line.trim();
+  const floorProxy = await startChild(
+    "bench/processes/durable-proxy-process.ts",
+    [],
+    { ...process.env, UPSTREAM_URL: simulatorUrl, DATABASE_URL: database.url },
+    /^http:\/\//,
+  );
+  const floorProxyUrl = floorProxy.line.trim();
   const upstreamEnvironment = Object.fromEntries(
     modelFamilies.flatMap((family) => [
       [`${family.toUpperCase()}_BASE_URL`, simulatorUrl],
@@ -92,18 +103,24 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
     running = await startDeployment("scale-out", environment);
     const apiKey = await provisionKey(running.origin);
     // Each run, direct or not, starts with the previous runs' usage charged, so none pays for their backlog.
+    const endpoints: Record<Reference, { origin: string; path: string }> = {
+      direct: { origin: simulatorUrl, path: "/chat/completions" },
+      "bare proxy": { origin: floorProxyUrl, path: "/without-commit/chat/completions" },
+      "bare proxy + commit": { origin: floorProxyUrl, path: "/chat/completions" },
+    };
+    /** `target`: a reference endpoint by name, or a gateway's origin. */
     const load = async (
-      origin: string | "direct",
+      target: Reference | string,
       stream: boolean,
       connections: number,
       requests: number,
     ) => {
       await untilEverythingCharged(database.url);
-      const direct = origin === "direct";
+      const reference = endpoints[target as Reference];
       return runLoad({
-        origin: direct ? simulatorUrl : origin,
-        path: direct ? "/chat/completions" : "/llm/v1/chat/completions",
-        headers: { authorization: direct ? "Bearer bench" : `Bearer ${apiKey}` },
+        origin: reference?.origin ?? target,
+        path: reference?.path ?? "/llm/v1/chat/completions",
+        headers: { authorization: reference ? "Bearer bench" : `Bearer ${apiKey}` },
         body: chatBody(stream),
         connections,
         requestsMax: requests,
@@ -136,6 +153,8 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
     // Warm both paths (JIT, connection pools, prepared statements) before measuring.
     await load(running.origin, false, 8, 500);
     await load("direct", false, 8, 500);
+    await load("bare proxy", false, 8, 500);
+    await load("bare proxy + commit", false, 8, 500);
     for (const stream of [false, true]) {
       const mode = stream ? "streaming" : "JSON";
       figures.push(await throughput(running.origin, stream, ""));
@@ -157,6 +176,19 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
         baseline: directLatency.p99Ms,
         baselineName: "direct p99",
       });
+      // The floor under the gateway's figure: what a proxy adds on this machine, now, with and without
+      // making each request durable before answering.
+      for (const reference of stream ? [] : (["bare proxy", "bare proxy + commit"] as const)) {
+        const referenceLatency = await load(reference, false, 1, latencyRequests);
+        assertHealthy(referenceLatency, `${reference} latency`);
+        figures.push({
+          name: `added latency p50, JSON, 1 connection, ${reference}`,
+          value: referenceLatency.p50Ms - directLatency.p50Ms,
+          unit: "ms",
+          baseline: directLatency.p50Ms,
+          baselineName: "direct p50",
+        });
+      }
     }
     figures.push(...(await chargeLagFigures(database.url, windows)));
 
@@ -166,6 +198,7 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
     for (const stream of [false, true]) figures.push(await throughput(running.origin, stream, ", npm start"));
   } finally {
     await running?.stop();
+    await floorProxy.stop();
     await simulator.stop();
     await database.drop();
     await removeQueueData(queueBackendOf({ redisUrl: options.redisUrl, databaseUrl: database.url }));
