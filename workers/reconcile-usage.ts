@@ -2,8 +2,7 @@ import { type Job, UnrecoverableError } from "bullmq";
 import type { Logger } from "pino";
 import { billingLimits } from "../src/billing/billing-limits";
 import { type ChargeUsageJobData, closeWithin, usageChargesQueueName } from "../src/billing/charge-queue";
-import type { ChargeUsageOutcome } from "../src/billing/charge-usage";
-import { UsageNotRecordedError } from "../src/billing/charge-usage";
+import { type ChargeUsageOutcome, UsageNotRecordedError } from "../src/billing/charge-usage";
 import { openWorker, type QueueBackend } from "../src/billing/queue-backend";
 import { errorSummaryOf, throttledLog } from "../src/billing/throttled-log";
 

@@ -8,8 +8,9 @@ import { errorSummaryOf, throttledLog } from "./throttled-log";
 /**
  * The queue of charges to reconcile. A job carries the request ids of a batch of usages: the gateway sends
  * the usages that finished within a short linger, or while its previous enqueue was in flight, as one job
- * (one Redis round trip for many requests), and the worker charges a job's usages together. A request may end up in two jobs (the gateway's and the sweeper's); the ledger, not the queue,
- * keeps it charged once. Completed and failed jobs are removed: the ledger is the record of what was charged.
+ * (one Redis round trip for many requests), and the worker charges a job's usages together. A request may
+ * end up in two jobs (the gateway's and the sweeper's); the ledger, not the queue, keeps it charged once.
+ * Completed and failed jobs are removed: the ledger is the record of what was charged.
  */
 
 export const usageChargesQueueName = "usage-charges";
