@@ -119,6 +119,28 @@ export const limits = {
   /** While the database is away, one log line per this interval about failed admission refreshes. */
   admissionCacheErrorLogIntervalMs: 60_000,
   usageAppendBatchSizeMax: 500,
+  /** Holds placed by one statement (C10); concurrent requests share it. */
+  holdBatchSizeMax: 500,
+  /** Output tokens a hold assumes when a request names no maximum (`max_tokens`, `max_output_tokens`). */
+  holdExpectedOutputTokens: 1_024,
+  /** Near the limit — room for fewer than this many such holds — the hold goes before the upstream call. */
+  holdFirstBelowHolds: 10,
+  /** A hold still open this long after its request started is settled as interrupted: the upstream's own
+   * 10-minute timeout, and a minute to settle. */
+  holdLifetimeMs: 660_000,
+  /** How long a gateway process prices holds with the prices, rate and discount it read. */
+  holdPricingTtlMs: 5_000,
+  holdPricingEntriesMax: 10_000,
+  /** Usage settlements waiting to be written; past this the gateway answers 503 instead of admitting. */
+  usageOutboxEntriesMax: 50_000,
+  /** Backoff between attempts at writing a settlement while the ledger is away (the last repeats). */
+  usageOutboxRetryDelaysMs: [50, 250, 1_000, 2_000, 5_000],
+  /** At stop, how long the gateway waits for answered requests' settlements to be written. */
+  usageOutboxDrainMs: 10_000,
+  /** Each gateway process writes its heartbeat this often… */
+  gatewayHeartbeatIntervalMs: 2_000,
+  /** …and is presumed dead, its open holds orphans, once it has not for this long. */
+  gatewayPresumedDeadAfterMs: 10_000,
   httpKeepAliveTimeoutMs: 65_000,
   httpHeadersTimeoutMs: 66_000,
 } as const;

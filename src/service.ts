@@ -3,6 +3,12 @@ import express from "express";
 import type { Logger } from "pino";
 import { allProjections } from "../projections";
 import type { ChargeEnqueuer } from "./billing/charge-enqueuer";
+import { GatewayHeartbeat } from "./billing/holds/gateway-heartbeat";
+import { GenerationHolds } from "./billing/holds/generation-holds";
+import { HoldAuthorizer } from "./billing/holds/hold-authorizer";
+import { HoldPricing } from "./billing/holds/hold-pricing";
+import { UsageOutbox } from "./billing/holds/usage-outbox";
+import { createPricingReadModel } from "./billing/pricing-read-model";
 import { errorSummaryOf, throttledLog } from "./billing/throttled-log";
 import { limits } from "./config";
 import { createApp } from "./gateway/app";
@@ -13,7 +19,6 @@ import { chatCompletionsFormat } from "./gateway/generation/chat-completions-for
 import { createGenerationEndpoints } from "./gateway/generation/generation-endpoints";
 import { responsesFormat } from "./gateway/generation/responses-format";
 import { type FamilyUpstream, UpstreamRegistry } from "./gateway/generation/upstream-registry";
-import { UsageRecorder } from "./gateway/generation/usage-recorder";
 import { createKeyRouter } from "./gateway/keys/key-routes";
 import { authenticateAdmin } from "./gateway/middleware/authenticate-admin";
 import { authenticateSession } from "./gateway/middleware/authenticate-session";
@@ -22,6 +27,7 @@ import { ApiKeyHasher } from "./keys/api-key-secret";
 import { ApiKeyService } from "./keys/api-key-service";
 import { GroupCommitAppender } from "./ledger/group-commit-appender";
 import { type Ledger, openLedger } from "./ledger/open-ledger";
+import { PostgresEventStore } from "./ledger/postgres-event-store";
 import { ProjectionRunner } from "./ledger/projection-runner";
 import { ProjectionWaiter } from "./ledger/projection-waiter";
 import { untilProjectionsPrepared } from "./ledger/projections-prepared";
@@ -127,15 +133,42 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const upstreams = new UpstreamRegistry(options.upstreams, options.upstreamTimeouts ?? {});
   const parts: ServiceParts = { ledger, waiter, sessions, keys, logger };
 
+  // Holds are placed by one PostgreSQL statement together with the funds check (C10).
+  if (!(ledger.store instanceof PostgresEventStore))
+    throw new Error(
+      "holds (C10) need the PostgreSQL event store; the EventStoreDB store cannot place them yet",
+    );
+  const heartbeat = new GatewayHeartbeat(ledger.pool, limits.gatewayHeartbeatIntervalMs, logger);
+  await heartbeat.start();
+  const outbox = new UsageOutbox({
+    appender: new GroupCommitAppender(ledger.store, limits.usageAppendBatchSizeMax),
+    charges: options.charges,
+    logger,
+    entriesMax: limits.usageOutboxEntriesMax,
+    retryDelaysMs: limits.usageOutboxRetryDelaysMs,
+  });
+  const holds = new GenerationHolds({
+    authorizer: new HoldAuthorizer(ledger.store, limits.holdBatchSizeMax),
+    pricing: new HoldPricing({
+      read: createPricingReadModel(ledger.pool),
+      ttlMs: limits.holdPricingTtlMs,
+      entriesMax: limits.holdPricingEntriesMax,
+    }),
+    outbox,
+    gatewayInstance: heartbeat.instanceId,
+    limits: {
+      expectedOutputTokens: limits.holdExpectedOutputTokens,
+      holdFirstBelowHolds: limits.holdFirstBelowHolds,
+      holdLifetimeMs: limits.holdLifetimeMs,
+    },
+    logger,
+  });
+
   const generation = createGenerationEndpoints(
     {
       admission: new ApiKeyAdmission(admissionCache, hasher),
       upstreams,
-      usage: new UsageRecorder(
-        new GroupCommitAppender(ledger.store, limits.usageAppendBatchSizeMax),
-        options.charges,
-        logger,
-      ),
+      holds,
       logger,
     },
     { chatCompletions: chatCompletionsFormat, responses: responsesFormat },
@@ -179,6 +212,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         server.closeIdleConnections();
         await closing;
       }
+      // Every answered request's settlement is written before the ledger closes; what cannot be in time is
+      // left to the orphan sweep, which finds this process gone once its heartbeat row is.
+      const unsettled = await outbox.drain(limits.usageOutboxDrainMs);
+      if (unsettled > 0) logger.error({ unsettled }, "settlements left to the orphan sweep");
+      await heartbeat.stop();
       admissionCache.stop();
       stopProjections.abort();
       await projections;

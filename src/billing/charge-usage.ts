@@ -19,7 +19,7 @@ import { recordedBreakdownOf, tokenCountsForPricing } from "./recorded-charge-br
  * ChargeUsage: the command the reconciler runs for each request. It turns the request's `UsageRecorded`
  * into exactly one `UsageCharged` in the same stream, however often it runs and however many workers run
  * it at once:
- * - the charge is appended at stream version 1 (expected version 0), so a second charge of the same
+ * - the charge is appended right after the usage (expected version: the usage's), so a second charge of the same
  *   usage is refused by the store (WrongExpectedVersion = someone else charged it: success);
  * - its event id is derived from the request id, so a retry of an append whose answer was lost is
  *   recognised by the store as the same event.
@@ -104,8 +104,9 @@ export async function chargeUsages(
       (event): event is RecordedEventOf<"UsageRecorded"> => event.type === "UsageRecorded",
     );
     if (usage === undefined) fail(requestId, new UsageNotRecordedError(requestId));
-    // The stream is (UsageRecorded) and the charge goes right after it; any other shape is a bug upstream.
-    else if (usage.streamVersion !== 0 || stream.length !== 1) {
+    // The stream is (UsageAuthorized?, UsageRecorded) and the charge goes right after the usage; any other
+    // shape is a bug upstream.
+    else if (usage !== stream[stream.length - 1] || !isUsageStreamHead(stream.slice(0, -1))) {
       fail(
         requestId,
         new Error(
@@ -172,6 +173,8 @@ async function appendCharge(
       startedAt: usage.data.startedAt,
       amountWon: breakdown.amountWon,
       breakdown: recordedBreakdownOf(breakdown, usage.data.tokens, usage.data.usageSource),
+      // What recording the usage put in pending is taken out again, whatever the charge comes to (C10).
+      releasedPendingWon: usage.data.pendingWon ?? null,
     },
     metadata: {
       actor: reconcilerActor,
@@ -196,6 +199,11 @@ async function appendCharge(
     }
     throw error;
   }
+}
+
+/** What may come before a usage in its stream: nothing (usage recorded without a hold) or its hold. */
+function isUsageStreamHead(head: readonly RecordedEvent[]): boolean {
+  return head.length === 0 || (head.length === 1 && head[0]!.type === "UsageAuthorized");
 }
 
 function hasCharge(stream: readonly RecordedEvent[]): boolean {

@@ -45,3 +45,8 @@ export function fxRateUpdatedEventId(appliesOn: string, source: "koreaexim" | "d
 export function modelPriceSeededEventId(model: string): string {
   return uuidVersion5(billingEventNamespace, `ModelPriceSet/seed/${model}`);
 }
+
+/** The `UsageRecorded` with which the orphan sweep settles a request's hold: two sweeps settle it once. */
+export function orphanSettlementEventId(requestId: string): string {
+  return uuidVersion5(billingEventNamespace, `UsageRecorded/orphan/${requestId}`);
+}

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { fundsSchemaSql } from "./funds-schema";
 
 /**
  * Schema of the ledger itself. Projection tables are not here: each projection declares its own and they
@@ -57,6 +58,13 @@ const migrations: readonly Migration[] = [
         updated_at timestamptz NOT NULL DEFAULT now()
       );
     `,
+  },
+  {
+    id: 2,
+    name: "account funds, open holds and the authorization of usage",
+    // A ledger from before this migration starts with its funds folded from the log so far.
+    sql: `${fundsSchemaSql}
+ SELECT ledger_recompute_funds();`,
   },
 ];
 

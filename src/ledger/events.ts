@@ -82,7 +82,9 @@ const fxRateUpdated = z.object({
 export const usageSources = ["upstream", "estimated"] as const;
 export type UsageSource = (typeof usageSources)[number];
 export const generationEndpoints = ["chat.completions", "responses"] as const;
-export const usageOutcomes = ["completed", "client-disconnected", "upstream-failed"] as const;
+/** `interrupted`: the gateway process serving it died; the usage was settled from its hold (C10). */
+export const usageOutcomes = ["completed", "client-disconnected", "upstream-failed", "interrupted"] as const;
+export type UsageOutcome = (typeof usageOutcomes)[number];
 
 const usageTokens = z.object({
   input: tokenCount,
@@ -108,6 +110,50 @@ const usageRecorded = z.object({
   usageSource: z.enum(usageSources),
   /** Prices, FX rate and discount are those in force at this instant. */
   startedAt: isoInstant,
+  /**
+   * v2. The hold this usage releases (its `UsageAuthorized.holdWon`); null for a usage recorded without a
+   * hold (v1 events).
+   */
+  heldWon: decimalString.nullish(),
+  /** v2. The exact cost, pending until the charge posts; null when it was not priced (v1 events). */
+  pendingWon: decimalString.nullish(),
+});
+
+/**
+ * The hold placed before any output (C10), first event of the usage stream. `holdWon` was granted against
+ * the account's available funds in the same transaction; it is at most what was available then.
+ */
+const usageAuthorized = z.object({
+  requestId: z.string().min(1),
+  keyId: z.uuid(),
+  account: accountReference,
+  userId: z.string().min(1).nullable(),
+  organizationId: z.string().min(1).nullable(),
+  model: z.string().min(1),
+  endpoint: z.enum(generationEndpoints),
+  streamed: z.boolean(),
+  startedAt: isoInstant,
+  holdWon: decimalString,
+  /** What the hold was priced from: upper bounds, not counts. */
+  estimate: z.object({
+    inputTokensMax: tokenCount,
+    outputTokensMax: tokenCount,
+    /** The estimate's cost; the hold is this, or what was available when that was less. */
+    estimatedWon: decimalString,
+  }),
+  /** The gateway process serving the request: its death makes the hold an orphan to settle. */
+  gatewayInstance: z.string().min(1),
+  /** Settled as interrupted after this instant even if its process still lives. */
+  expiresAt: isoInstant,
+});
+
+export const voidReasons = ["client-disconnected", "upstream-failed", "ledger-unavailable"] as const;
+/** The hold of a request that produced nothing, released whole. */
+const usageVoided = z.object({
+  requestId: z.string().min(1),
+  account: accountReference,
+  releasedWon: decimalString,
+  reason: z.enum(voidReasons),
 });
 
 const chargeBreakdown = z.object({
@@ -133,6 +179,8 @@ const usageCharged = z.object({
   startedAt: isoInstant,
   amountWon: decimalString,
   breakdown: chargeBreakdown,
+  /** v2. The pending amount this charge releases (its usage's `pendingWon`); null for v1 events. */
+  releasedPendingWon: decimalString.nullish(),
 });
 
 export const eventCatalog = {
@@ -143,8 +191,10 @@ export const eventCatalog = {
   ModelPriceSet: { schemaVersion: 1, data: modelPriceSet },
   DiscountSet: { schemaVersion: 1, data: discountSet },
   FxRateUpdated: { schemaVersion: 1, data: fxRateUpdated },
-  UsageRecorded: { schemaVersion: 1, data: usageRecorded },
-  UsageCharged: { schemaVersion: 1, data: usageCharged },
+  UsageAuthorized: { schemaVersion: 1, data: usageAuthorized },
+  UsageRecorded: { schemaVersion: 2, data: usageRecorded },
+  UsageVoided: { schemaVersion: 1, data: usageVoided },
+  UsageCharged: { schemaVersion: 2, data: usageCharged },
 } as const;
 
 type Catalog = typeof eventCatalog;
@@ -180,15 +230,18 @@ export function schemaVersionOf(type: LedgerEventType): number {
 }
 
 /**
- * Brings data stored under an older schema version to the current shape. Every type is at version 1, so
- * this only guards against data written by a newer release than this one.
+ * Brings data stored under an older schema version to the current shape, and refuses data written by a
+ * newer release than this one. v2 of `UsageRecorded` and `UsageCharged` added the money the usage moves
+ * between held, pending and balance (C10); v1 events moved none of it, which null says.
  */
 export function upcastEventData(type: LedgerEventType, schemaVersion: number, data: unknown): unknown {
   const current = schemaVersionOf(type);
-  if (schemaVersion !== current) {
-    throw new Error(`${type} v${schemaVersion} cannot be read by this release (knows v${current})`);
-  }
-  return data;
+  if (schemaVersion === current) return data;
+  if (schemaVersion === 1 && type === "UsageRecorded")
+    return { heldWon: null, pendingWon: null, ...(data as object) };
+  if (schemaVersion === 1 && type === "UsageCharged")
+    return { releasedPendingWon: null, ...(data as object) };
+  throw new Error(`${type} v${schemaVersion} cannot be read by this release (knows v${current})`);
 }
 
 /** An event before it is stamped with metadata (what a decision produces). */

@@ -11,8 +11,14 @@ import {
   type SubscribeOptions,
   WrongExpectedVersionError,
 } from "./event-store";
-import { type LedgerEvent, type LedgerEventType, schemaVersionOf, upcastEventData } from "./events";
-import { logStart } from "./log-position";
+import {
+  type EventData,
+  type LedgerEvent,
+  type LedgerEventType,
+  schemaVersionOf,
+  upcastEventData,
+} from "./events";
+import { type LogPosition, logStart } from "./log-position";
 
 /**
  * PostgreSQL event store.
@@ -92,6 +98,52 @@ export class PostgresEventStore implements EventStore {
     }
     // One by one and in order: appends to the same stream depend on each other.
     return appendOneByOne(this, appends);
+  }
+
+  /**
+   * Places holds (C10): each request's `UsageAuthorized` is appended as its usage stream's first event if
+   * the account has at least ₩1 available, in one statement for the whole batch (`ledger_authorize_usage`).
+   */
+  async authorizeUsage(
+    requests: readonly UsageAuthorizationRequest[],
+  ): Promise<UsageAuthorizationDecision[]> {
+    if (requests.length === 0) return [];
+    const result = await this.pool.query<{
+      ordinal: number;
+      hold_won: string | null;
+      available_won: string;
+      transaction_order: string | null;
+      event_position: string | null;
+    }>({
+      name: "ledger-authorize-usage",
+      text: "SELECT * FROM ledger_authorize_usage($1::json, $2)",
+      values: [
+        JSON.stringify(
+          requests.map((request, ordinal) => ({
+            ordinal,
+            event_id: request.eventId,
+            stream_id: request.streamId,
+            account_kind: request.event.data.account.kind,
+            account_id: request.event.data.account.id,
+            estimate_won: request.event.data.estimate.estimatedWon,
+            data: request.event.data,
+            metadata: request.event.metadata,
+          })),
+        ),
+        this.transactionOrderOffset,
+      ],
+    });
+    if (result.rows.some((row) => row.hold_won !== null)) this.notifySubscribers();
+    return result.rows.map((row) =>
+      row.hold_won === null
+        ? { kind: "refused", availableWon: row.available_won }
+        : {
+            kind: "held",
+            holdWon: row.hold_won,
+            availableWon: row.available_won,
+            position: { commit: BigInt(row.transaction_order!), prepare: BigInt(row.event_position!) },
+          },
+    );
   }
 
   async readStream(streamId: string): Promise<RecordedEvent[]> {
@@ -263,6 +315,21 @@ export class PostgresEventStore implements EventStore {
 }
 
 class ExpectationNotMet extends Error {}
+
+/** A hold to place: the authorization event, its `holdWon` decided by the statement. */
+export interface UsageAuthorizationRequest {
+  eventId: string;
+  streamId: string;
+  event: {
+    data: Omit<EventData<"UsageAuthorized">, "holdWon">;
+    metadata: LedgerEvent["metadata"];
+  };
+}
+
+export type UsageAuthorizationDecision =
+  | { kind: "held"; holdWon: string; availableWon: string; position: LogPosition }
+  /** Less than ₩1 was available to this request (what was, after the holds granted before it). */
+  | { kind: "refused"; availableWon: string };
 
 /**
  * One statement appends to many streams: it finds each stream's head, and inserts nothing at all when any

@@ -88,6 +88,7 @@ describe("ChargeUsage", () => {
       endpoint: "chat.completions",
       startedAt: requestStart,
       amountWon: "6.020750",
+      releasedPendingWon: null,
       breakdown: {
         tokens: { input: 1_200, cached: 200, output: 350, reasoning: 50 },
         inputUsdPerMillionTokens: "1.25",

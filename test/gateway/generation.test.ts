@@ -16,12 +16,17 @@ interface UsageRow {
   };
 }
 
+/** The request's usage, once written: it is recorded after the answer, its hold witnessing it meanwhile (C10). */
 async function usageOf(harness: GatewayHarness, requestId: string): Promise<UsageRow["data"] | undefined> {
-  const result = await harness.service.ledger.pool.query<UsageRow>(
-    "SELECT data FROM ledger_events WHERE stream_id = $1 AND type = 'UsageRecorded'",
-    [`usage-${requestId}`],
-  );
-  return result.rows[0]?.data;
+  for (let attempt = 0; attempt < 500; attempt++) {
+    const result = await harness.service.ledger.pool.query<UsageRow>(
+      "SELECT data FROM ledger_events WHERE stream_id = $1 AND type = 'UsageRecorded'",
+      [`usage-${requestId}`],
+    );
+    if (result.rows[0]) return result.rows[0].data;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return undefined;
 }
 
 async function usageCount(harness: GatewayHarness): Promise<number> {

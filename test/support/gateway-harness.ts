@@ -4,6 +4,7 @@ import pino from "pino";
 import { balancesProjection } from "../../projections/balances";
 import type { ChargeEnqueuer } from "../../src/billing/charge-enqueuer";
 import { queueBackendOf } from "../../src/billing/queue-backend";
+import { seedBilling } from "../../src/billing/seed-billing";
 import { startBilling } from "../../src/billing/start-billing";
 import { loadConfig, modelFamilies } from "../../src/config";
 import type { ModelFamily } from "../../src/providers/provider";
@@ -84,7 +85,17 @@ export async function startGatewayHarness(
     ...(billing ? { adminRouter: billing.adminRouter, accountRouter: billing.accountRouter } : {}),
     ...options.service,
   });
-  await billing?.attach(service);
+  // Holds are priced (C10): every gateway needs the catalog prices and an FX rate, as a first start seeds.
+  if (billing) await billing.attach(service);
+  else
+    await seedBilling({
+      store: service.ledger.store,
+      database: service.ledger.pool,
+      waiter: service.waiter,
+      clock: () => new Date(),
+      logger,
+      defaultFxRateKrwPerUsd: "1400",
+    });
   const { url } = await service.listen(0, "127.0.0.1");
   return {
     url,

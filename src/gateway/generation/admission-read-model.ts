@@ -5,8 +5,8 @@ import { Money } from "../../billing/money";
 import { type LogPosition, logStart } from "../../ledger/log-position";
 
 /**
- * What admission needs to know about a key: who owns it and whether the balance it draws on holds at
- * least ₩1. Read for many keys in one statement, together with the position the projections had reached
+ * What admission needs to know about a key: who owns it and what the account it draws on has available
+ * (the inline funds, C10). Read for many keys in one statement, together with the position the projections had reached
  * in that statement's snapshot, so a cache knows exactly how fresh its copy is.
  */
 
@@ -15,8 +15,10 @@ export interface AdmissionRecord {
   keyHash: string;
   owner: { kind: "user" | "organization"; id: string };
   issuedByUserId: string;
-  /** Balance ≥ ₩1 before the request (C3). */
+  /** Balance ≥ ₩1 before the request (C3), counting what is pending and held (C10). */
   hasCredit: boolean;
+  /** balance − pending − held of the paying account, as last read. */
+  availableWon: string;
 }
 
 export interface AdmissionSnapshot {
@@ -37,7 +39,7 @@ interface Row {
   owner_kind: "user" | "organization";
   owner_id: string;
   issued_by_user_id: string;
-  balance_won: string | null;
+  available_won: string | null;
 }
 
 export async function readAdmission(
@@ -53,10 +55,10 @@ export async function readAdmission(
              LIMIT 1
            ), found AS (
              SELECT keys.key_id, keys.key_hash, keys.owner_kind, keys.owner_id, keys.issued_by_user_id,
-                    balances.balance_won
+                    funds.balance_won - funds.pending_won - funds.held_won AS available_won
              FROM projection_active_keys keys
-             LEFT JOIN projection_balances balances
-               ON balances.account_kind = keys.owner_kind AND balances.account_id = keys.owner_id
+             LEFT JOIN account_funds funds
+               ON funds.account_kind = keys.owner_kind AND funds.account_id = keys.owner_id
              WHERE keys.key_hash = ANY($1::text[]) AND keys.status = 1
            )
            SELECT checkpoint.commit_position, checkpoint.prepare_position, found.*
@@ -78,7 +80,8 @@ export async function readAdmission(
       keyHash: row.key_hash,
       owner: { kind: row.owner_kind, id: row.owner_id },
       issuedByUserId: row.issued_by_user_id,
-      hasCredit: !new Money(row.balance_won ?? "0").lessThan(minimumBalanceWon),
+      hasCredit: !new Money(row.available_won ?? "0").lessThan(minimumBalanceWon),
+      availableWon: row.available_won ?? "0",
     });
   }
   return { position, records };

@@ -16,6 +16,8 @@ export interface Caller {
   account: AccountReference;
   userId: string | null;
   organizationId: string | null;
+  /** What the account had available when this process last read it (the hold decides, not this). */
+  availableWon: string;
 }
 
 export class ApiKeyAdmission {
@@ -45,6 +47,7 @@ export class ApiKeyAdmission {
       account: record.owner,
       userId: isOrganizationKey ? record.issuedByUserId : record.owner.id,
       organizationId: isOrganizationKey ? record.owner.id : null,
+      availableWon: record.availableWon,
     };
   }
 }

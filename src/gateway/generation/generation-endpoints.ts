@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import { listModels } from "../../providers/catalog";
 import { apiErrors } from "../api-error";
 import { sendJsonText } from "../http/json-response";
-import { readJsonBody } from "../http/request-body";
+import { readMeasuredJsonBody } from "../http/request-body";
 import { sendError } from "../middleware/error-handler";
 import { assignRequestId } from "../middleware/request-id";
 import type { ApiKeyAdmission } from "./api-key-admission";
@@ -38,8 +38,14 @@ export function createGenerationEndpoints(
   const generate = (format: ClientFormat): Endpoint => {
     const handle = generationHandler(format, dependencies);
     return async (request, response, requestId) => {
-      const body = await readJsonBody(request, options.requestBodyBytesMax);
-      await handle({ authorization: request.headers.authorization, body, requestId, response });
+      const body = await readMeasuredJsonBody(request, options.requestBodyBytesMax);
+      await handle({
+        authorization: request.headers.authorization,
+        body: body.value,
+        bodyBytes: body.bytes,
+        requestId,
+        response,
+      });
     };
   };
   const endpoints = new Map<string, Endpoint>([

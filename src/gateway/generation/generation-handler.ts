@@ -1,6 +1,8 @@
 import { once } from "node:events";
 import type { ServerResponse } from "node:http";
 import type { Logger } from "pino";
+import { discountOrganizationOf } from "../../billing/charge-usage";
+import type { GenerationHolds, RequestHold } from "../../billing/holds/generation-holds";
 import { type CatalogModel, findModel } from "../../providers/catalog";
 import type { FinishReason, GenerationRequest, ReportedUsage } from "../../providers/provider";
 import { apiErrors } from "../api-error";
@@ -10,20 +12,21 @@ import type { EventStreamSink } from "../wire/event-stream-sink";
 import type { ApiKeyAdmission, Caller } from "./api-key-admission";
 import type { ClientFormat, ClientStream } from "./client-format";
 import type { UpstreamRegistry } from "./upstream-registry";
-import type { UsageRecorder } from "./usage-recorder";
-import { resolveUsage } from "./usage-resolution";
+import { type ResolvedUsage, resolveUsage } from "./usage-resolution";
 
 /**
- * One generation request, JSON or streamed, in either client format: admit, validate, call the upstream,
- * record the usage, reply. Streams end in one of three ways, each recorded as the ledger needs it:
- * completed (the upstream's usage), client disconnected (abort upstream; what was produced is recorded),
- * upstream failed (an error event, then what was produced is recorded). Nothing produced, nothing recorded.
+ * One generation request, JSON or streamed, in either client format: admit, validate, hold funds (C10),
+ * call the upstream, reply, then settle the hold. The hold is placed while the upstream call is on its way
+ * (or before it, near the account's limit) and no byte reaches the client before it is durable; a refused
+ * hold aborts the upstream call. Streams end in one of three ways, each settled as the ledger needs it:
+ * completed (the upstream's usage), client disconnected (abort upstream; what was produced is posted),
+ * upstream failed (an error event, then what was produced is posted). Nothing produced: the hold is voided.
  */
 
 export interface GenerationDependencies {
   admission: ApiKeyAdmission;
   upstreams: UpstreamRegistry;
-  usage: UsageRecorder;
+  holds: Pick<GenerationHolds, "begin">;
   logger: Logger;
   now?: () => Date;
 }
@@ -35,6 +38,7 @@ interface GenerationContext {
   upstreamRequest: GenerationRequest;
   startedAt: Date;
   streamed: boolean;
+  hold: RequestHold;
 }
 
 type Outcome = "completed" | "client-disconnected" | "upstream-failed";
@@ -43,6 +47,8 @@ type Outcome = "completed" | "client-disconnected" | "upstream-failed";
 export interface GenerationExchange {
   authorization: string | undefined;
   body: unknown;
+  /** The body's size once inflated: the hold's bound on input tokens. */
+  bodyBytes: number;
   requestId: string;
   response: ServerResponse;
 }
@@ -53,27 +59,49 @@ export function generationHandler(
   dependencies: GenerationDependencies,
 ): (exchange: GenerationExchange) => Promise<void> {
   const now = dependencies.now ?? (() => new Date());
-  return async ({ authorization, body, requestId, response }) => {
+  return async ({ authorization, body, bodyBytes, requestId, response }) => {
     const startedAt = now();
-    const caller = await dependencies.admission.admit(authorization);
+    const caller = await dependencies.admission.authenticate(authorization, { requireCredit: false });
     const parsed = format.parse(body);
     const slug = parsed.model;
     const model = findModel(slug);
     if (!model) throw apiErrors.notFound(`The model '${slug}' does not exist`);
+    const upstreamRequest = format.toGenerationRequest(parsed, model);
+    const hold = dependencies.holds.begin({
+      requestId,
+      keyId: caller.keyId,
+      account: caller.account,
+      userId: caller.userId,
+      organizationId: caller.organizationId,
+      discountOrganizationId: discountOrganizationOf(caller.account),
+      availableWon: caller.availableWon,
+      model: model.slug,
+      endpoint: format.endpoint,
+      streamed: parsed.stream,
+      startedAt,
+      bodyBytes,
+      maxOutputTokens: upstreamRequest.maxOutputTokens,
+    });
     const context: GenerationContext = {
       requestId,
       caller,
       model,
-      upstreamRequest: format.toGenerationRequest(parsed, model),
+      upstreamRequest,
       startedAt,
       streamed: parsed.stream,
+      hold,
     };
+    if (hold.holdFirst) await hold.placed;
     if (context.streamed) await streamGeneration(format, dependencies, context, response);
     else await jsonGeneration(format, dependencies, context, response);
   };
 }
 
-function abortOnDisconnect(response: ServerResponse): { signal: AbortSignal; clientGone: () => boolean } {
+/** Aborts the upstream call when the client goes away, or when the hold is refused. */
+function upstreamAbort(
+  response: ServerResponse,
+  hold: RequestHold,
+): { signal: AbortSignal; clientGone: () => boolean } {
   const controller = new AbortController();
   let gone = false;
   response.on("close", () => {
@@ -82,6 +110,7 @@ function abortOnDisconnect(response: ServerResponse): { signal: AbortSignal; cli
       controller.abort(new Error("client disconnected"));
     }
   });
+  hold.placed.catch(() => controller.abort(new Error("hold refused")));
   return { signal: controller.signal, clientGone: () => gone };
 }
 
@@ -91,12 +120,21 @@ async function jsonGeneration(
   context: GenerationContext,
   response: ServerResponse,
 ): Promise<void> {
-  const { signal } = abortOnDisconnect(response);
-  const result = await dependencies.upstreams
+  const { signal, clientGone } = upstreamAbort(response, context.hold);
+  const generating = dependencies.upstreams
     .adapterFor(context.model)
     .generate(context.upstreamRequest, signal);
-  const usage = await recordUsage(dependencies, context, format, "completed", result.usage, result.text);
-  if (!usage) throw apiErrors.ledgerUnavailable();
+  // Answered below, after the hold: a refusal aborts the call, and its rejection is the hold's to report.
+  generating.catch(() => {});
+  await context.hold.placed;
+  let result: Awaited<typeof generating>;
+  try {
+    result = await generating;
+  } catch (error) {
+    context.hold.void(clientGone() ? "client-disconnected" : "upstream-failed");
+    throw error;
+  }
+  const usage = resolveUsage(result.usage, context.upstreamRequest.messages, result.text);
   sendJson(
     response,
     200,
@@ -108,6 +146,7 @@ async function jsonGeneration(
       usage: usage.client,
     }),
   );
+  postUsage(context, "completed", usage);
 }
 
 async function streamGeneration(
@@ -116,7 +155,7 @@ async function streamGeneration(
   context: GenerationContext,
   response: ServerResponse,
 ): Promise<void> {
-  const { signal, clientGone } = abortOnDisconnect(response);
+  const { signal, clientGone } = upstreamAbort(response, context.hold);
   const sink = sseSink(response);
   let clientStream: ClientStream | undefined;
   // Headers wait for the first token, so a failure before any output is still a plain JSON error.
@@ -131,10 +170,16 @@ async function streamGeneration(
   let reported: ReportedUsage | null = null;
   let finishReason: FinishReason = "stop";
   let failure: unknown;
+  let holdPlaced = false;
   try {
     for await (const parts of dependencies.upstreams
       .adapterFor(context.model)
       .stream(context.upstreamRequest, signal)) {
+      // No byte reaches the client before the hold is durable.
+      if (!holdPlaced) {
+        await context.hold.placed;
+        holdPlaced = true;
+      }
       for (const part of parts) {
         switch (part.type) {
           case "text-delta":
@@ -158,26 +203,25 @@ async function streamGeneration(
   } catch (error) {
     failure = error;
   }
+  // A refused or failed hold is the answer, whatever the upstream did meanwhile (it was aborted).
+  await context.hold.placed;
 
   const outcome: Outcome = clientGone() ? "client-disconnected" : failure ? "upstream-failed" : "completed";
   switch (outcome) {
     case "completed": {
-      const usage = await recordUsage(dependencies, context, format, outcome, reported, produced);
-      if (!usage) {
-        if (!clientStream) throw apiErrors.ledgerUnavailable();
-        clientStream.fail(apiErrors.ledgerUnavailable());
-        return;
-      }
+      const usage = resolveUsage(reported, context.upstreamRequest.messages, produced);
       open().complete(finishReason, usage.client);
+      postUsage(context, outcome, usage);
       return;
     }
     case "client-disconnected":
-      if (produced !== "") await recordUsage(dependencies, context, format, outcome, reported, produced);
+      if (produced === "") context.hold.void(outcome);
+      else postUsage(context, outcome, resolveUsage(reported, context.upstreamRequest.messages, produced));
       return;
     case "upstream-failed": {
+      if (produced === "") context.hold.void(outcome);
+      else postUsage(context, outcome, resolveUsage(reported, context.upstreamRequest.messages, produced));
       if (!clientStream) throw failure;
-      // Recorded before the stream closes, so the usage is in the ledger by the time the client sees the end.
-      if (produced !== "") await recordUsage(dependencies, context, format, outcome, reported, produced);
       clientStream.fail(toApiError(failure));
       return;
     }
@@ -188,38 +232,13 @@ async function streamGeneration(
   }
 }
 
-/** Records the usage; undefined when the ledger could not take it (already logged with the full usage). */
-async function recordUsage(
-  dependencies: GenerationDependencies,
-  context: GenerationContext,
-  format: ClientFormat,
-  outcome: Outcome,
-  reported: ReportedUsage | null,
-  producedText: string,
-) {
-  const usage = resolveUsage(reported, context.upstreamRequest.messages, producedText);
-  const record = {
-    requestId: context.requestId,
-    keyId: context.caller.keyId,
-    account: context.caller.account,
-    userId: context.caller.userId,
-    organizationId: context.caller.organizationId,
-    model: context.model.slug,
-    endpoint: format.endpoint,
-    streamed: context.streamed,
-    outcome,
+/** The usage replaces the hold; written after the answer (the hold is the durable witness meanwhile). */
+function postUsage(context: GenerationContext, outcome: Outcome, usage: ResolvedUsage): void {
+  context.hold.post({
     tokens: usage.tokens,
     usageSource: usage.source,
-    startedAt: context.startedAt.toISOString(),
-  };
-  try {
-    await dependencies.usage.record(record);
-    return usage;
-  } catch (error) {
-    // The output may already be with the client: keep every detail so the usage can be recorded by hand.
-    dependencies.logger.error({ err: error, unrecordedUsage: record }, "usage could not be recorded");
-    return undefined;
-  }
+    outcome,
+  });
 }
 
 /**

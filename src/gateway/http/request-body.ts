@@ -13,19 +13,34 @@ const jsonMediaType = /^application\/(?:[^;\s]+\+)?json\s*(?:;|$)/i;
 const charsetParameter = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
 
 export async function readJsonBody(request: IncomingMessage, bytesMax: number): Promise<unknown> {
+  return (await readMeasuredJsonBody(request, bytesMax)).value;
+}
+
+/** The body and its size in bytes once inflated (0 when there was none): a cheap bound on its tokens. */
+export interface MeasuredJsonBody {
+  value: unknown;
+  bytes: number;
+}
+
+const noBody: MeasuredJsonBody = { value: undefined, bytes: 0 };
+
+export async function readMeasuredJsonBody(
+  request: IncomingMessage,
+  bytesMax: number,
+): Promise<MeasuredJsonBody> {
   // NaN without the header: then only a chunked body (transfer-encoding) has one.
   const declaredBytes = Number(request.headers["content-length"]);
-  if (!(declaredBytes > 0) && request.headers["transfer-encoding"] === undefined) return undefined;
+  if (!(declaredBytes > 0) && request.headers["transfer-encoding"] === undefined) return noBody;
   const contentType = request.headers["content-type"];
-  if (!contentType || !jsonMediaType.test(contentType)) return undefined;
+  if (!contentType || !jsonMediaType.test(contentType)) return noBody;
   const charset = charsetParameter.exec(contentType)?.[1]?.toLowerCase();
   if (charset !== undefined && charset !== "utf-8" && charset !== "utf8")
     throw apiErrors.validation("Unsupported request body encoding");
   if (declaredBytes > bytesMax) throw tooLarge();
-  const text = await readText(request, decoded(request), bytesMax);
-  if (text.trim() === "") return undefined;
+  const { text, bytes } = await readText(request, decoded(request), bytesMax);
+  if (text.trim() === "") return noBody;
   try {
-    return JSON.parse(text) as unknown;
+    return { value: JSON.parse(text) as unknown, bytes };
   } catch {
     throw apiErrors.validation("Request body is not valid JSON");
   }
@@ -51,7 +66,11 @@ function decoded(request: IncomingMessage): Readable {
  * Stops at the limit without destroying the request: Node reads and discards the rest after the reply, so
  * the client still reads its 400 and the connection stays usable for its next request.
  */
-function readText(request: IncomingMessage, body: Readable, bytesMax: number): Promise<string> {
+function readText(
+  request: IncomingMessage,
+  body: Readable,
+  bytesMax: number,
+): Promise<{ text: string; bytes: number }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let bytes = 0;
@@ -69,7 +88,7 @@ function readText(request: IncomingMessage, body: Readable, bytesMax: number): P
       if (bytes > bytesMax) stop(tooLarge());
       else chunks.push(chunk);
     });
-    body.once("end", () => resolve(Buffer.concat(chunks, bytes).toString("utf8")));
+    body.once("end", () => resolve({ text: Buffer.concat(chunks, bytes).toString("utf8"), bytes }));
     body.once("error", () => stop(apiErrors.validation("Malformed request body")));
     // A client that goes away mid-upload may not error the stream; it does close it.
     request.once("close", () => {

@@ -21,6 +21,7 @@ function record(keyHash: string, hasCredit = true): AdmissionRecord {
     owner: { kind: "user", id: "u" },
     issuedByUserId: "u",
     hasCredit,
+    availableWon: hasCredit ? "100" : "0",
   };
 }
 

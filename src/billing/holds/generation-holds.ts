@@ -1,0 +1,225 @@
+import { randomUUID } from "node:crypto";
+import type { Logger } from "pino";
+import { apiErrors } from "../../gateway/api-error";
+import {
+  type AccountReference,
+  type EventData,
+  parseLedgerEvent,
+  type UsageOutcome,
+  type UsageSource,
+  type UsageTokens,
+  type voidReasons,
+} from "../../ledger/events";
+import { Money } from "../money";
+import type { PricingInForce } from "../pricing-read-model";
+import type { HoldAuthorizer } from "./hold-authorizer";
+import { costWonOf, type HoldPricing } from "./hold-pricing";
+import type { UsageOutbox } from "./usage-outbox";
+
+/**
+ * The money side of one generation request (C10), as a card authorization:
+ * - authorize: a hold on the paying account, placed atomically in the ledger, for an estimate that errs
+ *   high — the request body's bytes as input tokens (a token is at least one byte) and `max_tokens`, or
+ *   a named expected output, as output — priced with the price, FX rate and discount in force;
+ * - post: once answered, `UsageRecorded` turns the hold into the exact cost, pending until charged;
+ * - void: a request that produced nothing releases its hold whole.
+ *
+ * Normally the hold is placed while the upstream call is already on its way, and no output leaves before
+ * it is durable. Where this process's view says the account is near its limit, or the ledger just failed,
+ * the hold is placed first and the upstream called after: a flood on an empty account, or a request while
+ * the ledger is down, costs no upstream call.
+ */
+
+export interface HoldLimits {
+  /** Output tokens a hold assumes when the request names no maximum. */
+  expectedOutputTokens: number;
+  /** Hold first when the account has room for fewer than this many holds of this size. */
+  holdFirstBelowHolds: number;
+  /** A hold still open this long after its request started is settled as interrupted. */
+  holdLifetimeMs: number;
+}
+
+export interface GenerationHoldsOptions {
+  authorizer: Pick<HoldAuthorizer, "authorize">;
+  pricing: HoldPricing;
+  outbox: UsageOutbox;
+  gatewayInstance: string;
+  limits: HoldLimits;
+  logger: Logger;
+}
+
+export interface HoldRequest {
+  requestId: string;
+  keyId: string;
+  account: AccountReference;
+  userId: string | null;
+  organizationId: string | null;
+  /** The organization whose discount applies; null for personal keys (C7). */
+  discountOrganizationId: string | null;
+  /** What the admission read last saw available to the account; null when unknown. */
+  availableWon: string | null;
+  model: string;
+  endpoint: EventData<"UsageAuthorized">["endpoint"];
+  streamed: boolean;
+  startedAt: Date;
+  bodyBytes: number;
+  maxOutputTokens: number | undefined;
+}
+
+export interface UsageToSettle {
+  tokens: UsageTokens;
+  usageSource: UsageSource;
+  outcome: UsageOutcome;
+}
+
+export interface RequestHold {
+  /** Place the hold before calling the upstream (see the class comment). */
+  readonly holdFirst: boolean;
+  /** Resolves once the hold is durable; rejects with the API error to answer (credit, ledger). */
+  readonly placed: Promise<void>;
+  /** After the answer: the usage replaces the hold. */
+  post(usage: UsageToSettle): void;
+  /** After a request that produced nothing: the hold is released whole. */
+  void(reason: (typeof voidReasons)[number]): void;
+}
+
+export class GenerationHolds {
+  private ledgerFailing = false;
+  /** What each account had available after this process's last hold on it. */
+  private readonly availableAfterLastHold = new Map<string, Money>();
+
+  constructor(private readonly options: GenerationHoldsOptions) {}
+
+  begin(request: HoldRequest): RequestHold {
+    if (this.options.outbox.isFull) throw apiErrors.ledgerUnavailable();
+    const known = this.options.pricing.peek(request.model, request.discountOrganizationId, request.startedAt);
+    const holdFirst = this.ledgerFailing || !known || this.nearLimit(request, known);
+    let held: { holdWon: string; pricing: PricingInForce } | undefined;
+    const placed = this.place(request).then((placement) => {
+      held = placement;
+    });
+    // The caller may learn of a refusal only once the upstream answers; it must not go unhandled meanwhile.
+    placed.catch(() => {});
+    const actor = `key:${request.keyId}`;
+    return {
+      holdFirst,
+      placed,
+      post: (usage) => {
+        if (!held) throw new Error(`usage of ${request.requestId} posted without a durable hold`);
+        this.options.outbox.record(
+          {
+            requestId: request.requestId,
+            keyId: request.keyId,
+            account: request.account,
+            userId: request.userId,
+            organizationId: request.organizationId,
+            model: request.model,
+            endpoint: request.endpoint,
+            streamed: request.streamed,
+            outcome: usage.outcome,
+            tokens: usage.tokens,
+            usageSource: usage.usageSource,
+            startedAt: request.startedAt.toISOString(),
+            heldWon: held.holdWon,
+            pendingWon: costWonOf(held.pricing, usage.tokens),
+          },
+          actor,
+        );
+      },
+      void: (reason) => {
+        placed.then(
+          () =>
+            this.options.outbox.void(
+              { requestId: request.requestId, account: request.account, releasedWon: held!.holdWon, reason },
+              actor,
+            ),
+          () => {},
+        );
+      },
+    };
+  }
+
+  private async place(request: HoldRequest): Promise<{ holdWon: string; pricing: PricingInForce }> {
+    let pricing: PricingInForce;
+    let decision: Awaited<ReturnType<GenerationHoldsOptions["authorizer"]["authorize"]>>;
+    const estimate = { inputTokensMax: request.bodyBytes, outputTokensMax: this.outputTokensMaxOf(request) };
+    try {
+      pricing = await this.options.pricing.pricingFor(
+        request.model,
+        request.discountOrganizationId,
+        request.startedAt,
+      );
+      const estimatedWon = costWonOf(pricing, {
+        input: estimate.inputTokensMax,
+        cached: 0,
+        output: estimate.outputTokensMax,
+        reasoning: 0,
+      });
+      decision = await this.options.authorizer.authorize({
+        eventId: randomUUID(),
+        streamId: `usage-${request.requestId}`,
+        event: authorizationEvent(request, { ...estimate, estimatedWon }, this.options),
+      });
+    } catch (error) {
+      this.ledgerFailing = true;
+      this.options.logger.error({ err: error, requestId: request.requestId }, "placing a hold failed");
+      throw apiErrors.ledgerUnavailable();
+    }
+    this.ledgerFailing = false;
+    const accountKey = `${request.account.kind}:${request.account.id}`;
+    if (decision.kind === "refused") {
+      this.availableAfterLastHold.set(accountKey, new Money(decision.availableWon));
+      throw apiErrors.creditInsufficient(request.account.kind);
+    }
+    this.availableAfterLastHold.set(accountKey, new Money(decision.availableWon).minus(decision.holdWon));
+    return { holdWon: decision.holdWon, pricing };
+  }
+
+  private nearLimit(request: HoldRequest, pricing: PricingInForce): boolean {
+    const accountKey = `${request.account.kind}:${request.account.id}`;
+    const available =
+      this.availableAfterLastHold.get(accountKey) ??
+      (request.availableWon === null ? undefined : new Money(request.availableWon));
+    if (available === undefined) return true;
+    const estimatedWon = costWonOf(pricing, {
+      input: request.bodyBytes,
+      cached: 0,
+      output: this.outputTokensMaxOf(request),
+      reasoning: 0,
+    });
+    return available.lessThan(new Money(estimatedWon).times(this.options.limits.holdFirstBelowHolds));
+  }
+
+  private outputTokensMaxOf(request: HoldRequest): number {
+    return request.maxOutputTokens ?? this.options.limits.expectedOutputTokens;
+  }
+}
+
+function authorizationEvent(
+  request: HoldRequest,
+  estimate: EventData<"UsageAuthorized">["estimate"],
+  options: GenerationHoldsOptions,
+) {
+  const data = {
+    requestId: request.requestId,
+    keyId: request.keyId,
+    account: request.account,
+    userId: request.userId,
+    organizationId: request.organizationId,
+    model: request.model,
+    endpoint: request.endpoint,
+    streamed: request.streamed,
+    startedAt: request.startedAt.toISOString(),
+    estimate,
+    gatewayInstance: options.gatewayInstance,
+    expiresAt: new Date(request.startedAt.getTime() + options.limits.holdLifetimeMs).toISOString(),
+  };
+  const metadata = {
+    actor: `key:${request.keyId}`,
+    correlationId: request.requestId,
+    occurredAt: new Date().toISOString(),
+  };
+  // Validated whole, as any append is; the statement fills in `holdWon`.
+  parseLedgerEvent({ type: "UsageAuthorized", data: { ...data, holdWon: estimate.estimatedWon }, metadata });
+  return { data, metadata };
+}
