@@ -128,6 +128,8 @@ export const limits = {
   /** A hold still open this long after its request started is settled as interrupted: the upstream's own
    * 10-minute timeout, and a minute to settle. */
   holdLifetimeMs: 660_000,
+  /** A refused hold waits at most this long for the account's answered requests to settle, then retries. */
+  holdRefusalRecheckWaitMs: 2_000,
   /** How long a gateway process prices holds with the prices, rate and discount it read. */
   holdPricingTtlMs: 5_000,
   holdPricingEntriesMax: 10_000,

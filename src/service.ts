@@ -160,6 +160,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       expectedOutputTokens: limits.holdExpectedOutputTokens,
       holdFirstBelowHolds: limits.holdFirstBelowHolds,
       holdLifetimeMs: limits.holdLifetimeMs,
+      refusalRecheckWaitMs: limits.holdRefusalRecheckWaitMs,
     },
     logger,
   });

@@ -28,6 +28,8 @@ export interface GatewayHarness {
   service: RunningService;
   simulator: Simulator;
   enqueued: string[];
+  /** Where this gateway hands its usages to be charged. */
+  charges: ChargeEnqueuer;
   session(userId: string, organizationId?: string): Promise<string>;
   issueKey(
     sessionToken: string,
@@ -52,9 +54,11 @@ export async function startGatewayHarness(
     service?: Partial<ServiceOptions>;
     /** Run the real billing: queue (Redis when given, else PostgreSQL), workers, admin and account APIs. */
     billing?: { redisUrl?: string };
+    /** Another gateway process on this harness's database (left for its owner to drop). */
+    database?: TestDatabase;
   } = {},
 ): Promise<GatewayHarness> {
-  const database = await createTestDatabase(options.label ?? "gateway");
+  const database = options.database ?? (await createTestDatabase(options.label ?? "gateway"));
   const simulator = await startSimulator(options.simulator ?? {});
   const enqueued: string[] = [];
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
@@ -74,12 +78,13 @@ export async function startGatewayHarness(
   const upstreams = Object.fromEntries(
     modelFamilies.map((family) => [family, { baseUrl: simulator.url, apiKey: `upstream-secret-${family}` }]),
   ) as Record<ModelFamily, { baseUrl: string; apiKey: string }>;
+  const charges = billing?.charges ??
+    options.charges ?? { enqueueCharge: (requestId: string) => void enqueued.push(requestId) };
   const service = await startService({
     databaseUrl: database.url,
     ...testSecrets,
     upstreams,
-    charges: billing?.charges ??
-      options.charges ?? { enqueueCharge: (requestId) => void enqueued.push(requestId) },
+    charges,
     requestBodyBytesMax: 1024 * 1024,
     logger,
     ...(billing ? { adminRouter: billing.adminRouter, accountRouter: billing.accountRouter } : {}),
@@ -104,6 +109,7 @@ export async function startGatewayHarness(
     service,
     simulator,
     enqueued,
+    charges,
     session: async (userId, organizationId) =>
       (await service.sessions.mint({ userId, organizationId: organizationId ?? null }, 3_600)).token,
     issueKey: async (sessionToken, keyOptions = {}) => {
@@ -152,7 +158,7 @@ export async function startGatewayHarness(
           queueBackendOf({ redisUrl: options.billing.redisUrl, databaseUrl: database.url }),
         );
       }
-      await database.drop();
+      if (!options.database) await database.drop();
     },
   };
 }

@@ -37,6 +37,8 @@ export interface HoldLimits {
   holdFirstBelowHolds: number;
   /** A hold still open this long after its request started is settled as interrupted. */
   holdLifetimeMs: number;
+  /** A refused hold waits at most this long for its account's settlements being written, then tries again. */
+  refusalRecheckWaitMs: number;
 }
 
 export interface GenerationHoldsOptions {
@@ -155,11 +157,21 @@ export class GenerationHolds {
         output: estimate.outputTokensMax,
         reasoning: 0,
       });
-      decision = await this.options.authorizer.authorize({
-        eventId: randomUUID(),
-        streamId: `usage-${request.requestId}`,
-        event: authorizationEvent(request, { ...estimate, estimatedWon }, this.options),
-      });
+      const authorize = () =>
+        this.options.authorizer.authorize({
+          eventId: randomUUID(),
+          streamId: `usage-${request.requestId}`,
+          event: authorizationEvent(request, { ...estimate, estimatedWon }, this.options),
+        });
+      decision = await authorize();
+      // This process's own answered requests may still hold what they will release once their usage is
+      // written (a client sending one request after another): after those, try once more.
+      if (
+        decision.kind === "refused" &&
+        (await this.options.outbox.settledFor(request.account, this.options.limits.refusalRecheckWaitMs))
+      ) {
+        decision = await authorize();
+      }
     } catch (error) {
       this.ledgerFailing = true;
       this.options.logger.error({ err: error, requestId: request.requestId }, "placing a hold failed");

@@ -32,6 +32,8 @@ type Settlement =
 export class UsageOutbox {
   private waitingCount = 0;
   private readonly idle = new Set<() => void>();
+  /** The settlements still being written, per account (`kind:id`). */
+  private readonly writingByAccount = new Map<string, Set<Promise<void>>>();
 
   constructor(private readonly options: UsageOutboxOptions) {}
 
@@ -49,6 +51,24 @@ export class UsageOutbox {
 
   void(data: EventData<"UsageVoided">, actor: string): void {
     this.write({ type: "UsageVoided", data }, actor);
+  }
+
+  /**
+   * Resolves once the settlements of this account being written now are written (or after `timeoutMs`);
+   * false at once when there are none. A hold refused while they were on their way may fit after them.
+   */
+  async settledFor(account: { kind: string; id: string }, timeoutMs: number): Promise<boolean> {
+    const writing = this.writingByAccount.get(`${account.kind}:${account.id}`);
+    if (!writing || writing.size === 0) return false;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(writing),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    return true;
   }
 
   /** Resolves once nothing waits, or after `timeoutMs` with how many still do. */
@@ -82,10 +102,23 @@ export class UsageOutbox {
       ],
     };
     this.waitingCount += 1;
-    void this.attempt(append, settlement, 0);
+    const accountKey = `${settlement.data.account.kind}:${settlement.data.account.id}`;
+    const writing = this.writingByAccount.get(accountKey) ?? new Set();
+    this.writingByAccount.set(accountKey, writing);
+    const written = new Promise<void>((resolve) => void this.attempt(append, settlement, 0, resolve));
+    writing.add(written);
+    void written.then(() => {
+      writing.delete(written);
+      if (writing.size === 0) this.writingByAccount.delete(accountKey);
+    });
   }
 
-  private async attempt(append: StreamAppend, settlement: Settlement, attempt: number): Promise<void> {
+  private async attempt(
+    append: StreamAppend,
+    settlement: Settlement,
+    attempt: number,
+    written: () => void,
+  ): Promise<void> {
     const requestId = settlement.data.requestId;
     try {
       await this.options.appender.append(append);
@@ -104,11 +137,12 @@ export class UsageOutbox {
             { err: error, requestId, settlement: settlement.type, attempt },
             "settling a request's hold failed; retrying",
           );
-        setTimeout(() => void this.attempt(append, settlement, attempt + 1), delayMs).unref();
+        setTimeout(() => void this.attempt(append, settlement, attempt + 1, written), delayMs).unref();
         return;
       }
     }
     this.waitingCount -= 1;
+    written();
     if (this.waitingCount === 0) {
       for (const done of [...this.idle]) done();
       this.idle.clear();
