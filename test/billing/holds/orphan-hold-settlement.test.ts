@@ -1,0 +1,138 @@
+import { randomUUID } from "node:crypto";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { settleOrphanHolds } from "../../../src/billing/holds/orphan-hold-settlement";
+import { UsageOutbox } from "../../../src/billing/holds/usage-outbox";
+import { createPricingReadModel } from "../../../src/billing/pricing-read-model";
+import { GroupCommitAppender } from "../../../src/ledger/group-commit-appender";
+import type { PostgresEventStore } from "../../../src/ledger/postgres-event-store";
+import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
+
+/**
+ * C10 orphans: a hold whose gateway process stopped beating, or that outlived its request, is settled by
+ * the sweep as an interrupted, estimated usage — once, whoever else tries — and its charge enqueued.
+ */
+
+const account = { kind: "user" as const, id: "orphaned" };
+const keyId = "6a1f4f5e-8c4b-4d0e-9a57-1c2b3d4e5f60";
+
+function authorization(requestId: string, gatewayInstance: string, expiresAt: Date, bodyBytes = 4_000) {
+  const startedAt = new Date().toISOString();
+  return {
+    eventId: randomUUID(),
+    streamId: `usage-${requestId}`,
+    event: {
+      data: {
+        requestId,
+        keyId,
+        account,
+        userId: account.id,
+        organizationId: null,
+        model: "alpha-5.4-mini",
+        endpoint: "chat.completions" as const,
+        streamed: true,
+        startedAt,
+        estimate: { inputTokensMax: bodyBytes, outputTokensMax: 1_024, estimatedWon: "4" },
+        gatewayInstance,
+        expiresAt: expiresAt.toISOString(),
+      },
+      metadata: { actor: `key:${keyId}`, correlationId: requestId, occurredAt: startedAt },
+    },
+  };
+}
+
+describe("orphan hold settlement", () => {
+  let harness: GatewayHarness;
+  let store: PostgresEventStore;
+  const enqueued: string[] = [];
+  const sweep = () =>
+    settleOrphanHolds(
+      {
+        database: harness.service.ledger.pool,
+        store,
+        pricing: createPricingReadModel(harness.service.ledger.pool),
+        enqueueCharges: async (requestIds) => void enqueued.push(...requestIds),
+        clock: () => new Date(),
+      },
+      { presumedDeadAfterMs: 10_000, holdAgeMinMs: 0, holdsPerSweepMax: 100 },
+    );
+  const streamOf = async (requestId: string) =>
+    (
+      await harness.service.ledger.pool.query<{ type: string; data: Record<string, unknown> }>(
+        "SELECT type, data FROM ledger_events WHERE stream_id = $1 ORDER BY stream_version",
+        [`usage-${requestId}`],
+      )
+    ).rows;
+
+  beforeAll(async () => {
+    harness = await startGatewayHarness({ label: "orphan_holds" });
+    store = harness.service.ledger.store as PostgresEventStore;
+    await harness.topUp(account, "100");
+    await harness.service.ledger.pool.query(
+      "INSERT INTO gateway_instances (instance_id, seen_at) VALUES ('gateway-alive', now())",
+    );
+  }, 60_000);
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  it("given holds of a dead process, a live one and an expired one, when the sweep runs, then it settles the dead and the expired once", async () => {
+    // Given
+    const later = new Date(Date.now() + 600_000);
+    const decisions = await store.authorizeUsage([
+      authorization("req_dead", "gateway-dead", later),
+      authorization("req_alive", "gateway-alive", later),
+      authorization("req_expired", "gateway-alive", new Date(Date.now() - 1_000)),
+    ]);
+    expect(decisions.map((decision) => decision.kind)).toEqual(["held", "held", "held"]);
+
+    // When
+    const first = await sweep();
+    const second = await sweep();
+
+    // Then
+    expect(first.settledCount).toBe(2);
+    expect(second.settledCount).toBe(0);
+    expect(enqueued.sort()).toEqual(["req_dead", "req_expired"]);
+    const dead = await streamOf("req_dead");
+    expect(dead.map((event) => event.type)).toEqual(["UsageAuthorized", "UsageRecorded"]);
+    expect(dead[1]!.data).toMatchObject({
+      outcome: "interrupted",
+      usageSource: "estimated",
+      tokens: { input: 1_000, cached: null, output: 0, reasoning: null },
+      heldWon: "4",
+    });
+    expect((await streamOf("req_alive")).map((event) => event.type)).toEqual(["UsageAuthorized"]);
+    const open = await harness.service.ledger.pool.query<{ request_id: string }>(
+      "SELECT request_id FROM open_holds",
+    );
+    expect(open.rows.map((row) => row.request_id)).toEqual(["req_alive"]);
+    const funds = await harness.service.ledger.pool.query<{ held_won: string; pending_won: string }>(
+      "SELECT held_won, pending_won FROM account_funds WHERE account_id = $1",
+      [account.id],
+    );
+    // 1,000 input tokens of alpha-5.4-mini at $0.25/1M and ₩1,400/$: ₩0.35 pending per settled hold.
+    expect(funds.rows[0]).toEqual({ held_won: "4", pending_won: "0.700000" });
+  });
+
+  it("given a hold the sweep settled, when its gateway's own settlement arrives late, then it is dropped", async () => {
+    await store.authorizeUsage([authorization("req_late", "gateway-dead", new Date(Date.now() + 600_000))]);
+    await sweep();
+    const outbox = new UsageOutbox({
+      appender: new GroupCommitAppender(store, 10),
+      charges: { enqueueCharge: (requestId) => void enqueued.push(`late:${requestId}`) },
+      logger: pino({ level: "silent" }),
+      entriesMax: 10,
+      retryDelaysMs: [10],
+    });
+
+    outbox.void({ requestId: "req_late", account, releasedWon: "4", reason: "upstream-failed" }, "key:x");
+    expect(await outbox.drain(5_000)).toBe(0);
+
+    expect((await streamOf("req_late")).map((event) => event.type)).toEqual([
+      "UsageAuthorized",
+      "UsageRecorded",
+    ]);
+    expect(enqueued).not.toContain("late:req_late");
+  });
+});
