@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type pg from "pg";
 import { Money } from "../billing/money";
 import type { EventStore } from "./event-store";
+import { recomputeInlineFunds, verifyInlineFunds } from "./inline-funds";
 import { compareLogPositions, type LogPosition, logStart } from "./log-position";
 import {
   MemoryRows,
@@ -52,6 +53,7 @@ export async function rebuildProjections(
     return await inOneTransaction(client, async () => {
       await runner.prepare(client, true);
       const eventCount = await runner.catchUp(client, true);
+      await recomputeInlineFunds(client);
       return { eventCount, checksum: await balanceChecksum(client) };
     });
   } finally {
@@ -123,10 +125,10 @@ export async function verifyProjections(context: LedgerMaintenanceContext): Prom
     for (const projection of context.projections) {
       for (const table of projection.tables) liveRows.set(table, await readAllRows(client, table));
     }
+    const differences: ProjectionDifference[] = await verifyInlineFunds(client);
     await client.query("COMMIT");
 
     const folded = await foldLog(context, checkpoints);
-    const differences: ProjectionDifference[] = [];
     for (const projection of context.projections) {
       for (const table of projection.tables) {
         differences.push(
