@@ -59,7 +59,12 @@ describe("funds under concurrency, two gateway processes on one ledger", () => {
   let second: GatewayHarness;
 
   beforeAll(async () => {
-    first = await startGatewayHarness({ label: "holds_concurrency", billing: {} });
+    // The queue on Redis: the PostgreSQL one would add its own connections to the two gateways' pools.
+    if (!process.env.REDIS_URL) throw new Error("REDIS_URL must be set for the concurrency tests");
+    first = await startGatewayHarness({
+      label: "holds_concurrency",
+      billing: { redisUrl: process.env.REDIS_URL },
+    });
     second = await startGatewayHarness({ database: first.database, charges: first.charges });
   }, 60_000);
   afterAll(async () => {
