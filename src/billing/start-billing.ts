@@ -89,6 +89,7 @@ export async function startBilling(options: {
         backend,
         store: parts.ledger.store,
         database: parts.ledger.pool,
+        databaseUrl: options.databaseUrl,
         waiter: parts.waiter,
         refresher: refresherFor(parts),
         clock,
