@@ -105,7 +105,11 @@ export async function startFxRateRefreshWorker(
       if (!(await isFxRefreshNeeded(dependencies.database, today))) return;
       // One id per day: any number of checks (and of leaders) enqueue one refresh a day.
       const kept = { age: billingLimits.fxRefreshFailedJobKeptSeconds };
-      await queue.add(refreshJobName, {}, { jobId: `refresh-${today}`, removeOnComplete: kept, removeOnFail: kept });
+      await queue.add(
+        refreshJobName,
+        {},
+        { jobId: `refresh-${today}`, removeOnComplete: kept, removeOnFail: kept },
+      );
     },
   );
   return {

@@ -6,7 +6,7 @@ import { createPricingReadModel } from "../../src/billing/pricing-read-model";
 import type { QueueBackend } from "../../src/billing/queue-backend";
 import { startBillingWorkers } from "../../workers/billing-workers";
 import { startReconcileUsageWorker } from "../../workers/reconcile-usage";
-import { schedulePendingChargeSweep } from "../../workers/sweep-pending-charges";
+import { createPendingChargeSweep, schedulePendingChargeSweep } from "../../workers/sweep-pending-charges";
 import {
   balanceOf,
   chargesOf,
@@ -140,6 +140,45 @@ describe.each(queueBackendCases)("sweeper on the $name", (backendCase) => {
 
     // Then
     expect(new Set(enqueued)).toEqual(new Set(["req_old"]));
+  });
+});
+
+describe("sweeper and the jobs it enqueued", () => {
+  const ledger = useChargeableLedger("sweep_dedupe", queueBackendCases[0]!, account);
+
+  it("does not enqueue a usage again while its job is queued, and does once the job is gone", async () => {
+    // Given: an old pending usage, and a queue whose jobs stay queued until the test says otherwise
+    await ledger.harness.append(usageRecorded({ requestId: "req_stuck", account, startedAt: requestStart }));
+    await eventually("the usage is pending", async () => {
+      const pending = await ledger.harness.ledger.pool.query("SELECT 1 FROM projection_pending_charges");
+      return pending.rows.length === 1;
+    });
+    const enqueued: string[][] = [];
+    const queued = new Set<string>();
+    const sweep = createPendingChargeSweep({
+      database: ledger.harness.ledger.pool,
+      queue: {
+        enqueueCharges: async (ids) => {
+          enqueued.push([...ids]);
+          const jobId = `job-${enqueued.length}`;
+          queued.add(jobId);
+          return [{ jobId, requestIds: ids }];
+        },
+        queuedJobIds: async (jobIds) => new Set(jobIds.filter((jobId) => queued.has(jobId))),
+      },
+      clock: sweepClock,
+      logger: silentLogger,
+    });
+
+    // When: three sweeps; the queue loses the job (e.g. Redis flushed) between the second and third
+    const first = await sweep();
+    const second = await sweep();
+    queued.clear();
+    const third = await sweep();
+
+    // Then
+    expect([first, second, third]).toEqual([1, 0, 1]);
+    expect(enqueued.filter((ids) => ids.length > 0)).toEqual([["req_stuck"], ["req_stuck"]]);
   });
 });
 
