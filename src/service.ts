@@ -79,6 +79,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     databaseUrl: options.databaseUrl,
     eventStoreUrl: options.eventStoreUrl,
     applicationName: options.applicationName ?? "gateway",
+    logger,
   });
   const stopProjections = new AbortController();
   let projections: Promise<void> = Promise.resolve();
@@ -101,7 +102,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         logger.info({ missing }, "waiting for a worker process to prepare the projections"),
     });
   }
-  const waiter = new ProjectionWaiter(ledger.pool, options.databaseUrl, limits.projectionWaitPollIntervalMs);
+  const waiter = new ProjectionWaiter(ledger.pool, options.databaseUrl, limits.projectionWaitPollIntervalMs, {
+    logger,
+  });
   await waiter.start();
 
   const hasher = new ApiKeyHasher(options.keyPepper);
