@@ -121,6 +121,13 @@ export const limits = {
   usageAppendBatchSizeMax: 500,
   httpKeepAliveTimeoutMs: 65_000,
   httpHeadersTimeoutMs: 66_000,
+  /**
+   * On SIGTERM/SIGINT, requests in flight (streams included) get this long to finish before their
+   * connections are cut; new connections are refused from the first moment.
+   */
+  shutdownDrainMs: 10_000,
+  /** After the drain, closing queues, workers and pools gets this long before the process exits anyway. */
+  shutdownCloseMs: 20_000,
 } as const;
 
 export class ConfigError extends Error {

@@ -13,7 +13,7 @@ import { chatCompletionsFormat } from "./gateway/generation/chat-completions-for
 import { createGenerationEndpoints } from "./gateway/generation/generation-endpoints";
 import { responsesFormat } from "./gateway/generation/responses-format";
 import { type FamilyUpstream, UpstreamRegistry } from "./gateway/generation/upstream-registry";
-import { UsageRecorder } from "./gateway/generation/usage-recorder";
+import { UsageRecorder, type UsageToRecord } from "./gateway/generation/usage-recorder";
 import { createKeyRouter } from "./gateway/keys/key-routes";
 import { authenticateAdmin } from "./gateway/middleware/authenticate-admin";
 import { authenticateSession } from "./gateway/middleware/authenticate-session";
@@ -57,7 +57,13 @@ export interface ServiceOptions {
   runProjections?: boolean;
 }
 
+/** Whether the process is stopping; readiness answers 503 from the moment it is (C11). */
+export interface ServiceLifecycle {
+  readonly draining: boolean;
+}
+
 export interface ServiceParts {
+  lifecycle: ServiceLifecycle;
   ledger: Ledger;
   waiter: ProjectionWaiter;
   sessions: SessionTokens;
@@ -70,6 +76,13 @@ export interface RunningService extends ServiceParts {
   requestListener: RequestListener;
   /** Starts listening; resolves with the bound address. */
   listen(port: number, host: string): Promise<{ server: Server; url: string }>;
+  /**
+   * The first step of a clean stop: `lifecycle.draining` turns true, the server accepts no new connection,
+   * requests in flight get `drainMs` to finish (then their connections are cut), and the usage they
+   * record is in the ledger when this resolves. Answers how many connections had to be cut.
+   */
+  drain(drainMs: number): Promise<{ connectionsCut: number }>;
+  /** Stops the projections and closes the server (if not drained), the waiter, upstreams and pools. */
   close(): Promise<void>;
 }
 
@@ -128,17 +141,19 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   waiter.addLocalReadModel(admissionCache);
   admissionCache.start();
   const upstreams = new UpstreamRegistry(options.upstreams, options.upstreamTimeouts ?? {});
-  const parts: ServiceParts = { ledger, waiter, sessions, keys, logger };
+  const lifecycle = { draining: false };
+  const parts: ServiceParts = { lifecycle, ledger, waiter, sessions, keys, logger };
+  const usage = new UsageInFlight(
+    new GroupCommitAppender(ledger.store, limits.usageAppendBatchSizeMax),
+    options.charges,
+    logger,
+  );
 
   const generation = createGenerationEndpoints(
     {
       admission: new ApiKeyAdmission(admissionCache, hasher),
       upstreams,
-      usage: new UsageRecorder(
-        new GroupCommitAppender(ledger.store, limits.usageAppendBatchSizeMax),
-        options.charges,
-        logger,
-      ),
+      usage,
       logger,
     },
     { chatCompletions: chatCompletionsFormat, responses: responsesFormat },
@@ -153,11 +168,16 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     admin.use(authenticateAdmin(options.adminToken), createAdminSessionRouter(sessions));
     if (options.adminRouter) admin.use(options.adminRouter(parts));
   }
-  const requestListener = createApp({
+  const app = createApp({
     routers: { generation, account, ...(admin ? { admin } : {}) },
     requestBodyBytesMax: options.requestBodyBytesMax,
     logger,
   });
+  // While draining, a kept-alive connection is closed after its response instead of waiting for more.
+  const requestListener: RequestListener = (request, response) => {
+    if (lifecycle.draining) response.setHeader("connection", "close");
+    app(request, response);
+  };
 
   let server: Server | undefined;
   return {
@@ -176,11 +196,21 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         listening.requestTimeout = 0;
         listening.on("error", reject);
       }),
-    close: async () => {
+    drain: async (drainMs) => {
+      lifecycle.draining = true;
+      let connectionsCut = 0;
       if (server) {
-        const closing = new Promise<void>((resolve) => server!.close(() => resolve()));
-        server.closeIdleConnections();
-        await closing;
+        connectionsCut = await drainServer(server, drainMs);
+        server = undefined;
+      }
+      await usage.flushed();
+      return { connectionsCut };
+    },
+    close: async () => {
+      lifecycle.draining = true;
+      if (server) {
+        await drainServer(server, 0);
+        server = undefined;
       }
       admissionCache.stop();
       stopProjections.abort();
@@ -190,4 +220,48 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await ledger.close();
     },
   };
+}
+
+/**
+ * Stops accepting connections and waits up to `drainMs` for those open to finish their requests; idle
+ * kept-alive ones are closed as they become idle. Answers how many were still busy at the deadline (cut).
+ */
+async function drainServer(server: Server, drainMs: number): Promise<number> {
+  let open = true;
+  const closed = new Promise<void>((resolve) =>
+    server.close(() => {
+      open = false;
+      resolve();
+    }),
+  );
+  const deadlineMs = Date.now() + drainMs;
+  while (open && Date.now() < deadlineMs) {
+    server.closeIdleConnections();
+    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 50))]);
+  }
+  if (!open) return 0;
+  const busy = await new Promise<number>((resolve) =>
+    server.getConnections((error, count) => resolve(error ? 0 : count)),
+  );
+  server.closeAllConnections();
+  await closed;
+  return busy;
+}
+
+/** The usage recorder, keeping count of recordings in flight so a clean stop can wait for them. */
+class UsageInFlight extends UsageRecorder {
+  private readonly inFlight = new Set<Promise<void>>();
+
+  override record(usage: UsageToRecord): Promise<void> {
+    const recording = super.record(usage);
+    this.inFlight.add(recording);
+    const settle = () => this.inFlight.delete(recording);
+    recording.then(settle, settle);
+    return recording;
+  }
+
+  /** Resolves once every recording started so far has ended (recorded, or failed and logged). */
+  async flushed(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+  }
 }
