@@ -95,7 +95,9 @@ export async function startBilling(options: {
         clock,
         logger,
       });
-      closers.unshift(() => workers.close());
+      // After the charge queue: closing it sends the charges it still holds, which this process's
+      // reconciler can then take before it stops.
+      closers.push(() => workers.close());
     },
     async close() {
       for (const close of closers) await close();
