@@ -185,6 +185,47 @@ describe.each(queueBackendCases)("FX refresh worker on the $name", (backendCase)
     }
   });
 
+  // Redis only: the PostgreSQL backend keeps its queues with the ledger.
+  it.runIf(backendCase.name === "Redis backend")(
+    "has the daily schedule back soon after the queue store lost its data",
+    async () => {
+      // Given: a running FX worker whose leader checks the schedule every 200 ms
+      const leader = startTestLeader(harness.database.url);
+      const worker = await startFxRateRefreshWorker({
+        backend,
+        database: harness.ledger.pool,
+        refresher,
+        clock: () => fridayMorning,
+        logger: silentLogger,
+        leader,
+        scheduleCheckIntervalMs: 200,
+      });
+      const queue = openQueue(fxRateRefreshesQueueName, backend, {
+        role: "background",
+        defaultJobOptions: {},
+      });
+      try {
+        await eventually("the schedule exists", async () =>
+          Boolean(await queue.getJobScheduler(fxRefreshJobSchedulerId)),
+        );
+
+        // When: every key of this deployment vanishes from Redis (as with FLUSHALL)
+        await removeQueueData(backend);
+
+        // Then
+        await eventually(
+          "the schedule is back",
+          async () => Boolean(await queue.getJobScheduler(fxRefreshJobSchedulerId)),
+          2_000,
+        );
+      } finally {
+        await queue.close();
+        await leader.close();
+        await worker.close();
+      }
+    },
+  );
+
   it("does not refresh at start-up when today already has a rate", async () => {
     // Given: the admin recorded today's rate
     await harness.append(
