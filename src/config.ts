@@ -126,6 +126,8 @@ export const limits = {
    * connections are cut; new connections are refused from the first moment.
    */
   shutdownDrainMs: 10_000,
+  /** After cutting requests still running at the drain bound, their handlers get this long to record usage. */
+  shutdownCutGraceMs: 1_000,
   /** After the drain, closing queues, workers and pools gets this long before the process exits anyway. */
   shutdownCloseMs: 20_000,
 } as const;

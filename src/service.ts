@@ -203,6 +203,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         connectionsCut = await drainServer(server, drainMs);
         server = undefined;
       }
+      // A cut stream's handler still records what it produced, once its upstream read notices the abort.
+      if (connectionsCut > 0) await new Promise((resolve) => setTimeout(resolve, limits.shutdownCutGraceMs));
       await usage.flushed();
       return { connectionsCut };
     },
