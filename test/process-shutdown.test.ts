@@ -2,8 +2,10 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
+import { queueBackendOf } from "../src/billing/queue-backend";
 import { findFreePort } from "../src/database/embedded-postgres";
 import { createTestDatabase, type TestDatabase } from "./support/database";
+import { removeQueueData } from "./workers/queue-test-support";
 
 /**
  * A clean stop (C11) of a real `npm start`: SIGTERM or SIGINT to its whole process group (as a terminal's
@@ -34,7 +36,6 @@ async function startNpm(database: TestDatabase): Promise<Started> {
     SIMULATOR_TOKENS_PER_SECOND: "20",
     LOG_LEVEL: "info",
   };
-  delete environment.REDIS_URL;
   // Its own process group, so the test can signal the group as a terminal would.
   const child = spawn("npm", ["start"], {
     env: environment,
@@ -87,6 +88,9 @@ afterEach(async () => {
   // Only the process group this test started, by its id, and only if it is still there.
   if (started?.child.pid && started.child.exitCode === null) process.kill(-started.child.pid, "SIGKILL");
   started = undefined;
+  // With REDIS_URL the queues were on the shared Redis, under a prefix named after the test's database.
+  if (database && process.env.REDIS_URL)
+    await removeQueueData(queueBackendOf({ redisUrl: process.env.REDIS_URL, databaseUrl: database.url }));
   await database?.drop();
   database = undefined;
 });
