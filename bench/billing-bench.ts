@@ -110,6 +110,7 @@ async function reconcileBacklog(backendKind: "redis" | "postgresql", redisUrl: s
       backend,
       store: ledger.store,
       database: ledger.pool,
+      databaseUrl: database.url,
       waiter,
       refresher,
       clock,

@@ -139,12 +139,20 @@ export const limits = {
   usageOutboxRetryDelaysMs: [50, 250, 1_000, 2_000, 5_000],
   /** At stop, how long the gateway waits for answered requests' settlements to be written. */
   usageOutboxDrainMs: 10_000,
-  /** Each gateway process writes its heartbeat this often… */
+  /** Each gateway process writes its heartbeat this often; see billingLimits.gatewayPresumedDeadAfterMs. */
   gatewayHeartbeatIntervalMs: 2_000,
-  /** …and is presumed dead, its open holds orphans, once it has not for this long. */
-  gatewayPresumedDeadAfterMs: 10_000,
+
   httpKeepAliveTimeoutMs: 65_000,
   httpHeadersTimeoutMs: 66_000,
+  /**
+   * On SIGTERM/SIGINT, requests in flight (streams included) get this long to finish before their
+   * connections are cut; new connections are refused from the first moment.
+   */
+  shutdownDrainMs: 10_000,
+  /** After cutting requests still running at the drain bound, their handlers get this long to record usage. */
+  shutdownCutGraceMs: 1_000,
+  /** After the drain, closing queues, workers and pools gets this long before the process exits anyway. */
+  shutdownCloseMs: 20_000,
 } as const;
 
 export class ConfigError extends Error {

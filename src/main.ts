@@ -1,5 +1,5 @@
 import { startBilling } from "./billing/start-billing";
-import { type Config, ConfigError, loadConfig, modelFamilies } from "./config";
+import { type Config, ConfigError, limits, loadConfig, modelFamilies } from "./config";
 import { type LocalDatabase, loadOrCreateLocalSecrets, startLocalDatabase } from "./database/local-data";
 import { printFirstStartBanner, seedDemoAccount } from "./demo-account";
 import type { FamilyUpstream } from "./gateway/generation/upstream-registry";
@@ -92,7 +92,16 @@ async function resolveUpstreams(
   return { upstreams, ...(simulator ? { simulator } : {}) };
 }
 
+const stopSignals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+type StopSignal = (typeof stopSignals)[number];
+
 async function main(): Promise<void> {
+  // From the first moment: a signal during start-up stops the process once it has started, cleanly.
+  let signalDuringStart: StopSignal | undefined;
+  let onStopSignal = (signal: StopSignal) => {
+    signalDuringStart ??= signal;
+  };
+  for (const signal of stopSignals) process.on(signal, () => onStopSignal(signal));
   const config = loadConfig();
   const role = roleOf(process.argv.slice(2));
   // Embedded PostgreSQL belongs to one process; separate roles must meet in a database they share.
@@ -141,16 +150,35 @@ async function main(): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, "shutting down");
-    // Workers first: they need the ledger, which the service closes.
+    logger.info({ signal, drainMs: limits.shutdownDrainMs }, "stopping: draining requests in flight");
+    // Whatever hangs below, the process ends: a stop that never finishes is worse than a late one.
+    setTimeout(() => {
+      logger.error("stopping took too long; exiting anyway");
+      process.exit(1);
+    }, limits.shutdownDrainMs + limits.shutdownCloseMs).unref();
+    // Readiness goes 503, no new connections; requests in flight finish and their usage is recorded.
+    const { connectionsCut } = await service.drain(limits.shutdownDrainMs);
+    if (connectionsCut > 0)
+      logger.warn({ connectionsCut }, "requests still running at the drain bound were cut");
+    // Then the workers and queues (the charge queue sends what it still holds), which need the ledger.
     await billing.close();
     await service.close();
     await simulator?.close();
+    // Last: the other parts may still write to it until they are closed.
     await database.local?.stop();
+    logger.info({ signal }, "stopped");
+    logger.flush();
     process.exit(0);
   };
-  process.on("SIGINT", () => void stop("SIGINT"));
-  process.on("SIGTERM", () => void stop("SIGTERM"));
+  // SIGINT twice (a terminal's Ctrl-C reaches npm, which forwards it, and this process) is one stop.
+  onStopSignal = (signal) => {
+    stop(signal).catch((error: unknown) => {
+      logger.error({ err: error }, "stopping failed");
+      logger.flush();
+      process.exit(1);
+    });
+  };
+  if (signalDuringStart) onStopSignal(signalDuringStart);
 }
 
 main().catch((error: unknown) => {

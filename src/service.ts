@@ -63,7 +63,13 @@ export interface ServiceOptions {
   runProjections?: boolean;
 }
 
+/** Whether the process is stopping; readiness answers 503 from the moment it is (C11). */
+export interface ServiceLifecycle {
+  readonly draining: boolean;
+}
+
 export interface ServiceParts {
+  lifecycle: ServiceLifecycle;
   ledger: Ledger;
   waiter: ProjectionWaiter;
   sessions: SessionTokens;
@@ -76,6 +82,13 @@ export interface RunningService extends ServiceParts {
   requestListener: RequestListener;
   /** Starts listening; resolves with the bound address. */
   listen(port: number, host: string): Promise<{ server: Server; url: string }>;
+  /**
+   * The first step of a clean stop: `lifecycle.draining` turns true, the server accepts no new connection,
+   * requests in flight get `drainMs` to finish (then their connections are cut), and the usage they
+   * record is in the ledger when this resolves. Answers how many connections had to be cut.
+   */
+  drain(drainMs: number): Promise<{ connectionsCut: number }>;
+  /** Stops the projections and closes the server (if not drained), the waiter, upstreams and pools. */
   close(): Promise<void>;
 }
 
@@ -85,6 +98,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     databaseUrl: options.databaseUrl,
     eventStoreUrl: options.eventStoreUrl,
     applicationName: options.applicationName ?? "gateway",
+    logger,
   });
   const stopProjections = new AbortController();
   let projections: Promise<void> = Promise.resolve();
@@ -107,7 +121,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         logger.info({ missing }, "waiting for a worker process to prepare the projections"),
     });
   }
-  const waiter = new ProjectionWaiter(ledger.pool, options.databaseUrl, limits.projectionWaitPollIntervalMs);
+  const waiter = new ProjectionWaiter(ledger.pool, options.databaseUrl, limits.projectionWaitPollIntervalMs, {
+    logger,
+  });
   await waiter.start();
 
   const hasher = new ApiKeyHasher(options.keyPepper);
@@ -131,8 +147,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   waiter.addLocalReadModel(admissionCache);
   admissionCache.start();
   const upstreams = new UpstreamRegistry(options.upstreams, options.upstreamTimeouts ?? {});
-  const parts: ServiceParts = { ledger, waiter, sessions, keys, logger };
-
+  const lifecycle = { draining: false };
+  const parts: ServiceParts = { lifecycle, ledger, waiter, sessions, keys, logger };
   // Holds are placed by one PostgreSQL statement together with the funds check (C10).
   if (!(ledger.store instanceof PostgresEventStore))
     throw new Error(
@@ -184,11 +200,16 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     admin.use(authenticateAdmin(options.adminToken), createAdminSessionRouter(sessions));
     if (options.adminRouter) admin.use(options.adminRouter(parts));
   }
-  const requestListener = createApp({
+  const app = createApp({
     routers: { generation, account, ...(admin ? { admin } : {}) },
     requestBodyBytesMax: options.requestBodyBytesMax,
     logger,
   });
+  // While draining, a kept-alive connection is closed after its response instead of waiting for more.
+  const requestListener: RequestListener = (request, response) => {
+    if (lifecycle.draining) response.setHeader("connection", "close");
+    app(request, response);
+  };
 
   let server: Server | undefined;
   return {
@@ -207,16 +228,28 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         listening.requestTimeout = 0;
         listening.on("error", reject);
       }),
-    close: async () => {
+    drain: async (drainMs) => {
+      lifecycle.draining = true;
+      let connectionsCut = 0;
       if (server) {
-        const closing = new Promise<void>((resolve) => server!.close(() => resolve()));
-        server.closeIdleConnections();
-        await closing;
+        connectionsCut = await drainServer(server, drainMs);
+        server = undefined;
       }
+      // A cut stream's handler still records what it produced, once its upstream read notices the abort.
+      if (connectionsCut > 0) await new Promise((resolve) => setTimeout(resolve, limits.shutdownCutGraceMs));
       // Every answered request's settlement is written before the ledger closes; what cannot be in time is
       // left to the orphan sweep, which finds this process gone once its heartbeat row is.
       const unsettled = await outbox.drain(limits.usageOutboxDrainMs);
       if (unsettled > 0) logger.error({ unsettled }, "settlements left to the orphan sweep");
+      return { connectionsCut };
+    },
+    close: async () => {
+      lifecycle.draining = true;
+      if (server) {
+        await drainServer(server, 0);
+        server = undefined;
+      }
+      await outbox.drain(limits.usageOutboxDrainMs);
       await heartbeat.stop();
       admissionCache.stop();
       stopProjections.abort();
@@ -226,4 +259,30 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await ledger.close();
     },
   };
+}
+
+/**
+ * Stops accepting connections and waits up to `drainMs` for those open to finish their requests; idle
+ * kept-alive ones are closed as they become idle. Answers how many were still busy at the deadline (cut).
+ */
+async function drainServer(server: Server, drainMs: number): Promise<number> {
+  let open = true;
+  const closed = new Promise<void>((resolve) =>
+    server.close(() => {
+      open = false;
+      resolve();
+    }),
+  );
+  const deadlineMs = Date.now() + drainMs;
+  while (open && Date.now() < deadlineMs) {
+    server.closeIdleConnections();
+    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 50))]);
+  }
+  if (!open) return 0;
+  const busy = await new Promise<number>((resolve) =>
+    server.getConnections((error, count) => resolve(error ? 0 : count)),
+  );
+  server.closeAllConnections();
+  await closed;
+  return busy;
 }

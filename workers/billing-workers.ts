@@ -7,6 +7,7 @@ import type { FxRateRefresher } from "../src/billing/fx-rate-refresh";
 import { createPricingReadModel } from "../src/billing/pricing-read-model";
 import type { Clock, ProjectionWaiting } from "../src/billing/projection-waiting";
 import type { QueueBackend } from "../src/billing/queue-backend";
+import { PeriodicLeader } from "../src/database/periodic-leader";
 import type { EventStore } from "../src/ledger/event-store";
 import { GroupCommitAppender } from "../src/ledger/group-commit-appender";
 import {
@@ -15,25 +16,40 @@ import {
   startReconcileUsageWorker,
 } from "./reconcile-usage";
 import { startFxRateRefreshWorker } from "./refresh-fx-rate";
-import { type PendingChargeSweepSettings, startPendingChargeSweeper } from "./sweep-pending-charges";
+import { type OrphanHoldSweepSettings, scheduleOrphanHoldSettlement } from "./settle-orphan-holds";
+import { type PendingChargeSweepSettings, schedulePendingChargeSweep } from "./sweep-pending-charges";
 
-/** Every billing worker of one process: reconciler, sweeper, FX refresh. Run it in any number of processes. */
+/**
+ * Every billing worker of one process: reconciler, sweeper, FX refresh. Run it in any number of processes:
+ * the reconciler runs in each, the periodic tasks (sweep, FX schedule) in the one that leads.
+ */
 
 export interface BillingWorkersDependencies {
   backend: QueueBackend;
   store: EventStore;
   database: pg.Pool;
+  /** For the leader's dedicated lock session. */
+  databaseUrl: string;
   waiter: ProjectionWaiting;
   refresher: FxRateRefresher;
   clock: Clock;
   logger: Logger;
   reconcile?: Partial<ReconcileUsageSettings>;
   sweep?: Partial<PendingChargeSweepSettings>;
+  orphanSweep?: Partial<OrphanHoldSweepSettings>;
+  fxScheduleCheckIntervalMs?: number;
+  leaderStandbyRetryMs?: number;
+}
+
+export interface RunningBillingWorkers {
+  /** Where more periodic tasks register (e.g. settling orphaned holds); they run in the leading process. */
+  leader: Pick<PeriodicLeader, "every" | "leading">;
+  close(): Promise<void>;
 }
 
 export async function startBillingWorkers(
   dependencies: BillingWorkersDependencies,
-): Promise<{ close(): Promise<void> }> {
+): Promise<RunningBillingWorkers> {
   const { backend, store, database, waiter, clock, logger } = dependencies;
   const pricing = createPricingReadModel(database);
   // The charges of a job, and of concurrent jobs, share one statement and one commit (group commit).
@@ -46,6 +62,14 @@ export async function startBillingWorkers(
   const running: RunningWorker[] = [];
   // The sweeper's producer may wait for the queue: it runs in a job, not on a request.
   const chargeQueue = createChargeQueue({ backend, logger, role: "background" });
+  const leader = new PeriodicLeader({
+    connectionString: dependencies.databaseUrl,
+    lockKey: billingLimits.billingLeaderLockKey,
+    applicationName: "won-gateway-leader",
+    standbyRetryMs: dependencies.leaderStandbyRetryMs ?? billingLimits.billingLeaderStandbyRetryMs,
+    runsStopWaitMs: billingLimits.queueCloseTimeoutMs,
+    logger: logger.child({ component: "leader" }),
+  });
   try {
     running.push(
       startReconcileUsageWorker({
@@ -65,30 +89,50 @@ export async function startBillingWorkers(
         ...(dependencies.reconcile ? { settings: dependencies.reconcile } : {}),
       }),
     );
+    scheduleOrphanHoldSettlement(leader, {
+      database,
+      store: chargeStore,
+      pricing,
+      queue: chargeQueue,
+      clock,
+      logger,
+      ...(dependencies.orphanSweep ? { settings: dependencies.orphanSweep } : {}),
+    });
+    schedulePendingChargeSweep(leader, {
+      database,
+      queue: chargeQueue,
+      clock,
+      logger,
+      ...(dependencies.sweep ? { settings: dependencies.sweep } : {}),
+    });
     running.push(
-      await startPendingChargeSweeper({
+      await startFxRateRefreshWorker({
         backend,
         database,
-        enqueueCharges: (requestIds) => chargeQueue.enqueueCharges(requestIds),
+        refresher: dependencies.refresher,
         clock,
         logger,
-        ...(dependencies.sweep ? { settings: dependencies.sweep } : {}),
+        leader,
+        ...(dependencies.fxScheduleCheckIntervalMs === undefined
+          ? {}
+          : { scheduleCheckIntervalMs: dependencies.fxScheduleCheckIntervalMs }),
       }),
     );
-    running.push(
-      await startFxRateRefreshWorker({ backend, database, refresher: dependencies.refresher, clock, logger }),
-    );
+    leader.start();
   } catch (error) {
-    await closeAll(running, chargeQueue);
+    await closeAll(leader, running, chargeQueue);
     throw error;
   }
-  return { close: () => closeAll(running, chargeQueue) };
+  return { leader, close: () => closeAll(leader, running, chargeQueue) };
 }
 
+/** The leader first: its tasks use the queues. */
 async function closeAll(
+  leader: PeriodicLeader,
   running: readonly RunningWorker[],
   chargeQueue: { close(): Promise<void> },
 ): Promise<void> {
+  await leader.close();
   await Promise.all(running.map((worker) => worker.close()));
   await chargeQueue.close();
 }

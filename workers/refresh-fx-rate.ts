@@ -1,26 +1,41 @@
 import { UnrecoverableError } from "bullmq";
 import type pg from "pg";
 import type { Logger } from "pino";
-import { backgroundRetryDefaults, retryInBackground } from "../src/billing/background-retry";
 import { billingLimits } from "../src/billing/billing-limits";
 import { closeWithin } from "../src/billing/charge-queue";
 import { KoreaeximError, KoreaeximResultCodeError } from "../src/billing/fx/koreaexim-errors";
 import { type FxRateRefresher, isFxRefreshNeeded } from "../src/billing/fx-rate-refresh";
 import type { Clock } from "../src/billing/projection-waiting";
 import { openQueue, openWorker, type QueueBackend } from "../src/billing/queue-backend";
-import { fxRefreshJobSchedulerId, fxRefreshSchedule, seoulDateOf } from "../src/billing/seoul-calendar";
+import {
+  fxRefreshJobSchedulerId,
+  fxRefreshSchedule,
+  seoulDateOf,
+  startInstantOfSeoulDate,
+} from "../src/billing/seoul-calendar";
 import { errorSummaryOf, throttledLog } from "../src/billing/throttled-log";
+import type { PeriodicLeader } from "../src/database/periodic-leader";
 import type { RunningWorker } from "./reconcile-usage";
 
 /**
- * The daily FX refresh (C7): a BullMQ job scheduler at 00:05 Asia/Seoul, plus one job at start-up when
- * today (Seoul) has no rate. A failed refresh records nothing — today keeps the latest earlier rate — and
- * is retried with backoff a few times; a refusal by the bank (result ≠ 1, e.g. a bad authkey) is not.
+ * The daily FX refresh (C7): a BullMQ job scheduler at 00:05 Asia/Seoul, plus a refresh when today (Seoul)
+ * has no rate. A failed refresh records nothing — today keeps the latest earlier rate — and is retried with
+ * backoff a few times; a refusal by the bank (result ≠ 1, e.g. a bad authkey) is not.
+ *
+ * The schedule lives in the queue's store, which can lose its data (Redis flushed or restarted empty). So
+ * the leader of the worker processes (periodic-leader.ts) re-asserts it every few tens of seconds
+ * (upserting an unchanged scheduler changes nothing), and at the same pace enqueues today's refresh when
+ * today still has no rate after 00:05 — which is the start-up refresh, and also a 00:05 run lost with the
+ * store's data. That job's id is the day, and a failed one is kept for a day, so the bank is asked once a
+ * day however often the check runs (unless the store loses the job again).
  */
 
 export const fxRateRefreshesQueueName = "fx-rate-refreshes";
 const refreshJobName = "refresh-fx-rate";
 export const fxRefreshActor = "system:fx-refresh";
+export const fxRefreshScheduleTaskName = "fx-rate-refresh-schedule";
+/** The Seoul wall-clock minute of the daily refresh (00:05). */
+const dailyRefreshMinuteOfDay = 5;
 
 export interface FxRateRefreshWorkerDependencies {
   backend: QueueBackend;
@@ -28,6 +43,9 @@ export interface FxRateRefreshWorkerDependencies {
   refresher: FxRateRefresher;
   clock: Clock;
   logger: Logger;
+  leader: Pick<PeriodicLeader, "every">;
+  /** Default `billingLimits.fxScheduleCheckIntervalMs`. */
+  scheduleCheckIntervalMs?: number;
 }
 
 export async function startFxRateRefreshWorker(
@@ -75,23 +93,27 @@ export async function startFxRateRefreshWorker(
     );
   });
 
-  // In the background, so that a queue store down at boot does not hold the process.
-  const scheduling = retryInBackground({
-    ...backgroundRetryDefaults,
-    description: "scheduling the FX refresh",
-    logger,
-    task: async () => {
+  dependencies.leader.every(
+    fxRefreshScheduleTaskName,
+    dependencies.scheduleCheckIntervalMs ?? billingLimits.fxScheduleCheckIntervalMs,
+    async () => {
       await queue.upsertJobScheduler(fxRefreshJobSchedulerId, fxRefreshSchedule, { name: refreshJobName });
-      const today = seoulDateOf(dependencies.clock());
-      if (dependencies.refresher.configured && (await isFxRefreshNeeded(dependencies.database, today))) {
-        // One id per day: N worker processes starting together enqueue one start-up refresh.
-        await queue.add(refreshJobName, {}, { jobId: `startup-refresh-${today}` });
-      }
+      const now = dependencies.clock();
+      const today = seoulDateOf(now);
+      const minutesIntoToday = (now.getTime() - startInstantOfSeoulDate(today).getTime()) / 60_000;
+      if (minutesIntoToday < dailyRefreshMinuteOfDay || !dependencies.refresher.configured) return;
+      if (!(await isFxRefreshNeeded(dependencies.database, today))) return;
+      // One id per day: any number of checks (and of leaders) enqueue one refresh a day.
+      const kept = { age: billingLimits.fxRefreshFailedJobKeptSeconds };
+      await queue.add(
+        refreshJobName,
+        {},
+        { jobId: `refresh-${today}`, removeOnComplete: kept, removeOnFail: kept },
+      );
     },
-  });
+  );
   return {
     close: async (force = false) => {
-      await scheduling.stop();
       await closeWithin({ close: () => worker.close(force) }, billingLimits.queueCloseTimeoutMs);
       await closeWithin(queue, billingLimits.queueCloseTimeoutMs);
     },

@@ -1,23 +1,23 @@
 import type pg from "pg";
 import type { Logger } from "pino";
-import { backgroundRetryDefaults, retryInBackground } from "../src/billing/background-retry";
 import { billingLimits } from "../src/billing/billing-limits";
-import { closeWithin } from "../src/billing/charge-queue";
+import type { ChargeQueue } from "../src/billing/charge-queue";
 import { sweepPendingCharges } from "../src/billing/pending-charge-sweep";
 import type { Clock } from "../src/billing/projection-waiting";
-import { openQueue, openWorker, type QueueBackend } from "../src/billing/queue-backend";
-import { errorSummaryOf, throttledLog } from "../src/billing/throttled-log";
-import type { RunningWorker } from "./reconcile-usage";
+import type { PeriodicLeader } from "../src/database/periodic-leader";
 
 /**
- * The sweeper: a BullMQ job scheduler runs one sweep every interval (one job at a time across all worker
- * processes, whatever their number); the sweep enqueues again every usage still uncharged after the
- * pending age — those whose enqueue was lost while the queue was down, or whose job failed for good.
+ * The sweeper: every interval, in the one worker process that leads (see periodic-leader.ts), it enqueues
+ * again every usage still uncharged after the pending age — those whose enqueue was lost while the queue
+ * was down, whose job vanished with the queue's data, or whose job failed for good. A timer under a
+ * PostgreSQL lock, not a BullMQ schedule: it must keep running when the queue's store loses its data.
+ *
+ * Not flooding the queue: the sweeper remembers the jobs it enqueued and does not enqueue a usage again
+ * while its job is still queued. A usage whose gateway job is still queued (a backlog older than the
+ * pending age) gets one extra job at most; charges are idempotent, so that costs a read, not money.
  */
 
-export const pendingChargeSweepsQueueName = "pending-charge-sweeps";
-export const pendingChargeSweepSchedulerId = "pending-charge-sweep";
-const sweepJobName = "sweep-pending-charges";
+export const pendingChargeSweepTaskName = "pending-charge-sweep";
 
 export interface PendingChargeSweepSettings {
   intervalMs: number;
@@ -34,67 +34,61 @@ export const pendingChargeSweepSettings: PendingChargeSweepSettings = {
 };
 
 export interface PendingChargeSweeperDependencies {
-  backend: QueueBackend;
   database: Pick<pg.Pool, "query">;
-  /** Enqueues on the usage-charges queue and waits for the queue's answer. */
-  enqueueCharges: (requestIds: readonly string[]) => Promise<void>;
+  /** The usage-charges queue; its producer may wait (it runs in the background, not on a request). */
+  queue: Pick<ChargeQueue, "enqueueCharges" | "queuedJobIds">;
   clock: Clock;
   logger: Logger;
   settings?: Partial<PendingChargeSweepSettings>;
 }
 
-export async function startPendingChargeSweeper(
-  dependencies: PendingChargeSweeperDependencies,
-): Promise<RunningWorker> {
-  const settings = { ...pendingChargeSweepSettings, ...dependencies.settings };
-  const logger = dependencies.logger.child({ worker: pendingChargeSweepsQueueName });
-  const errors = throttledLog(logger, billingLimits.queueErrorLogIntervalMs);
-  const queue = openQueue(pendingChargeSweepsQueueName, dependencies.backend, {
-    role: "background",
-    defaultJobOptions: { removeOnComplete: true, removeOnFail: true },
-  });
-  queue.on("error", (error) => errors.error({ err: errorSummaryOf(error) }, "sweep queue connection error"));
-  // Upserting is idempotent: every worker process does it, the schedule stays one. In the background, so
-  // that a queue store down at boot does not hold the process.
-  const scheduling = retryInBackground({
-    ...backgroundRetryDefaults,
-    description: "scheduling the pending-charge sweep",
-    logger,
-    task: async () => {
-      await queue.upsertJobScheduler(
-        pendingChargeSweepSchedulerId,
-        { every: settings.intervalMs },
-        { name: sweepJobName },
-      );
-    },
-  });
+/** One sweep; answers how many usages it enqueued. Keeps the jobs it enqueued between calls. */
+export type PendingChargeSweep = () => Promise<number>;
 
-  const worker = openWorker(
-    pendingChargeSweepsQueueName,
-    async () => {
-      const { enqueuedCount } = await sweepPendingCharges(
-        dependencies.database,
-        dependencies.enqueueCharges,
-        {
-          now: dependencies.clock(),
-          ageMs: settings.ageMs,
-          pageSize: settings.pageSize,
-          pagesMax: settings.pagesMax,
-        },
-      );
-      if (enqueuedCount > 0) logger.warn({ enqueuedCount }, "uncharged usage found and enqueued again");
-      return enqueuedCount;
-    },
-    dependencies.backend,
-    { concurrency: 1 },
-  );
-  worker.on("error", (error) => errors.error({ err: errorSummaryOf(error) }, "sweeper connection error"));
-  worker.on("failed", (_job, error) => logger.error({ err: errorSummaryOf(error) }, "sweep failed"));
-  return {
-    close: async (force = false) => {
-      await scheduling.stop();
-      await closeWithin({ close: () => worker.close(force) }, billingLimits.queueCloseTimeoutMs);
-      await closeWithin(queue, billingLimits.queueCloseTimeoutMs);
-    },
+export function createPendingChargeSweep(dependencies: PendingChargeSweeperDependencies): PendingChargeSweep {
+  const settings = { ...pendingChargeSweepSettings, ...dependencies.settings };
+  /** Request id → the sweeper's job that carries it, while that job may still be queued. */
+  const outstanding = new Map<string, string>();
+
+  async function forgetJobsThatLeftTheQueue(): Promise<void> {
+    if (outstanding.size === 0) return;
+    const jobIds = [...new Set(outstanding.values())];
+    const queued = await dependencies.queue.queuedJobIds(jobIds);
+    for (const [requestId, jobId] of outstanding) if (!queued.has(jobId)) outstanding.delete(requestId);
+  }
+
+  return async () => {
+    await forgetJobsThatLeftTheQueue();
+    let enqueuedCount = 0;
+    await sweepPendingCharges(
+      dependencies.database,
+      async (requestIds) => {
+        const unqueued = requestIds.filter((requestId) => !outstanding.has(requestId));
+        const jobs = await dependencies.queue.enqueueCharges(unqueued);
+        for (const job of jobs) for (const requestId of job.requestIds) outstanding.set(requestId, job.jobId);
+        enqueuedCount += unqueued.length;
+      },
+      {
+        now: dependencies.clock(),
+        ageMs: settings.ageMs,
+        pageSize: settings.pageSize,
+        pagesMax: settings.pagesMax,
+      },
+    );
+    return enqueuedCount;
   };
+}
+
+/** Registers the sweep with the leader; it runs in whichever worker process leads. */
+export function schedulePendingChargeSweep(
+  leader: Pick<PeriodicLeader, "every">,
+  dependencies: PendingChargeSweeperDependencies,
+): void {
+  const settings = { ...pendingChargeSweepSettings, ...dependencies.settings };
+  const logger = dependencies.logger.child({ task: pendingChargeSweepTaskName });
+  const sweep = createPendingChargeSweep(dependencies);
+  leader.every(pendingChargeSweepTaskName, settings.intervalMs, async () => {
+    const enqueuedCount = await sweep();
+    if (enqueuedCount > 0) logger.warn({ enqueuedCount }, "uncharged usage found and enqueued again");
+  });
 }

@@ -31,13 +31,34 @@ export const billingLimits = {
   /** Times a job may be recovered from a dead worker before it fails (then the sweeper re-enqueues it). */
   reconcileUsageStalledCountMax: 5,
 
-  /** How often the sweeper looks for usage left uncharged. */
-  pendingChargeSweepIntervalMs: 30_000,
-  /** Usage younger than this is left alone: its own job is most likely still on its way. */
-  pendingChargeAgeMs: 60_000,
+  /** How often the sweeper looks for usage left uncharged (a lost charge job is charged within ~10 s). */
+  pendingChargeSweepIntervalMs: 2_000,
+  /**
+   * Usage younger than this is left alone: its own job is most likely still on its way (the gateway's jobs
+   * are charged within ~100 ms when the queue works). Older usage in a job still queued is enqueued once
+   * more at most: the sweeper remembers its jobs until they leave the queue.
+   */
+  pendingChargeAgeMs: 5_000,
   pendingChargeSweepPageSize: 1_000,
   /** Pages per sweep: at most 100,000 usages re-enqueued every interval. */
   pendingChargeSweepPagesMax: 100,
+
+  /** Background tasks (sweep, FX schedule) run in one worker process, the holder of this advisory lock. */
+  billingLeaderLockKey: 7_310_003,
+  /** How often the leader settles orphaned holds (C10: within 30 s of their gateway's death). */
+  orphanHoldSweepIntervalMs: 2_000,
+  /** A gateway process whose heartbeat (every 2 s) is older than this is presumed dead. */
+  gatewayPresumedDeadAfterMs: 10_000,
+  /** A hold younger than this is never taken for an orphan. */
+  orphanHoldAgeMinMs: 2_000,
+  /** Holds one sweep settles (the next sweep takes the rest). */
+  orphanHoldsPerSweepMax: 1_000,
+  /** How often a stand-by worker tries to take the lead (and the leader checks its session). */
+  billingLeaderStandbyRetryMs: 1_000,
+  /** How often the leader re-asserts the FX job scheduler and checks that today has a rate. */
+  fxScheduleCheckIntervalMs: 60_000,
+  /** A failed daily refresh job is kept this long, so the check does not start it again and again. */
+  fxRefreshFailedJobKeptSeconds: 24 * 60 * 60,
 
   /** Attempts of one FX refresh job (the bank client retries each request on its own besides). */
   fxRefreshJobAttemptsMax: 4,

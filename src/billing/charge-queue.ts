@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { JobsOptions, Queue } from "bullmq";
 import type { Logger } from "pino";
 import { billingLimits } from "./billing-limits";
@@ -28,9 +29,20 @@ export const chargeUsageJobOptions: JobsOptions = {
 };
 
 export interface ChargeQueue extends ChargeEnqueuer {
-  /** Enqueues and waits (sweeper, tests), in jobs of at most `chargeJobRequestsMax` requests. */
-  enqueueCharges(requestIds: readonly string[]): Promise<void>;
+  /**
+   * Enqueues and waits (sweeper, tests), in jobs of at most `chargeJobRequestsMax` requests; answers the
+   * id of each job with its requests, so the caller can tell later whether a job is still queued.
+   */
+  enqueueCharges(requestIds: readonly string[]): Promise<EnqueuedChargeJob[]>;
+  /** Of `jobIds`, those still in the queue (waiting, delayed or running). */
+  queuedJobIds(jobIds: readonly string[]): Promise<Set<string>>;
+  /** Sends what is still waiting to be enqueued (bounded by the enqueue timeout), then closes. */
   close(): Promise<void>;
+}
+
+export interface EnqueuedChargeJob {
+  jobId: string;
+  requestIds: readonly string[];
 }
 
 export interface ChargeQueueDependencies {
@@ -104,15 +116,31 @@ export function createChargeQueue(dependencies: ChargeQueueDependencies): Charge
       if (!sending) void sendWaiting();
     },
     async enqueueCharges(requestIds) {
-      if (requestIds.length === 0) return;
+      if (requestIds.length === 0) return [];
       const jobs = [];
       for (let start = 0; start < requestIds.length; start += billingLimits.chargeJobRequestsMax) {
         const batch = requestIds.slice(start, start + billingLimits.chargeJobRequestsMax);
-        jobs.push({ name: chargeUsageJobName, data: { requestIds: batch }, opts: chargeUsageJobOptions });
+        jobs.push({
+          name: chargeUsageJobName,
+          data: { requestIds: batch },
+          opts: { ...chargeUsageJobOptions, jobId: `charges-${randomUUID()}` },
+        });
       }
       await queue.addBulk(jobs);
+      return jobs.map((job) => ({ jobId: job.opts.jobId, requestIds: job.data.requestIds }));
+    },
+    async queuedJobIds(jobIds) {
+      const states = await Promise.all(jobIds.map((jobId) => queue.getJobState(jobId)));
+      const queuedStates = new Set(["waiting", "waiting-children", "delayed", "prioritized", "active"]);
+      return new Set(jobIds.filter((_jobId, index) => queuedStates.has(states[index]!)));
     },
     async close() {
+      // Usage recorded by requests that just finished is enqueued now rather than left to the sweeper.
+      const flushDeadlineMs = Date.now() + limits.chargeEnqueueTimeoutMs;
+      while ((sending || waiting.length > 0) && Date.now() < flushDeadlineMs) {
+        if (!sending) void sendWaiting();
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
       closed = true;
       waiting = [];
       await closeWithin(queue, billingLimits.queueCloseTimeoutMs);

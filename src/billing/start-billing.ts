@@ -89,12 +89,15 @@ export async function startBilling(options: {
         backend,
         store: parts.ledger.store,
         database: parts.ledger.pool,
+        databaseUrl: options.databaseUrl,
         waiter: parts.waiter,
         refresher: refresherFor(parts),
         clock,
         logger,
       });
-      closers.unshift(() => workers.close());
+      // After the charge queue: closing it sends the charges it still holds, which this process's
+      // reconciler can then take before it stops.
+      closers.push(() => workers.close());
     },
     async close() {
       for (const close of closers) await close();

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import type { Logger } from "pino";
 import { limits } from "../config";
 import { migrate } from "../database/migrations";
 import { createPool } from "../database/pool";
@@ -22,6 +23,8 @@ export async function openLedger(options: {
   eventStoreUrl?: string | undefined;
   applicationName: string;
   connectionsMax?: number;
+  /** Reports of the LISTEN connection (lost, restored). */
+  logger?: Logger;
 }): Promise<Ledger> {
   const pool = createPool({
     url: options.databaseUrl,
@@ -36,6 +39,7 @@ export async function openLedger(options: {
           pool,
           listenConnectionString: options.databaseUrl,
           pollIntervalMs: limits.eventStorePollIntervalMs,
+          logger: options.logger,
         });
     return {
       pool,

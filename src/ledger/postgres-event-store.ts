@@ -1,4 +1,6 @@
 import pg from "pg";
+import type { Logger } from "pino";
+import { ListenConnection } from "../database/listen-connection";
 import {
   type AppendResult,
   appendOneByOne,
@@ -46,6 +48,8 @@ interface PostgresEventStoreOptions {
   listenConnectionString: string;
   /** How often a subscriber polls when no notification arrives (a lost NOTIFY, a stuck xmin). */
   pollIntervalMs: number;
+  /** Where the LISTEN connection says it lost PostgreSQL and got it back. */
+  logger?: Logger | undefined;
 }
 
 export class PostgresEventStore implements EventStore {
@@ -53,6 +57,7 @@ export class PostgresEventStore implements EventStore {
   private readonly pool: pg.Pool;
   private readonly listenConnectionString: string;
   private readonly pollIntervalMs: number;
+  private readonly logger: Logger | undefined;
   private transactionOrderOffset = 0n;
   private listener: NotificationListener | undefined;
   private notifying: "idle" | "sending" | "sending-then-again" = "idle";
@@ -61,6 +66,7 @@ export class PostgresEventStore implements EventStore {
     this.pool = options.pool;
     this.listenConnectionString = options.listenConnectionString;
     this.pollIntervalMs = options.pollIntervalMs;
+    this.logger = options.logger;
   }
 
   /** The schema must be migrated (`migrate`) before. */
@@ -238,7 +244,11 @@ export class PostgresEventStore implements EventStore {
   }
 
   private async notifications(): Promise<NotificationListener> {
-    this.listener ??= await NotificationListener.start(this.listenConnectionString, notificationChannel);
+    this.listener ??= await NotificationListener.start(
+      this.listenConnectionString,
+      notificationChannel,
+      this.logger,
+    );
     return this.listener;
   }
 
@@ -513,20 +523,29 @@ interface Wake {
   cancel(): void;
 }
 
-/** One LISTEN connection per store, shared by its subscribers. Reconnects if the connection drops. */
+/**
+ * One LISTEN connection per store, shared by its subscribers. It reconnects whenever the connection drops
+ * and then wakes every subscriber, which reads on from its position: appends notified while it was away
+ * are picked up at once, not at the next poll.
+ */
 class NotificationListener {
   private waiters = new Set<() => void>();
-  private client: pg.Client | undefined;
-  private closed = false;
+  private connection: ListenConnection | undefined;
 
-  private constructor(
-    private readonly connectionString: string,
-    private readonly channel: string,
-  ) {}
-
-  static async start(connectionString: string, channel: string): Promise<NotificationListener> {
-    const listener = new NotificationListener(connectionString, channel);
-    await listener.connect();
+  static async start(
+    connectionString: string,
+    channel: string,
+    logger: Logger | undefined,
+  ): Promise<NotificationListener> {
+    const listener = new NotificationListener();
+    listener.connection = await ListenConnection.open({
+      connectionString,
+      channel,
+      applicationName: "ledger-listen",
+      onNotification: () => listener.wakeAll(),
+      onReconnected: () => listener.wakeAll(),
+      logger: logger?.child({ component: "ledger-listen" }),
+    });
     return listener;
   }
 
@@ -548,33 +567,11 @@ class NotificationListener {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    for (const wake of [...this.waiters]) wake();
-    await this.client?.end().catch(() => {});
-  }
-
-  private async connect(): Promise<void> {
-    const client = new pg.Client({
-      connectionString: this.connectionString,
-      application_name: "ledger-listen",
-    });
-    client.on("notification", () => this.wakeAll());
-    client.on("error", () => this.reconnectLater());
-    await client.connect();
-    await client.query(`LISTEN ${this.channel}`);
-    this.client = client;
+    this.wakeAll();
+    await this.connection?.close();
   }
 
   private wakeAll(): void {
     for (const wake of [...this.waiters]) wake();
-  }
-
-  private reconnectLater(): void {
-    this.client = undefined;
-    if (this.closed) return;
-    // Polling covers the gap; reconnect in the background so notifications resume.
-    setTimeout(() => {
-      if (!this.closed) this.connect().catch(() => this.reconnectLater());
-    }, 1_000).unref();
   }
 }

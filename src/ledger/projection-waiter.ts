@@ -1,4 +1,6 @@
-import pg from "pg";
+import type pg from "pg";
+import type { Logger } from "pino";
+import { ListenConnection } from "../database/listen-connection";
 import { isAtOrAfter, type LogPosition } from "./log-position";
 import { checkpointChannel } from "./projection-runner";
 
@@ -21,7 +23,7 @@ export interface LocalReadModel {
 export class ProjectionWaiter {
   private readonly localReadModels: LocalReadModel[] = [];
   private waiters = new Set<{ target: LogPosition; projections: readonly string[]; resolve: () => void }>();
-  private listenClient: pg.Client | undefined;
+  private listener: ListenConnection | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
   private closed = false;
@@ -32,24 +34,27 @@ export class ProjectionWaiter {
     private readonly pool: pg.Pool,
     private readonly connectionString: string,
     private readonly pollIntervalMs: number,
+    private readonly options: { logger?: Logger } = {},
   ) {}
 
+  /**
+   * Listens for checkpoint notifications. The connection is re-established whenever it drops, and then
+   * every local copy re-reads: a checkpoint that moved while it was away was never announced.
+   */
   async start(): Promise<void> {
-    const client = new pg.Client({
-      connectionString: this.connectionString,
-      application_name: "projection-waiter",
-    });
-    client.on("notification", () => {
+    const checkpointsAdvanced = () => {
       for (const model of this.localReadModels) model.checkpointsAdvanced();
       void this.refresh();
+    };
+    this.listener = await ListenConnection.open({
+      connectionString: this.connectionString,
+      channel: checkpointChannel,
+      applicationName: "projection-waiter",
+      onNotification: checkpointsAdvanced,
+      onReconnected: checkpointsAdvanced,
+      logger: this.options.logger?.child({ component: "projection-waiter" }),
     });
-    client.on("error", () => {
-      this.listenClient = undefined;
-      if (!this.closed) setTimeout(() => void this.start().catch(() => {}), 1_000).unref();
-    });
-    await client.connect();
-    await client.query(`LISTEN ${checkpointChannel}`);
-    this.listenClient = client;
+    if (this.closed) await this.listener.close();
   }
 
   addLocalReadModel(model: LocalReadModel): void {
@@ -113,7 +118,7 @@ export class ProjectionWaiter {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.pollTimer);
-    await this.listenClient?.end().catch(() => {});
+    await this.listener?.close();
   }
 
   private ensurePolling(): void {

@@ -2,12 +2,14 @@ import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterEach, beforeEach } from "vitest";
 import type { QueueBackend } from "../../src/billing/queue-backend";
+import { PeriodicLeader } from "../../src/database/periodic-leader";
 import type { AccountReference } from "../../src/ledger/events";
 import {
   creditToppedUp,
   fxRateUpdated,
   modelPriceSet,
   runProjections,
+  silentLogger,
 } from "../billing/billing-ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
 
@@ -113,4 +115,18 @@ export function useChargeableLedger(
     await fixture.harness.dispose();
   });
   return fixture;
+}
+
+/** A started leader of the periodic tasks on the test's database (lock retried every 100 ms). */
+export function startTestLeader(databaseUrl: string): PeriodicLeader {
+  const leader = new PeriodicLeader({
+    connectionString: databaseUrl,
+    lockKey: 7_310_003,
+    applicationName: "test-leader",
+    standbyRetryMs: 100,
+    runsStopWaitMs: 5_000,
+    logger: silentLogger,
+  });
+  leader.start();
+  return leader;
 }

@@ -9,7 +9,7 @@ import { fxRateRefreshesQueueName, startFxRateRefreshWorker } from "../../worker
 import { fxRateUpdated, runProjections, silentLogger } from "../billing/billing-ledger-fixtures";
 import { type FakeKoreaeximServer, startFakeKoreaeximServer } from "../billing/fake-koreaexim-server";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
-import { eventually, queueBackendCases, removeQueueData } from "./queue-test-support";
+import { eventually, queueBackendCases, removeQueueData, startTestLeader } from "./queue-test-support";
 
 /**
  * The FX refresh against a fake bank speaking the real protocol (C7): the daily 00:05 KST job scheduler,
@@ -157,12 +157,14 @@ describe.each(queueBackendCases)("FX refresh worker on the $name", (backendCase)
     bank.script("20261119", { kind: "business-day", usdDealBaseRate: "1,483.40" });
 
     // When
+    const leader = startTestLeader(harness.database.url);
     const worker = await startFxRateRefreshWorker({
       backend,
       database: harness.ledger.pool,
       refresher,
       clock: () => fridayMorning,
       logger: silentLogger,
+      leader,
     });
     try {
       // Then
@@ -178,9 +180,51 @@ describe.each(queueBackendCases)("FX refresh worker on the $name", (backendCase)
         await queue.close();
       }
     } finally {
+      await leader.close();
       await worker.close();
     }
   });
+
+  // Redis only: the PostgreSQL backend keeps its queues with the ledger.
+  it.runIf(backendCase.name === "Redis backend")(
+    "has the daily schedule back soon after the queue store lost its data",
+    async () => {
+      // Given: a running FX worker whose leader checks the schedule every 200 ms
+      const leader = startTestLeader(harness.database.url);
+      const worker = await startFxRateRefreshWorker({
+        backend,
+        database: harness.ledger.pool,
+        refresher,
+        clock: () => fridayMorning,
+        logger: silentLogger,
+        leader,
+        scheduleCheckIntervalMs: 200,
+      });
+      const queue = openQueue(fxRateRefreshesQueueName, backend, {
+        role: "background",
+        defaultJobOptions: {},
+      });
+      try {
+        await eventually("the schedule exists", async () =>
+          Boolean(await queue.getJobScheduler(fxRefreshJobSchedulerId)),
+        );
+
+        // When: every key of this deployment vanishes from Redis (as with FLUSHALL)
+        await removeQueueData(backend);
+
+        // Then
+        await eventually(
+          "the schedule is back",
+          async () => Boolean(await queue.getJobScheduler(fxRefreshJobSchedulerId)),
+          2_000,
+        );
+      } finally {
+        await queue.close();
+        await leader.close();
+        await worker.close();
+      }
+    },
+  );
 
   it("does not refresh at start-up when today already has a rate", async () => {
     // Given: the admin recorded today's rate
@@ -196,14 +240,17 @@ describe.each(queueBackendCases)("FX refresh worker on the $name", (backendCase)
     });
 
     // When
+    const leader = startTestLeader(harness.database.url);
     const worker = await startFxRateRefreshWorker({
       backend,
       database: harness.ledger.pool,
       refresher,
       clock: () => fridayMorning,
       logger: silentLogger,
+      leader,
     });
     await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await leader.close();
     await worker.close();
 
     // Then

@@ -6,7 +6,7 @@ import { createPricingReadModel } from "../../src/billing/pricing-read-model";
 import type { QueueBackend } from "../../src/billing/queue-backend";
 import { startBillingWorkers } from "../../workers/billing-workers";
 import { startReconcileUsageWorker } from "../../workers/reconcile-usage";
-import { startPendingChargeSweeper } from "../../workers/sweep-pending-charges";
+import { createPendingChargeSweep, schedulePendingChargeSweep } from "../../workers/sweep-pending-charges";
 import {
   balanceOf,
   chargesOf,
@@ -15,7 +15,7 @@ import {
   usageRecorded,
 } from "../billing/billing-ledger-fixtures";
 import { openLedgerHarness } from "../support/ledger-harness";
-import { eventually, queueBackendCases, useChargeableLedger } from "./queue-test-support";
+import { eventually, queueBackendCases, startTestLeader, useChargeableLedger } from "./queue-test-support";
 
 /**
  * Enqueueing never blocks a request, and nothing is lost when it fails (C7, issue 5): with the queue
@@ -88,15 +88,15 @@ describe.each(queueBackendCases)("sweeper on the $name", (backendCase) => {
         ),
     });
     ledger.closers.push(() => reconciler.close());
-    const sweeper = await startPendingChargeSweeper({
-      backend: ledger.backend,
+    const leader = startTestLeader(ledger.harness.database.url);
+    schedulePendingChargeSweep(leader, {
       database: ledger.harness.ledger.pool,
-      enqueueCharges: (ids) => workingQueue.enqueueCharges(ids),
+      queue: workingQueue,
       clock: sweepClock,
       logger: silentLogger,
       settings: { intervalMs: 300 },
     });
-    ledger.closers.push(() => sweeper.close());
+    ledger.closers.push(() => leader.close());
 
     // Then: each usage charged once, the balance moved by the exact sum (30 × ₩1.5)
     await eventually("every usage is charged", async () => (await pendingCount()) === 0);
@@ -105,35 +105,80 @@ describe.each(queueBackendCases)("sweeper on the $name", (backendCase) => {
   });
 
   it("enqueues usage older than the pending age and leaves younger usage to its own job", async () => {
-    // Given: one usage recorded 10 minutes before the sweep, one 10 seconds before
+    // Given: one usage recorded 10 minutes before the sweep, one 2 seconds before (the pending age is 5 s)
     await ledger.harness.append(
       usageRecorded({ requestId: "req_old", account, startedAt: requestStart }),
       usageRecorded({
         requestId: "req_young",
         account,
         startedAt: requestStart,
-        recordedAt: "2026-11-20T03:09:50.000Z",
+        recordedAt: "2026-11-20T03:09:58.000Z",
       }),
     );
     await eventually("both usages are pending", async () => (await pendingCount()) === 2);
     const enqueued: string[] = [];
 
     // When
-    const sweeper = await startPendingChargeSweeper({
-      backend: ledger.backend,
+    let sweeps = 0;
+    const leader = startTestLeader(ledger.harness.database.url);
+    schedulePendingChargeSweep(leader, {
       database: ledger.harness.ledger.pool,
-      enqueueCharges: async (ids) => {
-        enqueued.push(...ids);
+      queue: {
+        enqueueCharges: async (ids) => {
+          sweeps += 1;
+          enqueued.push(...ids);
+          return [];
+        },
+        queuedJobIds: async () => new Set(),
       },
       clock: sweepClock,
       logger: silentLogger,
       settings: { intervalMs: 200 },
     });
-    ledger.closers.push(() => sweeper.close());
-    await eventually("two sweeps ran", async () => enqueued.length >= 2);
+    ledger.closers.push(() => leader.close());
+    await eventually("two sweeps ran", async () => sweeps >= 2);
 
     // Then
     expect(new Set(enqueued)).toEqual(new Set(["req_old"]));
+  });
+});
+
+describe("sweeper and the jobs it enqueued", () => {
+  const ledger = useChargeableLedger("sweep_dedupe", queueBackendCases[0]!, account);
+
+  it("does not enqueue a usage again while its job is queued, and does once the job is gone", async () => {
+    // Given: an old pending usage, and a queue whose jobs stay queued until the test says otherwise
+    await ledger.harness.append(usageRecorded({ requestId: "req_stuck", account, startedAt: requestStart }));
+    await eventually("the usage is pending", async () => {
+      const pending = await ledger.harness.ledger.pool.query("SELECT 1 FROM projection_pending_charges");
+      return pending.rows.length === 1;
+    });
+    const enqueued: string[][] = [];
+    const queued = new Set<string>();
+    const sweep = createPendingChargeSweep({
+      database: ledger.harness.ledger.pool,
+      queue: {
+        enqueueCharges: async (ids) => {
+          enqueued.push([...ids]);
+          const jobId = `job-${enqueued.length}`;
+          queued.add(jobId);
+          return [{ jobId, requestIds: ids }];
+        },
+        queuedJobIds: async (jobIds) => new Set(jobIds.filter((jobId) => queued.has(jobId))),
+      },
+      clock: sweepClock,
+      logger: silentLogger,
+    });
+
+    // When: three sweeps; the queue loses the job (e.g. Redis flushed) between the second and third
+    const first = await sweep();
+    const second = await sweep();
+    queued.clear();
+    const third = await sweep();
+
+    // Then
+    expect([first, second, third]).toEqual([1, 0, 1]);
+    expect(enqueued.filter((ids) => ids.length > 0)).toEqual([["req_stuck"], ["req_stuck"]]);
   });
 });
 
@@ -172,6 +217,7 @@ describe("billing workers with Redis unreachable at start-up", () => {
         backend: unreachableRedis,
         store: harness.store,
         database: harness.ledger.pool,
+        databaseUrl: harness.database.url,
         waiter: projections.waiter,
         refresher: createFxRateRefresher({
           store: harness.store,

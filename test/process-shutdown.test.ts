@@ -1,0 +1,152 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import pg from "pg";
+import { afterEach, describe, expect, it } from "vitest";
+import { queueBackendOf } from "../src/billing/queue-backend";
+import { findFreePort } from "../src/database/embedded-postgres";
+import { createTestDatabase, type TestDatabase } from "./support/database";
+import { removeQueueData } from "./workers/queue-test-support";
+
+/**
+ * A clean stop (C11) of a real `npm start`: SIGTERM or SIGINT to its whole process group (as a terminal's
+ * Ctrl-C) while a stream is in flight. The stream still ends with `data: [DONE]`, new connections are
+ * refused, the usage is in the ledger, the process says `stopped` and exits 0 — through npm, so the signal
+ * reached node and npm reports node's exit.
+ */
+
+const adminToken = "shutdown-admin-token-0123456789abcdef0123456789";
+
+interface Started {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+}
+
+async function startNpm(database: TestDatabase): Promise<Started> {
+  const port = await findFreePort();
+  const environment: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: database.url,
+    SESSION_SECRET: "shutdown-session-secret-0123456789abcdef0123456789",
+    KEY_PEPPER: "shutdown-key-pepper-0123456789abcdef0123456789ab",
+    ADMIN_TOKEN: adminToken,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    // A stream of 12 to 60 tokens lasts about 1 to 3 s.
+    SIMULATOR_TOKENS_PER_SECOND: "20",
+    LOG_LEVEL: "info",
+  };
+  // Its own process group, so the test can signal the group as a terminal would.
+  const child = spawn("npm", ["start"], {
+    env: environment,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout!.on("data", (chunk) => {
+    output += String(chunk);
+  });
+  child.stderr!.on("data", (chunk) => {
+    output += String(chunk);
+  });
+  const deadlineMs = Date.now() + 60_000;
+  while (!output.includes("gateway listening")) {
+    if (child.exitCode !== null) throw new Error(`npm start exited: ${output}`);
+    if (Date.now() > deadlineMs) throw new Error(`npm start did not listen: ${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return { child, url: `http://127.0.0.1:${port}`, output: () => output };
+}
+
+async function issueKeyWithCredit(url: string): Promise<string> {
+  const admin = { authorization: `Bearer ${adminToken}`, "content-type": "application/json" };
+  const session = await fetch(`${url}/admin/sessions`, {
+    method: "POST",
+    headers: admin,
+    body: JSON.stringify({ userId: "stopper" }),
+  });
+  const { token } = (await session.json()) as { token: string };
+  const credit = await fetch(`${url}/admin/accounts/user/stopper/credits`, {
+    method: "POST",
+    headers: admin,
+    body: JSON.stringify({ amountWon: "1000", reference: "shutdown test" }),
+  });
+  expect(credit.status).toBe(201);
+  const key = await fetch(`${url}/llm/apis`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: "shutdown", isOrganization: false }),
+  });
+  expect(key.status).toBe(201);
+  return ((await key.json()) as { key: string }).key;
+}
+
+let database: TestDatabase | undefined;
+let started: Started | undefined;
+
+afterEach(async () => {
+  // Only the process group this test started, by its id, and only if it is still there.
+  if (started?.child.pid && started.child.exitCode === null) process.kill(-started.child.pid, "SIGKILL");
+  started = undefined;
+  // With REDIS_URL the queues were on the shared Redis, under a prefix named after the test's database.
+  if (database && process.env.REDIS_URL)
+    await removeQueueData(queueBackendOf({ redisUrl: process.env.REDIS_URL, databaseUrl: database.url }));
+  await database?.drop();
+  database = undefined;
+});
+
+describe("npm start stops cleanly", () => {
+  it.each(["SIGTERM", "SIGINT"] as const)(
+    "on %s to its process group, with a stream in flight",
+    async (signal) => {
+      // Given: a running `npm start` and a stream under way
+      database = await createTestDatabase(`shutdown_${signal.toLowerCase()}`);
+      started = await startNpm(database);
+      const apiKey = await issueKeyWithCredit(started.url);
+      const response = await fetch(`${started.url}/llm/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "alpha-5.4-mini",
+          messages: [{ role: "user", content: "Tell me a long story about rivers" }],
+          stream: true,
+        }),
+      });
+      expect(response.status).toBe(200);
+      const reader = response.body!.getReader();
+      const decoder = new TextDecoder();
+      let body = decoder.decode((await reader.read()).value);
+      expect(body).not.toContain("[DONE]");
+      const exited = once(started.child, "exit") as Promise<[number | null, NodeJS.Signals | null]>;
+
+      // When: the signal goes to the whole group, as a terminal's Ctrl-C does
+      process.kill(-started.child.pid!, signal);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const refused = await fetch(`${started.url}/llm/v1/models`).then(
+        () => false,
+        () => true,
+      );
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        body += decoder.decode(value, { stream: true });
+      }
+      const [code] = await exited;
+
+      // Then
+      expect(body.trimEnd().endsWith("data: [DONE]")).toBe(true);
+      expect(refused).toBe(true);
+      expect(code).toBe(0);
+      expect(started.output()).toContain('"msg":"stopped"');
+      const client = new pg.Client({ connectionString: database.url });
+      await client.connect();
+      try {
+        const usage = await client.query("SELECT 1 FROM ledger_events WHERE type = 'UsageRecorded'");
+        expect(usage.rows).toHaveLength(1);
+      } finally {
+        await client.end();
+      }
+    },
+    90_000,
+  );
+});

@@ -1,0 +1,62 @@
+import type pg from "pg";
+import type { Logger } from "pino";
+import { billingLimits } from "../src/billing/billing-limits";
+import type { ChargeQueue } from "../src/billing/charge-queue";
+import {
+  type OrphanHoldSettlementOptions,
+  settleOrphanHolds,
+} from "../src/billing/holds/orphan-hold-settlement";
+import type { PricingReadModel } from "../src/billing/pricing-read-model";
+import type { Clock } from "../src/billing/projection-waiting";
+import type { PeriodicLeader } from "../src/database/periodic-leader";
+import type { EventStore } from "../src/ledger/event-store";
+
+/**
+ * The orphan-hold sweep (C10), one of the leader's periodic tasks: every interval, the holds of gateway
+ * processes presumed dead (and holds past their lifetime) are settled as interrupted usage and charged.
+ * A dead gateway's hold is settled within `presumedDeadAfterMs` + `intervalMs` of its last heartbeat.
+ */
+
+export const orphanHoldSweepTaskName = "orphan-hold-sweep";
+
+export interface OrphanHoldSweepSettings extends OrphanHoldSettlementOptions {
+  intervalMs: number;
+}
+
+export const orphanHoldSweepSettings: OrphanHoldSweepSettings = {
+  intervalMs: billingLimits.orphanHoldSweepIntervalMs,
+  presumedDeadAfterMs: billingLimits.gatewayPresumedDeadAfterMs,
+  holdAgeMinMs: billingLimits.orphanHoldAgeMinMs,
+  holdsPerSweepMax: billingLimits.orphanHoldsPerSweepMax,
+};
+
+export function scheduleOrphanHoldSettlement(
+  leader: Pick<PeriodicLeader, "every">,
+  dependencies: {
+    database: Pick<pg.Pool, "query">;
+    store: Pick<EventStore, "readStreams" | "append">;
+    pricing: PricingReadModel;
+    queue: Pick<ChargeQueue, "enqueueCharges">;
+    clock: Clock;
+    logger: Logger;
+    settings?: Partial<OrphanHoldSweepSettings>;
+  },
+): void {
+  const settings = { ...orphanHoldSweepSettings, ...dependencies.settings };
+  const logger = dependencies.logger.child({ task: orphanHoldSweepTaskName });
+  leader.every(orphanHoldSweepTaskName, settings.intervalMs, async () => {
+    const { settledCount } = await settleOrphanHolds(
+      {
+        database: dependencies.database,
+        store: dependencies.store,
+        pricing: dependencies.pricing,
+        enqueueCharges: async (requestIds) => {
+          await dependencies.queue.enqueueCharges(requestIds);
+        },
+        clock: dependencies.clock,
+      },
+      settings,
+    );
+    if (settledCount > 0) logger.warn({ settledCount }, "orphaned holds settled as interrupted usage");
+  });
+}
