@@ -1,0 +1,217 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import pg from "pg";
+import { afterEach, describe, expect, it } from "vitest";
+import { Money } from "../src/billing/money";
+import { queueBackendOf } from "../src/billing/queue-backend";
+import { findFreePort } from "../src/database/embedded-postgres";
+import { createTestDatabase, type TestDatabase } from "./support/database";
+import { removeQueueData } from "./workers/queue-test-support";
+
+/**
+ * Processes killed outright (SIGKILL: no drain, no flush), as deployed for scale-out — one gateway and one
+ * worker process on a shared database. A stream cut by its gateway's death is settled from its hold as
+ * interrupted, estimated usage and charged within 30 s (C10); a worker killed under load loses and doubles
+ * no charge.
+ */
+
+const adminToken = "crash-admin-token-0123456789abcdef0123456789ab";
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+}
+
+const started: Started[] = [];
+let database: TestDatabase | undefined;
+
+function environmentOf(database: TestDatabase, port: number): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    DATABASE_URL: database.url,
+    SESSION_SECRET: "crash-session-secret-0123456789abcdef0123456789",
+    KEY_PEPPER: "crash-key-pepper-0123456789abcdef0123456789abcd",
+    ADMIN_TOKEN: adminToken,
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    // A stream of 12 to 60 tokens lasts about 1 to 6 s.
+    SIMULATOR_TOKENS_PER_SECOND: "10",
+    LOG_LEVEL: "info",
+  };
+}
+
+async function startRole(role: "gateway" | "worker", environment: NodeJS.ProcessEnv): Promise<Started> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", `--role=${role}`], {
+    env: environment,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout!.on("data", (chunk) => {
+    output += String(chunk);
+  });
+  child.stderr!.on("data", (chunk) => {
+    output += String(chunk);
+  });
+  const running = { child, output: () => output };
+  started.push(running);
+  const ready = role === "gateway" ? "gateway listening" : "worker running";
+  const deadlineMs = Date.now() + 90_000;
+  while (!output.includes(ready)) {
+    if (child.exitCode !== null) throw new Error(`${role} exited: ${output}`);
+    if (Date.now() > deadlineMs) throw new Error(`${role} did not start: ${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return running;
+}
+
+async function kill(process_: Started): Promise<void> {
+  const exited = once(process_.child, "exit");
+  process_.child.kill("SIGKILL");
+  await exited;
+}
+
+async function provision(url: string): Promise<string> {
+  const admin = { authorization: `Bearer ${adminToken}`, "content-type": "application/json" };
+  const session = await fetch(`${url}/admin/sessions`, {
+    method: "POST",
+    headers: admin,
+    body: JSON.stringify({ userId: "crasher" }),
+  });
+  const { token } = (await session.json()) as { token: string };
+  const credit = await fetch(`${url}/admin/accounts/user/crasher/credits`, {
+    method: "POST",
+    headers: admin,
+    body: JSON.stringify({ amountWon: "100000", reference: "crash test" }),
+  });
+  expect(credit.status).toBe(201);
+  const key = await fetch(`${url}/llm/apis`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: "crash" }),
+  });
+  expect(key.status).toBe(201);
+  return ((await key.json()) as { key: string }).key;
+}
+
+async function query<Row extends pg.QueryResultRow>(sql: string, values: unknown[] = []): Promise<Row[]> {
+  const client = new pg.Client({ connectionString: database!.url });
+  await client.connect();
+  try {
+    return (await client.query<Row>(sql, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+afterEach(async () => {
+  for (const running of started.splice(0)) if (running.child.exitCode === null) running.child.kill("SIGKILL");
+  if (database && process.env.REDIS_URL)
+    await removeQueueData(queueBackendOf({ redisUrl: process.env.REDIS_URL, databaseUrl: database.url }));
+  await database?.drop();
+  database = undefined;
+});
+
+describe("processes killed outright", () => {
+  it("charges a stream cut by its gateway's death within 30 s, as interrupted and estimated", async () => {
+    // Given a worker, a gateway and a stream under way through it
+    database = await createTestDatabase("crash_gateway");
+    const port = await findFreePort();
+    const environment = environmentOf(database, port);
+    await startRole("worker", environment);
+    const gateway = await startRole("gateway", environment);
+    const url = `http://127.0.0.1:${port}`;
+    const key = await provision(url);
+    const response = await fetch(`${url}/llm/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "alpha-5.4-mini",
+        messages: [{ role: "user", content: "Tell me a long story about rivers and the sea" }],
+        stream: true,
+      }),
+    });
+    expect(response.status).toBe(200);
+    const requestId = response.headers.get("x-request-id")!;
+    const reader = response.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain("chat.completion.chunk");
+
+    // When the gateway dies mid-stream
+    await kill(gateway);
+    const killedAtMs = Date.now();
+    await reader.read().catch(() => undefined);
+
+    // Then the hold is settled and charged, once, within 30 s
+    let types: string[] = [];
+    while (Date.now() - killedAtMs < 30_000) {
+      types = (
+        await query<{ type: string }>(
+          "SELECT type FROM ledger_events WHERE stream_id = $1 ORDER BY stream_version",
+          [`usage-${requestId}`],
+        )
+      ).map((row) => row.type);
+      if (types.includes("UsageCharged")) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(types).toEqual(["UsageAuthorized", "UsageRecorded", "UsageCharged"]);
+    const [usage] = await query<{ data: { outcome: string; usageSource: string } }>(
+      "SELECT data FROM ledger_events WHERE stream_id = $1 AND type = 'UsageRecorded'",
+      [`usage-${requestId}`],
+    );
+    expect(usage!.data).toMatchObject({ outcome: "interrupted", usageSource: "estimated" });
+    const [funds] = await query<{ held_won: string; pending_won: string }>(
+      "SELECT held_won::text, pending_won::text FROM account_funds WHERE account_id = 'crasher'",
+    );
+    expect(Number(funds!.held_won)).toBe(0);
+    expect(Number(funds!.pending_won)).toBe(0);
+  }, 150_000);
+
+  it("loses and doubles no charge when the worker is killed under load and another takes over", async () => {
+    database = await createTestDatabase("crash_worker");
+    const port = await findFreePort();
+    const environment = environmentOf(database, port);
+    const worker = await startRole("worker", environment);
+    await startRole("gateway", environment);
+    const url = `http://127.0.0.1:${port}`;
+    const key = await provision(url);
+
+    // Requests in waves while the worker is killed, then a new worker started.
+    const request = () =>
+      fetch(`${url}/llm/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "gamma-4-3",
+          messages: [{ role: "user", content: "Hi" }],
+          max_tokens: 8,
+        }),
+      }).then((answer) => answer.status);
+    const first = await Promise.all(Array.from({ length: 30 }, request));
+    await kill(worker);
+    const second = await Promise.all(Array.from({ length: 30 }, request));
+    await startRole("worker", environment);
+    expect([...first, ...second].every((status) => status === 200)).toBe(true);
+
+    let counts: { usages: number; charges: number; distinct: number } = {
+      usages: 0,
+      charges: 0,
+      distinct: 0,
+    };
+    const deadlineMs = Date.now() + 60_000;
+    while (Date.now() < deadlineMs) {
+      [counts] = (await query<{ usages: number; charges: number; distinct: number }>(
+        `SELECT count(*) FILTER (WHERE type = 'UsageRecorded')::int AS usages,
+                count(*) FILTER (WHERE type = 'UsageCharged')::int AS charges,
+                count(DISTINCT stream_id) FILTER (WHERE type = 'UsageCharged')::int AS distinct
+         FROM ledger_events`,
+      )) as [typeof counts];
+      if (counts.charges >= 60) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    expect(counts).toEqual({ usages: 60, charges: 60, distinct: 60 });
+    const [balance] = await query<{ balance: string; spent: string }>(
+      `SELECT (SELECT balance_won::text FROM account_funds WHERE account_id = 'crasher') AS balance,
+              (SELECT sum((data->>'amountWon')::numeric)::text FROM ledger_events WHERE type = 'UsageCharged') AS spent`,
+    );
+    expect(new Money(balance!.balance).plus(balance!.spent).toFixed()).toBe("100000");
+  }, 180_000);
+});
