@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
@@ -6,6 +5,7 @@ import { Money } from "../src/billing/money";
 import { queueBackendOf } from "../src/billing/queue-backend";
 import { findFreePort } from "../src/database/embedded-postgres";
 import { createTestDatabase, type TestDatabase } from "./support/database";
+import { provisionKeyWithCredit, type ServiceProcess, spawnService } from "./support/service-process";
 import { removeQueueData } from "./workers/queue-test-support";
 
 /**
@@ -17,12 +17,7 @@ import { removeQueueData } from "./workers/queue-test-support";
 
 const adminToken = "crash-admin-token-0123456789abcdef0123456789ab";
 
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-}
-
-const started: Started[] = [];
+const started: ServiceProcess[] = [];
 let database: TestDatabase | undefined;
 
 function environmentOf(database: TestDatabase, port: number): NodeJS.ProcessEnv {
@@ -40,58 +35,29 @@ function environmentOf(database: TestDatabase, port: number): NodeJS.ProcessEnv 
   };
 }
 
-async function startRole(role: "gateway" | "worker", environment: NodeJS.ProcessEnv): Promise<Started> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", `--role=${role}`], {
-    env: environment,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout!.on("data", (chunk) => {
-    output += String(chunk);
-  });
-  child.stderr!.on("data", (chunk) => {
-    output += String(chunk);
-  });
-  const running = { child, output: () => output };
+async function startRole(
+  role: "gateway" | "worker",
+  environment: NodeJS.ProcessEnv,
+): Promise<ServiceProcess> {
+  const running = await spawnService(
+    process.execPath,
+    ["--import", "tsx", "src/main.ts", `--role=${role}`],
+    environment,
+    {
+      readyLine: role === "gateway" ? "gateway listening" : "worker running",
+    },
+  );
   started.push(running);
-  const ready = role === "gateway" ? "gateway listening" : "worker running";
-  const deadlineMs = Date.now() + 90_000;
-  while (!output.includes(ready)) {
-    if (child.exitCode !== null) throw new Error(`${role} exited: ${output}`);
-    if (Date.now() > deadlineMs) throw new Error(`${role} did not start: ${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
   return running;
 }
 
-async function kill(process_: Started): Promise<void> {
+async function kill(process_: ServiceProcess): Promise<void> {
   const exited = once(process_.child, "exit");
   process_.child.kill("SIGKILL");
   await exited;
 }
 
-async function provision(url: string): Promise<string> {
-  const admin = { authorization: `Bearer ${adminToken}`, "content-type": "application/json" };
-  const session = await fetch(`${url}/admin/sessions`, {
-    method: "POST",
-    headers: admin,
-    body: JSON.stringify({ userId: "crasher" }),
-  });
-  const { token } = (await session.json()) as { token: string };
-  const credit = await fetch(`${url}/admin/accounts/user/crasher/credits`, {
-    method: "POST",
-    headers: admin,
-    body: JSON.stringify({ amountWon: "100000", reference: "crash test" }),
-  });
-  expect(credit.status).toBe(201);
-  const key = await fetch(`${url}/llm/apis`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify({ name: "crash" }),
-  });
-  expect(key.status).toBe(201);
-  return ((await key.json()) as { key: string }).key;
-}
+const provision = (url: string) => provisionKeyWithCredit(url, adminToken, "crasher", "100000");
 
 async function query<Row extends pg.QueryResultRow>(sql: string, values: unknown[] = []): Promise<Row[]> {
   const client = new pg.Client({ connectionString: database!.url });

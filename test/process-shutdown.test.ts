@@ -1,10 +1,10 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { queueBackendOf } from "../src/billing/queue-backend";
 import { findFreePort } from "../src/database/embedded-postgres";
 import { createTestDatabase, type TestDatabase } from "./support/database";
+import { provisionKeyWithCredit, type ServiceProcess, spawnService } from "./support/service-process";
 import { removeQueueData } from "./workers/queue-test-support";
 
 /**
@@ -16,13 +16,7 @@ import { removeQueueData } from "./workers/queue-test-support";
 
 const adminToken = "shutdown-admin-token-0123456789abcdef0123456789";
 
-interface Started {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-}
-
-async function startNpm(database: TestDatabase): Promise<Started> {
+async function startNpm(database: TestDatabase): Promise<ServiceProcess & { url: string }> {
   const port = await findFreePort();
   const environment: NodeJS.ProcessEnv = {
     ...process.env,
@@ -37,52 +31,17 @@ async function startNpm(database: TestDatabase): Promise<Started> {
     LOG_LEVEL: "info",
   };
   // Its own process group, so the test can signal the group as a terminal would.
-  const child = spawn("npm", ["start"], {
-    env: environment,
+  const { child, output } = await spawnService("npm", ["start"], environment, {
+    readyLine: "gateway listening",
     detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
   });
-  let output = "";
-  child.stdout!.on("data", (chunk) => {
-    output += String(chunk);
-  });
-  child.stderr!.on("data", (chunk) => {
-    output += String(chunk);
-  });
-  const deadlineMs = Date.now() + 60_000;
-  while (!output.includes("gateway listening")) {
-    if (child.exitCode !== null) throw new Error(`npm start exited: ${output}`);
-    if (Date.now() > deadlineMs) throw new Error(`npm start did not listen: ${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return { child, url: `http://127.0.0.1:${port}`, output: () => output };
+  return { child, url: `http://127.0.0.1:${port}`, output };
 }
 
-async function issueKeyWithCredit(url: string): Promise<string> {
-  const admin = { authorization: `Bearer ${adminToken}`, "content-type": "application/json" };
-  const session = await fetch(`${url}/admin/sessions`, {
-    method: "POST",
-    headers: admin,
-    body: JSON.stringify({ userId: "stopper" }),
-  });
-  const { token } = (await session.json()) as { token: string };
-  const credit = await fetch(`${url}/admin/accounts/user/stopper/credits`, {
-    method: "POST",
-    headers: admin,
-    body: JSON.stringify({ amountWon: "1000", reference: "shutdown test" }),
-  });
-  expect(credit.status).toBe(201);
-  const key = await fetch(`${url}/llm/apis`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: JSON.stringify({ name: "shutdown", isOrganization: false }),
-  });
-  expect(key.status).toBe(201);
-  return ((await key.json()) as { key: string }).key;
-}
+const issueKeyWithCredit = (url: string) => provisionKeyWithCredit(url, adminToken, "stopper", "1000");
 
 let database: TestDatabase | undefined;
-let started: Started | undefined;
+let started: (ServiceProcess & { url: string }) | undefined;
 
 afterEach(async () => {
   // Only the process group this test started, by its id, and only if it is still there.
