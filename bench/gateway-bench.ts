@@ -5,7 +5,7 @@ import { findFreePort } from "../src/database/embedded-postgres";
 import { removeQueueData } from "../test/workers/queue-test-support";
 import { createBenchDatabase } from "./bench-database";
 import { type LoadResult, runLoad } from "./load-generator";
-import type { Figure } from "./measure";
+import { type Figure, percentile } from "./measure";
 import { startChild } from "./processes/child-process";
 
 /**
@@ -28,6 +28,8 @@ const durationMsMax = 10_000;
 const latencyRequests = 1_000;
 /** Fewer at 5 ms each: the upstream's wait dominates, and 500 samples settle the p50. */
 const slowLatencyRequests = 500;
+/** …taken in this many turns per endpoint. */
+const slowLatencyRounds = 5;
 const slowUpstreamLatencyMs = 5;
 /** Accounts (one key each) the keys are rotated over, beside one hot account. */
 const spreadAccounts = 32;
@@ -323,25 +325,42 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
     }
     figures.push(...(await chargeLagFigures(database.url, windows)));
 
-    // An upstream that answers after 5 ms: the hold is placed while the upstream call is in flight.
-    const slow = { connections: 1, requests: slowLatencyRequests, slow: true };
-    const slowDirect = await load("direct, 5 ms upstream", slow);
-    const slowGateway = await healthy("gateway JSON latency, 5 ms upstream", gatewayOrigin, slow);
-    const slowBare = await healthy("bare proxy latency, 5 ms upstream", "bare proxy, 5 ms upstream", slow);
-    const slowGatewayAdded = slowGateway.p50Ms - slowDirect.p50Ms;
+    // An upstream that answers after 5 ms: the hold is placed while the upstream call is in flight. The target
+    // is a difference of 0.3 ms, below the upstream timer's own jitter and the drift of a shared machine, so
+    // the three endpoints take turns in slices and each one's samples are pooled.
+    const slow = { connections: 1, requests: slowLatencyRequests / slowLatencyRounds, slow: true };
+    const slowTargets = {
+      direct: "direct, 5 ms upstream",
+      gateway: gatewayOrigin,
+      bare: "bare proxy, 5 ms upstream",
+    };
+    const slowSamples = { direct: [] as number[], gateway: [] as number[], bare: [] as number[] };
+    for (let round = 0; round < slowLatencyRounds; round++)
+      for (const [name, target] of Object.entries(slowTargets) as [keyof typeof slowTargets, string][])
+        slowSamples[name].push(
+          ...(await healthy(`${name} JSON latency, 5 ms upstream`, target, slow)).latenciesMs,
+        );
+    const [slowDirectP50, slowGatewayP50, slowBareP50] = [
+      slowSamples.direct,
+      slowSamples.gateway,
+      slowSamples.bare,
+    ]
+      .map((samples) => samples.sort((left, right) => left - right))
+      .map((sorted) => percentile(sorted, 0.5)) as [number, number, number];
+    const slowGatewayAdded = slowGatewayP50 - slowDirectP50;
     figures.push(
       {
         name: "added latency p50, JSON, 1 connection, 5 ms upstream",
         value: slowGatewayAdded,
         unit: "ms",
-        baseline: slowDirect.p50Ms,
+        baseline: slowDirectP50,
         baselineName: "direct p50, 5 ms upstream",
       },
       {
         name: "added latency p50, JSON, 1 connection, 5 ms upstream, gateway beside a bare proxy",
         value: slowGatewayAdded,
         unit: "ms",
-        baseline: slowBare.p50Ms - slowDirect.p50Ms,
+        baseline: slowBareP50 - slowDirectP50,
         baselineName: "bare proxy's added p50, 5 ms upstream",
         target: "≤ baseline + 0.3 ms",
       },
@@ -540,7 +559,10 @@ async function provisionKey(origin: string, userId = "bench", creditWon = "10000
     amountWon: creditWon,
     reference: "bench",
   });
-  if (credited.status !== 201)
+  // 503: the top-up is appended but the balances projection did not show it within the admin API's wait (a
+  // busy worker). Retrying would credit twice, so wait for the new account's balance to show it instead.
+  if (credited.status === 503) await untilBalanceShown(origin, userId, creditWon);
+  else if (credited.status !== 201)
     throw new Error(`crediting the account of ${userId} failed: ${credited.status}`);
   const issued = await fetch(`${origin}/llm/apis`, {
     method: "POST",
@@ -549,4 +571,18 @@ async function provisionKey(origin: string, userId = "bench", creditWon = "10000
   });
   if (issued.status !== 201) throw new Error(`issuing a key for ${userId} failed: ${issued.status}`);
   return ((await issued.json()) as { key: string }).key;
+}
+
+/** Waits until a new account's balance, as the admin API reads it, is its one top-up. */
+async function untilBalanceShown(origin: string, userId: string, creditWon: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const account = await fetch(`${origin}/admin/accounts/user/${userId}`, {
+      headers: { authorization: `Bearer ${secrets.ADMIN_TOKEN}` },
+    });
+    const shown = account.status === 200 ? ((await account.json()) as { balanceWon: string }).balanceWon : "";
+    if (shown !== "" && Number(shown) === Number(creditWon)) return;
+    if (Date.now() > deadline) throw new Error(`the credit of ${userId} did not show within a minute`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }

@@ -19,6 +19,8 @@ export interface LoadResult {
   p99Ms: number;
   timeToFirstByteP50Ms: number;
   timeToFirstByteP99Ms: number;
+  /** Every request's latency, sorted: for pooling the samples of several runs. */
+  latenciesMs: number[];
 }
 
 export interface LoadOptions {
@@ -94,6 +96,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     p99Ms: percentile(latencies, 0.99),
     timeToFirstByteP50Ms: percentile(timesToFirstByte, 0.5),
     timeToFirstByteP99Ms: percentile(timesToFirstByte, 0.99),
+    latenciesMs: latencies,
   };
 }
 
