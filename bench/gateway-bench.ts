@@ -110,6 +110,10 @@ async function startDeployment(
 
 export async function runGatewayBenchmarks(options: { redisUrl?: string }): Promise<Figure[]> {
   const database = await createBenchDatabase();
+  // One connection for the whole section, held from the start: on a shared server near its connection limit
+  // a fresh connection per wait could be refused mid-run.
+  const monitor = new pg.Client({ connectionString: database.url });
+  await monitor.connect();
   const children: { stop(): Promise<void> }[] = [];
   const start = async (script: string, environment: NodeJS.ProcessEnv) => {
     const child = await startChild(script, [], environment, /^http:\/\//);
@@ -156,9 +160,11 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
 
     running = await startDeployment("scale-out", environment);
     const gatewayOrigin = running.origin;
-    const apiKey = await provisionKey(gatewayOrigin);
+    const apiKey = await provisionKey(gatewayOrigin, monitor);
     const spreadKeys = await Promise.all(
-      Array.from({ length: spreadAccounts }, (_, index) => provisionKey(gatewayOrigin, `bench-${index}`)),
+      Array.from({ length: spreadAccounts }, (_, index) =>
+        provisionKey(gatewayOrigin, monitor, `bench-${index}`),
+      ),
     );
     const endpoints: Record<Reference, { origin: string; path: string }> = {
       direct: { origin: simulatorUrl, path: "/chat/completions" },
@@ -171,7 +177,7 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
     // Each run, direct or not, starts with the previous runs' usage charged, so none pays for their backlog.
     /** `target`: a reference endpoint by name, or a gateway's origin. */
     const load = async (target: Reference | string, plan: LoadPlan) => {
-      await untilEverythingCharged(database.url);
+      await untilEverythingCharged(monitor);
       const reference = endpoints[target as Reference];
       const keys = plan.keys ?? [apiKey];
       return runLoad({
@@ -323,7 +329,7 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
         });
       }
     }
-    figures.push(...(await chargeLagFigures(database.url, windows)));
+    figures.push(...(await chargeLagFigures(monitor, windows)));
 
     // An upstream that answers after 5 ms: the hold is placed while the upstream call is in flight. The target
     // is a difference of 0.3 ms, below the upstream timer's own jitter and the drift of a shared machine, so
@@ -366,8 +372,8 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
       },
     );
 
-    await untilEverythingCharged(database.url);
-    figures.push(...(await overdraftFigures(gatewayOrigin, database.url)));
+    await untilEverythingCharged(monitor);
+    figures.push(...(await overdraftFigures(gatewayOrigin, monitor)));
 
     await running.stop();
     running = await startDeployment("one process", environment);
@@ -377,6 +383,7 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
   } finally {
     await running?.stop();
     for (const child of children.reverse()) await child.stop();
+    await monitor.end();
     await database.drop();
     await removeQueueData(queueBackendOf({ redisUrl: options.redisUrl, databaseUrl: database.url }));
   }
@@ -388,9 +395,9 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
  * holds are in flight at once) by 64 connections, each until it is refused; once every hold is settled and
  * every charge posted, its balance beside minus its largest single charge, which it must not go below.
  */
-async function overdraftFigures(origin: string, databaseUrl: string): Promise<Figure[]> {
+async function overdraftFigures(origin: string, client: pg.Client): Promise<Figure[]> {
   const account = "bench-overdraft";
-  const key = await provisionKey(origin, account, overdraftCreditWon);
+  const key = await provisionKey(origin, client, account, overdraftCreditWon);
   const hammered = await runLoad({
     origin,
     path: "/llm/v1/chat/completions",
@@ -410,64 +417,56 @@ async function overdraftFigures(origin: string, databaseUrl: string): Promise<Fi
   const served = hammered.statuses[200] ?? 0;
   const refused = hammered.statuses[400] ?? 0;
 
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    // Settled: no hold open (every answer's usage recorded) and nothing pending (every charge posted).
-    const deadline = Date.now() + 120_000;
-    let funds: { balance: string; pending: string; held: string };
-    for (;;) {
-      const result = await client.query<{ balance: string; pending: string; held: string }>(
-        `SELECT balance_won::text AS balance, pending_won::text AS pending, held_won::text AS held
+  // Settled: no hold open (every answer's usage recorded) and nothing pending (every charge posted).
+  const deadline = Date.now() + 120_000;
+  let funds: { balance: string; pending: string; held: string };
+  for (;;) {
+    const result = await client.query<{ balance: string; pending: string; held: string }>(
+      `SELECT balance_won::text AS balance, pending_won::text AS pending, held_won::text AS held
          FROM account_funds WHERE account_kind = 'user' AND account_id = $1`,
-        [account],
-      );
-      funds = result.rows[0]!;
-      if (Number(funds.pending) === 0 && Number(funds.held) === 0) break;
-      if (Date.now() > deadline)
-        throw new Error(
-          `overdraft run: the account did not settle within 2 minutes: ${JSON.stringify(funds)}`,
-        );
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    const charges = await client.query<{ count: number; largest: string; total: string }>(
-      `SELECT count(*)::int AS count, coalesce(max((data->>'amountWon')::numeric), 0)::text AS largest,
+      [account],
+    );
+    funds = result.rows[0]!;
+    if (Number(funds.pending) === 0 && Number(funds.held) === 0) break;
+    if (Date.now() > deadline)
+      throw new Error(`overdraft run: the account did not settle within 2 minutes: ${JSON.stringify(funds)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  const charges = await client.query<{ count: number; largest: string; total: string }>(
+    `SELECT count(*)::int AS count, coalesce(max((data->>'amountWon')::numeric), 0)::text AS largest,
               coalesce(sum((data->>'amountWon')::numeric), 0)::text AS total
        FROM ledger_events
        WHERE type = 'UsageCharged' AND data->'account'->>'kind' = 'user' AND data->'account'->>'id' = $1`,
-      [account],
-    );
-    const { count, largest, total } = charges.rows[0]!;
-    if (count !== served)
-      throw new Error(`overdraft run: ${served} requests served but ${count} charges posted`);
-    const name = `overdraft, ₩${overdraftCreditWon} account, ${overdraftConnections} connections until refused`;
-    return [
-      {
-        name: `${name}: final balance`,
-        value: Number(funds.balance),
-        unit: "₩",
-        baseline: -Number(largest),
-        baselineName: "minus the largest single charge (C10 floor)",
-        target: "≥ baseline",
-      },
-      {
-        name: `${name}: requests served`,
-        value: served,
-        unit: "requests",
-        baseline: refused,
-        baselineName: "requests refused",
-      },
-      {
-        name: `${name}: won charged`,
-        value: Number(total),
-        unit: "₩",
-        baseline: Number(overdraftCreditWon),
-        baselineName: "credit",
-      },
-    ];
-  } finally {
-    await client.end();
-  }
+    [account],
+  );
+  const { count, largest, total } = charges.rows[0]!;
+  if (count !== served)
+    throw new Error(`overdraft run: ${served} requests served but ${count} charges posted`);
+  const name = `overdraft, ₩${overdraftCreditWon} account, ${overdraftConnections} connections until refused`;
+  return [
+    {
+      name: `${name}: final balance`,
+      value: Number(funds.balance),
+      unit: "₩",
+      baseline: -Number(largest),
+      baselineName: "minus the largest single charge (C10 floor)",
+      target: "≥ baseline",
+    },
+    {
+      name: `${name}: requests served`,
+      value: served,
+      unit: "requests",
+      baseline: refused,
+      baselineName: "requests refused",
+    },
+    {
+      name: `${name}: won charged`,
+      value: Number(total),
+      unit: "₩",
+      baseline: Number(overdraftCreditWon),
+      baselineName: "credit",
+    },
+  ];
 }
 
 /**
@@ -476,16 +475,13 @@ async function overdraftFigures(origin: string, databaseUrl: string): Promise<Fi
  * reconciler to finish the backlog first.
  */
 async function chargeLagFigures(
-  databaseUrl: string,
+  client: pg.Client,
   windows: Record<"loaded" | "light", { from: Date; to: Date }[]>,
 ): Promise<Figure[]> {
-  await untilEverythingCharged(databaseUrl);
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const lag = async (ranges: { from: Date; to: Date }[]) => {
-      const result = await client.query<{ p50: number; p99: number }>(
-        `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY lag_ms) AS p50,
+  await untilEverythingCharged(client);
+  const lag = async (ranges: { from: Date; to: Date }[]) => {
+    const result = await client.query<{ p50: number; p99: number }>(
+      `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY lag_ms) AS p50,
                 percentile_cont(0.99) WITHIN GROUP (ORDER BY lag_ms) AS p99
          FROM (
            SELECT extract(epoch FROM charged.recorded_at - recorded.recorded_at) * 1000 AS lag_ms
@@ -495,49 +491,40 @@ async function chargeLagFigures(
              ON recorded.recorded_at BETWEEN window_range.range_from AND window_range.range_to
            WHERE recorded.type = 'UsageRecorded'
          ) lags`,
-        [ranges.map((range) => range.from), ranges.map((range) => range.to)],
-      );
-      return result.rows[0]!;
-    };
-    const loaded = await lag(windows.loaded);
-    const light = await lag(windows.light);
-    return [
-      {
-        name: "charge lag p50 (recorded → charged), gateway under load",
-        value: Number(loaded.p50),
-        unit: "ms",
-        baseline: Number(light.p50),
-        baselineName: "same lag at 1 connection",
-      },
-      {
-        name: "charge lag p99 (recorded → charged), gateway under load",
-        value: Number(loaded.p99),
-        unit: "ms",
-        baseline: Number(light.p99),
-        baselineName: "same lag at 1 connection",
-      },
-    ];
-  } finally {
-    await client.end();
-  }
+      [ranges.map((range) => range.from), ranges.map((range) => range.to)],
+    );
+    return result.rows[0]!;
+  };
+  const loaded = await lag(windows.loaded);
+  const light = await lag(windows.light);
+  return [
+    {
+      name: "charge lag p50 (recorded → charged), gateway under load",
+      value: Number(loaded.p50),
+      unit: "ms",
+      baseline: Number(light.p50),
+      baselineName: "same lag at 1 connection",
+    },
+    {
+      name: "charge lag p99 (recorded → charged), gateway under load",
+      value: Number(loaded.p99),
+      unit: "ms",
+      baseline: Number(light.p99),
+      baselineName: "same lag at 1 connection",
+    },
+  ];
 }
 
 /** Waits until the reconciler has charged every recorded usage. */
-async function untilEverythingCharged(databaseUrl: string): Promise<void> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const deadline = Date.now() + 600_000;
-    for (;;) {
-      const pending = await client.query<{ count: number }>(
-        "SELECT count(*)::int AS count FROM projection_pending_charges",
-      );
-      if (pending.rows[0]!.count === 0) return;
-      if (Date.now() > deadline) throw new Error("the reconciler did not catch up within 10 minutes");
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  } finally {
-    await client.end();
+async function untilEverythingCharged(client: pg.Client): Promise<void> {
+  const deadline = Date.now() + 600_000;
+  for (;;) {
+    const pending = await client.query<{ count: number }>(
+      "SELECT count(*)::int AS count FROM projection_pending_charges",
+    );
+    if (pending.rows[0]!.count === 0) return;
+    if (Date.now() > deadline) throw new Error("the reconciler did not catch up within 10 minutes");
+    await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
 
@@ -546,8 +533,17 @@ function assertHealthy(result: LoadResult, label: string): void {
     throw new Error(`${label}: ${result.failures} of ${result.requests} requests failed`);
 }
 
-/** A user, a session, a key and credit on the user's account, through the same APIs an operator uses. */
-async function provisionKey(origin: string, userId = "bench", creditWon = "1000000000"): Promise<string> {
+/**
+ * A user, a session, a key and credit on the user's account, through the same APIs an operator uses. A
+ * top-up answered 503 (the ledger or the balances projection busy) may or may not be appended; the account's
+ * inline funds, exact at each commit, tell which, so it is retried only when it was not (never credited twice).
+ */
+async function provisionKey(
+  origin: string,
+  database: pg.Client,
+  userId = "bench",
+  creditWon = "1000000000",
+): Promise<string> {
   const admin = (path: string, body: unknown) =>
     fetch(`${origin}/admin${path}`, {
       method: "POST",
@@ -555,15 +551,21 @@ async function provisionKey(origin: string, userId = "bench", creditWon = "10000
       body: JSON.stringify(body),
     });
   const { token } = (await (await admin("/sessions", { userId })).json()) as { token: string };
-  const credited = await admin(`/accounts/user/${userId}/credits`, {
-    amountWon: creditWon,
-    reference: "bench",
-  });
-  // 503: the top-up is appended but the balances projection did not show it within the admin API's wait (a
-  // busy worker). Retrying would credit twice, so wait for the new account's balance to show it instead.
-  if (credited.status === 503) await untilBalanceShown(origin, userId, creditWon);
-  else if (credited.status !== 201)
-    throw new Error(`crediting the account of ${userId} failed: ${credited.status}`);
+  for (let attempt = 1; ; attempt++) {
+    const credited = await admin(`/accounts/user/${userId}/credits`, {
+      amountWon: creditWon,
+      reference: "bench",
+    });
+    if (credited.status === 201) break;
+    if (credited.status !== 503 || attempt === 5)
+      throw new Error(`crediting the account of ${userId} failed: ${credited.status}`);
+    const funds = await database.query<{ balance: string }>(
+      "SELECT balance_won::text AS balance FROM account_funds WHERE account_kind = 'user' AND account_id = $1",
+      [userId],
+    );
+    if (funds.rows.length > 0 && Number(funds.rows[0]!.balance) === Number(creditWon)) break;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
   const issued = await fetch(`${origin}/llm/apis`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
@@ -571,18 +573,4 @@ async function provisionKey(origin: string, userId = "bench", creditWon = "10000
   });
   if (issued.status !== 201) throw new Error(`issuing a key for ${userId} failed: ${issued.status}`);
   return ((await issued.json()) as { key: string }).key;
-}
-
-/** Waits until a new account's balance, as the admin API reads it, is its one top-up. */
-async function untilBalanceShown(origin: string, userId: string, creditWon: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const account = await fetch(`${origin}/admin/accounts/user/${userId}`, {
-      headers: { authorization: `Bearer ${secrets.ADMIN_TOKEN}` },
-    });
-    const shown = account.status === 200 ? ((await account.json()) as { balanceWon: string }).balanceWon : "";
-    if (shown !== "" && Number(shown) === Number(creditWon)) return;
-    if (Date.now() > deadline) throw new Error(`the credit of ${userId} did not show within a minute`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
