@@ -5,22 +5,36 @@ import { findFreePort } from "../src/database/embedded-postgres";
 import { removeQueueData } from "../test/workers/queue-test-support";
 import { createBenchDatabase } from "./bench-database";
 import { type LoadResult, runLoad } from "./load-generator";
-import type { Figure } from "./measure";
+import { type Figure, percentile } from "./measure";
 import { startChild } from "./processes/child-process";
 
 /**
- * Gateway benchmark (C9): the gateway against the same simulator called directly, in one run. Every gateway
- * request is authenticated, balance-checked, recorded in the ledger and charged by the worker.
+ * Gateway benchmark (C9, C10): the gateway against the same simulator called directly, in one run. Every
+ * gateway request is authenticated, held for (C10), recorded in the ledger and charged by the worker.
  *
  * Measured as deployed for scale-out (`start:gateway` + `start:worker`, one process each: the edge serves,
  * the worker runs the projections and the reconciler), then throughput again as one `npm start` process.
- * Beside the JSON latency, the floor under it: a bare proxy, then the same proxy committing one row first.
+ * Beside the gateway, in the same run: the simulator called directly, and a bare proxy in front of it
+ * (forward and answer, or pipe a stream through), the floor under any gateway; beside the JSON latency, that
+ * proxy committing one row first. Then the same latencies with an upstream that answers after 5 ms (a second
+ * simulator, behind the gateway's `epsilon` family and behind a second bare proxy), where the hold is placed
+ * while the upstream call is in flight; throughput on one hot account beside 32 accounts; and an account
+ * credited with a few won hammered until refused, its final balance beside the C10 bound.
  */
 
 const throughputConnections = 32;
 const requestsMax = 20_000;
 const durationMsMax = 10_000;
 const latencyRequests = 1_000;
+/** Fewer at 5 ms each: the upstream's wait dominates, and 500 samples settle the p50. */
+const slowLatencyRequests = 500;
+/** …taken in this many turns per endpoint. */
+const slowLatencyRounds = 5;
+const slowUpstreamLatencyMs = 5;
+/** Accounts (one key each) the keys are rotated over, beside one hot account. */
+const spreadAccounts = 32;
+const overdraftConnections = 64;
+const overdraftCreditWon = "50";
 
 const secrets = {
   SESSION_SECRET: "bench-session-secret-0123456789abcdef0123456789",
@@ -28,10 +42,18 @@ const secrets = {
   ADMIN_TOKEN: "bench-admin-token-0123456789abcdef0123456789ab",
 };
 
-function chatBody(stream: boolean): string {
+/** The zero-latency upstream serves `gamma`, the 5 ms one `epsilon`; both speak chat-completions. */
+const fastModel = "gamma-4-5";
+const slowModel = "epsilon-pro";
+const slowFamily = "epsilon";
+const prompt = "Summarise the benefits of event sourcing in two sentences.";
+/** About 400 input tokens on `epsilon-pro`: each request costs more than ₩1, so an overdraft can show. */
+const costlyPrompt = Array.from({ length: 30 }, () => prompt).join(" ");
+
+function chatBody(stream: boolean, model = fastModel, content = prompt): string {
   return JSON.stringify({
-    model: "gamma-4-5",
-    messages: [{ role: "user", content: "Summarise the benefits of event sourcing in two sentences." }],
+    model,
+    messages: [{ role: "user", content }],
     max_tokens: 64,
     stream,
     ...(stream ? { stream_options: { include_usage: true } } : {}),
@@ -40,8 +62,24 @@ function chatBody(stream: boolean): string {
 
 type Deployment = "scale-out" | "one process";
 
-/** Endpoints measured beside the gateway: the simulator itself, and a bare proxy in front of it. */
-type Reference = "direct" | "bare proxy" | "bare proxy + commit";
+/** Endpoints measured beside the gateway: the simulators themselves, and bare proxies in front of them. */
+type Reference =
+  | "direct"
+  | "bare proxy"
+  | "bare proxy + commit"
+  | "bare proxy, pass-through"
+  | "direct, 5 ms upstream"
+  | "bare proxy, 5 ms upstream";
+
+interface LoadPlan {
+  stream?: boolean;
+  connections: number;
+  requests: number;
+  /** Through the 5 ms upstream (the gateway's `epsilon` family). */
+  slow?: boolean;
+  /** Gateway keys, rotated per request; the hot bench key by default. */
+  keys?: readonly string[];
+}
 
 interface RunningDeployment {
   origin: string;
@@ -72,60 +110,94 @@ async function startDeployment(
 
 export async function runGatewayBenchmarks(options: { redisUrl?: string }): Promise<Figure[]> {
   const database = await createBenchDatabase();
-  const simulator = await startChild("bench/processes/simulator-process.ts", [], process.env, /^http:\/\//);
-  const simulatorUrl = simulator.line.trim();
-  const floorProxy = await startChild(
-    "bench/processes/durable-proxy-process.ts",
-    [],
-    { ...process.env, UPSTREAM_URL: simulatorUrl, DATABASE_URL: database.url },
-    /^http:\/\//,
-  );
-  const floorProxyUrl = floorProxy.line.trim();
-  const upstreamEnvironment = Object.fromEntries(
-    modelFamilies.flatMap((family) => [
-      [`${family.toUpperCase()}_BASE_URL`, simulatorUrl],
-      [`${family.toUpperCase()}_API_KEY`, "bench"],
-    ]),
-  );
-  const environment = {
-    ...process.env,
-    ...secrets,
-    ...upstreamEnvironment,
-    DATABASE_URL: database.url,
-    ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
-    HOST: "127.0.0.1",
-    LOG_LEVEL: "info",
+  // One connection for the whole section, held from the start: on a shared server near its connection limit
+  // a fresh connection per wait could be refused mid-run.
+  const monitor = new pg.Client({ connectionString: database.url });
+  await monitor.connect();
+  const children: { stop(): Promise<void> }[] = [];
+  const start = async (script: string, environment: NodeJS.ProcessEnv) => {
+    const child = await startChild(script, [], environment, /^http:\/\//);
+    children.push(child);
+    return child.line.trim();
   };
   const figures: Figure[] = [];
   const windows: Record<"loaded" | "light", { from: Date; to: Date }[]> = { loaded: [], light: [] };
   let running: RunningDeployment | undefined;
   try {
+    const simulator = "bench/processes/simulator-process.ts";
+    const simulatorUrl = await start(simulator, { ...process.env, SIMULATOR_LATENCY_MS: "0" });
+    const slowSimulatorUrl = await start(simulator, {
+      ...process.env,
+      SIMULATOR_LATENCY_MS: String(slowUpstreamLatencyMs),
+    });
+    // One after the other: each creates its table if missing.
+    const proxy = "bench/processes/durable-proxy-process.ts";
+    const floorProxyUrl = await start(proxy, {
+      ...process.env,
+      UPSTREAM_URL: simulatorUrl,
+      DATABASE_URL: database.url,
+    });
+    const slowProxyUrl = await start(proxy, {
+      ...process.env,
+      UPSTREAM_URL: slowSimulatorUrl,
+      DATABASE_URL: database.url,
+    });
+    const upstreamEnvironment = Object.fromEntries(
+      modelFamilies.flatMap((family) => [
+        [`${family.toUpperCase()}_BASE_URL`, family === slowFamily ? slowSimulatorUrl : simulatorUrl],
+        [`${family.toUpperCase()}_API_KEY`, "bench"],
+      ]),
+    );
+    const environment = {
+      ...process.env,
+      ...secrets,
+      ...upstreamEnvironment,
+      DATABASE_URL: database.url,
+      ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "info",
+    };
+
     running = await startDeployment("scale-out", environment);
-    const apiKey = await provisionKey(running.origin);
-    // Each run, direct or not, starts with the previous runs' usage charged, so none pays for their backlog.
+    const gatewayOrigin = running.origin;
+    const apiKey = await provisionKey(gatewayOrigin, monitor);
+    const spreadKeys = await Promise.all(
+      Array.from({ length: spreadAccounts }, (_, index) =>
+        provisionKey(gatewayOrigin, monitor, `bench-${index}`),
+      ),
+    );
     const endpoints: Record<Reference, { origin: string; path: string }> = {
       direct: { origin: simulatorUrl, path: "/chat/completions" },
       "bare proxy": { origin: floorProxyUrl, path: "/without-commit/chat/completions" },
       "bare proxy + commit": { origin: floorProxyUrl, path: "/chat/completions" },
+      "bare proxy, pass-through": { origin: floorProxyUrl, path: "/pass-through/chat/completions" },
+      "direct, 5 ms upstream": { origin: slowSimulatorUrl, path: "/chat/completions" },
+      "bare proxy, 5 ms upstream": { origin: slowProxyUrl, path: "/without-commit/chat/completions" },
     };
+    // Each run, direct or not, starts with the previous runs' usage charged, so none pays for their backlog.
     /** `target`: a reference endpoint by name, or a gateway's origin. */
-    const load = async (
-      target: Reference | string,
-      stream: boolean,
-      connections: number,
-      requests: number,
-    ) => {
-      await untilEverythingCharged(database.url);
+    const load = async (target: Reference | string, plan: LoadPlan) => {
+      await untilEverythingCharged(monitor);
       const reference = endpoints[target as Reference];
+      const keys = plan.keys ?? [apiKey];
       return runLoad({
         origin: reference?.origin ?? target,
         path: reference?.path ?? "/llm/v1/chat/completions",
-        headers: { authorization: reference ? "Bearer bench" : `Bearer ${apiKey}` },
-        body: chatBody(stream),
-        connections,
-        requestsMax: requests,
+        headers: { authorization: reference ? "Bearer bench" : `Bearer ${keys[0]}` },
+        headersFor:
+          reference || keys.length === 1
+            ? undefined
+            : (request) => ({ authorization: `Bearer ${keys[request % keys.length]}` }),
+        body: chatBody(plan.stream ?? false, plan.slow ? slowModel : fastModel),
+        connections: plan.connections,
+        requestsMax: plan.requests,
         durationMsMax,
       });
+    };
+    const healthy = async (label: string, target: Reference | string, plan: LoadPlan) => {
+      const result = await load(target, plan);
+      assertHealthy(result, label);
+      return result;
     };
     const during = async <T>(window: "loaded" | "light", work: () => Promise<T>): Promise<T> => {
       const from = new Date();
@@ -133,14 +205,15 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
       windows[window].push({ from, to: new Date() });
       return result;
     };
-    const throughput = async (origin: string, stream: boolean, suffix: string): Promise<Figure> => {
+    const loaded = { connections: throughputConnections, requests: requestsMax };
+    const light = { connections: 1, requests: latencyRequests };
+    const throughput = async (origin: string, stream: boolean, suffix: string) => {
       const mode = stream ? "streaming" : "JSON";
-      const direct = await load("direct", stream, throughputConnections, requestsMax);
+      const direct = await load("direct", { ...loaded, stream });
       const viaGateway = await during("loaded", () =>
-        load(origin, stream, throughputConnections, requestsMax),
+        healthy(`gateway ${mode}${suffix}`, origin, { ...loaded, stream }),
       );
-      assertHealthy(viaGateway, `gateway ${mode}${suffix}`);
-      return {
+      const figure: Figure = {
         name: `gateway req/s, ${mode}, 32 connections${suffix}`,
         value: viaGateway.requestsPerSecond,
         unit: "req/s",
@@ -148,22 +221,63 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
         baselineName: "simulator called directly",
         target: "≥ 3,000 req/s",
       };
+      return { figure, viaGateway };
     };
 
-    // Warm both paths (JIT, connection pools, prepared statements) before measuring.
-    await load(running.origin, false, 8, 500);
-    await load("direct", false, 8, 500);
-    await load("bare proxy", false, 8, 500);
-    await load("bare proxy + commit", false, 8, 500);
+    // Warm every path (JIT, connection pools, prepared statements) before measuring.
+    const warm = { connections: 8, requests: 500 };
+    await load(gatewayOrigin, warm);
+    await load(gatewayOrigin, { ...warm, keys: spreadKeys });
+    await load(gatewayOrigin, { ...warm, stream: true });
+    await load(gatewayOrigin, { ...warm, slow: true, requests: 200 });
+    for (const reference of Object.keys(endpoints) as Reference[])
+      await load(reference, {
+        ...warm,
+        stream: reference === "bare proxy, pass-through",
+        slow: reference.endsWith("5 ms upstream"),
+        requests: reference.endsWith("5 ms upstream") ? 200 : warm.requests,
+      });
+
     for (const stream of [false, true]) {
       const mode = stream ? "streaming" : "JSON";
-      figures.push(await throughput(running.origin, stream, ""));
-      const directLatency = await load("direct", stream, 1, latencyRequests);
-      const gatewayLatency = await during("light", () => load(running!.origin, stream, 1, latencyRequests));
-      assertHealthy(gatewayLatency, `gateway ${mode} latency`);
+      // The bare proxy that answers as this mode needs: JSON read whole, a stream piped as it arrives.
+      const bareProxy: Reference = stream ? "bare proxy, pass-through" : "bare proxy";
+      const bareProxyName = stream ? "bare proxy piping the stream" : "bare proxy";
+
+      const bareThroughput = await healthy(`${bareProxy} ${mode}`, bareProxy, { ...loaded, stream });
+      const { figure, viaGateway } = await throughput(gatewayOrigin, stream, "");
+      figures.push(figure, {
+        name: `gateway req/s, ${mode}, 32 connections, beside a bare proxy`,
+        value: viaGateway.requestsPerSecond,
+        unit: "req/s",
+        baseline: bareThroughput.requestsPerSecond,
+        baselineName: `${bareProxyName}, same upstream`,
+        target: "≥ 0.5× baseline",
+      });
+      if (!stream) {
+        // Right after the hot account's run: the same load, its keys rotated over many accounts.
+        const spread = await healthy("gateway JSON, many accounts", gatewayOrigin, {
+          ...loaded,
+          keys: spreadKeys,
+        });
+        figures.push({
+          name: "gateway req/s, JSON, 32 connections, one hot account",
+          value: viaGateway.requestsPerSecond,
+          unit: "req/s",
+          baseline: spread.requestsPerSecond,
+          baselineName: `${spreadAccounts} accounts, key rotated per request`,
+          target: "≥ 0.8× baseline",
+        });
+      }
+
+      const directLatency = await load("direct", { ...light, stream });
+      const gatewayLatency = await during("light", () =>
+        healthy(`gateway ${mode} latency`, gatewayOrigin, { ...light, stream }),
+      );
+      const gatewayAddedP50 = gatewayLatency.p50Ms - directLatency.p50Ms;
       figures.push({
         name: `added latency p50, ${mode}, 1 connection`,
-        value: gatewayLatency.p50Ms - directLatency.p50Ms,
+        value: gatewayAddedP50,
         unit: "ms",
         baseline: directLatency.p50Ms,
         baselineName: "direct p50",
@@ -178,32 +292,181 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
       });
       // The floor under the gateway's figure: what a proxy adds on this machine, now, with and without
       // making each request durable before answering.
-      for (const reference of stream ? [] : (["bare proxy", "bare proxy + commit"] as const)) {
-        const referenceLatency = await load(reference, false, 1, latencyRequests);
-        assertHealthy(referenceLatency, `${reference} latency`);
+      const references: readonly Reference[] = stream ? [bareProxy] : [bareProxy, "bare proxy + commit"];
+      const referenceLatencies = new Map<Reference, LoadResult>();
+      for (const reference of references) {
+        const referenceLatency = await healthy(`${reference} ${mode} latency`, reference, {
+          ...light,
+          stream,
+        });
+        referenceLatencies.set(reference, referenceLatency);
         figures.push({
-          name: `added latency p50, JSON, 1 connection, ${reference}`,
+          name: `added latency p50, ${mode}, 1 connection, ${reference}`,
           value: referenceLatency.p50Ms - directLatency.p50Ms,
           unit: "ms",
           baseline: directLatency.p50Ms,
           baselineName: "direct p50",
         });
       }
+      const bareLatency = referenceLatencies.get(bareProxy)!;
+      figures.push({
+        name: `added latency p50, ${mode}, 1 connection, gateway beside a bare proxy`,
+        value: gatewayAddedP50,
+        unit: "ms",
+        baseline: bareLatency.p50Ms - directLatency.p50Ms,
+        baselineName: `${bareProxyName}'s added p50`,
+        target: "≤ 3× baseline",
+      });
+      if (stream) {
+        const directFirstByte = directLatency.timeToFirstByteP50Ms;
+        figures.push({
+          name: "added time to first byte p50, streaming, 1 connection, gateway beside a bare proxy",
+          value: gatewayLatency.timeToFirstByteP50Ms - directFirstByte,
+          unit: "ms",
+          baseline: bareLatency.timeToFirstByteP50Ms - directFirstByte,
+          baselineName: `${bareProxyName}'s added time to first byte p50`,
+          target: "≤ 2× baseline",
+        });
+      }
     }
-    figures.push(...(await chargeLagFigures(database.url, windows)));
+    figures.push(...(await chargeLagFigures(monitor, windows)));
+
+    // An upstream that answers after 5 ms: the hold is placed while the upstream call is in flight. The target
+    // is a difference of 0.3 ms, below the upstream timer's own jitter and the drift of a shared machine, so
+    // the three endpoints take turns in slices and each one's samples are pooled.
+    const slow = { connections: 1, requests: slowLatencyRequests / slowLatencyRounds, slow: true };
+    const slowTargets = {
+      direct: "direct, 5 ms upstream",
+      gateway: gatewayOrigin,
+      bare: "bare proxy, 5 ms upstream",
+    };
+    const slowSamples = { direct: [] as number[], gateway: [] as number[], bare: [] as number[] };
+    for (let round = 0; round < slowLatencyRounds; round++)
+      for (const [name, target] of Object.entries(slowTargets) as [keyof typeof slowTargets, string][])
+        slowSamples[name].push(
+          ...(await healthy(`${name} JSON latency, 5 ms upstream`, target, slow)).latenciesMs,
+        );
+    const [slowDirectP50, slowGatewayP50, slowBareP50] = [
+      slowSamples.direct,
+      slowSamples.gateway,
+      slowSamples.bare,
+    ]
+      .map((samples) => samples.sort((left, right) => left - right))
+      .map((sorted) => percentile(sorted, 0.5)) as [number, number, number];
+    const slowGatewayAdded = slowGatewayP50 - slowDirectP50;
+    figures.push(
+      {
+        name: "added latency p50, JSON, 1 connection, 5 ms upstream",
+        value: slowGatewayAdded,
+        unit: "ms",
+        baseline: slowDirectP50,
+        baselineName: "direct p50, 5 ms upstream",
+      },
+      {
+        name: "added latency p50, JSON, 1 connection, 5 ms upstream, gateway beside a bare proxy",
+        value: slowGatewayAdded,
+        unit: "ms",
+        baseline: slowBareP50 - slowDirectP50,
+        baselineName: "bare proxy's added p50, 5 ms upstream",
+        target: "≤ baseline + 0.3 ms",
+      },
+    );
+
+    await untilEverythingCharged(monitor);
+    figures.push(...(await overdraftFigures(gatewayOrigin, monitor)));
 
     await running.stop();
     running = await startDeployment("one process", environment);
-    await load(running.origin, false, 8, 500);
-    for (const stream of [false, true]) figures.push(await throughput(running.origin, stream, ", npm start"));
+    await load(running.origin, warm);
+    for (const stream of [false, true])
+      figures.push((await throughput(running.origin, stream, ", npm start")).figure);
   } finally {
     await running?.stop();
-    await floorProxy.stop();
-    await simulator.stop();
+    for (const child of children.reverse()) await child.stop();
+    await monitor.end();
     await database.drop();
     await removeQueueData(queueBackendOf({ redisUrl: options.redisUrl, databaseUrl: database.url }));
   }
   return figures;
+}
+
+/**
+ * C10's overdraft bound: an account credited with a few won, hammered through the 5 ms upstream (so many
+ * holds are in flight at once) by 64 connections, each until it is refused; once every hold is settled and
+ * every charge posted, its balance beside minus its largest single charge, which it must not go below.
+ */
+async function overdraftFigures(origin: string, client: pg.Client): Promise<Figure[]> {
+  const account = "bench-overdraft";
+  const key = await provisionKey(origin, client, account, overdraftCreditWon);
+  const hammered = await runLoad({
+    origin,
+    path: "/llm/v1/chat/completions",
+    headers: { authorization: `Bearer ${key}` },
+    body: chatBody(false, slowModel, costlyPrompt),
+    connections: overdraftConnections,
+    requestsMax: 100_000,
+    durationMsMax: 60_000,
+    untilRefused: true,
+  });
+  // Served (200) or refused for want of funds (400); anything else is a failure of the benchmark.
+  const unexpected = Object.entries(hammered.statuses).filter(
+    ([status]) => status !== "200" && status !== "400",
+  );
+  if (unexpected.length > 0)
+    throw new Error(`overdraft run: unexpected answers ${JSON.stringify(hammered.statuses)}`);
+  const served = hammered.statuses[200] ?? 0;
+  const refused = hammered.statuses[400] ?? 0;
+
+  // Settled: no hold open (every answer's usage recorded) and nothing pending (every charge posted).
+  const deadline = Date.now() + 120_000;
+  let funds: { balance: string; pending: string; held: string };
+  for (;;) {
+    const result = await client.query<{ balance: string; pending: string; held: string }>(
+      `SELECT balance_won::text AS balance, pending_won::text AS pending, held_won::text AS held
+         FROM account_funds WHERE account_kind = 'user' AND account_id = $1`,
+      [account],
+    );
+    funds = result.rows[0]!;
+    if (Number(funds.pending) === 0 && Number(funds.held) === 0) break;
+    if (Date.now() > deadline)
+      throw new Error(`overdraft run: the account did not settle within 2 minutes: ${JSON.stringify(funds)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  const charges = await client.query<{ count: number; largest: string; total: string }>(
+    `SELECT count(*)::int AS count, coalesce(max((data->>'amountWon')::numeric), 0)::text AS largest,
+              coalesce(sum((data->>'amountWon')::numeric), 0)::text AS total
+       FROM ledger_events
+       WHERE type = 'UsageCharged' AND data->'account'->>'kind' = 'user' AND data->'account'->>'id' = $1`,
+    [account],
+  );
+  const { count, largest, total } = charges.rows[0]!;
+  if (count !== served)
+    throw new Error(`overdraft run: ${served} requests served but ${count} charges posted`);
+  const name = `overdraft, ₩${overdraftCreditWon} account, ${overdraftConnections} connections until refused`;
+  return [
+    {
+      name: `${name}: final balance`,
+      value: Number(funds.balance),
+      unit: "₩",
+      baseline: -Number(largest),
+      baselineName: "minus the largest single charge (C10 floor)",
+      target: "≥ baseline",
+    },
+    {
+      name: `${name}: requests served`,
+      value: served,
+      unit: "requests",
+      baseline: refused,
+      baselineName: "requests refused",
+    },
+    {
+      name: `${name}: won charged`,
+      value: Number(total),
+      unit: "₩",
+      baseline: Number(overdraftCreditWon),
+      baselineName: "credit",
+    },
+  ];
 }
 
 /**
@@ -212,16 +475,13 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
  * reconciler to finish the backlog first.
  */
 async function chargeLagFigures(
-  databaseUrl: string,
+  client: pg.Client,
   windows: Record<"loaded" | "light", { from: Date; to: Date }[]>,
 ): Promise<Figure[]> {
-  await untilEverythingCharged(databaseUrl);
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const lag = async (ranges: { from: Date; to: Date }[]) => {
-      const result = await client.query<{ p50: number; p99: number }>(
-        `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY lag_ms) AS p50,
+  await untilEverythingCharged(client);
+  const lag = async (ranges: { from: Date; to: Date }[]) => {
+    const result = await client.query<{ p50: number; p99: number }>(
+      `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY lag_ms) AS p50,
                 percentile_cont(0.99) WITHIN GROUP (ORDER BY lag_ms) AS p99
          FROM (
            SELECT extract(epoch FROM charged.recorded_at - recorded.recorded_at) * 1000 AS lag_ms
@@ -231,49 +491,40 @@ async function chargeLagFigures(
              ON recorded.recorded_at BETWEEN window_range.range_from AND window_range.range_to
            WHERE recorded.type = 'UsageRecorded'
          ) lags`,
-        [ranges.map((range) => range.from), ranges.map((range) => range.to)],
-      );
-      return result.rows[0]!;
-    };
-    const loaded = await lag(windows.loaded);
-    const light = await lag(windows.light);
-    return [
-      {
-        name: "charge lag p50 (recorded → charged), gateway under load",
-        value: Number(loaded.p50),
-        unit: "ms",
-        baseline: Number(light.p50),
-        baselineName: "same lag at 1 connection",
-      },
-      {
-        name: "charge lag p99 (recorded → charged), gateway under load",
-        value: Number(loaded.p99),
-        unit: "ms",
-        baseline: Number(light.p99),
-        baselineName: "same lag at 1 connection",
-      },
-    ];
-  } finally {
-    await client.end();
-  }
+      [ranges.map((range) => range.from), ranges.map((range) => range.to)],
+    );
+    return result.rows[0]!;
+  };
+  const loaded = await lag(windows.loaded);
+  const light = await lag(windows.light);
+  return [
+    {
+      name: "charge lag p50 (recorded → charged), gateway under load",
+      value: Number(loaded.p50),
+      unit: "ms",
+      baseline: Number(light.p50),
+      baselineName: "same lag at 1 connection",
+    },
+    {
+      name: "charge lag p99 (recorded → charged), gateway under load",
+      value: Number(loaded.p99),
+      unit: "ms",
+      baseline: Number(light.p99),
+      baselineName: "same lag at 1 connection",
+    },
+  ];
 }
 
 /** Waits until the reconciler has charged every recorded usage. */
-async function untilEverythingCharged(databaseUrl: string): Promise<void> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const deadline = Date.now() + 600_000;
-    for (;;) {
-      const pending = await client.query<{ count: number }>(
-        "SELECT count(*)::int AS count FROM projection_pending_charges",
-      );
-      if (pending.rows[0]!.count === 0) return;
-      if (Date.now() > deadline) throw new Error("the reconciler did not catch up within 10 minutes");
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  } finally {
-    await client.end();
+async function untilEverythingCharged(client: pg.Client): Promise<void> {
+  const deadline = Date.now() + 600_000;
+  for (;;) {
+    const pending = await client.query<{ count: number }>(
+      "SELECT count(*)::int AS count FROM projection_pending_charges",
+    );
+    if (pending.rows[0]!.count === 0) return;
+    if (Date.now() > deadline) throw new Error("the reconciler did not catch up within 10 minutes");
+    await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
 
@@ -282,24 +533,44 @@ function assertHealthy(result: LoadResult, label: string): void {
     throw new Error(`${label}: ${result.failures} of ${result.requests} requests failed`);
 }
 
-/** A session, a key and ₩1,000,000,000 of credit, through the same APIs an operator uses. */
-async function provisionKey(origin: string): Promise<string> {
+/**
+ * A user, a session, a key and credit on the user's account, through the same APIs an operator uses. A
+ * top-up answered 503 (the ledger or the balances projection busy) may or may not be appended; the account's
+ * inline funds, exact at each commit, tell which, so it is retried only when it was not (never credited twice).
+ */
+async function provisionKey(
+  origin: string,
+  database: pg.Client,
+  userId = "bench",
+  creditWon = "1000000000",
+): Promise<string> {
   const admin = (path: string, body: unknown) =>
     fetch(`${origin}/admin${path}`, {
       method: "POST",
       headers: { authorization: `Bearer ${secrets.ADMIN_TOKEN}`, "content-type": "application/json" },
       body: JSON.stringify(body),
     });
-  const { token } = (await (await admin("/sessions", { userId: "bench" })).json()) as { token: string };
-  const credited = await admin("/accounts/user/bench/credits", {
-    amountWon: "1000000000",
-    reference: "bench",
-  });
-  if (credited.status !== 201) throw new Error(`crediting the bench account failed: ${credited.status}`);
+  const { token } = (await (await admin("/sessions", { userId })).json()) as { token: string };
+  for (let attempt = 1; ; attempt++) {
+    const credited = await admin(`/accounts/user/${userId}/credits`, {
+      amountWon: creditWon,
+      reference: "bench",
+    });
+    if (credited.status === 201) break;
+    if (credited.status !== 503 || attempt === 5)
+      throw new Error(`crediting the account of ${userId} failed: ${credited.status}`);
+    const funds = await database.query<{ balance: string }>(
+      "SELECT balance_won::text AS balance FROM account_funds WHERE account_kind = 'user' AND account_id = $1",
+      [userId],
+    );
+    if (funds.rows.length > 0 && Number(funds.rows[0]!.balance) === Number(creditWon)) break;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
   const issued = await fetch(`${origin}/llm/apis`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
     body: JSON.stringify({ name: "bench" }),
   });
+  if (issued.status !== 201) throw new Error(`issuing a key for ${userId} failed: ${issued.status}`);
   return ((await issued.json()) as { key: string }).key;
 }

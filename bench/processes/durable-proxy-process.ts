@@ -1,15 +1,20 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { pipeline } from "node:stream/promises";
 import pg from "pg";
 import { Pool } from "undici";
 
 /**
  * The floor under the gateway's added latency: a bare proxy that forwards the body to the simulator and,
  * before answering, commits one row to PostgreSQL, as the gateway commits each usage. No auth, validation,
- * translation or queue. Under `/without-commit` it only forwards. Prints its URL once listening.
+ * translation or queue. Under `/without-commit` it only forwards (reads the upstream's answer whole, then
+ * answers); under `/pass-through` it only forwards and pipes the upstream's body as it arrives, so a stream
+ * reaches the client chunk by chunk, as through the gateway. Prints its URL once listening.
  */
 const withoutCommitPrefix = "/without-commit";
+const passThroughPrefix = "/pass-through";
 const upstreamUrl = process.env.UPSTREAM_URL!;
-const upstream = new Pool(upstreamUrl, { connections: 4 });
+// As many upstream connections as the gateway allows itself, so a throughput baseline never queues for one.
+const upstream = new Pool(upstreamUrl, { connections: 256 });
 const database = new pg.Pool({ connectionString: process.env.DATABASE_URL!, max: 4 });
 await database.query(
   "CREATE TABLE IF NOT EXISTS bench_durable_proxy (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, usage json NOT NULL)",
@@ -32,6 +37,13 @@ async function forward(request: IncomingMessage, response: ServerResponse): Prom
     headers: { "content-type": "application/json", authorization: "Bearer bench" },
     body: Buffer.concat(chunks),
   });
+  if (request.url?.startsWith(passThroughPrefix)) {
+    response.writeHead(reply.statusCode, {
+      "content-type": String(reply.headers["content-type"] ?? "application/json"),
+    });
+    await pipeline(reply.body, response);
+    return;
+  }
   const text = await reply.body.text();
   if (!request.url?.startsWith(withoutCommitPrefix))
     await database.query({
