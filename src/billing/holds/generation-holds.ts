@@ -87,8 +87,9 @@ export interface RequestHold {
 
 export class GenerationHolds {
   private ledgerFailing = false;
-  /** What each account had available after this process's last hold on it. */
+  /** What each account had available after this process's last hold on it (bounded: a hint, not a truth). */
   private readonly availableAfterLastHold = new Map<string, Money>();
+  private static readonly accountsRememberedMax = 10_000;
 
   constructor(private readonly options: GenerationHoldsOptions) {}
 
@@ -179,6 +180,8 @@ export class GenerationHolds {
     }
     this.ledgerFailing = false;
     const accountKey = `${request.account.kind}:${request.account.id}`;
+    if (this.availableAfterLastHold.size >= GenerationHolds.accountsRememberedMax)
+      this.availableAfterLastHold.clear();
     if (decision.kind === "refused") {
       this.availableAfterLastHold.set(accountKey, new Money(decision.availableWon));
       throw apiErrors.creditInsufficient(request.account.kind);
