@@ -65,6 +65,8 @@ const environmentSchema = z.object({
     .min(1_024)
     .max(256 * 1024 * 1024)
     .default(4_194_304),
+  /** Worker-role processes serve /health and /metrics on this port; unset: no listener. */
+  METRICS_PORT: port.optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   SIMULATOR_LATENCY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   /** 0: unlimited (everything at once). */
@@ -93,6 +95,7 @@ export interface Config {
   defaultFxRateKrwPerUsd: string;
   requestBodyBytesMax: number;
   logLevel: z.infer<typeof environmentSchema>["LOG_LEVEL"];
+  metricsPort: number | undefined;
   simulatorLatencyMs: number;
   simulatorTokensPerSecond: number;
   upstreams: Record<ModelFamily, UpstreamConfig>;
@@ -121,6 +124,10 @@ export const limits = {
   usageAppendBatchSizeMax: 500,
   httpKeepAliveTimeoutMs: 65_000,
   httpHeadersTimeoutMs: 66_000,
+  /** Each readiness check (and each scrape-time probe) of a dependency gives up after this long. */
+  readinessProbeTimeoutMs: 2_000,
+  /** Ready while the oldest ledger event not yet applied by every projection is at most this old. */
+  readinessProjectionLagSecondsMax: 30,
 } as const;
 
 export class ConfigError extends Error {
@@ -154,6 +161,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     defaultFxRateKrwPerUsd: values.FX_USDKRW_DEFAULT,
     requestBodyBytesMax: values.MAX_BODY_BYTES,
     logLevel: values.LOG_LEVEL,
+    metricsPort: values.METRICS_PORT,
     simulatorLatencyMs: values.SIMULATOR_LATENCY_MS,
     simulatorTokensPerSecond: values.SIMULATOR_TOKENS_PER_SECOND,
     upstreams,

@@ -1,9 +1,11 @@
+import { queueBackendOf } from "./billing/queue-backend";
 import { startBilling } from "./billing/start-billing";
 import { type Config, ConfigError, loadConfig, modelFamilies } from "./config";
 import { type LocalDatabase, loadOrCreateLocalSecrets, startLocalDatabase } from "./database/local-data";
 import { printFirstStartBanner, seedDemoAccount } from "./demo-account";
 import type { FamilyUpstream } from "./gateway/generation/upstream-registry";
 import { createLogger, type Logger } from "./logger";
+import { createOperations } from "./operations/operations";
 import type { ModelFamily } from "./providers/provider";
 import { type Simulator, startSimulator } from "./providers/simulator/simulator";
 import { startService } from "./service";
@@ -107,6 +109,11 @@ async function main(): Promise<void> {
     logger,
     runWorkers: role !== "gateway",
   });
+  // Readiness and metrics; the shutdown calls `operations.readiness.startDraining()` first.
+  const operations = createOperations({
+    queueBackend: queueBackendOf({ redisUrl: config.redisUrl, databaseUrl: database.url }),
+    logger,
+  });
   const service = await startService({
     databaseUrl: database.url,
     eventStoreUrl: config.eventStoreUrl,
@@ -119,6 +126,7 @@ async function main(): Promise<void> {
     logger,
     adminRouter: billing.adminRouter,
     accountRouter: billing.accountRouter,
+    operationsRouter: (parts) => operations.router(parts),
     applicationName: `won-gateway-${role}`,
     // The edge leaves background work to workers: the projections run beside the reconciler.
     runProjections: role !== "gateway",
@@ -131,7 +139,11 @@ async function main(): Promise<void> {
     baseUrl = `${url}/llm/v1`;
     logger.info({ baseUrl, role }, "gateway listening");
   }
-  if (role === "worker") logger.info({ role }, "worker running");
+  if (role === "worker") {
+    // Workers serve no API; their health and metrics get a listener of their own when asked.
+    if (config.metricsPort !== undefined) await operations.listen(config.metricsPort, config.host);
+    logger.info({ role }, "worker running");
+  }
   if (database.firstStart && baseUrl) {
     const demo = await seedDemoAccount(service);
     printFirstStartBanner({ baseUrl, adminToken: database.secrets.adminToken, ...demo });
@@ -142,9 +154,11 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, "shutting down");
+    operations.readiness.startDraining();
     // Workers first: they need the ledger, which the service closes.
     await billing.close();
     await service.close();
+    await operations.close();
     await simulator?.close();
     await database.local?.stop();
     process.exit(0);

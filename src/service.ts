@@ -25,6 +25,7 @@ import { type Ledger, openLedger } from "./ledger/open-ledger";
 import { ProjectionRunner } from "./ledger/projection-runner";
 import { ProjectionWaiter } from "./ledger/projection-waiter";
 import { untilProjectionsPrepared } from "./ledger/projections-prepared";
+import { findModel } from "./providers/catalog";
 import type { UpstreamTimeouts } from "./providers/create-adapter";
 import type { ModelFamily } from "./providers/provider";
 import { SessionTokens } from "./sessions/session-tokens";
@@ -48,6 +49,8 @@ export interface ServiceOptions {
   /** Extra routers mounted next to the built-in ones (billing's admin and account routes). */
   adminRouter?: (parts: ServiceParts) => express.Router;
   accountRouter?: (parts: ServiceParts) => express.Router;
+  /** /health, /metrics and the API description (src/operations), mounted at the root. */
+  operationsRouter?: (parts: ServiceParts) => express.Router;
   applicationName?: string;
   /**
    * Whether this process takes part in running the projections (one process leads, the others stand by).
@@ -151,9 +154,15 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     if (options.adminRouter) admin.use(options.adminRouter(parts));
   }
   const requestListener = createApp({
-    routers: { generation, account, ...(admin ? { admin } : {}) },
+    routers: {
+      generation,
+      account,
+      ...(admin ? { admin } : {}),
+      ...(options.operationsRouter ? { operations: options.operationsRouter(parts) } : {}),
+    },
     requestBodyBytesMax: options.requestBodyBytesMax,
     logger,
+    isServedModel: (slug) => findModel(slug) !== undefined,
   });
 
   let server: Server | undefined;

@@ -1,6 +1,7 @@
 import { once } from "node:events";
 import type { ServerResponse } from "node:http";
 import type { Logger } from "pino";
+import { observationOf, type RequestObservation } from "../../operations/request-observation";
 import { type CatalogModel, findModel } from "../../providers/catalog";
 import type { FinishReason, GenerationRequest, ReportedUsage } from "../../providers/provider";
 import { apiErrors } from "../api-error";
@@ -35,6 +36,8 @@ interface GenerationContext {
   upstreamRequest: GenerationRequest;
   startedAt: Date;
   streamed: boolean;
+  /** Timings and tokens for the access log and metrics (src/operations). */
+  observation: RequestObservation | undefined;
 }
 
 type Outcome = "completed" | "client-disconnected" | "upstream-failed";
@@ -55,9 +58,12 @@ export function generationHandler(
   const now = dependencies.now ?? (() => new Date());
   return async ({ authorization, body, requestId, response }) => {
     const startedAt = now();
+    const observation = observationOf(response);
     const caller = await dependencies.admission.admit(authorization);
+    if (observation) observation.accountKind = caller.account.kind;
     const parsed = format.parse(body);
     const slug = parsed.model;
+    if (observation) observation.model = slug;
     const model = findModel(slug);
     if (!model) throw apiErrors.notFound(`The model '${slug}' does not exist`);
     const context: GenerationContext = {
@@ -67,6 +73,7 @@ export function generationHandler(
       upstreamRequest: format.toGenerationRequest(parsed, model),
       startedAt,
       streamed: parsed.stream,
+      observation,
     };
     if (context.streamed) await streamGeneration(format, dependencies, context, response);
     else await jsonGeneration(format, dependencies, context, response);
@@ -92,9 +99,13 @@ async function jsonGeneration(
   response: ServerResponse,
 ): Promise<void> {
   const { signal } = abortOnDisconnect(response);
+  const observation = context.observation;
+  observation?.upstreamStarted();
   const result = await dependencies.upstreams
     .adapterFor(context.model)
-    .generate(context.upstreamRequest, signal);
+    .generate(context.upstreamRequest, signal)
+    .finally(() => observation?.upstreamEnded());
+  if (result.text !== "") observation?.firstToken();
   const usage = await recordUsage(dependencies, context, format, "completed", result.usage, result.text);
   if (!usage) throw apiErrors.ledgerUnavailable();
   sendJson(
@@ -131,6 +142,8 @@ async function streamGeneration(
   let reported: ReportedUsage | null = null;
   let finishReason: FinishReason = "stop";
   let failure: unknown;
+  const observation = context.observation;
+  observation?.upstreamStarted();
   try {
     for await (const parts of dependencies.upstreams
       .adapterFor(context.model)
@@ -138,6 +151,7 @@ async function streamGeneration(
       for (const part of parts) {
         switch (part.type) {
           case "text-delta":
+            observation?.firstToken();
             produced += part.text;
             open().delta(part.text);
             break;
@@ -158,6 +172,7 @@ async function streamGeneration(
   } catch (error) {
     failure = error;
   }
+  observation?.upstreamEnded();
 
   const outcome: Outcome = clientGone() ? "client-disconnected" : failure ? "upstream-failed" : "completed";
   switch (outcome) {
@@ -214,6 +229,8 @@ async function recordUsage(
   };
   try {
     await dependencies.usage.record(record);
+    const observation = context.observation;
+    if (observation) observation.tokens = { input: usage.tokens.input, output: usage.tokens.output };
     return usage;
   } catch (error) {
     // The output may already be with the client: keep every detail so the usage can be recorded by hand.
