@@ -69,13 +69,16 @@ export function requestObserver(
   return (request, response) => {
     const observation = new RequestObservation();
     observations.set(response, observation);
-    response.once("close", () => finish(options, request, response, observation));
+    // Read now: express rewrites `request.url` below each router it mounts.
+    const url = request.url ?? "";
+    response.once("close", () => finish(options, request, url, response, observation));
   };
 }
 
 function finish(
   options: RequestObserverOptions,
   request: IncomingMessage,
+  url: string,
   response: ServerResponse,
   observation: RequestObservation,
 ): void {
@@ -83,7 +86,6 @@ function finish(
   const totalMs = endedAtMs - observation.startedAtMs;
   const overheadMs = observation.overheadMs(endedAtMs);
   const timeToFirstTokenMs = observation.timeToFirstTokenMs();
-  const url = request.url ?? "";
   const labels = {
     model: modelLabelOf(observation.model, options.isServedModel),
     endpoint: endpointLabelOf(url),
