@@ -10,6 +10,9 @@ import { createOperationsRouter } from "./operations-routes";
 import { createProbeMetrics } from "./probe-metrics";
 import { Readiness, type ReadinessBounds } from "./readiness";
 
+/** The version the API description carries: the package's. */
+const apiVersion = "0.1.0";
+
 /**
  * The operations surface of one process, wired: readiness (with `startDraining()` for the shutdown),
  * the /health and /metrics routes, and for worker-role processes, which serve no HTTP API, a small
@@ -38,7 +41,11 @@ export function createOperations(options: {
   const readiness = new Readiness(bounds);
   let probes: DependencyProbes | undefined;
   const probeMetrics = createProbeMetrics(() => probes, bounds.probeTimeoutMs);
-  const routes = createOperationsRouter({ readiness, extraMetrics: () => probeMetrics.metrics() });
+  const routes = createOperationsRouter({
+    readiness,
+    extraMetrics: () => probeMetrics.metrics(),
+    version: apiVersion,
+  });
   let server: Server | undefined;
   return {
     readiness,

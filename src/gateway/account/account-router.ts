@@ -73,3 +73,5 @@ export function createAccountRouter(dependencies: AccountRouterDependencies): Ro
   router.use(billingErrorMapper);
   return router;
 }
+
+export { billingQuerySchema as accountBillingQuerySchema };
