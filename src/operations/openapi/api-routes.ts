@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { accountBillingQuerySchema } from "../../gateway/account/account-router";
 import { billingRangeSchema } from "../../gateway/account/billing-range";
+import { billingPageQuerySchema, billingTotalsQuerySchema } from "../../gateway/account/billing-read-schemas";
 import {
   accountPathSchema,
   billingQuerySchema,
@@ -10,6 +11,7 @@ import {
   fxRateBodySchema,
   modelPriceBodySchema,
 } from "../../gateway/admin/admin-request-schemas";
+import { accountsQuerySchema } from "../../gateway/admin/read-routes";
 import { issueKeyBodySchema, keyStatusBodySchema, listKeysQuerySchema } from "../../gateway/keys/key-routes";
 import { mintSessionBodySchema } from "../../gateway/sessions/admin-session-routes";
 import { chatCompletionsRequestSchema } from "../../gateway/wire/chat-completions-request";
@@ -139,10 +141,34 @@ export const apiRoutes: readonly ApiRoute[] = [
     method: "get",
     path: "/llm/billing",
     tag: "account",
-    summary: "The caller's charges with their breakdown, in the order the requests started",
+    summary:
+      "The caller's charges with their breakdown, in the order the requests started: the whole range, or one page with limit/cursor",
     security: "session",
-    query: z.object({ ...accountBillingQuerySchema.shape, ...billingRangeSchema.shape }),
-    responses: { 200: json("Charges", bodies.billingHistorySchema) },
+    query: z.object({
+      ...accountBillingQuerySchema.shape,
+      ...billingRangeSchema.shape,
+      ...billingPageQuerySchema.shape,
+    }),
+    responses: {
+      200: json(
+        "Charges; with limit or cursor one page and nextCursor",
+        z.union([bodies.billingHistorySchema, bodies.billingPageSchema]),
+      ),
+    },
+    errors: [100, 110],
+  },
+  {
+    method: "get",
+    path: "/llm/billing/totals",
+    tag: "account",
+    summary: "Totals of the caller's charges by Seoul day, model or key",
+    security: "session",
+    query: z.object({
+      ...accountBillingQuerySchema.shape,
+      ...billingRangeSchema.shape,
+      ...billingTotalsQuerySchema.shape,
+    }),
+    responses: { 200: json("Exact sums per group and overall", bodies.billingTotalsSchema) },
     errors: [100, 110],
   },
 
@@ -238,12 +264,72 @@ export const apiRoutes: readonly ApiRoute[] = [
     method: "get",
     path: "/admin/billing",
     tag: "admin",
-    summary: "An account's charges with their breakdown, as JSON or CSV",
+    summary: "An account's charges with their breakdown, as JSON or CSV; one JSON page with limit/cursor",
     security: "admin",
-    query: z.object({ ...billingQuerySchema.shape, ...billingRangeSchema.shape }),
+    query: z.object({
+      ...billingQuerySchema.shape,
+      ...billingRangeSchema.shape,
+      ...billingPageQuerySchema.shape,
+    }),
     responses: {
-      200: { description: "Charges (JSON below; CSV with format=csv)", schema: bodies.billingHistorySchema },
+      200: {
+        description:
+          "Charges (JSON below; CSV with format=csv); with limit or cursor one page and nextCursor",
+        schema: z.union([bodies.billingHistorySchema, bodies.billingPageSchema]),
+      },
     },
+    errors: [100, 110],
+  },
+  {
+    method: "get",
+    path: "/admin/billing/totals",
+    tag: "admin",
+    summary: "Totals of an account's charges by Seoul day, model or key",
+    security: "admin",
+    query: z.object({
+      ...billingQuerySchema.pick({ account: true }).shape,
+      ...billingRangeSchema.shape,
+      ...billingTotalsQuerySchema.shape,
+    }),
+    responses: { 200: json("Exact sums per group and overall", bodies.billingTotalsSchema) },
+    errors: [100, 110],
+  },
+  {
+    method: "get",
+    path: "/admin/prices",
+    tag: "admin",
+    summary: "Every model with the prices in force",
+    security: "admin",
+    responses: { 200: json("Prices in USD per 1M tokens", bodies.pricesSchema) },
+    errors: [110],
+  },
+  {
+    method: "get",
+    path: "/admin/discounts",
+    tag: "admin",
+    summary: "The discount rules in force, one per scope",
+    security: "admin",
+    responses: { 200: json("Rules", bodies.discountsSchema) },
+    errors: [110],
+  },
+  {
+    method: "get",
+    path: "/admin/accounts",
+    tag: "admin",
+    summary: "Accounts whose id contains `search`, with balance and pending usage count, a page at a time",
+    security: "admin",
+    query: accountsQuerySchema,
+    responses: { 200: json("A page of accounts", bodies.accountsPageSchema) },
+    errors: [100, 110],
+  },
+  {
+    method: "get",
+    path: "/admin/accounts/{kind}/{id}/keys",
+    tag: "admin",
+    summary: "The keys an account owns, newest first",
+    security: "admin",
+    pathParameters: accountPathSchema,
+    responses: { 200: json("Keys, without their values", bodies.accountKeysSchema) },
     errors: [100, 110],
   },
   {

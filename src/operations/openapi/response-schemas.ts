@@ -128,6 +128,79 @@ export const billingHistorySchema = z.object({
   data: z.array(chargeSchema),
 });
 
+export const billingPageSchema = billingHistorySchema.extend({
+  nextCursor: z.string().nullable().meta({ description: "pass back as `cursor`; null on the last page" }),
+});
+
+export const billingTotalsSchema = z.object({
+  account: accountReference,
+  from: instant.nullable(),
+  to: instant.nullable(),
+  groupBy: z.enum(["day", "model", "key"]),
+  totals: z.array(
+    z.object({
+      group: z.string().meta({ description: "Seoul date, model slug or key uuid" }),
+      charges: z.number().int(),
+      amountWon: moneyText,
+    }),
+  ),
+  charges: z.number().int(),
+  amountWon: moneyText,
+});
+
+export const pricesSchema = z.object({
+  data: z.array(
+    z.object({
+      model: z.string(),
+      family: z.string(),
+      protocol: z.string(),
+      ignoredParameters: z.array(z.string()),
+      inputUsdPer1M: moneyText,
+      outputUsdPer1M: moneyText,
+      cachedInputUsdPer1M: moneyText,
+      effectiveAt: instant.nullable().meta({ description: "null: the catalog default, never recorded" }),
+    }),
+  ),
+});
+
+export const discountsSchema = z.object({
+  data: z.array(
+    z.object({
+      model: z.string().nullable(),
+      organizationId: z.string().nullable(),
+      rate: moneyText,
+      effectiveAt: instant,
+    }),
+  ),
+});
+
+export const accountsPageSchema = z.object({
+  data: z.array(
+    z.object({
+      kind: z.enum(accountKinds),
+      id: z.string(),
+      balanceWon: moneyText,
+      toppedUpWon: moneyText,
+      chargedWon: moneyText,
+      pendingCharges: z.number().int(),
+    }),
+  ),
+  nextCursor: z.string().nullable(),
+});
+
+export const accountKeysSchema = z.object({
+  data: z.array(
+    z.object({
+      uuid: z.uuid(),
+      name: z.string(),
+      description: z.string(),
+      status: z.union([z.literal(0), z.literal(1)]),
+      keyPreview: z.string(),
+      createdAt: instant,
+    }),
+  ),
+});
+
 export const sessionSchema = z.object({ token: z.string(), expiresAt: instant });
 export const creditedSchema = z.object({ balanceWon: moneyText });
 export const accountViewSchema = z.object({
