@@ -65,6 +65,8 @@ const environmentSchema = z.object({
     .min(1_024)
     .max(256 * 1024 * 1024)
     .default(4_194_304),
+  /** Models beyond (or replacing) the built-in catalog, YAML or JSON (README, "Models file"). */
+  MODELS_FILE: optionalText,
   /** Worker-role processes serve /health and /metrics on this port; unset: no listener. */
   METRICS_PORT: port.optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -96,6 +98,7 @@ export interface Config {
   requestBodyBytesMax: number;
   logLevel: z.infer<typeof environmentSchema>["LOG_LEVEL"];
   metricsPort: number | undefined;
+  modelsFile: string | undefined;
   simulatorLatencyMs: number;
   simulatorTokensPerSecond: number;
   upstreams: Record<ModelFamily, UpstreamConfig>;
@@ -162,6 +165,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     requestBodyBytesMax: values.MAX_BODY_BYTES,
     logLevel: values.LOG_LEVEL,
     metricsPort: values.METRICS_PORT,
+    modelsFile: values.MODELS_FILE,
     simulatorLatencyMs: values.SIMULATOR_LATENCY_MS,
     simulatorTokensPerSecond: values.SIMULATOR_TOKENS_PER_SECOND,
     upstreams,

@@ -6,6 +6,8 @@ import { printFirstStartBanner, seedDemoAccount } from "./demo-account";
 import type { FamilyUpstream } from "./gateway/generation/upstream-registry";
 import { createLogger, type Logger } from "./logger";
 import { createOperations } from "./operations/operations";
+import { installModels, listModels } from "./providers/catalog";
+import { loadModelsFile, ModelsFileError } from "./providers/models-file";
 import type { ModelFamily } from "./providers/provider";
 import { type Simulator, startSimulator } from "./providers/simulator/simulator";
 import { startService } from "./service";
@@ -94,6 +96,29 @@ async function resolveUpstreams(
   return { upstreams, ...(simulator ? { simulator } : {}) };
 }
 
+/** Adds MODELS_FILE's models to the catalog; returns the upstreams of those that have their own. */
+async function installModelsFile(config: Config): Promise<Map<string, FamilyUpstream>> {
+  if (config.modelsFile === undefined) return new Map();
+  try {
+    installModels(await loadModelsFile(config.modelsFile, process.env));
+  } catch (error) {
+    if (error instanceof ModelsFileError) throw new ConfigError(`invalid configuration: ${error.message}`);
+    throw error;
+  }
+  return new Map(
+    listModels().flatMap((model) =>
+      model.upstream
+        ? [
+            [
+              model.slug,
+              { baseUrl: model.upstream.baseUrl, apiKey: process.env[model.upstream.apiKeyVariable]!.trim() },
+            ],
+          ]
+        : [],
+    ),
+  );
+}
+
 async function main(): Promise<void> {
   const config = loadConfig();
   const role = roleOf(process.argv.slice(2));
@@ -101,6 +126,7 @@ async function main(): Promise<void> {
   if (role !== "all" && !config.databaseUrl)
     throw new ConfigError(`invalid configuration: DATABASE_URL is required with --role=${role}`);
   const logger = createLogger(config.logLevel);
+  const modelUpstreams = await installModelsFile(config);
   const database = await resolveDatabase(config, logger);
   const { upstreams, simulator } = await resolveUpstreams(config);
   const billing = await startBilling({
@@ -121,6 +147,7 @@ async function main(): Promise<void> {
     keyPepper: database.secrets.keyPepper,
     adminToken: database.secrets.adminToken,
     upstreams,
+    modelUpstreams,
     charges: billing.charges,
     requestBodyBytesMax: config.requestBodyBytesMax,
     logger,

@@ -42,6 +42,8 @@ export interface ServiceOptions {
   keyPepper: string;
   adminToken?: string | undefined;
   upstreams: Record<ModelFamily, FamilyUpstream>;
+  /** Models with an upstream of their own (models file), by slug; the others use their family's. */
+  modelUpstreams?: ReadonlyMap<string, FamilyUpstream>;
   upstreamTimeouts?: Partial<UpstreamTimeouts>;
   charges: ChargeEnqueuer;
   requestBodyBytesMax: number;
@@ -127,7 +129,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   waiter.addLocalReadModel(admissionCache);
   admissionCache.start();
-  const upstreams = new UpstreamRegistry(options.upstreams, options.upstreamTimeouts ?? {});
+  const upstreams = new UpstreamRegistry(
+    options.upstreams,
+    options.upstreamTimeouts ?? {},
+    options.modelUpstreams,
+  );
   const parts: ServiceParts = { ledger, waiter, sessions, keys, logger };
 
   const generation = createGenerationEndpoints(

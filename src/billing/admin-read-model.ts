@@ -4,6 +4,10 @@ import { discountsTable } from "../../projections/discounts";
 import { keyListsTable } from "../../projections/key-lists";
 import { pricesTable } from "../../projections/prices";
 import type { AccountKind, AccountReference } from "../ledger/events";
+import { formatMoney, parseMoney } from "./money";
+
+/** NUMERIC text keeps its scale ("0.40"); the API answers the way the admin writes answer ("0.4"). */
+const normalised = (text: string) => formatMoney(parseMoney(text));
 
 /**
  * What an admin (or a console) reads: the prices and discounts in force, accounts and their keys. Plain
@@ -39,9 +43,9 @@ export async function readPricesInForce(database: Database): Promise<PriceInForc
   );
   return result.rows.map((row) => ({
     model: row.model,
-    inputUsdPer1M: row.input,
-    outputUsdPer1M: row.output,
-    cachedInputUsdPer1M: row.cached_input,
+    inputUsdPer1M: normalised(row.input),
+    outputUsdPer1M: normalised(row.output),
+    cachedInputUsdPer1M: normalised(row.cached_input),
     effectiveAt: row.effective_at,
   }));
 }
@@ -70,7 +74,7 @@ export async function readDiscountsInForce(database: Database): Promise<Discount
   return result.rows.map((row) => ({
     model: row.model,
     organizationId: row.organization_id,
-    rate: row.rate,
+    rate: normalised(row.rate),
     effectiveAt: row.effective_at,
   }));
 }
