@@ -206,6 +206,11 @@ describe("projection lag", () => {
         });
         const [recorded] = await ledger.store.readStream(appended.streamId);
         now = new Date(recorded!.recordedAt.getTime() + 31_000);
+        // Readers see an event once every older transaction on the server has ended (README): wait for it.
+        await eventually(
+          "the event is visible to readers",
+          async () => (await probes.projectionLagSeconds()) > 0,
+        );
         expect(await probes.projectionLagSeconds()).toBeCloseTo(31, 3);
         const report = await readiness.check();
         expect(report.failing).toEqual(["projections"]);
