@@ -75,6 +75,16 @@ export const apiRoutes: readonly ApiRoute[] = [
     responses: { 200: json("The model list", bodies.modelListSchema) },
     errors: [110],
   },
+  {
+    method: "get",
+    path: "/llm/v1/models/{id}",
+    tag: "generation",
+    summary: "One model",
+    security: "apiKey",
+    pathParameters: z.object({ id: z.string() }),
+    responses: { 200: json("The model", bodies.modelSchema) },
+    errors: [110, 120],
+  },
   generation(
     "/llm/v1/chat/completions",
     "Chat completion",
