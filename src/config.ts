@@ -65,6 +65,10 @@ const environmentSchema = z.object({
     .min(1_024)
     .max(256 * 1024 * 1024)
     .default(4_194_304),
+  /** Models beyond (or replacing) the built-in catalog, YAML or JSON (README, "Models file"). */
+  MODELS_FILE: optionalText,
+  /** Worker-role processes serve /health and /metrics on this port; unset: no listener. */
+  METRICS_PORT: port.optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   SIMULATOR_LATENCY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   /** 0: unlimited (everything at once). */
@@ -93,6 +97,8 @@ export interface Config {
   defaultFxRateKrwPerUsd: string;
   requestBodyBytesMax: number;
   logLevel: z.infer<typeof environmentSchema>["LOG_LEVEL"];
+  metricsPort: number | undefined;
+  modelsFile: string | undefined;
   simulatorLatencyMs: number;
   simulatorTokensPerSecond: number;
   upstreams: Record<ModelFamily, UpstreamConfig>;
@@ -153,6 +159,10 @@ export const limits = {
   shutdownCutGraceMs: 1_000,
   /** After the drain, closing queues, workers and pools gets this long before the process exits anyway. */
   shutdownCloseMs: 20_000,
+  /** Each readiness check (and each scrape-time probe) of a dependency gives up after this long. */
+  readinessProbeTimeoutMs: 2_000,
+  /** Ready while the oldest ledger event not yet applied by every projection is at most this old. */
+  readinessProjectionLagSecondsMax: 30,
 } as const;
 
 export class ConfigError extends Error {
@@ -186,6 +196,8 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     defaultFxRateKrwPerUsd: values.FX_USDKRW_DEFAULT,
     requestBodyBytesMax: values.MAX_BODY_BYTES,
     logLevel: values.LOG_LEVEL,
+    metricsPort: values.METRICS_PORT,
+    modelsFile: values.MODELS_FILE,
     simulatorLatencyMs: values.SIMULATOR_LATENCY_MS,
     simulatorTokensPerSecond: values.SIMULATOR_TOKENS_PER_SECOND,
     upstreams,

@@ -1,9 +1,13 @@
+import { queueBackendOf } from "./billing/queue-backend";
 import { startBilling } from "./billing/start-billing";
 import { type Config, ConfigError, limits, loadConfig, modelFamilies } from "./config";
 import { type LocalDatabase, loadOrCreateLocalSecrets, startLocalDatabase } from "./database/local-data";
 import { printFirstStartBanner, seedDemoAccount } from "./demo-account";
 import type { FamilyUpstream } from "./gateway/generation/upstream-registry";
 import { createLogger, type Logger } from "./logger";
+import { createOperations } from "./operations/operations";
+import { installModels, listModels } from "./providers/catalog";
+import { loadModelsFile, ModelsFileError } from "./providers/models-file";
 import type { ModelFamily } from "./providers/provider";
 import { type Simulator, startSimulator } from "./providers/simulator/simulator";
 import { startService } from "./service";
@@ -94,6 +98,28 @@ async function resolveUpstreams(
 
 const stopSignals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 type StopSignal = (typeof stopSignals)[number];
+/** Adds MODELS_FILE's models to the catalog; returns the upstreams of those that have their own. */
+async function installModelsFile(config: Config): Promise<Map<string, FamilyUpstream>> {
+  if (config.modelsFile === undefined) return new Map();
+  try {
+    installModels(await loadModelsFile(config.modelsFile, process.env));
+  } catch (error) {
+    if (error instanceof ModelsFileError) throw new ConfigError(`invalid configuration: ${error.message}`);
+    throw error;
+  }
+  return new Map(
+    listModels().flatMap((model) =>
+      model.upstream
+        ? [
+            [
+              model.slug,
+              { baseUrl: model.upstream.baseUrl, apiKey: process.env[model.upstream.apiKeyVariable]!.trim() },
+            ],
+          ]
+        : [],
+    ),
+  );
+}
 
 async function main(): Promise<void> {
   // From the first moment: a signal during start-up stops the process once it has started, cleanly.
@@ -108,6 +134,7 @@ async function main(): Promise<void> {
   if (role !== "all" && !config.databaseUrl)
     throw new ConfigError(`invalid configuration: DATABASE_URL is required with --role=${role}`);
   const logger = createLogger(config.logLevel);
+  const modelUpstreams = await installModelsFile(config);
   const database = await resolveDatabase(config, logger);
   const { upstreams, simulator } = await resolveUpstreams(config);
   const billing = await startBilling({
@@ -116,6 +143,11 @@ async function main(): Promise<void> {
     logger,
     runWorkers: role !== "gateway",
   });
+  // Readiness and metrics; the shutdown calls `operations.readiness.startDraining()` first.
+  const operations = createOperations({
+    queueBackend: queueBackendOf({ redisUrl: config.redisUrl, databaseUrl: database.url }),
+    logger,
+  });
   const service = await startService({
     databaseUrl: database.url,
     eventStoreUrl: config.eventStoreUrl,
@@ -123,11 +155,13 @@ async function main(): Promise<void> {
     keyPepper: database.secrets.keyPepper,
     adminToken: database.secrets.adminToken,
     upstreams,
+    modelUpstreams,
     charges: billing.charges,
     requestBodyBytesMax: config.requestBodyBytesMax,
     logger,
     adminRouter: billing.adminRouter,
     accountRouter: billing.accountRouter,
+    operationsRouter: (parts) => operations.router(parts),
     applicationName: `won-gateway-${role}`,
     // The edge leaves background work to workers: the projections run beside the reconciler.
     runProjections: role !== "gateway",
@@ -140,7 +174,11 @@ async function main(): Promise<void> {
     baseUrl = `${url}/llm/v1`;
     logger.info({ baseUrl, role }, "gateway listening");
   }
-  if (role === "worker") logger.info({ role }, "worker running");
+  if (role === "worker") {
+    // Workers serve no API; their health and metrics get a listener of their own when asked.
+    if (config.metricsPort !== undefined) await operations.listen(config.metricsPort, config.host);
+    logger.info({ role }, "worker running");
+  }
   if (database.firstStart && baseUrl) {
     const demo = await seedDemoAccount(service);
     printFirstStartBanner({ baseUrl, adminToken: database.secrets.adminToken, ...demo });
@@ -151,6 +189,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal, drainMs: limits.shutdownDrainMs }, "stopping: draining requests in flight");
+    operations.readiness.startDraining();
     // Whatever hangs below, the process ends: a stop that never finishes is worse than a late one.
     setTimeout(() => {
       logger.error("stopping took too long; exiting anyway");
@@ -163,6 +202,7 @@ async function main(): Promise<void> {
     // Then the workers and queues (the charge queue sends what it still holds), which need the ledger.
     await billing.close();
     await service.close();
+    await operations.close();
     await simulator?.close();
     // Last: the other parts may still write to it until they are closed.
     await database.local?.stop();

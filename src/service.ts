@@ -31,6 +31,7 @@ import { PostgresEventStore } from "./ledger/postgres-event-store";
 import { ProjectionRunner } from "./ledger/projection-runner";
 import { ProjectionWaiter } from "./ledger/projection-waiter";
 import { untilProjectionsPrepared } from "./ledger/projections-prepared";
+import { findModel } from "./providers/catalog";
 import type { UpstreamTimeouts } from "./providers/create-adapter";
 import type { ModelFamily } from "./providers/provider";
 import { SessionTokens } from "./sessions/session-tokens";
@@ -47,6 +48,8 @@ export interface ServiceOptions {
   keyPepper: string;
   adminToken?: string | undefined;
   upstreams: Record<ModelFamily, FamilyUpstream>;
+  /** Models with an upstream of their own (models file), by slug; the others use their family's. */
+  modelUpstreams?: ReadonlyMap<string, FamilyUpstream>;
   upstreamTimeouts?: Partial<UpstreamTimeouts>;
   charges: ChargeEnqueuer;
   requestBodyBytesMax: number;
@@ -54,6 +57,8 @@ export interface ServiceOptions {
   /** Extra routers mounted next to the built-in ones (billing's admin and account routes). */
   adminRouter?: (parts: ServiceParts) => express.Router;
   accountRouter?: (parts: ServiceParts) => express.Router;
+  /** /health, /metrics and the API description (src/operations), mounted at the root. */
+  operationsRouter?: (parts: ServiceParts) => express.Router;
   applicationName?: string;
   /**
    * Whether this process takes part in running the projections (one process leads, the others stand by).
@@ -146,7 +151,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   waiter.addLocalReadModel(admissionCache);
   admissionCache.start();
-  const upstreams = new UpstreamRegistry(options.upstreams, options.upstreamTimeouts ?? {});
+  const upstreams = new UpstreamRegistry(
+    options.upstreams,
+    options.upstreamTimeouts ?? {},
+    options.modelUpstreams,
+  );
   const lifecycle = { draining: false };
   const parts: ServiceParts = { lifecycle, ledger, waiter, sessions, keys, logger };
   // Holds are placed by one PostgreSQL statement together with the funds check (C10).
@@ -201,9 +210,15 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     if (options.adminRouter) admin.use(options.adminRouter(parts));
   }
   const app = createApp({
-    routers: { generation, account, ...(admin ? { admin } : {}) },
+    routers: {
+      generation,
+      account,
+      ...(admin ? { admin } : {}),
+      ...(options.operationsRouter ? { operations: options.operationsRouter(parts) } : {}),
+    },
     requestBodyBytesMax: options.requestBodyBytesMax,
     logger,
+    isServedModel: (slug) => findModel(slug) !== undefined,
   });
   // While draining, a kept-alive connection is closed after its response instead of waiting for more.
   const requestListener: RequestListener = (request, response) => {

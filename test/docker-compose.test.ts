@@ -4,78 +4,197 @@ import { parse } from "yaml";
 import { loadConfig } from "../src/config";
 
 /**
- * docker-compose.yml (C1): two gateways and two workers on one PostgreSQL, one EventStoreDB and one Redis,
- * wired by the C2 variables. The file is parsed as Compose does (merge keys included) and its wiring checked.
+ * The production image and topology, checked without a Docker engine: the Dockerfile's stages and runtime
+ * settings, and docker-compose.yml parsed as Compose does (merge keys, `${VAR:?…}` / `${VAR:-…}`) with
+ * its wiring checked against the configuration the service accepts (C2).
  */
 
 interface ComposeService {
+  build?: string;
   image?: string;
   command?: string[];
+  entrypoint?: string[];
   environment?: Record<string, string>;
-  depends_on?: Record<string, { condition: string }>;
+  depends_on?: Record<string, { condition: string; required?: boolean }>;
   ports?: string[];
+  profiles?: string[];
+  restart?: string;
   healthcheck?: { test: string[] };
 }
 
 let services: Record<string, ComposeService>;
-const appServices = ["gateway-1", "gateway-2", "worker-1", "worker-2"];
-const stores = ["postgres", "redis", "eventstore"];
+let dockerfile: string;
+let packageJson: { scripts: Record<string, string> };
+const gateways = ["gateway-1", "gateway-2", "admin"];
+const workers = ["worker-1", "worker-2"];
+const longRunning = ["postgres", "redis", "eventstore", ...gateways, ...workers];
+const secrets = ["POSTGRES_PASSWORD", "SESSION_SECRET", "KEY_PEPPER", "ADMIN_TOKEN"];
+const givenSecrets = {
+  POSTGRES_PASSWORD: "compose-test-password",
+  SESSION_SECRET: "s".repeat(40),
+  KEY_PEPPER: "p".repeat(40),
+  ADMIN_TOKEN: "a".repeat(40),
+};
 
 beforeAll(async () => {
   const text = await readFile(new URL("../docker-compose.yml", import.meta.url), "utf8");
   services = (parse(text, { merge: true }) as { services: Record<string, ComposeService> }).services;
+  dockerfile = await readFile(new URL("../Dockerfile", import.meta.url), "utf8");
+  packageJson = JSON.parse(await readFile(new URL("../package.json", import.meta.url), "utf8"));
 });
 
-/** Compose's `${NAME:-default}` as Compose would resolve it with NAME unset. */
-function resolved(value: string): string {
-  return value.replace(/\$\{[A-Z_]+:-([^}]*)\}/g, "$1");
+/** Compose's interpolation: `${NAME:?message}` fails when NAME is unset or empty, `${NAME:-default}`. */
+function interpolated(value: string, variables: Record<string, string>): string {
+  return value.replace(/\$\{([A-Z_]+)(?::([?-])([^}]*))?\}/g, (_match, name: string, operator, argument) => {
+    const set = variables[name];
+    if (set !== undefined && set !== "") return set;
+    if (operator === "?") throw new Error(`required variable ${name} is missing: ${argument}`);
+    return operator === "-" ? argument : "";
+  });
 }
 
-describe("docker-compose.yml", () => {
-  it("runs two gateways and two workers with the npm scripts on node 20", () => {
-    for (const name of ["gateway-1", "gateway-2"])
-      expect(services[name]!.command).toEqual(["npm", "run", "start:gateway"]);
-    for (const name of ["worker-1", "worker-2"])
-      expect(services[name]!.command).toEqual(["npm", "run", "start:worker"]);
-    for (const name of appServices) expect(services[name]!.image).toMatch(/^node:20/);
+function environmentOf(name: string, variables: Record<string, string> = givenSecrets) {
+  return Object.fromEntries(
+    Object.entries(services[name]!.environment ?? {}).map(([key, value]) => [
+      key,
+      interpolated(value, variables),
+    ]),
+  );
+}
+
+describe("Dockerfile", () => {
+  const stages = () => [...dockerfile.matchAll(/^FROM \S+ AS (\S+)$/gm)].map((match) => match[1]);
+  const stage = (name: string) => {
+    const start = dockerfile.indexOf(`AS ${name}\n`);
+    const next = dockerfile.indexOf("\nFROM ", start);
+    return dockerfile.slice(start, next === -1 ? undefined : next);
+  };
+
+  it("builds in stages and ships compiled JavaScript with production dependencies only", () => {
+    expect(stages()).toEqual(["build", "production-dependencies", "runtime"]);
+    expect(stage("build")).toContain("RUN npm run build");
+    expect(stage("production-dependencies")).toMatch(/npm ci --omit=dev/);
+    const runtime = stage("runtime");
+    expect(runtime).toContain(
+      "COPY --from=production-dependencies --chown=root:root /app/node_modules ./node_modules",
+    );
+    expect(runtime).toContain("COPY --from=build --chown=root:root /app/dist ./dist");
+    expect(runtime).not.toMatch(/COPY (src|projections|workers|test)\b/);
+    expect(runtime).not.toContain("tsx");
   });
 
-  it("gives every app service the same stores and secrets", () => {
-    const [first, ...others] = appServices.map((name) => services[name]!.environment!);
+  it("runs as a non-root user with node as PID 1 (exec form), health-checked", () => {
+    const runtime = stage("runtime");
+    expect(runtime).toMatch(/^USER node$/m);
+    expect(runtime).toContain('ENTRYPOINT ["node", "--enable-source-maps", "dist/main.js"]');
+    expect(runtime).toContain("/health/live");
+  });
+
+  it("bundles the entry points the image and the ledger service run", () => {
+    const build = packageJson.scripts.build!;
+    expect(build).toContain("src/main.ts");
+    expect(build).toContain("src/ledger/cli.ts");
+    expect(build).toContain("--outdir=dist");
+    expect(build).toContain("--outbase=src");
+    expect(build).toContain("--packages=external");
+    expect(services.ledger!.entrypoint).toContain("dist/ledger/cli.js");
+  });
+});
+
+describe("docker-compose.yml", () => {
+  it("runs the image as two gateways, an admin gateway and two workers", () => {
+    for (const name of [...gateways, ...workers]) {
+      expect(services[name]!.build).toBe(".");
+      expect(services[name]!.image).toBe("won-gateway:local");
+    }
+    for (const name of gateways) expect(services[name]!.command).toEqual(["--role=gateway"]);
+    for (const name of workers) expect(services[name]!.command).toEqual(["--role=worker"]);
+  });
+
+  it("requires every secret: none has a default", () => {
+    for (const secret of secrets) {
+      const without = { ...givenSecrets, [secret]: "" };
+      const users = Object.keys(services).filter((name) =>
+        Object.values(services[name]!.environment ?? {}).some((value) => value.includes(`\${${secret}`)),
+      );
+      expect(users.length, secret).toBeGreaterThan(0);
+      for (const name of users)
+        expect(() => environmentOf(name, without), `${name} ${secret}`).toThrow(secret);
+    }
+  });
+
+  it("gives every app service the same stores and secrets, with the PostgreSQL event store by default", () => {
+    const [first, ...others] = [...gateways, ...workers].map((name) => {
+      const { ADMIN_TOKEN: _adminToken, ...environment } = environmentOf(name);
+      return environment;
+    });
     for (const environment of others) expect(environment).toEqual(first);
     expect(first).toMatchObject({
-      DATABASE_URL: expect.stringMatching(/^postgres:\/\/[^@]+@postgres:5432\//),
-      EVENTSTORE_URL: expect.stringMatching(/^esdb:\/\/eventstore:2113/),
+      DATABASE_URL: "postgres://gateway:compose-test-password@postgres:5432/gateway",
       REDIS_URL: "redis://redis:6379",
       HOST: "0.0.0.0",
     });
-    for (const secret of ["SESSION_SECRET", "KEY_PEPPER", "ADMIN_TOKEN"])
-      expect(first![secret]).toBeDefined();
-  });
-
-  it("holds a configuration the service accepts (C2)", () => {
-    const environment = Object.fromEntries(
-      Object.entries(services["gateway-1"]!.environment!).map(([name, value]) => [name, resolved(value)]),
+    const config = loadConfig(environmentOf("gateway-1"));
+    expect(config).toMatchObject({
+      host: "0.0.0.0",
+      port: 8080,
+      redisUrl: "redis://redis:6379",
+      metricsPort: 9464,
+    });
+    expect(config.eventStoreUrl).toBeUndefined();
+    expect(services.eventstore!.profiles).toEqual(["eventstore"]);
+    const opted = loadConfig(
+      environmentOf("gateway-1", { ...givenSecrets, EVENTSTORE_URL: "esdb://eventstore:2113?tls=false" }),
     );
-    const config = loadConfig(environment);
-    expect(config).toMatchObject({ host: "0.0.0.0", port: 8080, redisUrl: "redis://redis:6379" });
-    expect(config.adminToken).toBeDefined();
+    expect(opted.eventStoreUrl).toBe("esdb://eventstore:2113?tls=false");
   });
 
-  it("starts the app only once every store is healthy", () => {
-    for (const name of appServices) {
-      const dependsOn = services[name]!.depends_on!;
-      for (const store of stores) expect(dependsOn[store]).toEqual({ condition: "service_healthy" });
-      expect(dependsOn.install).toEqual({ condition: "service_completed_successfully" });
+  it("keeps the admin API off public ports", () => {
+    for (const name of Object.keys(services)) {
+      const adminToken = loadConfigOrUndefined(name)?.adminToken;
+      for (const port of services[name]!.ports ?? []) {
+        if (adminToken !== undefined) expect(port, name).toMatch(/^127\.0\.0\.1:/);
+      }
     }
-    for (const store of stores) expect(services[store]!.healthcheck?.test.length).toBeGreaterThan(0);
+    expect(loadConfig(environmentOf("admin")).adminToken).toBe(givenSecrets.ADMIN_TOKEN);
+    expect(services.admin!.ports).toEqual(["127.0.0.1:8090:8080"]);
+    expect(services["gateway-1"]!.ports).toEqual(["8081:8080"]);
+    expect(services["gateway-2"]!.ports).toEqual(["8082:8080"]);
+    for (const name of workers) expect(services[name]!.ports).toBeUndefined();
   });
 
-  it("publishes each gateway on its own host port, health-checked; workers publish nothing", () => {
-    const published = ["gateway-1", "gateway-2"].map((name) => services[name]!.ports!);
-    expect(published).toEqual([["8081:8080"], ["8082:8080"]]);
-    for (const name of ["gateway-1", "gateway-2"])
-      expect(services[name]!.healthcheck!.test.join(" ")).toContain("/healthz");
-    for (const name of ["worker-1", "worker-2"]) expect(services[name]!.ports).toBeUndefined();
+  it("health-checks every long-running service; the app on /health/ready where it listens", () => {
+    for (const name of longRunning) expect(services[name]!.healthcheck?.test.length, name).toBeGreaterThan(0);
+    for (const name of gateways)
+      expect(services[name]!.healthcheck!.test.join(" ")).toContain("http://127.0.0.1:8080/health/ready");
+    for (const name of workers) {
+      const metricsPort = loadConfig(environmentOf(name)).metricsPort;
+      expect(services[name]!.healthcheck!.test.join(" ")).toContain(
+        `http://127.0.0.1:${metricsPort}/health/ready`,
+      );
+    }
+  });
+
+  it("starts the app once its stores are healthy; EventStoreDB only when its profile runs", () => {
+    for (const name of [...gateways, ...workers]) {
+      const dependsOn = services[name]!.depends_on!;
+      expect(dependsOn.postgres).toEqual({ condition: "service_healthy" });
+      expect(dependsOn.redis).toEqual({ condition: "service_healthy" });
+      expect(dependsOn.eventstore).toEqual({ condition: "service_healthy", required: false });
+    }
+  });
+
+  it("has a one-off ledger service outside the default profile", () => {
+    const ledger = services.ledger!;
+    expect(ledger.profiles).toEqual(["tools"]);
+    expect(ledger.restart).toBe("no");
+    expect(ledger.healthcheck).toBeUndefined();
+    expect(loadConfig(environmentOf("ledger")).databaseUrl).toBe(environmentOf("gateway-1").DATABASE_URL);
   });
 });
+
+function loadConfigOrUndefined(name: string) {
+  const environment = services[name]!.environment;
+  if (!environment || !("DATABASE_URL" in environment)) return undefined;
+  return loadConfig(environmentOf(name));
+}

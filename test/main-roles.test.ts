@@ -3,8 +3,11 @@ import { describe, expect, it } from "vitest";
 
 /** The composition root refuses a role it cannot serve, with one line naming the problem (C2). */
 
-async function startMain(args: string[]): Promise<{ code: number | null; stderr: string }> {
-  const environment = { ...process.env };
+async function startMain(
+  args: string[],
+  extraEnvironment: Record<string, string> = {},
+): Promise<{ code: number | null; stderr: string }> {
+  const environment = { ...process.env, ...extraEnvironment };
   delete environment.DATABASE_URL;
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
     env: environment,
@@ -23,6 +26,14 @@ describe("process roles", () => {
     const { code, stderr } = await startMain([`--role=${role}`]);
     expect(code).toBe(2);
     expect(stderr.trim()).toBe(`invalid configuration: DATABASE_URL is required with --role=${role}`);
+  });
+
+  it("refuses a models file it cannot read, naming it", async () => {
+    const { code, stderr } = await startMain([], { MODELS_FILE: "/nonexistent/models.yaml" });
+    expect(code).toBe(2);
+    expect(stderr.trim()).toBe(
+      "invalid configuration: MODELS_FILE /nonexistent/models.yaml cannot be read (ENOENT)",
+    );
   });
 
   it("refuses an unknown role", async () => {

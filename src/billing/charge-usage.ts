@@ -9,6 +9,8 @@ import {
 } from "../ledger/event-store";
 import { type AccountReference, parseLedgerEvent } from "../ledger/events";
 import { compareLogPositions, type LogPosition } from "../ledger/log-position";
+import { billingMetrics } from "../operations/billing-metrics";
+import { keyKindLabelOf } from "../operations/metric-labels";
 import { calculateCharge } from "./charge-calculation";
 import { usageChargedEventId } from "./deterministic-event-id";
 import { type PricingInForce, type PricingReadModel, PricingUnavailableError } from "./pricing-read-model";
@@ -188,6 +190,12 @@ async function appendCharge(
       streamId: usage.streamId,
       expectedVersion: usage.streamVersion,
       events: [{ eventId: usageChargedEventId(requestId), event: charged }],
+    });
+    billingMetrics.observeCharge({
+      model: usage.data.model,
+      keyKind: keyKindLabelOf(usage.data.account.kind),
+      amountWon: breakdown.amountWon,
+      lagSeconds: (dependencies.clock().getTime() - usage.recordedAt.getTime()) / 1_000,
     });
     return { kind: "charged", amountWon: breakdown.amountWon, position: appended.position };
   } catch (error) {

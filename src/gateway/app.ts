@@ -1,6 +1,7 @@
 import type { RequestListener } from "node:http";
 import express, { type Router } from "express";
 import type { Logger } from "pino";
+import { requestObserver } from "../operations/request-observation";
 import { isGenerationPath } from "./generation/generation-endpoints";
 import { errorHandler } from "./middleware/error-handler";
 import { requestId } from "./middleware/request-id";
@@ -17,18 +18,23 @@ export interface GatewayRouters {
   account: Router;
   /** Mounted at /admin; absent when no ADMIN_TOKEN is configured. */
   admin?: Router;
+  /** Mounted at the root: /health/live, /health/ready, /metrics, /openapi.json, /docs. */
+  operations?: Router;
 }
 
 export function createApp(options: {
   routers: GatewayRouters;
   requestBodyBytesMax: number;
   logger: Logger;
+  /** Whether a model slug is served (the metrics label every other string "unknown"). */
+  isServedModel?: (slug: string) => boolean;
 }): RequestListener {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("trust proxy", false);
   app.use(requestId());
+  if (options.routers.operations) app.use(options.routers.operations);
   app.use(
     express.json({
       limit: options.requestBodyBytesMax,
@@ -46,7 +52,12 @@ export function createApp(options: {
   });
   app.use(errorHandler(options.logger));
   const { generation } = options.routers;
+  const observe = requestObserver({
+    logger: options.logger,
+    isServedModel: options.isServedModel ?? (() => false),
+  });
   return (request, response) => {
+    observe(request, response);
     if (isGenerationPath(request.url ?? "")) generation(request, response);
     else app(request, response);
   };

@@ -33,7 +33,8 @@ export type ModelSlug =
 export type UsdPerMillionTokens = `${number}`;
 
 export interface CatalogModel {
-  readonly slug: ModelSlug;
+  /** A built-in `ModelSlug`, or any slug a models file (MODELS_FILE) adds. */
+  readonly slug: string;
   readonly family: ModelFamily;
   readonly protocol: UpstreamProtocol;
   readonly upstreamModelId: string;
@@ -45,6 +46,13 @@ export interface CatalogModel {
   readonly ignoredParameters: readonly SamplingParameter[];
   /** Unix seconds, shown as `created` by GET /models. */
   readonly created: number;
+  /** Largest output a request may ask for (max_tokens, max_output_tokens); absent: the upstream's own. */
+  readonly maxOutputTokensMax?: number;
+  /**
+   * Where this model's upstream is when it is not its family's (`<FAMILY>_BASE_URL` / `_API_KEY`): set
+   * by a models file. The key is named by its environment variable, never held in the catalog.
+   */
+  readonly upstream?: { readonly baseUrl: string; readonly apiKeyVariable: string };
 }
 
 /** Upstream ids are neutral too: each equals its public slug, so the entry does not repeat it. */
@@ -107,18 +115,39 @@ function entry(
   };
 }
 
-const catalogModels: readonly CatalogModel[] = Object.freeze(
+const builtInModels: readonly CatalogModel[] = Object.freeze(
   (Object.entries(catalogEntries) as [ModelSlug, CatalogEntry][]).map(([slug, fields]) =>
     Object.freeze({ ...fields, slug, upstreamModelId: slug }),
   ),
 );
 
-const catalogModelsBySlug: ReadonlyMap<string, CatalogModel> = new Map(
+let catalogModels: readonly CatalogModel[] = builtInModels;
+let catalogModelsBySlug: ReadonlyMap<string, CatalogModel> = new Map(
   catalogModels.map((model) => [model.slug, model]),
 );
 
+/**
+ * Adds the models of a models file to the built-in catalog, once at start before anything serves: an
+ * entry with a built-in slug replaces that model, any other slug is added after the built-in ones.
+ */
+export function installModels(models: readonly CatalogModel[]): void {
+  const replaced = new Map(models.map((model) => [model.slug, Object.freeze({ ...model })]));
+  catalogModels = Object.freeze([
+    ...builtInModels.map((model) => replaced.get(model.slug) ?? model),
+    ...[...replaced.values()].filter(
+      (model) => !builtInModels.some((builtIn) => builtIn.slug === model.slug),
+    ),
+  ]);
+  catalogModelsBySlug = new Map(catalogModels.map((model) => [model.slug, model]));
+}
+
+/** The built-in entry of a slug (what a models file overrides), or undefined. */
+export function findBuiltInModel(slug: string): CatalogModel | undefined {
+  return builtInModels.find((model) => model.slug === slug);
+}
+
 export function isModelSlug(text: string): text is ModelSlug {
-  return catalogModelsBySlug.has(text);
+  return builtInModels.some((model) => model.slug === text);
 }
 
 /** The catalog entry of a public slug, or undefined for an unknown slug (the edge answers 404/120). */
@@ -126,7 +155,7 @@ export function findModel(slug: string): CatalogModel | undefined {
   return catalogModelsBySlug.get(slug);
 }
 
-/** Every model in the order of interface.md. */
+/** Every model: the built-in ones in the order of interface.md, then those a models file added. */
 export function listModels(): readonly CatalogModel[] {
   return catalogModels;
 }

@@ -66,6 +66,22 @@ describe("generation with the official openai client", () => {
     });
   });
 
+  it("retrieves one model by id (models.retrieve); an unknown id is 404/120, a missing key 401/110", async () => {
+    expect(await harness.openai(apiKey).models.retrieve("delta-4.8-opus")).toEqual({
+      id: "delta-4.8-opus",
+      object: "model",
+      created: expect.any(Number),
+      owned_by: "delta",
+    });
+    const unknown = await fetch(`${harness.baseUrl}/models/no-such-model`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ status: 120 });
+    const anonymous = await fetch(`${harness.baseUrl}/models/delta-4.8-opus`);
+    expect(anonymous.status).toBe(401);
+  });
+
   it("answers chat.completions.create as JSON, records the upstream's usage and names it by x-request-id", async () => {
     const { data, response } = await harness
       .openai(apiKey)

@@ -10,6 +10,8 @@ import {
   type UsageTokens,
   type voidReasons,
 } from "../../ledger/events";
+import { billingMetrics } from "../../operations/billing-metrics";
+import { keyKindLabelOf } from "../../operations/metric-labels";
 import { Money } from "../money";
 import type { PricingInForce } from "../pricing-read-model";
 import type { HoldAuthorizer } from "./hold-authorizer";
@@ -104,11 +106,13 @@ export class GenerationHolds {
     // The caller may learn of a refusal only once the upstream answers; it must not go unhandled meanwhile.
     placed.catch(() => {});
     const actor = `key:${request.keyId}`;
+    const keyKind = keyKindLabelOf(request.account.kind);
     return {
       holdFirst,
       placed,
       post: (usage) => {
         if (!held) throw new Error(`usage of ${request.requestId} posted without a durable hold`);
+        billingMetrics.observeHold({ outcome: "posted", keyKind, amountWon: held.holdWon });
         this.options.outbox.record(
           {
             requestId: request.requestId,
@@ -131,11 +135,13 @@ export class GenerationHolds {
       },
       void: (reason) => {
         placed.then(
-          () =>
+          () => {
+            billingMetrics.observeHold({ outcome: "voided", keyKind, amountWon: held!.holdWon });
             this.options.outbox.void(
               { requestId: request.requestId, account: request.account, releasedWon: held!.holdWon, reason },
               actor,
-            ),
+            );
+          },
           () => {},
         );
       },
@@ -182,10 +188,13 @@ export class GenerationHolds {
     const accountKey = `${request.account.kind}:${request.account.id}`;
     if (this.availableAfterLastHold.size >= GenerationHolds.accountsRememberedMax)
       this.availableAfterLastHold.clear();
+    const keyKind = keyKindLabelOf(request.account.kind);
     if (decision.kind === "refused") {
+      billingMetrics.observeHold({ outcome: "refused", keyKind, amountWon: "0" });
       this.availableAfterLastHold.set(accountKey, new Money(decision.availableWon));
       throw apiErrors.creditInsufficient(request.account.kind);
     }
+    billingMetrics.observeHold({ outcome: "placed", keyKind, amountWon: decision.holdWon });
     this.availableAfterLastHold.set(accountKey, new Money(decision.availableWon).minus(decision.holdWon));
     return { holdWon: decision.holdWon, pricing };
   }

@@ -1,6 +1,8 @@
 import type pg from "pg";
 import { type EventStore, type RecordedEventOf, WrongExpectedVersionError } from "../../ledger/event-store";
 import { parseLedgerEvent, type UsageTokens } from "../../ledger/events";
+import { billingMetrics } from "../../operations/billing-metrics";
+import { keyKindLabelOf } from "../../operations/metric-labels";
 import { discountOrganizationOf, usageStreamIdOf } from "../charge-usage";
 import { orphanSettlementEventId } from "../deterministic-event-id";
 import type { PricingReadModel } from "../pricing-read-model";
@@ -109,6 +111,11 @@ export async function settleOrphanHolds(
         events: [{ eventId: orphanSettlementEventId(requestId), event }],
       });
       settled.push(requestId);
+      billingMetrics.observeHold({
+        outcome: "orphaned",
+        keyKind: keyKindLabelOf(hold.data.account.kind),
+        amountWon: hold.data.holdWon,
+      });
     } catch (error) {
       // The gateway's own settlement came first: nothing is left to settle.
       if (!(error instanceof WrongExpectedVersionError)) throw error;

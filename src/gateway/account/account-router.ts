@@ -4,11 +4,14 @@ import { z } from "zod";
 import { readBalanceWon } from "../../billing/account-balances";
 import { countBillingHistory, readBillingHistory } from "../../billing/billing-history";
 import { billingLimits } from "../../billing/billing-limits";
+import { readBillingPage, readBillingTotals } from "../../billing/billing-pages";
+import { readLimits } from "../../billing/read-limits";
 import type { AccountReference } from "../../ledger/events";
 import { apiErrors, validationErrorOf } from "../api-error";
 import { sessionOf } from "../middleware/authenticate-session";
 import { billingErrorMapper } from "./billing-error-mapper";
 import { billingRangeOf } from "./billing-range";
+import { billingPageQuerySchema, billingTotalsQuerySchema, isPageQuery } from "./billing-read-schemas";
 import { sendBillingJson } from "./billing-response";
 
 /**
@@ -46,19 +49,60 @@ export function createAccountRouter(dependencies: AccountRouterDependencies): Ro
     response.json({ user: { id: session.userId, balanceWon: userBalanceWon }, organization });
   });
 
-  router.get("/billing", async (request, response) => {
-    const session = sessionOf(response.locals);
+  /** The session's own account, or its organization's with `isOrganization=true`. */
+  const billingAccountOf = (request: { query: unknown }, locals: Record<string, unknown>) => {
+    const session = sessionOf(locals);
     const parsed = billingQuerySchema.safeParse(request.query);
     if (!parsed.success) throw validationErrorOf(parsed.error);
-    const { from, to } = billingRangeOf(request.query);
-    let account: AccountReference = { kind: "user", id: session.userId };
-    if (parsed.data.isOrganization === "true") {
-      if (session.organizationId === null) {
-        throw apiErrors.validation("isOrganization: the session belongs to no organization");
-      }
-      account = { kind: "organization", id: session.organizationId };
+    if (parsed.data.isOrganization !== "true")
+      return { kind: "user", id: session.userId } as AccountReference;
+    if (session.organizationId === null) {
+      throw apiErrors.validation("isOrganization: the session belongs to no organization");
     }
+    return { kind: "organization", id: session.organizationId } as AccountReference;
+  };
+
+  router.get("/billing/totals", async (request, response) => {
+    const account = billingAccountOf(request, response.locals);
+    const totalsQuery = billingTotalsQuerySchema.safeParse(request.query);
+    if (!totalsQuery.success) throw validationErrorOf(totalsQuery.error);
+    const { from, to } = billingRangeOf(request.query);
+    const totals = await readBillingTotals(
+      dependencies.database,
+      { account, from, to },
+      totalsQuery.data.groupBy,
+      readLimits.billingTotalsGroupsMax,
+    );
+    response.json({
+      account,
+      from: from?.toISOString() ?? null,
+      to: to?.toISOString() ?? null,
+      groupBy: totalsQuery.data.groupBy,
+      ...totals,
+    });
+  });
+
+  router.get("/billing", async (request, response) => {
+    const account = billingAccountOf(request, response.locals);
+    const { from, to } = billingRangeOf(request.query);
     const query = { account, from, to };
+    // One page when asked (`limit`, `cursor`); without them the whole range, as before.
+    const pageQuery = billingPageQuerySchema.safeParse(request.query);
+    if (!pageQuery.success) throw validationErrorOf(pageQuery.error);
+    if (isPageQuery(pageQuery.data)) {
+      const { data, nextCursor } = await readBillingPage(dependencies.database, query, {
+        limit: pageQuery.data.limit ?? readLimits.billingPageRowsDefault,
+        cursor: pageQuery.data.cursor,
+      });
+      response.json({
+        account,
+        from: from?.toISOString() ?? null,
+        to: to?.toISOString() ?? null,
+        data,
+        nextCursor,
+      });
+      return;
+    }
     await countBillingHistory(dependencies.database, query, rowsMax);
     await sendBillingJson(
       response,
@@ -73,3 +117,5 @@ export function createAccountRouter(dependencies: AccountRouterDependencies): Ro
   router.use(billingErrorMapper);
   return router;
 }
+
+export { billingQuerySchema as accountBillingQuerySchema };

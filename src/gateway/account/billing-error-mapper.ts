@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler } from "express";
 import { BillingHistoryTooLargeError } from "../../billing/billing-history";
+import { InvalidBillingCursorError, TooManyBillingGroupsError } from "../../billing/billing-pages";
 import { KoreaeximError } from "../../billing/fx/koreaexim-errors";
 import { TooManyPendingChargesError } from "../../billing/pending-charges-valuation";
 import { UnknownModelError } from "../../billing/unknown-model-error";
@@ -12,6 +13,8 @@ import { ApiError, apiErrors, applicationCodes } from "../api-error";
 export function billingApiErrorOf(error: unknown): unknown {
   if (error instanceof UnknownModelError) return apiErrors.notFound(error.message);
   if (error instanceof BillingHistoryTooLargeError) return apiErrors.validation(error.message);
+  if (error instanceof InvalidBillingCursorError || error instanceof TooManyBillingGroupsError)
+    return apiErrors.validation(error.message);
   if (error instanceof TooManyPendingChargesError) {
     return new ApiError(503, applicationCodes.modelProcessing, error.message);
   }

@@ -11,6 +11,7 @@ import { addBillingRoutes } from "./billing-routes";
 import { addEventsRoutes } from "./events-routes";
 import { addFxRateRoutes } from "./fx-rate-routes";
 import { addPricingRoutes } from "./pricing-routes";
+import { addReadRoutes } from "./read-routes";
 
 /**
  * The admin API (C6) but `POST /sessions`. Mount it at /admin behind `authenticateAdmin`, which this router
@@ -42,6 +43,7 @@ export function createAdminRouter(dependencies: AdminRouterDependencies): Router
   };
   const router = express.Router();
   if (dependencies.sessionRoutes) router.use(dependencies.sessionRoutes);
+  addReadRoutes(router, context);
   addAccountRoutes(router, context);
   addPricingRoutes(router, context);
   addFxRateRoutes(router, context);

@@ -1,8 +1,15 @@
 import type { Router } from "express";
 import { countBillingHistory, readBillingHistory } from "../../billing/billing-history";
 import { billingLimits } from "../../billing/billing-limits";
+import { readBillingPage, readBillingTotals } from "../../billing/billing-pages";
+import { readLimits } from "../../billing/read-limits";
 import type { AccountReference } from "../../ledger/events";
 import { billingRangeOf } from "../account/billing-range";
+import {
+  billingPageQuerySchema,
+  billingTotalsQuerySchema,
+  isPageQuery,
+} from "../account/billing-read-schemas";
 import { sendBillingJson, write } from "../account/billing-response";
 import { type AdminContext, parseWith } from "./admin-context";
 import { billingQuerySchema } from "./admin-request-schemas";
@@ -19,6 +26,22 @@ export function addBillingRoutes(router: Router, context: AdminContext): void {
     const { from, to } = billingRangeOf(request.query);
     const account = accountOf(accountText);
     const query = { account, from, to };
+    // One page when asked (`limit`, `cursor`); without them the whole range, as before.
+    const page = parseWith(billingPageQuerySchema, request.query);
+    if (isPageQuery(page) && format === "json") {
+      const { data, nextCursor } = await readBillingPage(context.database, query, {
+        limit: page.limit ?? readLimits.billingPageRowsDefault,
+        cursor: page.cursor,
+      });
+      response.json({
+        account,
+        from: from?.toISOString() ?? null,
+        to: to?.toISOString() ?? null,
+        data,
+        nextCursor,
+      });
+      return;
+    }
     const limits = { pageSize: billingLimits.billingHistoryPageSize, rowsMax: context.billingHistoryRowsMax };
     await countBillingHistory(context.database, query, limits.rowsMax);
     const pages = readBillingHistory(context.database, query, limits);
@@ -44,6 +67,27 @@ export function addBillingRoutes(router: Router, context: AdminContext): void {
         throw new Error(`unhandled format ${String(unreachable)}`);
       }
     }
+  });
+
+  /** `GET /billing/totals?account&from&to&groupBy=day|model|key`: exact sums per group and overall. */
+  router.get("/billing/totals", async (request, response) => {
+    const { account: accountText } = parseWith(billingQuerySchema, request.query);
+    const { groupBy } = parseWith(billingTotalsQuerySchema, request.query);
+    const { from, to } = billingRangeOf(request.query);
+    const account = accountOf(accountText);
+    const totals = await readBillingTotals(
+      context.database,
+      { account, from, to },
+      groupBy,
+      readLimits.billingTotalsGroupsMax,
+    );
+    response.json({
+      account,
+      from: from?.toISOString() ?? null,
+      to: to?.toISOString() ?? null,
+      groupBy,
+      ...totals,
+    });
   });
 }
 

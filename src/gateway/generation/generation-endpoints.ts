@@ -18,6 +18,7 @@ import { type GenerationDependencies, generationHandler } from "./generation-han
  */
 
 const generationPathPrefix = "/llm/v1";
+const modelPathPrefix = "/models/";
 
 type Endpoint = (request: IncomingMessage, response: ServerResponse, requestId: string) => Promise<void>;
 
@@ -26,15 +27,22 @@ export function createGenerationEndpoints(
   formats: { chatCompletions: ClientFormat; responses: ClientFormat },
   options: { requestBodyBytesMax: number; logger: Logger },
 ): RequestListener {
-  const modelsText = JSON.stringify({
-    object: "list",
-    data: listModels().map((model) => ({
-      id: model.slug,
-      object: "model",
-      created: model.created,
-      owned_by: model.family,
-    })),
-  });
+  const modelObjects = listModels().map((model) => ({
+    id: model.slug,
+    object: "model",
+    created: model.created,
+    owned_by: model.family,
+  }));
+  const modelsText = JSON.stringify({ object: "list", data: modelObjects });
+  const modelTexts = new Map(modelObjects.map((model) => [model.id, JSON.stringify(model)]));
+  /** GET /models/{id} (C11, `client.models.retrieve`): one model object; unknown → 404/120. */
+  const retrieveModel: Endpoint = async (request, response) => {
+    await dependencies.admission.authenticate(request.headers.authorization, { requireCredit: false });
+    const id = decodeURIComponent(endpointPathOf(request.url ?? "").slice(modelPathPrefix.length));
+    const text = modelTexts.get(id);
+    if (text === undefined) throw apiErrors.notFound(`The model '${id}' does not exist`);
+    sendJsonText(response, 200, text);
+  };
   const generate = (format: ClientFormat): Endpoint => {
     const handle = generationHandler(format, dependencies);
     return async (request, response, requestId) => {
@@ -62,7 +70,11 @@ export function createGenerationEndpoints(
 
   return (request, response) => {
     const requestId = assignRequestId(response);
-    const endpoint = endpoints.get(`${methodOf(request)} ${endpointPathOf(request.url ?? "")}`);
+    const method = methodOf(request);
+    const path = endpointPathOf(request.url ?? "");
+    const endpoint =
+      endpoints.get(`${method} ${path}`) ??
+      (method === "GET" && path.startsWith(modelPathPrefix) ? retrieveModel : undefined);
     const served = endpoint
       ? endpoint(request, response, requestId)
       : Promise.reject(apiErrors.notFound("No such route"));

@@ -3,6 +3,7 @@ import type { ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import { discountOrganizationOf } from "../../billing/charge-usage";
 import type { GenerationHolds, RequestHold } from "../../billing/holds/generation-holds";
+import { observationOf, type RequestObservation } from "../../operations/request-observation";
 import { type CatalogModel, findModel } from "../../providers/catalog";
 import type { FinishReason, GenerationRequest, ReportedUsage } from "../../providers/provider";
 import { apiErrors } from "../api-error";
@@ -39,6 +40,8 @@ interface GenerationContext {
   startedAt: Date;
   streamed: boolean;
   hold: RequestHold;
+  /** Timings and tokens for the access log and metrics (src/operations). */
+  observation: RequestObservation | undefined;
 }
 
 type Outcome = "completed" | "client-disconnected" | "upstream-failed";
@@ -61,9 +64,12 @@ export function generationHandler(
   const now = dependencies.now ?? (() => new Date());
   return async ({ authorization, body, bodyBytes, requestId, response }) => {
     const startedAt = now();
+    const observation = observationOf(response);
     const caller = await dependencies.admission.authenticate(authorization, { requireCredit: false });
+    if (observation) observation.accountKind = caller.account.kind;
     const parsed = format.parse(body);
     const slug = parsed.model;
+    if (observation) observation.model = slug;
     const model = findModel(slug);
     if (!model) throw apiErrors.notFound(`The model '${slug}' does not exist`);
     const upstreamRequest = format.toGenerationRequest(parsed, model);
@@ -90,6 +96,7 @@ export function generationHandler(
       startedAt,
       streamed: parsed.stream,
       hold,
+      observation,
     };
     if (hold.holdFirst) await hold.placed;
     if (context.streamed) await streamGeneration(format, dependencies, context, response);
@@ -121,9 +128,12 @@ async function jsonGeneration(
   response: ServerResponse,
 ): Promise<void> {
   const { signal, clientGone } = upstreamAbort(response, context.hold);
+  const observation = context.observation;
+  observation?.upstreamStarted();
   const generating = dependencies.upstreams
     .adapterFor(context.model)
-    .generate(context.upstreamRequest, signal);
+    .generate(context.upstreamRequest, signal)
+    .finally(() => observation?.upstreamEnded());
   // Answered below, after the hold: a refusal aborts the call, and its rejection is the hold's to report.
   generating.catch(() => {});
   await context.hold.placed;
@@ -134,6 +144,7 @@ async function jsonGeneration(
     context.hold.void(clientGone() ? "client-disconnected" : "upstream-failed");
     throw error;
   }
+  if (result.text !== "") observation?.firstToken();
   const usage = resolveUsage(result.usage, context.upstreamRequest.messages, result.text);
   sendJson(
     response,
@@ -171,6 +182,8 @@ async function streamGeneration(
   let finishReason: FinishReason = "stop";
   let failure: unknown;
   let holdPlaced = false;
+  const observation = context.observation;
+  observation?.upstreamStarted();
   try {
     for await (const parts of dependencies.upstreams
       .adapterFor(context.model)
@@ -183,6 +196,7 @@ async function streamGeneration(
       for (const part of parts) {
         switch (part.type) {
           case "text-delta":
+            observation?.firstToken();
             produced += part.text;
             open().delta(part.text);
             break;
@@ -203,6 +217,7 @@ async function streamGeneration(
   } catch (error) {
     failure = error;
   }
+  observation?.upstreamEnded();
   // A refused or failed hold is the answer, whatever the upstream did meanwhile (it was aborted).
   await context.hold.placed;
 
@@ -239,6 +254,8 @@ function postUsage(context: GenerationContext, outcome: Outcome, usage: Resolved
     usageSource: usage.source,
     outcome,
   });
+  if (context.observation)
+    context.observation.tokens = { input: usage.tokens.input, output: usage.tokens.output };
 }
 
 /**

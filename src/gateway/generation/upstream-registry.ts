@@ -7,20 +7,31 @@ export interface FamilyUpstream {
   apiKey: string;
 }
 
-/** One adapter (and keep-alive pool) per family and protocol, created on first use and kept. */
+/**
+ * One adapter (and keep-alive pool) per upstream and protocol, created on first use and kept. A model's
+ * upstream is its family's, unless a models file gave it one of its own (`modelUpstreams`, by slug).
+ */
 export class UpstreamRegistry {
   private readonly adapters = new Map<string, UpstreamAdapter>();
 
   constructor(
     private readonly upstreams: Record<ModelFamily, FamilyUpstream>,
     private readonly timeouts: Partial<UpstreamTimeouts>,
+    private readonly modelUpstreams: ReadonlyMap<string, FamilyUpstream> = new Map(),
   ) {}
 
   adapterFor(model: CatalogModel): UpstreamAdapter {
-    const key = `${model.family}:${model.protocol}`;
+    const own = model.upstream ? this.modelUpstreams.get(model.slug) : undefined;
+    if (model.upstream && !own)
+      throw new Error(`model ${model.slug} has an upstream of its own but none was given`);
+    const key = own
+      ? `${model.upstream!.baseUrl}|${model.upstream!.apiKeyVariable}|${model.protocol}`
+      : `${model.family}:${model.protocol}`;
     let adapter = this.adapters.get(key);
     if (!adapter) {
-      adapter = this.create(model.family, model.protocol);
+      adapter = own
+        ? createAdapter({ protocol: model.protocol, ...own, timeouts: this.timeouts })
+        : this.create(model.family, model.protocol);
       this.adapters.set(key, adapter);
     }
     return adapter;

@@ -90,3 +90,9 @@ function handle(work: (request: Request, response: Response) => Promise<void>) {
     });
   };
 }
+
+export {
+  issueBody as issueKeyBodySchema,
+  listQuery as listKeysQuerySchema,
+  statusBody as keyStatusBodySchema,
+};

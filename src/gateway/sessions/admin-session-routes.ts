@@ -32,3 +32,5 @@ export function createAdminSessionRouter(tokens: SessionTokens): Router {
   });
   return router;
 }
+
+export { mintBody as mintSessionBodySchema };

@@ -71,3 +71,5 @@ function maxOutputTokensOf(maxTokens: number | undefined, maxCompletionTokens: n
   }
   return maxCompletionTokens ?? maxTokens;
 }
+
+export { chatCompletionsRequestSchema };

@@ -70,3 +70,4 @@ export function parseResponsesRequest(body: unknown): ParsedGenerationRequest {
     { temperature: request.temperature, topP: request.top_p, maxOutputTokens: request.max_output_tokens },
   );
 }
+export { responsesRequestSchema };

@@ -1,5 +1,6 @@
 import type { CatalogModel } from "../../providers/catalog";
 import type { GenerationRequest, SamplingParameter } from "../../providers/provider";
+import { apiErrors } from "../api-error";
 import type { ParsedGenerationRequest } from "./parsed-generation-request";
 
 /**
@@ -15,7 +16,14 @@ export function toGenerationRequest(parsed: ParsedGenerationRequest, model: Cata
   if (parsed.temperature !== undefined && sends(model, "temperature"))
     request.temperature = parsed.temperature;
   if (parsed.topP !== undefined && sends(model, "top_p")) request.topP = parsed.topP;
-  if (parsed.maxOutputTokens !== undefined) request.maxOutputTokens = parsed.maxOutputTokens;
+  if (parsed.maxOutputTokens !== undefined) {
+    // A cap from the models file: a larger ask cannot be honoured, so it is refused rather than cut (C12).
+    if (model.maxOutputTokensMax !== undefined && parsed.maxOutputTokens > model.maxOutputTokensMax)
+      throw apiErrors.validation(
+        `max output tokens: must be at most ${model.maxOutputTokensMax} for ${model.slug}`,
+      );
+    request.maxOutputTokens = parsed.maxOutputTokens;
+  }
   return request;
 }
 

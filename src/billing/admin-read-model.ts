@@ -1,0 +1,182 @@
+import type pg from "pg";
+import { balancesTable, pendingChargesTable } from "../../projections/balances";
+import { discountsTable } from "../../projections/discounts";
+import { keyListsTable } from "../../projections/key-lists";
+import { pricesTable } from "../../projections/prices";
+import type { AccountKind, AccountReference } from "../ledger/events";
+import { formatMoney, parseMoney } from "./money";
+
+/** NUMERIC text keeps its scale ("0.40"); the API answers the way the admin writes answer ("0.4"). */
+const normalised = (text: string) => formatMoney(parseMoney(text));
+
+/**
+ * What an admin (or a console) reads: the prices and discounts in force, accounts and their keys. Plain
+ * reads of the projections, each bounded by the caller's page size.
+ */
+
+type Database = Pick<pg.Pool, "query">;
+
+export interface PriceInForce {
+  model: string;
+  inputUsdPer1M: string;
+  outputUsdPer1M: string;
+  cachedInputUsdPer1M: string;
+  effectiveAt: string;
+}
+
+/** The latest price of every model that has one, by slug. */
+export async function readPricesInForce(database: Database): Promise<PriceInForce[]> {
+  const result = await database.query<{
+    model: string;
+    input: string;
+    output: string;
+    cached_input: string;
+    effective_at: string;
+  }>(
+    `SELECT DISTINCT ON (model) model, input_usd_per_million_tokens::text AS input,
+            output_usd_per_million_tokens::text AS output,
+            cached_input_usd_per_million_tokens::text AS cached_input,
+            to_char(effective_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS effective_at
+     FROM ${pricesTable.name}
+     WHERE effective_at <= now()
+     ORDER BY model, effective_at DESC, event_id DESC`,
+  );
+  return result.rows.map((row) => ({
+    model: row.model,
+    inputUsdPer1M: normalised(row.input),
+    outputUsdPer1M: normalised(row.output),
+    cachedInputUsdPer1M: normalised(row.cached_input),
+    effectiveAt: row.effective_at,
+  }));
+}
+
+export interface DiscountInForce {
+  model: string | null;
+  organizationId: string | null;
+  rate: string;
+  effectiveAt: string;
+}
+
+/** The latest rule of every (model or any, organization or any) scope; a rate of 0 is a rule too. */
+export async function readDiscountsInForce(database: Database): Promise<DiscountInForce[]> {
+  const result = await database.query<{
+    model: string | null;
+    organization_id: string | null;
+    rate: string;
+    effective_at: string;
+  }>(
+    `SELECT DISTINCT ON (model, organization_id) model, organization_id, rate::text AS rate,
+            to_char(effective_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS effective_at
+     FROM ${discountsTable.name}
+     WHERE effective_at <= now()
+     ORDER BY model NULLS FIRST, organization_id NULLS FIRST, effective_at DESC, event_id DESC`,
+  );
+  return result.rows.map((row) => ({
+    model: row.model,
+    organizationId: row.organization_id,
+    rate: normalised(row.rate),
+    effectiveAt: row.effective_at,
+  }));
+}
+
+export interface AccountSummary {
+  kind: AccountKind;
+  id: string;
+  balanceWon: string;
+  toppedUpWon: string;
+  chargedWon: string;
+  /** Usages recorded and not charged yet (their value: GET /admin/accounts/:kind/:id). */
+  pendingCharges: number;
+}
+
+/**
+ * Accounts whose id contains `search` (case-insensitive; all when absent), of one kind or both, in
+ * (kind, id) order after `after`, at most `limit`.
+ */
+export async function searchAccounts(
+  database: Database,
+  options: { search?: string; kind?: AccountKind; after?: AccountReference; limit: number },
+): Promise<{ data: AccountSummary[]; next: AccountReference | null }> {
+  const pattern = options.search === undefined ? null : `%${options.search.replace(/[\\%_]/g, "\\$&")}%`;
+  const result = await database.query<{
+    account_kind: AccountKind;
+    account_id: string;
+    balance_won: string;
+    topped_up_won: string;
+    charged_won: string;
+    pending_charges: string;
+  }>(
+    `SELECT b.account_kind, b.account_id, b.balance_won::text AS balance_won,
+            b.topped_up_won::text AS topped_up_won, b.charged_won::text AS charged_won,
+            (SELECT count(*) FROM ${pendingChargesTable.name} p
+              WHERE p.account_kind = b.account_kind AND p.account_id = b.account_id)::text AS pending_charges
+     FROM ${balancesTable.name} b
+     WHERE ($1::text IS NULL OR b.account_id ILIKE $1)
+       AND ($2::text IS NULL OR b.account_kind = $2)
+       AND ($3::text IS NULL OR (b.account_kind, b.account_id) > ($3::text, $4::text))
+     ORDER BY b.account_kind, b.account_id
+     LIMIT $5`,
+    [
+      pattern,
+      options.kind ?? null,
+      options.after?.kind ?? null,
+      options.after?.id ?? null,
+      options.limit + 1,
+    ],
+  );
+  const rows = result.rows.slice(0, options.limit);
+  const last = rows[rows.length - 1];
+  return {
+    data: rows.map((row) => ({
+      kind: row.account_kind,
+      id: row.account_id,
+      balanceWon: row.balance_won,
+      toppedUpWon: row.topped_up_won,
+      chargedWon: row.charged_won,
+      pendingCharges: Number(row.pending_charges),
+    })),
+    next:
+      result.rows.length > options.limit && last ? { kind: last.account_kind, id: last.account_id } : null,
+  };
+}
+
+export interface AccountKey {
+  uuid: string;
+  name: string;
+  description: string;
+  status: number;
+  keyPreview: string;
+  createdAt: string;
+}
+
+/** The keys an account owns (deleted keys are not in the projection), newest first, at most `limit`. */
+export async function readAccountKeys(
+  database: Database,
+  account: AccountReference,
+  limit: number,
+): Promise<AccountKey[]> {
+  const result = await database.query<{
+    key_id: string;
+    name: string;
+    description: string;
+    status: number;
+    key_preview: string;
+    created_at: string;
+  }>(
+    `SELECT key_id, name, description, status, key_preview,
+            to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
+     FROM ${keyListsTable.name}
+     WHERE owner_kind = $1 AND owner_id = $2
+     ORDER BY created_at DESC, key_id
+     LIMIT $3`,
+    [account.kind, account.id, limit],
+  );
+  return result.rows.map((row) => ({
+    uuid: row.key_id,
+    name: row.name,
+    description: row.description,
+    status: row.status,
+    keyPreview: row.key_preview,
+    createdAt: row.created_at,
+  }));
+}

@@ -1,0 +1,28 @@
+import { z } from "zod";
+import { billingTotalGroupings } from "../../billing/billing-pages";
+import { readLimits } from "../../billing/read-limits";
+
+/**
+ * Query fields of billing paging and totals, shared by GET /llm/billing and GET /admin/billing. Without
+ * `limit` and `cursor` the billing routes answer the whole range as before (one streamed export).
+ */
+export const billingPageQuerySchema = z.object({
+  limit: z.coerce
+    .number({ error: `must be an integer from 1 to ${readLimits.billingPageRowsMax}` })
+    .int({ error: `must be an integer from 1 to ${readLimits.billingPageRowsMax}` })
+    .min(1, { error: `must be an integer from 1 to ${readLimits.billingPageRowsMax}` })
+    .max(readLimits.billingPageRowsMax, {
+      error: `must be an integer from 1 to ${readLimits.billingPageRowsMax}`,
+    })
+    .optional(),
+  cursor: z.string().min(1).max(1_000).optional(),
+});
+
+export const billingTotalsQuerySchema = z.object({
+  groupBy: z.enum(billingTotalGroupings, { error: "must be day, model or key" }),
+});
+
+/** Whether the query asks for one page rather than the whole range. */
+export function isPageQuery(query: z.infer<typeof billingPageQuerySchema>): boolean {
+  return query.limit !== undefined || query.cursor !== undefined;
+}

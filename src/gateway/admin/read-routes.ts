@@ -1,0 +1,86 @@
+import type { Router } from "express";
+import { z } from "zod";
+import {
+  readAccountKeys,
+  readDiscountsInForce,
+  readPricesInForce,
+  searchAccounts,
+} from "../../billing/admin-read-model";
+import { readLimits } from "../../billing/read-limits";
+import { type AccountReference, accountKinds } from "../../ledger/events";
+import { listModels } from "../../providers/catalog";
+import { apiErrors } from "../api-error";
+import { type AdminContext, parseWith } from "./admin-context";
+import { accountPathSchema } from "./admin-request-schemas";
+
+/**
+ * The admin read side (for people and a future console): prices and discounts in force, accounts found by
+ * id, the keys of an account. Money is a decimal string.
+ */
+
+export const accountsQuerySchema = z.object({
+  search: z.string().min(1).max(readLimits.searchTextLengthMax).optional(),
+  kind: z.enum(accountKinds, { error: "must be user or organization" }).optional(),
+  limit: z.coerce
+    .number({ error: `must be an integer from 1 to ${readLimits.accountsPageRowsMax}` })
+    .int()
+    .min(1)
+    .max(readLimits.accountsPageRowsMax)
+    .default(readLimits.accountsPageRowsDefault),
+  cursor: z.string().min(1).max(1_000).optional(),
+});
+
+export function addReadRoutes(router: Router, context: AdminContext): void {
+  router.get("/prices", async (_request, response) => {
+    const inForce = new Map((await readPricesInForce(context.database)).map((price) => [price.model, price]));
+    response.json({
+      data: listModels().map((model) => {
+        const price = inForce.get(model.slug);
+        return {
+          model: model.slug,
+          family: model.family,
+          protocol: model.protocol,
+          ignoredParameters: model.ignoredParameters,
+          // The catalog's default until a price is recorded (start-up seeds one for every model).
+          inputUsdPer1M: price?.inputUsdPer1M ?? model.inputUsdPerMillionTokens,
+          outputUsdPer1M: price?.outputUsdPer1M ?? model.outputUsdPerMillionTokens,
+          cachedInputUsdPer1M: price?.cachedInputUsdPer1M ?? model.cachedInputUsdPerMillionTokens,
+          effectiveAt: price?.effectiveAt ?? null,
+        };
+      }),
+    });
+  });
+
+  router.get("/discounts", async (_request, response) => {
+    response.json({ data: await readDiscountsInForce(context.database) });
+  });
+
+  router.get("/accounts", async (request, response) => {
+    const query = parseWith(accountsQuerySchema, request.query);
+    const page = await searchAccounts(context.database, {
+      ...(query.search === undefined ? {} : { search: query.search }),
+      ...(query.kind === undefined ? {} : { kind: query.kind }),
+      ...(query.cursor === undefined ? {} : { after: accountCursorOf(query.cursor) }),
+      limit: query.limit,
+    });
+    response.json({
+      data: page.data,
+      nextCursor: page.next === null ? null : Buffer.from(JSON.stringify(page.next)).toString("base64url"),
+    });
+  });
+
+  router.get("/accounts/:kind/:id/keys", async (request, response) => {
+    const account = parseWith(accountPathSchema, request.params);
+    response.json({ data: await readAccountKeys(context.database, account, readLimits.accountKeysMax) });
+  });
+}
+
+function accountCursorOf(text: string): AccountReference {
+  try {
+    const parsed = accountPathSchema.safeParse(JSON.parse(Buffer.from(text, "base64url").toString("utf8")));
+    if (parsed.success) return parsed.data;
+  } catch {
+    // Falls through to the error below.
+  }
+  throw apiErrors.validation("cursor: must be a nextCursor returned by a previous page");
+}

@@ -1,0 +1,88 @@
+import { Counter, Gauge, Histogram } from "prom-client";
+import { metricsRegistry } from "./metrics-registry";
+
+/**
+ * The money side: won charged, charge lag, and holds (C10). Amounts are observed as the decimal strings
+ * the ledger carries and turned into floats here only: a metric is for watching trends, never for
+ * accounting (the ledger is the record).
+ */
+
+const chargedWonTotal = new Counter({
+  name: "won_gateway_charged_won_total",
+  help: "Won charged by the reconciler, by model and key kind (float: for trends, the ledger is exact)",
+  labelNames: ["model", "key_kind"],
+  registers: [metricsRegistry],
+});
+
+const chargesTotal = new Counter({
+  name: "won_gateway_charges_total",
+  help: "Usages charged by the reconciler, by model and key kind",
+  labelNames: ["model", "key_kind"],
+  registers: [metricsRegistry],
+});
+
+const chargeLagSeconds = new Histogram({
+  name: "won_gateway_charge_lag_seconds",
+  help: "Time from a usage being recorded to its charge being appended",
+  buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+  registers: [metricsRegistry],
+});
+
+export const holdOutcomes = ["placed", "refused", "posted", "voided", "orphaned"] as const;
+export type HoldOutcome = (typeof holdOutcomes)[number];
+
+const holdsTotal = new Counter({
+  name: "won_gateway_holds_total",
+  help: "Holds (C10) by outcome: placed, refused (available below 1 won), posted, voided, orphaned",
+  labelNames: ["outcome", "key_kind"],
+  registers: [metricsRegistry],
+});
+
+const heldWon = new Gauge({
+  name: "won_gateway_held_won",
+  help: "Won held by the holds this process placed and has not settled yet",
+  labelNames: ["key_kind"],
+  registers: [metricsRegistry],
+});
+
+export const billingMetrics = {
+  /** One charge appended by the reconciler. */
+  observeCharge(charge: {
+    model: string;
+    keyKind: string;
+    amountWon: string;
+    /** Recorded-to-charged, in seconds. */
+    lagSeconds: number;
+  }): void {
+    const labels = { model: charge.model, key_kind: charge.keyKind };
+    chargesTotal.inc(labels);
+    chargedWonTotal.inc(labels, Number(charge.amountWon));
+    chargeLagSeconds.observe(Math.max(0, charge.lagSeconds));
+  },
+
+  /**
+   * One step of a hold's life. `placed` adds `amountWon` to the held gauge; `posted` and `voided` take the
+   * amount that was held away again; `refused` holds nothing, and `orphaned` (counted by the worker that
+   * settles it) was held by a process that is gone, so neither moves this process's gauge.
+   */
+  observeHold(hold: { outcome: HoldOutcome; keyKind: string; amountWon: string }): void {
+    holdsTotal.inc({ outcome: hold.outcome, key_kind: hold.keyKind });
+    const amount = Number(hold.amountWon);
+    switch (hold.outcome) {
+      case "placed":
+        heldWon.inc({ key_kind: hold.keyKind }, amount);
+        return;
+      case "posted":
+      case "voided":
+        heldWon.dec({ key_kind: hold.keyKind }, amount);
+        return;
+      case "orphaned":
+      case "refused":
+        return;
+      default: {
+        const unreachable: never = hold.outcome;
+        throw new Error(`unknown hold outcome ${String(unreachable)}`);
+      }
+    }
+  },
+};

@@ -1,0 +1,98 @@
+import { Counter, Histogram } from "prom-client";
+import { metricsRegistry } from "./metrics-registry";
+
+/**
+ * Metrics of the HTTP edge and of generation, named after the OpenTelemetry GenAI semantic conventions
+ * where one exists (`gen_ai.server.request.duration` → `gen_ai_server_request_duration_seconds`,
+ * `gen_ai.server.time_to_first_token` → `gen_ai_server_time_to_first_token_seconds`,
+ * `gen_ai.client.token.usage` → `gen_ai_client_token_usage` with `gen_ai_token_type`), and `won_gateway_…`
+ * for the gateway's own. Histogram buckets follow the conventions' advice. Labels: see metric-labels.ts.
+ */
+
+const requestLabels = ["model", "endpoint", "status", "key_kind"] as const;
+const generationLabels = ["model", "endpoint", "key_kind"] as const;
+
+const requestsTotal = new Counter({
+  name: "won_gateway_requests_total",
+  help: "HTTP requests answered, by model, endpoint, status and key kind",
+  labelNames: requestLabels,
+  registers: [metricsRegistry],
+});
+
+const requestDurationSeconds = new Histogram({
+  name: "gen_ai_server_request_duration_seconds",
+  help: "Time from receiving a request to its last byte (gen_ai.server.request.duration)",
+  labelNames: requestLabels,
+  buckets: [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92],
+  registers: [metricsRegistry],
+});
+
+const timeToFirstTokenSeconds = new Histogram({
+  name: "gen_ai_server_time_to_first_token_seconds",
+  help: "Time from receiving a request to the first output token from upstream (gen_ai.server.time_to_first_token)",
+  labelNames: generationLabels,
+  buckets: [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10],
+  registers: [metricsRegistry],
+});
+
+const tokenUsage = new Histogram({
+  name: "gen_ai_client_token_usage",
+  help: "Tokens of one generation as recorded for billing, by gen_ai_token_type (gen_ai.client.token.usage); _sum is the total",
+  labelNames: [...generationLabels, "gen_ai_token_type"],
+  buckets: [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304],
+  registers: [metricsRegistry],
+});
+
+const overheadSeconds = new Histogram({
+  name: "won_gateway_overhead_seconds",
+  help: "Time a generation request spent in the gateway rather than waiting for the upstream",
+  labelNames: generationLabels,
+  buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+  registers: [metricsRegistry],
+});
+
+export interface RequestObserved {
+  model: string;
+  endpoint: string;
+  status: string;
+  keyKind: string;
+  durationSeconds: number;
+}
+
+export interface GenerationObserved {
+  model: string;
+  endpoint: string;
+  keyKind: string;
+  /** Undefined when the upstream produced no token. */
+  timeToFirstTokenSeconds: number | undefined;
+  /** Undefined when the request never reached the upstream. */
+  overheadSeconds: number | undefined;
+  /** Undefined when no usage was recorded. */
+  tokens: { input: number; output: number } | undefined;
+}
+
+export const generationMetrics = {
+  /** Every request, generation or not. */
+  observeRequest(request: RequestObserved): void {
+    const labels = {
+      model: request.model,
+      endpoint: request.endpoint,
+      status: request.status,
+      key_kind: request.keyKind,
+    };
+    requestsTotal.inc(labels);
+    requestDurationSeconds.observe(labels, request.durationSeconds);
+  },
+
+  /** The generation-only figures of a request that reached the upstream. */
+  observeGeneration(generation: GenerationObserved): void {
+    const labels = { model: generation.model, endpoint: generation.endpoint, key_kind: generation.keyKind };
+    if (generation.timeToFirstTokenSeconds !== undefined)
+      timeToFirstTokenSeconds.observe(labels, generation.timeToFirstTokenSeconds);
+    if (generation.overheadSeconds !== undefined) overheadSeconds.observe(labels, generation.overheadSeconds);
+    if (generation.tokens) {
+      tokenUsage.observe({ ...labels, gen_ai_token_type: "input" }, generation.tokens.input);
+      tokenUsage.observe({ ...labels, gen_ai_token_type: "output" }, generation.tokens.output);
+    }
+  },
+};

@@ -1,0 +1,419 @@
+import { z } from "zod";
+import { accountBillingQuerySchema } from "../../gateway/account/account-router";
+import { billingRangeSchema } from "../../gateway/account/billing-range";
+import { billingPageQuerySchema, billingTotalsQuerySchema } from "../../gateway/account/billing-read-schemas";
+import {
+  accountPathSchema,
+  billingQuerySchema,
+  creditBodySchema,
+  discountBodySchema,
+  eventsQuerySchema,
+  fxRateBodySchema,
+  modelPriceBodySchema,
+} from "../../gateway/admin/admin-request-schemas";
+import { accountsQuerySchema } from "../../gateway/admin/read-routes";
+import { issueKeyBodySchema, keyStatusBodySchema, listKeysQuerySchema } from "../../gateway/keys/key-routes";
+import { mintSessionBodySchema } from "../../gateway/sessions/admin-session-routes";
+import { chatCompletionsRequestSchema } from "../../gateway/wire/chat-completions-request";
+import { responsesRequestSchema } from "../../gateway/wire/responses-request";
+import * as bodies from "./response-schemas";
+
+/**
+ * Every route the gateway serves, as the API description lists it: who may call it, what it takes (the
+ * zod schemas the route validates with) and what it answers, errors included by application code.
+ */
+
+export type ApplicationErrorCode = 100 | 110 | 120 | 300 | 400 | 401;
+export type Security = "apiKey" | "session" | "admin" | "none";
+export type Tag = "generation" | "keys" | "account" | "admin" | "operations";
+
+export interface ApiRoute {
+  method: "get" | "post" | "put" | "patch" | "delete";
+  /** OpenAPI path, parameters in braces. */
+  path: string;
+  tag: Tag;
+  summary: string;
+  security: Security;
+  pathParameters?: z.ZodType;
+  query?: z.ZodType;
+  body?: z.ZodType;
+  /** Success responses by HTTP status. */
+  responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
+  /** Errors the route may answer, by application code (C3); 503/300 is listed where the ledger is needed. */
+  errors: ApplicationErrorCode[];
+  ledgerUnavailable?: boolean;
+}
+
+const json = (description: string, schema: z.ZodType) => ({ description, schema });
+const slugPath = z.object({ slug: z.string() });
+const keyPath = z.object({ uuid: z.uuid() });
+
+const generation = (path: string, summary: string, body: z.ZodType, answer: z.ZodType): ApiRoute => ({
+  method: "post",
+  path,
+  tag: "generation",
+  summary,
+  security: "apiKey",
+  body,
+  responses: {
+    200: {
+      description: `${summary}: JSON, or with "stream": true server-sent events ending in "data: [DONE]"`,
+      schema: answer,
+    },
+  },
+  errors: [100, 110, 120, 300, 400, 401],
+  ledgerUnavailable: true,
+});
+
+export const apiRoutes: readonly ApiRoute[] = [
+  {
+    method: "get",
+    path: "/llm/v1/models",
+    tag: "generation",
+    summary: "List the models",
+    security: "apiKey",
+    responses: { 200: json("The model list", bodies.modelListSchema) },
+    errors: [110],
+  },
+  {
+    method: "get",
+    path: "/llm/v1/models/{id}",
+    tag: "generation",
+    summary: "One model",
+    security: "apiKey",
+    pathParameters: z.object({ id: z.string() }),
+    responses: { 200: json("The model", bodies.modelSchema) },
+    errors: [110, 120],
+  },
+  generation(
+    "/llm/v1/chat/completions",
+    "Chat completion",
+    chatCompletionsRequestSchema,
+    bodies.chatCompletionSchema,
+  ),
+  generation("/llm/v1/responses", "Response", responsesRequestSchema, bodies.responseSchema),
+
+  {
+    method: "get",
+    path: "/llm/apis",
+    tag: "keys",
+    summary: "List the caller's personal or organization keys, newest first",
+    security: "session",
+    query: listKeysQuerySchema,
+    responses: { 200: json("Keys, without their values", bodies.keyListSchema) },
+    errors: [100, 110],
+  },
+  {
+    method: "post",
+    path: "/llm/apis",
+    tag: "keys",
+    summary: "Issue a key; its value is shown only in this response",
+    security: "session",
+    body: issueKeyBodySchema,
+    responses: { 201: json("The issued key with its value", bodies.issuedKeySchema) },
+    errors: [100, 110],
+    ledgerUnavailable: true,
+  },
+  {
+    method: "patch",
+    path: "/llm/apis/{uuid}/status",
+    tag: "keys",
+    summary: "Activate (1) or deactivate (0) a key",
+    security: "session",
+    pathParameters: keyPath,
+    body: keyStatusBodySchema,
+    responses: { 200: json("The key's new status", bodies.keyStatusSchema) },
+    errors: [100, 110, 120],
+    ledgerUnavailable: true,
+  },
+  {
+    method: "delete",
+    path: "/llm/apis/{uuid}",
+    tag: "keys",
+    summary: "Delete a key; it never authenticates again",
+    security: "session",
+    pathParameters: keyPath,
+    responses: { 200: json("Deleted", bodies.keyDeletedSchema) },
+    errors: [100, 110, 120],
+    ledgerUnavailable: true,
+  },
+
+  {
+    method: "get",
+    path: "/llm/balance",
+    tag: "account",
+    summary: "The session's user balance and its organization's",
+    security: "session",
+    responses: { 200: json("Balances in won", bodies.balanceSchema) },
+    errors: [110],
+  },
+  {
+    method: "get",
+    path: "/llm/billing",
+    tag: "account",
+    summary:
+      "The caller's charges with their breakdown, in the order the requests started: the whole range, or one page with limit/cursor",
+    security: "session",
+    query: z.object({
+      ...accountBillingQuerySchema.shape,
+      ...billingRangeSchema.shape,
+      ...billingPageQuerySchema.shape,
+    }),
+    responses: {
+      200: json(
+        "Charges; with limit or cursor one page and nextCursor",
+        z.union([bodies.billingHistorySchema, bodies.billingPageSchema]),
+      ),
+    },
+    errors: [100, 110],
+  },
+  {
+    method: "get",
+    path: "/llm/billing/totals",
+    tag: "account",
+    summary: "Totals of the caller's charges by Seoul day, model or key",
+    security: "session",
+    query: z.object({
+      ...accountBillingQuerySchema.shape,
+      ...billingRangeSchema.shape,
+      ...billingTotalsQuerySchema.shape,
+    }),
+    responses: { 200: json("Exact sums per group and overall", bodies.billingTotalsSchema) },
+    errors: [100, 110],
+  },
+
+  {
+    method: "post",
+    path: "/admin/sessions",
+    tag: "admin",
+    summary: "Mint a session token",
+    security: "admin",
+    body: mintSessionBodySchema,
+    responses: { 201: json("The session token", bodies.sessionSchema) },
+    errors: [100, 110],
+  },
+  {
+    method: "post",
+    path: "/admin/accounts/{kind}/{id}/credits",
+    tag: "admin",
+    summary: "Top up an account",
+    security: "admin",
+    pathParameters: accountPathSchema,
+    body: creditBodySchema,
+    responses: { 201: json("The balance once the top-up is applied", bodies.creditedSchema) },
+    errors: [100, 110],
+    ledgerUnavailable: true,
+  },
+  {
+    method: "get",
+    path: "/admin/accounts/{kind}/{id}",
+    tag: "admin",
+    summary: "An account's balance and its usage recorded but not charged yet",
+    security: "admin",
+    pathParameters: accountPathSchema,
+    responses: { 200: json("The account", bodies.accountViewSchema) },
+    errors: [100, 110],
+  },
+  {
+    method: "put",
+    path: "/admin/models/{slug}/price",
+    tag: "admin",
+    summary: "Set a model's prices in USD per 1M tokens",
+    security: "admin",
+    pathParameters: slugPath,
+    body: modelPriceBodySchema,
+    responses: { 200: json("The prices now in force", bodies.modelPriceSchema) },
+    errors: [100, 110, 120],
+    ledgerUnavailable: true,
+  },
+  {
+    method: "put",
+    path: "/admin/discounts",
+    tag: "admin",
+    summary: "Set a discount rule (model or any, organization or any)",
+    security: "admin",
+    body: discountBodySchema,
+    responses: { 200: json("The rule now in force", bodies.discountSchema) },
+    errors: [100, 110, 120],
+    ledgerUnavailable: true,
+  },
+  {
+    method: "post",
+    path: "/admin/fx-rates",
+    tag: "admin",
+    summary: "Record a USD/KRW rate",
+    security: "admin",
+    body: fxRateBodySchema,
+    responses: { 201: json("The recorded rate", bodies.fxRateRecordedSchema) },
+    errors: [100, 110],
+    ledgerUnavailable: true,
+  },
+  {
+    method: "post",
+    path: "/admin/fx-rates/refresh",
+    tag: "admin",
+    summary: "Fetch today's rate from the bank now",
+    security: "admin",
+    responses: {
+      200: json("Today's rate was already recorded", bodies.fxRateRefreshedSchema),
+      201: json("The rate fetched and recorded", bodies.fxRateRefreshedSchema),
+    },
+    errors: [110, 300],
+    ledgerUnavailable: true,
+  },
+  {
+    method: "get",
+    path: "/admin/fx-rates",
+    tag: "admin",
+    summary: "FX rate history, newest first",
+    security: "admin",
+    responses: { 200: json("Rates", bodies.fxRateHistorySchema) },
+    errors: [110],
+  },
+  {
+    method: "get",
+    path: "/admin/billing",
+    tag: "admin",
+    summary: "An account's charges with their breakdown, as JSON or CSV; one JSON page with limit/cursor",
+    security: "admin",
+    query: z.object({
+      ...billingQuerySchema.shape,
+      ...billingRangeSchema.shape,
+      ...billingPageQuerySchema.shape,
+    }),
+    responses: {
+      200: {
+        description:
+          "Charges (JSON below; CSV with format=csv); with limit or cursor one page and nextCursor",
+        schema: z.union([bodies.billingHistorySchema, bodies.billingPageSchema]),
+      },
+    },
+    errors: [100, 110],
+  },
+  {
+    method: "get",
+    path: "/admin/billing/totals",
+    tag: "admin",
+    summary: "Totals of an account's charges by Seoul day, model or key",
+    security: "admin",
+    query: z.object({
+      ...billingQuerySchema.pick({ account: true }).shape,
+      ...billingRangeSchema.shape,
+      ...billingTotalsQuerySchema.shape,
+    }),
+    responses: { 200: json("Exact sums per group and overall", bodies.billingTotalsSchema) },
+    errors: [100, 110],
+  },
+  {
+    method: "get",
+    path: "/admin/prices",
+    tag: "admin",
+    summary: "Every model with the prices in force",
+    security: "admin",
+    responses: { 200: json("Prices in USD per 1M tokens", bodies.pricesSchema) },
+    errors: [110],
+  },
+  {
+    method: "get",
+    path: "/admin/discounts",
+    tag: "admin",
+    summary: "The discount rules in force, one per scope",
+    security: "admin",
+    responses: { 200: json("Rules", bodies.discountsSchema) },
+    errors: [110],
+  },
+  {
+    method: "get",
+    path: "/admin/accounts",
+    tag: "admin",
+    summary: "Accounts whose id contains `search`, with balance and pending usage count, a page at a time",
+    security: "admin",
+    query: accountsQuerySchema,
+    responses: { 200: json("A page of accounts", bodies.accountsPageSchema) },
+    errors: [100, 110],
+  },
+  {
+    method: "get",
+    path: "/admin/accounts/{kind}/{id}/keys",
+    tag: "admin",
+    summary: "The keys an account owns, newest first",
+    security: "admin",
+    pathParameters: accountPathSchema,
+    responses: { 200: json("Keys, without their values", bodies.accountKeysSchema) },
+    errors: [100, 110],
+  },
+  {
+    method: "get",
+    path: "/admin/events",
+    tag: "admin",
+    summary: "The raw ledger in log order, a page at a time",
+    security: "admin",
+    query: eventsQuerySchema,
+    responses: { 200: json("A page of events", bodies.eventsPageSchema) },
+    errors: [100, 110],
+  },
+
+  {
+    method: "get",
+    path: "/health/live",
+    tag: "operations",
+    summary: "Liveness: 200 while the process runs",
+    security: "none",
+    responses: { 200: json("Alive", bodies.liveSchema) },
+    errors: [],
+  },
+  {
+    method: "get",
+    path: "/health/ready",
+    tag: "operations",
+    summary: "Readiness: PostgreSQL, the queue and the projections usable, not draining",
+    security: "none",
+    responses: {
+      200: json("Ready", bodies.readinessSchema),
+      503: json("Not ready; `failing` names the parts", bodies.readinessSchema),
+    },
+    errors: [],
+  },
+  {
+    method: "get",
+    path: "/healthz",
+    tag: "operations",
+    summary: "Deprecated: /health/live under its old name, checks nothing",
+    security: "none",
+    responses: { 200: json("Alive", bodies.liveSchema) },
+    errors: [],
+  },
+  {
+    method: "get",
+    path: "/metrics",
+    tag: "operations",
+    summary: "Prometheus metrics",
+    security: "none",
+    responses: {
+      200: {
+        description: "Prometheus text exposition format 0.0.4",
+        contentType: "text/plain",
+        schema: z.string(),
+      },
+    },
+    errors: [],
+  },
+  {
+    method: "get",
+    path: "/openapi.json",
+    tag: "operations",
+    summary: "This document",
+    security: "none",
+    responses: { 200: json("OpenAPI 3.1", z.record(z.string(), z.unknown())) },
+    errors: [],
+  },
+  {
+    method: "get",
+    path: "/docs",
+    tag: "operations",
+    summary: "A page that renders this document",
+    security: "none",
+    responses: { 200: { description: "HTML", contentType: "text/html", schema: z.string() } },
+    errors: [],
+  },
+];

@@ -1,0 +1,119 @@
+import type { z } from "zod";
+import { type ApiRoute, type ApplicationErrorCode, apiRoutes, type Security } from "./api-routes";
+import { errorBodySchema } from "./response-schemas";
+import { type JsonSchema, jsonSchemaOf, parametersOf } from "./zod-to-openapi-schema";
+
+/**
+ * The OpenAPI 3.1 document of the whole API (C11), built once from the route table and the zod schemas
+ * the routes validate with.
+ */
+
+const errorMeanings: Record<ApplicationErrorCode, { httpStatus: number; meaning: string }> = {
+  100: { httpStatus: 400, meaning: "100: request value validation error" },
+  110: { httpStatus: 401, meaning: "110: missing or invalid credentials" },
+  120: { httpStatus: 404, meaning: "120: target not found" },
+  300: { httpStatus: 400, meaning: "300: the upstream rejected the request (500: it failed)" },
+  400: { httpStatus: 400, meaning: "400: organization credit insufficient" },
+  401: { httpStatus: 400, meaning: "401: user credit insufficient" },
+};
+
+const securitySchemes = {
+  apiKey: { type: "http", scheme: "bearer", description: "An API key, `svc_…`" },
+  session: {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description: "A session token (or cookie `session`)",
+  },
+  admin: { type: "http", scheme: "bearer", description: "ADMIN_TOKEN" },
+} as const;
+
+function content(schema: z.ZodType, contentType = "application/json") {
+  return { [contentType]: { schema: jsonSchemaOf(schema, "output") } };
+}
+
+function errorResponses(route: ApiRoute): Record<string, unknown> {
+  const byStatus = new Map<number, string[]>();
+  const add = (httpStatus: number, meaning: string) =>
+    byStatus.set(httpStatus, [...(byStatus.get(httpStatus) ?? []), meaning]);
+  for (const code of route.errors) add(errorMeanings[code].httpStatus, errorMeanings[code].meaning);
+  if (route.errors.includes(300) && route.tag === "generation") add(500, "300: the upstream failed");
+  if (route.ledgerUnavailable) add(503, "300: the ledger is unavailable (fail closed)");
+  return Object.fromEntries(
+    [...byStatus].map(([httpStatus, meanings]) => [
+      String(httpStatus),
+      { description: `Error body; status ${meanings.join("; ")}`, content: content(errorBodySchema) },
+    ]),
+  );
+}
+
+function operationOf(route: ApiRoute) {
+  const parameters = [
+    ...(route.pathParameters ? parametersOf(route.pathParameters, "path") : []),
+    ...(route.query ? parametersOf(route.query, "query") : []),
+  ];
+  const responses = Object.fromEntries(
+    Object.entries(route.responses).map(([httpStatus, response]) => [
+      httpStatus,
+      {
+        description: response.description,
+        ...(response.schema ? { content: content(response.schema, response.contentType) } : {}),
+      },
+    ]),
+  );
+  return {
+    operationId: operationIdOf(route),
+    tags: [route.tag],
+    summary: route.summary,
+    security: securityOf(route.security),
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(route.body
+      ? {
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: jsonSchemaOf(route.body, "input") as JsonSchema } },
+          },
+        }
+      : {}),
+    responses: { ...responses, ...errorResponses(route) },
+  };
+}
+
+function securityOf(security: Security): Record<string, string[]>[] {
+  return security === "none" ? [] : [{ [security]: [] }];
+}
+
+function operationIdOf(route: ApiRoute): string {
+  const words = `${route.method} ${route.path}`
+    .replace(/[{}]/g, "")
+    .split(/[^A-Za-z0-9]+/)
+    .filter((word) => word !== "");
+  return words.map((word, index) => (index === 0 ? word : word[0]!.toUpperCase() + word.slice(1))).join("");
+}
+
+export function buildOpenApiDocument(options: { version: string }): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of apiRoutes) {
+    paths[route.path] ??= {};
+    paths[route.path]![route.method] = operationOf(route);
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "won-gateway",
+      version: options.version,
+      description:
+        "Text-generation gateway speaking chat completions and responses, billed in Korean won. " +
+        "Money is a decimal string everywhere. Errors are `{ status, message }` with an application code.",
+    },
+    tags: [
+      { name: "generation", description: "Base URL …/llm/v1, API key" },
+      { name: "keys", description: "Key management, session" },
+      { name: "account", description: "The session's balance and billing" },
+      { name: "admin", description: "Admin API, ADMIN_TOKEN" },
+      { name: "operations", description: "Health, metrics, this description" },
+    ],
+    paths,
+    components: { securitySchemes },
+  };
+}

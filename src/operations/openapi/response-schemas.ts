@@ -1,0 +1,268 @@
+import { z } from "zod";
+import { accountKinds, eventCatalog, fxRateSources } from "../../ledger/events";
+
+/**
+ * Shapes of the response bodies, for the API description only: requests are validated by the schemas the
+ * routes use, responses are built by code these mirror (interface.md, C3–C6, C11). Money is a decimal string.
+ */
+
+const moneyText = z
+  .string()
+  .regex(/^-?\d+(\.\d+)?$/)
+  .meta({ description: "decimal string", example: "1234.5" });
+const instant = z.iso.datetime({ offset: true });
+const isoDate = z.iso.date();
+
+export const errorBodySchema = z
+  .object({
+    status: z.number().int().meta({ description: "application code: 100, 110, 120, 300, 400 or 401" }),
+    message: z.string(),
+    error: z.object({ message: z.string(), type: z.string(), code: z.number().int() }),
+  })
+  .meta({ title: "ErrorBody" });
+
+const usageOfChat = z.object({
+  prompt_tokens: z.number().int(),
+  completion_tokens: z.number().int(),
+  total_tokens: z.number().int(),
+});
+
+export const chatCompletionSchema = z
+  .object({
+    id: z.string().meta({ example: "chatcmpl-1767225600000" }),
+    object: z.literal("chat.completion"),
+    created: z.number().int(),
+    model: z.string(),
+    choices: z.array(
+      z.object({
+        index: z.number().int(),
+        message: z.object({ role: z.literal("assistant"), content: z.string() }),
+        finish_reason: z.string(),
+      }),
+    ),
+    usage: usageOfChat,
+  })
+  .meta({ title: "ChatCompletion" });
+
+const outputTextPart = z.object({
+  type: z.literal("output_text"),
+  text: z.string(),
+  annotations: z.array(z.unknown()),
+});
+
+export const responseSchema = z
+  .object({
+    id: z.string().meta({ example: "resp-1767225600000" }),
+    object: z.literal("response"),
+    created_at: z.number().int(),
+    model: z.string(),
+    output_text: z.string(),
+    output: z.array(
+      z.object({
+        id: z.string(),
+        type: z.literal("message"),
+        status: z.string(),
+        role: z.literal("assistant"),
+        content: z.array(outputTextPart),
+      }),
+    ),
+    usage: z.object({
+      input_tokens: z.number().int(),
+      input_tokens_details: z.object({ cached_tokens: z.number().int() }),
+      output_tokens: z.number().int(),
+      output_tokens_details: z.object({ reasoning_tokens: z.number().int() }),
+      total_tokens: z.number().int(),
+    }),
+  })
+  .meta({ title: "Response" });
+
+export const modelSchema = z
+  .object({ id: z.string(), object: z.literal("model"), created: z.number().int(), owned_by: z.string() })
+  .meta({ title: "Model" });
+
+export const modelListSchema = z.object({ object: z.literal("list"), data: z.array(modelSchema) });
+
+const keyRecord = z.object({
+  uuid: z.uuid(),
+  name: z.string(),
+  description: z.string(),
+  isOrganization: z.boolean(),
+  status: z.union([z.literal(0), z.literal(1)]),
+  createdAt: instant,
+});
+
+export const keyListSchema = z.object({
+  data: z.array(keyRecord.extend({ keyPreview: z.string().meta({ example: "svc_AbCd…wXyZ" }) })),
+});
+export const issuedKeySchema = keyRecord.extend({
+  key: z.string().meta({ description: "the full key, shown only in this response" }),
+});
+export const keyStatusSchema = z.object({ uuid: z.uuid(), status: z.union([z.literal(0), z.literal(1)]) });
+export const keyDeletedSchema = z.object({ uuid: z.uuid(), deleted: z.literal(true) });
+
+export const balanceSchema = z.object({
+  user: z.object({ id: z.string(), balanceWon: moneyText }),
+  organization: z.object({ id: z.string(), balanceWon: moneyText }).nullable(),
+});
+
+const accountReference = z.object({ kind: z.enum(accountKinds), id: z.string() });
+
+export const chargeSchema = z
+  .object({
+    requestId: z.string(),
+    account: accountReference,
+    keyId: z.uuid(),
+    model: z.string(),
+    endpoint: z.string(),
+    startedAt: instant,
+    chargedAt: instant,
+    amountWon: moneyText,
+    breakdown: eventCatalog.UsageCharged.data.shape.breakdown,
+  })
+  .meta({ title: "Charge" });
+
+export const billingHistorySchema = z.object({
+  account: accountReference,
+  from: instant.nullable(),
+  to: instant.nullable(),
+  data: z.array(chargeSchema),
+});
+
+export const billingPageSchema = billingHistorySchema.extend({
+  nextCursor: z.string().nullable().meta({ description: "pass back as `cursor`; null on the last page" }),
+});
+
+export const billingTotalsSchema = z.object({
+  account: accountReference,
+  from: instant.nullable(),
+  to: instant.nullable(),
+  groupBy: z.enum(["day", "model", "key"]),
+  totals: z.array(
+    z.object({
+      group: z.string().meta({ description: "Seoul date, model slug or key uuid" }),
+      charges: z.number().int(),
+      amountWon: moneyText,
+    }),
+  ),
+  charges: z.number().int(),
+  amountWon: moneyText,
+});
+
+export const pricesSchema = z.object({
+  data: z.array(
+    z.object({
+      model: z.string(),
+      family: z.string(),
+      protocol: z.string(),
+      ignoredParameters: z.array(z.string()),
+      inputUsdPer1M: moneyText,
+      outputUsdPer1M: moneyText,
+      cachedInputUsdPer1M: moneyText,
+      effectiveAt: instant.nullable().meta({ description: "null: the catalog default, never recorded" }),
+    }),
+  ),
+});
+
+export const discountsSchema = z.object({
+  data: z.array(
+    z.object({
+      model: z.string().nullable(),
+      organizationId: z.string().nullable(),
+      rate: moneyText,
+      effectiveAt: instant,
+    }),
+  ),
+});
+
+export const accountsPageSchema = z.object({
+  data: z.array(
+    z.object({
+      kind: z.enum(accountKinds),
+      id: z.string(),
+      balanceWon: moneyText,
+      toppedUpWon: moneyText,
+      chargedWon: moneyText,
+      pendingCharges: z.number().int(),
+    }),
+  ),
+  nextCursor: z.string().nullable(),
+});
+
+export const accountKeysSchema = z.object({
+  data: z.array(
+    z.object({
+      uuid: z.uuid(),
+      name: z.string(),
+      description: z.string(),
+      status: z.union([z.literal(0), z.literal(1)]),
+      keyPreview: z.string(),
+      createdAt: instant,
+    }),
+  ),
+});
+
+export const sessionSchema = z.object({ token: z.string(), expiresAt: instant });
+export const creditedSchema = z.object({ balanceWon: moneyText });
+export const accountViewSchema = z.object({
+  kind: z.enum(accountKinds),
+  id: z.string(),
+  balanceWon: moneyText,
+  pendingWon: moneyText,
+});
+export const modelPriceSchema = z.object({
+  model: z.string(),
+  inputUsdPer1M: moneyText,
+  outputUsdPer1M: moneyText,
+  cachedInputUsdPer1M: moneyText,
+  effectiveAt: instant,
+});
+export const discountSchema = z.object({
+  model: z.string().nullable(),
+  organizationId: z.string().nullable(),
+  rate: moneyText,
+  effectiveAt: instant,
+});
+const fxRate = z.object({
+  appliesOn: isoDate,
+  rateDate: isoDate,
+  rate: moneyText,
+  source: z.enum(fxRateSources),
+  recordedAt: instant,
+});
+export const fxRateRecordedSchema = fxRate;
+export const fxRateRefreshedSchema = z.union([
+  fxRate.omit({ recordedAt: true }),
+  z.object({ appliesOn: isoDate, alreadyRecorded: z.literal(true) }),
+]);
+export const fxRateHistorySchema = z.object({ data: z.array(fxRate) });
+export const eventsPageSchema = z.object({
+  data: z.array(
+    z.object({
+      position: z.string(),
+      eventId: z.uuid(),
+      streamId: z.string(),
+      streamVersion: z.number().int(),
+      type: z.string(),
+      data: z.record(z.string(), z.unknown()),
+      metadata: z.record(z.string(), z.unknown()),
+      recordedAt: instant,
+    }),
+  ),
+  next: z.string().nullable().meta({ description: "pass back as `after` for the next page" }),
+});
+
+export const liveSchema = z.object({ status: z.literal("ok") });
+const checkResult = z.looseObject({
+  status: z.enum(["ok", "failing"]),
+  reason: z.string().optional(),
+});
+export const readinessSchema = z.object({
+  status: z.enum(["ready", "not ready"]),
+  failing: z.array(z.enum(["postgresql", "queue", "projections", "process"])),
+  checks: z.object({
+    postgresql: checkResult,
+    queue: checkResult,
+    projections: checkResult,
+    process: checkResult,
+  }),
+});

@@ -1,0 +1,139 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { performance } from "node:perf_hooks";
+import type { Logger } from "pino";
+import { previewOf } from "../keys/api-key-secret";
+import type { AccountKind } from "../ledger/events";
+import { generationMetrics } from "./generation-metrics";
+import { endpointLabelOf, keyKindLabelOf, modelLabelOf, statusLabelOf } from "./metric-labels";
+
+/**
+ * What the edge learns about one request while serving it, turned into one access-log line and the
+ * request metrics when the response closes. The generation path fills in what only it knows (model, key
+ * kind, upstream timings, tokens) through `observationOf(response)`; everything else is read off the
+ * request and response here.
+ */
+export class RequestObservation {
+  readonly startedAtMs = performance.now();
+  model: string | undefined;
+  accountKind: AccountKind | undefined;
+  tokens: { input: number; output: number } | undefined;
+  private upstreamStartedAtMs: number | undefined;
+  private upstreamEndedAtMs: number | undefined;
+  private firstTokenAtMs: number | undefined;
+
+  /** The request is handed to the upstream. */
+  upstreamStarted(): void {
+    this.upstreamStartedAtMs ??= performance.now();
+  }
+
+  /** The first output token arrived from the upstream (later calls are ignored). */
+  firstToken(): void {
+    this.firstTokenAtMs ??= performance.now();
+  }
+
+  /** The upstream's answer (or stream) is over. */
+  upstreamEnded(): void {
+    this.upstreamEndedAtMs ??= performance.now();
+  }
+
+  /** Milliseconds from the request's arrival to the first token, if one came. */
+  timeToFirstTokenMs(): number | undefined {
+    return this.firstTokenAtMs === undefined ? undefined : this.firstTokenAtMs - this.startedAtMs;
+  }
+
+  /** The request's time minus the time spent waiting for the upstream; undefined if it never got there. */
+  overheadMs(endedAtMs: number): number | undefined {
+    if (this.upstreamStartedAtMs === undefined) return undefined;
+    const upstreamMs = (this.upstreamEndedAtMs ?? endedAtMs) - this.upstreamStartedAtMs;
+    return Math.max(0, endedAtMs - this.startedAtMs - upstreamMs);
+  }
+}
+
+const observations = new WeakMap<ServerResponse, RequestObservation>();
+
+/** The observation of the request this response answers (undefined outside an observed edge). */
+export function observationOf(response: ServerResponse): RequestObservation | undefined {
+  return observations.get(response);
+}
+
+export interface RequestObserverOptions {
+  logger: Logger;
+  /** Whether a model slug is one the gateway serves (others are labelled "unknown"). */
+  isServedModel: (slug: string) => boolean;
+}
+
+/** Starts observing each request; call it first thing in the request listener. */
+export function requestObserver(
+  options: RequestObserverOptions,
+): (request: IncomingMessage, response: ServerResponse) => void {
+  return (request, response) => {
+    const observation = new RequestObservation();
+    observations.set(response, observation);
+    // Read now: express rewrites `request.url` below each router it mounts.
+    const url = request.url ?? "";
+    response.once("close", () => finish(options, request, url, response, observation));
+  };
+}
+
+function finish(
+  options: RequestObserverOptions,
+  request: IncomingMessage,
+  url: string,
+  response: ServerResponse,
+  observation: RequestObservation,
+): void {
+  const endedAtMs = performance.now();
+  const totalMs = endedAtMs - observation.startedAtMs;
+  const overheadMs = observation.overheadMs(endedAtMs);
+  const timeToFirstTokenMs = observation.timeToFirstTokenMs();
+  const labels = {
+    model: modelLabelOf(observation.model, options.isServedModel),
+    endpoint: endpointLabelOf(url),
+    keyKind: keyKindLabelOf(observation.accountKind),
+  };
+  const status = statusLabelOf(response.statusCode, response.writableFinished);
+  generationMetrics.observeRequest({ ...labels, status, durationSeconds: totalMs / 1_000 });
+  if (overheadMs !== undefined) {
+    generationMetrics.observeGeneration({
+      ...labels,
+      timeToFirstTokenSeconds: timeToFirstTokenMs === undefined ? undefined : timeToFirstTokenMs / 1_000,
+      overheadSeconds: overheadMs / 1_000,
+      tokens: observation.tokens,
+    });
+  }
+  options.logger.info(
+    {
+      requestId: response.getHeader("x-request-id"),
+      method: request.method,
+      path: pathOf(url),
+      status: response.statusCode,
+      ...(response.writableFinished ? {} : { disconnected: true }),
+      keyPreview: keyPreviewOf(request.headers.authorization),
+      model: observation.model,
+      inputTokens: observation.tokens?.input,
+      outputTokens: observation.tokens?.output,
+      totalMs: roundMs(totalMs),
+      overheadMs: overheadMs === undefined ? undefined : roundMs(overheadMs),
+      timeToFirstTokenMs: timeToFirstTokenMs === undefined ? undefined : roundMs(timeToFirstTokenMs),
+    },
+    "request",
+  );
+}
+
+/** The path without its query: a query may carry ids a log need not keep. */
+function pathOf(url: string): string {
+  const queryStart = url.indexOf("?");
+  return queryStart === -1 ? url : url.slice(0, queryStart);
+}
+
+const bearerApiKey = /^Bearer (svc_[A-Za-z0-9_-]{8,})$/;
+
+/** The C4 preview of an API key given as bearer token; nothing for sessions, admin tokens or garbage. */
+export function keyPreviewOf(authorization: string | undefined): string | undefined {
+  const match = authorization === undefined ? null : bearerApiKey.exec(authorization);
+  return match ? previewOf(match[1]!) : undefined;
+}
+
+function roundMs(value: number): number {
+  return Math.round(value * 1_000) / 1_000;
+}

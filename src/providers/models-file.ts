@@ -1,0 +1,150 @@
+import { readFile } from "node:fs/promises";
+import { parse } from "yaml";
+import { z } from "zod";
+import { isDecimalString } from "../billing/money";
+import { type CatalogModel, findBuiltInModel, type UsdPerMillionTokens } from "./catalog";
+import type { ModelFamily, SamplingParameter, UpstreamProtocol } from "./provider";
+
+/**
+ * MODELS_FILE: models served without a code change. YAML (or JSON, which is YAML) mapping each slug to its
+ * family, upstream protocol and model id, optionally its own upstream (base URL and the environment variable
+ * holding its key), default prices, an output cap and ignored parameters. A built-in slug listed here is
+ * replaced field by field (what is not given keeps the built-in value); a new slug must give its prices.
+ * Every field is checked; an unknown field is an error, so a typo never passes silently.
+ */
+
+const families = [
+  "alpha",
+  "beta",
+  "gamma",
+  "delta",
+  "epsilon",
+  "zeta",
+] as const satisfies readonly ModelFamily[];
+const protocols = [
+  "chat-completions",
+  "responses",
+  "messages",
+  "generate-content",
+] as const satisfies readonly UpstreamProtocol[];
+const samplingParameters = ["temperature", "top_p"] as const satisfies readonly SamplingParameter[];
+
+const usdPerMillionTokens = z
+  .string({ error: 'must be a decimal string such as "1.25"' })
+  .refine(isDecimalString, 'must be a decimal string such as "1.25"')
+  .transform((text) => text as UsdPerMillionTokens);
+
+const modelEntrySchema = z.strictObject({
+  family: z.enum(families),
+  protocol: z.enum(protocols),
+  /** The id the upstream knows the model by; default: the slug. */
+  upstreamModelId: z.string().min(1).max(200).optional(),
+  /** The prefix the protocol's paths are appended to (README, "Models file"); default `<FAMILY>_BASE_URL`. */
+  baseUrl: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
+  /** The environment variable holding this upstream's key; default `<FAMILY>_API_KEY`. */
+  apiKeyVariable: z
+    .string()
+    .regex(/^[A-Z][A-Z0-9_]{0,99}$/, "must be an environment variable name such as ACME_API_KEY")
+    .optional(),
+  prices: z
+    .strictObject({
+      inputUsdPer1M: usdPerMillionTokens,
+      outputUsdPer1M: usdPerMillionTokens,
+      /** Default: the input price (no cache discount). */
+      cachedInputUsdPer1M: usdPerMillionTokens.optional(),
+    })
+    .optional(),
+  maxOutputTokens: z.number().int().positive().optional(),
+  ignoredParameters: z.array(z.enum(samplingParameters)).optional(),
+});
+
+const slugSchema = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9._-]{0,99}$/, "must be lowercase letters, digits, '.', '_' or '-'");
+
+export const modelsFileSchema = z.strictObject({
+  models: z.record(slugSchema, modelEntrySchema),
+});
+export type ModelsFile = z.infer<typeof modelsFileSchema>;
+
+export class ModelsFileError extends Error {
+  override readonly name = "ModelsFileError";
+}
+
+/** One fixed instant for models added by file, like the built-in catalog's. */
+const modelsFileCreatedUnixSeconds = 1_767_225_600;
+
+/** The catalog entries of a parsed models file, each checked against the environment it will run in. */
+export function modelsOf(file: ModelsFile, environment: NodeJS.ProcessEnv): CatalogModel[] {
+  return Object.entries(file.models).map(([slug, entry]) => {
+    const builtIn = findBuiltInModel(slug);
+    const prices = entry.prices;
+    if (!builtIn && !prices) throw new ModelsFileError(`models.${slug}.prices is required for a new model`);
+    const upstream = upstreamOf(slug, entry, environment);
+    return {
+      slug,
+      family: entry.family,
+      protocol: entry.protocol,
+      upstreamModelId: entry.upstreamModelId ?? builtIn?.upstreamModelId ?? slug,
+      inputUsdPerMillionTokens: prices?.inputUsdPer1M ?? builtIn!.inputUsdPerMillionTokens,
+      outputUsdPerMillionTokens: prices?.outputUsdPer1M ?? builtIn!.outputUsdPerMillionTokens,
+      cachedInputUsdPerMillionTokens: prices
+        ? (prices.cachedInputUsdPer1M ?? prices.inputUsdPer1M)
+        : builtIn!.cachedInputUsdPerMillionTokens,
+      ignoredParameters: entry.ignoredParameters ?? builtIn?.ignoredParameters ?? [],
+      created: builtIn?.created ?? modelsFileCreatedUnixSeconds,
+      ...(entry.maxOutputTokens === undefined ? {} : { maxOutputTokensMax: entry.maxOutputTokens }),
+      ...(upstream ? { upstream } : {}),
+    };
+  });
+}
+
+/** A model of its own upstream needs both where it is and its key; neither: the family's upstream. */
+function upstreamOf(
+  slug: string,
+  entry: z.infer<typeof modelEntrySchema>,
+  environment: NodeJS.ProcessEnv,
+): CatalogModel["upstream"] {
+  if (entry.baseUrl === undefined && entry.apiKeyVariable === undefined) return undefined;
+  const familyPrefix = entry.family.toUpperCase();
+  const baseUrl = entry.baseUrl ?? environment[`${familyPrefix}_BASE_URL`];
+  const apiKeyVariable = entry.apiKeyVariable ?? `${familyPrefix}_API_KEY`;
+  if (!baseUrl)
+    throw new ModelsFileError(
+      `models.${slug}: apiKeyVariable without baseUrl needs ${familyPrefix}_BASE_URL`,
+    );
+  if (!environment[apiKeyVariable]?.trim())
+    throw new ModelsFileError(`models.${slug}: the environment variable ${apiKeyVariable} is not set`);
+  return { baseUrl, apiKeyVariable };
+}
+
+/** Reads, parses and checks a models file; every problem is one line naming the file and the field. */
+export async function loadModelsFile(path: string, environment: NodeJS.ProcessEnv): Promise<CatalogModel[]> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    throw new ModelsFileError(
+      `MODELS_FILE ${path} cannot be read (${(error as NodeJS.ErrnoException).code})`,
+    );
+  }
+  let document: unknown;
+  try {
+    document = parse(text);
+  } catch (error) {
+    throw new ModelsFileError(
+      `MODELS_FILE ${path} is not YAML or JSON: ${(error as Error).message.split("\n")[0]}`,
+    );
+  }
+  const parsed = modelsFileSchema.safeParse(document);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ModelsFileError(`MODELS_FILE ${path}: ${issue.path.join(".") || "document"} ${issue.message}`);
+  }
+  try {
+    return modelsOf(parsed.data, environment);
+  } catch (error) {
+    if (error instanceof ModelsFileError) throw new ModelsFileError(`MODELS_FILE ${path}: ${error.message}`);
+    throw error;
+  }
+}

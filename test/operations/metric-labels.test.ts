@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import {
+  endpointLabelOf,
+  keyKindLabelOf,
+  modelLabelOf,
+  statusLabelOf,
+} from "../../src/operations/metric-labels";
+import { keyPreviewOf } from "../../src/operations/request-observation";
+
+/** Label values come from closed sets whatever the request carries: ids and free text never become labels. */
+
+describe("metric labels", () => {
+  it.each([
+    ["/llm/v1/chat/completions", "chat.completions"],
+    ["/llm/v1/chat/completions/?stream=1", "chat.completions"],
+    ["/llm/v1/responses", "responses"],
+    ["/llm/v1/models", "models"],
+    ["/llm/v1/models/some-user-chosen-text", "models"],
+    ["/llm/v1/anything-else", "other"],
+    ["/llm/apis/3f1c0a52-0000-4000-8000-000000000000/status", "account"],
+    ["/llm/billing?from=2026-01-01", "account"],
+    ["/admin/accounts/user/alice", "admin"],
+    ["/health/ready", "operations"],
+    ["/metrics", "operations"],
+    ["/docs", "operations"],
+    ["/openapi.json", "operations"],
+    ["/user-supplied/path/123", "other"],
+  ])("endpoint of %s is %s", (url, label) => {
+    expect(endpointLabelOf(url)).toBe(label);
+  });
+
+  it("reports known statuses as themselves, others by class, and a client that left as disconnected", () => {
+    expect([200, 201, 400, 401, 404, 500, 503].map((status) => statusLabelOf(status, true))).toEqual([
+      "200",
+      "201",
+      "400",
+      "401",
+      "404",
+      "500",
+      "503",
+    ]);
+    expect(statusLabelOf(418, true)).toBe("4xx");
+    expect(statusLabelOf(302, true)).toBe("3xx");
+    expect(statusLabelOf(999, true)).toBe("5xx");
+    expect(statusLabelOf(200, false)).toBe("disconnected");
+  });
+
+  it("folds models the gateway does not serve into one value", () => {
+    const served = (slug: string) => slug === "alpha-5.4";
+    expect(modelLabelOf("alpha-5.4", served)).toBe("alpha-5.4");
+    expect(modelLabelOf("req_0123456789", served)).toBe("unknown");
+    expect(modelLabelOf(undefined, served)).toBe("none");
+  });
+
+  it("names key kinds, not keys", () => {
+    expect([keyKindLabelOf("user"), keyKindLabelOf("organization"), keyKindLabelOf(undefined)]).toEqual([
+      "personal",
+      "organization",
+      "none",
+    ]);
+  });
+
+  it("previews API keys only, never sessions or other tokens", () => {
+    expect(keyPreviewOf("Bearer svc_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefg")).toBe("svc_AbCd…defg");
+    expect(keyPreviewOf("Bearer eyJhbGciOiJIUzI1NiJ9.e30.x")).toBeUndefined();
+    expect(keyPreviewOf("svc_AbCdEfGhIjKl")).toBeUndefined();
+    expect(keyPreviewOf(undefined)).toBeUndefined();
+  });
+});

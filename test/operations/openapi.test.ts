@@ -1,0 +1,170 @@
+import { Validator } from "@seriousme/openapi-schema-validator";
+import type { Router } from "express";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAccountRouter } from "../../src/gateway/account/account-router";
+import { type AdminRouterDependencies, createAdminRouter } from "../../src/gateway/admin/admin-router";
+import { createKeyRouter } from "../../src/gateway/keys/key-routes";
+import { createAdminSessionRouter } from "../../src/gateway/sessions/admin-session-routes";
+import type { ApiKeyService } from "../../src/keys/api-key-service";
+import { buildOpenApiDocument } from "../../src/operations/openapi/openapi-document";
+import { createOperations, type Operations } from "../../src/operations/operations";
+import type { SessionTokens } from "../../src/sessions/session-tokens";
+import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
+
+/**
+ * C11: /openapi.json is a valid OpenAPI 3.1 document listing every route the app serves, and /docs renders
+ * it without fetching anything else.
+ */
+
+type Document = {
+  openapi: string;
+  paths: Record<string, Record<string, { responses: Record<string, unknown>; requestBody?: unknown }>>;
+};
+
+let harness: GatewayHarness;
+let operations: Operations;
+let served: Document;
+
+beforeAll(async () => {
+  harness = await startGatewayHarness({
+    label: "openapi",
+    billing: {},
+    service: {
+      adminToken: testSecrets.adminToken,
+      operationsRouter: (parts) => {
+        operations = createOperations({
+          queueBackend: { kind: "postgresql", databaseUrl: parts.ledger.pool.options.connectionString! },
+          logger: pino({ level: "silent" }),
+        });
+        return operations.router(parts);
+      },
+    },
+  });
+  const response = await fetch(`${harness.url}/openapi.json`);
+  expect(response.status).toBe(200);
+  expect(response.headers.get("content-type")).toContain("application/json");
+  served = (await response.json()) as Document;
+}, 60_000);
+afterAll(async () => {
+  await operations?.close();
+  await harness?.close();
+});
+
+/** Every (method, path) an express router serves, its parameters written as OpenAPI writes them. */
+function routesOf(prefix: string, router: Router): string[] {
+  const routes: string[] = [];
+  for (const layer of router.stack as unknown as {
+    route?: { path: string; methods: Record<string, boolean> };
+    handle?: { stack?: unknown };
+  }[]) {
+    if (layer.route) {
+      const path = `${prefix}${layer.route.path}`.replace(/:([A-Za-z]+)/g, "{$1}").replace(/(.)\/$/, "$1");
+      for (const method of Object.keys(layer.route.methods)) routes.push(`${method} ${path}`);
+    } else if (layer.handle?.stack) routes.push(...routesOf(prefix, layer.handle as unknown as Router));
+  }
+  return routes;
+}
+
+function documentedRoutes(document: Document): string[] {
+  return Object.entries(document.paths).flatMap(([path, methods]) =>
+    Object.keys(methods).map((method) => `${method} ${path}`),
+  );
+}
+
+describe("GET /openapi.json", () => {
+  it("is a valid OpenAPI 3.1 document", async () => {
+    expect(served.openapi).toBe("3.1.0");
+    const result = await new Validator().validate(served as never);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it("lists every route the express edge serves", () => {
+    const unused = {} as never;
+    const served = [
+      ...routesOf("/llm/apis", createKeyRouter(unused as ApiKeyService)),
+      ...routesOf("/llm", createAccountRouter({ database: unused })),
+      ...routesOf("/admin", createAdminSessionRouter(unused as SessionTokens)),
+      ...routesOf("/admin", createAdminRouter(unused as AdminRouterDependencies)),
+      ...routesOf("", operations.router(harness.service)),
+    ];
+    expect(served.length).toBeGreaterThan(20);
+    const documented = new Set(documentedRoutes(buildOpenApiDocument({ version: "test" }) as Document));
+    for (const route of served) expect(documented.has(route), route).toBe(true);
+  });
+
+  it("lists no route the gateway does not serve", async () => {
+    const session = await harness.session("openapi-user");
+    const { key } = await harness.issueKey(session);
+    // Each route with the credentials it takes, so a missing route shows as "No such route", not as 401.
+    const authorizationOf = (path: string) =>
+      path.startsWith("/admin")
+        ? testSecrets.adminToken
+        : path.startsWith("/llm/v1")
+          ? key
+          : path.startsWith("/llm")
+            ? session
+            : "none";
+    const request = (method: string, path: string) =>
+      fetch(`${harness.url}${path}`, {
+        method: method.toUpperCase(),
+        headers: { "content-type": "application/json", authorization: `Bearer ${authorizationOf(path)}` },
+        ...(method === "get" || method === "delete" ? {} : { body: "{}" }),
+      });
+    for (const missing of ["/admin/no-such-thing", "/llm/no-such-thing", "/llm/v1/no-such-thing", "/nothing"])
+      expect(await (await request("get", missing)).text()).toContain("No such route");
+    for (const route of documentedRoutes(served)) {
+      const [method, path] = route.split(" ") as [string, string];
+      const concrete = path
+        .replace("{kind}", "user")
+        .replace("{uuid}", "00000000-0000-4000-8000-000000000000")
+        .replace(/\{[a-z]+\}/gi, "x");
+      const response = await request(method, concrete);
+      const text = await response.text();
+      expect(text.includes("No such route"), `${route}: ${response.status} ${text.slice(0, 100)}`).toBe(
+        false,
+      );
+    }
+  });
+
+  it("describes bodies from the validating schemas and the error codes", () => {
+    const chat = served.paths["/llm/v1/chat/completions"]!.post! as {
+      requestBody: {
+        content: {
+          "application/json": { schema: { properties: Record<string, unknown>; required: string[] } };
+        };
+      };
+      responses: Record<string, { description: string }>;
+    };
+    const body = chat.requestBody.content["application/json"].schema;
+    expect(body.required).toEqual(["model", "messages"]);
+    expect(body.properties.temperature).toEqual({
+      anyOf: [{ type: "number", minimum: 0, maximum: 2 }, { type: "null" }],
+    });
+    // The string shorthand of a message's content is part of what a client may send.
+    const content = (body.properties.messages as { items: { properties: { content: { anyOf: unknown[] } } } })
+      .items.properties.content;
+    expect(content.anyOf[0]).toEqual({ type: "string" });
+    expect(Object.keys(chat.responses).sort()).toEqual(["200", "400", "401", "404", "500", "503"]);
+    expect(chat.responses["400"]!.description).toContain("100");
+    expect(chat.responses["400"]!.description).toContain("401");
+    const credit = served.paths["/admin/accounts/{kind}/{id}/credits"]!.post! as {
+      requestBody: { content: { "application/json": { schema: { properties: Record<string, unknown> } } } };
+    };
+    expect(credit.requestBody.content["application/json"].schema.properties.amountWon).toMatchObject({
+      type: "string",
+    });
+  });
+});
+
+describe("GET /docs", () => {
+  it("is an HTML page that loads only /openapi.json", async () => {
+    const response = await fetch(`${harness.url}/docs`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toContain("text/html");
+    const html = await response.text();
+    expect(html).toContain('fetch("/openapi.json")');
+    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|https?:\/\//);
+  });
+});

@@ -1,0 +1,69 @@
+import { spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+import { testSecrets } from "../support/gateway-harness";
+import { eventually } from "../workers/queue-test-support";
+
+/**
+ * A worker-role process (no HTTP API) serves its health and metrics on METRICS_PORT: the composition root
+ * wires the operations surface as the compose healthchecks expect. (Its exit code on SIGTERM belongs to the
+ * shutdown's own tests: today it is 143, before and after this surface was added.)
+ */
+
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase("worker_process");
+});
+afterAll(async () => {
+  await database?.drop();
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (typeof address !== "object" || !address) throw new Error("no port");
+  return address.port;
+}
+
+describe("worker role", () => {
+  it("serves /health/ready and /metrics on METRICS_PORT, and stops on SIGTERM", async () => {
+    const port = await freePort();
+    const environment: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATABASE_URL: database.url,
+      SESSION_SECRET: testSecrets.sessionSecret,
+      KEY_PEPPER: testSecrets.keyPepper,
+      METRICS_PORT: String(port),
+      LOG_LEVEL: "warn",
+    };
+    delete environment.REDIS_URL;
+    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--role=worker"], {
+      env: environment,
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => {
+      stderr += String(chunk);
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    try {
+      await eventually(
+        "the worker is ready",
+        async () =>
+          (await fetch(`http://127.0.0.1:${port}/health/ready`).catch(() => undefined))?.status === 200,
+        45_000,
+      );
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(metrics).toContain('won_gateway_queue_depth{queue="usage-charges",state="waiting"}');
+      expect(metrics).toContain("won_gateway_projection_lag_seconds");
+      expect(await (await fetch(`http://127.0.0.1:${port}/health/live`)).json()).toEqual({ status: "ok" });
+    } finally {
+      child.kill("SIGTERM");
+    }
+    await exited;
+    expect(stderr).toBe("");
+  }, 90_000);
+});
