@@ -63,6 +63,7 @@ export class ListenConnection {
       application_name: this.options.applicationName,
       keepAlive: true,
       connectionTimeoutMillis: listenReconnectDefaults.connectTimeoutMs,
+      query_timeout: listenReconnectDefaults.connectTimeoutMs,
     });
     client.on("notification", () => this.options.onNotification());
     // Registered before connecting: an 'error' event without a listener would crash the process.

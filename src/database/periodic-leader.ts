@@ -18,6 +18,9 @@ import type { Logger } from "pino";
 
 export type PeriodicTask = (signal: AbortSignal) => Promise<void>;
 
+/** Connecting, and each statement on the lock session, gives up after this long. */
+const connectTimeoutMs = 10_000;
+
 export interface PeriodicLeaderOptions {
   connectionString: string;
   /** The advisory lock key: one per set of tasks that must not run twice at once. */
@@ -67,10 +70,15 @@ export class PeriodicLeader {
     this.running ??= this.run();
   }
 
-  /** Stops the tasks (waiting for runs in progress) and releases the lock. */
+  /**
+   * Stops the tasks (waiting for runs in progress) and releases the lock; bounded, so a connection that
+   * hangs cannot hold a stopping process (the lock goes with the session when the process exits).
+   */
   async close(): Promise<void> {
     this.stopping.abort();
-    await this.running;
+    if (!this.running) return;
+    const boundMs = this.options.runsStopWaitMs + connectTimeoutMs;
+    await Promise.race([this.running, sleep(boundMs, undefined, { ref: false })]);
   }
 
   private async run(): Promise<void> {
@@ -91,11 +99,19 @@ export class PeriodicLeader {
       connectionString: this.options.connectionString,
       application_name: this.options.applicationName,
       keepAlive: true,
+      // A server at its connection limit may close the socket mid-handshake; never wait on it for ever.
+      connectionTimeoutMillis: connectTimeoutMs,
+      query_timeout: connectTimeoutMs,
     });
     const lost = new AbortController();
     client.on("error", () => lost.abort());
     client.on("end", () => lost.abort());
-    await client.connect();
+    try {
+      await client.connect();
+    } catch (error) {
+      await client.end().catch(() => {});
+      throw error;
+    }
     try {
       const locked = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1) AS locked", [
         this.options.lockKey,
