@@ -60,6 +60,8 @@ export interface ServiceOptions {
   /** /health, /metrics and the API description (src/operations), mounted at the root. */
   operationsRouter?: (parts: ServiceParts) => express.Router;
   applicationName?: string;
+  /** The ledger pool's size (limits.databaseConnectionsMax by default); tests sharing a server use less. */
+  databaseConnectionsMax?: number;
   /**
    * Whether this process takes part in running the projections (one process leads, the others stand by).
    * False for `--role=gateway`: the edge only appends and reads, and waits at start until a worker has
@@ -103,6 +105,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     databaseUrl: options.databaseUrl,
     eventStoreUrl: options.eventStoreUrl,
     applicationName: options.applicationName ?? "gateway",
+    ...(options.databaseConnectionsMax === undefined
+      ? {}
+      : { connectionsMax: options.databaseConnectionsMax }),
     logger,
   });
   const stopProjections = new AbortController();

@@ -87,6 +87,8 @@ export async function startGatewayHarness(
     charges,
     requestBodyBytesMax: 1024 * 1024,
     logger,
+    // Test files share one server (and its connection limit) two at a time.
+    databaseConnectionsMax: 8,
     ...(billing ? { adminRouter: billing.adminRouter, accountRouter: billing.accountRouter } : {}),
     ...options.service,
   });

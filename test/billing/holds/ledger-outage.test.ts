@@ -56,7 +56,11 @@ describe("a PostgreSQL outage under load", () => {
     await new Promise<void>((resolve) => countingUpstream.listen(0, "127.0.0.1", resolve));
     const upstreamUrl = `http://127.0.0.1:${(countingUpstream.address() as AddressInfo).port}`;
 
-    harness = await startGatewayHarness({ label: "ledger_outage", billing: {} });
+    if (!process.env.REDIS_URL) throw new Error("REDIS_URL must be set for the outage test");
+    harness = await startGatewayHarness({
+      label: "ledger_outage",
+      billing: { redisUrl: process.env.REDIS_URL },
+    });
     // A second gateway, on the same database through a connection the test can cut.
     const databaseUrl = new URL(harness.database.url);
     cutter = await startConnectionCutter({
