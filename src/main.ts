@@ -3,6 +3,7 @@ import { type Config, ConfigError, loadConfig, modelFamilies } from "./config";
 import { type LocalDatabase, loadOrCreateLocalSecrets, startLocalDatabase } from "./database/local-data";
 import { printFirstStartBanner, seedDemoAccount } from "./demo-account";
 import type { FamilyUpstream } from "./gateway/generation/upstream-registry";
+import { ledgerSigningKeyOf } from "./ledger/ledger-signing-key-setting";
 import { createLogger, type Logger } from "./logger";
 import type { ModelFamily } from "./providers/provider";
 import { type Simulator, startSimulator } from "./providers/simulator/simulator";
@@ -101,6 +102,9 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const database = await resolveDatabase(config, logger);
   const { upstreams, simulator } = await resolveUpstreams(config);
+  const ledgerSigningKey = await ledgerSigningKeyOf(config);
+  if (!ledgerSigningKey && role !== "gateway")
+    logger.warn("no LEDGER_SIGNING_KEY: the ledger's events are hash-chained but no checkpoint is sealed");
   const billing = await startBilling({
     config,
     databaseUrl: database.url,
@@ -122,6 +126,7 @@ async function main(): Promise<void> {
     applicationName: `won-gateway-${role}`,
     // The edge leaves background work to workers: the projections run beside the reconciler.
     runProjections: role !== "gateway",
+    ledgerSigningKey,
   });
   await billing.attach(service);
 

@@ -58,6 +58,84 @@ const migrations: readonly Migration[] = [
       );
     `,
   },
+  // id 2 belongs to the funds-hold function, written on another branch.
+  {
+    id: 3,
+    name: "ledger hash chain and checkpoints",
+    sql: `
+      -- Each event's hash chains it to its stream's previous event (src/ledger/event-hash.ts is the same
+      -- function in TypeScript, for verify). NULL only for events written before this migration: the first
+      -- checkpoints seal those.
+      ALTER TABLE ledger_events ADD COLUMN chain_hash bytea;
+
+      -- The canonical bytes: every variable-length field is preceded by its length in bytes (4, big-endian),
+      -- so no two different events share a byte string; the json columns as the text stored.
+      CREATE FUNCTION ledger_event_hash(
+        previous_hash bytea, stream_id text, stream_version integer, event_id uuid, type text,
+        schema_version smallint, data json, metadata json
+      ) RETURNS bytea LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        SELECT sha256(
+          previous_hash
+          || int4send(octet_length(fields.stream_id)) || fields.stream_id
+          || int4send(stream_version)
+          || uuid_send(event_id)
+          || int4send(octet_length(fields.type)) || fields.type
+          || int2send(schema_version)
+          || int4send(octet_length(fields.data)) || fields.data
+          || int4send(octet_length(fields.metadata)) || fields.metadata)
+        FROM (SELECT convert_to(stream_id, 'UTF8') AS stream_id, convert_to(type, 'UTF8') AS type,
+                     convert_to(data::text, 'UTF8') AS data, convert_to(metadata::text, 'UTF8') AS metadata) fields
+      $$;
+
+      -- A row trigger, so that every insert path (the append statement, SQL functions that insert events)
+      -- chains its events; a value given for chain_hash is always replaced. Rows inserted earlier by the same
+      -- statement are visible here, so one statement may append several events to one stream, in order.
+      CREATE FUNCTION ledger_events_chain() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        previous bytea;
+      BEGIN
+        IF NEW.stream_version = 0 THEN
+          previous := decode(repeat('00', 32), 'hex');
+        ELSE
+          SELECT chain_hash INTO previous FROM ledger_events
+          WHERE stream_id = NEW.stream_id AND stream_version = NEW.stream_version - 1;
+          IF NOT FOUND THEN
+            RAISE EXCEPTION 'stream % has no version % to chain version % to',
+              NEW.stream_id, NEW.stream_version - 1, NEW.stream_version
+              USING ERRCODE = 'integrity_constraint_violation';
+          END IF;
+          -- The predecessor predates the chain: this event starts it.
+          previous := coalesce(previous,
+            decode(repeat('00', 32), 'hex'));
+        END IF;
+        NEW.chain_hash := ledger_event_hash(previous, NEW.stream_id, NEW.stream_version, NEW.event_id,
+          NEW.type, NEW.schema_version, NEW.data, NEW.metadata);
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER ledger_events_chain BEFORE INSERT ON ledger_events
+        FOR EACH ROW EXECUTE FUNCTION ledger_events_chain();
+
+      -- Signed seals over the global order (src/ledger/ledger-checkpointer.ts). Rows of their own, not
+      -- events: a seal is a statement about the log, not a business fact, and as an event it would be
+      -- inside the very order it seals, reach every projection and subscriber, and make every seal wait
+      -- for the next one.
+      CREATE TABLE ledger_checkpoints (
+        sequence bigint PRIMARY KEY CHECK (sequence > 0),
+        last_transaction_order bigint NOT NULL,
+        last_position bigint NOT NULL,
+        event_count integer NOT NULL CHECK (event_count > 0),
+        events_root bytea NOT NULL,
+        previous_checkpoint_hash bytea NOT NULL,
+        checkpoint_hash bytea NOT NULL,
+        signature bytea NOT NULL,
+        public_key bytea NOT NULL,
+        sealed_at timestamptz NOT NULL
+      );
+      CREATE INDEX ledger_checkpoints_last ON ledger_checkpoints (last_transaction_order, last_position);
+      CREATE TRIGGER ledger_checkpoints_immutable BEFORE UPDATE OR DELETE OR TRUNCATE ON ledger_checkpoints
+        FOR EACH STATEMENT EXECUTE FUNCTION ledger_events_immutable();
+    `,
+  },
 ];
 
 const migrationLockKey = 7_310_001;
