@@ -70,26 +70,29 @@ const migrations: readonly Migration[] = [
 
       -- The canonical bytes: every variable-length field is preceded by its length in bytes (4, big-endian),
       -- so no two different events share a byte string; the json columns as the text stored.
+      -- One SQL expression, so that the planner inlines it wherever it is called (the append statement, the
+      -- trigger's cached plan): a SQL function that cannot be inlined is planned again in every transaction.
       CREATE FUNCTION ledger_event_hash(
         previous_hash bytea, stream_id text, stream_version integer, event_id uuid, type text,
         schema_version smallint, data json, metadata json
       ) RETURNS bytea LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
         SELECT sha256(
           previous_hash
-          || int4send(octet_length(fields.stream_id)) || fields.stream_id
+          || int4send(length(convert_to(stream_id, 'UTF8'))) || convert_to(stream_id, 'UTF8')
           || int4send(stream_version)
           || uuid_send(event_id)
-          || int4send(octet_length(fields.type)) || fields.type
+          || int4send(length(convert_to(type, 'UTF8'))) || convert_to(type, 'UTF8')
           || int2send(schema_version)
-          || int4send(octet_length(fields.data)) || fields.data
-          || int4send(octet_length(fields.metadata)) || fields.metadata)
-        FROM (SELECT convert_to(stream_id, 'UTF8') AS stream_id, convert_to(type, 'UTF8') AS type,
-                     convert_to(data::text, 'UTF8') AS data, convert_to(metadata::text, 'UTF8') AS metadata) fields
+          || int4send(length(convert_to(data::text, 'UTF8'))) || convert_to(data::text, 'UTF8')
+          || int4send(length(convert_to(metadata::text, 'UTF8'))) || convert_to(metadata::text, 'UTF8'))
       $$;
 
-      -- A row trigger, so that every insert path (the append statement, SQL functions that insert events)
-      -- chains its events; a value given for chain_hash is always replaced. Rows inserted earlier by the same
-      -- statement are visible here, so one statement may append several events to one stream, in order.
+      -- A row trigger, so that every insert path chains its events: a row that arrives without chain_hash
+      -- gets it here. The append statement computes the hash of each stream's first event itself, from the
+      -- head it reads anyway (a lookup here costs more than the insert), and leaves the rest to this trigger;
+      -- whoever supplies chain_hash must compute it exactly so, and 'ledger verify' recomputes every one.
+      -- Rows inserted earlier by the same statement are visible here, so one statement may append several
+      -- events to one stream, in order.
       CREATE FUNCTION ledger_events_chain() RETURNS trigger LANGUAGE plpgsql AS $$
       DECLARE
         previous bytea;
@@ -113,7 +116,7 @@ const migrations: readonly Migration[] = [
         RETURN NEW;
       END $$;
       CREATE TRIGGER ledger_events_chain BEFORE INSERT ON ledger_events
-        FOR EACH ROW EXECUTE FUNCTION ledger_events_chain();
+        FOR EACH ROW WHEN (NEW.chain_hash IS NULL) EXECUTE FUNCTION ledger_events_chain();
 
       -- Signed seals over the global order (src/ledger/ledger-checkpointer.ts). Rows of their own, not
       -- events: a seal is a statement about the log, not a business fact, and as an event it would be

@@ -67,6 +67,14 @@ describe("ledger hash chains and signed checkpoints", () => {
       expectedVersion: "no-stream",
       events: [topUp("유나", "1000", "충전 ₩1,000 🎉"), topUp("유나", "2", "second")],
     });
+    // Another insert path, as a SQL function would write: no hash given, the trigger chains each row.
+    await harness.ledger.pool.query(
+      `INSERT INTO ledger_events (transaction_order, event_id, stream_id, stream_version, type, schema_version, data, metadata)
+       SELECT pg_current_xact_id()::text::bigint, gen_random_uuid(), 'account-user-유나', version, 'CreditToppedUp', 1,
+              json_build_object('account', json_build_object('kind', 'user', 'id', '유나'), 'amountWon', '5', 'reference', 'sql ' || version),
+              '{"actor": "funds-function",  "occurredAt": "2026-11-20T03:00:00.000Z"}'
+       FROM generate_series(2, 3) version ORDER BY version`,
+    );
     await seal(harness);
   }, 120_000);
   afterAll(async () => {
@@ -79,6 +87,10 @@ describe("ledger hash chains and signed checkpoints", () => {
     expect(report.checkpointCount).toBeGreaterThanOrEqual(3);
     expect(report.unsealedEventCount).toBe(0);
     expect(report.eventCount).toBeGreaterThanOrEqual(4_000);
+    const sqlWritten = await harness.ledger.pool.query<{ hashed: number }>(
+      "SELECT count(chain_hash)::int AS hashed FROM ledger_events WHERE stream_id = 'account-user-유나'",
+    );
+    expect(sqlWritten.rows[0]!.hashed).toBe(4);
   });
 
   it("names an event whose data was updated", async () => {
