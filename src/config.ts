@@ -113,6 +113,8 @@ export const limits = {
   /** Read-your-writes waiters re-read checkpoints this often when no notification arrives. */
   projectionWaitPollIntervalMs: 100,
   rebuildBatchSizeMax: 10_000,
+  /** Projection rows a rebuild holds in memory before writing them out (≈ 1 KB each at most). */
+  rebuildRowsInMemoryMax: 200_000,
   /** A checkpoint seals at most this many events, and seals as soon as this many are sealable. */
   checkpointEventsMax: 10_000,
   /** Fewer events are sealed once the last checkpoint is this old. */
