@@ -12,6 +12,7 @@ import {
   WrongExpectedVersionError,
 } from "./event-store";
 import { type LedgerEvent, type LedgerEventType, schemaVersionOf, upcastEventData } from "./events";
+import { copyWholeLog } from "./log-copy-reader";
 import { logStart } from "./log-position";
 
 /**
@@ -147,6 +148,10 @@ export class PostgresEventStore implements EventStore {
       values: [after.commit, after.prepare, this.transactionOrderOffset, options.limit],
     });
     return (JSON.parse(result.rows[0]!.page) as EventArray[]).map(fromEventArray);
+  }
+
+  readWholeLog(pageSize: number): AsyncIterable<RecordedEvent[]> {
+    return copyWholeLog(this.pool, this.transactionOrderOffset, pageSize);
   }
 
   async subscribe(options: SubscribeOptions): Promise<void> {

@@ -43,13 +43,16 @@ export async function rebuildIntoShadowTables(
   const rows = new FoldRows();
   let applied = 0;
   let last = logStart;
-  const read = (after: LogPosition) => store.readAll({ after, limit: options.pageSizeMax });
-  let next = read(logStart);
+  const pages = (store.readWholeLog?.(options.pageSizeMax) ?? pagesOf(store, options.pageSizeMax))[
+    Symbol.asyncIterator
+  ]();
+  let next = pages.next();
   for (;;) {
-    const events = await next;
-    if (events.length === 0) break;
-    // Read the next page while this one is folded: the database and this process work side by side.
-    next = read(events[events.length - 1]!.position);
+    const page = await next;
+    if (page.done) break;
+    const events = page.value;
+    // Ask for the next page before folding this one: the database streams on meanwhile.
+    next = pages.next();
     await shadows.loadReads(rows, projections, events);
     for (const event of events) {
       for (const projection of projections) {
@@ -64,6 +67,16 @@ export async function rebuildIntoShadowTables(
   await shadows.spill(rows);
   await shadows.indexAndSwap();
   return { eventCount: applied, last };
+}
+
+async function* pagesOf(store: EventStore, pageSize: number): AsyncGenerator<RecordedEvent[]> {
+  let after: LogPosition = logStart;
+  for (;;) {
+    const events = await store.readAll({ after, limit: pageSize });
+    if (events.length === 0) return;
+    yield events;
+    after = events[events.length - 1]!.position;
+  }
 }
 
 /** The fold's rows since the last spill: a row, or null once deleted. */
