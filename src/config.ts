@@ -114,7 +114,7 @@ export const limits = {
   projectionWaitPollIntervalMs: 100,
   rebuildBatchSizeMax: 10_000,
   /** Projection rows a rebuild holds in memory before writing them out (≈ 1 KB each at most). */
-  rebuildRowsInMemoryMax: 200_000,
+  rebuildRowsInMemoryMax: 100_000,
   /** A checkpoint seals at most this many events, and seals as soon as this many are sealable. */
   checkpointEventsMax: 10_000,
   /** Fewer events are sealed once the last checkpoint is this old. */

@@ -59,7 +59,7 @@ export async function rebuildIntoShadowTables(
         if (projection.handles.has(event.type)) projection.evolve(rows, event);
       }
     }
-    if (rows.size > options.rowsInMemoryMax) await shadows.spill(rows);
+    if (rows.size > options.rowsInMemoryMax) await shadows.spill(rows, options.rowsInMemoryMax / 4);
     applied += events.length;
     last = events[events.length - 1]!.position;
     options.onProgress?.(applied);
@@ -79,14 +79,23 @@ async function* pagesOf(store: EventStore, pageSize: number): AsyncGenerator<Rec
   }
 }
 
-/** The fold's rows since the last spill: a row, or null once deleted. */
+/**
+ * The fold's rows in memory: a row, or null once deleted. Rows changed since the last spill are dirty.
+ * A table whose rows were written out and dropped from memory is evicted: a read of one of its rows that
+ * is not in memory is loaded first (`loadReads`); write-only tables are never read.
+ */
 class FoldRows implements ProjectionRows {
   readonly tables = new Map<TableDefinition, Map<string, Row | null>>();
+  readonly dirty = new Map<TableDefinition, Set<string>>();
+  readonly evicted = new Set<TableDefinition>();
   size = 0;
 
   get<R extends Row>(table: TableDefinition<R>, key: Partial<R>): R | undefined {
-    const rows = this.tables.get(table as TableDefinition);
-    return (rows?.get(rowKeyOf(table as TableDefinition, key)) ?? undefined) as R | undefined;
+    const definition = table as TableDefinition;
+    const rowKey = rowKeyOf(definition, key);
+    if (definition.writeOnly) throw new Error(`${definition.name} is write-only, yet a fold read it`);
+    const rows = this.tables.get(definition);
+    return (rows?.get(rowKey) ?? undefined) as R | undefined;
   }
 
   has(table: TableDefinition, rowKey: string): boolean {
@@ -94,14 +103,14 @@ class FoldRows implements ProjectionRows {
   }
 
   put<R extends Row>(table: TableDefinition<R>, row: R): void {
-    this.set(table as TableDefinition, rowKeyOf(table as TableDefinition, row), row);
+    this.set(table as TableDefinition, rowKeyOf(table as TableDefinition, row), row, true);
   }
 
   delete<R extends Row>(table: TableDefinition<R>, key: Partial<R>): void {
-    this.set(table as TableDefinition, rowKeyOf(table as TableDefinition, key), null);
+    this.set(table as TableDefinition, rowKeyOf(table as TableDefinition, key), null, true);
   }
 
-  set(table: TableDefinition, rowKey: string, row: Row | null): void {
+  set(table: TableDefinition, rowKey: string, row: Row | null, dirty: boolean): void {
     let rows = this.tables.get(table);
     if (!rows) {
       rows = new Map();
@@ -109,11 +118,20 @@ class FoldRows implements ProjectionRows {
     }
     if (!rows.has(rowKey)) this.size++;
     rows.set(rowKey, row);
+    if (!dirty) return;
+    let keys = this.dirty.get(table);
+    if (!keys) {
+      keys = new Set();
+      this.dirty.set(table, keys);
+    }
+    keys.add(rowKey);
   }
 
-  clear(): void {
-    this.tables.clear();
-    this.size = 0;
+  /** Drops a written-out table's rows from memory. */
+  evict(table: TableDefinition): void {
+    this.size -= this.tables.get(table)?.size ?? 0;
+    this.tables.delete(table);
+    this.evicted.add(table);
   }
 }
 
@@ -142,37 +160,57 @@ class ShadowTables {
     projections: readonly ProjectionDefinition[],
     events: readonly RecordedEvent[],
   ) {
-    if (this.spilled.size === 0) return;
+    // Only folds that read a table they no longer hold whole run twice: once to learn their reads.
+    const reading = projections.filter((projection) =>
+      projection.tables.some((table) => rows.evicted.has(table) && !table.writeOnly),
+    );
+    if (reading.length === 0) return;
     const collector = new KeyCollector();
     for (const event of events) {
-      for (const projection of projections) {
+      for (const projection of reading) {
         if (projection.handles.has(event.type)) projection.evolve(collector, event);
       }
     }
     for (const [table, keys] of collector.reads) {
-      if (!this.spilled.has(table)) continue;
+      if (!rows.evicted.has(table)) continue;
       const missing = [...keys].filter(([rowKey]) => !rows.has(table, rowKey)).map(([, key]) => key);
       for (const row of await loadRows(this.client, shadowDefinition(table), missing)) {
-        rows.set(table, rowKeyOf(table, row), row);
+        rows.set(table, rowKeyOf(table, row), row, false);
       }
     }
   }
 
-  /** Writes the fold's rows to the shadows and forgets them. */
-  async spill(rows: FoldRows): Promise<void> {
-    for (const [table, changes] of rows.tables) {
+  /**
+   * Writes the rows changed since the last spill to the shadows. Then, unless this is the last spill,
+   * frees memory until at most `rowsToKeep` rows remain: write-only tables first (never read back), then
+   * the largest others (read back by key as later pages need them). Small tables such as balances stay.
+   */
+  async spill(rows: FoldRows, rowsToKeep?: number): Promise<void> {
+    for (const [table, keys] of rows.dirty) {
+      const resident = rows.tables.get(table) ?? new Map<string, Row | null>();
+      const changes = new Map<string, Row | null>();
+      for (const rowKey of keys) changes.set(rowKey, resident.get(rowKey) ?? null);
       if (!this.spilled.has(table)) {
         await copyRows(this.client, shadowName(table), table, present(changes.values()));
-        // Later spills merge and later pages read by key: from now on the shadow needs its key.
+        // Later spills merge and evicted rows are read back by key: from now on the shadow needs its key.
         await this.client.query(
           `ALTER TABLE ${shadowName(table)} ADD PRIMARY KEY (${table.primaryKey.join(", ")})`,
         );
         this.spilled.add(table);
-        continue;
+      } else {
+        await this.merge(table, changes);
       }
-      await this.merge(table, changes);
     }
-    rows.clear();
+    rows.dirty.clear();
+    if (rowsToKeep === undefined) return;
+    const bySize = [...rows.tables].sort(
+      ([left, leftRows], [right, rightRows]) =>
+        Number(right.writeOnly ?? false) - Number(left.writeOnly ?? false) || rightRows.size - leftRows.size,
+    );
+    for (const [table] of bySize) {
+      if (rows.size <= rowsToKeep) break;
+      rows.evict(table);
+    }
   }
 
   private async merge(table: TableDefinition, changes: Map<string, Row | null>): Promise<void> {
