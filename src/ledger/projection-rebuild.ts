@@ -59,7 +59,7 @@ export async function rebuildIntoShadowTables(
         if (projection.handles.has(event.type)) projection.evolve(rows, event);
       }
     }
-    if (rows.size > options.rowsInMemoryMax) await shadows.spill(rows, options.rowsInMemoryMax / 4);
+    if (rows.size > options.rowsInMemoryMax) await shadows.spill(rows, (options.rowsInMemoryMax * 3) / 4);
     applied += events.length;
     last = events[events.length - 1]!.position;
     options.onProgress?.(applied);
@@ -182,8 +182,9 @@ class ShadowTables {
 
   /**
    * Writes the rows changed since the last spill to the shadows. Then, unless this is the last spill,
-   * frees memory until at most `rowsToKeep` rows remain: write-only tables first (never read back), then
-   * the largest others (read back by key as later pages need them). Small tables such as balances stay.
+   * frees memory: every write-only table (never read back), then the largest others (read back by key as
+   * later pages need them) until at most `rowsToKeep` rows remain. Tables such as balances stay while they
+   * fit: evicting a table the folds read makes every later page fold twice to learn what to load.
    */
   async spill(rows: FoldRows, rowsToKeep?: number): Promise<void> {
     for (const [table, keys] of rows.dirty) {
@@ -203,10 +204,9 @@ class ShadowTables {
     }
     rows.dirty.clear();
     if (rowsToKeep === undefined) return;
-    const bySize = [...rows.tables].sort(
-      ([left, leftRows], [right, rightRows]) =>
-        Number(right.writeOnly ?? false) - Number(left.writeOnly ?? false) || rightRows.size - leftRows.size,
-    );
+    // Write-only tables always go: they cost nothing later. Tables the folds read stay while they fit.
+    for (const table of [...rows.tables.keys()]) if (table.writeOnly) rows.evict(table);
+    const bySize = [...rows.tables].sort(([, left], [, right]) => right.size - left.size);
     for (const [table] of bySize) {
       if (rows.size <= rowsToKeep) break;
       rows.evict(table);
