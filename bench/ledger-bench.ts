@@ -1,8 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { allProjections } from "../projections";
-import type { StreamAppend } from "../src/ledger/event-store";
+import { limits } from "../src/config";
+import type { EventStore, StreamAppend } from "../src/ledger/event-store";
+import { sealCheckpoints } from "../src/ledger/ledger-checkpointer";
 import { rebuildProjections } from "../src/ledger/ledger-maintenance";
+import { LedgerSigningKey } from "../src/ledger/ledger-signing-key";
 import { type Ledger, openLedger } from "../src/ledger/open-ledger";
+import { PostgresEventStore } from "../src/ledger/postgres-event-store";
 import { metadata } from "../test/support/ledger-fixtures";
 import { syntheticAppends } from "../test/support/synthetic-ledger";
 import { createBenchDatabase } from "./bench-database";
@@ -14,6 +18,7 @@ import { type Figure, percentile, runConcurrently, timed } from "./measure";
  */
 
 const writers = 16;
+const benchSigningKey = LedgerSigningKey.parse(LedgerSigningKey.generateSeed());
 const singleAppendsPerWriter = 500;
 const batchSize = 500;
 const batchesPerWriter = 10;
@@ -32,6 +37,47 @@ function topUpAppend(streamId: string): StreamAppend {
         },
       },
     ],
+  };
+}
+
+/**
+ * Single and batched appends by 16 writers, as events per second; stream names carry `label`. Streams
+ * receive 10 events each, so most appends chain to a predecessor, as a usage's charge does.
+ */
+async function appendRates(
+  store: EventStore,
+  label: string,
+): Promise<{ singlePerSecond: number; batchedPerSecond: number }> {
+  const single = await timed(() =>
+    runConcurrently(writers, async (writer) => {
+      for (let index = 0; index < singleAppendsPerWriter; index++)
+        await store.append(topUpAppend(`single-${label}-${writer}-${index % 50}`));
+    }),
+  );
+  const batched = await timed(() =>
+    runConcurrently(writers, async (writer) => {
+      for (let batch = 0; batch < batchesPerWriter; batch++) {
+        const appends = Array.from({ length: batchSize }, (_, index) =>
+          topUpAppend(`batched-${label}-${writer}-${index}`),
+        );
+        const outcomes = await store.appendBatch(appends);
+        if (outcomes.some((outcome) => outcome.status === "rejected"))
+          throw new Error("batched append failed");
+      }
+    }),
+  );
+  return {
+    singlePerSecond: (writers * singleAppendsPerWriter) / single.seconds,
+    batchedPerSecond: (writers * batchesPerWriter * batchSize) / batched.seconds,
+  };
+}
+
+type AppendRates = Awaited<ReturnType<typeof appendRates>>;
+
+function meanRates(first: AppendRates, second: AppendRates): AppendRates {
+  return {
+    singlePerSecond: (first.singlePerSecond + second.singlePerSecond) / 2,
+    batchedPerSecond: (first.batchedPerSecond + second.batchedPerSecond) / 2,
   };
 }
 
@@ -95,12 +141,26 @@ export async function runLedgerBenchmarks(options: { rebuildEventCount: number }
     await createBaselineTable(ledger);
 
     const singleCount = writers * singleAppendsPerWriter;
-    const single = await timed(() =>
-      runConcurrently(writers, async (writer) => {
-        for (let index = 0; index < singleAppendsPerWriter; index++)
-          await ledger.store.append(topUpAppend(`single-${writer}-${index}`));
-      }),
-    );
+    const batchedCount = writers * batchesPerWriter * batchSize;
+    // With and without the hash chain, in the order A B B A so that the log growing under the runs favours
+    // neither. Without: the append statement as before migration 3 and the chain trigger off.
+    const plainStore = await PostgresEventStore.open({
+      pool: ledger.pool,
+      listenConnectionString: database.url,
+      pollIntervalMs: limits.eventStorePollIntervalMs,
+      chainInStatement: false,
+    });
+    const chainedFirst = await appendRates(ledger.store, "chained-1");
+    // The path of any other insert (a SQL function): no hash supplied, the trigger chains every event.
+    const triggerOnly = await appendRates(plainStore, "trigger");
+    await ledger.pool.query("ALTER TABLE ledger_events DISABLE TRIGGER ledger_events_chain");
+    const unchainedFirst = await appendRates(plainStore, "unchained-1");
+    const unchainedSecond = await appendRates(plainStore, "unchained-2");
+    await ledger.pool.query("ALTER TABLE ledger_events ENABLE TRIGGER ledger_events_chain");
+    const chainedSecond = await appendRates(ledger.store, "chained-2");
+    await plainStore.close();
+    const chained = meanRates(chainedFirst, chainedSecond);
+    const unchained = meanRates(unchainedFirst, unchainedSecond);
     const singleBaseline = await timed(() =>
       runConcurrently(writers, async () => {
         for (let index = 0; index < singleAppendsPerWriter; index++) await rawInsert(ledger, 1);
@@ -108,27 +168,30 @@ export async function runLedgerBenchmarks(options: { rebuildEventCount: number }
     );
     figures.push({
       name: "events appended/s, single appends, 16 writers",
-      value: singleCount / single.seconds,
+      value: chained.singlePerSecond,
       unit: "events/s",
       baseline: singleCount / singleBaseline.seconds,
       baselineName: "raw one-row INSERT, 16 writers",
     });
+    figures.push({
+      name: "events appended/s, single appends, 16 writers, hash-chained",
+      value: chained.singlePerSecond,
+      unit: "events/s",
+      baseline: unchained.singlePerSecond,
+      baselineName: "the same appends without the hash chain",
+      target: "≥ 0.9×",
+    });
+
+    figures.push({
+      name: "events appended/s, single appends, 16 writers, chained by the trigger alone",
+      value: triggerOnly.singlePerSecond,
+      unit: "events/s",
+      baseline: unchained.singlePerSecond,
+      baselineName: "the same appends without the hash chain",
+    });
 
     figures.push(await pacedAppendLatencyFigure(ledger));
 
-    const batchedCount = writers * batchesPerWriter * batchSize;
-    const batched = await timed(() =>
-      runConcurrently(writers, async (writer) => {
-        for (let batch = 0; batch < batchesPerWriter; batch++) {
-          const appends = Array.from({ length: batchSize }, (_, index) =>
-            topUpAppend(`batched-${writer}-${batch}-${index}`),
-          );
-          const outcomes = await ledger.store.appendBatch(appends);
-          if (outcomes.some((outcome) => outcome.status === "rejected"))
-            throw new Error("batched append failed");
-        }
-      }),
-    );
     const batchedBaseline = await timed(() =>
       runConcurrently(writers, async () => {
         for (let batch = 0; batch < batchesPerWriter; batch++) await rawInsert(ledger, batchSize);
@@ -136,11 +199,26 @@ export async function runLedgerBenchmarks(options: { rebuildEventCount: number }
     );
     figures.push({
       name: "events appended/s, batches of 500, 16 writers",
-      value: batchedCount / batched.seconds,
+      value: chained.batchedPerSecond,
       unit: "events/s",
       baseline: batchedCount / batchedBaseline.seconds,
       baselineName: "raw INSERT … SELECT of 500 rows, 16 writers",
       target: "≥ 50,000 events/s",
+    });
+    figures.push({
+      name: "events appended/s, batches of 500, 16 writers, hash-chained",
+      value: chained.batchedPerSecond,
+      unit: "events/s",
+      baseline: unchained.batchedPerSecond,
+      baselineName: "the same appends without the hash chain",
+      target: "≥ 0.9×",
+    });
+    figures.push({
+      name: "events appended/s, batches of 500, 16 writers, chained by the trigger alone",
+      value: triggerOnly.batchedPerSecond,
+      unit: "events/s",
+      baseline: unchained.batchedPerSecond,
+      baselineName: "the same appends without the hash chain",
     });
 
     let generated = 0;
@@ -177,6 +255,33 @@ export async function runLedgerBenchmarks(options: { rebuildEventCount: number }
       target: "≥ 200,000 events/s",
     });
     void generated;
+
+    // Seal the whole rebuild ledger (in checkpoints of 10,000), per 10,000 events, against appending them.
+    const sealing = await timed(async () => {
+      const client = await ledger.pool.connect();
+      try {
+        let sealed = 0;
+        for (;;) {
+          const checkpoints = await sealCheckpoints(client, benchSigningKey, {
+            eventsMax: limits.checkpointEventsMax,
+            intervalMs: 0,
+            checkpointsMax: 100,
+          });
+          sealed += checkpoints.reduce((sum, checkpoint) => sum + checkpoint.eventCount, 0);
+          if (checkpoints.length < 100) return sealed;
+        }
+      } finally {
+        client.release();
+      }
+    });
+    const perTenThousand = 10_000 / sealing.result;
+    figures.push({
+      name: `checkpoint cost per 10,000 events (sealed ${sealing.result.toLocaleString("en")})`,
+      value: sealing.seconds * 1_000 * perTenThousand,
+      unit: "ms",
+      baseline: (10_000 / chained.batchedPerSecond) * 1_000,
+      baselineName: "appending 10,000 events, batches of 500, 16 writers",
+    });
   } finally {
     await ledger.close();
     await database.drop();

@@ -49,6 +49,7 @@ export const pendingChargesTable = defineTable<PendingRow>({
     usage: "json",
   },
   primaryKey: ["request_id"],
+  writeOnly: true,
   indexes: [
     "CREATE INDEX IF NOT EXISTS projection_pending_charges_account ON projection_pending_charges (account_kind, account_id)",
     "CREATE INDEX IF NOT EXISTS projection_pending_charges_age ON projection_pending_charges (recorded_at)",

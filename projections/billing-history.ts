@@ -31,6 +31,7 @@ export const billingHistoryTable = defineTable<Row>({
     breakdown: "json",
   },
   primaryKey: ["request_id"],
+  writeOnly: true,
   indexes: [
     "CREATE INDEX IF NOT EXISTS projection_billing_history_account ON projection_billing_history (account_kind, account_id, started_at)",
   ],

@@ -48,6 +48,8 @@ const environmentSchema = z.object({
   ADMIN_TOKEN: secret,
   SESSION_SECRET: secret,
   KEY_PEPPER: secret,
+  /** Ed25519 seed (base64) or PKCS#8 PEM; checked where it is parsed (ledger-signing-key.ts). */
+  LEDGER_SIGNING_KEY: optionalText,
   KOREAEXIM_AUTHKEY: optionalText,
   KOREAEXIM_URL: url(["http", "https"]).default(
     "https://oapi.koreaexim.go.kr/site/program/financial/exchangeJSON",
@@ -92,6 +94,7 @@ export interface Config {
   adminToken: string | undefined;
   sessionSecret: string | undefined;
   keyPepper: string | undefined;
+  ledgerSigningKey: string | undefined;
   koreaEximAuthKey: string | undefined;
   koreaEximUrl: string;
   defaultFxRateKrwPerUsd: string;
@@ -116,6 +119,14 @@ export const limits = {
   /** Read-your-writes waiters re-read checkpoints this often when no notification arrives. */
   projectionWaitPollIntervalMs: 100,
   rebuildBatchSizeMax: 10_000,
+  /** Projection rows a rebuild holds in memory before writing them out (≈ 1 KB each at most). */
+  rebuildRowsInMemoryMax: 100_000,
+  /** A checkpoint seals at most this many events, and seals as soon as this many are sealable. */
+  checkpointEventsMax: 10_000,
+  /** Fewer events are sealed once the last checkpoint is this old. */
+  checkpointIntervalMs: 10_000,
+  checkpointPollIntervalMs: 1_000,
+  checkpointsPerPassMax: 1_000,
   /** API keys whose admission data a gateway process keeps in memory. */
   admissionCacheEntriesMax: 10_000,
   /** A cached key unused this long is dropped at the next refresh. */
@@ -191,6 +202,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     adminToken: values.ADMIN_TOKEN,
     sessionSecret: values.SESSION_SECRET,
     keyPepper: values.KEY_PEPPER,
+    ledgerSigningKey: values.LEDGER_SIGNING_KEY,
     koreaEximAuthKey: values.KOREAEXIM_AUTHKEY,
     koreaEximUrl: values.KOREAEXIM_URL,
     defaultFxRateKrwPerUsd: values.FX_USDKRW_DEFAULT,

@@ -4,6 +4,7 @@ import { type Config, ConfigError, limits, loadConfig, modelFamilies } from "./c
 import { type LocalDatabase, loadOrCreateLocalSecrets, startLocalDatabase } from "./database/local-data";
 import { printFirstStartBanner, seedDemoAccount } from "./demo-account";
 import type { FamilyUpstream } from "./gateway/generation/upstream-registry";
+import { ledgerSigningKeyOf } from "./ledger/ledger-signing-key-setting";
 import { createLogger, type Logger } from "./logger";
 import { createOperations } from "./operations/operations";
 import { installModels, listModels } from "./providers/catalog";
@@ -137,6 +138,9 @@ async function main(): Promise<void> {
   const modelUpstreams = await installModelsFile(config);
   const database = await resolveDatabase(config, logger);
   const { upstreams, simulator } = await resolveUpstreams(config);
+  const ledgerSigningKey = await ledgerSigningKeyOf(config);
+  if (!ledgerSigningKey && role !== "gateway")
+    logger.warn("no LEDGER_SIGNING_KEY: the ledger's events are hash-chained but no checkpoint is sealed");
   const billing = await startBilling({
     config,
     databaseUrl: database.url,
@@ -165,6 +169,7 @@ async function main(): Promise<void> {
     applicationName: `won-gateway-${role}`,
     // The edge leaves background work to workers: the projections run beside the reconciler.
     runProjections: role !== "gateway",
+    ledgerSigningKey,
   });
   await billing.attach(service);
 

@@ -26,6 +26,8 @@ import { createAdminSessionRouter } from "./gateway/sessions/admin-session-route
 import { ApiKeyHasher } from "./keys/api-key-secret";
 import { ApiKeyService } from "./keys/api-key-service";
 import { GroupCommitAppender } from "./ledger/group-commit-appender";
+import { runCheckpointer } from "./ledger/ledger-checkpointer";
+import type { LedgerSigningKey } from "./ledger/ledger-signing-key";
 import { type Ledger, openLedger } from "./ledger/open-ledger";
 import { PostgresEventStore } from "./ledger/postgres-event-store";
 import { ProjectionRunner } from "./ledger/projection-runner";
@@ -68,6 +70,11 @@ export interface ServiceOptions {
    * prepared the projections. Default true.
    */
   runProjections?: boolean;
+  /**
+   * Signs ledger checkpoints. Processes that run the projections also run the checkpointer (one leads);
+   * without a key nothing is sealed.
+   */
+  ledgerSigningKey?: LedgerSigningKey | undefined;
 }
 
 /** Whether the process is stopping; readiness answers 503 from the moment it is (C11). */
@@ -124,6 +131,24 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       onError: (error) => logger.error({ err: error }, "projection runner stopped; retrying"),
     });
     projections = runner.run(stopProjections.signal);
+    // PostgreSQL only: the checkpoints seal the PostgreSQL log's order.
+    if (options.ledgerSigningKey && ledger.store.kind === "postgresql") {
+      const checkpointing = runCheckpointer(
+        {
+          connectionString: options.databaseUrl,
+          key: options.ledgerSigningKey,
+          seal: {
+            eventsMax: limits.checkpointEventsMax,
+            intervalMs: limits.checkpointIntervalMs,
+            checkpointsMax: limits.checkpointsPerPassMax,
+          },
+          pollIntervalMs: limits.checkpointPollIntervalMs,
+          onError: (error) => logger.error({ err: error }, "ledger checkpointer stopped; retrying"),
+        },
+        stopProjections.signal,
+      );
+      projections = Promise.all([projections, checkpointing]).then(() => {});
+    }
   } else {
     await untilProjectionsPrepared(ledger.pool, allProjections, {
       pollIntervalMs: limits.projectionStandbyRetryMs,

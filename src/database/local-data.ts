@@ -85,3 +85,20 @@ async function runningClusterPort(): Promise<number | undefined> {
     return undefined;
   }
 }
+
+const signingKeyFile = path.join(localDataDirectory, "ledger-signing-key");
+
+/**
+ * The embedded setup's ledger signing key (an Ed25519 seed, base64url), generated once and kept apart from
+ * secrets.json so that an older secrets file stays valid.
+ */
+export async function loadOrCreateLedgerSigningKey(generateSeed: () => string): Promise<string> {
+  if (existsSync(signingKeyFile)) return (await readFile(signingKeyFile, "utf8")).trim();
+  const seed = generateSeed();
+  await mkdir(localDataDirectory, { recursive: true });
+  await writeFile(signingKeyFile, `${seed}\n`, { mode: 0o600, flag: "wx" }).catch(async (error: unknown) => {
+    // Another process of this checkout wrote it first: use theirs.
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  });
+  return (await readFile(signingKeyFile, "utf8")).trim();
+}

@@ -66,6 +66,86 @@ const migrations: readonly Migration[] = [
     sql: `${fundsSchemaSql}
  SELECT ledger_recompute_funds();`,
   },
+  {
+    id: 3,
+    name: "ledger hash chain and checkpoints",
+    sql: `
+      -- Each event's hash chains it to its stream's previous event (src/ledger/event-hash.ts is the same
+      -- function in TypeScript, for verify). NULL only for events written before this migration: the first
+      -- checkpoints seal those.
+      ALTER TABLE ledger_events ADD COLUMN chain_hash bytea;
+
+      -- The canonical bytes: every variable-length field is preceded by its length in bytes (4, big-endian),
+      -- so no two different events share a byte string; the json columns as the text stored.
+      -- One SQL expression, so that the planner inlines it wherever it is called (the append statement, the
+      -- trigger's cached plan): a SQL function that cannot be inlined is planned again in every transaction.
+      CREATE FUNCTION ledger_event_hash(
+        previous_hash bytea, stream_id text, stream_version integer, event_id uuid, type text,
+        schema_version smallint, data json, metadata json
+      ) RETURNS bytea LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+        SELECT sha256(
+          previous_hash
+          || int4send(length(convert_to(stream_id, 'UTF8'))) || convert_to(stream_id, 'UTF8')
+          || int4send(stream_version)
+          || uuid_send(event_id)
+          || int4send(length(convert_to(type, 'UTF8'))) || convert_to(type, 'UTF8')
+          || int2send(schema_version)
+          || int4send(length(convert_to(data::text, 'UTF8'))) || convert_to(data::text, 'UTF8')
+          || int4send(length(convert_to(metadata::text, 'UTF8'))) || convert_to(metadata::text, 'UTF8'))
+      $$;
+
+      -- A row trigger, so that every insert path chains its events: a row that arrives without chain_hash
+      -- gets it here. The append statement computes the hash of each stream's first event itself, from the
+      -- head it reads anyway (a lookup here costs more than the insert), and leaves the rest to this trigger;
+      -- whoever supplies chain_hash must compute it exactly so, and 'ledger verify' recomputes every one.
+      -- Rows inserted earlier by the same statement are visible here, so one statement may append several
+      -- events to one stream, in order.
+      CREATE FUNCTION ledger_events_chain() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        previous bytea;
+      BEGIN
+        IF NEW.stream_version = 0 THEN
+          previous := decode(repeat('00', 32), 'hex');
+        ELSE
+          SELECT chain_hash INTO previous FROM ledger_events
+          WHERE stream_id = NEW.stream_id AND stream_version = NEW.stream_version - 1;
+          IF NOT FOUND THEN
+            RAISE EXCEPTION 'stream % has no version % to chain version % to',
+              NEW.stream_id, NEW.stream_version - 1, NEW.stream_version
+              USING ERRCODE = 'integrity_constraint_violation';
+          END IF;
+          -- The predecessor predates the chain: this event starts it.
+          previous := coalesce(previous,
+            decode(repeat('00', 32), 'hex'));
+        END IF;
+        NEW.chain_hash := ledger_event_hash(previous, NEW.stream_id, NEW.stream_version, NEW.event_id,
+          NEW.type, NEW.schema_version, NEW.data, NEW.metadata);
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER ledger_events_chain BEFORE INSERT ON ledger_events
+        FOR EACH ROW WHEN (NEW.chain_hash IS NULL) EXECUTE FUNCTION ledger_events_chain();
+
+      -- Signed seals over the global order (src/ledger/ledger-checkpointer.ts). Rows of their own, not
+      -- events: a seal is a statement about the log, not a business fact, and as an event it would be
+      -- inside the very order it seals, reach every projection and subscriber, and make every seal wait
+      -- for the next one.
+      CREATE TABLE ledger_checkpoints (
+        sequence bigint PRIMARY KEY CHECK (sequence > 0),
+        last_transaction_order bigint NOT NULL,
+        last_position bigint NOT NULL,
+        event_count integer NOT NULL CHECK (event_count > 0),
+        events_root bytea NOT NULL,
+        previous_checkpoint_hash bytea NOT NULL,
+        checkpoint_hash bytea NOT NULL,
+        signature bytea NOT NULL,
+        public_key bytea NOT NULL,
+        sealed_at timestamptz NOT NULL
+      );
+      CREATE INDEX ledger_checkpoints_last ON ledger_checkpoints (last_transaction_order, last_position);
+      CREATE TRIGGER ledger_checkpoints_immutable BEFORE UPDATE OR DELETE OR TRUNCATE ON ledger_checkpoints
+        FOR EACH STATEMENT EXECUTE FUNCTION ledger_events_immutable();
+    `,
+  },
 ];
 
 const migrationLockKey = 7_310_001;

@@ -2,28 +2,43 @@ import { SingleBar } from "cli-progress";
 import { allProjections } from "../../projections";
 import { ConfigError, limits, loadConfig } from "../config";
 import { loadOrCreateLocalSecrets, startLocalDatabase } from "../database/local-data";
+import { describeCheckpoint, proveEvent } from "./event-proof";
+import { latestCheckpoint } from "./ledger-checkpoint";
+import { verifyIntegrity } from "./ledger-integrity";
 import {
   balanceChecksum,
   describeDifference,
   rebuildProjections,
   verifyProjections,
 } from "./ledger-maintenance";
+import type { LedgerSigningKey } from "./ledger-signing-key";
+import { ledgerSigningKeyOf } from "./ledger-signing-key-setting";
 import { openLedger } from "./open-ledger";
 
 /**
  * `npm run ledger -- rebuild`: drop and rebuild every projection from the log, print the balance checksum.
- * `npm run ledger -- verify`: fold the log afresh, compare with the live projections, exit 1 on any difference.
+ * `npm run ledger -- verify`: check every hash chain and checkpoint, fold the log afresh and compare with the
+ * live projections; exit 1 on any broken link or difference.
+ * `npm run ledger -- checkpoint`: print the latest signed checkpoint.
+ * `npm run ledger -- prove <event id>`: print what links that event to a signed checkpoint.
  */
 
-const usage = "usage: npm run ledger -- rebuild | verify";
+const usage = "usage: npm run ledger -- rebuild | verify | checkpoint | prove <event id>";
+const commands = ["rebuild", "verify", "checkpoint", "prove"] as const;
+type Command = (typeof commands)[number];
+
+function isCommand(text: string | undefined): text is Command {
+  return (commands as readonly (string | undefined)[]).includes(text);
+}
 
 async function main(argv: readonly string[]): Promise<number> {
   const command = argv[0];
-  if (command !== "rebuild" && command !== "verify") {
+  if (!isCommand(command) || (command === "prove") !== (argv.length === 2)) {
     process.stderr.write(`${usage}\n`);
     return 2;
   }
   const config = loadConfig();
+  const signingKey = await ledgerSigningKeyOf(config);
   const localDatabase = config.databaseUrl
     ? undefined
     : await startLocalDatabase((await loadOrCreateLocalSecrets()).secrets.postgresPassword);
@@ -35,7 +50,20 @@ async function main(argv: readonly string[]): Promise<number> {
   });
   try {
     const context = { pool: ledger.pool, store: ledger.store, projections: allProjections };
-    return command === "rebuild" ? await rebuild(context) : await verify(context);
+    switch (command) {
+      case "rebuild":
+        return await rebuild(context);
+      case "verify":
+        return await verify(context, signingKey);
+      case "checkpoint":
+        return await printLatestCheckpoint(context);
+      case "prove":
+        return await prove(context, argv[1]!);
+      default: {
+        const unreachable: never = command;
+        return unreachable;
+      }
+    }
   } finally {
     await ledger.close();
     await localDatabase?.stop();
@@ -68,18 +96,64 @@ async function rebuild(context: Parameters<typeof rebuildProjections>[0]): Promi
   return 0;
 }
 
-async function verify(context: Parameters<typeof verifyProjections>[0]): Promise<number> {
+async function verify(
+  context: Parameters<typeof verifyProjections>[0],
+  signingKey: LedgerSigningKey | undefined,
+): Promise<number> {
+  const integrity =
+    context.store.kind === "postgresql"
+      ? await verifyIntegrity(context.pool, signingKey?.publicKey)
+      : undefined;
+  if (integrity) {
+    for (const problem of integrity.problems) process.stdout.write(`broken link: ${problem}\n`);
+    if (!integrity.signaturesChecked)
+      process.stdout.write("verify: no LEDGER_SIGNING_KEY, checkpoint signatures not checked\n");
+    process.stdout.write(
+      `verify: ${integrity.eventCount} events in ${integrity.streamCount} streams, ${integrity.checkpointCount} checkpoints, ${integrity.unsealedEventCount} events not sealed yet\n`,
+    );
+  }
   const differences = await verifyProjections(context);
   for (const difference of differences) process.stdout.write(`${describeDifference(difference)}\n`);
-  if (differences.length > 0) {
+  if (differences.length > 0)
     process.stdout.write(`verify: ${differences.length} difference(s) between the log and the projections\n`);
-    return 1;
-  }
+  if (integrity && integrity.problems.length > 0)
+    process.stdout.write(
+      `verify: ${integrity.problems.length} broken link(s) in the ledger's hash chains and checkpoints\n`,
+    );
+  if (differences.length > 0 || (integrity?.problems.length ?? 0) > 0) return 1;
   const checksum = await balanceChecksum(context.pool);
   process.stdout.write(
     `verify: projections match the log\nbalances checksum: ${checksum.sha256} (${checksum.accountCount} accounts, total ₩${checksum.totalWon})\n`,
   );
   return 0;
+}
+
+async function printLatestCheckpoint(context: Parameters<typeof verifyProjections>[0]): Promise<number> {
+  const checkpoint = await latestCheckpoint(context.pool);
+  if (!checkpoint) {
+    process.stdout.write("no checkpoint yet\n");
+    return 1;
+  }
+  process.stdout.write(`${JSON.stringify(describeCheckpoint(checkpoint), null, 2)}\n`);
+  return 0;
+}
+
+async function prove(context: Parameters<typeof verifyProjections>[0], eventId: string): Promise<number> {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(eventId)) {
+    process.stderr.write(`not an event id: ${eventId}\n`);
+    return 2;
+  }
+  const proof = await proveEvent(context.pool, eventId);
+  if (!proof) {
+    process.stdout.write(`no event ${eventId}\n`);
+    return 1;
+  }
+  process.stdout.write(`${JSON.stringify(proof, null, 2)}\n`);
+  if (!proof.checkpoint) {
+    process.stdout.write(`event ${eventId} is not sealed by a checkpoint yet\n`);
+    return 1;
+  }
+  return proof.checkpoint.rootMatches ? 0 : 1;
 }
 
 async function countEvents(context: Parameters<typeof verifyProjections>[0]): Promise<number | undefined> {

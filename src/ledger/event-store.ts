@@ -64,6 +64,11 @@ export interface EventStore {
   readStreams(streamIds: readonly string[]): Promise<Map<string, RecordedEvent[]>>;
   /** Events in log order. Never returns an event while an earlier one may still be committed. */
   readAll(options: ReadAllOptions): Promise<RecordedEvent[]>;
+  /**
+   * Every event visible now, in log order, in pages of at most `pageSize`: for rebuilds, which read the
+   * whole log once. Optional: where absent, readers page with `readAll`.
+   */
+  readWholeLog?(pageSize: number): AsyncIterable<RecordedEvent[]>;
   /** Catches up from `after`, then follows the log until the signal aborts. Resolves when stopped. */
   subscribe(options: SubscribeOptions): Promise<void>;
   close(): Promise<void>;

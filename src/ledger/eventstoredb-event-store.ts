@@ -1,6 +1,7 @@
 import {
-  ANY,
   type AppendExpectedRevision,
+  BACKWARDS,
+  END,
   WrongExpectedVersionError as EsdbWrongExpectedVersionError,
   EventStoreDBClient,
   excludeSystemEvents,
@@ -11,11 +12,11 @@ import {
   START,
   StreamNotFoundError,
 } from "@eventstore/db-client";
+import { eventChainHash, genesisHash } from "./event-hash";
 import {
   type AppendResult,
   appendOneByOne,
   type EventStore,
-  type ExpectedVersion,
   IdempotencyConflictError,
   type ReadAllOptions,
   type RecordedEvent,
@@ -45,36 +46,94 @@ export class EventStoreDbEventStore implements EventStore {
     this.client = EventStoreDBClient.connectionString`${connectionString}`;
   }
 
+  /**
+   * The appender computes each event's chain hash (event-hash.ts, as PostgreSQL's trigger does) and keeps
+   * it in the event's metadata; the hashed data and metadata texts are JSON.stringify of the event's data
+   * and of its ledger metadata (without the store's own fields), which is what the client stores. To
+   * chain to the head it read, the append expects that head's revision; under "any", a lost race is
+   * read and chained again, a bounded number of times.
+   */
   async append(append: StreamAppend): Promise<AppendResult> {
-    const events = append.events.map(({ eventId, event }) =>
-      jsonEvent({
+    for (let attempt = 0; ; attempt++) {
+      const head = await this.streamHead(append.streamId);
+      if (append.expectedVersion !== "any") {
+        const expected = append.expectedVersion === "no-stream" ? -1 : append.expectedVersion;
+        if (expected !== head.version) {
+          const stored = await this.findStoredAppend(append);
+          if (stored) return stored;
+          throw new WrongExpectedVersionError(append.streamId, append.expectedVersion, head.version);
+        }
+      }
+      try {
+        return await this.appendChained(append, head);
+      } catch (error) {
+        if (!(error instanceof EsdbWrongExpectedVersionError)) throw error;
+        const stored = await this.findStoredAppend(append);
+        if (stored) return stored;
+        if (append.expectedVersion === "any" && attempt < anyVersionRetriesMax) continue;
+        const actual = error.actualVersion;
+        throw new WrongExpectedVersionError(
+          append.streamId,
+          append.expectedVersion,
+          typeof actual === "bigint" ? Number(actual) : -1,
+        );
+      }
+    }
+  }
+
+  private async appendChained(append: StreamAppend, head: StreamHead): Promise<AppendResult> {
+    let previousHash = head.chainHash;
+    const events = append.events.map(({ eventId, event }, index) => {
+      const schemaVersion = schemaVersionOf(event.type);
+      const chainHash = eventChainHash(previousHash, {
+        streamId: append.streamId,
+        streamVersion: head.version + 1 + index,
+        eventId,
+        type: event.type,
+        schemaVersion,
+        dataText: JSON.stringify(event.data),
+        metadataText: JSON.stringify(event.metadata),
+      });
+      previousHash = chainHash;
+      return jsonEvent({
         id: eventId,
         type: event.type,
         data: event.data as Record<string, unknown>,
-        metadata: { ...event.metadata, schemaVersion: schemaVersionOf(event.type) },
-      }),
-    );
-    try {
-      const result = await this.client.appendToStream(append.streamId, events, {
-        expectedRevision: toExpectedRevision(append.expectedVersion),
+        metadata: { ...event.metadata, schemaVersion, chainHash: chainHash.toString("hex") },
       });
-      if (!result.position) throw new Error("EventStoreDB returned no position for an append");
-      return {
-        streamId: append.streamId,
-        streamVersion: Number(result.nextExpectedRevision),
-        position: fromPosition(result.position),
-      };
+    });
+    const result = await this.client.appendToStream(append.streamId, events, {
+      expectedRevision: toExpectedRevision(head.version),
+    });
+    if (!result.position) throw new Error("EventStoreDB returned no position for an append");
+    return {
+      streamId: append.streamId,
+      streamVersion: Number(result.nextExpectedRevision),
+      position: fromPosition(result.position),
+    };
+  }
+
+  /** The stream's last revision (-1 when it has none) and the hash the next event chains to. */
+  private async streamHead(streamId: string): Promise<StreamHead> {
+    try {
+      for await (const resolved of this.client.readStream(streamId, {
+        direction: BACKWARDS,
+        fromRevision: END,
+        maxCount: 1,
+      })) {
+        const event = resolved.event;
+        if (!event) continue;
+        const stored = (event.metadata as { chainHash?: unknown } | undefined)?.chainHash;
+        return {
+          version: Number(event.revision),
+          // An event written before the chain existed: the next one starts it, as in PostgreSQL.
+          chainHash: typeof stored === "string" ? Buffer.from(stored, "hex") : genesisHash,
+        };
+      }
     } catch (error) {
-      if (!(error instanceof EsdbWrongExpectedVersionError)) throw error;
-      const stored = await this.findStoredAppend(append);
-      if (stored) return stored;
-      const actual = error.actualVersion;
-      throw new WrongExpectedVersionError(
-        append.streamId,
-        append.expectedVersion,
-        typeof actual === "bigint" ? Number(actual) : -1,
-      );
+      if (!(error instanceof StreamNotFoundError)) throw error;
     }
+    return { version: -1, chainHash: genesisHash };
   }
 
   async appendBatch(appends: readonly StreamAppend[]): Promise<PromiseSettledResult<AppendResult>[]> {
@@ -159,10 +218,15 @@ export class EventStoreDbEventStore implements EventStore {
   }
 }
 
-function toExpectedRevision(expected: ExpectedVersion): AppendExpectedRevision {
-  if (expected === "any") return ANY;
-  if (expected === "no-stream") return NO_STREAM;
-  return BigInt(expected);
+const anyVersionRetriesMax = 10;
+
+interface StreamHead {
+  version: number;
+  chainHash: Buffer;
+}
+
+function toExpectedRevision(headVersion: number): AppendExpectedRevision {
+  return headVersion < 0 ? NO_STREAM : BigInt(headVersion);
 }
 
 function toPosition(position: LogPosition): Position {
@@ -188,7 +252,14 @@ function toRecordedEvent(event: EsdbRecordedEvent): RecordedEvent {
   if (!isLedgerEventType(event.type))
     throw new Error(`unknown event type ${event.type} in ${event.streamId}`);
   if (!event.position) throw new Error(`event ${event.id} has no log position`);
-  const { schemaVersion, ...metadata } = event.metadata as EventMetadata & { schemaVersion: number };
+  const {
+    schemaVersion,
+    chainHash: _chainHash,
+    ...metadata
+  } = event.metadata as EventMetadata & {
+    schemaVersion: number;
+    chainHash?: string;
+  };
   const type: LedgerEventType = event.type;
   return {
     type,

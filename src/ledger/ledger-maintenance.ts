@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
 import { Money } from "../billing/money";
+import { limits } from "../config";
 import type { EventStore } from "./event-store";
 import { recomputeInlineFunds, verifyInlineFunds } from "./inline-funds";
 import { compareLogPositions, type LogPosition, logStart } from "./log-position";
@@ -11,7 +12,8 @@ import {
   rowKeyOf,
   type TableDefinition,
 } from "./projection";
-import { inOneTransaction, ProjectionRunner, projectionRunnerLockKey } from "./projection-runner";
+import { rebuildIntoShadowTables } from "./projection-rebuild";
+import { inOneTransaction, projectionRunnerLockKey } from "./projection-runner";
 import { canonicalValue, readAllRows } from "./projection-tables";
 
 /** Operations behind `npm run ledger -- …`: rebuild projections from the log, verify them against it. */
@@ -31,35 +33,52 @@ export type RebuildProgress = (appliedEvents: number) => void;
  */
 export async function rebuildProjections(
   context: LedgerMaintenanceContext,
-  options: { batchSizeMax: number; onProgress?: RebuildProgress },
+  options: {
+    batchSizeMax: number;
+    /** Rows the fold keeps in memory before writing them out: with the page size, what bounds memory. */
+    rowsInMemoryMax?: number;
+    onProgress?: RebuildProgress;
+  },
 ): Promise<{ eventCount: number; checksum: BalanceChecksum }> {
   const client = await context.pool.connect();
   try {
     await takeRunnerLock(client);
-    let applied = 0;
-    const runner = new ProjectionRunner({
-      pool: context.pool,
-      connectionString: "",
-      store: context.store,
-      projections: context.projections,
-      batchSizeMax: options.batchSizeMax,
-      standbyRetryMs: 0,
-      onProgress: (_position, count) => {
-        applied += count;
-        options.onProgress?.(applied);
-      },
-    });
     // One transaction: until the rebuild commits, every reader keeps seeing the projections as they were.
     return await inOneTransaction(client, async () => {
-      await runner.prepare(client, true);
-      const eventCount = await runner.catchUp(client, true);
+      const rebuilt = await rebuildIntoShadowTables(client, context.store, context.projections, {
+        pageSizeMax: options.batchSizeMax,
+        rowsInMemoryMax: options.rowsInMemoryMax ?? limits.rebuildRowsInMemoryMax,
+        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      });
+      await writeRebuiltCheckpoints(client, context.projections, rebuilt.last);
+      // The read models kept inline by the ledger's own trigger (funds, open holds), in this transaction.
       await recomputeInlineFunds(client);
-      return { eventCount, checksum: await balanceChecksum(client) };
+      return { eventCount: rebuilt.eventCount, checksum: await balanceChecksum(client) };
     });
   } finally {
     await client.query("SELECT pg_advisory_unlock_all()").catch(() => {});
     client.release();
   }
+}
+
+async function writeRebuiltCheckpoints(
+  client: pg.ClientBase,
+  projections: readonly ProjectionDefinition[],
+  last: LogPosition,
+): Promise<void> {
+  await client.query(
+    `INSERT INTO projection_checkpoints (projection, definition_version, commit_position, prepare_position)
+     SELECT * FROM unnest($1::text[], $2::integer[], $3::bigint[], $4::bigint[])
+     ON CONFLICT (projection) DO UPDATE
+     SET definition_version = EXCLUDED.definition_version, commit_position = EXCLUDED.commit_position,
+         prepare_position = EXCLUDED.prepare_position, updated_at = now()`,
+    [
+      projections.map((projection) => projection.name),
+      projections.map((projection) => projection.version),
+      projections.map(() => String(last.commit)),
+      projections.map(() => String(last.prepare)),
+    ],
+  );
 }
 
 /** Takes the runner lock, disconnecting a live runner that holds it. */

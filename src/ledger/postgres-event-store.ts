@@ -20,6 +20,7 @@ import {
   schemaVersionOf,
   upcastEventData,
 } from "./events";
+import { copyWholeLog } from "./log-copy-reader";
 import { type LogPosition, logStart } from "./log-position";
 
 /**
@@ -50,6 +51,11 @@ interface PostgresEventStoreOptions {
   pollIntervalMs: number;
   /** Where the LISTEN connection says it lost PostgreSQL and got it back. */
   logger?: Logger | undefined;
+  /**
+   * True (the default): the append statement hashes each stream's first event itself. False leaves every
+   * hash to the trigger, as any other insert path does; for the benchmark's baselines.
+   */
+  chainInStatement?: boolean;
 }
 
 export class PostgresEventStore implements EventStore {
@@ -58,6 +64,7 @@ export class PostgresEventStore implements EventStore {
   private readonly listenConnectionString: string;
   private readonly pollIntervalMs: number;
   private readonly logger: Logger | undefined;
+  private readonly appendStatement: { name: string; text: string };
   private transactionOrderOffset = 0n;
   private listener: NotificationListener | undefined;
   private notifying: "idle" | "sending" | "sending-then-again" = "idle";
@@ -67,6 +74,7 @@ export class PostgresEventStore implements EventStore {
     this.listenConnectionString = options.listenConnectionString;
     this.pollIntervalMs = options.pollIntervalMs;
     this.logger = options.logger;
+    this.appendStatement = (options.chainInStatement ?? true) ? chainedAppendStatement : plainAppendStatement;
   }
 
   /** The schema must be migrated (`migrate`) before. */
@@ -200,6 +208,10 @@ export class PostgresEventStore implements EventStore {
     return (JSON.parse(result.rows[0]!.page) as EventArray[]).map(fromEventArray);
   }
 
+  readWholeLog(pageSize: number): AsyncIterable<RecordedEvent[]> {
+    return copyWholeLog(this.pool, this.transactionOrderOffset, pageSize);
+  }
+
   async subscribe(options: SubscribeOptions): Promise<void> {
     const listener = await this.notifications();
     let after = options.after;
@@ -261,8 +273,7 @@ export class PostgresEventStore implements EventStore {
       transaction_order: string;
       position: string;
     }>({
-      name: "ledger-append",
-      text: appendStatement,
+      ...this.appendStatement,
       values: [JSON.stringify(rows), this.transactionOrderOffset],
     });
     if (result.rows.length !== rows.length) throw new ExpectationNotMet();
@@ -346,7 +357,9 @@ export type UsageAuthorizationDecision =
  * expectation fails. The unique (stream_id, stream_version) constraint catches writers that race between
  * reading a head and inserting.
  */
-const appendStatement = `
+const chainedAppendStatement = {
+  name: "ledger-append",
+  text: `
   WITH input AS (
     SELECT * FROM json_to_recordset($1::json) AS input(
       ordinal int, event_id uuid, stream_id text, index_in_stream int, type text, schema_version smallint, data json,
@@ -354,6 +367,38 @@ const appendStatement = `
   ),
   heads AS (
     -- Only a stream's first append in the statement carries an expectation; the rest say "any" (-2).
+    SELECT streams.stream_id, streams.expected_version, coalesce(head.stream_version, -1) AS head,
+           -- Zeros: no predecessor, or one written before the chain existed (see migration 3).
+           coalesce(head.chain_hash, decode(repeat('00', 32), 'hex')) AS head_hash
+    FROM (SELECT stream_id, max(expected_version) AS expected_version FROM input GROUP BY stream_id) streams
+    LEFT JOIN LATERAL (
+      SELECT events.stream_version, events.chain_hash FROM ledger_events events
+      WHERE events.stream_id = streams.stream_id ORDER BY events.stream_version DESC LIMIT 1
+    ) head ON true
+  )
+  INSERT INTO ledger_events (transaction_order, event_id, stream_id, stream_version, type, schema_version, data, metadata, chain_hash)
+  SELECT pg_current_xact_id()::text::bigint + $2, input.event_id, input.stream_id, heads.head + 1 + input.index_in_stream,
+         input.type, input.schema_version, input.data, input.metadata,
+         -- A stream's first event here chains to the head just read (the unique (stream, version) key fails
+         -- the statement if another writer got there first); the rest are chained by the trigger.
+         CASE WHEN input.index_in_stream = 0 THEN ledger_event_hash(heads.head_hash, input.stream_id,
+           heads.head + 1, input.event_id, input.type, input.schema_version, input.data, input.metadata) END
+  FROM input JOIN heads USING (stream_id)
+  WHERE NOT EXISTS (SELECT 1 FROM heads failed WHERE failed.expected_version NOT IN (${expectedAny}, failed.head))
+  ORDER BY input.ordinal
+  RETURNING event_id, stream_id, stream_version, transaction_order, position`,
+};
+
+/** The append statement without hashing (as before migration 3): the trigger chains every event. */
+const plainAppendStatement = {
+  name: "ledger-append-plain",
+  text: `
+  WITH input AS (
+    SELECT * FROM json_to_recordset($1::json) AS input(
+      ordinal int, event_id uuid, stream_id text, index_in_stream int, type text, schema_version smallint, data json,
+      metadata json, expected_version int)
+  ),
+  heads AS (
     SELECT streams.stream_id, streams.expected_version,
            coalesce((SELECT max(events.stream_version) FROM ledger_events events WHERE events.stream_id = streams.stream_id), -1) AS head
     FROM (SELECT stream_id, max(expected_version) AS expected_version FROM input GROUP BY stream_id) streams
@@ -364,7 +409,8 @@ const appendStatement = `
   FROM input JOIN heads USING (stream_id)
   WHERE NOT EXISTS (SELECT 1 FROM heads failed WHERE failed.expected_version NOT IN (${expectedAny}, failed.head))
   ORDER BY input.ordinal
-  RETURNING event_id, stream_id, stream_version, transaction_order, position`;
+  RETURNING event_id, stream_id, stream_version, transaction_order, position`,
+};
 
 interface InsertRow {
   ordinal: number;

@@ -30,6 +30,11 @@ export interface TableDefinition<R extends Row = Row> {
   readonly primaryKey: readonly (keyof R & string)[];
   /** Extra DDL (indexes) run after the table is created. */
   readonly indexes?: readonly string[];
+  /**
+   * The fold only puts and deletes this table's rows, never gets one: a rebuild may write them out and
+   * drop them from memory without ever reading them back. A get is then a programmer error.
+   */
+  readonly writeOnly?: boolean;
 }
 
 export function defineTable<R extends Row>(definition: TableDefinition<R>): TableDefinition<R> {

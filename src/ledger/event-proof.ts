@@ -1,0 +1,114 @@
+import type { ClientBase } from "pg";
+import { readLeavesBetween } from "./checkpoint-leaves";
+import { genesisHash } from "./event-hash";
+import { checkpointCovering, type LedgerCheckpoint } from "./ledger-checkpoint";
+import { checkpointEventsLimit } from "./ledger-integrity";
+import { formatLogPosition, logStart } from "./log-position";
+import { inclusionPath, rootFromInclusionPath } from "./merkle-tree";
+
+/**
+ * `ledger prove <event id>`: what links one event to a signed checkpoint — its chain hash and the hash it
+ * chains to, its leaf index in the checkpoint and the RFC 6962 inclusion path to the checkpoint's root.
+ * Anyone holding the ledger's public key can check it without the database.
+ */
+
+type Queryable = Pick<ClientBase, "query">;
+
+export interface EventProof {
+  event: {
+    eventId: string;
+    streamId: string;
+    streamVersion: number;
+    position: string;
+    chainHash: string | null;
+    previousHash: string;
+    leaf: string;
+  };
+  checkpoint?: {
+    sequence: number;
+    last: string;
+    eventCount: number;
+    eventsRoot: string;
+    previousCheckpointHash: string;
+    checkpointHash: string;
+    sealedAt: string;
+    signature: string;
+    publicKey: string;
+    leafIndex: number;
+    inclusionPath: string[];
+    /** The path recomputed to the stored root here, before printing. */
+    rootMatches: boolean;
+  };
+}
+
+export async function proveEvent(client: Queryable, eventId: string): Promise<EventProof | undefined> {
+  const found = await client.query<{
+    stream_id: string;
+    stream_version: number;
+    transaction_order: string;
+    position: string;
+    chain_hash: Buffer | null;
+    previous_hash: Buffer | null;
+  }>(
+    `SELECT event.stream_id, event.stream_version, event.transaction_order::text AS transaction_order,
+            event.position::text AS position, event.chain_hash,
+            (SELECT previous.chain_hash FROM ledger_events previous
+             WHERE previous.stream_id = event.stream_id AND previous.stream_version = event.stream_version - 1) AS previous_hash
+     FROM ledger_events event WHERE event.event_id = $1::uuid`,
+    [eventId],
+  );
+  const row = found.rows[0];
+  if (!row) return undefined;
+  const position = { commit: BigInt(row.transaction_order), prepare: BigInt(row.position) };
+  const covering = await checkpointCovering(client, position);
+  const proof: EventProof = {
+    event: {
+      eventId,
+      streamId: row.stream_id,
+      streamVersion: row.stream_version,
+      position: formatLogPosition(position),
+      chainHash: row.chain_hash?.toString("hex") ?? null,
+      previousHash: (row.previous_hash ?? genesisHash).toString("hex"),
+      leaf: "",
+    },
+  };
+  if (!covering || covering.checkpoint.eventCount > checkpointEventsLimit) return proof;
+  const { checkpoint, previous } = covering;
+  const leaves = await readLeavesBetween(
+    client,
+    previous?.last ?? logStart,
+    checkpoint.last,
+    checkpoint.eventCount,
+  );
+  const leafIndex = leaves.findIndex((leaf) => leaf.eventId === eventId);
+  if (leafIndex < 0) return proof;
+  const leaf = leaves[leafIndex]!.leaf;
+  const path = inclusionPath(
+    leaves.map((entry) => entry.leaf),
+    leafIndex,
+  );
+  proof.event.leaf = leaf.toString("hex");
+  proof.checkpoint = {
+    ...describeCheckpoint(checkpoint),
+    leafIndex,
+    inclusionPath: path.map((hash) => hash.toString("hex")),
+    rootMatches: rootFromInclusionPath(leaf, leafIndex, checkpoint.eventCount, path).equals(
+      checkpoint.eventsRoot,
+    ),
+  };
+  return proof;
+}
+
+export function describeCheckpoint(checkpoint: LedgerCheckpoint) {
+  return {
+    sequence: checkpoint.sequence,
+    last: formatLogPosition(checkpoint.last),
+    eventCount: checkpoint.eventCount,
+    eventsRoot: checkpoint.eventsRoot.toString("hex"),
+    previousCheckpointHash: checkpoint.previousCheckpointHash.toString("hex"),
+    checkpointHash: checkpoint.checkpointHash.toString("hex"),
+    sealedAt: checkpoint.sealedAt.toISOString(),
+    signature: checkpoint.signature.toString("hex"),
+    publicKey: checkpoint.publicKey.toString("hex"),
+  };
+}

@@ -1,0 +1,19 @@
+import { type Config, ConfigError } from "../config";
+import { loadOrCreateLedgerSigningKey } from "../database/local-data";
+import { LedgerSigningKey } from "./ledger-signing-key";
+
+/**
+ * The checkpoint signing key of this deployment: `LEDGER_SIGNING_KEY`, else, embedded (no DATABASE_URL),
+ * the one generated and kept in `./.data/`. Undefined with a DATABASE_URL and no key: nothing is sealed.
+ */
+export async function ledgerSigningKeyOf(config: Config): Promise<LedgerSigningKey | undefined> {
+  if (config.ledgerSigningKey) {
+    try {
+      return LedgerSigningKey.parse(config.ledgerSigningKey);
+    } catch (error) {
+      throw new ConfigError(`invalid configuration: LEDGER_SIGNING_KEY ${(error as Error).message}`);
+    }
+  }
+  if (config.databaseUrl) return undefined;
+  return LedgerSigningKey.parse(await loadOrCreateLedgerSigningKey(LedgerSigningKey.generateSeed));
+}

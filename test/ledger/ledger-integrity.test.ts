@@ -1,0 +1,284 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import type pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { proveEvent } from "../../src/ledger/event-proof";
+import type { StreamAppend } from "../../src/ledger/event-store";
+import { sealCheckpoints } from "../../src/ledger/ledger-checkpointer";
+import { verifyIntegrity } from "../../src/ledger/ledger-integrity";
+import { LedgerSigningKey } from "../../src/ledger/ledger-signing-key";
+import { topUp } from "../support/ledger-fixtures";
+import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
+import { appendSyntheticLedger } from "../support/synthetic-ledger";
+
+const run = promisify(execFile);
+const signingKeyText = Buffer.alloc(32, 7).toString("base64");
+const signingKey = LedgerSigningKey.parse(signingKeyText);
+const attackerKey = LedgerSigningKey.parse(Buffer.alloc(32, 9).toString("base64"));
+const sealOptions = { eventsMax: 1_500, intervalMs: 0, checkpointsMax: 100, sealPartial: true };
+
+async function ledgerCli(args: string[], databaseUrl: string): Promise<{ code: number; output: string }> {
+  try {
+    const { stdout, stderr } = await run("npx", ["tsx", "src/ledger/cli.ts", ...args], {
+      env: { ...process.env, DATABASE_URL: databaseUrl, LEDGER_SIGNING_KEY: signingKeyText },
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    return { code: 0, output: stdout + stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, output: failed.stdout + failed.stderr };
+  }
+}
+
+/** Tampers as an attacker with database access would, checks, then rolls the tampering back. */
+async function problemsAfter(harness: LedgerHarness, tamper: (client: pg.PoolClient) => Promise<void>) {
+  const client = await harness.ledger.pool.connect();
+  try {
+    await client.query("BEGIN");
+    await client.query("ALTER TABLE ledger_events DISABLE TRIGGER ledger_events_immutable");
+    await client.query("ALTER TABLE ledger_checkpoints DISABLE TRIGGER ledger_checkpoints_immutable");
+    await tamper(client);
+    return (await verifyIntegrity(client, signingKey.publicKey)).problems;
+  } finally {
+    await client.query("ROLLBACK");
+    client.release();
+  }
+}
+
+async function seal(harness: LedgerHarness): Promise<void> {
+  await harness.visible();
+  const client = await harness.ledger.pool.connect();
+  try {
+    await sealCheckpoints(client, signingKey, sealOptions);
+  } finally {
+    client.release();
+  }
+}
+
+describe("ledger hash chains and signed checkpoints", () => {
+  let harness: LedgerHarness;
+
+  beforeAll(async () => {
+    harness = await openLedgerHarness("integrity");
+    // Batched appends put several events of one stream in one statement: the trigger chains them in order.
+    await appendSyntheticLedger(harness.store, { eventCount: 4_000, seed: 16, batchSize: 200 });
+    await harness.append({
+      streamId: "account-user-유나",
+      expectedVersion: "no-stream",
+      events: [topUp("유나", "1000", "충전 ₩1,000 🎉"), topUp("유나", "2", "second")],
+    });
+    // Another insert path, as a SQL function would write: no hash given, the trigger chains each row.
+    await harness.ledger.pool.query(
+      `INSERT INTO ledger_events (transaction_order, event_id, stream_id, stream_version, type, schema_version, data, metadata)
+       SELECT pg_current_xact_id()::text::bigint, gen_random_uuid(), 'account-user-유나', version, 'CreditToppedUp', 1,
+              json_build_object('account', json_build_object('kind', 'user', 'id', '유나'), 'amountWon', '5', 'reference', 'sql ' || version),
+              '{"actor": "funds-function",  "occurredAt": "2026-11-20T03:00:00.000Z"}'
+       FROM generate_series(2, 3) version ORDER BY version`,
+    );
+    await seal(harness);
+  }, 120_000);
+  afterAll(async () => {
+    await harness?.dispose();
+  });
+
+  it("verifies a clean ledger: every chain recomputes in TypeScript, every checkpoint is signed", async () => {
+    const report = await verifyIntegrity(harness.ledger.pool, signingKey.publicKey);
+    expect(report.problems).toEqual([]);
+    expect(report.checkpointCount).toBeGreaterThanOrEqual(3);
+    expect(report.unsealedEventCount).toBe(0);
+    expect(report.eventCount).toBeGreaterThanOrEqual(4_000);
+    const sqlWritten = await harness.ledger.pool.query<{ hashed: number }>(
+      "SELECT count(chain_hash)::int AS hashed FROM ledger_events WHERE stream_id = 'account-user-유나'",
+    );
+    expect(sqlWritten.rows[0]!.hashed).toBe(4);
+  });
+
+  it("names an event whose data was updated", async () => {
+    const victim = await harness.ledger.pool.query<{
+      event_id: string;
+      stream_id: string;
+      stream_version: number;
+    }>(
+      "SELECT event_id::text, stream_id, stream_version FROM ledger_events WHERE type = 'UsageCharged' ORDER BY position LIMIT 1 OFFSET 100",
+    );
+    const { event_id, stream_id, stream_version } = victim.rows[0]!;
+    const problems = await problemsAfter(harness, async (client) => {
+      await client.query(
+        `UPDATE ledger_events SET data = replace(data::text, '"amountWon":"', '"amountWon":"1')::json WHERE event_id = $1`,
+        [event_id],
+      );
+    });
+    expect(problems).toContain(
+      `stream ${stream_id} version ${stream_version} (event ${event_id}): chain hash does not match the event (its contents, version or predecessor were changed)`,
+    );
+    // The checkpoint's leaf is the stored chain hash, which the attacker left alone: the chain catches it.
+    expect(problems).toHaveLength(1);
+  });
+
+  it("names the checkpoint that sealed a stream's deleted last event", async () => {
+    const victim = await harness.ledger.pool.query<{ event_id: string; position: string }>(
+      `SELECT event_id::text, position::text FROM ledger_events last
+       WHERE stream_version = (SELECT max(stream_version) FROM ledger_events same WHERE same.stream_id = last.stream_id)
+       ORDER BY position LIMIT 1 OFFSET 10`,
+    );
+    const sequence = await sealingCheckpoint(harness, victim.rows[0]!.event_id);
+    const problems = await problemsAfter(harness, async (client) => {
+      await client.query("DELETE FROM ledger_events WHERE event_id = $1", [victim.rows[0]!.event_id]);
+    });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(
+      new RegExp(
+        `^checkpoint #${sequence}: sealed \\d+ events after .* through .*, the log now holds \\d+ there \\(events removed\\)$`,
+      ),
+    );
+  });
+
+  it("names the checkpoint whose events were reordered", async () => {
+    const pair = await harness.ledger.pool.query<{ event_id: string; transaction_order: string }>(
+      `SELECT DISTINCT ON (transaction_order) event_id::text, transaction_order::text FROM ledger_events
+       ORDER BY transaction_order, position LIMIT 2`,
+    );
+    const [first, second] = pair.rows;
+    const sequence = await sealingCheckpoint(harness, second!.event_id);
+    expect(await sealingCheckpoint(harness, first!.event_id)).toBe(sequence);
+    const problems = await problemsAfter(harness, async (client) => {
+      await client.query(
+        `UPDATE ledger_events SET transaction_order = CASE event_id WHEN $1::uuid THEN $4::bigint ELSE $3::bigint END
+         WHERE event_id IN ($1::uuid, $2::uuid)`,
+        [first!.event_id, second!.event_id, first!.transaction_order, second!.transaction_order],
+      );
+    });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(
+      new RegExp(
+        `^checkpoint #${sequence}: the events after .* no longer match its root \\(an event was changed or the order altered\\)$`,
+      ),
+    );
+  });
+
+  it("names a checkpoint whose signature was forged", async () => {
+    const problems = await problemsAfter(harness, async (client) => {
+      const stored = await client.query<{ checkpoint_hash: Buffer }>(
+        "SELECT checkpoint_hash FROM ledger_checkpoints WHERE sequence = 2",
+      );
+      await client.query("UPDATE ledger_checkpoints SET signature = $1, public_key = $2 WHERE sequence = 2", [
+        attackerKey.sign(stored.rows[0]!.checkpoint_hash),
+        attackerKey.publicKey,
+      ]);
+    });
+    expect(problems).toEqual([
+      "checkpoint #2: signature is not valid under the ledger signing key (forged or altered)",
+    ]);
+  });
+
+  it("names a removed checkpoint", async () => {
+    const problems = await problemsAfter(harness, async (client) => {
+      await client.query("DELETE FROM ledger_checkpoints WHERE sequence = 2");
+    });
+    expect(problems).toEqual(["checkpoint #2 is missing (removed): checkpoint #3 follows #1"]);
+  });
+
+  it("proves an event's inclusion in a signed checkpoint", async () => {
+    const event = await harness.ledger.pool.query<{ event_id: string }>(
+      "SELECT event_id::text FROM ledger_events ORDER BY transaction_order, position LIMIT 1 OFFSET 2000",
+    );
+    const proof = await proveEvent(harness.ledger.pool, event.rows[0]!.event_id);
+    expect(proof?.checkpoint?.rootMatches).toBe(true);
+    expect(proof?.checkpoint?.inclusionPath.length).toBeGreaterThan(5);
+    expect(proof?.checkpoint?.publicKey).toBe(signingKey.publicKey.toString("hex"));
+  });
+
+  it("exits 1 from `ledger verify` naming a committed tampering, 0 before it", async () => {
+    await harness.project();
+    const clean = await ledgerCli(["verify"], harness.database.url);
+    expect(clean.output).toContain("verify: projections match the log");
+    expect(clean.code).toBe(0);
+    const latest = await ledgerCli(["checkpoint"], harness.database.url);
+    expect(latest.code).toBe(0);
+    expect(latest.output).toContain(`"publicKey": "${signingKey.publicKey.toString("hex")}"`);
+
+    const client = await harness.ledger.pool.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query("ALTER TABLE ledger_checkpoints DISABLE TRIGGER ledger_checkpoints_immutable");
+      await client.query("DELETE FROM ledger_checkpoints WHERE sequence = 1");
+      await client.query("ALTER TABLE ledger_checkpoints ENABLE TRIGGER ledger_checkpoints_immutable");
+      await client.query("COMMIT");
+    } finally {
+      client.release();
+    }
+    const tampered = await ledgerCli(["verify"], harness.database.url);
+    expect(tampered.code).toBe(1);
+    expect(tampered.output).toContain(
+      "broken link: checkpoint #1 is missing (removed): checkpoint #2 follows #0",
+    );
+  }, 120_000);
+});
+
+async function sealingCheckpoint(harness: LedgerHarness, eventId: string): Promise<number> {
+  const proof = await proveEvent(harness.ledger.pool, eventId);
+  expect(proof?.checkpoint).toBeDefined();
+  return proof!.checkpoint!.sequence;
+}
+
+describe("hash chains under 16 concurrent writers", () => {
+  let harness: LedgerHarness;
+
+  beforeAll(async () => {
+    harness = await openLedgerHarness("integrity_concurrent");
+  });
+  afterAll(async () => {
+    await harness?.dispose();
+  });
+
+  it("stay intact while writers race on shared streams and the checkpointer seals", async () => {
+    const writers = 16;
+    let done = false;
+    const sealing = (async () => {
+      const client = await harness.ledger.pool.connect();
+      try {
+        for (let pass = 0; pass < 10_000 && !done; pass++) {
+          await sealCheckpoints(client, signingKey, { ...sealOptions, eventsMax: 50 });
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      } finally {
+        client.release();
+      }
+    })();
+    const writing = Promise.all(
+      Array.from({ length: writers }, async (_, writer) => {
+        for (let round = 0; round < 25; round++) {
+          // Two writers at a time race on each shared stream.
+          const sharedStream = (writer + round) % 8;
+          const shared: StreamAppend = {
+            streamId: `account-user-shared-${sharedStream}`,
+            expectedVersion: "any",
+            events: [topUp(`shared-${sharedStream}`, "1", `writer ${writer}`)],
+          };
+          const batch: StreamAppend[] = [0, 1].map((index) => ({
+            streamId: `account-user-w${writer}-${index}`,
+            expectedVersion: "any",
+            events: [topUp(`w${writer}`, "1", `round ${round}`), topUp(`w${writer}`, "2", `round ${round}`)],
+          }));
+          await harness.append(shared);
+          const outcomes = await harness.store.appendBatch(batch);
+          expect(outcomes.every((outcome) => outcome.status === "fulfilled")).toBe(true);
+        }
+      }),
+    ).finally(() => {
+      done = true;
+    });
+    await writing;
+    await sealing;
+    await seal(harness);
+    await harness.project();
+
+    const report = await verifyIntegrity(harness.ledger.pool, signingKey.publicKey);
+    expect(report.problems).toEqual([]);
+    expect(report.eventCount).toBe(writers * 25 * 5);
+    expect(report.unsealedEventCount).toBe(0);
+    const verdict = await ledgerCli(["verify"], harness.database.url);
+    expect(verdict.output).toContain("verify: projections match the log");
+    expect(verdict.code).toBe(0);
+  }, 120_000);
+});
