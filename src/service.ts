@@ -197,6 +197,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   await heartbeat.start();
   const outbox = new UsageOutbox({
     appender: new GroupCommitAppender(ledger.store, limits.usageAppendBatchSizeMax),
+    store: ledger.store,
     charges: options.charges,
     logger,
     entriesMax: limits.usageOutboxEntriesMax,

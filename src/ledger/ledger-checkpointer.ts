@@ -17,7 +17,7 @@ import { merkleRoot } from "./merkle-tree";
  * advisory lock on a dedicated connection, as the projection runner does); the others stand by.
  */
 
-export const checkpointerLockKey = 7_310_003;
+export const checkpointerLockKey = 7_310_004;
 
 export interface SealOptions {
   eventsMax: number;

@@ -182,6 +182,8 @@ export class GenerationHolds {
     } catch (error) {
       this.ledgerFailing = true;
       this.options.logger.error({ err: error, requestId: request.requestId }, "placing a hold failed");
+      // The statement may have committed before its answer was lost: release the hold if it exists.
+      this.options.outbox.voidIfHeld(request.requestId, request.account, `key:${request.keyId}`);
       throw apiErrors.ledgerUnavailable();
     }
     this.ledgerFailing = false;

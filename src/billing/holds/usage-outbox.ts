@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
-import { type StreamAppend, WrongExpectedVersionError } from "../../ledger/event-store";
-import type { EventData } from "../../ledger/events";
+import { type EventStore, type StreamAppend, WrongExpectedVersionError } from "../../ledger/event-store";
+import type { AccountReference, EventData } from "../../ledger/events";
 import type { GroupCommitAppender } from "../../ledger/group-commit-appender";
 import type { ChargeEnqueuer } from "../charge-enqueuer";
 
@@ -19,6 +19,7 @@ import type { ChargeEnqueuer } from "../charge-enqueuer";
 
 export interface UsageOutboxOptions {
   appender: Pick<GroupCommitAppender, "append">;
+  store: Pick<EventStore, "readStream">;
   charges: ChargeEnqueuer;
   logger: Logger;
   entriesMax: number;
@@ -54,11 +55,19 @@ export class UsageOutbox {
   }
 
   /**
+   * After a hold whose outcome is unknown (the connection failed around its commit): if the hold was placed
+   * after all, it is voided, so it is not left held until it expires; if not, nothing is written.
+   */
+  voidIfHeld(requestId: string, account: AccountReference, actor: string): void {
+    this.track(account, (written) => void this.voidIfHeldAttempt(requestId, actor, 0, written));
+  }
+
+  /**
    * Resolves once the settlements of this account being written now are written (or after `timeoutMs`);
    * false at once when there are none. A hold refused while they were on their way may fit after them.
    */
-  async settledFor(account: { kind: string; id: string }, timeoutMs: number): Promise<boolean> {
-    const writing = this.writingByAccount.get(`${account.kind}:${account.id}`);
+  async settledFor(account: AccountReference, timeoutMs: number): Promise<boolean> {
+    const writing = this.writingByAccount.get(accountKeyOf(account));
     if (!writing || writing.size === 0) return false;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
@@ -86,26 +95,17 @@ export class UsageOutbox {
   }
 
   private write(settlement: Settlement, actor: string): void {
-    const requestId = settlement.data.requestId;
-    const append: StreamAppend = {
-      streamId: `usage-${requestId}`,
-      expectedVersion: 0,
-      events: [
-        {
-          // One id for every attempt: a retry after an ambiguous failure cannot write twice.
-          eventId: randomUUID(),
-          event: {
-            ...settlement,
-            metadata: { actor, correlationId: requestId, occurredAt: new Date().toISOString() },
-          } as StreamAppend["events"][number]["event"],
-        },
-      ],
-    };
+    const append = appendOf(settlement, actor);
+    this.track(settlement.data.account, (written) => void this.appendAttempt(append, settlement, 0, written));
+  }
+
+  /** Counts a write as waiting, for its account too, until it calls `written`. */
+  private track(account: AccountReference, start: (written: () => void) => void): void {
     this.waitingCount += 1;
-    const accountKey = `${settlement.data.account.kind}:${settlement.data.account.id}`;
+    const accountKey = accountKeyOf(account);
     const writing = this.writingByAccount.get(accountKey) ?? new Set();
     this.writingByAccount.set(accountKey, writing);
-    const written = new Promise<void>((resolve) => void this.attempt(append, settlement, 0, resolve));
+    const written = new Promise<void>((resolve) => start(resolve)).then(() => this.finished());
     writing.add(written);
     void written.then(() => {
       writing.delete(written);
@@ -113,7 +113,7 @@ export class UsageOutbox {
     });
   }
 
-  private async attempt(
+  private async appendAttempt(
     append: StreamAppend,
     settlement: Settlement,
     attempt: number,
@@ -124,28 +124,89 @@ export class UsageOutbox {
       await this.options.appender.append(append);
       if (settlement.type === "UsageRecorded") this.options.charges.enqueueCharge(requestId);
     } catch (error) {
-      if (error instanceof WrongExpectedVersionError) {
-        this.options.logger.warn(
-          { requestId, settlement: settlement.type },
-          "the hold was settled elsewhere first (orphan sweep); this settlement is dropped",
+      if (!(error instanceof WrongExpectedVersionError)) {
+        this.retryLater(error, requestId, attempt, () =>
+          this.appendAttempt(append, settlement, attempt + 1, written),
         );
-      } else {
-        const delays = this.options.retryDelaysMs;
-        const delayMs = delays[Math.min(attempt, delays.length - 1)]!;
-        if (attempt === 0 || attempt % 10 === 0)
-          this.options.logger.warn(
-            { err: error, requestId, settlement: settlement.type, attempt },
-            "settling a request's hold failed; retrying",
-          );
-        setTimeout(() => void this.attempt(append, settlement, attempt + 1, written), delayMs).unref();
         return;
       }
+      this.options.logger.warn(
+        { requestId, settlement: settlement.type },
+        "the hold was settled elsewhere first (orphan sweep); this settlement is dropped",
+      );
     }
-    this.waitingCount -= 1;
     written();
+  }
+
+  private async voidIfHeldAttempt(
+    requestId: string,
+    actor: string,
+    attempt: number,
+    written: () => void,
+  ): Promise<void> {
+    let settlement: Settlement | undefined;
+    try {
+      const stream = await this.options.store.readStream(`usage-${requestId}`);
+      const hold = stream[0];
+      if (stream.length === 1 && hold?.type === "UsageAuthorized") {
+        settlement = {
+          type: "UsageVoided",
+          data: {
+            requestId,
+            account: hold.data.account,
+            releasedWon: hold.data.holdWon,
+            reason: "ledger-unavailable",
+          },
+        };
+      }
+    } catch (error) {
+      this.retryLater(error, requestId, attempt, () =>
+        this.voidIfHeldAttempt(requestId, actor, attempt + 1, written),
+      );
+      return;
+    }
+    if (settlement) await this.appendAttempt(appendOf(settlement, actor), settlement, 0, written);
+    else written();
+  }
+
+  private retryLater(error: unknown, requestId: string, attempt: number, retry: () => Promise<void>): void {
+    const delays = this.options.retryDelaysMs;
+    const delayMs = delays[Math.min(attempt, delays.length - 1)]!;
+    if (attempt % 10 === 0)
+      this.options.logger.warn(
+        { err: error, requestId, attempt },
+        "settling a request's hold failed; retrying",
+      );
+    setTimeout(() => void retry(), delayMs).unref();
+  }
+
+  private finished(): void {
+    this.waitingCount -= 1;
     if (this.waitingCount === 0) {
       for (const done of [...this.idle]) done();
       this.idle.clear();
     }
   }
+}
+
+function accountKeyOf(account: AccountReference): string {
+  return `${account.kind}:${account.id}`;
+}
+
+function appendOf(settlement: Settlement, actor: string): StreamAppend {
+  const requestId = settlement.data.requestId;
+  return {
+    streamId: `usage-${requestId}`,
+    expectedVersion: 0,
+    events: [
+      {
+        // One id for every attempt: a retry after an ambiguous failure cannot write twice.
+        eventId: randomUUID(),
+        event: {
+          ...settlement,
+          metadata: { actor, correlationId: requestId, occurredAt: new Date().toISOString() },
+        } as StreamAppend["events"][number]["event"],
+      },
+    ],
+  };
 }

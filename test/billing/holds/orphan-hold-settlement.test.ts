@@ -120,6 +120,7 @@ describe("orphan hold settlement", () => {
     await sweep();
     const outbox = new UsageOutbox({
       appender: new GroupCommitAppender(store, 10),
+      store,
       charges: { enqueueCharge: (requestId) => void enqueued.push(`late:${requestId}`) },
       logger: pino({ level: "silent" }),
       entriesMax: 10,
