@@ -5,7 +5,12 @@ import { allProjections } from "../projections";
 import type { ChargeEnqueuer } from "./billing/charge-enqueuer";
 import { errorSummaryOf, throttledLog } from "./billing/throttled-log";
 import { limits } from "./config";
+import { createUsageRouter } from "./gateway/account/usage-routes";
+import { createConsoleReadRouter } from "./gateway/admin/console-read-routes";
 import { createApp } from "./gateway/app";
+import { authenticateAdminOrConsole } from "./gateway/console/authenticate-admin-console";
+import { ConsoleAuth } from "./gateway/console/console-auth";
+import { createConsoleRouter } from "./gateway/console/console-router";
 import { AdmissionCache } from "./gateway/generation/admission-cache";
 import { readAdmission } from "./gateway/generation/admission-read-model";
 import { ApiKeyAdmission } from "./gateway/generation/api-key-admission";
@@ -62,6 +67,8 @@ export interface ServiceParts {
   waiter: ProjectionWaiter;
   sessions: SessionTokens;
   keys: ApiKeyService;
+  /** The web console's cookies: CSRF tokens, the admin cookie, one-time sign-in links. */
+  consoleAuth: ConsoleAuth;
   logger: Logger;
 }
 
@@ -125,7 +132,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   waiter.addLocalReadModel(admissionCache);
   admissionCache.start();
   const upstreams = new UpstreamRegistry(options.upstreams, options.upstreamTimeouts ?? {});
-  const parts: ServiceParts = { ledger, waiter, sessions, keys, logger };
+  const consoleAuth = new ConsoleAuth(options.sessionSecret, options.adminToken);
+  const parts: ServiceParts = { ledger, waiter, sessions, keys, consoleAuth, logger };
 
   const generation = createGenerationEndpoints(
     {
@@ -142,16 +150,26 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     { requestBodyBytesMax: options.requestBodyBytesMax, logger },
   );
   const account = express.Router();
-  const sessionRequired = authenticateSession(sessions);
+  const sessionRequired = authenticateSession(sessions, consoleAuth);
   account.use("/apis", sessionRequired, createKeyRouter(keys));
+  account.use("/usage", sessionRequired, createUsageRouter(ledger.pool));
   if (options.accountRouter) account.use(sessionRequired, options.accountRouter(parts));
   const admin = options.adminToken ? express.Router() : undefined;
   if (admin && options.adminToken) {
-    admin.use(authenticateAdmin(options.adminToken), createAdminSessionRouter(sessions));
+    admin.use(
+      authenticateAdminOrConsole(authenticateAdmin(options.adminToken), consoleAuth),
+      createAdminSessionRouter(sessions),
+      createConsoleReadRouter(ledger.pool),
+    );
     if (options.adminRouter) admin.use(options.adminRouter(parts));
   }
   const requestListener = createApp({
-    routers: { generation, account, ...(admin ? { admin } : {}) },
+    routers: {
+      generation,
+      account,
+      ...(admin ? { admin } : {}),
+      console: createConsoleRouter({ sessions, consoleAuth, adminEnabled: admin !== undefined }),
+    },
     requestBodyBytesMax: options.requestBodyBytesMax,
     logger,
   });

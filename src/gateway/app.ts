@@ -17,6 +17,8 @@ export interface GatewayRouters {
   account: Router;
   /** Mounted at /admin; absent when no ADMIN_TOKEN is configured. */
   admin?: Router;
+  /** Mounted at /console: the web console and its cookie-session exchange; `GET /` redirects to it. */
+  console?: Router;
 }
 
 export function createApp(options: {
@@ -41,6 +43,10 @@ export function createApp(options: {
   });
   app.use("/llm", options.routers.account);
   if (options.routers.admin) app.use("/admin", options.routers.admin);
+  if (options.routers.console) {
+    app.use("/console", options.routers.console);
+    app.get("/", (_request, response) => response.redirect(302, "/console/"));
+  }
   app.use((_request, _response, next) => {
     next(Object.assign(new Error("not found"), { notFound: true }));
   });
