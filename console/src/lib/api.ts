@@ -164,8 +164,10 @@ export const userApi = {
 };
 
 export const adminApi = {
-  async session(): Promise<void> {
+  /** Resolves true when the admin cookie is valid (a query's data must not be undefined). */
+  async session(): Promise<true> {
     csrf.admin = (await call<{ csrfToken: string }>("admin", "GET", "/console/api/admin-session")).csrfToken;
+    return true;
   },
   async signIn(adminToken: string): Promise<void> {
     csrf.admin = (

@@ -342,7 +342,7 @@ export function FxRatesPage() {
               <th scope="col">{t("appliesOn")}</th>
               <th scope="col">{t("rate")}</th>
               <th scope="col">{t("rateDate")}</th>
-              <th scope="col">{t("source")}</th>
+              <th scope="col">{t("fxSource")}</th>
               <th scope="col">{t("recordedAt")}</th>
             </tr>
           </thead>
