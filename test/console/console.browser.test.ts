@@ -20,6 +20,9 @@ let page: Page;
 let apiKey = "";
 let sessionToken = "";
 
+/** Everything the page keeps in Web Storage, as one string (evaluated in the page). */
+const browserStorage = "JSON.stringify({ ...window.localStorage, ...window.sessionStorage })";
+
 async function expectAccessible(name: string): Promise<void> {
   await screenshot(page, name);
   expect(await seriousAccessibilityViolations(page), name).toEqual([]);
@@ -77,7 +80,7 @@ describe("the web console in Chromium", { timeout: 60_000 }, () => {
     const cookies = await browser.context.cookies(harness.url);
     const session = cookies.find((cookie) => cookie.name === "session");
     expect(session).toMatchObject({ httpOnly: true, sameSite: "Strict", value: sessionToken });
-    expect(await page.evaluate(() => document.cookie)).not.toContain(sessionToken);
+    expect(await page.evaluate<string>("document.cookie")).not.toContain(sessionToken);
     await expectAccessible("02-overview-en");
   });
 
@@ -93,7 +96,7 @@ describe("the web console in Chromium", { timeout: 60_000 }, () => {
 
     await page.getByRole("button", { name: "Copy" }).click();
     await page.getByRole("button", { name: "Copied" }).waitFor();
-    apiKey = await page.evaluate(() => navigator.clipboard.readText());
+    apiKey = await page.evaluate<string>("navigator.clipboard.readText()");
     expect(apiKey).toBe(shown);
     await page.getByTestId("key-row-browser key").waitFor();
     await expectAccessible("03-keys-issued");
@@ -105,9 +108,7 @@ describe("the web console in Chromium", { timeout: 60_000 }, () => {
     expect(listed).not.toContain(apiKey);
     expect(listed).toContain(`${apiKey.slice(0, 8)}…${apiKey.slice(-4)}`);
     // No secret in storage.
-    const storage = await page.evaluate(() =>
-      JSON.stringify({ ...window.localStorage, ...window.sessionStorage }),
-    );
+    const storage = await page.evaluate<string>(browserStorage);
     expect(storage).not.toContain(apiKey);
     expect(storage).not.toContain(sessionToken);
   });
@@ -164,9 +165,7 @@ describe("the web console in Chromium", { timeout: 60_000 }, () => {
     await page.getByTestId("playground-usage").waitFor();
     expect(((await page.getByTestId("playground-reply").textContent()) ?? "").length).toBeGreaterThan(0);
     await expectAccessible("05-playground");
-    const storage = await page.evaluate(() =>
-      JSON.stringify({ ...window.localStorage, ...window.sessionStorage }),
-    );
+    const storage = await page.evaluate<string>(browserStorage);
     expect(storage).not.toContain(apiKey);
   });
 

@@ -173,23 +173,25 @@ export function KeysPage({ hasOrganization }: { hasOrganization: boolean }) {
                   </span>
                 </td>
                 <td>{formatSeoulDateTime(key.createdAt, language)}</td>
-                <td className="row">
-                  {key.status === 1 ? (
-                    <button type="button" onClick={() => setPending({ key, action: "deactivate" })}>
-                      {t("deactivate")}
+                <td>
+                  <div className="row">
+                    {key.status === 1 ? (
+                      <button type="button" onClick={() => setPending({ key, action: "deactivate" })}>
+                        {t("deactivate")}
+                      </button>
+                    ) : (
+                      <button type="button" onClick={() => setPending({ key, action: "reactivate" })}>
+                        {t("reactivate")}
+                      </button>
+                    )}
+                    <button
+                      type="button"
+                      className="danger"
+                      onClick={() => setPending({ key, action: "delete" })}
+                    >
+                      {t("delete")}
                     </button>
-                  ) : (
-                    <button type="button" onClick={() => setPending({ key, action: "reactivate" })}>
-                      {t("reactivate")}
-                    </button>
-                  )}
-                  <button
-                    type="button"
-                    className="danger"
-                    onClick={() => setPending({ key, action: "delete" })}
-                  >
-                    {t("delete")}
-                  </button>
+                  </div>
                 </td>
               </tr>
             ))}
