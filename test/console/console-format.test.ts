@@ -17,8 +17,8 @@ import {
   wonOfMicroWon,
 } from "../../console/src/lib/format";
 import { dictionaries, preferredLanguage } from "../../console/src/lib/i18n";
-import { takeSseData } from "../../console/src/pages/playground-page";
-import { dailySeries } from "../../console/src/pages/usage-page";
+import { takeSseData } from "../../console/src/lib/sse";
+import { dailySeries } from "../../console/src/lib/usage-series";
 
 /** The console's money, date, CSV and language rules, which every page relies on. */
 

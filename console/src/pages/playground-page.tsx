@@ -2,6 +2,7 @@ import { type FormEvent, useRef, useState } from "react";
 import { Card, ErrorMessage } from "../components/ui";
 import { formatCount } from "../lib/format";
 import { useI18n } from "../lib/i18n";
+import { takeSseData } from "../lib/sse";
 
 /**
  * Streams a chat completion with a key the user pastes. The key lives in component state only (never storage,
@@ -11,22 +12,6 @@ import { useI18n } from "../lib/i18n";
 interface ChunkUsage {
   prompt_tokens: number;
   completion_tokens: number;
-}
-
-/** The `data:` payloads of a server-sent-event buffer; returns the unfinished tail to keep for the next read. */
-export function takeSseData(buffer: string): { payloads: string[]; rest: string } {
-  const events = buffer.split(/\r?\n\r?\n/);
-  const rest = events.pop() ?? "";
-  const payloads: string[] = [];
-  for (const event of events) {
-    const data = event
-      .split(/\r?\n/)
-      .filter((line) => line.startsWith("data:"))
-      .map((line) => line.slice(5).trimStart())
-      .join("\n");
-    if (data) payloads.push(data);
-  }
-  return { payloads, rest };
 }
 
 export function PlaygroundPage() {

@@ -6,7 +6,6 @@ import { type BillingHistoryEntry, type UsageDay, userApi } from "../lib/api";
 import { chargesCsv } from "../lib/csv";
 import {
   addDays,
-  datesBetween,
   formatCount,
   formatDecimal,
   formatMicroWon,
@@ -20,35 +19,9 @@ import {
   wonOfMicroWon,
 } from "../lib/format";
 import { useI18n } from "../lib/i18n";
+import { type DailySeries, dailySeries } from "../lib/usage-series";
 
 const palette = ["#2563eb", "#d97706", "#059669", "#db2777", "#7c3aed", "#0891b2", "#65a30d", "#dc2626"];
-
-export interface DailySeries {
-  rows: Record<string, string | number>[];
-  groups: string[];
-}
-
-/** Usage rows → one chart row per Seoul day with one value per group (model or key); missing days are 0. */
-export function dailySeries(
-  days: readonly UsageDay[],
-  range: { from: string; to: string },
-  groupOf: (day: UsageDay) => string,
-  measureOf: (day: UsageDay) => bigint,
-  scale: (total: bigint) => number,
-): DailySeries {
-  const groups = [...new Set(days.map(groupOf))].sort();
-  const totals = new Map<string, bigint>();
-  for (const day of days) {
-    const key = `${day.day}\u0000${groupOf(day)}`;
-    totals.set(key, (totals.get(key) ?? 0n) + measureOf(day));
-  }
-  const rows = datesBetween(range.from, range.to).map((date) => {
-    const row: Record<string, string | number> = { day: date };
-    for (const group of groups) row[group] = scale(totals.get(`${date}\u0000${group}`) ?? 0n);
-    return row;
-  });
-  return { rows, groups };
-}
 
 export function UsagePage({ hasOrganization }: { hasOrganization: boolean }) {
   const { t, language } = useI18n();

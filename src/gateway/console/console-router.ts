@@ -115,8 +115,10 @@ export function createConsoleRouter(options: {
       immutable: true,
       maxAge: "365d",
       index: false,
-      fallthrough: false,
     }),
+    (_request: Request, _response: Response, next: (error: unknown) => void) => {
+      next(Object.assign(new Error("not found"), { notFound: true }));
+    },
   );
   router.use(
     express.static(distDirectory, {
