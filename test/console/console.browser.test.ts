@@ -3,6 +3,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
 import { type Browser, launchBrowser, screenshot, seriousAccessibilityViolations } from "./support/browser";
+import { patienceMs, poll, topUp } from "./support/patient";
 
 /**
  * The web console in a real browser against the real gateway (billing workers on): sign in, issue and copy
@@ -45,11 +46,11 @@ beforeAll(async () => {
     billing: {},
     service: { adminToken: testSecrets.adminToken },
   });
-  await harness.topUp({ kind: "user", id: userId }, "10000");
+  await topUp(harness, { kind: "user", id: userId }, "10000");
   sessionToken = await harness.session(userId, organizationId);
   browser = await launchBrowser({ locale: "ko-KR", origin: harness.url });
   page = browser.page;
-  page.setDefaultTimeout(10_000);
+  page.setDefaultTimeout(patienceMs);
 }, 120_000);
 
 afterAll(async () => {
@@ -57,17 +58,15 @@ afterAll(async () => {
   await harness?.close();
 });
 
-describe("the web console in Chromium", { timeout: 60_000 }, () => {
+describe("the web console in Chromium", { timeout: 120_000 }, () => {
   it("speaks Korean when the browser asks for it, and switches to English", async () => {
     await go("/");
-    await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("콘솔 로그인");
+    await poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("콘솔 로그인");
     expect(await page.locator("html").getAttribute("lang")).toBe("ko");
     await expectAccessible("01-sign-in-ko");
 
     await page.getByLabel("언어").selectOption("en");
-    await expect
-      .poll(() => page.getByRole("heading", { level: 1 }).textContent())
-      .toBe("Sign in to the console");
+    await poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Sign in to the console");
     expect(await page.locator("html").getAttribute("lang")).toBe("en");
   });
 
@@ -75,7 +74,7 @@ describe("the web console in Chromium", { timeout: 60_000 }, () => {
     await page.getByLabel("Session token").fill(sessionToken);
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByTestId("personal-balance").waitFor();
-    await expect.poll(() => page.getByTestId("personal-balance").textContent()).toBe("₩10,000");
+    await poll(() => page.getByTestId("personal-balance").textContent()).toBe("₩10,000");
 
     const cookies = await browser.context.cookies(harness.url);
     const session = cookies.find((cookie) => cookie.name === "session");
@@ -119,7 +118,7 @@ describe("the web console in Chromium", { timeout: 60_000 }, () => {
       messages: [{ role: "user", content: "Hello from the console test" }],
     });
     expect(completion.choices[0]?.message.content).toBeTruthy();
-    await expect.poll(async () => (await chargesOf(false)).length, { timeout: 20_000 }).toBe(1);
+    await poll(async () => (await chargesOf(false)).length).toBe(1);
     const [charge] = await chargesOf(false);
 
     await page.getByRole("link", { name: "Usage & charges" }).click();
@@ -135,10 +134,8 @@ describe("the web console in Chromium", { timeout: 60_000 }, () => {
     expect(breakdown).toMatch(/₩\d+\.\d{6}/);
     expect(breakdown).toContain("upstream");
     // The chart has a bar for today (read from the usage-by-day projection).
-    await expect.poll(() => page.getByTestId("chart-won").locator(".recharts-bar-rectangle").count()).toBe(1);
-    await expect
-      .poll(() => page.getByTestId("chart-tokens").locator(".recharts-bar-rectangle").count())
-      .toBe(1);
+    await poll(() => page.getByTestId("chart-won").locator(".recharts-bar-rectangle").count()).toBe(1);
+    await poll(() => page.getByTestId("chart-tokens").locator(".recharts-bar-rectangle").count()).toBe(1);
     expect(await page.getByTestId("usage-total-won").textContent()).not.toBe("₩0");
 
     const [download] = await Promise.all([
@@ -158,7 +155,7 @@ describe("the web console in Chromium", { timeout: 60_000 }, () => {
     await page.getByRole("link", { name: "Playground" }).click();
     await page.getByLabel("API key").fill(apiKey);
     await page.getByRole("button", { name: "Load models" }).click();
-    await expect.poll(() => page.getByLabel("Model").locator("option").count()).toBeGreaterThan(20);
+    await poll(() => page.getByLabel("Model").locator("option").count()).toBeGreaterThan(20);
     await page.getByLabel("Model").selectOption(model);
     await page.getByLabel("Message").fill("Stream me a few words");
     await page.getByRole("button", { name: "Send" }).click();
@@ -194,7 +191,7 @@ describe("the web console in Chromium", { timeout: 60_000 }, () => {
     await row.getByText("Active", { exact: true }).waitFor();
     await row.getByRole("button", { name: "Delete" }).click();
     await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
-    await expect.poll(() => page.getByTestId("key-row-browser key").count()).toBe(0);
+    await poll(() => page.getByTestId("key-row-browser key").count()).toBe(0);
     await screenshot(page, "07-keys-after-delete");
   });
 
@@ -236,14 +233,14 @@ describe("the web console in Chromium", { timeout: 60_000 }, () => {
     await priceForm.getByLabel("Input (USD / 1M)", { exact: true }).fill("1.25");
     await priceForm.getByLabel("Output (USD / 1M)").fill("10");
     await priceForm.getByRole("button", { name: "Save" }).click();
-    await expect.poll(() => page.getByTestId(`price-row-${model}`).textContent()).toContain("$1.25");
+    await poll(() => page.getByTestId(`price-row-${model}`).textContent()).toContain("$1.25");
     expect(await page.getByTestId(`price-row-${model}`).textContent()).toContain("$10");
 
     const discountForm = page.getByRole("region", { name: "Set discount" });
     await discountForm.getByLabel("Organization id", { exact: false }).fill(organizationId);
     await discountForm.getByLabel("Rate", { exact: false }).fill("0.15");
     await discountForm.getByRole("button", { name: "Save" }).click();
-    await expect.poll(() => page.getByTestId("discounts-table").textContent()).toContain("15%");
+    await poll(() => page.getByTestId("discounts-table").textContent()).toContain("15%");
     await expectAccessible("10-admin-pricing");
   });
 
@@ -257,7 +254,7 @@ describe("the web console in Chromium", { timeout: 60_000 }, () => {
       await page.getByRole("alert").count(),
       (await page.getByRole("alert").allTextContents()).join(),
     ).toBe(0);
-    await expect.poll(() => page.getByTestId("fx-table").textContent()).toContain("1,483.4");
+    await poll(() => page.getByTestId("fx-table").textContent()).toContain("1,483.4");
     await expectAccessible("11-admin-fx");
   });
 
@@ -267,7 +264,7 @@ describe("the web console in Chromium", { timeout: 60_000 }, () => {
     await page.getByLabel("Stream").fill(`account-user-${userId}`);
     await page.getByLabel("Type").selectOption("CreditToppedUp");
     await page.getByRole("button", { name: "Filter" }).click();
-    await expect.poll(() => page.getByTestId("events-table").locator("tbody tr").count()).toBe(2);
+    await poll(() => page.getByTestId("events-table").locator("tbody tr").count()).toBe(2);
     expect(await page.getByTestId("events-table").textContent()).toContain("admin:console");
     await expectAccessible("12-admin-events");
   });
@@ -275,14 +272,19 @@ describe("the web console in Chromium", { timeout: 60_000 }, () => {
   it("renders the user pages in Korean with ko-KR won and Seoul dates", async () => {
     await page.getByLabel("Language").selectOption("ko");
     await page.getByRole("link", { name: "사용량 및 청구" }).click();
-    await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("사용량 및 청구");
+    await poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("사용량 및 청구");
     await page.getByTestId("charge-row").first().waitFor();
     expect(await page.getByTestId("charge-row").first().textContent()).toMatch(/오[전후]/);
     await expectAccessible("13-usage-ko");
     await page.getByRole("link", { name: "개요" }).click();
-    await expect
-      .poll(() => page.getByTestId("personal-balance").textContent())
-      .toMatch(/^₩14,9\d\d(\.\d+)?$/);
+    await poll(() => page.getByTestId("personal-balance").textContent()).toMatch(/^₩14,9\d\d(\.\d+)?$/);
     await expectAccessible("14-overview-ko");
+  });
+
+  it("would notice an inaccessible page (the axe check is not vacuous)", async () => {
+    await page.setContent(
+      '<html lang="en"><head><title>t</title></head><body><main><input></main></body></html>',
+    );
+    expect((await seriousAccessibilityViolations(page)).join("\n")).toContain("label");
   });
 });

@@ -2,6 +2,7 @@ import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consoleDistDirectory } from "../../../src/gateway/console/console-router";
+import { poll, topUp } from "../../console/support/patient";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../../support/gateway-harness";
 
 /**
@@ -161,14 +162,14 @@ describe("the admin cookie", () => {
     const priceRows = ((await prices.json()) as { data: { model: string; inputUsdPer1M: string }[] }).data;
     expect(priceRows).toHaveLength(23);
 
-    const topUp = (headers: Record<string, string>) =>
+    const credit = (headers: Record<string, string>) =>
       fetch(`${harness.url}/admin/accounts/user/sora/credits`, {
         method: "POST",
         headers: { "content-type": "application/json", cookie, ...headers },
         body: JSON.stringify({ amountWon: "100", reference: "console test" }),
       });
-    expect((await topUp({})).status).toBe(401);
-    expect((await topUp({ "x-csrf-token": csrfToken })).status).toBe(201);
+    expect((await credit({})).status).toBe(401);
+    expect((await credit({ "x-csrf-token": csrfToken })).status).toBe(201);
     const events = (await (
       await fetch(`${harness.url}/admin/events?stream=account-user-sora`, { headers: { cookie } })
     ).json()) as { data: { metadata: { actor: string } }[] };
@@ -206,10 +207,10 @@ describe("the first-start sign-in link", () => {
   });
 });
 
-describe("GET /llm/usage", () => {
+describe("GET /llm/usage", { timeout: 90_000 }, () => {
   it("reads usage per Seoul day, model and key, for the session's own account only", async () => {
-    await harness.topUp({ kind: "user", id: "hana" }, "1000");
-    await harness.topUp({ kind: "organization", id: "orbit" }, "1000");
+    await topUp(harness, { kind: "user", id: "hana" }, "1000");
+    await topUp(harness, { kind: "organization", id: "orbit" }, "1000");
     const hana = await harness.session("hana", "orbit");
     const personalKey = await harness.issueKey(hana);
     const organizationKey = await harness.issueKey(hana, { isOrganization: true, name: "shared" });
@@ -226,16 +227,10 @@ describe("GET /llm/usage", () => {
       return { status: response.status, body: (await response.json()) as Record<string, unknown> };
     };
     type Rows = { data: { day: string; keyId: string; requests: number; amountWon: string }[] };
-    await expect
-      .poll(async () => ((await usage(hana, "")).body as unknown as Rows).data[0]?.requests, {
-        timeout: 20_000,
-      })
-      .toBe(2);
-    await expect
-      .poll(async () => ((await usage(hana, "?isOrganization=true")).body as unknown as Rows).data.length, {
-        timeout: 20_000,
-      })
-      .toBe(1);
+    await poll(async () => ((await usage(hana, "")).body as unknown as Rows).data[0]?.requests).toBe(2);
+    await poll(
+      async () => ((await usage(hana, "?isOrganization=true")).body as unknown as Rows).data.length,
+    ).toBe(1);
 
     const personal = (await usage(hana, "")).body as unknown as Rows & { account: unknown };
     expect(personal.account).toEqual({ kind: "user", id: "hana" });
