@@ -195,6 +195,23 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
     await screenshot(page, "07-keys-after-delete");
   });
 
+  it("issues an organization key, listed under the organization only", async () => {
+    await page.getByRole("radio", { name: "Organization" }).check();
+    await page.getByLabel("Name").fill("team key");
+    await page.getByRole("button", { name: "Issue", exact: true }).click();
+    await page.getByTestId("new-key-value").waitFor();
+    await page.getByRole("button", { name: "Done" }).click();
+    await page.getByTestId("key-row-team key").waitFor();
+    const listed = (await (
+      await fetch(`${harness.url}/llm/apis?isOrganization=true`, {
+        headers: { authorization: `Bearer ${await harness.session("another-member", organizationId)}` },
+      })
+    ).json()) as { data: { name: string }[] };
+    expect(listed.data.map((key) => key.name)).toEqual(["team key"]);
+    await page.getByRole("radio", { name: "Personal" }).check();
+    await poll(() => page.getByTestId("key-row-team key").count()).toBe(0);
+  });
+
   it("lets an admin sign in with the admin token and top up an account with a reference", async () => {
     await page.getByRole("link", { name: "Accounts" }).click();
     await page.getByRole("heading", { name: "Admin sign-in" }).waitFor();
@@ -232,9 +249,13 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
     await priceForm.getByLabel("Model").selectOption(model);
     await priceForm.getByLabel("Input (USD / 1M)", { exact: true }).fill("1.25");
     await priceForm.getByLabel("Output (USD / 1M)").fill("10");
+    // The form starts from the price in force: the cached price left as is keeps its value.
+    expect(await priceForm.getByLabel("Cached input (USD / 1M)").inputValue()).toBe("0.025");
     await priceForm.getByRole("button", { name: "Save" }).click();
     await poll(() => page.getByTestId(`price-row-${model}`).textContent()).toContain("$1.25");
-    expect(await page.getByTestId(`price-row-${model}`).textContent()).toContain("$10");
+    expect(await page.getByTestId(`price-row-${model}`).textContent()).toBe(
+      `${model}$1.25$0.025$10${await page.getByTestId(`price-row-${model}`).locator("td").last().textContent()}`,
+    );
 
     const discountForm = page.getByRole("region", { name: "Set discount" });
     await discountForm.getByLabel("Organization id", { exact: false }).fill(organizationId);

@@ -145,6 +145,10 @@ export function PricingPage() {
   });
   const setDiscount = useMutation({ mutationFn: adminApi.setDiscount, onSuccess: invalidate });
   const models = prices.data?.data.map((price) => price.model) ?? [];
+  const [priceModel, setPriceModel] = useState("");
+  // The form starts from the price in force, so a field left as is keeps its value (an omitted cached price
+  // would otherwise become the input price).
+  const current = prices.data?.data.find((price) => price.model === (priceModel || models[0]));
 
   function onPrice(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -176,7 +180,12 @@ export function PricingPage() {
           <form className="stack" onSubmit={onPrice}>
             <label>
               {t("model")}
-              <select name="model" required>
+              <select
+                name="model"
+                required
+                value={current?.model ?? ""}
+                onChange={(event) => setPriceModel(event.target.value)}
+              >
                 {models.map((model) => (
                   <option key={model}>{model}</option>
                 ))}
@@ -184,15 +193,36 @@ export function PricingPage() {
             </label>
             <label>
               {t("inputPrice")} (USD / 1M)
-              <input name="input" required inputMode="decimal" pattern={decimal} />
+              <input
+                key={`input:${current?.model}:${current?.inputUsdPer1M}`}
+                name="input"
+                required
+                inputMode="decimal"
+                pattern={decimal}
+                defaultValue={current?.inputUsdPer1M}
+              />
             </label>
             <label>
               {t("outputPrice")} (USD / 1M)
-              <input name="output" required inputMode="decimal" pattern={decimal} />
+              <input
+                key={`output:${current?.model}:${current?.outputUsdPer1M}`}
+                name="output"
+                required
+                inputMode="decimal"
+                pattern={decimal}
+                defaultValue={current?.outputUsdPer1M}
+              />
             </label>
             <label>
               {t("cachedPrice")} (USD / 1M)
-              <input name="cached" inputMode="decimal" pattern={decimal} />
+              <input
+                key={`cached:${current?.model}:${current?.cachedInputUsdPer1M}`}
+                name="cached"
+                required
+                inputMode="decimal"
+                pattern={decimal}
+                defaultValue={current?.cachedInputUsdPer1M}
+              />
             </label>
             <button type="submit" className="primary">
               {t("save")}
