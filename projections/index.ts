@@ -6,6 +6,7 @@ import { discountsProjection } from "./discounts";
 import { fxRatesProjection } from "./fx-rates";
 import { keyListsProjection } from "./key-lists";
 import { pricesProjection } from "./prices";
+import { usageByDayProjection } from "./usage-by-day";
 
 export const allProjections: readonly ProjectionDefinition[] = [
   activeKeysProjection,
@@ -15,6 +16,7 @@ export const allProjections: readonly ProjectionDefinition[] = [
   fxRatesProjection,
   pricesProjection,
   discountsProjection,
+  usageByDayProjection,
 ];
 
 export const allProjectionNames = allProjections.map((projection) => projection.name);

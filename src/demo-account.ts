@@ -10,7 +10,7 @@ const demoSessionTtlSeconds = 30 * 24 * 60 * 60;
 
 export async function seedDemoAccount(
   service: ServiceParts,
-): Promise<{ apiKey: string; sessionToken: string }> {
+): Promise<{ apiKey: string; sessionToken: string; consoleSignInCode: string }> {
   const session = { userId: demoUserId, organizationId: null };
   const appended = await service.ledger.store.append({
     streamId: `account-user-${demoUserId}`,
@@ -37,15 +37,18 @@ export async function seedDemoAccount(
     "first-start",
   );
   const { token } = await service.sessions.mint(session, demoSessionTtlSeconds);
-  return { apiKey: issued.key, sessionToken: token };
+  const consoleSignInCode = await service.consoleAuth.mintSignInCode(session);
+  return { apiKey: issued.key, sessionToken: token, consoleSignInCode };
 }
 
 export function printFirstStartBanner(details: {
   baseUrl: string;
   apiKey: string;
   sessionToken: string;
+  consoleSignInCode: string;
   adminToken: string | undefined;
 }): void {
+  const origin = details.baseUrl.replace(/\/llm\/v1$/, "");
   const lines = [
     "",
     "won-gateway is running on embedded PostgreSQL. Shown once — keep what you need:",
@@ -53,6 +56,8 @@ export function printFirstStartBanner(details: {
     `  demo API key    ${details.apiKey}   (user "demo", ₩${demoCreditWon})`,
     `  session token   ${details.sessionToken}`,
     `  admin token     ${details.adminToken ?? "(admin API off)"}`,
+    `  web console     ${origin}/console/sign-in?code=${details.consoleSignInCode}`,
+    '                  (signs "demo" in once, within 24 h; then sign in with the session token)',
     "",
     `  curl ${details.baseUrl}/chat/completions -H "Authorization: Bearer ${details.apiKey}" \\`,
     `    -H "Content-Type: application/json" -d '{"model":"alpha-5.4-mini","messages":[{"role":"user","content":"Hello"}]}'`,

@@ -11,7 +11,12 @@ import { UsageOutbox } from "./billing/holds/usage-outbox";
 import { createPricingReadModel } from "./billing/pricing-read-model";
 import { errorSummaryOf, throttledLog } from "./billing/throttled-log";
 import { limits } from "./config";
+import { createUsageRouter } from "./gateway/account/usage-routes";
+import { createConsoleReadRouter } from "./gateway/admin/console-read-routes";
 import { createApp } from "./gateway/app";
+import { authenticateAdminOrConsole } from "./gateway/console/authenticate-admin-console";
+import { ConsoleAuth } from "./gateway/console/console-auth";
+import { createConsoleRouter } from "./gateway/console/console-router";
 import { AdmissionCache } from "./gateway/generation/admission-cache";
 import { readAdmission } from "./gateway/generation/admission-read-model";
 import { ApiKeyAdmission } from "./gateway/generation/api-key-admission";
@@ -88,6 +93,8 @@ export interface ServiceParts {
   waiter: ProjectionWaiter;
   sessions: SessionTokens;
   keys: ApiKeyService;
+  /** The web console's cookies: CSRF tokens, the admin cookie, one-time sign-in links. */
+  consoleAuth: ConsoleAuth;
   logger: Logger;
 }
 
@@ -187,7 +194,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     options.modelUpstreams,
   );
   const lifecycle = { draining: false };
-  const parts: ServiceParts = { lifecycle, ledger, waiter, sessions, keys, logger };
+  const consoleAuth = new ConsoleAuth(options.sessionSecret, options.adminToken);
+  const parts: ServiceParts = { lifecycle, ledger, waiter, sessions, keys, consoleAuth, logger };
   // Holds are placed by one PostgreSQL statement together with the funds check (C10).
   if (!(ledger.store instanceof PostgresEventStore))
     throw new Error(
@@ -232,12 +240,17 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     { requestBodyBytesMax: options.requestBodyBytesMax, logger },
   );
   const account = express.Router();
-  const sessionRequired = authenticateSession(sessions);
+  const sessionRequired = authenticateSession(sessions, consoleAuth);
   account.use("/apis", sessionRequired, createKeyRouter(keys));
+  account.use("/usage", sessionRequired, createUsageRouter(ledger.pool));
   if (options.accountRouter) account.use(sessionRequired, options.accountRouter(parts));
   const admin = options.adminToken ? express.Router() : undefined;
   if (admin && options.adminToken) {
-    admin.use(authenticateAdmin(options.adminToken), createAdminSessionRouter(sessions));
+    admin.use(
+      authenticateAdminOrConsole(authenticateAdmin(options.adminToken), consoleAuth),
+      createAdminSessionRouter(sessions),
+      createConsoleReadRouter(ledger.pool),
+    );
     if (options.adminRouter) admin.use(options.adminRouter(parts));
   }
   const app = createApp({
@@ -246,6 +259,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       account,
       ...(admin ? { admin } : {}),
       ...(options.operationsRouter ? { operations: options.operationsRouter(parts) } : {}),
+      console: createConsoleRouter({ sessions, consoleAuth, adminEnabled: admin !== undefined }),
     },
     requestBodyBytesMax: options.requestBodyBytesMax,
     logger,

@@ -20,6 +20,8 @@ export interface GatewayRouters {
   admin?: Router;
   /** Mounted at the root: /health/live, /health/ready, /metrics, /openapi.json, /docs. */
   operations?: Router;
+  /** Mounted at /console: the web console and its cookie-session exchange; `GET /` redirects to it. */
+  console?: Router;
 }
 
 export function createApp(options: {
@@ -47,6 +49,10 @@ export function createApp(options: {
   });
   app.use("/llm", options.routers.account);
   if (options.routers.admin) app.use("/admin", options.routers.admin);
+  if (options.routers.console) {
+    app.use("/console", options.routers.console);
+    app.get("/", (_request, response) => response.redirect(302, "/console/"));
+  }
   app.use((_request, _response, next) => {
     next(Object.assign(new Error("not found"), { notFound: true }));
   });

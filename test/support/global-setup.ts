@@ -1,4 +1,5 @@
 import type { TestProject } from "vitest/node";
+import { buildConsoleIfStale } from "../../console/build-console";
 import { startTestPostgres } from "./postgres-server";
 
 /**
@@ -6,6 +7,8 @@ import { startTestPostgres } from "./postgres-server";
  * PostgreSQL once for the whole run. Each test file then creates its own database on that server.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // The browser tests drive the console the gateway serves: build it first when missing or stale.
+  await buildConsoleIfStale();
   const server = await startTestPostgres();
   project.provide("postgresServerUrl", server.url);
   return server.stop;

@@ -2,7 +2,6 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { startEmbeddedPostgres } from "../../src/database/embedded-postgres";
 
 export interface TestPostgresServer {
   url: string;
@@ -15,6 +14,9 @@ export async function startTestPostgres(): Promise<TestPostgresServer> {
     await assertReachable(configuredUrl);
     return { url: configuredUrl, stop: async () => {} };
   }
+  // Imported only when needed: loading embedded-postgres installs an exit hook that ends the process with
+  // code 0, which turned a failed run into a green one even against an external DATABASE_URL.
+  const { startEmbeddedPostgres } = await import("../../src/database/embedded-postgres");
   const dataDirectory = await mkdtemp(path.join(tmpdir(), "gateway-test-pg-"));
   const embedded = await startEmbeddedPostgres({ dataDirectory, port: 0 });
   return {

@@ -1,15 +1,28 @@
 import type { Request, RequestHandler } from "express";
 import type { Session, SessionTokens } from "../../sessions/session-tokens";
 import { apiErrors } from "../api-error";
+import { type ConsoleAuth, csrfHeaderName, isSafeMethod } from "../console/console-auth";
 
-/** Key management and balance endpoints need a logged-in session: a bearer token or the `session` cookie. */
-export function authenticateSession(tokens: SessionTokens): RequestHandler {
+/**
+ * Key management and balance endpoints need a logged-in session: a bearer token or the `session` cookie.
+ * A browser sends the cookie by itself, so a write carried by the cookie must also present the cookie's
+ * CSRF token (header `x-csrf-token`) when `csrf` is given; a bearer token is never sent by itself.
+ */
+export function authenticateSession(tokens: SessionTokens, csrf?: ConsoleAuth): RequestHandler {
   return async (request, response, next) => {
-    const token = bearerTokenOf(request) ?? sessionCookieOf(request);
+    const bearer = bearerTokenOf(request);
+    const token = bearer ?? sessionCookieOf(request);
     const session = token ? await tokens.verify(token) : undefined;
     if (!session) {
       next(apiErrors.unauthorized("A logged-in session is required"));
       return;
+    }
+    if (bearer === undefined && csrf && !isSafeMethod(request.method)) {
+      const presented = request.headers[csrfHeaderName];
+      if (!csrf.csrfTokenMatches(token!, typeof presented === "string" ? presented : undefined)) {
+        next(apiErrors.unauthorized("A write with the session cookie needs its x-csrf-token header"));
+        return;
+      }
     }
     response.locals.session = session;
     next();

@@ -1,0 +1,212 @@
+/**
+ * The console's typed API client. Response types come from the server's own modules (`import type` only:
+ * nothing of the server reaches the bundle), so a change of a response shape breaks the console's build; once
+ * the OpenAPI document generated from the zod schemas lands, these types are generated from it instead.
+ *
+ * Auth is cookies only (httpOnly, SameSite=Strict): the page never sees a session or admin token after
+ * sign-in. Every write carries the cookie's CSRF token, held in memory here, never in storage.
+ */
+
+import type { BillingHistoryEntry } from "../../../src/billing/billing-history";
+import type { UsageResponse } from "../../../src/gateway/account/usage-routes";
+import type {
+  ConsoleAccountRow,
+  ConsoleDiscountRow,
+  ConsolePriceRow,
+} from "../../../src/gateway/admin/console-read-routes";
+import type { ApiKeyRecord, IssuedApiKey } from "../../../src/keys/api-key-service";
+
+export type { BillingHistoryEntry, ConsoleAccountRow, ConsoleDiscountRow, ConsolePriceRow, UsageResponse };
+export type UsageDay = UsageResponse["data"][number];
+
+/** Dates cross JSON as ISO strings. */
+type Jsonified<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] };
+export type ApiKey = Jsonified<ApiKeyRecord>;
+export type NewApiKey = Jsonified<IssuedApiKey>;
+
+export interface SessionInfo {
+  userId: string;
+  organizationId: string | null;
+  csrfToken: string;
+}
+
+export interface Balance {
+  user: { id: string; balanceWon: string };
+  organization: { id: string; balanceWon: string } | null;
+}
+
+export interface BillingPage {
+  account: { kind: "user" | "organization"; id: string };
+  from: string | null;
+  to: string | null;
+  data: BillingHistoryEntry[];
+}
+
+export interface AccountView {
+  kind: "user" | "organization";
+  id: string;
+  balanceWon: string;
+  pendingWon: string;
+}
+
+export interface FxRateEntry {
+  appliesOn: string;
+  rateDate: string;
+  rate: string;
+  source: string;
+  recordedAt: string;
+}
+
+export interface LedgerEventRow {
+  position: string;
+  eventId: string;
+  streamId: string;
+  streamVersion: number;
+  type: string;
+  data: Record<string, unknown>;
+  metadata: { actor: string; occurredAt: string; correlationId?: string };
+  recordedAt: string;
+}
+
+export class ApiFailure extends Error {
+  constructor(
+    readonly httpStatus: number,
+    readonly applicationCode: number | undefined,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const csrf = { user: "", admin: "" };
+
+type Realm = keyof typeof csrf;
+
+async function call<T>(
+  realm: Realm,
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
+  path: string,
+  body?: unknown,
+): Promise<T> {
+  const headers: Record<string, string> = { accept: "application/json" };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  if (method !== "GET") headers["x-csrf-token"] = csrf[realm];
+  const response = await fetch(path, {
+    method,
+    headers,
+    credentials: "same-origin",
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await response.text();
+  const parsed = text ? (JSON.parse(text) as unknown) : undefined;
+  if (!response.ok) {
+    const error = parsed as { status?: number; message?: string } | undefined;
+    throw new ApiFailure(response.status, error?.status, error?.message ?? response.statusText);
+  }
+  return parsed as T;
+}
+
+function query(parameters: Record<string, string | undefined>): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(parameters)) if (value) search.set(name, value);
+  const text = search.toString();
+  return text ? `?${text}` : "";
+}
+
+export interface Range {
+  from?: string;
+  to?: string;
+}
+
+/** A range of Seoul dates, `to` inclusive, as the billing API wants it (`to` exclusive, next day). */
+function billingQuery(range: Range, isOrganization: boolean, nextDay: (date: string) => string) {
+  return query({
+    from: range.from,
+    to: range.to ? nextDay(range.to) : undefined,
+    isOrganization: String(isOrganization),
+  });
+}
+
+export const userApi = {
+  async session(): Promise<SessionInfo> {
+    const session = await call<SessionInfo>("user", "GET", "/console/api/session");
+    csrf.user = session.csrfToken;
+    return session;
+  },
+  async signIn(token: string): Promise<SessionInfo> {
+    const session = await call<SessionInfo>("user", "POST", "/console/api/session", { token });
+    csrf.user = session.csrfToken;
+    return session;
+  },
+  async signOut(): Promise<void> {
+    await call("user", "DELETE", "/console/api/session");
+    csrf.user = "";
+  },
+  balance: () => call<Balance>("user", "GET", "/llm/balance"),
+  keys: (isOrganization: boolean) =>
+    call<{ data: ApiKey[] }>("user", "GET", `/llm/apis${query({ isOrganization: String(isOrganization) })}`),
+  issueKey: (body: { name: string; description: string; isOrganization: boolean }) =>
+    call<NewApiKey>("user", "POST", "/llm/apis", body),
+  setKeyStatus: (uuid: string, status: 0 | 1) =>
+    call<{ uuid: string; status: 0 | 1 }>("user", "PATCH", `/llm/apis/${encodeURIComponent(uuid)}/status`, {
+      status,
+    }),
+  deleteKey: (uuid: string) =>
+    call<{ uuid: string; deleted: true }>("user", "DELETE", `/llm/apis/${encodeURIComponent(uuid)}`),
+  usage: (range: Range, isOrganization: boolean) =>
+    call<UsageResponse>(
+      "user",
+      "GET",
+      `/llm/usage${query({ from: range.from, to: range.to, isOrganization: String(isOrganization) })}`,
+    ),
+  billing: (range: Range, isOrganization: boolean, nextDay: (date: string) => string) =>
+    call<BillingPage>("user", "GET", `/llm/billing${billingQuery(range, isOrganization, nextDay)}`),
+};
+
+export const adminApi = {
+  /** Resolves true when the admin cookie is valid (a query's data must not be undefined). */
+  async session(): Promise<true> {
+    csrf.admin = (await call<{ csrfToken: string }>("admin", "GET", "/console/api/admin-session")).csrfToken;
+    return true;
+  },
+  async signIn(adminToken: string): Promise<void> {
+    csrf.admin = (
+      await call<{ csrfToken: string }>("admin", "POST", "/console/api/admin-session", { adminToken })
+    ).csrfToken;
+  },
+  async signOut(): Promise<void> {
+    await call("admin", "DELETE", "/console/api/admin-session");
+    csrf.admin = "";
+  },
+  accounts: () => call<{ data: ConsoleAccountRow[] }>("admin", "GET", "/admin/console/accounts"),
+  account: (kind: string, id: string) =>
+    call<AccountView>("admin", "GET", `/admin/accounts/${kind}/${encodeURIComponent(id)}`),
+  topUp: (kind: string, id: string, amountWon: string, reference: string) =>
+    call<{ balanceWon: string }>(
+      "admin",
+      "POST",
+      `/admin/accounts/${kind}/${encodeURIComponent(id)}/credits`,
+      {
+        amountWon,
+        reference,
+      },
+    ),
+  prices: () => call<{ data: ConsolePriceRow[] }>("admin", "GET", "/admin/console/prices"),
+  setPrice: (
+    model: string,
+    price: { inputUsdPer1M: string; outputUsdPer1M: string; cachedInputUsdPer1M?: string },
+  ) => call<unknown>("admin", "PUT", `/admin/models/${encodeURIComponent(model)}/price`, price),
+  discounts: () => call<{ data: ConsoleDiscountRow[] }>("admin", "GET", "/admin/console/discounts"),
+  setDiscount: (discount: { model: string | null; organizationId: string | null; rate: string }) =>
+    call<unknown>("admin", "PUT", "/admin/discounts", discount),
+  fxRates: () => call<{ data: FxRateEntry[] }>("admin", "GET", "/admin/fx-rates"),
+  setFxRate: (rate: { appliesOn: string; rate: string; rateDate?: string }) =>
+    call<unknown>("admin", "POST", "/admin/fx-rates", rate),
+  refreshFxRate: () => call<unknown>("admin", "POST", "/admin/fx-rates/refresh"),
+  events: (parameters: { stream?: string; after?: string; limit: number }) =>
+    call<{ data: LedgerEventRow[]; next: string | null }>(
+      "admin",
+      "GET",
+      `/admin/events${query({ stream: parameters.stream, after: parameters.after, limit: String(parameters.limit) })}`,
+    ),
+};

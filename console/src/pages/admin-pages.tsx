@@ -1,0 +1,500 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { Card, ErrorMessage } from "../components/ui";
+import { adminApi, type LedgerEventRow } from "../lib/api";
+import {
+  formatCount,
+  formatDecimal,
+  formatRate,
+  formatSeoulDateTime,
+  formatWon,
+  seoulDateOf,
+} from "../lib/format";
+import { useI18n } from "../lib/i18n";
+
+function field(form: FormData, name: string): string {
+  return String(form.get(name) ?? "").trim();
+}
+
+export function AccountsPage() {
+  const { t } = useI18n();
+  const client = useQueryClient();
+  const accounts = useQuery({ queryKey: ["admin", "accounts"], queryFn: adminApi.accounts });
+  const [selected, setSelected] = useState<{ kind: string; id: string } | null>(null);
+  const view = useQuery({
+    queryKey: ["admin", "account", selected],
+    queryFn: () => adminApi.account(selected!.kind, selected!.id),
+    enabled: selected !== null,
+  });
+  const topUp = useMutation({
+    mutationFn: (input: { kind: string; id: string; amountWon: string; reference: string }) =>
+      adminApi.topUp(input.kind, input.id, input.amountWon, input.reference),
+    onSuccess: (_result, input) => {
+      setSelected({ kind: input.kind, id: input.id });
+      void client.invalidateQueries({ queryKey: ["admin"] });
+    },
+  });
+
+  function onTopUp(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    topUp.mutate({
+      kind: field(form, "kind"),
+      id: field(form, "id"),
+      amountWon: field(form, "amountWon"),
+      reference: field(form, "reference"),
+    });
+  }
+
+  return (
+    <>
+      <h1>{t("navAccounts")}</h1>
+      <Card title={t("topUp")}>
+        <form className="row wrap" onSubmit={onTopUp}>
+          <label>
+            {t("kind")}
+            <select name="kind" defaultValue="user">
+              <option value="user">{t("personal")} (user)</option>
+              <option value="organization">{t("organization")} (organization)</option>
+            </select>
+          </label>
+          <label>
+            {t("id")}
+            <input name="id" required maxLength={200} />
+          </label>
+          <label>
+            {t("amountWon")}
+            <input name="amountWon" required inputMode="decimal" pattern="\d+(\.\d{1,2})?" />
+          </label>
+          <label>
+            {t("reference")}
+            <input name="reference" required maxLength={500} />
+          </label>
+          <button type="submit" className="primary" disabled={topUp.isPending}>
+            {t("topUp")}
+          </button>
+        </form>
+        <ErrorMessage error={topUp.error} />
+        {topUp.data && (
+          <p role="status" data-testid="top-up-result">
+            {t("toppedUp")} {formatWon(topUp.data.balanceWon)}
+          </p>
+        )}
+      </Card>
+      {selected && view.data && (
+        <Card title={`${selected.kind}:${selected.id}`}>
+          <p>
+            {t("balance")}: <strong>{formatWon(view.data.balanceWon)}</strong> · {t("pending")}:{" "}
+            {formatWon(view.data.pendingWon)}
+          </p>
+        </Card>
+      )}
+      <ErrorMessage error={accounts.error} />
+      {accounts.data && accounts.data.data.length === 0 && <p>{t("noAccounts")}</p>}
+      {accounts.data && accounts.data.data.length > 0 && (
+        <table data-testid="accounts-table">
+          <thead>
+            <tr>
+              <th scope="col">{t("kind")}</th>
+              <th scope="col">{t("id")}</th>
+              <th scope="col">{t("balance")}</th>
+              <th scope="col">{t("pendingRequests")}</th>
+              <th scope="col">{t("details")}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {accounts.data.data.map((account) => (
+              <tr key={`${account.kind}:${account.id}`}>
+                <td>{account.kind}</td>
+                <td>{account.id}</td>
+                <td className="number">{formatWon(account.balanceWon)}</td>
+                <td className="number">{formatCount(account.pendingRequests)}</td>
+                <td>
+                  <button type="button" onClick={() => setSelected({ kind: account.kind, id: account.id })}>
+                    {t("details")} <span className="visually-hidden">{account.id}</span>
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}
+
+export function PricingPage() {
+  const { t, language } = useI18n();
+  const client = useQueryClient();
+  const prices = useQuery({ queryKey: ["admin", "prices"], queryFn: adminApi.prices });
+  const discounts = useQuery({ queryKey: ["admin", "discounts"], queryFn: adminApi.discounts });
+  const invalidate = () => void client.invalidateQueries({ queryKey: ["admin"] });
+  const setPrice = useMutation({
+    mutationFn: (input: {
+      model: string;
+      inputUsdPer1M: string;
+      outputUsdPer1M: string;
+      cachedInputUsdPer1M: string;
+    }) =>
+      adminApi.setPrice(input.model, {
+        inputUsdPer1M: input.inputUsdPer1M,
+        outputUsdPer1M: input.outputUsdPer1M,
+        ...(input.cachedInputUsdPer1M ? { cachedInputUsdPer1M: input.cachedInputUsdPer1M } : {}),
+      }),
+    onSuccess: invalidate,
+  });
+  const setDiscount = useMutation({ mutationFn: adminApi.setDiscount, onSuccess: invalidate });
+  const models = prices.data?.data.map((price) => price.model) ?? [];
+  const [priceModel, setPriceModel] = useState("");
+  // The form starts from the price in force, so a field left as is keeps its value (an omitted cached price
+  // would otherwise become the input price).
+  const current = prices.data?.data.find((price) => price.model === (priceModel || models[0]));
+
+  function onPrice(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    setPrice.mutate({
+      model: field(form, "model"),
+      inputUsdPer1M: field(form, "input"),
+      outputUsdPer1M: field(form, "output"),
+      cachedInputUsdPer1M: field(form, "cached"),
+    });
+  }
+
+  function onDiscount(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    setDiscount.mutate({
+      model: field(form, "model") || null,
+      organizationId: field(form, "organizationId") || null,
+      rate: field(form, "rate"),
+    });
+  }
+
+  const decimal = "\\d+(\\.\\d+)?";
+  return (
+    <>
+      <h1>{t("navPricing")}</h1>
+      <div className="grid two">
+        <Card title={t("setPrice")}>
+          <form className="stack" onSubmit={onPrice}>
+            <label>
+              {t("model")}
+              <select
+                name="model"
+                required
+                value={current?.model ?? ""}
+                onChange={(event) => setPriceModel(event.target.value)}
+              >
+                {models.map((model) => (
+                  <option key={model}>{model}</option>
+                ))}
+              </select>
+            </label>
+            <label>
+              {t("inputPrice")} (USD / 1M)
+              <input
+                key={`input:${current?.model}:${current?.inputUsdPer1M}`}
+                name="input"
+                required
+                inputMode="decimal"
+                pattern={decimal}
+                defaultValue={current?.inputUsdPer1M}
+              />
+            </label>
+            <label>
+              {t("outputPrice")} (USD / 1M)
+              <input
+                key={`output:${current?.model}:${current?.outputUsdPer1M}`}
+                name="output"
+                required
+                inputMode="decimal"
+                pattern={decimal}
+                defaultValue={current?.outputUsdPer1M}
+              />
+            </label>
+            <label>
+              {t("cachedPrice")} (USD / 1M)
+              <input
+                key={`cached:${current?.model}:${current?.cachedInputUsdPer1M}`}
+                name="cached"
+                required
+                inputMode="decimal"
+                pattern={decimal}
+                defaultValue={current?.cachedInputUsdPer1M}
+              />
+            </label>
+            <button type="submit" className="primary">
+              {t("save")}
+            </button>
+            <ErrorMessage error={setPrice.error} />
+            {setPrice.isSuccess && <p role="status">{t("saved")}</p>}
+          </form>
+        </Card>
+        <Card title={t("setDiscount")}>
+          <form className="stack" onSubmit={onDiscount}>
+            <label>
+              {t("model")}
+              <select name="model" defaultValue="">
+                <option value="">{t("anyModel")}</option>
+                {models.map((model) => (
+                  <option key={model}>{model}</option>
+                ))}
+              </select>
+            </label>
+            <label>
+              {t("organizationId")} ({t("anyOrganization")}: ∅)
+              <input name="organizationId" maxLength={200} />
+            </label>
+            <label>
+              {t("rate")} ({t("rateHelp")})
+              <input name="rate" required inputMode="decimal" pattern={decimal} />
+            </label>
+            <button type="submit" className="primary">
+              {t("save")}
+            </button>
+            <ErrorMessage error={setDiscount.error} />
+            {setDiscount.isSuccess && <p role="status">{t("saved")}</p>}
+          </form>
+        </Card>
+      </div>
+      <Card title={t("discounts")}>
+        <ErrorMessage error={discounts.error} />
+        <table data-testid="discounts-table">
+          <thead>
+            <tr>
+              <th scope="col">{t("model")}</th>
+              <th scope="col">{t("organization")}</th>
+              <th scope="col">{t("rate")}</th>
+              <th scope="col">{t("effectiveAt")}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {discounts.data?.data.map((discount) => (
+              <tr key={`${discount.model}:${discount.organizationId}`}>
+                <td>{discount.model ?? t("anyModel")}</td>
+                <td>{discount.organizationId ?? t("anyOrganization")}</td>
+                <td className="number">{formatRate(discount.rate)}</td>
+                <td>{formatSeoulDateTime(discount.effectiveAt, language)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Card>
+      <Card title={t("prices")}>
+        <ErrorMessage error={prices.error} />
+        <table data-testid="prices-table">
+          <thead>
+            <tr>
+              <th scope="col">{t("model")}</th>
+              <th scope="col">{t("inputPrice")}</th>
+              <th scope="col">{t("cachedPrice")}</th>
+              <th scope="col">{t("outputPrice")}</th>
+              <th scope="col">{t("effectiveAt")}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {prices.data?.data.map((price) => (
+              <tr key={price.model} data-testid={`price-row-${price.model}`}>
+                <td>{price.model}</td>
+                <td className="number">${formatDecimal(price.inputUsdPer1M)}</td>
+                <td className="number">${formatDecimal(price.cachedInputUsdPer1M)}</td>
+                <td className="number">${formatDecimal(price.outputUsdPer1M)}</td>
+                <td>
+                  {price.effectiveAt ? formatSeoulDateTime(price.effectiveAt, language) : t("catalogDefault")}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Card>
+    </>
+  );
+}
+
+export function FxRatesPage() {
+  const { t, language } = useI18n();
+  const client = useQueryClient();
+  const rates = useQuery({ queryKey: ["admin", "fx"], queryFn: adminApi.fxRates });
+  const invalidate = () => void client.invalidateQueries({ queryKey: ["admin", "fx"] });
+  const setRate = useMutation({ mutationFn: adminApi.setFxRate, onSuccess: invalidate });
+  const refresh = useMutation({ mutationFn: adminApi.refreshFxRate, onSuccess: invalidate });
+
+  function onRate(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const rateDate = field(form, "rateDate");
+    setRate.mutate({
+      appliesOn: field(form, "appliesOn"),
+      rate: field(form, "rate"),
+      ...(rateDate ? { rateDate } : {}),
+    });
+  }
+
+  return (
+    <>
+      <h1>{t("navFx")}</h1>
+      <div className="grid two">
+        <Card title={t("manualRate")}>
+          <form className="stack" onSubmit={onRate}>
+            <label>
+              {t("appliesOn")}
+              <input type="date" name="appliesOn" required defaultValue={seoulDateOf(new Date())} />
+            </label>
+            <label>
+              {t("rate")} (KRW/USD)
+              <input name="rate" required inputMode="decimal" pattern="\d+(\.\d+)?" />
+            </label>
+            <label>
+              {t("rateDate")}
+              <input type="date" name="rateDate" />
+            </label>
+            <button type="submit" className="primary">
+              {t("save")}
+            </button>
+            <ErrorMessage error={setRate.error} />
+            {setRate.isSuccess && <p role="status">{t("saved")}</p>}
+          </form>
+        </Card>
+        <Card title={t("refreshNow")}>
+          <button type="button" onClick={() => refresh.mutate()} disabled={refresh.isPending}>
+            {t("refreshNow")}
+          </button>
+          <ErrorMessage error={refresh.error} />
+          {refresh.isSuccess && <p role="status">{t("refreshed")}</p>}
+        </Card>
+      </div>
+      <Card title={t("fxHistory")}>
+        <ErrorMessage error={rates.error} />
+        <table data-testid="fx-table">
+          <thead>
+            <tr>
+              <th scope="col">{t("appliesOn")}</th>
+              <th scope="col">{t("rate")}</th>
+              <th scope="col">{t("rateDate")}</th>
+              <th scope="col">{t("fxSource")}</th>
+              <th scope="col">{t("recordedAt")}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rates.data?.data.map((rate) => (
+              <tr key={`${rate.appliesOn}:${rate.recordedAt}`}>
+                <td>{rate.appliesOn}</td>
+                <td className="number">{formatDecimal(rate.rate)}</td>
+                <td>{rate.rateDate}</td>
+                <td>{rate.source}</td>
+                <td>{formatSeoulDateTime(rate.recordedAt, language)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Card>
+    </>
+  );
+}
+
+const eventTypes = [
+  "ApiKeyIssued",
+  "ApiKeyStatusChanged",
+  "ApiKeyDeleted",
+  "CreditToppedUp",
+  "ModelPriceSet",
+  "DiscountSet",
+  "FxRateUpdated",
+  "UsageRecorded",
+  "UsageCharged",
+];
+const eventsPageSize = 200;
+
+export function EventsPage() {
+  const { t, language } = useI18n();
+  const [filter, setFilter] = useState({ stream: "", type: "" });
+  const [pages, setPages] = useState<string[]>([""]);
+  const queries = useQuery({
+    queryKey: ["admin", "events", filter, pages],
+    queryFn: async () => {
+      const rows: LedgerEventRow[] = [];
+      let next: string | null = null;
+      for (const after of pages) {
+        const page = await adminApi.events({
+          ...(filter.stream ? { stream: filter.stream } : {}),
+          ...(after ? { after } : {}),
+          limit: eventsPageSize,
+        });
+        rows.push(...page.data);
+        next = page.next;
+      }
+      return { rows, next };
+    },
+  });
+  const rows = (queries.data?.rows ?? []).filter((row) => !filter.type || row.type === filter.type);
+
+  function onFilter(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    setFilter({ stream: field(form, "stream"), type: field(form, "type") });
+    setPages([""]);
+  }
+
+  return (
+    <>
+      <h1>{t("navEvents")}</h1>
+      <form className="row wrap" onSubmit={onFilter} aria-label={t("filter")}>
+        <label>
+          {t("stream")}
+          <input name="stream" placeholder="account-user-demo" />
+        </label>
+        <label>
+          {t("eventType")}
+          <select name="type" defaultValue="">
+            <option value="">{t("allTypes")}</option>
+            {eventTypes.map((type) => (
+              <option key={type}>{type}</option>
+            ))}
+          </select>
+        </label>
+        <button type="submit">{t("filter")}</button>
+      </form>
+      <ErrorMessage error={queries.error} />
+      {queries.data && rows.length === 0 && <p>{t("noEvents")}</p>}
+      {rows.length > 0 && (
+        <table data-testid="events-table">
+          <thead>
+            <tr>
+              <th scope="col">{t("position")}</th>
+              <th scope="col">{t("recordedAt")}</th>
+              <th scope="col">{t("stream")}</th>
+              <th scope="col">{t("eventType")}</th>
+              <th scope="col">{t("actor")}</th>
+              <th scope="col">{t("data")}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((row) => (
+              <tr key={row.eventId}>
+                <td>
+                  <code>{row.position}</code>
+                </td>
+                <td>{formatSeoulDateTime(row.recordedAt, language)}</td>
+                <td>{row.streamId}</td>
+                <td>{row.type}</td>
+                <td>{row.metadata.actor}</td>
+                <td>
+                  <details>
+                    <summary>{t("data")}</summary>
+                    <pre>{JSON.stringify(row.data, null, 2)}</pre>
+                  </details>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {queries.data?.next && (queries.data.rows.length ?? 0) >= eventsPageSize * pages.length && (
+        <button type="button" onClick={() => setPages((current) => [...current, queries.data!.next!])}>
+          {t("loadMore")}
+        </button>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,84 @@
+import { Money } from "../src/billing/money";
+import { seoulDateOf } from "../src/billing/seoul-calendar";
+import type { RecordedEventOf } from "../src/ledger/event-store";
+import { defineTable, type ProjectionDefinition } from "../src/ledger/projection";
+
+/**
+ * Charged usage summed per Seoul day × account × model × key: what the console's usage charts read, so a
+ * chart over a year costs a few hundred rows, never a scan of every charge. The day is the Seoul date of
+ * the request's start, the instant its price and FX rate were taken at (C7), so the chart and the charges
+ * table agree on which day a charge belongs to.
+ */
+
+type Row = {
+  day: string;
+  account_kind: string;
+  account_id: string;
+  model: string;
+  key_id: string;
+  requests: string;
+  amount_won: string;
+  input_tokens: string;
+  cached_tokens: string;
+  output_tokens: string;
+  reasoning_tokens: string;
+};
+
+export const usageByDayTable = defineTable<Row>({
+  name: "projection_usage_by_day",
+  columns: {
+    day: "date",
+    account_kind: "text",
+    account_id: "text",
+    model: "text",
+    key_id: "text",
+    requests: "bigint",
+    amount_won: "numeric",
+    input_tokens: "bigint",
+    cached_tokens: "bigint",
+    output_tokens: "bigint",
+    reasoning_tokens: "bigint",
+  },
+  primaryKey: ["account_kind", "account_id", "day", "model", "key_id"],
+});
+
+/** Token counts the upstream did not report (null) add nothing here; the charge keeps the null. */
+function plus(total: string, count: number | null): string {
+  return (BigInt(total) + BigInt(count ?? 0)).toString();
+}
+
+export const usageByDayProjection: ProjectionDefinition = {
+  name: "usage-by-day",
+  version: 1,
+  handles: new Set(["UsageCharged"]),
+  tables: [usageByDayTable],
+  evolve(rows, recorded) {
+    const event = recorded as RecordedEventOf<"UsageCharged">;
+    const key = {
+      day: seoulDateOf(new Date(event.data.startedAt)),
+      account_kind: event.data.account.kind,
+      account_id: event.data.account.id,
+      model: event.data.model,
+      key_id: event.data.keyId,
+    };
+    const current = rows.get(usageByDayTable, key) ?? {
+      ...key,
+      requests: "0",
+      amount_won: "0",
+      input_tokens: "0",
+      cached_tokens: "0",
+      output_tokens: "0",
+      reasoning_tokens: "0",
+    };
+    const tokens = event.data.breakdown.tokens;
+    rows.put(usageByDayTable, {
+      ...current,
+      requests: plus(current.requests, 1),
+      amount_won: new Money(current.amount_won).plus(event.data.amountWon).toFixed(),
+      input_tokens: plus(current.input_tokens, tokens.input),
+      cached_tokens: plus(current.cached_tokens, tokens.cached),
+      output_tokens: plus(current.output_tokens, tokens.output),
+      reasoning_tokens: plus(current.reasoning_tokens, tokens.reasoning),
+    });
+  },
+};

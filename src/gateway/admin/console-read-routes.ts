@@ -1,0 +1,121 @@
+import { Router as createRouter, type Router } from "express";
+import type pg from "pg";
+import { balancesTable, pendingChargesTable } from "../../../projections/balances";
+import { discountsTable } from "../../../projections/discounts";
+import { pricesTable } from "../../../projections/prices";
+import { listModels } from "../../providers/catalog";
+
+/**
+ * Read APIs the web console needs and the admin API (C6) does not have yet, under `/admin/console/…` so they
+ * never collide with the general admin read APIs being added beside them; once those exist, the console
+ * switches to them and this file goes.
+ *
+ * - `GET /admin/console/accounts` → `{ data: [ { kind, id, balanceWon, pendingRequests } ] }`, every account
+ *   that ever had a top-up or a charge (bounded by `accountsRowsMax`).
+ * - `GET /admin/console/prices` → `{ data: [ { model, inputUsdPer1M, outputUsdPer1M, cachedInputUsdPer1M,
+ *   effectiveAt } ] }`, the price in force per catalog model.
+ * - `GET /admin/console/discounts` → `{ data: [ { model, organizationId, rate, effectiveAt } ] }`, the rule in
+ *   force per scope (model or any × organization or any).
+ */
+
+export const accountsRowsMax = 1_000;
+
+export interface ConsoleAccountRow {
+  kind: "user" | "organization";
+  id: string;
+  balanceWon: string;
+  pendingRequests: number;
+}
+
+export interface ConsolePriceRow {
+  model: string;
+  family: string;
+  inputUsdPer1M: string;
+  outputUsdPer1M: string;
+  cachedInputUsdPer1M: string;
+  effectiveAt: string | null;
+}
+
+export interface ConsoleDiscountRow {
+  model: string | null;
+  organizationId: string | null;
+  rate: string;
+  effectiveAt: string;
+}
+
+export function createConsoleReadRouter(database: Pick<pg.Pool, "query">): Router {
+  const router = createRouter();
+
+  router.get("/console/accounts", async (_request, response) => {
+    const result = await database.query<{
+      account_kind: "user" | "organization";
+      account_id: string;
+      balance_won: string;
+      pending_requests: string;
+    }>(
+      `SELECT b.account_kind, b.account_id, b.balance_won,
+              (SELECT count(*) FROM ${pendingChargesTable.name} p
+                WHERE p.account_kind = b.account_kind AND p.account_id = b.account_id)::text AS pending_requests
+         FROM ${balancesTable.name} b
+        ORDER BY b.account_kind, b.account_id
+        LIMIT ${accountsRowsMax}`,
+    );
+    const data: ConsoleAccountRow[] = result.rows.map((row) => ({
+      kind: row.account_kind,
+      id: row.account_id,
+      balanceWon: row.balance_won,
+      pendingRequests: Number(row.pending_requests),
+    }));
+    response.json({ data });
+  });
+
+  router.get("/console/prices", async (_request, response) => {
+    const result = await database.query<{
+      model: string;
+      input_usd_per_million_tokens: string;
+      output_usd_per_million_tokens: string;
+      cached_input_usd_per_million_tokens: string;
+      effective_at: string;
+    }>(
+      `SELECT DISTINCT ON (model) model, input_usd_per_million_tokens, output_usd_per_million_tokens,
+              cached_input_usd_per_million_tokens, effective_at
+         FROM ${pricesTable.name}
+        ORDER BY model, effective_at DESC, event_id DESC`,
+    );
+    const byModel = new Map(result.rows.map((row) => [row.model, row]));
+    const data: ConsolePriceRow[] = listModels().map((model) => {
+      const row = byModel.get(model.slug);
+      return {
+        model: model.slug,
+        family: model.family,
+        inputUsdPer1M: row?.input_usd_per_million_tokens ?? model.inputUsdPerMillionTokens,
+        outputUsdPer1M: row?.output_usd_per_million_tokens ?? model.outputUsdPerMillionTokens,
+        cachedInputUsdPer1M: row?.cached_input_usd_per_million_tokens ?? model.cachedInputUsdPerMillionTokens,
+        effectiveAt: row ? new Date(row.effective_at).toISOString() : null,
+      };
+    });
+    response.json({ data });
+  });
+
+  router.get("/console/discounts", async (_request, response) => {
+    const result = await database.query<{
+      model: string | null;
+      organization_id: string | null;
+      rate: string;
+      effective_at: string;
+    }>(
+      `SELECT DISTINCT ON (model, organization_id) model, organization_id, rate, effective_at
+         FROM ${discountsTable.name}
+        ORDER BY model, organization_id, effective_at DESC, event_id DESC`,
+    );
+    const data: ConsoleDiscountRow[] = result.rows.map((row) => ({
+      model: row.model,
+      organizationId: row.organization_id,
+      rate: row.rate,
+      effectiveAt: new Date(row.effective_at).toISOString(),
+    }));
+    response.json({ data });
+  });
+
+  return router;
+}

@@ -1,0 +1,138 @@
+import { createHash, createHmac, randomUUID, timingSafeEqual } from "node:crypto";
+import { errors, jwtVerify, SignJWT } from "jose";
+import type { Session } from "../../sessions/session-tokens";
+
+/**
+ * What the web console adds to the sessions of C4: a CSRF token bound to each cookie, the admin console's
+ * cookie (the admin token exchanged once, never kept by the page), and one-time sign-in links.
+ *
+ * Every secret here is derived from SESSION_SECRET under its own label, so a token of one kind never
+ * verifies as another: an admin cookie is not a user session, a sign-in code is not a session.
+ */
+
+export const sessionCookieName = "session";
+export const adminCookieName = "admin_session";
+export const csrfHeaderName = "x-csrf-token";
+export const adminCookieTtlSeconds = 8 * 60 * 60;
+export const signInCodeTtlSeconds = 24 * 60 * 60;
+/** Redeemed sign-in codes remembered in memory; a code older than its TTL is refused anyway. */
+const redeemedCodesMax = 10_000;
+
+const adminAudience = "won-gateway:console-admin";
+const signInAudience = "won-gateway:console-sign-in";
+
+export class ConsoleAuth {
+  private readonly csrfKey: Buffer;
+  private readonly adminKey: Uint8Array;
+  private readonly signInKey: Uint8Array;
+  private readonly adminTokenDigest: Buffer | undefined;
+  private readonly redeemedCodes = new Map<string, number>();
+
+  constructor(sessionSecret: string, adminToken: string | undefined) {
+    this.csrfKey = derive(sessionSecret, "console-csrf");
+    this.adminKey = derive(sessionSecret, "console-admin");
+    this.signInKey = derive(sessionSecret, "console-sign-in");
+    this.adminTokenDigest = adminToken === undefined ? undefined : digest(adminToken);
+  }
+
+  /** The CSRF token of a cookie: HMAC of its value, so it needs no storage and dies with the cookie. */
+  csrfTokenOf(cookieValue: string): string {
+    return createHmac("sha256", this.csrfKey).update(cookieValue).digest("base64url");
+  }
+
+  csrfTokenMatches(cookieValue: string, presented: string | undefined): boolean {
+    if (presented === undefined) return false;
+    const expected = Buffer.from(this.csrfTokenOf(cookieValue));
+    const given = Buffer.from(presented);
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  }
+
+  adminTokenMatches(presented: string): boolean {
+    if (this.adminTokenDigest === undefined) return false;
+    return timingSafeEqual(digest(presented), this.adminTokenDigest);
+  }
+
+  async mintAdminCookie(now = new Date()): Promise<string> {
+    const issuedAt = Math.floor(now.getTime() / 1_000);
+    return new SignJWT({})
+      .setProtectedHeader({ alg: "HS256" })
+      .setSubject("admin")
+      .setAudience(adminAudience)
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(issuedAt + adminCookieTtlSeconds)
+      .sign(this.adminKey);
+  }
+
+  async adminCookieIsValid(value: string): Promise<boolean> {
+    if (this.adminTokenDigest === undefined) return false;
+    return (await verified(value, this.adminKey, adminAudience)) !== undefined;
+  }
+
+  /** A link code that signs `session` in once: a short-lived signed claim with a unique id. */
+  async mintSignInCode(session: Session, now = new Date()): Promise<string> {
+    const issuedAt = Math.floor(now.getTime() / 1_000);
+    return new SignJWT(session.organizationId ? { org: session.organizationId } : {})
+      .setProtectedHeader({ alg: "HS256" })
+      .setSubject(session.userId)
+      .setAudience(signInAudience)
+      .setJti(randomUUID())
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(issuedAt + signInCodeTtlSeconds)
+      .sign(this.signInKey);
+  }
+
+  /** The session a code signs in, once; undefined when it is invalid, expired or already used. */
+  async redeemSignInCode(code: string, now = new Date()): Promise<Session | undefined> {
+    const payload = await verified(code, this.signInKey, signInAudience);
+    if (!payload || typeof payload.sub !== "string" || typeof payload.jti !== "string") return undefined;
+    const nowSeconds = Math.floor(now.getTime() / 1_000);
+    for (const [jti, expiresAt] of this.redeemedCodes) {
+      if (expiresAt <= nowSeconds) this.redeemedCodes.delete(jti);
+    }
+    if (this.redeemedCodes.has(payload.jti) || this.redeemedCodes.size >= redeemedCodesMax) return undefined;
+    this.redeemedCodes.set(payload.jti, payload.exp ?? nowSeconds);
+    return { userId: payload.sub, organizationId: typeof payload.org === "string" ? payload.org : null };
+  }
+}
+
+async function verified(token: string, key: Uint8Array, audience: string) {
+  try {
+    const { payload } = await jwtVerify(token, key, {
+      algorithms: ["HS256"],
+      audience,
+      requiredClaims: ["sub", "exp"],
+    });
+    return payload;
+  } catch (error) {
+    if (error instanceof errors.JOSEError) return undefined;
+    throw error;
+  }
+}
+
+function derive(secret: string, label: string): Buffer {
+  return createHmac("sha256", secret).update(label).digest();
+}
+
+function digest(text: string): Buffer {
+  return createHash("sha256").update(text).digest();
+}
+
+/** The value of cookie `name` in a Cookie header. */
+export function cookieOf(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(";")) {
+    const [cookieName, ...value] = part.trim().split("=");
+    if (cookieName === name && value.length > 0) {
+      try {
+        return decodeURIComponent(value.join("="));
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return undefined;
+}
+
+export function isSafeMethod(method: string): boolean {
+  return method === "GET" || method === "HEAD" || method === "OPTIONS";
+}

@@ -1,0 +1,172 @@
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import express, { type Request, type Response, Router } from "express";
+import { z } from "zod";
+import { type SessionTokens, sessionTtlSecondsDefault } from "../../sessions/session-tokens";
+import { apiErrors, validationErrorOf } from "../api-error";
+import {
+  adminCookieName,
+  adminCookieTtlSeconds,
+  type ConsoleAuth,
+  cookieOf,
+  csrfHeaderName,
+  sessionCookieName,
+} from "./console-auth";
+
+/**
+ * The web console (issue #15), served by the gateway under /console:
+ * - the built single-page app from `console/dist` — hashed assets `immutable` for a year, `index.html`
+ *   `no-cache` so a new build is picked up at once; any other /console path answers the page (client routes);
+ * - `/console/api/session` and `/console/api/admin-session`: a session token or the admin token exchanged
+ *   once for an httpOnly, SameSite=Strict cookie, answered with the cookie's CSRF token, which the page keeps in
+ *   memory only and sends on every write;
+ * - `/console/sign-in?code=…`: the first-start banner's one-time link.
+ */
+
+export const consoleDistDirectory = fileURLToPath(new URL("../../../console/dist", import.meta.url));
+export const consoleSessionTtlSeconds = sessionTtlSecondsDefault;
+
+const sessionBody = z.object({ token: z.string().min(1).max(4_096) });
+const adminSessionBody = z.object({ adminToken: z.string().min(1).max(4_096) });
+
+export function createConsoleRouter(options: {
+  sessions: SessionTokens;
+  consoleAuth: ConsoleAuth;
+  adminEnabled: boolean;
+  distDirectory?: string;
+}): Router {
+  const { sessions, consoleAuth } = options;
+  const distDirectory = options.distDirectory ?? consoleDistDirectory;
+  const router = Router();
+
+  router.post("/api/session", async (request, response) => {
+    requireJson(request);
+    const parsed = sessionBody.safeParse(request.body ?? {});
+    if (!parsed.success) throw validationErrorOf(parsed.error);
+    const session = await sessions.verify(parsed.data.token);
+    if (!session) throw apiErrors.unauthorized("The session token is invalid or expired");
+    setCookie(request, response, sessionCookieName, parsed.data.token, consoleSessionTtlSeconds);
+    response.json({ ...session, csrfToken: consoleAuth.csrfTokenOf(parsed.data.token) });
+  });
+
+  router.get("/api/session", async (request, response) => {
+    response.setHeader("cache-control", "no-store");
+    const token = cookieOf(request.headers.cookie, sessionCookieName);
+    const session = token ? await sessions.verify(token) : undefined;
+    if (!token || !session) throw apiErrors.unauthorized("A logged-in session is required");
+    response.json({ ...session, csrfToken: consoleAuth.csrfTokenOf(token) });
+  });
+
+  router.delete("/api/session", (request, response) => {
+    requireCsrf(request, consoleAuth, sessionCookieName);
+    clearCookie(request, response, sessionCookieName);
+    response.json({ signedOut: true });
+  });
+
+  router.post("/api/admin-session", async (request, response) => {
+    requireJson(request);
+    const parsed = adminSessionBody.safeParse(request.body ?? {});
+    if (!parsed.success) throw validationErrorOf(parsed.error);
+    if (!options.adminEnabled || !consoleAuth.adminTokenMatches(parsed.data.adminToken)) {
+      throw apiErrors.unauthorized("Admin token required");
+    }
+    const cookie = await consoleAuth.mintAdminCookie();
+    setCookie(request, response, adminCookieName, cookie, adminCookieTtlSeconds);
+    response.json({ csrfToken: consoleAuth.csrfTokenOf(cookie) });
+  });
+
+  router.get("/api/admin-session", async (request, response) => {
+    response.setHeader("cache-control", "no-store");
+    const cookie = cookieOf(request.headers.cookie, adminCookieName);
+    if (!cookie || !(await consoleAuth.adminCookieIsValid(cookie))) {
+      throw apiErrors.unauthorized("Admin token required");
+    }
+    response.json({ csrfToken: consoleAuth.csrfTokenOf(cookie) });
+  });
+
+  router.delete("/api/admin-session", (request, response) => {
+    requireCsrf(request, consoleAuth, adminCookieName);
+    clearCookie(request, response, adminCookieName);
+    response.json({ signedOut: true });
+  });
+
+  router.use("/api", (_request, _response, next) => {
+    next(Object.assign(new Error("not found"), { notFound: true }));
+  });
+
+  router.get("/sign-in", async (request, response) => {
+    response.setHeader("cache-control", "no-store");
+    response.setHeader("referrer-policy", "no-referrer");
+    const code = typeof request.query.code === "string" ? request.query.code : "";
+    const session = code ? await consoleAuth.redeemSignInCode(code) : undefined;
+    if (!session) {
+      response.redirect(303, "/console/?signIn=expired");
+      return;
+    }
+    const { token } = await sessions.mint(session, consoleSessionTtlSeconds);
+    setCookie(request, response, sessionCookieName, token, consoleSessionTtlSeconds);
+    response.redirect(303, "/console/");
+  });
+
+  router.use(
+    "/assets",
+    express.static(path.join(distDirectory, "assets"), {
+      immutable: true,
+      maxAge: "365d",
+      index: false,
+    }),
+    (_request: Request, _response: Response, next: (error: unknown) => void) => {
+      next(Object.assign(new Error("not found"), { notFound: true }));
+    },
+  );
+  router.use(
+    express.static(distDirectory, {
+      index: false,
+      setHeaders: (response) => response.setHeader("cache-control", "no-cache"),
+    }),
+  );
+  router.get("/{*rest}", (_request, response) => {
+    const index = path.join(distDirectory, "index.html");
+    if (!existsSync(index)) {
+      response
+        .status(503)
+        .type("text/plain")
+        .send("The console is not built: run `npm run build:console` (npm start builds it).");
+      return;
+    }
+    response.setHeader("cache-control", "no-cache");
+    response.sendFile(index);
+  });
+  return router;
+}
+
+function requireJson(request: Request): void {
+  // A cross-site form cannot send JSON without a CORS preflight, which this origin never grants: no login CSRF.
+  if (!request.is("application/json")) throw apiErrors.validation("The body must be application/json");
+}
+
+function requireCsrf(request: Request, consoleAuth: ConsoleAuth, cookieName: string): void {
+  const cookie = cookieOf(request.headers.cookie, cookieName);
+  const presented = request.headers[csrfHeaderName];
+  if (
+    !cookie ||
+    !consoleAuth.csrfTokenMatches(cookie, typeof presented === "string" ? presented : undefined)
+  ) {
+    throw apiErrors.unauthorized("The x-csrf-token header is missing or wrong");
+  }
+}
+
+function setCookie(request: Request, response: Response, name: string, value: string, ttlSeconds: number) {
+  response.cookie(name, value, {
+    httpOnly: true,
+    sameSite: "strict",
+    secure: request.secure,
+    path: "/",
+    maxAge: ttlSeconds * 1_000,
+  });
+}
+
+function clearCookie(request: Request, response: Response, name: string) {
+  response.clearCookie(name, { httpOnly: true, sameSite: "strict", secure: request.secure, path: "/" });
+}

@@ -1,0 +1,206 @@
+import { describe, expect, it } from "vitest";
+import type { BillingHistoryEntry, UsageDay } from "../../console/src/lib/api";
+import { chargesCsv, csvField } from "../../console/src/lib/csv";
+import {
+  addDays,
+  datesBetween,
+  formatCount,
+  formatDecimal,
+  formatMicroWon,
+  formatRate,
+  formatSeoulDateTime,
+  formatShortDate,
+  formatWon,
+  microWonOf,
+  seoulDateOf,
+  sumWon,
+  wonOfMicroWon,
+} from "../../console/src/lib/format";
+import { dictionaries, preferredLanguage } from "../../console/src/lib/i18n";
+import { takeSseData } from "../../console/src/lib/sse";
+import { dailySeries } from "../../console/src/lib/usage-series";
+
+/** The console's money, date, CSV and language rules, which every page relies on. */
+
+describe("won formatting (ko-KR everywhere)", () => {
+  it("groups thousands and shows at most two decimals for balances", () => {
+    expect(formatWon("10000")).toBe("₩10,000");
+    expect(formatWon("1234567.5")).toBe("₩1,234,567.5");
+    expect(formatWon("9999.873412")).toBe("₩9,999.87");
+    expect(formatWon("-12.5")).toBe("-₩12.5");
+    expect(formatWon("0")).toBe("₩0");
+  });
+
+  it("rounds half-up on the exact decimal, never through a float", () => {
+    // 0.125 and 1.005 are not exact in binary floating point; the string is.
+    expect(formatWon("0.125")).toBe("₩0.13");
+    expect(formatWon("1.005")).toBe("₩1.01");
+    expect(formatWon("90071992547409931.99")).toBe("₩90,071,992,547,409,931.99");
+  });
+
+  it("shows micro-won with six decimals in breakdowns", () => {
+    expect(formatMicroWon("0.08225")).toBe("₩0.082250");
+    expect(formatMicroWon("1234.000001")).toBe("₩1,234.000001");
+  });
+
+  it("formats prices, rates and counts", () => {
+    expect(formatDecimal("1483.40")).toBe("1,483.4");
+    expect(formatDecimal("0.025")).toBe("0.025");
+    expect(formatRate("0.15")).toBe("15%");
+    expect(formatRate("0")).toBe("0%");
+    expect(formatCount(1234567)).toBe("1,234,567");
+    expect(formatCount(null)).toBe("—");
+  });
+
+  it("refuses what is not a decimal string", () => {
+    expect(() => formatWon("1e3")).toThrow(RangeError);
+    expect(() => formatWon("")).toThrow(RangeError);
+    expect(() => microWonOf("0.0000001")).toThrow(RangeError);
+  });
+});
+
+describe("exact sums in micro-won", () => {
+  it("adds decimal strings exactly", () => {
+    expect(sumWon(["0.1", "0.2"])).toBe("0.3");
+    expect(sumWon(["0.082250", "0.090650", "-0.1"])).toBe("0.0729");
+    expect(sumWon([])).toBe("0");
+  });
+
+  it("round-trips through micro-won", () => {
+    for (const amount of ["0", "1", "-1.5", "123456789.123456", "0.000001", "-0.000001"]) {
+      expect(wonOfMicroWon(microWonOf(amount))).toBe(amount);
+    }
+  });
+});
+
+describe("Seoul dates", () => {
+  it("puts an instant on its Seoul calendar date", () => {
+    expect(seoulDateOf(new Date("2026-11-23T14:59:59.999Z"))).toBe("2026-11-23");
+    expect(seoulDateOf(new Date("2026-11-23T15:00:00.000Z"))).toBe("2026-11-24");
+    expect(seoulDateOf(new Date("2026-12-31T15:00:00.000Z"))).toBe("2027-01-01");
+  });
+
+  it("does calendar arithmetic across months, years and leap days", () => {
+    expect(addDays("2026-11-30", 1)).toBe("2026-12-01");
+    expect(addDays("2026-12-31", 1)).toBe("2027-01-01");
+    expect(addDays("2028-03-01", -1)).toBe("2028-02-29");
+    expect(addDays("2026-11-23", -29)).toBe("2026-10-25");
+    expect(datesBetween("2026-02-27", "2026-03-02")).toEqual([
+      "2026-02-27",
+      "2026-02-28",
+      "2026-03-01",
+      "2026-03-02",
+    ]);
+    expect(datesBetween("2026-03-02", "2026-03-01")).toEqual([]);
+  });
+
+  it("shows instants in Seoul time in either language", () => {
+    const instant = "2026-11-23T11:04:15.000Z";
+    expect(formatSeoulDateTime(instant, "en")).toBe("Nov 23, 2026, 8:04:15 PM");
+    // Node may carry less Korean locale data than a browser ("PM" for "오후"); the hour is what matters here.
+    expect(formatSeoulDateTime(instant, "ko")).toMatch(/^2026\. 11\. 23\. (오후|PM) 8:04:15$/);
+    expect(formatShortDate("2026-11-23", "en")).toBe("Nov 23");
+    expect(formatShortDate("2026-11-23", "ko")).toMatch(/^(11월 23일|11\. 23\.|Nov 23|M11 23)$/);
+  });
+});
+
+describe("language", () => {
+  it("is Korean when the browser asks for Korean before English", () => {
+    expect(preferredLanguage(["ko-KR", "en-US"])).toBe("ko");
+    expect(preferredLanguage(["ko"])).toBe("ko");
+    expect(preferredLanguage(["en-US", "ko-KR"])).toBe("en");
+    expect(preferredLanguage(["fr-FR", "ko-KR"])).toBe("ko");
+    expect(preferredLanguage(["fr-FR"])).toBe("en");
+    expect(preferredLanguage([])).toBe("en");
+  });
+
+  it("translates every message into both languages", () => {
+    const english = Object.keys(dictionaries.en).sort();
+    expect(Object.keys(dictionaries.ko).sort()).toEqual(english);
+    for (const key of english) {
+      expect(dictionaries.ko[key as keyof typeof dictionaries.ko], key).not.toBe("");
+    }
+  });
+});
+
+describe("charges CSV", () => {
+  const entry: BillingHistoryEntry = {
+    requestId: "req_1",
+    account: { kind: "user", id: "mina" },
+    keyId: "3fe9cf43-0000-4000-8000-000000000000",
+    model: "alpha-5.4-mini",
+    endpoint: "chat.completions",
+    startedAt: "2026-11-23T11:26:11.000Z",
+    chargedAt: "2026-11-23T11:26:12.000Z",
+    amountWon: "0.082250",
+    breakdown: {
+      tokens: { input: 11, cached: null, output: 28, reasoning: 0 },
+      inputUsdPerMillionTokens: "0.25",
+      cachedInputUsdPerMillionTokens: "0.025",
+      outputUsdPerMillionTokens: "2",
+      usd: "0.00005875",
+      fxRateKrwPerUsd: "1400",
+      fxRateDate: "2026-11-23",
+      discountRate: "0",
+      amountWon: "0.082250",
+      usageSource: "upstream",
+    },
+  };
+
+  it("writes every field of the breakdown, money as the exact string, not reported as empty", () => {
+    const [header, row, end] = chargesCsv([entry]).split("\r\n");
+    expect(header?.split(",")).toHaveLength(21);
+    expect(row).toBe(
+      "req_1,2026-11-23T11:26:11.000Z,2026-11-23T11:26:12.000Z,user,mina,3fe9cf43-0000-4000-8000-000000000000," +
+        "alpha-5.4-mini,chat.completions,11,,28,0,0.25,0.025,2,0.00005875,1400,2026-11-23,0,0.082250,upstream",
+    );
+    expect(end).toBe("");
+  });
+
+  it("quotes and neutralises cells a spreadsheet would misread", () => {
+    expect(csvField('a "b", c')).toBe('"a ""b"", c"');
+    expect(csvField("=HYPERLINK(1)")).toBe("'=HYPERLINK(1)");
+    expect(csvField("-12.5")).toBe("-12.5");
+    expect(csvField(null)).toBe("");
+  });
+});
+
+describe("playground stream parsing", () => {
+  it("takes whole events and keeps the unfinished tail", () => {
+    const first = takeSseData('data: {"a":1}\n\ndata: {"b":');
+    expect(first).toEqual({ payloads: ['{"a":1}'], rest: 'data: {"b":' });
+    const second = takeSseData(`${first.rest}2}\r\n\r\ndata: [DONE]\n\n`);
+    expect(second).toEqual({ payloads: ['{"b":2}', "[DONE]"], rest: "" });
+  });
+});
+
+describe("usage chart series", () => {
+  const day = (overrides: Partial<UsageDay>): UsageDay => ({
+    day: "2026-11-22",
+    model: "alpha-5.4-mini",
+    keyId: "k1",
+    requests: 1,
+    amountWon: "0.5",
+    inputTokens: 10,
+    cachedTokens: 0,
+    outputTokens: 5,
+    reasoningTokens: 0,
+    ...overrides,
+  });
+
+  it("has one row per day of the range, zero where nothing was used, summed per group", () => {
+    const series = dailySeries(
+      [day({}), day({ keyId: "k2", amountWon: "0.25" }), day({ day: "2026-11-24", model: "beta-3-flash" })],
+      { from: "2026-11-22", to: "2026-11-24" },
+      (row) => row.model,
+      (row) => microWonOf(row.amountWon),
+      (micro) => Number(wonOfMicroWon(micro)),
+    );
+    expect(series.groups).toEqual(["alpha-5.4-mini", "beta-3-flash"]);
+    expect(series.rows).toEqual([
+      { day: "2026-11-22", "alpha-5.4-mini": 0.75, "beta-3-flash": 0 },
+      { day: "2026-11-23", "alpha-5.4-mini": 0, "beta-3-flash": 0 },
+      { day: "2026-11-24", "alpha-5.4-mini": 0, "beta-3-flash": 0.5 },
+    ]);
+  });
+});

@@ -1,0 +1,311 @@
+import { readFile } from "node:fs/promises";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
+import { type Browser, launchBrowser, screenshot, seriousAccessibilityViolations } from "./support/browser";
+import { patienceMs, poll, topUp } from "./support/patient";
+
+/**
+ * The web console in a real browser against the real gateway (billing workers on): sign in, issue and copy
+ * a key, use it with the official client, see the charge in the table and the chart, deactivate the key and
+ * see the next call refused, admin top-up and price change, Korean and English, an axe check on every page.
+ */
+
+const userId = "mina";
+const organizationId = "acme";
+const model = "alpha-5.4-mini";
+
+let harness: GatewayHarness;
+let browser: Browser;
+let page: Page;
+let apiKey = "";
+let sessionToken = "";
+
+/** Everything the page keeps in Web Storage, as one string (evaluated in the page). */
+const browserStorage = "JSON.stringify({ ...window.localStorage, ...window.sessionStorage })";
+
+async function expectAccessible(name: string): Promise<void> {
+  await screenshot(page, name);
+  expect(await seriousAccessibilityViolations(page), name).toEqual([]);
+}
+
+async function go(path: string): Promise<void> {
+  await page.goto(`${harness.url}/console${path}`);
+}
+
+async function chargesOf(isOrganization: boolean): Promise<{ requestId: string; amountWon: string }[]> {
+  const response = await fetch(`${harness.url}/llm/billing?isOrganization=${isOrganization}`, {
+    headers: { authorization: `Bearer ${sessionToken}` },
+  });
+  return ((await response.json()) as { data: { requestId: string; amountWon: string }[] }).data;
+}
+
+beforeAll(async () => {
+  harness = await startGatewayHarness({
+    label: "console_browser",
+    billing: {},
+    service: { adminToken: testSecrets.adminToken },
+  });
+  await topUp(harness, { kind: "user", id: userId }, "10000");
+  sessionToken = await harness.session(userId, organizationId);
+  browser = await launchBrowser({ locale: "ko-KR", origin: harness.url });
+  page = browser.page;
+  page.setDefaultTimeout(patienceMs);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await harness?.close();
+});
+
+describe("the web console in Chromium", { timeout: 120_000 }, () => {
+  it("speaks Korean when the browser asks for it, and switches to English", async () => {
+    await go("/");
+    await poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("콘솔 로그인");
+    expect(await page.locator("html").getAttribute("lang")).toBe("ko");
+    await expectAccessible("01-sign-in-ko");
+
+    await page.getByLabel("언어").selectOption("en");
+    await poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Sign in to the console");
+    expect(await page.locator("html").getAttribute("lang")).toBe("en");
+  });
+
+  it("signs in with a session token into an httpOnly cookie the page cannot read", async () => {
+    await page.getByLabel("Session token").fill(sessionToken);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByTestId("personal-balance").waitFor();
+    await poll(() => page.getByTestId("personal-balance").textContent()).toBe("₩10,000");
+
+    const cookies = await browser.context.cookies(harness.url);
+    const session = cookies.find((cookie) => cookie.name === "session");
+    expect(session).toMatchObject({ httpOnly: true, sameSite: "Strict", value: sessionToken });
+    expect(await page.evaluate<string>("document.cookie")).not.toContain(sessionToken);
+    await expectAccessible("02-overview-en");
+  });
+
+  it("issues a key shown once, with a copy button", async () => {
+    await page.getByRole("link", { name: "API keys" }).click();
+    await page.getByLabel("Name").fill("browser key");
+    await page.getByLabel("Description").fill("issued in Chromium");
+    await page.getByRole("button", { name: "Issue", exact: true }).click();
+    await page.getByTestId("new-key-value").waitFor();
+    expect(await page.getByRole("alert").first().textContent()).toContain("you will not see this key again");
+    const shown = (await page.getByTestId("new-key-value").textContent()) ?? "";
+    expect(shown).toMatch(/^svc_[A-Za-z0-9_-]{43}$/);
+
+    await page.getByRole("button", { name: "Copy" }).click();
+    await page.getByRole("button", { name: "Copied" }).waitFor();
+    apiKey = await page.evaluate<string>("navigator.clipboard.readText()");
+    expect(apiKey).toBe(shown);
+    await page.getByTestId("key-row-browser key").waitFor();
+    await expectAccessible("03-keys-issued");
+
+    await page.getByRole("button", { name: "Done" }).click();
+    expect(await page.getByTestId("new-key-value").count()).toBe(0);
+    // The value is never re-fetchable: the list shows only a preview.
+    const listed = await page.getByTestId("key-row-browser key").textContent();
+    expect(listed).not.toContain(apiKey);
+    expect(listed).toContain(`${apiKey.slice(0, 8)}…${apiKey.slice(-4)}`);
+    // No secret in storage.
+    const storage = await page.evaluate<string>(browserStorage);
+    expect(storage).not.toContain(apiKey);
+    expect(storage).not.toContain(sessionToken);
+  });
+
+  it("shows the charge of a call made with the official client, in the table, the chart and the CSV", async () => {
+    const completion = await harness.openai(apiKey).chat.completions.create({
+      model,
+      messages: [{ role: "user", content: "Hello from the console test" }],
+    });
+    expect(completion.choices[0]?.message.content).toBeTruthy();
+    await poll(async () => (await chargesOf(false)).length).toBe(1);
+    const [charge] = await chargesOf(false);
+
+    await page.getByRole("link", { name: "Usage & charges" }).click();
+    await page.getByTestId("charge-row").first().waitFor();
+    expect(await page.getByTestId("charge-row").count()).toBe(1);
+    const row = page.getByTestId("charge-row").first();
+    expect(await row.textContent()).toContain(model);
+    expect(await row.textContent()).toContain("browser key");
+    await row.getByText("Breakdown").click();
+    const breakdown = (await row.locator("dl").textContent()) ?? "";
+    expect(breakdown).toContain(charge!.requestId);
+    expect(breakdown).toContain("1,400");
+    expect(breakdown).toMatch(/₩\d+\.\d{6}/);
+    expect(breakdown).toContain("upstream");
+    // The chart has a bar for today (read from the usage-by-day projection).
+    await poll(() => page.getByTestId("chart-won").locator(".recharts-bar-rectangle").count()).toBe(1);
+    await poll(() => page.getByTestId("chart-tokens").locator(".recharts-bar-rectangle").count()).toBe(1);
+    expect(await page.getByTestId("usage-total-won").textContent()).not.toBe("₩0");
+
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "Download CSV" }).click(),
+    ]);
+    const csv = await readFile((await download.path())!, "utf8");
+    const lines = csv.trim().split("\r\n");
+    expect(lines[0]).toContain("fx_rate_krw_per_usd");
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toContain(charge!.requestId);
+    expect(lines[1]).toContain(charge!.amountWon);
+    await expectAccessible("04-usage-en");
+  });
+
+  it("streams a chat in the playground with a pasted key", async () => {
+    await page.getByRole("link", { name: "Playground" }).click();
+    await page.getByLabel("API key").fill(apiKey);
+    await page.getByRole("button", { name: "Load models" }).click();
+    await poll(() => page.getByLabel("Model").locator("option").count()).toBeGreaterThan(20);
+    await page.getByLabel("Model").selectOption(model);
+    await page.getByLabel("Message").fill("Stream me a few words");
+    await page.getByRole("button", { name: "Send" }).click();
+    await page.getByTestId("playground-usage").waitFor();
+    expect(((await page.getByTestId("playground-reply").textContent()) ?? "").length).toBeGreaterThan(0);
+    await expectAccessible("05-playground");
+    const storage = await page.evaluate<string>(browserStorage);
+    expect(storage).not.toContain(apiKey);
+  });
+
+  it("deactivates the key after confirmation, and the next call is refused", async () => {
+    await page.getByRole("link", { name: "API keys" }).click();
+    const row = page.getByTestId("key-row-browser key");
+    await row.getByRole("button", { name: "Deactivate" }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toContain("Deactivate this key?");
+    await expectAccessible("06-keys-confirm");
+    await dialog.getByRole("button", { name: "Deactivate" }).click();
+    await row.getByText("Inactive").waitFor();
+
+    const refused = await harness
+      .openai(apiKey)
+      .chat.completions.create({ model, messages: [{ role: "user", content: "again" }] })
+      .then(
+        () => undefined,
+        (error: { status?: number }) => error,
+      );
+    expect(refused?.status).toBe(401);
+
+    await row.getByRole("button", { name: "Reactivate" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Reactivate" }).click();
+    await row.getByText("Active", { exact: true }).waitFor();
+    await row.getByRole("button", { name: "Delete" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+    await poll(() => page.getByTestId("key-row-browser key").count()).toBe(0);
+    await screenshot(page, "07-keys-after-delete");
+  });
+
+  it("issues an organization key, listed under the organization only", async () => {
+    await page.getByRole("radio", { name: "Organization" }).check();
+    await page.getByLabel("Name").fill("team key");
+    await page.getByRole("button", { name: "Issue", exact: true }).click();
+    await page.getByTestId("new-key-value").waitFor();
+    await page.getByRole("button", { name: "Done" }).click();
+    await page.getByTestId("key-row-team key").waitFor();
+    const listed = (await (
+      await fetch(`${harness.url}/llm/apis?isOrganization=true`, {
+        headers: { authorization: `Bearer ${await harness.session("another-member", organizationId)}` },
+      })
+    ).json()) as { data: { name: string }[] };
+    expect(listed.data.map((key) => key.name)).toEqual(["team key"]);
+    await page.getByRole("radio", { name: "Personal" }).check();
+    await poll(() => page.getByTestId("key-row-team key").count()).toBe(0);
+  });
+
+  it("lets an admin sign in with the admin token and top up an account with a reference", async () => {
+    await page.getByRole("link", { name: "Accounts" }).click();
+    await page.getByRole("heading", { name: "Admin sign-in" }).waitFor();
+    await expectAccessible("08-admin-sign-in");
+    await page.getByLabel("Admin token").fill(testSecrets.adminToken);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByTestId("accounts-table").waitFor();
+    expect(await page.getByTestId("accounts-table").textContent()).toContain(userId);
+    const adminCookie = (await browser.context.cookies(harness.url)).find(
+      (cookie) => cookie.name === "admin_session",
+    );
+    expect(adminCookie).toMatchObject({ httpOnly: true, sameSite: "Strict" });
+    expect(adminCookie?.value).not.toContain(testSecrets.adminToken);
+
+    await page.getByLabel("Kind").selectOption("user");
+    await page.getByLabel("Id", { exact: true }).fill(userId);
+    await page.getByLabel("Amount (won)").fill("5000");
+    await page.getByLabel("Reference").fill("invoice 2026-11 #42");
+    await page.getByRole("button", { name: "Top up", exact: true }).click();
+    await page.getByTestId("top-up-result").waitFor();
+    const account = (await (
+      await fetch(`${harness.url}/admin/accounts/user/${userId}`, {
+        headers: { authorization: `Bearer ${testSecrets.adminToken}` },
+      })
+    ).json()) as { balanceWon: string };
+    expect(Number(account.balanceWon)).toBeGreaterThan(14_999);
+    expect(Number(account.balanceWon)).toBeLessThan(15_000);
+    await expectAccessible("09-admin-accounts");
+  });
+
+  it("changes a model price and a discount", async () => {
+    await page.getByRole("link", { name: "Prices & discounts" }).click();
+    await page.getByTestId(`price-row-${model}`).waitFor();
+    const priceForm = page.getByRole("region", { name: "Set price" });
+    await priceForm.getByLabel("Model").selectOption(model);
+    await priceForm.getByLabel("Input (USD / 1M)", { exact: true }).fill("1.25");
+    await priceForm.getByLabel("Output (USD / 1M)").fill("10");
+    // The form starts from the price in force: the cached price left as is keeps its value.
+    expect(await priceForm.getByLabel("Cached input (USD / 1M)").inputValue()).toBe("0.025");
+    await priceForm.getByRole("button", { name: "Save" }).click();
+    await poll(() => page.getByTestId(`price-row-${model}`).textContent()).toContain("$1.25");
+    expect(await page.getByTestId(`price-row-${model}`).textContent()).toBe(
+      `${model}$1.25$0.025$10${await page.getByTestId(`price-row-${model}`).locator("td").last().textContent()}`,
+    );
+
+    const discountForm = page.getByRole("region", { name: "Set discount" });
+    await discountForm.getByLabel("Organization id", { exact: false }).fill(organizationId);
+    await discountForm.getByLabel("Rate", { exact: false }).fill("0.15");
+    await discountForm.getByRole("button", { name: "Save" }).click();
+    await poll(() => page.getByTestId("discounts-table").textContent()).toContain("15%");
+    await expectAccessible("10-admin-pricing");
+  });
+
+  it("records a manual FX rate and shows the history", async () => {
+    await page.getByRole("link", { name: "FX rates" }).click();
+    await page.getByTestId("fx-table").waitFor();
+    await page.getByLabel("Rate (KRW/USD)").fill("1483.4");
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByRole("status").or(page.getByRole("alert")).first().waitFor();
+    expect(
+      await page.getByRole("alert").count(),
+      (await page.getByRole("alert").allTextContents()).join(),
+    ).toBe(0);
+    await poll(() => page.getByTestId("fx-table").textContent()).toContain("1,483.4");
+    await expectAccessible("11-admin-fx");
+  });
+
+  it("filters the event log by stream and type, showing who did what", async () => {
+    await page.getByRole("link", { name: "Event log" }).click();
+    await page.getByTestId("events-table").waitFor();
+    await page.getByLabel("Stream").fill(`account-user-${userId}`);
+    await page.getByLabel("Type").selectOption("CreditToppedUp");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await poll(() => page.getByTestId("events-table").locator("tbody tr").count()).toBe(2);
+    expect(await page.getByTestId("events-table").textContent()).toContain("admin:console");
+    await expectAccessible("12-admin-events");
+  });
+
+  it("renders the user pages in Korean with ko-KR won and Seoul dates", async () => {
+    await page.getByLabel("Language").selectOption("ko");
+    await page.getByRole("link", { name: "사용량 및 청구" }).click();
+    await poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("사용량 및 청구");
+    await page.getByTestId("charge-row").first().waitFor();
+    expect(await page.getByTestId("charge-row").first().textContent()).toMatch(/오[전후]/);
+    await expectAccessible("13-usage-ko");
+    await page.getByRole("link", { name: "개요" }).click();
+    await poll(() => page.getByTestId("personal-balance").textContent()).toMatch(/^₩14,9\d\d(\.\d+)?$/);
+    await expectAccessible("14-overview-ko");
+  });
+
+  it("would notice an inaccessible page (the axe check is not vacuous)", async () => {
+    await page.setContent(
+      '<html lang="en"><head><title>t</title></head><body><main><input></main></body></html>',
+    );
+    expect((await seriousAccessibilityViolations(page)).join("\n")).toContain("label");
+  });
+});
