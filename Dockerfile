@@ -18,7 +18,8 @@ COPY tsconfig.json ./
 COPY src ./src
 COPY projections ./projections
 COPY workers ./workers
-RUN npm run build
+COPY console ./console
+RUN npm run build && npm run build:console
 
 FROM ${NODE_IMAGE} AS production-dependencies
 WORKDIR /app
@@ -34,6 +35,7 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=production-dependencies --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
+COPY --from=build --chown=root:root /app/console/dist ./console/dist
 COPY --chown=root:root package.json ./
 USER node
 EXPOSE 8080

@@ -24,7 +24,14 @@ import {
  * - `/console/sign-in?code=…`: the first-start banner's one-time link.
  */
 
-export const consoleDistDirectory = fileURLToPath(new URL("../../../console/dist", import.meta.url));
+/**
+ * Where the built console is: beside the sources when run from them (`npm start`), or under the working
+ * directory when run as the bundle (`dist/main.js` in the image, whose WORKDIR holds `console/dist`).
+ */
+export const consoleDistDirectory =
+  [fileURLToPath(new URL("../../../console/dist", import.meta.url)), path.resolve("console/dist")].find(
+    (candidate) => existsSync(path.join(candidate, "index.html")),
+  ) ?? path.resolve("console/dist");
 export const consoleSessionTtlSeconds = sessionTtlSecondsDefault;
 
 const sessionBody = z.object({ token: z.string().min(1).max(4_096) });
