@@ -9,10 +9,75 @@ export type ModelFamily = "alpha" | "beta" | "gamma" | "delta" | "epsilon" | "ze
 
 export type SamplingParameter = "temperature" | "top_p";
 
-export interface GenerationMessage {
-  role: "system" | "user" | "assistant";
-  content: string;
+/**
+ * An image in a user message: a URL the upstream fetches itself, or the bytes of a `data:` URL. `detail` is
+ * the chat-completions hint (low / high / auto); protocols without it leave it out.
+ */
+export type ImageSource = { kind: "url"; url: string } | { kind: "base64"; mediaType: string; data: string };
+
+export type ContentPart =
+  | { type: "text"; text: string }
+  | { type: "image"; image: ImageSource; detail?: "auto" | "low" | "high" };
+
+/** A function call the model made: `arguments` is the JSON text exactly as the model produced it. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
 }
+
+/**
+ * One turn of the conversation. Tool results answer a call by its id; a protocol that names results by
+ * function (generateContent) finds the name on the assistant turn that made the call.
+ */
+export type GenerationMessage =
+  | { role: "system"; content: string }
+  | { role: "user"; content: ContentPart[] }
+  | { role: "assistant"; content: string; toolCalls: ToolCall[] }
+  | { role: "tool"; toolCallId: string; content: string };
+
+/** A function the model may call; `parameters` is a JSON Schema object, passed through as sent. */
+export interface FunctionTool {
+  name: string;
+  description?: string;
+  parameters?: Record<string, unknown>;
+  /** The client asked for exact schema adherence (chat/responses `strict`). */
+  strict?: boolean;
+}
+
+export type ToolChoice = "auto" | "none" | "required" | { name: string };
+
+/** What the reply's text must be: free text, any JSON object, or JSON valid against a schema. */
+export type OutputFormat =
+  | { type: "text" }
+  | { type: "json_object" }
+  | {
+      type: "json_schema";
+      name: string;
+      schema: Record<string, unknown>;
+      description?: string;
+      strict?: boolean;
+    };
+
+export type ReasoningEffort = "none" | "minimal" | "low" | "medium" | "high" | "xhigh";
+
+/**
+ * The optional parameters a client may send, by their internal names. Each protocol says which it honours
+ * (`protocolParameters`); the others are refused with 400/100 naming the client's field (C12).
+ */
+export type GenerationParameter =
+  | "stop"
+  | "seed"
+  | "presencePenalty"
+  | "frequencyPenalty"
+  | "reasoningEffort"
+  | "user"
+  | "metadata"
+  | "tools"
+  | "toolChoice"
+  | "parallelToolCalls"
+  | "outputFormat"
+  | "images";
 
 export interface GenerationRequest {
   /** Upstream model id (catalog `upstreamModelId`), not the public slug. */
@@ -22,6 +87,20 @@ export interface GenerationRequest {
   temperature?: number;
   topP?: number;
   maxOutputTokens?: number;
+  /** 1 to 4 sequences (the common bound of the protocols that have them). */
+  stop?: string[];
+  seed?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  reasoningEffort?: ReasoningEffort;
+  /** The end user's id, for the upstream's abuse monitoring. */
+  user?: string;
+  /** Up to 16 string pairs, as both client formats bound them. */
+  metadata?: Record<string, string>;
+  tools?: FunctionTool[];
+  toolChoice?: ToolChoice;
+  parallelToolCalls?: boolean;
+  outputFormat?: OutputFormat;
 }
 
 /**
@@ -35,15 +114,23 @@ export interface ReportedUsage {
   reasoningTokens: number | null;
 }
 
-export type FinishReason = "stop" | "length" | "content_filter" | "other";
+export type FinishReason = "stop" | "length" | "content_filter" | "tool_calls" | "other";
 
+/**
+ * Tool calls stream as a start (id and name) and argument deltas, by `index`: the call's position among the
+ * reply's calls, from 0. A protocol that sends a call whole sends its start and one delta.
+ */
 export type GenerationStreamPart =
   | { type: "text-delta"; text: string }
+  | { type: "tool-call-start"; index: number; id: string; name: string }
+  | { type: "tool-call-delta"; index: number; argumentsDelta: string }
   | { type: "usage"; usage: ReportedUsage }
   | { type: "finish"; finishReason: FinishReason };
 
 export interface GenerationResult {
   text: string;
+  /** In the order the model made them; empty when it made none. */
+  toolCalls: ToolCall[];
   finishReason: FinishReason;
   usage: ReportedUsage | null;
 }

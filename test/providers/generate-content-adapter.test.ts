@@ -1,5 +1,6 @@
 import { countTokens } from "gpt-tokenizer";
 import { describe, expect, it } from "vitest";
+import { textMessage } from "../../src/providers/message-text";
 import { testApiKey, useSimulator } from "./support/simulator-fixture";
 import { collectStream, neverAborted, simpleRequest, textOf } from "./support/stream-helpers";
 
@@ -11,9 +12,9 @@ describe("generate-content adapter against the simulator", () => {
       upstreamModelId: "beta-3-flash",
       messages: [
         { role: "system" as const, content: "Be terse." },
-        { role: "user" as const, content: "Name a river." },
-        { role: "assistant" as const, content: "The Han." },
-        { role: "user" as const, content: "Another?" },
+        textMessage("user", "Name a river."),
+        textMessage("assistant", "The Han."),
+        textMessage("user", "Another?"),
       ],
     };
     const result = await adapter("generate-content").generate(request, neverAborted());

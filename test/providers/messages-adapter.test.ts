@@ -1,5 +1,6 @@
 import { countTokens } from "gpt-tokenizer";
 import { describe, expect, it } from "vitest";
+import { textMessage } from "../../src/providers/message-text";
 import { messagesMaxTokensDefault } from "../../src/providers/messages/convert-to-messages-request";
 import { testApiKey, useSimulator } from "./support/simulator-fixture";
 import { collectStream, neverAborted, simpleRequest, textOf } from "./support/stream-helpers";
@@ -12,10 +13,10 @@ describe("messages adapter against the simulator", () => {
       upstreamModelId: "test-model",
       messages: [
         { role: "system" as const, content: "Be terse." },
-        { role: "user" as const, content: "Name a river." },
-        { role: "assistant" as const, content: "The Han." },
+        textMessage("user", "Name a river."),
+        textMessage("assistant", "The Han."),
         { role: "system" as const, content: "Answer in Korean." },
-        { role: "user" as const, content: "Another?" },
+        textMessage("user", "Another?"),
       ],
     };
     const result = await adapter("messages").generate(request, neverAborted());

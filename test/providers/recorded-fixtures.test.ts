@@ -46,6 +46,7 @@ describe("chat-completions fixtures", () => {
     expect(
       convertChatCompletionsResponse(readJson("chat-completions/completion-cached-reasoning.json")),
     ).toEqual({
+      toolCalls: [],
       text: "Rivers bend because faster water on the outer bank erodes it while slower water on the inner bank deposits sediment.",
       finishReason: "stop",
       usage: usage(1317, 1152, 310, 256),
@@ -87,6 +88,7 @@ describe("chat-completions fixtures", () => {
 describe("responses fixtures", () => {
   it("given a response with a reasoning item and two text parts, then the text joins the parts", () => {
     expect(convertResponsesResponse(readJson("responses/response-reasoning-cached.json"))).toEqual({
+      toolCalls: [],
       text: "The Han River flows through Seoul into the Yellow Sea.",
       finishReason: "stop",
       usage: usage(2100, 1920, 900, 832),
@@ -95,6 +97,7 @@ describe("responses fixtures", () => {
 
   it("given an incomplete response cut by max_output_tokens, then the finish is length", () => {
     expect(convertResponsesResponse(readJson("responses/response-incomplete.json"))).toEqual({
+      toolCalls: [],
       text: "The list begins with",
       finishReason: "length",
       usage: usage(40, 0, 16, 12),
@@ -130,6 +133,7 @@ describe("responses fixtures", () => {
 describe("messages fixtures", () => {
   it("given a message that wrote the cache, then input adds cache creation and cached stays 0 (C7)", () => {
     expect(convertMessagesResponse(readJson("messages/message-cache-creation.json"))).toEqual({
+      toolCalls: [],
       text: "The document describes the tides of the Yellow Sea.",
       finishReason: "stop",
       // 21 + 188,086 created + 0 read
@@ -139,6 +143,7 @@ describe("messages fixtures", () => {
 
   it("given thinking and null cache counts, then thinking is not text and null cache counts stay null", () => {
     expect(convertMessagesResponse(readJson("messages/message-thinking-max-tokens.json"))).toEqual({
+      toolCalls: [],
       text: "The sum of the first hundred",
       finishReason: "length",
       usage: usage(50, null, 1024, 1000),
@@ -177,6 +182,7 @@ describe("messages fixtures", () => {
 describe("generate-content fixtures", () => {
   it("given a reply with a thought part, then output adds thoughts, reasoning is thoughts, thoughts are not text", () => {
     expect(convertGenerateContentResponse(readJson("generate-content/response-thoughts.json"))).toEqual({
+      toolCalls: [],
       text: "Tides are caused mainly by the Moon's gravity.",
       finishReason: "stop",
       // output 196 visible + 1,135 thinking; no cachedContentTokenCount: not reported, so null
@@ -187,6 +193,7 @@ describe("generate-content fixtures", () => {
   it("given a blocked prompt, then the finish is content_filter and unreported counts are null", () => {
     expect(convertGenerateContentResponse(readJson("generate-content/response-prompt-blocked.json"))).toEqual(
       {
+        toolCalls: [],
         text: "",
         finishReason: "content_filter",
         usage: usage(9, null, null, null),

@@ -1,5 +1,6 @@
 import { countTokens } from "gpt-tokenizer";
 import { describe, expect, it } from "vitest";
+import { textMessage } from "../../src/providers/message-text";
 import { testApiKey, useSimulator } from "./support/simulator-fixture";
 import { collectStream, neverAborted, simpleRequest, textOf } from "./support/stream-helpers";
 
@@ -12,10 +13,10 @@ describe("responses adapter against the simulator", () => {
       messages: [
         { role: "system" as const, content: "Be terse." },
         { role: "system" as const, content: "Use metric units." },
-        { role: "user" as const, content: "How tall is the tower?" },
-        { role: "assistant" as const, content: "Three hundred metres." },
+        textMessage("user", "How tall is the tower?"),
+        textMessage("assistant", "Three hundred metres."),
         { role: "system" as const, content: "Now answer in French." },
-        { role: "user" as const, content: "And the bridge?" },
+        textMessage("user", "And the bridge?"),
       ],
     };
     const result = await adapter("responses").generate(request, neverAborted());
@@ -45,7 +46,7 @@ describe("responses adapter against the simulator", () => {
 
   it("given no system message, then no instructions are sent", async () => {
     await adapter("responses").generate(
-      { upstreamModelId: "m", messages: [{ role: "user", content: "hi" }] },
+      { upstreamModelId: "m", messages: [textMessage("user", "hi")] },
       neverAborted(),
     );
     expect(simulator().lastRequest()?.body).not.toHaveProperty("instructions");

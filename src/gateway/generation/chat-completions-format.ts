@@ -1,5 +1,5 @@
 import { chatCompletionBodyOf } from "../wire/chat-completion-body";
-import { parseChatCompletionsRequest } from "../wire/chat-completions-request";
+import { chatCompletionsParameterNames, parseChatCompletionsRequest } from "../wire/chat-completions-request";
 import { openChatCompletionsStream } from "../wire/chat-completions-stream";
 import { toGenerationRequest } from "../wire/to-generation-request";
 import type { ClientFormat } from "./client-format";
@@ -7,7 +7,7 @@ import type { ClientFormat } from "./client-format";
 export const chatCompletionsFormat: ClientFormat = {
   endpoint: "chat.completions",
   parse: parseChatCompletionsRequest,
-  toGenerationRequest,
+  toGenerationRequest: (parsed, model) => toGenerationRequest(parsed, model, chatCompletionsParameterNames),
   jsonBody: chatCompletionBodyOf,
   openStream: openChatCompletionsStream,
 };

@@ -5,13 +5,14 @@ import { discountOrganizationOf } from "../../billing/charge-usage";
 import type { GenerationHolds, RequestHold } from "../../billing/holds/generation-holds";
 import { observationOf, type RequestObservation } from "../../operations/request-observation";
 import { type CatalogModel, findModel } from "../../providers/catalog";
-import type { FinishReason, GenerationRequest, ReportedUsage } from "../../providers/provider";
+import type { FinishReason, GenerationRequest, ReportedUsage, ToolCall } from "../../providers/provider";
 import { apiErrors } from "../api-error";
 import { sendJson } from "../http/json-response";
 import { toApiError } from "../middleware/error-handler";
 import type { EventStreamSink } from "../wire/event-stream-sink";
 import type { ApiKeyAdmission, Caller } from "./api-key-admission";
 import type { ClientFormat, ClientStream } from "./client-format";
+import { nextReplyMilliseconds } from "./reply-clock";
 import type { UpstreamRegistry } from "./upstream-registry";
 import { type ResolvedUsage, resolveUsage } from "./usage-resolution";
 
@@ -38,6 +39,8 @@ interface GenerationContext {
   model: CatalogModel;
   upstreamRequest: GenerationRequest;
   startedAt: Date;
+  /** The reply's `<prefix>-<ms>` ids and `created`: the start, made unique within this process (C12). */
+  replyMs: number;
   streamed: boolean;
   hold: RequestHold;
   /** Timings and tokens for the access log and metrics (src/operations). */
@@ -94,6 +97,7 @@ export function generationHandler(
       model,
       upstreamRequest,
       startedAt,
+      replyMs: nextReplyMilliseconds(startedAt.getTime()),
       streamed: parsed.stream,
       hold,
       observation,
@@ -144,15 +148,16 @@ async function jsonGeneration(
     context.hold.void(clientGone() ? "client-disconnected" : "upstream-failed");
     throw error;
   }
-  if (result.text !== "") observation?.firstToken();
-  const usage = resolveUsage(result.usage, context.upstreamRequest.messages, result.text);
+  if (result.text !== "" || result.toolCalls.length > 0) observation?.firstToken();
+  const usage = resolveUsage(result.usage, context.upstreamRequest, result);
   sendJson(
     response,
     200,
     format.jsonBody({
       model: context.model.slug,
-      createdAtMs: context.startedAt.getTime(),
+      createdAtMs: context.replyMs,
       text: result.text,
+      toolCalls: result.toolCalls,
       finishReason: result.finishReason,
       usage: usage.client,
     }),
@@ -173,11 +178,11 @@ async function streamGeneration(
   const open = () => {
     clientStream ??= format.openStream(sink, {
       model: context.model.slug,
-      createdAtMs: context.startedAt.getTime(),
+      createdAtMs: context.replyMs,
     });
     return clientStream;
   };
-  let produced = "";
+  const produced = { text: "", toolCalls: [] as ToolCall[] };
   let reported: ReportedUsage | null = null;
   let finishReason: FinishReason = "stop";
   let failure: unknown;
@@ -197,9 +202,21 @@ async function streamGeneration(
         switch (part.type) {
           case "text-delta":
             observation?.firstToken();
-            produced += part.text;
+            produced.text += part.text;
             open().delta(part.text);
             break;
+          case "tool-call-start":
+            observation?.firstToken();
+            produced.toolCalls[part.index] = { id: part.id, name: part.name, arguments: "" };
+            open().toolCallStart(part.index, part.id, part.name);
+            break;
+          case "tool-call-delta": {
+            const call = produced.toolCalls[part.index];
+            if (!call) throw new Error(`arguments for tool call ${part.index}, which never started`);
+            call.arguments += part.argumentsDelta;
+            open().toolCallDelta(part.index, part.argumentsDelta);
+            break;
+          }
           case "usage":
             reported = part.usage;
             break;
@@ -224,18 +241,18 @@ async function streamGeneration(
   const outcome: Outcome = clientGone() ? "client-disconnected" : failure ? "upstream-failed" : "completed";
   switch (outcome) {
     case "completed": {
-      const usage = resolveUsage(reported, context.upstreamRequest.messages, produced);
+      const usage = resolveUsage(reported, context.upstreamRequest, produced);
       open().complete(finishReason, usage.client);
       postUsage(context, outcome, usage);
       return;
     }
     case "client-disconnected":
-      if (produced === "") context.hold.void(outcome);
-      else postUsage(context, outcome, resolveUsage(reported, context.upstreamRequest.messages, produced));
+      if (nothingProduced(produced)) context.hold.void(outcome);
+      else postUsage(context, outcome, resolveUsage(reported, context.upstreamRequest, produced));
       return;
     case "upstream-failed": {
-      if (produced === "") context.hold.void(outcome);
-      else postUsage(context, outcome, resolveUsage(reported, context.upstreamRequest.messages, produced));
+      if (nothingProduced(produced)) context.hold.void(outcome);
+      else postUsage(context, outcome, resolveUsage(reported, context.upstreamRequest, produced));
       if (!clientStream) throw failure;
       clientStream.fail(toApiError(failure));
       return;
@@ -245,6 +262,10 @@ async function streamGeneration(
       throw new Error(`unknown outcome ${unreachable}`);
     }
   }
+}
+
+function nothingProduced(produced: { text: string; toolCalls: readonly ToolCall[] }): boolean {
+  return produced.text === "" && produced.toolCalls.length === 0;
 }
 
 /** The usage replaces the hold; written after the answer (the hold is the durable witness meanwhile). */

@@ -1,5 +1,5 @@
 import { responseBodyOf } from "../wire/response-body";
-import { parseResponsesRequest } from "../wire/responses-request";
+import { parseResponsesRequest, responsesParameterNames } from "../wire/responses-request";
 import { openResponsesStream } from "../wire/responses-stream";
 import { toGenerationRequest } from "../wire/to-generation-request";
 import type { ClientFormat } from "./client-format";
@@ -7,7 +7,7 @@ import type { ClientFormat } from "./client-format";
 export const responsesFormat: ClientFormat = {
   endpoint: "responses",
   parse: parseResponsesRequest,
-  toGenerationRequest,
+  toGenerationRequest: (parsed, model) => toGenerationRequest(parsed, model, responsesParameterNames),
   jsonBody: responseBodyOf,
   openStream: openResponsesStream,
 };

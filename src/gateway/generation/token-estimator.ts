@@ -1,5 +1,5 @@
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
-import type { GenerationMessage } from "../../providers/provider";
+import type { GenerationRequest, ToolCall } from "../../providers/provider";
 
 /**
  * Token counts for when the upstream reported none (client disconnect, upstream failure mid-stream). Uses
@@ -8,13 +8,44 @@ import type { GenerationMessage } from "../../providers/provider";
 
 const tokensPerMessage = 3;
 const tokensPerReply = 3;
+/**
+ * An image's tokens cannot be counted without decoding it; this is what one 1024×1024 image costs at high
+ * detail under the chat-completions tile rule (85 + 4 × 170), the common case of a photo a client sends.
+ */
+export const estimatedTokensPerImage = 765;
 
-export function estimateInputTokens(messages: readonly GenerationMessage[]): number {
+/** Everything the upstream reads: the messages, their images and tool calls, the tools and the schema. */
+export function estimateInputTokens(request: GenerationRequest): number {
   let total = tokensPerReply;
-  for (const message of messages) total += tokensPerMessage + countTokens(message.content);
+  for (const message of request.messages) {
+    total += tokensPerMessage;
+    switch (message.role) {
+      case "user":
+        for (const part of message.content)
+          total += part.type === "text" ? countTokens(part.text) : estimatedTokensPerImage;
+        break;
+      case "assistant":
+        total += countTokens(message.content) + toolCallTokens(message.toolCalls);
+        break;
+      case "system":
+      case "tool":
+        total += countTokens(message.content);
+        break;
+    }
+  }
+  if (request.tools && request.tools.length > 0) total += countTokens(JSON.stringify(request.tools));
+  if (request.outputFormat?.type === "json_schema")
+    total += countTokens(JSON.stringify(request.outputFormat.schema));
   return total;
 }
 
-export function estimateOutputTokens(text: string): number {
-  return text === "" ? 0 : countTokens(text);
+/** The reply's text and the calls it made: tool-call names and arguments are output like any text (C7). */
+export function estimateOutputTokens(text: string, toolCalls: readonly ToolCall[] = []): number {
+  return (text === "" ? 0 : countTokens(text)) + toolCallTokens(toolCalls);
+}
+
+function toolCallTokens(toolCalls: readonly ToolCall[]): number {
+  let total = 0;
+  for (const call of toolCalls) total += countTokens(call.name) + countTokens(call.arguments);
+  return total;
 }

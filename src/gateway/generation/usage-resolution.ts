@@ -1,11 +1,11 @@
 import type { UsageSource, UsageTokens } from "../../ledger/events";
-import type { GenerationMessage, ReportedUsage } from "../../providers/provider";
+import type { GenerationRequest, ReportedUsage, ToolCall } from "../../providers/provider";
 import type { ClientUsage } from "./client-format";
 import { estimateInputTokens, estimateOutputTokens } from "./token-estimator";
 
 /**
  * The usage to record: the upstream's counts where it reported them, our own count of the prompt and of
- * the text actually produced where it did not (source `estimated`). Cached and reasoning counts stay
+ * the text and tool calls actually produced where it did not (source `estimated`). Cached and reasoning counts stay
  * "not reported" (null) in the ledger rather than becoming a silent 0.
  */
 export interface ResolvedUsage {
@@ -16,16 +16,16 @@ export interface ResolvedUsage {
 
 export function resolveUsage(
   reported: ReportedUsage | null,
-  messages: readonly GenerationMessage[],
-  producedText: string,
+  request: GenerationRequest,
+  produced: { text: string; toolCalls: readonly ToolCall[] },
 ): ResolvedUsage {
   const inputTokens = reported?.inputTokens ?? null;
   const outputTokens = reported?.outputTokens ?? null;
   const estimated = inputTokens === null || outputTokens === null;
   const tokens: UsageTokens = {
-    input: inputTokens ?? estimateInputTokens(messages),
+    input: inputTokens ?? estimateInputTokens(request),
     cached: reported?.cachedInputTokens ?? null,
-    output: outputTokens ?? estimateOutputTokens(producedText),
+    output: outputTokens ?? estimateOutputTokens(produced.text, produced.toolCalls),
     reasoning: reported?.reasoningTokens ?? null,
   };
   return {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { textMessage } from "../../providers/message-text";
 import { apiErrors, validationErrorOf } from "../api-error";
 import {
   modelSchema,
@@ -8,7 +9,11 @@ import {
   topPSchema,
 } from "./generation-parameter-schemas";
 import { roleSchema, textContentSchema } from "./message-schemas";
-import { type ParsedGenerationRequest, parsedGenerationRequestOf } from "./parsed-generation-request";
+import {
+  type ClientParameterNames,
+  type ParsedGenerationRequest,
+  parsedGenerationRequestOf,
+} from "./parsed-generation-request";
 
 /**
  * The body of POST /llm/v1/chat/completions (interface.md). Fields the gateway does not act on (`n`,
@@ -39,6 +44,22 @@ const chatCompletionsRequestSchema = z.object(
   { error: "request body must be a JSON object" },
 );
 
+/** The chat-completions field of each optional parameter, for errors that name it. */
+export const chatCompletionsParameterNames: ClientParameterNames = {
+  stop: "stop",
+  seed: "seed",
+  presencePenalty: "presence_penalty",
+  frequencyPenalty: "frequency_penalty",
+  reasoningEffort: "reasoning_effort",
+  user: "user",
+  metadata: "metadata",
+  tools: "tools",
+  toolChoice: "tool_choice",
+  parallelToolCalls: "parallel_tool_calls",
+  outputFormat: "response_format",
+  images: "messages: image_url content",
+};
+
 export function parseChatCompletionsRequest(body: unknown): ParsedGenerationRequest {
   const parsed = chatCompletionsRequestSchema.safeParse(body);
   if (!parsed.success) throw validationErrorOf(parsed.error);
@@ -46,7 +67,7 @@ export function parseChatCompletionsRequest(body: unknown): ParsedGenerationRequ
   return parsedGenerationRequestOf(
     {
       model: request.model,
-      messages: request.messages,
+      messages: request.messages.map(({ role, content }) => textMessage(role, content)),
       stream: request.stream ?? false,
     },
     {

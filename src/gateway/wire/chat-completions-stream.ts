@@ -56,6 +56,14 @@ class ChatCompletionsStreamWriter implements ChatCompletionsStream {
     this.sink.write(this.textChunk(text));
   }
 
+  toolCallStart(_index: number, _id: string, _name: string): void {
+    throw new Error("streamed tool calls are not written in this format yet");
+  }
+
+  toolCallDelta(_index: number, _argumentsDelta: string): void {
+    throw new Error("streamed tool calls are not written in this format yet");
+  }
+
   complete(finishReason: FinishReason, usage: BilledUsage): void {
     assertNotClosed(this.state, "complete");
     // A stream with no text still opens with the assistant's role, as the official client requires of it.

@@ -1,7 +1,7 @@
 import type { FinishReason } from "../../providers/provider";
 
-/** The values of `finish_reason` the gateway shows; tool calls are not served, so none of their reasons. */
-export type ChatFinishReason = "stop" | "length" | "content_filter";
+/** The values of `finish_reason` the gateway shows. */
+export type ChatFinishReason = "stop" | "length" | "content_filter" | "tool_calls";
 
 /** "other" (an upstream reason with no equivalent here) reads as "stop": the text ended and is all there is. */
 export function chatFinishReasonOf(finishReason: FinishReason): ChatFinishReason {
@@ -13,6 +13,8 @@ export function chatFinishReasonOf(finishReason: FinishReason): ChatFinishReason
       return "length";
     case "content_filter":
       return "content_filter";
+    case "tool_calls":
+      return "tool_calls";
     default: {
       const unknownReason: never = finishReason;
       throw new Error(`unknown finish reason: ${String(unknownReason)}`);

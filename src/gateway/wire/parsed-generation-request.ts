@@ -1,20 +1,19 @@
-import type { GenerationMessage } from "../../providers/provider";
+import type { GenerationParameter, GenerationRequest } from "../../providers/provider";
 
 /**
- * A client request in either format, validated and reduced to what the gateway acts on. Optional
- * parameters are absent when the client did not send them, so that the upstream's own defaults apply
- * (temperature 1.0 and top_p 1.0, as interface.md states) and a default is never sent as if asked for.
+ * A client request in either format, validated and reduced to what the gateway acts on: the internal
+ * request's fields, less the upstream id. Optional parameters are absent when the client did not send them,
+ * so that the upstream's own defaults apply (temperature 1.0 and top_p 1.0, as interface.md states) and a
+ * default is never sent as if asked for.
  */
-export interface ParsedGenerationRequest {
+export interface ParsedGenerationRequest extends Omit<GenerationRequest, "upstreamModelId"> {
   /** The public slug as sent; the edge looks it up (unknown: 404/120). */
   model: string;
-  /** Never empty; `developer` messages arrive here as `system`. */
-  messages: GenerationMessage[];
   stream: boolean;
-  temperature?: number;
-  topP?: number;
-  maxOutputTokens?: number;
 }
+
+/** How each format names the parameters, for errors that name the client's own field (C12). */
+export type ClientParameterNames = Readonly<Record<GenerationParameter, string>>;
 
 type OptionalParameters = Pick<ParsedGenerationRequest, "temperature" | "topP" | "maxOutputTokens">;
 

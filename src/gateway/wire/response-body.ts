@@ -185,6 +185,7 @@ function responseBody(identity: ReplyIdentity, fields: StateFields): ResponseBod
 function incompleteReasonOf(finishReason: FinishReason): IncompleteReason | null {
   switch (finishReason) {
     case "stop":
+    case "tool_calls":
     case "other":
       return null;
     case "length":

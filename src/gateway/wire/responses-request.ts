@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { textMessage } from "../../providers/message-text";
 import type { GenerationMessage } from "../../providers/provider";
 import { validationErrorOf } from "../api-error";
 import {
@@ -9,7 +10,11 @@ import {
   topPSchema,
 } from "./generation-parameter-schemas";
 import { roleSchema, textContentSchema } from "./message-schemas";
-import { type ParsedGenerationRequest, parsedGenerationRequestOf } from "./parsed-generation-request";
+import {
+  type ClientParameterNames,
+  type ParsedGenerationRequest,
+  parsedGenerationRequestOf,
+} from "./parsed-generation-request";
 
 /**
  * The body of POST /llm/v1/responses (interface.md). Fields the gateway does not act on (`store`,
@@ -54,11 +59,27 @@ const responsesRequestSchema = z.object(
   { error: "request body must be a JSON object" },
 );
 
+/** The responses field of each optional parameter, for errors that name it. */
+export const responsesParameterNames: ClientParameterNames = {
+  stop: "stop",
+  seed: "seed",
+  presencePenalty: "presence_penalty",
+  frequencyPenalty: "frequency_penalty",
+  reasoningEffort: "reasoning.effort",
+  user: "user",
+  metadata: "metadata",
+  tools: "tools",
+  toolChoice: "tool_choice",
+  parallelToolCalls: "parallel_tool_calls",
+  outputFormat: "text.format",
+  images: "input: input_image content",
+};
+
 export function parseResponsesRequest(body: unknown): ParsedGenerationRequest {
   const parsed = responsesRequestSchema.safeParse(body);
   if (!parsed.success) throw validationErrorOf(parsed.error);
   const request = parsed.data;
-  const input: GenerationMessage[] = request.input.map(({ role, content }) => ({ role, content }));
+  const input: GenerationMessage[] = request.input.map(({ role, content }) => textMessage(role, content));
   return parsedGenerationRequestOf(
     {
       model: request.model,

@@ -70,6 +70,14 @@ class ResponsesStreamWriter implements ResponsesStream {
     );
   }
 
+  toolCallStart(_index: number, _id: string, _name: string): void {
+    throw new Error("streamed tool calls are not written in this format yet");
+  }
+
+  toolCallDelta(_index: number, _argumentsDelta: string): void {
+    throw new Error("streamed tool calls are not written in this format yet");
+  }
+
   complete(finishReason: FinishReason, usage: BilledUsage): void {
     assertNotClosed(this.state, "complete");
     const opening = this.opening();
@@ -85,7 +93,7 @@ class ResponsesStreamWriter implements ResponsesStream {
         item: messageItemOf(itemId, "completed", [fullPart]),
       }) +
       this.event("response.completed", {
-        response: responseBodyOf({ ...this.identity, text: this.text, finishReason, usage }),
+        response: responseBodyOf({ ...this.identity, text: this.text, toolCalls: [], finishReason, usage }),
       });
     this.close(opening + closing);
   }

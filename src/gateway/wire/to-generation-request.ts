@@ -1,30 +1,49 @@
 import type { CatalogModel } from "../../providers/catalog";
-import type { GenerationRequest, SamplingParameter } from "../../providers/provider";
+import { protocolParameters } from "../../providers/protocol-parameters";
+import type { GenerationParameter, GenerationRequest, SamplingParameter } from "../../providers/provider";
 import { apiErrors } from "../api-error";
-import type { ParsedGenerationRequest } from "./parsed-generation-request";
+import type { ClientParameterNames, ParsedGenerationRequest } from "./parsed-generation-request";
 
 /**
  * The upstream request of a validated client request, for either format. A parameter the model ignores
  * (catalog `ignoredParameters`) was validated like any other and is now left out (C5); a parameter the
- * client did not send stays absent.
+ * client did not send stays absent; a parameter the model's protocol cannot carry is refused, naming the
+ * client's field (C12).
  */
-export function toGenerationRequest(parsed: ParsedGenerationRequest, model: CatalogModel): GenerationRequest {
+export function toGenerationRequest(
+  parsed: ParsedGenerationRequest,
+  model: CatalogModel,
+  names: ClientParameterNames,
+): GenerationRequest {
   if (parsed.model !== model.slug) {
     throw new Error(`request for ${parsed.model} paired with catalog model ${model.slug}`);
   }
-  const request: GenerationRequest = { upstreamModelId: model.upstreamModelId, messages: parsed.messages };
-  if (parsed.temperature !== undefined && sends(model, "temperature"))
-    request.temperature = parsed.temperature;
-  if (parsed.topP !== undefined && sends(model, "top_p")) request.topP = parsed.topP;
-  if (parsed.maxOutputTokens !== undefined) {
+  const { model: _slug, stream: _stream, temperature, topP, maxOutputTokens, messages, ...rest } = parsed;
+  const request: GenerationRequest = { upstreamModelId: model.upstreamModelId, messages };
+  if (temperature !== undefined && sends(model, "temperature")) request.temperature = temperature;
+  if (topP !== undefined && sends(model, "top_p")) request.topP = topP;
+  if (maxOutputTokens !== undefined) {
     // A cap from the models file: a larger ask cannot be honoured, so it is refused rather than cut (C12).
-    if (model.maxOutputTokensMax !== undefined && parsed.maxOutputTokens > model.maxOutputTokensMax)
+    if (model.maxOutputTokensMax !== undefined && maxOutputTokens > model.maxOutputTokensMax)
       throw apiErrors.validation(
         `max output tokens: must be at most ${model.maxOutputTokensMax} for ${model.slug}`,
       );
-    request.maxOutputTokens = parsed.maxOutputTokens;
+    request.maxOutputTokens = maxOutputTokens;
   }
-  return request;
+  const carried = protocolParameters[model.protocol];
+  const refuse = (parameter: GenerationParameter) => {
+    if (!carried.has(parameter))
+      throw apiErrors.validation(`${names[parameter]}: not supported by ${model.slug}`);
+  };
+  for (const [parameter, value] of Object.entries(rest) as [GenerationParameter, unknown][])
+    if (value !== undefined) refuse(parameter);
+  if (
+    messages.some(
+      (message) => message.role === "user" && message.content.some((part) => part.type === "image"),
+    )
+  )
+    refuse("images");
+  return { ...request, ...rest };
 }
 
 function sends(model: CatalogModel, parameter: SamplingParameter): boolean {

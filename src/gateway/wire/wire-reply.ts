@@ -1,4 +1,4 @@
-import type { FinishReason } from "../../providers/provider";
+import type { FinishReason, ToolCall } from "../../providers/provider";
 import type { ApiError } from "../api-error";
 import type { BilledUsage } from "./billed-usage";
 
@@ -13,6 +13,8 @@ export interface ReplyIdentity {
 /** A finished generation, ready to be shown as one JSON body. */
 export interface CompletedReply extends ReplyIdentity {
   text: string;
+  /** The function calls the model made, in order; empty when it made none. */
+  toolCalls: ToolCall[];
   finishReason: FinishReason;
   usage: BilledUsage;
 }
@@ -32,6 +34,10 @@ export function unixSecondsOf(createdAtMs: number): number {
 export interface ReplyStream {
   /** One text event; an empty delta writes nothing. */
   delta(text: string): void;
+  /** A function call begins: its position among the reply's calls (from 0), id and name. */
+  toolCallStart(index: number, id: string, name: string): void;
+  /** More of the arguments' JSON text of the call started at `index`. */
+  toolCallDelta(index: number, argumentsDelta: string): void;
   /** The closing frames with the finish reason and usage, then `data: [DONE]`; ends the sink. */
   complete(finishReason: FinishReason, usage: BilledUsage): void;
   /** A failure after the stream started: this format's error frame, then `data: [DONE]`; ends the sink. */

@@ -10,6 +10,7 @@ export function convertChatCompletionsResponse(reply: unknown): GenerationResult
   const choice = completion.choices[0]!;
   return {
     // Content is null when the model refused or called a tool; either way there is no text.
+    toolCalls: [],
     text: choice.message.content ?? "",
     finishReason: choice.finish_reason ? mapChatCompletionsFinishReason(choice.finish_reason) : "other",
     usage: completion.usage ? convertChatCompletionsUsage(completion.usage) : null,

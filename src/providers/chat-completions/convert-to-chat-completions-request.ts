@@ -1,3 +1,4 @@
+import { textTurnsOf } from "../message-text";
 import type { GenerationRequest } from "../provider";
 
 /**
@@ -26,7 +27,7 @@ export function convertToChatCompletionsRequest(
 ): ChatCompletionsRequestBody {
   return {
     model: request.upstreamModelId,
-    messages: request.messages.map(({ role, content }) => ({ role, content })),
+    messages: textTurnsOf(request.messages),
     ...(request.temperature !== undefined && { temperature: request.temperature }),
     ...(request.topP !== undefined && { top_p: request.topP }),
     ...(request.maxOutputTokens !== undefined && { [options.maxTokensField]: request.maxOutputTokens }),

@@ -12,6 +12,7 @@ export function convertGenerateContentResponse(reply: unknown): GenerationResult
     throw new UpstreamFailedError("malformed", "upstream reply has neither a candidate nor a block reason");
   }
   return {
+    toolCalls: [],
     text: candidateText(response),
     finishReason: candidateFinishReason(response) ?? "other",
     usage: response.usageMetadata ? convertGenerateContentUsage(response.usageMetadata) : null,

@@ -1,3 +1,4 @@
+import { textTurnsOf } from "../message-text";
 import type { GenerationRequest } from "../provider";
 
 interface TextContent {
@@ -17,10 +18,11 @@ export interface GenerateContentRequestBody {
  * client set something, so the model's own defaults apply otherwise.
  */
 export function convertToGenerateContentRequest(request: GenerationRequest): GenerateContentRequestBody {
-  const systemParts = request.messages
+  const turns = textTurnsOf(request.messages);
+  const systemParts = turns
     .filter((message) => message.role === "system")
     .map((message) => ({ text: message.content }));
-  const contents: TextContent[] = request.messages.flatMap((message) =>
+  const contents: TextContent[] = turns.flatMap((message) =>
     message.role === "system"
       ? []
       : [{ role: message.role === "assistant" ? "model" : "user", parts: [{ text: message.content }] }],

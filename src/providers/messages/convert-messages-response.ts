@@ -8,6 +8,7 @@ import { messageSchema } from "./messages-schemas";
 export function convertMessagesResponse(reply: unknown): GenerationResult {
   const message = parseUpstreamReply(messageSchema, reply);
   return {
+    toolCalls: [],
     text: message.content
       .filter((block) => block.type === "text")
       .map((block) => block.text ?? "")

@@ -1,3 +1,4 @@
+import { textTurnsOf } from "../message-text";
 import type { GenerationRequest } from "../provider";
 
 /**
@@ -28,7 +29,7 @@ export function convertToMessagesRequest(
 ): MessagesRequestBody {
   const systemTexts: string[] = [];
   const messages: MessagesRequestBody["messages"] = [];
-  for (const message of request.messages) {
+  for (const message of textTurnsOf(request.messages)) {
     if (message.role === "system") systemTexts.push(message.content);
     else messages.push({ role: message.role, content: message.content });
   }

@@ -10,6 +10,7 @@ export function convertResponsesResponse(reply: unknown): GenerationResult {
   const response = parseUpstreamReply(responseSchema, reply);
   if (response.status === "failed") throw reportedFailureError(response.error?.message);
   return {
+    toolCalls: [],
     text: outputText(response),
     finishReason: mapResponsesFinishReason(response),
     usage: response.usage ? convertResponsesUsage(response.usage) : null,

@@ -1,9 +1,10 @@
-import type { GenerationMessage, GenerationRequest } from "../provider";
+import { textOfMessage, textTurnsOf } from "../message-text";
+import type { GenerationRequest } from "../provider";
 
 export interface ResponsesRequestBody {
   model: string;
   instructions?: string;
-  input: { role: GenerationMessage["role"]; content: string }[];
+  input: { role: "system" | "user" | "assistant"; content: string }[];
   temperature?: number;
   top_p?: number;
   max_output_tokens?: number;
@@ -25,12 +26,12 @@ export function convertToResponsesRequest(
   const leadingCount = firstNonSystemIndex === -1 ? request.messages.length : firstNonSystemIndex;
   const instructions = request.messages
     .slice(0, leadingCount)
-    .map((message) => message.content)
+    .map((message) => textOfMessage(message))
     .join("\n\n");
   return {
     model: request.upstreamModelId,
     ...(leadingCount > 0 && { instructions }),
-    input: request.messages.slice(leadingCount).map(({ role, content }) => ({ role, content })),
+    input: textTurnsOf(request.messages.slice(leadingCount)),
     ...(request.temperature !== undefined && { temperature: request.temperature }),
     ...(request.topP !== undefined && { top_p: request.topP }),
     ...(request.maxOutputTokens !== undefined && { max_output_tokens: request.maxOutputTokens }),

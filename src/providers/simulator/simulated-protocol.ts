@@ -1,5 +1,6 @@
 import type { UpstreamProtocol } from "../provider";
-import type { SimulatedCompletion, SimulatedMessage } from "./simulated-completion";
+import type { SimulatedMessage } from "./simulated-completion";
+import type { SimulatedTurn, SimulatedTurnInput } from "./simulated-turn";
 
 /** Where a request went: the protocol, and what generateContent carries in its path. */
 export interface SimulatorRoute {
@@ -10,7 +11,7 @@ export interface SimulatorRoute {
 }
 
 /** A request reduced to what the simulated answer depends on. */
-export interface SimulationInput {
+export interface SimulationInput extends Partial<Omit<SimulatedTurnInput, "messages" | "maxOutputTokens">> {
   model: string;
   messages: readonly SimulatedMessage[];
   maxOutputTokens: number | undefined;
@@ -41,8 +42,8 @@ export interface StreamTranscript {
 /** One wire protocol as the simulator speaks it. */
 export interface SimulatedProtocol {
   parseRequest(body: unknown, route: SimulatorRoute): ParsedSimulatorRequest;
-  renderJson(completion: SimulatedCompletion, context: ReplyContext): unknown;
-  renderStream(completion: SimulatedCompletion, context: ReplyContext): StreamTranscript;
+  renderJson(completion: SimulatedTurn, context: ReplyContext): unknown;
+  renderStream(completion: SimulatedTurn, context: ReplyContext): StreamTranscript;
   renderError(status: number, message: string): unknown;
 }
 

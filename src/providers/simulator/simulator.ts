@@ -2,8 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { UpstreamProtocol } from "../provider";
 import { RequestRecorder } from "./request-recorder";
-import { simulateCompletion } from "./simulated-completion";
 import type { ReplyContext, SimulatedProtocol, SimulationInput, SimulatorRoute } from "./simulated-protocol";
+import { simulateTurn } from "./simulated-turn";
 import { routeRequest, simulatedProtocols } from "./simulator-routes";
 import type { Simulator, SimulatorFault, SimulatorOptions } from "./simulator-types";
 import { sleepUntil, writeEventStream } from "./stream-writer";
@@ -122,7 +122,15 @@ async function answer(
   route: SimulatorRoute,
   input: SimulationInput,
 ): Promise<void> {
-  const completion = simulateCompletion(input.messages, input.maxOutputTokens);
+  const completion = simulateTurn({
+    messages: input.messages,
+    maxOutputTokens: input.maxOutputTokens,
+    tools: input.tools ?? [],
+    toolChoice: input.toolChoice ?? "auto",
+    parallelToolCalls: input.parallelToolCalls ?? true,
+    outputFormat: input.outputFormat,
+    imageCount: input.imageCount ?? 0,
+  });
   state.replyCount += 1;
   const context: ReplyContext = {
     id: `${idPrefixes[route.protocol]}${state.replyCount}`,

@@ -6,6 +6,7 @@ const reply = {
   model: "delta-4.6-sonnet",
   createdAtMs: 1_767_225_600_987,
   text: "Rivers bend because water erodes the outer bank.",
+  toolCalls: [],
   finishReason: "stop" as const,
   usage: { inputTokens: 21, cachedInputTokens: 5, outputTokens: 11, reasoningTokens: 3 },
 };

@@ -10,7 +10,7 @@ describe("parseChatCompletionsRequest: a valid body", () => {
     const parsed = parseChatCompletionsRequest(valid);
     expect(parsed).toStrictEqual({
       model: "alpha-5.4",
-      messages: [{ role: "user", content: "Why do rivers bend?" }],
+      messages: [{ role: "user", content: [{ type: "text", text: "Why do rivers bend?" }] }],
       stream: false,
     });
   });
@@ -47,7 +47,7 @@ describe("parseChatCompletionsRequest: a valid body", () => {
     });
     expect(parsed).toStrictEqual({
       model: "alpha-5.4",
-      messages: [{ role: "user", content: "Hi" }],
+      messages: [{ role: "user", content: [{ type: "text", text: "Hi" }] }],
       stream: false,
     });
   });
@@ -77,8 +77,8 @@ describe("parseChatCompletionsRequest: a valid body", () => {
     expect(parsed.messages).toStrictEqual([
       { role: "system", content: "Be brief." },
       { role: "system", content: "Answer in English." },
-      { role: "user", content: "Why do rivers bend?" },
-      { role: "assistant", content: "" },
+      { role: "user", content: [{ type: "text", text: "Why do rivers bend?" }] },
+      { role: "assistant", content: "", toolCalls: [] },
     ]);
   });
 

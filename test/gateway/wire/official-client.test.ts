@@ -73,7 +73,7 @@ describe("chat completions through the official client", () => {
         model: "alpha-5.4",
         messages: [
           { role: "system", content: "Answer in one sentence." },
-          { role: "user", content: question },
+          { role: "user", content: [{ type: "text", text: question }] },
         ],
         stream: false,
         maxOutputTokens: 64,
@@ -174,7 +174,7 @@ describe("responses through the official client", () => {
         model: "alpha-5.4-pro",
         messages: [
           { role: "system", content: "Answer in one sentence." },
-          { role: "user", content: question },
+          { role: "user", content: [{ type: "text", text: question }] },
         ],
         stream: false,
         maxOutputTokens: 32,

@@ -11,6 +11,7 @@ const identity = { model: "alpha-5.4-pro", createdAtMs: 1_767_225_600_987 };
 const reply = {
   ...identity,
   text: "Rivers bend.",
+  toolCalls: [],
   finishReason: "stop" as const,
   usage: { inputTokens: 21, cachedInputTokens: 5, outputTokens: 11, reasoningTokens: 3 },
 };

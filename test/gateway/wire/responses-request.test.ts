@@ -9,7 +9,7 @@ describe("parseResponsesRequest: a valid body", () => {
   it("reads a string input as the user's one message, with no parameter the client did not send", () => {
     expect(parseResponsesRequest(valid)).toStrictEqual({
       model: "alpha-5.4-pro",
-      messages: [{ role: "user", content: "Why do rivers bend?" }],
+      messages: [{ role: "user", content: [{ type: "text", text: "Why do rivers bend?" }] }],
       stream: false,
     });
   });
@@ -17,7 +17,7 @@ describe("parseResponsesRequest: a valid body", () => {
   it("turns instructions into a leading system message", () => {
     expect(parse({ instructions: "Answer in one paragraph." }).messages).toStrictEqual([
       { role: "system", content: "Answer in one paragraph." },
-      { role: "user", content: "Why do rivers bend?" },
+      { role: "user", content: [{ type: "text", text: "Why do rivers bend?" }] },
     ]);
   });
 
@@ -44,9 +44,9 @@ describe("parseResponsesRequest: a valid body", () => {
     expect(parsed.messages).toStrictEqual([
       { role: "system", content: "Be brief." },
       { role: "system", content: "English only." },
-      { role: "user", content: "Why do rivers bend?" },
-      { role: "assistant", content: "Erosion." },
-      { role: "user", content: "More?" },
+      { role: "user", content: [{ type: "text", text: "Why do rivers bend?" }] },
+      { role: "assistant", content: "Erosion.", toolCalls: [] },
+      { role: "user", content: [{ type: "text", text: "More?" }] },
     ]);
   });
 

@@ -1,8 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { parseChatCompletionsRequest } from "../../../src/gateway/wire/chat-completions-request";
+import {
+  chatCompletionsParameterNames,
+  parseChatCompletionsRequest,
+} from "../../../src/gateway/wire/chat-completions-request";
 import { parseResponsesRequest } from "../../../src/gateway/wire/responses-request";
 import { toGenerationRequest } from "../../../src/gateway/wire/to-generation-request";
 import { type CatalogModel, findModel } from "../../../src/providers/catalog";
+import { protocolParameters } from "../../../src/providers/protocol-parameters";
 import { expectValidationError } from "./support/rejection";
 
 function model(slug: string): CatalogModel {
@@ -24,9 +28,9 @@ describe("toGenerationRequest", () => {
     ["delta-4.8-opus", { topP: 0.8 }],
   ])("for %s sends only the sampling parameters the model does not ignore", (slug, sampling) => {
     const parsed = parseChatCompletionsRequest({ model: slug, messages, ...everyParameter });
-    expect(toGenerationRequest(parsed, model(slug))).toStrictEqual({
+    expect(toGenerationRequest(parsed, model(slug), chatCompletionsParameterNames)).toStrictEqual({
       upstreamModelId: slug,
-      messages: [{ role: "user", content: "Why do rivers bend?" }],
+      messages: [{ role: "user", content: [{ type: "text", text: "Why do rivers bend?" }] }],
       ...sampling,
       maxOutputTokens: 50,
     });
@@ -50,14 +54,16 @@ describe("toGenerationRequest", () => {
     const fromChat = toGenerationRequest(
       parseChatCompletionsRequest({ model: "gamma-4-5", messages }),
       model("gamma-4-5"),
+      chatCompletionsParameterNames,
     );
     const fromResponses = toGenerationRequest(
       parseResponsesRequest({ model: "gamma-4-5", input: "Why do rivers bend?" }),
       model("gamma-4-5"),
+      chatCompletionsParameterNames,
     );
     const expected = {
       upstreamModelId: "gamma-4-5",
-      messages: [{ role: "user", content: "Why do rivers bend?" }],
+      messages: [{ role: "user", content: [{ type: "text", text: "Why do rivers bend?" }] }],
     };
     expect(fromChat).toStrictEqual(expected);
     expect(fromResponses).toStrictEqual(expected);
@@ -65,7 +71,10 @@ describe("toGenerationRequest", () => {
 
   it("sends a value equal to the default when the client gave it", () => {
     const parsed = parseChatCompletionsRequest({ model: "gamma-4-5", messages, temperature: 1, top_p: 1 });
-    expect(toGenerationRequest(parsed, model("gamma-4-5"))).toMatchObject({ temperature: 1, topP: 1 });
+    expect(toGenerationRequest(parsed, model("gamma-4-5"), chatCompletionsParameterNames)).toMatchObject({
+      temperature: 1,
+      topP: 1,
+    });
   });
 
   it("maps the responses output limit and instructions", () => {
@@ -75,11 +84,11 @@ describe("toGenerationRequest", () => {
       input: "Why?",
       max_output_tokens: 16,
     });
-    expect(toGenerationRequest(parsed, model("alpha-5.4-pro"))).toStrictEqual({
+    expect(toGenerationRequest(parsed, model("alpha-5.4-pro"), chatCompletionsParameterNames)).toStrictEqual({
       upstreamModelId: "alpha-5.4-pro",
       messages: [
         { role: "system", content: "Be brief." },
-        { role: "user", content: "Why?" },
+        { role: "user", content: [{ type: "text", text: "Why?" }] },
       ],
       maxOutputTokens: 16,
     });
@@ -87,8 +96,27 @@ describe("toGenerationRequest", () => {
 
   it("refuses a catalog model that is not the one requested (a programmer error)", () => {
     const parsed = parseChatCompletionsRequest({ model: "alpha-5.4", messages });
-    expect(() => toGenerationRequest(parsed, model("alpha-5.5"))).toThrow(
+    expect(() => toGenerationRequest(parsed, model("alpha-5.5"), chatCompletionsParameterNames)).toThrow(
       /alpha-5.4 paired with catalog model alpha-5.5/,
+    );
+  });
+});
+
+describe("toGenerationRequest: parameters a protocol cannot carry (C12)", () => {
+  it("refuses metadata for a generateContent model (the protocol has no such field), naming the client's field", () => {
+    const parsed = parseChatCompletionsRequest({
+      model: "beta-3-flash",
+      messages: [{ role: "user", content: "Hi" }],
+    });
+    expect(protocolParameters["generate-content"].has("metadata")).toBe(false);
+    expectValidationError(
+      () =>
+        toGenerationRequest(
+          { ...parsed, metadata: { team: "a" } },
+          model("beta-3-flash"),
+          chatCompletionsParameterNames,
+        ),
+      "metadata: not supported by beta-3-flash",
     );
   });
 });

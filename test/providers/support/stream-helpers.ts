@@ -1,4 +1,5 @@
 import { createServer } from "node:net";
+import { textMessage } from "../../../src/providers/message-text";
 import type { GenerationRequest, GenerationStreamPart } from "../../../src/providers/provider";
 
 /** Every part of a stream, or the parts before its error together with the error. */
@@ -44,7 +45,7 @@ export const simpleRequest: GenerationRequest = {
   upstreamModelId: "test-model",
   messages: [
     { role: "system", content: "Answer briefly." },
-    { role: "user", content: "Describe a quiet harbor at dawn." },
+    textMessage("user", "Describe a quiet harbor at dawn."),
   ],
 };
 

@@ -1,4 +1,3 @@
-import type { SimulatedCompletion } from "../simulated-completion";
 import {
   contentText,
   dataFrame,
@@ -6,9 +5,10 @@ import {
   type SimulatedProtocol,
   type StreamTranscript,
 } from "../simulated-protocol";
+import type { SimulatedTurn } from "../simulated-turn";
 import { chatCompletionsRequestSchema, describeIssue } from "./request-schemas";
 
-function usage(completion: SimulatedCompletion) {
+function usage(completion: SimulatedTurn) {
   return {
     prompt_tokens: completion.promptTokens,
     completion_tokens: completion.outputTokens,
@@ -23,7 +23,7 @@ function usage(completion: SimulatedCompletion) {
   };
 }
 
-function renderStream(completion: SimulatedCompletion, context: ReplyContext): StreamTranscript {
+function renderStream(completion: SimulatedTurn, context: ReplyContext): StreamTranscript {
   const chunk = (choices: unknown[], extra: object = {}) =>
     dataFrame({
       id: context.id,

@@ -1,4 +1,4 @@
-import type { SimulatedCompletion, SimulatedMessage } from "../simulated-completion";
+import type { SimulatedMessage } from "../simulated-completion";
 import {
   contentText,
   dataFrame,
@@ -6,10 +6,11 @@ import {
   type SimulatedProtocol,
   type StreamTranscript,
 } from "../simulated-protocol";
+import type { SimulatedTurn } from "../simulated-turn";
 import { describeIssue, generateContentRequestSchema } from "./request-schemas";
 
 /** Running totals, as every chunk of a generateContent stream reports them. */
-function usageMetadata(completion: SimulatedCompletion, candidatesTokenCount: number) {
+function usageMetadata(completion: SimulatedTurn, candidatesTokenCount: number) {
   return {
     promptTokenCount: completion.promptTokens,
     candidatesTokenCount,
@@ -36,11 +37,11 @@ function reply(
   };
 }
 
-function finishReason(completion: SimulatedCompletion): string {
+function finishReason(completion: SimulatedTurn): string {
   return completion.finish === "length" ? "MAX_TOKENS" : "STOP";
 }
 
-function renderStream(completion: SimulatedCompletion, context: ReplyContext): StreamTranscript {
+function renderStream(completion: SimulatedTurn, context: ReplyContext): StreamTranscript {
   // This upstream ends its event lines with CRLF, which keeps the adapters' parser honest.
   const frame = (payload: unknown) => dataFrame(payload, "\r\n");
   let tokensSoFar = 0;

@@ -1,4 +1,4 @@
-import type { SimulatedCompletion, SimulatedMessage } from "../simulated-completion";
+import type { SimulatedMessage } from "../simulated-completion";
 import {
   contentText,
   namedEventFrame,
@@ -6,6 +6,7 @@ import {
   type SimulatedProtocol,
   type StreamTranscript,
 } from "../simulated-protocol";
+import type { SimulatedTurn } from "../simulated-turn";
 import { describeIssue, messagesRequestSchema } from "./request-schemas";
 
 /**
@@ -14,11 +15,11 @@ import { describeIssue, messagesRequestSchema } from "./request-schemas";
  */
 const provisionalOutputTokens = 1;
 
-function stopReason(completion: SimulatedCompletion): string {
+function stopReason(completion: SimulatedTurn): string {
   return completion.finish === "length" ? "max_tokens" : "end_turn";
 }
 
-function usage(completion: SimulatedCompletion, outputTokens: number) {
+function usage(completion: SimulatedTurn, outputTokens: number) {
   return {
     input_tokens: completion.promptTokens,
     cache_creation_input_tokens: 0,
@@ -29,7 +30,7 @@ function usage(completion: SimulatedCompletion, outputTokens: number) {
   };
 }
 
-function message(completion: SimulatedCompletion, context: ReplyContext, final: boolean) {
+function message(completion: SimulatedTurn, context: ReplyContext, final: boolean) {
   return {
     id: context.id,
     type: "message",
@@ -42,7 +43,7 @@ function message(completion: SimulatedCompletion, context: ReplyContext, final: 
   };
 }
 
-function renderStream(completion: SimulatedCompletion, context: ReplyContext): StreamTranscript {
+function renderStream(completion: SimulatedTurn, context: ReplyContext): StreamTranscript {
   const event = (type: string, fields: object = {}) => namedEventFrame(type, { type, ...fields });
   return {
     opening:

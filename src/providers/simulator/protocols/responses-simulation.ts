@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { SimulatedCompletion, SimulatedMessage } from "../simulated-completion";
+import type { SimulatedMessage } from "../simulated-completion";
 import {
   contentText,
   namedEventFrame,
@@ -7,11 +7,12 @@ import {
   type SimulatedProtocol,
   type StreamTranscript,
 } from "../simulated-protocol";
+import type { SimulatedTurn } from "../simulated-turn";
 import { describeIssue, responsesRequestSchema } from "./request-schemas";
 
 type ResponseStatus = "in_progress" | "completed" | "incomplete" | "failed";
 
-function usage(completion: SimulatedCompletion) {
+function usage(completion: SimulatedTurn) {
   return {
     input_tokens: completion.promptTokens,
     input_tokens_details: { cached_tokens: 0 },
@@ -66,11 +67,11 @@ function responseBody(
   };
 }
 
-function finalStatus(completion: SimulatedCompletion): ResponseStatus {
+function finalStatus(completion: SimulatedTurn): ResponseStatus {
   return completion.finish === "length" ? "incomplete" : "completed";
 }
 
-function renderStream(completion: SimulatedCompletion, context: ReplyContext): StreamTranscript {
+function renderStream(completion: SimulatedTurn, context: ReplyContext): StreamTranscript {
   const itemId = `msg_${context.id}`;
   const status = finalStatus(completion);
   const part = { item_id: itemId, output_index: 0, content_index: 0 };

@@ -11,6 +11,7 @@ import type { ParsedGenerationRequest } from "../../../../src/gateway/wire/parse
 import { responseBodyOf } from "../../../../src/gateway/wire/response-body";
 import { parseResponsesRequest } from "../../../../src/gateway/wire/responses-request";
 import { openResponsesStream } from "../../../../src/gateway/wire/responses-stream";
+import { textOfMessage } from "../../../../src/providers/message-text";
 
 /**
  * A stand-in for the gateway's edge, built from nothing but the wire modules, so that the official client
@@ -77,7 +78,8 @@ async function handle(
     return;
   }
   parsedRequests.push(parsed);
-  const fails = parsed.messages.at(-1)?.content === failingPrompt;
+  const last = parsed.messages.at(-1);
+  const fails = last !== undefined && textOfMessage(last) === failingPrompt;
   if (parsed.stream) {
     response.writeHead(200, {
       "content-type": "text/event-stream; charset=utf-8",
@@ -95,6 +97,7 @@ async function handle(
     model: parsed.model,
     createdAtMs: fixedCreatedAtMs,
     text: cannedText,
+    toolCalls: [],
     finishReason: "stop" as const,
     usage: cannedUsage,
   };
