@@ -18,6 +18,9 @@
  * `open_holds` lists the holds not yet recorded or voided, for the orphan sweep. `gateway_instances` is
  * each gateway process's heartbeat: a hold whose process stopped beating is an orphan.
  *
+ * Migration 4 (split-funds-schema.ts) splits the row in two — holds in one, everything else in the other —
+ * and keeps `account_funds` as a view of their sum; this file is the schema as migration 2 created it.
+ *
  * `ledger_authorize_usage` places holds: it locks the accounts' funds rows (in one order, so concurrent
  * calls never deadlock), grants each hold against what is available, in order, and appends the granted
  * `UsageAuthorized` events — one statement, one round trip, so a hot account's row is locked only from

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { fundsSchemaSql } from "./funds-schema";
+import { splitFundsSchemaSql } from "./split-funds-schema";
 
 /**
  * Schema of the ledger itself. Projection tables are not here: each projection declares its own and they
@@ -145,6 +146,11 @@ const migrations: readonly Migration[] = [
       CREATE TRIGGER ledger_checkpoints_immutable BEFORE UPDATE OR DELETE OR TRUNCATE ON ledger_checkpoints
         FOR EACH STATEMENT EXECUTE FUNCTION ledger_events_immutable();
     `,
+  },
+  {
+    id: 4,
+    name: "account funds in an authorized and a settled row",
+    sql: splitFundsSchemaSql,
   },
 ];
 

@@ -55,7 +55,8 @@ describe("inline funds in ledger maintenance", () => {
   it("given funds edited behind the log's back, then verify names them and a rebuild restores them", async () => {
     expect(await verifyProjections(context())).toEqual([]);
 
-    await harness.ledger.pool.query("UPDATE account_funds SET held_won = 0, balance_won = 70");
+    await harness.ledger.pool.query("UPDATE account_funds_settled SET held_won = 0, balance_won = 70");
+    await harness.ledger.pool.query("UPDATE account_funds_authorized SET authorized_won = 0");
     await harness.ledger.pool.query("DELETE FROM open_holds");
 
     expect(await verifyProjections(context())).toEqual([

@@ -16,7 +16,7 @@ import { Money } from "../money";
 import type { PricingInForce } from "../pricing-read-model";
 import type { HoldAuthorizer } from "./hold-authorizer";
 import { costWonOf, type HoldPricing } from "./hold-pricing";
-import type { UsageOutbox } from "./usage-outbox";
+import { UsageOutbox } from "./usage-outbox";
 
 /**
  * The money side of one generation request (C10), as a card authorization:
@@ -170,12 +170,14 @@ export class GenerationHolds {
           streamId: `usage-${request.requestId}`,
           event: authorizationEvent(request, { ...estimate, estimatedWon }, this.options),
         });
-      decision = await authorize();
       // This process's own answered requests may still hold what they will release once their usage is
-      // written (a client sending one request after another): after those, try once more.
+      // written (a client sending one request after another), and a hold does not wait for a settlement
+      // (migration 4): if refused while some were on their way, try once more after them.
+      const settling = this.options.outbox.settlementsOf(request.account);
+      decision = await authorize();
       if (
         decision.kind === "refused" &&
-        (await this.options.outbox.settledFor(request.account, this.options.limits.refusalRecheckWaitMs))
+        (await UsageOutbox.settled(settling, this.options.limits.refusalRecheckWaitMs))
       ) {
         decision = await authorize();
       }

@@ -63,15 +63,20 @@ export class UsageOutbox {
   }
 
   /**
-   * Resolves once the settlements of this account being written now are written (or after `timeoutMs`);
-   * false at once when there are none. A hold refused while they were on their way may fit after them.
+   * The settlements of this account being written now, each settling once written. Taken before a hold is
+   * asked for: a settlement committing meanwhile may be missing from the hold's snapshot, so a hold refused
+   * while they were on their way may fit once they are written (see `settled`).
    */
-  async settledFor(account: AccountReference, timeoutMs: number): Promise<boolean> {
-    const writing = this.writingByAccount.get(accountKeyOf(account));
-    if (!writing || writing.size === 0) return false;
+  settlementsOf(account: AccountReference): readonly Promise<void>[] {
+    return [...(this.writingByAccount.get(accountKeyOf(account)) ?? [])];
+  }
+
+  /** Resolves once `settlements` are written, or after `timeoutMs`; false at once when there are none. */
+  static async settled(settlements: readonly Promise<void>[], timeoutMs: number): Promise<boolean> {
+    if (settlements.length === 0) return false;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      Promise.all(writing),
+      Promise.all(settlements),
       new Promise((resolve) => {
         timer = setTimeout(resolve, timeoutMs);
       }),
