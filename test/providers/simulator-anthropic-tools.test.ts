@@ -163,7 +163,15 @@ describe("anthropic client: tool use against the simulator", () => {
         betaTool({
           name: "get_weather",
           description: "The current weather in a city.",
-          inputSchema: weatherTool.input_schema,
+          // Written out: the helper infers the input type from the literal schema.
+          inputSchema: {
+            type: "object",
+            properties: {
+              city: { type: "string" },
+              unit: { type: "string", enum: ["celsius", "fahrenheit"] },
+            },
+            required: ["city", "unit"],
+          },
           run: (input) => {
             calls.push(input);
             return "18°C, clear";
