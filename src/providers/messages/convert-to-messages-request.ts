@@ -46,7 +46,8 @@ export interface MessagesRequest {
  * Reasoning effort is the protocol's adaptive thinking, its depth set by `output_config.effort`: the
  * protocol's current control. Its older `thinking.type: "enabled"` with `budget_tokens` is deprecated on
  * the 4.6 models and refused by the later ones, while adaptive thinking is accepted by every model from
- * 4.6 on. The effort scale has no "minimal": the lowest level, `low`, is the nearest. "none" turns
+ * 4.6 on (a 4.5 model takes only budgets and refuses this with a 400, which reaches the client as such
+ * rather than silently thinking less). The effort scale has no "minimal": `low`, its lowest, is nearest. "none" turns
  * thinking off explicitly, since whether a model thinks when `thinking` is left out depends on the model.
  * Adaptive thinking counts toward `max_tokens`, so no budget has to be kept below it.
  */
