@@ -8,6 +8,16 @@ import type { GenerationParameter, UpstreamProtocol } from "./provider";
 export const protocolParameters: Readonly<Record<UpstreamProtocol, ReadonlySet<GenerationParameter>>> = {
   "chat-completions": new Set<GenerationParameter>([]),
   responses: new Set<GenerationParameter>([]),
-  messages: new Set<GenerationParameter>([]),
+  // seed, penalties and free-form metadata have no counterpart in this protocol (its metadata is user_id).
+  messages: new Set<GenerationParameter>([
+    "stop",
+    "reasoningEffort",
+    "user",
+    "tools",
+    "toolChoice",
+    "parallelToolCalls",
+    "outputFormat",
+    "images",
+  ]),
   "generate-content": new Set<GenerationParameter>([]),
 };

@@ -179,6 +179,56 @@ describe("messages fixtures", () => {
   });
 });
 
+describe("messages tool-use fixtures", () => {
+  it("given tool_use blocks after thinking and text, then they are tool calls with their input as JSON text and finish tool_calls", () => {
+    expect(convertMessagesResponse(readJson("messages/message-tool-use.json"))).toEqual({
+      text: "I'll look up both.",
+      toolCalls: [
+        {
+          id: "toolu_01D7FLrfh4GYq7yT1ULFeyMV",
+          name: "get_weather",
+          arguments: '{"city":"Busan","unit":"celsius"}',
+        },
+        { id: "toolu_01NcW3pRk8sTqHzY5vJm2XaB", name: "get_local_time", arguments: "{}" },
+      ],
+      finishReason: "tool_calls",
+      usage: usage(612, 0, 141, 38),
+    });
+  });
+
+  it("given streamed tool_use blocks at content indexes 2 and 3, then the calls are indexed 0 and 1 and a call without input gets {}", async () => {
+    const { parts, error } = await replay("messages/stream-tool-use.sse", convertMessagesStream);
+    expect(error).toBeUndefined();
+    expect(parts).toEqual([
+      ...deltas("I'll look up both."),
+      { type: "tool-call-start", index: 0, id: "toolu_01D7FLrfh4GYq7yT1ULFeyMV", name: "get_weather" },
+      { type: "tool-call-delta", index: 0, argumentsDelta: '{"city": "Bu' },
+      { type: "tool-call-delta", index: 0, argumentsDelta: 'san", "unit": "celsius"}' },
+      { type: "tool-call-start", index: 1, id: "toolu_01NcW3pRk8sTqHzY5vJm2XaB", name: "get_local_time" },
+      { type: "tool-call-delta", index: 1, argumentsDelta: "{}" },
+      { type: "usage", usage: usage(612, 0, 141, 38) },
+      { type: "finish", finishReason: "tool_calls" },
+    ]);
+  });
+
+  it("given the fixtures read with get_weather as the json_object answer tool, then its input is the text and the rest stay calls", async () => {
+    const options = { answerToolName: "get_weather" };
+    const whole = convertMessagesResponse(readJson("messages/message-tool-use.json"), options);
+    expect(whole.text).toBe(`I'll look up both.{"city":"Busan","unit":"celsius"}`);
+    expect(whole.toolCalls.map((call) => call.name)).toEqual(["get_local_time"]);
+
+    const { parts } = await replay("messages/stream-tool-use.sse", (batches) =>
+      convertMessagesStream(batches, options),
+    );
+    expect(parts.filter((part) => part.type !== "usage")).toEqual([
+      ...deltas("I'll look up both.", '{"city": "Bu', 'san", "unit": "celsius"}'),
+      { type: "tool-call-start", index: 0, id: "toolu_01NcW3pRk8sTqHzY5vJm2XaB", name: "get_local_time" },
+      { type: "tool-call-delta", index: 0, argumentsDelta: "{}" },
+      { type: "finish", finishReason: "tool_calls" },
+    ]);
+  });
+});
+
 describe("generate-content fixtures", () => {
   it("given a reply with a thought part, then output adds thoughts, reasoning is thoughts, thoughts are not text", () => {
     expect(convertGenerateContentResponse(readJson("generate-content/response-thoughts.json"))).toEqual({

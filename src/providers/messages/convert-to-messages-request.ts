@@ -1,5 +1,10 @@
-import { textTurnsOf } from "../message-text";
-import type { GenerationRequest } from "../provider";
+import type { GenerationRequest, ReasoningEffort } from "../provider";
+import { convertToMessagesTurns, type MessagesTurn } from "./convert-to-messages-messages";
+import {
+  convertToMessagesTools,
+  type MessagesTool,
+  type MessagesToolChoice,
+} from "./convert-to-messages-tools";
 
 /**
  * The messages protocol requires `max_tokens`; a client of the other formats may leave it out, meaning
@@ -9,37 +14,86 @@ import type { GenerationRequest } from "../provider";
  */
 export const messagesMaxTokensDefault = 32_000;
 
+export type MessagesEffort = "low" | "medium" | "high" | "xhigh";
+
 export interface MessagesRequestBody {
   model: string;
   max_tokens: number;
   system?: string;
-  messages: { role: "user" | "assistant"; content: string }[];
+  messages: MessagesTurn[];
   temperature?: number;
   top_p?: number;
+  stop_sequences?: string[];
+  metadata?: { user_id: string };
+  tools?: MessagesTool[];
+  tool_choice?: MessagesToolChoice;
+  thinking?: { type: "adaptive" } | { type: "disabled" };
+  output_config?: {
+    effort?: MessagesEffort;
+    format?: { type: "json_schema"; schema: Record<string, unknown> };
+  };
   stream?: true;
 }
 
+/** The body, and what reading the reply needs to know about it. */
+export interface MessagesRequest {
+  body: MessagesRequestBody;
+  /** The forced tool standing for json_object output: its input is the reply's text. */
+  answerToolName: string | undefined;
+}
+
 /**
- * System messages move to the top-level `system` field (the protocol has no system role in `messages`),
- * joined in order; the other messages keep their order.
+ * Reasoning effort is the protocol's adaptive thinking, its depth set by `output_config.effort`: the
+ * protocol's current control. Its older `thinking.type: "enabled"` with `budget_tokens` is deprecated on
+ * the 4.6 models and refused by the later ones, while adaptive thinking is accepted by every model from
+ * 4.6 on (a 4.5 model takes only budgets and refuses this with a 400, which reaches the client as such
+ * rather than silently thinking less). The effort scale has no "minimal": `low`, its lowest, is nearest. "none" turns
+ * thinking off explicitly, since whether a model thinks when `thinking` is left out depends on the model.
+ * Adaptive thinking counts toward `max_tokens`, so no budget has to be kept below it.
+ */
+const efforts: Readonly<Record<Exclude<ReasoningEffort, "none">, MessagesEffort>> = {
+  minimal: "low",
+  low: "low",
+  medium: "medium",
+  high: "high",
+  xhigh: "xhigh",
+};
+
+/**
+ * stop → `stop_sequences`, user → `metadata.user_id`, tools and tool choice (convert-to-messages-tools),
+ * json_schema output → the protocol's native structured output `output_config.format`: decoding is held to
+ * the schema, it combines with thinking and with the client's own tools (a forced tool would do neither),
+ * and the reply's text is the JSON itself. json_object has no native form (see convert-to-messages-tools).
  */
 export function convertToMessagesRequest(
   request: GenerationRequest,
   options: { stream: boolean },
-): MessagesRequestBody {
-  const systemTexts: string[] = [];
-  const messages: MessagesRequestBody["messages"] = [];
-  for (const message of textTurnsOf(request.messages)) {
-    if (message.role === "system") systemTexts.push(message.content);
-    else messages.push({ role: message.role, content: message.content });
-  }
-  return {
+): MessagesRequest {
+  const { system, turns } = convertToMessagesTurns(request.messages);
+  const { answerToolName, ...toolFields } = convertToMessagesTools(request);
+  const effort = request.reasoningEffort;
+  const outputFormat = request.outputFormat;
+  const outputConfig: NonNullable<MessagesRequestBody["output_config"]> = {
+    ...(effort !== undefined && effort !== "none" && { effort: efforts[effort] }),
+    ...(outputFormat?.type === "json_schema" && {
+      format: { type: "json_schema" as const, schema: outputFormat.schema },
+    }),
+  };
+  const body: MessagesRequestBody = {
     model: request.upstreamModelId,
     max_tokens: request.maxOutputTokens ?? messagesMaxTokensDefault,
-    ...(systemTexts.length > 0 && { system: systemTexts.join("\n\n") }),
-    messages,
+    ...(system !== undefined && { system }),
+    messages: turns,
     ...(request.temperature !== undefined && { temperature: request.temperature }),
     ...(request.topP !== undefined && { top_p: request.topP }),
+    ...(request.stop !== undefined && { stop_sequences: request.stop }),
+    ...(request.user !== undefined && { metadata: { user_id: request.user } }),
+    ...toolFields,
+    ...(effort !== undefined && {
+      thinking: effort === "none" ? { type: "disabled" } : { type: "adaptive" },
+    }),
+    ...(Object.keys(outputConfig).length > 0 && { output_config: outputConfig }),
     ...(options.stream && { stream: true }),
   };
+  return { body, answerToolName };
 }

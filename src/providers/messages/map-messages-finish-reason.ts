@@ -15,12 +15,16 @@ const stopReasons: Readonly<Record<KnownMessagesStopReason, FinishReason>> = {
   max_tokens: "length",
   model_context_window_exceeded: "length",
   refusal: "content_filter",
-  tool_use: "other",
+  tool_use: "tool_calls",
   pause_turn: "other",
 };
 
-/** Upstreams add reasons over time; an unknown one is "other" rather than a malformed reply. */
-export function mapMessagesFinishReason(stopReason: string): FinishReason {
+/**
+ * Upstreams add reasons over time; an unknown one is "other" rather than a malformed reply. A reply that
+ * ended in tool use but called only the answer tool (json_object output) answered in full: "stop".
+ */
+export function mapMessagesFinishReason(stopReason: string, clientToolCallCount: number): FinishReason {
+  if (stopReason === "tool_use" && clientToolCallCount === 0) return "stop";
   return Object.hasOwn(stopReasons, stopReason)
     ? stopReasons[stopReason as KnownMessagesStopReason]
     : "other";

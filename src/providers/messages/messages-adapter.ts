@@ -26,13 +26,13 @@ export class MessagesAdapter implements UpstreamAdapter {
   }
 
   async generate(request: GenerationRequest, signal: AbortSignal): Promise<GenerationResult> {
-    const body = convertToMessagesRequest(request, { stream: false });
-    return convertMessagesResponse(await this.http.postJson(messagesPath, body, signal));
+    const { body, answerToolName } = convertToMessagesRequest(request, { stream: false });
+    return convertMessagesResponse(await this.http.postJson(messagesPath, body, signal), { answerToolName });
   }
 
   stream(request: GenerationRequest, signal: AbortSignal): AsyncIterable<GenerationStreamPart[]> {
-    const body = convertToMessagesRequest(request, { stream: true });
-    return convertMessagesStream(this.http.postEventStream(messagesPath, body, signal));
+    const { body, answerToolName } = convertToMessagesRequest(request, { stream: true });
+    return convertMessagesStream(this.http.postEventStream(messagesPath, body, signal), { answerToolName });
   }
 
   close(): Promise<void> {
