@@ -9,5 +9,16 @@ export const protocolParameters: Readonly<Record<UpstreamProtocol, ReadonlySet<G
   "chat-completions": new Set<GenerationParameter>([]),
   responses: new Set<GenerationParameter>([]),
   messages: new Set<GenerationParameter>([]),
-  "generate-content": new Set<GenerationParameter>([]),
+  "generate-content": new Set<GenerationParameter>([
+    "stop",
+    "seed",
+    "presencePenalty",
+    "frequencyPenalty",
+    "reasoningEffort",
+    "tools",
+    "toolChoice",
+    "parallelToolCalls",
+    "outputFormat",
+    "images",
+  ]),
 };
