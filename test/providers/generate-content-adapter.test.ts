@@ -82,6 +82,12 @@ const weatherTool: FunctionTool = {
 };
 const timeTool: FunctionTool = { name: "get_time", parameters: { type: "object", properties: {} } };
 const question = textMessage("user", "What is the weather in Seoul?");
+/** The body the simulator received last, as the adapter sent it. */
+function lastBody(): Record<string, unknown> {
+  const received = simulator().lastRequest();
+  if (!received) throw new Error("no upstream request was made");
+  return received.body as Record<string, unknown>;
+}
 const callId = /^call_[0-9a-f]{24}(__thought__.+)?$/;
 
 describe("generate-content adapter: content parts", () => {
@@ -189,7 +195,7 @@ describe("generate-content adapter: tools", () => {
         ...(toolChoice !== undefined && { toolChoice }),
       };
       await adapter("generate-content").generate(request, neverAborted());
-      expect((simulator().lastRequest()?.body as { toolConfig: unknown }).toolConfig).toEqual({
+      expect(lastBody().toolConfig).toEqual({
         functionCallingConfig: config,
       });
     },
@@ -291,7 +297,7 @@ describe("generate-content adapter: tools", () => {
     };
     await adapter("generate-content").generate(request, neverAborted());
 
-    expect((simulator().lastRequest()?.body as { contents: unknown }).contents).toEqual([
+    expect(lastBody().contents).toEqual([
       { role: "user", parts: [{ text: "What is the weather in Seoul?" }] },
       {
         role: "model",
@@ -367,7 +373,7 @@ describe("generate-content adapter: generation config", () => {
       reasoningEffort: "medium",
     };
     await adapter("generate-content").generate(request, neverAborted());
-    expect((simulator().lastRequest()?.body as { generationConfig: unknown }).generationConfig).toEqual({
+    expect(lastBody().generationConfig).toEqual({
       stopSequences: ["END", "\n\n"],
       seed: 42,
       presencePenalty: 0.5,
@@ -407,7 +413,7 @@ describe("generate-content adapter: generation config", () => {
       outputFormat: { type: "json_schema", name: "city", schema, strict: true },
     };
     const result = await adapter("generate-content").generate(request, neverAborted());
-    expect((simulator().lastRequest()?.body as { generationConfig: unknown }).generationConfig).toEqual({
+    expect(lastBody().generationConfig).toEqual({
       responseMimeType: "application/json",
       responseJsonSchema: schema,
     });
