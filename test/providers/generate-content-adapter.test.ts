@@ -325,7 +325,7 @@ describe("generate-content adapter: tools", () => {
     [
       "a result for a call no assistant made",
       [question, { role: "tool" as const, toolCallId: "call_missing", content: "x" }],
-      /^messages\[1\]\.tool_call_id: answers no tool call/,
+      /^tool result for call "call_missing": answers no tool call/,
     ],
     [
       "a call whose arguments are not a JSON object",
@@ -333,7 +333,7 @@ describe("generate-content adapter: tools", () => {
         question,
         { role: "assistant" as const, content: "", toolCalls: [{ id: "c1", name: "f", arguments: "[1]" }] },
       ],
-      /^tool_calls: the arguments of call c1 are not a JSON object/,
+      /^arguments of tool call "c1": not a JSON object/,
     ],
   ])("given %s, then it is refused before any upstream call", async (_case, messages, message) => {
     const failure = adapter("generate-content").generate(
@@ -397,7 +397,7 @@ describe("generate-content adapter: generation config", () => {
   it("given reasoning effort xhigh, then it is refused: nothing is above high", async () => {
     await expect(
       adapter("generate-content").generate({ ...simpleRequest, reasoningEffort: "xhigh" }, neverAborted()),
-    ).rejects.toThrow(/^reasoning_effort: "xhigh" is not supported/);
+    ).rejects.toThrow(/^reasoning effort "xhigh": not supported/);
     expect(simulator().lastRequest()).toBeUndefined();
   });
 

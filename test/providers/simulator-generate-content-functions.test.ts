@@ -70,6 +70,24 @@ describe("google genai client: function calling against the simulator", () => {
     expect(finish).toBe("STOP");
   });
 
+  it("given mode ANY with several allowed names, then it calls only among those", async () => {
+    const news = { name: "get_news", parametersJsonSchema: { type: "object", properties: {} } };
+    const response = await client().models.generateContent({
+      model: "beta-3-flash",
+      contents: question,
+      config: {
+        tools: [{ functionDeclarations: [news, weather, time] }],
+        toolConfig: {
+          functionCallingConfig: {
+            mode: FunctionCallingConfigMode.ANY,
+            allowedFunctionNames: ["get_time", "get_weather"],
+          },
+        },
+      },
+    });
+    expect(response.functionCalls?.map((call) => call.name)).toEqual(["get_weather", "get_time"]);
+  });
+
   it("given the model's call replayed with its signature and the function's response, then it answers in text", async () => {
     const first = await client().models.generateContent({
       model: "beta-3-flash",

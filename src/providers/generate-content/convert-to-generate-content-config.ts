@@ -75,7 +75,7 @@ function outputFormatConfigOf(format: OutputFormat): GenerateContentGenerationCo
 function thinkingLevelOf(effort: ReasoningEffort): ThinkingLevel {
   if (effort === "xhigh") {
     throw new UnsupportedRequestError(
-      'reasoning_effort: "xhigh" is not supported by this model; the highest effort is "high"',
+      'reasoning effort "xhigh": not supported by this model, whose highest effort is "high"',
     );
   }
   return thinkingLevels[effort];

@@ -31,23 +31,24 @@ export function convertToGenerateContentContents(
   const callsById = new Map<string, ToolCall>();
   const contents: GenerateContentContent[] = [];
   let results: GenerateContentContent | undefined;
-  messages.forEach((message, index) => {
+  for (const message of messages) {
     if (message.role !== "tool") results = undefined;
     switch (message.role) {
       case "system":
-        return;
+        continue;
       case "user":
         contents.push({ role: "user", parts: message.content.map(userPartOf) });
-        return;
+        continue;
       case "assistant":
         for (const call of message.toolCalls) callsById.set(call.id, call);
         contents.push({ role: "model", parts: modelPartsOf(message.content, message.toolCalls) });
-        return;
+        continue;
       case "tool": {
         const call = callsById.get(message.toolCallId);
+        // The result must be named by its function, which only the call it answers knows.
         if (call === undefined) {
           throw new UnsupportedRequestError(
-            `messages[${index}].tool_call_id: answers no tool call of an earlier assistant message`,
+            `tool result for call ${quoted(message.toolCallId)}: answers no tool call of an earlier assistant message`,
           );
         }
         if (results === undefined) {
@@ -55,14 +56,14 @@ export function convertToGenerateContentContents(
           contents.push(results);
         }
         results.parts.push({ functionResponse: { name: call.name, response: responseOf(message.content) } });
-        return;
+        continue;
       }
       default: {
         const unreachable: never = message;
         throw new Error(`unknown message ${JSON.stringify(unreachable)}`);
       }
     }
-  });
+  }
   return contents;
 }
 
@@ -97,9 +98,7 @@ function argumentsObjectOf(call: ToolCall): Record<string, unknown> {
   if (call.arguments.trim() === "") return {};
   const value = parseJson(call.arguments);
   if (!isJsonObject(value)) {
-    throw new UnsupportedRequestError(
-      `tool_calls: the arguments of call ${call.id.slice(0, 64)} are not a JSON object`,
-    );
+    throw new UnsupportedRequestError(`arguments of tool call ${quoted(call.id)}: not a JSON object`);
   }
   return value;
 }
@@ -123,4 +122,9 @@ function parseJson(text: string): unknown {
 
 function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** An id as the client sent it, cut short: a signed id can run to kilobytes. */
+function quoted(id: string): string {
+  return JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}…` : id);
 }

@@ -4,11 +4,13 @@ import { UnsupportedRequestError, UpstreamRejectedError } from "../../../src/pro
 
 describe("toApiError: what an adapter refuses before any upstream call", () => {
   it("given a value the model's protocol cannot carry, then 400/100 with the message naming the field", () => {
-    const error = toApiError(new UnsupportedRequestError('reasoning_effort: "xhigh" is not supported'));
+    const error = toApiError(
+      new UnsupportedRequestError('reasoning effort "xhigh": not supported by this model'),
+    );
     expect({ status: error.httpStatus, code: error.applicationCode, message: error.message }).toEqual({
       status: 400,
       code: 100,
-      message: 'reasoning_effort: "xhigh" is not supported',
+      message: 'reasoning effort "xhigh": not supported by this model',
     });
   });
 

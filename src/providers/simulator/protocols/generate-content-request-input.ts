@@ -26,7 +26,12 @@ export function generateContentTurnInput(request: GenerateContentRequest): TurnI
     // The simulated answer is keyed on the chat roles, so `model` reads as `assistant`.
     messages.push({ role: content.role === "model" ? "assistant" : "user", text: textOf(content.parts) });
   }
-  const declarations = request.tools?.flatMap((tool) => tool.functionDeclarations) ?? [];
+  const callingConfig = request.toolConfig?.functionCallingConfig;
+  // Under ANY with several allowed names, the model calls only among those.
+  const allowed = callingConfig?.mode === "ANY" ? callingConfig.allowedFunctionNames : undefined;
+  const declarations = (request.tools?.flatMap((tool) => tool.functionDeclarations) ?? []).filter(
+    (declaration) => allowed === undefined || allowed.includes(declaration.name),
+  );
   const outputFormat = outputFormatOf(request.generationConfig);
   return {
     messages,
@@ -35,7 +40,7 @@ export function generateContentTurnInput(request: GenerateContentRequest): TurnI
       name: declaration.name,
       parameters: declaration.parametersJsonSchema ?? declaration.parameters,
     })),
-    toolChoice: toolChoiceOf(request.toolConfig?.functionCallingConfig),
+    toolChoice: toolChoiceOf(callingConfig),
     ...(outputFormat && { outputFormat }),
   };
 }
