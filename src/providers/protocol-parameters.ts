@@ -19,5 +19,17 @@ export const protocolParameters: Readonly<Record<UpstreamProtocol, ReadonlySet<G
     "outputFormat",
     "images",
   ]),
-  "generate-content": new Set<GenerationParameter>([]),
+  // user and metadata have no counterpart in this protocol.
+  "generate-content": new Set<GenerationParameter>([
+    "stop",
+    "seed",
+    "presencePenalty",
+    "frequencyPenalty",
+    "reasoningEffort",
+    "tools",
+    "toolChoice",
+    "parallelToolCalls",
+    "outputFormat",
+    "images",
+  ]),
 };

@@ -145,6 +145,15 @@ export interface ProviderAdapter {
   stream(request: GenerationRequest, signal: AbortSignal): AsyncIterable<GenerationStreamPart[]>;
 }
 
+/**
+ * The request is valid, but the model's protocol cannot carry one of its values (e.g. an image URL whose
+ * media type cannot be known): the client's fault, found before any upstream call, mapped to 400/100. The
+ * message names the client's field.
+ */
+export class UnsupportedRequestError extends Error {
+  override readonly name = "UnsupportedRequestError";
+}
+
 /** The upstream refused the request (4xx): the client's fault, mapped to 400/300. */
 export class UpstreamRejectedError extends Error {
   override readonly name = "UpstreamRejectedError";

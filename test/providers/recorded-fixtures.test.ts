@@ -265,6 +265,78 @@ describe("generate-content fixtures", () => {
     ]);
   });
 
+  it("given parallel function calls, then they are tool calls in order, the first's signature rides in its id, finish tool_calls", () => {
+    const result = convertGenerateContentResponse(
+      readJson("generate-content/response-function-calls-parallel.json"),
+    );
+    expect(result).toEqual({
+      toolCalls: [
+        {
+          id: expect.stringMatching(/^call_[0-9a-f]{24}__thought__CiQBcsjafJ2mF0e5/),
+          name: "get_weather",
+          arguments: '{"city":"Seoul","unit":"celsius"}',
+        },
+        {
+          id: expect.stringMatching(/^call_[0-9a-f]{24}$/),
+          name: "get_time",
+          arguments: '{"zone":"Asia/Seoul"}',
+        },
+      ],
+      text: "",
+      finishReason: "tool_calls",
+      // output 42 visible + 120 thinking
+      usage: usage(118, null, 162, 120),
+    });
+    expect(result.toolCalls[0]?.id.endsWith("m6k0j9h")).toBe(true);
+  });
+
+  it("given a call with the upstream's id and no args, then the id is kept and the arguments are {}", () => {
+    expect(
+      convertGenerateContentResponse(
+        readJson("generate-content/response-function-call-id-without-args.json"),
+      ),
+    ).toEqual({
+      toolCalls: [
+        {
+          id: "fc_6b0e2a91c4d3__thought__EjQKMgFyyNp8cW9rZV9zaWduYXR1cmVfZm9yX3Rlc3Rz",
+          name: "get_time",
+          arguments: "{}",
+        },
+      ],
+      text: "Checking the clock.",
+      finishReason: "tool_calls",
+      usage: usage(64, null, 15, null),
+    });
+  });
+
+  it("given calls in separate chunks after text, then each is a start and one whole delta, indexed across chunks", async () => {
+    const { parts, error } = await replay(
+      "generate-content/stream-function-calls.sse",
+      convertGenerateContentStream,
+    );
+    expect(error).toBeUndefined();
+    expect(parts).toEqual([
+      ...deltas("Let me look both up."),
+      {
+        type: "tool-call-start",
+        index: 0,
+        id: expect.stringMatching(/^call_[0-9a-f]{24}__thought__CiIBcsjafDd2/),
+        name: "get_weather",
+      },
+      { type: "tool-call-delta", index: 0, argumentsDelta: '{"city":"Busan"}' },
+      {
+        type: "tool-call-start",
+        index: 1,
+        id: expect.stringMatching(/^call_[0-9a-f]{24}$/),
+        name: "get_time",
+      },
+      { type: "tool-call-delta", index: 1, argumentsDelta: '{"zone":"Asia/Seoul"}' },
+      // 33 visible + 64 thinking
+      { type: "usage", usage: usage(121, null, 97, 64) },
+      { type: "finish", finishReason: "tool_calls" },
+    ]);
+  });
+
   it("given an error chunk mid-stream, then the deltas stand and the error follows", async () => {
     const { parts, error } = await replay(
       "generate-content/stream-error-chunk.sse",

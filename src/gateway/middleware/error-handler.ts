@@ -2,7 +2,11 @@ import type { ServerResponse } from "node:http";
 import type { ErrorRequestHandler } from "express";
 import type { Logger } from "pino";
 import { ProjectionLagError } from "../../ledger/projection-waiter";
-import { UpstreamFailedError, UpstreamRejectedError } from "../../providers/provider";
+import {
+  UnsupportedRequestError,
+  UpstreamFailedError,
+  UpstreamRejectedError,
+} from "../../providers/provider";
 import { ApiError, apiErrors, errorBodyOf } from "../api-error";
 import { sendJson } from "../http/json-response";
 
@@ -10,6 +14,7 @@ import { sendJson } from "../http/json-response";
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if ((error as { notFound?: boolean }).notFound === true) return apiErrors.notFound("No such route");
+  if (error instanceof UnsupportedRequestError) return apiErrors.validation(error.message);
   if (error instanceof UpstreamRejectedError) return apiErrors.upstreamRejected(error.message);
   if (error instanceof UpstreamFailedError) return apiErrors.upstreamFailed(error.message);
   if (error instanceof ProjectionLagError || isDatabaseUnavailable(error))

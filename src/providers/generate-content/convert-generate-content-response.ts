@@ -1,5 +1,6 @@
 import { parseUpstreamReply } from "../http/upstream-reply";
 import { type FinishReason, type GenerationResult, UpstreamFailedError } from "../provider";
+import { candidateToolCalls } from "./convert-generate-content-tool-calls";
 import { convertGenerateContentUsage } from "./convert-generate-content-usage";
 import { type GenerateContentResponse, generateContentResponseSchema } from "./generate-content-schemas";
 import { mapGenerateContentFinishReason } from "./map-generate-content-finish-reason";
@@ -11,10 +12,12 @@ export function convertGenerateContentResponse(reply: unknown): GenerationResult
   if (!response.candidates?.length && !response.promptFeedback?.blockReason) {
     throw new UpstreamFailedError("malformed", "upstream reply has neither a candidate nor a block reason");
   }
+  const toolCalls = candidateToolCalls(response);
+  const finishReason = candidateFinishReason(response) ?? "other";
   return {
-    toolCalls: [],
+    toolCalls,
     text: candidateText(response),
-    finishReason: candidateFinishReason(response) ?? "other",
+    finishReason: withToolCalls(finishReason, toolCalls.length > 0),
     usage: response.usageMetadata ? convertGenerateContentUsage(response.usageMetadata) : null,
   };
 }
@@ -34,4 +37,9 @@ export function candidateFinishReason(response: GenerateContentResponse): Finish
   if (finishReason) return mapGenerateContentFinishReason(finishReason);
   if (response.promptFeedback?.blockReason) return "content_filter";
   return undefined;
+}
+
+/** The protocol says STOP when the model stopped to have its calls run; the gateway says tool_calls. */
+export function withToolCalls(finishReason: FinishReason, madeCalls: boolean): FinishReason {
+  return madeCalls && finishReason === "stop" ? "tool_calls" : finishReason;
 }

@@ -1,40 +1,37 @@
-import { textTurnsOf } from "../message-text";
 import type { GenerationRequest } from "../provider";
+import {
+  convertToGenerateContentConfig,
+  type GenerateContentGenerationConfig,
+} from "./convert-to-generate-content-config";
+import {
+  convertToGenerateContentContents,
+  type GenerateContentContent,
+} from "./convert-to-generate-content-contents";
+import {
+  convertToGenerateContentTools,
+  type GenerateContentTools,
+} from "./convert-to-generate-content-tools";
 
-interface TextContent {
-  role: "user" | "model";
-  parts: { text: string }[];
-}
-
-export interface GenerateContentRequestBody {
-  contents: TextContent[];
+export interface GenerateContentRequestBody extends GenerateContentTools {
+  contents: GenerateContentContent[];
   systemInstruction?: { parts: { text: string }[] };
-  generationConfig?: { temperature?: number; topP?: number; maxOutputTokens?: number };
+  generationConfig?: GenerateContentGenerationConfig;
 }
 
 /**
- * System messages become `systemInstruction` (one part each, in order); the assistant role is called
- * `model`. The model id is not in the body but in the path. `generationConfig` is sent only when the
- * client set something, so the model's own defaults apply otherwise.
+ * System messages become `systemInstruction` (one part each, in order). The model id is not in the body but
+ * in the path. `generationConfig` is sent only when the client set something in it. The end user's id and
+ * metadata have no field in this protocol and are refused before any call (protocol-parameters.ts).
  */
 export function convertToGenerateContentRequest(request: GenerationRequest): GenerateContentRequestBody {
-  const turns = textTurnsOf(request.messages);
-  const systemParts = turns
-    .filter((message) => message.role === "system")
-    .map((message) => ({ text: message.content }));
-  const contents: TextContent[] = turns.flatMap((message) =>
-    message.role === "system"
-      ? []
-      : [{ role: message.role === "assistant" ? "model" : "user", parts: [{ text: message.content }] }],
+  const systemParts = request.messages.flatMap((message) =>
+    message.role === "system" ? [{ text: message.content }] : [],
   );
-  const generationConfig = {
-    ...(request.temperature !== undefined && { temperature: request.temperature }),
-    ...(request.topP !== undefined && { topP: request.topP }),
-    ...(request.maxOutputTokens !== undefined && { maxOutputTokens: request.maxOutputTokens }),
-  };
+  const generationConfig = convertToGenerateContentConfig(request);
   return {
-    contents,
+    contents: convertToGenerateContentContents(request.messages),
     ...(systemParts.length > 0 && { systemInstruction: { parts: systemParts } }),
+    ...convertToGenerateContentTools(request.tools, request.toolChoice, request.parallelToolCalls),
     ...(Object.keys(generationConfig).length > 0 && { generationConfig }),
   };
 }

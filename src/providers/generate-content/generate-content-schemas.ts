@@ -24,7 +24,23 @@ export const generateContentResponseSchema = z.object({
         content: z
           .object({
             parts: z
-              .array(z.object({ text: z.string().nullish(), thought: z.boolean().nullish() }))
+              .array(
+                z.object({
+                  text: z.string().nullish(),
+                  thought: z.boolean().nullish(),
+                  functionCall: z
+                    .object({
+                      /** Sent by some models only; the gateway makes one otherwise. */
+                      id: z.string().nullish(),
+                      name: z.string().min(1),
+                      /** Absent for a function without parameters. */
+                      args: z.record(z.string(), z.unknown()).nullish(),
+                    })
+                    .nullish(),
+                  /** On the first function call of a step, for the replay of that call. */
+                  thoughtSignature: z.string().nullish(),
+                }),
+              )
               .nullish(),
           })
           .nullish(),

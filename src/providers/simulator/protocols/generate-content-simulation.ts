@@ -1,12 +1,12 @@
-import type { SimulatedMessage } from "../simulated-completion";
+import { createHash } from "node:crypto";
 import {
-  contentText,
   dataFrame,
   type ReplyContext,
   type SimulatedProtocol,
   type StreamTranscript,
 } from "../simulated-protocol";
-import type { SimulatedTurn } from "../simulated-turn";
+import type { SimulatedToolCall, SimulatedTurn } from "../simulated-turn";
+import { generateContentTurnInput, missingThoughtSignature } from "./generate-content-request-input";
 import { describeIssue, generateContentRequestSchema } from "./request-schemas";
 
 /** Running totals, as every chunk of a generateContent stream reports them. */
@@ -21,22 +21,40 @@ function usageMetadata(completion: SimulatedTurn, candidatesTokenCount: number) 
   };
 }
 
+type ReplyPart =
+  | { text: string }
+  | { functionCall: { name: string; args: unknown }; thoughtSignature?: string };
+
 function reply(
   context: ReplyContext,
-  text: string,
+  parts: readonly ReplyPart[],
   finishReason: string | undefined,
   usage: ReturnType<typeof usageMetadata>,
 ) {
   return {
-    candidates: [
-      { content: { parts: [{ text }], role: "model" }, ...(finishReason && { finishReason }), index: 0 },
-    ],
+    candidates: [{ content: { parts, role: "model" }, ...(finishReason && { finishReason }), index: 0 }],
     usageMetadata: usage,
     modelVersion: context.model,
     responseId: context.id,
   };
 }
 
+/**
+ * Calls as the protocol sends them: whole, arguments an object, no id (the Gemini API leaves it out), and
+ * an opaque thought signature on the first call of the step only.
+ */
+function functionCallParts(calls: readonly SimulatedToolCall[]): ReplyPart[] {
+  return calls.map((call, index) => ({
+    functionCall: { name: call.name, args: JSON.parse(call.arguments) },
+    ...(index === 0 && { thoughtSignature: thoughtSignatureOf(call) }),
+  }));
+}
+
+function thoughtSignatureOf(call: SimulatedToolCall): string {
+  return createHash("sha256").update(call.id).digest("base64");
+}
+
+/** The protocol says STOP whether the model answered or called functions. */
 function finishReason(completion: SimulatedTurn): string {
   return completion.finish === "length" ? "MAX_TOKENS" : "STOP";
 }
@@ -47,13 +65,23 @@ function renderStream(completion: SimulatedTurn, context: ReplyContext): StreamT
   let tokensSoFar = 0;
   const deltas = completion.pieces.map((piece, index) => {
     tokensSoFar += completion.pieceTokens[index]!;
-    return frame(reply(context, piece, undefined, usageMetadata(completion, tokensSoFar)));
+    return frame(reply(context, [{ text: piece }], undefined, usageMetadata(completion, tokensSoFar)));
   });
+  // The calls of a step arrive together, whole, in one chunk.
+  if (completion.toolCalls.length > 0) {
+    const parts = functionCallParts(completion.toolCalls);
+    deltas.push(frame(reply(context, parts, undefined, usageMetadata(completion, completion.outputTokens))));
+  }
   return {
     opening: "",
     deltas,
     closing: frame(
-      reply(context, "", finishReason(completion), usageMetadata(completion, completion.outputTokens)),
+      reply(
+        context,
+        [{ text: "" }],
+        finishReason(completion),
+        usageMetadata(completion, completion.outputTokens),
+      ),
     ),
     failure: () =>
       frame({ error: { code: 500, message: "An internal error has occurred.", status: "INTERNAL" } }),
@@ -76,23 +104,14 @@ export const generateContentSimulation: SimulatedProtocol = {
   parseRequest(body, route) {
     const parsed = generateContentRequestSchema.safeParse(body);
     if (!parsed.success) return { ok: false, message: describeIssue(parsed.error) };
-    const request = parsed.data;
-    const system: SimulatedMessage[] = request.systemInstruction
-      ? [{ role: "system", text: contentText(request.systemInstruction.parts) }]
-      : [];
+    const missingSignature = missingThoughtSignature(parsed.data);
+    if (missingSignature !== undefined) return { ok: false, message: missingSignature };
     return {
       ok: true,
       input: {
         model: route.pathModel ?? "",
-        messages: [
-          ...system,
-          ...request.contents.map((content) => ({
-            // The simulated answer is keyed on the chat roles, so `model` reads as `assistant`.
-            role: content.role === "model" ? "assistant" : "user",
-            text: contentText(content.parts),
-          })),
-        ],
-        maxOutputTokens: request.generationConfig?.maxOutputTokens ?? undefined,
+        ...generateContentTurnInput(parsed.data),
+        maxOutputTokens: parsed.data.generationConfig?.maxOutputTokens,
         stream: route.pathStream === true,
         includeStreamUsage: true,
       },
@@ -100,9 +119,13 @@ export const generateContentSimulation: SimulatedProtocol = {
   },
 
   renderJson(completion, context) {
+    const parts: ReplyPart[] = [
+      ...(completion.text !== "" || completion.toolCalls.length === 0 ? [{ text: completion.text }] : []),
+      ...functionCallParts(completion.toolCalls),
+    ];
     return reply(
       context,
-      completion.text,
+      parts,
       finishReason(completion),
       usageMetadata(completion, completion.outputTokens),
     );
