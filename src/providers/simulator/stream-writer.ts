@@ -44,7 +44,8 @@ export async function writeEventStream(
     await sleepUntil(firstTokenAtMs + tokensSent * pacing.msPerToken);
     if (response.destroyed) return;
     await write(response, transcript.deltas[index]!);
-    tokensSent += pieceTokens[index]!;
+    // Text frames carry their own count; a tool-call frame (arguments in pieces) is paced as one token.
+    tokensSent += pieceTokens[index] ?? 1;
   }
   if (response.destroyed) return;
   if (streamBreak === undefined) {
