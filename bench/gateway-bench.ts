@@ -1,5 +1,5 @@
 import pg from "pg";
-import { queueBackendOf } from "../src/billing/queue-backend";
+import { queueBackendOf } from "../src/billing/queue/queue-backend";
 import { modelFamilies } from "../src/config";
 import { findFreePort } from "../src/database/embedded-postgres";
 import { removeQueueData } from "../test/workers/queue-test-support";

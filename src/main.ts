@@ -1,4 +1,4 @@
-import { queueBackendOf } from "./billing/queue-backend";
+import { queueBackendOf } from "./billing/queue/queue-backend";
 import { startBilling } from "./billing/start-billing";
 import { type Config, ConfigError, limits, loadConfig, modelFamilies } from "./config";
 import { type LocalDatabase, loadOrCreateLocalSecrets, startLocalDatabase } from "./database/local-data";

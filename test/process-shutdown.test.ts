@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { queueBackendOf } from "../src/billing/queue-backend";
+import { queueBackendOf } from "../src/billing/queue/queue-backend";
 import { findFreePort } from "../src/database/embedded-postgres";
 import { createTestDatabase, type TestDatabase } from "./support/database";
 import { provisionKeyWithCredit, type ServiceProcess, spawnService } from "./support/service-process";

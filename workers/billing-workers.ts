@@ -1,12 +1,12 @@
 import type pg from "pg";
 import type { Logger } from "pino";
 import { billingLimits } from "../src/billing/billing-limits";
-import { createChargeQueue } from "../src/billing/charge-queue";
-import { chargeUsages } from "../src/billing/charge-usage";
-import type { FxRateRefresher } from "../src/billing/fx-rate-refresh";
-import { createPricingReadModel } from "../src/billing/pricing-read-model";
-import type { Clock, ProjectionWaiting } from "../src/billing/projection-waiting";
-import type { QueueBackend } from "../src/billing/queue-backend";
+import { chargeUsages } from "../src/billing/charging/charge-usage";
+import type { Clock, ProjectionWaiting } from "../src/billing/commands/projection-waiting";
+import type { FxRateRefresher } from "../src/billing/fx/fx-rate-refresh";
+import { createChargeQueue } from "../src/billing/queue/charge-queue";
+import type { QueueBackend } from "../src/billing/queue/queue-backend";
+import { createPricingReadModel } from "../src/billing/read-models/pricing-read-model";
 import { PeriodicLeader } from "../src/database/periodic-leader";
 import type { EventStore } from "../src/ledger/event-store";
 import { GroupCommitAppender } from "../src/ledger/group-commit-appender";

@@ -1,9 +1,13 @@
 import { type Job, UnrecoverableError } from "bullmq";
 import type { Logger } from "pino";
 import { billingLimits } from "../src/billing/billing-limits";
-import { type ChargeUsageJobData, closeWithin, usageChargesQueueName } from "../src/billing/charge-queue";
-import { type ChargeUsageOutcome, UsageNotRecordedError } from "../src/billing/charge-usage";
-import { openWorker, type QueueBackend } from "../src/billing/queue-backend";
+import { type ChargeUsageOutcome, UsageNotRecordedError } from "../src/billing/charging/charge-usage";
+import {
+  type ChargeUsageJobData,
+  closeWithin,
+  usageChargesQueueName,
+} from "../src/billing/queue/charge-queue";
+import { openWorker, type QueueBackend } from "../src/billing/queue/queue-backend";
 import { errorSummaryOf, throttledLog } from "../src/billing/throttled-log";
 
 /**

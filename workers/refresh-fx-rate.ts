@@ -2,11 +2,11 @@ import { UnrecoverableError } from "bullmq";
 import type pg from "pg";
 import type { Logger } from "pino";
 import { billingLimits } from "../src/billing/billing-limits";
-import { closeWithin } from "../src/billing/charge-queue";
+import type { Clock } from "../src/billing/commands/projection-waiting";
+import { type FxRateRefresher, isFxRefreshNeeded } from "../src/billing/fx/fx-rate-refresh";
 import { KoreaeximError, KoreaeximResultCodeError } from "../src/billing/fx/koreaexim-errors";
-import { type FxRateRefresher, isFxRefreshNeeded } from "../src/billing/fx-rate-refresh";
-import type { Clock } from "../src/billing/projection-waiting";
-import { openQueue, openWorker, type QueueBackend } from "../src/billing/queue-backend";
+import { closeWithin } from "../src/billing/queue/charge-queue";
+import { openQueue, openWorker, type QueueBackend } from "../src/billing/queue/queue-backend";
 import {
   fxRefreshJobSchedulerId,
   fxRefreshSchedule,

@@ -1,13 +1,13 @@
 import type pg from "pg";
 import type { Logger } from "pino";
 import { billingLimits } from "../src/billing/billing-limits";
-import type { ChargeQueue } from "../src/billing/charge-queue";
+import type { Clock } from "../src/billing/commands/projection-waiting";
 import {
   type OrphanHoldSettlementOptions,
   settleOrphanHolds,
 } from "../src/billing/holds/orphan-hold-settlement";
-import type { PricingReadModel } from "../src/billing/pricing-read-model";
-import type { Clock } from "../src/billing/projection-waiting";
+import type { ChargeQueue } from "../src/billing/queue/charge-queue";
+import type { PricingReadModel } from "../src/billing/read-models/pricing-read-model";
 import type { PeriodicLeader } from "../src/database/periodic-leader";
 import type { EventStore } from "../src/ledger/event-store";
 

@@ -1,9 +1,9 @@
 import type pg from "pg";
 import type { Logger } from "pino";
 import { billingLimits } from "../src/billing/billing-limits";
-import type { ChargeQueue } from "../src/billing/charge-queue";
-import { sweepPendingCharges } from "../src/billing/pending-charge-sweep";
-import type { Clock } from "../src/billing/projection-waiting";
+import type { Clock } from "../src/billing/commands/projection-waiting";
+import type { ChargeQueue } from "../src/billing/queue/charge-queue";
+import { sweepPendingCharges } from "../src/billing/queue/pending-charge-sweep";
 import type { PeriodicLeader } from "../src/database/periodic-leader";
 
 /**

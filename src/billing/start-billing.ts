@@ -6,12 +6,12 @@ import type { Config } from "../config";
 import { createAccountRouter } from "../gateway/account/account-router";
 import { createAdminRouter } from "../gateway/admin/admin-router";
 import type { EventStore } from "../ledger/event-store";
-import type { ChargeEnqueuer } from "./charge-enqueuer";
-import { createChargeQueue } from "./charge-queue";
-import { createFxRateRefresher } from "./fx-rate-refresh";
-import type { ProjectionWaiting } from "./projection-waiting";
-import { queueBackendOf } from "./queue-backend";
-import { seedBilling } from "./seed-billing";
+import type { ProjectionWaiting } from "./commands/projection-waiting";
+import { seedBilling } from "./commands/seed-billing";
+import { createFxRateRefresher } from "./fx/fx-rate-refresh";
+import type { ChargeEnqueuer } from "./queue/charge-enqueuer";
+import { createChargeQueue } from "./queue/charge-queue";
+import { queueBackendOf } from "./queue/queue-backend";
 
 /**
  * Billing, wired for the composition root: the charge queue the gateway enqueues on (available before the

@@ -1,8 +1,8 @@
 import type { Queue } from "bullmq";
 import type pg from "pg";
 import { allProjections } from "../../projections";
-import { usageChargesQueueName } from "../billing/charge-queue";
-import { openQueue, type QueueBackend } from "../billing/queue-backend";
+import { usageChargesQueueName } from "../billing/queue/charge-queue";
+import { openQueue, type QueueBackend } from "../billing/queue/queue-backend";
 import type { EventStore } from "../ledger/event-store";
 import { compareLogPositions, type LogPosition } from "../ledger/log-position";
 

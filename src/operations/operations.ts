@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import express, { type Router } from "express";
 import type pg from "pg";
 import type { Logger } from "pino";
-import type { QueueBackend } from "../billing/queue-backend";
+import type { QueueBackend } from "../billing/queue/queue-backend";
 import { limits } from "../config";
 import type { EventStore } from "../ledger/event-store";
 import { createDependencyProbes, type DependencyProbes } from "./dependency-probes";

@@ -6,8 +6,8 @@ import {
   calculateCharge,
   chargeInputOfBreakdown,
   type TokenCounts,
-} from "../../src/billing/charge-calculation";
-import { chargeLimits } from "../../src/billing/charge-limits";
+} from "../../src/billing/charging/charge-calculation";
+import { chargeLimits } from "../../src/billing/charging/charge-limits";
 import { type Money, parseMoney, sumMoney } from "../../src/billing/money";
 
 /** An oracle independent of `Money`: 1000 significant digits, far beyond anything the formula needs. */

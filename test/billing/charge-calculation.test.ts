@@ -3,7 +3,7 @@ import {
   type ChargeInput,
   calculateCharge,
   chargeInputOfBreakdown,
-} from "../../src/billing/charge-calculation";
+} from "../../src/billing/charging/charge-calculation";
 import { parseMoney } from "../../src/billing/money";
 
 interface Case {

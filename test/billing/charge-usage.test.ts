@@ -3,9 +3,12 @@ import {
   type ChargeUsageDependencies,
   chargeUsage,
   UsageNotRecordedError,
-} from "../../src/billing/charge-usage";
-import { usageChargedEventId } from "../../src/billing/deterministic-event-id";
-import { createPricingReadModel, PricingUnavailableError } from "../../src/billing/pricing-read-model";
+} from "../../src/billing/charging/charge-usage";
+import { usageChargedEventId } from "../../src/billing/commands/deterministic-event-id";
+import {
+  createPricingReadModel,
+  PricingUnavailableError,
+} from "../../src/billing/read-models/pricing-read-model";
 import type { RecordedEventOf } from "../../src/ledger/event-store";
 import { ProjectionWaiter } from "../../src/ledger/projection-waiter";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";

@@ -3,7 +3,7 @@ import {
   fxRateUpdatedEventId,
   usageChargedEventId,
   uuidVersion5,
-} from "../../src/billing/deterministic-event-id";
+} from "../../src/billing/commands/deterministic-event-id";
 
 /** Derived event ids: real UUID v5 (so both stores accept them), stable, and distinct per fact. */
 describe("deterministic event ids", () => {

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { type DiscountLevel, type DiscountRule, selectDiscount } from "../../src/billing/discount-rules";
+import {
+  type DiscountLevel,
+  type DiscountRule,
+  selectDiscount,
+} from "../../src/billing/charging/discount-rules";
 import { parseMoney } from "../../src/billing/money";
 
 const model = "alpha-large";

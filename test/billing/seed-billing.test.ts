@@ -3,7 +3,7 @@ import {
   defaultFxRateStreamId,
   type SeedBillingDependencies,
   seedBilling,
-} from "../../src/billing/seed-billing";
+} from "../../src/billing/commands/seed-billing";
 import { listModels } from "../../src/providers/catalog";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
 import { fxRateUpdated, modelPriceSet, runProjections, silentLogger } from "./billing-ledger-fixtures";

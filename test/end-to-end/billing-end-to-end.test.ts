@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../../projections";
-import { calculateCharge, chargeInputOfBreakdown } from "../../src/billing/charge-calculation";
+import { calculateCharge, chargeInputOfBreakdown } from "../../src/billing/charging/charge-calculation";
+import { chargeBreakdownOfRecorded } from "../../src/billing/charging/recorded-charge-breakdown";
 import { Money } from "../../src/billing/money";
-import { chargeBreakdownOfRecorded } from "../../src/billing/recorded-charge-breakdown";
 import { seoulDateOf } from "../../src/billing/seoul-calendar";
 import type { ChargeBreakdownData } from "../../src/ledger/events";
 import { balanceChecksum, rebuildProjections, verifyProjections } from "../../src/ledger/ledger-maintenance";

@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { queueBackendOf } from "../../src/billing/queue-backend";
+import { queueBackendOf } from "../../src/billing/queue/queue-backend";
 import { billingMetrics } from "../../src/operations/billing-metrics";
 import { metricsRegistry } from "../../src/operations/metrics-registry";
 import { createOperations, type Operations } from "../../src/operations/operations";

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { QueueBackend } from "../../src/billing/queue-backend";
+import type { QueueBackend } from "../../src/billing/queue/queue-backend";
 import { modelFamilies } from "../../src/config";
 import { openLedger } from "../../src/ledger/open-ledger";
 import { createDependencyProbes } from "../../src/operations/dependency-probes";

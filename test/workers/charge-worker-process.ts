@@ -1,6 +1,6 @@
-import { chargeUsages } from "../../src/billing/charge-usage";
-import { createPricingReadModel } from "../../src/billing/pricing-read-model";
-import type { QueueBackend } from "../../src/billing/queue-backend";
+import { chargeUsages } from "../../src/billing/charging/charge-usage";
+import type { QueueBackend } from "../../src/billing/queue/queue-backend";
+import { createPricingReadModel } from "../../src/billing/read-models/pricing-read-model";
 import { openLedger } from "../../src/ledger/open-ledger";
 import { ProjectionWaiter } from "../../src/ledger/projection-waiter";
 import { startReconcileUsageWorker } from "../../workers/reconcile-usage";

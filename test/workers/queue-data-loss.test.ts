@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createChargeQueue, usageChargesQueueName } from "../../src/billing/charge-queue";
-import { createFxRateRefresher } from "../../src/billing/fx-rate-refresh";
-import { openQueue, type QueueBackend } from "../../src/billing/queue-backend";
+import { createFxRateRefresher } from "../../src/billing/fx/fx-rate-refresh";
+import { createChargeQueue, usageChargesQueueName } from "../../src/billing/queue/charge-queue";
+import { openQueue, type QueueBackend } from "../../src/billing/queue/queue-backend";
 import { startBillingWorkers } from "../../workers/billing-workers";
 import { runProjections, silentLogger, usageRecorded } from "../billing/billing-ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";

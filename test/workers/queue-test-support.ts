@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterEach, beforeEach } from "vitest";
-import type { QueueBackend } from "../../src/billing/queue-backend";
+import type { QueueBackend } from "../../src/billing/queue/queue-backend";
 import { PeriodicLeader } from "../../src/database/periodic-leader";
 import type { AccountReference } from "../../src/ledger/events";
 import {

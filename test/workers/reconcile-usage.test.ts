@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
-import { type ChargeQueue, createChargeQueue } from "../../src/billing/charge-queue";
-import { type ChargeUsageOutcome, chargeUsage, chargeUsages } from "../../src/billing/charge-usage";
-import { createPricingReadModel } from "../../src/billing/pricing-read-model";
-import type { QueueBackend } from "../../src/billing/queue-backend";
+import { type ChargeUsageOutcome, chargeUsage, chargeUsages } from "../../src/billing/charging/charge-usage";
+import { type ChargeQueue, createChargeQueue } from "../../src/billing/queue/charge-queue";
+import type { QueueBackend } from "../../src/billing/queue/queue-backend";
+import { createPricingReadModel } from "../../src/billing/read-models/pricing-read-model";
 import { type RunningWorker, startReconcileUsageWorker } from "../../workers/reconcile-usage";
 import { balanceOf, chargesOf, silentLogger, usageRecorded } from "../billing/billing-ledger-fixtures";
 import { eventually, queueBackendCases, useChargeableLedger } from "./queue-test-support";

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { fxRateUpdatedEventId } from "../../src/billing/deterministic-event-id";
+import { fxRateUpdatedEventId } from "../../src/billing/commands/deterministic-event-id";
+import { createFxRateRefresher, type FxRateRefresher } from "../../src/billing/fx/fx-rate-refresh";
 import { createKoreaeximClient, type KoreaeximClient } from "../../src/billing/fx/koreaexim-client";
 import { KoreaeximError } from "../../src/billing/fx/koreaexim-errors";
-import { createFxRateRefresher, type FxRateRefresher } from "../../src/billing/fx-rate-refresh";
-import { openQueue, type QueueBackend } from "../../src/billing/queue-backend";
+import { openQueue, type QueueBackend } from "../../src/billing/queue/queue-backend";
 import { fxRefreshJobSchedulerId } from "../../src/billing/seoul-calendar";
 import { fxRateRefreshesQueueName, startFxRateRefreshWorker } from "../../workers/refresh-fx-rate";
 import { fxRateUpdated, runProjections, silentLogger } from "../billing/billing-ledger-fixtures";

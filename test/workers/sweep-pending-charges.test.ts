@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { createChargeQueue } from "../../src/billing/charge-queue";
-import { chargeUsages } from "../../src/billing/charge-usage";
-import { createFxRateRefresher } from "../../src/billing/fx-rate-refresh";
-import { createPricingReadModel } from "../../src/billing/pricing-read-model";
-import type { QueueBackend } from "../../src/billing/queue-backend";
+import { chargeUsages } from "../../src/billing/charging/charge-usage";
+import { createFxRateRefresher } from "../../src/billing/fx/fx-rate-refresh";
+import { createChargeQueue } from "../../src/billing/queue/charge-queue";
+import type { QueueBackend } from "../../src/billing/queue/queue-backend";
+import { createPricingReadModel } from "../../src/billing/read-models/pricing-read-model";
 import { startBillingWorkers } from "../../workers/billing-workers";
 import { startReconcileUsageWorker } from "../../workers/reconcile-usage";
 import { createPendingChargeSweep, schedulePendingChargeSweep } from "../../workers/sweep-pending-charges";

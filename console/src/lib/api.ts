@@ -7,7 +7,7 @@
  * sign-in. Every write carries the cookie's CSRF token, held in memory here, never in storage.
  */
 
-import type { BillingHistoryEntry } from "../../../src/billing/billing-history";
+import type { BillingHistoryEntry } from "../../../src/billing/read-models/billing-history";
 import type { UsageResponse } from "../../../src/gateway/account/usage-routes";
 import type {
   ConsoleAccountRow,

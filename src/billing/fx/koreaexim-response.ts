@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isAcceptableFxRate } from "../charge-limits";
+import { isAcceptableFxRate } from "../charging/charge-limits";
 import { type Money, parseMoney } from "../money";
 import type { IsoDate } from "../seoul-calendar";
 import { KoreaeximMalformedResponseError, KoreaeximResultCodeError } from "./koreaexim-errors";

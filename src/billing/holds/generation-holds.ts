@@ -13,7 +13,7 @@ import {
 import { billingMetrics } from "../../operations/billing-metrics";
 import { keyKindLabelOf } from "../../operations/metric-labels";
 import { Money } from "../money";
-import type { PricingInForce } from "../pricing-read-model";
+import type { PricingInForce } from "../read-models/pricing-read-model";
 import type { HoldAuthorizer } from "./hold-authorizer";
 import { costWonOf, type HoldPricing } from "./hold-pricing";
 import { UsageOutbox } from "./usage-outbox";

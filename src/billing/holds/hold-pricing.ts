@@ -1,7 +1,7 @@
 import type { UsageTokens } from "../../ledger/events";
-import { calculateCharge } from "../charge-calculation";
-import type { PricingInForce, PricingReadModel } from "../pricing-read-model";
-import { tokenCountsForPricing } from "../recorded-charge-breakdown";
+import { calculateCharge } from "../charging/charge-calculation";
+import { tokenCountsForPricing } from "../charging/recorded-charge-breakdown";
+import type { PricingInForce, PricingReadModel } from "../read-models/pricing-read-model";
 import { seoulDateOf } from "../seoul-calendar";
 
 /**

@@ -3,9 +3,9 @@ import { type EventStore, type RecordedEventOf, WrongExpectedVersionError } from
 import { parseLedgerEvent, type UsageTokens } from "../../ledger/events";
 import { billingMetrics } from "../../operations/billing-metrics";
 import { keyKindLabelOf } from "../../operations/metric-labels";
-import { discountOrganizationOf, usageStreamIdOf } from "../charge-usage";
-import { orphanSettlementEventId } from "../deterministic-event-id";
-import type { PricingReadModel } from "../pricing-read-model";
+import { discountOrganizationOf, usageStreamIdOf } from "../charging/charge-usage";
+import { orphanSettlementEventId } from "../commands/deterministic-event-id";
+import type { PricingReadModel } from "../read-models/pricing-read-model";
 import { costWonOf } from "./hold-pricing";
 
 /**

@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import { type EventStore, type StreamAppend, WrongExpectedVersionError } from "../../ledger/event-store";
 import type { AccountReference, EventData } from "../../ledger/events";
 import type { GroupCommitAppender } from "../../ledger/group-commit-appender";
-import type { ChargeEnqueuer } from "../charge-enqueuer";
+import type { ChargeEnqueuer } from "../queue/charge-enqueuer";
 
 /**
  * What a request leaves to write once it has answered: its `UsageRecorded` (then its charge job), or the

@@ -1,9 +1,12 @@
 import type { ErrorRequestHandler } from "express";
-import { BillingHistoryTooLargeError } from "../../billing/billing-history";
-import { InvalidBillingCursorError, TooManyBillingGroupsError } from "../../billing/billing-pages";
+import { UnknownModelError } from "../../billing/commands/unknown-model-error";
 import { KoreaeximError } from "../../billing/fx/koreaexim-errors";
-import { TooManyPendingChargesError } from "../../billing/pending-charges-valuation";
-import { UnknownModelError } from "../../billing/unknown-model-error";
+import { BillingHistoryTooLargeError } from "../../billing/read-models/billing-history";
+import {
+  InvalidBillingCursorError,
+  TooManyBillingGroupsError,
+} from "../../billing/read-models/billing-pages";
+import { TooManyPendingChargesError } from "../../billing/read-models/pending-charges-valuation";
 import { ApiError, apiErrors, applicationCodes } from "../api-error";
 
 /**

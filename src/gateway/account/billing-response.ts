@@ -1,5 +1,5 @@
 import type { Response } from "express";
-import type { BillingHistoryEntry } from "../../billing/billing-history";
+import type { BillingHistoryEntry } from "../../billing/read-models/billing-history";
 
 /**
  * Billing history as JSON, streamed page by page: an export may hold up to a million charges, which must

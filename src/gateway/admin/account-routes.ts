@@ -1,6 +1,6 @@
 import type { Router } from "express";
-import { readAccountView } from "../../billing/account-view";
-import { topUpCredit } from "../../billing/top-up-credit";
+import { topUpCredit } from "../../billing/commands/top-up-credit";
+import { readAccountView } from "../../billing/read-models/account-view";
 import { type AdminContext, adminOriginOf, parseWith, writeDependenciesOf } from "./admin-context";
 import { accountPathSchema, creditBodySchema } from "./admin-request-schemas";
 

@@ -1,9 +1,9 @@
 import type pg from "pg";
 import type { ZodType } from "zod";
-import type { CommandOrigin } from "../../billing/command-metadata";
-import type { FxRateRefresher } from "../../billing/fx-rate-refresh";
-import type { Clock, ProjectionWaiting } from "../../billing/projection-waiting";
-import type { BillingWriteDependencies } from "../../billing/set-model-price";
+import type { CommandOrigin } from "../../billing/commands/command-metadata";
+import type { Clock, ProjectionWaiting } from "../../billing/commands/projection-waiting";
+import type { BillingWriteDependencies } from "../../billing/commands/set-model-price";
+import type { FxRateRefresher } from "../../billing/fx/fx-rate-refresh";
 import type { EventStore } from "../../ledger/event-store";
 import { validationErrorOf } from "../api-error";
 import { requestIdOf } from "../middleware/request-id";

@@ -4,10 +4,10 @@ import {
   isAcceptableDiscountRate,
   isAcceptableFxRate,
   isAcceptableUnitPrice,
-} from "../../billing/charge-limits";
+} from "../../billing/charging/charge-limits";
+import { isAcceptableCreditAmount } from "../../billing/commands/top-up-credit";
 import { isDecimalString, type Money, parseMoney } from "../../billing/money";
 import { isIsoDate } from "../../billing/seoul-calendar";
-import { isAcceptableCreditAmount } from "../../billing/top-up-credit";
 import { accountKinds } from "../../ledger/events";
 
 /**

@@ -1,4 +1,4 @@
-import type { BillingHistoryEntry } from "../../billing/billing-history";
+import type { BillingHistoryEntry } from "../../billing/read-models/billing-history";
 
 /**
  * Billing history as CSV (RFC 4180): a header row, one row per charge with its whole breakdown, CRLF line

@@ -1,8 +1,8 @@
 import type { Router } from "express";
-import { countBillingHistory, readBillingHistory } from "../../billing/billing-history";
 import { billingLimits } from "../../billing/billing-limits";
-import { readBillingPage, readBillingTotals } from "../../billing/billing-pages";
-import { readLimits } from "../../billing/read-limits";
+import { countBillingHistory, readBillingHistory } from "../../billing/read-models/billing-history";
+import { readBillingPage, readBillingTotals } from "../../billing/read-models/billing-pages";
+import { readLimits } from "../../billing/read-models/read-limits";
 import type { AccountReference } from "../../ledger/events";
 import { billingRangeOf } from "../account/billing-range";
 import {

@@ -1,7 +1,7 @@
 import type { Router } from "express";
+import { setDiscount } from "../../billing/commands/set-discount";
+import { setModelPrice } from "../../billing/commands/set-model-price";
 import { formatMoney } from "../../billing/money";
-import { setDiscount } from "../../billing/set-discount";
-import { setModelPrice } from "../../billing/set-model-price";
 import { findModel } from "../../providers/catalog";
 import { apiErrors } from "../api-error";
 import { type AdminContext, adminOriginOf, parseWith, writeDependenciesOf } from "./admin-context";

@@ -5,8 +5,8 @@ import {
   readDiscountsInForce,
   readPricesInForce,
   searchAccounts,
-} from "../../billing/admin-read-model";
-import { readLimits } from "../../billing/read-limits";
+} from "../../billing/read-models/admin-read-model";
+import { readLimits } from "../../billing/read-models/read-limits";
 import { type AccountReference, accountKinds } from "../../ledger/events";
 import { listModels } from "../../providers/catalog";
 import { apiErrors } from "../api-error";

@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import type { ServerResponse } from "node:http";
 import type { Logger } from "pino";
-import { discountOrganizationOf } from "../../billing/charge-usage";
+import { discountOrganizationOf } from "../../billing/charging/charge-usage";
 import type { GenerationHolds, RequestHold } from "../../billing/holds/generation-holds";
 import { observationOf, type RequestObservation } from "../../operations/request-observation";
 import { type CatalogModel, findModel } from "../../providers/catalog";

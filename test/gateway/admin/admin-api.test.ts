@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createFxRateRefresher } from "../../../src/billing/fx/fx-rate-refresh";
 import { createKoreaeximClient, type KoreaeximClient } from "../../../src/billing/fx/koreaexim-client";
-import { createFxRateRefresher } from "../../../src/billing/fx-rate-refresh";
 import { silentLogger, usageRecorded } from "../../billing/billing-ledger-fixtures";
 import { type FakeKoreaeximServer, startFakeKoreaeximServer } from "../../billing/fake-koreaexim-server";
 import { type BillingApiHarness, chargeRecordedUsage, startBillingApi } from "./billing-api-harness";

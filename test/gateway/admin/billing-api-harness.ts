@@ -1,9 +1,9 @@
 import { createServer, type RequestListener } from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
-import { chargeUsage } from "../../../src/billing/charge-usage";
-import { createFxRateRefresher, type FxRateRefresher } from "../../../src/billing/fx-rate-refresh";
-import { createPricingReadModel } from "../../../src/billing/pricing-read-model";
+import { chargeUsage } from "../../../src/billing/charging/charge-usage";
+import { createFxRateRefresher, type FxRateRefresher } from "../../../src/billing/fx/fx-rate-refresh";
+import { createPricingReadModel } from "../../../src/billing/read-models/pricing-read-model";
 import { createAccountRouter } from "../../../src/gateway/account/account-router";
 import { createAdminRouter } from "../../../src/gateway/admin/admin-router";
 import { createApp } from "../../../src/gateway/app";

@@ -1,6 +1,6 @@
 import type pg from "pg";
-import { fxRatesTable } from "../../projections/fx-rates";
-import type { FxRateRecord } from "./fx/fx-rate-in-force";
+import { fxRatesTable } from "../../../projections/fx-rates";
+import type { FxRateRecord } from "./fx-rate-in-force";
 
 /** Every recorded FX rate, newest first (by the day it applies on, then by when it was recorded). */
 

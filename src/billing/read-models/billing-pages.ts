@@ -1,6 +1,6 @@
 import type pg from "pg";
-import { billingHistoryTable } from "../../projections/billing-history";
-import type { ChargeBreakdownData } from "../ledger/events";
+import { billingHistoryTable } from "../../../projections/billing-history";
+import type { ChargeBreakdownData } from "../../ledger/events";
 import type { BillingHistoryEntry, BillingHistoryQuery } from "./billing-history";
 
 /**

@@ -1,6 +1,6 @@
 import type pg from "pg";
-import { billingHistoryTable } from "../../projections/billing-history";
-import type { AccountReference, ChargeBreakdownData } from "../ledger/events";
+import { billingHistoryTable } from "../../../projections/billing-history";
+import type { AccountReference, ChargeBreakdownData } from "../../ledger/events";
 
 /**
  * Charges of one account with their whole breakdown (C6 `GET /admin/billing`, C4 `GET /llm/billing`), in

@@ -1,4 +1,4 @@
-import type { ChargeBreakdownData, UsageSource, UsageTokens } from "../ledger/events";
+import type { ChargeBreakdownData, UsageSource, UsageTokens } from "../../ledger/events";
 import type { ChargeBreakdown, TokenCounts } from "./charge-calculation";
 
 /**

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { JobsOptions, Queue } from "bullmq";
 import type { Logger } from "pino";
-import { billingLimits } from "./billing-limits";
+import { billingLimits } from "../billing-limits";
+import { errorSummaryOf, throttledLog } from "../throttled-log";
 import type { ChargeEnqueuer } from "./charge-enqueuer";
 import { openQueue, type QueueBackend, type QueueRole } from "./queue-backend";
-import { errorSummaryOf, throttledLog } from "./throttled-log";
 
 /**
  * The queue of charges to reconcile. A job carries the request ids of a batch of usages: the gateway sends

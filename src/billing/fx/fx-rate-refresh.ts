@@ -1,13 +1,13 @@
 import type pg from "pg";
 import type { Logger } from "pino";
-import { fxRatesTable } from "../../projections/fx-rates";
-import type { EventStore } from "../ledger/event-store";
-import type { CommandOrigin } from "./command-metadata";
-import { fxRateUpdatedEventId } from "./deterministic-event-id";
-import { createKoreaeximClient, type KoreaeximClient, type KoreaeximRateQuote } from "./fx/koreaexim-client";
-import type { Clock } from "./projection-waiting";
+import { fxRatesTable } from "../../../projections/fx-rates";
+import type { EventStore } from "../../ledger/event-store";
+import type { CommandOrigin } from "../commands/command-metadata";
+import { fxRateUpdatedEventId } from "../commands/deterministic-event-id";
+import type { Clock } from "../commands/projection-waiting";
+import { type IsoDate, seoulDateOf } from "../seoul-calendar";
+import { createKoreaeximClient, type KoreaeximClient, type KoreaeximRateQuote } from "./koreaexim-client";
 import { fxRateStreamIdOf, recordFxRate } from "./record-fx-rate";
-import { type IsoDate, seoulDateOf } from "./seoul-calendar";
 
 /**
  * The FX refresh (C7): on Seoul date D, ask the bank for the rate in force on D (the previous business

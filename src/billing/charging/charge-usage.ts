@@ -1,20 +1,24 @@
-import { discountsProjection } from "../../projections/discounts";
-import { fxRatesProjection } from "../../projections/fx-rates";
-import { pricesProjection } from "../../projections/prices";
+import { discountsProjection } from "../../../projections/discounts";
+import { fxRatesProjection } from "../../../projections/fx-rates";
+import { pricesProjection } from "../../../projections/prices";
 import {
   type EventStore,
   type RecordedEvent,
   type RecordedEventOf,
   WrongExpectedVersionError,
-} from "../ledger/event-store";
-import { type AccountReference, parseLedgerEvent } from "../ledger/events";
-import { compareLogPositions, type LogPosition } from "../ledger/log-position";
-import { billingMetrics } from "../operations/billing-metrics";
-import { keyKindLabelOf } from "../operations/metric-labels";
+} from "../../ledger/event-store";
+import { type AccountReference, parseLedgerEvent } from "../../ledger/events";
+import { compareLogPositions, type LogPosition } from "../../ledger/log-position";
+import { billingMetrics } from "../../operations/billing-metrics";
+import { keyKindLabelOf } from "../../operations/metric-labels";
+import { usageChargedEventId } from "../commands/deterministic-event-id";
+import type { Clock, ProjectionWaiting } from "../commands/projection-waiting";
+import {
+  type PricingInForce,
+  type PricingReadModel,
+  PricingUnavailableError,
+} from "../read-models/pricing-read-model";
 import { calculateCharge } from "./charge-calculation";
-import { usageChargedEventId } from "./deterministic-event-id";
-import { type PricingInForce, type PricingReadModel, PricingUnavailableError } from "./pricing-read-model";
-import type { Clock, ProjectionWaiting } from "./projection-waiting";
 import { recordedBreakdownOf, tokenCountsForPricing } from "./recorded-charge-breakdown";
 
 /**

@@ -1,5 +1,5 @@
+import { Money } from "../money";
 import { isAcceptableDiscountRate } from "./charge-limits";
-import { Money } from "./money";
 
 /** One row of `PUT /admin/discounts`: `null` means "any". */
 export interface DiscountRule {

@@ -1,18 +1,18 @@
 import {
-  isAcceptableDiscountRate,
-  isAcceptableFxRate,
-  isAcceptableTokenCount,
-  isAcceptableUnitPrice,
-} from "./charge-limits";
-import {
   chargeDecimalPlaces,
   formatMoney,
   formatMoneyFixed,
   Money,
   parseMoney,
   roundChargeWon,
-} from "./money";
-import { type IsoDate, isIsoDate } from "./seoul-calendar";
+} from "../money";
+import { type IsoDate, isIsoDate } from "../seoul-calendar";
+import {
+  isAcceptableDiscountRate,
+  isAcceptableFxRate,
+  isAcceptableTokenCount,
+  isAcceptableUnitPrice,
+} from "./charge-limits";
 
 /**
  * Token counts in the chat-completions meaning (C7): input includes cached input, output includes

@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { pricesProjection } from "../../projections/prices";
-import type { EventStore } from "../ledger/event-store";
-import { parseLedgerEvent } from "../ledger/events";
-import { findModel } from "../providers/catalog";
-import { isAcceptableUnitPrice } from "./charge-limits";
+import { pricesProjection } from "../../../projections/prices";
+import type { EventStore } from "../../ledger/event-store";
+import { parseLedgerEvent } from "../../ledger/events";
+import { findModel } from "../../providers/catalog";
+import { isAcceptableUnitPrice } from "../charging/charge-limits";
+import { formatMoney, type Money } from "../money";
 import { type CommandOrigin, metadataOf } from "./command-metadata";
-import { formatMoney, type Money } from "./money";
 import type { Clock, ProjectionWaiting } from "./projection-waiting";
 import { UnknownModelError } from "./unknown-model-error";
 

@@ -1,12 +1,12 @@
 import type pg from "pg";
-import { pendingChargesTable } from "../../projections/balances";
-import type { AccountReference, UsageTokens } from "../ledger/events";
-import { billingLimits } from "./billing-limits";
-import { calculateCharge } from "./charge-calculation";
-import { discountOrganizationOf } from "./charge-usage";
-import { formatMoney, Money, parseMoney } from "./money";
+import { pendingChargesTable } from "../../../projections/balances";
+import type { AccountReference, UsageTokens } from "../../ledger/events";
+import { billingLimits } from "../billing-limits";
+import { calculateCharge } from "../charging/charge-calculation";
+import { discountOrganizationOf } from "../charging/charge-usage";
+import { tokenCountsForPricing } from "../charging/recorded-charge-breakdown";
+import { formatMoney, Money, parseMoney } from "../money";
 import type { PricingReadModel } from "./pricing-read-model";
-import { tokenCountsForPricing } from "./recorded-charge-breakdown";
 
 /**
  * `pendingWon` of an account (C6 `GET /admin/accounts/:kind/:id`): its usage recorded but not charged

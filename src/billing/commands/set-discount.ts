@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { discountsProjection } from "../../projections/discounts";
-import { parseLedgerEvent } from "../ledger/events";
-import { findModel } from "../providers/catalog";
-import { isAcceptableDiscountRate } from "./charge-limits";
+import { discountsProjection } from "../../../projections/discounts";
+import { parseLedgerEvent } from "../../ledger/events";
+import { findModel } from "../../providers/catalog";
+import { isAcceptableDiscountRate } from "../charging/charge-limits";
+import type { DiscountRule } from "../charging/discount-rules";
+import { formatMoney } from "../money";
 import { type CommandOrigin, metadataOf } from "./command-metadata";
-import type { DiscountRule } from "./discount-rules";
-import { formatMoney } from "./money";
 import type { BillingWriteDependencies } from "./set-model-price";
 import { UnknownModelError } from "./unknown-model-error";
 

@@ -1,4 +1,4 @@
-import type { EventMetadata } from "../ledger/events";
+import type { EventMetadata } from "../../ledger/events";
 import type { Clock } from "./projection-waiting";
 
 /** Who asked for a write and in answer to what: every event carries it (C6, C8). */

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { AccountReference } from "../ledger/events";
+import type { AccountReference } from "../../ledger/events";
 import { readBalanceWon } from "./account-balances";
 import { valuePendingCharges } from "./pending-charges-valuation";
 import { createPricingReadModel } from "./pricing-read-model";

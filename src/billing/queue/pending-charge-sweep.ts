@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { pendingChargesTable } from "../../projections/balances";
+import { pendingChargesTable } from "../../../projections/balances";
 
 /**
  * The sweeper's query: usage recorded but still uncharged after `ageMs` — its job was lost (the queue was

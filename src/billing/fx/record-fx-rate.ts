@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
-import type { AppendResult, EventStore, ExpectedVersion } from "../ledger/event-store";
-import { type EventData, parseLedgerEvent } from "../ledger/events";
-import { type CommandOrigin, metadataOf } from "./command-metadata";
-import { fxRateUpdatedEventId } from "./deterministic-event-id";
-import type { Clock } from "./projection-waiting";
+import type { AppendResult, EventStore, ExpectedVersion } from "../../ledger/event-store";
+import { type EventData, parseLedgerEvent } from "../../ledger/events";
+import { type CommandOrigin, metadataOf } from "../commands/command-metadata";
+import { fxRateUpdatedEventId } from "../commands/deterministic-event-id";
+import type { Clock } from "../commands/projection-waiting";
 
 /**
  * Appends one `FxRateUpdated` to the stream of the day it applies on (`fx-rate-<YYYY-MM-DD>`). Automatic

@@ -1,10 +1,10 @@
-import { fxRatesProjection } from "../../projections/fx-rates";
-import { isAcceptableFxRate } from "./charge-limits";
-import type { CommandOrigin } from "./command-metadata";
-import { formatMoney, type Money } from "./money";
+import { fxRatesProjection } from "../../../projections/fx-rates";
+import { isAcceptableFxRate } from "../charging/charge-limits";
+import type { CommandOrigin } from "../commands/command-metadata";
+import type { BillingWriteDependencies } from "../commands/set-model-price";
+import { formatMoney, type Money } from "../money";
+import { type IsoDate, isIsoDate } from "../seoul-calendar";
 import { recordFxRate } from "./record-fx-rate";
-import { type IsoDate, isIsoDate } from "./seoul-calendar";
-import type { BillingWriteDependencies } from "./set-model-price";
 
 /**
  * SetFxRate (C6 `POST /admin/fx-rates`): a manual rate for Seoul date `appliesOn`. It is in force from the

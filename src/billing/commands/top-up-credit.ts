@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
-import { balancesProjection } from "../../projections/balances";
-import type { AccountReference } from "../ledger/events";
-import { parseLedgerEvent } from "../ledger/events";
-import { accountStreamIdOf, readBalanceWon } from "./account-balances";
-import { billingLimits } from "./billing-limits";
+import { balancesProjection } from "../../../projections/balances";
+import type { AccountReference } from "../../ledger/events";
+import { parseLedgerEvent } from "../../ledger/events";
+import { billingLimits } from "../billing-limits";
+import { creditDecimalPlaces, formatMoney, type Money } from "../money";
+import { accountStreamIdOf, readBalanceWon } from "../read-models/account-balances";
 import { type CommandOrigin, metadataOf } from "./command-metadata";
-import { creditDecimalPlaces, formatMoney, type Money } from "./money";
 import type { BillingWriteDependencies } from "./set-model-price";
 
 /** TopUpCredit (C6 `POST /admin/accounts/:kind/:id/credits`): credit an account, answer its new balance. */

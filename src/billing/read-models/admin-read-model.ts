@@ -1,10 +1,10 @@
 import type pg from "pg";
-import { balancesTable, pendingChargesTable } from "../../projections/balances";
-import { discountsTable } from "../../projections/discounts";
-import { keyListsTable } from "../../projections/key-lists";
-import { pricesTable } from "../../projections/prices";
-import type { AccountKind, AccountReference } from "../ledger/events";
-import { formatMoney, parseMoney } from "./money";
+import { balancesTable, pendingChargesTable } from "../../../projections/balances";
+import { discountsTable } from "../../../projections/discounts";
+import { keyListsTable } from "../../../projections/key-lists";
+import { pricesTable } from "../../../projections/prices";
+import type { AccountKind, AccountReference } from "../../ledger/events";
+import { formatMoney, parseMoney } from "../money";
 
 /** NUMERIC text keeps its scale ("0.40"); the API answers the way the admin writes answer ("0.4"). */
 const normalised = (text: string) => formatMoney(parseMoney(text));

@@ -1,17 +1,17 @@
 import type pg from "pg";
 import type { Logger } from "pino";
-import { fxRatesProjection, fxRatesTable } from "../../projections/fx-rates";
-import { type EventStore, WrongExpectedVersionError } from "../ledger/event-store";
-import { parseLedgerEvent } from "../ledger/events";
-import { compareLogPositions, type LogPosition, logStart } from "../ledger/log-position";
-import { ProjectionLagError } from "../ledger/projection-waiter";
-import { listModels } from "../providers/catalog";
-import { billingLimits } from "./billing-limits";
+import { fxRatesProjection, fxRatesTable } from "../../../projections/fx-rates";
+import { type EventStore, WrongExpectedVersionError } from "../../ledger/event-store";
+import { parseLedgerEvent } from "../../ledger/events";
+import { compareLogPositions, type LogPosition, logStart } from "../../ledger/log-position";
+import { ProjectionLagError } from "../../ledger/projection-waiter";
+import { listModels } from "../../providers/catalog";
+import { billingLimits } from "../billing-limits";
+import { recordFxRate } from "../fx/record-fx-rate";
+import { seoulDateOf } from "../seoul-calendar";
 import { metadataOf } from "./command-metadata";
 import { modelPriceSeededEventId } from "./deterministic-event-id";
 import type { Clock, ProjectionWaiting } from "./projection-waiting";
-import { recordFxRate } from "./record-fx-rate";
-import { seoulDateOf } from "./seoul-calendar";
 import { modelPriceStreamIdOf } from "./set-model-price";
 
 /**
