@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { apiErrors, validationErrorOf } from "../api-error";
-import { chatMessagesSchema } from "./chat-message-schemas";
+import { assertToolExchangesComplete, chatMessagesSchema } from "./chat-message-schemas";
 import { responseFormatSchema, toolChoiceSchema, toolsSchema } from "./chat-tool-schemas";
 import {
   metadataSchema,
@@ -125,6 +125,7 @@ export function parseChatCompletionsRequest(body: unknown): ParsedGenerationRequ
   const unknownField = Object.keys(body as object).find((field) => !knownFields.has(field));
   if (unknownField !== undefined) throw apiErrors.validation(`${unknownField}: not supported`);
   const request = parsed.data;
+  assertToolExchangesComplete(request.messages);
   const result = parsedGenerationRequestOf(
     { model: request.model, messages: request.messages, stream: request.stream ?? false },
     {

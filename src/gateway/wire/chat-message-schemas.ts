@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { ContentPart, GenerationMessage, ImageSource, ToolCall } from "../../providers/provider";
+import { apiErrors } from "../api-error";
 import { readImageUrl } from "./image-url";
 import { textContentSchema } from "./message-schemas";
 
@@ -151,16 +152,18 @@ export const chatMessagesSchema = z
   .array(chatMessageSchema, {
     error: (issue) => (issue.input === undefined ? "is required" : "must be an array of messages"),
   })
-  .min(1, { error: "must contain at least one message" })
-  .superRefine((messages, context) => {
-    const issue = toolExchangeIssueOf(messages);
-    if (issue) context.addIssue({ code: "custom", path: issue.path, message: issue.message });
-  });
+  .min(1, { error: "must contain at least one message" });
 
 /**
  * Every tool result answers a call of the assistant turn before it, and every call is answered before the
  * conversation goes on: the rule the protocol enforces, and the one every upstream's tool turns rely on.
+ * Checked once every message has parsed, so it reads internal messages only.
  */
+export function assertToolExchangesComplete(messages: readonly GenerationMessage[]): void {
+  const issue = toolExchangeIssueOf(messages);
+  if (issue) throw apiErrors.validation(`messages.${issue.path.join(".")}: ${issue.message}`);
+}
+
 function toolExchangeIssueOf(
   messages: readonly GenerationMessage[],
 ): { path: (string | number)[]; message: string } | undefined {

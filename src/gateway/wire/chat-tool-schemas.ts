@@ -97,7 +97,12 @@ export const responseFormatSchema = z
         ),
       }),
     ],
-    { error: responseFormatMessage },
+    {
+      error: (issue) =>
+        issue.code === "invalid_union"
+          ? 'must be "text", "json_object" or "json_schema"'
+          : responseFormatMessage,
+    },
   )
   .transform((format): OutputFormat => {
     if (format.type !== "json_schema") return { type: format.type };
