@@ -10,9 +10,10 @@ import { type ReplyIdentity, type ReplyStream, unixSecondsOf } from "./wire-repl
 /**
  * The chat-completions stream (interface.md, Events; C5): `data: <chunk>` frames, the first one's delta
  * carrying `role: "assistant"`, text chunks with no `usage` key, a last chunk with an empty delta, the finish
- * reason and `usage`, then `data: [DONE]`. Tool calls stream as the protocol streams them: per call, a chunk
- * with its index, id, type and name, then chunks with its index and pieces of its arguments. A failure after the stream started is one error frame (the C3
- * error body, whose `error` key makes the official client throw with its message), then `data: [DONE]`.
+ * reason and `usage`, then `data: [DONE]`. Tool calls stream as the protocol streams them: per call, a
+ * chunk with its index, id, type and name, then chunks with its index and pieces of its arguments. A failure
+ * after the stream started is one error frame (the C3 error body, whose `error` key makes the official client
+ * throw with its message), then `data: [DONE]`.
  *
  * A text chunk costs one JSON.stringify of the delta and one concatenation: the envelope around it is
  * serialised once per stream.
@@ -78,9 +79,8 @@ class ChatCompletionsStreamWriter implements ChatCompletionsStream {
     assertNotClosed(this.state, "write tool call arguments");
     if (this.state === "unopened") throw new Error(`arguments for tool call ${index}, which never started`);
     if (argumentsDelta === "") return;
-    this.sink.write(
-      `${this.chunkPrefix}{"index":0,"delta":{"tool_calls":[{"index":${index},"function":{"arguments":${JSON.stringify(argumentsDelta)}}}]}${toolChunkSuffix}`,
-    );
+    const call = `{"index":${index},"function":{"arguments":${JSON.stringify(argumentsDelta)}}}`;
+    this.sink.write(`${this.chunkPrefix}{"index":0,"delta":{"tool_calls":[${call}]}${toolChunkSuffix}`);
   }
 
   complete(finishReason: FinishReason, usage: BilledUsage): void {
