@@ -6,7 +6,20 @@ import type { GenerationParameter, UpstreamProtocol } from "./provider";
  * silently. A parameter joins a protocol's set in the same change that teaches its adapter to send it.
  */
 export const protocolParameters: Readonly<Record<UpstreamProtocol, ReadonlySet<GenerationParameter>>> = {
-  "chat-completions": new Set<GenerationParameter>([]),
+  "chat-completions": new Set<GenerationParameter>([
+    "stop",
+    "seed",
+    "presencePenalty",
+    "frequencyPenalty",
+    "reasoningEffort",
+    "user",
+    "metadata",
+    "tools",
+    "toolChoice",
+    "parallelToolCalls",
+    "outputFormat",
+    "images",
+  ]),
   responses: new Set<GenerationParameter>([]),
   // seed, penalties and free-form metadata have no counterpart in this protocol (its metadata is user_id).
   messages: new Set<GenerationParameter>([

@@ -143,9 +143,13 @@ describe("GET /openapi.json", () => {
       anyOf: [{ type: "number", minimum: 0, maximum: 2 }, { type: "null" }],
     });
     // The string shorthand of a message's content is part of what a client may send.
-    const content = (body.properties.messages as { items: { properties: { content: { anyOf: unknown[] } } } })
-      .items.properties.content;
-    expect(content.anyOf[0]).toEqual({ type: "string" });
+    const messageKinds = (
+      body.properties.messages as {
+        items: { oneOf: { properties: { role: { const?: string }; content: { anyOf: unknown[] } } }[] };
+      }
+    ).items.oneOf;
+    const userMessage = messageKinds.find((kind) => kind.properties.role.const === "user")!;
+    expect(userMessage.properties.content.anyOf[0]).toEqual({ type: "string" });
     expect(Object.keys(chat.responses).sort()).toEqual(["200", "400", "401", "404", "500", "503"]);
     expect(chat.responses["400"]!.description).toContain("100");
     expect(chat.responses["400"]!.description).toContain("401");

@@ -85,6 +85,43 @@ describe("chat-completions fixtures", () => {
   });
 });
 
+describe("chat-completions fixtures: tool calls", () => {
+  const weatherCall = {
+    id: "call_DdmO9pD3xa9XTPNJ32zg2hcA",
+    name: "get_weather",
+    arguments: '{"city":"Seoul","unit":"celsius"}',
+  };
+  const timeCall = { id: "call_8Qm2Lr5vTz0bWq1YcK3nJx7e", name: "get_time", arguments: '{"city":"Seoul"}' };
+
+  it("given a completion of two calls and null content, then both calls in order, no text, finish tool_calls", () => {
+    expect(convertChatCompletionsResponse(readJson("chat-completions/completion-tool-calls.json"))).toEqual({
+      text: "",
+      toolCalls: [weatherCall, timeCall],
+      finishReason: "tool_calls",
+      usage: usage(96, 0, 51, 0),
+    });
+  });
+
+  it("given streamed calls, then each starts with its id and name and its arguments follow by index", async () => {
+    const { parts, error } = await replay(
+      "chat-completions/stream-tool-calls.sse",
+      convertChatCompletionsStream,
+    );
+    expect(error).toBeUndefined();
+    expect(parts).toEqual([
+      { type: "tool-call-start", index: 0, id: weatherCall.id, name: "get_weather" },
+      { type: "tool-call-delta", index: 0, argumentsDelta: '{"ci' },
+      { type: "tool-call-delta", index: 0, argumentsDelta: 'ty":"Se' },
+      { type: "tool-call-delta", index: 0, argumentsDelta: 'oul"}' },
+      { type: "tool-call-start", index: 1, id: timeCall.id, name: "get_time" },
+      { type: "tool-call-delta", index: 1, argumentsDelta: '{"city":' },
+      { type: "tool-call-delta", index: 1, argumentsDelta: '"Seoul"}' },
+      { type: "usage", usage: usage(96, 0, 38, 0) },
+      { type: "finish", finishReason: "tool_calls" },
+    ]);
+  });
+});
+
 describe("responses fixtures", () => {
   it("given a response with a reasoning item and two text parts, then the text joins the parts", () => {
     expect(convertResponsesResponse(readJson("responses/response-reasoning-cached.json"))).toEqual({

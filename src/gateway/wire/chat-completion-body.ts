@@ -1,3 +1,4 @@
+import type { ToolCall } from "../../providers/provider";
 import { assertBilledUsage, type BilledUsage } from "./billed-usage";
 import { type ChatFinishReason, chatFinishReasonOf } from "./chat-finish-reason";
 import { type CompletedReply, unixSecondsOf } from "./wire-reply";
@@ -7,6 +8,9 @@ import { type CompletedReply, unixSecondsOf } from "./wire-reply";
  * prompt_tokens includes cached input and completion_tokens includes reasoning, as in the protocol itself.
  * The cached and reasoning breakdown is not added: the official client does not need it and C5 adds only
  * what a client needs.
+ *
+ * A reply with tool calls carries them as `message.tool_calls`, in the order the model made them, with
+ * `content` null when the model wrote no text beside them, as the protocol shows it.
  */
 
 export interface ChatCompletionUsageBody {
@@ -23,11 +27,23 @@ export interface ChatCompletionBody {
   choices: [
     {
       index: 0;
-      message: { role: "assistant"; content: string };
+      message: ChatCompletionMessageBody;
       finish_reason: ChatFinishReason;
     },
   ];
   usage: ChatCompletionUsageBody;
+}
+
+export interface ChatCompletionToolCallBody {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+export interface ChatCompletionMessageBody {
+  role: "assistant";
+  content: string | null;
+  tool_calls?: ChatCompletionToolCallBody[];
 }
 
 export function chatCompletionIdOf(createdAtMs: number): string {
@@ -43,11 +59,24 @@ export function chatCompletionBodyOf(reply: CompletedReply): ChatCompletionBody 
     choices: [
       {
         index: 0,
-        message: { role: "assistant", content: reply.text },
+        message: chatCompletionMessageOf(reply.text, reply.toolCalls),
         finish_reason: chatFinishReasonOf(reply.finishReason),
       },
     ],
     usage: chatCompletionUsageOf(reply.usage),
+  };
+}
+
+function chatCompletionMessageOf(text: string, toolCalls: readonly ToolCall[]): ChatCompletionMessageBody {
+  if (toolCalls.length === 0) return { role: "assistant", content: text };
+  return {
+    role: "assistant",
+    content: text === "" ? null : text,
+    tool_calls: toolCalls.map((call) => ({
+      id: call.id,
+      type: "function",
+      function: { name: call.name, arguments: call.arguments },
+    })),
   };
 }
 

@@ -10,8 +10,10 @@ import { type ReplyIdentity, type ReplyStream, unixSecondsOf } from "./wire-repl
 /**
  * The chat-completions stream (interface.md, Events; C5): `data: <chunk>` frames, the first one's delta
  * carrying `role: "assistant"`, text chunks with no `usage` key, a last chunk with an empty delta, the finish
- * reason and `usage`, then `data: [DONE]`. A failure after the stream started is one error frame (the C3
- * error body, whose `error` key makes the official client throw with its message), then `data: [DONE]`.
+ * reason and `usage`, then `data: [DONE]`. Tool calls stream as the protocol streams them: per call, a
+ * chunk with its index, id, type and name, then chunks with its index and pieces of its arguments. A failure
+ * after the stream started is one error frame (the C3 error body, whose `error` key makes the official client
+ * throw with its message), then `data: [DONE]`.
  *
  * A text chunk costs one JSON.stringify of the delta and one concatenation: the envelope around it is
  * serialised once per stream.
@@ -19,6 +21,7 @@ import { type ReplyIdentity, type ReplyStream, unixSecondsOf } from "./wire-repl
 export type ChatCompletionsStream = ReplyStream;
 
 const textChunkSuffix = '},"finish_reason":null}]}\n\n';
+const toolChunkSuffix = ',"finish_reason":null}]}\n\n';
 
 export function openChatCompletionsStream(
   sink: EventStreamSink,
@@ -56,12 +59,28 @@ class ChatCompletionsStreamWriter implements ChatCompletionsStream {
     this.sink.write(this.textChunk(text));
   }
 
-  toolCallStart(_index: number, _id: string, _name: string): void {
-    throw new Error("streamed tool calls are not written in this format yet");
+  /**
+   * A call's first chunk carries its id, type, name and empty arguments; when it opens the stream it also
+   * carries the role, with `content: null`, as the protocol streams a reply that begins with a call.
+   */
+  toolCallStart(index: number, id: string, name: string): void {
+    assertNotClosed(this.state, "start a tool call");
+    const call = { index, id, type: "function", function: { name, arguments: "" } };
+    const delta =
+      this.state === "unopened"
+        ? { role: "assistant", content: null, tool_calls: [call] }
+        : { tool_calls: [call] };
+    this.state = "open";
+    this.sink.write(`${this.chunkPrefix}{"index":0,"delta":${JSON.stringify(delta)}${toolChunkSuffix}`);
   }
 
-  toolCallDelta(_index: number, _argumentsDelta: string): void {
-    throw new Error("streamed tool calls are not written in this format yet");
+  /** Later chunks of a call carry only its index and the next piece of its arguments. */
+  toolCallDelta(index: number, argumentsDelta: string): void {
+    assertNotClosed(this.state, "write tool call arguments");
+    if (this.state === "unopened") throw new Error(`arguments for tool call ${index}, which never started`);
+    if (argumentsDelta === "") return;
+    const call = `{"index":${index},"function":{"arguments":${JSON.stringify(argumentsDelta)}}}`;
+    this.sink.write(`${this.chunkPrefix}{"index":0,"delta":{"tool_calls":[${call}]}${toolChunkSuffix}`);
   }
 
   complete(finishReason: FinishReason, usage: BilledUsage): void {

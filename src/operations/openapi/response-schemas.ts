@@ -36,7 +36,20 @@ export const chatCompletionSchema = z
     choices: z.array(
       z.object({
         index: z.number().int(),
-        message: z.object({ role: z.literal("assistant"), content: z.string() }),
+        message: z.object({
+          role: z.literal("assistant"),
+          // Null when the reply is only tool calls.
+          content: z.string().nullable(),
+          tool_calls: z
+            .array(
+              z.object({
+                id: z.string(),
+                type: z.literal("function"),
+                function: z.object({ name: z.string(), arguments: z.string() }),
+              }),
+            )
+            .optional(),
+        }),
         finish_reason: z.string(),
       }),
     ),

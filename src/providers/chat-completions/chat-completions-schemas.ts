@@ -17,11 +17,17 @@ export const chatCompletionsUsageSchema = z.object({
 });
 export type ChatCompletionsUsage = z.output<typeof chatCompletionsUsageSchema>;
 
+/** Only function calls exist in a reply to a request that offered only function tools. */
+const toolCallSchema = z.object({
+  id: z.string().min(1),
+  function: z.object({ name: z.string().min(1), arguments: z.string() }),
+});
+
 export const chatCompletionSchema = z.object({
   choices: z
     .array(
       z.object({
-        message: z.object({ content: z.string().nullish() }),
+        message: z.object({ content: z.string().nullish(), tool_calls: z.array(toolCallSchema).nullish() }),
         finish_reason: z.string().nullish(),
       }),
     )
@@ -29,11 +35,21 @@ export const chatCompletionSchema = z.object({
   usage: chatCompletionsUsageSchema.nullish(),
 });
 
+/** A streamed piece of a call: its first carries id and name, the rest only pieces of the arguments. */
+const toolCallDeltaSchema = z.object({
+  index: z.number().int().nonnegative(),
+  id: z.string().min(1).nullish(),
+  function: z.object({ name: z.string().min(1).nullish(), arguments: z.string().nullish() }).nullish(),
+});
+export type ChatCompletionsToolCallDelta = z.output<typeof toolCallDeltaSchema>;
+
 export const chatCompletionChunkSchema = z.object({
   choices: z
     .array(
       z.object({
-        delta: z.object({ content: z.string().nullish() }).nullish(),
+        delta: z
+          .object({ content: z.string().nullish(), tool_calls: z.array(toolCallDeltaSchema).nullish() })
+          .nullish(),
         finish_reason: z.string().nullish(),
       }),
     )

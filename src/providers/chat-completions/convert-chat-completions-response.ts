@@ -10,8 +10,12 @@ export function convertChatCompletionsResponse(reply: unknown): GenerationResult
   const choice = completion.choices[0]!;
   return {
     // Content is null when the model refused or called a tool; either way there is no text.
-    toolCalls: [],
     text: choice.message.content ?? "",
+    toolCalls: (choice.message.tool_calls ?? []).map((call) => ({
+      id: call.id,
+      name: call.function.name,
+      arguments: call.function.arguments,
+    })),
     finishReason: choice.finish_reason ? mapChatCompletionsFinishReason(choice.finish_reason) : "other",
     usage: completion.usage ? convertChatCompletionsUsage(completion.usage) : null,
   };

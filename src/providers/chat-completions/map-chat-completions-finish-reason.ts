@@ -6,7 +6,8 @@ const finishReasons: Readonly<Record<KnownChatCompletionsFinishReason, FinishRea
   stop: "stop",
   length: "length",
   content_filter: "content_filter",
-  tool_calls: "other",
+  tool_calls: "tool_calls",
+  // The legacy function call is never asked for (the gateway sends tools) and is not read as a tool call.
   function_call: "other",
 };
 

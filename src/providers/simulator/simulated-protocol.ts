@@ -35,6 +35,11 @@ export interface StreamTranscript {
   readonly opening: string;
   readonly deltas: readonly string[];
   readonly closing: string;
+  /**
+   * Tokens each delta carries, for pacing, when the deltas are not the turn's text pieces one for one (tool
+   * calls); absent, the turn's `pieceTokens` pace them.
+   */
+  readonly deltaTokens?: readonly number[];
   /** The protocol's own mid-stream error event, sent after `afterDeltas` deltas. */
   failure(afterDeltas: number): string;
 }

@@ -156,7 +156,8 @@ async function answer(
   }
   const streamBreak = fault?.kind === "break-stream" ? fault : undefined;
   const pacing = { latencyMs: state.latencyMs, msPerToken: state.msPerToken };
-  await writeEventStream(response, transcript, completion.pieceTokens, pacing, streamBreak);
+  const deltaTokens = transcript.deltaTokens ?? completion.pieceTokens;
+  await writeEventStream(response, transcript, deltaTokens, pacing, streamBreak);
 }
 
 /** The body as text, or undefined when it is larger than the simulator accepts. */

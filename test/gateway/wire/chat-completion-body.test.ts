@@ -39,6 +39,37 @@ describe("chatCompletionBodyOf", () => {
     expect(() => chatCompletionBodyOf({ ...reply, usage })).toThrow();
   });
 
+  it("shows tool calls in order as message.tool_calls, content null without text, finish_reason tool_calls", () => {
+    const toolCalls = [
+      { id: "call_a", name: "get_weather", arguments: '{"city":"Seoul"}' },
+      { id: "call_b", name: "get_time", arguments: "{}" },
+    ];
+    const body = chatCompletionBodyOf({ ...reply, text: "", toolCalls, finishReason: "tool_calls" });
+    expect(body.choices[0]).toStrictEqual({
+      index: 0,
+      message: {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          {
+            id: "call_a",
+            type: "function",
+            function: { name: "get_weather", arguments: '{"city":"Seoul"}' },
+          },
+          { id: "call_b", type: "function", function: { name: "get_time", arguments: "{}" } },
+        ],
+      },
+      finish_reason: "tool_calls",
+    });
+    const withText = chatCompletionBodyOf({
+      ...reply,
+      text: "Let me look.",
+      toolCalls,
+      finishReason: "tool_calls",
+    });
+    expect(withText.choices[0].message.content).toBe("Let me look.");
+  });
+
   it("refuses a clock reading that is not whole milliseconds", () => {
     expect(() => chatCompletionBodyOf({ ...reply, createdAtMs: 1.5 })).toThrow(/createdAtMs/);
   });

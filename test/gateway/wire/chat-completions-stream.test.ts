@@ -70,6 +70,55 @@ describe("chat-completions stream: the exact bytes", () => {
   });
 });
 
+describe("chat-completions stream: tool calls", () => {
+  const chunkOf = (delta: string) =>
+    `data: ${envelope}"choices":[{"index":0,"delta":${delta},"finish_reason":null}]}\n\n`;
+
+  it("opens with the role, content null and the first call; arguments follow by index; finish_reason tool_calls", () => {
+    const sink = new RecordingSink();
+    const stream = openChatCompletionsStream(sink, identity);
+    stream.toolCallStart(0, "call_a", "get_weather");
+    stream.toolCallDelta(0, '{"city":');
+    stream.toolCallDelta(0, "");
+    stream.toolCallDelta(0, '"Seoul"}');
+    stream.toolCallStart(1, "call_b", "get_time");
+    stream.toolCallDelta(1, "{}");
+    stream.complete("tool_calls", usage);
+
+    expect(sink.text).toBe(
+      chunkOf(
+        '{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_weather","arguments":""}}]}',
+      ) +
+        chunkOf('{"tool_calls":[{"index":0,"function":{"arguments":"{\\"city\\":"}}]}') +
+        chunkOf('{"tool_calls":[{"index":0,"function":{"arguments":"\\"Seoul\\"}"}}]}') +
+        chunkOf(
+          '{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"get_time","arguments":""}}]}',
+        ) +
+        chunkOf('{"tool_calls":[{"index":1,"function":{"arguments":"{}"}}]}') +
+        `data: ${envelope}"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}],` +
+        `"usage":{"prompt_tokens":12,"completion_tokens":3,"total_tokens":15}}\n\n` +
+        "data: [DONE]\n\n",
+    );
+  });
+
+  it("after text, a call's first chunk carries no role", () => {
+    const sink = new RecordingSink();
+    const stream = openChatCompletionsStream(sink, identity);
+    stream.delta("Let me look.");
+    stream.toolCallStart(0, "call_a", "get_weather");
+    expect(sink.writes[1]).toBe(
+      chunkOf(
+        '{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"get_weather","arguments":""}}]}',
+      ),
+    );
+  });
+
+  it("refuses arguments before any call started (a programmer error)", () => {
+    const stream = openChatCompletionsStream(new RecordingSink(), identity);
+    expect(() => stream.toolCallDelta(0, "{}")).toThrow(/never started/);
+  });
+});
+
 describe("chat-completions stream: failure after the start", () => {
   it("is the C3 error body in one data frame, then [DONE]", () => {
     const sink = new RecordingSink();

@@ -6,14 +6,88 @@ const textPartsSchema = z.array(z.object({ type: z.string().optional(), text: z.
 const contentSchema = z.union([z.string(), textPartsSchema]).nullish();
 const tokenLimitSchema = z.number().int().positive();
 
-export const chatCompletionsRequestSchema = z.object({
-  model: z.string().min(1),
-  messages: z.array(z.object({ role: z.string(), content: contentSchema })).min(1),
-  max_completion_tokens: tokenLimitSchema.nullish(),
-  max_tokens: tokenLimitSchema.nullish(),
-  stream: z.boolean().nullish(),
-  stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
-});
+const chatContentPartSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("text"), text: z.string() }),
+  z.object({
+    type: z.literal("image_url"),
+    image_url: z.object({ url: z.string().min(1), detail: z.enum(["auto", "low", "high"]).optional() }),
+  }),
+]);
+
+const chatMessageSchema = z
+  .object({
+    role: z.enum(["system", "developer", "user", "assistant", "tool"]),
+    content: z.union([z.string(), z.array(chatContentPartSchema)]).nullish(),
+    tool_calls: z
+      .array(
+        z.object({
+          id: z.string().min(1),
+          type: z.literal("function"),
+          function: z.object({ name: z.string().min(1), arguments: z.string() }),
+        }),
+      )
+      .nullish(),
+    tool_call_id: z.string().nullish(),
+  })
+  .refine((message) => message.role !== "tool" || message.tool_call_id, {
+    message: "messages with role 'tool' must have a tool_call_id",
+  });
+
+const functionNameSchema = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/);
+
+export const chatCompletionsRequestSchema = z
+  .object({
+    model: z.string().min(1),
+    messages: z.array(chatMessageSchema).min(1),
+    max_completion_tokens: tokenLimitSchema.nullish(),
+    max_tokens: tokenLimitSchema.nullish(),
+    stream: z.boolean().nullish(),
+    stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
+    tools: z
+      .array(
+        z.object({
+          type: z.literal("function"),
+          function: z.object({
+            name: functionNameSchema,
+            description: z.string().optional(),
+            parameters: z.record(z.string(), z.unknown()).optional(),
+            strict: z.boolean().nullish(),
+          }),
+        }),
+      )
+      .nullish(),
+    tool_choice: z
+      .union([
+        z.enum(["none", "auto", "required"]),
+        z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) }),
+      ])
+      .nullish(),
+    parallel_tool_calls: z.boolean().nullish(),
+    response_format: z
+      .discriminatedUnion("type", [
+        z.object({ type: z.literal("text") }),
+        z.object({ type: z.literal("json_object") }),
+        z.object({
+          type: z.literal("json_schema"),
+          json_schema: z.object({
+            name: functionNameSchema,
+            schema: z.record(z.string(), z.unknown()).optional(),
+            strict: z.boolean().nullish(),
+            description: z.string().optional(),
+          }),
+        }),
+      ])
+      .nullish(),
+  })
+  // The upstream's own rule, so a gateway that sends these without tools is caught here as it would be there.
+  .refine((request) => request.tool_choice == null || (request.tools ?? []).length > 0, {
+    message: "'tool_choice' is only allowed when 'tools' are specified",
+    path: ["tool_choice"],
+  })
+  .refine((request) => request.parallel_tool_calls == null || (request.tools ?? []).length > 0, {
+    message: "'parallel_tool_calls' is only allowed when 'tools' are specified",
+    path: ["parallel_tool_calls"],
+  });
 
 export const responsesRequestSchema = z.object({
   model: z.string().min(1),

@@ -1,0 +1,68 @@
+import type { ContentPart, GenerationMessage, ImageSource } from "../provider";
+
+/**
+ * The conversation in the protocol's own turns: a user's text and images as content parts (a text-only turn
+ * as a plain string, the form every implementation of the protocol accepts), the assistant's tool calls as
+ * `tool_calls`, and each result as a `tool` message naming its call.
+ */
+
+export type ChatCompletionsContentPart =
+  | { type: "text"; text: string }
+  | { type: "image_url"; image_url: { url: string; detail?: "auto" | "low" | "high" } };
+
+export interface ChatCompletionsToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+export type ChatCompletionsMessage =
+  | { role: "system"; content: string }
+  | { role: "user"; content: string | ChatCompletionsContentPart[] }
+  | { role: "assistant"; content: string | null; tool_calls?: ChatCompletionsToolCall[] }
+  | { role: "tool"; tool_call_id: string; content: string };
+
+export function convertToChatCompletionsMessages(
+  messages: readonly GenerationMessage[],
+): ChatCompletionsMessage[] {
+  return messages.map((message): ChatCompletionsMessage => {
+    switch (message.role) {
+      case "system":
+        return { role: "system", content: message.content };
+      case "user":
+        return { role: "user", content: userContentOf(message.content) };
+      case "assistant":
+        if (message.toolCalls.length === 0) return { role: "assistant", content: message.content };
+        return {
+          role: "assistant",
+          // The protocol's own form of a turn that only called tools.
+          content: message.content === "" ? null : message.content,
+          tool_calls: message.toolCalls.map((call) => ({
+            id: call.id,
+            type: "function",
+            function: { name: call.name, arguments: call.arguments },
+          })),
+        };
+      case "tool":
+        return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
+      default: {
+        const unknownMessage: never = message;
+        throw new Error(`unknown message ${JSON.stringify(unknownMessage)}`);
+      }
+    }
+  });
+}
+
+function userContentOf(parts: readonly ContentPart[]): string | ChatCompletionsContentPart[] {
+  if (parts.every((part) => part.type === "text")) return parts.map((part) => part.text).join("");
+  return parts.map((part): ChatCompletionsContentPart => {
+    if (part.type === "text") return { type: "text", text: part.text };
+    const url = imageUrlOf(part.image);
+    return { type: "image_url", image_url: part.detail ? { url, detail: part.detail } : { url } };
+  });
+}
+
+/** The protocol takes an image as a URL: the client's own, or its bytes as the `data:` URL they came in. */
+function imageUrlOf(image: ImageSource): string {
+  return image.kind === "url" ? image.url : `data:${image.mediaType};base64,${image.data}`;
+}
