@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { ReasoningEffort } from "../../providers/provider";
 
 /**
  * The fields both client formats share, with messages that complete the sentence `<field>: …`
@@ -43,3 +44,60 @@ function rangeSchema(minimum: number, maximum: number) {
     .max(maximum, { error: message })
     .nullish();
 }
+
+export const penaltyMinimum = -2;
+export const penaltyMaximum = 2;
+export const penaltySchema = rangeSchema(penaltyMinimum, penaltyMaximum);
+
+/** Only exact JSON integers: a seed an upstream would round is not the seed the client asked for. */
+export const seedSchema = z
+  .number({ error: "must be an integer" })
+  .int({ error: "must be an integer from -9007199254740991 to 9007199254740991" })
+  .nullish();
+
+const reasoningEfforts = [
+  "none",
+  "minimal",
+  "low",
+  "medium",
+  "high",
+  "xhigh",
+] as const satisfies readonly ReasoningEffort[];
+export const reasoningEffortSchema = z
+  .enum(reasoningEfforts, {
+    error: `must be one of ${reasoningEfforts.map((effort) => `"${effort}"`).join(", ")}`,
+  })
+  .nullish();
+
+/** The tightest bound among the upstreams that carry an end-user id (messages' `metadata.user_id`). */
+export const userCharactersMax = 256;
+export const userSchema = z
+  .string({ error: "must be a string" })
+  .max(userCharactersMax, { error: `must be at most ${userCharactersMax} characters` })
+  .nullish();
+
+/** The bounds both client formats document for `metadata`. */
+export const metadataKeysMax = 16;
+export const metadataKeyCharactersMax = 64;
+export const metadataValueCharactersMax = 512;
+export const metadataSchema = z
+  .record(
+    z.string(),
+    z
+      .string({ error: "must be a string" })
+      .max(metadataValueCharactersMax, { error: `must be at most ${metadataValueCharactersMax} characters` }),
+    { error: "must be an object of string values" },
+  )
+  .superRefine((metadata, context) => {
+    const keys = Object.keys(metadata);
+    if (keys.length > metadataKeysMax)
+      context.addIssue({ code: "custom", message: `must have at most ${metadataKeysMax} keys` });
+    for (const key of keys)
+      if (key.length > metadataKeyCharactersMax)
+        context.addIssue({
+          code: "custom",
+          path: [key],
+          message: `key must be at most ${metadataKeyCharactersMax} characters`,
+        });
+  })
+  .nullish();
