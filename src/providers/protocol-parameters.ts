@@ -7,7 +7,16 @@ import type { GenerationParameter, UpstreamProtocol } from "./provider";
  */
 export const protocolParameters: Readonly<Record<UpstreamProtocol, ReadonlySet<GenerationParameter>>> = {
   "chat-completions": new Set<GenerationParameter>([]),
-  responses: new Set<GenerationParameter>([]),
+  responses: new Set<GenerationParameter>([
+    "reasoningEffort",
+    "user",
+    "metadata",
+    "tools",
+    "toolChoice",
+    "parallelToolCalls",
+    "outputFormat",
+    "images",
+  ]),
   messages: new Set<GenerationParameter>([]),
   "generate-content": new Set<GenerationParameter>([]),
 };
