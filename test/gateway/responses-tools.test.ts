@@ -98,13 +98,15 @@ describe("the responses format with tools, structured output and images", () => 
     expect(first.usage!.output_tokens).toBeGreaterThan(0);
 
     // The client's tool loop: the calls as they came, then one output per call.
-    const outputs = first.output.map((item) => {
-      if (item.type !== "function_call") throw new Error("expected only function calls");
-      return { type: "function_call_output" as const, call_id: item.call_id, output: `${item.name}: fine` };
-    });
+    const calls = first.output.flatMap((item) => (item.type === "function_call" ? [item] : []));
+    const outputs = calls.map((call) => ({
+      type: "function_call_output" as const,
+      call_id: call.call_id,
+      output: `${call.name}: fine`,
+    }));
     const second = await client.responses.create({
       model,
-      input: [{ role: "user", content: "Weather and time in Seoul?" }, ...first.output, ...outputs],
+      input: [{ role: "user", content: "Weather and time in Seoul?" }, ...calls, ...outputs],
       tools: [weatherTool, timeTool],
     });
     expect(second.output).toEqual([expect.objectContaining({ type: "message", id: `${second.id}-msg` })]);

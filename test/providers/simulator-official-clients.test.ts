@@ -177,12 +177,14 @@ describe("openai client against the simulator", () => {
     const argumentDeltas: string[] = [];
     stream.on("response.function_call_arguments.delta", (event) => argumentDeltas.push(event.delta));
     const final = await stream.finalResponse();
-    const calls = final.output.map((item) => item.type === "function_call" && [item.name, item.arguments]);
+    const calls = final.output.map((item) =>
+      item.type === "function_call" ? [item.name, item.arguments] : [],
+    );
     expect(calls).toEqual([
       ["get_weather", expect.stringMatching(/^\{"city":"\w+"\}$/)],
       ["get_time", "{}"],
     ]);
-    expect(argumentDeltas.join("")).toBe(calls.map((call) => call && call[1]).join(""));
+    expect(argumentDeltas.join("")).toBe(calls.map((call) => call[1]).join(""));
   });
 
   it("responses.parse with a json_schema text format returns JSON valid for the schema", async () => {

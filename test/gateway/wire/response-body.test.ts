@@ -99,3 +99,32 @@ describe("the stream's bodies", () => {
     });
   });
 });
+
+describe("responseBodyOf with tool calls", () => {
+  const call = { id: "call_a", name: "get_weather", arguments: '{"city":"Seoul"}' };
+  const callItem = {
+    type: "function_call",
+    id: "resp-1767225600987-fc0",
+    call_id: "call_a",
+    name: "get_weather",
+    arguments: '{"city":"Seoul"}',
+    status: "completed",
+  };
+
+  it("given text and calls, then the message item comes first, then one function_call item per call", () => {
+    const body = responseBodyOf({
+      ...reply,
+      text: "Checking.",
+      toolCalls: [call],
+      finishReason: "tool_calls",
+    });
+    expect(body.status).toBe("completed");
+    expect(body.output).toStrictEqual([item("completed", "Checking."), callItem]);
+  });
+
+  it("given calls only, then there is no message item", () => {
+    const body = responseBodyOf({ ...reply, text: "", toolCalls: [call], finishReason: "tool_calls" });
+    expect(body.output_text).toBe("");
+    expect(body.output).toStrictEqual([callItem]);
+  });
+});
