@@ -111,11 +111,17 @@ export const textConfigSchema = closedObjectSchema(
   { error: "must be an object", unknownField },
 ).nullish();
 
+/**
+ * `{ type: "text" }` is the format's default, free text, which every upstream returns unasked: it is
+ * honoured by sending nothing, so a client that spells the default out is not refused by a protocol
+ * without structured output.
+ */
 export function outputFormatOf(text: z.output<typeof textConfigSchema>): OutputFormat | undefined {
   const format = text?.format;
   if (format == null) return undefined;
   switch (format.type) {
     case "text":
+      return undefined;
     case "json_object":
       return { type: format.type };
     case "json_schema":
