@@ -167,6 +167,15 @@ describe("openai client against the simulator", () => {
     expect(second.output_text.length).toBeGreaterThan(0);
   });
 
+  it("responses.create with an output answering no call is refused with 400, as the real API does", async () => {
+    await expect(
+      client().responses.create({
+        model: "alpha-5.4-pro",
+        input: [{ type: "function_call_output", call_id: "call_missing", output: "Sunny" }],
+      }),
+    ).rejects.toMatchObject({ status: 400, message: expect.stringContaining("call_missing") });
+  });
+
   it("responses.stream() accumulates streamed function calls in finalResponse()", async () => {
     const timeTool = { ...weatherTool, name: "get_time", parameters: { type: "object", properties: {} } };
     const stream = client().responses.stream({

@@ -217,6 +217,18 @@ function inputMessages(request: ResponsesRequest): { messages: SimulatedMessage[
   return { messages, imageCount };
 }
 
+/** The real API refuses an output whose call_id names no function_call earlier in the input. */
+function unansweredOutput(request: ResponsesRequest): string | undefined {
+  if (typeof request.input === "string") return undefined;
+  const callIds = new Set<string>();
+  for (const item of request.input) {
+    if ("arguments" in item) callIds.add(item.call_id);
+    else if ("output" in item && !callIds.has(item.call_id))
+      return `No tool call found for function call output with call_id ${item.call_id}.`;
+  }
+  return undefined;
+}
+
 function outputFormatOf(request: ResponsesRequest): SimulatedOutputFormat | undefined {
   const format = request.text?.format;
   if (!format || format.type === "text") return undefined;
@@ -231,6 +243,8 @@ export const responsesSimulation: SimulatedProtocol = {
     const parsed = responsesRequestSchema.safeParse(body);
     if (!parsed.success) return { ok: false, message: describeIssue(parsed.error) };
     const request = parsed.data;
+    const unanswerable = unansweredOutput(request);
+    if (unanswerable) return { ok: false, message: unanswerable };
     const { messages, imageCount } = inputMessages(request);
     const choice = request.tool_choice;
     return {
