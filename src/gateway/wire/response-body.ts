@@ -188,17 +188,12 @@ export function inProgressResponseBodyOf(identity: ReplyIdentity): ResponseBody 
   });
 }
 
-/**
- * `response.failed`: what was produced so far, in items that will not be completed (the stream passes the
- * items it wrote; by default, the text in one message item).
- */
+/** `response.failed`: what was produced so far, in the items the stream wrote (the last one incomplete). */
 export function failedResponseBodyOf(
   identity: ReplyIdentity,
   producedText: string,
   error: ApiError,
-  output: OutputItem[] = [
-    messageItemOf(responseIdsOf(identity.createdAtMs).itemId, "incomplete", [outputTextPartOf(producedText)]),
-  ],
+  output: OutputItem[],
 ): ResponseBody {
   return responseBody(identity, {
     status: "failed",

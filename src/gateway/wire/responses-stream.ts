@@ -143,9 +143,9 @@ class ResponsesStreamWriter implements ResponsesStream {
 
   complete(finishReason: FinishReason, usage: BilledUsage): void {
     assertNotClosed(this.state, "complete");
+    // A reply with neither text nor calls still shows its (empty) message, as interface.md's table does:
+    // the opening opens it.
     let events = this.opening("text");
-    // A reply with neither text nor calls still shows its (empty) message, as interface.md's table does.
-    if (this.items.length === 0) events += this.openMessage().events;
     events += this.closeOpenItem();
     const output = this.items.map((item) => outputItemOf(item, "completed"));
     events += this.event("response.completed", {
@@ -158,10 +158,10 @@ class ResponsesStreamWriter implements ResponsesStream {
     assertNotClosed(this.state, "fail");
     const opening = this.opening("text");
     const body = errorBodyOf(error);
-    const output =
-      this.items.length === 0
-        ? undefined
-        : this.items.map((item) => outputItemOf(item, item === this.openItem ? "incomplete" : "completed"));
+    // The item being written when the failure came will not be completed; those before it were.
+    const output = this.items.map((item) =>
+      outputItemOf(item, item === this.openItem ? "incomplete" : "completed"),
+    );
     const failed = this.event("response.failed", {
       response: failedResponseBodyOf(this.identity, this.text, error, output),
       error: body.error,

@@ -4,6 +4,8 @@ import {
   createdResponseBodyOf,
   failedResponseBodyOf,
   inProgressResponseBodyOf,
+  messageItemOf,
+  outputTextPartOf,
   responseBodyOf,
 } from "../../../src/gateway/wire/response-body";
 
@@ -88,7 +90,9 @@ describe("the stream's bodies", () => {
 
   it("response.failed: the text so far in an incomplete item, the error, no usage", () => {
     expect(
-      failedResponseBodyOf(identity, "Rivers", apiErrors.upstreamFailed("upstream timed out")),
+      failedResponseBodyOf(identity, "Rivers", apiErrors.upstreamFailed("upstream timed out"), [
+        messageItemOf("resp-1767225600987-msg", "incomplete", [outputTextPartOf("Rivers")]),
+      ]),
     ).toStrictEqual({
       ...responseBodyOf(reply),
       status: "failed",
