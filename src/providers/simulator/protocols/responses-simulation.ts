@@ -30,18 +30,21 @@ function messageItem(context: ReplyContext, status: ResponseStatus, content: unk
   return { id: `msg_${context.id}`, type: "message", status, role: "assistant", content };
 }
 
-/** The real API's function call item: `fc_…` names the item, `call_…` the call the output answers. */
+/**
+ * The real API's function call item: `fc_…` names the item, `call_…` the call the output answers. In
+ * progress (as `output_item.added` shows it) its arguments are still empty.
+ */
 function functionCallItem(
   context: ReplyContext,
   call: SimulatedToolCall,
   index: number,
-  argumentsText: string,
+  status: "in_progress" | "completed",
 ) {
   return {
     id: `fc_${context.id}_${index}`,
     type: "function_call",
-    status: argumentsText === call.arguments ? "completed" : "in_progress",
-    arguments: argumentsText,
+    status,
+    arguments: status === "completed" ? call.arguments : "",
     call_id: call.id,
     name: call.name,
   };
@@ -50,7 +53,7 @@ function functionCallItem(
 /** A reply made of calls has only call items; a text reply, its one message. */
 function finalOutput(completion: SimulatedTurn, context: ReplyContext, status: ResponseStatus): unknown[] {
   if (completion.toolCalls.length > 0)
-    return completion.toolCalls.map((call, index) => functionCallItem(context, call, index, call.arguments));
+    return completion.toolCalls.map((call, index) => functionCallItem(context, call, index, "completed"));
   return [messageItem(context, status, [outputText(completion.text)])];
 }
 
@@ -157,7 +160,7 @@ function renderCallStream(completion: SimulatedTurn, context: ReplyContext): Str
   const next = (type: string, fields: object) => event(sequenceNumber++, type, fields);
   let closing = "";
   completion.toolCalls.forEach((call, index) => {
-    const item = functionCallItem(context, call, index, "");
+    const item = functionCallItem(context, call, index, "in_progress");
     const position = { item_id: item.id, output_index: index };
     closing += next("response.output_item.added", { output_index: index, item });
     for (const piece of call.argumentPieces)
@@ -169,7 +172,7 @@ function renderCallStream(completion: SimulatedTurn, context: ReplyContext): Str
     });
     closing += next("response.output_item.done", {
       output_index: index,
-      item: functionCallItem(context, call, index, call.arguments),
+      item: functionCallItem(context, call, index, "completed"),
     });
   });
   closing += next("response.completed", {
