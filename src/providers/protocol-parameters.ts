@@ -20,7 +20,17 @@ export const protocolParameters: Readonly<Record<UpstreamProtocol, ReadonlySet<G
     "outputFormat",
     "images",
   ]),
-  responses: new Set<GenerationParameter>([]),
+  // stop, seed and the penalties have no counterpart in this protocol.
+  responses: new Set<GenerationParameter>([
+    "reasoningEffort",
+    "user",
+    "metadata",
+    "tools",
+    "toolChoice",
+    "parallelToolCalls",
+    "outputFormat",
+    "images",
+  ]),
   // seed, penalties and free-form metadata have no counterpart in this protocol (its metadata is user_id).
   messages: new Set<GenerationParameter>([
     "stop",

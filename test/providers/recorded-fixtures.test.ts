@@ -151,6 +151,58 @@ describe("responses fixtures", () => {
     ]);
   });
 
+  const seoul = { id: "call_Q1xv8", name: "get_weather", arguments: '{"city":"Seoul","unit":"c"}' };
+  const busan = { id: "call_R7mz2", name: "get_weather", arguments: '{"city":"Busan","unit":"c"}' };
+
+  it("given function_call items after a reasoning item, then they are the calls by call_id, finish tool_calls", () => {
+    expect(
+      convertResponsesResponse(readJson("responses/response-function-calls-after-reasoning.json")),
+    ).toEqual({
+      toolCalls: [seoul, busan],
+      text: "",
+      finishReason: "tool_calls",
+      usage: usage(310, 0, 180, 128),
+    });
+  });
+
+  it("given streamed calls after a reasoning item, then they are numbered among the calls, not by output_index", async () => {
+    const { parts, error } = await replay(
+      "responses/stream-function-calls-after-reasoning.sse",
+      convertResponsesStream,
+    );
+    expect(error).toBeUndefined();
+    expect(parts).toEqual([
+      { type: "tool-call-start", index: 0, id: seoul.id, name: seoul.name },
+      { type: "tool-call-delta", index: 0, argumentsDelta: '{"city":' },
+      { type: "tool-call-delta", index: 0, argumentsDelta: '"Seoul",' },
+      { type: "tool-call-delta", index: 0, argumentsDelta: '"unit":"c"}' },
+      { type: "tool-call-start", index: 1, id: busan.id, name: busan.name },
+      { type: "tool-call-delta", index: 1, argumentsDelta: '{"city":"Busan",' },
+      { type: "tool-call-delta", index: 1, argumentsDelta: '"unit":"c"}' },
+      { type: "usage", usage: usage(310, 0, 180, 128) },
+      { type: "finish", finishReason: "tool_calls" },
+    ]);
+  });
+
+  it("given a call whose arguments arrive only whole (in its done item), then they are passed on as one delta", async () => {
+    const item = { type: "function_call", call_id: "call_1", name: "get_time", arguments: "{}" };
+    const transcript = [
+      { type: "response.output_item.added", output_index: 0, item: { ...item, arguments: "" } },
+      { type: "response.output_item.done", output_index: 0, item },
+      { type: "response.completed", response: { status: "completed", usage: null } },
+    ]
+      .map((event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)
+      .join("");
+    const { parts } = await collectStream(
+      convertResponsesStream(parseServerSentEvents(asAsync([Buffer.from(transcript)]))),
+    );
+    expect(parts).toEqual([
+      { type: "tool-call-start", index: 0, id: "call_1", name: "get_time" },
+      { type: "tool-call-delta", index: 0, argumentsDelta: "{}" },
+      { type: "finish", finishReason: "tool_calls" },
+    ]);
+  });
+
   it("given response.failed mid-stream, then the deltas stand and the upstream's message follows", async () => {
     const { parts, error } = await replay("responses/stream-failed.sse", convertResponsesStream);
     expect(parts).toEqual(deltas("Partial", " answer"));

@@ -127,6 +127,96 @@ describe("openai client against the simulator", () => {
     expect(final.output_text).toBe(expected.text);
   });
 
+  const weatherTool = {
+    type: "function" as const,
+    name: "get_weather",
+    description: "The weather in a city",
+    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    strict: false,
+  };
+
+  it("responses.create with a function tool returns a function_call item, then answers its output", async () => {
+    const first = await client().responses.create({
+      model: "alpha-5.4-pro",
+      input: question,
+      tools: [weatherTool],
+    });
+    expect(first.output).toEqual([
+      {
+        id: expect.stringMatching(/^fc_/),
+        type: "function_call",
+        status: "completed",
+        arguments: expect.stringMatching(/^\{"city":"\w+"\}$/),
+        call_id: expect.stringMatching(/^call_/),
+        name: "get_weather",
+      },
+    ]);
+    expect(first.output_text).toBe("");
+    const call = first.output[0]!;
+    if (call.type !== "function_call") throw new Error("expected a function call");
+    const second = await client().responses.create({
+      model: "alpha-5.4-pro",
+      input: [
+        { role: "user", content: question },
+        call,
+        { type: "function_call_output", call_id: call.call_id, output: "Sunny" },
+      ],
+      tools: [weatherTool],
+    });
+    expect(second.output).toEqual([expect.objectContaining({ type: "message", role: "assistant" })]);
+    expect(second.output_text.length).toBeGreaterThan(0);
+  });
+
+  it("responses.create with an output answering no call is refused with 400, as the real API does", async () => {
+    await expect(
+      client().responses.create({
+        model: "alpha-5.4-pro",
+        input: [{ type: "function_call_output", call_id: "call_missing", output: "Sunny" }],
+      }),
+    ).rejects.toMatchObject({ status: 400, message: expect.stringContaining("call_missing") });
+  });
+
+  it("responses.stream() accumulates streamed function calls in finalResponse()", async () => {
+    const timeTool = { ...weatherTool, name: "get_time", parameters: { type: "object", properties: {} } };
+    const stream = client().responses.stream({
+      model: "alpha-5.4-pro",
+      input: question,
+      tools: [weatherTool, timeTool],
+    });
+    const argumentDeltas: string[] = [];
+    stream.on("response.function_call_arguments.delta", (event) => argumentDeltas.push(event.delta));
+    const final = await stream.finalResponse();
+    const calls = final.output.map((item) =>
+      item.type === "function_call" ? [item.name, item.arguments] : [],
+    );
+    expect(calls).toEqual([
+      ["get_weather", expect.stringMatching(/^\{"city":"\w+"\}$/)],
+      ["get_time", "{}"],
+    ]);
+    expect(argumentDeltas.join("")).toBe(calls.map((call) => call[1]).join(""));
+  });
+
+  it("responses.parse with a json_schema text format returns JSON valid for the schema", async () => {
+    const response = await client().responses.create({
+      model: "alpha-5.4-pro",
+      input: question,
+      text: {
+        format: {
+          type: "json_schema",
+          name: "reason",
+          schema: {
+            type: "object",
+            properties: { cause: { type: "string" }, strength: { type: "integer" } },
+          },
+        },
+      },
+    });
+    expect(JSON.parse(response.output_text)).toEqual({
+      cause: expect.any(String),
+      strength: expect.any(Number),
+    });
+  });
+
   it("sees a simulated 400 as BadRequestError carrying the message", async () => {
     simulator.setFault({ kind: "status", status: 400, message: "temperature out of range" });
     await expect(client().chat.completions.create({ model: "alpha-5.4", messages })).rejects.toMatchObject({

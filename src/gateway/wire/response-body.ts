@@ -1,4 +1,4 @@
-import type { FinishReason } from "../../providers/provider";
+import type { FinishReason, ToolCall } from "../../providers/provider";
 import type { ApiError } from "../api-error";
 import { assertBilledUsage, type BilledUsage } from "./billed-usage";
 import { type CompletedReply, type ReplyIdentity, unixSecondsOf } from "./wire-reply";
@@ -8,6 +8,11 @@ import { type CompletedReply, type ReplyIdentity, unixSecondsOf } from "./wire-r
  * reply and `response.completed`), and the stream's `response.created`, `response.in_progress` and
  * `response.failed` bodies. Beyond interface.md (C5: added, nothing removed): `status`, `error` and
  * `incomplete_details`, the three fields a client of the protocol reads to learn how a response ended.
+ *
+ * Output items: the message (`resp-<ms>-msg`, interface.md), then one `function_call` item per call the model
+ * made, in order, with ids in the same spirit: `resp-<ms>-fc<n>`, n the call's position from 0. A reply made
+ * only of calls has no message item, as in the protocol itself: an empty assistant message would be sent
+ * back as a turn by every client that replays `output` as the next request's input.
  */
 
 export type ResponseStatus = "in_progress" | "completed" | "incomplete" | "failed";
@@ -26,6 +31,19 @@ export interface MessageItem {
   role: "assistant";
   content: OutputTextPart[];
 }
+
+export type FunctionCallItemStatus = "in_progress" | "completed" | "incomplete";
+
+export interface FunctionCallItem {
+  type: "function_call";
+  id: string;
+  call_id: string;
+  name: string;
+  arguments: string;
+  status: FunctionCallItemStatus;
+}
+
+export type OutputItem = MessageItem | FunctionCallItem;
 
 export interface ResponseUsageBody {
   input_tokens: number;
@@ -52,7 +70,7 @@ export interface ResponseBody {
   incomplete_details: { reason: IncompleteReason } | null;
   model: string;
   output_text: string;
-  output: MessageItem[];
+  output: OutputItem[];
   /** Null only in the failed body: what was produced is billed, but the count is the ledger's, not the wire's. */
   usage: ResponseUsageBody | null;
 }
@@ -64,6 +82,28 @@ export interface ResponseIds {
 
 export function responseIdsOf(createdAtMs: number): ResponseIds {
   return { responseId: `resp-${createdAtMs}`, itemId: `resp-${createdAtMs}-msg` };
+}
+
+/** The id of the item of the reply's `index`th function call (from 0). */
+export function functionCallItemIdOf(createdAtMs: number, index: number): string {
+  if (!Number.isSafeInteger(index) || index < 0)
+    throw new Error(`tool call index must be >= 0, got ${index}`);
+  return `resp-${createdAtMs}-fc${index}`;
+}
+
+export function functionCallItemOf(
+  itemId: string,
+  call: ToolCall,
+  status: FunctionCallItemStatus,
+): FunctionCallItem {
+  return {
+    type: "function_call",
+    id: itemId,
+    call_id: call.id,
+    name: call.name,
+    arguments: call.arguments,
+    status,
+  };
 }
 
 export function outputTextPartOf(text: string): OutputTextPart {
@@ -79,35 +119,54 @@ export function messageItemOf(
 }
 
 /**
- * The finished body. Its item is "completed" whatever the finish reason (interface.md, States); a text cut
+ * The finished body. Its items are "completed" whatever the finish reason (interface.md, States); a text cut
  * short by the token limit or a content filter makes the response "incomplete" with the reason, the only
  * place this format tells a client its text was cut.
  */
 export function responseBodyOf(reply: CompletedReply): ResponseBody {
   const { itemId } = responseIdsOf(reply.createdAtMs);
+  const message =
+    reply.text !== "" || reply.toolCalls.length === 0
+      ? [messageItemOf(itemId, "completed", [outputTextPartOf(reply.text)])]
+      : [];
+  const calls = reply.toolCalls.map((call, index) =>
+    functionCallItemOf(functionCallItemIdOf(reply.createdAtMs, index), call, "completed"),
+  );
+  return finishedResponseBodyOf(reply, [...message, ...calls]);
+}
+
+/** The finished body around output items already built (the stream builds its own as it writes them). */
+export function finishedResponseBodyOf(
+  reply: Pick<CompletedReply, "model" | "createdAtMs" | "text" | "finishReason" | "usage">,
+  output: OutputItem[],
+): ResponseBody {
   const incompleteReason = incompleteReasonOf(reply.finishReason);
   return responseBody(reply, {
     status: incompleteReason === null ? "completed" : "incomplete",
     error: null,
     incomplete_details: incompleteReason === null ? null : { reason: incompleteReason },
     output_text: reply.text,
-    output: [messageItemOf(itemId, "completed", [outputTextPartOf(reply.text)])],
+    output,
     usage: responseUsageOf(reply.usage),
   });
 }
 
 /**
  * `response.created`: "the response body with empty text and zero usage", whose item interface.md (States)
- * shows as completed. The response itself is still in progress.
+ * shows as completed. The response itself is still in progress. A reply that opens with a function call
+ * (the stream knows when it writes this) has no message item to show.
  */
-export function createdResponseBodyOf(identity: ReplyIdentity): ResponseBody {
+export function createdResponseBodyOf(
+  identity: ReplyIdentity,
+  opensWith: "text" | "call" = "text",
+): ResponseBody {
   const { itemId } = responseIdsOf(identity.createdAtMs);
   return responseBody(identity, {
     status: "in_progress",
     error: null,
     incomplete_details: null,
     output_text: "",
-    output: [messageItemOf(itemId, "completed", [outputTextPartOf("")])],
+    output: opensWith === "text" ? [messageItemOf(itemId, "completed", [outputTextPartOf("")])] : [],
     usage: zeroUsage(),
   });
 }
@@ -129,19 +188,19 @@ export function inProgressResponseBodyOf(identity: ReplyIdentity): ResponseBody 
   });
 }
 
-/** `response.failed`: the text produced so far, in an item that will not be completed. */
+/** `response.failed`: what was produced so far, in the items the stream wrote (the last one incomplete). */
 export function failedResponseBodyOf(
   identity: ReplyIdentity,
   producedText: string,
   error: ApiError,
+  output: OutputItem[],
 ): ResponseBody {
-  const { itemId } = responseIdsOf(identity.createdAtMs);
   return responseBody(identity, {
     status: "failed",
     error: { code: "server_error", message: error.message },
     incomplete_details: null,
     output_text: producedText,
-    output: [messageItemOf(itemId, "incomplete", [outputTextPartOf(producedText)])],
+    output,
     usage: null,
   });
 }

@@ -1,52 +1,41 @@
 import { z } from "zod";
-import { textMessage } from "../../providers/message-text";
-import type { GenerationMessage } from "../../providers/provider";
-import { validationErrorOf } from "../api-error";
+import { apiErrors, validationErrorOf } from "../api-error";
+import { closedObjectSchema, refusedFieldSchema } from "./closed-object-schema";
 import {
+  metadataSchema,
   modelSchema,
   outputTokensSchema,
   streamSchema,
   temperatureSchema,
   topPSchema,
+  userSchema,
 } from "./generation-parameter-schemas";
-import { roleSchema, textContentSchema } from "./message-schemas";
 import {
   type ClientParameterNames,
   type ParsedGenerationRequest,
   parsedGenerationRequestOf,
 } from "./parsed-generation-request";
+import { inputSchema, messagesOfInput } from "./responses-input-items";
+import {
+  functionToolsOf,
+  outputFormatOf,
+  reasoningSchema,
+  textConfigSchema,
+  toolChoiceOf,
+  toolChoiceSchema,
+  toolsSchema,
+} from "./responses-tool-schemas";
 
 /**
- * The body of POST /llm/v1/responses (interface.md). Fields the gateway does not act on (`store`,
- * `metadata`, `user`, …) are dropped unread; a field it knows with a wrong type or value is 400/100 naming it.
+ * The body of POST /llm/v1/responses (interface.md, and the protocol's further parameters). Every field is
+ * either served, or refused naming it with the reason (C12): the gateway is stateless (no stored responses,
+ * conversations, prompts or background runs) and returns only message and function-call items. A field the
+ * protocol does not have is refused too, so that a misspelt parameter is not silently without effect.
  */
 
-/**
- * One conversation item. Official clients send `{ role, content }` (easy input) or the same with
- * `type: "message"`; other item types (tool calls and their outputs, reasoning) belong to features the
- * gateway does not serve and are refused by name rather than dropped from the conversation.
- */
-const inputItemSchema = z.object(
-  {
-    type: z.literal("message", { error: 'must be "message": only message items are supported' }).optional(),
-    role: roleSchema,
-    content: textContentSchema(["input_text", "output_text", "text"]),
-  },
-  { error: "must be an object with role and content" },
-);
+const stateless = "not supported: the gateway stores no responses; send the whole conversation as input";
 
-const inputSchema = z.preprocess(
-  // A string is the user's one message: one path through validation for both shapes.
-  (input) => (typeof input === "string" ? [{ role: "user", content: input }] : input),
-  z
-    .array(inputItemSchema, {
-      error: (issue) =>
-        issue.input === undefined ? "is required" : "must be a string or an array of message items",
-    })
-    .min(1, { error: "must contain at least one message item" }),
-);
-
-const responsesRequestSchema = z.object(
+const responsesRequestSchema = closedObjectSchema(
   {
     model: modelSchema,
     input: inputSchema,
@@ -55,8 +44,67 @@ const responsesRequestSchema = z.object(
     temperature: temperatureSchema,
     top_p: topPSchema,
     max_output_tokens: outputTokensSchema,
+    tools: toolsSchema,
+    tool_choice: toolChoiceSchema,
+    parallel_tool_calls: z.boolean({ error: "must be a boolean" }).nullish(),
+    text: textConfigSchema,
+    reasoning: reasoningSchema,
+    metadata: metadataSchema,
+    user: userSchema,
+    safety_identifier: userSchema,
+    // What the gateway does anyway: accepted with these values, refused with any other.
+    store: z
+      .boolean({ error: "must be a boolean" })
+      .nullish()
+      .refine((store) => store !== true, {
+        error: "must be false or absent: the gateway stores no responses",
+      }),
+    background: z
+      .boolean({ error: "must be a boolean" })
+      .nullish()
+      .refine((background) => background !== true, {
+        error: "must be false or absent: the gateway runs no background responses",
+      }),
+    include: z
+      .array(z.string({ error: "must be an array of strings" }), { error: "must be an array of strings" })
+      .nullish()
+      .refine((include) => include == null || include.length === 0, {
+        error: "must be empty: the gateway returns no additional output data",
+      }),
+    truncation: z
+      .literal("disabled", {
+        error: 'must be "disabled" or absent: the gateway never truncates the conversation',
+      })
+      .nullish(),
+    service_tier: z
+      .literal("auto", { error: 'must be "auto" or absent: the gateway chooses no service tier' })
+      .nullish(),
+    stream_options: closedObjectSchema(
+      {
+        include_obfuscation: z
+          .boolean({ error: "must be a boolean" })
+          .nullish()
+          .refine((obfuscation) => obfuscation !== true, {
+            error: "must be false or absent: the gateway adds no obfuscation to stream events",
+          }),
+      },
+      { error: "must be an object", unknownField: "is not a field the gateway serves" },
+    ).nullish(),
+    // The protocol's stateful and upstream-specific features.
+    previous_response_id: refusedFieldSchema(stateless),
+    conversation: refusedFieldSchema(stateless),
+    prompt: refusedFieldSchema("not supported: the gateway stores no prompt templates"),
+    context_management: refusedFieldSchema("not supported: the gateway does not compact conversations"),
+    top_logprobs: refusedFieldSchema("not supported: the gateway returns no log probabilities"),
+    max_tool_calls: refusedFieldSchema("not supported: the gateway runs no built-in tools"),
+    prompt_cache_key: refusedFieldSchema("not supported: the gateway carries no cache key upstream"),
+    prompt_cache_retention: refusedFieldSchema(
+      "not supported: the gateway carries no cache setting upstream",
+    ),
+    prompt_cache_options: refusedFieldSchema("not supported: the gateway carries no cache setting upstream"),
+    moderation: refusedFieldSchema("not supported: the gateway carries no moderation setting upstream"),
   },
-  { error: "request body must be a JSON object" },
+  { error: "request body must be a JSON object", unknownField: "is not a parameter of the responses format" },
 );
 
 /** The responses field of each optional parameter, for errors that name it. */
@@ -66,7 +114,7 @@ export const responsesParameterNames: ClientParameterNames = {
   presencePenalty: "presence_penalty",
   frequencyPenalty: "frequency_penalty",
   reasoningEffort: "reasoning.effort",
-  user: "user",
+  user: "user (or safety_identifier)",
   metadata: "metadata",
   tools: "tools",
   toolChoice: "tool_choice",
@@ -79,8 +127,20 @@ export function parseResponsesRequest(body: unknown): ParsedGenerationRequest {
   const parsed = responsesRequestSchema.safeParse(body);
   if (!parsed.success) throw validationErrorOf(parsed.error);
   const request = parsed.data;
-  const input: GenerationMessage[] = request.input.map(({ role, content }) => textMessage(role, content));
-  return parsedGenerationRequestOf(
+  const input = messagesOfInput(request.input);
+  const tools = functionToolsOf(request.tools);
+  const toolChoice = toolChoiceOf(request.tool_choice);
+  checkToolChoice(toolChoice, tools);
+  const optional = {
+    reasoningEffort: request.reasoning?.effort ?? undefined,
+    user: userOf(request.user ?? undefined, request.safety_identifier ?? undefined),
+    metadata: request.metadata ?? undefined,
+    tools,
+    toolChoice,
+    parallelToolCalls: request.parallel_tool_calls ?? undefined,
+    outputFormat: outputFormatOf(request.text),
+  };
+  const parsedRequest = parsedGenerationRequestOf(
     {
       model: request.model,
       // `instructions` is the system message, ahead of the conversation (interface.md).
@@ -90,5 +150,34 @@ export function parseResponsesRequest(body: unknown): ParsedGenerationRequest {
     },
     { temperature: request.temperature, topP: request.top_p, maxOutputTokens: request.max_output_tokens },
   );
+  // Only what the client sent: an absent parameter is never sent upstream as if asked for.
+  for (const [name, value] of Object.entries(optional))
+    if (value !== undefined) Object.assign(parsedRequest, { [name]: value });
+  return parsedRequest;
 }
+
+/**
+ * `safety_identifier` is the protocol's current name for the end user's id and `user` its deprecated one:
+ * the same value under both is harmless, two different values have no meaning we could pick without guessing.
+ */
+function userOf(user: string | undefined, safetyIdentifier: string | undefined): string | undefined {
+  if (user !== undefined && safetyIdentifier !== undefined && user !== safetyIdentifier)
+    throw apiErrors.validation("user: conflicts with safety_identifier; send only one of them");
+  return safetyIdentifier ?? user;
+}
+
+/** A choice that needs a tool needs one to choose from, as every upstream would answer after the hold. */
+function checkToolChoice(
+  toolChoice: ParsedGenerationRequest["toolChoice"],
+  tools: ParsedGenerationRequest["tools"],
+): void {
+  if (toolChoice === undefined || toolChoice === "auto" || toolChoice === "none") return;
+  if (toolChoice === "required") {
+    if (tools === undefined) throw apiErrors.validation('tool_choice: "required" needs at least one tool');
+    return;
+  }
+  if (!tools?.some((tool) => tool.name === toolChoice.name))
+    throw apiErrors.validation(`tool_choice.name: no function named "${toolChoice.name}" in tools`);
+}
+
 export { responsesRequestSchema };

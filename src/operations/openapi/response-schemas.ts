@@ -70,14 +70,25 @@ export const responseSchema = z
     created_at: z.number().int(),
     model: z.string(),
     output_text: z.string(),
+    // The message (absent when the reply is only function calls), then one item per function call.
     output: z.array(
-      z.object({
-        id: z.string(),
-        type: z.literal("message"),
-        status: z.string(),
-        role: z.literal("assistant"),
-        content: z.array(outputTextPart),
-      }),
+      z.union([
+        z.object({
+          id: z.string(),
+          type: z.literal("message"),
+          status: z.string(),
+          role: z.literal("assistant"),
+          content: z.array(outputTextPart),
+        }),
+        z.object({
+          type: z.literal("function_call"),
+          id: z.string().meta({ example: "resp-1767225600000-fc0" }),
+          call_id: z.string(),
+          name: z.string(),
+          arguments: z.string(),
+          status: z.string(),
+        }),
+      ]),
     ),
     usage: z.object({
       input_tokens: z.number().int(),

@@ -1,20 +1,34 @@
 import { reportedFailureError } from "../http/transport-errors";
 import { parseUpstreamReply } from "../http/upstream-reply";
-import type { GenerationResult } from "../provider";
+import type { GenerationResult, ToolCall } from "../provider";
 import { convertResponsesUsage } from "./convert-responses-usage";
 import { mapResponsesFinishReason } from "./map-responses-finish-reason";
-import { type Response, responseSchema } from "./responses-schemas";
+import { functionCallItemSchema, type Response, responseSchema } from "./responses-schemas";
 
-/** A JSON response to the gateway's result: the text of every output_text part of every message item. */
+/**
+ * A JSON response to the gateway's result: the text of every output_text part of every message item, and
+ * every function_call item as a call, in output order (the call's `call_id` is its id: it is what the next
+ * request's function_call_output names).
+ */
 export function convertResponsesResponse(reply: unknown): GenerationResult {
   const response = parseUpstreamReply(responseSchema, reply);
   if (response.status === "failed") throw reportedFailureError(response.error?.message);
+  const toolCalls = functionCalls(response);
   return {
-    toolCalls: [],
+    toolCalls,
     text: outputText(response),
-    finishReason: mapResponsesFinishReason(response),
+    finishReason: mapResponsesFinishReason(response, toolCalls.length > 0),
     usage: response.usage ? convertResponsesUsage(response.usage) : null,
   };
+}
+
+function functionCalls(response: Response): ToolCall[] {
+  return response.output
+    .filter((item) => item.type === "function_call")
+    .map((item) => {
+      const call = parseUpstreamReply(functionCallItemSchema, item);
+      return { id: call.call_id, name: call.name, arguments: call.arguments };
+    });
 }
 
 function outputText(response: Response): string {

@@ -1,11 +1,15 @@
 import type { ServerSentEvent } from "../http/server-sent-events";
 import { reportedFailureError } from "../http/transport-errors";
 import { parseUpstreamJson, parseUpstreamReply } from "../http/upstream-reply";
-import type { GenerationStreamPart } from "../provider";
+import { type GenerationStreamPart, UpstreamFailedError } from "../provider";
 import { convertEventStream } from "../stream-conversion";
 import { convertResponsesUsage } from "./convert-responses-usage";
 import { mapResponsesFinishReason } from "./map-responses-finish-reason";
 import {
+  functionCallArgumentsDeltaEventSchema,
+  functionCallArgumentsDoneEventSchema,
+  functionCallItemSchema,
+  outputItemEventSchema,
   outputTextDeltaEventSchema,
   type ResponseOutcome,
   responsesErrorEventSchema,
@@ -14,14 +18,33 @@ import {
 } from "./responses-schemas";
 
 /**
- * Responses stream events to stream parts: text from `response.output_text.delta`, usage and finish from
- * the terminal `response.completed` / `response.incomplete`; `response.failed` and `error` are failures.
- * The many lifecycle events (created, output_item.added, …) carry nothing the gateway needs.
+ * Responses stream events to stream parts: text from `response.output_text.delta`; a function call from
+ * its `response.output_item.added` (id and name) and `response.function_call_arguments.delta` events; usage
+ * and finish from the terminal `response.completed` / `response.incomplete`; `response.failed` and `error`
+ * are failures. Calls are numbered by their order among the reply's calls, not by output_index (which counts
+ * messages and reasoning items too). Arguments that arrive only whole (in `.done`, or in the item's
+ * `output_item.done`) are passed on as one delta, so the call is complete whichever events the upstream sends.
  */
 export function convertResponsesStream(
   batches: AsyncIterable<readonly ServerSentEvent[]>,
 ): AsyncGenerator<GenerationStreamPart[]> {
   let outcome: ResponseOutcome | undefined;
+  /** By output_index: the call's position among the reply's calls, and whether arguments were passed on. */
+  const calls = new Map<number, { index: number; argumentsSent: boolean }>();
+  const startCall = (outputIndex: number, item: unknown, parts: GenerationStreamPart[]) => {
+    const call = parseUpstreamReply(functionCallItemSchema, item);
+    const started = { index: calls.size, argumentsSent: false };
+    calls.set(outputIndex, started);
+    parts.push({ type: "tool-call-start", index: started.index, id: call.call_id, name: call.name });
+    return started;
+  };
+  const sendWholeArguments = (outputIndex: number, argumentsText: string, parts: GenerationStreamPart[]) => {
+    const call = calls.get(outputIndex);
+    if (!call || call.argumentsSent) return;
+    call.argumentsSent = true;
+    if (argumentsText !== "")
+      parts.push({ type: "tool-call-delta", index: call.index, argumentsDelta: argumentsText });
+  };
   return convertEventStream(batches, {
     convert(event, parts) {
       // Read on to the end of the body after the terminal event rather than stop: the socket stays reusable.
@@ -32,6 +55,35 @@ export function convertResponsesStream(
         case "response.output_text.delta": {
           const { delta } = parseUpstreamReply(outputTextDeltaEventSchema, payload);
           if (delta) parts.push({ type: "text-delta", text: delta });
+          return;
+        }
+        case "response.output_item.added": {
+          const { output_index, item } = parseUpstreamReply(outputItemEventSchema, payload);
+          if (item.type === "function_call") startCall(output_index, item, parts);
+          return;
+        }
+        case "response.function_call_arguments.delta": {
+          const { output_index, delta } = parseUpstreamReply(functionCallArgumentsDeltaEventSchema, payload);
+          const call = calls.get(output_index);
+          if (!call)
+            throw new UpstreamFailedError(
+              "malformed",
+              `upstream sent arguments for output ${output_index}, which is not a function call`,
+            );
+          call.argumentsSent = true;
+          if (delta) parts.push({ type: "tool-call-delta", index: call.index, argumentsDelta: delta });
+          return;
+        }
+        case "response.function_call_arguments.done": {
+          const done = parseUpstreamReply(functionCallArgumentsDoneEventSchema, payload);
+          sendWholeArguments(done.output_index, done.arguments, parts);
+          return;
+        }
+        case "response.output_item.done": {
+          const { output_index, item } = parseUpstreamReply(outputItemEventSchema, payload);
+          if (item.type !== "function_call") return;
+          if (!calls.has(output_index)) startCall(output_index, item, parts);
+          sendWholeArguments(output_index, item.arguments ?? "", parts);
           return;
         }
         case "response.completed":
@@ -53,7 +105,7 @@ export function convertResponsesStream(
     },
     outcome: () => ({
       usage: outcome?.usage ? convertResponsesUsage(outcome.usage) : null,
-      finishReason: outcome ? mapResponsesFinishReason(outcome) : undefined,
+      finishReason: outcome ? mapResponsesFinishReason(outcome, calls.size > 0) : undefined,
     }),
   });
 }

@@ -10,12 +10,14 @@ const incompleteReasons: Readonly<Record<KnownIncompleteReason, FinishReason>> =
 
 /**
  * The responses protocol has no finish reason: a response is "completed", or "incomplete" with a reason.
- * ("failed" never gets here: it is an error.) Unknown statuses and reasons are "other".
+ * ("failed" never gets here: it is an error.) A completed response with function calls ended to have them
+ * run: "tool_calls". Unknown statuses and reasons are "other".
  */
 export function mapResponsesFinishReason(
   outcome: Pick<ResponseOutcome, "status" | "incomplete_details">,
+  madeToolCalls: boolean,
 ): FinishReason {
-  if (outcome.status === "completed") return "stop";
+  if (outcome.status === "completed") return madeToolCalls ? "tool_calls" : "stop";
   const reason = outcome.incomplete_details?.reason;
   if (outcome.status === "incomplete" && reason && Object.hasOwn(incompleteReasons, reason)) {
     return incompleteReasons[reason as KnownIncompleteReason];

@@ -24,20 +24,49 @@ const responseOutcomeFields = {
   usage: responsesUsageSchema.nullish(),
 };
 
+/** A message item's text parts, or a function call (`call_id` names it in the next request's output). */
+const outputItemSchema = z.object({
+  type: z.string(),
+  content: z.array(z.object({ type: z.string(), text: z.string().nullish() })).nullish(),
+  call_id: z.string().nullish(),
+  name: z.string().nullish(),
+  arguments: z.string().nullish(),
+});
+export type OutputItem = z.output<typeof outputItemSchema>;
+
+/** A function call item, once its type says it is one: every field the gateway passes on is required. */
+export const functionCallItemSchema = z.object({
+  type: z.literal("function_call"),
+  call_id: z.string().min(1),
+  name: z.string().min(1),
+  arguments: z.string(),
+});
+
 export const responseSchema = z.object({
   ...responseOutcomeFields,
-  output: z.array(
-    z.object({
-      type: z.string(),
-      content: z.array(z.object({ type: z.string(), text: z.string().nullish() })).nullish(),
-    }),
-  ),
+  output: z.array(outputItemSchema),
 });
 export type Response = z.output<typeof responseSchema>;
 
 export const responsesStreamEventSchema = z.object({ type: z.string() });
 
 export const outputTextDeltaEventSchema = z.object({ delta: z.string() });
+
+/** `response.output_item.added` / `.done`: the item at its position in the output. */
+export const outputItemEventSchema = z.object({
+  output_index: z.number().int().nonnegative(),
+  item: outputItemSchema,
+});
+
+export const functionCallArgumentsDeltaEventSchema = z.object({
+  output_index: z.number().int().nonnegative(),
+  delta: z.string(),
+});
+
+export const functionCallArgumentsDoneEventSchema = z.object({
+  output_index: z.number().int().nonnegative(),
+  arguments: z.string(),
+});
 
 /** `response.completed`, `response.incomplete` and `response.failed` carry the final response. */
 export const responseTerminalEventSchema = z.object({ response: z.object(responseOutcomeFields) });

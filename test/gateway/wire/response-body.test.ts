@@ -4,6 +4,8 @@ import {
   createdResponseBodyOf,
   failedResponseBodyOf,
   inProgressResponseBodyOf,
+  messageItemOf,
+  outputTextPartOf,
   responseBodyOf,
 } from "../../../src/gateway/wire/response-body";
 
@@ -88,7 +90,9 @@ describe("the stream's bodies", () => {
 
   it("response.failed: the text so far in an incomplete item, the error, no usage", () => {
     expect(
-      failedResponseBodyOf(identity, "Rivers", apiErrors.upstreamFailed("upstream timed out")),
+      failedResponseBodyOf(identity, "Rivers", apiErrors.upstreamFailed("upstream timed out"), [
+        messageItemOf("resp-1767225600987-msg", "incomplete", [outputTextPartOf("Rivers")]),
+      ]),
     ).toStrictEqual({
       ...responseBodyOf(reply),
       status: "failed",
@@ -97,5 +101,34 @@ describe("the stream's bodies", () => {
       output: [item("incomplete", "Rivers")],
       usage: null,
     });
+  });
+});
+
+describe("responseBodyOf with tool calls", () => {
+  const call = { id: "call_a", name: "get_weather", arguments: '{"city":"Seoul"}' };
+  const callItem = {
+    type: "function_call",
+    id: "resp-1767225600987-fc0",
+    call_id: "call_a",
+    name: "get_weather",
+    arguments: '{"city":"Seoul"}',
+    status: "completed",
+  };
+
+  it("given text and calls, then the message item comes first, then one function_call item per call", () => {
+    const body = responseBodyOf({
+      ...reply,
+      text: "Checking.",
+      toolCalls: [call],
+      finishReason: "tool_calls",
+    });
+    expect(body.status).toBe("completed");
+    expect(body.output).toStrictEqual([item("completed", "Checking."), callItem]);
+  });
+
+  it("given calls only, then there is no message item", () => {
+    const body = responseBodyOf({ ...reply, text: "", toolCalls: [call], finishReason: "tool_calls" });
+    expect(body.output_text).toBe("");
+    expect(body.output).toStrictEqual([callItem]);
   });
 });

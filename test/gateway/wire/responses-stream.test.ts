@@ -180,3 +180,108 @@ describe("responses stream: failure after the start", () => {
     expect(() => stream.fail(apiErrors.internal())).toThrow(/already closed/);
   });
 });
+
+describe("responses stream: function calls", () => {
+  const eventsOf = (text: string) =>
+    framesOf(text)
+      .slice(0, -1)
+      .map((frame) => JSON.parse(frame.split("\n")[1]!.slice("data: ".length)));
+
+  it("given text then two calls, then the message closes before the first call and each call is its own item", () => {
+    const sink = new RecordingSink();
+    const stream = openResponsesStream(sink, identity);
+    stream.delta("Checking.");
+    stream.toolCallStart(0, "call_a", "get_weather");
+    stream.toolCallDelta(0, '{"city":');
+    stream.toolCallDelta(0, '"Seoul"}');
+    stream.toolCallStart(1, "call_b", "get_time");
+    stream.toolCallDelta(1, "{}");
+    stream.complete("tool_calls", usage);
+
+    const events = eventsOf(sink.text);
+    expect(events.map((data) => data.sequence_number)).toEqual(events.map((_, index) => index));
+    expect(events.map((data) => [data.type, data.output_index])).toEqual([
+      ["response.created", undefined],
+      ["response.in_progress", undefined],
+      ["response.output_item.added", 0],
+      ["response.content_part.added", 0],
+      ["response.output_text.delta", 0],
+      ["response.output_text.done", 0],
+      ["response.content_part.done", 0],
+      ["response.output_item.done", 0],
+      ["response.output_item.added", 1],
+      ["response.function_call_arguments.delta", 1],
+      ["response.function_call_arguments.delta", 1],
+      ["response.function_call_arguments.done", 1],
+      ["response.output_item.done", 1],
+      ["response.output_item.added", 2],
+      ["response.function_call_arguments.delta", 2],
+      ["response.function_call_arguments.done", 2],
+      ["response.output_item.done", 2],
+      ["response.completed", undefined],
+    ]);
+    const weatherItem = {
+      type: "function_call",
+      id: "resp-1767225600123-fc0",
+      call_id: "call_a",
+      name: "get_weather",
+      arguments: '{"city":"Seoul"}',
+      status: "completed",
+    };
+    expect(events[8].item).toEqual({ ...weatherItem, arguments: "", status: "in_progress" });
+    expect(events[9]).toMatchObject({ item_id: "resp-1767225600123-fc0", delta: '{"city":' });
+    expect(events[11]).toMatchObject({ arguments: '{"city":"Seoul"}', name: "get_weather" });
+    expect(events[12].item).toEqual(weatherItem);
+    expect(events.at(-1).response).toMatchObject({
+      status: "completed",
+      output_text: "Checking.",
+      output: [
+        { id: "resp-1767225600123-msg", type: "message", content: [{ text: "Checking." }] },
+        weatherItem,
+        { id: "resp-1767225600123-fc1", call_id: "call_b", name: "get_time", arguments: "{}" },
+      ],
+    });
+  });
+
+  it("given a reply of calls only, then no message item is opened or shown", () => {
+    const sink = new RecordingSink();
+    const stream = openResponsesStream(sink, identity);
+    stream.toolCallStart(0, "call_a", "get_time");
+    stream.toolCallDelta(0, "{}");
+    stream.complete("tool_calls", usage);
+    const events = eventsOf(sink.text);
+    expect(events[0].response.output).toEqual([]);
+    expect(events.some((data) => data.type.startsWith("response.content_part"))).toBe(false);
+    expect(events.at(-1).response.output).toEqual([
+      {
+        type: "function_call",
+        id: "resp-1767225600123-fc0",
+        call_id: "call_a",
+        name: "get_time",
+        arguments: "{}",
+        status: "completed",
+      },
+    ]);
+  });
+
+  it("given a failure during a call, then response.failed shows the call incomplete", () => {
+    const sink = new RecordingSink();
+    const stream = openResponsesStream(sink, identity);
+    stream.toolCallStart(0, "call_a", "get_weather");
+    stream.toolCallDelta(0, '{"ci');
+    stream.fail(apiErrors.upstreamFailed("upstream connection reset"));
+    const failed = eventsOf(sink.text).at(-1);
+    expect(failed.type).toBe("response.failed");
+    expect(failed.response.output).toEqual([
+      expect.objectContaining({ type: "function_call", arguments: '{"ci', status: "incomplete" }),
+    ]);
+  });
+
+  it("refuses arguments for a call never started or already closed (a programmer error)", () => {
+    const stream = openResponsesStream(new RecordingSink(), identity);
+    expect(() => stream.toolCallDelta(0, "{}")).toThrow(/never started/);
+    stream.toolCallStart(0, "call_a", "a");
+    stream.toolCallStart(1, "call_b", "b");
+    expect(() => stream.toolCallDelta(0, "{}")).toThrow(/after it was closed/);
+  });
+});

@@ -3,7 +3,6 @@ import { z } from "zod";
 /** What the simulator accepts, per protocol: the fields its answer depends on, validated as upstream would. */
 
 const textPartsSchema = z.array(z.object({ type: z.string().optional(), text: z.string().nullish() }));
-const contentSchema = z.union([z.string(), textPartsSchema]).nullish();
 const tokenLimitSchema = z.number().int().positive();
 
 const chatContentPartSchema = z.discriminatedUnion("type", [
@@ -89,16 +88,65 @@ export const chatCompletionsRequestSchema = z
     path: ["parallel_tool_calls"],
   });
 
+/** A responses content part: text of any text type, or an image the real API would fetch or decode. */
+const responsesPartSchema = z.union([
+  z.object({ type: z.literal("input_image"), image_url: z.string().min(1), detail: z.string().nullish() }),
+  z.object({ type: z.string(), text: z.string().nullish() }),
+]);
+
+const responsesInputItemSchema = z.union([
+  z.object({
+    type: z.literal("function_call"),
+    call_id: z.string().min(1),
+    name: z.string().min(1),
+    arguments: z.string(),
+  }),
+  z.object({
+    type: z.literal("function_call_output"),
+    call_id: z.string().min(1),
+    output: z.union([z.string(), textPartsSchema]),
+  }),
+  // Messages, with or without `type: "message"`; other items (reasoning) have no role and add no text here.
+  z.object({
+    type: z.string().optional(),
+    role: z.string().optional(),
+    content: z.union([z.string(), z.array(responsesPartSchema)]).nullish(),
+  }),
+]);
+
+const responsesFormatSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("text") }),
+  z.object({ type: z.literal("json_object") }),
+  z.object({
+    type: z.literal("json_schema"),
+    name: z.string().min(1),
+    schema: z.record(z.string(), z.unknown()),
+  }),
+]);
+
 export const responsesRequestSchema = z.object({
   model: z.string().min(1),
   instructions: z.string().nullish(),
-  input: z.union([
-    z.string(),
-    // Items other than messages (tool outputs, reasoning) have no role and add no text here.
-    z.array(z.object({ role: z.string().optional(), content: contentSchema })),
-  ]),
+  input: z.union([z.string(), z.array(responsesInputItemSchema)]),
   max_output_tokens: tokenLimitSchema.nullish(),
   stream: z.boolean().nullish(),
+  tools: z
+    .array(
+      z.object({
+        type: z.literal("function"),
+        name: z.string().min(1),
+        parameters: z.record(z.string(), z.unknown()).nullish(),
+      }),
+    )
+    .nullish(),
+  tool_choice: z
+    .union([
+      z.enum(["auto", "none", "required"]),
+      z.object({ type: z.literal("function"), name: z.string().min(1) }),
+    ])
+    .nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
+  text: z.object({ format: responsesFormatSchema.nullish() }).nullish(),
 });
 
 const messagesTextBlockSchema = z.object({ type: z.literal("text"), text: z.string() });
