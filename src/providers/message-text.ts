@@ -23,16 +23,3 @@ export function textMessage(role: "system" | "user" | "assistant", text: string)
       return { role, content: text, toolCalls: [] };
   }
 }
-
-/**
- * A conversation as role and text, for a protocol whose adapter translates only text: a tool result there
- * is a programming error (the gateway refuses tools for such a protocol before any upstream call).
- */
-export function textTurnsOf(
-  messages: readonly GenerationMessage[],
-): { role: "system" | "user" | "assistant"; content: string }[] {
-  return messages.map((message) => {
-    if (message.role === "tool") throw new Error("a tool result reached a text-only translation");
-    return { role: message.role, content: textOfMessage(message) };
-  });
-}
