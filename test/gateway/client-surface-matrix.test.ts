@@ -1,65 +1,81 @@
-import { zodResponseFormat } from "openai/helpers/zod";
+import { zodResponseFormat, zodTextFormat } from "openai/helpers/zod";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type GatewayHarness, startGatewayHarness } from "../support/gateway-harness";
 
 /**
- * One client, every upstream protocol (issue 13): the official `openai` client's tool loop, streamed tool
- * calls, structured output and an image with stop sequences, through the real gateway to a model of each
- * protocol, served by the simulator in that protocol's own words. What reached the upstream is asserted in
- * each protocol's shape; the protocol-specific details are the adapters' own tests.
+ * Both client formats, every upstream protocol (issue 13): the official `openai` client's tool loops,
+ * streamed tool calls, structured output and images, through the real gateway to a model of each protocol,
+ * served by the simulator in that protocol's own words. What reached the upstream is asserted in each
+ * protocol's shape; the protocol-specific details are the adapters' own tests.
  */
 
 type Body = Record<string, unknown>;
 
+interface CarriedImage {
+  mediaType: string | undefined;
+  data: string | undefined;
+}
+
 interface ProtocolCase {
   model: string;
   protocol: string;
-  /** The image and the stop sequences of the request, as this protocol carries them. */
-  carriedImageAndStop(body: Body): { mediaType: string | undefined; data: string | undefined; stop: unknown };
+  /** The first image of the request, as this protocol carries it. */
+  carriedImage(body: Body): CarriedImage;
+  /** The stop sequences, for a protocol that has them. */
+  carriedStop?(body: Body): unknown;
 }
 
 const pixelPng =
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
+const fromDataUrl = (url: string | undefined): CarriedImage => {
+  const [, mediaType, data] = /^data:([^;]+);base64,(.*)$/.exec(url ?? "") ?? [];
+  return { mediaType, data };
+};
+
 const cases: ProtocolCase[] = [
   {
     model: "alpha-5.4",
     protocol: "chat-completions",
-    carriedImageAndStop: (body) => {
+    carriedImage: (body) => {
       const parts = (body.messages as { content: { type: string; image_url?: { url: string } }[] }[])[0]!
         .content;
-      const url = parts.find((part) => part.type === "image_url")?.image_url?.url ?? "";
-      const [, mediaType, data] = /^data:([^;]+);base64,(.*)$/.exec(url) ?? [];
-      return { mediaType, data, stop: body.stop };
+      return fromDataUrl(parts.find((part) => part.type === "image_url")?.image_url?.url);
+    },
+    carriedStop: (body) => body.stop,
+  },
+  {
+    model: "alpha-5.4-pro",
+    protocol: "responses",
+    carriedImage: (body) => {
+      const parts = (body.input as { content: { type: string; image_url?: string }[] }[])[0]!.content;
+      return fromDataUrl(parts.find((part) => part.type === "input_image")?.image_url);
     },
   },
   {
     model: "delta-4.6-sonnet",
     protocol: "messages",
-    carriedImageAndStop: (body) => {
+    carriedImage: (body) => {
       const blocks = (body.messages as { content: { type: string; source?: Body }[] }[])[0]!.content;
       const source = blocks.find((block) => block.type === "image")?.source;
       return {
         mediaType: source?.media_type as string | undefined,
         data: source?.data as string | undefined,
-        stop: body.stop_sequences,
       };
     },
+    carriedStop: (body) => body.stop_sequences,
   },
   {
     model: "beta-3-flash",
     protocol: "generate-content",
-    carriedImageAndStop: (body) => {
+    carriedImage: (body) => {
       const parts = (body.contents as { parts: { inlineData?: { mimeType: string; data: string } }[] }[])[0]!
         .parts;
       const inline = parts.find((part) => part.inlineData)?.inlineData;
-      return {
-        mediaType: inline?.mimeType,
-        data: inline?.data,
-        stop: (body.generationConfig as Body | undefined)?.stopSequences,
-      };
+      return { mediaType: inline?.mimeType, data: inline?.data };
     },
+    carriedStop: (body) => (body.generationConfig as Body | undefined)?.stopSequences,
   },
 ];
 
@@ -157,7 +173,8 @@ describe.each(cases)("the chat-completions client against $model ($protocol upst
     expect(forecast.safeParse(completion.choices[0]!.message.parsed).success).toBe(true);
   });
 
-  it("given an image and stop sequences, then the upstream receives both in its own words", async () => {
+  it("given an image (and stop sequences where the protocol has them), then the upstream receives them in its own words", async () => {
+    const stop = protocolCase.carriedStop ? { stop: ["END", "STOP"] } : {};
     const completion = await harness.openai(apiKey).chat.completions.create({
       model,
       messages: [
@@ -169,15 +186,101 @@ describe.each(cases)("the chat-completions client against $model ($protocol upst
           ],
         },
       ],
-      stop: ["END", "STOP"],
+      ...stop,
     });
 
     expect(completion.choices[0]!.message.content?.length).toBeGreaterThan(0);
     const body = harness.simulator.lastRequest()!.body as Body;
-    expect(protocolCase.carriedImageAndStop(body)).toEqual({
-      mediaType: "image/png",
-      data: pixelPng,
-      stop: ["END", "STOP"],
+    expect(protocolCase.carriedImage(body)).toEqual({ mediaType: "image/png", data: pixelPng });
+    if (protocolCase.carriedStop) expect(protocolCase.carriedStop(body)).toEqual(["END", "STOP"]);
+  });
+});
+
+describe.each(cases)("the responses client against $model ($protocol upstream)", (protocolCase) => {
+  let harness: GatewayHarness;
+  let apiKey: string;
+  const { model } = protocolCase;
+  const tool = { ...weatherTool.function, type: "function" as const, strict: false };
+
+  beforeAll(async () => {
+    harness = await startGatewayHarness({ label: `matrix-responses-${protocolCase.protocol}` });
+    apiKey = (await harness.issueKey(await harness.session("ren"))).key;
+    await harness.topUp({ kind: "user", id: "ren" }, "100000");
+  });
+  afterAll(async () => {
+    await harness?.close();
+  });
+  beforeEach(() => harness.simulator.clearRecordedRequests());
+
+  it("given a function tool, then the call comes back as an item and its output gets a text answer", async () => {
+    const client = harness.openai(apiKey);
+    const input = [{ role: "user" as const, content: "What is the weather in Gwangju?" }];
+    const first = await client.responses.create({ model, input, tools: [tool] });
+    const calls = first.output.filter((item) => item.type === "function_call");
+    expect(calls).toEqual([
+      expect.objectContaining({ name: "get_weather", call_id: expect.any(String), status: "completed" }),
+    ]);
+    expect(JSON.parse(calls[0]!.arguments)).toEqual({ city: expect.any(String) });
+
+    const second = await client.responses.create({
+      model,
+      tools: [tool],
+      input: [
+        ...input,
+        ...calls,
+        { type: "function_call_output", call_id: calls[0]!.call_id, output: '{"celsius":17}' },
+      ],
     });
+    expect(second.output_text.length).toBeGreaterThan(0);
+    expect(second.output.some((item) => item.type === "function_call")).toBe(false);
+  });
+
+  it("given a required tool, when streamed, then finalResponse() carries the JSON reply's call", async () => {
+    const client = harness.openai(apiKey);
+    const request = {
+      model,
+      input: "Weather in Incheon?",
+      tools: [tool],
+      tool_choice: "required" as const,
+    };
+    const json = await client.responses.create(request);
+    const streamed = await client.responses.stream(request).finalResponse();
+
+    const calls = (output: typeof json.output) =>
+      output.flatMap((item) =>
+        item.type === "function_call" ? [[item.name, JSON.parse(item.arguments)]] : [],
+      );
+    expect(calls(json.output)).toEqual([["get_weather", { city: expect.any(String) }]]);
+    expect(calls(streamed.output)).toEqual(calls(json.output));
+  });
+
+  it("given a json_schema text format, then responses.parse reads an object of the schema", async () => {
+    const forecast = z.object({ city: z.string(), celsius: z.number(), sunny: z.boolean() });
+    const response = await harness.openai(apiKey).responses.parse({
+      model,
+      input: "Forecast for Ulsan as JSON.",
+      text: { format: zodTextFormat(forecast, "forecast") },
+    });
+
+    expect(forecast.safeParse(response.output_parsed).success).toBe(true);
+  });
+
+  it("given an input_image, then the upstream receives it in its own words", async () => {
+    const response = await harness.openai(apiKey).responses.create({
+      model,
+      input: [
+        {
+          role: "user",
+          content: [
+            { type: "input_text", text: "What is in this picture?" },
+            { type: "input_image", image_url: `data:image/png;base64,${pixelPng}`, detail: "auto" },
+          ],
+        },
+      ],
+    });
+
+    expect(response.output_text.length).toBeGreaterThan(0);
+    const body = harness.simulator.lastRequest()!.body as Body;
+    expect(protocolCase.carriedImage(body)).toEqual({ mediaType: "image/png", data: pixelPng });
   });
 });
