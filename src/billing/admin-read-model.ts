@@ -3,6 +3,7 @@ import { balancesTable, pendingChargesTable } from "../../projections/balances";
 import { discountsTable } from "../../projections/discounts";
 import { keyListsTable } from "../../projections/key-lists";
 import { pricesTable } from "../../projections/prices";
+import { type ApiKeyLimitsView, readKeyLimits } from "../keys/api-key-limits";
 import type { AccountKind, AccountReference } from "../ledger/events";
 import { formatMoney, parseMoney } from "./money";
 
@@ -147,6 +148,8 @@ export interface AccountKey {
   status: number;
   keyPreview: string;
   createdAt: string;
+  limits: ApiKeyLimitsView["limits"];
+  spend: ApiKeyLimitsView["spend"];
 }
 
 /** The keys an account owns (deleted keys are not in the projection), newest first, at most `limit`. */
@@ -171,6 +174,11 @@ export async function readAccountKeys(
      LIMIT $3`,
     [account.kind, account.id, limit],
   );
+  const limits = await readKeyLimits(
+    database,
+    result.rows.map((row) => row.key_id),
+    new Date(),
+  );
   return result.rows.map((row) => ({
     uuid: row.key_id,
     name: row.name,
@@ -178,5 +186,6 @@ export async function readAccountKeys(
     status: row.status,
     keyPreview: row.key_preview,
     createdAt: row.created_at,
+    ...limits.get(row.key_id)!,
   }));
 }

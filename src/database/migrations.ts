@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { fundsSchemaSql } from "./funds-schema";
+import { keyLimitsSchemaSql } from "./key-limits-schema";
 
 /**
  * Schema of the ledger itself. Projection tables are not here: each projection declares its own and they
@@ -145,6 +146,13 @@ const migrations: readonly Migration[] = [
       CREATE TRIGGER ledger_checkpoints_immutable BEFORE UPDATE OR DELETE OR TRUNCATE ON ledger_checkpoints
         FOR EACH STATEMENT EXECUTE FUNCTION ledger_events_immutable();
     `,
+  },
+  {
+    id: 4,
+    name: "per-key limits, spend and request windows, checked with the holds",
+    // Keys of a ledger from before this migration start with their spend folded from the log so far.
+    sql: `${keyLimitsSchemaSql}
+ SELECT ledger_recompute_funds();`,
   },
 ];
 
