@@ -14,10 +14,15 @@
  *
  * `ledger_authorize_usage` refuses a hold when its key has reached a limit: the key's requests this minute
  * (holds granted) reach its rate limit, or its held + pending + charged this month or in total reach a spend
- * limit. A granted hold is at most the room left under each limit, as it is at most what the account has
- * available. Every key pays from one account, whose funds row the statement locks before deciding, so two
- * statements never decide on one key at once: concurrent requests on a key end no higher than its limit plus
- * one request's cost, the account's own bound.
+ * limit. Every key pays from one account, whose funds row the statement locks before deciding, so two
+ * statements never decide on one key at once.
+ *
+ * Unlike the account's, a key's hold is not cut down to the room left under its limit: it stays the whole
+ * estimate (which covers the request's cost when the request names its maximum output). So everything the
+ * key spent before its last admitted request is less than the limit — each earlier request counts at its
+ * hold or at its exact cost, never less — and the key ends below its limit plus that one request's cost,
+ * whatever the concurrency. A hold cut to the room could be outgrown by its cost while the room freed by
+ * other requests' exact costs admits more: several such overshoots could add up.
  */
 export const keyLimitsSchemaSql = `
   CREATE TABLE key_limits (
@@ -48,15 +53,23 @@ export const keyLimitsSchemaSql = `
   $$;
 
   -- What each usage event moves on its key, one row per event: the single definition of the trigger and
-  -- the fold. 'authorization' is the data of the stream's UsageAuthorized, read for voids only.
-  CREATE FUNCTION ledger_key_spend_movement(type text, data json, authorization_data json,
-    OUT key_id uuid, OUT month text, OUT held_won numeric, OUT pending_won numeric, OUT charged_won numeric)
+  -- the fold. Its held and pending are ledger_funds_movement's, charged is the balance a charge takes;
+  -- written out as plain expressions in a set-returning SQL function, which the planner inlines (calling
+  -- ledger_funds_movement from here costs ten times the rest); jsonb, so that each event's data is parsed
+  -- once rather than once per field. 'authorization_data' is the data of the stream's UsageAuthorized,
+  -- given for voids only (a void names neither key nor start).
+  CREATE FUNCTION ledger_key_spend_movement(type text, data jsonb, authorization_data jsonb)
+  RETURNS TABLE (key_id uuid, month text, held_won numeric, pending_won numeric, charged_won numeric)
   LANGUAGE sql STABLE AS $$
     SELECT coalesce(data->>'keyId', authorization_data->>'keyId')::uuid,
-           ledger_seoul_month(coalesce(data->>'startedAt', authorization_data->>'startedAt')),
-           moved.held_won, moved.pending_won,
-           CASE type WHEN 'UsageCharged' THEN -moved.balance_won ELSE 0 END
-    FROM ledger_funds_movement(type, data) moved
+           to_char(coalesce(data->>'startedAt', authorization_data->>'startedAt')::timestamptz
+                   AT TIME ZONE 'Asia/Seoul', 'YYYY-MM'),
+           CASE type WHEN 'UsageAuthorized' THEN (data->>'holdWon')::numeric
+                     WHEN 'UsageVoided' THEN -(data->>'releasedWon')::numeric
+                     WHEN 'UsageRecorded' THEN -coalesce((data->>'heldWon')::numeric, 0) ELSE 0 END,
+           CASE type WHEN 'UsageRecorded' THEN coalesce((data->>'pendingWon')::numeric, 0)
+                     WHEN 'UsageCharged' THEN -coalesce((data->>'releasedPendingWon')::numeric, 0) ELSE 0 END,
+           CASE type WHEN 'UsageCharged' THEN (data->>'amountWon')::numeric ELSE 0 END
   $$;
 
   -- The same trigger as migration 2, and the key's limits, spend and request window beside the funds.
@@ -82,11 +95,15 @@ export const keyLimitsSchemaSql = `
     INSERT INTO key_spend AS spend (key_id, month, held_won, pending_won, charged_won)
     SELECT moved.key_id, moved.month, sum(moved.held_won), sum(moved.pending_won), sum(moved.charged_won)
     FROM (
-      SELECT (ledger_key_spend_movement(inserted.type, inserted.data, authorization_event.data)).*
+      SELECT movement.*
       FROM inserted
-      LEFT JOIN ledger_events authorization_event
-        ON inserted.type = 'UsageVoided' AND authorization_event.stream_id = inserted.stream_id
-       AND authorization_event.stream_version = 0 AND authorization_event.type = 'UsageAuthorized'
+      -- A void's authorization is looked up by the unique index for voids alone: a join would let the
+      -- planner scan the whole log for every appending statement.
+      CROSS JOIN LATERAL ledger_key_spend_movement(inserted.type, inserted.data::jsonb,
+        CASE WHEN inserted.type = 'UsageVoided' THEN (
+          SELECT held.data::jsonb FROM ledger_events held
+          WHERE held.stream_id = inserted.stream_id AND held.stream_version = 0 AND held.type = 'UsageAuthorized')
+        END) movement
       WHERE inserted.type IN ('UsageAuthorized', 'UsageVoided', 'UsageRecorded', 'UsageCharged')
     ) moved
     WHERE moved.key_id IS NOT NULL
@@ -141,11 +158,13 @@ export const keyLimitsSchemaSql = `
   LANGUAGE sql STABLE AS $$
     SELECT moved.key_id, moved.month, sum(moved.held_won), sum(moved.pending_won), sum(moved.charged_won)
     FROM (
-      SELECT (ledger_key_spend_movement(event.type, event.data, authorization_event.data)).*
+      SELECT movement.*
       FROM ledger_events event
-      LEFT JOIN ledger_events authorization_event
-        ON event.type = 'UsageVoided' AND authorization_event.stream_id = event.stream_id
-       AND authorization_event.stream_version = 0 AND authorization_event.type = 'UsageAuthorized'
+      CROSS JOIN LATERAL ledger_key_spend_movement(event.type, event.data::jsonb,
+        CASE WHEN event.type = 'UsageVoided' THEN (
+          SELECT held.data::jsonb FROM ledger_events held
+          WHERE held.stream_id = event.stream_id AND held.stream_version = 0 AND held.type = 'UsageAuthorized')
+        END) movement
       WHERE event.type IN ('UsageAuthorized', 'UsageVoided', 'UsageRecorded', 'UsageCharged')
     ) moved
     WHERE moved.key_id IS NOT NULL
@@ -267,9 +286,8 @@ export const keyLimitsSchemaSql = `
                   WHEN decided.available < 1 THEN 'funds' END AS refused_by
       FROM decided
     ), granted AS (
-      -- least() skips nulls: a key without a limit is bounded by the account alone.
-      SELECT judged.*,
-             trim_scale(trunc(least(judged.estimate_won, judged.available, judged.month_room, judged.total_room), 6)) AS hold
+      -- The account's room bounds the hold; the key's does not (see the top of this migration).
+      SELECT judged.*, trim_scale(trunc(least(judged.estimate_won, judged.available), 6)) AS hold
       FROM judged WHERE judged.refused_by IS NULL
     ), appended AS (
       INSERT INTO ledger_events (transaction_order, event_id, stream_id, stream_version, type, schema_version, data, metadata)

@@ -113,11 +113,11 @@ describe("per-key limits in the ledger", () => {
 
   it("given a ₩30 monthly limit, when holds are asked for, then they stop at the limit and name it", async () => {
     const [first] = await authorize(authorization(limitedKey, "20"));
-    // In one batch: the second is granted only the room left, the third finds none.
+    // In one batch: the second finds room under the limit and is held whole, the third finds none.
     const [second, third] = await authorize(authorization(limitedKey, "20"), authorization(limitedKey, "20"));
 
     expect(first).toMatchObject({ kind: "held", holdWon: "20" });
-    expect(second).toMatchObject({ kind: "held", holdWon: "10" });
+    expect(second).toMatchObject({ kind: "held", holdWon: "20" });
     expect(third).toEqual<UsageAuthorizationDecision>({
       kind: "refused",
       reason: "monthly-spend",
@@ -237,8 +237,8 @@ describe("per-key limits in the ledger", () => {
 
     expect(lastMonth).toMatchObject({ kind: "held", holdWon: "6" });
     expect((await spendOf(otherKey))[0]).toMatchObject({ month: "2026-02", held_won: "6" });
-    // ₩1.25 charged + ₩6 held of ₩8 in total: ₩0.75 of room.
-    expect(now).toMatchObject({ kind: "held", holdWon: "0.75" });
+    // ₩1.25 charged + ₩6 held of ₩8 in total: room left, so held whole; then none left.
+    expect(now).toMatchObject({ kind: "held", holdWon: "6" });
     expect(await authorize(authorization(otherKey, "6"))).toEqual([
       { kind: "refused", reason: "total-spend", limit: "8", availableWon: expect.any(String) },
     ]);
