@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
+import type { LedgerEventType } from "../../../src/ledger/events";
 import { KeyLimitsDialog, KeyLimitsSummary } from "../components/key-limits";
 import { Card, ErrorMessage } from "../components/ui";
 import { type AccountKeyRow, adminApi, type KeyLimits, type LedgerEventRow } from "../lib/api";
@@ -470,15 +471,18 @@ export function FxRatesPage() {
   );
 }
 
-const eventTypes = [
+const eventTypes: readonly LedgerEventType[] = [
   "ApiKeyIssued",
   "ApiKeyStatusChanged",
+  "ApiKeyLimitsSet",
   "ApiKeyDeleted",
   "CreditToppedUp",
   "ModelPriceSet",
   "DiscountSet",
   "FxRateUpdated",
+  "UsageAuthorized",
   "UsageRecorded",
+  "UsageVoided",
   "UsageCharged",
 ];
 const eventsPageSize = 200;
