@@ -13,6 +13,7 @@ import { errorSummaryOf, throttledLog } from "./billing/throttled-log";
 import { limits } from "./config";
 import { createUsageRouter } from "./gateway/account/usage-routes";
 import { createConsoleReadRouter } from "./gateway/admin/console-read-routes";
+import { createAdminKeyLimitsRouter } from "./gateway/admin/key-limits-routes";
 import { createApp } from "./gateway/app";
 import { authenticateAdminOrConsole } from "./gateway/console/authenticate-admin-console";
 import { ConsoleAuth } from "./gateway/console/console-auth";
@@ -250,6 +251,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       authenticateAdminOrConsole(authenticateAdmin(options.adminToken), consoleAuth),
       createAdminSessionRouter(sessions),
       createConsoleReadRouter(ledger.pool),
+      createAdminKeyLimitsRouter(keys),
     );
     if (options.adminRouter) admin.use(options.adminRouter(parts));
   }

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { fundsSchemaSql } from "./funds-schema";
+import { keyLimitsSchemaSql } from "./key-limits-schema";
 import { splitFundsSchemaSql } from "./split-funds-schema";
 
 /**
@@ -151,6 +152,13 @@ const migrations: readonly Migration[] = [
     id: 4,
     name: "account funds in an authorized and a settled row",
     sql: splitFundsSchemaSql,
+  },
+  {
+    id: 5,
+    name: "per-key limits, spend and request windows, checked with the holds",
+    // Keys of a ledger from before this migration start with their spend folded from the log so far.
+    sql: `${keyLimitsSchemaSql}
+ SELECT ledger_recompute_funds();`,
   },
 ];
 

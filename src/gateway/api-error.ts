@@ -49,8 +49,46 @@ export const apiErrors = {
           "Organization credit is insufficient",
         )
       : new ApiError(400, applicationCodes.userCreditInsufficient, "User credit is insufficient"),
+  /**
+   * A key over one of its own limits (README "Per-key limits"): the key's allowance is spent, so the
+   * credit code of the account it pays from (400 organization, 401 personal), and the message names the
+   * limit and its value.
+   */
+  keyLimitReached: (
+    accountKind: "user" | "organization",
+    limit: { kind: "rate" | "monthly-spend" | "total-spend"; value: string },
+  ) =>
+    new ApiError(
+      400,
+      accountKind === "organization"
+        ? applicationCodes.organizationCreditInsufficient
+        : applicationCodes.userCreditInsufficient,
+      keyLimitMessageOf(limit),
+    ),
   internal: () => new ApiError(500, applicationCodes.modelProcessing, "Internal error"),
 };
+
+function keyLimitMessageOf(limit: { kind: "rate" | "monthly-spend" | "total-spend"; value: string }): string {
+  switch (limit.kind) {
+    case "rate":
+      return `This API key reached its rate limit of ${limit.value} requests per minute; try again next minute`;
+    case "monthly-spend":
+      return `This API key reached its monthly spend limit of ${wonText(limit.value)} (Asia/Seoul calendar month)`;
+    case "total-spend":
+      return `This API key reached its total spend limit of ${wonText(limit.value)}`;
+    default: {
+      const unreachable: never = limit.kind;
+      throw new Error(`unknown key limit ${String(unreachable)}`);
+    }
+  }
+}
+
+/** "₩1,234,567.5": the decimal string as stored, its whole part grouped as ko-KR groups it. */
+function wonText(decimal: string): string {
+  const [whole = "0", fraction] = decimal.split(".");
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return `₩${grouped}${fraction ? `.${fraction}` : ""}`;
+}
 
 /** A zod failure as one readable sentence naming the field: `temperature: must be at most 2`. */
 export function validationErrorOf(error: ZodError): ApiError {

@@ -1,5 +1,5 @@
 import type { RecordedEvent } from "../ledger/event-store";
-import type { AccountReference, EventData, UnstampedLedgerEvent } from "../ledger/events";
+import type { AccountReference, ApiKeyLimits, EventData, UnstampedLedgerEvent } from "../ledger/events";
 
 /**
  * The API key aggregate: its state is a fold of its own stream (`apikey-<uuid>`), and each command is a
@@ -24,6 +24,9 @@ export function evolveApiKey(state: ApiKeyState, event: RecordedEvent): ApiKeySt
         owner: state.owner,
         version: event.streamVersion,
       };
+    case "ApiKeyLimitsSet":
+      if (state.kind === "absent") return state;
+      return { ...state, version: event.streamVersion };
     case "ApiKeyDeleted":
       if (state.kind === "absent") return state;
       return { kind: "deleted", owner: state.owner, version: event.streamVersion };
@@ -38,7 +41,11 @@ export function foldApiKey(events: readonly RecordedEvent[]): ApiKeyState {
 
 export type ApiKeyCommand =
   | { type: "ChangeApiKeyStatus"; keyId: string; status: 0 | 1 }
-  | { type: "DeleteApiKey"; keyId: string };
+  | { type: "DeleteApiKey"; keyId: string }
+  | { type: "SetApiKeyLimits"; keyId: string; limits: ApiKeyLimits };
+
+/** A session acts on the keys of the accounts it owns; an admin on every key. */
+export type ApiKeyCaller = { owners: readonly AccountReference[] } | { admin: true };
 
 export type ApiKeyDecision =
   | { outcome: "append"; event: UnstampedLedgerEvent; expectedVersion: number }
@@ -48,10 +55,12 @@ export type ApiKeyDecision =
 export function decideApiKey(
   state: ApiKeyState,
   command: ApiKeyCommand,
-  caller: { owners: readonly AccountReference[] },
+  caller: ApiKeyCaller,
 ): ApiKeyDecision {
   if (state.kind === "absent" || state.kind === "deleted") return { outcome: "not-found" };
-  const owned = caller.owners.some((owner) => owner.kind === state.owner.kind && owner.id === state.owner.id);
+  const owned =
+    "admin" in caller ||
+    caller.owners.some((owner) => owner.kind === state.owner.kind && owner.id === state.owner.id);
   if (!owned) return { outcome: "not-found" };
   switch (command.type) {
     case "ChangeApiKeyStatus": {
@@ -69,6 +78,14 @@ export function decideApiKey(
     case "DeleteApiKey": {
       const data: EventData<"ApiKeyDeleted"> = { keyId: command.keyId, owner: state.owner };
       return { outcome: "append", event: { type: "ApiKeyDeleted", data }, expectedVersion: state.version };
+    }
+    case "SetApiKeyLimits": {
+      const data: EventData<"ApiKeyLimitsSet"> = {
+        keyId: command.keyId,
+        owner: state.owner,
+        ...command.limits,
+      };
+      return { outcome: "append", event: { type: "ApiKeyLimitsSet", data }, expectedVersion: state.version };
     }
     default: {
       const unreachable: never = command;

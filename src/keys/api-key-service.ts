@@ -3,10 +3,11 @@ import type { Pool } from "pg";
 import { activeKeysProjection } from "../../projections/active-keys";
 import { keyListsProjection } from "../../projections/key-lists";
 import { type EventStore, WrongExpectedVersionError } from "../ledger/event-store";
-import type { AccountReference, EventMetadata, LedgerEvent } from "../ledger/events";
+import type { AccountReference, ApiKeyLimits, EventMetadata, LedgerEvent } from "../ledger/events";
 import type { ProjectionWaiter } from "../ledger/projection-waiter";
 import type { Session } from "../sessions/session-tokens";
-import { type ApiKeyCommand, decideApiKey, foldApiKey } from "./api-key-decider";
+import { type ApiKeyCaller, type ApiKeyCommand, decideApiKey, foldApiKey } from "./api-key-decider";
+import { type ApiKeyLimitsView, readKeyLimits } from "./api-key-limits";
 import { type ApiKeyHasher, generateApiKeyValue, previewOf } from "./api-key-secret";
 
 /**
@@ -22,9 +23,12 @@ export interface ApiKeyRecord {
   status: 0 | 1;
   keyPreview: string;
   createdAt: string;
+  /** The key's limits and its spend this Seoul month and in total. */
+  limits: ApiKeyLimitsView["limits"];
+  spend: ApiKeyLimitsView["spend"];
 }
 
-export interface IssuedApiKey extends Omit<ApiKeyRecord, "keyPreview"> {
+export interface IssuedApiKey extends Omit<ApiKeyRecord, "keyPreview" | "limits" | "spend"> {
   /** Shown once. */
   key: string;
 }
@@ -117,6 +121,11 @@ export class ApiKeyService {
        WHERE owner_kind = $1 AND owner_id = $2 ORDER BY created_at DESC, key_id`,
       [owner.kind, owner.id],
     );
+    const limits = await readKeyLimits(
+      this.dependencies.pool,
+      result.rows.map((row) => row.key_id),
+      this.now(),
+    );
     return result.rows.map((row) => ({
       uuid: row.key_id,
       name: row.name,
@@ -125,7 +134,30 @@ export class ApiKeyService {
       status: row.status === 1 ? 1 : 0,
       keyPreview: row.key_preview,
       createdAt: row.created_at.toISOString(),
+      ...limits.get(row.key_id)!,
     }));
+  }
+
+  /** A key's limits and spend, for the session that owns it or for an admin. */
+  async readLimits(caller: KeyActor, keyId: string): Promise<ApiKeyLimitsView> {
+    const state = foldApiKey(await this.dependencies.store.readStream(`apikey-${keyId}`));
+    if (state.kind === "absent" || state.kind === "deleted" || !mayManage(caller, state.owner))
+      throw new ApiKeyNotFoundError(`API key ${keyId} not found`);
+    return (await readKeyLimits(this.dependencies.pool, [keyId], this.now())).get(keyId)!;
+  }
+
+  /**
+   * Replaces the key's limits (all null clears them). They bind from the commit of their event: the
+   * admission statement reads them from the ledger's inline table, so there is no projection to wait for.
+   */
+  async setLimits(
+    caller: KeyActor,
+    keyId: string,
+    limits: ApiKeyLimits,
+    correlationId: string,
+  ): Promise<ApiKeyLimitsView> {
+    await this.execute(caller, { type: "SetApiKeyLimits", keyId, limits }, correlationId);
+    return (await readKeyLimits(this.dependencies.pool, [keyId], this.now())).get(keyId)!;
   }
 
   changeStatus(session: Session, keyId: string, status: 0 | 1, correlationId: string): Promise<void> {
@@ -136,12 +168,14 @@ export class ApiKeyService {
     return this.execute(session, { type: "DeleteApiKey", keyId }, correlationId);
   }
 
-  private async execute(session: Session, command: ApiKeyCommand, correlationId: string): Promise<void> {
+  private async execute(caller: KeyActor, command: ApiKeyCommand, correlationId: string): Promise<void> {
     const streamId = `apikey-${command.keyId}`;
     for (let attempt = 0; ; attempt++) {
-      const decision = decideApiKey(foldApiKey(await this.dependencies.store.readStream(streamId)), command, {
-        owners: ownersOf(session),
-      });
+      const decision = decideApiKey(
+        foldApiKey(await this.dependencies.store.readStream(streamId)),
+        command,
+        callerOf(caller),
+      );
       if (decision.outcome === "not-found")
         throw new ApiKeyNotFoundError(`API key ${command.keyId} not found`);
       try {
@@ -151,15 +185,17 @@ export class ApiKeyService {
           events: [
             {
               eventId: randomUUID(),
-              event: { ...decision.event, metadata: this.metadata(session, correlationId) } as LedgerEvent,
+              event: { ...decision.event, metadata: this.metadata(caller, correlationId) } as LedgerEvent,
             },
           ],
         });
-        await this.dependencies.waiter.waitFor(
-          appended.position,
-          keyProjections,
-          this.dependencies.projectionWaitTimeoutMs,
-        );
+        if (command.type !== "SetApiKeyLimits") {
+          await this.dependencies.waiter.waitFor(
+            appended.position,
+            keyProjections,
+            this.dependencies.projectionWaitTimeoutMs,
+          );
+        }
         return;
       } catch (error) {
         // Someone changed the key meanwhile: decide again on the new state.
@@ -169,8 +205,9 @@ export class ApiKeyService {
     }
   }
 
-  private metadata(session: Session, correlationId: string): EventMetadata {
-    return { actor: `user:${session.userId}`, correlationId, occurredAt: this.now().toISOString() };
+  private metadata(caller: KeyActor, correlationId: string): EventMetadata {
+    const actor = "admin" in caller ? caller.admin : `user:${caller.userId}`;
+    return { actor, correlationId, occurredAt: this.now().toISOString() };
   }
 }
 
@@ -178,6 +215,20 @@ function ownerFor(session: Session, isOrganization: boolean): AccountReference {
   if (!isOrganization) return { kind: "user", id: session.userId };
   if (!session.organizationId) throw new OrganizationRequiredError("This session belongs to no organization");
   return { kind: "organization", id: session.organizationId };
+}
+
+/** Who manages a key: a session (its own keys) or the admin API (any key). */
+export type KeyActor = Session | { admin: string };
+
+function callerOf(actor: KeyActor): ApiKeyCaller {
+  return "admin" in actor ? { admin: true } : { owners: ownersOf(actor) };
+}
+
+function mayManage(actor: KeyActor, owner: AccountReference): boolean {
+  return (
+    "admin" in actor ||
+    ownersOf(actor).some((candidate) => candidate.kind === owner.kind && candidate.id === owner.id)
+  );
 }
 
 /** A session manages its user's personal keys and its organization's shared keys. */

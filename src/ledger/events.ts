@@ -48,6 +48,19 @@ const apiKeyStatusChanged = z.object({
 
 const apiKeyDeleted = z.object({ keyId: z.uuid(), owner: accountReference });
 
+/**
+ * The key's limits from now on, all three at once (null: none). Spend is the key's held + pending + charged
+ * usage, per Asia/Seoul calendar month and in total; the rate counts requests admitted per minute.
+ */
+const apiKeyLimitsSet = z.object({
+  keyId: z.uuid(),
+  owner: accountReference,
+  monthlySpendLimitWon: decimalString.nullable(),
+  totalSpendLimitWon: decimalString.nullable(),
+  rateLimitRequestsPerMinute: z.number().int().positive().nullable(),
+});
+export type ApiKeyLimits = Omit<z.infer<typeof apiKeyLimitsSet>, "keyId" | "owner">;
+
 const creditToppedUp = z.object({
   account: accountReference,
   amountWon: decimalString,
@@ -187,6 +200,7 @@ export const eventCatalog = {
   ApiKeyIssued: { schemaVersion: 1, data: apiKeyIssued },
   ApiKeyStatusChanged: { schemaVersion: 1, data: apiKeyStatusChanged },
   ApiKeyDeleted: { schemaVersion: 1, data: apiKeyDeleted },
+  ApiKeyLimitsSet: { schemaVersion: 1, data: apiKeyLimitsSet },
   CreditToppedUp: { schemaVersion: 1, data: creditToppedUp },
   ModelPriceSet: { schemaVersion: 1, data: modelPriceSet },
   DiscountSet: { schemaVersion: 1, data: discountSet },

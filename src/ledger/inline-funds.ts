@@ -2,14 +2,15 @@ import type pg from "pg";
 import type { ProjectionDifference } from "./ledger-maintenance";
 
 /**
- * The inline read models kept by the ledger's own trigger (src/database/funds-schema.ts): the accounts'
- * funds and the open holds. They are not projections with checkpoints — every commit keeps them exact —
+ * The inline read models kept by the ledger's own trigger (src/database/funds-schema.ts,
+ * key-limits-schema.ts): the accounts' funds, the open holds, and each key's limits, spend and requests
+ * this minute. They are not projections with checkpoints — every commit keeps them exact —
  * but they are derived all the same, so rebuild recomputes them and verify compares them with a fold.
  */
 
 export const inlineFundsName = "funds (inline)";
 
-/** Folds the whole log into `account_funds` and `open_holds` again, in the caller's transaction. */
+/** Folds the whole log into the inline tables again, in the caller's transaction. */
 export async function recomputeInlineFunds(client: Pick<pg.ClientBase, "query">): Promise<void> {
   await client.query("SELECT ledger_recompute_funds()");
 }
@@ -61,7 +62,53 @@ export async function verifyInlineFunds(
      FROM folded FULL JOIN open_holds live USING (request_id)
      WHERE live.request_id IS NULL OR folded.request_id IS NULL`,
   );
+  const keys = await client.query<{
+    table: string;
+    key: string;
+    column: string;
+    live: string | null;
+    expected: string | null;
+  }>(
+    `WITH spend AS (
+       SELECT 'key_spend' AS table_name, coalesce(live.key_id, folded.key_id)::text || ' ' || coalesce(live.month, folded.month) AS key,
+              column_name, live_value, expected_value
+       FROM ledger_fold_key_spend() folded FULL JOIN key_spend live USING (key_id, month)
+       CROSS JOIN LATERAL (VALUES
+         ('held_won', trim_scale(live.held_won)::text, trim_scale(folded.held_won)::text),
+         ('pending_won', trim_scale(live.pending_won)::text, trim_scale(folded.pending_won)::text),
+         ('charged_won', trim_scale(live.charged_won)::text, trim_scale(folded.charged_won)::text)) AS pairs(column_name, live_value, expected_value)
+     ), request_windows AS (
+       SELECT 'key_request_windows', coalesce(live.key_id, folded.key_id)::text, column_name, live_value, expected_value
+       FROM ledger_fold_key_request_windows() folded FULL JOIN key_request_windows live USING (key_id)
+       CROSS JOIN LATERAL (VALUES
+         ('window_start', live.window_start::text, folded.window_start::text),
+         ('requests', live.requests::text, folded.requests::text)) AS pairs(column_name, live_value, expected_value)
+     ), limits AS (
+       SELECT 'key_limits', coalesce(live.key_id, folded.key_id)::text, column_name, live_value, expected_value
+       FROM ledger_fold_key_limits() folded FULL JOIN key_limits live USING (key_id)
+       CROSS JOIN LATERAL (VALUES
+         ('monthly_spend_limit_won', trim_scale(live.monthly_spend_limit_won)::text, trim_scale(folded.monthly_spend_limit_won)::text),
+         ('total_spend_limit_won', trim_scale(live.total_spend_limit_won)::text, trim_scale(folded.total_spend_limit_won)::text),
+         ('rate_limit_requests_per_minute', live.rate_limit_requests_per_minute::text,
+          folded.rate_limit_requests_per_minute::text)) AS pairs(column_name, live_value, expected_value)
+     )
+     SELECT table_name AS table, key, column_name AS column, live_value AS live, expected_value AS expected
+     FROM (SELECT * FROM spend UNION ALL SELECT * FROM request_windows UNION ALL SELECT * FROM limits) compared
+     WHERE live_value IS DISTINCT FROM expected_value
+     ORDER BY 1, 2, 3`,
+  );
   return [
+    ...keys.rows.map(
+      (row): ProjectionDifference => ({
+        projection: inlineFundsName,
+        table: row.table,
+        key: row.key,
+        kind: "column",
+        column: row.column,
+        live: row.live ?? "(none)",
+        expected: row.expected ?? "(none)",
+      }),
+    ),
     ...funds.rows.map(
       (row): ProjectionDifference => ({
         projection: inlineFundsName,

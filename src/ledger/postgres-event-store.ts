@@ -128,6 +128,8 @@ export class PostgresEventStore implements EventStore {
       available_won: string;
       transaction_order: string | null;
       event_position: string | null;
+      refusal: UsageRefusalReason | null;
+      limit_value: string | null;
     }>({
       name: "ledger-authorize-usage",
       text: "SELECT * FROM ledger_authorize_usage($1::json, $2)",
@@ -150,7 +152,9 @@ export class PostgresEventStore implements EventStore {
     if (result.rows.some((row) => row.hold_won !== null)) this.notifySubscribers();
     return result.rows.map((row) =>
       row.hold_won === null
-        ? { kind: "refused", availableWon: row.available_won }
+        ? row.refusal === null || row.refusal === "funds"
+          ? { kind: "refused", reason: "funds", availableWon: row.available_won }
+          : { kind: "refused", reason: row.refusal, limit: row.limit_value!, availableWon: row.available_won }
         : {
             kind: "held",
             holdWon: row.hold_won,
@@ -347,10 +351,19 @@ export interface UsageAuthorizationRequest {
   };
 }
 
+/** Which limit refused a hold: the account's funds, or one of the key's own limits. */
+export type UsageRefusalReason = "funds" | KeyLimitKind;
+export type KeyLimitKind = "rate" | "monthly-spend" | "total-spend";
+
 export type UsageAuthorizationDecision =
   | { kind: "held"; holdWon: string; availableWon: string; position: LogPosition }
   /** Less than ₩1 was available to this request (what was, after the holds granted before it). */
-  | { kind: "refused"; availableWon: string };
+  | { kind: "refused"; reason: "funds"; availableWon: string }
+  /**
+   * The key reached a limit (`limit`: requests per minute, or won): its holds this minute, or its held +
+   * pending + charged this Seoul month or in total.
+   */
+  | { kind: "refused"; reason: KeyLimitKind; limit: string; availableWon: string };
 
 /**
  * One statement appends to many streams: it finds each stream's head, and inserts nothing at all when any

@@ -212,6 +212,49 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
     await poll(() => page.getByTestId("key-row-team key").count()).toBe(0);
   });
 
+  it("sets a key's monthly spend limit, shows it with the month's spend, and the call over it is refused", async () => {
+    await page.getByRole("radio", { name: "Personal" }).check();
+    await page.getByLabel("Name").fill("limited key");
+    await page.getByRole("button", { name: "Issue", exact: true }).click();
+    const limitedKey = (await page.getByTestId("new-key-value").textContent()) ?? "";
+    await page.getByRole("button", { name: "Done" }).click();
+    const row = page.getByTestId("key-row-limited key");
+    expect(await row.getByTestId("key-limits-limited key").textContent()).toContain("No limits");
+
+    await row.getByRole("button", { name: "Set limits" }).click();
+    const dialog = page.getByRole("dialog", { name: "Set limits: limited key" });
+    await dialog.waitFor();
+    await dialog.getByLabel("Monthly spend limit (₩)").fill("0.01");
+    await expectAccessible("07b-key-limits-dialog");
+    await dialog.getByRole("button", { name: "Save limits" }).click();
+    await poll(() => row.getByTestId("key-limits-limited key").textContent()).toContain("₩0.01 per month");
+
+    // The first call is admitted (nothing spent yet) and spends more than ₩0.01; the next is refused.
+    const client = harness.openai(limitedKey);
+    await client.chat.completions.create({ model, messages: [{ role: "user", content: "one" }] });
+    const refused = await client.chat.completions
+      .create({ model, messages: [{ role: "user", content: "two" }] })
+      .then(
+        () => undefined,
+        (error: { status?: number; message?: string }) => error,
+      );
+    expect(refused?.status).toBe(400);
+    expect(refused?.message).toContain("monthly spend limit of ₩0.01");
+
+    await page.reload();
+    await page.getByTestId("key-limits-limited key").waitFor();
+    expect(await page.getByTestId("key-limits-limited key").textContent()).toMatch(
+      /Spent this month \(\d{4}-\d{2}\): ₩0\.\d+/,
+    );
+    await expectAccessible("07c-keys-with-limits");
+
+    // Held and pending beside the balance.
+    await page.getByRole("link", { name: "Overview" }).click();
+    await page.getByTestId("personal-balance-held").waitFor();
+    expect(await page.getByTestId("personal-balance-held").textContent()).toMatch(/^₩[\d,.]+$/);
+    expect(await page.getByTestId("personal-balance-pending").textContent()).toMatch(/^₩[\d,.]+$/);
+  });
+
   it("lets an admin sign in with the admin token and top up an account with a reference", async () => {
     await page.getByRole("link", { name: "Accounts" }).click();
     await page.getByRole("heading", { name: "Admin sign-in" }).waitFor();
@@ -240,6 +283,32 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
     expect(Number(account.balanceWon)).toBeGreaterThan(14_999);
     expect(Number(account.balanceWon)).toBeLessThan(15_000);
     await expectAccessible("09-admin-accounts");
+  });
+
+  it("lets an admin set a key's rate limit from the account's keys", async () => {
+    await page
+      .getByTestId("accounts-table")
+      .getByRole("row")
+      .filter({ hasText: userId })
+      .getByRole("button")
+      .click();
+    await page.getByTestId("account-funds").waitFor();
+    expect(await page.getByTestId("account-funds").textContent()).toMatch(
+      /Held: ₩[\d,.]+ · Pending: ₩[\d,.]+/,
+    );
+    await page.getByTestId("admin-key-limits-limited key").waitFor();
+    expect(await page.getByTestId("admin-key-limits-limited key").textContent()).toContain("₩0.01 per month");
+
+    await page.getByRole("button", { name: "Set limits limited key" }).click();
+    const dialog = page.getByRole("dialog", { name: "Set limits: limited key" });
+    await dialog.getByLabel("Rate limit (requests per minute)").fill("30");
+    await dialog.getByRole("button", { name: "Save limits" }).click();
+    await poll(() => page.getByTestId("admin-key-limits-limited key").textContent()).toContain(
+      "30 requests/min",
+    );
+    // The form states the whole set: the monthly limit kept its value.
+    expect(await page.getByTestId("admin-key-limits-limited key").textContent()).toContain("₩0.01 per month");
+    await expectAccessible("09b-admin-account-keys");
   });
 
   it("changes a model price and a discount", async () => {

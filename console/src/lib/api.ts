@@ -7,6 +7,7 @@
  * sign-in. Every write carries the cookie's CSRF token, held in memory here, never in storage.
  */
 
+import type { AccountKey } from "../../../src/billing/read-models/admin-read-model";
 import type { BillingHistoryEntry } from "../../../src/billing/read-models/billing-history";
 import type { UsageResponse } from "../../../src/gateway/account/usage-routes";
 import type {
@@ -14,10 +15,15 @@ import type {
   ConsoleDiscountRow,
   ConsolePriceRow,
 } from "../../../src/gateway/admin/console-read-routes";
+import type { ApiKeyLimitsView } from "../../../src/keys/api-key-limits";
 import type { ApiKeyRecord, IssuedApiKey } from "../../../src/keys/api-key-service";
+import type { ApiKeyLimits } from "../../../src/ledger/events";
 
 export type { BillingHistoryEntry, ConsoleAccountRow, ConsoleDiscountRow, ConsolePriceRow, UsageResponse };
 export type UsageDay = UsageResponse["data"][number];
+export type KeyLimits = ApiKeyLimits;
+export type KeyLimitsView = ApiKeyLimitsView;
+export type AccountKeyRow = AccountKey;
 
 /** Dates cross JSON as ISO strings. */
 type Jsonified<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] };
@@ -30,9 +36,17 @@ export interface SessionInfo {
   csrfToken: string;
 }
 
+/** An account's balance and what requests in flight hold and recorded usage has pending (C10). */
+export interface AccountFunds {
+  id: string;
+  balanceWon: string;
+  heldWon: string;
+  pendingWon: string;
+}
+
 export interface Balance {
-  user: { id: string; balanceWon: string };
-  organization: { id: string; balanceWon: string } | null;
+  user: AccountFunds;
+  organization: AccountFunds | null;
 }
 
 export interface BillingPage {
@@ -47,6 +61,7 @@ export interface AccountView {
   id: string;
   balanceWon: string;
   pendingWon: string;
+  heldWon: string;
 }
 
 export interface FxRateEntry {
@@ -153,6 +168,10 @@ export const userApi = {
     }),
   deleteKey: (uuid: string) =>
     call<{ uuid: string; deleted: true }>("user", "DELETE", `/llm/apis/${encodeURIComponent(uuid)}`),
+  setKeyLimits: (uuid: string, limits: KeyLimits) =>
+    call<KeyLimitsView>("user", "PUT", `/llm/apis/${encodeURIComponent(uuid)}/limits`, limits),
+  clearKeyLimits: (uuid: string) =>
+    call<KeyLimitsView>("user", "DELETE", `/llm/apis/${encodeURIComponent(uuid)}/limits`),
   usage: (range: Range, isOrganization: boolean) =>
     call<UsageResponse>(
       "user",
@@ -181,6 +200,12 @@ export const adminApi = {
   accounts: () => call<{ data: ConsoleAccountRow[] }>("admin", "GET", "/admin/console/accounts"),
   account: (kind: string, id: string) =>
     call<AccountView>("admin", "GET", `/admin/accounts/${kind}/${encodeURIComponent(id)}`),
+  accountKeys: (kind: string, id: string) =>
+    call<{ data: AccountKeyRow[] }>("admin", "GET", `/admin/accounts/${kind}/${encodeURIComponent(id)}/keys`),
+  setKeyLimits: (uuid: string, limits: KeyLimits) =>
+    call<KeyLimitsView>("admin", "PUT", `/admin/keys/${encodeURIComponent(uuid)}/limits`, limits),
+  clearKeyLimits: (uuid: string) =>
+    call<KeyLimitsView>("admin", "DELETE", `/admin/keys/${encodeURIComponent(uuid)}/limits`),
   topUp: (kind: string, id: string, amountWon: string, reference: string) =>
     call<{ balanceWon: string }>(
       "admin",

@@ -1,7 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
+import type { LedgerEventType } from "../../../src/ledger/events";
+import { KeyLimitsDialog, KeyLimitsSummary } from "../components/key-limits";
 import { Card, ErrorMessage } from "../components/ui";
-import { adminApi, type LedgerEventRow } from "../lib/api";
+import { type AccountKeyRow, adminApi, type KeyLimits, type LedgerEventRow } from "../lib/api";
 import {
   formatCount,
   formatDecimal,
@@ -83,10 +85,11 @@ export function AccountsPage() {
       </Card>
       {selected && view.data && (
         <Card title={`${selected.kind}:${selected.id}`}>
-          <p>
-            {t("balance")}: <strong>{formatWon(view.data.balanceWon)}</strong> · {t("pending")}:{" "}
-            {formatWon(view.data.pendingWon)}
+          <p data-testid="account-funds">
+            {t("balance")}: <strong>{formatWon(view.data.balanceWon)}</strong> · {t("held")}:{" "}
+            {formatWon(view.data.heldWon)} · {t("pending")}: {formatWon(view.data.pendingWon)}
           </p>
+          <AccountKeys kind={selected.kind} id={selected.id} />
         </Card>
       )}
       <ErrorMessage error={accounts.error} />
@@ -98,6 +101,8 @@ export function AccountsPage() {
               <th scope="col">{t("kind")}</th>
               <th scope="col">{t("id")}</th>
               <th scope="col">{t("balance")}</th>
+              <th scope="col">{t("held")}</th>
+              <th scope="col">{t("pending")}</th>
               <th scope="col">{t("pendingRequests")}</th>
               <th scope="col">{t("details")}</th>
             </tr>
@@ -108,6 +113,8 @@ export function AccountsPage() {
                 <td>{account.kind}</td>
                 <td>{account.id}</td>
                 <td className="number">{formatWon(account.balanceWon)}</td>
+                <td className="number">{formatWon(account.heldWon)}</td>
+                <td className="number">{formatWon(account.pendingWon)}</td>
                 <td className="number">{formatCount(account.pendingRequests)}</td>
                 <td>
                   <button type="button" onClick={() => setSelected({ kind: account.kind, id: account.id })}>
@@ -119,6 +126,77 @@ export function AccountsPage() {
           </tbody>
         </table>
       )}
+    </>
+  );
+}
+
+/** An account's keys with their limits and month's spend; an admin may set any key's limits. */
+function AccountKeys({ kind, id }: { kind: string; id: string }) {
+  const { t } = useI18n();
+  const client = useQueryClient();
+  const keys = useQuery({
+    queryKey: ["admin", "account-keys", kind, id],
+    queryFn: () => adminApi.accountKeys(kind, id),
+  });
+  const [limiting, setLimiting] = useState<AccountKeyRow | null>(null);
+  const limit = useMutation({
+    mutationFn: ({ key, limits }: { key: AccountKeyRow; limits: KeyLimits | null }) =>
+      limits === null ? adminApi.clearKeyLimits(key.uuid) : adminApi.setKeyLimits(key.uuid, limits),
+    onSuccess: () => {
+      setLimiting(null);
+      void client.invalidateQueries({ queryKey: ["admin", "account-keys", kind, id] });
+    },
+  });
+  return (
+    <>
+      <h3>{t("keys")}</h3>
+      <ErrorMessage error={keys.error} />
+      {keys.data && keys.data.data.length === 0 && <p>{t("noAccountKeys")}</p>}
+      {keys.data && keys.data.data.length > 0 && (
+        <table data-testid="account-keys-table">
+          <thead>
+            <tr>
+              <th scope="col">{t("keyName")}</th>
+              <th scope="col">{t("status")}</th>
+              <th scope="col">{t("limits")}</th>
+              <th scope="col">{t("actions")}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {keys.data.data.map((key) => (
+              <tr key={key.uuid}>
+                <td>
+                  {key.name} <code>{key.keyPreview}</code>
+                </td>
+                <td>{key.status === 1 ? t("active") : t("inactive")}</td>
+                <td>
+                  <KeyLimitsSummary view={key} testId={`admin-key-limits-${key.name}`} />
+                </td>
+                <td>
+                  <button
+                    type="button"
+                    onClick={() => {
+                      limit.reset();
+                      setLimiting(key);
+                    }}
+                  >
+                    {t("setLimits")} <span className="visually-hidden">{key.name}</span>
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <KeyLimitsDialog
+        keyName={limiting?.name ?? null}
+        limits={limiting?.limits ?? null}
+        saving={limit.isPending}
+        error={limit.error}
+        onSave={(limits) => limiting && limit.mutate({ key: limiting, limits })}
+        onClear={() => limiting && limit.mutate({ key: limiting, limits: null })}
+        onClose={() => setLimiting(null)}
+      />
     </>
   );
 }
@@ -393,15 +471,18 @@ export function FxRatesPage() {
   );
 }
 
-const eventTypes = [
+const eventTypes: readonly LedgerEventType[] = [
   "ApiKeyIssued",
   "ApiKeyStatusChanged",
+  "ApiKeyLimitsSet",
   "ApiKeyDeleted",
   "CreditToppedUp",
   "ModelPriceSet",
   "DiscountSet",
   "FxRateUpdated",
+  "UsageAuthorized",
   "UsageRecorded",
+  "UsageVoided",
   "UsageCharged",
 ];
 const eventsPageSize = 200;

@@ -1,7 +1,8 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
+import { KeyLimitsDialog, KeyLimitsSummary } from "../components/key-limits";
 import { Card, ConfirmDialog, ErrorMessage } from "../components/ui";
-import { type ApiKey, type NewApiKey, userApi } from "../lib/api";
+import { type AccountFunds, type ApiKey, type KeyLimits, type NewApiKey, userApi } from "../lib/api";
 import { formatSeoulDateTime, formatWon } from "../lib/format";
 import { useI18n } from "../lib/i18n";
 
@@ -18,20 +19,38 @@ export function OverviewPage({ userId, organizationId }: { userId: string; organ
       <ErrorMessage error={balance.error} />
       <div className="grid">
         <Card title={t("personalBalance")}>
-          <p className="figure" data-testid="personal-balance">
-            {balance.data ? formatWon(balance.data.user.balanceWon) : t("loading")}
-          </p>
+          {balance.data ? (
+            <FundsFigures funds={balance.data.user} testId="personal-balance" />
+          ) : (
+            <p>{t("loading")}</p>
+          )}
         </Card>
         <Card title={t("organizationBalance")}>
           {balance.data?.organization ? (
-            <p className="figure" data-testid="organization-balance">
-              {formatWon(balance.data.organization.balanceWon)}
-            </p>
+            <FundsFigures funds={balance.data.organization} testId="organization-balance" />
           ) : (
             <p>{balance.data ? t("noOrganization") : t("loading")}</p>
           )}
         </Card>
       </div>
+    </>
+  );
+}
+
+/** The balance, and beside it what is held by requests in flight and pending (recorded, not charged). */
+function FundsFigures({ funds, testId }: { funds: AccountFunds; testId: string }) {
+  const { t } = useI18n();
+  return (
+    <>
+      <p className="figure" data-testid={testId}>
+        {formatWon(funds.balanceWon)}
+      </p>
+      <dl className="funds">
+        <dt title={t("heldHelp")}>{t("held")}</dt>
+        <dd data-testid={`${testId}-held`}>{formatWon(funds.heldWon)}</dd>
+        <dt title={t("pendingHelp")}>{t("pending")}</dt>
+        <dd data-testid={`${testId}-pending`}>{formatWon(funds.pendingWon)}</dd>
+      </dl>
     </>
   );
 }
@@ -45,6 +64,7 @@ export function KeysPage({ hasOrganization }: { hasOrganization: boolean }) {
   const [issued, setIssued] = useState<NewApiKey | null>(null);
   const [copied, setCopied] = useState(false);
   const [pending, setPending] = useState<PendingAction | null>(null);
+  const [limiting, setLimiting] = useState<ApiKey | null>(null);
   const keys = useQuery({
     queryKey: ["keys", isOrganization],
     queryFn: () => userApi.keys(isOrganization),
@@ -64,6 +84,14 @@ export function KeysPage({ hasOrganization }: { hasOrganization: boolean }) {
       else await userApi.setKeyStatus(key.uuid, action === "reactivate" ? 1 : 0);
     },
     onSettled: () => void refresh(),
+  });
+  const limit = useMutation({
+    mutationFn: ({ key, limits }: { key: ApiKey; limits: KeyLimits | null }) =>
+      limits === null ? userApi.clearKeyLimits(key.uuid) : userApi.setKeyLimits(key.uuid, limits),
+    onSuccess: () => {
+      setLimiting(null);
+      void refresh();
+    },
   });
 
   function onIssue(event: FormEvent<HTMLFormElement>) {
@@ -153,6 +181,7 @@ export function KeysPage({ hasOrganization }: { hasOrganization: boolean }) {
               <th scope="col">{t("keyName")}</th>
               <th scope="col">{t("keyPreview")}</th>
               <th scope="col">{t("status")}</th>
+              <th scope="col">{t("limits")}</th>
               <th scope="col">{t("created")}</th>
               <th scope="col">{t("actions")}</th>
             </tr>
@@ -172,9 +201,21 @@ export function KeysPage({ hasOrganization }: { hasOrganization: boolean }) {
                     {key.status === 1 ? t("active") : t("inactive")}
                   </span>
                 </td>
+                <td>
+                  <KeyLimitsSummary view={key} testId={`key-limits-${key.name}`} />
+                </td>
                 <td>{formatSeoulDateTime(key.createdAt, language)}</td>
                 <td>
                   <div className="row">
+                    <button
+                      type="button"
+                      onClick={() => {
+                        limit.reset();
+                        setLimiting(key);
+                      }}
+                    >
+                      {t("setLimits")} <span className="visually-hidden">{key.name}</span>
+                    </button>
                     {key.status === 1 ? (
                       <button type="button" onClick={() => setPending({ key, action: "deactivate" })}>
                         {t("deactivate")}
@@ -218,6 +259,15 @@ export function KeysPage({ hasOrganization }: { hasOrganization: boolean }) {
           if (pending) change.mutate(pending);
           setPending(null);
         }}
+      />
+      <KeyLimitsDialog
+        keyName={limiting?.name ?? null}
+        limits={limiting?.limits ?? null}
+        saving={limit.isPending}
+        error={limit.error}
+        onSave={(limits) => limiting && limit.mutate({ key: limiting, limits })}
+        onClear={() => limiting && limit.mutate({ key: limiting, limits: null })}
+        onClose={() => setLimiting(null)}
       />
     </>
   );

@@ -92,6 +92,11 @@ export class GenerationHolds {
   /** What each account had available after this process's last hold on it (bounded: a hint, not a truth). */
   private readonly availableAfterLastHold = new Map<string, Money>();
   private static readonly accountsRememberedMax = 10_000;
+  /**
+   * Keys whose last hold here was refused by one of their own limits: their next request holds first, so
+   * a client hammering a key over its limit costs no upstream call (bounded, like the accounts).
+   */
+  private readonly keysAtTheirLimit = new Set<string>();
 
   constructor(private readonly options: GenerationHoldsOptions) {}
 
@@ -172,11 +177,13 @@ export class GenerationHolds {
         });
       // This process's own answered requests may still hold what they will release once their usage is
       // written (a client sending one request after another), and a hold does not wait for a settlement
-      // (migration 4): if refused while some were on their way, try once more after them.
+      // (migration 4): if refused while some were on their way, try once more after them. A rate limit is
+      // not lifted by a settlement; the funds and the spend limits may be.
       const settling = this.options.outbox.settlementsOf(request.account);
       decision = await authorize();
       if (
         decision.kind === "refused" &&
+        decision.reason !== "rate" &&
         (await UsageOutbox.settled(settling, this.options.limits.refusalRecheckWaitMs))
       ) {
         decision = await authorize();
@@ -196,14 +203,23 @@ export class GenerationHolds {
     if (decision.kind === "refused") {
       billingMetrics.observeHold({ outcome: "refused", keyKind, amountWon: "0" });
       this.availableAfterLastHold.set(accountKey, new Money(decision.availableWon));
-      throw apiErrors.creditInsufficient(request.account.kind);
+      if (decision.reason === "funds") throw apiErrors.creditInsufficient(request.account.kind);
+      this.rememberLimitedKey(request.keyId);
+      throw apiErrors.keyLimitReached(request.account.kind, { kind: decision.reason, value: decision.limit });
     }
+    this.keysAtTheirLimit.delete(request.keyId);
     billingMetrics.observeHold({ outcome: "placed", keyKind, amountWon: decision.holdWon });
     this.availableAfterLastHold.set(accountKey, new Money(decision.availableWon).minus(decision.holdWon));
     return { holdWon: decision.holdWon, pricing };
   }
 
+  private rememberLimitedKey(keyId: string): void {
+    if (this.keysAtTheirLimit.size >= GenerationHolds.accountsRememberedMax) this.keysAtTheirLimit.clear();
+    this.keysAtTheirLimit.add(keyId);
+  }
+
   private nearLimit(request: HoldRequest, pricing: PricingInForce): boolean {
+    if (this.keysAtTheirLimit.has(request.keyId)) return true;
     const accountKey = `${request.account.kind}:${request.account.id}`;
     const available =
       this.availableAfterLastHold.get(accountKey) ??

@@ -3,6 +3,7 @@ import { balancesTable, pendingChargesTable } from "../../../projections/balance
 import { discountsTable } from "../../../projections/discounts";
 import { keyListsTable } from "../../../projections/key-lists";
 import { pricesTable } from "../../../projections/prices";
+import { type ApiKeyLimitsView, readKeyLimits } from "../../keys/api-key-limits";
 import type { AccountKind, AccountReference } from "../../ledger/events";
 import { formatMoney, parseMoney } from "../money";
 
@@ -87,6 +88,9 @@ export interface AccountSummary {
   chargedWon: string;
   /** Usages recorded and not charged yet (their value: GET /admin/accounts/:kind/:id). */
   pendingCharges: number;
+  /** From the ledger's inline funds (C10): held by requests in flight, recorded and not yet charged. */
+  heldWon: string;
+  pendingWon: string;
 }
 
 /**
@@ -105,12 +109,16 @@ export async function searchAccounts(
     topped_up_won: string;
     charged_won: string;
     pending_charges: string;
+    held_won: string | null;
+    pending_won: string | null;
   }>(
     `SELECT b.account_kind, b.account_id, b.balance_won::text AS balance_won,
             b.topped_up_won::text AS topped_up_won, b.charged_won::text AS charged_won,
             (SELECT count(*) FROM ${pendingChargesTable.name} p
-              WHERE p.account_kind = b.account_kind AND p.account_id = b.account_id)::text AS pending_charges
+              WHERE p.account_kind = b.account_kind AND p.account_id = b.account_id)::text AS pending_charges,
+            f.held_won::text AS held_won, f.pending_won::text AS pending_won
      FROM ${balancesTable.name} b
+     LEFT JOIN account_funds f ON f.account_kind = b.account_kind AND f.account_id = b.account_id
      WHERE ($1::text IS NULL OR b.account_id ILIKE $1)
        AND ($2::text IS NULL OR b.account_kind = $2)
        AND ($3::text IS NULL OR (b.account_kind, b.account_id) > ($3::text, $4::text))
@@ -134,6 +142,8 @@ export async function searchAccounts(
       toppedUpWon: row.topped_up_won,
       chargedWon: row.charged_won,
       pendingCharges: Number(row.pending_charges),
+      heldWon: row.held_won === null ? "0" : normalised(row.held_won),
+      pendingWon: row.pending_won === null ? "0" : normalised(row.pending_won),
     })),
     next:
       result.rows.length > options.limit && last ? { kind: last.account_kind, id: last.account_id } : null,
@@ -147,6 +157,8 @@ export interface AccountKey {
   status: number;
   keyPreview: string;
   createdAt: string;
+  limits: ApiKeyLimitsView["limits"];
+  spend: ApiKeyLimitsView["spend"];
 }
 
 /** The keys an account owns (deleted keys are not in the projection), newest first, at most `limit`. */
@@ -171,6 +183,11 @@ export async function readAccountKeys(
      LIMIT $3`,
     [account.kind, account.id, limit],
   );
+  const limits = await readKeyLimits(
+    database,
+    result.rows.map((row) => row.key_id),
+    new Date(),
+  );
   return result.rows.map((row) => ({
     uuid: row.key_id,
     name: row.name,
@@ -178,5 +195,6 @@ export async function readAccountKeys(
     status: row.status,
     keyPreview: row.key_preview,
     createdAt: row.created_at,
+    ...limits.get(row.key_id)!,
   }));
 }

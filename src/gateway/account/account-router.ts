@@ -2,7 +2,7 @@ import express, { type Router } from "express";
 import type pg from "pg";
 import { z } from "zod";
 import { billingLimits } from "../../billing/billing-limits";
-import { readBalanceWon } from "../../billing/read-models/account-balances";
+import { readBalanceWon, readFundsInFlight } from "../../billing/read-models/account-balances";
 import { countBillingHistory, readBillingHistory } from "../../billing/read-models/billing-history";
 import { readBillingPage, readBillingTotals } from "../../billing/read-models/billing-pages";
 import { readLimits } from "../../billing/read-models/read-limits";
@@ -15,7 +15,8 @@ import { billingPageQuerySchema, billingTotalsQuerySchema, isPageQuery } from ".
 import { sendBillingJson } from "./billing-response";
 
 /**
- * The session's own finance (C4): `GET /balance` and `GET /billing`. Mounted under /llm behind
+ * The session's own finance (C4): `GET /balance` (each account's `balanceWon`, and `heldWon` / `pendingWon`:
+ * what requests in flight hold and what is recorded but not charged yet) and `GET /billing`. Mounted under /llm behind
  * `authenticateSession` (the caller's router does it, as for the key routes).
  */
 
@@ -34,19 +35,17 @@ export function createAccountRouter(dependencies: AccountRouterDependencies): Ro
 
   router.get("/balance", async (_request, response) => {
     const session = sessionOf(response.locals);
-    const userBalanceWon = await readBalanceWon(dependencies.database, { kind: "user", id: session.userId });
+    const fundsOf = async (account: AccountReference) => ({
+      id: account.id,
+      balanceWon: await readBalanceWon(dependencies.database, account),
+      ...(await readFundsInFlight(dependencies.database, account)),
+    });
     const organizationId = session.organizationId;
-    const organization =
-      organizationId === null
-        ? null
-        : {
-            id: organizationId,
-            balanceWon: await readBalanceWon(dependencies.database, {
-              kind: "organization",
-              id: organizationId,
-            }),
-          };
-    response.json({ user: { id: session.userId, balanceWon: userBalanceWon }, organization });
+    response.json({
+      user: await fundsOf({ kind: "user", id: session.userId }),
+      organization:
+        organizationId === null ? null : await fundsOf({ kind: "organization", id: organizationId }),
+    });
   });
 
   /** The session's own account, or its organization's with `isOrganization=true`. */

@@ -10,7 +10,7 @@ import { listModels } from "../../providers/catalog";
  * never collide with the general admin read APIs being added beside them; once those exist, the console
  * switches to them and this file goes.
  *
- * - `GET /admin/console/accounts` → `{ data: [ { kind, id, balanceWon, pendingRequests } ] }`, every account
+ * - `GET /admin/console/accounts` → `{ data: [ { kind, id, balanceWon, pendingRequests, heldWon, pendingWon } ] }`, every account
  *   that ever had a top-up or a charge (bounded by `accountsRowsMax`).
  * - `GET /admin/console/prices` → `{ data: [ { model, inputUsdPer1M, outputUsdPer1M, cachedInputUsdPer1M,
  *   effectiveAt } ] }`, the price in force per catalog model.
@@ -25,6 +25,9 @@ export interface ConsoleAccountRow {
   id: string;
   balanceWon: string;
   pendingRequests: number;
+  /** From the ledger's inline funds (C10): held by requests in flight, recorded and not yet charged. */
+  heldWon: string;
+  pendingWon: string;
 }
 
 export interface ConsolePriceRow {
@@ -52,11 +55,15 @@ export function createConsoleReadRouter(database: Pick<pg.Pool, "query">): Route
       account_id: string;
       balance_won: string;
       pending_requests: string;
+      held_won: string | null;
+      pending_won: string | null;
     }>(
       `SELECT b.account_kind, b.account_id, b.balance_won,
               (SELECT count(*) FROM ${pendingChargesTable.name} p
-                WHERE p.account_kind = b.account_kind AND p.account_id = b.account_id)::text AS pending_requests
+                WHERE p.account_kind = b.account_kind AND p.account_id = b.account_id)::text AS pending_requests,
+              trim_scale(f.held_won)::text AS held_won, trim_scale(f.pending_won)::text AS pending_won
          FROM ${balancesTable.name} b
+         LEFT JOIN account_funds f ON f.account_kind = b.account_kind AND f.account_id = b.account_id
         ORDER BY b.account_kind, b.account_id
         LIMIT ${accountsRowsMax}`,
     );
@@ -65,6 +72,8 @@ export function createConsoleReadRouter(database: Pick<pg.Pool, "query">): Route
       id: row.account_id,
       balanceWon: row.balance_won,
       pendingRequests: Number(row.pending_requests),
+      heldWon: row.held_won ?? "0",
+      pendingWon: row.pending_won ?? "0",
     }));
     response.json({ data });
   });

@@ -1,5 +1,6 @@
 import { type NextFunction, type Request, type Response, Router } from "express";
 import { z } from "zod";
+import { keyLimitsBodySchema, noKeyLimits } from "../../keys/api-key-limits";
 import {
   ApiKeyNotFoundError,
   type ApiKeyService,
@@ -56,6 +57,44 @@ export function createKeyRouter(service: ApiKeyService): Router {
     }),
   );
 
+  // Limits (README "Per-key limits"): read, replace, clear; `{ uuid, limits, spend }` each time.
+  router.get(
+    "/:uuid/limits",
+    handle(async (request, response) => {
+      const keyId = keyIdOf(request);
+      response.json({ uuid: keyId, ...(await service.readLimits(sessionOf(response.locals), keyId)) });
+    }),
+  );
+
+  router.put(
+    "/:uuid/limits",
+    handle(async (request, response) => {
+      const keyId = keyIdOf(request);
+      const limits = parse(keyLimitsBodySchema, request.body);
+      const view = await service.setLimits(
+        sessionOf(response.locals),
+        keyId,
+        limits,
+        requestIdOf(response.locals),
+      );
+      response.json({ uuid: keyId, ...view });
+    }),
+  );
+
+  router.delete(
+    "/:uuid/limits",
+    handle(async (request, response) => {
+      const keyId = keyIdOf(request);
+      const view = await service.setLimits(
+        sessionOf(response.locals),
+        keyId,
+        noKeyLimits,
+        requestIdOf(response.locals),
+      );
+      response.json({ uuid: keyId, ...view });
+    }),
+  );
+
   router.delete(
     "/:uuid",
     handle(async (request, response) => {
@@ -92,7 +131,9 @@ function handle(work: (request: Request, response: Response) => Promise<void>) {
 }
 
 export {
+  handle as handleKeyRoute,
   issueBody as issueKeyBodySchema,
+  keyIdOf,
   listQuery as listKeysQuerySchema,
   statusBody as keyStatusBodySchema,
 };

@@ -16,6 +16,7 @@ import { issueKeyBodySchema, keyStatusBodySchema, listKeysQuerySchema } from "..
 import { mintSessionBodySchema } from "../../gateway/sessions/admin-session-routes";
 import { chatCompletionsRequestSchema } from "../../gateway/wire/chat-completions-request";
 import { responsesRequestSchema } from "../../gateway/wire/responses-request";
+import { keyLimitsBodySchema } from "../../keys/api-key-limits";
 import * as bodies from "./response-schemas";
 
 /**
@@ -64,6 +65,50 @@ const generation = (path: string, summary: string, body: z.ZodType, answer: z.Zo
   errors: [100, 110, 120, 300, 400, 401],
   ledgerUnavailable: true,
 });
+
+/**
+ * Read, replace and clear a key's limits. Enforced when a request's hold is placed: a key over a limit is
+ * refused with HTTP 400 and the credit code of the account it pays from (400 organization, 401 personal),
+ * the message naming the limit and its value.
+ */
+function keyLimitsRoutes(path: string, tag: Tag, security: Security, whose: string): ApiRoute[] {
+  const answer = { 200: json("The key's limits and its spend", bodies.keyLimitsSchema) };
+  return [
+    {
+      method: "get",
+      path,
+      tag,
+      summary: `The limits of ${whose}, with its spend this Asia/Seoul month and in total`,
+      security,
+      pathParameters: keyPath,
+      responses: answer,
+      errors: [110, 120],
+    },
+    {
+      method: "put",
+      path,
+      tag,
+      summary: `Replace the limits of ${whose} (a field left out or null is no limit)`,
+      security,
+      pathParameters: keyPath,
+      body: keyLimitsBodySchema,
+      responses: answer,
+      errors: [100, 110, 120],
+      ledgerUnavailable: true,
+    },
+    {
+      method: "delete",
+      path,
+      tag,
+      summary: `Clear every limit of ${whose}`,
+      security,
+      pathParameters: keyPath,
+      responses: answer,
+      errors: [110, 120],
+      ledgerUnavailable: true,
+    },
+  ];
+}
 
 export const apiRoutes: readonly ApiRoute[] = [
   {
@@ -138,6 +183,8 @@ export const apiRoutes: readonly ApiRoute[] = [
     ledgerUnavailable: true,
   },
 
+  ...keyLimitsRoutes("/llm/apis/{uuid}/limits", "keys", "session", "the session's own key"),
+
   {
     method: "get",
     path: "/llm/balance",
@@ -208,12 +255,13 @@ export const apiRoutes: readonly ApiRoute[] = [
     method: "get",
     path: "/admin/accounts/{kind}/{id}",
     tag: "admin",
-    summary: "An account's balance and its usage recorded but not charged yet",
+    summary: "An account's balance, its usage recorded but not charged yet, and what requests in flight hold",
     security: "admin",
     pathParameters: accountPathSchema,
     responses: { 200: json("The account", bodies.accountViewSchema) },
     errors: [100, 110],
   },
+  ...keyLimitsRoutes("/admin/keys/{uuid}/limits", "admin", "admin", "any key"),
   {
     method: "put",
     path: "/admin/models/{slug}/price",

@@ -13,8 +13,14 @@ const errorMeanings: Record<ApplicationErrorCode, { httpStatus: number; meaning:
   110: { httpStatus: 401, meaning: "110: missing or invalid credentials" },
   120: { httpStatus: 404, meaning: "120: target not found" },
   300: { httpStatus: 400, meaning: "300: the upstream rejected the request (500: it failed)" },
-  400: { httpStatus: 400, meaning: "400: organization credit insufficient" },
-  401: { httpStatus: 400, meaning: "401: user credit insufficient" },
+  400: {
+    httpStatus: 400,
+    meaning: "400: organization credit insufficient, or the organization key reached one of its limits",
+  },
+  401: {
+    httpStatus: 400,
+    meaning: "401: user credit insufficient, or the personal key reached one of its limits",
+  },
 };
 
 const securitySchemes = {

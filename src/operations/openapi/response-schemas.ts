@@ -115,8 +115,29 @@ const keyRecord = z.object({
   createdAt: instant,
 });
 
+/** A key's limits (null: none) and its spend (held + pending + charged) as the limits count it. */
+const keyLimitsFields = {
+  limits: z
+    .object({
+      monthlySpendLimitWon: moneyText.nullable().meta({ description: "per Asia/Seoul calendar month" }),
+      totalSpendLimitWon: moneyText.nullable(),
+      rateLimitRequestsPerMinute: z.number().int().nullable(),
+    })
+    .meta({ title: "KeyLimits" }),
+  spend: z
+    .object({
+      month: z.string().meta({ example: "2026-11", description: "the Asia/Seoul month of monthWon" }),
+      monthWon: moneyText,
+      totalWon: moneyText,
+    })
+    .meta({ title: "KeySpend" }),
+};
+export const keyLimitsSchema = z.object({ uuid: z.uuid(), ...keyLimitsFields });
+
 export const keyListSchema = z.object({
-  data: z.array(keyRecord.extend({ keyPreview: z.string().meta({ example: "svc_AbCd…wXyZ" }) })),
+  data: z.array(
+    keyRecord.extend({ keyPreview: z.string().meta({ example: "svc_AbCd…wXyZ" }), ...keyLimitsFields }),
+  ),
 });
 export const issuedKeySchema = keyRecord.extend({
   key: z.string().meta({ description: "the full key, shown only in this response" }),
@@ -124,10 +145,15 @@ export const issuedKeySchema = keyRecord.extend({
 export const keyStatusSchema = z.object({ uuid: z.uuid(), status: z.union([z.literal(0), z.literal(1)]) });
 export const keyDeletedSchema = z.object({ uuid: z.uuid(), deleted: z.literal(true) });
 
-export const balanceSchema = z.object({
-  user: z.object({ id: z.string(), balanceWon: moneyText }),
-  organization: z.object({ id: z.string(), balanceWon: moneyText }).nullable(),
-});
+const accountFunds = z
+  .object({
+    id: z.string(),
+    balanceWon: moneyText,
+    heldWon: moneyText.meta({ description: "held by requests in flight (C10)" }),
+    pendingWon: moneyText.meta({ description: "usage recorded, not charged yet" }),
+  })
+  .meta({ title: "AccountFunds" });
+export const balanceSchema = z.object({ user: accountFunds, organization: accountFunds.nullable() });
 
 const accountReference = z.object({ kind: z.enum(accountKinds), id: z.string() });
 
@@ -207,6 +233,8 @@ export const accountsPageSchema = z.object({
       toppedUpWon: moneyText,
       chargedWon: moneyText,
       pendingCharges: z.number().int(),
+      heldWon: moneyText,
+      pendingWon: moneyText,
     }),
   ),
   nextCursor: z.string().nullable(),
@@ -221,6 +249,7 @@ export const accountKeysSchema = z.object({
       status: z.union([z.literal(0), z.literal(1)]),
       keyPreview: z.string(),
       createdAt: instant,
+      ...keyLimitsFields,
     }),
   ),
 });
@@ -232,6 +261,7 @@ export const accountViewSchema = z.object({
   id: z.string(),
   balanceWon: moneyText,
   pendingWon: moneyText,
+  heldWon: moneyText,
 });
 export const modelPriceSchema = z.object({
   model: z.string(),

@@ -45,12 +45,13 @@ describe("GET /llm/balance", () => {
     const personal = await get("/balance", await api.session("dave", null));
 
     // Then
+    const nothingInFlight = { heldWon: "0", pendingWon: "0" };
     expect(await withOrganization.json()).toEqual({
-      user: { id: "dave", balanceWon: "1500.25" },
-      organization: { id: "umbrella", balanceWon: "70000" },
+      user: { id: "dave", balanceWon: "1500.25", ...nothingInFlight },
+      organization: { id: "umbrella", balanceWon: "70000", ...nothingInFlight },
     });
     expect(await personal.json()).toEqual({
-      user: { id: "dave", balanceWon: "1500.25" },
+      user: { id: "dave", balanceWon: "1500.25", ...nothingInFlight },
       organization: null,
     });
   });

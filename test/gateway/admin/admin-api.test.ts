@@ -151,8 +151,21 @@ describe("GET /admin/accounts/:kind/:id", () => {
     const after = await waitForPending("organization/acme", "2000");
 
     // Then: A = 2 USD × 1000 × 0.5 = ₩1000, B = 4 USD × 1000 × 0.5 = ₩2000
-    expect(before).toEqual({ kind: "organization", id: "acme", balanceWon: "10000", pendingWon: "3000" });
-    expect(after).toEqual({ kind: "organization", id: "acme", balanceWon: "9000", pendingWon: "2000" });
+    const noHold = { heldWon: "0" };
+    expect(before).toEqual({
+      kind: "organization",
+      id: "acme",
+      balanceWon: "10000",
+      pendingWon: "3000",
+      ...noHold,
+    });
+    expect(after).toEqual({
+      kind: "organization",
+      id: "acme",
+      balanceWon: "9000",
+      pendingWon: "2000",
+      ...noHold,
+    });
   });
 
   it("shows ₩0 for an account nobody topped up", async () => {
@@ -161,6 +174,7 @@ describe("GET /admin/accounts/:kind/:id", () => {
       id: "nobody",
       balanceWon: "0",
       pendingWon: "0",
+      heldWon: "0",
     });
   });
 });

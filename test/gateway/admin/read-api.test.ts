@@ -249,6 +249,8 @@ describe("prices, discounts, accounts and keys", () => {
         toppedUpWon: "12.5",
         chargedWon: "0",
         pendingCharges: 0,
+        heldWon: "0",
+        pendingWon: "0",
       },
     ]);
     const keys = (await (await admin("/accounts/user/finder-b/keys")).json()) as { data: unknown[] };
@@ -260,6 +262,8 @@ describe("prices, discounts, accounts and keys", () => {
         status: 1,
         keyPreview: `svc_${issued.key.slice(4, 8)}…${issued.key.slice(-4)}`,
         createdAt: expect.any(String),
+        limits: { monthlySpendLimitWon: null, totalSpendLimitWon: null, rateLimitRequestsPerMinute: null },
+        spend: { month: expect.stringMatching(/^\d{4}-\d{2}$/), monthWon: "0", totalWon: "0" },
       },
     ]);
     expect((await admin("/accounts?cursor=garbage")).status).toBe(400);

@@ -1,0 +1,127 @@
+import type pg from "pg";
+import { z } from "zod";
+import { creditDecimalPlaces, formatMoney, isDecimalString, parseMoney } from "../billing/money";
+import { seoulDateOf } from "../billing/seoul-calendar";
+import type { ApiKeyLimits } from "../ledger/events";
+
+/**
+ * Per-key limits (src/database/key-limits-schema.ts enforces them when a hold is placed): how they are
+ * written on the wire, and how a key's limits and spend are read back. Both read the inline tables the
+ * ledger's trigger keeps, so a limit just set and a hold just granted are seen at once.
+ */
+
+/** Limits bigger than any sane budget are refused rather than stored (a typo of zeros). */
+export const keyLimitBounds = {
+  spendLimitWonMax: "1000000000000",
+  rateLimitRequestsPerMinuteMax: 1_000_000,
+} as const;
+
+const spendLimitWon = z
+  .string({ error: 'must be a decimal string such as "50000", or null' })
+  .refine(isDecimalString, 'must be a decimal string such as "50000", or null')
+  .refine((text) => parseMoney(text).greaterThan(0), "must be more than 0")
+  .refine(
+    (text) => parseMoney(text).decimalPlaces() <= creditDecimalPlaces,
+    `must have at most ${creditDecimalPlaces} decimal places`,
+  )
+  .refine(
+    (text) => parseMoney(text).lessThanOrEqualTo(keyLimitBounds.spendLimitWonMax),
+    `must be at most ${keyLimitBounds.spendLimitWonMax}`,
+  )
+  .transform((text) => formatMoney(parseMoney(text)));
+
+/**
+ * `PUT …/limits`: the key's limits from now on. A field left out or null is no limit, so the body states
+ * every limit the key has (PUT replaces); `{}` clears them all, as `DELETE …/limits` does.
+ */
+export const keyLimitsBodySchema = z
+  .object({
+    monthlySpendLimitWon: spendLimitWon.nullable().optional(),
+    totalSpendLimitWon: spendLimitWon.nullable().optional(),
+    rateLimitRequestsPerMinute: z
+      .number({ error: "must be an integer, or null" })
+      .int("must be an integer")
+      .min(1, "must be at least 1")
+      .max(keyLimitBounds.rateLimitRequestsPerMinuteMax)
+      .nullable()
+      .optional(),
+  })
+  .strict()
+  .transform(
+    (body): ApiKeyLimits => ({
+      monthlySpendLimitWon: body.monthlySpendLimitWon ?? null,
+      totalSpendLimitWon: body.totalSpendLimitWon ?? null,
+      rateLimitRequestsPerMinute: body.rateLimitRequestsPerMinute ?? null,
+    }),
+  );
+
+export const noKeyLimits: ApiKeyLimits = {
+  monthlySpendLimitWon: null,
+  totalSpendLimitWon: null,
+  rateLimitRequestsPerMinute: null,
+};
+
+/** A key's spend as its limits count it: held + pending + charged. */
+export interface ApiKeySpend {
+  /** The Asia/Seoul calendar month "YYYY-MM" the month's figures are for. */
+  month: string;
+  monthWon: string;
+  totalWon: string;
+}
+
+export interface ApiKeyLimitsView {
+  limits: ApiKeyLimits;
+  spend: ApiKeySpend;
+}
+
+/** The limits and spend of each key asked for (keys never limited nor used: no limits, ₩0). */
+export async function readKeyLimits(
+  database: Pick<pg.Pool, "query">,
+  keyIds: readonly string[],
+  now: Date,
+): Promise<Map<string, ApiKeyLimitsView>> {
+  const month = seoulDateOf(now).slice(0, 7);
+  const views = new Map<string, ApiKeyLimitsView>(
+    keyIds.map((keyId) => [keyId, { limits: noKeyLimits, spend: { month, monthWon: "0", totalWon: "0" } }]),
+  );
+  if (keyIds.length === 0) return views;
+  const result = await database.query<{
+    key_id: string;
+    monthly_spend_limit_won: string | null;
+    total_spend_limit_won: string | null;
+    rate_limit_requests_per_minute: number | null;
+    month_won: string | null;
+    total_won: string | null;
+  }>(
+    `SELECT wanted.key_id::text AS key_id,
+            limits.monthly_spend_limit_won::text AS monthly_spend_limit_won,
+            limits.total_spend_limit_won::text AS total_spend_limit_won,
+            limits.rate_limit_requests_per_minute,
+            spent.month_won::text AS month_won, spent.total_won::text AS total_won
+     FROM unnest($1::uuid[]) AS wanted(key_id)
+     LEFT JOIN key_limits limits ON limits.key_id = wanted.key_id
+     LEFT JOIN LATERAL (
+       SELECT sum(spend.held_won + spend.pending_won + spend.charged_won)
+                FILTER (WHERE spend.month = $2) AS month_won,
+              sum(spend.held_won + spend.pending_won + spend.charged_won) AS total_won
+       FROM key_spend spend WHERE spend.key_id = wanted.key_id
+     ) spent ON true`,
+    [keyIds, month],
+  );
+  const canonical = (text: string | null) => (text === null ? null : formatMoney(parseMoney(text)));
+  for (const row of result.rows) {
+    views.set(row.key_id, {
+      limits: {
+        monthlySpendLimitWon: canonical(row.monthly_spend_limit_won),
+        totalSpendLimitWon: canonical(row.total_spend_limit_won),
+        rateLimitRequestsPerMinute: row.rate_limit_requests_per_minute,
+      },
+      spend: {
+        month,
+        monthWon: canonical(row.month_won) ?? "0",
+        totalWon: canonical(row.total_won) ?? "0",
+      },
+    });
+  }
+  return views;
+}

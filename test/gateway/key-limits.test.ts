@@ -1,0 +1,296 @@
+import OpenAI from "openai";
+import { Agent } from "undici";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allProjections } from "../../projections";
+import { Money } from "../../src/billing/money";
+import { verifyProjections } from "../../src/ledger/ledger-maintenance";
+import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
+
+/**
+ * Per-key limits through the real gateway and PostgreSQL: spend limits stop a key once its held + pending +
+ * charged reaches them, whatever the concurrency (limit + one request's cost at most, C10's own bound), the
+ * rate limit refuses the request over N in a minute, and the account's other keys go on unaffected.
+ */
+
+const dispatcher = new Agent({ connections: 200 });
+
+interface Reply {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+async function call(
+  harness: GatewayHarness,
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+): Promise<Reply> {
+  const response = await fetch(`${harness.url}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+/** A small request whose hold covers its cost: it names its maximum output. */
+async function chat(harness: GatewayHarness, key: string): Promise<Reply> {
+  const response = await fetch(`${harness.baseUrl}/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      model: "alpha-5.4",
+      max_tokens: 50,
+      messages: [{ role: "user", content: "Tell me a story" }],
+    }),
+    // @ts-expect-error undici's dispatcher option, which the DOM typing of fetch does not know
+    dispatcher,
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+/** The key's spend once no hold is left: pending and charged, the exact costs of what it was served. */
+async function settledSpendOf(harness: GatewayHarness, keyId: string): Promise<Money> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const result = await harness.service.ledger.pool.query<{ held: string; spent: string }>(
+      `SELECT coalesce(sum(held_won), 0)::text AS held,
+              coalesce(sum(held_won + pending_won + charged_won), 0)::text AS spent
+       FROM key_spend WHERE key_id = $1`,
+      [keyId],
+    );
+    const row = result.rows[0]!;
+    if (new Money(row.held).isZero()) return new Money(row.spent);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`holds left on key ${keyId}`);
+}
+
+/** The exact costs of the key's recorded usages. */
+async function usageCostsOf(harness: GatewayHarness, keyId: string): Promise<Money[]> {
+  const result = await harness.service.ledger.pool.query<{ cost: string }>(
+    "SELECT data->>'pendingWon' AS cost FROM ledger_events WHERE type = 'UsageRecorded' AND data->>'keyId' = $1",
+    [keyId],
+  );
+  return result.rows.map((row) => new Money(row.cost));
+}
+
+/** Keeps a test of N requests in one minute from straddling the minute's turn. */
+async function awayFromMinuteTurn(secondsNeeded: number): Promise<void> {
+  const second = new Date().getUTCSeconds();
+  if (second > 60 - secondsNeeded) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1_000));
+}
+
+describe("per-key limits at admission", () => {
+  let harness: GatewayHarness;
+  const admin = testSecrets.adminToken;
+
+  beforeAll(async () => {
+    harness = await startGatewayHarness({
+      label: "key_limits",
+      service: { adminToken: testSecrets.adminToken },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  it("given a ₩3 monthly limit, when a client calls until refused, then the key stops at its limit with a message naming it, and the account's other key is served", async () => {
+    // Given
+    const session = await harness.session("mina");
+    const limited = await harness.issueKey(session, { name: "limited" });
+    const other = await harness.issueKey(session, { name: "other" });
+    await harness.topUp({ kind: "user", id: "mina" }, "1000");
+    const set = await call(harness, "PUT", `/llm/apis/${limited.uuid}/limits`, session, {
+      monthlySpendLimitWon: "3",
+    });
+    expect(set).toMatchObject({
+      status: 200,
+      body: {
+        uuid: limited.uuid,
+        limits: { monthlySpendLimitWon: "3", totalSpendLimitWon: null, rateLimitRequestsPerMinute: null },
+        spend: { monthWon: "0", totalWon: "0" },
+      },
+    });
+
+    // When: the official client, one request after another
+    const client = harness.openai(limited.key);
+    let served = 0;
+    let refusal: unknown;
+    for (let attempt = 0; attempt < 100 && !refusal; attempt++) {
+      try {
+        await client.chat.completions.create({
+          model: "alpha-5.4",
+          max_tokens: 50,
+          messages: [{ role: "user", content: "Tell me a story" }],
+        });
+        served += 1;
+      } catch (error) {
+        refusal = error;
+      }
+    }
+
+    // Then
+    expect(served).toBeGreaterThan(0);
+    expect(refusal).toBeInstanceOf(OpenAI.BadRequestError);
+    const error = refusal as InstanceType<typeof OpenAI.BadRequestError>;
+    expect(error.status).toBe(400);
+    expect(error.error).toMatchObject({ code: 401, type: "insufficient_credit_error" });
+    expect(error.message).toContain("monthly spend limit of ₩3");
+    const spent = await settledSpendOf(harness, limited.uuid);
+    const costs = await usageCostsOf(harness, limited.uuid);
+    const oneRequestMax = costs.reduce((max, cost) => Money.max(max, cost), new Money(0));
+    expect(spent.lessThanOrEqualTo(new Money(3).plus(oneRequestMax))).toBe(true);
+    expect((await chat(harness, other.key)).status).toBe(200);
+
+    // The list shows the limit and the month's spend.
+    const listed = await call(harness, "GET", "/llm/apis", session);
+    const entry = (listed.body.data as { uuid: string; spend: { monthWon: string } }[]).find(
+      (item) => item.uuid === limited.uuid,
+    );
+    expect(entry).toMatchObject({ limits: { monthlySpendLimitWon: "3" } });
+    expect(new Money(entry!.spend.monthWon).toFixed()).toBe(spent.toFixed());
+
+    // Cleared, the key is admitted again.
+    const cleared = await call(harness, "DELETE", `/llm/apis/${limited.uuid}/limits`, session);
+    expect(cleared.body).toMatchObject({ limits: { monthlySpendLimitWon: null } });
+    expect((await chat(harness, limited.key)).status).toBe(200);
+  }, 120_000);
+
+  it("given a ₩5 total limit on an organization key, when 100 requests arrive at once, then its spend ends no higher than the limit plus one request's cost", async () => {
+    const session = await harness.session("joon", "hanbit");
+    const limited = await harness.issueKey(session, { isOrganization: true, name: "shared" });
+    const other = await harness.issueKey(session, { isOrganization: true, name: "shared too" });
+    await harness.topUp({ kind: "organization", id: "hanbit" }, "1000");
+    expect(
+      (await call(harness, "PUT", `/llm/apis/${limited.uuid}/limits`, session, { totalSpendLimitWon: "5" }))
+        .status,
+    ).toBe(200);
+
+    const replies = await Promise.all(Array.from({ length: 100 }, () => chat(harness, limited.key)));
+
+    const served = replies.filter((reply) => reply.status === 200).length;
+    expect(served).toBeGreaterThan(0);
+    const refused = replies.filter((reply) => reply.status !== 200);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const reply of refused) {
+      expect(reply.status).toBe(400);
+      expect(reply.body).toMatchObject({
+        status: 400,
+        message: expect.stringContaining("total spend limit of ₩5"),
+      });
+    }
+    const spent = await settledSpendOf(harness, limited.uuid);
+    const costs = await usageCostsOf(harness, limited.uuid);
+    expect(costs).toHaveLength(served);
+    const oneRequestMax = costs.reduce((max, cost) => Money.max(max, cost), new Money(0));
+    expect(spent.toFixed()).toBe(costs.reduce((sum, cost) => sum.plus(cost), new Money(0)).toFixed());
+    expect(spent.lessThanOrEqualTo(new Money(5).plus(oneRequestMax))).toBe(true);
+    expect((await chat(harness, other.key)).status).toBe(200);
+  }, 120_000);
+
+  it("given a rate limit of 3 per minute, when 4 requests come in one minute, then the fourth is refused naming the limit, and the other key is served", async () => {
+    const session = await harness.session("seo");
+    const limited = await harness.issueKey(session, { name: "rated" });
+    const other = await harness.issueKey(session, { name: "free" });
+    await harness.topUp({ kind: "user", id: "seo" }, "1000");
+    expect(
+      (
+        await call(harness, "PUT", `/llm/apis/${limited.uuid}/limits`, session, {
+          rateLimitRequestsPerMinute: 3,
+        })
+      ).status,
+    ).toBe(200);
+    await awayFromMinuteTurn(15);
+
+    const replies: Reply[] = [];
+    for (let index = 0; index < 4; index++) replies.push(await chat(harness, limited.key));
+
+    expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200, 400]);
+    expect(replies[3]!.body).toEqual({
+      status: 401,
+      message: "This API key reached its rate limit of 3 requests per minute; try again next minute",
+      error: expect.objectContaining({ code: 401 }),
+    });
+    expect((await chat(harness, other.key)).status).toBe(200);
+  }, 60_000);
+
+  it("given keys of several owners, then limits follow the API's tenancy and an admin may set any", async () => {
+    const alice = await harness.session("alice");
+    const bob = await harness.session("bob");
+    const carol = await harness.session("carol", "acme");
+    const dave = await harness.session("dave", "acme");
+    const eve = await harness.session("eve", "globex");
+    const personal = await harness.issueKey(alice);
+    const shared = await harness.issueKey(carol, { isOrganization: true });
+
+    // Another user, another organization: not found, as for every key route (C3).
+    expect((await call(harness, "GET", `/llm/apis/${personal.uuid}/limits`, bob)).status).toBe(404);
+    expect(
+      (await call(harness, "PUT", `/llm/apis/${shared.uuid}/limits`, eve, { totalSpendLimitWon: "1" })).body,
+    ).toMatchObject({ status: 120 });
+    // Every session of the organization manages its shared keys.
+    expect(
+      (
+        await call(harness, "PUT", `/llm/apis/${shared.uuid}/limits`, dave, {
+          rateLimitRequestsPerMinute: 60,
+        })
+      ).body,
+    ).toMatchObject({ limits: { rateLimitRequestsPerMinute: 60 } });
+    // An admin sets any key's limits, and the event says so.
+    const byAdmin = await call(harness, "PUT", `/admin/keys/${personal.uuid}/limits`, admin, {
+      monthlySpendLimitWon: "50000",
+      totalSpendLimitWon: "120000.5",
+    });
+    expect(byAdmin.body).toMatchObject({
+      limits: {
+        monthlySpendLimitWon: "50000",
+        totalSpendLimitWon: "120000.5",
+        rateLimitRequestsPerMinute: null,
+      },
+    });
+    expect((await call(harness, "GET", `/llm/apis/${personal.uuid}/limits`, alice)).body).toMatchObject({
+      limits: { monthlySpendLimitWon: "50000" },
+    });
+    const events = await harness.service.ledger.store.readStream(`apikey-${personal.uuid}`);
+    expect(events.at(-1)).toMatchObject({ type: "ApiKeyLimitsSet", metadata: { actor: "admin" } });
+    expect((await call(harness, "DELETE", `/admin/keys/${personal.uuid}/limits`, admin)).body).toMatchObject({
+      limits: { monthlySpendLimitWon: null, totalSpendLimitWon: null },
+    });
+    expect(
+      (await call(harness, "GET", `/admin/keys/00000000-0000-4000-8000-000000000000/limits`, admin)).status,
+    ).toBe(404);
+    // Without the admin token, the admin route is closed.
+    expect((await call(harness, "GET", `/admin/keys/${personal.uuid}/limits`, alice)).status).toBe(401);
+  });
+
+  it("given bad limits, then 400/100 naming the field", async () => {
+    const session = await harness.session("hana");
+    const key = await harness.issueKey(session);
+    const cases: [unknown, string][] = [
+      [{ monthlySpendLimitWon: 5000 }, "monthlySpendLimitWon"],
+      [{ totalSpendLimitWon: "0" }, "totalSpendLimitWon: must be more than 0"],
+      [{ monthlySpendLimitWon: "1.005" }, "monthlySpendLimitWon: must have at most 2 decimal places"],
+      [{ rateLimitRequestsPerMinute: 0 }, "rateLimitRequestsPerMinute: must be at least 1"],
+      [{ rateLimitRequestsPerMinute: 1.5 }, "rateLimitRequestsPerMinute"],
+      [{ dailySpendLimitWon: "1" }, "dailySpendLimitWon"],
+    ];
+    for (const [body, message] of cases) {
+      const reply = await call(harness, "PUT", `/llm/apis/${key.uuid}/limits`, session, body);
+      expect(reply.status, JSON.stringify(body)).toBe(400);
+      expect(reply.body).toMatchObject({ status: 100, message: expect.stringContaining(message) });
+    }
+  });
+
+  it("given all of the above, then ledger verify finds the live tables equal to a fold of the log", async () => {
+    const differences = await verifyProjections({
+      pool: harness.service.ledger.pool,
+      store: harness.service.ledger.store,
+      projections: allProjections,
+    });
+    expect(differences).toEqual([]);
+  });
+});

@@ -1,0 +1,308 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allProjections } from "../../projections";
+import type { EventToAppend } from "../../src/ledger/event-store";
+import type { ApiKeyLimits, EventData } from "../../src/ledger/events";
+import { inlineFundsName } from "../../src/ledger/inline-funds";
+import { rebuildProjections, verifyProjections } from "../../src/ledger/ledger-maintenance";
+import type { PostgresEventStore, UsageAuthorizationDecision } from "../../src/ledger/postgres-event-store";
+import { metadata, topUp } from "../support/ledger-fixtures";
+import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
+
+/**
+ * Per-key limits as events: given the log, then the inline key tables (limits, spend per Seoul month,
+ * requests this minute) and the holds the authorization statement grants or refuses.
+ */
+
+const account = { kind: "user", id: "kim" } as const;
+const limitedKey = "0b6a3c1e-2f4d-4a5b-8c6d-7e8f9a0b1c2d";
+const otherKey = "1c7b4d2f-3a5e-4b6c-9d7e-8f9a0b1c2d3e";
+
+function limitsSet(keyId: string, limits: Partial<ApiKeyLimits>, eventId: string): EventToAppend {
+  return {
+    eventId,
+    event: {
+      type: "ApiKeyLimitsSet",
+      data: {
+        keyId,
+        owner: account,
+        monthlySpendLimitWon: null,
+        totalSpendLimitWon: null,
+        rateLimitRequestsPerMinute: null,
+        ...limits,
+      },
+      metadata: metadata({ actor: "user:kim" }),
+    },
+  };
+}
+
+let requestCounter = 0;
+function authorization(keyId: string, estimatedWon: string, startedAt = new Date().toISOString()) {
+  requestCounter += 1;
+  const requestId = `req_limits_${requestCounter}`;
+  const data: Omit<EventData<"UsageAuthorized">, "holdWon"> = {
+    requestId,
+    keyId,
+    account,
+    userId: "kim",
+    organizationId: null,
+    model: "alpha-5.4-mini",
+    endpoint: "chat.completions",
+    streamed: false,
+    startedAt,
+    estimate: { inputTokensMax: 10, outputTokensMax: 10, estimatedWon },
+    gatewayInstance: "gateway-test",
+    expiresAt: startedAt,
+  };
+  return {
+    eventId: crypto.randomUUID(),
+    streamId: `usage-${requestId}`,
+    event: { data, metadata: metadata({ actor: `key:${keyId}`, occurredAt: startedAt }) },
+  };
+}
+
+describe("per-key limits in the ledger", () => {
+  let harness: LedgerHarness;
+  const store = () => harness.store as PostgresEventStore;
+  const context = () => ({ pool: harness.ledger.pool, store: harness.store, projections: allProjections });
+  const authorize = (...requests: ReturnType<typeof authorization>[]) => store().authorizeUsage(requests);
+
+  async function spendOf(keyId: string) {
+    const result = await harness.ledger.pool.query<{
+      month: string;
+      held_won: string;
+      pending_won: string;
+      charged_won: string;
+    }>(
+      `SELECT month, trim_scale(held_won)::text AS held_won, trim_scale(pending_won)::text AS pending_won,
+              trim_scale(charged_won)::text AS charged_won
+       FROM key_spend WHERE key_id = $1 ORDER BY month`,
+      [keyId],
+    );
+    return result.rows;
+  }
+
+  beforeAll(async () => {
+    harness = await openLedgerHarness("key_limits_inline");
+    await harness.append({
+      streamId: "account-user-kim",
+      expectedVersion: "any",
+      events: [topUp("kim", "1000", "t")],
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await harness?.dispose();
+  });
+
+  it("given two ApiKeyLimitsSet events on a key, then the key's limits are the latest", async () => {
+    await harness.append({
+      streamId: `apikey-${limitedKey}`,
+      expectedVersion: "any",
+      events: [
+        limitsSet(limitedKey, { totalSpendLimitWon: "999" }, "6f1e2d3c-4b5a-4a69-8877-665544332211"),
+        limitsSet(limitedKey, { monthlySpendLimitWon: "30" }, "7a2f3e4d-5c6b-4b7a-9988-776655443322"),
+      ],
+    });
+
+    const limits = await harness.ledger.pool.query(
+      `SELECT trim_scale(monthly_spend_limit_won)::text AS monthly, total_spend_limit_won AS total,
+              rate_limit_requests_per_minute AS rate FROM key_limits WHERE key_id = $1`,
+      [limitedKey],
+    );
+    expect(limits.rows).toEqual([{ monthly: "30", total: null, rate: null }]);
+  });
+
+  it("given a ₩30 monthly limit, when holds are asked for, then they stop at the limit and name it", async () => {
+    const [first] = await authorize(authorization(limitedKey, "20"));
+    // In one batch: the second finds room under the limit and is held whole, the third finds none.
+    const [second, third] = await authorize(authorization(limitedKey, "20"), authorization(limitedKey, "20"));
+
+    expect(first).toMatchObject({ kind: "held", holdWon: "20" });
+    expect(second).toMatchObject({ kind: "held", holdWon: "20" });
+    expect(third).toEqual<UsageAuthorizationDecision>({
+      kind: "refused",
+      reason: "monthly-spend",
+      limit: "30",
+      availableWon: expect.any(String),
+    });
+  });
+
+  it("given the limited key at its limit, when another key of the account asks, then it is held", async () => {
+    const [decision] = await authorize(authorization(otherKey, "20"));
+    expect(decision).toMatchObject({ kind: "held", holdWon: "20" });
+  });
+
+  it("given holds posted, voided and charged, then the key's spend moves as its account's funds do", async () => {
+    const [held] = await authorize(authorization(otherKey, "5"));
+    expect(held?.kind).toBe("held");
+    const requestId = `req_limits_${requestCounter}`;
+    const startedAt = new Date().toISOString();
+    const before = await spendOf(otherKey);
+    await harness.append({
+      streamId: `usage-${requestId}`,
+      expectedVersion: 0,
+      events: [
+        {
+          eventId: crypto.randomUUID(),
+          event: {
+            type: "UsageRecorded",
+            data: {
+              requestId,
+              keyId: otherKey,
+              account,
+              userId: "kim",
+              organizationId: null,
+              model: "alpha-5.4-mini",
+              endpoint: "chat.completions",
+              streamed: false,
+              outcome: "completed",
+              tokens: { input: 10, cached: 0, output: 10, reasoning: 0 },
+              usageSource: "upstream",
+              startedAt,
+              heldWon: "5",
+              pendingWon: "1.25",
+            },
+            metadata: metadata(),
+          },
+        },
+        {
+          eventId: crypto.randomUUID(),
+          event: {
+            type: "UsageCharged",
+            data: {
+              requestId,
+              keyId: otherKey,
+              account,
+              model: "alpha-5.4-mini",
+              endpoint: "chat.completions",
+              startedAt,
+              amountWon: "1.25",
+              releasedPendingWon: "1.25",
+              breakdown: {
+                tokens: { input: 10, cached: 0, output: 10, reasoning: 0 },
+                inputUsdPerMillionTokens: "1",
+                cachedInputUsdPerMillionTokens: "0.1",
+                outputUsdPerMillionTokens: "1",
+                usd: "0.00002",
+                fxRateKrwPerUsd: "1400",
+                fxRateDate: "2026-11-19",
+                discountRate: "0",
+                amountWon: "1.25",
+                usageSource: "upstream",
+              },
+            },
+            metadata: metadata(),
+          },
+        },
+      ],
+    });
+    // The first hold on the other key is voided: a void names no key, its authorization does.
+    await harness.append({
+      streamId: "usage-req_limits_4",
+      expectedVersion: 0,
+      events: [
+        {
+          eventId: crypto.randomUUID(),
+          event: {
+            type: "UsageVoided",
+            data: { requestId: "req_limits_4", account, releasedWon: "20", reason: "upstream-failed" },
+            metadata: metadata(),
+          },
+        },
+      ],
+    });
+
+    expect(before).toEqual([
+      { month: expect.any(String), held_won: "25", pending_won: "0", charged_won: "0" },
+    ]);
+    expect(await spendOf(otherKey)).toEqual([
+      { month: before[0]!.month, held_won: "0", pending_won: "0", charged_won: "1.25" },
+    ]);
+  });
+
+  it("given a usage started in another Seoul month, then it counts in that month and in the total only", async () => {
+    await harness.append({
+      streamId: `apikey-${otherKey}`,
+      expectedVersion: "any",
+      events: [
+        limitsSet(
+          otherKey,
+          { monthlySpendLimitWon: "100", totalSpendLimitWon: "8" },
+          "8b3a4f5e-6d7c-4c8b-aa99-887766554433",
+        ),
+      ],
+    });
+    // 2026-01-31T15:30Z is 2026-02-01 00:30 in Seoul.
+    const [lastMonth] = await authorize(authorization(otherKey, "6", "2026-01-31T15:30:00.000Z"));
+    const [now] = await authorize(authorization(otherKey, "6"));
+
+    expect(lastMonth).toMatchObject({ kind: "held", holdWon: "6" });
+    expect((await spendOf(otherKey))[0]).toMatchObject({ month: "2026-02", held_won: "6" });
+    // ₩1.25 charged + ₩6 held of ₩8 in total: room left, so held whole; then none left.
+    expect(now).toMatchObject({ kind: "held", holdWon: "6" });
+    expect(await authorize(authorization(otherKey, "6"))).toEqual([
+      { kind: "refused", reason: "total-spend", limit: "8", availableWon: expect.any(String) },
+    ]);
+  });
+
+  it("given a rate limit of 2 per minute, when a batch asks for 3 holds, then the third is refused", async () => {
+    const ratedKey = "2d8c5e3a-4b6f-4c7d-8e9f-a0b1c2d3e4f5";
+    await harness.append({
+      streamId: `apikey-${ratedKey}`,
+      expectedVersion: "any",
+      events: [
+        limitsSet(ratedKey, { rateLimitRequestsPerMinute: 2 }, "9c4b5a6f-7e8d-4d9c-bbaa-998877665544"),
+      ],
+    });
+
+    const decisions = await authorize(
+      authorization(ratedKey, "1"),
+      authorization(ratedKey, "1"),
+      authorization(ratedKey, "1"),
+    );
+
+    expect(decisions.map((decision) => decision.kind)).toEqual(["held", "held", "refused"]);
+    expect(decisions[2]).toMatchObject({ reason: "rate", limit: "2" });
+    const window = await harness.ledger.pool.query(
+      "SELECT requests, window_start = date_trunc('minute', window_start) AS whole_minute FROM key_request_windows WHERE key_id = $1",
+      [ratedKey],
+    );
+    expect(window.rows).toEqual([{ requests: 2, whole_minute: true }]);
+  });
+
+  it("given the key tables edited behind the log's back, then verify names them and a rebuild restores them", async () => {
+    await harness.project();
+    expect(await verifyProjections(context())).toEqual([]);
+
+    await harness.ledger.pool.query("UPDATE key_spend_settled SET charged_won = 0 WHERE key_id = $1", [
+      otherKey,
+    ]);
+    await harness.ledger.pool.query(
+      "UPDATE key_limits SET monthly_spend_limit_won = 1000 WHERE key_id = $1",
+      [limitedKey],
+    );
+    await harness.ledger.pool.query("DELETE FROM key_request_windows");
+
+    const differences = await verifyProjections(context());
+    expect(differences).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          projection: inlineFundsName,
+          table: "key_spend",
+          column: "charged_won",
+          live: "0",
+          expected: "1.25",
+        }),
+        expect.objectContaining({
+          table: "key_limits",
+          key: limitedKey,
+          column: "monthly_spend_limit_won",
+          live: "1000",
+          expected: "30",
+        }),
+        expect.objectContaining({ table: "key_request_windows", column: "requests", live: "(none)" }),
+      ]),
+    );
+    await rebuildProjections(context(), { batchSizeMax: 1_000 });
+    expect(await verifyProjections(context())).toEqual([]);
+  });
+});
