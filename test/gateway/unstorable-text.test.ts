@@ -241,6 +241,10 @@ describe("given text PostgreSQL cannot store", () => {
       ["GET", "/llm/billing?from=%00", "from"],
       ["GET", "/llm/usage?from=2026-11-01&to=%00", "to"],
       ["GET", "/console/sign-in?code=%00", "code"],
+      // A lone surrogate's only way into a URL is WTF-8, which is not UTF-8: refused, never read as U+FFFD.
+      ["GET", "/admin/accounts?search=%ED%A0%80", "search"],
+      ["GET", "/admin/events?limit=5&stream=a%ED%B0%80", "stream"],
+      ["GET", "/llm/balance?x=%zz", "x"],
     ])("%s %s → 400/100 naming %s", async (method, path, field) => {
       const body = method === "POST" ? { amountWon: "1" } : method === "PATCH" ? { status: 0 } : undefined;
       const bearer = path.startsWith("/llm/") ? alice : testSecrets.adminToken;
