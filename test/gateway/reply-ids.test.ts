@@ -98,7 +98,8 @@ describe("given 50 concurrent requests from the official client", () => {
       const stream = client.responses.stream({ model: "alpha-5.5", input: `request ${index}` });
       const ids = new Set<string>();
       for await (const event of stream) {
-        if (event.type === "response.created" || event.type === "response.completed") ids.add(event.response.id);
+        if (event.type === "response.created" || event.type === "response.completed")
+          ids.add(event.response.id);
         if (event.type === "response.output_text.delta") ids.add(event.item_id.replace(/-msg$/, ""));
       }
       ids.add((await stream.finalResponse()).id);

@@ -302,6 +302,24 @@ describe("given a hostile value in one field of any endpoint, the rest valid", (
     }
   });
 
+  it("then a session or admin cookie of hostile text is no session: 401/110 with the error body, never a 5xx", async () => {
+    const cookieValues = ["%E0%A4", "%ED%A0%80", "a%00b", "%", "x".repeat(8_000), '"quoted"', "a=b=c"];
+    for (const operation of served.filter((candidate) => ["session", "admin"].includes(candidate.security))) {
+      for (const value of cookieValues) {
+        const path = operation.path.replace("{kind}", "user").replace(/\{[a-z]+\}/gi, "x");
+        const answer = await answerOf(
+          await fetch(`${harness.url}${path}`, {
+            method: operation.method.toUpperCase(),
+            headers: { cookie: `session=${value}; admin_session=${value}` },
+          }),
+        );
+        const context = `${operation.method} ${path} cookie ${value.slice(0, 20)}: ${answer.status} ${answer.text.slice(0, 200)}`;
+        expect(answer.status, context).toBe(401);
+        expectErrorBody(answer, context);
+      }
+    }
+  });
+
   it(`then a body nested ${deepNestingLevels} levels deep is a 4xx with the error body on every JSON route`, async () => {
     for (const operation of served.filter((candidate) => candidate.bodyFields !== undefined)) {
       const answer = await send(operation, { in: "whole body" }, { kind: "deep-arrays" });
