@@ -216,6 +216,22 @@ describe("given text PostgreSQL cannot store", () => {
       expect(response.status).toBe("completed");
     });
 
+    it("when a generation request's user or metadata carry it, then no 5xx, and no event records it", async () => {
+      for (const [path, body] of [
+        ["/llm/v1/chat/completions", { model: "gamma-4-3", messages: [{ role: "user", content: "Hi" }] }],
+        ["/llm/v1/responses", { model: "delta-4.5-haiku", input: "Hi" }],
+      ] as const) {
+        const reply = await call("POST", path, {
+          bearer: aliceKey,
+          body: { ...body, user: text, metadata: { [text]: text } },
+        });
+        expect(reply.status, JSON.stringify(reply.body)).toBeLessThan(500);
+        if (reply.status !== 200) expect(reply.body).toMatchObject({ status: 100, message: expect.any(String) });
+      }
+      const events = await call("GET", "/admin/events?limit=1000");
+      expect(JSON.stringify(events.body.data)).not.toContain(JSON.stringify(text).slice(1, -1));
+    });
+
     it("when it is a generation request's model, then 404/120 and nothing is held", async () => {
       const reply = await call("POST", "/llm/v1/chat/completions", {
         bearer: aliceKey,
