@@ -226,7 +226,8 @@ describe("given text PostgreSQL cannot store", () => {
           body: { ...body, user: text, metadata: { [text]: text } },
         });
         expect(reply.status, JSON.stringify(reply.body)).toBeLessThan(500);
-        if (reply.status !== 200) expect(reply.body).toMatchObject({ status: 100, message: expect.any(String) });
+        if (reply.status !== 200)
+          expect(reply.body).toMatchObject({ status: 100, message: expect.any(String) });
       }
       const events = await call("GET", "/admin/events?limit=1000");
       expect(JSON.stringify(events.body.data)).not.toContain(JSON.stringify(text).slice(1, -1));

@@ -53,6 +53,8 @@ const undocumented: Operation[] = [
   route("post", "/console/api/session", "none", [], [], ["token"]),
   route("post", "/console/api/admin-session", "none", [], [], ["adminToken"]),
   route("get", "/console/sign-in", "none", [], ["code"]),
+  route("get", "/console/{page}", "none", ["page"]),
+  route("get", "/console/assets/{asset}", "none", ["asset"]),
 ];
 
 function route(
@@ -135,6 +137,8 @@ const validFields = (): Record<string, unknown> => ({
   token: session,
   adminToken: testSecrets.adminToken,
   code: "not-a-code",
+  page: "usage",
+  asset: "missing.js",
 });
 
 beforeAll(async () => {
@@ -237,9 +241,11 @@ function isDocumentedUnavailable(operation: Operation, answer: Answer): boolean 
   );
 }
 
-/** Routes whose input never reaches the database: operations (no input) and generation (sent upstream). */
+/** Routes whose input never reaches the database: operations, the console's files, generation (sent upstream). */
 const reachesNoDatabase = (operation: Operation) =>
   operation.path.startsWith("/llm/v1") ||
+  operation.path === "/console/{page}" ||
+  operation.path === "/console/assets/{asset}" ||
   ["/health/live", "/health/ready", "/healthz", "/metrics", "/openapi.json", "/docs"].includes(
     operation.path,
   );
