@@ -5,19 +5,21 @@ import { newRequestId } from "../middleware/request-id";
 /**
  * A request node:http refuses before any handler sees it — headers over the parser's limit (a 1 MB query
  * string), a malformed request line — answered with the error body like every other bad request (400/100,
- * C3) instead of node's bare status line. The connection is closed after it: the parser cannot resume.
+ * C3, as a body over the limit is) instead of node's bare status line; headers that never finished arriving
+ * keep node's 408, with the error body. The connection is closed after it: the parser cannot resume.
  */
 export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
-  // Gone, or an answer already started on this connection: nothing can be said any more.
-  const response = (error as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  // Gone, or an answer already started on this connection (node's own check): nothing can be said any more.
+  const response = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (!socket.writable || response?.headersSent || error.code === "ECONNRESET") {
     socket.destroy();
     return;
   }
+  const timedOut = error.code === "ERR_HTTP_REQUEST_TIMEOUT";
   const body = JSON.stringify(errorBodyOf(apiErrors.validation(messageOf(error.code))));
   socket.end(
     [
-      "HTTP/1.1 400 Bad Request",
+      timedOut ? "HTTP/1.1 408 Request Timeout" : "HTTP/1.1 400 Bad Request",
       "content-type: application/json; charset=utf-8",
       `content-length: ${Buffer.byteLength(body)}`,
       `x-request-id: ${newRequestId()}`,

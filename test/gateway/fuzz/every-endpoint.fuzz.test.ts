@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import fc from "fast-check";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -305,6 +306,25 @@ describe("given a hostile value in one field of any endpoint, the rest valid", (
       const answer = await answerOf(await fetch(`${harness.url}${path}`));
       expect(answer.status).toBe(400);
       expectErrorBody(answer, path.slice(0, 40));
+    }
+  });
+
+  it("then a request node cannot parse gets the error body too (400/100), and the connection closes", async () => {
+    const { port } = new URL(harness.url);
+    for (const raw of ["GARBAGE\r\n\r\n", "GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n"]) {
+      const reply = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), "127.0.0.1", () => socket.write(raw));
+        let text = "";
+        socket.on("data", (chunk) => {
+          text += chunk.toString("utf8");
+        });
+        socket.on("end", () => resolve(text));
+        socket.on("error", reject);
+      });
+      const [head = "", body = ""] = reply.split("\r\n\r\n");
+      expect(head).toMatch(/^HTTP\/1\.1 400 /);
+      expect(head).toMatch(/\r\nx-request-id: req_[0-9a-f]{32}\r\n/);
+      expect(JSON.parse(body)).toMatchObject({ status: 100, message: "Malformed HTTP request" });
     }
   });
 
