@@ -10,6 +10,7 @@ import {
   type Hostile,
   hostileValue,
   isLedgerUnavailable,
+  megabyteCharacters,
 } from "./support/hostile-values";
 
 /**
@@ -350,6 +351,26 @@ describe("given any combination of generation parameters", () => {
     expect(served.get("json") ?? 0, JSON.stringify([...served])).toBeGreaterThan(0);
     expect(served.get("stream") ?? 0, JSON.stringify([...served])).toBeGreaterThan(0);
   }, 120_000);
+
+  it("when a message is one 1 MB word, then both formats answer it promptly (the count is bounded)", async () => {
+    const word = "x".repeat(megabyteCharacters);
+    for (const [path, body] of [
+      ["/chat/completions", { model: "gamma-4-3", messages: [{ role: "user", content: word }] }],
+      ["/responses", { model: "delta-4.5-haiku", stream: true, input: word }],
+    ] as const) {
+      const startedMs = performance.now();
+      const answer = await answerOf(
+        await fetch(`${harness.baseUrl}${path}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        }),
+      );
+      expect(judge(path, answer, path)).not.toBe("refused");
+      // Unbounded, the tokenizer alone took many minutes over this one piece.
+      expect(performance.now() - startedMs).toBeLessThan(15_000);
+    }
+  });
 
   it.each([
     ["NUL", "a\u0000b"],
