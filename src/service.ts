@@ -25,6 +25,7 @@ import { chatCompletionsFormat } from "./gateway/generation/chat-completions-for
 import { createGenerationEndpoints } from "./gateway/generation/generation-endpoints";
 import { responsesFormat } from "./gateway/generation/responses-format";
 import { type FamilyUpstream, UpstreamRegistry } from "./gateway/generation/upstream-registry";
+import { answerClientError } from "./gateway/http/client-error";
 import { createKeyRouter } from "./gateway/keys/key-routes";
 import { authenticateAdmin } from "./gateway/middleware/authenticate-admin";
 import { authenticateSession } from "./gateway/middleware/authenticate-session";
@@ -289,6 +290,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         listening.headersTimeout = limits.httpHeadersTimeoutMs;
         listening.requestTimeout = 0;
         listening.on("error", reject);
+        listening.on("clientError", answerClientError);
       }),
     drain: async (drainMs) => {
       lifecycle.draining = true;

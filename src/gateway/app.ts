@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import { requestObserver } from "../operations/request-observation";
 import { isGenerationPath } from "./generation/generation-endpoints";
 import { errorHandler } from "./middleware/error-handler";
+import { refuseUnstorableText } from "./middleware/refuse-unstorable-text";
 import { requestId } from "./middleware/request-id";
 
 /**
@@ -44,6 +45,7 @@ export function createApp(options: {
       type: ["application/json", "application/*+json"],
     }),
   );
+  app.use(refuseUnstorableText());
   app.get("/healthz", (_request, response) => {
     response.json({ status: "ok" });
   });

@@ -18,7 +18,8 @@ export const keyLimitBounds = {
 
 const spendLimitWon = z
   .string({ error: 'must be a decimal string such as "50000", or null' })
-  .refine(isDecimalString, 'must be a decimal string such as "50000", or null')
+  // abort: the checks below parse the text, and zod runs every refinement unless one aborts.
+  .refine(isDecimalString, { error: 'must be a decimal string such as "50000", or null', abort: true })
   .refine((text) => parseMoney(text).greaterThan(0), "must be more than 0")
   .refine(
     (text) => parseMoney(text).decimalPlaces() <= creditDecimalPlaces,

@@ -1,4 +1,5 @@
 import { errors, jwtVerify, SignJWT } from "jose";
+import { isStorableText } from "../database/storable-text";
 
 /**
  * Logged-in sessions (C4): HS256 JWTs signed with SESSION_SECRET, claims `sub` (user id), optional `org`
@@ -26,6 +27,12 @@ export class SessionTokens {
     ttlSeconds: number,
     now = new Date(),
   ): Promise<{ token: string; expiresAt: Date }> {
+    // Every minting edge validates its ids first; a session whose ids cannot be stored could never hold a key.
+    if (
+      !isAccountId(session.userId) ||
+      (session.organizationId !== null && !isAccountId(session.organizationId))
+    )
+      throw new Error("a session's user and organization ids must be non-empty text PostgreSQL can store");
     const issuedAt = Math.floor(now.getTime() / 1_000);
     const expiresAtSeconds = issuedAt + ttlSeconds;
     const claims = session.organizationId ? { org: session.organizationId } : {};
@@ -45,12 +52,19 @@ export class SessionTokens {
         algorithms: [algorithm],
         requiredClaims: ["sub", "exp"],
       });
-      if (typeof payload.sub !== "string" || payload.sub === "") return undefined;
+      if (!isAccountId(payload.sub)) return undefined;
       const organizationId = typeof payload.org === "string" && payload.org !== "" ? payload.org : null;
+      // Signed by the platform, yet no account could be named by it: not a session this service can serve.
+      if (organizationId !== null && !isAccountId(organizationId)) return undefined;
       return { userId: payload.sub, organizationId };
     } catch (error) {
       if (error instanceof errors.JOSEError) return undefined;
       throw error;
     }
   }
+}
+
+/** Whether an id can name an account: non-empty text PostgreSQL can store. */
+function isAccountId(id: unknown): id is string {
+  return typeof id === "string" && id !== "" && isStorableText(id);
 }

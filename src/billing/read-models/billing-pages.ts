@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { billingHistoryTable } from "../../../projections/billing-history";
+import { isStorableText } from "../../database/storable-text";
 import type { ChargeBreakdownData } from "../../ledger/events";
 import type { BillingHistoryEntry, BillingHistoryQuery } from "./billing-history";
 
@@ -53,7 +54,8 @@ export function decodeBillingCursor(text: string): Cursor {
       typeof decoded[0] === "string" &&
       /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(decoded[0]) &&
       typeof decoded[1] === "string" &&
-      decoded[1].length <= 200
+      decoded[1].length <= 200 &&
+      isStorableText(decoded[1])
     )
       return { startedAt: decoded[0], requestId: decoded[1] };
   } catch {

@@ -9,6 +9,7 @@ import { isAcceptableCreditAmount } from "../../billing/commands/top-up-credit";
 import { isDecimalString, type Money, parseMoney } from "../../billing/money";
 import { isIsoDate } from "../../billing/seoul-calendar";
 import { accountKinds } from "../../ledger/events";
+import { storableString } from "../http/storable-string";
 
 /**
  * Request shapes of the admin API (C6). Money is a decimal string, never a JSON number: a number has
@@ -34,12 +35,16 @@ const unitPriceText = acceptableMoney(
 
 const isoDateText = z.string().refine(isIsoDate, 'must be a date "YYYY-MM-DD"');
 
-const identifier = z.string().min(1).max(200);
+/** An account or organization id, as a path, a body or a cursor carries it. */
+export const accountIdentifier = storableString.min(1).max(200);
 
 export const accountPathSchema = z.object({
   kind: z.enum(accountKinds, { error: "must be user or organization" }),
-  id: identifier,
+  id: accountIdentifier,
 });
+
+/** `PUT /models/:slug/price`: the slug is looked up in the catalog (unknown: 404/120). */
+export const modelPathSchema = z.object({ slug: storableString });
 
 export const creditBodySchema = z.object({
   amountWon: acceptableMoney(
@@ -59,7 +64,7 @@ export const modelPriceBodySchema = z.object({
 
 export const discountBodySchema = z.object({
   model: z.string().min(1).nullable().default(null),
-  organizationId: identifier.nullable().default(null),
+  organizationId: accountIdentifier.nullable().default(null),
   rate: acceptableMoney("0.15", isAcceptableDiscountRate, "must be between 0 and 1, at most 10 decimals"),
 });
 

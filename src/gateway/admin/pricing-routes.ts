@@ -5,12 +5,12 @@ import { formatMoney } from "../../billing/money";
 import { findModel } from "../../providers/catalog";
 import { apiErrors } from "../api-error";
 import { type AdminContext, adminOriginOf, parseWith, writeDependenciesOf } from "./admin-context";
-import { discountBodySchema, modelPriceBodySchema } from "./admin-request-schemas";
+import { discountBodySchema, modelPathSchema, modelPriceBodySchema } from "./admin-request-schemas";
 
 /** `PUT /models/:slug/price` and `PUT /discounts`: in force from the moment they answer 200. */
 export function addPricingRoutes(router: Router, context: AdminContext): void {
   router.put("/models/:slug/price", async (request, response) => {
-    const slug = String(request.params.slug);
+    const { slug } = parseWith(modelPathSchema, request.params);
     if (findModel(slug) === undefined) throw apiErrors.notFound(`Unknown model: ${slug}`);
     const body = parseWith(modelPriceBodySchema, request.body);
     const cachedInput = body.cachedInputUsdPer1M ?? body.inputUsdPer1M;

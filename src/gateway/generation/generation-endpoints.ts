@@ -38,7 +38,7 @@ export function createGenerationEndpoints(
   /** GET /models/{id} (C11, `client.models.retrieve`): one model object; unknown → 404/120. */
   const retrieveModel: Endpoint = async (request, response) => {
     await dependencies.admission.authenticate(request.headers.authorization, { requireCredit: false });
-    const id = decodeURIComponent(endpointPathOf(request.url ?? "").slice(modelPathPrefix.length));
+    const id = decodedPathSegment(endpointPathOf(request.url ?? "").slice(modelPathPrefix.length));
     const text = modelTexts.get(id);
     if (text === undefined) throw apiErrors.notFound(`The model '${id}' does not exist`);
     sendJsonText(response, 200, text);
@@ -87,6 +87,15 @@ export function isGenerationPath(url: string): boolean {
   if (!url.startsWith(generationPathPrefix)) return false;
   const next = url.charAt(generationPathPrefix.length);
   return next === "" || next === "/" || next === "?";
+}
+
+/** A percent-encoded path segment; one that is not valid UTF-8 once decoded is a bad request, as in express. */
+function decodedPathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw apiErrors.validation("id: the path is not valid percent-encoded UTF-8");
+  }
 }
 
 /** HEAD is answered as GET (Node leaves the body out), as express does. */

@@ -1,5 +1,9 @@
-import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
+import { countTokens as countO200kTokens } from "gpt-tokenizer/encoding/o200k_base";
+import { boundedTokenCounter } from "../../providers/bounded-token-count";
 import type { GenerationRequest, ToolCall } from "../../providers/provider";
+
+/** A client's message may be one 1 MB word: counted at a cost bounded by its length. */
+const countTokens = boundedTokenCounter(countO200kTokens);
 
 /**
  * Token counts for when the upstream reported none (client disconnect, upstream failure mid-stream). Uses

@@ -7,6 +7,7 @@ import {
   OrganizationRequiredError,
 } from "../../keys/api-key-service";
 import { apiErrors, validationErrorOf } from "../api-error";
+import { storableString } from "../http/storable-string";
 import { sessionOf } from "../middleware/authenticate-session";
 import { requestIdOf } from "../middleware/request-id";
 
@@ -23,6 +24,8 @@ const statusBody = z.object({ status: z.union([z.literal(0), z.literal(1)], { er
 const listQuery = z.object({
   isOrganization: z.enum(["true", "false"], { error: "must be true or false" }).optional(),
 });
+
+const keyPath = z.object({ uuid: storableString });
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -113,8 +116,9 @@ function parse<T extends z.ZodType>(schema: T, value: unknown): z.infer<T> {
   return parsed.data;
 }
 
+/** A key id that is not a uuid names no key (404), unless it is text no key id could ever be (400). */
 function keyIdOf(request: Request): string {
-  const keyId = String(request.params.uuid ?? "").toLowerCase();
+  const keyId = parse(keyPath, request.params).uuid.toLowerCase();
   if (!uuidPattern.test(keyId)) throw apiErrors.notFound("API key not found");
   return keyId;
 }

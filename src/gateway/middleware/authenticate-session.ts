@@ -1,7 +1,13 @@
 import type { Request, RequestHandler } from "express";
 import type { Session, SessionTokens } from "../../sessions/session-tokens";
 import { apiErrors } from "../api-error";
-import { type ConsoleAuth, csrfHeaderName, isSafeMethod } from "../console/console-auth";
+import {
+  type ConsoleAuth,
+  cookieOf,
+  csrfHeaderName,
+  isSafeMethod,
+  sessionCookieName,
+} from "../console/console-auth";
 
 /**
  * Key management and balance endpoints need a logged-in session: a bearer token or the `session` cookie.
@@ -11,7 +17,8 @@ import { type ConsoleAuth, csrfHeaderName, isSafeMethod } from "../console/conso
 export function authenticateSession(tokens: SessionTokens, csrf?: ConsoleAuth): RequestHandler {
   return async (request, response, next) => {
     const bearer = bearerTokenOf(request);
-    const token = bearer ?? sessionCookieOf(request);
+    // A cookie that is not valid percent-encoding is no session: cookieOf reads it as absent.
+    const token = bearer ?? cookieOf(request.headers.cookie, sessionCookieName);
     const session = token ? await tokens.verify(token) : undefined;
     if (!session) {
       next(apiErrors.unauthorized("A logged-in session is required"));
@@ -43,14 +50,4 @@ export function bearerTokenOf(request: Request): string | undefined {
 export function bearerTokenOfHeader(header: string | undefined): string | undefined {
   if (!header) return undefined;
   return /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
-}
-
-function sessionCookieOf(request: Request): string | undefined {
-  const header = request.headers.cookie;
-  if (!header) return undefined;
-  for (const part of header.split(";")) {
-    const [name, ...value] = part.trim().split("=");
-    if (name === "session" && value.length > 0) return decodeURIComponent(value.join("="));
-  }
-  return undefined;
 }

@@ -15,9 +15,13 @@ export function requestId(): RequestHandler {
 
 /** Mints the request's id and puts it on the response's headers. */
 export function assignRequestId(response: ServerResponse): string {
-  const id = `req_${randomUUID().replaceAll("-", "")}`;
+  const id = newRequestId();
   response.setHeader("x-request-id", id);
   return id;
+}
+
+export function newRequestId(): string {
+  return `req_${randomUUID().replaceAll("-", "")}`;
 }
 
 export function requestIdOf(locals: Record<string, unknown>): string {

@@ -9,6 +9,7 @@ import {
   discountBodySchema,
   eventsQuerySchema,
   fxRateBodySchema,
+  modelPathSchema,
   modelPriceBodySchema,
 } from "../../gateway/admin/admin-request-schemas";
 import { accountsQuerySchema } from "../../gateway/admin/read-routes";
@@ -46,7 +47,6 @@ export interface ApiRoute {
 }
 
 const json = (description: string, schema: z.ZodType) => ({ description, schema });
-const slugPath = z.object({ slug: z.string() });
 const keyPath = z.object({ uuid: z.uuid() });
 
 const generation = (path: string, summary: string, body: z.ZodType, answer: z.ZodType): ApiRoute => ({
@@ -268,7 +268,7 @@ export const apiRoutes: readonly ApiRoute[] = [
     tag: "admin",
     summary: "Set a model's prices in USD per 1M tokens",
     security: "admin",
-    pathParameters: slugPath,
+    pathParameters: modelPathSchema,
     body: modelPriceBodySchema,
     responses: { 200: json("The prices now in force", bodies.modelPriceSchema) },
     errors: [100, 110, 120],

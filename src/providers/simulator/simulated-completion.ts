@@ -1,6 +1,10 @@
 import { createHash } from "node:crypto";
-import { countTokens } from "gpt-tokenizer";
+import { countTokens as countAnyTokens } from "gpt-tokenizer";
+import { boundedTokenCounter } from "../bounded-token-count";
 import { BoundedCache } from "./bounded-cache";
+
+/** A client's prompt may be one 1 MB word: counted at a cost bounded by its length. */
+export const countTokens = boundedTokenCounter(countAnyTokens);
 
 export interface SimulatedMessage {
   role: string;

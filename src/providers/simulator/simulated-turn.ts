@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { countTokens } from "gpt-tokenizer";
 import {
   countPromptTokens,
+  countTokens,
   mulberry32,
   type SimulatedCompletion,
   type SimulatedMessage,
