@@ -8,7 +8,8 @@ import { useI18n } from "../lib/i18n";
 
 export function OverviewPage({ userId, organizationId }: { userId: string; organizationId: string | null }) {
   const { t } = useI18n();
-  const balance = useQuery({ queryKey: ["balance"], queryFn: userApi.balance });
+  // Charges, holds and top-ups land while the page is open: the balance is read again every few seconds.
+  const balance = useQuery({ queryKey: ["balance"], queryFn: userApi.balance, refetchInterval: 5_000 });
   return (
     <>
       <h1>{t("navOverview")}</h1>
