@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { estimateOutputTokens } from "../../src/gateway/generation/token-estimator";
 import { type GatewayHarness, startGatewayHarness } from "../support/gateway-harness";
+import { recordedUsageOf } from "../support/recorded-usage";
 
 /**
  * The chat-completions format end to end with the official `openai` client: tools, tool turns, structured
@@ -11,24 +12,6 @@ import { type GatewayHarness, startGatewayHarness } from "../support/gateway-har
  */
 
 const model = "alpha-5.4";
-
-interface UsageData {
-  outcome: string;
-  usageSource: string;
-  tokens: { input: number; output: number };
-}
-
-async function usageOf(harness: GatewayHarness, requestId: string): Promise<UsageData | undefined> {
-  for (let attempt = 0; attempt < 500; attempt++) {
-    const result = await harness.service.ledger.pool.query<{ data: UsageData }>(
-      "SELECT data FROM ledger_events WHERE stream_id = $1 AND type = 'UsageRecorded'",
-      [`usage-${requestId}`],
-    );
-    if (result.rows[0]) return result.rows[0].data;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return undefined;
-}
 
 const weatherTool = {
   type: "function" as const,
@@ -159,7 +142,7 @@ describe("chat completions with tools, structured output, images and parameters"
       },
     });
     expect(data.id).toMatch(/^chatcmpl-\d{13}$/);
-    expect(await usageOf(harness, response.headers.get("x-request-id")!)).toMatchObject({
+    expect(await recordedUsageOf(harness, response.headers.get("x-request-id")!)).toMatchObject({
       outcome: "completed",
       usageSource: "upstream",
       tokens: { input: data.usage!.prompt_tokens, output: data.usage!.completion_tokens },
@@ -210,7 +193,7 @@ describe("chat completions with tools, structured output, images and parameters"
       .join("");
     expect(sentArguments.length).toBeGreaterThan(0);
 
-    const usage = await usageOf(harness, response.headers.get("x-request-id")!);
+    const usage = await recordedUsageOf(harness, response.headers.get("x-request-id")!);
     expect(usage).toMatchObject({ outcome: "upstream-failed", usageSource: "estimated" });
     expect(usage!.tokens.output).toBe(
       estimateOutputTokens("", [{ id: deltas[0].id, name: "get_weather", arguments: sentArguments }]),

@@ -1,33 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type GatewayHarness, startGatewayHarness } from "../support/gateway-harness";
+import { recordedUsageOf } from "../support/recorded-usage";
 
 /** The official `openai` client against the running gateway, every model family behind the simulator. */
-
-interface UsageRow {
-  data: {
-    requestId: string;
-    outcome: string;
-    usageSource: string;
-    endpoint: string;
-    streamed: boolean;
-    model: string;
-    account: { kind: string; id: string };
-    tokens: { input: number; cached: number | null; output: number; reasoning: number | null };
-  };
-}
-
-/** The request's usage, once written: it is recorded after the answer, its hold witnessing it meanwhile (C10). */
-async function usageOf(harness: GatewayHarness, requestId: string): Promise<UsageRow["data"] | undefined> {
-  for (let attempt = 0; attempt < 500; attempt++) {
-    const result = await harness.service.ledger.pool.query<UsageRow>(
-      "SELECT data FROM ledger_events WHERE stream_id = $1 AND type = 'UsageRecorded'",
-      [`usage-${requestId}`],
-    );
-    if (result.rows[0]) return result.rows[0].data;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return undefined;
-}
 
 async function usageCount(harness: GatewayHarness): Promise<number> {
   const result = await harness.service.ledger.pool.query<{ count: number }>(
@@ -98,7 +73,7 @@ describe("generation with the official openai client", () => {
     });
     expect(data.usage!.total_tokens).toBe(data.usage!.prompt_tokens + data.usage!.completion_tokens);
     const requestId = response.headers.get("x-request-id")!;
-    expect(await usageOf(harness, requestId)).toMatchObject({
+    expect(await recordedUsageOf(harness, requestId)).toMatchObject({
       outcome: "completed",
       usageSource: "upstream",
       endpoint: "chat.completions",
@@ -255,12 +230,12 @@ describe("generation with the official openai client", () => {
 
       expect(await slow.simulator.lastRequest()!.ended).toBe("connection-closed");
       await expect
-        .poll(() => usageOf(slow, requestId), { timeout: 10_000 })
+        .poll(() => recordedUsageOf(slow, requestId), { timeout: 10_000 })
         .toMatchObject({
           outcome: "client-disconnected",
           usageSource: "estimated",
         });
-      const usage = (await usageOf(slow, requestId))!;
+      const usage = (await recordedUsageOf(slow, requestId))!;
       expect(usage.tokens.output).toBeGreaterThan(0);
       expect(usage.tokens.output).toBeLessThan(2000);
     } finally {
@@ -287,7 +262,7 @@ describe("generation with the official openai client", () => {
       const frames = (await response.text()).split("\n\n").filter(Boolean);
       expect(frames.at(-1)).toBe("data: [DONE]");
       expect(JSON.parse(frames.at(-2)!.slice("data: ".length))).toMatchObject({ status: 300 });
-      expect(await usageOf(slow, response.headers.get("x-request-id")!)).toMatchObject({
+      expect(await recordedUsageOf(slow, response.headers.get("x-request-id")!)).toMatchObject({
         outcome: "upstream-failed",
         usageSource: "estimated",
       });
@@ -314,7 +289,7 @@ describe("generation with the official openai client", () => {
     expect(frames.at(-1)).toBe("data: [DONE]");
     const error = JSON.parse(frames.at(-2)!.slice("data: ".length));
     expect(error).toMatchObject({ status: 300, error: { message: expect.any(String) } });
-    const usage = await usageOf(harness, response.headers.get("x-request-id")!);
+    const usage = await recordedUsageOf(harness, response.headers.get("x-request-id")!);
     expect(usage).toMatchObject({ outcome: "upstream-failed", usageSource: "estimated" });
     expect(await usageCount(harness)).toBe(before + 1);
 

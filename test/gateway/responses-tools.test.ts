@@ -3,6 +3,7 @@ import { zodTextFormat } from "openai/helpers/zod";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type GatewayHarness, startGatewayHarness } from "../support/gateway-harness";
+import { recordedUsageOf } from "../support/recorded-usage";
 
 /**
  * The responses format's tools, structured output, images and parameters, end to end: the official `openai`
@@ -18,25 +19,6 @@ const weatherTool = {
   strict: false,
 };
 const timeTool = { ...weatherTool, name: "get_time", parameters: { type: "object", properties: {} } };
-
-interface UsageData {
-  outcome: string;
-  usageSource: string;
-  endpoint: string;
-  tokens: { input: number; output: number };
-}
-
-async function usageOf(harness: GatewayHarness, requestId: string): Promise<UsageData | undefined> {
-  for (let attempt = 0; attempt < 500; attempt++) {
-    const result = await harness.service.ledger.pool.query<{ data: UsageData }>(
-      "SELECT data FROM ledger_events WHERE stream_id = $1 AND type = 'UsageRecorded'",
-      [`usage-${requestId}`],
-    );
-    if (result.rows[0]) return result.rows[0].data;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  return undefined;
-}
 
 describe("the responses format with tools, structured output and images", () => {
   let harness: GatewayHarness;
@@ -89,7 +71,7 @@ describe("the responses format with tools, structured output and images", () => 
         { type: "function", name: "get_time" },
       ],
     });
-    expect(await usageOf(harness, response.headers.get("x-request-id")!)).toMatchObject({
+    expect(await recordedUsageOf(harness, response.headers.get("x-request-id")!)).toMatchObject({
       outcome: "completed",
       usageSource: "upstream",
       endpoint: "responses",
