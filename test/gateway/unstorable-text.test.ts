@@ -135,7 +135,12 @@ describe("given text PostgreSQL cannot store", () => {
     });
 
     it("when it is an admin write's field, then 400/100 names it and nothing is recorded", async () => {
-      const eventsBefore = (await call("GET", "/admin/events?limit=1000")).body.data as unknown[];
+      // Usage of earlier requests may still be recorded and charged meanwhile: only admin writes count here.
+      const adminWrites = async () =>
+        ((await call("GET", "/admin/events?limit=1000")).body.data as { type: string }[]).filter(
+          (event) => !event.type.startsWith("Usage"),
+        );
+      const eventsBefore = await adminWrites();
       expectRefused(
         await call("POST", "/admin/accounts/user/alice/credits", {
           body: { amountWon: "1", reference: text },
@@ -166,8 +171,7 @@ describe("given text PostgreSQL cannot store", () => {
         await call("POST", "/admin/sessions", { body: { userId: "bob", [`extra${text}`]: 1 } }),
         `extra${text}`,
       );
-      const eventsAfter = (await call("GET", "/admin/events?limit=1000")).body.data as unknown[];
-      expect(eventsAfter).toHaveLength(eventsBefore.length);
+      expect(await adminWrites()).toEqual(eventsBefore);
     });
 
     it("when a JSON body nests it deep in an array, then 400/100 names its path", async () => {
