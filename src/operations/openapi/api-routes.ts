@@ -7,10 +7,12 @@ import {
   billingQuerySchema,
   creditBodySchema,
   discountBodySchema,
+  discountHistoryQuerySchema,
   eventsQuerySchema,
   fxRateBodySchema,
   modelPathSchema,
   modelPriceBodySchema,
+  priceHistoryQuerySchema,
 } from "../../gateway/admin/admin-request-schemas";
 import { accountsQuerySchema } from "../../gateway/admin/read-routes";
 import { issueKeyBodySchema, keyStatusBodySchema, listKeysQuerySchema } from "../../gateway/keys/key-routes";
@@ -369,6 +371,26 @@ export const apiRoutes: readonly ApiRoute[] = [
     security: "admin",
     responses: { 200: json("Rules", bodies.discountsSchema) },
     errors: [110],
+  },
+  {
+    method: "get",
+    path: "/admin/prices/history",
+    tag: "admin",
+    summary: "Every price change of a model (or of all models), who made it and when, newest first",
+    security: "admin",
+    query: priceHistoryQuerySchema,
+    responses: { 200: json("Price changes in USD per 1M tokens", bodies.priceHistorySchema) },
+    errors: [100, 110, 120],
+  },
+  {
+    method: "get",
+    path: "/admin/discounts/history",
+    tag: "admin",
+    summary: "Every discount change of every scope, who made it and when, newest first",
+    security: "admin",
+    query: discountHistoryQuerySchema,
+    responses: { 200: json("Discount changes", bodies.discountHistorySchema) },
+    errors: [100, 110],
   },
   {
     method: "get",

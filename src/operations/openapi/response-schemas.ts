@@ -224,6 +224,36 @@ export const discountsSchema = z.object({
   ),
 });
 
+const changeAuthor = {
+  actor: z.string().meta({ description: "who made the change: admin, admin:<label>, system:<component>" }),
+  correlationId: z.string().nullable().meta({ description: "the request (x-request-id) that made it" }),
+  eventId: z.uuid(),
+  effectiveAt: instant,
+};
+
+export const priceHistorySchema = z.object({
+  data: z.array(
+    z.object({
+      ...changeAuthor,
+      model: z.string(),
+      inputUsdPer1M: moneyText,
+      outputUsdPer1M: moneyText,
+      cachedInputUsdPer1M: moneyText,
+    }),
+  ),
+});
+
+export const discountHistorySchema = z.object({
+  data: z.array(
+    z.object({
+      ...changeAuthor,
+      model: z.string().nullable(),
+      organizationId: z.string().nullable(),
+      rate: moneyText,
+    }),
+  ),
+});
+
 export const accountsPageSchema = z.object({
   data: z.array(
     z.object({
