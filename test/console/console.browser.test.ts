@@ -332,6 +332,20 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
     await discountForm.getByRole("button", { name: "Save" }).click();
     await poll(() => page.getByTestId("discounts-table").textContent()).toContain("15%");
     await expectAccessible("10-admin-pricing");
+
+    // The history, read from the ledger: the newest change first, with who made it.
+    const newestPrice = page.getByTestId("price-history-table").locator("tbody tr").first();
+    await poll(() => newestPrice.textContent()).toContain("$1.25");
+    expect(await newestPrice.textContent()).toContain(model);
+    expect(await newestPrice.textContent()).toContain("admin:console");
+    await page.getByLabel("Model shown").selectOption(model);
+    await poll(() => page.getByTestId("price-history-table").locator("tbody tr").count()).toBe(2);
+    const priceRows = await page.getByTestId("price-history-table").locator("tbody tr").allTextContents();
+    expect(priceRows[1]).toContain("system:");
+    const newestDiscount = page.getByTestId("discount-history-table").locator("tbody tr").first();
+    await poll(() => newestDiscount.textContent()).toContain("15%");
+    expect(await newestDiscount.textContent()).toContain(organizationId);
+    await expectAccessible("10b-admin-pricing-history");
   });
 
   it("records a manual FX rate and shows the history", async () => {

@@ -9,6 +9,7 @@
 
 import type { AccountKey } from "../../../src/billing/read-models/admin-read-model";
 import type { BillingHistoryEntry } from "../../../src/billing/read-models/billing-history";
+import type { DiscountChange, PriceChange } from "../../../src/billing/read-models/pricing-history";
 import type { UsageResponse } from "../../../src/gateway/account/usage-routes";
 import type {
   ConsoleAccountRow,
@@ -19,7 +20,15 @@ import type { ApiKeyLimitsView } from "../../../src/keys/api-key-limits";
 import type { ApiKeyRecord, IssuedApiKey } from "../../../src/keys/api-key-service";
 import type { ApiKeyLimits } from "../../../src/ledger/events";
 
-export type { BillingHistoryEntry, ConsoleAccountRow, ConsoleDiscountRow, ConsolePriceRow, UsageResponse };
+export type {
+  BillingHistoryEntry,
+  ConsoleAccountRow,
+  ConsoleDiscountRow,
+  ConsolePriceRow,
+  DiscountChange,
+  PriceChange,
+  UsageResponse,
+};
 export type UsageDay = UsageResponse["data"][number];
 export type KeyLimits = ApiKeyLimits;
 export type KeyLimitsView = ApiKeyLimitsView;
@@ -182,6 +191,9 @@ export const userApi = {
     call<BillingPage>("user", "GET", `/llm/billing${billingQuery(range, isOrganization, nextDay)}`),
 };
 
+/** Price and discount changes one history table shows (the API allows up to 1,000). */
+const historyRowsShown = 200;
+
 export const adminApi = {
   /** Resolves true when the admin cookie is valid (a query's data must not be undefined). */
   async session(): Promise<true> {
@@ -224,6 +236,18 @@ export const adminApi = {
   discounts: () => call<{ data: ConsoleDiscountRow[] }>("admin", "GET", "/admin/console/discounts"),
   setDiscount: (discount: { model: string | null; organizationId: string | null; rate: string }) =>
     call<unknown>("admin", "PUT", "/admin/discounts", discount),
+  priceHistory: (model: string | null) =>
+    call<{ data: PriceChange[] }>(
+      "admin",
+      "GET",
+      `/admin/prices/history${query({ model: model ?? undefined, limit: String(historyRowsShown) })}`,
+    ),
+  discountHistory: () =>
+    call<{ data: DiscountChange[] }>(
+      "admin",
+      "GET",
+      `/admin/discounts/history${query({ limit: String(historyRowsShown) })}`,
+    ),
   fxRates: () => call<{ data: FxRateEntry[] }>("admin", "GET", "/admin/fx-rates"),
   setFxRate: (rate: { appliesOn: string; rate: string; rateDate?: string }) =>
     call<unknown>("admin", "POST", "/admin/fx-rates", rate),

@@ -164,6 +164,11 @@ const en = {
   keys: "Keys",
   noAccountKeys: "This account has no keys.",
   model_all: "all models",
+  priceHistory: "Price history",
+  discountHistory: "Discount history",
+  changedBy: "Changed by",
+  historyModel: "Model shown",
+  noChanges: "No changes recorded.",
 } as const;
 
 export type MessageKey = keyof typeof en;
@@ -327,6 +332,11 @@ const ko: Dictionary = {
   keys: "키",
   noAccountKeys: "이 계정에는 키가 없습니다.",
   model_all: "모든 모델",
+  priceHistory: "가격 변경 이력",
+  discountHistory: "할인 변경 이력",
+  changedBy: "변경한 사람",
+  historyModel: "표시할 모델",
+  noChanges: "기록된 변경이 없습니다.",
 };
 
 export const dictionaries: Record<Language, Dictionary> = { en, ko };

@@ -3,7 +3,14 @@ import { type FormEvent, useState } from "react";
 import type { LedgerEventType } from "../../../src/ledger/events";
 import { KeyLimitsDialog, KeyLimitsSummary } from "../components/key-limits";
 import { Card, ErrorMessage } from "../components/ui";
-import { type AccountKeyRow, adminApi, type KeyLimits, type LedgerEventRow } from "../lib/api";
+import {
+  type AccountKeyRow,
+  adminApi,
+  type DiscountChange,
+  type KeyLimits,
+  type LedgerEventRow,
+  type PriceChange,
+} from "../lib/api";
 import {
   formatCount,
   formatDecimal,
@@ -386,7 +393,104 @@ export function PricingPage() {
           </tbody>
         </table>
       </Card>
+      <PriceHistory models={models} />
+      <DiscountHistory />
     </>
+  );
+}
+
+/** Every price change, newest first, with who made it: all models or one. */
+function PriceHistory({ models }: { models: readonly string[] }) {
+  const { t, language } = useI18n();
+  const [model, setModel] = useState("");
+  const history = useQuery({
+    queryKey: ["admin", "price-history", model],
+    queryFn: () => adminApi.priceHistory(model || null),
+  });
+  return (
+    <Card title={t("priceHistory")}>
+      <label>
+        {t("historyModel")}{" "}
+        <select value={model} onChange={(event) => setModel(event.target.value)}>
+          <option value="">{t("model_all")}</option>
+          {models.map((slug) => (
+            <option key={slug}>{slug}</option>
+          ))}
+        </select>
+      </label>
+      <ErrorMessage error={history.error} />
+      {history.data && history.data.data.length === 0 && <p>{t("noChanges")}</p>}
+      {history.data && history.data.data.length > 0 && (
+        <table data-testid="price-history-table">
+          <thead>
+            <tr>
+              <th scope="col">{t("effectiveAt")}</th>
+              <th scope="col">{t("model")}</th>
+              <th scope="col">{t("inputPrice")}</th>
+              <th scope="col">{t("cachedPrice")}</th>
+              <th scope="col">{t("outputPrice")}</th>
+              <th scope="col">{t("changedBy")}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {history.data.data.map((change: PriceChange) => (
+              <tr key={change.eventId}>
+                <td>{formatSeoulDateTime(change.effectiveAt, language)}</td>
+                <td>{change.model}</td>
+                <td className="number">${formatDecimal(change.inputUsdPer1M)}</td>
+                <td className="number">${formatDecimal(change.cachedInputUsdPer1M)}</td>
+                <td className="number">${formatDecimal(change.outputUsdPer1M)}</td>
+                <td>
+                  {change.actor}
+                  {change.correlationId && (
+                    <>
+                      {" "}
+                      <code>{change.correlationId}</code>
+                    </>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Card>
+  );
+}
+
+/** Every discount change of every scope, newest first, replaced rules included. */
+function DiscountHistory() {
+  const { t, language } = useI18n();
+  const history = useQuery({ queryKey: ["admin", "discount-history"], queryFn: adminApi.discountHistory });
+  return (
+    <Card title={t("discountHistory")}>
+      <ErrorMessage error={history.error} />
+      {history.data && history.data.data.length === 0 && <p>{t("noChanges")}</p>}
+      {history.data && history.data.data.length > 0 && (
+        <table data-testid="discount-history-table">
+          <thead>
+            <tr>
+              <th scope="col">{t("effectiveAt")}</th>
+              <th scope="col">{t("model")}</th>
+              <th scope="col">{t("organization")}</th>
+              <th scope="col">{t("rate")}</th>
+              <th scope="col">{t("changedBy")}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {history.data.data.map((change: DiscountChange) => (
+              <tr key={change.eventId}>
+                <td>{formatSeoulDateTime(change.effectiveAt, language)}</td>
+                <td>{change.model ?? t("anyModel")}</td>
+                <td>{change.organizationId ?? t("anyOrganization")}</td>
+                <td className="number">{formatRate(change.rate)}</td>
+                <td>{change.actor}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Card>
   );
 }
 
