@@ -348,7 +348,19 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
     await expectAccessible("10b-admin-pricing-history");
   });
 
-  it("records a manual FX rate and shows the history", async () => {
+  it("records a manual FX rate and shows the history, in the table and a chart", async () => {
+    // Given two earlier days' rates (past days: no charge of today is priced with them).
+    for (const [appliesOn, rate] of [
+      ["2026-11-01", "1390"],
+      ["2026-11-02", "1402.5"],
+    ] as const) {
+      const response = await fetch(`${harness.url}/admin/fx-rates`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${testSecrets.adminToken}`, "content-type": "application/json" },
+        body: JSON.stringify({ appliesOn, rate }),
+      });
+      expect(response.status).toBe(201);
+    }
     await page.getByRole("link", { name: "FX rates" }).click();
     await page.getByTestId("fx-table").waitFor();
     await page.getByLabel("Rate (KRW/USD)").fill("1483.4");
@@ -359,7 +371,17 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
       (await page.getByRole("alert").allTextContents()).join(),
     ).toBe(0);
     await poll(() => page.getByTestId("fx-table").textContent()).toContain("1,483.4");
+    // One point per day (today's manual rate replaces the seeded one), described for assistive technology.
+    const chart = page.getByTestId("fx-chart");
+    await poll(() => chart.locator(".recharts-line-dot").count()).toBe(3);
+    expect(await chart.locator("svg title").first().textContent()).toBe("KRW per USD by day");
+    expect(await chart.locator("svg desc").first().textContent()).toContain("history table");
+    expect(await chart.getByRole("heading").textContent()).toBe("KRW per USD by day");
     await expectAccessible("11-admin-fx");
+    await page.getByLabel("Language").selectOption("ko");
+    await poll(() => chart.getByRole("heading").textContent()).toBe("일별 원/달러 환율");
+    await expectAccessible("11b-admin-fx-ko");
+    await page.getByLabel("언어").selectOption("en");
   });
 
   it("filters the event log by stream and type, showing who did what", async () => {

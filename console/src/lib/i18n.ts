@@ -169,6 +169,9 @@ const en = {
   changedBy: "Changed by",
   historyModel: "Model shown",
   noChanges: "No changes recorded.",
+  fxChart: "KRW per USD by day",
+  fxChartDescription:
+    "Line chart of the rate billing used on each Seoul day (the day's latest record); the history table below lists every record.",
 } as const;
 
 export type MessageKey = keyof typeof en;
@@ -337,6 +340,9 @@ const ko: Dictionary = {
   changedBy: "변경한 사람",
   historyModel: "표시할 모델",
   noChanges: "기록된 변경이 없습니다.",
+  fxChart: "일별 원/달러 환율",
+  fxChartDescription:
+    "서울 날짜별로 청구에 사용된 환율(그날의 마지막 기록)을 보여 주는 선 그래프입니다. 아래 이력 표에 모든 기록이 있습니다.",
 };
 
 export const dictionaries: Record<Language, Dictionary> = { en, ko };
