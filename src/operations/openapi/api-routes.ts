@@ -20,6 +20,7 @@ import { mintSessionBodySchema } from "../../gateway/sessions/admin-session-rout
 import { chatCompletionsRequestSchema } from "../../gateway/wire/chat-completions-request";
 import { responsesRequestSchema } from "../../gateway/wire/responses-request";
 import { keyLimitsBodySchema } from "../../keys/api-key-limits";
+import { ledgerStatusLimits } from "../../ledger/ledger-status";
 import * as bodies from "./response-schemas";
 
 /**
@@ -421,6 +422,25 @@ export const apiRoutes: readonly ApiRoute[] = [
     query: eventsQuerySchema,
     responses: { 200: json("A page of events", bodies.eventsPageSchema) },
     errors: [100, 110],
+  },
+
+  {
+    method: "get",
+    path: "/admin/ledger/status",
+    tag: "admin",
+    summary: "The latest signed checkpoint, its own checks and the events not sealed yet (constant cost)",
+    security: "admin",
+    responses: { 200: json("Integrity at a glance", bodies.ledgerStatusSchema) },
+    errors: [110],
+  },
+  {
+    method: "post",
+    path: "/admin/ledger/verify",
+    tag: "admin",
+    summary: `Verify every hash chain and checkpoint now (a log of at most ${ledgerStatusLimits.verifyOnDemandEventsMax} events; else the CLI)`,
+    security: "admin",
+    responses: { 200: json("The verification, or why it was not run here", bodies.ledgerVerificationSchema) },
+    errors: [110],
   },
 
   {
