@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LedgerSigningKey } from "../../src/ledger/ledger-signing-key";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
 import { type Browser, launchBrowser, screenshot, seriousAccessibilityViolations } from "./support/browser";
 import { patienceMs, poll, topUp } from "./support/patient";
@@ -14,6 +15,7 @@ import { patienceMs, poll, topUp } from "./support/patient";
 const userId = "mina";
 const organizationId = "acme";
 const model = "alpha-5.4-mini";
+const ledgerSigningKey = LedgerSigningKey.parse(Buffer.alloc(32, 5).toString("base64"));
 
 let harness: GatewayHarness;
 let browser: Browser;
@@ -44,7 +46,8 @@ beforeAll(async () => {
   harness = await startGatewayHarness({
     label: "console_browser",
     billing: {},
-    service: { adminToken: testSecrets.adminToken },
+    // With the signing key the checkpointer seals the log, so the ledger page has a checkpoint to show.
+    service: { adminToken: testSecrets.adminToken, ledgerSigningKey },
   });
   await topUp(harness, { kind: "user", id: userId }, "10000");
   sessionToken = await harness.session(userId, organizationId);
@@ -393,6 +396,25 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
     await poll(() => page.getByTestId("events-table").locator("tbody tr").count()).toBe(2);
     expect(await page.getByTestId("events-table").textContent()).toContain("admin:console");
     await expectAccessible("12-admin-events");
+  });
+
+  it("shows the latest signed checkpoint and verifies every hash chain on demand", async () => {
+    await page.getByRole("link", { name: "Ledger integrity" }).click();
+    await page.getByTestId("checkpoint-table").waitFor();
+    expect(await page.getByTestId("check-hashMatches").textContent()).toBe("✓ yes");
+    expect(await page.getByTestId("check-signatureValid").textContent()).toBe("✓ yes");
+    expect(await page.getByTestId("check-chainsToPrevious").textContent()).toBe("✓ yes");
+    expect(await page.getByTestId("checkpoint-table").textContent()).toMatch(/#\d+/);
+    await page.getByRole("button", { name: "Verify now" }).click();
+    await poll(() => page.getByTestId("verification-result").textContent()).toContain(
+      "Intact: every hash chain and checkpoint verifies.",
+    );
+    await expectAccessible("12b-admin-ledger");
+    await page.getByLabel("Language").selectOption("ko");
+    await poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("원장 무결성");
+    expect(await page.getByTestId("check-signatureValid").textContent()).toBe("✓ 예");
+    await expectAccessible("12c-admin-ledger-ko");
+    await page.getByLabel("언어").selectOption("en");
   });
 
   it("renders the user pages in Korean with ko-KR won and Seoul dates", async () => {

@@ -19,6 +19,7 @@ import type {
 import type { ApiKeyLimitsView } from "../../../src/keys/api-key-limits";
 import type { ApiKeyRecord, IssuedApiKey } from "../../../src/keys/api-key-service";
 import type { ApiKeyLimits } from "../../../src/ledger/events";
+import type { LedgerStatus, OnDemandVerification } from "../../../src/ledger/ledger-status";
 
 export type {
   BillingHistoryEntry,
@@ -30,6 +31,8 @@ export type {
   UsageResponse,
 };
 export type UsageDay = UsageResponse["data"][number];
+export type LedgerStatusView = LedgerStatus & { store: string; signingKeyConfigured: boolean };
+export type LedgerVerification = OnDemandVerification | { outcome: "unsupported"; store: string };
 export type KeyLimits = ApiKeyLimits;
 export type KeyLimitsView = ApiKeyLimitsView;
 export type AccountKeyRow = AccountKey;
@@ -252,6 +255,8 @@ export const adminApi = {
   setFxRate: (rate: { appliesOn: string; rate: string; rateDate?: string }) =>
     call<unknown>("admin", "POST", "/admin/fx-rates", rate),
   refreshFxRate: () => call<unknown>("admin", "POST", "/admin/fx-rates/refresh"),
+  ledgerStatus: () => call<LedgerStatusView>("admin", "GET", "/admin/ledger/status"),
+  verifyLedger: () => call<LedgerVerification>("admin", "POST", "/admin/ledger/verify"),
   events: (parameters: { stream?: string; after?: string; limit: number }) =>
     call<{ data: LedgerEventRow[]; next: string | null }>(
       "admin",
