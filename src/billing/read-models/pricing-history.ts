@@ -41,21 +41,16 @@ export async function readPriceHistory(
   limit: number,
 ): Promise<PriceChange[]> {
   const streams = await store.readStreams(models.map(modelPriceStreamIdOf));
-  return newestFirst([...streams.values()].flat())
+  const changes = [...streams.values()].flat().filter(isOfType("ModelPriceSet"));
+  return newestFirst(changes)
     .slice(0, limit)
-    .flatMap((recorded) => {
-      if (recorded.type !== "ModelPriceSet") return [];
-      const event = recorded as RecordedEventOf<"ModelPriceSet">;
-      return [
-        {
-          ...authorOf(event),
-          model: event.data.model,
-          inputUsdPer1M: event.data.inputUsdPerMillionTokens,
-          outputUsdPer1M: event.data.outputUsdPerMillionTokens,
-          cachedInputUsdPer1M: event.data.cachedInputUsdPerMillionTokens,
-        },
-      ];
-    });
+    .map((event) => ({
+      ...authorOf(event),
+      model: event.data.model,
+      inputUsdPer1M: event.data.inputUsdPerMillionTokens,
+      outputUsdPer1M: event.data.outputUsdPerMillionTokens,
+      cachedInputUsdPer1M: event.data.cachedInputUsdPerMillionTokens,
+    }));
 }
 
 /** The discount changes of every scope ever set (at most `scopesMax` scopes), newest first, at most `limit`. */
@@ -74,21 +69,21 @@ export async function readDiscountHistory(
       discountStreamIdOf({ model: scope.model, organizationId: scope.organization_id }),
     ),
   );
-  return newestFirst([...streams.values()].flat())
+  const changes = [...streams.values()].flat().filter(isOfType("DiscountSet"));
+  return newestFirst(changes)
     .slice(0, options.limit)
-    .flatMap((recorded) => {
-      if (recorded.type !== "DiscountSet") return [];
-      const event = recorded as RecordedEventOf<"DiscountSet">;
-      return [
-        {
-          ...authorOf(event),
-          model: event.data.model,
-          organizationId: event.data.organizationId,
-          rate: event.data.rate,
-        },
-      ];
-    });
+    .map((event) => ({
+      ...authorOf(event),
+      model: event.data.model,
+      organizationId: event.data.organizationId,
+      rate: event.data.rate,
+    }));
 }
+
+const isOfType =
+  <Type extends RecordedEvent["type"]>(type: Type) =>
+  (recorded: RecordedEvent): recorded is RecordedEventOf<Type> =>
+    recorded.type === type;
 
 function authorOf(event: RecordedEvent): ChangeAuthor {
   return {
@@ -100,7 +95,7 @@ function authorOf(event: RecordedEvent): ChangeAuthor {
 }
 
 /** By the instant it took effect, then by log position (the order the projections apply them in). */
-function newestFirst(events: RecordedEvent[]): RecordedEvent[] {
+function newestFirst<Event extends RecordedEvent>(events: Event[]): Event[] {
   return events.sort((left, right) =>
     left.metadata.occurredAt === right.metadata.occurredAt
       ? compareLogPositions(right.position, left.position)
