@@ -98,6 +98,8 @@ export interface ServiceParts {
   /** The web console's cookies: CSRF tokens, the admin cookie, one-time sign-in links. */
   consoleAuth: ConsoleAuth;
   logger: Logger;
+  /** The ledger signing key's public half, when configured: checkpoint signatures are checked against it. */
+  ledgerPublicKey: Buffer | undefined;
 }
 
 export interface RunningService extends ServiceParts {
@@ -197,7 +199,16 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   );
   const lifecycle = { draining: false };
   const consoleAuth = new ConsoleAuth(options.sessionSecret, options.adminToken);
-  const parts: ServiceParts = { lifecycle, ledger, waiter, sessions, keys, consoleAuth, logger };
+  const parts: ServiceParts = {
+    lifecycle,
+    ledger,
+    waiter,
+    sessions,
+    keys,
+    consoleAuth,
+    logger,
+    ledgerPublicKey: options.ledgerSigningKey?.publicKey,
+  };
   // Holds are placed by one PostgreSQL statement together with the funds check (C10).
   if (!(ledger.store instanceof PostgresEventStore))
     throw new Error(

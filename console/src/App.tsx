@@ -12,6 +12,7 @@ import {
   useI18n,
 } from "./lib/i18n";
 import { AccountsPage, EventsPage, FxRatesPage, PricingPage } from "./pages/admin-pages";
+import { LedgerStatusPage } from "./pages/ledger-status-page";
 import { PlaygroundPage } from "./pages/playground-page";
 import { UsagePage } from "./pages/usage-page";
 import { KeysPage, OverviewPage } from "./pages/user-pages";
@@ -28,6 +29,7 @@ const adminRoutes = [
   { path: "/admin/pricing", label: "navPricing" },
   { path: "/admin/fx", label: "navFx" },
   { path: "/admin/events", label: "navEvents" },
+  { path: "/admin/ledger", label: "navLedger" },
 ] as const satisfies readonly { path: string; label: MessageKey }[];
 
 function currentPath(): string {
@@ -249,6 +251,9 @@ function AdminArea({ path }: { path: string }) {
       break;
     case "/admin/events":
       page = <EventsPage />;
+      break;
+    case "/admin/ledger":
+      page = <LedgerStatusPage />;
       break;
     default:
       page = <AccountsPage />;

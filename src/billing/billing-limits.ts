@@ -74,6 +74,11 @@ export const billingLimits = {
   fxRateHistoryRowsMax: 10_000,
   /** Raw events one GET /admin/events returns. */
   eventsPageSizeMax: 1_000,
+  /** Changes one GET /admin/prices/history or /admin/discounts/history answer holds, and the default. */
+  pricingHistoryRowsMax: 1_000,
+  pricingHistoryRowsDefault: 100,
+  /** Discount scopes (model or any × organization or any) whose history one answer reads. */
+  discountScopesMax: 1_000,
   eventsPageSizeDefault: 100,
   /** Credit amounts are below one trillion won: anything larger is a typo, not a top-up. */
   creditAmountWonBelow: "1000000000000",

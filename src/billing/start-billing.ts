@@ -23,6 +23,8 @@ import { queueBackendOf } from "./queue/queue-backend";
 export interface BillingServiceParts {
   ledger: { pool: pg.Pool; store: EventStore };
   waiter: ProjectionWaiting;
+  /** The admin API checks checkpoint signatures against it (absent: not checked). */
+  ledgerPublicKey?: Buffer | undefined;
 }
 
 export interface Billing {
@@ -73,6 +75,7 @@ export async function startBilling(options: {
         waiter: parts.waiter,
         fxRateRefresher: refresherFor(parts),
         clock,
+        ledgerPublicKey: parts.ledgerPublicKey,
       }),
     accountRouter: (parts) => createAccountRouter({ database: parts.ledger.pool }),
     async attach(parts) {

@@ -16,6 +16,7 @@ import {
   sumWon,
   wonOfMicroWon,
 } from "../../console/src/lib/format";
+import { fxSeries } from "../../console/src/lib/fx-series";
 import { dictionaries, preferredLanguage } from "../../console/src/lib/i18n";
 import { takeSseData } from "../../console/src/lib/sse";
 import { dailySeries } from "../../console/src/lib/usage-series";
@@ -202,5 +203,33 @@ describe("usage chart series", () => {
       { day: "2026-11-23", "alpha-5.4-mini": 0, "beta-3-flash": 0 },
       { day: "2026-11-24", "alpha-5.4-mini": 0, "beta-3-flash": 0.5 },
     ]);
+  });
+});
+
+describe("FX chart series", () => {
+  it("given several records of one day, then keeps the day's latest, one point per day, oldest first", () => {
+    const record = (appliesOn: string, rate: string, recordedAt: string, source = "admin") => ({
+      appliesOn,
+      rateDate: appliesOn,
+      rate,
+      source,
+      recordedAt,
+    });
+    const points = fxSeries([
+      record("2026-11-03", "1483.4", "2026-11-03T01:00:00.000Z"),
+      record("2026-11-03", "1400", "2026-11-02T15:00:00.000Z", "default"),
+      record("2026-11-01", "1390.123456789", "2026-10-31T15:00:00.000Z", "koreaexim"),
+    ]);
+    expect(points).toEqual([
+      {
+        day: "2026-11-01",
+        dayMs: Date.UTC(2026, 10, 1),
+        rate: 1390.123456789,
+        rateText: "1390.123456789",
+        source: "koreaexim",
+      },
+      { day: "2026-11-03", dayMs: Date.UTC(2026, 10, 3), rate: 1483.4, rateText: "1483.4", source: "admin" },
+    ]);
+    expect(fxSeries([])).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LedgerSigningKey } from "../../src/ledger/ledger-signing-key";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
 import { type Browser, launchBrowser, screenshot, seriousAccessibilityViolations } from "./support/browser";
 import { patienceMs, poll, topUp } from "./support/patient";
@@ -14,6 +15,7 @@ import { patienceMs, poll, topUp } from "./support/patient";
 const userId = "mina";
 const organizationId = "acme";
 const model = "alpha-5.4-mini";
+const ledgerSigningKey = LedgerSigningKey.parse(Buffer.alloc(32, 5).toString("base64"));
 
 let harness: GatewayHarness;
 let browser: Browser;
@@ -44,7 +46,8 @@ beforeAll(async () => {
   harness = await startGatewayHarness({
     label: "console_browser",
     billing: {},
-    service: { adminToken: testSecrets.adminToken },
+    // With the signing key the checkpointer seals the log, so the ledger page has a checkpoint to show.
+    service: { adminToken: testSecrets.adminToken, ledgerSigningKey },
   });
   await topUp(harness, { kind: "user", id: userId }, "10000");
   sessionToken = await harness.session(userId, organizationId);
@@ -332,9 +335,35 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
     await discountForm.getByRole("button", { name: "Save" }).click();
     await poll(() => page.getByTestId("discounts-table").textContent()).toContain("15%");
     await expectAccessible("10-admin-pricing");
+
+    // The history, read from the ledger: the newest change first, with who made it.
+    const newestPrice = page.getByTestId("price-history-table").locator("tbody tr").first();
+    await poll(() => newestPrice.textContent()).toContain("$1.25");
+    expect(await newestPrice.textContent()).toContain(model);
+    expect(await newestPrice.textContent()).toContain("admin:console");
+    await page.getByLabel("Model shown").selectOption(model);
+    await poll(() => page.getByTestId("price-history-table").locator("tbody tr").count()).toBe(2);
+    const priceRows = await page.getByTestId("price-history-table").locator("tbody tr").allTextContents();
+    expect(priceRows[1]).toContain("system:");
+    const newestDiscount = page.getByTestId("discount-history-table").locator("tbody tr").first();
+    await poll(() => newestDiscount.textContent()).toContain("15%");
+    expect(await newestDiscount.textContent()).toContain(organizationId);
+    await expectAccessible("10b-admin-pricing-history");
   });
 
-  it("records a manual FX rate and shows the history", async () => {
+  it("records a manual FX rate and shows the history, in the table and a chart", async () => {
+    // Given two earlier days' rates (past days: no charge of today is priced with them).
+    for (const [appliesOn, rate] of [
+      ["2026-11-01", "1390"],
+      ["2026-11-02", "1402.5"],
+    ] as const) {
+      const response = await fetch(`${harness.url}/admin/fx-rates`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${testSecrets.adminToken}`, "content-type": "application/json" },
+        body: JSON.stringify({ appliesOn, rate }),
+      });
+      expect(response.status).toBe(201);
+    }
     await page.getByRole("link", { name: "FX rates" }).click();
     await page.getByTestId("fx-table").waitFor();
     await page.getByLabel("Rate (KRW/USD)").fill("1483.4");
@@ -345,7 +374,17 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
       (await page.getByRole("alert").allTextContents()).join(),
     ).toBe(0);
     await poll(() => page.getByTestId("fx-table").textContent()).toContain("1,483.4");
+    // One point per day (today's manual rate replaces the seeded one), described for assistive technology.
+    const chart = page.getByTestId("fx-chart");
+    await poll(() => chart.locator(".recharts-line-dot").count()).toBe(3);
+    expect(await chart.locator("svg title").first().textContent()).toBe("KRW per USD by day");
+    expect(await chart.locator("svg desc").first().textContent()).toContain("history table");
+    expect(await chart.getByRole("heading").textContent()).toBe("KRW per USD by day");
     await expectAccessible("11-admin-fx");
+    await page.getByLabel("Language").selectOption("ko");
+    await poll(() => chart.getByRole("heading").textContent()).toBe("일별 원/달러 환율");
+    await expectAccessible("11b-admin-fx-ko");
+    await page.getByLabel("언어").selectOption("en");
   });
 
   it("filters the event log by stream and type, showing who did what", async () => {
@@ -357,6 +396,25 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
     await poll(() => page.getByTestId("events-table").locator("tbody tr").count()).toBe(2);
     expect(await page.getByTestId("events-table").textContent()).toContain("admin:console");
     await expectAccessible("12-admin-events");
+  });
+
+  it("shows the latest signed checkpoint and verifies every hash chain on demand", async () => {
+    await page.getByRole("link", { name: "Ledger integrity" }).click();
+    await page.getByTestId("checkpoint-table").waitFor();
+    expect(await page.getByTestId("check-hashMatches").textContent()).toBe("✓ yes");
+    expect(await page.getByTestId("check-signatureValid").textContent()).toBe("✓ yes");
+    expect(await page.getByTestId("check-chainsToPrevious").textContent()).toBe("✓ yes");
+    expect(await page.getByTestId("checkpoint-table").textContent()).toMatch(/#\d+/);
+    await page.getByRole("button", { name: "Verify now" }).click();
+    await poll(() => page.getByTestId("verification-result").textContent()).toContain(
+      "Intact: every hash chain and checkpoint verifies.",
+    );
+    await expectAccessible("12b-admin-ledger");
+    await page.getByLabel("Language").selectOption("ko");
+    await poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("원장 무결성");
+    expect(await page.getByTestId("check-signatureValid").textContent()).toBe("✓ 예");
+    await expectAccessible("12c-admin-ledger-ko");
+    await page.getByLabel("언어").selectOption("en");
   });
 
   it("renders the user pages in Korean with ko-KR won and Seoul dates", async () => {

@@ -9,6 +9,7 @@
 
 import type { AccountKey } from "../../../src/billing/read-models/admin-read-model";
 import type { BillingHistoryEntry } from "../../../src/billing/read-models/billing-history";
+import type { DiscountChange, PriceChange } from "../../../src/billing/read-models/pricing-history";
 import type { UsageResponse } from "../../../src/gateway/account/usage-routes";
 import type {
   ConsoleAccountRow,
@@ -18,9 +19,20 @@ import type {
 import type { ApiKeyLimitsView } from "../../../src/keys/api-key-limits";
 import type { ApiKeyRecord, IssuedApiKey } from "../../../src/keys/api-key-service";
 import type { ApiKeyLimits } from "../../../src/ledger/events";
+import type { LedgerStatus, OnDemandVerification } from "../../../src/ledger/ledger-status";
 
-export type { BillingHistoryEntry, ConsoleAccountRow, ConsoleDiscountRow, ConsolePriceRow, UsageResponse };
+export type {
+  BillingHistoryEntry,
+  ConsoleAccountRow,
+  ConsoleDiscountRow,
+  ConsolePriceRow,
+  DiscountChange,
+  PriceChange,
+  UsageResponse,
+};
 export type UsageDay = UsageResponse["data"][number];
+export type LedgerStatusView = LedgerStatus & { store: string; signingKeyConfigured: boolean };
+export type LedgerVerification = OnDemandVerification | { outcome: "unsupported"; store: string };
 export type KeyLimits = ApiKeyLimits;
 export type KeyLimitsView = ApiKeyLimitsView;
 export type AccountKeyRow = AccountKey;
@@ -182,6 +194,9 @@ export const userApi = {
     call<BillingPage>("user", "GET", `/llm/billing${billingQuery(range, isOrganization, nextDay)}`),
 };
 
+/** Price and discount changes one history table shows (the API allows up to 1,000). */
+const historyRowsShown = 200;
+
 export const adminApi = {
   /** Resolves true when the admin cookie is valid (a query's data must not be undefined). */
   async session(): Promise<true> {
@@ -224,10 +239,24 @@ export const adminApi = {
   discounts: () => call<{ data: ConsoleDiscountRow[] }>("admin", "GET", "/admin/console/discounts"),
   setDiscount: (discount: { model: string | null; organizationId: string | null; rate: string }) =>
     call<unknown>("admin", "PUT", "/admin/discounts", discount),
+  priceHistory: (model: string | null) =>
+    call<{ data: PriceChange[] }>(
+      "admin",
+      "GET",
+      `/admin/prices/history${query({ model: model ?? undefined, limit: String(historyRowsShown) })}`,
+    ),
+  discountHistory: () =>
+    call<{ data: DiscountChange[] }>(
+      "admin",
+      "GET",
+      `/admin/discounts/history${query({ limit: String(historyRowsShown) })}`,
+    ),
   fxRates: () => call<{ data: FxRateEntry[] }>("admin", "GET", "/admin/fx-rates"),
   setFxRate: (rate: { appliesOn: string; rate: string; rateDate?: string }) =>
     call<unknown>("admin", "POST", "/admin/fx-rates", rate),
   refreshFxRate: () => call<unknown>("admin", "POST", "/admin/fx-rates/refresh"),
+  ledgerStatus: () => call<LedgerStatusView>("admin", "GET", "/admin/ledger/status"),
+  verifyLedger: () => call<LedgerVerification>("admin", "POST", "/admin/ledger/verify"),
   events: (parameters: { stream?: string; after?: string; limit: number }) =>
     call<{ data: LedgerEventRow[]; next: string | null }>(
       "admin",

@@ -1,17 +1,27 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useState } from "react";
+import { type FormEvent, useId, useState } from "react";
+import { CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import type { LedgerEventType } from "../../../src/ledger/events";
 import { KeyLimitsDialog, KeyLimitsSummary } from "../components/key-limits";
 import { Card, ErrorMessage } from "../components/ui";
-import { type AccountKeyRow, adminApi, type KeyLimits, type LedgerEventRow } from "../lib/api";
+import {
+  type AccountKeyRow,
+  adminApi,
+  type DiscountChange,
+  type KeyLimits,
+  type LedgerEventRow,
+  type PriceChange,
+} from "../lib/api";
 import {
   formatCount,
   formatDecimal,
   formatRate,
   formatSeoulDateTime,
+  formatShortDate,
   formatWon,
   seoulDateOf,
 } from "../lib/format";
+import { type FxPoint, fxSeries } from "../lib/fx-series";
 import { useI18n } from "../lib/i18n";
 
 function field(form: FormData, name: string): string {
@@ -386,7 +396,104 @@ export function PricingPage() {
           </tbody>
         </table>
       </Card>
+      <PriceHistory models={models} />
+      <DiscountHistory />
     </>
+  );
+}
+
+/** Every price change, newest first, with who made it: all models or one. */
+function PriceHistory({ models }: { models: readonly string[] }) {
+  const { t, language } = useI18n();
+  const [model, setModel] = useState("");
+  const history = useQuery({
+    queryKey: ["admin", "price-history", model],
+    queryFn: () => adminApi.priceHistory(model || null),
+  });
+  return (
+    <Card title={t("priceHistory")}>
+      <label>
+        {t("historyModel")}{" "}
+        <select value={model} onChange={(event) => setModel(event.target.value)}>
+          <option value="">{t("model_all")}</option>
+          {models.map((slug) => (
+            <option key={slug}>{slug}</option>
+          ))}
+        </select>
+      </label>
+      <ErrorMessage error={history.error} />
+      {history.data && history.data.data.length === 0 && <p>{t("noChanges")}</p>}
+      {history.data && history.data.data.length > 0 && (
+        <table data-testid="price-history-table">
+          <thead>
+            <tr>
+              <th scope="col">{t("effectiveAt")}</th>
+              <th scope="col">{t("model")}</th>
+              <th scope="col">{t("inputPrice")}</th>
+              <th scope="col">{t("cachedPrice")}</th>
+              <th scope="col">{t("outputPrice")}</th>
+              <th scope="col">{t("changedBy")}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {history.data.data.map((change: PriceChange) => (
+              <tr key={change.eventId}>
+                <td>{formatSeoulDateTime(change.effectiveAt, language)}</td>
+                <td>{change.model}</td>
+                <td className="number">${formatDecimal(change.inputUsdPer1M)}</td>
+                <td className="number">${formatDecimal(change.cachedInputUsdPer1M)}</td>
+                <td className="number">${formatDecimal(change.outputUsdPer1M)}</td>
+                <td>
+                  {change.actor}
+                  {change.correlationId && (
+                    <>
+                      {" "}
+                      <code>{change.correlationId}</code>
+                    </>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Card>
+  );
+}
+
+/** Every discount change of every scope, newest first, replaced rules included. */
+function DiscountHistory() {
+  const { t, language } = useI18n();
+  const history = useQuery({ queryKey: ["admin", "discount-history"], queryFn: adminApi.discountHistory });
+  return (
+    <Card title={t("discountHistory")}>
+      <ErrorMessage error={history.error} />
+      {history.data && history.data.data.length === 0 && <p>{t("noChanges")}</p>}
+      {history.data && history.data.data.length > 0 && (
+        <table data-testid="discount-history-table">
+          <thead>
+            <tr>
+              <th scope="col">{t("effectiveAt")}</th>
+              <th scope="col">{t("model")}</th>
+              <th scope="col">{t("organization")}</th>
+              <th scope="col">{t("rate")}</th>
+              <th scope="col">{t("changedBy")}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {history.data.data.map((change: DiscountChange) => (
+              <tr key={change.eventId}>
+                <td>{formatSeoulDateTime(change.effectiveAt, language)}</td>
+                <td>{change.model ?? t("anyModel")}</td>
+                <td>{change.organizationId ?? t("anyOrganization")}</td>
+                <td className="number">{formatRate(change.rate)}</td>
+                <td>{change.actor}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </Card>
   );
 }
 
@@ -442,6 +549,7 @@ export function FxRatesPage() {
           {refresh.isSuccess && <p role="status">{t("refreshed")}</p>}
         </Card>
       </div>
+      {rates.data && rates.data.data.length > 0 && <FxChart points={fxSeries(rates.data.data)} />}
       <Card title={t("fxHistory")}>
         <ErrorMessage error={rates.error} />
         <table data-testid="fx-table">
@@ -468,6 +576,60 @@ export function FxRatesPage() {
         </table>
       </Card>
     </>
+  );
+}
+
+const dayOf = (dayMs: number) => new Date(dayMs).toISOString().slice(0, 10);
+
+/** The rate by day; the svg carries a title and description, and the history table is its text equivalent. */
+function FxChart({ points }: { points: FxPoint[] }) {
+  const { t, language } = useI18n();
+  const captionId = useId();
+  const rates = points.map((point) => point.rate);
+  // A little room above and below, so a flat history is a visible line rather than an edge.
+  const padding = Math.max(1, (Math.max(...rates) - Math.min(...rates)) * 0.1);
+  return (
+    <figure className="card chart" data-testid="fx-chart" aria-labelledby={captionId}>
+      <figcaption id={captionId}>
+        <h2>{t("fxChart")}</h2>
+      </figcaption>
+      <ResponsiveContainer width="100%" height={260}>
+        <LineChart
+          data={points}
+          margin={{ left: 12, right: 24 }}
+          title={t("fxChart")}
+          desc={t("fxChartDescription")}
+          accessibilityLayer
+        >
+          <CartesianGrid strokeDasharray="3 3" vertical={false} />
+          <XAxis
+            dataKey="dayMs"
+            type="number"
+            scale="time"
+            domain={["dataMin", "dataMax"]}
+            padding={{ left: 16, right: 16 }}
+            tickFormatter={(dayMs: number) => formatShortDate(dayOf(dayMs), language)}
+            minTickGap={24}
+          />
+          <YAxis
+            width={80}
+            domain={[
+              Math.floor((Math.min(...rates) - padding) / 10) * 10,
+              Math.ceil((Math.max(...rates) + padding) / 10) * 10,
+            ]}
+            tickFormatter={(value: number) => formatDecimal(String(value))}
+          />
+          <Tooltip
+            formatter={(_value, _name, item) => [
+              `${formatDecimal((item.payload as FxPoint).rateText)} (${(item.payload as FxPoint).source})`,
+              "KRW/USD",
+            ]}
+            labelFormatter={(dayMs) => formatShortDate(dayOf(Number(dayMs)), language)}
+          />
+          <Line type="stepAfter" dataKey="rate" stroke="#1d4ed8" dot={{ r: 3 }} isAnimationActive={false} />
+        </LineChart>
+      </ResponsiveContainer>
+    </figure>
   );
 }
 

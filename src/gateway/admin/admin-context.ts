@@ -17,6 +17,8 @@ export interface AdminContext {
   clock: Clock;
   projectionWaitTimeoutMs: number;
   billingHistoryRowsMax: number;
+  /** The ledger signing key's public half: the only key checkpoint signatures are checked against. */
+  ledgerPublicKey: Buffer | undefined;
 }
 
 export function writeDependenciesOf(context: AdminContext): BillingWriteDependencies {

@@ -101,3 +101,19 @@ export const eventsQuerySchema = z.object({
     .max(billingLimits.eventsPageSizeMax)
     .default(billingLimits.eventsPageSizeDefault),
 });
+
+/** `GET /prices/history` and `GET /discounts/history`: newest first, at most `limit` changes. */
+const historyLimit = z.coerce
+  .number({ error: `must be an integer from 1 to ${billingLimits.pricingHistoryRowsMax}` })
+  .int()
+  .min(1)
+  .max(billingLimits.pricingHistoryRowsMax)
+  .default(billingLimits.pricingHistoryRowsDefault);
+
+export const priceHistoryQuerySchema = z.object({
+  /** Absent: every model of the catalog. */
+  model: storableString.optional(),
+  limit: historyLimit,
+});
+
+export const discountHistoryQuerySchema = z.object({ limit: historyLimit });

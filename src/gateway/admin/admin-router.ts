@@ -10,6 +10,7 @@ import type { AdminContext } from "./admin-context";
 import { addBillingRoutes } from "./billing-routes";
 import { addEventsRoutes } from "./events-routes";
 import { addFxRateRoutes } from "./fx-rate-routes";
+import { addLedgerStatusRoutes } from "./ledger-status-routes";
 import { addPricingRoutes } from "./pricing-routes";
 import { addReadRoutes } from "./read-routes";
 
@@ -28,6 +29,8 @@ export interface AdminRouterDependencies {
   sessionRoutes?: Router;
   projectionWaitTimeoutMs?: number;
   billingHistoryRowsMax?: number;
+  /** Absent: checkpoint signatures are reported as not checked. */
+  ledgerPublicKey?: Buffer | undefined;
 }
 
 export function createAdminRouter(dependencies: AdminRouterDependencies): Router {
@@ -40,6 +43,7 @@ export function createAdminRouter(dependencies: AdminRouterDependencies): Router
     projectionWaitTimeoutMs:
       dependencies.projectionWaitTimeoutMs ?? billingLimits.adminProjectionWaitTimeoutMs,
     billingHistoryRowsMax: dependencies.billingHistoryRowsMax ?? billingLimits.billingHistoryRowsMax,
+    ledgerPublicKey: dependencies.ledgerPublicKey,
   };
   const router = express.Router();
   if (dependencies.sessionRoutes) router.use(dependencies.sessionRoutes);
@@ -49,6 +53,7 @@ export function createAdminRouter(dependencies: AdminRouterDependencies): Router
   addFxRateRoutes(router, context);
   addBillingRoutes(router, context);
   addEventsRoutes(router, context);
+  addLedgerStatusRoutes(router, context);
   router.use(billingErrorMapper);
   return router;
 }

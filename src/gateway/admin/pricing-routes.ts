@@ -1,13 +1,24 @@
 import type { Router } from "express";
+import { billingLimits } from "../../billing/billing-limits";
 import { setDiscount } from "../../billing/commands/set-discount";
 import { setModelPrice } from "../../billing/commands/set-model-price";
 import { formatMoney } from "../../billing/money";
-import { findModel } from "../../providers/catalog";
+import { readDiscountHistory, readPriceHistory } from "../../billing/read-models/pricing-history";
+import { findModel, listModels } from "../../providers/catalog";
 import { apiErrors } from "../api-error";
 import { type AdminContext, adminOriginOf, parseWith, writeDependenciesOf } from "./admin-context";
-import { discountBodySchema, modelPathSchema, modelPriceBodySchema } from "./admin-request-schemas";
+import {
+  discountBodySchema,
+  discountHistoryQuerySchema,
+  modelPathSchema,
+  modelPriceBodySchema,
+  priceHistoryQuerySchema,
+} from "./admin-request-schemas";
 
-/** `PUT /models/:slug/price` and `PUT /discounts`: in force from the moment they answer 200. */
+/**
+ * `PUT /models/:slug/price` and `PUT /discounts`: in force from the moment they answer 200.
+ * `GET /prices/history` and `GET /discounts/history`: every change, who made it and when, newest first.
+ */
 export function addPricingRoutes(router: Router, context: AdminContext): void {
   router.put("/models/:slug/price", async (request, response) => {
     const { slug } = parseWith(modelPathSchema, request.params);
@@ -48,6 +59,25 @@ export function addPricingRoutes(router: Router, context: AdminContext): void {
       organizationId: body.organizationId,
       rate: formatMoney(body.rate),
       effectiveAt,
+    });
+  });
+
+  router.get("/prices/history", async (request, response) => {
+    const query = parseWith(priceHistoryQuerySchema, request.query);
+    if (query.model !== undefined && findModel(query.model) === undefined) {
+      throw apiErrors.notFound(`Unknown model: ${query.model}`);
+    }
+    const models = query.model === undefined ? listModels().map((model) => model.slug) : [query.model];
+    response.json({ data: await readPriceHistory(context.store, models, query.limit) });
+  });
+
+  router.get("/discounts/history", async (request, response) => {
+    const query = parseWith(discountHistoryQuerySchema, request.query);
+    response.json({
+      data: await readDiscountHistory(context.store, context.database, {
+        limit: query.limit,
+        scopesMax: billingLimits.discountScopesMax,
+      }),
     });
   });
 }

@@ -7,10 +7,12 @@ import {
   billingQuerySchema,
   creditBodySchema,
   discountBodySchema,
+  discountHistoryQuerySchema,
   eventsQuerySchema,
   fxRateBodySchema,
   modelPathSchema,
   modelPriceBodySchema,
+  priceHistoryQuerySchema,
 } from "../../gateway/admin/admin-request-schemas";
 import { accountsQuerySchema } from "../../gateway/admin/read-routes";
 import { issueKeyBodySchema, keyStatusBodySchema, listKeysQuerySchema } from "../../gateway/keys/key-routes";
@@ -18,6 +20,7 @@ import { mintSessionBodySchema } from "../../gateway/sessions/admin-session-rout
 import { chatCompletionsRequestSchema } from "../../gateway/wire/chat-completions-request";
 import { responsesRequestSchema } from "../../gateway/wire/responses-request";
 import { keyLimitsBodySchema } from "../../keys/api-key-limits";
+import { ledgerStatusLimits } from "../../ledger/ledger-status";
 import * as bodies from "./response-schemas";
 
 /**
@@ -372,6 +375,26 @@ export const apiRoutes: readonly ApiRoute[] = [
   },
   {
     method: "get",
+    path: "/admin/prices/history",
+    tag: "admin",
+    summary: "Every price change of a model (or of all models), who made it and when, newest first",
+    security: "admin",
+    query: priceHistoryQuerySchema,
+    responses: { 200: json("Price changes in USD per 1M tokens", bodies.priceHistorySchema) },
+    errors: [100, 110, 120],
+  },
+  {
+    method: "get",
+    path: "/admin/discounts/history",
+    tag: "admin",
+    summary: "Every discount change of every scope, who made it and when, newest first",
+    security: "admin",
+    query: discountHistoryQuerySchema,
+    responses: { 200: json("Discount changes", bodies.discountHistorySchema) },
+    errors: [100, 110],
+  },
+  {
+    method: "get",
     path: "/admin/accounts",
     tag: "admin",
     summary: "Accounts whose id contains `search`, with balance and pending usage count, a page at a time",
@@ -399,6 +422,25 @@ export const apiRoutes: readonly ApiRoute[] = [
     query: eventsQuerySchema,
     responses: { 200: json("A page of events", bodies.eventsPageSchema) },
     errors: [100, 110],
+  },
+
+  {
+    method: "get",
+    path: "/admin/ledger/status",
+    tag: "admin",
+    summary: "The latest signed checkpoint, its own checks and the events not sealed yet (constant cost)",
+    security: "admin",
+    responses: { 200: json("Integrity at a glance", bodies.ledgerStatusSchema) },
+    errors: [110],
+  },
+  {
+    method: "post",
+    path: "/admin/ledger/verify",
+    tag: "admin",
+    summary: `Verify every hash chain and checkpoint now (a log of at most ${ledgerStatusLimits.verifyOnDemandEventsMax} events; else the CLI)`,
+    security: "admin",
+    responses: { 200: json("The verification, or why it was not run here", bodies.ledgerVerificationSchema) },
+    errors: [110],
   },
 
   {

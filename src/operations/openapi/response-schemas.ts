@@ -224,6 +224,36 @@ export const discountsSchema = z.object({
   ),
 });
 
+const changeAuthor = {
+  actor: z.string().meta({ description: "who made the change: admin, admin:<label>, system:<component>" }),
+  correlationId: z.string().nullable().meta({ description: "the request (x-request-id) that made it" }),
+  eventId: z.uuid(),
+  effectiveAt: instant,
+};
+
+export const priceHistorySchema = z.object({
+  data: z.array(
+    z.object({
+      ...changeAuthor,
+      model: z.string(),
+      inputUsdPer1M: moneyText,
+      outputUsdPer1M: moneyText,
+      cachedInputUsdPer1M: moneyText,
+    }),
+  ),
+});
+
+export const discountHistorySchema = z.object({
+  data: z.array(
+    z.object({
+      ...changeAuthor,
+      model: z.string().nullable(),
+      organizationId: z.string().nullable(),
+      rate: moneyText,
+    }),
+  ),
+});
+
 export const accountsPageSchema = z.object({
   data: z.array(
     z.object({
@@ -320,3 +350,58 @@ export const readinessSchema = z.object({
     process: checkResult,
   }),
 });
+
+const hex = z.string().regex(/^[0-9a-f]*$/);
+
+export const ledgerStatusSchema = z.object({
+  store: z.enum(["postgresql", "eventstoredb"]),
+  signingKeyConfigured: z.boolean(),
+  latest: z
+    .object({
+      checkpoint: z.object({
+        sequence: z.number().int(),
+        last: z.string().meta({ description: "log position of the last event it seals" }),
+        eventCount: z.number().int(),
+        eventsRoot: hex,
+        previousCheckpointHash: hex,
+        checkpointHash: hex,
+        sealedAt: instant,
+        signature: hex,
+        publicKey: hex,
+      }),
+      hashMatches: z.boolean(),
+      signatureValid: z
+        .boolean()
+        .nullable()
+        .meta({ description: "null: no LEDGER_SIGNING_KEY here, so the signature is not checked" }),
+      chainsToPrevious: z.boolean(),
+    })
+    .nullable()
+    .meta({ description: "null: nothing sealed yet" }),
+  unsealedEventCount: z.number().int(),
+  unsealedEventCountIsLowerBound: z.boolean(),
+});
+
+export const ledgerVerificationSchema = z.union([
+  z.object({
+    outcome: z.literal("verified"),
+    report: z.object({
+      problems: z
+        .array(z.string())
+        .meta({ description: "each broken link, first per stream; empty: intact" }),
+      eventCount: z.number().int(),
+      streamCount: z.number().int(),
+      checkpointCount: z.number().int(),
+      unsealedEventCount: z.number().int(),
+      signaturesChecked: z.boolean(),
+    }),
+    verifiedAt: instant,
+    durationMs: z.number().int(),
+  }),
+  z.object({
+    outcome: z.literal("too-large"),
+    eventsMax: z.number().int(),
+    command: z.string().meta({ description: "run it where the database is: it has no time limit" }),
+  }),
+  z.object({ outcome: z.literal("unsupported"), store: z.string() }),
+]);

@@ -1,0 +1,124 @@
+import type { ClientBase } from "pg";
+import { describeCheckpoint } from "./event-proof";
+import {
+  checkpointHashOf,
+  checkpointsAfter,
+  firstPreviousCheckpointHash,
+  latestCheckpoint,
+} from "./ledger-checkpoint";
+import { type IntegrityReport, verifyIntegrity } from "./ledger-integrity";
+import { verifySignature } from "./ledger-signing-key";
+import { logStart } from "./log-position";
+
+/**
+ * What an admin sees of the ledger's integrity, at two costs:
+ * - `readLedgerStatus`, constant cost (a handful of indexed rows): the latest signed checkpoint, whether it
+ *   is intact on its own (its hash, its signature under the configured key, its link to the previous one)
+ *   and how many events wait for the next seal. Cheap enough for every page view.
+ * - `verifyLedgerOnDemand`: the whole `ledger verify` integrity pass (every hash chain, every checkpoint's
+ *   root), linear in the log. Run only when asked, one at a time per process, and only on a log small enough
+ *   to answer within an HTTP request; a bigger log answers "too large" and names the command to run.
+ */
+
+type Queryable = Pick<ClientBase, "query">;
+
+export const ledgerStatusLimits = {
+  /** Unsealed events counted exactly up to this; beyond it the count says "at least". */
+  unsealedEventsCountedMax: 100_000,
+  /** Events `POST /admin/ledger/verify` verifies in the request; a bigger log is for the CLI. */
+  verifyOnDemandEventsMax: 200_000,
+} as const;
+
+export const fullVerifyCommand = "npm run ledger -- verify";
+
+export interface LatestCheckpointStatus {
+  checkpoint: ReturnType<typeof describeCheckpoint>;
+  hashMatches: boolean;
+  /** null: no signing key configured here, so the signature is not checked. */
+  signatureValid: boolean | null;
+  chainsToPrevious: boolean;
+}
+
+export interface LedgerStatus {
+  latest: LatestCheckpointStatus | null;
+  unsealedEventCount: number;
+  /** True when there are more unsealed events than were counted. */
+  unsealedEventCountIsLowerBound: boolean;
+}
+
+export async function readLedgerStatus(
+  client: Queryable,
+  trustedPublicKey: Buffer | undefined,
+): Promise<LedgerStatus> {
+  const latest = await latestCheckpoint(client);
+  const after = latest?.last ?? logStart;
+  const unsealed = await client.query<{ count: string }>(
+    `SELECT count(*) AS count FROM (
+       SELECT 1 FROM ledger_events WHERE (transaction_order, position) > ($1, $2) LIMIT $3) AS unsealed`,
+    [String(after.commit), String(after.prepare), ledgerStatusLimits.unsealedEventsCountedMax + 1],
+  );
+  const unsealedEventCount = Number(unsealed.rows[0]!.count);
+  const status = {
+    unsealedEventCount: Math.min(unsealedEventCount, ledgerStatusLimits.unsealedEventsCountedMax),
+    unsealedEventCountIsLowerBound: unsealedEventCount > ledgerStatusLimits.unsealedEventsCountedMax,
+  };
+  if (latest === undefined) return { latest: null, ...status };
+  const [previous] =
+    latest.sequence > 1 ? await checkpointsAfter(client, latest.sequence - 2, 1) : [undefined];
+  const recomputed = checkpointHashOf(latest);
+  return {
+    latest: {
+      checkpoint: describeCheckpoint(latest),
+      hashMatches: recomputed.equals(latest.checkpointHash),
+      signatureValid:
+        trustedPublicKey === undefined
+          ? null
+          : verifySignature(trustedPublicKey, recomputed, latest.signature),
+      chainsToPrevious:
+        previous?.sequence === latest.sequence - 1 || latest.sequence === 1
+          ? latest.previousCheckpointHash.equals(previous?.checkpointHash ?? firstPreviousCheckpointHash)
+          : false,
+    },
+    ...status,
+  };
+}
+
+export type OnDemandVerification =
+  | { outcome: "verified"; report: IntegrityReport; verifiedAt: string; durationMs: number }
+  | { outcome: "too-large"; eventsMax: number; command: string };
+
+/** One verification at a time per process: a second request while one runs shares its answer. */
+export class OnDemandLedgerVerifier {
+  private running: Promise<OnDemandVerification> | undefined;
+
+  constructor(
+    private readonly client: Queryable,
+    private readonly trustedPublicKey: Buffer | undefined,
+    private readonly eventsMax: number = ledgerStatusLimits.verifyOnDemandEventsMax,
+  ) {}
+
+  verify(): Promise<OnDemandVerification> {
+    this.running ??= this.run().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async run(): Promise<OnDemandVerification> {
+    const counted = await this.client.query<{ count: string }>(
+      "SELECT count(*) AS count FROM (SELECT 1 FROM ledger_events LIMIT $1) AS events",
+      [this.eventsMax + 1],
+    );
+    if (Number(counted.rows[0]!.count) > this.eventsMax) {
+      return { outcome: "too-large", eventsMax: this.eventsMax, command: fullVerifyCommand };
+    }
+    const startedMs = performance.now();
+    const report = await verifyIntegrity(this.client, this.trustedPublicKey);
+    return {
+      outcome: "verified",
+      report,
+      verifiedAt: new Date().toISOString(),
+      durationMs: Math.round(performance.now() - startedMs),
+    };
+  }
+}
