@@ -91,10 +91,10 @@ export async function* readBillingHistory(
               to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS started_at_exact,
               to_char(charged_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS charged_at,
               breakdown
-       FROM ${billingHistoryTable.name}
+       FROM ${billingHistoryTable.name} charge
        WHERE ${rangeCondition}
          AND ($5::timestamptz IS NULL OR (started_at, request_id) > ($5::timestamptz, $6::text))
-       ORDER BY started_at, request_id
+       ORDER BY charge.started_at, charge.request_id
        LIMIT $7`,
       [...rangeParameters(query), after?.startedAt ?? null, after?.requestId ?? null, limits.pageSize],
     );
