@@ -50,11 +50,12 @@ export class BillingHistoryTooLargeError extends Error {
   }
 }
 
-const rangeCondition = `account_kind = $1 AND account_id = $2
+/** The WHERE of a query over `billingHistoryTable` for `query`, with `rangeParameters` as $1–$4. */
+export const rangeCondition = `account_kind = $1 AND account_id = $2
   AND ($3::timestamptz IS NULL OR started_at >= $3::timestamptz)
   AND ($4::timestamptz IS NULL OR started_at < $4::timestamptz)`;
 
-function rangeParameters(query: BillingHistoryQuery): (string | null)[] {
+export function rangeParameters(query: BillingHistoryQuery): (string | null)[] {
   return [
     query.account.kind,
     query.account.id,
@@ -83,27 +84,49 @@ export async function* readBillingHistory(
   query: BillingHistoryQuery,
   limits: { pageSize: number; rowsMax: number },
 ): AsyncGenerator<BillingHistoryEntry[]> {
-  let after: { startedAt: string; requestId: string } | undefined;
+  let after: ChargePosition | undefined;
   for (let page = 0; page <= Math.ceil(limits.rowsMax / limits.pageSize); page += 1) {
-    const result = await database.query<Row>(
-      `SELECT request_id, account_kind, account_id, key_id, model, endpoint,
-              to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS started_at,
-              to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS started_at_exact,
-              to_char(charged_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS charged_at,
-              breakdown
-       FROM ${billingHistoryTable.name} charge
-       WHERE ${rangeCondition}
-         AND ($5::timestamptz IS NULL OR (started_at, request_id) > ($5::timestamptz, $6::text))
-       ORDER BY charge.started_at, charge.request_id
-       LIMIT $7`,
-      [...rangeParameters(query), after?.startedAt ?? null, after?.requestId ?? null, limits.pageSize],
-    );
-    if (result.rows.length === 0) return;
-    yield result.rows.map(entryOf);
-    const last = result.rows[result.rows.length - 1]!;
-    after = { startedAt: last.started_at_exact, requestId: last.request_id };
-    if (result.rows.length < limits.pageSize) return;
+    const { entries, positions } = await readChargesAfter(database, query, after, limits.pageSize);
+    if (entries.length === 0) return;
+    yield entries;
+    after = positions[positions.length - 1];
+    if (entries.length < limits.pageSize) return;
   }
+}
+
+/** Where a charge stands in the history's order: its start (to the microsecond), then its request id. */
+export interface ChargePosition {
+  startedAt: string;
+  requestId: string;
+}
+
+/**
+ * Up to `limit` charges of the range after `after`, in the history's order (an index range scan that stops
+ * at the limit), each with its position (`positions[i]` is `entries[i]`'s), for the next read to start after.
+ */
+export async function readChargesAfter(
+  database: Pick<pg.Pool, "query">,
+  query: BillingHistoryQuery,
+  after: ChargePosition | undefined,
+  limit: number,
+): Promise<{ entries: BillingHistoryEntry[]; positions: ChargePosition[] }> {
+  const result = await database.query<Row>(
+    `SELECT request_id, account_kind, account_id, key_id, model, endpoint,
+            to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS started_at,
+            to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS started_at_exact,
+            to_char(charged_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS charged_at,
+            breakdown
+     FROM ${billingHistoryTable.name} charge
+     WHERE ${rangeCondition}
+       AND ($5::timestamptz IS NULL OR (started_at, request_id) > ($5::timestamptz, $6::text))
+     ORDER BY charge.started_at, charge.request_id
+     LIMIT $7`,
+    [...rangeParameters(query), after?.startedAt ?? null, after?.requestId ?? null, limit],
+  );
+  return {
+    entries: result.rows.map(entryOf),
+    positions: result.rows.map((row) => ({ startedAt: row.started_at_exact, requestId: row.request_id })),
+  };
 }
 
 function entryOf(row: Row): BillingHistoryEntry {

@@ -1,8 +1,14 @@
 import type pg from "pg";
 import { billingHistoryTable } from "../../../projections/billing-history";
 import { isStorableText } from "../../database/storable-text";
-import type { ChargeBreakdownData } from "../../ledger/events";
-import type { BillingHistoryEntry, BillingHistoryQuery } from "./billing-history";
+import {
+  type BillingHistoryEntry,
+  type BillingHistoryQuery,
+  type ChargePosition,
+  rangeCondition,
+  rangeParameters,
+  readChargesAfter,
+} from "./billing-history";
 
 /**
  * Billing history a page at a time (cursor paging, for consoles and scripts) and its totals by Seoul day,
@@ -16,24 +22,6 @@ export interface BillingPage {
   nextCursor: string | null;
 }
 
-interface Row {
-  request_id: string;
-  account_kind: BillingHistoryEntry["account"]["kind"];
-  account_id: string;
-  key_id: string;
-  model: string;
-  endpoint: string;
-  started_at: string;
-  started_at_exact: string;
-  charged_at: string;
-  breakdown: ChargeBreakdownData;
-}
-
-interface Cursor {
-  startedAt: string;
-  requestId: string;
-}
-
 export class InvalidBillingCursorError extends Error {
   override readonly name = "InvalidBillingCursorError";
   constructor() {
@@ -41,11 +29,11 @@ export class InvalidBillingCursorError extends Error {
   }
 }
 
-export function encodeBillingCursor(cursor: Cursor): string {
+export function encodeBillingCursor(cursor: ChargePosition): string {
   return Buffer.from(JSON.stringify([cursor.startedAt, cursor.requestId])).toString("base64url");
 }
 
-export function decodeBillingCursor(text: string): Cursor {
+export function decodeBillingCursor(text: string): ChargePosition {
   try {
     const decoded = JSON.parse(Buffer.from(text, "base64url").toString("utf8")) as unknown;
     if (
@@ -64,56 +52,18 @@ export function decodeBillingCursor(text: string): Cursor {
   throw new InvalidBillingCursorError();
 }
 
-const rangeCondition = `account_kind = $1 AND account_id = $2
-  AND ($3::timestamptz IS NULL OR started_at >= $3::timestamptz)
-  AND ($4::timestamptz IS NULL OR started_at < $4::timestamptz)`;
-
-function rangeParameters(query: BillingHistoryQuery): (string | null)[] {
-  return [
-    query.account.kind,
-    query.account.id,
-    query.from?.toISOString() ?? null,
-    query.to?.toISOString() ?? null,
-  ];
-}
-
 export async function readBillingPage(
   database: Pick<pg.Pool, "query">,
   query: BillingHistoryQuery,
   page: { limit: number; cursor: string | undefined },
 ): Promise<BillingPage> {
   const after = page.cursor === undefined ? undefined : decodeBillingCursor(page.cursor);
-  const result = await database.query<Row>(
-    `SELECT request_id, account_kind, account_id, key_id, model, endpoint,
-            to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS started_at,
-            to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS started_at_exact,
-            to_char(charged_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS charged_at,
-            breakdown
-     FROM ${billingHistoryTable.name} charge
-     WHERE ${rangeCondition}
-       AND ($5::timestamptz IS NULL OR (started_at, request_id) > ($5::timestamptz, $6::text))
-     ORDER BY charge.started_at, charge.request_id
-     LIMIT $7`,
-    [...rangeParameters(query), after?.startedAt ?? null, after?.requestId ?? null, page.limit + 1],
-  );
-  const rows = result.rows.slice(0, page.limit);
-  const last = rows[rows.length - 1];
+  // One more than the page: whether there is a next page, without a count.
+  const { entries, positions } = await readChargesAfter(database, query, after, page.limit + 1);
+  const lastServed = positions[page.limit - 1];
   return {
-    data: rows.map((row) => ({
-      requestId: row.request_id,
-      account: { kind: row.account_kind, id: row.account_id },
-      keyId: row.key_id,
-      model: row.model,
-      endpoint: row.endpoint,
-      startedAt: row.started_at,
-      chargedAt: row.charged_at,
-      amountWon: row.breakdown.amountWon,
-      breakdown: row.breakdown,
-    })),
-    nextCursor:
-      result.rows.length > page.limit && last
-        ? encodeBillingCursor({ startedAt: last.started_at_exact, requestId: last.request_id })
-        : null,
+    data: entries.slice(0, page.limit),
+    nextCursor: entries.length > page.limit && lastServed ? encodeBillingCursor(lastServed) : null,
   };
 }
 
@@ -150,26 +100,30 @@ export async function readBillingTotals(
   groupsMax: number,
 ): Promise<{ totals: BillingTotal[]; charges: number; amountWon: string }> {
   const group = groupExpressions[groupBy];
-  const result = await database.query<{ group: string; charges: string; amount_won: string }>(
-    `SELECT ${group} AS group, count(*)::text AS charges, sum(amount_won)::text AS amount_won
+  // The overall sums ride on every group row (a window over the groups): one scan of the range, not two.
+  const result = await database.query<{
+    group: string;
+    charges: string;
+    amount_won: string;
+    all_charges: string;
+    all_amount_won: string;
+  }>(
+    `SELECT ${group} AS group, count(*)::text AS charges, sum(amount_won)::text AS amount_won,
+            sum(count(*)) OVER ()::text AS all_charges, sum(sum(amount_won)) OVER ()::text AS all_amount_won
      FROM ${billingHistoryTable.name} charge
      WHERE ${rangeCondition}
      GROUP BY 1 ORDER BY 1 LIMIT $5`,
     [...rangeParameters(query), groupsMax + 1],
   );
   if (result.rows.length > groupsMax) throw new TooManyBillingGroupsError(groupsMax);
-  const overall = await database.query<{ charges: string; amount_won: string }>(
-    `SELECT count(*)::text AS charges, coalesce(sum(amount_won), 0)::text AS amount_won
-     FROM ${billingHistoryTable.name} WHERE ${rangeCondition}`,
-    rangeParameters(query),
-  );
+  const overall = result.rows[0];
   return {
     totals: result.rows.map((row) => ({
       group: row.group,
       charges: Number(row.charges),
       amountWon: row.amount_won,
     })),
-    charges: Number(overall.rows[0]!.charges),
-    amountWon: overall.rows[0]!.amount_won,
+    charges: overall ? Number(overall.all_charges) : 0,
+    amountWon: overall?.all_amount_won ?? "0",
   };
 }
