@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { fundsSchemaSql } from "./funds-schema";
 import { keyLimitsSchemaSql } from "./key-limits-schema";
+import { singleParseFoldsSchemaSql } from "./single-parse-folds-schema";
 import { splitFundsSchemaSql } from "./split-funds-schema";
 
 /**
@@ -159,6 +160,11 @@ const migrations: readonly Migration[] = [
     // Keys of a ledger from before this migration start with their spend folded from the log so far.
     sql: `${keyLimitsSchemaSql}
  SELECT ledger_recompute_funds();`,
+  },
+  {
+    id: 6,
+    name: "the inline read models folded with one parse of each event",
+    sql: singleParseFoldsSchemaSql,
   },
 ];
 

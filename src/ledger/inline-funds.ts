@@ -29,13 +29,7 @@ export async function verifyInlineFunds(
     expected: string | null;
   }>(
     `WITH folded AS (
-       SELECT data->'account'->>'kind' AS account_kind, data->'account'->>'id' AS account_id,
-              sum((ledger_funds_movement(type, data)).balance_won) AS balance_won,
-              sum((ledger_funds_movement(type, data)).held_won) AS held_won,
-              sum((ledger_funds_movement(type, data)).pending_won) AS pending_won
-       FROM ledger_events
-       WHERE type IN ('CreditToppedUp', 'UsageAuthorized', 'UsageVoided', 'UsageRecorded', 'UsageCharged')
-       GROUP BY 1, 2
+       SELECT * FROM ledger_fold_account_funds()
      ), compared AS (
        SELECT coalesce(live.account_kind, folded.account_kind) || ':' || coalesce(live.account_id, folded.account_id) AS account,
               column_name, live_value, expected_value
