@@ -273,7 +273,37 @@ export async function runLedgerBenchmarks(options: { rebuildEventCount: number }
         client.release();
       }
     });
+    // What folding in SQL would cost: one projection (the billing history, a row per charge) folded by one
+    // statement, each event's json parsed once, into a logged table without indexes (as a rebuild's shadow),
+    // rolled back.
+    const foldingInSql = await timed(async () => {
+      const client = await ledger.pool.connect();
+      try {
+        await client.query("BEGIN");
+        await client.query(
+          `CREATE TABLE bench_billing_history_in_sql AS
+           SELECT charge."requestId" AS request_id, charge.account->>'kind' AS account_kind,
+                  charge.account->>'id' AS account_id, charge."keyId" AS key_id, charge.model, charge.endpoint,
+                  charge."startedAt" AS started_at, (event.metadata->>'occurredAt')::timestamptz AS charged_at,
+                  charge."amountWon" AS amount_won, charge.breakdown
+           FROM ledger_events event
+           CROSS JOIN LATERAL json_to_record(event.data) AS charge("requestId" text, account json, "keyId" text,
+             model text, endpoint text, "startedAt" timestamptz, "amountWon" numeric, breakdown json)
+           WHERE event.type = 'UsageCharged'`,
+        );
+      } finally {
+        await client.query("ROLLBACK");
+        client.release();
+      }
+    });
     figures.push(
+      {
+        name: "one projection (billing history) folded in SQL alone, no index",
+        value: total / foldingInSql.seconds,
+        unit: "events/s",
+        baseline: total / rebuildBaseline.seconds,
+        baselineName: "raw INSERT … SELECT of the same events",
+      },
       {
         name: "rebuild's part: reading the log into events (COPY, parsed, no fold)",
         value: reading.result / reading.seconds,
