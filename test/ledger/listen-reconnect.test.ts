@@ -44,8 +44,9 @@ afterAll(async () => {
 
 /** Terminates the backends of `applicationName` in the test's database while it refuses new connections. */
 async function outage(applicationName: string, duringOutage: () => Promise<void> = async () => {}) {
-  // Connections the pool will need during the outage are opened before it.
-  await Promise.all(Array.from({ length: 4 }, () => harness.ledger.pool.query("SELECT 1")));
+  // Connections the pool will need during the outage are opened before it: an append, its NOTIFY, the
+  // visibility check, and the subscriber's read may overlap, with room to spare (one more would be refused).
+  await Promise.all(Array.from({ length: 8 }, () => harness.ledger.pool.query("SELECT pg_sleep(0.01)")));
   const database = harness.database.name;
   await admin.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS false`);
   try {
