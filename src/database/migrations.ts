@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { fundsSchemaSql } from "./funds-schema";
+import { inlinedChainHashSchemaSql } from "./inlined-chain-hash-schema";
 import { keyLimitsSchemaSql } from "./key-limits-schema";
 import { singleParseFoldsSchemaSql } from "./single-parse-folds-schema";
 import { splitFundsSchemaSql } from "./split-funds-schema";
@@ -165,6 +166,11 @@ const migrations: readonly Migration[] = [
     id: 6,
     name: "the inline read models folded with one parse of each event",
     sql: singleParseFoldsSchemaSql,
+  },
+  {
+    id: 7,
+    name: "the chain hash function declared stable, so that it is inlined",
+    sql: inlinedChainHashSchemaSql,
   },
 ];
 

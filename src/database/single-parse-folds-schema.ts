@@ -18,7 +18,7 @@
 export const singleParseFoldsSchemaSql = `
   CREATE FUNCTION ledger_funds_moved(type text, data json)
   RETURNS TABLE (account_kind text, account_id text, balance_won numeric, held_won numeric, pending_won numeric)
-  LANGUAGE sql IMMUTABLE AS $$
+  LANGUAGE sql STABLE AS $$
     SELECT event.account->>'kind', event.account->>'id',
       CASE type WHEN 'CreditToppedUp' THEN event."amountWon"
                 WHEN 'UsageCharged' THEN -event."amountWon" ELSE 0 END,
