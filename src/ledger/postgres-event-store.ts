@@ -52,8 +52,11 @@ interface PostgresEventStoreOptions {
   /** Where the LISTEN connection says it lost PostgreSQL and got it back. */
   logger?: Logger | undefined;
   /**
-   * True (the default): the append statement hashes each stream's first event itself. False leaves every
-   * hash to the trigger, as any other insert path does; for the benchmark's baselines.
+   * True (the default): a statement appending several events hashes each stream's first event itself, from
+   * the head it reads anyway, where the trigger would look each one up again; a single event is left to the
+   * trigger, whose one lookup costs less than the statement's own chaining (measured: 0.94 against 0.87 of
+   * unchained single appends). False leaves every hash to the trigger, as any other insert path does; for
+   * the benchmark's baselines.
    */
   chainInStatement?: boolean;
 }
@@ -64,7 +67,7 @@ export class PostgresEventStore implements EventStore {
   private readonly listenConnectionString: string;
   private readonly pollIntervalMs: number;
   private readonly logger: Logger | undefined;
-  private readonly appendStatement: { name: string; text: string };
+  private readonly chainInStatement: boolean;
   private transactionOrderOffset = 0n;
   private listener: NotificationListener | undefined;
   private notifying: "idle" | "sending" | "sending-then-again" = "idle";
@@ -74,7 +77,7 @@ export class PostgresEventStore implements EventStore {
     this.listenConnectionString = options.listenConnectionString;
     this.pollIntervalMs = options.pollIntervalMs;
     this.logger = options.logger;
-    this.appendStatement = (options.chainInStatement ?? true) ? chainedAppendStatement : plainAppendStatement;
+    this.chainInStatement = options.chainInStatement ?? true;
   }
 
   /** The schema must be migrated (`migrate`) before. */
@@ -277,7 +280,7 @@ export class PostgresEventStore implements EventStore {
       transaction_order: string;
       position: string;
     }>({
-      ...this.appendStatement,
+      ...(this.chainInStatement && rows.length > 1 ? chainedAppendStatement : plainAppendStatement),
       values: [JSON.stringify(rows), this.transactionOrderOffset],
     });
     if (result.rows.length !== rows.length) throw new ExpectationNotMet();
