@@ -8,7 +8,7 @@ import { eventually } from "../workers/queue-test-support";
 /**
  * Periodic tasks run in one process at a time: two processes' leaders compete for one advisory lock, only
  * the holder runs its tasks, and when its session dies (terminated here, as when its process is killed)
- * the other takes over within about a second, and the first stands by until it can lead again.
+ * the other takes over within seconds and the first stops running them.
  */
 
 let database: TestDatabase;
