@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type pg from "pg";
 import { allProjections } from "../projections";
 import { limits } from "../src/config";
 import type { EventStore, StreamAppend } from "../src/ledger/event-store";
@@ -89,6 +90,16 @@ function medianRates(runs: readonly AppendRates[]): AppendRates {
     singlePerSecond: median(runs.map((run) => run.singlePerSecond)),
     batchedPerSecond: median(runs.map((run) => run.batchedPerSecond)),
   };
+}
+
+/** Runs `work` on a client of the ledger's pool, released whatever happens. */
+async function withClient<T>(ledger: Ledger, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await ledger.pool.connect();
+  try {
+    return await work(client);
+  } finally {
+    client.release();
+  }
 }
 
 async function createBaselineTable(ledger: Ledger): Promise<void> {
@@ -268,12 +279,15 @@ export async function runLedgerBenchmarks(options: { rebuildEventCount: number }
     const rebuildBaseline = await timed(() =>
       ledger.pool.query("INSERT INTO bench_rebuild_copy SELECT * FROM ledger_events"),
     );
+    const besideRawCopy = {
+      baseline: total / rebuildBaseline.seconds,
+      baselineName: "raw INSERT … SELECT of the same events",
+    };
     figures.push({
       name: `rebuild, ${total.toLocaleString("en")} events, 7 projections`,
       value: rebuild.result.eventCount / rebuild.seconds,
       unit: "events/s",
-      baseline: total / rebuildBaseline.seconds,
-      baselineName: "raw INSERT … SELECT of the same events",
+      ...besideRawCopy,
       target: "≥ 200,000 events/s",
     });
     void generated;
@@ -285,23 +299,18 @@ export async function runLedgerBenchmarks(options: { rebuildEventCount: number }
       for await (const page of ledger.store.readWholeLog!(10_000)) read += page.length;
       return read;
     });
-    const recomputing = await timed(async () => {
-      const client = await ledger.pool.connect();
-      try {
-        await inOneTransaction(client, () => recomputeInlineFunds(client));
-      } finally {
-        client.release();
-      }
-    });
+    const recomputing = await timed(() =>
+      withClient(ledger, (client) => inOneTransaction(client, () => recomputeInlineFunds(client))),
+    );
     // What folding in SQL would cost: one projection (the billing history, a row per charge) folded by one
     // statement, each event's json parsed once, into a logged table without indexes (as a rebuild's shadow),
     // rolled back.
-    const foldingInSql = await timed(async () => {
-      const client = await ledger.pool.connect();
-      try {
+    const foldingInSql = await timed(() =>
+      withClient(ledger, async (client) => {
         await client.query("BEGIN");
-        await client.query(
-          `CREATE TABLE bench_billing_history_in_sql AS
+        try {
+          await client.query(
+            `CREATE TABLE bench_billing_history_in_sql AS
            SELECT charge."requestId" AS request_id, charge.account->>'kind' AS account_kind,
                   charge.account->>'id' AS account_id, charge."keyId" AS key_id, charge.model, charge.endpoint,
                   charge."startedAt" AS started_at, (event.metadata->>'occurredAt')::timestamptz AS charged_at,
@@ -310,40 +319,36 @@ export async function runLedgerBenchmarks(options: { rebuildEventCount: number }
            CROSS JOIN LATERAL json_to_record(event.data) AS charge("requestId" text, account json, "keyId" text,
              model text, endpoint text, "startedAt" timestamptz, "amountWon" numeric, breakdown json)
            WHERE event.type = 'UsageCharged'`,
-        );
-      } finally {
-        await client.query("ROLLBACK");
-        client.release();
-      }
-    });
+          );
+        } finally {
+          await client.query("ROLLBACK");
+        }
+      }),
+    );
     figures.push(
       {
         name: "one projection (billing history) folded in SQL alone, no index",
         value: total / foldingInSql.seconds,
         unit: "events/s",
-        baseline: total / rebuildBaseline.seconds,
-        baselineName: "raw INSERT … SELECT of the same events",
+        ...besideRawCopy,
       },
       {
         name: "rebuild's part: reading the log into events (COPY, parsed, no fold)",
         value: reading.result / reading.seconds,
         unit: "events/s",
-        baseline: total / rebuildBaseline.seconds,
-        baselineName: "raw INSERT … SELECT of the same events",
+        ...besideRawCopy,
       },
       {
         name: "rebuild's part: recomputing the inline read models (SQL folds)",
         value: total / recomputing.seconds,
         unit: "events/s",
-        baseline: total / rebuildBaseline.seconds,
-        baselineName: "raw INSERT … SELECT of the same events",
+        ...besideRawCopy,
       },
     );
 
     // Seal the whole rebuild ledger (in checkpoints of 10,000), per 10,000 events, against appending them.
-    const sealing = await timed(async () => {
-      const client = await ledger.pool.connect();
-      try {
+    const sealing = await timed(() =>
+      withClient(ledger, async (client) => {
         let sealed = 0;
         for (;;) {
           const checkpoints = await sealCheckpoints(client, benchSigningKey, {
@@ -354,10 +359,8 @@ export async function runLedgerBenchmarks(options: { rebuildEventCount: number }
           sealed += checkpoints.reduce((sum, checkpoint) => sum + checkpoint.eventCount, 0);
           if (checkpoints.length < 100) return sealed;
         }
-      } finally {
-        client.release();
-      }
-    });
+      }),
+    );
     const perTenThousand = 10_000 / sealing.result;
     figures.push({
       name: `checkpoint cost per 10,000 events (sealed ${sealing.result.toLocaleString("en")})`,

@@ -10,7 +10,8 @@
  *   event moves on its account, reading the event with a single `json_to_record`: a set-returning SQL
  *   function of one SELECT, which the planner inlines into a `LATERAL` call with plain arguments. The append
  *   trigger (otherwise migration 5's) and the fold both call it so.
- * - `ledger_fold_account_funds()` folds the whole log with it: recompute writes it, verify compares it.
+ * - `ledger_fold_account_funds()` folds the whole log with it, and `ledger_fold_open_holds()` the open holds:
+ *   recompute writes them, verify compares them (each had its own copy of the fold before).
  * - `ledger_fold_key_spend()` finds a void's authorization by a join, so its movement is inlined too.
  *
  * Measured on 150,000 events: recomputing every inline read model 7.5 s → 1.4 s, the same rows.
@@ -151,7 +152,23 @@ export const singleParseFoldsSchemaSql = `
     GROUP BY movement.key_id, movement.month
   $$;
 
-  -- As migration 5's, with the funds from their fold.
+  -- Authorizations not yet followed by their usage or a void: recompute writes them, verify compares them.
+  CREATE FUNCTION ledger_fold_open_holds()
+  RETURNS TABLE (request_id text, account_kind text, account_id text, held_won numeric, gateway_instance text,
+                 placed_at timestamptz, expires_at timestamptz)
+  LANGUAGE sql STABLE AS $$
+    SELECT held.data->>'requestId', held.data->'account'->>'kind', held.data->'account'->>'id',
+           (held.data->>'holdWon')::numeric, held.data->>'gatewayInstance',
+           (held.data->>'startedAt')::timestamptz, (held.data->>'expiresAt')::timestamptz
+    FROM ledger_events held
+    WHERE held.type = 'UsageAuthorized'
+      AND NOT EXISTS (
+        SELECT 1 FROM ledger_events settled
+        WHERE settled.stream_id = held.stream_id AND settled.stream_version > held.stream_version
+          AND settled.type IN ('UsageRecorded', 'UsageVoided'))
+  $$;
+
+  -- As migration 5's, every inline read model from its fold.
   CREATE OR REPLACE FUNCTION ledger_recompute_funds() RETURNS void LANGUAGE plpgsql AS $$
   BEGIN
     DELETE FROM account_funds_authorized;
@@ -162,15 +179,7 @@ export const singleParseFoldsSchemaSql = `
     SELECT account_kind, account_id FROM account_funds_settled;
     DELETE FROM open_holds;
     INSERT INTO open_holds (request_id, account_kind, account_id, held_won, gateway_instance, placed_at, expires_at)
-    SELECT held.data->>'requestId', held.data->'account'->>'kind', held.data->'account'->>'id',
-           (held.data->>'holdWon')::numeric, held.data->>'gatewayInstance',
-           (held.data->>'startedAt')::timestamptz, (held.data->>'expiresAt')::timestamptz
-    FROM ledger_events held
-    WHERE held.type = 'UsageAuthorized'
-      AND NOT EXISTS (
-        SELECT 1 FROM ledger_events settled
-        WHERE settled.stream_id = held.stream_id AND settled.stream_version > held.stream_version
-          AND settled.type IN ('UsageRecorded', 'UsageVoided'));
+    SELECT * FROM ledger_fold_open_holds();
     -- Folded, everything is settled: the fold nets holds and their releases per key and month.
     DELETE FROM key_spend_authorized;
     DELETE FROM key_spend_settled;

@@ -45,12 +45,7 @@ export async function verifyInlineFunds(
   );
   const holds = await client.query<{ request_id: string; live: boolean }>(
     `WITH folded AS (
-       SELECT held.data->>'requestId' AS request_id FROM ledger_events held
-       WHERE held.type = 'UsageAuthorized'
-         AND NOT EXISTS (
-           SELECT 1 FROM ledger_events settled
-           WHERE settled.stream_id = held.stream_id AND settled.stream_version > held.stream_version
-             AND settled.type IN ('UsageRecorded', 'UsageVoided'))
+       SELECT request_id FROM ledger_fold_open_holds()
      )
      SELECT coalesce(live.request_id, folded.request_id) AS request_id, live.request_id IS NOT NULL AS live
      FROM folded FULL JOIN open_holds live USING (request_id)

@@ -2,6 +2,7 @@ import { zodResponseFormat } from "openai/helpers/zod";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { estimateOutputTokens } from "../../src/gateway/generation/token-estimator";
+import { timeTool, weatherTool } from "../support/chat-completions-tools";
 import { type GatewayHarness, startGatewayHarness } from "../support/gateway-harness";
 import { recordedUsageOf } from "../support/recorded-usage";
 
@@ -13,26 +14,6 @@ import { recordedUsageOf } from "../support/recorded-usage";
 
 const model = "alpha-5.4";
 
-const weatherTool = {
-  type: "function" as const,
-  function: {
-    name: "get_weather",
-    description: "The weather in a city",
-    parameters: {
-      type: "object",
-      properties: { city: { type: "string" }, unit: { type: "string", enum: ["celsius", "fahrenheit"] } },
-      required: ["city", "unit"],
-    },
-  },
-};
-const timeTool = {
-  type: "function" as const,
-  function: {
-    name: "get_time",
-    description: "The local time in a city",
-    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-  },
-};
 const question = [{ role: "user" as const, content: "What is the weather and the time in Seoul?" }];
 
 describe("chat completions with tools, structured output, images and parameters", () => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { simulatedTokensPerImage } from "../../src/providers/simulator/simulated-turn";
 import { type Simulator, startSimulator } from "../../src/providers/simulator/simulator";
+import { timeTool, weatherTool } from "../support/chat-completions-tools";
 
 /**
  * The simulator's chat-completions tool calls, structured output and images, checked with the official
@@ -24,26 +25,6 @@ beforeEach(() => {
 
 const client = () => new OpenAI({ apiKey: "test-key", baseURL: `${simulator.url}/v1`, maxRetries: 0 });
 
-const weatherTool = {
-  type: "function" as const,
-  function: {
-    name: "get_weather",
-    description: "The weather in a city",
-    parameters: {
-      type: "object",
-      properties: { city: { type: "string" }, unit: { type: "string", enum: ["celsius", "fahrenheit"] } },
-      required: ["city", "unit"],
-    },
-  },
-};
-const timeTool = {
-  type: "function" as const,
-  function: {
-    name: "get_time",
-    description: "The local time in a city",
-    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-  },
-};
 const question = [{ role: "user" as const, content: "Weather and time in Seoul?" }];
 
 describe("openai client against the simulator: chat-completions tool calls", () => {
