@@ -269,11 +269,12 @@ export async function runLedgerBenchmarks(options: { rebuildEventCount: number }
       (await ledger.pool.query<{ count: string }>("SELECT count(*) FROM ledger_events")).rows[0]!.count,
     );
 
+    const rebuildContext = { pool: ledger.pool, store: ledger.store, projections: allProjections };
     const rebuild = await timed(() =>
-      rebuildProjections(
-        { pool: ledger.pool, store: ledger.store, projections: allProjections },
-        { batchSizeMax: 10_000 },
-      ),
+      rebuildProjections(rebuildContext, { batchSizeMax: 10_000, fold: "sql" }),
+    );
+    const rebuildInMemory = await timed(() =>
+      rebuildProjections(rebuildContext, { batchSizeMax: 10_000, fold: "memory" }),
     );
     await ledger.pool.query("CREATE TABLE bench_rebuild_copy (LIKE ledger_events)");
     const rebuildBaseline = await timed(() =>
@@ -283,17 +284,42 @@ export async function runLedgerBenchmarks(options: { rebuildEventCount: number }
       baseline: total / rebuildBaseline.seconds,
       baselineName: "raw INSERT … SELECT of the same events",
     };
-    figures.push({
-      name: `rebuild, ${total.toLocaleString("en")} events, 7 projections`,
-      value: rebuild.result.eventCount / rebuild.seconds,
-      unit: "events/s",
-      ...besideRawCopy,
-      target: "≥ 200,000 events/s",
-    });
+    figures.push(
+      {
+        name: `rebuild, ${total.toLocaleString("en")} events, ${allProjections.length} projections folded in SQL (the default)`,
+        value: rebuild.result.eventCount / rebuild.seconds,
+        unit: "events/s",
+        ...besideRawCopy,
+        target: "≥ 0.8× the baseline",
+      },
+      {
+        name: "rebuild, the same, folded in memory (the TypeScript folds; EventStoreDB's path)",
+        value: rebuildInMemory.result.eventCount / rebuildInMemory.seconds,
+        unit: "events/s",
+        ...besideRawCopy,
+      },
+    );
     void generated;
 
-    // What bounds the rebuild, each part alone beside the same baseline: reading the log into events
-    // (COPY and parse, no fold), and the SQL folds of the inline read models (funds, holds, key limits).
+    // What bounds the rebuild, each part alone beside the same baseline: parsing every event's data once
+    // (what any fold of the log must do at the least), reading the log into events (the in-memory path's
+    // floor), and the SQL folds of the inline read models (funds, holds, key limits).
+    const parsing = await timed(() =>
+      withClient(ledger, async (client) => {
+        await client.query("BEGIN");
+        try {
+          await client.query("SET LOCAL parallel_setup_cost = 0");
+          await client.query("SET LOCAL parallel_tuple_cost = 0");
+          const parsed = await client.query<{ events: string }>(
+            `SELECT count(parsed."requestId")::text AS events FROM ledger_events event
+             CROSS JOIN LATERAL json_to_record(event.data) AS parsed("requestId" text)`,
+          );
+          return Number(parsed.rows[0]!.events);
+        } finally {
+          await client.query("ROLLBACK");
+        }
+      }),
+    );
     const reading = await timed(async () => {
       let read = 0;
       for await (const page of ledger.store.readWholeLog!(10_000)) read += page.length;
@@ -302,33 +328,10 @@ export async function runLedgerBenchmarks(options: { rebuildEventCount: number }
     const recomputing = await timed(() =>
       withClient(ledger, (client) => inOneTransaction(client, () => recomputeInlineFunds(client))),
     );
-    // What folding in SQL would cost: one projection (the billing history, a row per charge) folded by one
-    // statement, each event's json parsed once, into a logged table without indexes (as a rebuild's shadow),
-    // rolled back.
-    const foldingInSql = await timed(() =>
-      withClient(ledger, async (client) => {
-        await client.query("BEGIN");
-        try {
-          await client.query(
-            `CREATE TABLE bench_billing_history_in_sql AS
-           SELECT charge."requestId" AS request_id, charge.account->>'kind' AS account_kind,
-                  charge.account->>'id' AS account_id, charge."keyId" AS key_id, charge.model, charge.endpoint,
-                  charge."startedAt" AS started_at, (event.metadata->>'occurredAt')::timestamptz AS charged_at,
-                  charge."amountWon" AS amount_won, charge.breakdown
-           FROM ledger_events event
-           CROSS JOIN LATERAL json_to_record(event.data) AS charge("requestId" text, account json, "keyId" text,
-             model text, endpoint text, "startedAt" timestamptz, "amountWon" numeric, breakdown json)
-           WHERE event.type = 'UsageCharged'`,
-          );
-        } finally {
-          await client.query("ROLLBACK");
-        }
-      }),
-    );
     figures.push(
       {
-        name: "one projection (billing history) folded in SQL alone, no index",
-        value: total / foldingInSql.seconds,
+        name: "rebuild's floor: every event's data parsed once (json_to_record, both cores), no fold, no write",
+        value: total / parsing.seconds,
         unit: "events/s",
         ...besideRawCopy,
       },

@@ -1,5 +1,7 @@
 import type { RecordedEventOf } from "../src/ledger/event-store";
 import { defineTable, type ProjectionDefinition, type ProjectionRows } from "../src/ledger/projection";
+import { shadowName } from "../src/ledger/rebuild/shadow-tables";
+import { apiKeyChangeStatements, issuedKeysSelect } from "./api-key-sql-fold";
 
 /** API keys that may authenticate, looked up by the HMAC of the presented key. */
 
@@ -61,5 +63,15 @@ export const activeKeysProjection: ProjectionDefinition = {
         throw new Error(`unhandled ${(unreachable as Handled).type}`);
       }
     }
+  },
+  sqlFold: {
+    keyed: [activeKeysTable],
+    statements: [
+      `INSERT INTO ${shadowName(activeKeysTable)} AS shadow (key_id, key_hash, owner_kind, owner_id, issued_by_user_id, status)
+       ${issuedKeysSelect("key_id, key_hash, owner_kind, owner_id, issued_by_user_id, 1")}
+       ON CONFLICT (key_id) DO UPDATE SET key_hash = excluded.key_hash, owner_kind = excluded.owner_kind,
+         owner_id = excluded.owner_id, issued_by_user_id = excluded.issued_by_user_id, status = excluded.status`,
+      ...apiKeyChangeStatements(activeKeysTable),
+    ],
   },
 };

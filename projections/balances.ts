@@ -1,6 +1,8 @@
 import { Money } from "../src/billing/money";
 import type { RecordedEventOf } from "../src/ledger/event-store";
 import { defineTable, type ProjectionDefinition, type ProjectionRows } from "../src/ledger/projection";
+import { otherEventRows, usageChargedRows, usageRecordedRows } from "../src/ledger/rebuild/parsed-events";
+import { shadowName } from "../src/ledger/rebuild/shadow-tables";
 
 /**
  * Balances per account, and the usage recorded but not charged yet (pending charges). A balance may go
@@ -111,5 +113,47 @@ export const balancesProjection: ProjectionDefinition = {
         throw new Error(`unhandled ${(unreachable as Handled).type}`);
       }
     }
+  },
+  sqlFold: {
+    keyed: [balancesTable, pendingChargesTable],
+    statements: [
+      `INSERT INTO ${shadowName(balancesTable)} AS shadow (account_kind, account_id, topped_up_won, charged_won,
+         balance_won)
+       SELECT account_kind, account_id, trim_scale(sum(topped_up_won)), trim_scale(sum(charged_won)),
+              trim_scale(sum(topped_up_won) - sum(charged_won))
+       FROM (SELECT account_kind, account_id, amount_won AS topped_up_won, 0 AS charged_won
+             FROM ${otherEventRows.table} WHERE type = 'CreditToppedUp'
+             UNION ALL
+             SELECT account_kind, account_id, 0, amount_won FROM ${usageChargedRows.table}) moved
+       GROUP BY account_kind, account_id
+       ON CONFLICT (account_kind, account_id) DO UPDATE SET
+         topped_up_won = trim_scale(shadow.topped_up_won + excluded.topped_up_won),
+         charged_won = trim_scale(shadow.charged_won + excluded.charged_won),
+         balance_won = trim_scale(shadow.topped_up_won + excluded.topped_up_won
+                                  - shadow.charged_won - excluded.charged_won)`,
+      // Usage recorded in this chunk and not charged after it in this chunk is pending (the latest record
+      // of a request wins, as put replaces a row)…
+      `INSERT INTO ${shadowName(pendingChargesTable)} AS shadow (request_id, account_kind, account_id, model,
+         started_at, recorded_at, usage)
+       SELECT DISTINCT ON (recorded.request_id) recorded.request_id, recorded.account_kind, recorded.account_id,
+              recorded.model, recorded.started_at, recorded.occurred_at,
+              json_build_object('tokens', recorded.tokens, 'usageSource', recorded.usage_source)
+       FROM ${usageRecordedRows.table} recorded
+       WHERE NOT EXISTS (
+         SELECT 1 FROM ${usageChargedRows.table} charged
+         WHERE charged.request_id = recorded.request_id
+           AND (charged.transaction_order, charged.position) > (recorded.transaction_order, recorded.position))
+       ORDER BY recorded.request_id, recorded.transaction_order DESC, recorded.position DESC
+       ON CONFLICT (request_id) DO UPDATE SET account_kind = excluded.account_kind,
+         account_id = excluded.account_id, model = excluded.model, started_at = excluded.started_at,
+         recorded_at = excluded.recorded_at, usage = excluded.usage`,
+      // …and usage recorded in earlier chunks stops being pending when charged here (unless recorded again).
+      `DELETE FROM ${shadowName(pendingChargesTable)} shadow USING ${usageChargedRows.table} charged
+       WHERE shadow.request_id = charged.request_id
+         AND NOT EXISTS (
+           SELECT 1 FROM ${usageRecordedRows.table} recorded
+           WHERE recorded.request_id = charged.request_id
+             AND (recorded.transaction_order, recorded.position) > (charged.transaction_order, charged.position))`,
+    ],
   },
 };

@@ -1,5 +1,7 @@
 import type { RecordedEventOf } from "../src/ledger/event-store";
 import { defineTable, type ProjectionDefinition } from "../src/ledger/projection";
+import { usageChargedRows } from "../src/ledger/rebuild/parsed-events";
+import { shadowName } from "../src/ledger/rebuild/shadow-tables";
 
 /** One row per charge with its whole breakdown, so finance can recompute every won. */
 
@@ -59,5 +61,14 @@ export const billingHistoryProjection: ProjectionDefinition = {
       amount_won: event.data.amountWon,
       breakdown: event.data.breakdown,
     });
+  },
+  sqlFold: {
+    statements: [
+      `INSERT INTO ${shadowName(billingHistoryTable)} (request_id, account_kind, account_id, key_id, model, endpoint,
+         started_at, charged_at, amount_won, breakdown)
+       SELECT request_id, account_kind, account_id, key_id, model, endpoint, started_at, occurred_at, amount_won,
+              breakdown
+       FROM ${usageChargedRows.table}`,
+    ],
   },
 };

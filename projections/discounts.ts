@@ -1,5 +1,7 @@
 import type { RecordedEventOf } from "../src/ledger/event-store";
 import { defineTable, type ProjectionDefinition } from "../src/ledger/projection";
+import { otherEventRows } from "../src/ledger/rebuild/parsed-events";
+import { shadowName } from "../src/ledger/rebuild/shadow-tables";
 
 /** Discount rule history; a rule keyed by (model or any, organization or any) is replaced by a later one. */
 
@@ -40,5 +42,12 @@ export const discountsProjection: ProjectionDefinition = {
       rate: event.data.rate,
       effective_at: event.metadata.occurredAt,
     });
+  },
+  sqlFold: {
+    statements: [
+      `INSERT INTO ${shadowName(discountsTable)} (event_id, model, organization_id, rate, effective_at)
+       SELECT event_id, model, organization_id, rate, occurred_at FROM ${otherEventRows.table}
+       WHERE type = 'DiscountSet'`,
+    ],
   },
 };

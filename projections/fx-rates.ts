@@ -1,5 +1,7 @@
 import type { RecordedEventOf } from "../src/ledger/event-store";
 import { defineTable, type ProjectionDefinition } from "../src/ledger/projection";
+import { otherEventRows } from "../src/ledger/rebuild/parsed-events";
+import { shadowName } from "../src/ledger/rebuild/shadow-tables";
 
 /** Every FX rate update; the rate for a Seoul date is the latest update for the latest date ≤ it. */
 
@@ -43,5 +45,12 @@ export const fxRatesProjection: ProjectionDefinition = {
       source: event.data.source,
       recorded_at: event.metadata.occurredAt,
     });
+  },
+  sqlFold: {
+    statements: [
+      `INSERT INTO ${shadowName(fxRatesTable)} (event_id, applies_on, rate_date, rate_krw_per_usd, source, recorded_at)
+       SELECT event_id, applies_on, rate_date, rate_krw_per_usd, source, occurred_at FROM ${otherEventRows.table}
+       WHERE type = 'FxRateUpdated'`,
+    ],
   },
 };

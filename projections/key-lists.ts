@@ -1,5 +1,7 @@
 import type { RecordedEventOf } from "../src/ledger/event-store";
 import { defineTable, type ProjectionDefinition } from "../src/ledger/projection";
+import { shadowName } from "../src/ledger/rebuild/shadow-tables";
+import { apiKeyChangeStatements, issuedKeysSelect } from "./api-key-sql-fold";
 
 /** Every key that is not deleted, per owner, for the key-management list. */
 
@@ -67,5 +69,17 @@ export const keyListsProjection: ProjectionDefinition = {
         throw new Error(`unhandled ${(unreachable as Handled).type}`);
       }
     }
+  },
+  sqlFold: {
+    keyed: [keyListsTable],
+    statements: [
+      `INSERT INTO ${shadowName(keyListsTable)} AS shadow (key_id, owner_kind, owner_id, name, description, status,
+         key_preview, created_at)
+       ${issuedKeysSelect("key_id, owner_kind, owner_id, name, description, 1, key_preview, occurred_at")}
+       ON CONFLICT (key_id) DO UPDATE SET owner_kind = excluded.owner_kind, owner_id = excluded.owner_id,
+         name = excluded.name, description = excluded.description, status = excluded.status,
+         key_preview = excluded.key_preview, created_at = excluded.created_at`,
+      ...apiKeyChangeStatements(keyListsTable),
+    ],
   },
 };

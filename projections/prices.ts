@@ -1,5 +1,7 @@
 import type { RecordedEventOf } from "../src/ledger/event-store";
 import { defineTable, type ProjectionDefinition } from "../src/ledger/projection";
+import { otherEventRows } from "../src/ledger/rebuild/parsed-events";
+import { shadowName } from "../src/ledger/rebuild/shadow-tables";
 
 /** Price history per model; the price in force at an instant is the latest set at or before it. */
 
@@ -43,5 +45,14 @@ export const pricesProjection: ProjectionDefinition = {
       cached_input_usd_per_million_tokens: event.data.cachedInputUsdPerMillionTokens,
       effective_at: event.metadata.occurredAt,
     });
+  },
+  sqlFold: {
+    statements: [
+      `INSERT INTO ${shadowName(pricesTable)} (event_id, model, input_usd_per_million_tokens,
+         output_usd_per_million_tokens, cached_input_usd_per_million_tokens, effective_at)
+       SELECT event_id, model, input_usd_per_million_tokens, output_usd_per_million_tokens,
+              cached_input_usd_per_million_tokens, occurred_at
+       FROM ${otherEventRows.table} WHERE type = 'ModelPriceSet'`,
+    ],
   },
 };

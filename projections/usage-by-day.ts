@@ -2,6 +2,8 @@ import { Money } from "../src/billing/money";
 import { seoulDateOf } from "../src/billing/seoul-calendar";
 import type { RecordedEventOf } from "../src/ledger/event-store";
 import { defineTable, type ProjectionDefinition } from "../src/ledger/projection";
+import { usageChargedRows } from "../src/ledger/rebuild/parsed-events";
+import { shadowName } from "../src/ledger/rebuild/shadow-tables";
 
 /**
  * Charged usage summed per Seoul day × account × model × key: what the console's usage charts read, so a
@@ -80,5 +82,26 @@ export const usageByDayProjection: ProjectionDefinition = {
       output_tokens: plus(current.output_tokens, tokens.output),
       reasoning_tokens: plus(current.reasoning_tokens, tokens.reasoning),
     });
+  },
+  sqlFold: {
+    keyed: [usageByDayTable],
+    statements: [
+      // The chunk's charges summed per row, then added to what earlier chunks summed.
+      `INSERT INTO ${shadowName(usageByDayTable)} AS shadow (day, account_kind, account_id, model, key_id, requests,
+         amount_won, input_tokens, cached_tokens, output_tokens, reasoning_tokens)
+       SELECT (charge.started_at AT TIME ZONE 'Asia/Seoul')::date, charge.account_kind, charge.account_id,
+              charge.model, charge.key_id, count(*), trim_scale(sum(charge.amount_won)),
+              coalesce(sum(charge.input_tokens), 0), coalesce(sum(charge.cached_tokens), 0),
+              coalesce(sum(charge.output_tokens), 0), coalesce(sum(charge.reasoning_tokens), 0)
+       FROM ${usageChargedRows.table} charge
+       GROUP BY 1, 2, 3, 4, 5
+       ON CONFLICT (account_kind, account_id, day, model, key_id) DO UPDATE SET
+         requests = shadow.requests + excluded.requests,
+         amount_won = trim_scale(shadow.amount_won + excluded.amount_won),
+         input_tokens = shadow.input_tokens + excluded.input_tokens,
+         cached_tokens = shadow.cached_tokens + excluded.cached_tokens,
+         output_tokens = shadow.output_tokens + excluded.output_tokens,
+         reasoning_tokens = shadow.reasoning_tokens + excluded.reasoning_tokens`,
+    ],
   },
 };

@@ -2,6 +2,7 @@ import type pg from "pg";
 import { fundsSchemaSql } from "./funds-schema";
 import { inlinedChainHashSchemaSql } from "./inlined-chain-hash-schema";
 import { keyLimitsSchemaSql } from "./key-limits-schema";
+import { parallelFoldsSchemaSql } from "./parallel-folds-schema";
 import { singleParseFoldsSchemaSql } from "./single-parse-folds-schema";
 import { splitFundsSchemaSql } from "./split-funds-schema";
 
@@ -171,6 +172,11 @@ const migrations: readonly Migration[] = [
     id: 7,
     name: "the chain hash function declared stable, so that it is inlined",
     sql: inlinedChainHashSchemaSql,
+  },
+  {
+    id: 8,
+    name: "the inline read models' folds in parallel workers",
+    sql: parallelFoldsSchemaSql,
   },
 ];
 

@@ -90,7 +90,7 @@ async function rebuild(context: Parameters<typeof rebuildProjections>[0]): Promi
   const seconds = (performance.now() - startedAt) / 1_000;
   const rate = Math.round(result.eventCount / Math.max(seconds, 0.001));
   process.stdout.write(
-    `rebuilt ${allProjections.length} projections from ${result.eventCount} events in ${seconds.toFixed(1)} s (${rate} events/s)\n` +
+    `rebuilt ${allProjections.length} projections from ${result.eventCount} events in ${seconds.toFixed(1)} s (${rate} events/s, folded ${result.fold === "sql" ? "in SQL" : "in memory"})\n` +
       `balances checksum: ${result.checksum.sha256} (${result.checksum.accountCount} accounts, total ₩${result.checksum.totalWon})\n`,
   );
   return 0;

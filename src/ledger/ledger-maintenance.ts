@@ -12,9 +12,10 @@ import {
   rowKeyOf,
   type TableDefinition,
 } from "./projection";
-import { rebuildIntoShadowTables } from "./projection-rebuild";
 import { inOneTransaction, projectionRunnerLockKey } from "./projection-runner";
 import { canonicalValue, readAllRows } from "./projection-tables";
+import { rebuildInMemory } from "./rebuild/rebuild-in-memory";
+import { rebuildInSql, sqlFoldsOf } from "./rebuild/rebuild-in-sql";
 
 /** Operations behind `npm run ledger -- …`: rebuild projections from the log, verify them against it. */
 
@@ -27,6 +28,12 @@ export interface LedgerMaintenanceContext {
 export type RebuildProgress = (appliedEvents: number) => void;
 
 /**
+ * How a rebuild folds the log: by the projections' SQL folds inside PostgreSQL (the default where the
+ * events are in PostgreSQL and every projection has one), or by their TypeScript folds in memory.
+ */
+export type RebuildFold = "sql" | "memory";
+
+/**
  * Drops every projection's rows and folds the whole log again, in one transaction. A running service's
  * projection runner is disconnected (it stands by and resumes from the rebuilt checkpoints when the rebuild
  * releases the lock); its readers see the old projections until the rebuild commits.
@@ -37,23 +44,37 @@ export async function rebuildProjections(
     batchSizeMax: number;
     /** Rows the fold keeps in memory before writing them out: with the page size, what bounds memory. */
     rowsInMemoryMax?: number;
+    /** Events per chunk of a rebuild in SQL: progress is reported after each. */
+    chunkEventsMax?: number;
+    fold?: RebuildFold;
     onProgress?: RebuildProgress;
   },
-): Promise<{ eventCount: number; checksum: BalanceChecksum }> {
+): Promise<{ eventCount: number; checksum: BalanceChecksum; fold: RebuildFold }> {
+  const inSql = context.store.kind === "postgresql" && sqlFoldsOf(context.projections) !== undefined;
+  const fold = options.fold ?? (inSql ? "sql" : "memory");
+  if (fold === "sql" && !inSql)
+    throw new Error("a rebuild in SQL needs the PostgreSQL store and an SQL fold for every projection");
+  const onProgress = options.onProgress ? { onProgress: options.onProgress } : {};
   const client = await context.pool.connect();
   try {
     await takeRunnerLock(client);
     // One transaction: until the rebuild commits, every reader keeps seeing the projections as they were.
     return await inOneTransaction(client, async () => {
-      const rebuilt = await rebuildIntoShadowTables(client, context.store, context.projections, {
-        pageSizeMax: options.batchSizeMax,
-        rowsInMemoryMax: options.rowsInMemoryMax ?? limits.rebuildRowsInMemoryMax,
-        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-      });
+      const rebuilt =
+        fold === "sql"
+          ? await rebuildInSql(client, context.projections, {
+              chunkEventsMax: options.chunkEventsMax ?? limits.rebuildChunkEventsMax,
+              ...onProgress,
+            })
+          : await rebuildInMemory(client, context.store, context.projections, {
+              pageSizeMax: options.batchSizeMax,
+              rowsInMemoryMax: options.rowsInMemoryMax ?? limits.rebuildRowsInMemoryMax,
+              ...onProgress,
+            });
       await writeRebuiltCheckpoints(client, context.projections, rebuilt.last);
       // The read models kept inline by the ledger's own trigger (funds, open holds), in this transaction.
       await recomputeInlineFunds(client);
-      return { eventCount: rebuilt.eventCount, checksum: await balanceChecksum(client) };
+      return { eventCount: rebuilt.eventCount, checksum: await balanceChecksum(client), fold };
     });
   } finally {
     await client.query("SELECT pg_advisory_unlock_all()").catch(() => {});

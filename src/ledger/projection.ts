@@ -4,7 +4,8 @@ import type { LedgerEventType } from "./events";
 /**
  * A projection is a pure fold of ledger events into rows of its own tables. It never decides anything and
  * never reads outside its rows. The runner applies the same fold live (batch by batch, rows and checkpoint
- * in one transaction), for `ledger rebuild`, and in memory for `ledger verify`.
+ * in one transaction), `ledger rebuild` over the whole log (or its SQL twin, `sqlFold`), and `ledger verify`
+ * in memory.
  *
  * Rule that makes batching possible: the keys of the rows an event touches come from the event itself,
  * never from the contents of another row.
@@ -57,6 +58,20 @@ export interface ProjectionDefinition {
   readonly handles: ReadonlySet<LedgerEventType>;
   readonly tables: readonly TableDefinition[];
   evolve(rows: ProjectionRows, event: RecordedEvent): void;
+  /** The same fold in SQL, which a rebuild of the PostgreSQL store runs instead of `evolve`. */
+  readonly sqlFold?: SqlFold;
+}
+
+/**
+ * A projection's fold as SQL statements, run in order on each chunk of the log (src/ledger/rebuild/
+ * rebuild-in-sql.ts). They read the chunk's parsed events (src/ledger/rebuild/parsed-events.ts) and write
+ * the projection's shadow tables (`shadowName`); a later chunk's statements see what earlier ones wrote.
+ * `ledger verify` compares the rows with `evolve`'s, and the tests rebuild both ways.
+ */
+export interface SqlFold {
+  /** Tables the statements update, upsert or delete by key: their shadows are keyed from the start. */
+  readonly keyed?: readonly TableDefinition[];
+  readonly statements: readonly string[];
 }
 
 export function rowKeyOf(table: TableDefinition, row: Partial<Row>): string {

@@ -5,8 +5,10 @@ import { mulberry32 } from "../../src/providers/simulator/simulated-completion";
 
 /**
  * A deterministic, realistic ledger for rebuild/verify tests and benchmarks: users and organizations top
- * up, keys are issued and toggled, prices, discounts and FX rates change, and most events are usage
- * recorded then charged. Same seed, same events.
+ * up, keys are issued, toggled and deleted, prices, discounts and FX rates change, and most events are
+ * usage recorded then charged — mostly in the same append, some charged by a later one (as the worker
+ * does when it falls behind), the last few never, and some with token counts the upstream did not report.
+ * Same seed, same events.
  */
 
 export interface SyntheticLedgerOptions {
@@ -49,6 +51,8 @@ export function* syntheticAppends(options: SyntheticLedgerOptions): Generator<St
   const models = ["alpha-5.4-mini", "beta-3-flash", "delta-4.6-sonnet", "gamma-4-5"];
   const clock = Date.parse("2026-10-01T00:00:00Z");
   const keys: { keyId: string; owner: { kind: "user" | "organization"; id: string } }[] = [];
+  /** Usage recorded and not charged yet: its stream and its charge. */
+  const uncharged: { streamId: string; charge: LedgerEvent }[] = [];
   const versions = new Map<string, number>();
   let produced = 0;
   let sequence = 0;
@@ -74,6 +78,11 @@ export function* syntheticAppends(options: SyntheticLedgerOptions): Generator<St
       : { kind: "organization" as const, id: `org-${Math.floor(random() * organizations)}` };
 
   while (produced < options.eventCount) {
+    if (uncharged.length > 0 && random() < 0.2) {
+      const { streamId, charge } = uncharged.shift()!;
+      yield append(streamId, [{ ...charge, metadata: metadata("system:reconciler") }]);
+      continue;
+    }
     const roll = random();
     if (roll < 0.08 || keys.length === 0) {
       const owner = account();
@@ -94,12 +103,21 @@ export function* syntheticAppends(options: SyntheticLedgerOptions): Generator<St
           metadata: metadata(`user:${owner.id}`),
         },
       ]);
-    } else if (roll < 0.1) {
+    } else if (roll < 0.098) {
       const key = keys[Math.floor(random() * keys.length)]!;
       yield append(`apikey-${key.keyId}`, [
         {
           type: "ApiKeyStatusChanged",
           data: { keyId: key.keyId, owner: key.owner, status: random() < 0.5 ? 0 : 1 },
+          metadata: metadata("user:someone"),
+        },
+      ]);
+    } else if (roll < 0.1) {
+      const [key] = keys.splice(Math.floor(random() * keys.length), 1);
+      yield append(`apikey-${key!.keyId}`, [
+        {
+          type: "ApiKeyDeleted",
+          data: { keyId: key!.keyId, owner: key!.owner },
           metadata: metadata("user:someone"),
         },
       ]);
@@ -161,9 +179,9 @@ export function* syntheticAppends(options: SyntheticLedgerOptions): Generator<St
       const startedAt = new Date(clock + sequence * 1_000).toISOString();
       const tokens = {
         input: Math.floor(random() * 4_000),
-        cached: Math.floor(random() * 100),
+        cached: random() < 0.1 ? null : Math.floor(random() * 100),
         output: Math.floor(random() * 2_000),
-        reasoning: 0,
+        reasoning: random() < 0.1 ? null : 0,
       };
       const common = {
         requestId,
@@ -173,41 +191,46 @@ export function* syntheticAppends(options: SyntheticLedgerOptions): Generator<St
         endpoint: "chat.completions" as const,
         startedAt,
       };
-      yield append(`usage-${requestId}`, [
-        {
-          type: "UsageRecorded",
-          data: {
-            ...common,
-            userId: key.owner.kind === "user" ? key.owner.id : null,
-            organizationId: key.owner.kind === "organization" ? key.owner.id : null,
-            streamed: random() < 0.5,
-            outcome: "completed",
+      const recorded: LedgerEvent = {
+        type: "UsageRecorded",
+        data: {
+          ...common,
+          userId: key.owner.kind === "user" ? key.owner.id : null,
+          organizationId: key.owner.kind === "organization" ? key.owner.id : null,
+          streamed: random() < 0.5,
+          outcome: "completed",
+          tokens,
+          usageSource: "upstream",
+        },
+        metadata: metadata(`key:${key.keyId}`),
+      };
+      const charge: LedgerEvent = {
+        type: "UsageCharged",
+        data: {
+          ...common,
+          amountWon: (random() * 50).toFixed(6),
+          breakdown: {
             tokens,
+            inputUsdPerMillionTokens: "1.25",
+            cachedInputUsdPerMillionTokens: "0.125",
+            outputUsdPerMillionTokens: "10",
+            usd: "0.01",
+            fxRateKrwPerUsd: "1400",
+            fxRateDate: startedAt.slice(0, 10),
+            discountRate: "0",
+            amountWon: "14",
             usageSource: "upstream",
           },
-          metadata: metadata(`key:${key.keyId}`),
         },
-        {
-          type: "UsageCharged",
-          data: {
-            ...common,
-            amountWon: (random() * 50).toFixed(6),
-            breakdown: {
-              tokens,
-              inputUsdPerMillionTokens: "1.25",
-              cachedInputUsdPerMillionTokens: "0.125",
-              outputUsdPerMillionTokens: "10",
-              usd: "0.01",
-              fxRateKrwPerUsd: "1400",
-              fxRateDate: startedAt.slice(0, 10),
-              discountRate: "0",
-              amountWon: "14",
-              usageSource: "upstream",
-            },
-          },
-          metadata: metadata("system:reconciler"),
-        },
-      ]);
+        metadata: metadata("system:reconciler"),
+      };
+      const streamId = `usage-${requestId}`;
+      if (random() < 0.2) {
+        yield append(streamId, [recorded]);
+        uncharged.push({ streamId, charge });
+      } else {
+        yield append(streamId, [recorded, charge]);
+      }
     }
   }
 }

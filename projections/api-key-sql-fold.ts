@@ -1,0 +1,27 @@
+import type { TableDefinition } from "../src/ledger/projection";
+import { otherEventRows } from "../src/ledger/rebuild/parsed-events";
+import { shadowName } from "../src/ledger/rebuild/shadow-tables";
+
+/**
+ * The SQL folds of the two key projections share how a chunk's status changes and deletions apply: a key's
+ * events are its own stream (issued, then status changes, then at most a deletion), so after the chunk's
+ * issues are inserted, each key takes its latest status change in the chunk, and deleted keys go.
+ */
+export function apiKeyChangeStatements(table: TableDefinition): string[] {
+  const shadow = shadowName(table);
+  return [
+    `UPDATE ${shadow} shadow SET status = changed.status
+     FROM (SELECT DISTINCT ON (key_id) key_id, status FROM ${otherEventRows.table}
+           WHERE type = 'ApiKeyStatusChanged'
+           ORDER BY key_id, transaction_order DESC, position DESC) changed
+     WHERE shadow.key_id = changed.key_id`,
+    `DELETE FROM ${shadow} shadow USING ${otherEventRows.table} deleted
+     WHERE deleted.type = 'ApiKeyDeleted' AND shadow.key_id = deleted.key_id`,
+  ];
+}
+
+/** The chunk's issued keys, the latest issue of a key ID winning (as `put` replaces a row). */
+export function issuedKeysSelect(columns: string): string {
+  return `SELECT DISTINCT ON (key_id) ${columns} FROM ${otherEventRows.table} WHERE type = 'ApiKeyIssued'
+          ORDER BY key_id, transaction_order DESC, position DESC`;
+}

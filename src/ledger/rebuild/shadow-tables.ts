@@ -1,0 +1,145 @@
+import type pg from "pg";
+import type { Row, TableDefinition } from "../projection";
+import { copyRows } from "../projection-copy";
+import { createTableStatements } from "../projection-tables";
+
+/**
+ * A rebuild's new tables: each projection table gets a "shadow" beside it, filled while readers still use
+ * the live table, then indexed and renamed into its place in the rebuild's transaction. Readers see the old
+ * tables until the caller commits (the swap's locks make them wait only for the renames and the commit).
+ */
+
+const shadowSuffix = "__rebuild";
+
+export function shadowName(table: TableDefinition): string {
+  return `${table.name}${shadowSuffix}`;
+}
+
+export function shadowDefinition(table: TableDefinition): TableDefinition {
+  return { ...table, name: shadowName(table), indexes: [] };
+}
+
+export class ShadowTables {
+  /** Shadows with their primary key already: rows are merged into them, and read back by key. */
+  private readonly keyed = new Set<TableDefinition>();
+
+  constructor(
+    private readonly client: pg.ClientBase,
+    readonly tables: readonly TableDefinition[],
+  ) {}
+
+  /** Creates every shadow; those in `keyedFromStart` get their key now, the others when first needed. */
+  async create(keyedFromStart: ReadonlySet<TableDefinition> = new Set()): Promise<void> {
+    for (const table of this.tables) {
+      // The live table first, so that a ledger rebuilt before any runner started has one to replace.
+      for (const statement of createTableStatements(table)) await this.client.query(statement);
+      await this.client.query(`DROP TABLE IF EXISTS ${shadowName(table)}`);
+      // No key, no index while the rows go in: built once at the end, by sorting, not row by row.
+      await this.client.query(`CREATE TABLE ${shadowName(table)} (LIKE ${table.name} INCLUDING DEFAULTS)`);
+      if (keyedFromStart.has(table)) await this.addKey(table);
+    }
+  }
+
+  isKeyed(table: TableDefinition): boolean {
+    return this.keyed.has(table);
+  }
+
+  /**
+   * Writes rows into a shadow: copied while it has no key (the first write), merged by key after that,
+   * `null` deleting the row under that key.
+   */
+  async write(table: TableDefinition, changes: Map<string, Row | null>): Promise<void> {
+    if (!this.keyed.has(table)) {
+      await copyRows(this.client, shadowName(table), table, present(changes.values()));
+      // Later writes merge and evicted rows are read back by key: from now on the shadow needs its key.
+      await this.addKey(table);
+      return;
+    }
+    await this.merge(table, changes);
+  }
+
+  private async addKey(table: TableDefinition): Promise<void> {
+    await this.client.query(
+      `ALTER TABLE ${shadowName(table)} ADD PRIMARY KEY (${table.primaryKey.join(", ")})`,
+    );
+    this.keyed.add(table);
+  }
+
+  private async merge(table: TableDefinition, changes: Map<string, Row | null>): Promise<void> {
+    const staging = `${table.name}__staging`;
+    await this.client.query(
+      `CREATE TEMPORARY TABLE IF NOT EXISTS ${staging} (LIKE ${table.name}, deleted boolean NOT NULL) ON COMMIT DROP`,
+    );
+    await this.client.query(`TRUNCATE ${staging}`);
+    const keyOnly = (rowKey: string): Row => {
+      const values = JSON.parse(rowKey) as Row[string][];
+      return Object.fromEntries(table.primaryKey.map((column, index) => [column, values[index] ?? null]));
+    };
+    await copyRows(
+      this.client,
+      staging,
+      table,
+      (function* () {
+        for (const [rowKey, row] of changes) yield row ?? { ...keyOnly(rowKey), deleted: true };
+      })(),
+      [{ name: "deleted", value: (row) => (row.deleted === true ? "t" : "f") }],
+    );
+    const keyMatch = table.primaryKey.map((column) => `shadow.${column} = staging.${column}`).join(" AND ");
+    const columns = Object.keys(table.columns).join(", ");
+    await this.client.query(
+      `DELETE FROM ${shadowName(table)} shadow USING ${staging} staging WHERE ${keyMatch}`,
+    );
+    await this.client.query(
+      `INSERT INTO ${shadowName(table)} (${columns}) SELECT ${columns} FROM ${staging} WHERE NOT deleted`,
+    );
+  }
+
+  /**
+   * Keys and indexes are built on the shadows while readers still use the live tables; then each live
+   * table is dropped and its shadow renamed into place, indexes included.
+   */
+  async indexAndSwap(): Promise<void> {
+    const renames: { from: string; to: string }[] = [];
+    for (const table of this.tables) {
+      if (!this.keyed.has(table)) await this.addKey(table);
+      renames.push({ from: `${shadowName(table)}_pkey`, to: `${table.name}_pkey` });
+      for (const statement of table.indexes ?? []) {
+        const index = shadowIndexStatement(table, statement);
+        await this.client.query(index.statement);
+        renames.push({ from: index.shadowIndex, to: index.index });
+      }
+    }
+    for (const table of this.tables) {
+      await this.client.query(`DROP TABLE ${table.name}`);
+      await this.client.query(`ALTER TABLE ${shadowName(table)} RENAME TO ${table.name}`);
+    }
+    for (const rename of renames)
+      await this.client.query(`ALTER INDEX ${rename.from} RENAME TO ${rename.to}`);
+  }
+}
+
+function* present(rows: Iterable<Row | null>): Generator<Row> {
+  for (const row of rows) if (row) yield row;
+}
+
+const indexStatementPattern = /^CREATE (UNIQUE )?INDEX IF NOT EXISTS (\w+) ON (\w+) (.+)$/s;
+
+/** A projection's index statement, aimed at its shadow table under a temporary index name. */
+function shadowIndexStatement(
+  table: TableDefinition,
+  statement: string,
+): { statement: string; index: string; shadowIndex: string } {
+  const match = indexStatementPattern.exec(statement.trim());
+  if (!match || match[3] !== table.name) {
+    throw new Error(
+      `${table.name}: index statement not of the form CREATE [UNIQUE] INDEX IF NOT EXISTS name ON table …`,
+    );
+  }
+  const [, unique, index, , rest] = match;
+  const shadowIndex = `${index}${shadowSuffix}`;
+  return {
+    statement: `CREATE ${unique ?? ""}INDEX ${shadowIndex} ON ${shadowName(table)} ${rest}`,
+    index: index!,
+    shadowIndex,
+  };
+}
