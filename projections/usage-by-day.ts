@@ -44,6 +44,8 @@ export const usageByDayTable = defineTable<Row>({
   primaryKey: ["account_kind", "account_id", "day", "model", "key_id"],
 });
 
+const usageByDayColumns = Object.keys(usageByDayTable.columns).join(", ");
+
 /** Token counts the upstream did not report (null) add nothing here; the charge keeps the null. */
 function plus(total: string, count: number | null): string {
   return (BigInt(total) + BigInt(count ?? 0)).toString();
@@ -84,24 +86,31 @@ export const usageByDayProjection: ProjectionDefinition = {
     });
   },
   sqlFold: {
-    keyed: [usageByDayTable],
+    // Each chunk's charges summed per row and added as rows of their own (a keyed upsert costs more than
+    // the fold), then the rows of a key that several chunks summed merged into one.
     statements: [
-      // The chunk's charges summed per row, then added to what earlier chunks summed.
-      `INSERT INTO ${shadowName(usageByDayTable)} AS shadow (day, account_kind, account_id, model, key_id, requests,
+      `INSERT INTO ${shadowName(usageByDayTable)} (day, account_kind, account_id, model, key_id, requests,
          amount_won, input_tokens, cached_tokens, output_tokens, reasoning_tokens)
-       SELECT (charge.started_at AT TIME ZONE 'Asia/Seoul')::date, charge.account_kind, charge.account_id,
-              charge.model, charge.key_id, count(*), trim_scale(sum(charge.amount_won)),
-              coalesce(sum(charge.input_tokens), 0), coalesce(sum(charge.cached_tokens), 0),
-              coalesce(sum(charge.output_tokens), 0), coalesce(sum(charge.reasoning_tokens), 0)
-       FROM ${usageChargedRows.table} charge
-       GROUP BY 1, 2, 3, 4, 5
-       ON CONFLICT (account_kind, account_id, day, model, key_id) DO UPDATE SET
-         requests = shadow.requests + excluded.requests,
-         amount_won = trim_scale(shadow.amount_won + excluded.amount_won),
-         input_tokens = shadow.input_tokens + excluded.input_tokens,
-         cached_tokens = shadow.cached_tokens + excluded.cached_tokens,
-         output_tokens = shadow.output_tokens + excluded.output_tokens,
-         reasoning_tokens = shadow.reasoning_tokens + excluded.reasoning_tokens`,
+       SELECT (started_at AT TIME ZONE 'Asia/Seoul')::date, account_kind, account_id, model, key_id, count(*),
+              trim_scale(sum(amount_won)), coalesce(sum(input_tokens), 0), coalesce(sum(cached_tokens), 0),
+              coalesce(sum(output_tokens), 0), coalesce(sum(reasoning_tokens), 0)
+       FROM ${usageChargedRows.table}
+       GROUP BY 1, 2, 3, 4, 5`,
+    ],
+    finish: [
+      `CREATE TEMPORARY TABLE rebuild_usage_by_day_merged ON COMMIT DROP AS
+       SELECT day, account_kind, account_id, model, key_id, sum(requests)::bigint AS requests,
+              trim_scale(sum(amount_won)) AS amount_won, sum(input_tokens)::bigint AS input_tokens,
+              sum(cached_tokens)::bigint AS cached_tokens, sum(output_tokens)::bigint AS output_tokens,
+              sum(reasoning_tokens)::bigint AS reasoning_tokens
+       FROM ${shadowName(usageByDayTable)}
+       GROUP BY day, account_kind, account_id, model, key_id HAVING count(*) > 1`,
+      `DELETE FROM ${shadowName(usageByDayTable)} shadow USING rebuild_usage_by_day_merged merged
+       WHERE (shadow.day, shadow.account_kind, shadow.account_id, shadow.model, shadow.key_id)
+           = (merged.day, merged.account_kind, merged.account_id, merged.model, merged.key_id)`,
+      `INSERT INTO ${shadowName(usageByDayTable)} (${usageByDayColumns}) SELECT ${usageByDayColumns}
+       FROM rebuild_usage_by_day_merged`,
+      "DROP TABLE rebuild_usage_by_day_merged",
     ],
   },
 };

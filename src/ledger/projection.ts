@@ -72,6 +72,8 @@ export interface SqlFold {
   /** Tables the statements update, upsert or delete by key: their shadows are keyed from the start. */
   readonly keyed?: readonly TableDefinition[];
   readonly statements: readonly string[];
+  /** Run once after the last chunk, before the shadows get their keys (say, to merge rows per key). */
+  readonly finish?: readonly string[];
 }
 
 export function rowKeyOf(table: TableDefinition, row: Partial<Row>): string {

@@ -53,6 +53,7 @@ export async function rebuildInSql(
     }
   }
   await dropParsedChunk(client);
+  for (const fold of folds) for (const statement of fold.finish ?? []) await client.query(statement);
   await shadows.indexAndSwap();
   return { eventCount: applied, last: extent?.last ?? logStart };
 }
