@@ -56,6 +56,13 @@ export async function rebuildProjections(
     throw new Error("a rebuild in SQL needs the PostgreSQL store and an SQL fold for every projection");
   const onProgress = options.onProgress ? { onProgress: options.onProgress } : {};
   const client = await context.pool.connect();
+  // A connection lost between two statements (the server restarted, the backend was killed) fails the next
+  // one; unheard, the client's error event would end the process instead.
+  let lost: Error | undefined;
+  const onLost = (error: Error) => {
+    lost = error;
+  };
+  client.on("error", onLost);
   try {
     await takeRunnerLock(client);
     // One transaction: until the rebuild commits, every reader keeps seeing the projections as they were.
@@ -77,8 +84,10 @@ export async function rebuildProjections(
       return { eventCount: rebuilt.eventCount, checksum: await balanceChecksum(client), fold };
     });
   } finally {
-    await client.query("SELECT pg_advisory_unlock_all()").catch(() => {});
-    client.release();
+    if (!lost) await client.query("SELECT pg_advisory_unlock_all()").catch(() => {});
+    client.off("error", onLost);
+    // A lost connection is discarded, not handed to the next caller.
+    client.release(lost);
   }
 }
 

@@ -94,6 +94,39 @@ describe("rebuilding projections with bounded memory, in memory or in SQL", () =
     expect(await verifyProjections(context())).toEqual([]);
   }, 60_000);
 
+  it("given its connection killed halfway, then the projections are as before and the next rebuild succeeds", async () => {
+    const before = await balanceChecksum(harness.ledger.pool);
+    const killed = rebuildProjections(context(), {
+      fold: "sql",
+      batchSizeMax: 1_000,
+      chunkEventsMax: 700,
+      onProgress: () => {
+        // The rebuild's backend is the one of this database inside a transaction; kill it after a chunk.
+        void harness.ledger.pool.query(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+           WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL`,
+        );
+      },
+    });
+    await expect(killed).rejects.toThrow();
+
+    expect(await balanceChecksum(harness.ledger.pool)).toEqual(before);
+    expect(await verifyProjections(context())).toEqual([]);
+    const rebuilt = await rebuildProjections(context(), { fold: "sql", batchSizeMax: 1_000 });
+    expect(rebuilt.checksum).toEqual(before);
+  }, 60_000);
+
+  it("refuses to fold in SQL a projection that has no SQL fold", async () => {
+    const [first, ...others] = allProjections;
+    const { sqlFold: _, ...withoutSqlFold } = first!;
+    await expect(
+      rebuildProjections(
+        { ...context(), projections: [withoutSqlFold, ...others] },
+        { fold: "sql", batchSizeMax: 1_000 },
+      ),
+    ).rejects.toThrow("an SQL fold for every projection");
+  });
+
   it("leaves the projections readable and indexed as the runner created them", async () => {
     const indexes = await harness.ledger.pool.query<{ indexname: string }>(
       "SELECT indexname FROM pg_indexes WHERE tablename LIKE 'projection\\_%' ORDER BY indexname",
