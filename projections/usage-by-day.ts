@@ -86,8 +86,8 @@ export const usageByDayProjection: ProjectionDefinition = {
     });
   },
   sqlFold: {
-    // Each chunk's charges summed per row and added as rows of their own (a keyed upsert costs more than
-    // the fold), then the rows of a key that several chunks summed merged into one.
+    // Each chunk's charges summed per row and appended (an upsert into a keyed shadow cost twice as much),
+    // then the rows of a key that several chunks summed merged into one.
     statements: [
       `INSERT INTO ${shadowName(usageByDayTable)} (day, account_kind, account_id, model, key_id, requests,
          amount_won, input_tokens, cached_tokens, output_tokens, reasoning_tokens)

@@ -40,10 +40,6 @@ export class ShadowTables {
     }
   }
 
-  isKeyed(table: TableDefinition): boolean {
-    return this.keyed.has(table);
-  }
-
   /**
    * Writes rows into a shadow: copied while it has no key (the first write), merged by key after that,
    * `null` deleting the row under that key.
