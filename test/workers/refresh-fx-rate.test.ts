@@ -33,7 +33,9 @@ beforeEach(async () => {
   client = createKoreaeximClient({
     authkey,
     url: bank.url,
-    limits: { requestTimeoutMs: 300, attemptsPerDateMax: 2 },
+    // No test here makes the bank hang, and they count the requests: a timeout short enough to expire on
+    // a loaded machine retried a date and failed one (the client's timeouts are koreaexim-client.test.ts's).
+    limits: { requestTimeoutMs: 10_000, attemptsPerDateMax: 2 },
     sleep: async () => {},
   });
   refresher = createFxRateRefresher({
