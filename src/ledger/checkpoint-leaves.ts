@@ -1,5 +1,6 @@
 import type { ClientBase } from "pg";
 import type { LogPosition } from "./log-position";
+import { visibleTransactionOrderBelow } from "./log-visibility";
 
 /**
  * The leaves a checkpoint seals: one per event, in log order, each the event's chain hash. An event
@@ -33,8 +34,7 @@ export async function readSealableLeaves(
     name: "ledger-sealable-leaves",
     text: `SELECT ${leafColumns} FROM ledger_events
            WHERE (transaction_order, position) > ($1, $2)
-             AND transaction_order < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
-               + (SELECT transaction_order_offset FROM ledger_settings)
+             AND transaction_order < ${visibleTransactionOrderBelow("(SELECT transaction_order_offset FROM ledger_settings)")}
            ORDER BY transaction_order, position LIMIT $3`,
     values: [String(after.commit), String(after.prepare), limit],
   });

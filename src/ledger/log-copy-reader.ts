@@ -4,6 +4,7 @@ import type pg from "pg";
 import { to as copyTo } from "pg-copy-streams";
 import type { RecordedEvent } from "./event-store";
 import { type LedgerEvent, type LedgerEventType, upcastEventData } from "./events";
+import { visibleTransactionOrderBelow } from "./log-visibility";
 
 /**
  * The whole visible log of the PostgreSQL store in one COPY … TO STDOUT, in log order, as pages of
@@ -28,7 +29,7 @@ export async function* copyWholeLog(
     const stream = client.query(
       copyTo(
         `COPY (SELECT ${columns} FROM ledger_events
-               WHERE transaction_order < pg_snapshot_xmin(pg_current_snapshot())::text::bigint + ${transactionOrderOffset}
+               WHERE transaction_order < ${visibleTransactionOrderBelow(String(transactionOrderOffset))}
                ORDER BY transaction_order, position) TO STDOUT`,
       ),
     );

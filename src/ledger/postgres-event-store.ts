@@ -22,6 +22,7 @@ import {
 } from "./events";
 import { copyWholeLog } from "./log-copy-reader";
 import { type LogPosition, logStart } from "./log-position";
+import { visibleTransactionOrderBelow } from "./log-visibility";
 
 /**
  * PostgreSQL event store.
@@ -206,7 +207,7 @@ export class PostgresEventStore implements EventStore {
              FROM (
                SELECT * FROM ledger_events
                WHERE (transaction_order, position) > ($1, $2)
-                 AND transaction_order < pg_snapshot_xmin(pg_current_snapshot())::text::bigint + $3
+                 AND transaction_order < ${visibleTransactionOrderBelow("$3")}
                ORDER BY transaction_order, position
                LIMIT $4
              ) page`,

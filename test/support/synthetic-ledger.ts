@@ -113,11 +113,11 @@ export function* syntheticAppends(options: SyntheticLedgerOptions): Generator<St
         },
       ]);
     } else if (roll < 0.1) {
-      const [key] = keys.splice(Math.floor(random() * keys.length), 1);
-      yield append(`apikey-${key!.keyId}`, [
+      const key = keys.splice(Math.floor(random() * keys.length), 1)[0]!;
+      yield append(`apikey-${key.keyId}`, [
         {
           type: "ApiKeyDeleted",
-          data: { keyId: key!.keyId, owner: key!.owner },
+          data: { keyId: key.keyId, owner: key.owner },
           metadata: metadata("user:someone"),
         },
       ]);

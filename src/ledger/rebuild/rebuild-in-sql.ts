@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { type LogPosition, logStart } from "../log-position";
+import { visibleTransactionOrderBelow } from "../log-visibility";
 import type { ProjectionDefinition, SqlFold } from "../projection";
 import { type ChunkBounds, dropParsedChunk, parseChunk } from "./parsed-events";
 import { ShadowTables } from "./shadow-tables";
@@ -72,7 +73,7 @@ export interface VisibleLog {
  */
 async function visibleLog(client: pg.ClientBase): Promise<VisibleLog | undefined> {
   const bound = await client.query<{ below: string }>(
-    `SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::bigint + transaction_order_offset)::text AS below
+    `SELECT (${visibleTransactionOrderBelow("transaction_order_offset")})::text AS below
      FROM ledger_settings`,
   );
   const below = bound.rows[0]!.below;

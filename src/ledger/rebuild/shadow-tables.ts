@@ -25,7 +25,7 @@ export class ShadowTables {
 
   constructor(
     private readonly client: pg.ClientBase,
-    readonly tables: readonly TableDefinition[],
+    private readonly tables: readonly TableDefinition[],
   ) {}
 
   /** Creates every shadow; those in `keyedFromStart` get their key now, the others when first needed. */
