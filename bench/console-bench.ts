@@ -5,8 +5,8 @@ import { readBillingPage, readBillingTotals } from "../src/billing/read-models/b
 import { readUsageByDay } from "../src/billing/read-models/usage-by-day";
 import { seoulDateOf } from "../src/billing/seoul-calendar";
 import { limits } from "../src/config";
-import { openLedger } from "../src/ledger/open-ledger";
-import { ProjectionRunner } from "../src/ledger/projection-runner";
+import { ProjectionRunner } from "../src/ledger/projection/projection-runner";
+import { openLedger } from "../src/ledger/store/open-ledger";
 import { createBenchDatabase } from "./bench-database";
 import { type Figure, percentile, timed } from "./measure";
 

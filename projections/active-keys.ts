@@ -1,6 +1,10 @@
-import type { RecordedEventOf } from "../src/ledger/event-store";
-import { defineTable, type ProjectionDefinition, type ProjectionRows } from "../src/ledger/projection";
+import {
+  defineTable,
+  type ProjectionDefinition,
+  type ProjectionRows,
+} from "../src/ledger/projection/projection";
 import { shadowName } from "../src/ledger/rebuild/shadow-tables";
+import type { RecordedEventOf } from "../src/ledger/store/event-store";
 import { apiKeyChangeStatements, issuedKeysSelect } from "./api-key-sql-fold";
 
 /** API keys that may authenticate, looked up by the HMAC of the presented key. */

@@ -1,4 +1,4 @@
-import type { TableDefinition } from "../src/ledger/projection";
+import type { TableDefinition } from "../src/ledger/projection/projection";
 import { otherEventRows } from "../src/ledger/rebuild/parsed-events";
 import { shadowName } from "../src/ledger/rebuild/shadow-tables";
 

@@ -1,8 +1,12 @@
 import { Money } from "../src/billing/money";
-import type { RecordedEventOf } from "../src/ledger/event-store";
-import { defineTable, type ProjectionDefinition, type ProjectionRows } from "../src/ledger/projection";
+import {
+  defineTable,
+  type ProjectionDefinition,
+  type ProjectionRows,
+} from "../src/ledger/projection/projection";
 import { otherEventRows, usageChargedRows, usageRecordedRows } from "../src/ledger/rebuild/parsed-events";
 import { shadowName } from "../src/ledger/rebuild/shadow-tables";
+import type { RecordedEventOf } from "../src/ledger/store/event-store";
 
 /**
  * Balances per account, and the usage recorded but not charged yet (pending charges). A balance may go

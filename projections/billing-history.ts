@@ -1,7 +1,7 @@
-import type { RecordedEventOf } from "../src/ledger/event-store";
-import { defineTable, type ProjectionDefinition } from "../src/ledger/projection";
+import { defineTable, type ProjectionDefinition } from "../src/ledger/projection/projection";
 import { usageChargedRows } from "../src/ledger/rebuild/parsed-events";
 import { shadowName } from "../src/ledger/rebuild/shadow-tables";
+import type { RecordedEventOf } from "../src/ledger/store/event-store";
 
 /** One row per charge with its whole breakdown, so finance can recompute every won. */
 

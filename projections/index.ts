@@ -1,4 +1,4 @@
-import type { ProjectionDefinition } from "../src/ledger/projection";
+import type { ProjectionDefinition } from "../src/ledger/projection/projection";
 import { activeKeysProjection } from "./active-keys";
 import { balancesProjection } from "./balances";
 import { billingHistoryProjection } from "./billing-history";

@@ -1,6 +1,6 @@
-import type { RecordedEventOf } from "../src/ledger/event-store";
-import { defineTable, type ProjectionDefinition } from "../src/ledger/projection";
+import { defineTable, type ProjectionDefinition } from "../src/ledger/projection/projection";
 import { shadowName } from "../src/ledger/rebuild/shadow-tables";
+import type { RecordedEventOf } from "../src/ledger/store/event-store";
 import { apiKeyChangeStatements, issuedKeysSelect } from "./api-key-sql-fold";
 
 /** Every key that is not deleted, per owner, for the key-management list. */

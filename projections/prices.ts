@@ -1,7 +1,7 @@
-import type { RecordedEventOf } from "../src/ledger/event-store";
-import { defineTable, type ProjectionDefinition } from "../src/ledger/projection";
+import { defineTable, type ProjectionDefinition } from "../src/ledger/projection/projection";
 import { otherEventRows } from "../src/ledger/rebuild/parsed-events";
 import { shadowName } from "../src/ledger/rebuild/shadow-tables";
+import type { RecordedEventOf } from "../src/ledger/store/event-store";
 
 /** Price history per model; the price in force at an instant is the latest set at or before it. */
 

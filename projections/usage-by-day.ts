@@ -1,9 +1,9 @@
 import { Money } from "../src/billing/money";
 import { seoulDateOf } from "../src/billing/seoul-calendar";
-import type { RecordedEventOf } from "../src/ledger/event-store";
-import { defineTable, type ProjectionDefinition } from "../src/ledger/projection";
+import { defineTable, type ProjectionDefinition } from "../src/ledger/projection/projection";
 import { usageChargedRows } from "../src/ledger/rebuild/parsed-events";
 import { shadowName } from "../src/ledger/rebuild/shadow-tables";
+import type { RecordedEventOf } from "../src/ledger/store/event-store";
 
 /**
  * Charged usage summed per Seoul day × account × model × key: what the console's usage charts read, so a

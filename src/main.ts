@@ -4,7 +4,7 @@ import { type Config, ConfigError, limits, loadConfig, modelFamilies } from "./c
 import { type LocalDatabase, loadOrCreateLocalSecrets, startLocalDatabase } from "./database/local-data";
 import { printFirstStartBanner, seedDemoAccount } from "./demo-account";
 import type { FamilyUpstream } from "./gateway/generation/upstream-registry";
-import { ledgerSigningKeyOf } from "./ledger/ledger-signing-key-setting";
+import { ledgerSigningKeyOf } from "./ledger/integrity/ledger-signing-key-setting";
 import { createLogger, type Logger } from "./logger";
 import { createOperations } from "./operations/operations";
 import { installModels, listModels } from "./providers/catalog";

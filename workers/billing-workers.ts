@@ -8,8 +8,8 @@ import { createChargeQueue } from "../src/billing/queue/charge-queue";
 import type { QueueBackend } from "../src/billing/queue/queue-backend";
 import { createPricingReadModel } from "../src/billing/read-models/pricing-read-model";
 import { PeriodicLeader } from "../src/database/periodic-leader";
-import type { EventStore } from "../src/ledger/event-store";
-import { GroupCommitAppender } from "../src/ledger/group-commit-appender";
+import type { EventStore } from "../src/ledger/store/event-store";
+import { GroupCommitAppender } from "../src/ledger/store/group-commit-appender";
 import {
   type ReconcileUsageSettings,
   type RunningWorker,

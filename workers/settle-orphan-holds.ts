@@ -9,7 +9,7 @@ import {
 import type { ChargeQueue } from "../src/billing/queue/charge-queue";
 import type { PricingReadModel } from "../src/billing/read-models/pricing-read-model";
 import type { PeriodicLeader } from "../src/database/periodic-leader";
-import type { EventStore } from "../src/ledger/event-store";
+import type { EventStore } from "../src/ledger/store/event-store";
 
 /**
  * The orphan-hold sweep (C10), one of the leader's periodic tasks: every interval, the holds of gateway

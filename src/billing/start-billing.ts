@@ -5,7 +5,7 @@ import { startBillingWorkers } from "../../workers/billing-workers";
 import type { Config } from "../config";
 import { createAccountRouter } from "../gateway/account/account-router";
 import { createAdminRouter } from "../gateway/admin/admin-router";
-import type { EventStore } from "../ledger/event-store";
+import type { EventStore } from "../ledger/store/event-store";
 import type { ProjectionWaiting } from "./commands/projection-waiting";
 import { seedBilling } from "./commands/seed-billing";
 import { createFxRateRefresher } from "./fx/fx-rate-refresh";

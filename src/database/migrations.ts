@@ -75,7 +75,7 @@ const migrations: readonly Migration[] = [
     id: 3,
     name: "ledger hash chain and checkpoints",
     sql: `
-      -- Each event's hash chains it to its stream's previous event (src/ledger/event-hash.ts is the same
+      -- Each event's hash chains it to its stream's previous event (src/ledger/integrity/event-hash.ts is the same
       -- function in TypeScript, for verify). NULL only for events written before this migration: the first
       -- checkpoints seal those.
       ALTER TABLE ledger_events ADD COLUMN chain_hash bytea;
@@ -130,7 +130,7 @@ const migrations: readonly Migration[] = [
       CREATE TRIGGER ledger_events_chain BEFORE INSERT ON ledger_events
         FOR EACH ROW WHEN (NEW.chain_hash IS NULL) EXECUTE FUNCTION ledger_events_chain();
 
-      -- Signed seals over the global order (src/ledger/ledger-checkpointer.ts). Rows of their own, not
+      -- Signed seals over the global order (src/ledger/integrity/ledger-checkpointer.ts). Rows of their own, not
       -- events: a seal is a statement about the log, not a business fact, and as an event it would be
       -- inside the very order it seals, reach every projection and subscriber, and make every seal wait
       -- for the next one.

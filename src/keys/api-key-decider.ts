@@ -1,5 +1,5 @@
-import type { RecordedEvent } from "../ledger/event-store";
 import type { AccountReference, ApiKeyLimits, EventData, UnstampedLedgerEvent } from "../ledger/events";
+import type { RecordedEvent } from "../ledger/store/event-store";
 
 /**
  * The API key aggregate: its state is a fold of its own stream (`apikey-<uuid>`), and each command is a

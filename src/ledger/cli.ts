@@ -2,18 +2,18 @@ import { SingleBar } from "cli-progress";
 import { allProjections } from "../../projections";
 import { ConfigError, limits, loadConfig } from "../config";
 import { loadOrCreateLocalSecrets, startLocalDatabase } from "../database/local-data";
-import { describeCheckpoint, proveEvent } from "./event-proof";
-import { latestCheckpoint } from "./ledger-checkpoint";
-import { verifyIntegrity } from "./ledger-integrity";
+import { describeCheckpoint, proveEvent } from "./integrity/event-proof";
+import { latestCheckpoint } from "./integrity/ledger-checkpoint";
+import { verifyIntegrity } from "./integrity/ledger-integrity";
+import type { LedgerSigningKey } from "./integrity/ledger-signing-key";
+import { ledgerSigningKeyOf } from "./integrity/ledger-signing-key-setting";
 import {
   balanceChecksum,
   describeDifference,
   rebuildProjections,
   verifyProjections,
 } from "./ledger-maintenance";
-import type { LedgerSigningKey } from "./ledger-signing-key";
-import { ledgerSigningKeyOf } from "./ledger-signing-key-setting";
-import { openLedger } from "./open-ledger";
+import { openLedger } from "./store/open-ledger";
 
 /**
  * `npm run ledger -- rebuild`: drop and rebuild every projection from the log, print the balance checksum.

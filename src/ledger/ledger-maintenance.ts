@@ -2,20 +2,20 @@ import { createHash } from "node:crypto";
 import type pg from "pg";
 import { Money } from "../billing/money";
 import { limits } from "../config";
-import type { EventStore } from "./event-store";
 import { recomputeInlineFunds, verifyInlineFunds } from "./inline-funds";
-import { compareLogPositions, type LogPosition, logStart } from "./log-position";
 import {
   MemoryRows,
   type ProjectionDefinition,
   type Row,
   rowKeyOf,
   type TableDefinition,
-} from "./projection";
-import { inOneTransaction, projectionRunnerLockKey } from "./projection-runner";
-import { canonicalValue, readAllRows } from "./projection-tables";
+} from "./projection/projection";
+import { inOneTransaction, projectionRunnerLockKey } from "./projection/projection-runner";
+import { canonicalValue, readAllRows } from "./projection/projection-tables";
 import { rebuildInMemory } from "./rebuild/rebuild-in-memory";
 import { rebuildInSql, sqlFoldsOf } from "./rebuild/rebuild-in-sql";
+import type { EventStore } from "./store/event-store";
+import { compareLogPositions, type LogPosition, logStart } from "./store/log-position";
 
 /** Operations behind `npm run ledger -- …`: rebuild projections from the log, verify them against it. */
 

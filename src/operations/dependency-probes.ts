@@ -3,8 +3,8 @@ import type pg from "pg";
 import { allProjections } from "../../projections";
 import { usageChargesQueueName } from "../billing/queue/charge-queue";
 import { openQueue, type QueueBackend } from "../billing/queue/queue-backend";
-import type { EventStore } from "../ledger/event-store";
-import { compareLogPositions, type LogPosition } from "../ledger/log-position";
+import type { EventStore } from "../ledger/store/event-store";
+import { compareLogPositions, type LogPosition } from "../ledger/store/log-position";
 
 /**
  * One question per dependency the gateway needs, each answered within a bound or failing: readiness and

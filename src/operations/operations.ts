@@ -4,7 +4,7 @@ import type pg from "pg";
 import type { Logger } from "pino";
 import type { QueueBackend } from "../billing/queue/queue-backend";
 import { limits } from "../config";
-import type { EventStore } from "../ledger/event-store";
+import type { EventStore } from "../ledger/store/event-store";
 import { createDependencyProbes, type DependencyProbes } from "./dependency-probes";
 import { createOperationsRouter } from "./operations-routes";
 import { createProbeMetrics } from "./probe-metrics";

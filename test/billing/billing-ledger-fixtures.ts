@@ -2,11 +2,11 @@ import { randomUUID } from "node:crypto";
 import pino from "pino";
 import { allProjections } from "../../projections";
 import { formatMoney, parseMoney } from "../../src/billing/money";
-import type { StreamAppend } from "../../src/ledger/event-store";
 import type { AccountReference, EventData, LedgerEvent } from "../../src/ledger/events";
-import { isAtOrAfter, type LogPosition } from "../../src/ledger/log-position";
-import { ProjectionRunner } from "../../src/ledger/projection-runner";
-import { ProjectionWaiter } from "../../src/ledger/projection-waiter";
+import { ProjectionRunner } from "../../src/ledger/projection/projection-runner";
+import { ProjectionWaiter } from "../../src/ledger/projection/projection-waiter";
+import type { StreamAppend } from "../../src/ledger/store/event-store";
+import { isAtOrAfter, type LogPosition } from "../../src/ledger/store/log-position";
 import type { LedgerHarness } from "../support/ledger-harness";
 
 /** Given-events for billing tests: each builds one append with the instant it happened at. */

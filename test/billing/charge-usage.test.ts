@@ -9,8 +9,8 @@ import {
   createPricingReadModel,
   PricingUnavailableError,
 } from "../../src/billing/read-models/pricing-read-model";
-import type { RecordedEventOf } from "../../src/ledger/event-store";
-import { ProjectionWaiter } from "../../src/ledger/projection-waiter";
+import { ProjectionWaiter } from "../../src/ledger/projection/projection-waiter";
+import type { RecordedEventOf } from "../../src/ledger/store/event-store";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
 import {
   chargesOf,

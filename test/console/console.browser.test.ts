@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LedgerSigningKey } from "../../src/ledger/ledger-signing-key";
+import { LedgerSigningKey } from "../../src/ledger/integrity/ledger-signing-key";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
 import { type Browser, launchBrowser, screenshot, seriousAccessibilityViolations } from "./support/browser";
 import { patienceMs, poll, topUp } from "./support/patient";

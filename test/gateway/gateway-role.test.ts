@@ -3,7 +3,7 @@ import pg from "pg";
 import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { limits, modelFamilies } from "../../src/config";
-import { projectionRunnerLockKey } from "../../src/ledger/projection-runner";
+import { projectionRunnerLockKey } from "../../src/ledger/projection/projection-runner";
 import type { ModelFamily } from "../../src/providers/provider";
 import { type RunningService, type ServiceOptions, startService } from "../../src/service";
 import { createTestDatabase, type TestDatabase } from "../support/database";

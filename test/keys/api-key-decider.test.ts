@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type ApiKeyCommand, decideApiKey, foldApiKey } from "../../src/keys/api-key-decider";
-import type { RecordedEvent } from "../../src/ledger/event-store";
 import type { ApiKeyLimits, LedgerEvent } from "../../src/ledger/events";
+import type { RecordedEvent } from "../../src/ledger/store/event-store";
 
 /** The key aggregate as given/when/then: given its stream, when a command, then the event or not found. */
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../../projections";
 import { inlineFundsName } from "../../src/ledger/inline-funds";
 import { rebuildProjections, verifyProjections } from "../../src/ledger/ledger-maintenance";
-import type { PostgresEventStore } from "../../src/ledger/postgres-event-store";
+import type { PostgresEventStore } from "../../src/ledger/store/postgres-event-store";
 import { topUp } from "../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
 

@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../../projections";
-import type { EventToAppend } from "../../src/ledger/event-store";
 import type { ApiKeyLimits, EventData } from "../../src/ledger/events";
 import { inlineFundsName } from "../../src/ledger/inline-funds";
 import { rebuildProjections, verifyProjections } from "../../src/ledger/ledger-maintenance";
-import type { PostgresEventStore, UsageAuthorizationDecision } from "../../src/ledger/postgres-event-store";
+import type { EventToAppend } from "../../src/ledger/store/event-store";
+import type {
+  PostgresEventStore,
+  UsageAuthorizationDecision,
+} from "../../src/ledger/store/postgres-event-store";
 import { metadata, topUp } from "../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
 

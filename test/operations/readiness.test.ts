@@ -3,7 +3,7 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { QueueBackend } from "../../src/billing/queue/queue-backend";
 import { modelFamilies } from "../../src/config";
-import { openLedger } from "../../src/ledger/open-ledger";
+import { openLedger } from "../../src/ledger/store/open-ledger";
 import { createDependencyProbes } from "../../src/operations/dependency-probes";
 import { createOperations, type Operations } from "../../src/operations/operations";
 import { Readiness, type ReadinessReport } from "../../src/operations/readiness";

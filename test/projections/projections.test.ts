@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { allProjectionNames, allProjections } from "../../projections";
 import { readAdmission } from "../../src/gateway/generation/admission-read-model";
-import type { StreamAppend } from "../../src/ledger/event-store";
 import type { LedgerEvent } from "../../src/ledger/events";
-import type { ProjectionDefinition } from "../../src/ledger/projection";
-import { ProjectionRunner, projectionRunnerLockKey } from "../../src/ledger/projection-runner";
-import { ProjectionWaiter } from "../../src/ledger/projection-waiter";
+import type { ProjectionDefinition } from "../../src/ledger/projection/projection";
+import { ProjectionRunner, projectionRunnerLockKey } from "../../src/ledger/projection/projection-runner";
+import { ProjectionWaiter } from "../../src/ledger/projection/projection-waiter";
+import type { StreamAppend } from "../../src/ledger/store/event-store";
 import { metadata } from "../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { usageByDayProjection, usageByDayTable } from "../../projections/usage-by-day";
-import type { RecordedEvent } from "../../src/ledger/event-store";
 import type { UsageTokens } from "../../src/ledger/events";
-import { parseLogPosition } from "../../src/ledger/log-position";
-import { MemoryRows } from "../../src/ledger/projection";
+import { MemoryRows } from "../../src/ledger/projection/projection";
+import type { RecordedEvent } from "../../src/ledger/store/event-store";
+import { parseLogPosition } from "../../src/ledger/store/log-position";
 
 /** The console's usage charts read this fold: charged usage per Seoul day × account × model × key. */
 

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { EventToAppend } from "../../src/ledger/event-store";
 import type { EventMetadata } from "../../src/ledger/events";
+import type { EventToAppend } from "../../src/ledger/store/event-store";
 
 export const fixedInstant = "2026-11-20T03:00:00.000Z";
 

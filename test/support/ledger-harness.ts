@@ -1,8 +1,8 @@
 import { allProjections } from "../../projections";
-import type { EventStore, StreamAppend } from "../../src/ledger/event-store";
-import { isAtOrAfter, type LogPosition } from "../../src/ledger/log-position";
-import { type Ledger, openLedger } from "../../src/ledger/open-ledger";
-import { ProjectionRunner } from "../../src/ledger/projection-runner";
+import { ProjectionRunner } from "../../src/ledger/projection/projection-runner";
+import type { EventStore, StreamAppend } from "../../src/ledger/store/event-store";
+import { isAtOrAfter, type LogPosition } from "../../src/ledger/store/log-position";
+import { type Ledger, openLedger } from "../../src/ledger/store/open-ledger";
 import { createTestDatabase, type TestDatabase } from "./database";
 
 /** A migrated ledger in its own database, with a projection runner driven explicitly by the test. */

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import type { EventStore, StreamAppend } from "../../src/ledger/event-store";
 import type { EventMetadata, LedgerEvent } from "../../src/ledger/events";
+import type { EventStore, StreamAppend } from "../../src/ledger/store/event-store";
 import { mulberry32 } from "../../src/providers/simulator/simulated-completion";
 
 /**

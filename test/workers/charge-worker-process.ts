@@ -1,8 +1,8 @@
 import { chargeUsages } from "../../src/billing/charging/charge-usage";
 import type { QueueBackend } from "../../src/billing/queue/queue-backend";
 import { createPricingReadModel } from "../../src/billing/read-models/pricing-read-model";
-import { openLedger } from "../../src/ledger/open-ledger";
-import { ProjectionWaiter } from "../../src/ledger/projection-waiter";
+import { ProjectionWaiter } from "../../src/ledger/projection/projection-waiter";
+import { openLedger } from "../../src/ledger/store/open-ledger";
 import { startReconcileUsageWorker } from "../../workers/reconcile-usage";
 import { silentLogger } from "../billing/billing-ledger-fixtures";
 

@@ -19,7 +19,7 @@ import type {
 import type { ApiKeyLimitsView } from "../../../src/keys/api-key-limits";
 import type { ApiKeyRecord, IssuedApiKey } from "../../../src/keys/api-key-service";
 import type { ApiKeyLimits } from "../../../src/ledger/events";
-import type { LedgerStatus, OnDemandVerification } from "../../../src/ledger/ledger-status";
+import type { LedgerStatus, OnDemandVerification } from "../../../src/ledger/integrity/ledger-status";
 
 export type {
   BillingHistoryEntry,

@@ -1,14 +1,14 @@
 import { discountsProjection } from "../../../projections/discounts";
 import { fxRatesProjection } from "../../../projections/fx-rates";
 import { pricesProjection } from "../../../projections/prices";
+import { type AccountReference, parseLedgerEvent } from "../../ledger/events";
 import {
   type EventStore,
   type RecordedEvent,
   type RecordedEventOf,
   WrongExpectedVersionError,
-} from "../../ledger/event-store";
-import { type AccountReference, parseLedgerEvent } from "../../ledger/events";
-import { compareLogPositions, type LogPosition } from "../../ledger/log-position";
+} from "../../ledger/store/event-store";
+import { compareLogPositions, type LogPosition } from "../../ledger/store/log-position";
 import { billingMetrics } from "../../operations/billing-metrics";
 import { keyKindLabelOf } from "../../operations/metric-labels";
 import { usageChargedEventId } from "../commands/deterministic-event-id";

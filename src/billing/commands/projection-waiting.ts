@@ -1,4 +1,4 @@
-import type { LogPosition } from "../../ledger/log-position";
+import type { LogPosition } from "../../ledger/store/log-position";
 
 /** What billing needs of `ProjectionWaiter`: read-your-writes, nothing else (tests pass the real one). */
 export interface ProjectionWaiting {

@@ -1,10 +1,10 @@
 import type pg from "pg";
 import type { Logger } from "pino";
 import { fxRatesProjection, fxRatesTable } from "../../../projections/fx-rates";
-import { type EventStore, WrongExpectedVersionError } from "../../ledger/event-store";
 import { parseLedgerEvent } from "../../ledger/events";
-import { compareLogPositions, type LogPosition, logStart } from "../../ledger/log-position";
-import { ProjectionLagError } from "../../ledger/projection-waiter";
+import { ProjectionLagError } from "../../ledger/projection/projection-waiter";
+import { type EventStore, WrongExpectedVersionError } from "../../ledger/store/event-store";
+import { compareLogPositions, type LogPosition, logStart } from "../../ledger/store/log-position";
 import { listModels } from "../../providers/catalog";
 import { billingLimits } from "../billing-limits";
 import { recordFxRate } from "../fx/record-fx-rate";

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { pricesProjection } from "../../../projections/prices";
-import type { EventStore } from "../../ledger/event-store";
 import { parseLedgerEvent } from "../../ledger/events";
+import type { EventStore } from "../../ledger/store/event-store";
 import { findModel } from "../../providers/catalog";
 import { isAcceptableUnitPrice } from "../charging/charge-limits";
 import { formatMoney, type Money } from "../money";

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { Logger } from "pino";
 import { fxRatesTable } from "../../../projections/fx-rates";
-import type { EventStore } from "../../ledger/event-store";
+import type { EventStore } from "../../ledger/store/event-store";
 import type { CommandOrigin } from "../commands/command-metadata";
 import { fxRateUpdatedEventId } from "../commands/deterministic-event-id";
 import type { Clock } from "../commands/projection-waiting";

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { AppendResult, EventStore, ExpectedVersion } from "../../ledger/event-store";
 import { type EventData, parseLedgerEvent } from "../../ledger/events";
+import type { AppendResult, EventStore, ExpectedVersion } from "../../ledger/store/event-store";
 import { type CommandOrigin, metadataOf } from "../commands/command-metadata";
 import { fxRateUpdatedEventId } from "../commands/deterministic-event-id";
 import type { Clock } from "../commands/projection-waiting";

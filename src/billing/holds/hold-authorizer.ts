@@ -1,8 +1,8 @@
-import { BatchedCalls } from "../../ledger/batched-calls";
+import { BatchedCalls } from "../../ledger/store/batched-calls";
 import type {
   UsageAuthorizationDecision,
   UsageAuthorizationRequest,
-} from "../../ledger/postgres-event-store";
+} from "../../ledger/store/postgres-event-store";
 
 /**
  * Places holds in batches: the holds asked for while a batch is in flight go together in the next one,

@@ -1,6 +1,10 @@
 import type pg from "pg";
-import { type EventStore, type RecordedEventOf, WrongExpectedVersionError } from "../../ledger/event-store";
 import { parseLedgerEvent, type UsageTokens } from "../../ledger/events";
+import {
+  type EventStore,
+  type RecordedEventOf,
+  WrongExpectedVersionError,
+} from "../../ledger/store/event-store";
 import { billingMetrics } from "../../operations/billing-metrics";
 import { keyKindLabelOf } from "../../operations/metric-labels";
 import { discountOrganizationOf, usageStreamIdOf } from "../charging/charge-usage";

@@ -1,8 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
-import { type EventStore, type StreamAppend, WrongExpectedVersionError } from "../../ledger/event-store";
 import type { AccountReference, EventData } from "../../ledger/events";
-import type { GroupCommitAppender } from "../../ledger/group-commit-appender";
+import {
+  type EventStore,
+  type StreamAppend,
+  WrongExpectedVersionError,
+} from "../../ledger/store/event-store";
+import type { GroupCommitAppender } from "../../ledger/store/group-commit-appender";
 import type { ChargeEnqueuer } from "../queue/charge-enqueuer";
 
 /**

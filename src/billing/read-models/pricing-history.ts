@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { discountsTable } from "../../../projections/discounts";
-import type { EventStore, RecordedEvent, RecordedEventOf } from "../../ledger/event-store";
-import { compareLogPositions } from "../../ledger/log-position";
+import type { EventStore, RecordedEvent, RecordedEventOf } from "../../ledger/store/event-store";
+import { compareLogPositions } from "../../ledger/store/log-position";
 import { discountStreamIdOf } from "../commands/set-discount";
 import { modelPriceStreamIdOf } from "../commands/set-model-price";
 

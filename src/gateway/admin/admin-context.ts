@@ -4,7 +4,7 @@ import type { CommandOrigin } from "../../billing/commands/command-metadata";
 import type { Clock, ProjectionWaiting } from "../../billing/commands/projection-waiting";
 import type { BillingWriteDependencies } from "../../billing/commands/set-model-price";
 import type { FxRateRefresher } from "../../billing/fx/fx-rate-refresh";
-import type { EventStore } from "../../ledger/event-store";
+import type { EventStore } from "../../ledger/store/event-store";
 import { validationErrorOf } from "../api-error";
 import { requestIdOf } from "../middleware/request-id";
 

@@ -3,7 +3,7 @@ import type pg from "pg";
 import { billingLimits } from "../../billing/billing-limits";
 import type { Clock, ProjectionWaiting } from "../../billing/commands/projection-waiting";
 import type { FxRateRefresher } from "../../billing/fx/fx-rate-refresh";
-import type { EventStore } from "../../ledger/event-store";
+import type { EventStore } from "../../ledger/store/event-store";
 import { billingErrorMapper } from "../account/billing-error-mapper";
 import { addAccountRoutes } from "./account-routes";
 import type { AdminContext } from "./admin-context";

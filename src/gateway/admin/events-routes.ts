@@ -1,11 +1,11 @@
 import type { Router } from "express";
-import type { RecordedEvent } from "../../ledger/event-store";
+import type { RecordedEvent } from "../../ledger/store/event-store";
 import {
   compareLogPositions,
   formatLogPosition,
   type LogPosition,
   parseLogPosition,
-} from "../../ledger/log-position";
+} from "../../ledger/store/log-position";
 import { apiErrors } from "../api-error";
 import { type AdminContext, parseWith } from "./admin-context";
 import { eventsQuerySchema } from "./admin-request-schemas";

@@ -1,5 +1,5 @@
 import type { Router } from "express";
-import { OnDemandLedgerVerifier, readLedgerStatus } from "../../ledger/ledger-status";
+import { OnDemandLedgerVerifier, readLedgerStatus } from "../../ledger/integrity/ledger-status";
 import type { AdminContext } from "./admin-context";
 
 /**

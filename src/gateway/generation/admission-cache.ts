@@ -1,5 +1,10 @@
-import { compareLogPositions, isAtOrAfter, type LogPosition, logStart } from "../../ledger/log-position";
-import type { LocalReadModel } from "../../ledger/projection-waiter";
+import type { LocalReadModel } from "../../ledger/projection/projection-waiter";
+import {
+  compareLogPositions,
+  isAtOrAfter,
+  type LogPosition,
+  logStart,
+} from "../../ledger/store/log-position";
 import { type AdmissionRecord, type AdmissionSnapshot, admissionProjections } from "./admission-read-model";
 
 /**

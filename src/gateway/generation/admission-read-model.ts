@@ -2,7 +2,7 @@ import type { Pool } from "pg";
 import { activeKeysProjection } from "../../../projections/active-keys";
 import { balancesProjection } from "../../../projections/balances";
 import { Money } from "../../billing/money";
-import { type LogPosition, logStart } from "../../ledger/log-position";
+import { type LogPosition, logStart } from "../../ledger/store/log-position";
 
 /**
  * What admission needs to know about a key: who owns it and what the account it draws on has available

@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { ErrorRequestHandler } from "express";
 import type { Logger } from "pino";
-import { ProjectionLagError } from "../../ledger/projection-waiter";
+import { ProjectionLagError } from "../../ledger/projection/projection-waiter";
 import {
   UnsupportedRequestError,
   UpstreamFailedError,

@@ -1,6 +1,4 @@
 import type pg from "pg";
-import type { EventStore, RecordedEvent } from "../event-store";
-import { type LogPosition, logStart } from "../log-position";
 import {
   KeyCollector,
   type ProjectionDefinition,
@@ -8,8 +6,10 @@ import {
   type Row,
   rowKeyOf,
   type TableDefinition,
-} from "../projection";
-import { loadRows } from "../projection-tables";
+} from "../projection/projection";
+import { loadRows } from "../projection/projection-tables";
+import type { EventStore, RecordedEvent } from "../store/event-store";
+import { type LogPosition, logStart } from "../store/log-position";
 import { ShadowTables, shadowDefinition } from "./shadow-tables";
 
 /**

@@ -1,7 +1,7 @@
 import type pg from "pg";
-import { type LogPosition, logStart } from "../log-position";
-import { visibleTransactionOrderBelow } from "../log-visibility";
-import type { ProjectionDefinition, SqlFold } from "../projection";
+import type { ProjectionDefinition, SqlFold } from "../projection/projection";
+import { type LogPosition, logStart } from "../store/log-position";
+import { visibleTransactionOrderBelow } from "../store/log-visibility";
 import { type ChunkBounds, dropParsedChunk, parseChunk } from "./parsed-events";
 import { ShadowTables } from "./shadow-tables";
 

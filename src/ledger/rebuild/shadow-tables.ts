@@ -1,7 +1,7 @@
 import type pg from "pg";
-import type { Row, TableDefinition } from "../projection";
-import { copyRows } from "../projection-copy";
-import { createTableStatements } from "../projection-tables";
+import type { Row, TableDefinition } from "../projection/projection";
+import { copyRows } from "../projection/projection-copy";
+import { createTableStatements } from "../projection/projection-tables";
 
 /**
  * A rebuild's new tables: each projection table gets a "shadow" beside it, filled while readers still use

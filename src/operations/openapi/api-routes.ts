@@ -20,7 +20,7 @@ import { mintSessionBodySchema } from "../../gateway/sessions/admin-session-rout
 import { chatCompletionsRequestSchema } from "../../gateway/wire/chat-completions-request";
 import { responsesRequestSchema } from "../../gateway/wire/responses-request";
 import { keyLimitsBodySchema } from "../../keys/api-key-limits";
-import { ledgerStatusLimits } from "../../ledger/ledger-status";
+import { ledgerStatusLimits } from "../../ledger/integrity/ledger-status";
 import * as bodies from "./response-schemas";
 
 /**

@@ -5,7 +5,7 @@ import type {
   PostgresEventStore,
   UsageAuthorizationDecision,
   UsageAuthorizationRequest,
-} from "../../../src/ledger/postgres-event-store";
+} from "../../../src/ledger/store/postgres-event-store";
 import { topUp } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
 

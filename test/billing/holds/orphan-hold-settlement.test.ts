@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { settleOrphanHolds } from "../../../src/billing/holds/orphan-hold-settlement";
 import { UsageOutbox } from "../../../src/billing/holds/usage-outbox";
 import { createPricingReadModel } from "../../../src/billing/read-models/pricing-read-model";
-import { GroupCommitAppender } from "../../../src/ledger/group-commit-appender";
-import type { PostgresEventStore } from "../../../src/ledger/postgres-event-store";
+import { GroupCommitAppender } from "../../../src/ledger/store/group-commit-appender";
+import type { PostgresEventStore } from "../../../src/ledger/store/postgres-event-store";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
 
 /**

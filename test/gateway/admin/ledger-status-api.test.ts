@@ -1,7 +1,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LedgerSigningKey } from "../../../src/ledger/ledger-signing-key";
-import { OnDemandLedgerVerifier } from "../../../src/ledger/ledger-status";
+import { LedgerSigningKey } from "../../../src/ledger/integrity/ledger-signing-key";
+import { OnDemandLedgerVerifier } from "../../../src/ledger/integrity/ledger-status";
 import { topUp } from "../../console/support/patient";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../../support/gateway-harness";
 

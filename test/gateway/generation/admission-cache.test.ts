@@ -4,7 +4,7 @@ import type {
   AdmissionRecord,
   AdmissionSnapshot,
 } from "../../../src/gateway/generation/admission-read-model";
-import type { LogPosition } from "../../../src/ledger/log-position";
+import type { LogPosition } from "../../../src/ledger/store/log-position";
 
 /**
  * The admission cache's freshness rules, with its database read scripted so that the races it guards

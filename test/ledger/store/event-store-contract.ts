@@ -5,9 +5,9 @@ import {
   IdempotencyConflictError,
   type RecordedEvent,
   WrongExpectedVersionError,
-} from "../../src/ledger/event-store";
-import { compareLogPositions } from "../../src/ledger/log-position";
-import { topUp } from "../support/ledger-fixtures";
+} from "../../../src/ledger/store/event-store";
+import { compareLogPositions } from "../../../src/ledger/store/log-position";
+import { topUp } from "../../support/ledger-fixtures";
 
 export interface StoreUnderTest {
   store: EventStore;

@@ -1,6 +1,11 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { inclusionPath, leafHash, merkleRoot, rootFromInclusionPath } from "../../src/ledger/merkle-tree";
+import {
+  inclusionPath,
+  leafHash,
+  merkleRoot,
+  rootFromInclusionPath,
+} from "../../../src/ledger/integrity/merkle-tree";
 
 const leaf = (index: number) => createHash("sha256").update(`leaf ${index}`).digest();
 const node = (left: Buffer, right: Buffer) =>

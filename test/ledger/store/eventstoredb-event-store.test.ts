@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { EventStoreDBClient, FORWARDS, START } from "@eventstore/db-client";
 import { describe, expect, it } from "vitest";
-import { eventChainHash, genesisHash } from "../../src/ledger/event-hash";
-import { EventStoreDbEventStore } from "../../src/ledger/eventstoredb-event-store";
-import { topUp } from "../support/ledger-fixtures";
+import { eventChainHash, genesisHash } from "../../../src/ledger/integrity/event-hash";
+import { EventStoreDbEventStore } from "../../../src/ledger/store/eventstoredb-event-store";
+import { topUp } from "../../support/ledger-fixtures";
 import { describeEventStoreContract } from "./event-store-contract";
 
 const eventStoreUrl = process.env.EVENTSTORE_URL;

@@ -1,6 +1,6 @@
 import type { ClientBase } from "pg";
-import type { LogPosition } from "./log-position";
-import { visibleTransactionOrderBelow } from "./log-visibility";
+import type { LogPosition } from "../store/log-position";
+import { visibleTransactionOrderBelow } from "../store/log-visibility";
 
 /**
  * The leaves a checkpoint seals: one per event, in log order, each the event's chain hash. An event

@@ -1,9 +1,9 @@
 import type { ClientBase } from "pg";
+import { formatLogPosition, logStart } from "../store/log-position";
 import { readLeavesBetween } from "./checkpoint-leaves";
 import { genesisHash } from "./event-hash";
 import { checkpointCovering, type LedgerCheckpoint } from "./ledger-checkpoint";
 import { checkpointEventsLimit } from "./ledger-integrity";
-import { formatLogPosition, logStart } from "./log-position";
 import { inclusionPath, rootFromInclusionPath } from "./merkle-tree";
 
 /**

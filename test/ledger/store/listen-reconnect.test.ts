@@ -2,13 +2,13 @@ import { Writable } from "node:stream";
 import pg from "pg";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import type { RecordedEvent } from "../../src/ledger/event-store";
-import { logStart } from "../../src/ledger/log-position";
-import { PostgresEventStore } from "../../src/ledger/postgres-event-store";
-import { type LocalReadModel, ProjectionWaiter } from "../../src/ledger/projection-waiter";
-import { creditToppedUp, runProjections } from "../billing/billing-ledger-fixtures";
-import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
-import { eventually } from "../workers/queue-test-support";
+import { type LocalReadModel, ProjectionWaiter } from "../../../src/ledger/projection/projection-waiter";
+import type { RecordedEvent } from "../../../src/ledger/store/event-store";
+import { logStart } from "../../../src/ledger/store/log-position";
+import { PostgresEventStore } from "../../../src/ledger/store/postgres-event-store";
+import { creditToppedUp, runProjections } from "../../billing/billing-ledger-fixtures";
+import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
+import { eventually } from "../../workers/queue-test-support";
 
 /**
  * Every LISTEN connection survives losing PostgreSQL for longer than a blink: its backend is terminated

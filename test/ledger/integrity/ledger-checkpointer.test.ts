@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { latestCheckpoint } from "../../src/ledger/ledger-checkpoint";
-import { runCheckpointer } from "../../src/ledger/ledger-checkpointer";
-import { verifyIntegrity } from "../../src/ledger/ledger-integrity";
-import { LedgerSigningKey } from "../../src/ledger/ledger-signing-key";
-import { topUp } from "../support/ledger-fixtures";
-import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
+import { latestCheckpoint } from "../../../src/ledger/integrity/ledger-checkpoint";
+import { runCheckpointer } from "../../../src/ledger/integrity/ledger-checkpointer";
+import { verifyIntegrity } from "../../../src/ledger/integrity/ledger-integrity";
+import { LedgerSigningKey } from "../../../src/ledger/integrity/ledger-signing-key";
+import { topUp } from "../../support/ledger-fixtures";
+import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
 
 const key = LedgerSigningKey.parse(Buffer.alloc(32, 3).toString("base64url"));
 

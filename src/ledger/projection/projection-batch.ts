@@ -1,5 +1,5 @@
 import type { ClientBase } from "pg";
-import type { RecordedEvent } from "./event-store";
+import type { RecordedEvent } from "../store/event-store";
 import { KeyCollector, MemoryRows, type ProjectionDefinition, type Row } from "./projection";
 import { deleteRows, loadRows, upsertRows } from "./projection-tables";
 

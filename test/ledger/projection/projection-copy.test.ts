@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { copyField } from "../../src/ledger/projection-copy";
+import { copyField } from "../../../src/ledger/projection/projection-copy";
 
 describe("COPY text fields", () => {
   it("escapes what COPY's text format reads as separators, and writes null as \\N", () => {

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { allProjections } from "../../projections";
+import { allProjections } from "../../../projections";
 import {
   balanceChecksum,
   type RebuildFold,
   rebuildProjections,
   verifyProjections,
-} from "../../src/ledger/ledger-maintenance";
-import { chunksOf } from "../../src/ledger/rebuild/rebuild-in-sql";
-import { topUp } from "../support/ledger-fixtures";
-import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
-import { appendSyntheticLedger } from "../support/synthetic-ledger";
+} from "../../../src/ledger/ledger-maintenance";
+import { chunksOf } from "../../../src/ledger/rebuild/rebuild-in-sql";
+import { topUp } from "../../support/ledger-fixtures";
+import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
+import { appendSyntheticLedger } from "../../support/synthetic-ledger";
 
 describe("rebuilding projections with bounded memory, in memory or in SQL", () => {
   let harness: LedgerHarness;

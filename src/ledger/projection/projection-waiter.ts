@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { Logger } from "pino";
-import { ListenConnection } from "../database/listen-connection";
-import { isAtOrAfter, type LogPosition } from "./log-position";
+import { ListenConnection } from "../../database/listen-connection";
+import { isAtOrAfter, type LogPosition } from "../store/log-position";
 import { checkpointChannel } from "./projection-runner";
 
 /**

@@ -1,6 +1,6 @@
 import pg from "pg";
-import type { EventStore, RecordedEvent } from "./event-store";
-import { compareLogPositions, type LogPosition, logStart } from "./log-position";
+import type { EventStore, RecordedEvent } from "../store/event-store";
+import { compareLogPositions, type LogPosition, logStart } from "../store/log-position";
 import type { ProjectionDefinition } from "./projection";
 import { applyProjectionBatch } from "./projection-batch";
 import { createTableStatements } from "./projection-tables";

@@ -2,8 +2,8 @@ import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import type pg from "pg";
 import { to as copyTo } from "pg-copy-streams";
+import { type LedgerEvent, type LedgerEventType, upcastEventData } from "../events";
 import type { RecordedEvent } from "./event-store";
-import { type LedgerEvent, type LedgerEventType, upcastEventData } from "./events";
 import { visibleTransactionOrderBelow } from "./log-visibility";
 
 /**

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { ClientBase } from "pg";
+import type { LogPosition } from "../store/log-position";
 import { chainHashBytes } from "./event-hash";
-import type { LogPosition } from "./log-position";
 
 /**
  * A checkpoint seals the global order: the RFC 6962 root over the leaves of the events since the previous

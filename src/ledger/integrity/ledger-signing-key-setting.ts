@@ -1,5 +1,5 @@
-import { type Config, ConfigError } from "../config";
-import { loadOrCreateLedgerSigningKey } from "../database/local-data";
+import { type Config, ConfigError } from "../../config";
+import { loadOrCreateLedgerSigningKey } from "../../database/local-data";
 import { LedgerSigningKey } from "./ledger-signing-key";
 
 /**

@@ -1,5 +1,5 @@
-import type { RecordedEvent } from "./event-store";
-import type { LedgerEventType } from "./events";
+import type { LedgerEventType } from "../events";
+import type { RecordedEvent } from "../store/event-store";
 
 /**
  * A projection is a pure fold of ledger events into rows of its own tables. It never decides anything and

@@ -1,6 +1,13 @@
 import pg from "pg";
 import type { Logger } from "pino";
-import { ListenConnection } from "../database/listen-connection";
+import { ListenConnection } from "../../database/listen-connection";
+import {
+  type EventData,
+  type LedgerEvent,
+  type LedgerEventType,
+  schemaVersionOf,
+  upcastEventData,
+} from "../events";
 import {
   type AppendResult,
   appendOneByOne,
@@ -13,13 +20,6 @@ import {
   type SubscribeOptions,
   WrongExpectedVersionError,
 } from "./event-store";
-import {
-  type EventData,
-  type LedgerEvent,
-  type LedgerEventType,
-  schemaVersionOf,
-  upcastEventData,
-} from "./events";
 import { copyWholeLog } from "./log-copy-reader";
 import { type LogPosition, logStart } from "./log-position";
 import { visibleTransactionOrderBelow } from "./log-visibility";

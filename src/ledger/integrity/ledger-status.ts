@@ -1,4 +1,5 @@
 import type { ClientBase } from "pg";
+import { logStart } from "../store/log-position";
 import { describeCheckpoint } from "./event-proof";
 import {
   checkpointHashOf,
@@ -8,7 +9,6 @@ import {
 } from "./ledger-checkpoint";
 import { type IntegrityReport, verifyIntegrity } from "./ledger-integrity";
 import { verifySignature } from "./ledger-signing-key";
-import { logStart } from "./log-position";
 
 /**
  * What an admin sees of the ledger's integrity, at two costs:

@@ -1,4 +1,4 @@
-import type { LedgerEvent } from "./events";
+import type { LedgerEvent } from "../events";
 import type { LogPosition } from "./log-position";
 
 /**

@@ -12,7 +12,14 @@ import {
   START,
   StreamNotFoundError,
 } from "@eventstore/db-client";
-import { eventChainHash, genesisHash } from "./event-hash";
+import {
+  type EventMetadata,
+  isLedgerEventType,
+  type LedgerEventType,
+  schemaVersionOf,
+  upcastEventData,
+} from "../events";
+import { eventChainHash, genesisHash } from "../integrity/event-hash";
 import {
   type AppendResult,
   appendOneByOne,
@@ -24,13 +31,6 @@ import {
   type SubscribeOptions,
   WrongExpectedVersionError,
 } from "./event-store";
-import {
-  type EventMetadata,
-  isLedgerEventType,
-  type LedgerEventType,
-  schemaVersionOf,
-  upcastEventData,
-} from "./events";
 import { compareLogPositions, type LogPosition } from "./log-position";
 
 /**

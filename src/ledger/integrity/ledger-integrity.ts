@@ -1,4 +1,5 @@
 import type { ClientBase } from "pg";
+import { formatLogPosition, type LogPosition, logStart } from "../store/log-position";
 import { readLeavesBetween } from "./checkpoint-leaves";
 import { eventChainHash, genesisHash } from "./event-hash";
 import {
@@ -8,7 +9,6 @@ import {
   type LedgerCheckpoint,
 } from "./ledger-checkpoint";
 import { verifySignature } from "./ledger-signing-key";
-import { formatLogPosition, type LogPosition, logStart } from "./log-position";
 import { merkleRoot } from "./merkle-tree";
 
 /**

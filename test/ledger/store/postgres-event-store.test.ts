@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrate } from "../../src/database/migrations";
-import { createPool } from "../../src/database/pool";
-import type { RecordedEvent } from "../../src/ledger/event-store";
-import { PostgresEventStore } from "../../src/ledger/postgres-event-store";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { topUp } from "../support/ledger-fixtures";
+import { migrate } from "../../../src/database/migrations";
+import { createPool } from "../../../src/database/pool";
+import type { RecordedEvent } from "../../../src/ledger/store/event-store";
+import { PostgresEventStore } from "../../../src/ledger/store/postgres-event-store";
+import { createTestDatabase, type TestDatabase } from "../../support/database";
+import { topUp } from "../../support/ledger-fixtures";
 import { describeEventStoreContract } from "./event-store-contract";
 
 async function openPostgresStore(database: TestDatabase) {

@@ -1,4 +1,5 @@
 import pg from "pg";
+import { logStart } from "../store/log-position";
 import { readSealableLeaves } from "./checkpoint-leaves";
 import {
   checkpointHashOf,
@@ -8,7 +9,6 @@ import {
   latestCheckpoint,
 } from "./ledger-checkpoint";
 import type { LedgerSigningKey } from "./ledger-signing-key";
-import { logStart } from "./log-position";
 import { merkleRoot } from "./merkle-tree";
 
 /**
