@@ -1,4 +1,6 @@
+import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { promisify } from "node:util";
 import type pg from "pg";
 import { allProjections } from "../projections";
 import { limits } from "../src/config";
@@ -15,6 +17,8 @@ import { metadata } from "../test/support/ledger-fixtures";
 import { appendSyntheticLedger } from "../test/support/synthetic-ledger";
 import { createBenchDatabase } from "./bench-database";
 import { type Figure, percentile, runConcurrently, timed } from "./measure";
+
+const runFile = promisify(execFile);
 
 /**
  * Ledger benchmarks (C9): events appended per second, single and batched, by 16 writers; rebuild speed on
@@ -268,6 +272,9 @@ export async function runLedgerBenchmarks(options: { rebuildEventCount: number }
   return figures;
 }
 
+/** The heap `ledger verify` gets in the benchmark: its memory is bounded, whatever the ledger's size. */
+const verifyHeapMb = 200;
+
 /**
  * Rebuild figures on a ledger of its own, exactly the synthetic one (usage recorded and charged, top-ups,
  * keys, prices), vacuumed as an old log would be: the rebuild's events/s in SQL and in memory, what bounds
@@ -296,6 +303,16 @@ async function rebuildFigures(options: {
     const rebuildInMemory = await timed(() =>
       rebuildProjections(rebuildContext, { batchSizeMax: 10_000, fold: "memory" }),
     );
+    // The CLI's verify in a process of its own whose heap is capped far below what the ledger's projections
+    // take: every hash chain, then every projection against a fold of the log, spilling as the in-memory
+    // rebuild does. It fails the benchmark if it runs out of memory or finds a difference.
+    const verifying = await timed(() =>
+      runFile(
+        process.execPath,
+        [`--max-old-space-size=${verifyHeapMb}`, "--import", "tsx", "src/ledger/cli.ts", "verify"],
+        { env: { ...process.env, DATABASE_URL: database.url }, maxBuffer: 16 * 1024 * 1024 },
+      ),
+    );
     await ledger.pool.query("CREATE TABLE bench_rebuild_copy (LIKE ledger_events)");
     const rebuildBaseline = await timed(() =>
       ledger.pool.query("INSERT INTO bench_rebuild_copy SELECT * FROM ledger_events"),
@@ -315,6 +332,12 @@ async function rebuildFigures(options: {
       {
         name: "rebuild, the same, folded in memory (the TypeScript folds; EventStoreDB's path)",
         value: rebuildInMemory.result.eventCount / rebuildInMemory.seconds,
+        unit: "events/s",
+        ...besideRawCopy,
+      },
+      {
+        name: `verify, the same (every chain, every projection against a fold of the log), in a ${verifyHeapMb} MB heap`,
+        value: total / verifying.seconds,
         unit: "events/s",
         ...besideRawCopy,
       },

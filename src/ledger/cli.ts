@@ -7,13 +7,10 @@ import { latestCheckpoint } from "./integrity/ledger-checkpoint";
 import { verifyIntegrity } from "./integrity/ledger-integrity";
 import type { LedgerSigningKey } from "./integrity/ledger-signing-key";
 import { ledgerSigningKeyOf } from "./integrity/ledger-signing-key-setting";
-import {
-  balanceChecksum,
-  describeDifference,
-  rebuildProjections,
-  verifyProjections,
-} from "./ledger-maintenance";
+import { balanceChecksum, rebuildProjections } from "./ledger-maintenance";
+import { describeDifference, differenceCount } from "./rebuild/projection-differences";
 import { openLedger } from "./store/open-ledger";
+import { verifyProjections } from "./verify-projections";
 
 /**
  * `npm run ledger -- rebuild`: drop and rebuild every projection from the log, print the balance checksum.
@@ -115,7 +112,9 @@ async function verify(
   const differences = await verifyProjections(context);
   for (const difference of differences) process.stdout.write(`${describeDifference(difference)}\n`);
   if (differences.length > 0)
-    process.stdout.write(`verify: ${differences.length} difference(s) between the log and the projections\n`);
+    process.stdout.write(
+      `verify: ${differenceCount(differences)} difference(s) between the log and the projections\n`,
+    );
   if (integrity && integrity.problems.length > 0)
     process.stdout.write(
       `verify: ${integrity.problems.length} broken link(s) in the ledger's hash chains and checkpoints\n`,

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { ProjectionDifference } from "./ledger-maintenance";
+import type { ProjectionDifference } from "./rebuild/projection-differences";
 
 /**
  * The inline read models kept by the ledger's own trigger (src/database/funds-schema.ts,

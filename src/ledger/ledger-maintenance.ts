@@ -2,22 +2,18 @@ import { createHash } from "node:crypto";
 import type pg from "pg";
 import { Money } from "../billing/money";
 import { limits } from "../config";
-import { recomputeInlineFunds, verifyInlineFunds } from "./inline-funds";
-import {
-  MemoryRows,
-  type ProjectionDefinition,
-  type Row,
-  rowKeyOf,
-  type TableDefinition,
-} from "./projection/projection";
+import { recomputeInlineFunds } from "./inline-funds";
+import type { ProjectionDefinition } from "./projection/projection";
 import { inOneTransaction, projectionRunnerLockKey } from "./projection/projection-runner";
-import { canonicalValue, readAllRows } from "./projection/projection-tables";
 import { rebuildInMemory } from "./rebuild/rebuild-in-memory";
 import { rebuildInSql, sqlFoldsOf } from "./rebuild/rebuild-in-sql";
 import type { EventStore } from "./store/event-store";
-import { compareLogPositions, type LogPosition, logStart } from "./store/log-position";
+import type { LogPosition } from "./store/log-position";
 
-/** Operations behind `npm run ledger -- …`: rebuild projections from the log, verify them against it. */
+/**
+ * Operations behind `npm run ledger -- …`: rebuild projections from the log, and the balances checksum that
+ * shows a rebuild changed no balance. Verifying them against the log is verify-projections.ts.
+ */
 
 export interface LedgerMaintenanceContext {
   pool: pg.Pool;
@@ -148,145 +144,4 @@ export async function balanceChecksum(client: Pick<pg.ClientBase, "query">): Pro
     hash.update(`${row.account_kind}:${row.account_id}=${balance.toFixed()}\n`);
   }
   return { sha256: hash.digest("hex"), accountCount: result.rows.length, totalWon: total.toFixed() };
-}
-
-export interface ProjectionDifference {
-  projection: string;
-  table: string;
-  key: string;
-  /** `missing`: the log has the row, the projection not; `unexpected`: the reverse; else a column name. */
-  kind: "missing" | "unexpected" | "column";
-  column?: string;
-  live?: string;
-  expected?: string;
-}
-
-/**
- * Folds the log afresh, each projection up to its own checkpoint, and compares the result with the live
- * rows read in one snapshot. Every difference is reported.
- */
-export async function verifyProjections(context: LedgerMaintenanceContext): Promise<ProjectionDifference[]> {
-  const client = await context.pool.connect();
-  try {
-    await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    const checkpoints = await readCheckpoints(client);
-    const liveRows = new Map<TableDefinition, Row[]>();
-    for (const projection of context.projections) {
-      for (const table of projection.tables) liveRows.set(table, await readAllRows(client, table));
-    }
-    const differences: ProjectionDifference[] = await verifyInlineFunds(client);
-    await client.query("COMMIT");
-
-    const folded = await foldLog(context, checkpoints);
-    for (const projection of context.projections) {
-      for (const table of projection.tables) {
-        differences.push(
-          ...compareTable(
-            projection.name,
-            table,
-            liveRows.get(table) ?? [],
-            folded.get(projection)!.rowsOf(table),
-          ),
-        );
-      }
-    }
-    return differences;
-  } finally {
-    client.release();
-  }
-}
-
-async function readCheckpoints(client: pg.PoolClient): Promise<Map<string, LogPosition>> {
-  const result = await client.query<{
-    projection: string;
-    commit_position: string;
-    prepare_position: string;
-  }>("SELECT projection, commit_position, prepare_position FROM projection_checkpoints");
-  return new Map(
-    result.rows.map((row) => [
-      row.projection,
-      { commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position) },
-    ]),
-  );
-}
-
-async function foldLog(
-  context: LedgerMaintenanceContext,
-  checkpoints: Map<string, LogPosition>,
-): Promise<Map<ProjectionDefinition, MemoryRows>> {
-  const folded = new Map(context.projections.map((projection) => [projection, new MemoryRows()]));
-  let highest = logStart;
-  for (const position of checkpoints.values()) {
-    if (compareLogPositions(position, highest) > 0) highest = position;
-  }
-  let after: LogPosition | undefined;
-  for (;;) {
-    const events = await context.store.readAll({ limit: 10_000, ...(after ? { after } : {}) });
-    for (const event of events) {
-      if (compareLogPositions(event.position, highest) > 0) return folded;
-      for (const [projection, rows] of folded) {
-        const checkpoint = checkpoints.get(projection.name) ?? logStart;
-        if (projection.handles.has(event.type) && compareLogPositions(event.position, checkpoint) <= 0) {
-          projection.evolve(rows, event);
-        }
-      }
-    }
-    if (events.length === 0) return folded;
-    after = events[events.length - 1]!.position;
-  }
-}
-
-function compareTable(
-  projection: string,
-  table: TableDefinition,
-  live: readonly Row[],
-  expected: readonly Row[],
-): ProjectionDifference[] {
-  const differences: ProjectionDifference[] = [];
-  const expectedByKey = new Map(expected.map((row) => [rowKeyOf(table, row), row]));
-  const liveKeys = new Set<string>();
-  for (const liveRow of live) {
-    const key = rowKeyOf(table, liveRow);
-    liveKeys.add(key);
-    const expectedRow = expectedByKey.get(key);
-    if (!expectedRow) {
-      differences.push({ projection, table: table.name, key, kind: "unexpected" });
-      continue;
-    }
-    for (const [column, type] of Object.entries(table.columns)) {
-      const liveValue = canonicalValue(type, liveRow[column]);
-      const expectedValue = canonicalValue(type, expectedRow[column]);
-      if (liveValue !== expectedValue) {
-        differences.push({
-          projection,
-          table: table.name,
-          key,
-          kind: "column",
-          column,
-          live: liveValue,
-          expected: expectedValue,
-        });
-      }
-    }
-  }
-  for (const key of expectedByKey.keys()) {
-    if (!liveKeys.has(key)) differences.push({ projection, table: table.name, key, kind: "missing" });
-  }
-  return differences;
-}
-
-export function describeDifference(difference: ProjectionDifference): string {
-  const where = `${difference.projection} ${difference.table} ${difference.key}`;
-  switch (difference.kind) {
-    case "missing":
-      return `${where}: row missing from the projection`;
-    case "unexpected":
-      return `${where}: row in the projection that the log does not produce`;
-    case "column":
-      return `${where}: ${difference.column} is ${difference.live}, the log gives ${difference.expected}`;
-    default: {
-      const unreachable: never = difference.kind;
-      return unreachable;
-    }
-  }
 }

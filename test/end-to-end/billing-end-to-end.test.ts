@@ -5,7 +5,8 @@ import { chargeBreakdownOfRecorded } from "../../src/billing/charging/recorded-c
 import { Money } from "../../src/billing/money";
 import { seoulDateOf } from "../../src/billing/seoul-calendar";
 import type { ChargeBreakdownData } from "../../src/ledger/events";
-import { balanceChecksum, rebuildProjections, verifyProjections } from "../../src/ledger/ledger-maintenance";
+import { balanceChecksum, rebuildProjections } from "../../src/ledger/ledger-maintenance";
+import { verifyProjections } from "../../src/ledger/verify-projections";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
 
 /**

@@ -3,7 +3,7 @@ import { Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../../projections";
 import { Money } from "../../src/billing/money";
-import { verifyProjections } from "../../src/ledger/ledger-maintenance";
+import { verifyProjections } from "../../src/ledger/verify-projections";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
 
 /**

@@ -2,12 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../../projections";
 import type { ApiKeyLimits, EventData } from "../../src/ledger/events";
 import { inlineFundsName } from "../../src/ledger/inline-funds";
-import { rebuildProjections, verifyProjections } from "../../src/ledger/ledger-maintenance";
+import { rebuildProjections } from "../../src/ledger/ledger-maintenance";
 import type { EventToAppend } from "../../src/ledger/store/event-store";
 import type {
   PostgresEventStore,
   UsageAuthorizationDecision,
 } from "../../src/ledger/store/postgres-event-store";
+import { verifyProjections } from "../../src/ledger/verify-projections";
 import { metadata, topUp } from "../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
 

@@ -29,34 +29,71 @@ function columnType(table: TableDefinition, column: string): ColumnType {
   return type;
 }
 
+function columnDefinitions(table: TableDefinition): string {
+  return columnNames(table)
+    .map((column) => {
+      const nullable = table.primaryKey.includes(column) ? " NOT NULL" : "";
+      return `${column} ${sqlTypes[columnType(table, column)]}${nullable}`;
+    })
+    .join(", ");
+}
+
 export function createTableStatements(table: TableDefinition): string[] {
-  const columns = columnNames(table).map((column) => {
-    const nullable = table.primaryKey.includes(column) ? " NOT NULL" : "";
-    return `${column} ${sqlTypes[columnType(table, column)]}${nullable}`;
-  });
   return [
-    `CREATE TABLE IF NOT EXISTS ${table.name} (${columns.join(", ")}, PRIMARY KEY (${table.primaryKey.join(", ")}))`,
+    `CREATE TABLE IF NOT EXISTS ${table.name} (${columnDefinitions(table)}, PRIMARY KEY (${table.primaryKey.join(", ")}))`,
     ...(table.indexes ?? []),
   ];
 }
 
+/** A session's private table with the columns of `table`, keyed later if at all. */
+export function createUnkeyedTemporaryTableStatement(table: TableDefinition, name: string): string {
+  return `CREATE TEMPORARY TABLE ${name} (${columnDefinitions(table)})`;
+}
+
 /** Selects a column in the form the fold uses (timestamps as ISO-8601 UTC, dates as YYYY-MM-DD). */
-function selectExpression(table: TableDefinition, column: string): string {
+function selectExpression(table: TableDefinition, column: string, source: string, alias: string): string {
   switch (columnType(table, column)) {
     case "timestamptz":
-      return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${column}`;
+      return `to_char(${source} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS ${alias}`;
     case "date":
     case "bigint":
-      return `${column}::text AS ${column}`;
+      return `${source}::text AS ${alias}`;
     default:
-      return column;
+      return `${source} AS ${alias}`;
   }
 }
 
 function selectList(table: TableDefinition): string {
   return columnNames(table)
-    .map((column) => selectExpression(table, column))
+    .map((column) => selectExpression(table, column, column, column))
     .join(", ");
+}
+
+/**
+ * The same select list over a row source of a query joining several (`live.balance_won AS live__balance_won`);
+ * `unprefixed` turns such a result row back into the table's row.
+ */
+export function prefixedSelectList(table: TableDefinition, source: string): string {
+  return columnNames(table)
+    .map((column) => selectExpression(table, column, `${source}.${column}`, `${source}__${column}`))
+    .join(", ");
+}
+
+export function unprefixed(table: TableDefinition, source: string, row: Record<string, ColumnValue>): Row {
+  return Object.fromEntries(
+    columnNames(table).map((column) => [column, row[`${source}__${column}`] ?? null]),
+  );
+}
+
+/** A condition true where two row sources differ in any column, as the fold compares values. */
+export function columnsDiffer(table: TableDefinition, left: string, right: string): string {
+  return columnNames(table)
+    .map((column) => {
+      // json has no equality; jsonb's ignores key order and whitespace, as canonicalValue does.
+      const cast = columnType(table, column) === "json" ? "::jsonb" : "";
+      return `${left}.${column}${cast} IS DISTINCT FROM ${right}.${column}${cast}`;
+    })
+    .join(" OR ");
 }
 
 /**
@@ -125,13 +162,6 @@ export async function deleteRows(
       [jsonOf(key, keys)],
     ),
   );
-}
-
-export async function readAllRows(client: Queryable, table: TableDefinition): Promise<Row[]> {
-  const result = await client.query<Row>(
-    `SELECT ${selectList(table)} FROM ${table.name} ORDER BY ${table.primaryKey.join(", ")}`,
-  );
-  return result.rows;
 }
 
 /** Canonical text of a value for comparing the fold with stored rows: 10.50 = 10.5, key order ignored. */

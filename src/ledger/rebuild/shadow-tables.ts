@@ -1,22 +1,31 @@
 import type pg from "pg";
 import type { Row, TableDefinition } from "../projection/projection";
 import { copyRows } from "../projection/projection-copy";
-import { createTableStatements } from "../projection/projection-tables";
+import {
+  createTableStatements,
+  createUnkeyedTemporaryTableStatement,
+  loadRows,
+} from "../projection/projection-tables";
 
 /**
- * A rebuild's new tables: each projection table gets a "shadow" beside it, filled while readers still use
- * the live table, then indexed and renamed into its place in the rebuild's transaction. Readers see the old
- * tables until the caller commits (the swap's locks make them wait only for the renames and the commit).
+ * Tables a fold of the whole log writes: each projection table gets a "shadow". A rebuild's shadows stand
+ * beside the live tables, filled while readers still use them, then indexed and renamed into their place in
+ * the rebuild's transaction; readers see the old tables until the caller commits (the swap's locks make them
+ * wait only for the renames and the commit). A verify's shadows are temporary: the fold it compares with the
+ * live rows, dropped afterwards.
  */
 
-const shadowSuffix = "__rebuild";
-
-export function shadowName(table: TableDefinition): string {
-  return `${table.name}${shadowSuffix}`;
+export interface ShadowPlacement {
+  readonly suffix: string;
+  readonly temporary: boolean;
 }
 
-export function shadowDefinition(table: TableDefinition): TableDefinition {
-  return { ...table, name: shadowName(table), indexes: [] };
+const rebuildShadows: ShadowPlacement = { suffix: "__rebuild", temporary: false };
+export const verifyShadows: ShadowPlacement = { suffix: "__expected", temporary: true };
+
+/** A rebuild's shadow of a table: the name the projections' SQL folds write. */
+export function shadowName(table: TableDefinition): string {
+  return `${table.name}${rebuildShadows.suffix}`;
 }
 
 export class ShadowTables {
@@ -26,18 +35,42 @@ export class ShadowTables {
   constructor(
     private readonly client: pg.ClientBase,
     private readonly tables: readonly TableDefinition[],
+    private readonly placement: ShadowPlacement = rebuildShadows,
   ) {}
+
+  nameOf(table: TableDefinition): string {
+    // Qualified: a temporary shadow's name never resolves to, or drops, a table of the same name elsewhere.
+    return `${this.placement.temporary ? "pg_temp." : ""}${table.name}${this.placement.suffix}`;
+  }
+
+  /** The shadow as a table of its own, to read rows back from. */
+  definitionOf(table: TableDefinition): TableDefinition {
+    return { ...table, name: this.nameOf(table), indexes: [] };
+  }
 
   /** Creates every shadow; those in `keyedFromStart` get their key now, the others when first needed. */
   async create(keyedFromStart: ReadonlySet<TableDefinition> = new Set()): Promise<void> {
     for (const table of this.tables) {
-      // The live table first, so that a ledger rebuilt before any runner started has one to replace.
-      for (const statement of createTableStatements(table)) await this.client.query(statement);
-      await this.client.query(`DROP TABLE IF EXISTS ${shadowName(table)}`);
-      // No key, no index while the rows go in: built once at the end, by sorting, not row by row.
-      await this.client.query(`CREATE TABLE ${shadowName(table)} (LIKE ${table.name} INCLUDING DEFAULTS)`);
+      await this.client.query(`DROP TABLE IF EXISTS ${this.nameOf(table)}`);
+      if (this.placement.temporary) {
+        await this.client.query(createUnkeyedTemporaryTableStatement(table, this.nameOf(table)));
+      } else {
+        // The live table first, so that a ledger rebuilt before any runner started has one to replace.
+        for (const statement of createTableStatements(table)) await this.client.query(statement);
+        // No key, no index while the rows go in: built once at the end, by sorting, not row by row.
+        await this.client.query(`CREATE TABLE ${this.nameOf(table)} (LIKE ${table.name} INCLUDING DEFAULTS)`);
+      }
       if (keyedFromStart.has(table)) await this.addKey(table);
     }
+  }
+
+  /** Rows of a shadow by key: what a fold that spilled them reads back. */
+  readRows(table: TableDefinition, keys: readonly Partial<Row>[]): Promise<Row[]> {
+    return loadRows(this.client, this.definitionOf(table), keys);
+  }
+
+  async drop(): Promise<void> {
+    for (const table of this.tables) await this.client.query(`DROP TABLE IF EXISTS ${this.nameOf(table)}`);
   }
 
   /**
@@ -46,7 +79,7 @@ export class ShadowTables {
    */
   async write(table: TableDefinition, changes: Map<string, Row | null>): Promise<void> {
     if (!this.keyed.has(table)) {
-      await copyRows(this.client, shadowName(table), table, present(changes.values()));
+      await copyRows(this.client, this.nameOf(table), table, present(changes.values()));
       // Later writes merge and evicted rows are read back by key: from now on the shadow needs its key.
       await this.addKey(table);
       return;
@@ -56,7 +89,7 @@ export class ShadowTables {
 
   private async addKey(table: TableDefinition): Promise<void> {
     await this.client.query(
-      `ALTER TABLE ${shadowName(table)} ADD PRIMARY KEY (${table.primaryKey.join(", ")})`,
+      `ALTER TABLE ${this.nameOf(table)} ADD PRIMARY KEY (${table.primaryKey.join(", ")})`,
     );
     this.keyed.add(table);
   }
@@ -64,7 +97,7 @@ export class ShadowTables {
   private async merge(table: TableDefinition, changes: Map<string, Row | null>): Promise<void> {
     const staging = `${table.name}__staging`;
     await this.client.query(
-      `CREATE TEMPORARY TABLE IF NOT EXISTS ${staging} (LIKE ${table.name}, deleted boolean NOT NULL) ON COMMIT DROP`,
+      `CREATE TEMPORARY TABLE IF NOT EXISTS ${staging} (LIKE ${this.nameOf(table)}, deleted boolean NOT NULL) ON COMMIT DROP`,
     );
     await this.client.query(`TRUNCATE ${staging}`);
     const keyOnly = (rowKey: string): Row => {
@@ -83,10 +116,10 @@ export class ShadowTables {
     const keyMatch = table.primaryKey.map((column) => `shadow.${column} = staging.${column}`).join(" AND ");
     const columns = Object.keys(table.columns).join(", ");
     await this.client.query(
-      `DELETE FROM ${shadowName(table)} shadow USING ${staging} staging WHERE ${keyMatch}`,
+      `DELETE FROM ${this.nameOf(table)} shadow USING ${staging} staging WHERE ${keyMatch}`,
     );
     await this.client.query(
-      `INSERT INTO ${shadowName(table)} (${columns}) SELECT ${columns} FROM ${staging} WHERE NOT deleted`,
+      `INSERT INTO ${this.nameOf(table)} (${columns}) SELECT ${columns} FROM ${staging} WHERE NOT deleted`,
     );
   }
 
@@ -95,19 +128,20 @@ export class ShadowTables {
    * table is dropped and its shadow renamed into place, indexes included.
    */
   async indexAndSwap(): Promise<void> {
+    if (this.placement.temporary) throw new Error("temporary shadows are not swapped into place");
     const renames: { from: string; to: string }[] = [];
     for (const table of this.tables) {
       if (!this.keyed.has(table)) await this.addKey(table);
-      renames.push({ from: `${shadowName(table)}_pkey`, to: `${table.name}_pkey` });
+      renames.push({ from: `${this.nameOf(table)}_pkey`, to: `${table.name}_pkey` });
       for (const statement of table.indexes ?? []) {
-        const index = shadowIndexStatement(table, statement);
+        const index = shadowIndexStatement(table, statement, this.nameOf(table));
         await this.client.query(index.statement);
         renames.push({ from: index.shadowIndex, to: index.index });
       }
     }
     for (const table of this.tables) {
       await this.client.query(`DROP TABLE ${table.name}`);
-      await this.client.query(`ALTER TABLE ${shadowName(table)} RENAME TO ${table.name}`);
+      await this.client.query(`ALTER TABLE ${this.nameOf(table)} RENAME TO ${table.name}`);
     }
     for (const rename of renames)
       await this.client.query(`ALTER INDEX ${rename.from} RENAME TO ${rename.to}`);
@@ -124,6 +158,7 @@ const indexStatementPattern = /^CREATE (UNIQUE )?INDEX IF NOT EXISTS (\w+) ON (\
 function shadowIndexStatement(
   table: TableDefinition,
   statement: string,
+  shadow: string,
 ): { statement: string; index: string; shadowIndex: string } {
   const match = indexStatementPattern.exec(statement.trim());
   if (!match || match[3] !== table.name) {
@@ -132,9 +167,9 @@ function shadowIndexStatement(
     );
   }
   const [, unique, index, , rest] = match;
-  const shadowIndex = `${index}${shadowSuffix}`;
+  const shadowIndex = `${index}${rebuildShadows.suffix}`;
   return {
-    statement: `CREATE ${unique ?? ""}INDEX ${shadowIndex} ON ${shadowName(table)} ${rest}`,
+    statement: `CREATE ${unique ?? ""}INDEX ${shadowIndex} ON ${shadow} ${rest}`,
     index: index!,
     shadowIndex,
   };

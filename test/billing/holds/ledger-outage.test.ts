@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../../../projections";
 import { modelFamilies } from "../../../src/config";
-import { verifyProjections } from "../../../src/ledger/ledger-maintenance";
+import { verifyProjections } from "../../../src/ledger/verify-projections";
 import type { ModelFamily } from "../../../src/providers/provider";
 import { type Simulator, startSimulator } from "../../../src/providers/simulator/simulator";
 import { type ConnectionCutter, startConnectionCutter } from "../../support/connection-cutter";

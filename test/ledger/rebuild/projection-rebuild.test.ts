@@ -4,9 +4,9 @@ import {
   balanceChecksum,
   type RebuildFold,
   rebuildProjections,
-  verifyProjections,
 } from "../../../src/ledger/ledger-maintenance";
 import { chunksOf } from "../../../src/ledger/rebuild/rebuild-in-sql";
+import { verifyProjections } from "../../../src/ledger/verify-projections";
 import { topUp } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
 import { appendSyntheticLedger } from "../../support/synthetic-ledger";

@@ -1,0 +1,131 @@
+import type pg from "pg";
+import { limits } from "../config";
+import { verifyInlineFunds } from "./inline-funds";
+import type { LedgerMaintenanceContext } from "./ledger-maintenance";
+import type { TableDefinition } from "./projection/projection";
+import { createUnkeyedTemporaryTableStatement } from "./projection/projection-tables";
+import { foldIntoShadows, pagesOf } from "./rebuild/fold-into-shadows";
+import { type ProjectionDifference, tableDifferences } from "./rebuild/projection-differences";
+import { ShadowTables, verifyShadows } from "./rebuild/shadow-tables";
+import { compareLogPositions, type LogPosition, logStart } from "./store/log-position";
+
+/**
+ * `ledger verify`'s second half: folds the log afresh by the projections' TypeScript folds, each projection
+ * up to its own checkpoint, and compares the result with the live rows as they were at one instant.
+ *
+ * Memory is bounded whatever the ledger's size: the live rows are copied into temporary tables in one
+ * snapshot (and that snapshot let go, so a long fold does not hold back vacuum), the fold spills into
+ * temporary tables as a rebuild in memory does, and the database joins the two.
+ */
+
+export interface VerifyProjectionsOptions {
+  /** Rows the fold holds in memory before writing them out. */
+  rowsInMemoryMax?: number;
+  pageSizeMax?: number;
+  /** Differing rows described per table; the rest are counted. */
+  rowsListedMax?: number;
+}
+
+const liveCopySuffix = "__live";
+
+export async function verifyProjections(
+  context: LedgerMaintenanceContext,
+  options: VerifyProjectionsOptions = {},
+): Promise<ProjectionDifference[]> {
+  const tables = context.projections.flatMap((projection) => projection.tables);
+  const client = await context.pool.connect();
+  let lost: Error | undefined;
+  const onLost = (error: Error) => {
+    lost = error;
+  };
+  client.on("error", onLost);
+  try {
+    await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ");
+    const checkpoints = await readCheckpoints(client);
+    const differences: ProjectionDifference[] = await verifyInlineFunds(client);
+    for (const table of tables) await copyLiveRows(client, table);
+    await client.query("COMMIT");
+
+    // The fold's tables live in this transaction only: its end drops them, whichever way it ends.
+    await client.query("BEGIN");
+    const expected = new ShadowTables(client, tables, verifyShadows);
+    await expected.create();
+    await foldIntoShadows(
+      expected,
+      pagesOf(context.store, options.pageSizeMax ?? limits.rebuildBatchSizeMax, highestOf(checkpoints)),
+      context.projections,
+      {
+        rowsInMemoryMax: options.rowsInMemoryMax ?? limits.rebuildRowsInMemoryMax,
+        folds: (projection, event) =>
+          projection.handles.has(event.type) &&
+          compareLogPositions(event.position, checkpoints.get(projection.name) ?? logStart) <= 0,
+      },
+    );
+    for (const projection of context.projections) {
+      for (const table of projection.tables) {
+        differences.push(
+          ...(await tableDifferences(
+            client,
+            projection.name,
+            table,
+            { live: liveCopyName(table), expected: expected.nameOf(table) },
+            options.rowsListedMax ?? differencesListedPerTable,
+          )),
+        );
+      }
+    }
+    await client.query("ROLLBACK");
+    return differences;
+  } catch (error) {
+    if (!lost) await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    if (!lost) {
+      for (const table of tables) {
+        await client.query(`DROP TABLE IF EXISTS ${liveCopyName(table)}`).catch(() => {});
+      }
+    }
+    client.off("error", onLost);
+    client.release(lost);
+  }
+}
+
+const differencesListedPerTable = 100;
+
+function liveCopyName(table: TableDefinition): string {
+  return `pg_temp.${table.name}${liveCopySuffix}`;
+}
+
+/** The live rows, in the caller's snapshot; a table no runner has created yet has none. */
+async function copyLiveRows(client: pg.ClientBase, table: TableDefinition): Promise<void> {
+  await client.query(`DROP TABLE IF EXISTS ${liveCopyName(table)}`);
+  await client.query(createUnkeyedTemporaryTableStatement(table, liveCopyName(table)));
+  const exists = await client.query<{ exists: boolean }>("SELECT to_regclass($1) IS NOT NULL AS exists", [
+    table.name,
+  ]);
+  if (!exists.rows[0]!.exists) return;
+  const columns = Object.keys(table.columns).join(", ");
+  await client.query(`INSERT INTO ${liveCopyName(table)} (${columns}) SELECT ${columns} FROM ${table.name}`);
+}
+
+async function readCheckpoints(client: pg.ClientBase): Promise<Map<string, LogPosition>> {
+  const result = await client.query<{
+    projection: string;
+    commit_position: string;
+    prepare_position: string;
+  }>("SELECT projection, commit_position, prepare_position FROM projection_checkpoints");
+  return new Map(
+    result.rows.map((row) => [
+      row.projection,
+      { commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position) },
+    ]),
+  );
+}
+
+function highestOf(checkpoints: ReadonlyMap<string, LogPosition>): LogPosition {
+  let highest = logStart;
+  for (const position of checkpoints.values()) {
+    if (compareLogPositions(position, highest) > 0) highest = position;
+  }
+  return highest;
+}

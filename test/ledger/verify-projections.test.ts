@@ -1,0 +1,152 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allProjections } from "../../projections";
+import { formatMoney, Money } from "../../src/billing/money";
+import { describeDifference } from "../../src/ledger/rebuild/projection-differences";
+import { verifyProjections } from "../../src/ledger/verify-projections";
+import { topUp } from "../support/ledger-fixtures";
+import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
+import { appendSyntheticLedger } from "../support/synthetic-ledger";
+
+/**
+ * Verify folds the log into temporary tables, spilling past `rowsInMemoryMax` rows as a rebuild does, and
+ * lets the database find the rows that differ: these tests fold 20,000 events holding 200 rows at a time.
+ */
+describe("verifying projections against the log in bounded memory", () => {
+  let harness: LedgerHarness;
+  const context = () => ({ pool: harness.ledger.pool, store: harness.store, projections: allProjections });
+  const bounded = { rowsInMemoryMax: 200, pageSizeMax: 1_000 };
+
+  beforeAll(async () => {
+    harness = await openLedgerHarness("verify_projections");
+    await appendSyntheticLedger(harness.store, { eventCount: 20_000, seed: 11 });
+    // A last append through the harness, so that project() waits for everything before it.
+    await harness.append({
+      streamId: "account-user-verify-last",
+      expectedVersion: "no-stream",
+      events: [topUp("verify-last", "1", "end")],
+    });
+    await harness.project();
+  }, 120_000);
+  afterAll(async () => {
+    await harness?.dispose();
+  });
+
+  const won = (amount: string, plus: number) => formatMoney(new Money(amount).plus(plus));
+  const billingRows = async (limit: number) =>
+    (
+      await harness.ledger.pool.query<{ request_id: string; amount_won: string }>(
+        "SELECT request_id, amount_won::text FROM projection_billing_history ORDER BY request_id LIMIT $1",
+        [limit],
+      )
+    ).rows;
+
+  it("given an untouched ledger, then nothing differs, though the fold never held its rows at once", async () => {
+    const charges = await harness.ledger.pool.query<{ count: string }>(
+      "SELECT count(*) FROM projection_billing_history",
+    );
+    expect(Number(charges.rows[0]!.count)).toBeGreaterThan(10 * bounded.rowsInMemoryMax);
+
+    expect(await verifyProjections(context(), bounded)).toEqual([]);
+  });
+
+  it("given rows edited, deleted and added behind the log's back, then each is named", async () => {
+    const [edited, deleted] = await billingRows(2);
+    const balance = await harness.ledger.pool.query<{ account_id: string; balance_won: string }>(
+      "SELECT account_id, balance_won::text FROM projection_balances WHERE account_kind = 'user' ORDER BY account_id LIMIT 1",
+    );
+    const account = balance.rows[0]!;
+    await harness.ledger.pool.query(
+      "UPDATE projection_billing_history SET amount_won = amount_won + 1 WHERE request_id = $1",
+      [edited!.request_id],
+    );
+    await harness.ledger.pool.query("DELETE FROM projection_billing_history WHERE request_id = $1", [
+      deleted!.request_id,
+    ]);
+    await harness.ledger.pool.query(
+      `INSERT INTO projection_billing_history
+       SELECT 'req_forged', account_kind, account_id, key_id, model, endpoint, started_at, charged_at, amount_won,
+              breakdown
+       FROM projection_billing_history WHERE request_id = $1`,
+      [edited!.request_id],
+    );
+    await harness.ledger.pool.query(
+      "UPDATE projection_balances SET balance_won = balance_won - 5 WHERE account_kind = 'user' AND account_id = $1",
+      [account.account_id],
+    );
+
+    const differences = await verifyProjections(context(), bounded);
+
+    expect(differences).toEqual([
+      {
+        projection: "balances",
+        table: "projection_balances",
+        key: JSON.stringify(["user", account.account_id]),
+        kind: "column",
+        column: "balance_won",
+        live: won(account.balance_won, -5),
+        expected: won(account.balance_won, 0),
+      },
+      {
+        projection: "billing-history",
+        table: "projection_billing_history",
+        key: JSON.stringify([edited!.request_id]),
+        kind: "column",
+        column: "amount_won",
+        live: won(edited!.amount_won, 1),
+        expected: won(edited!.amount_won, 0),
+      },
+      {
+        projection: "billing-history",
+        table: "projection_billing_history",
+        key: JSON.stringify([deleted!.request_id]),
+        kind: "missing",
+      },
+      {
+        projection: "billing-history",
+        table: "projection_billing_history",
+        key: JSON.stringify(["req_forged"]),
+        kind: "unexpected",
+      },
+    ]);
+  });
+
+  it("given more differing rows than it lists, then it lists the first in key order and counts the rest", async () => {
+    await harness.ledger.pool.query("DELETE FROM projection_billing_history");
+    await harness.ledger.pool.query("DELETE FROM projection_balances");
+    const charges = await harness.ledger.pool.query<{ count: string }>(
+      "SELECT count(*) FROM ledger_events WHERE type = 'UsageCharged'",
+    );
+    const chargeCount = Number(charges.rows[0]!.count);
+
+    const differences = await verifyProjections(context(), { ...bounded, rowsListedMax: 25 });
+
+    const billing = differences.filter((difference) => difference.table === "projection_billing_history");
+    expect(billing).toHaveLength(26);
+    expect(billing.slice(0, 25).every((difference) => difference.kind === "missing")).toBe(true);
+    const keys = billing.slice(0, 25).map((difference) => difference.key);
+    expect(keys).toEqual([...keys].sort());
+    expect(billing[25]).toEqual({
+      projection: "billing-history",
+      table: "projection_billing_history",
+      key: "",
+      kind: "more",
+      count: chargeCount - 25,
+    });
+    expect(describeDifference(billing[25]!)).toBe(
+      `billing-history projection_billing_history: ${chargeCount - 25} more rows differ, not listed`,
+    );
+  });
+
+  it("leaves none of its temporary tables behind on the pooled connection", async () => {
+    const client = await harness.ledger.pool.connect();
+    try {
+      const left = await client.query<{ count: string }>(
+        `SELECT count(*) FROM pg_class
+         WHERE relpersistence = 't' AND (relname LIKE '%\\_\\_live' OR relname LIKE '%\\_\\_expected')`,
+      );
+      expect(Number(left.rows[0]!.count)).toBe(0);
+    } finally {
+      client.release();
+    }
+  });
+});
