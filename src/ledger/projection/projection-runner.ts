@@ -1,4 +1,6 @@
 import pg from "pg";
+import { limits } from "../../config";
+import { rebuildInSql } from "../rebuild/rebuild-in-sql";
 import type { EventStore, RecordedEvent } from "../store/event-store";
 import { compareLogPositions, type LogPosition, logStart } from "../store/log-position";
 import type { ProjectionDefinition } from "./projection";
@@ -29,6 +31,8 @@ export interface ProjectionRunnerOptions {
   lingerMs?: number;
   /** How often a stand-by process tries to take over. */
   standbyRetryMs: number;
+  /** Events per chunk when a projection whose definition changed is refolded in SQL. */
+  refoldChunkEventsMax?: number;
   onError?: (error: unknown) => void;
   onProgress?: (position: LogPosition, eventCount: number) => void;
 }
@@ -45,12 +49,16 @@ export class ProjectionRunner {
   constructor(private readonly options: ProjectionRunnerOptions) {}
 
   /**
-   * Creates projection tables, and resets any projection whose definition version changed so it is
-   * rebuilt from the start of the log; true when one was reset. Run by the lock holder only, inside a
-   * transaction that also catches the reset projections up, so no reader ever sees them emptied.
+   * Creates projection tables, and refolds any projection whose definition version changed (or that has
+   * no checkpoint yet) from the start of the log; true when one was. Run by the lock holder only, inside a
+   * transaction that also catches the refolded projections up, so no reader ever sees them emptied.
+   *
+   * `refold: "sql"` (the leader's, where the events are in PostgreSQL) rebuilds each such projection that
+   * has an SQL fold as `ledger rebuild` does, into shadow tables swapped in at the end, up to the log's
+   * visible end: several times faster than its TypeScript fold, and no row of the old tables is deleted
+   * one by one. Otherwise its rows are deleted and the caller's catch-up folds the whole log again.
    */
-  async prepare(client: pg.ClientBase, rebuildAll = false): Promise<boolean> {
-    let reset = false;
+  async prepare(client: pg.ClientBase, refold: "sql" | "events" = "events"): Promise<boolean> {
     for (const projection of this.options.projections) {
       for (const statement of projection.tables.flatMap(createTableStatements)) await client.query(statement);
     }
@@ -64,21 +72,36 @@ export class ProjectionRunner {
     );
     const storedByName = new Map(stored.rows.map((row) => [row.projection, row]));
     this.checkpoints.clear();
+    const stale: ProjectionDefinition[] = [];
     for (const projection of this.options.projections) {
       const row = storedByName.get(projection.name);
-      const current = row && row.definition_version === projection.version && !rebuildAll;
-      if (!current) {
-        await this.reset(client, projection);
-        reset = true;
+      if (row?.definition_version === projection.version) {
+        this.checkpoints.set(projection.name, {
+          definitionVersion: projection.version,
+          position: { commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position) },
+        });
+      } else {
+        stale.push(projection);
       }
-      this.checkpoints.set(projection.name, {
-        definitionVersion: projection.version,
-        position: current
-          ? { commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position) }
-          : logStart,
-      });
     }
-    return reset;
+    const inSql =
+      refold === "sql" && this.options.store.kind === "postgresql"
+        ? stale.filter((projection) => projection.sqlFold !== undefined)
+        : [];
+    const rebuilt =
+      inSql.length > 0 ? (await rebuildInSql(client, inSql, this.refoldOptions())).last : logStart;
+    for (const projection of stale) {
+      const refolded = inSql.includes(projection);
+      if (!refolded) await this.deleteRows(client, projection);
+      const position = refolded ? rebuilt : logStart;
+      await this.writeDefinitionCheckpoint(client, projection, position);
+      this.checkpoints.set(projection.name, { definitionVersion: projection.version, position });
+    }
+    return stale.length > 0;
+  }
+
+  private refoldOptions(): { chunkEventsMax: number } {
+    return { chunkEventsMax: this.options.refoldChunkEventsMax ?? limits.rebuildChunkEventsMax };
   }
 
   /** Follows the log until the signal aborts; stands by while another process holds the lock. */
@@ -142,7 +165,7 @@ export class ProjectionRunner {
       if (!locked.rows[0]?.locked) return;
       this.leader = true;
       await inOneTransaction(lockClient, async () => {
-        if (await this.prepare(lockClient)) await this.catchUp(lockClient, true);
+        if (await this.prepare(lockClient, "sql")) await this.catchUp(lockClient, true);
       });
       const stop = AbortSignal.any([signal, lost.signal]);
       await this.options.store.subscribe({
@@ -224,15 +247,23 @@ export class ProjectionRunner {
     }
   }
 
-  private async reset(client: pg.ClientBase, projection: ProjectionDefinition): Promise<void> {
+  private async deleteRows(client: pg.ClientBase, projection: ProjectionDefinition): Promise<void> {
     // DELETE, not TRUNCATE: inside the caller's transaction readers keep seeing the old rows until commit.
     for (const table of projection.tables) await client.query(`DELETE FROM ${table.name}`);
+  }
+
+  private async writeDefinitionCheckpoint(
+    client: pg.ClientBase,
+    projection: ProjectionDefinition,
+    position: LogPosition,
+  ): Promise<void> {
     await client.query(
       `INSERT INTO projection_checkpoints (projection, definition_version, commit_position, prepare_position)
-       VALUES ($1, $2, $3, $3)
+       VALUES ($1, $2, $3, $4)
        ON CONFLICT (projection) DO UPDATE
-       SET definition_version = EXCLUDED.definition_version, commit_position = $3, prepare_position = $3, updated_at = now()`,
-      [projection.name, projection.version, String(logStart.commit)],
+       SET definition_version = EXCLUDED.definition_version, commit_position = $3, prepare_position = $4,
+           updated_at = now()`,
+      [projection.name, projection.version, String(position.commit), String(position.prepare)],
     );
   }
 }

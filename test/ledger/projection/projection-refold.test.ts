@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allProjections } from "../../../projections";
+import type { ProjectionDefinition } from "../../../src/ledger/projection/projection";
+import { ProjectionRunner } from "../../../src/ledger/projection/projection-runner";
+import { verifyProjections } from "../../../src/ledger/verify-projections";
+import { topUp } from "../../support/ledger-fixtures";
+import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
+import { appendSyntheticLedger } from "../../support/synthetic-ledger";
+import { eventually } from "../../workers/queue-test-support";
+
+/**
+ * A deploy that changes a projection's definition (its version) makes the next leader fold it from the
+ * start of the log. Where the log is in PostgreSQL it refolds it in SQL, into a table swapped in at the end,
+ * then catches it up with the others, all in the transaction that starts its leadership.
+ */
+describe("a projection whose definition changed, when a runner starts leading", () => {
+  let harness: LedgerHarness;
+
+  beforeAll(async () => {
+    harness = await openLedgerHarness("projection_refold");
+    await appendSyntheticLedger(harness.store, { eventCount: 5_000, seed: 5 });
+    await harness.append({
+      streamId: "account-user-refold-last",
+      expectedVersion: "no-stream",
+      events: [topUp("refold-last", "1", "end")],
+    });
+    await harness.project();
+  }, 60_000);
+  afterAll(async () => {
+    await harness?.dispose();
+  });
+
+  const tableIdentity = async (table: string) =>
+    (await harness.ledger.pool.query<{ oid: string }>("SELECT $1::regclass::oid::text AS oid", [table]))
+      .rows[0]!.oid;
+  const storedVersion = async (projection: string) =>
+    (
+      await harness.ledger.pool.query<{ definition_version: number }>(
+        "SELECT definition_version FROM projection_checkpoints WHERE projection = $1",
+        [projection],
+      )
+    ).rows[0]?.definition_version;
+
+  it("given balances bumped, then they are refolded in SQL into a new table, caught up, and verify clean", async () => {
+    const balances = allProjections.find((projection) => projection.name === "balances")!;
+    const bumped: ProjectionDefinition[] = allProjections.map((projection) =>
+      projection === balances ? { ...projection, version: projection.version + 1 } : projection,
+    );
+    const [balancesTable, billingTable] = ["projection_balances", "projection_billing_history"];
+    const identities = {
+      balances: await tableIdentity(balancesTable),
+      billing: await tableIdentity(billingTable),
+    };
+    // Appended after the other projections' checkpoints: the refolded one and they must all catch it up.
+    await harness.append({
+      streamId: "account-user-after-bump",
+      expectedVersion: "no-stream",
+      events: [topUp("after-bump", "7", "bump")],
+    });
+    await harness.visible();
+
+    const runner = new ProjectionRunner({
+      pool: harness.ledger.pool,
+      connectionString: harness.database.url,
+      store: harness.store,
+      projections: bumped,
+      batchSizeMax: 1_000,
+      standbyRetryMs: 50,
+      refoldChunkEventsMax: 1_000,
+    });
+    const stop = new AbortController();
+    const running = runner.run(stop.signal);
+    try {
+      await eventually("the bumped balances hold the top-up appended after the bump", async () => {
+        const balance = await harness.ledger.pool.query<{ balance_won: string }>(
+          "SELECT balance_won::text FROM projection_balances WHERE account_kind = 'user' AND account_id = 'after-bump'",
+        );
+        return balance.rows[0]?.balance_won === "7";
+      });
+    } finally {
+      stop.abort();
+      await running;
+    }
+
+    expect(await storedVersion("balances")).toBe(balances.version + 1);
+    // Refolded in SQL: a new table took the old one's place; the billing history, unchanged, kept its own.
+    expect(await tableIdentity(balancesTable)).not.toBe(identities.balances);
+    expect(await tableIdentity(billingTable)).toBe(identities.billing);
+    const accounts = await harness.ledger.pool.query<{ count: string }>(
+      "SELECT count(*) FROM projection_balances WHERE account_kind = 'user'",
+    );
+    expect(Number(accounts.rows[0]!.count)).toBeGreaterThan(10);
+    expect(
+      await verifyProjections({ pool: harness.ledger.pool, store: harness.store, projections: bumped }),
+    ).toEqual([]);
+  });
+});
