@@ -69,10 +69,6 @@ export class ShadowTables {
     return loadRows(this.client, this.definitionOf(table), keys);
   }
 
-  async drop(): Promise<void> {
-    for (const table of this.tables) await this.client.query(`DROP TABLE IF EXISTS ${this.nameOf(table)}`);
-  }
-
   /**
    * Writes rows into a shadow: copied while it has no key (the first write), merged by key after that,
    * `null` deleting the row under that key.
