@@ -94,4 +94,65 @@ describe("a projection whose definition changed, when a runner starts leading", 
       await verifyProjections({ pool: harness.ledger.pool, store: harness.store, projections: bumped }),
     ).toEqual([]);
   });
+
+  it("given top-ups appended all the while, then the refolded balances miss none and count none twice", async () => {
+    const bumpedTwice: ProjectionDefinition[] = allProjections.map((projection) =>
+      projection.name === "balances" ? { ...projection, version: projection.version + 2 } : projection,
+    );
+    let appending = true;
+    let appended = 0;
+    const appender = (async () => {
+      while (appending) {
+        await harness.store.append({
+          streamId: "account-user-during-refold",
+          expectedVersion: "any",
+          events: [topUp("during-refold", "2.5", `during-${appended}`)],
+        });
+        appended++;
+      }
+    })();
+    const runner = new ProjectionRunner({
+      pool: harness.ledger.pool,
+      connectionString: harness.database.url,
+      store: harness.store,
+      projections: bumpedTwice,
+      batchSizeMax: 100,
+      standbyRetryMs: 50,
+      // Small chunks: the refold takes long enough for top-ups to land before, during and after it.
+      refoldChunkEventsMax: 200,
+    });
+    const stop = new AbortController();
+    const running = runner.run(stop.signal);
+    const toppedUp = async () =>
+      (
+        await harness.ledger.pool.query<{ topped_up_won: string }>(
+          "SELECT topped_up_won::text FROM projection_balances WHERE account_kind = 'user' AND account_id = 'during-refold'",
+        )
+      ).rows[0]?.topped_up_won;
+    try {
+      await eventually(
+        "the refolded balances are written",
+        async () =>
+          (await storedVersion("balances")) ===
+          bumpedTwice.find((projection) => projection.name === "balances")!.version,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      appending = false;
+      await appender;
+      await eventually(
+        "every top-up is in the balances",
+        async () => (await toppedUp()) === String(2.5 * appended),
+      );
+    } finally {
+      appending = false;
+      stop.abort();
+      await running;
+    }
+
+    expect(appended).toBeGreaterThan(10);
+    expect(await toppedUp()).toBe(String(2.5 * appended));
+    expect(
+      await verifyProjections({ pool: harness.ledger.pool, store: harness.store, projections: bumpedTwice }),
+    ).toEqual([]);
+  });
 });
