@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type pg from "pg";
 import { Money } from "../billing/money";
 import { limits } from "../config";
+import { withHeldConnection } from "../database/held-connection";
 import { recomputeInlineFunds } from "./inline-funds";
 import type { ProjectionDefinition } from "./projection/projection";
 import { inOneTransaction, projectionRunnerLockKey } from "./projection/projection-runner";
@@ -51,40 +52,31 @@ export async function rebuildProjections(
   if (fold === "sql" && !inSql)
     throw new Error("a rebuild in SQL needs the PostgreSQL store and an SQL fold for every projection");
   const onProgress = options.onProgress ? { onProgress: options.onProgress } : {};
-  const client = await context.pool.connect();
-  // A connection lost between two statements (the server restarted, the backend was killed) fails the next
-  // one; unheard, the client's error event would end the process instead.
-  let lost: Error | undefined;
-  const onLost = (error: Error) => {
-    lost = error;
-  };
-  client.on("error", onLost);
-  try {
-    await takeRunnerLock(client);
-    // One transaction: until the rebuild commits, every reader keeps seeing the projections as they were.
-    return await inOneTransaction(client, async () => {
-      const rebuilt =
-        fold === "sql"
-          ? await rebuildInSql(client, context.projections, {
-              chunkEventsMax: options.chunkEventsMax ?? limits.rebuildChunkEventsMax,
-              ...onProgress,
-            })
-          : await rebuildInMemory(client, context.store, context.projections, {
-              pageSizeMax: options.batchSizeMax,
-              rowsInMemoryMax: options.rowsInMemoryMax ?? limits.rebuildRowsInMemoryMax,
-              ...onProgress,
-            });
-      await writeRebuiltCheckpoints(client, context.projections, rebuilt.last);
-      // The read models kept inline by the ledger's own trigger (funds, open holds), in this transaction.
-      await recomputeInlineFunds(client);
-      return { eventCount: rebuilt.eventCount, checksum: await balanceChecksum(client), fold };
-    });
-  } finally {
-    if (!lost) await client.query("SELECT pg_advisory_unlock_all()").catch(() => {});
-    client.off("error", onLost);
-    // A lost connection is discarded, not handed to the next caller.
-    client.release(lost);
-  }
+  return withHeldConnection(context.pool, async (client, isLost) => {
+    try {
+      await takeRunnerLock(client);
+      // One transaction: until the rebuild commits, every reader keeps seeing the projections as they were.
+      return await inOneTransaction(client, async () => {
+        const rebuilt =
+          fold === "sql"
+            ? await rebuildInSql(client, context.projections, {
+                chunkEventsMax: options.chunkEventsMax ?? limits.rebuildChunkEventsMax,
+                ...onProgress,
+              })
+            : await rebuildInMemory(client, context.store, context.projections, {
+                pageSizeMax: options.batchSizeMax,
+                rowsInMemoryMax: options.rowsInMemoryMax ?? limits.rebuildRowsInMemoryMax,
+                ...onProgress,
+              });
+        await writeRebuiltCheckpoints(client, context.projections, rebuilt.last);
+        // The read models kept inline by the ledger's own trigger (funds, open holds), in this transaction.
+        await recomputeInlineFunds(client);
+        return { eventCount: rebuilt.eventCount, checksum: await balanceChecksum(client), fold };
+      });
+    } finally {
+      if (!isLost()) await client.query("SELECT pg_advisory_unlock_all()").catch(() => {});
+    }
+  });
 }
 
 async function writeRebuiltCheckpoints(

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { limits } from "../config";
+import { withHeldConnection } from "../database/held-connection";
 import { verifyInlineFunds } from "./inline-funds";
 import type { LedgerMaintenanceContext } from "./ledger-maintenance";
 import type { TableDefinition } from "./projection/projection";
@@ -33,61 +34,55 @@ export async function verifyProjections(
   options: VerifyProjectionsOptions = {},
 ): Promise<ProjectionDifference[]> {
   const tables = context.projections.flatMap((projection) => projection.tables);
-  const client = await context.pool.connect();
-  let lost: Error | undefined;
-  const onLost = (error: Error) => {
-    lost = error;
-  };
-  client.on("error", onLost);
-  try {
-    await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ");
-    const checkpoints = await readCheckpoints(client);
-    const differences: ProjectionDifference[] = await verifyInlineFunds(client);
-    for (const table of tables) await copyLiveRows(client, table);
-    await client.query("COMMIT");
+  return withHeldConnection(context.pool, async (client, isLost) => {
+    try {
+      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ");
+      const checkpoints = await readCheckpoints(client);
+      const differences: ProjectionDifference[] = await verifyInlineFunds(client);
+      for (const table of tables) await copyLiveRows(client, table);
+      await client.query("COMMIT");
 
-    // The fold's tables live in this transaction only: its end drops them, whichever way it ends.
-    await client.query("BEGIN");
-    const expected = new ShadowTables(client, tables, verifyShadows);
-    await expected.create();
-    await foldIntoShadows(
-      expected,
-      pagesOf(context.store, options.pageSizeMax ?? limits.rebuildBatchSizeMax, highestOf(checkpoints)),
-      context.projections,
-      {
-        rowsInMemoryMax: options.rowsInMemoryMax ?? limits.rebuildRowsInMemoryMax,
-        folds: (projection, event) =>
-          projection.handles.has(event.type) &&
-          compareLogPositions(event.position, checkpoints.get(projection.name) ?? logStart) <= 0,
-      },
-    );
-    for (const projection of context.projections) {
-      for (const table of projection.tables) {
-        differences.push(
-          ...(await tableDifferences(
-            client,
-            projection.name,
-            table,
-            { live: liveCopyName(table), expected: expected.nameOf(table) },
-            options.rowsListedMax ?? differencesListedPerTable,
-          )),
-        );
+      // The fold's tables live in this transaction only: its end drops them, whichever way it ends.
+      await client.query("BEGIN");
+      const expected = new ShadowTables(client, tables, verifyShadows);
+      await expected.create();
+      await foldIntoShadows(
+        expected,
+        pagesOf(context.store, options.pageSizeMax ?? limits.rebuildBatchSizeMax, highestOf(checkpoints)),
+        context.projections,
+        {
+          rowsInMemoryMax: options.rowsInMemoryMax ?? limits.rebuildRowsInMemoryMax,
+          folds: (projection, event) =>
+            projection.handles.has(event.type) &&
+            compareLogPositions(event.position, checkpoints.get(projection.name) ?? logStart) <= 0,
+        },
+      );
+      for (const projection of context.projections) {
+        for (const table of projection.tables) {
+          differences.push(
+            ...(await tableDifferences(
+              client,
+              projection.name,
+              table,
+              { live: liveCopyName(table), expected: expected.nameOf(table) },
+              options.rowsListedMax ?? differencesListedPerTable,
+            )),
+          );
+        }
+      }
+      await client.query("ROLLBACK");
+      return differences;
+    } catch (error) {
+      if (!isLost()) await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    } finally {
+      if (!isLost()) {
+        for (const table of tables) {
+          await client.query(`DROP TABLE IF EXISTS ${liveCopyName(table)}`).catch(() => {});
+        }
       }
     }
-    await client.query("ROLLBACK");
-    return differences;
-  } catch (error) {
-    if (!lost) await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    if (!lost) {
-      for (const table of tables) {
-        await client.query(`DROP TABLE IF EXISTS ${liveCopyName(table)}`).catch(() => {});
-      }
-    }
-    client.off("error", onLost);
-    client.release(lost);
-  }
+  });
 }
 
 const differencesListedPerTable = 100;

@@ -49,6 +49,26 @@ describe("verifying projections against the log in bounded memory", () => {
     expect(await verifyProjections(context(), bounded)).toEqual([]);
   });
 
+  it("given its connections killed halfway, then it fails, and the next verify is clean", async () => {
+    const verifying = verifyProjections(context(), { ...bounded, pageSizeMax: 200 });
+    const killing = (async () => {
+      for (let attempt = 0; attempt < 500; attempt++) {
+        // Whatever verify is running now: its own statements, or the log reads that feed its fold.
+        const killed = await harness.ledger.pool.query(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+           WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL`,
+        );
+        if ((killed.rowCount ?? 0) > 0) return true;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      return false;
+    })();
+
+    await expect(verifying).rejects.toThrow();
+    expect(await killing).toBe(true);
+    expect(await verifyProjections(context(), bounded)).toEqual([]);
+  });
+
   it("given rows edited, deleted and added behind the log's back, then each is named", async () => {
     const [edited, deleted] = await billingRows(2);
     const balance = await harness.ledger.pool.query<{ account_id: string; balance_won: string }>(

@@ -1,3 +1,4 @@
+import { setTimeout as sleepFor } from "node:timers/promises";
 import pg from "pg";
 import { logStart } from "../store/log-position";
 import { readSealableLeaves } from "./checkpoint-leaves";
@@ -87,7 +88,7 @@ export async function runCheckpointer(options: CheckpointerOptions, signal: Abor
     } catch (error) {
       if (!signal.aborted) options.onError?.(error);
     }
-    await sleep(options.pollIntervalMs, signal);
+    await sleepFor(options.pollIntervalMs, undefined, { signal }).catch(() => {});
   }
 }
 
@@ -107,21 +108,9 @@ async function sealWhileLeader(options: CheckpointerOptions, signal: AbortSignal
     const stop = AbortSignal.any([signal, lost.signal]);
     while (!stop.aborted) {
       await sealCheckpoints(client, options.key, options.seal);
-      await sleep(options.pollIntervalMs, stop);
+      await sleepFor(options.pollIntervalMs, undefined, { signal: stop }).catch(() => {});
     }
   } finally {
     await client.end().catch(() => {});
   }
-}
-
-function sleep(durationMs: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, durationMs);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleepFor } from "node:timers/promises";
 import pg from "pg";
 import { limits } from "../../config";
 import { rebuildInSql } from "../rebuild/rebuild-in-sql";
@@ -113,7 +114,7 @@ export class ProjectionRunner {
         if (signal.aborted) return;
         this.options.onError?.(error);
       }
-      await sleep(this.options.standbyRetryMs, signal);
+      await sleepFor(this.options.standbyRetryMs, undefined, { signal }).catch(() => {});
     }
   }
 
@@ -175,7 +176,8 @@ export class ProjectionRunner {
         handle: async (events) => {
           await this.applyBatch(lockClient, events);
           const lingerMs = this.options.lingerMs ?? 0;
-          if (lingerMs > 0 && events.length < this.options.batchSizeMax) await sleep(lingerMs, stop);
+          if (lingerMs > 0 && events.length < this.options.batchSizeMax)
+            await sleepFor(lingerMs, undefined, { signal: stop }).catch(() => {});
         },
       });
     } finally {
@@ -278,16 +280,4 @@ export async function inOneTransaction<T>(client: pg.ClientBase, work: () => Pro
     await client.query("ROLLBACK").catch(() => {});
     throw error;
   }
-}
-
-function sleep(durationMs: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, durationMs);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }

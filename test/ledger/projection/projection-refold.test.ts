@@ -30,6 +30,26 @@ describe("a projection whose definition changed, when a runner starts leading", 
     await harness?.dispose();
   });
 
+  /** Starts a runner leading with these definitions; the returned function stops it. */
+  const startRunner = (
+    projections: readonly ProjectionDefinition[],
+    sizes: { batchSizeMax: number; refoldChunkEventsMax: number },
+  ) => {
+    const runner = new ProjectionRunner({
+      pool: harness.ledger.pool,
+      connectionString: harness.database.url,
+      store: harness.store,
+      projections,
+      standbyRetryMs: 50,
+      ...sizes,
+    });
+    const stop = new AbortController();
+    const running = runner.run(stop.signal);
+    return async () => {
+      stop.abort();
+      await running;
+    };
+  };
   const tableIdentity = async (table: string) =>
     (await harness.ledger.pool.query<{ oid: string }>("SELECT $1::regclass::oid::text AS oid", [table]))
       .rows[0]!.oid;
@@ -59,17 +79,7 @@ describe("a projection whose definition changed, when a runner starts leading", 
     });
     await harness.visible();
 
-    const runner = new ProjectionRunner({
-      pool: harness.ledger.pool,
-      connectionString: harness.database.url,
-      store: harness.store,
-      projections: bumped,
-      batchSizeMax: 1_000,
-      standbyRetryMs: 50,
-      refoldChunkEventsMax: 1_000,
-    });
-    const stop = new AbortController();
-    const running = runner.run(stop.signal);
+    const stop = startRunner(bumped, { batchSizeMax: 1_000, refoldChunkEventsMax: 1_000 });
     try {
       await eventually("the bumped balances hold the top-up appended after the bump", async () => {
         const balance = await harness.ledger.pool.query<{ balance_won: string }>(
@@ -78,8 +88,7 @@ describe("a projection whose definition changed, when a runner starts leading", 
         return balance.rows[0]?.balance_won === "7";
       });
     } finally {
-      stop.abort();
-      await running;
+      await stop();
     }
 
     expect(await storedVersion("balances")).toBe(balances.version + 1);
@@ -111,18 +120,8 @@ describe("a projection whose definition changed, when a runner starts leading", 
         appended++;
       }
     })();
-    const runner = new ProjectionRunner({
-      pool: harness.ledger.pool,
-      connectionString: harness.database.url,
-      store: harness.store,
-      projections: bumpedTwice,
-      batchSizeMax: 100,
-      standbyRetryMs: 50,
-      // Small chunks: the refold takes long enough for top-ups to land before, during and after it.
-      refoldChunkEventsMax: 200,
-    });
-    const stop = new AbortController();
-    const running = runner.run(stop.signal);
+    // Small chunks: the refold takes long enough for top-ups to land before, during and after it.
+    const stop = startRunner(bumpedTwice, { batchSizeMax: 100, refoldChunkEventsMax: 200 });
     const toppedUp = async () =>
       (
         await harness.ledger.pool.query<{ topped_up_won: string }>(
@@ -145,8 +144,7 @@ describe("a projection whose definition changed, when a runner starts leading", 
       );
     } finally {
       appending = false;
-      stop.abort();
-      await running;
+      await stop();
     }
 
     expect(appended).toBeGreaterThan(10);
