@@ -3,9 +3,7 @@ import { allProjections } from "../../projections";
 import { formatMoney, Money } from "../../src/billing/money";
 import { describeDifference } from "../../src/ledger/rebuild/projection-differences";
 import { verifyProjections } from "../../src/ledger/verify-projections";
-import { topUp } from "../support/ledger-fixtures";
-import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
-import { appendSyntheticLedger } from "../support/synthetic-ledger";
+import { type LedgerHarness, openLedgerHarness, projectSyntheticLedger } from "../support/ledger-harness";
 
 /**
  * Verify folds the log into temporary tables, spilling past `rowsInMemoryMax` rows as a rebuild does, and
@@ -18,14 +16,7 @@ describe("verifying projections against the log in bounded memory", () => {
 
   beforeAll(async () => {
     harness = await openLedgerHarness("verify_projections");
-    await appendSyntheticLedger(harness.store, { eventCount: 20_000, seed: 11 });
-    // A last append through the harness, so that project() waits for everything before it.
-    await harness.append({
-      streamId: "account-user-verify-last",
-      expectedVersion: "no-stream",
-      events: [topUp("verify-last", "1", "end")],
-    });
-    await harness.project();
+    await projectSyntheticLedger(harness, { eventCount: 20_000, seed: 11 });
   }, 120_000);
   afterAll(async () => {
     await harness?.dispose();

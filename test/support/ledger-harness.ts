@@ -4,6 +4,8 @@ import type { EventStore, StreamAppend } from "../../src/ledger/store/event-stor
 import { isAtOrAfter, type LogPosition } from "../../src/ledger/store/log-position";
 import { type Ledger, openLedger } from "../../src/ledger/store/open-ledger";
 import { createTestDatabase, type TestDatabase } from "./database";
+import { topUp } from "./ledger-fixtures";
+import { appendSyntheticLedger, type SyntheticLedgerOptions } from "./synthetic-ledger";
 
 /** A migrated ledger in its own database, with a projection runner driven explicitly by the test. */
 export interface LedgerHarness {
@@ -66,4 +68,22 @@ export async function openLedgerHarness(label: string): Promise<LedgerHarness> {
       await database.drop();
     },
   };
+}
+
+/**
+ * Appends the synthetic ledger straight to the store, then one top-up through the harness so that
+ * `project()` waits for everything before it, and projects it all. Returns the synthetic events appended.
+ */
+export async function projectSyntheticLedger(
+  harness: LedgerHarness,
+  options: SyntheticLedgerOptions,
+): Promise<number> {
+  const appended = await appendSyntheticLedger(harness.store, options);
+  await harness.append({
+    streamId: "account-user-synthetic-last",
+    expectedVersion: "no-stream",
+    events: [topUp("synthetic-last", "1", "end")],
+  });
+  await harness.project();
+  return appended;
 }

@@ -85,8 +85,9 @@ export class ProjectionRunner {
         stale.push(projection);
       }
     }
+    // On an empty log (a new database) there is nothing to fold: the tables just created stand as they are.
     const inSql =
-      refold === "sql" && this.options.store.kind === "postgresql"
+      refold === "sql" && this.options.store.kind === "postgresql" && (await this.logHasEvents())
         ? stale.filter((projection) => projection.sqlFold !== undefined)
         : [];
     const rebuilt =
@@ -99,6 +100,10 @@ export class ProjectionRunner {
       this.checkpoints.set(projection.name, { definitionVersion: projection.version, position });
     }
     return stale.length > 0;
+  }
+
+  private async logHasEvents(): Promise<boolean> {
+    return (await this.options.store.readAll({ limit: 1 })).length > 0;
   }
 
   private refoldOptions(): { chunkEventsMax: number } {

@@ -47,17 +47,16 @@ export async function tableDifferences(
      ORDER BY ${liveKey.map((column, index) => `coalesce(${column}, ${expectedKey[index]})`).join(", ")}
      LIMIT ${listedMax}`,
   );
+  // A side of the join without the row has nulls for a key (key columns are never null).
+  const present = (row: Row) => (row[table.primaryKey[0]!] !== null ? row : undefined);
   const differences: ProjectionDifference[] = [];
   for (const found of result.rows) {
-    const live = unprefixed(table, "live", found);
-    const expected = unprefixed(table, "expected", found);
-    const present = (row: Row) => row[table.primaryKey[0]!] !== null;
     differences.push(
       ...rowDifferences(
         projection,
         table,
-        present(live) ? live : undefined,
-        present(expected) ? expected : undefined,
+        present(unprefixed(table, "live", found)),
+        present(unprefixed(table, "expected", found)),
       ),
     );
   }

@@ -43,11 +43,6 @@ export class ShadowTables {
     return `${this.placement.temporary ? "pg_temp." : ""}${table.name}${this.placement.suffix}`;
   }
 
-  /** The shadow as a table of its own, to read rows back from. */
-  definitionOf(table: TableDefinition): TableDefinition {
-    return { ...table, name: this.nameOf(table), indexes: [] };
-  }
-
   /** Creates every shadow; those in `keyedFromStart` get their key now, the others when first needed. */
   async create(keyedFromStart: ReadonlySet<TableDefinition> = new Set()): Promise<void> {
     for (const table of this.tables) {
@@ -66,7 +61,7 @@ export class ShadowTables {
 
   /** Rows of a shadow by key: what a fold that spilled them reads back. */
   readRows(table: TableDefinition, keys: readonly Partial<Row>[]): Promise<Row[]> {
-    return loadRows(this.client, this.definitionOf(table), keys);
+    return loadRows(this.client, { ...table, name: this.nameOf(table), indexes: [] }, keys);
   }
 
   /**

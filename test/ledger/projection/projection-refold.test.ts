@@ -4,8 +4,7 @@ import type { ProjectionDefinition } from "../../../src/ledger/projection/projec
 import { ProjectionRunner } from "../../../src/ledger/projection/projection-runner";
 import { verifyProjections } from "../../../src/ledger/verify-projections";
 import { topUp } from "../../support/ledger-fixtures";
-import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
-import { appendSyntheticLedger } from "../../support/synthetic-ledger";
+import { type LedgerHarness, openLedgerHarness, projectSyntheticLedger } from "../../support/ledger-harness";
 import { eventually } from "../../workers/queue-test-support";
 
 /**
@@ -18,13 +17,7 @@ describe("a projection whose definition changed, when a runner starts leading", 
 
   beforeAll(async () => {
     harness = await openLedgerHarness("projection_refold");
-    await appendSyntheticLedger(harness.store, { eventCount: 5_000, seed: 5 });
-    await harness.append({
-      streamId: "account-user-refold-last",
-      expectedVersion: "no-stream",
-      events: [topUp("refold-last", "1", "end")],
-    });
-    await harness.project();
+    await projectSyntheticLedger(harness, { eventCount: 5_000, seed: 5 });
   }, 60_000);
   afterAll(async () => {
     await harness?.dispose();
