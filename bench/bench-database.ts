@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { startTestPostgres } from "../test/support/postgres-server";
+import { startTestPostgres } from "./support/postgres-server";
 
 /** A throw-away database on DATABASE_URL's server (or on embedded PostgreSQL when it is unset). */
 export interface BenchDatabase {

@@ -1,8 +1,8 @@
 import pg from "pg";
 import { queueBackendOf } from "../src/billing/queue/queue-backend";
+import { removeQueueData } from "../src/billing/queue/remove-queue-data";
 import { modelFamilies } from "../src/config";
 import { findFreePort } from "../src/database/embedded-postgres";
-import { removeQueueData } from "../test/workers/queue-test-support";
 import { createBenchDatabase } from "./bench-database";
 import { type LoadResult, runLoad } from "./load-generator";
 import { type Figure, percentile } from "./measure";

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { promisify } from "node:util";
 import type pg from "pg";
 import { allProjections } from "../projections";
-import { limits } from "../src/config";
+import { limits } from "../src/kernel/limits";
 import { recomputeInlineFunds } from "../src/ledger/inline-funds";
 import { sealCheckpoints } from "../src/ledger/integrity/ledger-checkpointer";
 import { LedgerSigningKey } from "../src/ledger/integrity/ledger-signing-key";
@@ -13,10 +13,9 @@ import { usageChargedRows } from "../src/ledger/rebuild/parsed-events";
 import type { EventStore, StreamAppend } from "../src/ledger/store/event-store";
 import { type Ledger, openLedger } from "../src/ledger/store/open-ledger";
 import { PostgresEventStore } from "../src/ledger/store/postgres-event-store";
-import { metadata } from "../test/support/ledger-fixtures";
-import { appendSyntheticLedger } from "../test/support/synthetic-ledger";
 import { createBenchDatabase } from "./bench-database";
 import { type Figure, percentile, runConcurrently, timed } from "./measure";
+import { appendSyntheticLedger } from "./support/synthetic-ledger";
 
 const runFile = promisify(execFile);
 
@@ -41,7 +40,7 @@ function topUpAppend(streamId: string): StreamAppend {
         event: {
           type: "CreditToppedUp",
           data: { account: { kind: "user", id: streamId }, amountWon: "1000", reference: "bench" },
-          metadata: metadata(),
+          metadata: { actor: "admin", occurredAt: "2026-11-20T03:00:00.000Z" },
         },
       },
     ],
@@ -345,7 +344,7 @@ async function rebuildFigures(options: {
     const verifying = await timed(() =>
       runFile(
         process.execPath,
-        [`--max-old-space-size=${verifyHeapMb}`, "--import", "tsx", "src/ledger/cli.ts", "verify"],
+        [`--max-old-space-size=${verifyHeapMb}`, "--import", "tsx", "src/ledger-cli.ts", "verify"],
         { env: { ...process.env, DATABASE_URL: database.url }, maxBuffer: 16 * 1024 * 1024 },
       ),
     );

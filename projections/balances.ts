@@ -1,4 +1,4 @@
-import { Money } from "../src/billing/money";
+import { Money } from "../src/kernel/money";
 import {
   defineTable,
   type ProjectionDefinition,

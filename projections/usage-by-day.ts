@@ -1,5 +1,5 @@
-import { Money } from "../src/billing/money";
-import { seoulDateOf } from "../src/billing/seoul-calendar";
+import { Money } from "../src/kernel/money";
+import { seoulDateOf } from "../src/kernel/seoul-calendar";
 import { defineTable, type ProjectionDefinition } from "../src/ledger/projection/projection";
 import { usageChargedRows } from "../src/ledger/rebuild/parsed-events";
 import { shadowName } from "../src/ledger/rebuild/shadow-tables";

@@ -1,9 +1,10 @@
 import { queueBackendOf } from "./billing/queue/queue-backend";
-import { startBilling } from "./billing/start-billing";
-import { type Config, ConfigError, limits, loadConfig, modelFamilies } from "./config";
+import { type Config, loadConfig, modelFamilies } from "./config";
 import { type LocalDatabase, loadOrCreateLocalSecrets, startLocalDatabase } from "./database/local-data";
 import { printFirstStartBanner, seedDemoAccount } from "./demo-account";
 import type { FamilyUpstream } from "./gateway/generation/upstream-registry";
+import { ConfigError } from "./kernel/config-error";
+import { limits } from "./kernel/limits";
 import { ledgerSigningKeyOf } from "./ledger/integrity/ledger-signing-key-setting";
 import { createLogger, type Logger } from "./logger";
 import { createOperations } from "./operations/operations";
@@ -12,6 +13,7 @@ import { loadModelsFile, ModelsFileError } from "./providers/models-file";
 import type { ModelFamily } from "./providers/provider";
 import { type Simulator, startSimulator } from "./providers/simulator/simulator";
 import { startService } from "./service";
+import { startBilling } from "./start-billing";
 
 /**
  * Composition root. `npm start` runs every part in one process; `--role=gateway` runs the HTTP edge alone

@@ -17,8 +17,6 @@ import {
 import { UsageOutbox } from "./billing/holds/usage-outbox";
 import type { ChargeEnqueuer } from "./billing/queue/charge-enqueuer";
 import { createPricingReadModel } from "./billing/read-models/pricing-read-model";
-import { errorSummaryOf, throttledLog } from "./billing/throttled-log";
-import { limits } from "./config";
 import { createUsageRouter } from "./gateway/account/usage-routes";
 import { createConsoleReadRouter } from "./gateway/admin/console-read-routes";
 import { createAdminKeyLimitsRouter } from "./gateway/admin/key-limits-routes";
@@ -39,6 +37,8 @@ import { createKeyRouter } from "./gateway/keys/key-routes";
 import { authenticateAdmin } from "./gateway/middleware/authenticate-admin";
 import { authenticateSession } from "./gateway/middleware/authenticate-session";
 import { createAdminSessionRouter } from "./gateway/sessions/admin-session-routes";
+import { limits } from "./kernel/limits";
+import { errorSummaryOf, throttledLog } from "./kernel/throttled-log";
 import { ApiKeyHasher } from "./keys/api-key-secret";
 import { ApiKeyService } from "./keys/api-key-service";
 import { runCheckpointer } from "./ledger/integrity/ledger-checkpointer";

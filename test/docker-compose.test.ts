@@ -93,11 +93,11 @@ describe("Dockerfile", () => {
   it("bundles the entry points the image and the ledger service run", () => {
     const build = packageJson.scripts.build!;
     expect(build).toContain("src/main.ts");
-    expect(build).toContain("src/ledger/cli.ts");
+    expect(build).toContain("src/ledger-cli.ts");
     expect(build).toContain("--outdir=dist");
     expect(build).toContain("--outbase=src");
     expect(build).toContain("--packages=external");
-    expect(services.ledger!.entrypoint).toContain("dist/ledger/cli.js");
+    expect(services.ledger!.entrypoint).toContain("dist/ledger-cli.js");
   });
 });
 

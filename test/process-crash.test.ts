@@ -1,9 +1,9 @@
 import { once } from "node:events";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { Money } from "../src/billing/money";
 import { queueBackendOf } from "../src/billing/queue/queue-backend";
 import { findFreePort } from "../src/database/embedded-postgres";
+import { Money } from "../src/kernel/money";
 import { createTestDatabase, type TestDatabase } from "./support/database";
 import { provisionKeyWithCredit, type ServiceProcess, spawnService } from "./support/service-process";
 import { removeQueueData } from "./workers/queue-test-support";

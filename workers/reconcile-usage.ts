@@ -8,7 +8,7 @@ import {
   usageChargesQueueName,
 } from "../src/billing/queue/charge-queue";
 import { openWorker, type QueueBackend } from "../src/billing/queue/queue-backend";
-import { errorSummaryOf, throttledLog } from "../src/billing/throttled-log";
+import { errorSummaryOf, throttledLog } from "../src/kernel/throttled-log";
 
 /**
  * The reconciler: a BullMQ worker on the `usage-charges` queue that runs ChargeUsage for every request of

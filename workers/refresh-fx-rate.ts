@@ -7,14 +7,14 @@ import { type FxRateRefresher, isFxRefreshNeeded } from "../src/billing/fx/fx-ra
 import { KoreaeximError, KoreaeximResultCodeError } from "../src/billing/fx/koreaexim-errors";
 import { closeWithin } from "../src/billing/queue/charge-queue";
 import { openQueue, openWorker, type QueueBackend } from "../src/billing/queue/queue-backend";
+import type { PeriodicLeader } from "../src/database/periodic-leader";
 import {
   fxRefreshJobSchedulerId,
   fxRefreshSchedule,
   seoulDateOf,
   startInstantOfSeoulDate,
-} from "../src/billing/seoul-calendar";
-import { errorSummaryOf, throttledLog } from "../src/billing/throttled-log";
-import type { PeriodicLeader } from "../src/database/periodic-leader";
+} from "../src/kernel/seoul-calendar";
+import { errorSummaryOf, throttledLog } from "../src/kernel/throttled-log";
 import type { RunningWorker } from "./reconcile-usage";
 
 /**

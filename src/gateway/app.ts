@@ -1,11 +1,11 @@
 import type { RequestListener } from "node:http";
 import express, { type Router } from "express";
 import type { Logger } from "pino";
-import { requestObserver } from "../operations/request-observation";
 import { isGenerationPath } from "./generation/generation-endpoints";
 import { errorHandler } from "./middleware/error-handler";
 import { refuseUnstorableText } from "./middleware/refuse-unstorable-text";
 import { requestId } from "./middleware/request-id";
+import { requestObserver } from "./observation/request-observation";
 
 /**
  * The HTTP edge. The generation endpoints (/llm/v1) take the lean node:http path; every other route goes

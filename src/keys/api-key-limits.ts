@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { z } from "zod";
-import { creditDecimalPlaces, formatMoney, isDecimalString, parseMoney } from "../billing/money";
-import { seoulDateOf } from "../billing/seoul-calendar";
+import { creditDecimalPlaces, formatMoney, isDecimalString, parseMoney } from "../kernel/money";
+import { seoulDateOf } from "../kernel/seoul-calendar";
 import type { ApiKeyLimits } from "../ledger/events";
 
 /**

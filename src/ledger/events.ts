@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isDecimalString } from "../billing/money";
+import { isDecimalString } from "../kernel/money";
 
 /**
  * The event catalog: every fact the ledger records, in one place. Events are `{ type, data, metadata }`;

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
-import { Money } from "../billing/money";
-import { limits } from "../config";
 import { withHeldConnection } from "../database/held-connection";
+import { limits } from "../kernel/limits";
+import { Money } from "../kernel/money";
 import { recomputeInlineFunds } from "./inline-funds";
 import type { ProjectionDefinition } from "./projection/projection";
 import { inOneTransaction, projectionRunnerLockKey } from "./projection/projection-runner";

@@ -1,6 +1,6 @@
 import type pg from "pg";
-import { limits } from "../config";
 import { withHeldConnection } from "../database/held-connection";
+import { limits } from "../kernel/limits";
 import { verifyInlineFunds } from "./inline-funds";
 import type { LedgerMaintenanceContext } from "./ledger-maintenance";
 import type { TableDefinition } from "./projection/projection";

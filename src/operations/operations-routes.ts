@@ -1,7 +1,7 @@
 import express, { type Router } from "express";
-import { metricsText } from "./metrics-registry";
-import { docsPageHtml } from "./openapi/docs-page";
-import { buildOpenApiDocument } from "./openapi/openapi-document";
+import { docsPageHtml } from "../gateway/openapi/docs-page";
+import { buildOpenApiDocument } from "../gateway/openapi/openapi-document";
+import { metricsText } from "../kernel/metrics-registry";
 import type { Readiness } from "./readiness";
 
 /**

@@ -3,7 +3,7 @@ import express, { type Router } from "express";
 import type pg from "pg";
 import type { Logger } from "pino";
 import type { QueueBackend } from "../billing/queue/queue-backend";
-import { limits } from "../config";
+import { limits } from "../kernel/limits";
 import type { EventStore } from "../ledger/store/event-store";
 import { createDependencyProbes, type DependencyProbes } from "./dependency-probes";
 import { createOperationsRouter } from "./operations-routes";

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { parse } from "yaml";
 import { z } from "zod";
-import { isDecimalString } from "../billing/money";
+import { isDecimalString } from "../kernel/money";
 import { type CatalogModel, findBuiltInModel, type UsdPerMillionTokens } from "./catalog";
 import type { ModelFamily, SamplingParameter, UpstreamProtocol } from "./provider";
 

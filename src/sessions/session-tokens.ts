@@ -1,5 +1,5 @@
 import { errors, jwtVerify, SignJWT } from "jose";
-import { isStorableText } from "../database/storable-text";
+import { isStorableText } from "../kernel/storable-text";
 
 /**
  * Logged-in sessions (C4): HS256 JWTs signed with SESSION_SECRET, claims `sub` (user id), optional `org`

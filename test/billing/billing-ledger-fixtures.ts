@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import pino from "pino";
 import { allProjections } from "../../projections";
-import { formatMoney, parseMoney } from "../../src/billing/money";
+import { formatMoney, parseMoney } from "../../src/kernel/money";
 import type { AccountReference, EventData, LedgerEvent } from "../../src/ledger/events";
 import { ProjectionRunner } from "../../src/ledger/projection/projection-runner";
 import { ProjectionWaiter } from "../../src/ledger/projection/projection-waiter";

@@ -8,7 +8,7 @@ import {
   type TokenCounts,
 } from "../../src/billing/charging/charge-calculation";
 import { chargeLimits } from "../../src/billing/charging/charge-limits";
-import { type Money, parseMoney, sumMoney } from "../../src/billing/money";
+import { type Money, parseMoney, sumMoney } from "../../src/kernel/money";
 
 /** An oracle independent of `Money`: 1000 significant digits, far beyond anything the formula needs. */
 const WideDecimal = Decimal.clone({ precision: 1000, rounding: Decimal.ROUND_HALF_UP });

@@ -4,7 +4,7 @@ import {
   calculateCharge,
   chargeInputOfBreakdown,
 } from "../../src/billing/charging/charge-calculation";
-import { parseMoney } from "../../src/billing/money";
+import { parseMoney } from "../../src/kernel/money";
 
 interface Case {
   inputTokens: number;

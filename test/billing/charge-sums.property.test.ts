@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chargeUsage } from "../../src/billing/charging/charge-usage";
-import { Money, sumMoney } from "../../src/billing/money";
 import { createPricingReadModel } from "../../src/billing/read-models/pricing-read-model";
+import { Money, sumMoney } from "../../src/kernel/money";
 import { ProjectionWaiter } from "../../src/ledger/projection/projection-waiter";
 import type { RecordedEventOf } from "../../src/ledger/store/event-store";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";

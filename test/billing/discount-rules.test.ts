@@ -4,7 +4,7 @@ import {
   type DiscountRule,
   selectDiscount,
 } from "../../src/billing/charging/discount-rules";
-import { parseMoney } from "../../src/billing/money";
+import { parseMoney } from "../../src/kernel/money";
 
 const model = "alpha-large";
 const otherModel = "beta-small";

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { formatMoney } from "../../src/billing/money";
 import {
   createPricingReadModel,
   type PricingReadModel,
 } from "../../src/billing/read-models/pricing-read-model";
+import { formatMoney } from "../../src/kernel/money";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
 import { discountSet, fxRateUpdated, modelPriceSet } from "./billing-ledger-fixtures";
 

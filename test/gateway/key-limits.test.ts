@@ -2,7 +2,7 @@ import OpenAI from "openai";
 import { Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../../projections";
-import { Money } from "../../src/billing/money";
+import { Money } from "../../src/kernel/money";
 import { verifyProjections } from "../../src/ledger/verify-projections";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
 

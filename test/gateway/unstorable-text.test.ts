@@ -1,6 +1,6 @@
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { firstUnstorableTextPath, isStorableText } from "../../src/database/storable-text";
+import { firstUnstorableTextPath, isStorableText } from "../../src/kernel/storable-text";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../../projections";
-import { formatMoney, Money } from "../../src/billing/money";
+import { formatMoney, Money } from "../../src/kernel/money";
 import { describeDifference } from "../../src/ledger/rebuild/projection-differences";
 import { verifyProjections } from "../../src/ledger/verify-projections";
 import { type LedgerHarness, openLedgerHarness, projectSyntheticLedger } from "../support/ledger-harness";

@@ -1,9 +1,9 @@
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { billingMetrics } from "../../src/billing/billing-metrics";
 import { queueBackendOf } from "../../src/billing/queue/queue-backend";
-import { billingMetrics } from "../../src/operations/billing-metrics";
-import { metricsRegistry } from "../../src/operations/metrics-registry";
+import { metricsRegistry } from "../../src/kernel/metrics-registry";
 import { createOperations, type Operations } from "../../src/operations/operations";
 import { listModels } from "../../src/providers/catalog";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isDecimalString } from "../../src/billing/money";
+import { isDecimalString } from "../../src/kernel/money";
 import { findModel, isModelSlug, listModels } from "../../src/providers/catalog";
 
 /** interface.md, "Supported model slugs", in its order. */

@@ -5,7 +5,6 @@ import { balancesProjection } from "../../projections/balances";
 import { seedBilling } from "../../src/billing/commands/seed-billing";
 import type { ChargeEnqueuer } from "../../src/billing/queue/charge-enqueuer";
 import { queueBackendOf } from "../../src/billing/queue/queue-backend";
-import { startBilling } from "../../src/billing/start-billing";
 import { loadConfig, modelFamilies } from "../../src/config";
 import type { ModelFamily } from "../../src/providers/provider";
 import {
@@ -14,6 +13,7 @@ import {
   startSimulator,
 } from "../../src/providers/simulator/simulator";
 import { type RunningService, type ServiceOptions, startService } from "../../src/service";
+import { startBilling } from "../../src/start-billing";
 import { removeQueueData } from "../workers/queue-test-support";
 import { createTestDatabase, type TestDatabase } from "./database";
 

@@ -1,6 +1,6 @@
 import type { TestProject } from "vitest/node";
+import { startTestPostgres } from "../../bench/support/postgres-server";
 import { buildConsoleIfStale } from "../../console/build-console";
-import { startTestPostgres } from "./postgres-server";
 
 /**
  * Uses DATABASE_URL when set (and fails, never skips, when it is unreachable); otherwise starts embedded

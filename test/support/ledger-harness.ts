@@ -1,3 +1,4 @@
+import { appendSyntheticLedger, type SyntheticLedgerOptions } from "../../bench/support/synthetic-ledger";
 import { allProjections } from "../../projections";
 import { ProjectionRunner } from "../../src/ledger/projection/projection-runner";
 import type { EventStore, StreamAppend } from "../../src/ledger/store/event-store";
@@ -5,7 +6,6 @@ import { isAtOrAfter, type LogPosition } from "../../src/ledger/store/log-positi
 import { type Ledger, openLedger } from "../../src/ledger/store/open-ledger";
 import { createTestDatabase, type TestDatabase } from "./database";
 import { topUp } from "./ledger-fixtures";
-import { appendSyntheticLedger, type SyntheticLedgerOptions } from "./synthetic-ledger";
 
 /** A migrated ledger in its own database, with a projection runner driven explicitly by the test. */
 export interface LedgerHarness {

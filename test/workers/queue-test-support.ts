@@ -1,7 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { Redis } from "ioredis";
 import { afterEach, beforeEach } from "vitest";
 import type { QueueBackend } from "../../src/billing/queue/queue-backend";
+
+import { removeQueueData } from "../../src/billing/queue/remove-queue-data";
+
+export { removeQueueData };
+
 import { PeriodicLeader } from "../../src/database/periodic-leader";
 import type { AccountReference } from "../../src/ledger/events";
 import {
@@ -39,23 +43,6 @@ export const queueBackendCases: QueueBackendCase[] = [
         },
       ]),
 ];
-
-/** Removes a Redis test prefix's keys (bounded: a test creates a few hundred at most). */
-export async function removeQueueData(backend: QueueBackend): Promise<void> {
-  if (backend.kind !== "redis" || backend.prefix === undefined) return;
-  const redis = new Redis(backend.redisUrl, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = "0";
-    for (let round = 0; round < 1_000; round += 1) {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${backend.prefix}:*`, "COUNT", 1_000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-      if (cursor === "0") break;
-    }
-  } finally {
-    redis.disconnect();
-  }
-}
 
 /** Polls until `check` holds; fails with `description` after `timeoutMs`. */
 export async function eventually(description: string, check: () => Promise<boolean>, timeoutMs = 20_000) {

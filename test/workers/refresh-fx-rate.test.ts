@@ -4,7 +4,7 @@ import { createFxRateRefresher, type FxRateRefresher } from "../../src/billing/f
 import { createKoreaeximClient, type KoreaeximClient } from "../../src/billing/fx/koreaexim-client";
 import { KoreaeximError } from "../../src/billing/fx/koreaexim-errors";
 import { openQueue, type QueueBackend } from "../../src/billing/queue/queue-backend";
-import { fxRefreshJobSchedulerId } from "../../src/billing/seoul-calendar";
+import { fxRefreshJobSchedulerId } from "../../src/kernel/seoul-calendar";
 import { fxRateRefreshesQueueName, startFxRateRefreshWorker } from "../../workers/refresh-fx-rate";
 import { fxRateUpdated, runProjections, silentLogger } from "../billing/billing-ledger-fixtures";
 import { type FakeKoreaeximServer, startFakeKoreaeximServer } from "../billing/fake-koreaexim-server";

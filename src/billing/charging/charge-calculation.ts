@@ -5,8 +5,8 @@ import {
   Money,
   parseMoney,
   roundChargeWon,
-} from "../money";
-import { type IsoDate, isIsoDate } from "../seoul-calendar";
+} from "../../kernel/money";
+import { type IsoDate, isIsoDate } from "../../kernel/seoul-calendar";
 import {
   isAcceptableDiscountRate,
   isAcceptableFxRate,

@@ -1,4 +1,4 @@
-import { Money } from "../money";
+import { Money } from "../../kernel/money";
 
 /**
  * Bounds on what a charge may be computed from. They exist so that the C7 formula stays exact within

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { discountsProjection } from "../../../projections/discounts";
 import { fxRatesProjection } from "../../../projections/fx-rates";
 import { pricesProjection } from "../../../projections/prices";
+import { chargeDecimalPlaces, Money } from "../../kernel/money";
 import {
   type AccountReference,
   type LedgerEventOf,
@@ -15,11 +16,10 @@ import {
   WrongExpectedVersionError,
 } from "../../ledger/store/event-store";
 import { compareLogPositions, type LogPosition } from "../../ledger/store/log-position";
-import { billingMetrics } from "../../operations/billing-metrics";
-import { keyKindLabelOf } from "../../operations/metric-labels";
+import { billingMetrics } from "../billing-metrics";
 import { correctionChargedEventId, usageChargedEventId } from "../commands/deterministic-event-id";
 import type { Clock, ProjectionWaiting } from "../commands/projection-waiting";
-import { chargeDecimalPlaces, Money } from "../money";
+import { keyKindLabelOf } from "../metric-labels";
 import {
   type PricingInForce,
   type PricingReadModel,

@@ -1,4 +1,4 @@
-import { Money } from "../money";
+import { Money } from "../../kernel/money";
 import { isAcceptableDiscountRate } from "./charge-limits";
 
 /** One row of `PUT /admin/discounts`: `null` means "any". */

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { Logger } from "pino";
 import { fxRatesProjection, fxRatesTable } from "../../../projections/fx-rates";
+import { seoulDateOf } from "../../kernel/seoul-calendar";
 import { parseLedgerEvent } from "../../ledger/events";
 import { ProjectionLagError } from "../../ledger/projection/projection-waiter";
 import { type EventStore, WrongExpectedVersionError } from "../../ledger/store/event-store";
@@ -8,7 +9,6 @@ import { compareLogPositions, type LogPosition, logStart } from "../../ledger/st
 import { listModels } from "../../providers/catalog";
 import { billingLimits } from "../billing-limits";
 import { recordFxRate } from "../fx/record-fx-rate";
-import { seoulDateOf } from "../seoul-calendar";
 import { metadataOf } from "./command-metadata";
 import { modelPriceSeededEventId } from "./deterministic-event-id";
 import type { Clock, ProjectionWaiting } from "./projection-waiting";

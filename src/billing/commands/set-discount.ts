@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { discountsProjection } from "../../../projections/discounts";
+import { formatMoney } from "../../kernel/money";
 import { parseLedgerEvent } from "../../ledger/events";
 import { findModel } from "../../providers/catalog";
 import { isAcceptableDiscountRate } from "../charging/charge-limits";
 import type { DiscountRule } from "../charging/discount-rules";
-import { formatMoney } from "../money";
 import { type CommandOrigin, metadataOf } from "./command-metadata";
 import type { BillingWriteDependencies } from "./set-model-price";
 import { UnknownModelError } from "./unknown-model-error";

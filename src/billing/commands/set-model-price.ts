@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { pricesProjection } from "../../../projections/prices";
+import { formatMoney, type Money } from "../../kernel/money";
 import { parseLedgerEvent } from "../../ledger/events";
 import type { EventStore } from "../../ledger/store/event-store";
 import { findModel } from "../../providers/catalog";
 import { isAcceptableUnitPrice } from "../charging/charge-limits";
-import { formatMoney, type Money } from "../money";
 import { type CommandOrigin, metadataOf } from "./command-metadata";
 import type { Clock, ProjectionWaiting } from "./projection-waiting";
 import { UnknownModelError } from "./unknown-model-error";

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { balancesProjection } from "../../../projections/balances";
+import { creditDecimalPlaces, formatMoney, type Money } from "../../kernel/money";
 import type { AccountReference } from "../../ledger/events";
 import { parseLedgerEvent } from "../../ledger/events";
 import { billingLimits } from "../billing-limits";
-import { creditDecimalPlaces, formatMoney, type Money } from "../money";
 import { accountStreamIdOf, readBalanceWon } from "../read-models/account-balances";
 import { type CommandOrigin, metadataOf } from "./command-metadata";
 import type { BillingWriteDependencies } from "./set-model-price";

@@ -1,4 +1,4 @@
-import { type IsoDate, isIsoDate } from "../seoul-calendar";
+import { type IsoDate, isIsoDate } from "../../kernel/seoul-calendar";
 
 /** One `FxRateUpdated`, as the FX-rates projection holds it. */
 export interface FxRateRecord {

@@ -1,11 +1,11 @@
 import type pg from "pg";
 import type { Logger } from "pino";
 import { fxRatesTable } from "../../../projections/fx-rates";
+import { type IsoDate, seoulDateOf } from "../../kernel/seoul-calendar";
 import type { EventStore } from "../../ledger/store/event-store";
 import type { CommandOrigin } from "../commands/command-metadata";
 import { fxRateUpdatedEventId } from "../commands/deterministic-event-id";
 import type { Clock } from "../commands/projection-waiting";
-import { type IsoDate, seoulDateOf } from "../seoul-calendar";
 import { createKoreaeximClient, type KoreaeximClient, type KoreaeximRateQuote } from "./koreaexim-client";
 import { fxRateStreamIdOf, recordFxRate } from "./record-fx-rate";
 

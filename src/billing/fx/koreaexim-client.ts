@@ -1,7 +1,7 @@
 import { setTimeout as sleepFor } from "node:timers/promises";
 import { type Dispatcher, fetch as undiciFetch } from "undici";
-import { formatMoney } from "../money";
-import { type IsoDate, isIsoDate, previousDate, seoulDateOf } from "../seoul-calendar";
+import { formatMoney } from "../../kernel/money";
+import { type IsoDate, isIsoDate, previousDate, seoulDateOf } from "../../kernel/seoul-calendar";
 import { createKoreaeximDispatcher } from "./koreaexim-dispatcher";
 import { KoreaeximNoRateFoundError } from "./koreaexim-errors";
 import {

@@ -1,4 +1,4 @@
-import type { IsoDate } from "../seoul-calendar";
+import type { IsoDate } from "../../kernel/seoul-calendar";
 
 /**
  * Operational failures of the Korea Eximbank FX source, mapped once at the edge (admin API, worker log).

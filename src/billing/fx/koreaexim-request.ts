@@ -1,5 +1,5 @@
 import type { Dispatcher } from "undici";
-import { compactDateOf, type IsoDate } from "../seoul-calendar";
+import { compactDateOf, type IsoDate } from "../../kernel/seoul-calendar";
 import {
   KoreaeximHttpStatusError,
   KoreaeximMalformedResponseError,

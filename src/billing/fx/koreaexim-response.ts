@@ -1,7 +1,7 @@
 import { z } from "zod";
+import { type Money, parseMoney } from "../../kernel/money";
+import type { IsoDate } from "../../kernel/seoul-calendar";
 import { isAcceptableFxRate } from "../charging/charge-limits";
-import { type Money, parseMoney } from "../money";
-import type { IsoDate } from "../seoul-calendar";
 import { KoreaeximMalformedResponseError, KoreaeximResultCodeError } from "./koreaexim-errors";
 
 /**

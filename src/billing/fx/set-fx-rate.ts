@@ -1,9 +1,9 @@
 import { fxRatesProjection } from "../../../projections/fx-rates";
+import { formatMoney, type Money } from "../../kernel/money";
+import { type IsoDate, isIsoDate } from "../../kernel/seoul-calendar";
 import { isAcceptableFxRate } from "../charging/charge-limits";
 import type { CommandOrigin } from "../commands/command-metadata";
 import type { BillingWriteDependencies } from "../commands/set-model-price";
-import { formatMoney, type Money } from "../money";
-import { type IsoDate, isIsoDate } from "../seoul-calendar";
 import { recordFxRate } from "./record-fx-rate";
 
 /**

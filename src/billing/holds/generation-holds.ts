@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
-import { apiErrors } from "../../gateway/api-error";
+import { Money } from "../../kernel/money";
 import {
   type AccountReference,
   type EventData,
@@ -11,13 +11,13 @@ import {
   type UsageTokens,
   type voidReasons,
 } from "../../ledger/events";
-import { billingMetrics } from "../../operations/billing-metrics";
-import { keyKindLabelOf } from "../../operations/metric-labels";
-import { Money } from "../money";
+import { billingMetrics } from "../billing-metrics";
+import { keyKindLabelOf } from "../metric-labels";
 import type { PricingInForce } from "../read-models/pricing-read-model";
 import type { HoldAuthorizer } from "./hold-authorizer";
 import { costWonOf, type HoldPricing } from "./hold-pricing";
 import type { HoldProgress, OutputTokensSoFar } from "./hold-progress";
+import { HoldRefusedError, LedgerUnavailableError } from "./hold-refusal";
 import { UsageOutbox } from "./usage-outbox";
 
 /**
@@ -86,7 +86,7 @@ export interface RequestHold {
   readonly holdFirst: boolean;
   /**
    * Resolves once the hold is placed — durable for a stream; for a JSON answer, durable by the commit of
-   * its usage, which the answer waits for — and rejects with the API error to answer (credit, ledger).
+   * its usage, which the answer waits for — and rejects with why there is no hold (hold-refusal.ts: funds, a key limit, the ledger).
    */
   readonly placed: Promise<void>;
   /**
@@ -114,7 +114,7 @@ export class GenerationHolds {
   constructor(private readonly options: GenerationHoldsOptions) {}
 
   begin(request: HoldRequest): RequestHold {
-    if (this.options.outbox.isFull) throw apiErrors.ledgerUnavailable();
+    if (this.options.outbox.isFull) throw new LedgerUnavailableError();
     const known = this.options.pricing.peek(request.model, request.discountOrganizationId, request.startedAt);
     const holdFirst = this.ledgerFailing || !known || this.nearLimit(request, known);
     let held: { holdWon: string; pricing: PricingInForce } | undefined;
@@ -220,7 +220,7 @@ export class GenerationHolds {
       this.options.logger.error({ err: error, requestId: request.requestId }, "placing a hold failed");
       // The statement may have committed before its answer was lost: release the hold if it exists.
       this.options.outbox.voidIfHeld(request.requestId, request.account, `key:${request.keyId}`);
-      throw apiErrors.ledgerUnavailable();
+      throw new LedgerUnavailableError();
     }
     this.ledgerFailing = false;
     const accountKey = `${request.account.kind}:${request.account.id}`;
@@ -230,9 +230,14 @@ export class GenerationHolds {
     if (decision.kind === "refused") {
       billingMetrics.observeHold({ outcome: "refused", keyKind, amountWon: "0" });
       this.availableAfterLastHold.set(accountKey, new Money(decision.availableWon));
-      if (decision.reason === "funds") throw apiErrors.creditInsufficient(request.account.kind);
+      if (decision.reason === "funds")
+        throw new HoldRefusedError({ kind: "funds", accountKind: request.account.kind });
       this.rememberLimitedKey(request.keyId);
-      throw apiErrors.keyLimitReached(request.account.kind, { kind: decision.reason, value: decision.limit });
+      throw new HoldRefusedError({
+        kind: "key-limit",
+        accountKind: request.account.kind,
+        limit: { kind: decision.reason, value: decision.limit },
+      });
     }
     this.keysAtTheirLimit.delete(request.keyId);
     billingMetrics.observeHold({ outcome: "placed", keyKind, amountWon: decision.holdWon });

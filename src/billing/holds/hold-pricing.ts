@@ -1,8 +1,8 @@
+import { seoulDateOf } from "../../kernel/seoul-calendar";
 import type { UsageTokens } from "../../ledger/events";
 import { calculateCharge } from "../charging/charge-calculation";
 import { tokenCountsForPricing } from "../charging/recorded-charge-breakdown";
 import type { PricingInForce, PricingReadModel } from "../read-models/pricing-read-model";
-import { seoulDateOf } from "../seoul-calendar";
 
 /**
  * The price, FX rate and discount a gateway process prices holds and pending costs with, kept in memory per

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
+import { chargeDecimalPlaces, Money } from "../../kernel/money";
 import type { EventData, EventMetadata, UsageOutcome, UsageTokens, voidReasons } from "../../ledger/events";
 import type { RecordedEvent, RecordedEventOf, StreamAppend } from "../../ledger/store/event-store";
 import { usageCorrectionEventId } from "../commands/deterministic-event-id";
-import { chargeDecimalPlaces, Money } from "../money";
 
 /**
  * What a gateway writes when its settlement of a request (`UsageRecorded` or `UsageVoided`, at version 1,

@@ -5,10 +5,10 @@ import {
   type RecordedEventOf,
   WrongExpectedVersionError,
 } from "../../ledger/store/event-store";
-import { billingMetrics } from "../../operations/billing-metrics";
-import { keyKindLabelOf } from "../../operations/metric-labels";
+import { billingMetrics } from "../billing-metrics";
 import { discountOrganizationOf, usageStreamIdOf } from "../charging/charge-usage";
 import { orphanSettlementEventId } from "../commands/deterministic-event-id";
+import { keyKindLabelOf } from "../metric-labels";
 import type { PricingReadModel } from "../read-models/pricing-read-model";
 import { costWonOf } from "./hold-pricing";
 

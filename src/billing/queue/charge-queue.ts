@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { JobsOptions, Queue } from "bullmq";
 import type { Logger } from "pino";
+import { errorSummaryOf, throttledLog } from "../../kernel/throttled-log";
 import { billingLimits } from "../billing-limits";
-import { errorSummaryOf, throttledLog } from "../throttled-log";
 import type { ChargeEnqueuer } from "./charge-enqueuer";
 import { openQueue, type QueueBackend, type QueueRole } from "./queue-backend";
 

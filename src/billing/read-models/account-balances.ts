@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { balancesTable } from "../../../projections/balances";
+import { formatMoney, parseMoney } from "../../kernel/money";
 import type { AccountReference } from "../../ledger/events";
-import { formatMoney, parseMoney } from "../money";
 
 /** Balances as the balances projection holds them; an account nobody topped up or charged has ₩0. */
 

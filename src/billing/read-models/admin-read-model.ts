@@ -3,9 +3,9 @@ import { balancesTable, pendingChargesTable } from "../../../projections/balance
 import { discountsTable } from "../../../projections/discounts";
 import { keyListsTable } from "../../../projections/key-lists";
 import { pricesTable } from "../../../projections/prices";
+import { formatMoney, parseMoney } from "../../kernel/money";
 import { type ApiKeyLimitsView, readKeyLimits } from "../../keys/api-key-limits";
 import type { AccountKind, AccountReference } from "../../ledger/events";
-import { formatMoney, parseMoney } from "../money";
 
 /** NUMERIC text keeps its scale ("0.40"); the API answers the way the admin writes answer ("0.4"). */
 const normalised = (text: string) => formatMoney(parseMoney(text));

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { billingHistoryTable } from "../../../projections/billing-history";
-import { isStorableText } from "../../database/storable-text";
+import { isStorableText } from "../../kernel/storable-text";
 import {
   type BillingHistoryEntry,
   type BillingHistoryQuery,

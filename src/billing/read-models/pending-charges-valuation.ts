@@ -1,11 +1,11 @@
 import type pg from "pg";
 import { pendingChargesTable } from "../../../projections/balances";
+import { formatMoney, Money, parseMoney } from "../../kernel/money";
 import type { AccountReference, UsageTokens } from "../../ledger/events";
 import { billingLimits } from "../billing-limits";
 import { calculateCharge } from "../charging/charge-calculation";
 import { discountOrganizationOf } from "../charging/charge-usage";
 import { tokenCountsForPricing } from "../charging/recorded-charge-breakdown";
-import { formatMoney, Money, parseMoney } from "../money";
 import type { PricingReadModel } from "./pricing-read-model";
 
 /**

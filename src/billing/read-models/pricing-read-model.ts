@@ -2,12 +2,12 @@ import type pg from "pg";
 import { discountsTable } from "../../../projections/discounts";
 import { fxRatesTable } from "../../../projections/fx-rates";
 import { pricesTable } from "../../../projections/prices";
+import { parseMoney } from "../../kernel/money";
+import { type IsoDate, seoulDateOf } from "../../kernel/seoul-calendar";
 import { findModel } from "../../providers/catalog";
 import { billingLimits } from "../billing-limits";
 import type { FxRateInForce, UnitPrices } from "../charging/charge-calculation";
 import { type DiscountRule, type DiscountSelection, selectDiscount } from "../charging/discount-rules";
-import { parseMoney } from "../money";
-import { type IsoDate, seoulDateOf } from "../seoul-calendar";
 
 /**
  * The price, discount and FX rate in force when a request started (C7), read from the prices, discounts

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isIsoDate, startInstantOfSeoulDate } from "../../billing/seoul-calendar";
+import { isIsoDate, startInstantOfSeoulDate } from "../../kernel/seoul-calendar";
 import { apiErrors, validationErrorOf } from "../api-error";
 
 /**

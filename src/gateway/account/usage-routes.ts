@@ -2,7 +2,7 @@ import { Router } from "express";
 import type pg from "pg";
 import { z } from "zod";
 import { readUsageByDay, type UsageDayRow, usageRowsMax } from "../../billing/read-models/usage-by-day";
-import { isIsoDate } from "../../billing/seoul-calendar";
+import { isIsoDate } from "../../kernel/seoul-calendar";
 import type { AccountReference } from "../../ledger/events";
 import { apiErrors, validationErrorOf } from "../api-error";
 import { sessionOf } from "../middleware/authenticate-session";

@@ -6,8 +6,8 @@ import {
   isAcceptableUnitPrice,
 } from "../../billing/charging/charge-limits";
 import { isAcceptableCreditAmount } from "../../billing/commands/top-up-credit";
-import { isDecimalString, type Money, parseMoney } from "../../billing/money";
-import { isIsoDate } from "../../billing/seoul-calendar";
+import { isDecimalString, type Money, parseMoney } from "../../kernel/money";
+import { isIsoDate } from "../../kernel/seoul-calendar";
 import { accountKinds } from "../../ledger/events";
 import { storableString } from "../http/storable-string";
 

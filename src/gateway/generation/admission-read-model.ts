@@ -1,7 +1,7 @@
 import type { Pool } from "pg";
 import { activeKeysProjection } from "../../../projections/active-keys";
 import { balancesProjection } from "../../../projections/balances";
-import { Money } from "../../billing/money";
+import { Money } from "../../kernel/money";
 import { type LogPosition, logStart } from "../../ledger/store/log-position";
 
 /**

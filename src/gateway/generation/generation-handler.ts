@@ -1,16 +1,16 @@
 import { once } from "node:events";
 import type { ServerResponse } from "node:http";
 import type { Logger } from "pino";
+import { billingMetrics } from "../../billing/billing-metrics";
 import { discountOrganizationOf } from "../../billing/charging/charge-usage";
 import type { GenerationHolds, RequestHold } from "../../billing/holds/generation-holds";
 import type { SettlementTimings } from "../../billing/holds/settlement-timings";
-import { billingMetrics } from "../../operations/billing-metrics";
-import { observationOf, type RequestObservation } from "../../operations/request-observation";
 import { type CatalogModel, findModel } from "../../providers/catalog";
 import type { FinishReason, GenerationRequest, ReportedUsage, ToolCall } from "../../providers/provider";
 import { apiErrors } from "../api-error";
 import { sendJson } from "../http/json-response";
 import { toApiError } from "../middleware/error-handler";
+import { observationOf, type RequestObservation } from "../observation/request-observation";
 import type { EventStreamSink } from "../wire/event-stream-sink";
 import type { ApiKeyAdmission, Caller } from "./api-key-admission";
 import type { ClientFormat, ClientStream } from "./client-format";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isStorableText, unstorableTextMessage } from "../../database/storable-text";
+import { isStorableText, unstorableTextMessage } from "../../kernel/storable-text";
 
 /**
  * A string PostgreSQL can store (src/database/storable-text.ts), for the values no edge check sees whole:

@@ -1,6 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { ErrorRequestHandler } from "express";
 import type { Logger } from "pino";
+import { type HoldRefusal, HoldRefusedError, LedgerUnavailableError } from "../../billing/holds/hold-refusal";
 import { ProjectionLagError } from "../../ledger/projection/projection-waiter";
 import {
   UnsupportedRequestError,
@@ -13,6 +14,8 @@ import { sendJson } from "../http/json-response";
 /** Maps every error to the spec's error body, once. Nothing else (stack, SQL, credentials) leaves here. */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  if (error instanceof HoldRefusedError) return apiErrorOfRefusal(error.refusal);
+  if (error instanceof LedgerUnavailableError) return apiErrors.ledgerUnavailable();
   if ((error as { notFound?: boolean }).notFound === true) return apiErrors.notFound("No such route");
   if (error instanceof UnsupportedRequestError) return apiErrors.validation(error.message);
   if (error instanceof UpstreamRejectedError) return apiErrors.upstreamRejected(error.message);
@@ -28,6 +31,19 @@ export function toApiError(error: unknown): ApiError {
   }
   if (bodyParserError.status === 400) return apiErrors.validation("Malformed request");
   return apiErrors.internal();
+}
+
+function apiErrorOfRefusal(refusal: HoldRefusal): ApiError {
+  switch (refusal.kind) {
+    case "funds":
+      return apiErrors.creditInsufficient(refusal.accountKind);
+    case "key-limit":
+      return apiErrors.keyLimitReached(refusal.accountKind, refusal.limit);
+    default: {
+      const unreachable: never = refusal;
+      throw new Error(`unknown refusal ${JSON.stringify(unreachable)}`);
+    }
+  }
 }
 
 const unavailableCodes = new Set([

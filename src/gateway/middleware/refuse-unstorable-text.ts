@@ -1,5 +1,5 @@
 import type { RequestHandler } from "express";
-import { firstUnstorableTextPath, unstorableTextMessage } from "../../database/storable-text";
+import { firstUnstorableTextPath, unstorableTextMessage } from "../../kernel/storable-text";
 import { apiErrors } from "../api-error";
 
 /**

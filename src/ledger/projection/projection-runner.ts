@@ -1,6 +1,6 @@
 import { setTimeout as sleepFor } from "node:timers/promises";
 import pg from "pg";
-import { limits } from "../../config";
+import { limits } from "../../kernel/limits";
 import { rebuildInSql } from "../rebuild/rebuild-in-sql";
 import type { EventStore, RecordedEvent } from "../store/event-store";
 import { compareLogPositions, type LogPosition, logStart } from "../store/log-position";

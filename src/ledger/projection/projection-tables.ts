@@ -1,6 +1,6 @@
 import type { ClientBase } from "pg";
-import { Money } from "../../billing/money";
 import { preparedStatement } from "../../database/prepared-statement";
+import { Money } from "../../kernel/money";
 import type { ColumnType, ColumnValue, Row, TableDefinition } from "./projection";
 
 /** SQL for projection tables, generated from their definitions so the fold and the SQL cannot drift. */

@@ -1,8 +1,8 @@
 import type pg from "pg";
 import type { Logger } from "pino";
-import { limits } from "../../config";
 import { migrate } from "../../database/migrations";
 import { createPool } from "../../database/pool";
+import { limits } from "../../kernel/limits";
 import type { EventStore } from "./event-store";
 import { EventStoreDbEventStore } from "./eventstoredb-event-store";
 import { PostgresEventStore } from "./postgres-event-store";

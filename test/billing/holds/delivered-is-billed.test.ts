@@ -1,7 +1,7 @@
 import OpenAI from "openai";
 import { afterEach, describe, expect, it } from "vitest";
 import { allProjections } from "../../../projections";
-import { Money } from "../../../src/billing/money";
+import { Money } from "../../../src/kernel/money";
 import { verifyProjections } from "../../../src/ledger/verify-projections";
 import { createTestDatabase, type TestDatabase } from "../../support/database";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";

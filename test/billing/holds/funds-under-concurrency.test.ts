@@ -1,6 +1,6 @@
 import { Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Money } from "../../../src/billing/money";
+import { Money } from "../../../src/kernel/money";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
 
 /**

@@ -4,7 +4,8 @@ import {
   assertSettlementTimings,
   defaultSettlementTimings,
 } from "../../../src/billing/holds/settlement-timings";
-import { ConfigError, loadConfig } from "../../../src/config";
+import { loadConfig } from "../../../src/config";
+import { ConfigError } from "../../../src/kernel/config-error";
 
 /**
  * The timings C10's promises rest on are checked together at start, and the sweeper's watch over the

@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { appendSyntheticLedger } from "../../../bench/support/synthetic-ledger";
 import { proveEvent } from "../../../src/ledger/integrity/event-proof";
 import { sealCheckpoints } from "../../../src/ledger/integrity/ledger-checkpointer";
 import { verifyIntegrity } from "../../../src/ledger/integrity/ledger-integrity";
@@ -9,7 +10,6 @@ import { LedgerSigningKey } from "../../../src/ledger/integrity/ledger-signing-k
 import type { StreamAppend } from "../../../src/ledger/store/event-store";
 import { topUp } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
-import { appendSyntheticLedger } from "../../support/synthetic-ledger";
 
 const run = promisify(execFile);
 const signingKeyText = Buffer.alloc(32, 7).toString("base64");
@@ -19,7 +19,7 @@ const sealOptions = { eventsMax: 1_500, intervalMs: 0, checkpointsMax: 100, seal
 
 async function ledgerCli(args: string[], databaseUrl: string): Promise<{ code: number; output: string }> {
   try {
-    const { stdout, stderr } = await run("npx", ["tsx", "src/ledger/cli.ts", ...args], {
+    const { stdout, stderr } = await run("npx", ["tsx", "src/ledger-cli.ts", ...args], {
       env: { ...process.env, DATABASE_URL: databaseUrl, LEDGER_SIGNING_KEY: signingKeyText },
       maxBuffer: 16 * 1024 * 1024,
     });

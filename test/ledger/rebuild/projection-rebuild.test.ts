@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { appendSyntheticLedger } from "../../../bench/support/synthetic-ledger";
 import { allProjections } from "../../../projections";
 import {
   balanceChecksum,
@@ -9,7 +10,6 @@ import { chunksOf } from "../../../src/ledger/rebuild/rebuild-in-sql";
 import { verifyProjections } from "../../../src/ledger/verify-projections";
 import { topUp } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
-import { appendSyntheticLedger } from "../../support/synthetic-ledger";
 
 describe("rebuilding projections with bounded memory, in memory or in SQL", () => {
   let harness: LedgerHarness;

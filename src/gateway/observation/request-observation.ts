@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
-import { previewOf } from "../keys/api-key-secret";
-import type { AccountKind } from "../ledger/events";
+import { endpointLabelOf, keyKindLabelOf, modelLabelOf, statusLabelOf } from "../../billing/metric-labels";
+import { previewOf } from "../../keys/api-key-secret";
+import type { AccountKind } from "../../ledger/events";
 import { generationMetrics } from "./generation-metrics";
-import { endpointLabelOf, keyKindLabelOf, modelLabelOf, statusLabelOf } from "./metric-labels";
 
 /**
  * What the edge learns about one request while serving it, turned into one access-log line and the

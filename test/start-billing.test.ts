@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Billing, startBilling } from "../../src/billing/start-billing";
-import { loadConfig } from "../../src/config";
-import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
-import { eventually, removeQueueData } from "../workers/queue-test-support";
-import { chargesOf, runProjections, silentLogger, usageRecorded } from "./billing-ledger-fixtures";
+import { loadConfig } from "../src/config";
+import { type Billing, startBilling } from "../src/start-billing";
+import { chargesOf, runProjections, silentLogger, usageRecorded } from "./billing/billing-ledger-fixtures";
+import { type LedgerHarness, openLedgerHarness } from "./support/ledger-harness";
+import { eventually, removeQueueData } from "./workers/queue-test-support";
 
 /**
  * The composition root's view of billing: `startBilling`, then `attach` to the running ledger — seeds the

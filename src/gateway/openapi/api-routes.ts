@@ -1,7 +1,9 @@
 import { z } from "zod";
-import { accountBillingQuerySchema } from "../../gateway/account/account-router";
-import { billingRangeSchema } from "../../gateway/account/billing-range";
-import { billingPageQuerySchema, billingTotalsQuerySchema } from "../../gateway/account/billing-read-schemas";
+import { keyLimitsBodySchema } from "../../keys/api-key-limits";
+import { ledgerStatusLimits } from "../../ledger/integrity/ledger-status";
+import { accountBillingQuerySchema } from "../account/account-router";
+import { billingRangeSchema } from "../account/billing-range";
+import { billingPageQuerySchema, billingTotalsQuerySchema } from "../account/billing-read-schemas";
 import {
   accountPathSchema,
   billingQuerySchema,
@@ -13,14 +15,12 @@ import {
   modelPathSchema,
   modelPriceBodySchema,
   priceHistoryQuerySchema,
-} from "../../gateway/admin/admin-request-schemas";
-import { accountsQuerySchema } from "../../gateway/admin/read-routes";
-import { issueKeyBodySchema, keyStatusBodySchema, listKeysQuerySchema } from "../../gateway/keys/key-routes";
-import { mintSessionBodySchema } from "../../gateway/sessions/admin-session-routes";
-import { chatCompletionsRequestSchema } from "../../gateway/wire/chat-completions-request";
-import { responsesRequestSchema } from "../../gateway/wire/responses-request";
-import { keyLimitsBodySchema } from "../../keys/api-key-limits";
-import { ledgerStatusLimits } from "../../ledger/integrity/ledger-status";
+} from "../admin/admin-request-schemas";
+import { accountsQuerySchema } from "../admin/read-routes";
+import { issueKeyBodySchema, keyStatusBodySchema, listKeysQuerySchema } from "../keys/key-routes";
+import { mintSessionBodySchema } from "../sessions/admin-session-routes";
+import { chatCompletionsRequestSchema } from "../wire/chat-completions-request";
+import { responsesRequestSchema } from "../wire/responses-request";
 import * as bodies from "./response-schemas";
 
 /**

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram } from "prom-client";
-import { metricsRegistry } from "./metrics-registry";
+import { metricsRegistry } from "../kernel/metrics-registry";
 
 /**
  * The money side: won charged, charge lag, and holds (C10). Amounts are observed as the decimal strings

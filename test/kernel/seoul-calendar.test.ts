@@ -7,7 +7,7 @@ import {
   previousDate,
   seoulDateOf,
   startInstantOfSeoulDate,
-} from "../../src/billing/seoul-calendar";
+} from "../../src/kernel/seoul-calendar";
 
 describe("seoulDateOf", () => {
   it.each([

@@ -1,17 +1,17 @@
 import type { Router } from "express";
 import type pg from "pg";
 import type { Logger } from "pino";
-import { startBillingWorkers } from "../../workers/billing-workers";
-import type { Config } from "../config";
-import { createAccountRouter } from "../gateway/account/account-router";
-import { createAdminRouter } from "../gateway/admin/admin-router";
-import type { EventStore } from "../ledger/store/event-store";
-import type { ProjectionWaiting } from "./commands/projection-waiting";
-import { seedBilling } from "./commands/seed-billing";
-import { createFxRateRefresher } from "./fx/fx-rate-refresh";
-import type { ChargeEnqueuer } from "./queue/charge-enqueuer";
-import { createChargeQueue } from "./queue/charge-queue";
-import { queueBackendOf } from "./queue/queue-backend";
+import { startBillingWorkers } from "../workers/billing-workers";
+import type { ProjectionWaiting } from "./billing/commands/projection-waiting";
+import { seedBilling } from "./billing/commands/seed-billing";
+import { createFxRateRefresher } from "./billing/fx/fx-rate-refresh";
+import type { ChargeEnqueuer } from "./billing/queue/charge-enqueuer";
+import { createChargeQueue } from "./billing/queue/charge-queue";
+import { queueBackendOf } from "./billing/queue/queue-backend";
+import type { Config } from "./config";
+import { createAccountRouter } from "./gateway/account/account-router";
+import { createAdminRouter } from "./gateway/admin/admin-router";
+import type { EventStore } from "./ledger/store/event-store";
 
 /**
  * Billing, wired for the composition root: the charge queue the gateway enqueues on (available before the

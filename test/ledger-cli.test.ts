@@ -1,14 +1,14 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { allProjections } from "../../projections";
-import { type LedgerHarness, openLedgerHarness, projectSyntheticLedger } from "../support/ledger-harness";
+import { allProjections } from "../projections";
+import { type LedgerHarness, openLedgerHarness, projectSyntheticLedger } from "./support/ledger-harness";
 
 const run = promisify(execFile);
 
 async function ledgerCli(command: string, databaseUrl: string): Promise<{ code: number; output: string }> {
   try {
-    const { stdout, stderr } = await run("npx", ["tsx", "src/ledger/cli.ts", command], {
+    const { stdout, stderr } = await run("npx", ["tsx", "src/ledger-cli.ts", command], {
       env: { ...process.env, DATABASE_URL: databaseUrl },
       maxBuffer: 16 * 1024 * 1024,
     });

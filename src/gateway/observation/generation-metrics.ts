@@ -1,5 +1,5 @@
 import { Counter, Histogram } from "prom-client";
-import { metricsRegistry } from "./metrics-registry";
+import { metricsRegistry } from "../../kernel/metrics-registry";
 
 /**
  * Metrics of the HTTP edge and of generation, named after the OpenTelemetry GenAI semantic conventions

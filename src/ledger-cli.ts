@@ -1,16 +1,18 @@
 import { SingleBar } from "cli-progress";
-import { allProjections } from "../../projections";
-import { ConfigError, limits, loadConfig } from "../config";
-import { loadOrCreateLocalSecrets, startLocalDatabase } from "../database/local-data";
-import { describeCheckpoint, proveEvent } from "./integrity/event-proof";
-import { latestCheckpoint } from "./integrity/ledger-checkpoint";
-import { verifyIntegrity } from "./integrity/ledger-integrity";
-import type { LedgerSigningKey } from "./integrity/ledger-signing-key";
-import { ledgerSigningKeyOf } from "./integrity/ledger-signing-key-setting";
-import { balanceChecksum, rebuildProjections } from "./ledger-maintenance";
-import { describeDifference, differenceCount } from "./rebuild/projection-differences";
-import { openLedger } from "./store/open-ledger";
-import { verifyProjections } from "./verify-projections";
+import { allProjections } from "../projections";
+import { loadConfig } from "./config";
+import { loadOrCreateLocalSecrets, startLocalDatabase } from "./database/local-data";
+import { ConfigError } from "./kernel/config-error";
+import { limits } from "./kernel/limits";
+import { describeCheckpoint, proveEvent } from "./ledger/integrity/event-proof";
+import { latestCheckpoint } from "./ledger/integrity/ledger-checkpoint";
+import { verifyIntegrity } from "./ledger/integrity/ledger-integrity";
+import type { LedgerSigningKey } from "./ledger/integrity/ledger-signing-key";
+import { ledgerSigningKeyOf } from "./ledger/integrity/ledger-signing-key-setting";
+import { balanceChecksum, rebuildProjections } from "./ledger/ledger-maintenance";
+import { describeDifference, differenceCount } from "./ledger/rebuild/projection-differences";
+import { openLedger } from "./ledger/store/open-ledger";
+import { verifyProjections } from "./ledger/verify-projections";
 
 /**
  * `npm run ledger -- rebuild`: drop and rebuild every projection from the log, print the balance checksum.

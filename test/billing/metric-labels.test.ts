@@ -4,8 +4,8 @@ import {
   keyKindLabelOf,
   modelLabelOf,
   statusLabelOf,
-} from "../../src/operations/metric-labels";
-import { keyPreviewOf } from "../../src/operations/request-observation";
+} from "../../src/billing/metric-labels";
+import { keyPreviewOf } from "../../src/gateway/observation/request-observation";
 
 /** Label values come from closed sets whatever the request carries: ids and free text never become labels. */
 
