@@ -133,6 +133,12 @@ async function main(): Promise<void> {
   for (const signal of stopSignals) process.on(signal, () => onStopSignal(signal));
   const config = loadConfig();
   const role = roleOf(process.argv.slice(2));
+  // C10's holds are decided and appended in one PostgreSQL statement, beside the log; EventStoreDB cannot
+  // take part in that transaction, so the service's roles refuse it rather than bill without holds.
+  if (config.eventStoreUrl)
+    throw new ConfigError(
+      "invalid configuration: EVENTSTORE_URL: the gateway and worker need the PostgreSQL event store (holds are placed atomically with the log); EventStoreDB is supported by `npm run ledger` and the event-store contract tests only",
+    );
   // Embedded PostgreSQL belongs to one process; separate roles must meet in a database they share.
   if (role !== "all" && !config.databaseUrl)
     throw new ConfigError(`invalid configuration: DATABASE_URL is required with --role=${role}`);

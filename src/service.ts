@@ -1,3 +1,4 @@
+import assert from "node:assert/strict";
 import { createServer, type RequestListener, type Server } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import express from "express";
@@ -9,6 +10,7 @@ import { GenerationHolds } from "./billing/holds/generation-holds";
 import { HoldAuthorizer } from "./billing/holds/hold-authorizer";
 import { HoldPricing } from "./billing/holds/hold-pricing";
 import { HoldProgress } from "./billing/holds/hold-progress";
+import { PostgresUsageAuthorizations } from "./billing/holds/postgres-usage-authorizations";
 import {
   assertSettlementTimings,
   defaultSettlementTimings,
@@ -225,11 +227,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     logger,
     ledgerPublicKey: options.ledgerSigningKey?.publicKey,
   };
-  // Holds are placed by one PostgreSQL statement together with the funds check (C10).
-  if (!(ledger.store instanceof PostgresEventStore))
-    throw new Error(
-      "holds (C10) need the PostgreSQL event store; the EventStoreDB store cannot place them yet",
-    );
+  // Holds are placed by one PostgreSQL statement together with the funds check and the append (C10);
+  // main.ts refuses EVENTSTORE_URL for the service's roles with one line, so this is a programmer error.
+  assert(ledger.store instanceof PostgresEventStore, "the service runs on the PostgreSQL event store");
   const heartbeat = new GatewayHeartbeat(ledger.pool, timings.heartbeatIntervalMs, logger);
   await heartbeat.start();
   const progress = new HoldProgress({
@@ -250,7 +250,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     retryDelaysMs: limits.usageOutboxRetryDelaysMs,
   });
   const holds = new GenerationHolds({
-    authorizer: new HoldAuthorizer(ledger.store, limits.holdBatchSizeMax),
+    authorizer: new HoldAuthorizer(
+      new PostgresUsageAuthorizations(ledger.pool, ledger.store.appendsBeside),
+      limits.holdBatchSizeMax,
+    ),
     pricing: new HoldPricing({
       read: createPricingReadModel(ledger.pool),
       ttlMs: limits.holdPricingTtlMs,

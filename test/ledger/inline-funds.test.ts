@@ -6,6 +6,7 @@ import type { PostgresEventStore } from "../../src/ledger/store/postgres-event-s
 import { verifyProjections } from "../../src/ledger/verify-projections";
 import { topUp } from "../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
+import { usageAuthorizationsOf } from "../support/usage-authorizations";
 
 /** The inline funds are derived like any projection: verify compares them with the log, rebuild restores. */
 describe("inline funds in ledger maintenance", () => {
@@ -24,7 +25,7 @@ describe("inline funds in ledger maintenance", () => {
       events: [topUp("ada", "50", "t")],
     });
     const startedAt = new Date().toISOString();
-    await (harness.store as PostgresEventStore).authorizeUsage([
+    await usageAuthorizationsOf(harness.ledger.pool, harness.store).authorizeUsage([
       {
         eventId: "5d0c1f4e-8c4b-4d0e-9a57-1c2b3d4e5f61",
         streamId: "usage-req_inline",

@@ -1,16 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../../projections";
+import type { UsageAuthorizationDecision } from "../../src/billing/holds/usage-authorizations";
 import type { ApiKeyLimits, EventData } from "../../src/ledger/events";
 import { inlineFundsName } from "../../src/ledger/inline-funds";
 import { rebuildProjections } from "../../src/ledger/ledger-maintenance";
 import type { EventToAppend } from "../../src/ledger/store/event-store";
-import type {
-  PostgresEventStore,
-  UsageAuthorizationDecision,
-} from "../../src/ledger/store/postgres-event-store";
+import type { PostgresEventStore } from "../../src/ledger/store/postgres-event-store";
 import { verifyProjections } from "../../src/ledger/verify-projections";
 import { metadata, topUp } from "../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
+import { usageAuthorizationsOf } from "../support/usage-authorizations";
 
 /**
  * Per-key limits as events: given the log, then the inline key tables (limits, spend per Seoul month,
@@ -68,7 +67,8 @@ describe("per-key limits in the ledger", () => {
   let harness: LedgerHarness;
   const store = () => harness.store as PostgresEventStore;
   const context = () => ({ pool: harness.ledger.pool, store: harness.store, projections: allProjections });
-  const authorize = (...requests: ReturnType<typeof authorization>[]) => store().authorizeUsage(requests);
+  const authorize = (...requests: ReturnType<typeof authorization>[]) =>
+    usageAuthorizationsOf(harness.ledger.pool, store()).authorizeUsage(requests);
 
   async function spendOf(keyId: string) {
     const result = await harness.ledger.pool.query<{

@@ -2,7 +2,8 @@ import { BatchedCalls } from "../../ledger/store/batched-calls";
 import type {
   UsageAuthorizationDecision,
   UsageAuthorizationRequest,
-} from "../../ledger/store/postgres-event-store";
+  UsageAuthorizations,
+} from "./usage-authorizations";
 
 /**
  * Places holds in batches: the holds asked for while a batch is in flight go together in the next one,
@@ -14,13 +15,6 @@ import type {
  * - a JSON answer leaves only once its usage is durably recorded, by a synchronous commit that flushes the
  *   WAL up to and past the hold; its hold's commit need not wait: one fsync wait per JSON request, not two.
  */
-
-export interface UsageAuthorizations {
-  authorizeUsage(
-    requests: readonly UsageAuthorizationRequest[],
-    commit: { waitForFlush: boolean },
-  ): Promise<UsageAuthorizationDecision[]>;
-}
 
 export class HoldAuthorizer {
   private readonly flushed: BatchedCalls<UsageAuthorizationRequest, UsageAuthorizationDecision>;

@@ -119,59 +119,18 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * Places holds (C10): each request's `UsageAuthorized` is appended as its usage stream's first event if
-   * the account has at least ₩1 available, in one statement for the whole batch (`ledger_authorize_usage`).
+   * For a statement that appends to the log itself, beside this store (the hold authorization of C10,
+   * which decides and appends in one statement): the offset every transaction order carries here, and
+   * the nudge that wakes this store's subscribers once such a statement has committed events.
    */
-  async authorizeUsage(
-    requests: readonly UsageAuthorizationRequest[],
-    commit: { waitForFlush: boolean } = { waitForFlush: true },
-  ): Promise<UsageAuthorizationDecision[]> {
-    if (requests.length === 0) return [];
-    const result = await this.pool.query<{
-      ordinal: number;
-      hold_won: string | null;
-      available_won: string;
-      transaction_order: string | null;
-      event_position: string | null;
-      refusal: UsageRefusalReason | null;
-      limit_value: string | null;
-    }>({
-      name: "ledger-authorize-usage",
-      // The statement is its own transaction, so a transaction-local setting made in it governs its commit.
-      // Holds whose answer waits for a later synchronous commit need not wait for this one's flush: the
-      // WAL is flushed in order, so that later commit makes them durable too (see HoldAuthorizer).
-      text: `SELECT authorized.* FROM ledger_authorize_usage($1::json, $2) authorized,
-               (SELECT set_config('synchronous_commit', $3, true)) commit_setting`,
-      values: [
-        JSON.stringify(
-          requests.map((request, ordinal) => ({
-            ordinal,
-            event_id: request.eventId,
-            stream_id: request.streamId,
-            account_kind: request.event.data.account.kind,
-            account_id: request.event.data.account.id,
-            estimate_won: request.event.data.estimate.estimatedWon,
-            data: request.event.data,
-            metadata: request.event.metadata,
-          })),
-        ),
-        this.transactionOrderOffset,
-        commit.waitForFlush ? "on" : "off",
-      ],
-    });
-    if (result.rows.some((row) => row.hold_won !== null)) this.notifySubscribers();
-    return result.rows.map((row) =>
-      row.hold_won === null
-        ? row.refusal === null || row.refusal === "funds"
-          ? { kind: "refused", reason: "funds", availableWon: row.available_won }
-          : { kind: "refused", reason: row.refusal, limit: row.limit_value!, availableWon: row.available_won }
-        : {
-            kind: "held",
-            holdWon: row.hold_won,
-            availableWon: row.available_won,
-            position: { commit: BigInt(row.transaction_order!), prepare: BigInt(row.event_position!) },
-          },
-    );
+  get appendsBeside(): { readonly transactionOrderOffset: bigint; committed(): void } {
+    const store = this;
+    return {
+      get transactionOrderOffset() {
+        return store.transactionOrderOffset;
+      },
+      committed: () => store.notifySubscribers(),
+    };
   }
 
   async readStream(streamId: string): Promise<RecordedEvent[]> {
@@ -350,30 +309,6 @@ export class PostgresEventStore implements EventStore {
 }
 
 class ExpectationNotMet extends Error {}
-
-/** A hold to place: the authorization event, its `holdWon` decided by the statement. */
-export interface UsageAuthorizationRequest {
-  eventId: string;
-  streamId: string;
-  event: {
-    data: Omit<EventData<"UsageAuthorized">, "holdWon">;
-    metadata: LedgerEvent["metadata"];
-  };
-}
-
-/** Which limit refused a hold: the account's funds, or one of the key's own limits. */
-export type UsageRefusalReason = "funds" | KeyLimitKind;
-export type KeyLimitKind = "rate" | "monthly-spend" | "total-spend";
-
-export type UsageAuthorizationDecision =
-  | { kind: "held"; holdWon: string; availableWon: string; position: LogPosition }
-  /** Less than ₩1 was available to this request (what was, after the holds granted before it). */
-  | { kind: "refused"; reason: "funds"; availableWon: string }
-  /**
-   * The key reached a limit (`limit`: requests per minute, or won): its holds this minute, or its held +
-   * pending + charged this Seoul month or in total.
-   */
-  | { kind: "refused"; reason: KeyLimitKind; limit: string; availableWon: string };
 
 /**
  * One statement appends to many streams: it finds each stream's head, and inserts nothing at all when any

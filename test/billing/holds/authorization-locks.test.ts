@@ -2,12 +2,13 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type {
-  PostgresEventStore,
   UsageAuthorizationDecision,
   UsageAuthorizationRequest,
-} from "../../../src/ledger/store/postgres-event-store";
+} from "../../../src/billing/holds/usage-authorizations";
+import type { PostgresEventStore } from "../../../src/ledger/store/postgres-event-store";
 import { topUp } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
+import { usageAuthorizationsOf } from "../../support/usage-authorizations";
 
 /**
  * What an authorization waits for (migration 4): another authorization on the same account — the check and
@@ -40,7 +41,10 @@ describe("authorization locks", () => {
       "UPDATE account_funds_settled SET balance_won = balance_won + 1000 WHERE account_kind = 'user' AND account_id = 'lin'",
     );
     try {
-      const decision = await settledWithin(store().authorizeUsage([authorization("lin", "10")]), 10_000);
+      const decision = await settledWithin(
+        usageAuthorizationsOf(harness.ledger.pool, store()).authorizeUsage([authorization("lin", "10")]),
+        10_000,
+      );
       // Against the funds as last committed: the uncommitted ₩1,000 is not there to spend.
       expect(decision).toMatchObject([{ kind: "held", holdWon: "10", availableWon: "100" }]);
     } finally {
@@ -57,7 +61,7 @@ describe("authorization locks", () => {
     ).rows;
     expect(first?.hold_won).toBe("50");
     let second: UsageAuthorizationDecision[] | undefined;
-    const secondPlaced = store()
+    const secondPlaced = usageAuthorizationsOf(harness.ledger.pool, store())
       .authorizeUsage([authorization("lin", "80")])
       .then((decision) => {
         second = decision;
@@ -102,7 +106,7 @@ function authorization(accountId: string, estimatedWon: string): UsageAuthorizat
   };
 }
 
-/** The same request as the SQL function takes it (see PostgresEventStore.authorizeUsage). */
+/** The same request as the SQL function takes it (see PostgresUsageAuthorizations.authorizeUsage). */
 function rawAuthorization(accountId: string, estimatedWon: string) {
   const { eventId, streamId, event } = authorization(accountId, estimatedWon);
   return {

@@ -14,6 +14,7 @@ import { GroupCommitAppender } from "../../../src/ledger/store/group-commit-appe
 import type { PostgresEventStore } from "../../../src/ledger/store/postgres-event-store";
 import { verifyProjections } from "../../../src/ledger/verify-projections";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
+import { usageAuthorizationsOf } from "../../support/usage-authorizations";
 
 /**
  * C10, "what was delivered is billed": when the orphan sweep settled a request with its estimate before the
@@ -45,7 +46,7 @@ describe("late settlements become corrections", () => {
 
   async function hold(requestId: string): Promise<string> {
     const startedAt = new Date().toISOString();
-    const [decision] = await store.authorizeUsage(
+    const [decision] = await usageAuthorizationsOf(harness.service.ledger.pool, store).authorizeUsage(
       [
         {
           eventId: randomUUID(),

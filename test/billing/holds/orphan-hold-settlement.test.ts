@@ -7,6 +7,7 @@ import { createPricingReadModel } from "../../../src/billing/read-models/pricing
 import { GroupCommitAppender } from "../../../src/ledger/store/group-commit-appender";
 import type { PostgresEventStore } from "../../../src/ledger/store/postgres-event-store";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
+import { usageAuthorizationsOf } from "../../support/usage-authorizations";
 
 /**
  * C10 orphans: a hold whose gateway process stopped beating, or that outlived its request, is settled by
@@ -92,7 +93,7 @@ describe("orphan hold settlement", () => {
   it("given holds of a dead process, a live one and an expired one, when the sweep runs, then it settles the dead and the expired once", async () => {
     // Given
     const later = new Date(Date.now() + 600_000);
-    const decisions = await store.authorizeUsage(
+    const decisions = await usageAuthorizationsOf(harness.service.ledger.pool, store).authorizeUsage(
       [
         authorization("req_dead", "gateway-dead", later),
         authorization("req_alive", "gateway-alive", later),
@@ -132,9 +133,12 @@ describe("orphan hold settlement", () => {
   });
 
   it("given a hold the sweep settled, when its gateway's own settlement arrives late, then it is recorded as a correction", async () => {
-    await store.authorizeUsage([authorization("req_late", "gateway-dead", new Date(Date.now() + 600_000))], {
-      waitForFlush: true,
-    });
+    await usageAuthorizationsOf(harness.service.ledger.pool, store).authorizeUsage(
+      [authorization("req_late", "gateway-dead", new Date(Date.now() + 600_000))],
+      {
+        waitForFlush: true,
+      },
+    );
     await sweep();
     const outbox = new UsageOutbox({
       appender: new GroupCommitAppender(store, 10),
@@ -155,7 +159,7 @@ describe("orphan hold settlement", () => {
   });
 
   it("given a sweeper that has not watched the heartbeats for a whole window (it just started, or its database was away), then it settles nothing", async () => {
-    await store.authorizeUsage(
+    await usageAuthorizationsOf(harness.service.ledger.pool, store).authorizeUsage(
       [authorization("req_unwatched", "gateway-dead", new Date(Date.now() - 1_000))],
       {
         waitForFlush: true,
@@ -172,7 +176,7 @@ describe("orphan hold settlement", () => {
 
   it("given a dead gateway's stream with a progress record, then it is settled for the output recorded; a renewed hold is not settled", async () => {
     const pool = harness.service.ledger.pool;
-    await store.authorizeUsage(
+    await usageAuthorizationsOf(harness.service.ledger.pool, store).authorizeUsage(
       [
         authorization("req_progressed", "gateway-dead", new Date(Date.now() + 600_000)),
         authorization("req_renewed", "gateway-alive", new Date(Date.now() - 1_000)),

@@ -1,0 +1,39 @@
+import type { EventData, LedgerEvent } from "../../ledger/events";
+import type { LogPosition } from "../../ledger/store/log-position";
+import type { KeyLimitKind } from "./hold-refusal";
+
+/**
+ * The holds port (C10), owned by billing: place holds for a batch of requests, each decided against what
+ * its account has really spent and its key's limits, atomically across every gateway process. Implemented
+ * in PostgreSQL by postgres-usage-authorizations.ts; the event store's own interface stays append, read and
+ * subscribe.
+ */
+export interface UsageAuthorizations {
+  authorizeUsage(
+    requests: readonly UsageAuthorizationRequest[],
+    commit: { waitForFlush: boolean },
+  ): Promise<UsageAuthorizationDecision[]>;
+}
+
+/** A hold to place: the authorization event, its `holdWon` decided by the statement. */
+export interface UsageAuthorizationRequest {
+  eventId: string;
+  streamId: string;
+  event: {
+    data: Omit<EventData<"UsageAuthorized">, "holdWon">;
+    metadata: LedgerEvent["metadata"];
+  };
+}
+
+/** Which limit refused a hold: the account's funds, or one of the key's own limits. */
+export type UsageRefusalReason = "funds" | KeyLimitKind;
+
+export type UsageAuthorizationDecision =
+  | { kind: "held"; holdWon: string; availableWon: string; position: LogPosition }
+  /** Less than ₩1 was available to this request (what was, after the holds granted before it). */
+  | { kind: "refused"; reason: "funds"; availableWon: string }
+  /**
+   * The key reached a limit (`limit`: requests per minute, or won): its holds this minute, or its held +
+   * pending + charged this Seoul month or in total.
+   */
+  | { kind: "refused"; reason: KeyLimitKind; limit: string; availableWon: string };
