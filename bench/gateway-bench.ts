@@ -6,6 +6,7 @@ import { findFreePort } from "../src/database/embedded-postgres";
 import { createBenchDatabase } from "./bench-database";
 import { type LoadResult, runLoad } from "./load-generator";
 import { type Figure, percentile } from "./measure";
+import { backendPidsOf, cpuDuring } from "./process-cpu";
 import { startChild } from "./processes/child-process";
 
 /**
@@ -83,6 +84,8 @@ interface LoadPlan {
 
 interface RunningDeployment {
   origin: string;
+  /** The processes that serve it: one `npm start`, or a gateway and a worker. */
+  pids: { gateway: number; worker: number | undefined };
   stop(): Promise<void>;
 }
 
@@ -95,12 +98,17 @@ async function startDeployment(
   const withPort = { ...environment, PORT: String(port) };
   if (deployment === "one process") {
     const all = await startChild("src/main.ts", [], withPort, /gateway listening/);
-    return { origin: `http://127.0.0.1:${port}`, stop: () => all.stop() };
+    return {
+      origin: `http://127.0.0.1:${port}`,
+      pids: { gateway: all.child.pid!, worker: undefined },
+      stop: () => all.stop(),
+    };
   }
   const worker = await startChild("src/main.ts", ["--role=worker"], withPort, /worker running/);
   const gateway = await startChild("src/main.ts", ["--role=gateway"], withPort, /gateway listening/);
   return {
     origin: `http://127.0.0.1:${port}`,
+    pids: { gateway: gateway.child.pid!, worker: worker.child.pid! },
     stop: async () => {
       await gateway.stop();
       await worker.stop();
@@ -115,9 +123,11 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
   const monitor = new pg.Client({ connectionString: database.url });
   await monitor.connect();
   const children: { stop(): Promise<void> }[] = [];
+  const pidOfUrl = new Map<string, number>();
   const start = async (script: string, environment: NodeJS.ProcessEnv) => {
     const child = await startChild(script, [], environment, /^http:\/\//);
     children.push(child);
+    pidOfUrl.set(child.line.trim(), child.child.pid!);
     return child.line.trim();
   };
   const figures: Figure[] = [];
@@ -237,6 +247,16 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
         slow: reference.endsWith("5 ms upstream"),
         requests: reference.endsWith("5 ms upstream") ? 200 : warm.requests,
       });
+
+    figures.push(
+      ...(await cpuPerRequestFigures({
+        monitor,
+        deployment: running,
+        floorProxyPid: pidOfUrl.get(floorProxyUrl)!,
+        floor: () => healthy("bare proxy + commit JSON", "bare proxy + commit", loaded),
+        gateway: () => during("loaded", () => healthy("gateway JSON", gatewayOrigin, loaded)),
+      })),
+    );
 
     for (const stream of [false, true]) {
       const mode = stream ? "streaming" : "JSON";
@@ -573,4 +593,68 @@ async function provisionKey(
   });
   if (issued.status !== 201) throw new Error(`issuing a key for ${userId} failed: ${issued.status}`);
   return ((await issued.json()) as { key: string }).key;
+}
+
+/**
+ * CPU per request at 32 connections, JSON, by kind of process — the gateway, the worker, the PostgreSQL
+ * backends serving them — beside the floor's (the bare proxy that commits one row per request, and its
+ * backends) under the same load in the same run. Redis is left out: the server is shared with other work.
+ */
+async function cpuPerRequestFigures(options: {
+  monitor: pg.Client;
+  deployment: RunningDeployment;
+  floorProxyPid: number;
+  floor: () => Promise<LoadResult>;
+  gateway: () => Promise<LoadResult>;
+}): Promise<Figure[]> {
+  const floorProxyBackends = { only: ["bench-durable-proxy"] };
+  const floor = await cpuDuring(
+    {
+      proxy: async () => [options.floorProxyPid],
+      postgres: () => backendPidsOf(options.monitor, floorProxyBackends),
+    },
+    options.floor,
+  );
+  const floorRequests = floor.result.requests;
+  const floorUsPerRequest = ((floor.cpuMs.proxy + floor.cpuMs.postgres) * 1_000) / floorRequests;
+  const { gateway: gatewayPid, worker: workerPid } = options.deployment.pids;
+  const measured = await cpuDuring(
+    {
+      gateway: async () => [gatewayPid],
+      worker: async () => (workerPid === undefined ? [] : [workerPid]),
+      postgres: () => backendPidsOf(options.monitor, { except: floorProxyBackends.only }),
+    },
+    options.gateway,
+  );
+  const requests = measured.result.requests;
+  const usPerRequest = (cpuMs: number) => (cpuMs * 1_000) / requests;
+  const total = measured.cpuMs.gateway + measured.cpuMs.worker + measured.cpuMs.postgres;
+  const beside = {
+    unit: "µs/req",
+    baseline: floorUsPerRequest,
+    baselineName: "bare proxy + 1 commit, its process and backends",
+  };
+  return [
+    {
+      name: "CPU per request, JSON, 32 connections: gateway + worker + PostgreSQL",
+      value: usPerRequest(total),
+      ...beside,
+      target: "≤ 1.5× baseline (issue 26)",
+    },
+    {
+      name: "CPU per request, JSON, 32 connections: gateway process",
+      value: usPerRequest(measured.cpuMs.gateway),
+      ...beside,
+    },
+    {
+      name: "CPU per request, JSON, 32 connections: worker process",
+      value: usPerRequest(measured.cpuMs.worker),
+      ...beside,
+    },
+    {
+      name: "CPU per request, JSON, 32 connections: PostgreSQL backends",
+      value: usPerRequest(measured.cpuMs.postgres),
+      ...beside,
+    },
+  ];
 }

@@ -15,7 +15,12 @@ const passThroughPrefix = "/pass-through";
 const upstreamUrl = process.env.UPSTREAM_URL!;
 // As many upstream connections as the gateway allows itself, so a throughput baseline never queues for one.
 const upstream = new Pool(upstreamUrl, { connections: 256 });
-const database = new pg.Pool({ connectionString: process.env.DATABASE_URL!, max: 4 });
+// Named, so the benchmark can find its backends and count their CPU.
+const database = new pg.Pool({
+  connectionString: process.env.DATABASE_URL!,
+  max: 4,
+  application_name: "bench-durable-proxy",
+});
 await database.query(
   "CREATE TABLE IF NOT EXISTS bench_durable_proxy (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, usage json NOT NULL)",
 );
