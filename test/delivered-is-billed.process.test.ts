@@ -3,7 +3,7 @@ import OpenAI from "openai";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { defaultSettlementTimings } from "../src/billing/holds/settlement-timings";
-import { Money, sumMoney } from "../src/billing/money";
+import { Money, sumMoney } from "../src/kernel/money";
 import { queueBackendOf } from "../src/billing/queue/queue-backend";
 import { findFreePort } from "../src/database/embedded-postgres";
 import { estimateOutputTokens } from "../src/gateway/generation/token-estimator";
