@@ -84,38 +84,7 @@ export async function settleOrphanHolds(
   options: OrphanHoldSettlementOptions,
   watch: HeartbeatWatch,
 ): Promise<{ settledCount: number; watchedMs: number }> {
-  let orphans: { request_id: string; output_tokens: number | null }[];
-  try {
-    const read = await dependencies.database.query<{ now_ms: string }>(
-      "SELECT (extract(epoch FROM now()) * 1000)::bigint AS now_ms FROM (SELECT count(*) FROM gateway_instances) seen",
-    );
-    watch.read(Number(read.rows[0]!.now_ms));
-    if (watch.watchedMs < options.presumedDeadAfterMs) return { settledCount: 0, watchedMs: watch.watchedMs };
-    // A stream's last progress record also renews its hold: expiry counts from the later of the two.
-    const found = await dependencies.database.query<{ request_id: string; output_tokens: number | null }>(
-      `SELECT holds.request_id, progress.output_tokens FROM open_holds holds
-       LEFT JOIN gateway_instances instances ON instances.instance_id = holds.gateway_instance
-       LEFT JOIN hold_progress progress ON progress.request_id = holds.request_id
-       WHERE holds.placed_at < now() - make_interval(secs => $1 / 1000.0)
-         AND (instances.seen_at IS NULL OR instances.seen_at < now() - make_interval(secs => $2 / 1000.0)
-              OR greatest(holds.expires_at, progress.renewed_until) < now())
-       ORDER BY holds.placed_at
-       LIMIT $3`,
-      [options.holdAgeMinMs, options.presumedDeadAfterMs, options.holdsPerSweepMax],
-    );
-    orphans = found.rows;
-    // Records of requests settled since: nothing reads them any more.
-    await dependencies.database.query(
-      `DELETE FROM hold_progress progress
-       WHERE NOT EXISTS (SELECT 1 FROM open_holds holds WHERE holds.request_id = progress.request_id)
-         AND progress.recorded_at < now() - make_interval(secs => $1 / 1000.0)`,
-      [options.holdAgeMinMs],
-    );
-  } catch (error) {
-    watch.failed();
-    throw error;
-  }
-  if (orphans.length === 0) return { settledCount: 0, watchedMs: watch.watchedMs };
+  const orphans = await findOrphans(dependencies.database, options, watch);
   const outputTokensOf = new Map(orphans.map((row) => [row.request_id, row.output_tokens ?? 0]));
   const requestIds = orphans.map((row) => row.request_id);
   const streams = await dependencies.store.readStreams(requestIds.map(usageStreamIdOf));
@@ -141,49 +110,101 @@ export async function settleOrphanHolds(
       output: outputTokensOf.get(hold.data.requestId) ?? 0,
       reasoning: null,
     };
-    const requestId = hold.data.requestId;
-    const event = parseLedgerEvent({
-      type: "UsageRecorded",
-      data: {
-        requestId,
-        keyId: hold.data.keyId,
-        account: hold.data.account,
-        userId: hold.data.userId,
-        organizationId: hold.data.organizationId,
-        model: hold.data.model,
-        endpoint: hold.data.endpoint,
-        streamed: hold.data.streamed,
-        outcome: "interrupted",
-        tokens,
-        usageSource: "estimated",
-        startedAt: hold.data.startedAt,
-        heldWon: hold.data.holdWon,
-        pendingWon: costWonOf(pricings[index]!, tokens),
-      },
-      metadata: {
-        actor: orphanSettlementActor,
-        correlationId: requestId,
-        causationId: hold.eventId,
-        occurredAt: dependencies.clock().toISOString(),
-      },
-    });
-    try {
-      await dependencies.store.append({
-        streamId: hold.streamId,
-        expectedVersion: hold.streamVersion,
-        events: [{ eventId: orphanSettlementEventId(requestId), event }],
-      });
-      settled.push(requestId);
-      billingMetrics.observeHold({
-        outcome: "orphaned",
-        keyKind: keyKindLabelOf(hold.data.account.kind),
-        amountWon: hold.data.holdWon,
-      });
-    } catch (error) {
-      // The gateway's own settlement came first: nothing is left to settle.
-      if (!(error instanceof WrongExpectedVersionError)) throw error;
-    }
+    if (await appendSettlement(dependencies, hold, tokens, costWonOf(pricings[index]!, tokens)))
+      settled.push(hold.data.requestId);
   }
   if (settled.length > 0) await dependencies.enqueueCharges(settled);
   return { settledCount: settled.length, watchedMs: watch.watchedMs };
+}
+
+/**
+ * The holds to settle now, with their last recorded output: none until the watch is long enough. Any
+ * failure to read breaks the watch. Also forgets the progress records of requests settled since.
+ */
+async function findOrphans(
+  database: OrphanHoldSettlementDependencies["database"],
+  options: OrphanHoldSettlementOptions,
+  watch: HeartbeatWatch,
+): Promise<{ request_id: string; output_tokens: number | null }[]> {
+  try {
+    const read = await database.query<{ now_ms: string }>(
+      "SELECT (extract(epoch FROM now()) * 1000)::bigint AS now_ms FROM (SELECT count(*) FROM gateway_instances) seen",
+    );
+    watch.read(Number(read.rows[0]!.now_ms));
+    if (watch.watchedMs < options.presumedDeadAfterMs) return [];
+    // A stream's last progress record also renews its hold: expiry counts from the later of the two.
+    const found = await database.query<{ request_id: string; output_tokens: number | null }>(
+      `SELECT holds.request_id, progress.output_tokens FROM open_holds holds
+       LEFT JOIN gateway_instances instances ON instances.instance_id = holds.gateway_instance
+       LEFT JOIN hold_progress progress ON progress.request_id = holds.request_id
+       WHERE holds.placed_at < now() - make_interval(secs => $1 / 1000.0)
+         AND (instances.seen_at IS NULL OR instances.seen_at < now() - make_interval(secs => $2 / 1000.0)
+              OR greatest(holds.expires_at, progress.renewed_until) < now())
+       ORDER BY holds.placed_at
+       LIMIT $3`,
+      [options.holdAgeMinMs, options.presumedDeadAfterMs, options.holdsPerSweepMax],
+    );
+    await database.query(
+      `DELETE FROM hold_progress progress
+       WHERE NOT EXISTS (SELECT 1 FROM open_holds holds WHERE holds.request_id = progress.request_id)
+         AND progress.recorded_at < now() - make_interval(secs => $1 / 1000.0)`,
+      [options.holdAgeMinMs],
+    );
+    return found.rows;
+  } catch (error) {
+    watch.failed();
+    throw error;
+  }
+}
+
+/** Appends the orphan's settlement where the gateway's own would go; false when that came first. */
+async function appendSettlement(
+  dependencies: OrphanHoldSettlementDependencies,
+  hold: RecordedEventOf<"UsageAuthorized">,
+  tokens: UsageTokens,
+  pendingWon: string,
+): Promise<boolean> {
+  const requestId = hold.data.requestId;
+  const event = parseLedgerEvent({
+    type: "UsageRecorded",
+    data: {
+      requestId,
+      keyId: hold.data.keyId,
+      account: hold.data.account,
+      userId: hold.data.userId,
+      organizationId: hold.data.organizationId,
+      model: hold.data.model,
+      endpoint: hold.data.endpoint,
+      streamed: hold.data.streamed,
+      outcome: "interrupted",
+      tokens,
+      usageSource: "estimated",
+      startedAt: hold.data.startedAt,
+      heldWon: hold.data.holdWon,
+      pendingWon,
+    },
+    metadata: {
+      actor: orphanSettlementActor,
+      correlationId: requestId,
+      causationId: hold.eventId,
+      occurredAt: dependencies.clock().toISOString(),
+    },
+  });
+  try {
+    await dependencies.store.append({
+      streamId: hold.streamId,
+      expectedVersion: hold.streamVersion,
+      events: [{ eventId: orphanSettlementEventId(requestId), event }],
+    });
+  } catch (error) {
+    // The gateway's own settlement came first: nothing is left to settle.
+    if (error instanceof WrongExpectedVersionError) return false;
+    throw error;
+  }
+  billingMetrics.observeHold({
+    outcome: "orphaned",
+    keyKind: keyKindLabelOf(hold.data.account.kind),
+    amountWon: hold.data.holdWon,
+  });
+  return true;
 }

@@ -6,7 +6,13 @@ import { discountOrganizationOf } from "../../billing/charging/charge-usage";
 import type { GenerationHolds, RequestHold } from "../../billing/holds/generation-holds";
 import type { SettlementTimings } from "../../billing/holds/settlement-timings";
 import { type CatalogModel, findModel } from "../../providers/catalog";
-import type { FinishReason, GenerationRequest, ReportedUsage, ToolCall } from "../../providers/provider";
+import type {
+  FinishReason,
+  GenerationRequest,
+  GenerationStreamPart,
+  ReportedUsage,
+  ToolCall,
+} from "../../providers/provider";
 import { apiErrors } from "../api-error";
 import { sendJson } from "../http/json-response";
 import { toApiError } from "../middleware/error-handler";
@@ -255,6 +261,17 @@ async function streamGeneration(
   }
 }
 
+/** What relaying a stream left to settle: what was produced and reported, and how the relay ended. */
+interface Relayed {
+  produced: { text: string; toolCalls: ToolCall[] };
+  reported: ReportedUsage | null;
+  finishReason: FinishReason;
+  failure: unknown;
+  /** The client's stream, opened on the first token (undefined: nothing was sent, not even headers). */
+  clientStream: ClientStream | undefined;
+  open: () => ClientStream;
+}
+
 async function streamUntilSettled(
   format: ClientFormat,
   dependencies: GenerationDependencies,
@@ -262,25 +279,47 @@ async function streamUntilSettled(
   response: ServerResponse,
   control: { signal: AbortSignal; clientGone: () => boolean; cut: () => GatewayCut | undefined },
 ): Promise<void> {
-  const { signal, clientGone, cut } = control;
+  const relayed = await relayStream(format, dependencies, context, response, control.signal);
+  // A refused or failed hold is the answer, whatever the upstream did meanwhile (it was aborted).
+  await context.hold.placed;
+  const gatewayCut = control.cut();
+  const outcome: Outcome = gatewayCut
+    ? gatewayCut.reason
+    : control.clientGone()
+      ? "client-disconnected"
+      : relayed.failure
+        ? "upstream-failed"
+        : "completed";
+  await settleStream(outcome, relayed, dependencies, context, response);
+}
+
+/** Relays the upstream's stream to the client, once the hold is placed, until it ends or fails. */
+async function relayStream(
+  format: ClientFormat,
+  dependencies: GenerationDependencies,
+  context: GenerationContext,
+  response: ServerResponse,
+  signal: AbortSignal,
+): Promise<Relayed> {
   const sink = sseSink(response);
-  let clientStream: ClientStream | undefined;
-  // Headers wait for the first token, so a failure before any output is still a plain JSON error.
-  const open = () => {
-    clientStream ??= format.openStream(sink, {
-      model: context.model.slug,
-      createdAtMs: context.replyMs,
-    });
-    return clientStream;
+  const relayed: Relayed = {
+    produced: { text: "", toolCalls: [] },
+    reported: null,
+    finishReason: "stop",
+    failure: undefined,
+    clientStream: undefined,
+    // Headers wait for the first token, so a failure before any output is still a plain JSON error.
+    open: () => {
+      relayed.clientStream ??= format.openStream(sink, {
+        model: context.model.slug,
+        createdAtMs: context.replyMs,
+      });
+      return relayed.clientStream;
+    },
   };
-  const produced = { text: "", toolCalls: [] as ToolCall[] };
   const progress = new OutputProgress();
-  let reported: ReportedUsage | null = null;
-  let finishReason: FinishReason = "stop";
-  let failure: unknown;
   let holdPlaced = false;
-  const observation = context.observation;
-  observation?.upstreamStarted();
+  context.observation?.upstreamStarted();
   try {
     for await (const parts of dependencies.upstreams
       .adapterFor(context.model)
@@ -291,87 +330,94 @@ async function streamUntilSettled(
         holdPlaced = true;
         context.hold.trackProgress(() => progress.outputTokens);
       }
-      for (const part of parts) {
-        switch (part.type) {
-          case "text-delta":
-            observation?.firstToken();
-            produced.text += part.text;
-            progress.delivered(part.text);
-            open().delta(part.text);
-            break;
-          case "tool-call-start":
-            observation?.firstToken();
-            produced.toolCalls[part.index] = { id: part.id, name: part.name, arguments: "" };
-            progress.delivered(part.name);
-            open().toolCallStart(part.index, part.id, part.name);
-            break;
-          case "tool-call-delta": {
-            const call = produced.toolCalls[part.index];
-            if (!call) throw new Error(`arguments for tool call ${part.index}, which never started`);
-            call.arguments += part.argumentsDelta;
-            progress.delivered(part.argumentsDelta);
-            open().toolCallDelta(part.index, part.argumentsDelta);
-            break;
-          }
-          case "usage":
-            reported = part.usage;
-            break;
-          case "finish":
-            finishReason = part.finishReason;
-            break;
-          default: {
-            const unreachable: never = part;
-            throw new Error(`unknown stream part ${JSON.stringify(unreachable)}`);
-          }
-        }
-      }
+      for (const part of parts) relayPart(part, relayed, progress, context.observation);
       if (response.writableNeedDrain) await drained(response, signal);
     }
   } catch (error) {
-    failure = error;
+    relayed.failure = error;
   }
-  observation?.upstreamEnded();
-  // A refused or failed hold is the answer, whatever the upstream did meanwhile (it was aborted).
-  await context.hold.placed;
+  context.observation?.upstreamEnded();
+  return relayed;
+}
 
-  const gatewayCut = cut();
-  const outcome: Outcome = gatewayCut
-    ? gatewayCut.reason
-    : clientGone()
-      ? "client-disconnected"
-      : failure
-        ? "upstream-failed"
-        : "completed";
-  const usageOfProduced = () => resolveUsage(reported, context.upstreamRequest, produced);
+function relayPart(
+  part: GenerationStreamPart,
+  relayed: Relayed,
+  progress: OutputProgress,
+  observation: RequestObservation | undefined,
+): void {
+  const { produced } = relayed;
+  switch (part.type) {
+    case "text-delta":
+      observation?.firstToken();
+      produced.text += part.text;
+      progress.delivered(part.text);
+      relayed.open().delta(part.text);
+      return;
+    case "tool-call-start":
+      observation?.firstToken();
+      produced.toolCalls[part.index] = { id: part.id, name: part.name, arguments: "" };
+      progress.delivered(part.name);
+      relayed.open().toolCallStart(part.index, part.id, part.name);
+      return;
+    case "tool-call-delta": {
+      const call = produced.toolCalls[part.index];
+      if (!call) throw new Error(`arguments for tool call ${part.index}, which never started`);
+      call.arguments += part.argumentsDelta;
+      progress.delivered(part.argumentsDelta);
+      relayed.open().toolCallDelta(part.index, part.argumentsDelta);
+      return;
+    }
+    case "usage":
+      relayed.reported = part.usage;
+      return;
+    case "finish":
+      relayed.finishReason = part.finishReason;
+      return;
+    default: {
+      const unreachable: never = part;
+      throw new Error(`unknown stream part ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+/** Settles the hold as the outcome needs, and ends the client's stream as its format says. */
+async function settleStream(
+  outcome: Outcome,
+  relayed: Relayed,
+  dependencies: GenerationDependencies,
+  context: GenerationContext,
+  response: ServerResponse,
+): Promise<void> {
+  const usageOfProduced = () => resolveUsage(relayed.reported, context.upstreamRequest, relayed.produced);
+  // What a stream cut short delivered is billed; nothing delivered releases the hold whole.
+  const settleCut = (cutOutcome: Exclude<Outcome, "completed">) => {
+    if (nothingProduced(relayed.produced)) context.hold.void(cutOutcome);
+    else void postUsage(context, cutOutcome, usageOfProduced());
+  };
   switch (outcome) {
     case "completed": {
       const usage = usageOfProduced();
       await untilDurable(postUsage(context, outcome, usage), context, dependencies);
       // The client may have gone while the usage was written: there is no one to complete for.
-      if (!response.writableEnded) open().complete(finishReason, usage.client);
+      if (!response.writableEnded) relayed.open().complete(relayed.finishReason, usage.client);
       return;
     }
     case "client-disconnected":
-      if (nothingProduced(produced)) context.hold.void(outcome);
-      else void postUsage(context, outcome, usageOfProduced());
+      settleCut(outcome);
       return;
-    case "upstream-failed": {
-      if (nothingProduced(produced)) context.hold.void(outcome);
-      else void postUsage(context, outcome, usageOfProduced());
-      if (!clientStream) throw failure;
-      clientStream.fail(toApiError(failure));
-      return;
-    }
+    case "upstream-failed":
     case "shutdown":
     case "deadline-exceeded": {
+      settleCut(outcome);
       const error =
         outcome === "shutdown"
           ? apiErrors.gatewayStopping()
-          : apiErrors.streamDeadlineExceeded(dependencies.timings.streamDeadlineMs);
-      if (nothingProduced(produced)) context.hold.void(outcome);
-      else void postUsage(context, outcome, usageOfProduced());
-      if (!clientStream) throw error;
-      if (!response.writableEnded) clientStream.fail(error);
+          : outcome === "deadline-exceeded"
+            ? apiErrors.streamDeadlineExceeded(dependencies.timings.streamDeadlineMs)
+            : toApiError(relayed.failure);
+      if (!relayed.clientStream) throw outcome === "upstream-failed" ? relayed.failure : error;
+      if (!response.writableEnded) relayed.clientStream.fail(error);
       return;
     }
     default: {
