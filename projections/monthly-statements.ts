@@ -65,6 +65,10 @@ export const statementMonthsTable = defineTable<MonthRow>({
     last_position: "bigint",
   },
   primaryKey: ["account_kind", "account_id", "month"],
+  // The finance export walks the accounts charged in one month.
+  indexes: [
+    "CREATE INDEX IF NOT EXISTS projection_statement_months_month ON projection_statement_months (month, account_kind, account_id)",
+  ],
 });
 
 export const statementChargesTable = defineTable<ChargeGroupRow>({
