@@ -22,6 +22,7 @@ import { responsesRequestSchema } from "../../gateway/wire/responses-request";
 import { keyLimitsBodySchema } from "../../keys/api-key-limits";
 import { ledgerStatusLimits } from "../../ledger/integrity/ledger-status";
 import * as bodies from "./response-schemas";
+import { statementAndReceiptRoutes } from "./statement-api-routes";
 
 /**
  * Every route the gateway serves, as the API description lists it: who may call it, what it takes (the
@@ -38,7 +39,7 @@ export interface ApiRoute {
   path: string;
   tag: Tag;
   summary: string;
-  security: Security;
+  security: Security | readonly Security[];
   pathParameters?: z.ZodType;
   query?: z.ZodType;
   body?: z.ZodType;
@@ -506,4 +507,5 @@ export const apiRoutes: readonly ApiRoute[] = [
     responses: { 200: { description: "HTML", contentType: "text/html", schema: z.string() } },
     errors: [],
   },
+  ...statementAndReceiptRoutes,
 ];
