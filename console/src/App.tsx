@@ -14,6 +14,7 @@ import {
 import { AccountsPage, EventsPage, FxRatesPage, PricingPage } from "./pages/admin-pages";
 import { LedgerStatusPage } from "./pages/ledger-status-page";
 import { PlaygroundPage } from "./pages/playground-page";
+import { StatementPage } from "./pages/statement-page";
 import { UsagePage } from "./pages/usage-page";
 import { KeysPage, OverviewPage } from "./pages/user-pages";
 
@@ -23,6 +24,7 @@ const userRoutes = [
   { path: "/keys", label: "navKeys" },
   { path: "/usage", label: "navUsage" },
   { path: "/playground", label: "navPlayground" },
+  { path: "/statements", label: "navStatements" },
 ] as const satisfies readonly { path: string; label: MessageKey }[];
 const adminRoutes = [
   { path: "/admin/accounts", label: "navAccounts" },
@@ -147,6 +149,9 @@ function UserArea({ path, navigate }: { path: string; navigate(path: string): vo
       break;
     case "/playground":
       page = <PlaygroundPage />;
+      break;
+    case "/statements":
+      page = <StatementPage hasOrganization={hasOrganization} />;
       break;
     default:
       page = <OverviewPage userId={userId} organizationId={organizationId} />;

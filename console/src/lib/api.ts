@@ -264,3 +264,13 @@ export const adminApi = {
       `/admin/events${query({ stream: parameters.stream, after: parameters.after, limit: String(parameters.limit) })}`,
     ),
 };
+
+/** Monthly statements (docs/statements-and-receipts.md): the session's own account or its organization's. */
+export type MonthlyStatementView =
+  import("../../../src/billing/statements/monthly-statement").MonthlyStatement;
+export const statementApi = {
+  statement: (account: "personal" | "organization", month: string) =>
+    call<MonthlyStatementView>("user", "GET", `/llm/statements${query({ account, month })}`),
+  csvPath: (account: "personal" | "organization", month: string) =>
+    `/llm/statements${query({ account, month, format: "csv" })}`,
+};
