@@ -3,7 +3,11 @@ import { usageChargedRows } from "../src/ledger/rebuild/parsed-events";
 import { shadowName } from "../src/ledger/rebuild/shadow-tables";
 import type { RecordedEventOf } from "../src/ledger/store/event-store";
 
-/** One row per charge with its whole breakdown, so finance can recompute every won. */
+/**
+ * One row per charged request with its whole breakdown, so finance can recompute every won. A corrected
+ * request (C10: the gateway's delivered usage after the orphan sweep's estimate) keeps one row, showing
+ * the delivered usage's breakdown and its whole charge; the log keeps both charges and why.
+ */
 
 type Row = {
   request_id: string;
@@ -44,7 +48,7 @@ export const billingHistoryTable = defineTable<Row>({
 
 export const billingHistoryProjection: ProjectionDefinition = {
   name: "billing-history",
-  version: 1,
+  version: 2,
   handles: new Set(["UsageCharged"]),
   tables: [billingHistoryTable],
   evolve(rows, recorded) {
@@ -58,7 +62,8 @@ export const billingHistoryProjection: ProjectionDefinition = {
       endpoint: event.data.endpoint,
       started_at: event.data.startedAt,
       charged_at: event.metadata.occurredAt,
-      amount_won: event.data.amountWon,
+      // A correction's amount is the difference; the request's whole charge is its breakdown's.
+      amount_won: event.data.correction ? event.data.breakdown.amountWon : event.data.amountWon,
       breakdown: event.data.breakdown,
     });
   },
@@ -68,7 +73,13 @@ export const billingHistoryProjection: ProjectionDefinition = {
          started_at, charged_at, amount_won, breakdown)
        SELECT request_id, account_kind, account_id, key_id, model, endpoint, started_at, occurred_at, amount_won,
               breakdown
-       FROM ${usageChargedRows.table}`,
+       FROM ${usageChargedRows.table} WHERE correction IS NULL`,
+      // A correction's charge follows its request's first charge in the log: in this chunk or an earlier one.
+      `UPDATE ${shadowName(billingHistoryTable)} shadow
+       SET charged_at = corrected.occurred_at, amount_won = (corrected.breakdown->>'amountWon')::numeric,
+           breakdown = corrected.breakdown
+       FROM ${usageChargedRows.table} corrected
+       WHERE corrected.correction IS NOT NULL AND shadow.request_id = corrected.request_id`,
     ],
   },
 };

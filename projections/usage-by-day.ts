@@ -47,13 +47,18 @@ export const usageByDayTable = defineTable<Row>({
 const usageByDayColumns = Object.keys(usageByDayTable.columns).join(", ");
 
 /** Token counts the upstream did not report (null) add nothing here; the charge keeps the null. */
-function plus(total: string, count: number | null): string {
-  return (BigInt(total) + BigInt(count ?? 0)).toString();
+function plus(total: string, count: number | null, corrected: number | null = null): string {
+  return (BigInt(total) + BigInt(count ?? 0) - BigInt(corrected ?? 0)).toString();
+}
+
+/** The tokens that corrections in a group take back (a correction's charge carries its corrected counts). */
+function correctedSum(count: "input" | "cached" | "output" | "reasoning"): string {
+  return `coalesce(sum((correction->'correctedTokens'->>'${count}')::bigint), 0)`;
 }
 
 export const usageByDayProjection: ProjectionDefinition = {
   name: "usage-by-day",
-  version: 1,
+  version: 2,
   handles: new Set(["UsageCharged"]),
   tables: [usageByDayTable],
   evolve(rows, recorded) {
@@ -75,14 +80,16 @@ export const usageByDayProjection: ProjectionDefinition = {
       reasoning_tokens: "0",
     };
     const tokens = event.data.breakdown.tokens;
+    // A correction's charge moves the day by the difference: its amount is one, its tokens are made one.
+    const corrected = event.data.correction?.correctedTokens;
     rows.put(usageByDayTable, {
       ...current,
-      requests: plus(current.requests, 1),
+      requests: plus(current.requests, corrected ? 0 : 1),
       amount_won: new Money(current.amount_won).plus(event.data.amountWon).toFixed(),
-      input_tokens: plus(current.input_tokens, tokens.input),
-      cached_tokens: plus(current.cached_tokens, tokens.cached),
-      output_tokens: plus(current.output_tokens, tokens.output),
-      reasoning_tokens: plus(current.reasoning_tokens, tokens.reasoning),
+      input_tokens: plus(current.input_tokens, tokens.input, corrected?.input),
+      cached_tokens: plus(current.cached_tokens, tokens.cached, corrected?.cached),
+      output_tokens: plus(current.output_tokens, tokens.output, corrected?.output),
+      reasoning_tokens: plus(current.reasoning_tokens, tokens.reasoning, corrected?.reasoning),
     });
   },
   sqlFold: {
@@ -91,9 +98,12 @@ export const usageByDayProjection: ProjectionDefinition = {
     statements: [
       `INSERT INTO ${shadowName(usageByDayTable)} (day, account_kind, account_id, model, key_id, requests,
          amount_won, input_tokens, cached_tokens, output_tokens, reasoning_tokens)
-       SELECT (started_at AT TIME ZONE 'Asia/Seoul')::date, account_kind, account_id, model, key_id, count(*),
-              trim_scale(sum(amount_won)), coalesce(sum(input_tokens), 0), coalesce(sum(cached_tokens), 0),
-              coalesce(sum(output_tokens), 0), coalesce(sum(reasoning_tokens), 0)
+       SELECT (started_at AT TIME ZONE 'Asia/Seoul')::date, account_kind, account_id, model, key_id,
+              count(*) FILTER (WHERE correction IS NULL), trim_scale(sum(amount_won)),
+              coalesce(sum(input_tokens), 0) - ${correctedSum("input")},
+              coalesce(sum(cached_tokens), 0) - ${correctedSum("cached")},
+              coalesce(sum(output_tokens), 0) - ${correctedSum("output")},
+              coalesce(sum(reasoning_tokens), 0) - ${correctedSum("reasoning")}
        FROM ${usageChargedRows.table}
        GROUP BY 1, 2, 3, 4, 5`,
     ],

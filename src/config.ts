@@ -1,4 +1,9 @@
 import { z } from "zod";
+import {
+  assertSettlementTimings,
+  defaultSettlementTimings,
+  type SettlementTimings,
+} from "./billing/holds/settlement-timings";
 import { isDecimalString } from "./billing/money";
 import type { ModelFamily } from "./providers/provider";
 
@@ -31,6 +36,9 @@ const secret = optionalText.refine(
   (value) => value === undefined || value.length >= 32,
   "must be at least 32 characters",
 );
+
+/** A duration in whole milliseconds, from one millisecond to a day. */
+const milliseconds = z.coerce.number().int().min(1).max(86_400_000);
 
 const familyVariables = Object.fromEntries(
   modelFamilies.flatMap((family) => [
@@ -75,6 +83,11 @@ const environmentSchema = z.object({
   SIMULATOR_LATENCY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   /** 0: unlimited (everything at once). */
   SIMULATOR_TOKENS_PER_SECOND: z.coerce.number().min(0).max(1_000_000).default(0),
+  // C10's timings (src/billing/holds/settlement-timings.ts): each role of a deployment must agree on them.
+  STREAM_DEADLINE_MS: milliseconds.default(defaultSettlementTimings.streamDeadlineMs),
+  SHUTDOWN_DRAIN_MS: milliseconds.default(defaultSettlementTimings.shutdownDrainMs),
+  HOLD_LIFETIME_MS: milliseconds.default(defaultSettlementTimings.holdLifetimeMs),
+  GATEWAY_PRESUMED_DEAD_AFTER_MS: milliseconds.default(defaultSettlementTimings.presumedDeadAfterMs),
   ...familyVariables,
 });
 
@@ -105,6 +118,7 @@ export interface Config {
   simulatorLatencyMs: number;
   simulatorTokensPerSecond: number;
   upstreams: Record<ModelFamily, UpstreamConfig>;
+  settlementTimings: SettlementTimings;
 }
 
 /** Limits that are not configuration: named here so every bound in the service is in one place. */
@@ -144,9 +158,6 @@ export const limits = {
   holdExpectedOutputTokens: 1_024,
   /** Near the limit — room for fewer than this many such holds — the hold goes before the upstream call. */
   holdFirstBelowHolds: 10,
-  /** A hold still open this long after its request started is settled as interrupted: the upstream's own
-   * 10-minute timeout, and a minute to settle. */
-  holdLifetimeMs: 660_000,
   /** A refused hold waits at most this long for the account's answered requests to settle, then retries. */
   holdRefusalRecheckWaitMs: 2_000,
   /** How long a gateway process prices holds with the prices, rate and discount it read. */
@@ -158,16 +169,10 @@ export const limits = {
   usageOutboxRetryDelaysMs: [50, 250, 1_000, 2_000, 5_000],
   /** At stop, how long the gateway waits for answered requests' settlements to be written. */
   usageOutboxDrainMs: 10_000,
-  /** Each gateway process writes its heartbeat this often; see billingLimits.gatewayPresumedDeadAfterMs. */
-  gatewayHeartbeatIntervalMs: 2_000,
+  // The heartbeat, hold lifetime, progress, stream deadline and drain bound: holds/settlement-timings.ts.
 
   httpKeepAliveTimeoutMs: 65_000,
   httpHeadersTimeoutMs: 66_000,
-  /**
-   * On SIGTERM/SIGINT, requests in flight (streams included) get this long to finish before their
-   * connections are cut; new connections are refused from the first moment.
-   */
-  shutdownDrainMs: 10_000,
   /** After cutting requests still running at the drain bound, their handlers get this long to record usage. */
   shutdownCutGraceMs: 1_000,
   /** After the drain, closing queues, workers and pools gets this long before the process exits anyway. */
@@ -195,6 +200,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       return [family, { family, apiKey: values[`${prefix}_API_KEY`], baseUrl: values[`${prefix}_BASE_URL`] }];
     }),
   ) as Record<ModelFamily, UpstreamConfig>;
+  const settlementTimings = settlementTimingsOf(values);
   return {
     port: values.PORT,
     host: values.HOST,
@@ -215,5 +221,23 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     simulatorLatencyMs: values.SIMULATOR_LATENCY_MS,
     simulatorTokensPerSecond: values.SIMULATOR_TOKENS_PER_SECOND,
     upstreams,
+    settlementTimings,
   };
+}
+
+/** The timings the environment sets, with their relations checked (one line naming what contradicts). */
+function settlementTimingsOf(values: z.infer<typeof environmentSchema>): SettlementTimings {
+  try {
+    return assertSettlementTimings({
+      ...defaultSettlementTimings,
+      streamDeadlineMs: values.STREAM_DEADLINE_MS,
+      shutdownDrainMs: values.SHUTDOWN_DRAIN_MS,
+      holdLifetimeMs: values.HOLD_LIFETIME_MS,
+      presumedDeadAfterMs: values.GATEWAY_PRESUMED_DEAD_AFTER_MS,
+    });
+  } catch (error) {
+    throw new ConfigError(
+      `invalid configuration: STREAM_DEADLINE_MS, SHUTDOWN_DRAIN_MS, HOLD_LIFETIME_MS or GATEWAY_PRESUMED_DEAD_AFTER_MS: ${(error as Error).message}`,
+    );
+  }
 }

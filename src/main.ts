@@ -170,6 +170,7 @@ async function main(): Promise<void> {
     // The edge leaves background work to workers: the projections run beside the reconciler.
     runProjections: role !== "gateway",
     ledgerSigningKey,
+    settlementTimings: config.settlementTimings,
   });
   await billing.attach(service);
 
@@ -193,17 +194,21 @@ async function main(): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal, drainMs: limits.shutdownDrainMs }, "stopping: draining requests in flight");
+    const drainMs = config.settlementTimings.shutdownDrainMs;
+    logger.info({ signal, drainMs }, "stopping: draining requests in flight");
     operations.readiness.startDraining();
     // Whatever hangs below, the process ends: a stop that never finishes is worse than a late one.
-    setTimeout(() => {
-      logger.error("stopping took too long; exiting anyway");
-      process.exit(1);
-    }, limits.shutdownDrainMs + limits.shutdownCloseMs).unref();
+    setTimeout(
+      () => {
+        logger.error("stopping took too long; exiting anyway");
+        process.exit(1);
+      },
+      drainMs + limits.shutdownCutGraceMs + limits.shutdownCloseMs,
+    ).unref();
     // Readiness goes 503, no new connections; requests in flight finish and their usage is recorded.
-    const { connectionsCut } = await service.drain(limits.shutdownDrainMs);
-    if (connectionsCut > 0)
-      logger.warn({ connectionsCut }, "requests still running at the drain bound were cut");
+    const { requestsCut } = await service.drain();
+    if (requestsCut > 0)
+      logger.warn({ requestsCut }, "requests still running at the drain bound were cut (outcome shutdown)");
     // Then the workers and queues (the charge queue sends what it still holds), which need the ledger.
     await billing.close();
     await service.close();

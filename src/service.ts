@@ -1,11 +1,19 @@
 import { createServer, type RequestListener, type Server } from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
 import express from "express";
 import type { Logger } from "pino";
 import { allProjections } from "../projections";
+import { readAvailableWon } from "./billing/holds/account-available";
 import { GatewayHeartbeat } from "./billing/holds/gateway-heartbeat";
 import { GenerationHolds } from "./billing/holds/generation-holds";
 import { HoldAuthorizer } from "./billing/holds/hold-authorizer";
 import { HoldPricing } from "./billing/holds/hold-pricing";
+import { HoldProgress } from "./billing/holds/hold-progress";
+import {
+  assertSettlementTimings,
+  defaultSettlementTimings,
+  type SettlementTimings,
+} from "./billing/holds/settlement-timings";
 import { UsageOutbox } from "./billing/holds/usage-outbox";
 import type { ChargeEnqueuer } from "./billing/queue/charge-enqueuer";
 import { createPricingReadModel } from "./billing/read-models/pricing-read-model";
@@ -24,6 +32,7 @@ import { readAdmission } from "./gateway/generation/admission-read-model";
 import { ApiKeyAdmission } from "./gateway/generation/api-key-admission";
 import { chatCompletionsFormat } from "./gateway/generation/chat-completions-format";
 import { createGenerationEndpoints } from "./gateway/generation/generation-endpoints";
+import { RequestsInFlight } from "./gateway/generation/requests-in-flight";
 import { responsesFormat } from "./gateway/generation/responses-format";
 import { type FamilyUpstream, UpstreamRegistry } from "./gateway/generation/upstream-registry";
 import { answerClientError } from "./gateway/http/client-error";
@@ -84,6 +93,8 @@ export interface ServiceOptions {
    * without a key nothing is sealed.
    */
   ledgerSigningKey?: LedgerSigningKey | undefined;
+  /** C10's timings (defaults: settlement-timings.ts); checked at start. Tests shorten them. */
+  settlementTimings?: Partial<SettlementTimings>;
 }
 
 /** Whether the process is stopping; readiness answers 503 from the moment it is (C11). */
@@ -111,16 +122,21 @@ export interface RunningService extends ServiceParts {
   listen(port: number, host: string): Promise<{ server: Server; url: string }>;
   /**
    * The first step of a clean stop: `lifecycle.draining` turns true, the server accepts no new connection,
-   * requests in flight get `drainMs` to finish (then their connections are cut), and the usage they
-   * record is in the ledger when this resolves. Answers how many connections had to be cut.
+   * requests in flight get the drain bound (`shutdownDrainMs`) to finish. Then those still running are cut
+   * by the gateway — a stream gets its format's error event, a JSON request a 503 — and billed for what they
+   * delivered (outcome `shutdown`); connections still open after that are closed. The usage they record is
+   * in the ledger when this resolves. Answers how many requests had to be cut.
    */
-  drain(drainMs: number): Promise<{ connectionsCut: number }>;
+  drain(): Promise<{ requestsCut: number }>;
+  /** The timings in force (checked). */
+  settlementTimings: SettlementTimings;
   /** Stops the projections and closes the server (if not drained), the waiter, upstreams and pools. */
   close(): Promise<void>;
 }
 
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const logger = options.logger;
+  const timings = assertSettlementTimings({ ...defaultSettlementTimings, ...options.settlementTimings });
   const ledger = await openLedger({
     databaseUrl: options.databaseUrl,
     eventStoreUrl: options.eventStoreUrl,
@@ -216,8 +232,17 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     throw new Error(
       "holds (C10) need the PostgreSQL event store; the EventStoreDB store cannot place them yet",
     );
-  const heartbeat = new GatewayHeartbeat(ledger.pool, limits.gatewayHeartbeatIntervalMs, logger);
+  const heartbeat = new GatewayHeartbeat(ledger.pool, timings.heartbeatIntervalMs, logger);
   await heartbeat.start();
+  const progress = new HoldProgress({
+    pool: ledger.pool,
+    gatewayInstance: heartbeat.instanceId,
+    progressIntervalMs: timings.progressIntervalMs,
+    holdLifetimeMs: timings.holdLifetimeMs,
+    logger,
+  });
+  progress.start();
+  const inFlight = new RequestsInFlight();
   const outbox = new UsageOutbox({
     appender: new GroupCommitAppender(ledger.store, limits.usageAppendBatchSizeMax),
     store: ledger.store,
@@ -234,11 +259,13 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       entriesMax: limits.holdPricingEntriesMax,
     }),
     outbox,
+    progress,
+    availableNow: (account) => readAvailableWon(ledger.pool, account),
     gatewayInstance: heartbeat.instanceId,
     limits: {
       expectedOutputTokens: limits.holdExpectedOutputTokens,
       holdFirstBelowHolds: limits.holdFirstBelowHolds,
-      holdLifetimeMs: limits.holdLifetimeMs,
+      holdLifetimeMs: timings.holdLifetimeMs,
       refusalRecheckWaitMs: limits.holdRefusalRecheckWaitMs,
     },
     logger,
@@ -250,6 +277,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       admission: keyAdmission,
       upstreams,
       holds,
+      inFlight,
+      timings,
       logger,
     },
     { chatCompletions: chatCompletionsFormat, responses: responsesFormat },
@@ -300,6 +329,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   let server: Server | undefined;
   return {
     ...parts,
+    settlementTimings: timings,
     requestListener,
     listen: (port, host) =>
       new Promise((resolve, reject) => {
@@ -315,28 +345,27 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         listening.on("error", reject);
         listening.on("clientError", answerClientError);
       }),
-    drain: async (drainMs) => {
+    drain: async () => {
       lifecycle.draining = true;
-      let connectionsCut = 0;
+      let requestsCut = 0;
       if (server) {
-        connectionsCut = await drainServer(server, drainMs);
+        requestsCut = await drainServer(server, inFlight, timings.shutdownDrainMs, limits.shutdownCutGraceMs);
         server = undefined;
       }
-      // A cut stream's handler still records what it produced, once its upstream read notices the abort.
-      if (connectionsCut > 0) await new Promise((resolve) => setTimeout(resolve, limits.shutdownCutGraceMs));
       // Every answered request's settlement is written before the ledger closes; what cannot be in time is
       // left to the orphan sweep, which finds this process gone once its heartbeat row is.
       const unsettled = await outbox.drain(limits.usageOutboxDrainMs);
       if (unsettled > 0) logger.error({ unsettled }, "settlements left to the orphan sweep");
-      return { connectionsCut };
+      return { requestsCut };
     },
     close: async () => {
       lifecycle.draining = true;
       if (server) {
-        await drainServer(server, 0);
+        await drainServer(server, inFlight, 0, limits.shutdownCutGraceMs);
         server = undefined;
       }
       await outbox.drain(limits.usageOutboxDrainMs);
+      await progress.stop();
       await heartbeat.stop();
       admissionCache.stop();
       stopProjections.abort();
@@ -350,9 +379,16 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
 /**
  * Stops accepting connections and waits up to `drainMs` for those open to finish their requests; idle
- * kept-alive ones are closed as they become idle. Answers how many were still busy at the deadline (cut).
+ * kept-alive ones are closed as they become idle. At the bound the generation requests still running are
+ * cut (each ends as its format says and records its usage), and get `cutGraceMs` to do so; connections still
+ * open after that are closed. Answers how many requests were cut, or connections closed if more.
  */
-async function drainServer(server: Server, drainMs: number): Promise<number> {
+async function drainServer(
+  server: Server,
+  inFlight: RequestsInFlight,
+  drainMs: number,
+  cutGraceMs: number,
+): Promise<number> {
   let open = true;
   const closed = new Promise<void>((resolve) =>
     server.close(() => {
@@ -360,16 +396,21 @@ async function drainServer(server: Server, drainMs: number): Promise<number> {
       resolve();
     }),
   );
-  const deadlineMs = Date.now() + drainMs;
-  while (open && Date.now() < deadlineMs) {
-    server.closeIdleConnections();
-    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 50))]);
-  }
+  const untilClosedOr = async (deadlineMs: number) => {
+    while (open && Date.now() < deadlineMs) {
+      server.closeIdleConnections();
+      await Promise.race([closed, sleep(50)]);
+    }
+  };
+  await untilClosedOr(Date.now() + drainMs);
   if (!open) return 0;
+  const requestsCut = inFlight.cutAll("shutdown");
+  await untilClosedOr(Date.now() + cutGraceMs);
+  if (!open) return requestsCut;
   const busy = await new Promise<number>((resolve) =>
     server.getConnections((error, count) => resolve(error ? 0 : count)),
   );
   server.closeAllConnections();
   await closed;
-  return busy;
+  return Math.max(requestsCut, busy);
 }

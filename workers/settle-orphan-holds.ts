@@ -3,9 +3,11 @@ import type { Logger } from "pino";
 import { billingLimits } from "../src/billing/billing-limits";
 import type { Clock } from "../src/billing/commands/projection-waiting";
 import {
+  HeartbeatWatch,
   type OrphanHoldSettlementOptions,
   settleOrphanHolds,
 } from "../src/billing/holds/orphan-hold-settlement";
+import { defaultSettlementTimings } from "../src/billing/holds/settlement-timings";
 import type { ChargeQueue } from "../src/billing/queue/charge-queue";
 import type { PricingReadModel } from "../src/billing/read-models/pricing-read-model";
 import type { PeriodicLeader } from "../src/database/periodic-leader";
@@ -14,7 +16,9 @@ import type { EventStore } from "../src/ledger/store/event-store";
 /**
  * The orphan-hold sweep (C10), one of the leader's periodic tasks: every interval, the holds of gateway
  * processes presumed dead (and holds past their lifetime) are settled as interrupted usage and charged.
- * A dead gateway's hold is settled within `presumedDeadAfterMs` + `intervalMs` of its last heartbeat.
+ * A dead gateway's hold is settled within `presumedDeadAfterMs` + `intervalMs` of its last heartbeat, once
+ * the sweeper has watched the heartbeats for a whole `presumedDeadAfterMs` (after its start, a database
+ * outage, or taking the lead).
  */
 
 export const orphanHoldSweepTaskName = "orphan-hold-sweep";
@@ -24,8 +28,9 @@ export interface OrphanHoldSweepSettings extends OrphanHoldSettlementOptions {
 }
 
 export const orphanHoldSweepSettings: OrphanHoldSweepSettings = {
-  intervalMs: billingLimits.orphanHoldSweepIntervalMs,
-  presumedDeadAfterMs: billingLimits.gatewayPresumedDeadAfterMs,
+  intervalMs: defaultSettlementTimings.orphanSweepIntervalMs,
+  presumedDeadAfterMs: defaultSettlementTimings.presumedDeadAfterMs,
+  observationGapMaxMs: defaultSettlementTimings.observationGapMaxMs,
   holdAgeMinMs: billingLimits.orphanHoldAgeMinMs,
   holdsPerSweepMax: billingLimits.orphanHoldsPerSweepMax,
 };
@@ -44,7 +49,14 @@ export function scheduleOrphanHoldSettlement(
 ): void {
   const settings = { ...orphanHoldSweepSettings, ...dependencies.settings };
   const logger = dependencies.logger.child({ task: orphanHoldSweepTaskName });
-  leader.every(orphanHoldSweepTaskName, settings.intervalMs, async () => {
+  // One watch per term of leadership: a new leader has seen nothing yet (the task starts with the term).
+  let watch: HeartbeatWatch | undefined;
+  let term: AbortSignal | undefined;
+  leader.every(orphanHoldSweepTaskName, settings.intervalMs, async (signal) => {
+    if (term !== signal) {
+      term = signal;
+      watch = new HeartbeatWatch(settings.observationGapMaxMs);
+    }
     const { settledCount } = await settleOrphanHolds(
       {
         database: dependencies.database,
@@ -56,6 +68,7 @@ export function scheduleOrphanHoldSettlement(
         clock: dependencies.clock,
       },
       settings,
+      watch!,
     );
     if (settledCount > 0) logger.warn({ settledCount }, "orphaned holds settled as interrupted usage");
   });

@@ -45,10 +45,7 @@ export const billingLimits = {
 
   /** Background tasks (sweep, FX schedule) run in one worker process, the holder of this advisory lock. */
   billingLeaderLockKey: 7_310_003,
-  /** How often the leader settles orphaned holds (C10: within 30 s of their gateway's death). */
-  orphanHoldSweepIntervalMs: 2_000,
-  /** A gateway process whose heartbeat (every 2 s) is older than this is presumed dead. */
-  gatewayPresumedDeadAfterMs: 10_000,
+  // The sweep's interval and the staleness window are in holds/settlement-timings.ts with the other C10 timings.
   /** A hold younger than this is never taken for an orphan. */
   orphanHoldAgeMinMs: 2_000,
   /** Holds one sweep settles (the next sweep takes the rest). */

@@ -97,6 +97,12 @@ export async function startBilling(options: {
         refresher: refresherFor(parts),
         clock,
         logger,
+        // The sweep judges the gateways by the deployment's timings (settlement-timings.ts).
+        orphanSweep: {
+          intervalMs: config.settlementTimings.orphanSweepIntervalMs,
+          presumedDeadAfterMs: config.settlementTimings.presumedDeadAfterMs,
+          observationGapMaxMs: config.settlementTimings.observationGapMaxMs,
+        },
       });
       // After the charge queue: closing it sends the charges it still holds, which this process's
       // reconciler can then take before it stops.

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { fundsSchemaSql } from "./funds-schema";
+import { holdProgressSchemaSql } from "./hold-progress-schema";
 import { inlinedChainHashSchemaSql } from "./inlined-chain-hash-schema";
 import { keyLimitsSchemaSql } from "./key-limits-schema";
 import { parallelFoldsSchemaSql } from "./parallel-folds-schema";
@@ -177,6 +178,11 @@ const migrations: readonly Migration[] = [
     id: 8,
     name: "the inline read models' folds in parallel workers",
     sql: parallelFoldsSchemaSql,
+  },
+  {
+    id: 9,
+    name: "progress and renewal of the holds of requests in flight",
+    sql: holdProgressSchemaSql,
   },
 ];
 

@@ -66,6 +66,20 @@ export const apiErrors = {
       keyLimitMessageOf(limit),
     ),
   internal: () => new ApiError(500, applicationCodes.modelProcessing, "Internal error"),
+  /** The drain bound of a stop was reached with the request still running; what it delivered is billed. */
+  gatewayStopping: () =>
+    new ApiError(
+      503,
+      applicationCodes.modelProcessing,
+      "The gateway is shutting down and ended this request before it completed; send it again",
+    ),
+  /** A stream ran past the gateway's total stream deadline; what it delivered is billed. */
+  streamDeadlineExceeded: (deadlineMs: number) =>
+    new ApiError(
+      504,
+      applicationCodes.modelProcessing,
+      `The stream ran past the gateway's stream deadline of ${Math.round(deadlineMs / 1_000)} s and was ended`,
+    ),
 };
 
 function keyLimitMessageOf(limit: { kind: "rate" | "monthly-spend" | "total-spend"; value: string }): string {

@@ -95,8 +95,19 @@ const fxRateUpdated = z.object({
 export const usageSources = ["upstream", "estimated"] as const;
 export type UsageSource = (typeof usageSources)[number];
 export const generationEndpoints = ["chat.completions", "responses"] as const;
-/** `interrupted`: the gateway process serving it died; the usage was settled from its hold (C10). */
-export const usageOutcomes = ["completed", "client-disconnected", "upstream-failed", "interrupted"] as const;
+/**
+ * `interrupted`: the gateway process serving it died; the usage was settled from its hold and its last
+ * progress record (C10). `shutdown`: the gateway cut the stream at its drain bound while stopping.
+ * `deadline-exceeded`: the stream ran past the gateway's total stream deadline and was ended by it.
+ */
+export const usageOutcomes = [
+  "completed",
+  "client-disconnected",
+  "upstream-failed",
+  "interrupted",
+  "shutdown",
+  "deadline-exceeded",
+] as const;
 export type UsageOutcome = (typeof usageOutcomes)[number];
 
 const usageTokens = z.object({
@@ -130,6 +141,21 @@ const usageRecorded = z.object({
   heldWon: decimalString.nullish(),
   /** v2. The exact cost, pending until the charge posts; null when it was not priced (v1 events). */
   pendingWon: decimalString.nullish(),
+  /**
+   * v3. Set when this usage corrects one recorded earlier on the same stream: the orphan sweep settled the
+   * request with an estimate before the gateway that served it could record what it delivered (C10). Then
+   * `heldWon` is 0 (the estimate released the hold) and `pendingWon` is the difference this record makes to
+   * pending: the delivered cost minus the corrected record's `pendingWon` (negative when the estimate was
+   * higher). Null for every first record.
+   */
+  corrects: z
+    .object({
+      /** The `UsageRecorded` this one corrects. */
+      eventId: z.uuid(),
+      /** That record's `pendingWon`, so the difference above can be checked from this event alone. */
+      pendingWon: decimalString,
+    })
+    .nullish(),
 });
 
 /**
@@ -160,7 +186,13 @@ const usageAuthorized = z.object({
   expiresAt: isoInstant,
 });
 
-export const voidReasons = ["client-disconnected", "upstream-failed", "ledger-unavailable"] as const;
+export const voidReasons = [
+  "client-disconnected",
+  "upstream-failed",
+  "ledger-unavailable",
+  "shutdown",
+  "deadline-exceeded",
+] as const;
 /** The hold of a request that produced nothing, released whole. */
 const usageVoided = z.object({
   requestId: z.string().min(1),
@@ -194,6 +226,22 @@ const usageCharged = z.object({
   breakdown: chargeBreakdown,
   /** v2. The pending amount this charge releases (its usage's `pendingWon`); null for v1 events. */
   releasedPendingWon: decimalString.nullish(),
+  /**
+   * v3. Set on the charge of a correcting usage (`UsageRecorded.corrects`). `breakdown` is then the
+   * delivered usage's whole charge, and `amountWon` what this event adds to the request's charge:
+   * `breakdown.amountWon − correctedAmountWon`, negative when the estimate charged more. Every other charge
+   * has `amountWon = breakdown.amountWon`. Null for every first charge.
+   */
+  correction: z
+    .object({
+      /** The `UsageCharged` of the corrected usage. */
+      correctsEventId: z.uuid(),
+      /** Its amount: the request's charge before this correction. */
+      correctedAmountWon: decimalString,
+      /** Its token counts, so sums of tokens (usage by day) can move by the difference. */
+      correctedTokens: usageTokens,
+    })
+    .nullish(),
 });
 
 export const eventCatalog = {
@@ -206,9 +254,9 @@ export const eventCatalog = {
   DiscountSet: { schemaVersion: 1, data: discountSet },
   FxRateUpdated: { schemaVersion: 1, data: fxRateUpdated },
   UsageAuthorized: { schemaVersion: 1, data: usageAuthorized },
-  UsageRecorded: { schemaVersion: 2, data: usageRecorded },
+  UsageRecorded: { schemaVersion: 3, data: usageRecorded },
   UsageVoided: { schemaVersion: 1, data: usageVoided },
-  UsageCharged: { schemaVersion: 2, data: usageCharged },
+  UsageCharged: { schemaVersion: 3, data: usageCharged },
 } as const;
 
 type Catalog = typeof eventCatalog;
@@ -246,15 +294,18 @@ export function schemaVersionOf(type: LedgerEventType): number {
 /**
  * Brings data stored under an older schema version to the current shape, and refuses data written by a
  * newer release than this one. v2 of `UsageRecorded` and `UsageCharged` added the money the usage moves
- * between held, pending and balance (C10); v1 events moved none of it, which null says.
+ * between held, pending and balance (C10); v1 events moved none of it, which null says. v3 added
+ * corrections (`corrects`, `correction`); no earlier event is one.
  */
 export function upcastEventData(type: LedgerEventType, schemaVersion: number, data: unknown): unknown {
   const current = schemaVersionOf(type);
   if (schemaVersion === current) return data;
   if (schemaVersion === 1 && type === "UsageRecorded")
-    return { heldWon: null, pendingWon: null, ...(data as object) };
+    return { heldWon: null, pendingWon: null, corrects: null, ...(data as object) };
+  if (schemaVersion === 2 && type === "UsageRecorded") return { corrects: null, ...(data as object) };
   if (schemaVersion === 1 && type === "UsageCharged")
-    return { releasedPendingWon: null, ...(data as object) };
+    return { releasedPendingWon: null, correction: null, ...(data as object) };
+  if (schemaVersion === 2 && type === "UsageCharged") return { correction: null, ...(data as object) };
   throw new Error(`${type} v${schemaVersion} cannot be read by this release (knows v${current})`);
 }
 

@@ -28,6 +28,26 @@ const chargeLagSeconds = new Histogram({
   registers: [metricsRegistry],
 });
 
+const correctionsTotal = new Counter({
+  name: "won_gateway_charge_corrections_total",
+  help: "Charges of correcting usages (a gateway's settlement after the orphan sweep's estimate), by direction",
+  labelNames: ["direction"],
+  registers: [metricsRegistry],
+});
+
+const correctedWonTotal = new Counter({
+  name: "won_gateway_corrected_won_total",
+  help: "Won moved by corrections, as an absolute amount by direction (up: charged more, down: refunded)",
+  labelNames: ["direction"],
+  registers: [metricsRegistry],
+});
+
+const answersBeforeDurableUsageTotal = new Counter({
+  name: "won_gateway_answers_before_durable_usage_total",
+  help: "Complete answers sent before their usage was durable (the ledger was away past the wait bound)",
+  registers: [metricsRegistry],
+});
+
 export const holdOutcomes = ["placed", "refused", "posted", "voided", "orphaned"] as const;
 export type HoldOutcome = (typeof holdOutcomes)[number];
 
@@ -58,6 +78,18 @@ export const billingMetrics = {
     chargesTotal.inc(labels);
     chargedWonTotal.inc(labels, Number(charge.amountWon));
     chargeLagSeconds.observe(Math.max(0, charge.lagSeconds));
+  },
+
+  observeAnswerBeforeDurableUsage(): void {
+    answersBeforeDurableUsageTotal.inc();
+  },
+
+  /** One correction charged: `amountWon` is signed (a counter only rises, so the direction is a label). */
+  observeCorrection(amountWon: string): void {
+    const amount = Number(amountWon);
+    const direction = amount < 0 ? "down" : "up";
+    correctionsTotal.inc({ direction });
+    correctedWonTotal.inc({ direction }, Math.abs(amount));
   },
 
   /**

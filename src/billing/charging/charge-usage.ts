@@ -1,18 +1,25 @@
+import assert from "node:assert/strict";
 import { discountsProjection } from "../../../projections/discounts";
 import { fxRatesProjection } from "../../../projections/fx-rates";
 import { pricesProjection } from "../../../projections/prices";
-import { type AccountReference, parseLedgerEvent } from "../../ledger/events";
+import {
+  type AccountReference,
+  type LedgerEventOf,
+  parseLedgerEvent,
+  type UsageTokens,
+} from "../../ledger/events";
 import {
   type EventStore,
-  type RecordedEvent,
   type RecordedEventOf,
+  type StreamAppend,
   WrongExpectedVersionError,
 } from "../../ledger/store/event-store";
 import { compareLogPositions, type LogPosition } from "../../ledger/store/log-position";
 import { billingMetrics } from "../../operations/billing-metrics";
 import { keyKindLabelOf } from "../../operations/metric-labels";
-import { usageChargedEventId } from "../commands/deterministic-event-id";
+import { correctionChargedEventId, usageChargedEventId } from "../commands/deterministic-event-id";
 import type { Clock, ProjectionWaiting } from "../commands/projection-waiting";
+import { chargeDecimalPlaces, Money } from "../money";
 import {
   type PricingInForce,
   type PricingReadModel,
@@ -20,11 +27,12 @@ import {
 } from "../read-models/pricing-read-model";
 import { calculateCharge } from "./charge-calculation";
 import { recordedBreakdownOf, tokenCountsForPricing } from "./recorded-charge-breakdown";
+import { isFullyCharged, readUsageStream, type UsageStreamState } from "./usage-stream-state";
 
 /**
  * ChargeUsage: the command the reconciler runs for each request. It turns the request's `UsageRecorded`
- * into exactly one `UsageCharged` in the same stream, however often it runs and however many workers run
- * it at once:
+ * into exactly one `UsageCharged` in the same stream (and a correcting usage into exactly one charge of the
+ * difference: see usage-stream-state.ts), however often it runs and however many workers run it at once:
  * - the charge is appended right after the usage (expected version: the usage's), so a second charge of the same
  *   usage is refused by the store (WrongExpectedVersion = someone else charged it: success);
  * - its event id is derived from the request id, so a retry of an append whose answer was lost is
@@ -98,69 +106,142 @@ export async function chargeUsages(
 
   const distinct = [...new Set(requestIds)];
   const streams = await dependencies.store.readStreams(distinct.map(usageStreamIdOf));
-  const toCharge: RecordedEventOf<"UsageRecorded">[] = [];
+  const toCharge: UsageStreamState[] = [];
   for (const requestId of distinct) {
-    const streamId = usageStreamIdOf(requestId);
-    const stream = streams.get(streamId) ?? [];
-    if (hasCharge(stream)) {
-      settle(requestId, { kind: "already-charged" });
-      continue;
+    const reading = readUsageStream(streams.get(usageStreamIdOf(requestId)) ?? []);
+    switch (reading.kind) {
+      case "not-recorded":
+        fail(requestId, new UsageNotRecordedError(requestId));
+        break;
+      // Any other shape is a bug upstream.
+      case "malformed":
+        fail(requestId, new Error(`stream ${usageStreamIdOf(requestId)} is ${reading.reason}`));
+        break;
+      case "state":
+        if (isFullyCharged(reading.state)) settle(requestId, { kind: "already-charged" });
+        else toCharge.push(reading.state);
+        break;
+      default: {
+        const unreachable: never = reading;
+        throw new Error(`unknown reading ${JSON.stringify(unreachable)}`);
+      }
     }
-    const usage = stream.find(
-      (event): event is RecordedEventOf<"UsageRecorded"> => event.type === "UsageRecorded",
-    );
-    if (usage === undefined) fail(requestId, new UsageNotRecordedError(requestId));
-    // The stream is (UsageAuthorized?, UsageRecorded) and the charge goes right after the usage; any other
-    // shape is a bug upstream.
-    else if (usage !== stream[stream.length - 1] || !isUsageStreamHead(stream.slice(0, -1))) {
-      fail(
-        requestId,
-        new Error(
-          `stream ${streamId} is not a usage stream: ${stream.map((event) => event.type).join(", ")}`,
-        ),
-      );
-    } else toCharge.push(usage);
   }
   if (toCharge.length === 0) return outcomes;
 
   // Read-your-writes on the pricing side: a price set before the request started is always seen.
-  const latest = toCharge.reduce((found, usage) =>
-    compareLogPositions(usage.position, found.position) > 0 ? usage : found,
-  );
+  const latest = toCharge
+    .map((state) => state.correction ?? state.recorded)
+    .reduce((found, usage) => (compareLogPositions(usage.position, found.position) > 0 ? usage : found));
   await dependencies.waiter.waitFor(
     latest.position,
     pricingProjectionNames,
     dependencies.projectionWaitTimeoutMs,
   );
   const pricings = await dependencies.pricing.pricingEachAt(
-    toCharge.map((usage) => ({
-      model: usage.data.model,
-      organizationId: discountOrganizationOf(usage.data.account),
-      startedAt: new Date(usage.data.startedAt),
+    toCharge.map(({ recorded }) => ({
+      model: recorded.data.model,
+      organizationId: discountOrganizationOf(recorded.data.account),
+      startedAt: new Date(recorded.data.startedAt),
     })),
   );
   await Promise.all(
-    toCharge.map(async (usage, index) => {
+    toCharge.map(async (state, index) => {
       const pricing = pricings[index]!;
+      const requestId = state.recorded.data.requestId;
       if (pricing instanceof PricingUnavailableError) {
-        fail(usage.data.requestId, pricing);
+        fail(requestId, pricing);
         return;
       }
       try {
-        settle(usage.data.requestId, await appendCharge(dependencies, usage, pricing));
+        settle(requestId, await appendCharges(dependencies, state, pricing));
       } catch (error) {
-        fail(usage.data.requestId, error);
+        fail(requestId, error);
       }
     }),
   );
   return outcomes;
 }
 
-async function appendCharge(
+/**
+ * Appends what the stream still lacks: the first usage's charge, the correction's, or both in one append
+ * (a correction's charge is priced like the first: same model, same start, so the same pricing).
+ */
+async function appendCharges(
+  dependencies: ChargeUsageDependencies,
+  state: UsageStreamState,
+  pricing: PricingInForce,
+): Promise<ChargeUsageOutcome> {
+  const requestId = state.recorded.data.requestId;
+  const events: StreamAppend["events"][number][] = [];
+  let first: { eventId: string; amountWon: string; tokens: UsageTokens };
+  if (state.charged) {
+    first = {
+      eventId: state.charged.eventId,
+      amountWon: state.charged.data.amountWon,
+      tokens: state.charged.data.breakdown.tokens,
+    };
+  } else {
+    const charged = chargeEventOf(dependencies, state.recorded, pricing, null);
+    first = {
+      eventId: usageChargedEventId(requestId),
+      amountWon: charged.data.amountWon,
+      tokens: charged.data.breakdown.tokens,
+    };
+    events.push({ eventId: first.eventId, event: charged });
+  }
+  let correctionWon: string | undefined;
+  if (state.correction && !state.correctionCharged) {
+    const charged = chargeEventOf(dependencies, state.correction, pricing, {
+      correctsEventId: first.eventId,
+      correctedAmountWon: first.amountWon,
+      correctedTokens: first.tokens,
+    });
+    correctionWon = charged.data.amountWon;
+    events.push({ eventId: correctionChargedEventId(requestId), event: charged });
+  }
+  assert(events.length > 0, `nothing to charge on ${state.recorded.streamId}`);
+  try {
+    const appended = await dependencies.store.append({
+      streamId: state.recorded.streamId,
+      expectedVersion: state.version,
+      events,
+    });
+    const lagFrom = (state.correction ?? state.recorded).recordedAt;
+    if (!state.charged)
+      billingMetrics.observeCharge({
+        model: state.recorded.data.model,
+        keyKind: keyKindLabelOf(state.recorded.data.account.kind),
+        amountWon: first.amountWon,
+        lagSeconds: (dependencies.clock().getTime() - lagFrom.getTime()) / 1_000,
+      });
+    if (correctionWon !== undefined) billingMetrics.observeCorrection(correctionWon);
+    const amountWon = events
+      .reduce(
+        (total, { event }) => total.plus((event as LedgerEventOf<"UsageCharged">).data.amountWon),
+        new Money(0),
+      )
+      .toFixed(chargeDecimalPlaces);
+    return { kind: "charged", amountWon, position: appended.position };
+  } catch (error) {
+    if (!(error instanceof WrongExpectedVersionError)) throw error;
+    const again = readUsageStream(await dependencies.store.readStream(state.recorded.streamId));
+    if (again.kind === "state" && isFullyCharged(again.state)) return { kind: "already-charged" };
+    throw error;
+  }
+}
+
+/**
+ * The charge of one usage. For a correction, `breakdown` is the delivered usage's whole charge and
+ * `amountWon` the difference from the corrected charge; either way `releasedPendingWon` takes out exactly
+ * what recording the usage put in pending (C10).
+ */
+function chargeEventOf(
   dependencies: ChargeUsageDependencies,
   usage: RecordedEventOf<"UsageRecorded">,
   pricing: PricingInForce,
-): Promise<ChargeUsageOutcome> {
+  correction: { correctsEventId: string; correctedAmountWon: string; correctedTokens: UsageTokens } | null,
+): LedgerEventOf<"UsageCharged"> {
   const requestId = usage.data.requestId;
   const breakdown = calculateCharge({
     tokens: tokenCountsForPricing(usage.data.tokens),
@@ -168,7 +249,10 @@ async function appendCharge(
     fxRate: pricing.fxRate,
     discountRate: pricing.discount.rate,
   });
-  const charged = parseLedgerEvent({
+  const amountWon = correction
+    ? new Money(breakdown.amountWon).minus(correction.correctedAmountWon).toFixed(chargeDecimalPlaces)
+    : breakdown.amountWon;
+  return parseLedgerEvent({
     type: "UsageCharged",
     data: {
       requestId,
@@ -177,10 +261,11 @@ async function appendCharge(
       model: usage.data.model,
       endpoint: usage.data.endpoint,
       startedAt: usage.data.startedAt,
-      amountWon: breakdown.amountWon,
+      amountWon,
       breakdown: recordedBreakdownOf(breakdown, usage.data.tokens, usage.data.usageSource),
-      // What recording the usage put in pending is taken out again, whatever the charge comes to (C10).
       releasedPendingWon: usage.data.pendingWon ?? null,
+      // Absent on a first charge, so the usual charge is stored as it always was.
+      ...(correction ? { correction } : {}),
     },
     metadata: {
       actor: reconcilerActor,
@@ -188,36 +273,5 @@ async function appendCharge(
       causationId: usage.eventId,
       occurredAt: dependencies.clock().toISOString(),
     },
-  });
-  try {
-    const appended = await dependencies.store.append({
-      streamId: usage.streamId,
-      expectedVersion: usage.streamVersion,
-      events: [{ eventId: usageChargedEventId(requestId), event: charged }],
-    });
-    billingMetrics.observeCharge({
-      model: usage.data.model,
-      keyKind: keyKindLabelOf(usage.data.account.kind),
-      amountWon: breakdown.amountWon,
-      lagSeconds: (dependencies.clock().getTime() - usage.recordedAt.getTime()) / 1_000,
-    });
-    return { kind: "charged", amountWon: breakdown.amountWon, position: appended.position };
-  } catch (error) {
-    if (
-      error instanceof WrongExpectedVersionError &&
-      hasCharge(await dependencies.store.readStream(usage.streamId))
-    ) {
-      return { kind: "already-charged" };
-    }
-    throw error;
-  }
-}
-
-/** What may come before a usage in its stream: nothing (usage recorded without a hold) or its hold. */
-function isUsageStreamHead(head: readonly RecordedEvent[]): boolean {
-  return head.length === 0 || (head.length === 1 && head[0]!.type === "UsageAuthorized");
-}
-
-function hasCharge(stream: readonly RecordedEvent[]): boolean {
-  return stream.some((event) => event.type === "UsageCharged");
+  }) as LedgerEventOf<"UsageCharged">;
 }

@@ -36,6 +36,16 @@ export function usageChargedEventId(requestId: string): string {
   return uuidVersion5(billingEventNamespace, `UsageCharged/${requestId}`);
 }
 
+/** The charge of a request's correcting usage (C10: a gateway's settlement after the orphan sweep's). */
+export function correctionChargedEventId(requestId: string): string {
+  return uuidVersion5(billingEventNamespace, `UsageCharged/correction/${requestId}`);
+}
+
+/** The correcting `UsageRecorded` of a request the orphan sweep settled before its gateway could. */
+export function usageCorrectionEventId(requestId: string): string {
+  return uuidVersion5(billingEventNamespace, `UsageRecorded/correction/${requestId}`);
+}
+
 /** One automatic FX rate per (Seoul date, source): a refresh run twice records it once. */
 export function fxRateUpdatedEventId(appliesOn: string, source: "koreaexim" | "default"): string {
   return uuidVersion5(billingEventNamespace, `FxRateUpdated/${appliesOn}/${source}`);

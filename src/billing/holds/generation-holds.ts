@@ -1,3 +1,4 @@
+import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { apiErrors } from "../../gateway/api-error";
@@ -16,6 +17,7 @@ import { Money } from "../money";
 import type { PricingInForce } from "../read-models/pricing-read-model";
 import type { HoldAuthorizer } from "./hold-authorizer";
 import { costWonOf, type HoldPricing } from "./hold-pricing";
+import type { HoldProgress, OutputTokensSoFar } from "./hold-progress";
 import { UsageOutbox } from "./usage-outbox";
 
 /**
@@ -47,6 +49,9 @@ export interface GenerationHoldsOptions {
   authorizer: Pick<HoldAuthorizer, "authorize">;
   pricing: HoldPricing;
   outbox: UsageOutbox;
+  progress: Pick<HoldProgress, "track">;
+  /** The database's view of what an account has available now, or null when it has no funds row. */
+  availableNow: (account: AccountReference) => Promise<string | null>;
   gatewayInstance: string;
   limits: HoldLimits;
   logger: Logger;
@@ -79,10 +84,18 @@ export interface UsageToSettle {
 export interface RequestHold {
   /** Place the hold before calling the upstream (see the class comment). */
   readonly holdFirst: boolean;
-  /** Resolves once the hold is durable; rejects with the API error to answer (credit, ledger). */
+  /**
+   * Resolves once the hold is placed — durable for a stream; for a JSON answer, durable by the commit of
+   * its usage, which the answer waits for — and rejects with the API error to answer (credit, ledger).
+   */
   readonly placed: Promise<void>;
-  /** After the answer: the usage replaces the hold. */
-  post(usage: UsageToSettle): void;
+  /**
+   * Once the hold is placed, until it settles: its renewal and the output so far, recorded every few
+   * seconds with the process's other requests (hold-progress.ts).
+   */
+  trackProgress(outputTokensSoFar: OutputTokensSoFar): void;
+  /** The usage replaces the hold; resolves once it is durable in the ledger. */
+  post(usage: UsageToSettle): Promise<void>;
   /** After a request that produced nothing: the hold is released whole. */
   void(reason: (typeof voidReasons)[number]): void;
 }
@@ -112,13 +125,21 @@ export class GenerationHolds {
     placed.catch(() => {});
     const actor = `key:${request.keyId}`;
     const keyKind = keyKindLabelOf(request.account.kind);
+    let untrack = () => {};
     return {
       holdFirst,
       placed,
+      trackProgress: (outputTokensSoFar) => {
+        assert(held, `progress of ${request.requestId} tracked before its hold was placed`);
+        untrack = this.options.progress.track(request.requestId, outputTokensSoFar);
+      },
       post: (usage) => {
-        if (!held) throw new Error(`usage of ${request.requestId} posted without a durable hold`);
+        assert(held, `usage of ${request.requestId} posted without a placed hold`);
+        untrack();
         billingMetrics.observeHold({ outcome: "posted", keyKind, amountWon: held.holdWon });
-        this.options.outbox.record(
+        const pendingWon = costWonOf(held.pricing, usage.tokens);
+        assert(!new Money(pendingWon).isNegative(), `negative cost ${pendingWon} for ${request.requestId}`);
+        return this.options.outbox.record(
           {
             requestId: request.requestId,
             keyId: request.keyId,
@@ -133,12 +154,13 @@ export class GenerationHolds {
             usageSource: usage.usageSource,
             startedAt: request.startedAt.toISOString(),
             heldWon: held.holdWon,
-            pendingWon: costWonOf(held.pricing, usage.tokens),
+            pendingWon,
           },
           actor,
         );
       },
       void: (reason) => {
+        untrack();
         placed.then(
           () => {
             billingMetrics.observeHold({ outcome: "voided", keyKind, amountWon: held!.holdWon });
@@ -170,21 +192,26 @@ export class GenerationHolds {
         reasoning: 0,
       });
       const authorize = () =>
-        this.options.authorizer.authorize({
-          eventId: randomUUID(),
-          streamId: `usage-${request.requestId}`,
-          event: authorizationEvent(request, { ...estimate, estimatedWon }, this.options),
-        });
-      // This process's own answered requests may still hold what they will release once their usage is
-      // written (a client sending one request after another), and a hold does not wait for a settlement
-      // (migration 4): if refused while some were on their way, try once more after them. A rate limit is
-      // not lifted by a settlement; the funds and the spend limits may be.
+        this.options.authorizer.authorize(
+          {
+            eventId: randomUUID(),
+            streamId: `usage-${request.requestId}`,
+            event: authorizationEvent(request, { ...estimate, estimatedWon }, this.options),
+          },
+          request.streamed ? "hold-commit" : "usage-commit",
+        );
+      // A hold does not wait for a settlement (migration 4), so one committing meanwhile may be missing
+      // from its snapshot. Before refusing, once: after this process's own settlements of the account (a
+      // client sending one request after another), or when the database's view of the account, read anew,
+      // has room (a settlement by another process). A rate limit is not lifted by a settlement; the funds
+      // and the spend limits may be.
       const settling = this.options.outbox.settlementsOf(request.account);
       decision = await authorize();
       if (
         decision.kind === "refused" &&
         decision.reason !== "rate" &&
-        (await UsageOutbox.settled(settling, this.options.limits.refusalRecheckWaitMs))
+        ((await UsageOutbox.settled(settling, this.options.limits.refusalRecheckWaitMs)) ||
+          (decision.reason === "funds" && (await this.hasRoomNow(request.account))))
       ) {
         decision = await authorize();
       }
@@ -211,6 +238,11 @@ export class GenerationHolds {
     billingMetrics.observeHold({ outcome: "placed", keyKind, amountWon: decision.holdWon });
     this.availableAfterLastHold.set(accountKey, new Money(decision.availableWon).minus(decision.holdWon));
     return { holdWon: decision.holdWon, pricing };
+  }
+
+  private async hasRoomNow(account: AccountReference): Promise<boolean> {
+    const available = await this.options.availableNow(account);
+    return available !== null && new Money(available).greaterThanOrEqualTo(1);
   }
 
   private rememberLimitedKey(keyId: string): void {

@@ -14,21 +14,29 @@ import { costWonOf } from "./hold-pricing";
 
 /**
  * Settles orphaned holds (C10): holds whose gateway process stopped beating (it died mid-request, or
- * stopped before writing every settlement), and holds past their lifetime. Each is settled with a
- * `UsageRecorded` of outcome `interrupted` and source `estimated`, at version 1 of its stream — where the
- * gateway's own settlement would go, so whichever comes first is the only one — and its charge enqueued.
+ * stopped before writing every settlement), and holds neither settled nor renewed within their lifetime
+ * (a leak: no living process serves them). Each is settled with a `UsageRecorded` of outcome `interrupted`
+ * and source `estimated`, at version 1 of its stream, and its charge enqueued. Should the gateway that
+ * served it be alive after all, its own settlement arrives later as a correction (late-settlement.ts).
  *
- * What is known of an orphan is its hold: the request body's size and the output it allowed. The input is
- * estimated at four bytes a token (the bytes bound the tokens from above, and four is the usual ratio); the
- * output is not known — a process that died took its count with it — and is recorded as 0.
+ * A gateway is judged dead only on evidence that survives a database outage: the sweeper itself must have
+ * been reading the heartbeats, without a break, for the whole window in which the gateway's beat stayed
+ * still (`HeartbeatWatch`). After an outage — the sweeper's own reads failing — it watches a full window
+ * before it settles anything, by which time every living gateway has beaten again.
+ *
+ * What is known of an orphan is its hold and its last progress record. The input is estimated at four
+ * bytes a token of the request body (the bytes bound the tokens from above, and four is the usual ratio);
+ * the output is what the last progress record counted as delivered (0 when there was none).
  */
 
 export const orphanSettlementActor = "system:orphan-hold-sweep";
 const bytesPerEstimatedToken = 4;
 
 export interface OrphanHoldSettlementOptions {
-  /** A process whose heartbeat is older than this is presumed dead. */
+  /** A process whose heartbeat the sweeper has watched stay still this long is presumed dead. */
   presumedDeadAfterMs: number;
+  /** Reads of the heartbeats further apart than this break the watch (see HeartbeatWatch). */
+  observationGapMaxMs: number;
   /** A hold younger than this is never an orphan (its process may not have beaten yet). */
   holdAgeMinMs: number;
   /** Holds settled by one sweep. */
@@ -43,29 +51,80 @@ export interface OrphanHoldSettlementDependencies {
   clock: () => Date;
 }
 
+/**
+ * The sweeper's unbroken watch over the heartbeats, on the database's clock: since when it has read them
+ * with no gap longer than `observationGapMaxMs`. A failed read, or a gap (the sweeper paused, or it lost the
+ * lead and took it back), starts the watch anew.
+ */
+export class HeartbeatWatch {
+  private watchingSinceMs: number | undefined;
+  private lastReadMs: number | undefined;
+
+  constructor(private readonly observationGapMaxMs: number) {}
+
+  read(databaseNowMs: number): void {
+    if (this.lastReadMs === undefined || databaseNowMs - this.lastReadMs > this.observationGapMaxMs)
+      this.watchingSinceMs = databaseNowMs;
+    this.lastReadMs = databaseNowMs;
+  }
+
+  failed(): void {
+    this.watchingSinceMs = undefined;
+    this.lastReadMs = undefined;
+  }
+
+  /** How long the watch has been unbroken at its last read (0 when it is broken). */
+  get watchedMs(): number {
+    return this.watchingSinceMs === undefined ? 0 : this.lastReadMs! - this.watchingSinceMs;
+  }
+}
+
 export async function settleOrphanHolds(
   dependencies: OrphanHoldSettlementDependencies,
   options: OrphanHoldSettlementOptions,
-): Promise<{ settledCount: number }> {
-  const orphans = await dependencies.database.query<{ request_id: string }>(
-    `SELECT holds.request_id FROM open_holds holds
-     LEFT JOIN gateway_instances instances ON instances.instance_id = holds.gateway_instance
-     WHERE holds.placed_at < now() - make_interval(secs => $1 / 1000.0)
-       AND (instances.seen_at IS NULL OR instances.seen_at < now() - make_interval(secs => $2 / 1000.0)
-            OR holds.expires_at < now())
-     ORDER BY holds.placed_at
-     LIMIT $3`,
-    [options.holdAgeMinMs, options.presumedDeadAfterMs, options.holdsPerSweepMax],
-  );
-  if (orphans.rows.length === 0) return { settledCount: 0 };
-  const requestIds = orphans.rows.map((row) => row.request_id);
+  watch: HeartbeatWatch,
+): Promise<{ settledCount: number; watchedMs: number }> {
+  let orphans: { request_id: string; output_tokens: number | null }[];
+  try {
+    const read = await dependencies.database.query<{ now_ms: string }>(
+      "SELECT (extract(epoch FROM now()) * 1000)::bigint AS now_ms FROM (SELECT count(*) FROM gateway_instances) seen",
+    );
+    watch.read(Number(read.rows[0]!.now_ms));
+    if (watch.watchedMs < options.presumedDeadAfterMs) return { settledCount: 0, watchedMs: watch.watchedMs };
+    // A stream's last progress record also renews its hold: expiry counts from the later of the two.
+    const found = await dependencies.database.query<{ request_id: string; output_tokens: number | null }>(
+      `SELECT holds.request_id, progress.output_tokens FROM open_holds holds
+       LEFT JOIN gateway_instances instances ON instances.instance_id = holds.gateway_instance
+       LEFT JOIN hold_progress progress ON progress.request_id = holds.request_id
+       WHERE holds.placed_at < now() - make_interval(secs => $1 / 1000.0)
+         AND (instances.seen_at IS NULL OR instances.seen_at < now() - make_interval(secs => $2 / 1000.0)
+              OR greatest(holds.expires_at, progress.renewed_until) < now())
+       ORDER BY holds.placed_at
+       LIMIT $3`,
+      [options.holdAgeMinMs, options.presumedDeadAfterMs, options.holdsPerSweepMax],
+    );
+    orphans = found.rows;
+    // Records of requests settled since: nothing reads them any more.
+    await dependencies.database.query(
+      `DELETE FROM hold_progress progress
+       WHERE NOT EXISTS (SELECT 1 FROM open_holds holds WHERE holds.request_id = progress.request_id)
+         AND progress.recorded_at < now() - make_interval(secs => $1 / 1000.0)`,
+      [options.holdAgeMinMs],
+    );
+  } catch (error) {
+    watch.failed();
+    throw error;
+  }
+  if (orphans.length === 0) return { settledCount: 0, watchedMs: watch.watchedMs };
+  const outputTokensOf = new Map(orphans.map((row) => [row.request_id, row.output_tokens ?? 0]));
+  const requestIds = orphans.map((row) => row.request_id);
   const streams = await dependencies.store.readStreams(requestIds.map(usageStreamIdOf));
   const holds = requestIds
     .map((requestId) => streams.get(usageStreamIdOf(requestId)) ?? [])
     // Only a stream that is still just its hold: anything else was settled since the query.
     .filter((stream) => stream.length === 1 && stream[0]!.type === "UsageAuthorized")
     .map((stream) => stream[0] as RecordedEventOf<"UsageAuthorized">);
-  if (holds.length === 0) return { settledCount: 0 };
+  if (holds.length === 0) return { settledCount: 0, watchedMs: watch.watchedMs };
 
   const pricings = await dependencies.pricing.pricingAt(
     holds.map((hold) => ({
@@ -79,7 +138,7 @@ export async function settleOrphanHolds(
     const tokens: UsageTokens = {
       input: Math.ceil(hold.data.estimate.inputTokensMax / bytesPerEstimatedToken),
       cached: null,
-      output: 0,
+      output: outputTokensOf.get(hold.data.requestId) ?? 0,
       reasoning: null,
     };
     const requestId = hold.data.requestId;
@@ -126,5 +185,5 @@ export async function settleOrphanHolds(
     }
   }
   if (settled.length > 0) await dependencies.enqueueCharges(settled);
-  return { settledCount: settled.length };
+  return { settledCount: settled.length, watchedMs: watch.watchedMs };
 }

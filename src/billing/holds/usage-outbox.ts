@@ -8,13 +8,16 @@ import {
 } from "../../ledger/store/event-store";
 import type { GroupCommitAppender } from "../../ledger/store/group-commit-appender";
 import type { ChargeEnqueuer } from "../queue/charge-enqueuer";
+import { type LateSettlement, lateSettlementOf, type Settlement } from "./late-settlement";
 
 /**
- * What a request leaves to write once it has answered: its `UsageRecorded` (then its charge job), or the
- * `UsageVoided` of a hold that produced nothing. The hold is already durable, so the answer does not wait
- * for these; they are group-committed, and retried with backoff while the ledger is away. Each goes at
- * version 1 of its usage stream, right after the authorization: if the orphan sweep settled the hold
- * first (this process was presumed dead), the store refuses it, and the request stays settled once.
+ * What a request leaves to write once it has produced its answer: its `UsageRecorded` (then its charge
+ * job), or the `UsageVoided` of a hold that produced nothing. They are group-committed across requests, and
+ * retried with backoff while the ledger is away; `record` resolves once the usage is durable, and a
+ * complete answer's last bytes wait for that (so a crash can cut only answers that were not complete).
+ * Each goes at version 1 of its usage stream, right after the authorization. If the stream is not as this
+ * process left it — the orphan sweep settled the hold first, or the hold's commit was lost — the delivered
+ * usage is still written (late-settlement.ts): a settlement of the serving gateway is never dropped.
  *
  * Bounded: past `entriesMax` waiting writes the gateway stops admitting (`isFull`), rather than holding
  * an unbounded backlog in memory. If the process dies with writes waiting, their holds are orphans, and
@@ -23,16 +26,12 @@ import type { ChargeEnqueuer } from "../queue/charge-enqueuer";
 
 export interface UsageOutboxOptions {
   appender: Pick<GroupCommitAppender, "append">;
-  store: Pick<EventStore, "readStream">;
+  store: Pick<EventStore, "readStream" | "append">;
   charges: ChargeEnqueuer;
   logger: Logger;
   entriesMax: number;
   retryDelaysMs: readonly number[];
 }
-
-type Settlement =
-  | { type: "UsageRecorded"; data: EventData<"UsageRecorded"> }
-  | { type: "UsageVoided"; data: EventData<"UsageVoided"> };
 
 export class UsageOutbox {
   private waitingCount = 0;
@@ -50,12 +49,13 @@ export class UsageOutbox {
     return this.waitingCount;
   }
 
-  record(data: EventData<"UsageRecorded">, actor: string): void {
-    this.write({ type: "UsageRecorded", data }, actor);
+  /** Resolves once the usage is durable in the ledger (written, corrected, or recorded without its hold). */
+  record(data: EventData<"UsageRecorded">, actor: string): Promise<void> {
+    return this.write({ type: "UsageRecorded", data }, actor);
   }
 
-  void(data: EventData<"UsageVoided">, actor: string): void {
-    this.write({ type: "UsageVoided", data }, actor);
+  void(data: EventData<"UsageVoided">, actor: string): Promise<void> {
+    return this.write({ type: "UsageVoided", data }, actor);
   }
 
   /**
@@ -103,13 +103,16 @@ export class UsageOutbox {
     return this.waitingCount;
   }
 
-  private write(settlement: Settlement, actor: string): void {
+  private write(settlement: Settlement, actor: string): Promise<void> {
     const append = appendOf(settlement, actor);
-    this.track(settlement.data.account, (written) => void this.appendAttempt(append, settlement, 0, written));
+    return this.track(
+      settlement.data.account,
+      (written) => void this.appendAttempt(append, settlement, 0, written),
+    );
   }
 
-  /** Counts a write as waiting, for its account too, until it calls `written`. */
-  private track(account: AccountReference, start: (written: () => void) => void): void {
+  /** Counts a write as waiting, for its account too, until it calls `written` (when it resolves). */
+  private track(account: AccountReference, start: (written: () => void) => void): Promise<void> {
     this.waitingCount += 1;
     const accountKey = accountKeyOf(account);
     const writing = this.writingByAccount.get(accountKey) ?? new Set();
@@ -120,6 +123,7 @@ export class UsageOutbox {
       writing.delete(written);
       if (writing.size === 0) this.writingByAccount.delete(accountKey);
     });
+    return written;
   }
 
   private async appendAttempt(
@@ -133,16 +137,55 @@ export class UsageOutbox {
       await this.options.appender.append(append);
       if (settlement.type === "UsageRecorded") this.options.charges.enqueueCharge(requestId);
     } catch (error) {
-      if (!(error instanceof WrongExpectedVersionError)) {
-        this.retryLater(error, requestId, attempt, () =>
-          this.appendAttempt(append, settlement, attempt + 1, written),
-        );
+      if (error instanceof WrongExpectedVersionError) {
+        await this.settleLate(append, settlement, attempt, written);
         return;
       }
-      this.options.logger.warn(
-        { requestId, settlement: settlement.type },
-        "the hold was settled elsewhere first (orphan sweep); this settlement is dropped",
+      this.retryLater(error, requestId, attempt, () =>
+        this.appendAttempt(append, settlement, attempt + 1, written),
       );
+      return;
+    }
+    written();
+  }
+
+  /** The stream moved on without this settlement: write what was delivered as late-settlement.ts says. */
+  private async settleLate(
+    original: StreamAppend,
+    settlement: Settlement,
+    attempt: number,
+    written: () => void,
+  ): Promise<void> {
+    const requestId = settlement.data.requestId;
+    let late: LateSettlement;
+    try {
+      const stream = await this.options.store.readStream(original.streamId);
+      late = lateSettlementOf(stream, settlement, original.events[0]!.event.metadata);
+      if (late.kind === "append") await this.options.store.append(late.append);
+    } catch (error) {
+      // A conflict again (the sweep's charge landed meanwhile) or the ledger away: read and decide anew.
+      this.retryLater(error, requestId, attempt, () =>
+        this.settleLate(original, settlement, attempt + 1, written),
+      );
+      return;
+    }
+    switch (late.kind) {
+      case "append":
+        this.options.logger.warn(
+          { requestId, settlement: settlement.type, reason: late.reason },
+          "the request's hold was settled without this process; its delivered usage is recorded as a correction",
+        );
+        this.options.charges.enqueueCharge(requestId);
+        break;
+      case "settled":
+        break;
+      case "impossible":
+        this.options.logger.error({ requestId, reason: late.reason }, "this settlement fits no usage stream");
+        break;
+      default: {
+        const unreachable: never = late;
+        throw new Error(`unknown late settlement ${JSON.stringify(unreachable)}`);
+      }
     }
     written();
   }

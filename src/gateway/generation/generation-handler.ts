@@ -3,6 +3,8 @@ import type { ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import { discountOrganizationOf } from "../../billing/charging/charge-usage";
 import type { GenerationHolds, RequestHold } from "../../billing/holds/generation-holds";
+import type { SettlementTimings } from "../../billing/holds/settlement-timings";
+import { billingMetrics } from "../../operations/billing-metrics";
 import { observationOf, type RequestObservation } from "../../operations/request-observation";
 import { type CatalogModel, findModel } from "../../providers/catalog";
 import type { FinishReason, GenerationRequest, ReportedUsage, ToolCall } from "../../providers/provider";
@@ -12,7 +14,9 @@ import { toApiError } from "../middleware/error-handler";
 import type { EventStreamSink } from "../wire/event-stream-sink";
 import type { ApiKeyAdmission, Caller } from "./api-key-admission";
 import type { ClientFormat, ClientStream } from "./client-format";
+import { OutputProgress } from "./output-progress";
 import { nextReplyMilliseconds } from "./reply-clock";
+import { GatewayCut, type GatewayCutReason, type RequestsInFlight } from "./requests-in-flight";
 import type { UpstreamRegistry } from "./upstream-registry";
 import { type ResolvedUsage, resolveUsage } from "./usage-resolution";
 
@@ -20,15 +24,24 @@ import { type ResolvedUsage, resolveUsage } from "./usage-resolution";
  * One generation request, JSON or streamed, in either client format: admit, validate, hold funds (C10),
  * call the upstream, reply, then settle the hold. The hold is placed while the upstream call is on its way
  * (or before it, near the account's limit) and no byte reaches the client before it is durable; a refused
- * hold aborts the upstream call. Streams end in one of three ways, each settled as the ledger needs it:
- * completed (the upstream's usage), client disconnected (abort upstream; what was produced is posted),
- * upstream failed (an error event, then what was produced is posted). Nothing produced: the hold is voided.
+ * hold aborts the upstream call. A complete answer's last bytes — the JSON body, or a stream's usage chunk
+ * and closing events — leave only once its usage is durable, so a crash can cut only answers that were not
+ * complete. While it runs, the request's hold is renewed and a stream's output so far recorded with the
+ * process's other requests (hold-progress.ts), so a crash bills what was delivered.
+ *
+ * Streams end in one of these ways, each settled as the ledger needs it: completed (the upstream's usage),
+ * client disconnected (abort upstream; what was produced is posted), upstream failed (an error event, then
+ * what was produced is posted), cut by the gateway at its drain bound or its stream deadline (an error
+ * event; what was produced is posted with outcome `shutdown` or `deadline-exceeded`). Nothing produced:
+ * the hold is voided.
  */
 
 export interface GenerationDependencies {
   admission: ApiKeyAdmission;
   upstreams: UpstreamRegistry;
   holds: Pick<GenerationHolds, "begin">;
+  inFlight: RequestsInFlight;
+  timings: Pick<SettlementTimings, "streamDeadlineMs" | "usageDurableWaitMs">;
   logger: Logger;
   now?: () => Date;
 }
@@ -47,7 +60,7 @@ interface GenerationContext {
   observation: RequestObservation | undefined;
 }
 
-type Outcome = "completed" | "client-disconnected" | "upstream-failed";
+type Outcome = "completed" | "client-disconnected" | "upstream-failed" | GatewayCutReason;
 
 /** A request as the edge hands it over: its id minted, its body read (undefined when there was none). */
 export interface GenerationExchange {
@@ -108,13 +121,24 @@ export function generationHandler(
   };
 }
 
-/** Aborts the upstream call when the client goes away, or when the hold is refused. */
+/**
+ * Aborts the upstream call when the client goes away, when the hold is refused, or when the gateway cuts
+ * the request (drain bound, stream deadline). Registered in flight until `release`.
+ */
 function upstreamAbort(
   response: ServerResponse,
   hold: RequestHold,
-): { signal: AbortSignal; clientGone: () => boolean } {
+  inFlight: RequestsInFlight,
+): {
+  signal: AbortSignal;
+  clientGone: () => boolean;
+  cut: () => GatewayCut | undefined;
+  cutNow: (gatewayCut: GatewayCut) => void;
+  release: () => void;
+} {
   const controller = new AbortController();
   let gone = false;
+  let cut: GatewayCut | undefined;
   response.on("close", () => {
     if (!response.writableFinished) {
       gone = true;
@@ -122,7 +146,42 @@ function upstreamAbort(
     }
   });
   hold.placed.catch(() => controller.abort(new Error("hold refused")));
-  return { signal: controller.signal, clientGone: () => gone };
+  const cutNow = (gatewayCut: GatewayCut) => {
+    if (controller.signal.aborted) return;
+    cut = gatewayCut;
+    controller.abort(gatewayCut);
+  };
+  return {
+    signal: controller.signal,
+    clientGone: () => gone,
+    cut: () => cut,
+    cutNow,
+    release: inFlight.register(cutNow),
+  };
+}
+
+/** A complete answer's last bytes wait for its usage to be durable, within a bound (settlement-timings.ts). */
+async function untilDurable(
+  recorded: Promise<void>,
+  context: GenerationContext,
+  dependencies: GenerationDependencies,
+): Promise<void> {
+  const waitMs = dependencies.timings.usageDurableWaitMs;
+  let timer: NodeJS.Timeout | undefined;
+  const durable = await Promise.race([
+    recorded.then(() => true),
+    new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), waitMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (!durable) {
+    billingMetrics.observeAnswerBeforeDurableUsage();
+    dependencies.logger.warn(
+      { requestId: context.requestId, waitMs },
+      "the usage was not durable in time; the answer leaves anyway (its hold witnesses it)",
+    );
+  }
 }
 
 async function jsonGeneration(
@@ -131,38 +190,46 @@ async function jsonGeneration(
   context: GenerationContext,
   response: ServerResponse,
 ): Promise<void> {
-  const { signal, clientGone } = upstreamAbort(response, context.hold);
-  const observation = context.observation;
-  observation?.upstreamStarted();
-  const generating = dependencies.upstreams
-    .adapterFor(context.model)
-    .generate(context.upstreamRequest, signal)
-    .finally(() => observation?.upstreamEnded());
-  // Answered below, after the hold: a refusal aborts the call, and its rejection is the hold's to report.
-  generating.catch(() => {});
-  await context.hold.placed;
-  let result: Awaited<typeof generating>;
+  const { signal, clientGone, cut, release } = upstreamAbort(response, context.hold, dependencies.inFlight);
   try {
-    result = await generating;
-  } catch (error) {
-    context.hold.void(clientGone() ? "client-disconnected" : "upstream-failed");
-    throw error;
+    const observation = context.observation;
+    observation?.upstreamStarted();
+    const generating = dependencies.upstreams
+      .adapterFor(context.model)
+      .generate(context.upstreamRequest, signal)
+      .finally(() => observation?.upstreamEnded());
+    // Answered below, after the hold: a refusal aborts the call, and its rejection is the hold's to report.
+    generating.catch(() => {});
+    await context.hold.placed;
+    // Nothing is delivered before the whole answer: the progress record only renews the hold.
+    context.hold.trackProgress(() => 0);
+    let result: Awaited<typeof generating>;
+    try {
+      result = await generating;
+    } catch (error) {
+      const gatewayCut = cut();
+      context.hold.void(gatewayCut ? "shutdown" : clientGone() ? "client-disconnected" : "upstream-failed");
+      if (gatewayCut) throw apiErrors.gatewayStopping();
+      throw error;
+    }
+    if (result.text !== "" || result.toolCalls.length > 0) observation?.firstToken();
+    const usage = resolveUsage(result.usage, context.upstreamRequest, result);
+    await untilDurable(postUsage(context, "completed", usage), context, dependencies);
+    sendJson(
+      response,
+      200,
+      format.jsonBody({
+        model: context.model.slug,
+        createdAtMs: context.replyMs,
+        text: result.text,
+        toolCalls: result.toolCalls,
+        finishReason: result.finishReason,
+        usage: usage.client,
+      }),
+    );
+  } finally {
+    release();
   }
-  if (result.text !== "" || result.toolCalls.length > 0) observation?.firstToken();
-  const usage = resolveUsage(result.usage, context.upstreamRequest, result);
-  sendJson(
-    response,
-    200,
-    format.jsonBody({
-      model: context.model.slug,
-      createdAtMs: context.replyMs,
-      text: result.text,
-      toolCalls: result.toolCalls,
-      finishReason: result.finishReason,
-      usage: usage.client,
-    }),
-  );
-  postUsage(context, "completed", usage);
 }
 
 async function streamGeneration(
@@ -171,7 +238,31 @@ async function streamGeneration(
   context: GenerationContext,
   response: ServerResponse,
 ): Promise<void> {
-  const { signal, clientGone } = upstreamAbort(response, context.hold);
+  const { signal, clientGone, cut, cutNow, release } = upstreamAbort(
+    response,
+    context.hold,
+    dependencies.inFlight,
+  );
+  const deadline = setTimeout(
+    () => cutNow(new GatewayCut("deadline-exceeded")),
+    Math.max(0, context.startedAt.getTime() + dependencies.timings.streamDeadlineMs - Date.now()),
+  );
+  try {
+    await streamUntilSettled(format, dependencies, context, response, { signal, clientGone, cut });
+  } finally {
+    clearTimeout(deadline);
+    release();
+  }
+}
+
+async function streamUntilSettled(
+  format: ClientFormat,
+  dependencies: GenerationDependencies,
+  context: GenerationContext,
+  response: ServerResponse,
+  control: { signal: AbortSignal; clientGone: () => boolean; cut: () => GatewayCut | undefined },
+): Promise<void> {
+  const { signal, clientGone, cut } = control;
   const sink = sseSink(response);
   let clientStream: ClientStream | undefined;
   // Headers wait for the first token, so a failure before any output is still a plain JSON error.
@@ -183,6 +274,7 @@ async function streamGeneration(
     return clientStream;
   };
   const produced = { text: "", toolCalls: [] as ToolCall[] };
+  const progress = new OutputProgress();
   let reported: ReportedUsage | null = null;
   let finishReason: FinishReason = "stop";
   let failure: unknown;
@@ -197,23 +289,27 @@ async function streamGeneration(
       if (!holdPlaced) {
         await context.hold.placed;
         holdPlaced = true;
+        context.hold.trackProgress(() => progress.outputTokens);
       }
       for (const part of parts) {
         switch (part.type) {
           case "text-delta":
             observation?.firstToken();
             produced.text += part.text;
+            progress.delivered(part.text);
             open().delta(part.text);
             break;
           case "tool-call-start":
             observation?.firstToken();
             produced.toolCalls[part.index] = { id: part.id, name: part.name, arguments: "" };
+            progress.delivered(part.name);
             open().toolCallStart(part.index, part.id, part.name);
             break;
           case "tool-call-delta": {
             const call = produced.toolCalls[part.index];
             if (!call) throw new Error(`arguments for tool call ${part.index}, which never started`);
             call.arguments += part.argumentsDelta;
+            progress.delivered(part.argumentsDelta);
             open().toolCallDelta(part.index, part.argumentsDelta);
             break;
           }
@@ -238,23 +334,44 @@ async function streamGeneration(
   // A refused or failed hold is the answer, whatever the upstream did meanwhile (it was aborted).
   await context.hold.placed;
 
-  const outcome: Outcome = clientGone() ? "client-disconnected" : failure ? "upstream-failed" : "completed";
+  const gatewayCut = cut();
+  const outcome: Outcome = gatewayCut
+    ? gatewayCut.reason
+    : clientGone()
+      ? "client-disconnected"
+      : failure
+        ? "upstream-failed"
+        : "completed";
+  const usageOfProduced = () => resolveUsage(reported, context.upstreamRequest, produced);
   switch (outcome) {
     case "completed": {
-      const usage = resolveUsage(reported, context.upstreamRequest, produced);
-      open().complete(finishReason, usage.client);
-      postUsage(context, outcome, usage);
+      const usage = usageOfProduced();
+      await untilDurable(postUsage(context, outcome, usage), context, dependencies);
+      // The client may have gone while the usage was written: there is no one to complete for.
+      if (!response.writableEnded) open().complete(finishReason, usage.client);
       return;
     }
     case "client-disconnected":
       if (nothingProduced(produced)) context.hold.void(outcome);
-      else postUsage(context, outcome, resolveUsage(reported, context.upstreamRequest, produced));
+      else void postUsage(context, outcome, usageOfProduced());
       return;
     case "upstream-failed": {
       if (nothingProduced(produced)) context.hold.void(outcome);
-      else postUsage(context, outcome, resolveUsage(reported, context.upstreamRequest, produced));
+      else void postUsage(context, outcome, usageOfProduced());
       if (!clientStream) throw failure;
       clientStream.fail(toApiError(failure));
+      return;
+    }
+    case "shutdown":
+    case "deadline-exceeded": {
+      const error =
+        outcome === "shutdown"
+          ? apiErrors.gatewayStopping()
+          : apiErrors.streamDeadlineExceeded(dependencies.timings.streamDeadlineMs);
+      if (nothingProduced(produced)) context.hold.void(outcome);
+      else void postUsage(context, outcome, usageOfProduced());
+      if (!clientStream) throw error;
+      if (!response.writableEnded) clientStream.fail(error);
       return;
     }
     default: {
@@ -268,15 +385,15 @@ function nothingProduced(produced: { text: string; toolCalls: readonly ToolCall[
   return produced.text === "" && produced.toolCalls.length === 0;
 }
 
-/** The usage replaces the hold; written after the answer (the hold is the durable witness meanwhile). */
-function postUsage(context: GenerationContext, outcome: Outcome, usage: ResolvedUsage): void {
-  context.hold.post({
+/** The usage replaces the hold; resolves once it is durable in the ledger. */
+function postUsage(context: GenerationContext, outcome: Outcome, usage: ResolvedUsage): Promise<void> {
+  if (context.observation)
+    context.observation.tokens = { input: usage.tokens.input, output: usage.tokens.output };
+  return context.hold.post({
     tokens: usage.tokens,
     usageSource: usage.source,
     outcome,
   });
-  if (context.observation)
-    context.observation.tokens = { input: usage.tokens.input, output: usage.tokens.output };
 }
 
 /**

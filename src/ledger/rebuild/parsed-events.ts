@@ -32,9 +32,10 @@ export const usageChargedRows = {
     parsed.account->>'id' AS account_id, parsed.model, parsed.endpoint, parsed."startedAt" AS started_at,
     parsed."amountWon" AS amount_won, parsed.breakdown, tokens.input AS input_tokens,
     tokens.cached AS cached_tokens, tokens.output AS output_tokens, tokens.reasoning AS reasoning_tokens,
-    ${occurredAt}`,
+    parsed.correction, ${occurredAt}`,
+  // `correction`: null but on the charge of a correcting usage (rare), whose fields the folds read themselves.
   record: `"requestId" text, "keyId" text, account json, model text, endpoint text, "startedAt" timestamptz,
-    "amountWon" numeric, breakdown json`,
+    "amountWon" numeric, breakdown json, correction json`,
   nested: `LEFT JOIN LATERAL json_to_record(parsed.breakdown) AS charge(tokens json) ON true
     LEFT JOIN LATERAL json_to_record(charge.tokens) AS tokens(input bigint, cached bigint, output bigint,
       reasoning bigint) ON true`,

@@ -124,6 +124,7 @@ export class PostgresEventStore implements EventStore {
    */
   async authorizeUsage(
     requests: readonly UsageAuthorizationRequest[],
+    commit: { waitForFlush: boolean } = { waitForFlush: true },
   ): Promise<UsageAuthorizationDecision[]> {
     if (requests.length === 0) return [];
     const result = await this.pool.query<{
@@ -136,7 +137,11 @@ export class PostgresEventStore implements EventStore {
       limit_value: string | null;
     }>({
       name: "ledger-authorize-usage",
-      text: "SELECT * FROM ledger_authorize_usage($1::json, $2)",
+      // The statement is its own transaction, so a transaction-local setting made in it governs its commit.
+      // Holds whose answer waits for a later synchronous commit need not wait for this one's flush: the
+      // WAL is flushed in order, so that later commit makes them durable too (see HoldAuthorizer).
+      text: `SELECT authorized.* FROM ledger_authorize_usage($1::json, $2) authorized,
+               (SELECT set_config('synchronous_commit', $3, true)) commit_setting`,
       values: [
         JSON.stringify(
           requests.map((request, ordinal) => ({
@@ -151,6 +156,7 @@ export class PostgresEventStore implements EventStore {
           })),
         ),
         this.transactionOrderOffset,
+        commit.waitForFlush ? "on" : "off",
       ],
     });
     if (result.rows.some((row) => row.hold_won !== null)) this.notifySubscribers();

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { settleOrphanHolds } from "../../../src/billing/holds/orphan-hold-settlement";
+import { HeartbeatWatch, settleOrphanHolds } from "../../../src/billing/holds/orphan-hold-settlement";
 import { UsageOutbox } from "../../../src/billing/holds/usage-outbox";
 import { createPricingReadModel } from "../../../src/billing/read-models/pricing-read-model";
 import { GroupCommitAppender } from "../../../src/ledger/store/group-commit-appender";
@@ -10,8 +10,18 @@ import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-
 
 /**
  * C10 orphans: a hold whose gateway process stopped beating, or that outlived its request, is settled by
- * the sweep as an interrupted, estimated usage — once, whoever else tries — and its charge enqueued.
+ * the sweep as an interrupted, estimated usage — once, whoever else tries — and its charge enqueued; the
+ * gateway's own settlement arriving after it becomes a correction, never dropped. The sweep judges only
+ * after watching the heartbeats for a whole window itself.
  */
+
+/** A watch that has been reading the heartbeats for a minute already (gaps up to an hour allowed). */
+async function longWatch(pool: { query(text: string): Promise<{ rows: { now_ms: string }[] }> }) {
+  const watch = new HeartbeatWatch(3_600_000);
+  const now = await pool.query("SELECT (extract(epoch FROM now()) * 1000)::bigint AS now_ms");
+  watch.read(Number(now.rows[0]!.now_ms) - 60_000);
+  return watch;
+}
 
 const account = { kind: "user" as const, id: "orphaned" };
 const keyId = "6a1f4f5e-8c4b-4d0e-9a57-1c2b3d4e5f60";
@@ -45,7 +55,8 @@ describe("orphan hold settlement", () => {
   let harness: GatewayHarness;
   let store: PostgresEventStore;
   const enqueued: string[] = [];
-  const sweep = () =>
+  let watch: HeartbeatWatch;
+  const sweep = (sweepWatch = watch) =>
     settleOrphanHolds(
       {
         database: harness.service.ledger.pool,
@@ -54,7 +65,8 @@ describe("orphan hold settlement", () => {
         enqueueCharges: async (requestIds) => void enqueued.push(...requestIds),
         clock: () => new Date(),
       },
-      { presumedDeadAfterMs: 10_000, holdAgeMinMs: 0, holdsPerSweepMax: 100 },
+      { presumedDeadAfterMs: 10_000, observationGapMaxMs: 3_600_000, holdAgeMinMs: 0, holdsPerSweepMax: 100 },
+      sweepWatch,
     );
   const streamOf = async (requestId: string) =>
     (
@@ -67,6 +79,7 @@ describe("orphan hold settlement", () => {
   beforeAll(async () => {
     harness = await startGatewayHarness({ label: "orphan_holds" });
     store = harness.service.ledger.store as PostgresEventStore;
+    watch = await longWatch(harness.service.ledger.pool);
     await harness.topUp(account, "100");
     await harness.service.ledger.pool.query(
       "INSERT INTO gateway_instances (instance_id, seen_at) VALUES ('gateway-alive', now())",
@@ -79,11 +92,14 @@ describe("orphan hold settlement", () => {
   it("given holds of a dead process, a live one and an expired one, when the sweep runs, then it settles the dead and the expired once", async () => {
     // Given
     const later = new Date(Date.now() + 600_000);
-    const decisions = await store.authorizeUsage([
-      authorization("req_dead", "gateway-dead", later),
-      authorization("req_alive", "gateway-alive", later),
-      authorization("req_expired", "gateway-alive", new Date(Date.now() - 1_000)),
-    ]);
+    const decisions = await store.authorizeUsage(
+      [
+        authorization("req_dead", "gateway-dead", later),
+        authorization("req_alive", "gateway-alive", later),
+        authorization("req_expired", "gateway-alive", new Date(Date.now() - 1_000)),
+      ],
+      { waitForFlush: true },
+    );
     expect(decisions.map((decision) => decision.kind)).toEqual(["held", "held", "held"]);
 
     // When
@@ -115,8 +131,10 @@ describe("orphan hold settlement", () => {
     expect(funds.rows[0]).toEqual({ held_won: "4", pending_won: "0.700000" });
   });
 
-  it("given a hold the sweep settled, when its gateway's own settlement arrives late, then it is dropped", async () => {
-    await store.authorizeUsage([authorization("req_late", "gateway-dead", new Date(Date.now() + 600_000))]);
+  it("given a hold the sweep settled, when its gateway's own settlement arrives late, then it is recorded as a correction", async () => {
+    await store.authorizeUsage([authorization("req_late", "gateway-dead", new Date(Date.now() + 600_000))], {
+      waitForFlush: true,
+    });
     await sweep();
     const outbox = new UsageOutbox({
       appender: new GroupCommitAppender(store, 10),
@@ -130,10 +148,48 @@ describe("orphan hold settlement", () => {
     outbox.void({ requestId: "req_late", account, releasedWon: "4", reason: "upstream-failed" }, "key:x");
     expect(await outbox.drain(5_000)).toBe(0);
 
-    expect((await streamOf("req_late")).map((event) => event.type)).toEqual([
-      "UsageAuthorized",
-      "UsageRecorded",
-    ]);
-    expect(enqueued).not.toContain("late:req_late");
+    const stream = await streamOf("req_late");
+    expect(stream.map((event) => event.type)).toEqual(["UsageAuthorized", "UsageRecorded", "UsageRecorded"]);
+    expect(stream[2]!.data).toMatchObject({ heldWon: "0", pendingWon: "-0.350000", corrects: {} });
+    expect(enqueued).toContain("late:req_late");
+  });
+
+  it("given a sweeper that has not watched the heartbeats for a whole window (it just started, or its database was away), then it settles nothing", async () => {
+    await store.authorizeUsage(
+      [authorization("req_unwatched", "gateway-dead", new Date(Date.now() - 1_000))],
+      {
+        waitForFlush: true,
+      },
+    );
+    const fresh = new HeartbeatWatch(3_600_000);
+
+    const result = await sweep(fresh);
+
+    expect(result).toEqual({ settledCount: 0, watchedMs: 0 });
+    expect((await streamOf("req_unwatched")).map((event) => event.type)).toEqual(["UsageAuthorized"]);
+    await sweep();
+  });
+
+  it("given a dead gateway's stream with a progress record, then it is settled for the output recorded; a renewed hold is not settled", async () => {
+    const pool = harness.service.ledger.pool;
+    await store.authorizeUsage(
+      [
+        authorization("req_progressed", "gateway-dead", new Date(Date.now() + 600_000)),
+        authorization("req_renewed", "gateway-alive", new Date(Date.now() - 1_000)),
+      ],
+      { waitForFlush: true },
+    );
+    await pool.query(
+      `INSERT INTO hold_progress (request_id, gateway_instance, output_tokens, renewed_until, recorded_at)
+       VALUES ('req_progressed', 'gateway-dead', 137, now() + interval '10 minutes', now()),
+              ('req_renewed', 'gateway-alive', 5, now() + interval '10 minutes', now())`,
+    );
+    await pool.query("UPDATE gateway_instances SET seen_at = now() WHERE instance_id = 'gateway-alive'");
+
+    await sweep();
+
+    const progressed = await streamOf("req_progressed");
+    expect(progressed[1]!.data).toMatchObject({ outcome: "interrupted", tokens: { output: 137 } });
+    expect((await streamOf("req_renewed")).map((event) => event.type)).toEqual(["UsageAuthorized"]);
   });
 });

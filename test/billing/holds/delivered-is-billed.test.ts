@@ -1,0 +1,304 @@
+import OpenAI from "openai";
+import { afterEach, describe, expect, it } from "vitest";
+import { allProjections } from "../../../projections";
+import { Money } from "../../../src/billing/money";
+import { verifyProjections } from "../../../src/ledger/verify-projections";
+import { createTestDatabase, type TestDatabase } from "../../support/database";
+import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
+import { startTcpProxy, type TcpProxy } from "../../support/tcp-proxy";
+
+/**
+ * C10, "what was delivered is billed", against the real service: two gateways and a worker on one ledger,
+ * slow streams, PostgreSQL away for 15 s, streams longer than a hold's lifetime or the stream deadline, a
+ * stop that cuts streams, and back-to-back requests through different gateways. In every case each answered
+ * request is billed exactly once for the tokens its client received, and the ledger verifies clean.
+ */
+
+const account = "delivered";
+const streamPrompt = "Tell me a long story about rivers, mountains and the sea, with many details";
+
+interface StreamResult {
+  requestId: string;
+  text: string;
+  usage: { prompt_tokens: number; completion_tokens: number } | undefined;
+  error: unknown;
+}
+
+async function streamThrough(
+  harness: GatewayHarness,
+  key: string,
+  maxTokens?: number,
+): Promise<StreamResult> {
+  const client = new OpenAI({ apiKey: key, baseURL: harness.baseUrl, maxRetries: 0, timeout: 120_000 });
+  const result: StreamResult = { requestId: "", text: "", usage: undefined, error: undefined };
+  try {
+    const { data: stream, response } = await client.chat.completions
+      .create({
+        model: "alpha-5.4-mini",
+        messages: [{ role: "user", content: streamPrompt }],
+        stream: true,
+        stream_options: { include_usage: true },
+        ...(maxTokens === undefined ? {} : { max_tokens: maxTokens }),
+      })
+      .withResponse();
+    result.requestId = response.headers.get("x-request-id") ?? "";
+    for await (const chunk of stream) {
+      result.text += chunk.choices[0]?.delta?.content ?? "";
+      if (chunk.usage) result.usage = chunk.usage;
+    }
+  } catch (error) {
+    result.error = error;
+  }
+  return result;
+}
+
+interface UsageRow {
+  stream_id: string;
+  type: string;
+  actor: string;
+  data: {
+    outcome?: string;
+    usageSource?: string;
+    tokens?: { input: number; output: number };
+    corrects?: unknown;
+    amountWon?: string;
+  };
+}
+
+async function usageEventsOf(harness: GatewayHarness, requestId: string): Promise<UsageRow[]> {
+  const result = await harness.service.ledger.pool.query<UsageRow>(
+    `SELECT stream_id, type, metadata->>'actor' AS actor, data FROM ledger_events
+     WHERE stream_id = $1 ORDER BY stream_version`,
+    [`usage-${requestId}`],
+  );
+  return result.rows;
+}
+
+async function fundsOf(harness: GatewayHarness) {
+  const result = await harness.service.ledger.pool.query<{
+    balance_won: string;
+    held_won: string;
+    pending_won: string;
+  }>(
+    "SELECT balance_won, held_won, pending_won FROM account_funds WHERE account_kind = 'user' AND account_id = $1",
+    [account],
+  );
+  return result.rows[0]!;
+}
+
+/** Waits until every hold of the account is settled and every usage charged. */
+async function settledFunds(harness: GatewayHarness, timeoutMs = 60_000) {
+  const deadlineMs = Date.now() + timeoutMs;
+  for (;;) {
+    const funds = await fundsOf(harness);
+    if (new Money(funds.held_won).isZero() && new Money(funds.pending_won).isZero()) return funds;
+    if (Date.now() > deadlineMs) throw new Error(`not settled: ${JSON.stringify(funds)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** The won charged for the account's requests, from the log. */
+async function chargedWon(harness: GatewayHarness): Promise<Money> {
+  const result = await harness.service.ledger.pool.query<{ amount: string | null }>(
+    "SELECT sum((data->>'amountWon')::numeric)::text AS amount FROM ledger_events WHERE type = 'UsageCharged' AND data->'account'->>'id' = $1",
+    [account],
+  );
+  return new Money(result.rows[0]!.amount ?? "0");
+}
+
+/** What the client received was billed: one first record of what it received, charges that add up. */
+async function expectBilledAsDelivered(
+  harness: GatewayHarness,
+  answered: readonly { requestId: string; usage: { prompt_tokens: number; completion_tokens: number } }[],
+) {
+  for (const { requestId, usage } of answered) {
+    const events = await usageEventsOf(harness, requestId);
+    const records = events.filter((event) => event.type === "UsageRecorded");
+    // The record that counts is the last: the gateway's own, or its correction of a sweep's estimate.
+    const final = records.at(-1)!;
+    expect(final.data, requestId).toMatchObject({
+      outcome: "completed",
+      usageSource: "upstream",
+      tokens: { input: usage.prompt_tokens, output: usage.completion_tokens },
+    });
+    expect(events.filter((event) => event.type === "UsageCharged")).toHaveLength(records.length);
+  }
+}
+
+let database: TestDatabase | undefined;
+const harnesses: GatewayHarness[] = [];
+let proxy: TcpProxy | undefined;
+
+afterEach(async () => {
+  for (const harness of harnesses.splice(0).reverse()) await harness.close();
+  await proxy?.close();
+  proxy = undefined;
+  await database?.drop();
+  database = undefined;
+});
+
+async function provisionedKey(harness: GatewayHarness, credit = "10000"): Promise<string> {
+  await harness.topUp({ kind: "user", id: account }, credit);
+  return (await harness.issueKey(await harness.session(account))).key;
+}
+
+describe("what was delivered is billed", () => {
+  it("given two gateways and slow streams, when PostgreSQL is away for 15 s, then every answered request is billed for what it delivered, none by the sweep", async () => {
+    // Given: every connection of both gateways and the worker goes through a proxy the test can cut
+    if (!process.env.REDIS_URL) throw new Error("REDIS_URL must be set");
+    database = await createTestDatabase("delivered_outage");
+    const server = new URL(database.url);
+    proxy = await startTcpProxy({ host: server.hostname, port: Number(server.port || 5432) });
+    const proxied = { ...database, url: proxy.urlFor(database.url) };
+    const first = await startGatewayHarness({
+      database: proxied,
+      billing: { redisUrl: process.env.REDIS_URL },
+      // About 25 s per answer of ~100 tokens: every stream spans the outage.
+      simulator: { tokensPerSecond: 4 },
+    });
+    harnesses.push(first);
+    const second = await startGatewayHarness({
+      database: proxied,
+      charges: first.charges,
+      simulator: { tokensPerSecond: 4 },
+    });
+    harnesses.push(second);
+    const key = await provisionedKey(first);
+    const streams = [first, second, first, second, first, second].map((harness) =>
+      streamThrough(harness, key),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+
+    // When: the database goes away for 15 s, then comes back
+    await proxy.cut();
+    await new Promise((resolve) => setTimeout(resolve, 15_000));
+    await proxy.restore();
+    const results = await Promise.all(streams);
+
+    // Then: every stream answered in full and billed for exactly what its client received
+    const answered = results.map((result) => {
+      expect(result.error, result.requestId).toBeUndefined();
+      expect(result.usage, result.requestId).toBeDefined();
+      return { requestId: result.requestId, usage: result.usage! };
+    });
+    const funds = await settledFunds(first);
+    await expectBilledAsDelivered(first, answered);
+    const swept = await first.service.ledger.pool.query(
+      "SELECT count(*)::int AS count FROM ledger_events WHERE metadata->>'actor' = 'system:orphan-hold-sweep'",
+    );
+    expect(swept.rows[0]).toEqual({ count: 0 });
+    expect(new Money(10_000).minus(await chargedWon(first)).equals(funds.balance_won)).toBe(true);
+    expect(
+      await verifyProjections({
+        pool: first.service.ledger.pool,
+        store: first.service.ledger.store,
+        projections: allProjections,
+      }),
+    ).toEqual([]);
+  }, 150_000);
+
+  it("given a hold lifetime shorter than a stream, when the stream runs on, then its hold is renewed, never swept, and billed in full", async () => {
+    // Given: holds good for 6 s unless renewed; a worker sweeping; a stream of about 15 s
+    if (!process.env.REDIS_URL) throw new Error("REDIS_URL must be set");
+    const harness = await startGatewayHarness({
+      label: "delivered_lifetime",
+      billing: { redisUrl: process.env.REDIS_URL },
+      simulator: { tokensPerSecond: 8 },
+      service: { settlementTimings: { holdLifetimeMs: 6_000 } },
+    });
+    harnesses.push(harness);
+    const key = await provisionedKey(harness);
+
+    // When
+    const result = await streamThrough(harness, key);
+
+    // Then
+    expect(result.error).toBeUndefined();
+    await settledFunds(harness);
+    const events = await usageEventsOf(harness, result.requestId);
+    expect(events.map((event) => event.type)).toEqual(["UsageAuthorized", "UsageRecorded", "UsageCharged"]);
+    // Recorded by the gateway that served it, not by the sweep.
+    expect(events[1]!.actor).toMatch(/^key:/);
+    await expectBilledAsDelivered(harness, [{ requestId: result.requestId, usage: result.usage! }]);
+  }, 90_000);
+
+  it("given a stream deadline, when a stream runs past it, then the client gets an error event and the output delivered is billed as deadline-exceeded", async () => {
+    const harness = await startGatewayHarness({
+      label: "delivered_deadline",
+      // Answers of 60 tokens or more last 10 s or more: far past the deadline.
+      simulator: { tokensPerSecond: 6 },
+      service: { settlementTimings: { streamDeadlineMs: 1_500 } },
+    });
+    harnesses.push(harness);
+    const key = await provisionedKey(harness);
+
+    const result = await streamThrough(harness, key);
+
+    expect(result.text.length).toBeGreaterThan(0);
+    expect(result.error).toBeInstanceOf(OpenAI.APIError);
+    expect((result.error as InstanceType<typeof OpenAI.APIError>).message).toContain("stream deadline");
+    const recorded = (await usageEventsOf(harness, result.requestId)).find(
+      (event) => event.type === "UsageRecorded",
+    );
+    expect(recorded?.data).toMatchObject({ outcome: "deadline-exceeded", usageSource: "estimated" });
+    expect(recorded!.data.tokens!.output).toBeGreaterThan(0);
+  }, 60_000);
+
+  it("given streams running at the drain bound, when the gateway stops, then each client gets an error event and its usage says the gateway cut it (shutdown)", async () => {
+    const harness = await startGatewayHarness({
+      label: "delivered_drain",
+      simulator: { tokensPerSecond: 10 },
+      service: { settlementTimings: { shutdownDrainMs: 1_000 } },
+    });
+    harnesses.push(harness);
+    const key = await provisionedKey(harness);
+    const streams = [streamThrough(harness, key), streamThrough(harness, key)];
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+
+    const { requestsCut } = await harness.service.drain();
+    const results = await Promise.all(streams);
+
+    expect(requestsCut).toBe(2);
+    for (const result of results) {
+      expect(result.text.length).toBeGreaterThan(0);
+      // The format's own error event reached the client: the SDK raises it as an API error, not a socket error.
+      expect(result.error).toBeInstanceOf(OpenAI.APIError);
+      expect(String(result.error)).toContain("shutting down");
+      const recorded = (await usageEventsOf(harness, result.requestId)).find(
+        (event) => event.type === "UsageRecorded",
+      );
+      expect(recorded?.data).toMatchObject({ outcome: "shutdown" });
+      expect(recorded!.data.tokens!.output).toBeGreaterThan(0);
+    }
+  }, 60_000);
+
+  it("given an account with room, when requests alternate between two gateways back to back, then none is refused", async () => {
+    // Given: ₩5, and holds that take everything available (max_tokens far above what ₩5 buys)
+    database = await createTestDatabase("delivered_back_to_back");
+    const first = await startGatewayHarness({ database });
+    harnesses.push(first);
+    const second = await startGatewayHarness({ database, charges: first.charges });
+    harnesses.push(second);
+    const key = await provisionedKey(first, "5");
+
+    // When: 15 requests, each sent the moment the previous answer arrived, alternating gateways
+    const statuses: number[] = [];
+    for (let index = 0; index < 15; index++) {
+      const harness = index % 2 === 0 ? first : second;
+      const answer = await fetch(`${harness.baseUrl}/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "alpha-5.4-mini",
+          messages: [{ role: "user", content: "Hi" }],
+          max_tokens: 100_000,
+        }),
+      });
+      statuses.push(answer.status);
+      await answer.text();
+    }
+
+    // Then: each request costs far less than ₩1, so all 15 fit
+    expect(statuses).toEqual(Array.from({ length: 15 }, () => 200));
+  }, 60_000);
+});

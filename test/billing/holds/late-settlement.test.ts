@@ -1,0 +1,325 @@
+import { randomUUID } from "node:crypto";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allProjections } from "../../../projections";
+import { chargeUsages } from "../../../src/billing/charging/charge-usage";
+import { costWonOf } from "../../../src/billing/holds/hold-pricing";
+import { HeartbeatWatch, settleOrphanHolds } from "../../../src/billing/holds/orphan-hold-settlement";
+import { UsageOutbox } from "../../../src/billing/holds/usage-outbox";
+import { Money } from "../../../src/billing/money";
+import { createPricingReadModel } from "../../../src/billing/read-models/pricing-read-model";
+import type { EventData } from "../../../src/ledger/events";
+import { rebuildProjections } from "../../../src/ledger/ledger-maintenance";
+import { GroupCommitAppender } from "../../../src/ledger/store/group-commit-appender";
+import type { PostgresEventStore } from "../../../src/ledger/store/postgres-event-store";
+import { verifyProjections } from "../../../src/ledger/verify-projections";
+import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
+
+/**
+ * C10, "what was delivered is billed": when the orphan sweep settled a request with its estimate before the
+ * gateway that served it could (it was presumed dead), the gateway's settlement is recorded as a correction
+ * on the same usage stream and charged for the difference exactly once; and when a JSON hold's commit was
+ * lost in a database crash, the usage is still recorded. Balances, pending, the billing history, usage by
+ * day and `ledger verify` all agree with what was delivered.
+ */
+
+const account = { kind: "user" as const, id: "late-settler" };
+const keyId = "0f4b7c2e-1d3a-4e5f-8a9b-0c1d2e3f4a5b";
+const model = "alpha-5.4-mini";
+
+describe("late settlements become corrections", () => {
+  let harness: GatewayHarness;
+  let store: PostgresEventStore;
+  const enqueued: string[] = [];
+  const pool = () => harness.service.ledger.pool;
+
+  const outbox = () =>
+    new UsageOutbox({
+      appender: new GroupCommitAppender(store, 10),
+      store,
+      charges: { enqueueCharge: (requestId) => void enqueued.push(requestId) },
+      logger: pino({ level: "silent" }),
+      entriesMax: 10,
+      retryDelaysMs: [10],
+    });
+
+  async function hold(requestId: string): Promise<string> {
+    const startedAt = new Date().toISOString();
+    const [decision] = await store.authorizeUsage(
+      [
+        {
+          eventId: randomUUID(),
+          streamId: `usage-${requestId}`,
+          event: {
+            data: {
+              requestId,
+              keyId,
+              account,
+              userId: account.id,
+              organizationId: null,
+              model,
+              endpoint: "chat.completions",
+              streamed: true,
+              startedAt,
+              estimate: { inputTokensMax: 4_000, outputTokensMax: 1_024, estimatedWon: "5" },
+              gatewayInstance: "gateway-partitioned",
+              expiresAt: new Date(Date.now() + 600_000).toISOString(),
+            },
+            metadata: { actor: `key:${keyId}`, correlationId: requestId, occurredAt: startedAt },
+          },
+        },
+      ],
+      { waitForFlush: true },
+    );
+    expect(decision?.kind).toBe("held");
+    return startedAt;
+  }
+
+  async function sweep(): Promise<number> {
+    const watch = new HeartbeatWatch(3_600_000);
+    const now = await pool().query<{ now_ms: string }>(
+      "SELECT (extract(epoch FROM now()) * 1000)::bigint AS now_ms",
+    );
+    watch.read(Number(now.rows[0]!.now_ms) - 60_000);
+    const { settledCount } = await settleOrphanHolds(
+      {
+        database: pool(),
+        store,
+        pricing: createPricingReadModel(pool()),
+        enqueueCharges: async () => {},
+        clock: () => new Date(),
+      },
+      { presumedDeadAfterMs: 10_000, observationGapMaxMs: 3_600_000, holdAgeMinMs: 0, holdsPerSweepMax: 100 },
+      watch,
+    );
+    return settledCount;
+  }
+
+  const charge = (requestIds: string[]) =>
+    chargeUsages(
+      {
+        store,
+        waiter: harness.service.waiter,
+        pricing: createPricingReadModel(pool()),
+        clock: () => new Date(),
+        projectionWaitTimeoutMs: 10_000,
+      },
+      requestIds,
+    );
+
+  async function deliveredUsage(
+    requestId: string,
+    startedAt: string,
+    tokens: EventData<"UsageRecorded">["tokens"],
+  ): Promise<EventData<"UsageRecorded">> {
+    const [pricing] = await createPricingReadModel(pool()).pricingAt([
+      { model, organizationId: null, startedAt: new Date(startedAt) },
+    ]);
+    return {
+      requestId,
+      keyId,
+      account,
+      userId: account.id,
+      organizationId: null,
+      model,
+      endpoint: "chat.completions",
+      streamed: true,
+      outcome: "completed",
+      tokens,
+      usageSource: "upstream",
+      startedAt,
+      heldWon: "5",
+      pendingWon: costWonOf(pricing!, tokens),
+    };
+  }
+
+  const streamTypes = async (requestId: string) =>
+    (await store.readStream(`usage-${requestId}`)).map((event) =>
+      event.type === "UsageRecorded" && event.data.corrects ? "UsageRecorded(correction)" : event.type,
+    );
+  const funds = async () =>
+    (
+      await pool().query<{ balance_won: string; held_won: string; pending_won: string }>(
+        "SELECT balance_won, held_won, pending_won FROM account_funds WHERE account_kind = $1 AND account_id = $2",
+        [account.kind, account.id],
+      )
+    ).rows[0]!;
+  const billingRow = async (requestId: string) => {
+    await harness.service.waiter.waitFor(
+      (await store.readStream(`usage-${requestId}`)).at(-1)!.position,
+      ["billing-history", "usage-by-day", "balances"],
+      10_000,
+    );
+    return (
+      await pool().query<{ amount_won: string; breakdown: { tokens: { output: number } } }>(
+        "SELECT amount_won, breakdown FROM projection_billing_history WHERE request_id = $1",
+        [requestId],
+      )
+    ).rows[0];
+  };
+
+  beforeAll(async () => {
+    harness = await startGatewayHarness({ label: "late_settlement" });
+    store = harness.service.ledger.store as PostgresEventStore;
+    await harness.topUp(account, "1000");
+  }, 60_000);
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  it("given a request the sweep settled with its estimate, when its gateway records the delivered usage, then a correction is recorded and charged for the difference once", async () => {
+    // Given: held, then settled by the sweep (output unknown: 0)
+    const before = await funds();
+    const startedAt = await hold("req_corrected");
+    expect(await sweep()).toBe(1);
+
+    // When: the gateway's own settlement arrives
+    const delivered = await deliveredUsage("req_corrected", startedAt, {
+      input: 900,
+      cached: null,
+      output: 2_000,
+      reasoning: null,
+    });
+    const writes = outbox();
+    await writes.record(delivered, `key:${keyId}`);
+
+    // Then: recorded as a correction, enqueued, and charged (both charges in one append) exactly once
+    expect(await streamTypes("req_corrected")).toEqual([
+      "UsageAuthorized",
+      "UsageRecorded",
+      "UsageRecorded(correction)",
+    ]);
+    expect(enqueued).toContain("req_corrected");
+    const first = await charge(["req_corrected", "req_corrected"]);
+    expect(first.get("req_corrected")).toMatchObject({ status: "fulfilled", value: { kind: "charged" } });
+    const again = await charge(["req_corrected"]);
+    expect(again.get("req_corrected")).toMatchObject({
+      status: "fulfilled",
+      value: { kind: "already-charged" },
+    });
+    expect(await streamTypes("req_corrected")).toEqual([
+      "UsageAuthorized",
+      "UsageRecorded",
+      "UsageRecorded(correction)",
+      "UsageCharged",
+      "UsageCharged",
+    ]);
+    const stream = await store.readStream("usage-req_corrected");
+    const [estimateCharge, correctionCharge] = stream.slice(3) as Extract<
+      (typeof stream)[number],
+      { type: "UsageCharged" }
+    >[];
+    // The correction's amount is exactly the delivered charge minus the estimate's.
+    expect(
+      new Money(correctionCharge!.data.amountWon).equals(
+        new Money(correctionCharge!.data.breakdown.amountWon).minus(estimateCharge!.data.amountWon),
+      ),
+    ).toBe(true);
+    expect(correctionCharge!.data.correction?.correctedAmountWon).toBe(estimateCharge!.data.amountWon);
+    expect(correctionCharge!.data.breakdown.amountWon).toBe(delivered.pendingWon);
+
+    // The account paid for what was delivered: no hold, no pending, the delivered charge taken once.
+    const after = await funds();
+    expect(new Money(after.held_won).equals(before.held_won)).toBe(true);
+    expect(new Money(after.pending_won).equals(before.pending_won)).toBe(true);
+    expect(new Money(before.balance_won).minus(after.balance_won).equals(delivered.pendingWon!)).toBe(true);
+    const row = await billingRow("req_corrected");
+    expect(new Money(row!.amount_won).equals(delivered.pendingWon!)).toBe(true);
+    expect(row!.breakdown.tokens.output).toBe(2_000);
+  });
+
+  it("given the estimate already charged, when the gateway's usage arrives, then only the difference is charged", async () => {
+    const before = await funds();
+    const startedAt = await hold("req_charged_first");
+    expect(await sweep()).toBe(1);
+    await charge(["req_charged_first"]);
+    expect(await streamTypes("req_charged_first")).toEqual([
+      "UsageAuthorized",
+      "UsageRecorded",
+      "UsageCharged",
+    ]);
+
+    const delivered = await deliveredUsage("req_charged_first", startedAt, {
+      input: 1_200,
+      cached: null,
+      output: 40,
+      reasoning: null,
+    });
+    await outbox().record(delivered, `key:${keyId}`);
+    await charge(["req_charged_first"]);
+
+    expect(await streamTypes("req_charged_first")).toEqual([
+      "UsageAuthorized",
+      "UsageRecorded",
+      "UsageCharged",
+      "UsageRecorded(correction)",
+      "UsageCharged",
+    ]);
+    const after = await funds();
+    expect(new Money(before.balance_won).minus(after.balance_won).equals(delivered.pendingWon!)).toBe(true);
+    expect(new Money(after.pending_won).equals(before.pending_won)).toBe(true);
+  });
+
+  it("given a request the sweep settled, when its gateway voids it (nothing was delivered), then the estimate is refunded in full", async () => {
+    const before = await funds();
+    await hold("req_voided_late");
+    expect(await sweep()).toBe(1);
+
+    await outbox().void(
+      { requestId: "req_voided_late", account, releasedWon: "5", reason: "upstream-failed" },
+      `key:${keyId}`,
+    );
+    await charge(["req_voided_late"]);
+
+    const stream = await store.readStream("usage-req_voided_late");
+    const correction = stream[2];
+    expect(correction?.type === "UsageRecorded" && correction.data).toMatchObject({
+      outcome: "upstream-failed",
+      tokens: { input: 0, output: 0 },
+      heldWon: "0",
+    });
+    const after = await funds();
+    for (const column of ["balance_won", "held_won", "pending_won"] as const)
+      expect(new Money(after[column]).equals(before[column]), column).toBe(true);
+  });
+
+  it("given a hold whose commit was lost with a database crash, when the usage is recorded, then it is recorded without a hold", async () => {
+    const before = await funds();
+    const startedAt = new Date().toISOString();
+    const delivered = await deliveredUsage("req_hold_lost", startedAt, {
+      input: 100,
+      cached: null,
+      output: 100,
+      reasoning: null,
+    });
+
+    await outbox().record(delivered, `key:${keyId}`);
+    await charge(["req_hold_lost"]);
+
+    const stream = await store.readStream("usage-req_hold_lost");
+    expect(stream.map((event) => event.type)).toEqual(["UsageRecorded", "UsageCharged"]);
+    expect(stream[0]?.type === "UsageRecorded" && stream[0].data.heldWon).toBeNull();
+    const after = await funds();
+    expect(new Money(before.balance_won).minus(after.balance_won).equals(delivered.pendingWon!)).toBe(true);
+    expect(new Money(after.held_won).equals(before.held_won)).toBe(true);
+  });
+
+  it("given all of the above, then ledger verify finds the projections equal to a fold of the log, and a rebuild in SQL agrees", async () => {
+    await billingRow("req_hold_lost");
+    const context = { pool: pool(), store, projections: allProjections };
+    expect(await verifyProjections(context)).toEqual([]);
+    const usageByDay = async () =>
+      (
+        await pool().query(
+          "SELECT day, requests, amount_won, input_tokens, output_tokens FROM projection_usage_by_day WHERE account_id = $1 ORDER BY day",
+          [account.id],
+        )
+      ).rows;
+    const live = await usageByDay();
+    // Four requests, each counted once, whatever their corrections.
+    expect(live.reduce((sum, row) => sum + Number(row.requests), 0)).toBe(4);
+    await rebuildProjections(context, { batchSizeMax: 1_000 });
+    expect(await usageByDay()).toEqual(live);
+    expect(await verifyProjections(context)).toEqual([]);
+  }, 60_000);
+});

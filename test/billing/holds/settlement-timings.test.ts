@@ -1,0 +1,66 @@
+import { describe, expect, it } from "vitest";
+import { HeartbeatWatch } from "../../../src/billing/holds/orphan-hold-settlement";
+import {
+  assertSettlementTimings,
+  defaultSettlementTimings,
+} from "../../../src/billing/holds/settlement-timings";
+import { ConfigError, loadConfig } from "../../../src/config";
+
+/**
+ * The timings C10's promises rest on are checked together at start, and the sweeper's watch over the
+ * heartbeats is unbroken only while its reads keep coming: a failed read or a gap starts it anew.
+ */
+
+describe("settlement timings", () => {
+  it("given the defaults, then they hold together", () => {
+    expect(assertSettlementTimings(defaultSettlementTimings)).toEqual(defaultSettlementTimings);
+  });
+
+  it.each([
+    [{ heartbeatIntervalMs: 4_000 }, "heartbeatIntervalMs × 3 must be ≤ presumedDeadAfterMs"],
+    [{ progressIntervalMs: 3_000, holdLifetimeMs: 6_000 }, "progressIntervalMs × 3 must be ≤ holdLifetimeMs"],
+    [{ orphanSweepIntervalMs: 6_000 }, "orphanSweepIntervalMs must be < observationGapMaxMs"],
+    [{ observationGapMaxMs: 20_000 }, "observationGapMaxMs must be < presumedDeadAfterMs"],
+    [{ streamDeadlineMs: 0 }, "streamDeadlineMs must be a positive whole number"],
+  ])("given %o, then start is refused naming the relation", (change, message) => {
+    expect(() => assertSettlementTimings({ ...defaultSettlementTimings, ...change })).toThrow(message);
+  });
+
+  it("given timings from the environment that contradict each other, then the configuration error names the variables", () => {
+    expect(() => loadConfig({ HOLD_LIFETIME_MS: "3000" })).toThrow(ConfigError);
+    expect(() => loadConfig({ HOLD_LIFETIME_MS: "3000" })).toThrow(
+      /HOLD_LIFETIME_MS.*progressIntervalMs × 3/,
+    );
+    expect(loadConfig({ STREAM_DEADLINE_MS: "60000" }).settlementTimings.streamDeadlineMs).toBe(60_000);
+    expect(() => loadConfig({ SHUTDOWN_DRAIN_MS: "ten" })).toThrow(/SHUTDOWN_DRAIN_MS/);
+  });
+});
+
+describe("the sweeper's watch over the heartbeats", () => {
+  it("given reads every 2 s, then the watch grows with them", () => {
+    const watch = new HeartbeatWatch(5_000);
+    for (let atMs = 0; atMs <= 12_000; atMs += 2_000) watch.read(atMs);
+    expect(watch.watchedMs).toBe(12_000);
+  });
+
+  it("given a failed read, then the watch starts anew at the next read", () => {
+    const watch = new HeartbeatWatch(5_000);
+    watch.read(0);
+    watch.read(8_000 - 4_000);
+    watch.failed();
+    expect(watch.watchedMs).toBe(0);
+    watch.read(8_000);
+    watch.read(10_000);
+    expect(watch.watchedMs).toBe(2_000);
+  });
+
+  it("given a gap longer than allowed between two reads (a pause, an outage between sweeps), then the watch starts anew", () => {
+    const watch = new HeartbeatWatch(5_000);
+    watch.read(0);
+    watch.read(2_000);
+    watch.read(9_000);
+    expect(watch.watchedMs).toBe(0);
+    watch.read(11_000);
+    expect(watch.watchedMs).toBe(2_000);
+  });
+});
