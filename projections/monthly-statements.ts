@@ -16,7 +16,7 @@ import type { RecordedEvent, RecordedEventOf } from "../src/ledger/store/event-s
  * A charge belongs to the month of its request's start (the instant its price and FX rate were taken at,
  * C7), as in the billing history and the usage chart; a top-up to the month it was recorded in. Every
  * month row keeps the log position of the last event it sums: the signed checkpoint covering it seals the
- * statement.
+ * statement. A correction's charge (C10) is summed apart from the charges, in the request's month too.
  */
 
 type MonthRow = {
@@ -39,6 +39,19 @@ type ChargeGroupRow = {
   key_id: string;
   requests: string;
   amount_won: string;
+};
+
+type CorrectionRow = {
+  corrects_event_id: string;
+  request_id: string;
+  account_kind: string;
+  account_id: string;
+  month: string;
+  key_id: string;
+  model: string;
+  occurred_at: string;
+  amount_won: string;
+  corrected_amount_won: string;
 };
 
 type TopUpRow = {
@@ -103,6 +116,32 @@ export const statementTopUpsTable = defineTable<TopUpRow>({
   ],
 });
 
+/**
+ * Corrections (C10): the charge of a request's delivered usage after the orphan sweep's estimate was charged.
+ * Its `amountWon` is the difference it makes (negative when the estimate charged more); it belongs to the
+ * request's month, as its first charge does. One row per correction, keyed by the charge it corrects.
+ */
+export const statementCorrectionsTable = defineTable<CorrectionRow>({
+  name: "projection_statement_corrections",
+  columns: {
+    corrects_event_id: "text",
+    request_id: "text",
+    account_kind: "text",
+    account_id: "text",
+    month: "text",
+    key_id: "text",
+    model: "text",
+    occurred_at: "timestamptz",
+    amount_won: "numeric",
+    corrected_amount_won: "numeric",
+  },
+  primaryKey: ["corrects_event_id"],
+  writeOnly: true,
+  indexes: [
+    "CREATE INDEX IF NOT EXISTS projection_statement_corrections_account_month ON projection_statement_corrections (account_kind, account_id, month, occurred_at)",
+  ],
+});
+
 /** "2026-11" for an instant in November 2026, Seoul time. */
 export function seoulMonthOf(instant: string): string {
   return seoulDateOf(new Date(instant)).slice(0, "YYYY-MM".length);
@@ -151,7 +190,7 @@ export const monthlyStatementsProjection: ProjectionDefinition = {
   name: "monthly-statements",
   version: 1,
   handles: new Set(["CreditToppedUp", "UsageCharged"]),
-  tables: [statementMonthsTable, statementChargesTable, statementTopUpsTable],
+  tables: [statementMonthsTable, statementChargesTable, statementTopUpsTable, statementCorrectionsTable],
   evolve(rows, recorded) {
     const event = recorded as Handled & RecordedEvent;
     switch (event.type) {
@@ -177,6 +216,21 @@ export const monthlyStatementsProjection: ProjectionDefinition = {
           account_id: event.data.account.id,
           month: seoulMonthOf(event.data.startedAt),
         };
+        const correction = event.data.correction;
+        if (correction) {
+          addToMonth(rows, event, key, { correctionWon: event.data.amountWon });
+          rows.put(statementCorrectionsTable, {
+            corrects_event_id: correction.correctsEventId,
+            request_id: event.data.requestId,
+            ...key,
+            key_id: event.data.keyId,
+            model: event.data.model,
+            occurred_at: event.metadata.occurredAt,
+            amount_won: event.data.amountWon,
+            corrected_amount_won: correction.correctedAmountWon,
+          });
+          return;
+        }
         addToMonth(rows, event, key, { chargeWon: event.data.amountWon });
         const groupKey = { ...key, model: event.data.model, key_id: event.data.keyId };
         const group = rows.get(statementChargesTable, groupKey) ?? {
@@ -212,7 +266,11 @@ export const monthlyStatementsProjection: ProjectionDefinition = {
              UNION ALL
              SELECT account_kind, account_id, ${seoulMonthSql("started_at")}, 0, amount_won, 0, 1,
                     transaction_order, position
-             FROM ${usageChargedRows.table}) moved
+             FROM ${usageChargedRows.table} WHERE correction IS NULL
+             UNION ALL
+             SELECT account_kind, account_id, ${seoulMonthSql("started_at")}, 0, 0, amount_won, 0,
+                    transaction_order, position
+             FROM ${usageChargedRows.table} WHERE correction IS NOT NULL) moved
        GROUP BY account_kind, account_id, month
        ON CONFLICT (account_kind, account_id, month) DO UPDATE SET
          top_ups_won = trim_scale(shadow.top_ups_won + excluded.top_ups_won),
@@ -229,7 +287,7 @@ export const monthlyStatementsProjection: ProjectionDefinition = {
          requests, amount_won)
        SELECT account_kind, account_id, ${seoulMonthSql("started_at")}, model, key_id, count(*),
               trim_scale(sum(amount_won))
-       FROM ${usageChargedRows.table}
+       FROM ${usageChargedRows.table} WHERE correction IS NULL
        GROUP BY 1, 2, 3, 4, 5
        ON CONFLICT (account_kind, account_id, month, model, key_id) DO UPDATE SET
          requests = shadow.requests + excluded.requests,
@@ -239,6 +297,11 @@ export const monthlyStatementsProjection: ProjectionDefinition = {
        SELECT event_id, account_kind, account_id, ${seoulMonthSql("occurred_at")}, occurred_at, amount_won,
               reference
        FROM ${otherEventRows.table} WHERE type = 'CreditToppedUp'`,
+      `INSERT INTO ${shadowName(statementCorrectionsTable)} (corrects_event_id, request_id, account_kind, account_id,
+         month, key_id, model, occurred_at, amount_won, corrected_amount_won)
+       SELECT correction->>'correctsEventId', request_id, account_kind, account_id, ${seoulMonthSql("started_at")},
+              key_id, model, occurred_at, amount_won, (correction->>'correctedAmountWon')::numeric
+       FROM ${usageChargedRows.table} WHERE correction IS NOT NULL`,
     ],
   },
 };

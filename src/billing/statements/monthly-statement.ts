@@ -2,6 +2,7 @@ import type pg from "pg";
 import { pendingChargesTable } from "../../../projections/balances";
 import {
   statementChargesTable,
+  statementCorrectionsTable,
   statementMonthsTable,
   statementTopUpsTable,
 } from "../../../projections/monthly-statements";
@@ -39,6 +40,16 @@ export interface StatementTopUp {
   reference: string;
 }
 
+/** A request's late settlement (C10): what it added to the request's first charge, and that charge. */
+export interface StatementCorrection {
+  requestId: string;
+  keyId: string;
+  model: string;
+  occurredAt: string;
+  amountWon: string;
+  correctedAmountWon: string;
+}
+
 export interface StatementChargeGroup {
   requests: number;
   amountWon: string;
@@ -65,6 +76,7 @@ export interface MonthlyStatement {
   topUps: StatementTopUp[];
   chargesByModel: (StatementChargeGroup & { model: string })[];
   chargesByKey: (StatementChargeGroup & { keyId: string })[];
+  corrections: StatementCorrection[];
   generatedAt: string;
 }
 
@@ -154,9 +166,22 @@ async function readInSnapshot(
      ORDER BY model, key_id LIMIT $4`,
     [...key, statementLimits.linesMax + 1],
   );
-  if (topUps.rows.length > statementLimits.linesMax || groups.rows.length > statementLimits.linesMax)
+  const corrections = await client.query<StatementCorrection>(
+    `SELECT request_id AS "requestId", key_id AS "keyId", model,
+            to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "occurredAt",
+            amount_won::text AS "amountWon", corrected_amount_won::text AS "correctedAmountWon"
+     FROM ${statementCorrectionsTable.name}
+     WHERE account_kind = $1 AND account_id = $2 AND month = $3
+     ORDER BY occurred_at, request_id LIMIT $4`,
+    [...key, statementLimits.linesMax + 1],
+  );
+  if (
+    topUps.rows.length > statementLimits.linesMax ||
+    groups.rows.length > statementLimits.linesMax ||
+    corrections.rows.length > statementLimits.linesMax
+  )
     throw new StatementTooLargeError(
-      `the month holds more than ${statementLimits.linesMax} top-ups or model × key groups`,
+      `the month holds more than ${statementLimits.linesMax} top-ups, corrections or model × key groups`,
     );
   const pending = await client.query(
     `SELECT 1 FROM ${pendingChargesTable.name}
@@ -187,6 +212,11 @@ async function readInSnapshot(
     topUps: topUps.rows.map((row) => ({ ...row, amountWon: won(parseMoney(row.amountWon)) })),
     chargesByModel: groupBy(groups.rows, (row) => row.model).map(([model, group]) => ({ model, ...group })),
     chargesByKey: groupBy(groups.rows, (row) => row.key_id).map(([keyId, group]) => ({ keyId, ...group })),
+    corrections: corrections.rows.map((row) => ({
+      ...row,
+      amountWon: won(parseMoney(row.amountWon)),
+      correctedAmountWon: won(parseMoney(row.correctedAmountWon)),
+    })),
     generatedAt: now.toISOString(),
   };
   assertStatementAddsUp(statement);
@@ -232,6 +262,11 @@ export function assertStatementAddsUp(statement: MonthlyStatement): void {
       "charges by key",
       sumMoney(statement.chargesByKey.map((line) => amount(line.amountWon))),
       statement.chargesWon,
+    ],
+    [
+      "corrections",
+      sumMoney(statement.corrections.map((line) => amount(line.amountWon))),
+      statement.correctionsWon,
     ],
   ];
   for (const [name, sum, total] of lineSums)

@@ -45,7 +45,7 @@ export function statementCsvHead(statement: MonthlyStatement): string {
     ["summary", "opening_balance", statement.from, "", null, statement.openingBalanceWon],
     ["summary", "top_ups", "", "", statement.topUps.length, statement.topUpsWon],
     ["summary", "charges", "", "", statement.chargeCount, statement.chargesWon],
-    ["summary", "corrections", "", "", null, statement.correctionsWon],
+    ["summary", "corrections", "", "", statement.corrections.length, statement.correctionsWon],
     ["summary", "closing_balance", statement.to, "", null, statement.closingBalanceWon],
     ...statement.topUps.map(
       (topUp): Cells => ["top_up", topUp.eventId, topUp.occurredAt, topUp.reference, null, topUp.amountWon],
@@ -55,6 +55,16 @@ export function statementCsvHead(statement: MonthlyStatement): string {
     ),
     ...statement.chargesByKey.map(
       (group): Cells => ["charges_by_key", group.keyId, "", "", group.requests, group.amountWon],
+    ),
+    ...statement.corrections.map(
+      (correction): Cells => [
+        "correction",
+        correction.requestId,
+        correction.occurredAt,
+        `${correction.model}: first charged ${correction.correctedAmountWon}`,
+        null,
+        correction.amountWon,
+      ],
     ),
   ];
   return statementCsvColumns.join(",") + lineEnd + rows.map(row).join("");

@@ -37,9 +37,17 @@ interface ChargeData {
   requestId?: unknown;
   amountWon?: unknown;
   breakdown: ChargeBreakdownData;
+  correction?: { correctsEventId: string; correctedAmountWon: string } | null;
 }
 
-function checkAmount(charge: ReceiptCharge, data: ChargeData, failures: string[], label: string): void {
+/** As verify-receipt.mjs: a correction's (C10) amount is its breakdown's less the earlier charge it corrects. */
+function checkAmount(
+  charge: ReceiptCharge,
+  data: ChargeData,
+  earlier: readonly { eventId: string; data: ChargeData }[],
+  failures: string[],
+  label: string,
+): void {
   try {
     const recomputed = calculateCharge(chargeInputOfBreakdown(chargeBreakdownOfRecorded(data.breakdown)));
     const usd = new Money(recomputed.amountUsd);
@@ -52,12 +60,28 @@ function checkAmount(charge: ReceiptCharge, data: ChargeData, failures: string[]
       failures.push(
         `amount: ${label}: breakdown.amountWon ${data.breakdown.amountWon} is not ${recomputed.amountWon}, what the breakdown gives`,
       );
-    if (
-      !decimal(data.amountWon, "amountWon").equals(decimal(data.breakdown.amountWon, "breakdown.amountWon"))
-    )
-      failures.push(
-        `amount: ${label}: charged ${String(data.amountWon)}, not the breakdown's ${data.breakdown.amountWon}`,
-      );
+    const breakdownWon = decimal(data.breakdown.amountWon, "breakdown.amountWon");
+    const correction = data.correction ?? null;
+    if (correction === null) {
+      if (!decimal(data.amountWon, "amountWon").equals(breakdownWon))
+        failures.push(
+          `amount: ${label}: charged ${String(data.amountWon)}, not the breakdown's ${data.breakdown.amountWon}`,
+        );
+    } else {
+      const correctedWon = decimal(correction.correctedAmountWon, "correction.correctedAmountWon");
+      if (!decimal(data.amountWon, "amountWon").equals(breakdownWon.minus(correctedWon)))
+        failures.push(
+          `amount: ${label}: charged ${String(data.amountWon)}, not the breakdown's ${data.breakdown.amountWon} less the corrected ${correction.correctedAmountWon}`,
+        );
+      const corrected = earlier.find((previous) => previous.eventId === correction.correctsEventId);
+      if (
+        !corrected ||
+        !decimal(corrected.data.breakdown.amountWon, "breakdown.amountWon").equals(correctedWon)
+      )
+        failures.push(
+          `amount: ${label}: corrects no earlier charge of ${correction.correctedAmountWon} in this receipt`,
+        );
+    }
     if (charge.amountWon !== data.amountWon)
       failures.push(
         `amount: ${label}: the receipt shows ${charge.amountWon}, the event says ${String(data.amountWon)}`,
@@ -73,6 +97,7 @@ export function receiptFailures(receipt: ChargeReceipt, trustedPublicKey: Buffer
   if (!Array.isArray(receipt.charges) || receipt.charges.length === 0)
     return ["format: the receipt holds no charge"];
   const failures: string[] = [];
+  const earlier: { eventId: string; data: ChargeData }[] = [];
   let lastData: ChargeData | undefined;
   receipt.charges.forEach((charge, index) => {
     const label = `charge ${index + 1} (${charge?.event?.type ?? "?"} ${charge?.event?.eventId ?? "?"})`;
@@ -110,7 +135,8 @@ export function receiptFailures(receipt: ChargeReceipt, trustedPublicKey: Buffer
     } catch (error) {
       failures.push(`chain: ${label}: ${(error as Error).message}`);
     }
-    checkAmount(charge, data, failures, label);
+    checkAmount(charge, data, earlier, failures, label);
+    earlier.push({ eventId: charge.event.eventId, data });
     const seal = charge.seal;
     if (seal?.status !== "sealed") {
       failures.push(
@@ -155,6 +181,18 @@ export function receiptFailures(receipt: ChargeReceipt, trustedPublicKey: Buffer
       failures.push(`checkpoint: ${label}: ${(error as Error).message}`);
     }
   });
+  try {
+    const charged = earlier.reduce(
+      (sum, previous) => sum.plus(decimal(previous.data.amountWon, "amountWon")),
+      new Money(0),
+    );
+    if (earlier.length > 0 && !charged.equals(decimal(receipt.amountWon, "amountWon")))
+      failures.push(
+        `amount: the receipt's charges sum to ${charged.toFixed(6)}, not its total ${receipt.amountWon}`,
+      );
+  } catch (error) {
+    failures.push(`amount: ${(error as Error).message}`);
+  }
   if (lastData && receipt.amountWon !== lastData.breakdown?.amountWon)
     failures.push(
       `amount: the receipt's total ${receipt.amountWon} is not the request's charge ${lastData.breakdown?.amountWon}`,

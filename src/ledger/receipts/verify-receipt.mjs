@@ -210,7 +210,11 @@ export function chargeOfBreakdown(breakdown) {
 
 // ---- the checks ----
 
-function checkAmount(charge, data, failures, label) {
+/**
+ * A first charge is its breakdown's amount; a correction's (C10) is the breakdown's (the delivered usage's
+ * whole charge) less the charge it corrects, which must be an earlier charge of the same receipt.
+ */
+function checkAmount(charge, data, earlier, failures, label) {
   try {
     const { usd, won } = chargeOfBreakdown(data.breakdown);
     if (!equal(usd, decimal(data.breakdown.usd, "breakdown.usd")))
@@ -221,12 +225,28 @@ function checkAmount(charge, data, failures, label) {
       failures.push(
         `amount: ${label}: breakdown.amountWon ${data.breakdown.amountWon} is not ${format(won)}, what the breakdown gives`,
       );
-    if (
-      !equal(decimal(data.amountWon, "amountWon"), decimal(data.breakdown.amountWon, "breakdown.amountWon"))
-    )
-      failures.push(
-        `amount: ${label}: charged ${data.amountWon}, not the breakdown's ${data.breakdown.amountWon}`,
-      );
+    const breakdownWon = decimal(data.breakdown.amountWon, "breakdown.amountWon");
+    const correction = data.correction ?? null;
+    if (correction === null) {
+      if (!equal(decimal(data.amountWon, "amountWon"), breakdownWon))
+        failures.push(
+          `amount: ${label}: charged ${data.amountWon}, not the breakdown's ${data.breakdown.amountWon}`,
+        );
+    } else {
+      const correctedWon = decimal(correction.correctedAmountWon, "correction.correctedAmountWon");
+      if (!equal(decimal(data.amountWon, "amountWon"), minus(breakdownWon, correctedWon)))
+        failures.push(
+          `amount: ${label}: charged ${data.amountWon}, not the breakdown's ${data.breakdown.amountWon} less the corrected ${correction.correctedAmountWon}`,
+        );
+      const corrected = earlier.find((previous) => previous.eventId === correction.correctsEventId);
+      if (
+        !corrected ||
+        !equal(decimal(corrected.data.breakdown.amountWon, "breakdown.amountWon"), correctedWon)
+      )
+        failures.push(
+          `amount: ${label}: corrects no earlier charge of ${correction.correctedAmountWon} in this receipt`,
+        );
+    }
     if (charge.amountWon !== data.amountWon)
       failures.push(
         `amount: ${label}: the receipt shows ${charge.amountWon}, the event says ${data.amountWon}`,
@@ -249,6 +269,7 @@ export function receiptFailures(receipt, publicKeyPem) {
     return ["signature: the public key is not a PEM public key"];
   }
   const failures = [];
+  const earlier = [];
   let lastData;
   receipt.charges.forEach((charge, index) => {
     const label = `charge ${index + 1} (${charge?.event?.type ?? "?"} ${charge?.event?.eventId ?? "?"})`;
@@ -278,7 +299,8 @@ export function receiptFailures(receipt, publicKeyPem) {
     } catch (error) {
       failures.push(`chain: ${label}: ${error.message}`);
     }
-    checkAmount(charge, data, failures, label);
+    checkAmount(charge, data, earlier, failures, label);
+    earlier.push({ eventId: charge.event.eventId, data });
     const seal = charge.seal;
     if (seal?.status !== "sealed") {
       failures.push(
@@ -307,6 +329,18 @@ export function receiptFailures(receipt, publicKeyPem) {
       failures.push(`checkpoint: ${label}: ${error.message}`);
     }
   });
+  try {
+    const charged = earlier.reduce(
+      (sum, previous) => plus(sum, decimal(previous.data.amountWon, "amountWon")),
+      integer(0),
+    );
+    if (earlier.length > 0 && !equal(charged, decimal(receipt.amountWon, "amountWon")))
+      failures.push(
+        `amount: the receipt's charges sum to ${format(charged)}, not its total ${receipt.amountWon}`,
+      );
+  } catch (error) {
+    failures.push(`amount: ${error.message}`);
+  }
   if (lastData && receipt.amountWon !== lastData.breakdown?.amountWon)
     failures.push(
       `amount: the receipt's total ${receipt.amountWon} is not the request's charge ${lastData.breakdown?.amountWon}`,

@@ -56,6 +56,16 @@ export const statementSchema = z
       z.object({ model: z.string(), requests: z.number().int(), amountWon: moneyText }),
     ),
     chargesByKey: z.array(z.object({ keyId: z.string(), requests: z.number().int(), amountWon: moneyText })),
+    corrections: z.array(
+      z.object({
+        requestId: z.string(),
+        keyId: z.string(),
+        model: z.string(),
+        occurredAt: instant,
+        amountWon: moneyText.meta({ description: "what the correction added to the request's charge" }),
+        correctedAmountWon: moneyText.meta({ description: "the request's first charge" }),
+      }),
+    ),
     charges: billingHistorySchema.shape.data.optional().meta({ description: "with lines=charges" }),
     generatedAt: instant,
   })

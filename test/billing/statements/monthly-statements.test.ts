@@ -117,6 +117,7 @@ const usages: (StatementUsage & { month: string })[] = [
 
 let api: BillingApiHarness;
 const chargeOf = new Map<string, RecordedEventOf<"UsageCharged">>();
+const correctionOf = new Map<string, RecordedEventOf<"UsageCharged">>();
 
 function parseCsv(text: string): string[][] {
   const rows: string[][] = [];
@@ -174,12 +175,25 @@ beforeAll(async () => {
     ...usages.map(usageAt),
   );
   for (const usage of usages) await chargeRecordedUsage(api, usage.requestId);
+  // A late settlement (C10): the gateway that served st-oct-2 records what it delivered after the orphan
+  // sweep's estimate was charged; the reconciler charges the difference.
+  const [estimate] = await api.ledger.store.readStream("usage-st-oct-2");
+  const corrected = usageAt({ ...usages[3]!, tokens: tokens(80_000, 12_000) });
+  const correcting = corrected.events[0]!.event as { data: Record<string, unknown> };
+  correcting.data.heldWon = "0";
+  correcting.data.corrects = { eventId: estimate!.eventId, pendingWon: "0" };
+  await api.ledger.append({ ...corrected, expectedVersion: "any" });
+  await chargeRecordedUsage(api, "st-oct-2");
   let last = parseLogPosition("0-0");
   for (const usage of usages) {
     const stream = await api.ledger.store.readStream(`usage-${usage.requestId}`);
-    const charge = stream.find((event) => event.type === "UsageCharged") as RecordedEventOf<"UsageCharged">;
-    chargeOf.set(usage.requestId, charge);
-    if (compareLogPositions(charge.position, last) > 0) last = charge.position;
+    const [charge, correction] = stream.filter(
+      (event) => event.type === "UsageCharged",
+    ) as RecordedEventOf<"UsageCharged">[];
+    chargeOf.set(usage.requestId, charge!);
+    if (correction) correctionOf.set(usage.requestId, correction);
+    for (const event of [charge!, ...(correction ? [correction] : [])])
+      if (compareLogPositions(event.position, last) > 0) last = event.position;
   }
   await api.waiter.waitFor(
     last,
@@ -217,6 +231,15 @@ describe("monthly statements", () => {
     );
     const october = monthCharges(user, "2026-10");
     const charged = sumMoney(october.map((charge) => parseMoney(charge.data.amountWon)));
+    const correction = correctionOf.get("st-oct-2")!;
+    // The delivered usage was larger: the correction adds the difference, exactly.
+    expect(correction.data.correction?.correctedAmountWon).toBe(chargeOf.get("st-oct-2")!.data.amountWon);
+    expect(
+      parseMoney(correction.data.amountWon).equals(
+        parseMoney(correction.data.breakdown.amountWon).minus(chargeOf.get("st-oct-2")!.data.amountWon),
+      ),
+    ).toBe(true);
+    expect(parseMoney(correction.data.amountWon).isPositive()).toBe(true);
     expect(statement).toMatchObject({
       account: user,
       month: "2026-10",
@@ -225,7 +248,7 @@ describe("monthly statements", () => {
       openingBalanceWon: new Money(10_000).minus(september).toFixed(6),
       topUpsWon: "7500.500000",
       chargesWon: charged.toFixed(6),
-      correctionsWon: "0.000000",
+      correctionsWon: parseMoney(correction.data.amountWon).toFixed(6),
       chargeCount: 4,
       provisional: false,
     });
@@ -254,6 +277,16 @@ describe("monthly statements", () => {
       [keyA, 2],
       [keyB, 2],
     ]);
+    expect(statement.corrections).toEqual([
+      {
+        requestId: "st-oct-2",
+        keyId: keyB,
+        model: "delta-4.5-haiku",
+        occurredAt: correction.metadata.occurredAt,
+        amountWon: parseMoney(correction.data.amountWon).toFixed(6),
+        correctedAmountWon: parseMoney(chargeOf.get("st-oct-2")!.data.amountWon).toFixed(6),
+      },
+    ]);
   });
 
   it("names the signed checkpoint that seals every event it sums", async () => {
@@ -261,7 +294,11 @@ describe("monthly statements", () => {
     expect(statement.checkpoint).not.toBeNull();
     expect(statement.checkpoint!.publicKey).toBe(signingKey.publicKey.toString("hex"));
     const sealedThrough = parseLogPosition(statement.checkpoint!.last);
-    for (const charge of [...monthCharges(user, "2026-09"), ...monthCharges(user, "2026-10")])
+    for (const charge of [
+      ...monthCharges(user, "2026-09"),
+      ...monthCharges(user, "2026-10"),
+      correctionOf.get("st-oct-2")!,
+    ])
       expect(compareLogPositions(charge.position, sealedThrough)).toBeLessThanOrEqual(0);
   });
 
@@ -310,7 +347,7 @@ describe("monthly statements", () => {
     );
   });
 
-  it("lists every charge line on request, in JSON and CSV, summing to the charges", async () => {
+  it("lists every charge line on request, in JSON and CSV, summing to the charges and corrections", async () => {
     const statement = (await statementOf(
       `/statements/user/${user.id}?month=2026-10&lines=charges`,
     )) as MonthlyStatement & {
@@ -322,8 +359,10 @@ describe("monthly statements", () => {
       "st-oct-3",
       "st-oct-4",
     ]);
+    // Each request once, at what it was finally charged (a corrected one at its delivered usage's charge).
+    const delivered = parseMoney(statement.chargesWon).plus(statement.correctionsWon).toFixed(6);
     expect(sumMoney(statement.charges.map((charge) => parseMoney(charge.amountWon))).toFixed(6)).toBe(
-      statement.chargesWon,
+      delivered,
     );
     const csv = parseCsv(
       await (
@@ -334,7 +373,7 @@ describe("monthly statements", () => {
     expect(lines.map((row) => row[1]).sort()).toEqual(
       statement.charges.map((charge) => charge.requestId).sort(),
     );
-    expect(sumMoney(lines.map((row) => parseMoney(row[5]!))).toFixed(6)).toBe(statement.chargesWon);
+    expect(sumMoney(lines.map((row) => parseMoney(row[5]!))).toFixed(6)).toBe(delivered);
   });
 
   it("exports the month's charges of every account, with the billing history's columns, summing to the statements", async () => {
@@ -359,10 +398,13 @@ describe("monthly statements", () => {
     const otherStatement = await statementOf(`/statements/organization/${other.id}?month=2026-10`);
     const sumOf = (selected: string[][]) =>
       sumMoney(selected.map((row) => parseMoney(row[column]!))).toFixed(6);
-    expect(sumOf(charges.filter((row) => row[accountColumn] === user.id))).toBe(userStatement.chargesWon);
-    expect(sumOf(charges)).toBe(
-      parseMoney(userStatement.chargesWon).plus(otherStatement.chargesWon).toFixed(6),
+    // One row per request at its final charge: the charges and the corrections of the month's statements.
+    const finalOf = (statement: MonthlyStatement) =>
+      parseMoney(statement.chargesWon).plus(statement.correctionsWon);
+    expect(sumOf(charges.filter((row) => row[accountColumn] === user.id))).toBe(
+      finalOf(userStatement).toFixed(6),
     );
+    expect(sumOf(charges)).toBe(finalOf(userStatement).plus(finalOf(otherStatement)).toFixed(6));
   });
 
   it("gives a session its own statement, and refuses what the session has no account for", async () => {

@@ -35,6 +35,7 @@ let standaloneFailures: StandaloneFailures;
 let harness: LedgerHarness;
 let unsealed: ChargeReceipt;
 let sealed: ChargeReceipt;
+let corrected: ChargeReceipt;
 let directory: string;
 
 async function receiptOf(requestId: string, now: Date): Promise<ChargeReceipt> {
@@ -72,8 +73,8 @@ beforeAll(async () => {
   await harness.project();
   const waiter = new ProjectionWaiter(harness.ledger.pool, harness.database.url, 20);
   await waiter.start();
-  try {
-    await chargeUsage(
+  const charge = (requestId: string) =>
+    chargeUsage(
       {
         store: harness.store,
         waiter,
@@ -81,8 +82,33 @@ beforeAll(async () => {
         clock: () => new Date("2026-11-20T03:00:05.000Z"),
         projectionWaitTimeoutMs: 10_000,
       },
-      "receipt-1",
+      requestId,
     );
+  try {
+    await charge("receipt-1");
+    // A corrected request (C10): the estimate charged, then the delivered usage charged for the difference.
+    const estimate = usageRecorded({
+      requestId: "receipt-corrected",
+      account: { kind: "user", id: "receipt-user" },
+      tokens: { input: 50_000, cached: 0, output: 9_000, reasoning: null },
+      startedAt: "2026-11-20T03:00:00.000Z",
+      usageSource: "estimated",
+    });
+    await harness.append(estimate);
+    await harness.project();
+    await charge("receipt-corrected");
+    const delivered = usageRecorded({
+      requestId: "receipt-corrected",
+      account: { kind: "user", id: "receipt-user" },
+      tokens: { input: 48_000, cached: 1_000, output: 4_000, reasoning: 10 },
+      startedAt: "2026-11-20T03:00:00.000Z",
+    });
+    const correcting = delivered.events[0]!.event as { data: Record<string, unknown> };
+    correcting.data.heldWon = "0";
+    correcting.data.corrects = { eventId: estimate.events[0]!.eventId, pendingWon: "0" };
+    await harness.append({ ...delivered, expectedVersion: "any" });
+    await harness.project();
+    await charge("receipt-corrected");
   } finally {
     await waiter.close();
   }
@@ -109,6 +135,7 @@ beforeAll(async () => {
     client.release();
   }
   sealed = await receiptOf("receipt-1", new Date("2026-11-20T03:01:00.000Z"));
+  corrected = await receiptOf("receipt-corrected", new Date("2026-11-20T03:01:00.000Z"));
 }, 120_000);
 
 afterAll(async () => {
@@ -207,6 +234,30 @@ describe("receipt verifiers", () => {
     expect(sealOf(sealed).inclusionPath.length).toBeGreaterThan(1);
     expect(receiptFailures(sealed, signingKey.publicKey)).toEqual([]);
     expect(standaloneFailures(sealed, publicKeyPemOf(signingKey.publicKey))).toEqual([]);
+  });
+
+  it("given a corrected request, then its receipt holds both charges and both verifiers find it valid", () => {
+    expect(corrected.charges).toHaveLength(2);
+    const [first, correction] = corrected.charges;
+    const correctionData = JSON.parse(correction!.event.data) as {
+      correction: { correctedAmountWon: string };
+    };
+    expect(correctionData.correction.correctedAmountWon).toBe(first!.amountWon);
+    // The estimate charged more than was delivered: the correction gives the difference back.
+    expect(correction!.amountWon.startsWith("-")).toBe(true);
+    expect(corrected.amountWon).toBe(correction!.breakdown.amountWon);
+    expect(receiptFailures(corrected, signingKey.publicKey)).toEqual([]);
+    expect(standaloneFailures(corrected, publicKeyPemOf(signingKey.publicKey))).toEqual([]);
+  });
+
+  it("given a corrected request's receipt without its first charge, then both say the correction corrects nothing in it", () => {
+    const altered = copy(corrected);
+    altered.charges.shift();
+    const failures = receiptFailures(altered, signingKey.publicKey);
+    expect(failures).toContainEqual(
+      expect.stringMatching(/^amount: charge 1 .*: corrects no earlier charge of /),
+    );
+    expect(standaloneFailures(altered, publicKeyPemOf(signingKey.publicKey))).toEqual(failures);
   });
 
   it("given an event not sealed yet, then the receipt says when it will be, and neither verifier calls it valid", () => {
