@@ -17,7 +17,8 @@
  * - checkpoint: the checkpoint's hash recomputes from its fields;
  * - signature: the checkpoint hash is signed by the published key (Ed25519);
  * - amount:    the amount follows from the breakdown (tokens, unit prices, FX rate, discount; C7: exact,
- *              rounded once half-up to micro-won), and the receipt's total is the request's charge.
+ *              rounded once half-up to micro-won); a correction's (a late settlement, C10) is its breakdown's
+ *              less the earlier charge it corrects; the charges sum to the receipt's total.
  * The same checks as `npm run ledger -- verify-receipt`, re-implemented here with node:crypto only.
  */
 import { createHash, createPublicKey, verify } from "node:crypto";
