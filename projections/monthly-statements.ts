@@ -62,6 +62,8 @@ type TopUpRow = {
   occurred_at: string;
   amount_won: string;
   reference: string;
+  log_transaction_order: string;
+  log_position: string;
 };
 
 export const statementMonthsTable = defineTable<MonthRow>({
@@ -108,6 +110,9 @@ export const statementTopUpsTable = defineTable<TopUpRow>({
     occurred_at: "timestamptz",
     amount_won: "numeric",
     reference: "text",
+    // The log's order, for top-ups recorded in the same millisecond.
+    log_transaction_order: "bigint",
+    log_position: "bigint",
   },
   primaryKey: ["event_id"],
   writeOnly: true,
@@ -207,6 +212,8 @@ export const monthlyStatementsProjection: ProjectionDefinition = {
           occurred_at: event.metadata.occurredAt,
           amount_won: event.data.amountWon,
           reference: event.data.reference,
+          log_transaction_order: event.position.commit.toString(),
+          log_position: event.position.prepare.toString(),
         });
         return;
       }
@@ -293,9 +300,9 @@ export const monthlyStatementsProjection: ProjectionDefinition = {
          requests = shadow.requests + excluded.requests,
          amount_won = trim_scale(shadow.amount_won + excluded.amount_won)`,
       `INSERT INTO ${shadowName(statementTopUpsTable)} (event_id, account_kind, account_id, month, occurred_at,
-         amount_won, reference)
+         amount_won, reference, log_transaction_order, log_position)
        SELECT event_id, account_kind, account_id, ${seoulMonthSql("occurred_at")}, occurred_at, amount_won,
-              reference
+              reference, transaction_order, position
        FROM ${otherEventRows.table} WHERE type = 'CreditToppedUp'`,
       `INSERT INTO ${shadowName(statementCorrectionsTable)} (corrects_event_id, request_id, account_kind, account_id,
          month, key_id, model, occurred_at, amount_won, corrected_amount_won)

@@ -5,6 +5,7 @@ import {
   statementChargesTable,
   statementCorrectionsTable,
   statementMonthsTable,
+  statementTopUpsTable,
 } from "../../projections/monthly-statements";
 import type { AccountReference, EventData } from "../../src/ledger/events";
 import { rebuildProjections } from "../../src/ledger/ledger-maintenance";
@@ -146,7 +147,9 @@ describe("monthly-statements projection", () => {
       months: await rowsOf(statementMonthsTable, "account_kind, account_id, month"),
       charges: await rowsOf(statementChargesTable, "account_kind, account_id, month, model, key_id"),
       corrections: await rowsOf(statementCorrectionsTable, "corrects_event_id"),
+      topUps: await rowsOf(statementTopUpsTable, "event_id"),
     };
+    expect(live.topUps).toHaveLength(2);
     expect(live.corrections).toHaveLength(2);
 
     const rebuilt = await rebuildProjections(context(), { fold: "sql", batchSizeMax: 2, chunkEventsMax: 2 });
@@ -157,6 +160,7 @@ describe("monthly-statements projection", () => {
       live.charges,
     );
     expect(await rowsOf(statementCorrectionsTable, "corrects_event_id")).toEqual(live.corrections);
+    expect(await rowsOf(statementTopUpsTable, "event_id")).toEqual(live.topUps);
     expect(await verifyProjections(context())).toEqual([]);
   });
 });

@@ -156,7 +156,7 @@ async function readInSnapshot(
             amount_won::text AS "amountWon", reference
      FROM ${statementTopUpsTable.name}
      WHERE account_kind = $1 AND account_id = $2 AND month = $3
-     ORDER BY occurred_at, event_id LIMIT $4`,
+     ORDER BY occurred_at, log_transaction_order, log_position LIMIT $4`,
     [...key, statementLimits.linesMax + 1],
   );
   const groups = await client.query<{ model: string; key_id: string; requests: string; amount_won: string }>(
