@@ -443,6 +443,15 @@ describe("monthly statements", () => {
     },
   );
 
+  it("refuses an export without a valid month, and a statement without a session", async () => {
+    const export_ = await api.admin("GET", "/exports/charges?month=October");
+    expect(export_.status).toBe(400);
+    expect(await export_.json()).toMatchObject({ status: 100 });
+    const anonymous = await fetch(`${api.url}/llm/statements?month=2026-10`);
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.json()).toMatchObject({ status: 110 });
+  });
+
   it("gives an account with no activity a zero statement, not an error", async () => {
     const statement = await statementOf("/statements/user/nobody?month=2026-10");
     expect(statement).toMatchObject({
