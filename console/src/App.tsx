@@ -14,7 +14,7 @@ import {
 import { AccountsPage, EventsPage, FxRatesPage, PricingPage } from "./pages/admin-pages";
 import { LedgerStatusPage } from "./pages/ledger-status-page";
 import { PlaygroundPage } from "./pages/playground-page";
-import { StatementPage } from "./pages/statement-page";
+import { AdminStatementPage, StatementPage } from "./pages/statement-page";
 import { UsagePage } from "./pages/usage-page";
 import { KeysPage, OverviewPage } from "./pages/user-pages";
 
@@ -32,6 +32,7 @@ const adminRoutes = [
   { path: "/admin/fx", label: "navFx" },
   { path: "/admin/events", label: "navEvents" },
   { path: "/admin/ledger", label: "navLedger" },
+  { path: "/admin/statements", label: "navAdminStatements" },
 ] as const satisfies readonly { path: string; label: MessageKey }[];
 
 function currentPath(): string {
@@ -259,6 +260,9 @@ function AdminArea({ path }: { path: string }) {
       break;
     case "/admin/ledger":
       page = <LedgerStatusPage />;
+      break;
+    case "/admin/statements":
+      page = <AdminStatementPage />;
       break;
     default:
       page = <AccountsPage />;

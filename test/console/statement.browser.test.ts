@@ -179,4 +179,21 @@ describe("the statement page in Chromium", { timeout: 120_000 }, () => {
     expect(pdf.pages).toBeGreaterThanOrEqual(2);
     expect(pdf.pages).toBeLessThanOrEqual(5);
   });
+
+  it("shows finance any account's statement, printed the same way", async () => {
+    await page.goto(`${harness.url}/console/admin/statements`);
+    await page.getByLabel("Admin token").fill(testSecrets.adminToken);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByLabel("Account id").fill(userId);
+    await page.getByRole("button", { name: "Show" }).click();
+    await page.getByTestId("statement").waitFor();
+    expect(await page.getByTestId("statement-closingBalance").textContent()).toBe(
+      formatMicroWon(statement.closingBalanceWon),
+    );
+    expect(await seriousAccessibilityViolations(page)).toEqual([]);
+    const layout = await printLayout();
+    expect(layout.chromeShown).toEqual([]);
+    expect(layout.overflowPx).toBe(0);
+    expect((await printToPdf("statement-admin-en")).pages).toBeGreaterThanOrEqual(2);
+  });
 });

@@ -273,4 +273,13 @@ export const statementApi = {
     call<MonthlyStatementView>("user", "GET", `/llm/statements${query({ account, month })}`),
   csvPath: (account: "personal" | "organization", month: string) =>
     `/llm/statements${query({ account, month, format: "csv" })}`,
+  /** Any account's statement, for finance (the admin cookie). */
+  ofAccount: (kind: "user" | "organization", id: string, month: string) =>
+    call<MonthlyStatementView>(
+      "admin",
+      "GET",
+      `/admin/statements/${kind}/${encodeURIComponent(id)}${query({ month })}`,
+    ),
+  accountCsvPath: (kind: "user" | "organization", id: string, month: string) =>
+    `/admin/statements/${kind}/${encodeURIComponent(id)}${query({ month, format: "csv" })}`,
 };

@@ -8,6 +8,7 @@ import type { Language } from "../lib/format";
 const en = {
   title: "Monthly statement",
   account: "Account",
+  accountId: "Account id",
   month: "Month",
   personal: "Personal",
   organization: "Organization",
@@ -49,6 +50,7 @@ export type StatementMessageKey = keyof typeof en;
 const ko: Record<StatementMessageKey, string> = {
   title: "월별 명세서",
   account: "계정",
+  accountId: "계정 ID",
   month: "월",
   personal: "개인",
   organization: "조직",

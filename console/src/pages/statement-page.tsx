@@ -58,6 +58,67 @@ export function StatementPage({ hasOrganization }: { hasOrganization: boolean })
   );
 }
 
+/** Finance's view: any account's statement, the same document. */
+export function AdminStatementPage() {
+  const { language } = useI18n();
+  const words = statementMessages[language];
+  const [chosen, setChosen] = useState<{ kind: "user" | "organization"; id: string; month: string }>({
+    kind: "user",
+    id: "",
+    month: seoulDateOf(new Date()).slice(0, 7),
+  });
+  const statement = useQuery({
+    queryKey: ["admin", "statement", chosen],
+    queryFn: () => statementApi.ofAccount(chosen.kind, chosen.id, chosen.month),
+    enabled: chosen.id !== "",
+  });
+
+  function onShow(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const month = String(form.get("month"));
+    setChosen({
+      kind: form.get("kind") === "organization" ? "organization" : "user",
+      id: String(form.get("id") ?? "").trim(),
+      month: /^\d{4}-\d{2}$/.test(month) ? month : chosen.month,
+    });
+  }
+
+  return (
+    <div className="statement-document">
+      <h1>{words.title}</h1>
+      <form className="row no-print" onSubmit={onShow} aria-label={words.title}>
+        <label>
+          {words.account}
+          <select name="kind" defaultValue={chosen.kind}>
+            <option value="user">{words.personal}</option>
+            <option value="organization">{words.organization}</option>
+          </select>
+        </label>
+        <label>
+          {words.accountId}
+          <input name="id" defaultValue={chosen.id} required />
+        </label>
+        <label>
+          {words.month}
+          <input name="month" type="month" defaultValue={chosen.month} required />
+        </label>
+        <button type="submit">{words.show}</button>
+        <button type="button" className="primary" onClick={() => window.print()}>
+          {words.print}
+        </button>
+        {chosen.id !== "" && (
+          <a href={statementApi.accountCsvPath(chosen.kind, chosen.id, chosen.month)} download>
+            {words.downloadCsv}
+          </a>
+        )}
+      </form>
+      <ErrorMessage error={statement.error} />
+      {statement.data && <StatementDocument statement={statement.data} />}
+    </div>
+  );
+}
+
 function StatementDocument({ statement }: { statement: MonthlyStatementView }) {
   const { language } = useI18n();
   const words = statementMessages[language];
