@@ -6,7 +6,7 @@ import { loadOrCreateLocalSecrets, startLocalDatabase } from "../database/local-
 import { describeCheckpoint, proveEvent } from "./integrity/event-proof";
 import { latestCheckpoint } from "./integrity/ledger-checkpoint";
 import { verifyIntegrity } from "./integrity/ledger-integrity";
-import { type LedgerSigningKey, rawPublicKeyOfPem } from "./integrity/ledger-signing-key";
+import { LedgerSigningKey, rawPublicKeyOfPem } from "./integrity/ledger-signing-key";
 import { ledgerSigningKeyOf } from "./integrity/ledger-signing-key-setting";
 import { balanceChecksum, rebuildProjections } from "./ledger-maintenance";
 import { describeDifference, differenceCount } from "./rebuild/projection-differences";
@@ -173,12 +173,18 @@ async function verifyReceiptFile(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${usage}\n`);
     return 2;
   }
+  // Only a key given or configured is trusted; this never generates one (as the embedded setup would).
+  const configuredKey = loadConfig().ledgerSigningKey;
   const trustedKey =
     keyFile === undefined
-      ? (await ledgerSigningKeyOf(loadConfig()))?.publicKey
+      ? configuredKey === undefined
+        ? undefined
+        : LedgerSigningKey.parse(configuredKey).publicKey
       : rawPublicKeyOfPem(await readFile(keyFile, "utf8"));
   if (trustedKey === undefined) {
-    process.stderr.write("verify-receipt: no --public-key given and no LEDGER_SIGNING_KEY configured\n");
+    process.stderr.write(
+      "verify-receipt: give --public-key (the PEM from GET /ledger/public-key) or set LEDGER_SIGNING_KEY\n",
+    );
     return 2;
   }
   const failures = receiptFailures(

@@ -19,7 +19,8 @@ export type StatementQuery = z.infer<typeof statementQuerySchema>;
 
 /**
  * Sends a statement as JSON or CSV. With `lines=charges` every charge of the month follows, streamed page
- * by page from the billing history (a month may hold 100,000 charges; none is held in memory whole).
+ * by page from the billing history (a month may hold 100,000 charges; none is held in memory whole). The
+ * lines are read after the statement: in a provisional month they may already hold a charge posted since.
  */
 export async function sendStatement(
   response: Response,

@@ -26,7 +26,8 @@ import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harn
  */
 
 const run = promisify(execFile);
-const signingKey = LedgerSigningKey.parse(Buffer.alloc(32, 11).toString("base64"));
+const signingKeySeed = Buffer.alloc(32, 11).toString("base64");
+const signingKey = LedgerSigningKey.parse(signingKeySeed);
 const otherKey = LedgerSigningKey.parse(Buffer.alloc(32, 12).toString("base64"));
 const standalonePath = path.resolve("src/ledger/receipts/verify-receipt.mjs");
 
@@ -43,9 +44,15 @@ async function receiptOf(requestId: string, now: Date): Promise<ChargeReceipt> {
   return buildChargeReceipt(harness.ledger.pool, rows, now);
 }
 
-async function exitOf(command: string, args: string[]): Promise<{ code: number; output: string }> {
+async function exitOf(
+  command: string,
+  args: string[],
+  ledgerSigningKey = "",
+): Promise<{ code: number; output: string }> {
   try {
-    const { stdout, stderr } = await run(command, args, { env: { ...process.env, LEDGER_SIGNING_KEY: "" } });
+    const { stdout, stderr } = await run(command, args, {
+      env: { ...process.env, LEDGER_SIGNING_KEY: ledgerSigningKey },
+    });
     return { code: 0, output: stdout + stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
@@ -322,5 +329,9 @@ describe("receipt verifiers", () => {
     expect(cliAltered).toEqual(standaloneAltered);
 
     expect((await exitOf("node", [standalonePath, receiptFile])).code).toBe(2);
-  }, 60_000);
+    // Without --public-key the command trusts the configured signing key, and only it.
+    const configuredCli = ["tsx", "src/ledger/cli.ts", "verify-receipt", receiptFile];
+    expect(await exitOf("npx", configuredCli, signingKeySeed)).toEqual({ code: 0, output: "valid\n" });
+    expect((await exitOf("npx", configuredCli)).code).toBe(2);
+  }, 120_000);
 });
