@@ -4,12 +4,13 @@ import { runConsoleBenchmarks } from "./console-bench";
 import { runGatewayBenchmarks } from "./gateway-bench";
 import { runLedgerBenchmarks } from "./ledger-bench";
 import type { Figure } from "./measure";
+import { runStatementBenchmarks } from "./statement-bench";
 
 /** `npm run bench`: every figure beside a baseline measured in the same run, so ratios hold on a noisy machine. */
 
 const rebuildEventCount = Number(process.env.BENCH_REBUILD_EVENTS ?? 1_000_000);
-/** Comma-separated subset of `ledger,gateway,billing,console` (all by default). */
-const sections = new Set((process.env.BENCH_ONLY ?? "ledger,gateway,billing,console").split(","));
+/** Comma-separated subset of `ledger,gateway,billing,console,statements` (all by default). */
+const sections = new Set((process.env.BENCH_ONLY ?? "ledger,gateway,billing,console,statements").split(","));
 
 function formatNumber(value: number): string {
   return value >= 100 ? Math.round(value).toLocaleString("en") : value.toFixed(3);
@@ -22,6 +23,7 @@ async function main(): Promise<void> {
   if (sections.has("billing"))
     figures.push(...(await runBillingBenchmarks({ redisUrl: process.env.REDIS_URL })));
   if (sections.has("console")) figures.push(...(await runConsoleBenchmarks()));
+  if (sections.has("statements")) figures.push(...(await runStatementBenchmarks()));
   if (sections.has("ledger")) figures.push(...(await runLedgerBenchmarks({ rebuildEventCount })));
 
   const rows = figures.map((figure) => ({

@@ -5,6 +5,7 @@ import { billingHistoryProjection } from "./billing-history";
 import { discountsProjection } from "./discounts";
 import { fxRatesProjection } from "./fx-rates";
 import { keyListsProjection } from "./key-lists";
+import { monthlyStatementsProjection } from "./monthly-statements";
 import { pricesProjection } from "./prices";
 import { usageByDayProjection } from "./usage-by-day";
 
@@ -17,6 +18,7 @@ export const allProjections: readonly ProjectionDefinition[] = [
   pricesProjection,
   discountsProjection,
   usageByDayProjection,
+  monthlyStatementsProjection,
 ];
 
 export const allProjectionNames = allProjections.map((projection) => projection.name);

@@ -1,5 +1,8 @@
+import { readFile } from "node:fs/promises";
 import { SingleBar } from "cli-progress";
 import { allProjections } from "../projections";
+import type { ChargeReceipt } from "./billing/receipts/charge-receipt";
+import { receiptFailures } from "./billing/receipts/receipt-verification";
 import { loadConfig } from "./config";
 import { loadOrCreateLocalSecrets, startLocalDatabase } from "./database/local-data";
 import { ConfigError } from "./kernel/config-error";
@@ -7,7 +10,7 @@ import { limits } from "./kernel/limits";
 import { describeCheckpoint, proveEvent } from "./ledger/integrity/event-proof";
 import { latestCheckpoint } from "./ledger/integrity/ledger-checkpoint";
 import { verifyIntegrity } from "./ledger/integrity/ledger-integrity";
-import type { LedgerSigningKey } from "./ledger/integrity/ledger-signing-key";
+import { LedgerSigningKey, rawPublicKeyOfPem } from "./ledger/integrity/ledger-signing-key";
 import { ledgerSigningKeyOf } from "./ledger/integrity/ledger-signing-key-setting";
 import { balanceChecksum, rebuildProjections } from "./ledger/ledger-maintenance";
 import { describeDifference, differenceCount } from "./ledger/rebuild/projection-differences";
@@ -20,10 +23,13 @@ import { verifyProjections } from "./ledger/verify-projections";
  * live projections; exit 1 on any broken link or difference.
  * `npm run ledger -- checkpoint`: print the latest signed checkpoint.
  * `npm run ledger -- prove <event id>`: print what links that event to a signed checkpoint.
+ * `npm run ledger -- verify-receipt <file> [--public-key <pem file>]`: check a charge receipt offline against
+ * the given public key, else this deployment's signing key; prints `valid` or every failed check.
  */
 
-const usage = "usage: npm run ledger -- rebuild | verify | checkpoint | prove <event id>";
-const commands = ["rebuild", "verify", "checkpoint", "prove"] as const;
+const usage =
+  "usage: npm run ledger -- rebuild | verify | checkpoint | prove <event id> | verify-receipt <file> [--public-key <pem file>]";
+const commands = ["rebuild", "verify", "checkpoint", "prove", "verify-receipt"] as const;
 type Command = (typeof commands)[number];
 
 function isCommand(text: string | undefined): text is Command {
@@ -32,6 +38,7 @@ function isCommand(text: string | undefined): text is Command {
 
 async function main(argv: readonly string[]): Promise<number> {
   const command = argv[0];
+  if (command === "verify-receipt") return await verifyReceiptFile(argv.slice(1));
   if (!isCommand(command) || (command === "prove") !== (argv.length === 2)) {
     process.stderr.write(`${usage}\n`);
     return 2;
@@ -58,6 +65,8 @@ async function main(argv: readonly string[]): Promise<number> {
         return await printLatestCheckpoint(context);
       case "prove":
         return await prove(context, argv[1]!);
+      case "verify-receipt":
+        throw new Error("verify-receipt needs no database and is answered before one is opened");
       default: {
         const unreachable: never = command;
         return unreachable;
@@ -155,6 +164,37 @@ async function prove(context: Parameters<typeof verifyProjections>[0], eventId: 
     return 1;
   }
   return proof.checkpoint.rootMatches ? 0 : 1;
+}
+
+/** Offline: reads the receipt and the trusted key from files (or the configured key), never the database. */
+async function verifyReceiptFile(argv: readonly string[]): Promise<number> {
+  const keyFlag = argv.indexOf("--public-key");
+  const keyFile = keyFlag >= 0 ? argv[keyFlag + 1] : undefined;
+  const files = argv.filter((_, index) => keyFlag < 0 || (index !== keyFlag && index !== keyFlag + 1));
+  if (files.length !== 1 || (keyFlag >= 0 && keyFile === undefined)) {
+    process.stderr.write(`${usage}\n`);
+    return 2;
+  }
+  // Only a key given or configured is trusted; this never generates one (as the embedded setup would).
+  const configuredKey = loadConfig().ledgerSigningKey;
+  const trustedKey =
+    keyFile === undefined
+      ? configuredKey === undefined
+        ? undefined
+        : LedgerSigningKey.parse(configuredKey).publicKey
+      : rawPublicKeyOfPem(await readFile(keyFile, "utf8"));
+  if (trustedKey === undefined) {
+    process.stderr.write(
+      "verify-receipt: give --public-key (the PEM from GET /ledger/public-key) or set LEDGER_SIGNING_KEY\n",
+    );
+    return 2;
+  }
+  const failures = receiptFailures(
+    JSON.parse(await readFile(files[0]!, "utf8")) as ChargeReceipt,
+    trustedKey,
+  );
+  process.stdout.write(failures.length === 0 ? "valid\n" : `${failures.join("\n")}\n`);
+  return failures.length === 0 ? 0 : 1;
 }
 
 async function countEvents(context: Parameters<typeof verifyProjections>[0]): Promise<number | undefined> {

@@ -19,6 +19,7 @@ import {
 import { UsageOutbox } from "./billing/holds/usage-outbox";
 import type { ChargeEnqueuer } from "./billing/queue/charge-enqueuer";
 import { createPricingReadModel } from "./billing/read-models/pricing-read-model";
+import { createReceiptRouter } from "./gateway/account/receipt-routes";
 import { createUsageRouter } from "./gateway/account/usage-routes";
 import { createConsoleReadRouter } from "./gateway/admin/console-read-routes";
 import { createAdminKeyLimitsRouter } from "./gateway/admin/key-limits-routes";
@@ -36,6 +37,7 @@ import { responsesFormat } from "./gateway/generation/responses-format";
 import { type FamilyUpstream, UpstreamRegistry } from "./gateway/generation/upstream-registry";
 import { answerClientError } from "./gateway/http/client-error";
 import { createKeyRouter } from "./gateway/keys/key-routes";
+import { createLedgerPublicRouter } from "./gateway/ledger/public-key-routes";
 import { authenticateAdmin } from "./gateway/middleware/authenticate-admin";
 import { authenticateSession } from "./gateway/middleware/authenticate-session";
 import { createAdminSessionRouter } from "./gateway/sessions/admin-session-routes";
@@ -272,9 +274,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     logger,
   });
 
+  const keyAdmission = new ApiKeyAdmission(admissionCache, hasher);
   const generation = createGenerationEndpoints(
     {
-      admission: new ApiKeyAdmission(admissionCache, hasher),
+      admission: keyAdmission,
       upstreams,
       holds,
       inFlight,
@@ -288,6 +291,14 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const sessionRequired = authenticateSession(sessions, consoleAuth);
   account.use("/apis", sessionRequired, createKeyRouter(keys));
   account.use("/usage", sessionRequired, createUsageRouter(ledger.pool));
+  account.use(
+    "/receipts",
+    createReceiptRouter({
+      database: ledger.pool,
+      authenticateKey: (header) => keyAdmission.authenticate(header, { requireCredit: false }),
+      sessionRequired,
+    }),
+  );
   if (options.accountRouter) account.use(sessionRequired, options.accountRouter(parts));
   const admin = options.adminToken ? express.Router() : undefined;
   if (admin && options.adminToken) {
@@ -306,6 +317,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       ...(admin ? { admin } : {}),
       ...(options.operationsRouter ? { operations: options.operationsRouter(parts) } : {}),
       console: createConsoleRouter({ sessions, consoleAuth, adminEnabled: admin !== undefined }),
+      ledger: createLedgerPublicRouter(parts.ledgerPublicKey),
     },
     requestBodyBytesMax: options.requestBodyBytesMax,
     logger,

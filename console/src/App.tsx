@@ -14,6 +14,7 @@ import {
 import { AccountsPage, EventsPage, FxRatesPage, PricingPage } from "./pages/admin-pages";
 import { LedgerStatusPage } from "./pages/ledger-status-page";
 import { PlaygroundPage } from "./pages/playground-page";
+import { AdminStatementPage, StatementPage } from "./pages/statement-page";
 import { UsagePage } from "./pages/usage-page";
 import { KeysPage, OverviewPage } from "./pages/user-pages";
 
@@ -23,6 +24,7 @@ const userRoutes = [
   { path: "/keys", label: "navKeys" },
   { path: "/usage", label: "navUsage" },
   { path: "/playground", label: "navPlayground" },
+  { path: "/statements", label: "navStatements" },
 ] as const satisfies readonly { path: string; label: MessageKey }[];
 const adminRoutes = [
   { path: "/admin/accounts", label: "navAccounts" },
@@ -30,6 +32,7 @@ const adminRoutes = [
   { path: "/admin/fx", label: "navFx" },
   { path: "/admin/events", label: "navEvents" },
   { path: "/admin/ledger", label: "navLedger" },
+  { path: "/admin/statements", label: "navAdminStatements" },
 ] as const satisfies readonly { path: string; label: MessageKey }[];
 
 function currentPath(): string {
@@ -148,6 +151,9 @@ function UserArea({ path, navigate }: { path: string; navigate(path: string): vo
     case "/playground":
       page = <PlaygroundPage />;
       break;
+    case "/statements":
+      page = <StatementPage hasOrganization={hasOrganization} />;
+      break;
     default:
       page = <OverviewPage userId={userId} organizationId={organizationId} />;
   }
@@ -254,6 +260,9 @@ function AdminArea({ path }: { path: string }) {
       break;
     case "/admin/ledger":
       page = <LedgerStatusPage />;
+      break;
+    case "/admin/statements":
+      page = <AdminStatementPage />;
       break;
     default:
       page = <AccountsPage />;

@@ -23,6 +23,8 @@ export interface GatewayRouters {
   operations?: Router;
   /** Mounted at /console: the web console and its cookie-session exchange; `GET /` redirects to it. */
   console?: Router;
+  /** Mounted at /ledger, no authentication: what anyone needs to verify a receipt (its public key). */
+  ledger?: Router;
 }
 
 export function createApp(options: {
@@ -51,6 +53,7 @@ export function createApp(options: {
   });
   app.use("/llm", options.routers.account);
   if (options.routers.admin) app.use("/admin", options.routers.admin);
+  if (options.routers.ledger) app.use("/ledger", options.routers.ledger);
   if (options.routers.console) {
     app.use("/console", options.routers.console);
     app.get("/", (_request, response) => response.redirect(302, "/console/"));

@@ -3,8 +3,10 @@ import type { Router } from "express";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccountRouter } from "../../src/gateway/account/account-router";
+import { createReceiptRouter } from "../../src/gateway/account/receipt-routes";
 import { type AdminRouterDependencies, createAdminRouter } from "../../src/gateway/admin/admin-router";
 import { createKeyRouter } from "../../src/gateway/keys/key-routes";
+import { createLedgerPublicRouter } from "../../src/gateway/ledger/public-key-routes";
 import { buildOpenApiDocument } from "../../src/gateway/openapi/openapi-document";
 import { createAdminSessionRouter } from "../../src/gateway/sessions/admin-session-routes";
 import type { ApiKeyService } from "../../src/keys/api-key-service";
@@ -88,6 +90,8 @@ describe("GET /openapi.json", () => {
       ...routesOf("/admin", createAdminSessionRouter(unused as SessionTokens)),
       ...routesOf("/admin", createAdminRouter(unused as AdminRouterDependencies)),
       ...routesOf("", operations.router(harness.service)),
+      ...routesOf("/llm/receipts", createReceiptRouter(unused)),
+      ...routesOf("/ledger", createLedgerPublicRouter(undefined)),
     ];
     expect(served.length).toBeGreaterThan(20);
     const documented = new Set(documentedRoutes(buildOpenApiDocument({ version: "test" }) as Document));

@@ -264,3 +264,22 @@ export const adminApi = {
       `/admin/events${query({ stream: parameters.stream, after: parameters.after, limit: String(parameters.limit) })}`,
     ),
 };
+
+/** Monthly statements (docs/statements-and-receipts.md): the session's own account or its organization's. */
+export type MonthlyStatementView =
+  import("../../../src/billing/statements/monthly-statement").MonthlyStatement;
+export const statementApi = {
+  statement: (account: "personal" | "organization", month: string) =>
+    call<MonthlyStatementView>("user", "GET", `/llm/statements${query({ account, month })}`),
+  csvPath: (account: "personal" | "organization", month: string) =>
+    `/llm/statements${query({ account, month, format: "csv" })}`,
+  /** Any account's statement, for finance (the admin cookie). */
+  ofAccount: (kind: "user" | "organization", id: string, month: string) =>
+    call<MonthlyStatementView>(
+      "admin",
+      "GET",
+      `/admin/statements/${kind}/${encodeURIComponent(id)}${query({ month })}`,
+    ),
+  accountCsvPath: (kind: "user" | "organization", id: string, month: string) =>
+    `/admin/statements/${kind}/${encodeURIComponent(id)}${query({ month, format: "csv" })}`,
+};

@@ -13,6 +13,7 @@ import { billingErrorMapper } from "./billing-error-mapper";
 import { billingRangeOf } from "./billing-range";
 import { billingPageQuerySchema, billingTotalsQuerySchema, isPageQuery } from "./billing-read-schemas";
 import { sendBillingJson } from "./billing-response";
+import { addSessionStatementRoutes } from "./statement-routes";
 
 /**
  * The session's own finance (C4): `GET /balance` (each account's `balanceWon`, and `heldWon` / `pendingWon`:
@@ -21,7 +22,7 @@ import { sendBillingJson } from "./billing-response";
  */
 
 export interface AccountRouterDependencies {
-  database: Pick<pg.Pool, "query">;
+  database: Pick<pg.Pool, "query" | "connect">;
   billingHistoryRowsMax?: number;
 }
 
@@ -113,6 +114,7 @@ export function createAccountRouter(dependencies: AccountRouterDependencies): Ro
     );
   });
 
+  addSessionStatementRoutes(router, dependencies.database);
   router.use(billingErrorMapper);
   return router;
 }

@@ -7,6 +7,7 @@ import {
   TooManyBillingGroupsError,
 } from "../../billing/read-models/billing-pages";
 import { TooManyPendingChargesError } from "../../billing/read-models/pending-charges-valuation";
+import { StatementTooLargeError } from "../../billing/statements/monthly-statement";
 import { ApiError, apiErrors, applicationCodes } from "../api-error";
 
 /**
@@ -18,6 +19,7 @@ export function billingApiErrorOf(error: unknown): unknown {
   if (error instanceof BillingHistoryTooLargeError) return apiErrors.validation(error.message);
   if (error instanceof InvalidBillingCursorError || error instanceof TooManyBillingGroupsError)
     return apiErrors.validation(error.message);
+  if (error instanceof StatementTooLargeError) return apiErrors.validation(error.message);
   if (error instanceof TooManyPendingChargesError) {
     return new ApiError(503, applicationCodes.modelProcessing, error.message);
   }

@@ -13,6 +13,7 @@ import { addFxRateRoutes } from "./fx-rate-routes";
 import { addLedgerStatusRoutes } from "./ledger-status-routes";
 import { addPricingRoutes } from "./pricing-routes";
 import { addReadRoutes } from "./read-routes";
+import { addStatementRoutes } from "./statement-routes";
 
 /**
  * The admin API (C6) but `POST /sessions`. Mount it at /admin behind `authenticateAdmin`, which this router
@@ -54,6 +55,7 @@ export function createAdminRouter(dependencies: AdminRouterDependencies): Router
   addBillingRoutes(router, context);
   addEventsRoutes(router, context);
   addLedgerStatusRoutes(router, context);
+  addStatementRoutes(router, context);
   router.use(billingErrorMapper);
   return router;
 }

@@ -21,33 +21,16 @@ import { issueKeyBodySchema, keyStatusBodySchema, listKeysQuerySchema } from "..
 import { mintSessionBodySchema } from "../sessions/admin-session-routes";
 import { chatCompletionsRequestSchema } from "../wire/chat-completions-request";
 import { responsesRequestSchema } from "../wire/responses-request";
+import type { ApiRoute, Security, Tag } from "./api-route";
 import * as bodies from "./response-schemas";
+import { statementAndReceiptRoutes } from "./statement-api-routes";
 
 /**
  * Every route the gateway serves, as the API description lists it: who may call it, what it takes (the
  * zod schemas the route validates with) and what it answers, errors included by application code.
  */
 
-export type ApplicationErrorCode = 100 | 110 | 120 | 300 | 400 | 401;
-export type Security = "apiKey" | "session" | "admin" | "none";
-export type Tag = "generation" | "keys" | "account" | "admin" | "operations";
-
-export interface ApiRoute {
-  method: "get" | "post" | "put" | "patch" | "delete";
-  /** OpenAPI path, parameters in braces. */
-  path: string;
-  tag: Tag;
-  summary: string;
-  security: Security;
-  pathParameters?: z.ZodType;
-  query?: z.ZodType;
-  body?: z.ZodType;
-  /** Success responses by HTTP status. */
-  responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
-  /** Errors the route may answer, by application code (C3); 503/300 is listed where the ledger is needed. */
-  errors: ApplicationErrorCode[];
-  ledgerUnavailable?: boolean;
-}
+export type { ApiRoute, ApplicationErrorCode, Security, Tag } from "./api-route";
 
 const json = (description: string, schema: z.ZodType) => ({ description, schema });
 const keyPath = z.object({ uuid: z.uuid() });
@@ -506,4 +489,5 @@ export const apiRoutes: readonly ApiRoute[] = [
     responses: { 200: { description: "HTML", contentType: "text/html", schema: z.string() } },
     errors: [],
   },
+  ...statementAndReceiptRoutes,
 ];

@@ -85,7 +85,9 @@ function operationOf(route: ApiRoute) {
   };
 }
 
-function securityOf(security: Security): Record<string, string[]>[] {
+/** One scheme, or any one of several (a receipt: the key that made the request, or a session). */
+function securityOf(security: Security | readonly Security[]): Record<string, string[]>[] {
+  if (typeof security !== "string") return security.flatMap(securityOf);
   return security === "none" ? [] : [{ [security]: [] }];
 }
 

@@ -58,3 +58,17 @@ function rawPublicKey(key: KeyObject): Buffer {
   const der = key.export({ format: "der", type: "spki" });
   return der.subarray(der.length - 32);
 }
+
+/** The raw Ed25519 public key as a PEM (SPKI) document, the form `GET /ledger/public-key` publishes. */
+export function publicKeyPemOf(publicKey: Buffer): string {
+  return createPublicKey({ key: Buffer.concat([spkiEd25519Prefix, publicKey]), format: "der", type: "spki" })
+    .export({ format: "pem", type: "spki" })
+    .toString();
+}
+
+/** The raw 32 bytes of an Ed25519 public key given as PEM; throws on anything else. */
+export function rawPublicKeyOfPem(pem: string): Buffer {
+  const key = createPublicKey(pem);
+  if (key.asymmetricKeyType !== "ed25519") throw new RangeError("the public key is not an Ed25519 key");
+  return rawPublicKey(key);
+}

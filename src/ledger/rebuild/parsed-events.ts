@@ -57,7 +57,7 @@ export const otherEventRows = {
     parsed.owner->>'id' AS owner_id, parsed."issuedByUserId" AS issued_by_user_id, parsed.name,
     parsed.description, parsed."keyHash" AS key_hash, parsed."keyPreview" AS key_preview, parsed.status,
     parsed.account->>'kind' AS account_kind, parsed.account->>'id' AS account_id,
-    parsed."amountWon" AS amount_won, parsed.model,
+    parsed."amountWon" AS amount_won, parsed.reference, parsed.model,
     parsed."inputUsdPerMillionTokens" AS input_usd_per_million_tokens,
     parsed."outputUsdPerMillionTokens" AS output_usd_per_million_tokens,
     parsed."cachedInputUsdPerMillionTokens" AS cached_input_usd_per_million_tokens,
@@ -66,7 +66,7 @@ export const otherEventRows = {
   // Each field typed as every kind of event that has one holds it (a kind holding, say, an object where
   // another holds text would fail the cast; the event catalog has none).
   record: `"keyId" text, owner json, "issuedByUserId" text, name text, description text, "keyHash" text,
-    "keyPreview" text, status integer, account json, "amountWon" numeric, model text,
+    "keyPreview" text, status integer, account json, "amountWon" numeric, reference text, model text,
     "inputUsdPerMillionTokens" numeric, "outputUsdPerMillionTokens" numeric,
     "cachedInputUsdPerMillionTokens" numeric, "organizationId" text, rate numeric, "appliesOn" date,
     "rateDate" date, "rateKrwPerUsd" numeric, source text`,

@@ -1,0 +1,201 @@
+import { formatMoney, Money, parseMoney } from "../../kernel/money";
+import type { ChargeBreakdownData } from "../../ledger/events";
+import { eventChainHash } from "../../ledger/integrity/event-hash";
+import { checkpointHashOf } from "../../ledger/integrity/ledger-checkpoint";
+import { verifySignature } from "../../ledger/integrity/ledger-signing-key";
+import { rootFromInclusionPath } from "../../ledger/integrity/merkle-tree";
+import { parseLogPosition } from "../../ledger/store/log-position";
+import { calculateCharge, chargeInputOfBreakdown } from "../charging/charge-calculation";
+import { chargeBreakdownOfRecorded } from "../charging/recorded-charge-breakdown";
+import { type ChargeReceipt, chargeEventTypes, type ReceiptCharge, receiptFormat } from "./charge-receipt";
+
+/**
+ * `npm run ledger -- verify-receipt <file>`: a receipt's checks with the ledger's own code (the hash chain,
+ * RFC 6962 path, checkpoint hash and signature, and the C7 charge calculation). The stand-alone
+ * verify-receipt.mjs re-implements the same checks with node:crypto only, naming failures in the same words;
+ * test/billing/receipts proves the two agree.
+ */
+
+const hexPattern = (bytes: number) => new RegExp(`^[0-9a-f]{${bytes * 2}}$`);
+
+function hex(value: unknown, bytes: number, name: string): Buffer {
+  if (typeof value !== "string" || !hexPattern(bytes).test(value))
+    throw new Error(`${name} is not ${bytes} bytes of hex`);
+  return Buffer.from(value, "hex");
+}
+
+function decimal(value: unknown, name: string): Money {
+  if (typeof value !== "string") throw new Error(`${name} is not a decimal string`);
+  try {
+    return parseMoney(value);
+  } catch {
+    throw new Error(`${name} is not a decimal string`);
+  }
+}
+
+interface ChargeData {
+  requestId?: unknown;
+  amountWon?: unknown;
+  breakdown: ChargeBreakdownData;
+  correction?: { correctsEventId: string; correctedAmountWon: string } | null;
+}
+
+/** As verify-receipt.mjs: a correction's (C10) amount is its breakdown's less the earlier charge it corrects. */
+function checkAmount(
+  charge: ReceiptCharge,
+  data: ChargeData,
+  earlier: readonly { eventId: string; data: ChargeData }[],
+  failures: string[],
+  label: string,
+): void {
+  try {
+    const recomputed = calculateCharge(chargeInputOfBreakdown(chargeBreakdownOfRecorded(data.breakdown)));
+    const usd = new Money(recomputed.amountUsd);
+    const won = new Money(recomputed.amountWon);
+    if (!usd.equals(decimal(data.breakdown.usd, "breakdown.usd")))
+      failures.push(
+        `amount: ${label}: breakdown.usd ${data.breakdown.usd} is not ${formatMoney(usd)}, what its tokens and prices give`,
+      );
+    if (!won.equals(decimal(data.breakdown.amountWon, "breakdown.amountWon")))
+      failures.push(
+        `amount: ${label}: breakdown.amountWon ${data.breakdown.amountWon} is not ${recomputed.amountWon}, what the breakdown gives`,
+      );
+    const breakdownWon = decimal(data.breakdown.amountWon, "breakdown.amountWon");
+    const correction = data.correction ?? null;
+    if (correction === null) {
+      if (!decimal(data.amountWon, "amountWon").equals(breakdownWon))
+        failures.push(
+          `amount: ${label}: charged ${String(data.amountWon)}, not the breakdown's ${data.breakdown.amountWon}`,
+        );
+    } else {
+      const correctedWon = decimal(correction.correctedAmountWon, "correction.correctedAmountWon");
+      if (!decimal(data.amountWon, "amountWon").equals(breakdownWon.minus(correctedWon)))
+        failures.push(
+          `amount: ${label}: charged ${String(data.amountWon)}, not the breakdown's ${data.breakdown.amountWon} less the corrected ${correction.correctedAmountWon}`,
+        );
+      const corrected = earlier.find((previous) => previous.eventId === correction.correctsEventId);
+      if (
+        !corrected ||
+        !decimal(corrected.data.breakdown.amountWon, "breakdown.amountWon").equals(correctedWon)
+      )
+        failures.push(
+          `amount: ${label}: corrects no earlier charge of ${correction.correctedAmountWon} in this receipt`,
+        );
+    }
+    if (charge.amountWon !== data.amountWon)
+      failures.push(
+        `amount: ${label}: the receipt shows ${charge.amountWon}, the event says ${String(data.amountWon)}`,
+      );
+  } catch (error) {
+    failures.push(`amount: ${label}: ${(error as Error).message}`);
+  }
+}
+
+/** Every failed check of `receipt` under the trusted raw Ed25519 key, each "name: why"; empty when valid. */
+export function receiptFailures(receipt: ChargeReceipt, trustedPublicKey: Buffer): string[] {
+  if (receipt?.format !== receiptFormat) return [`format: not a ${receiptFormat} receipt`];
+  if (!Array.isArray(receipt.charges) || receipt.charges.length === 0)
+    return ["format: the receipt holds no charge"];
+  const failures: string[] = [];
+  const earlier: { eventId: string; data: ChargeData }[] = [];
+  let lastData: ChargeData | undefined;
+  receipt.charges.forEach((charge, index) => {
+    const label = `charge ${index + 1} (${charge?.event?.type ?? "?"} ${charge?.event?.eventId ?? "?"})`;
+    let data: ChargeData;
+    try {
+      data = JSON.parse(charge.event.data) as ChargeData;
+      JSON.parse(charge.event.metadata);
+    } catch {
+      failures.push(`format: ${label}: the event's data or metadata is not JSON`);
+      return;
+    }
+    lastData = data;
+    if (
+      !(chargeEventTypes as readonly string[]).includes(charge.event.type) ||
+      data.requestId !== receipt.requestId ||
+      charge.event.streamId !== `usage-${receipt.requestId}`
+    )
+      failures.push(`request: ${label}: not a charge of request ${receipt.requestId}`);
+    let chainHash: Buffer | undefined;
+    try {
+      chainHash = hex(charge.chainHash, 32, "chainHash");
+      const recomputed = eventChainHash(hex(charge.previousHash, 32, "previousHash"), {
+        streamId: charge.event.streamId,
+        streamVersion: charge.event.streamVersion,
+        eventId: charge.event.eventId,
+        type: charge.event.type,
+        schemaVersion: charge.event.schemaVersion,
+        dataText: charge.event.data,
+        metadataText: charge.event.metadata,
+      });
+      if (!recomputed.equals(chainHash))
+        failures.push(
+          `chain: ${label}: the event's bytes do not hash to its chain hash (the event was altered)`,
+        );
+    } catch (error) {
+      failures.push(`chain: ${label}: ${(error as Error).message}`);
+    }
+    checkAmount(charge, data, earlier, failures, label);
+    earlier.push({ eventId: charge.event.eventId, data });
+    const seal = charge.seal;
+    if (seal?.status !== "sealed") {
+      failures.push(
+        `not-sealed: ${label}: not sealed by a signed checkpoint yet${seal?.expectedBy ? `; expected by ${seal.expectedBy}` : ""}`,
+      );
+      return;
+    }
+    try {
+      const checkpoint = seal.checkpoint;
+      const path = seal.inclusionPath.map((sibling, step) => hex(sibling, 32, `inclusionPath[${step}]`));
+      let root: Buffer | undefined;
+      try {
+        root = chainHash && rootFromInclusionPath(chainHash, seal.leafIndex, checkpoint.eventCount, path);
+      } catch {
+        root = undefined;
+      }
+      if (!root?.equals(hex(checkpoint.eventsRoot, 32, "eventsRoot")))
+        failures.push(
+          `inclusion: ${label}: the inclusion path does not lead to checkpoint #${checkpoint.sequence}'s events root`,
+        );
+      const checkpointHash = checkpointHashOf({
+        sequence: checkpoint.sequence,
+        last: parseLogPosition(checkpoint.last),
+        eventCount: checkpoint.eventCount,
+        eventsRoot: hex(checkpoint.eventsRoot, 32, "checkpoint.eventsRoot"),
+        previousCheckpointHash: hex(
+          checkpoint.previousCheckpointHash,
+          32,
+          "checkpoint.previousCheckpointHash",
+        ),
+        sealedAt: new Date(checkpoint.sealedAt),
+      });
+      if (!checkpointHash.equals(hex(checkpoint.checkpointHash, 32, "checkpointHash")))
+        failures.push(
+          `checkpoint: ${label}: checkpoint #${checkpoint.sequence}'s hash does not recompute from its fields`,
+        );
+      if (!verifySignature(trustedPublicKey, checkpointHash, hex(checkpoint.signature, 64, "signature")))
+        failures.push(
+          `signature: ${label}: checkpoint #${checkpoint.sequence} is not signed by the published key`,
+        );
+    } catch (error) {
+      failures.push(`checkpoint: ${label}: ${(error as Error).message}`);
+    }
+  });
+  try {
+    const charged = earlier.reduce(
+      (sum, previous) => sum.plus(decimal(previous.data.amountWon, "amountWon")),
+      new Money(0),
+    );
+    if (earlier.length > 0 && !charged.equals(decimal(receipt.amountWon, "amountWon")))
+      failures.push(
+        `amount: the receipt's charges sum to ${charged.toFixed(6)}, not its total ${receipt.amountWon}`,
+      );
+  } catch (error) {
+    failures.push(`amount: ${(error as Error).message}`);
+  }
+  if (lastData && receipt.amountWon !== lastData.breakdown?.amountWon)
+    failures.push(
+      `amount: the receipt's total ${receipt.amountWon} is not the request's charge ${lastData.breakdown?.amountWon}`,
+    );
+  return failures;
+}

@@ -1,0 +1,281 @@
+import type pg from "pg";
+import { pendingChargesTable } from "../../../projections/balances";
+import {
+  statementChargesTable,
+  statementCorrectionsTable,
+  statementMonthsTable,
+  statementTopUpsTable,
+} from "../../../projections/monthly-statements";
+import { chargeDecimalPlaces, formatMoneyFixed, Money, parseMoney, sumMoney } from "../../kernel/money";
+import type { AccountReference } from "../../ledger/events";
+import { describeCheckpoint } from "../../ledger/integrity/event-proof";
+import { checkpointCovering } from "../../ledger/integrity/ledger-checkpoint";
+import { boundsOf, type StatementMonth } from "./statement-month";
+
+/**
+ * The monthly statement of one account: what finance closes a month with. Read from the monthly-statements
+ * projection in one snapshot, so a month with 100,000 charges costs a few rows; the opening balance sums the
+ * earlier months' rows, never their charges.
+ *
+ * Sign convention: `chargesWon` and `correctionsWon` are what the account was charged (a negative
+ * correction gave money back); `closing = opening + topUps − charges − corrections`, exactly, in micro-won.
+ * The identity, and that every line sums to its total, is checked each time a statement is made; a
+ * statement that fails it is never answered (StatementIdentityError).
+ */
+
+export const statementLimits = {
+  /** A month is provisional until this long after its end: requests started in it may still settle (C10). */
+  settlementGraceMs: 15 * 60_000,
+  /** Top-ups or charge groups (model × key) one statement lists; more is an anomaly, refused, never cut. */
+  linesMax: 10_000,
+} as const;
+
+export const statementSignConvention =
+  "closingBalanceWon = openingBalanceWon + topUpsWon - chargesWon - correctionsWon; charges and corrections are what the account paid (a negative correction was paid back)";
+
+export interface StatementTopUp {
+  eventId: string;
+  occurredAt: string;
+  amountWon: string;
+  reference: string;
+}
+
+/** A request's late settlement (C10): what it added to the request's first charge, and that charge. */
+export interface StatementCorrection {
+  requestId: string;
+  keyId: string;
+  model: string;
+  occurredAt: string;
+  amountWon: string;
+  correctedAmountWon: string;
+}
+
+export interface StatementChargeGroup {
+  requests: number;
+  amountWon: string;
+}
+
+export interface MonthlyStatement {
+  account: AccountReference;
+  month: StatementMonth;
+  /** The month as instants: [from, to). */
+  from: string;
+  to: string;
+  currency: "KRW";
+  openingBalanceWon: string;
+  topUpsWon: string;
+  chargesWon: string;
+  correctionsWon: string;
+  closingBalanceWon: string;
+  signConvention: string;
+  chargeCount: number;
+  /** The month may still change: it has not ended (with its settlement grace) or has usage not charged yet. */
+  provisional: boolean;
+  /** The signed checkpoint that seals every event this statement sums; null until one does. */
+  checkpoint: ReturnType<typeof describeCheckpoint> | null;
+  topUps: StatementTopUp[];
+  chargesByModel: (StatementChargeGroup & { model: string })[];
+  chargesByKey: (StatementChargeGroup & { keyId: string })[];
+  corrections: StatementCorrection[];
+  generatedAt: string;
+}
+
+/** A statement whose lines or balances do not add up: the projection is damaged; never shown as if true. */
+export class StatementIdentityError extends Error {
+  override readonly name = "StatementIdentityError";
+}
+
+/** More lines than one statement lists. */
+export class StatementTooLargeError extends Error {
+  override readonly name = "StatementTooLargeError";
+}
+
+type Queryable = Pick<pg.ClientBase, "query">;
+
+const won = (amount: Money) => formatMoneyFixed(amount, chargeDecimalPlaces);
+
+export async function readMonthlyStatement(
+  database: Pick<pg.Pool, "connect">,
+  account: AccountReference,
+  month: StatementMonth,
+  now: Date,
+): Promise<MonthlyStatement> {
+  const client = await database.connect();
+  try {
+    // One snapshot: the projection commits each batch's rows together, so the totals and lines agree.
+    await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    const statement = await readInSnapshot(client, account, month, now);
+    await client.query("COMMIT");
+    return statement;
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+interface BalancesRow {
+  opening_won: string;
+  closing_won: string;
+  top_ups_won: string | null;
+  charges_won: string | null;
+  corrections_won: string | null;
+  charge_count: string | null;
+  last_transaction_order: string | null;
+  last_position: string | null;
+}
+
+async function readInSnapshot(
+  client: Queryable,
+  account: AccountReference,
+  month: StatementMonth,
+  now: Date,
+): Promise<MonthlyStatement> {
+  const { start, end } = boundsOf(month);
+  const key = [account.kind, account.id, month];
+  // Opening and closing are summed separately from the month's own row: the identity below is a check.
+  const balances = await client.query<BalancesRow>(
+    `SELECT coalesce(sum(top_ups_won - charges_won - corrections_won) FILTER (WHERE month < $3), 0)::text
+              AS opening_won,
+            coalesce(sum(top_ups_won - charges_won - corrections_won), 0)::text AS closing_won,
+            (sum(top_ups_won) FILTER (WHERE month = $3))::text AS top_ups_won,
+            (sum(charges_won) FILTER (WHERE month = $3))::text AS charges_won,
+            (sum(corrections_won) FILTER (WHERE month = $3))::text AS corrections_won,
+            (sum(charge_count) FILTER (WHERE month = $3))::text AS charge_count,
+            (max(ARRAY[last_transaction_order, last_position]))[1]::text AS last_transaction_order,
+            (max(ARRAY[last_transaction_order, last_position]))[2]::text AS last_position
+     FROM ${statementMonthsTable.name}
+     WHERE account_kind = $1 AND account_id = $2 AND month <= $3`,
+    key,
+  );
+  const totals = balances.rows[0]!;
+  const topUps = await client.query<StatementTopUp>(
+    `SELECT event_id AS "eventId",
+            to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "occurredAt",
+            amount_won::text AS "amountWon", reference
+     FROM ${statementTopUpsTable.name}
+     WHERE account_kind = $1 AND account_id = $2 AND month = $3
+     ORDER BY occurred_at, log_transaction_order, log_position LIMIT $4`,
+    [...key, statementLimits.linesMax + 1],
+  );
+  const groups = await client.query<{ model: string; key_id: string; requests: string; amount_won: string }>(
+    `SELECT model, key_id, requests::text AS requests, amount_won::text AS amount_won
+     FROM ${statementChargesTable.name}
+     WHERE account_kind = $1 AND account_id = $2 AND month = $3
+     ORDER BY model, key_id LIMIT $4`,
+    [...key, statementLimits.linesMax + 1],
+  );
+  const corrections = await client.query<StatementCorrection>(
+    `SELECT request_id AS "requestId", key_id AS "keyId", model,
+            to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "occurredAt",
+            amount_won::text AS "amountWon", corrected_amount_won::text AS "correctedAmountWon"
+     FROM ${statementCorrectionsTable.name}
+     WHERE account_kind = $1 AND account_id = $2 AND month = $3
+     ORDER BY occurred_at, request_id LIMIT $4`,
+    [...key, statementLimits.linesMax + 1],
+  );
+  if (
+    topUps.rows.length > statementLimits.linesMax ||
+    groups.rows.length > statementLimits.linesMax ||
+    corrections.rows.length > statementLimits.linesMax
+  )
+    throw new StatementTooLargeError(
+      `the month holds more than ${statementLimits.linesMax} top-ups, corrections or model × key groups`,
+    );
+  const pending = await client.query(
+    `SELECT 1 FROM ${pendingChargesTable.name}
+     WHERE account_kind = $1 AND account_id = $2 AND started_at < $3 LIMIT 1`,
+    [account.kind, account.id, end.toISOString()],
+  );
+  const lastPosition =
+    totals.last_transaction_order === null || totals.last_position === null
+      ? undefined
+      : { commit: BigInt(totals.last_transaction_order), prepare: BigInt(totals.last_position) };
+  const covering = lastPosition === undefined ? undefined : await checkpointCovering(client, lastPosition);
+
+  const statement: MonthlyStatement = {
+    account,
+    month,
+    from: start.toISOString(),
+    to: end.toISOString(),
+    currency: "KRW",
+    openingBalanceWon: won(parseMoney(totals.opening_won)),
+    topUpsWon: won(new Money(totals.top_ups_won ?? "0")),
+    chargesWon: won(new Money(totals.charges_won ?? "0")),
+    correctionsWon: won(new Money(totals.corrections_won ?? "0")),
+    closingBalanceWon: won(parseMoney(totals.closing_won)),
+    signConvention: statementSignConvention,
+    chargeCount: Number(totals.charge_count ?? "0"),
+    provisional: now.getTime() < end.getTime() + statementLimits.settlementGraceMs || pending.rows.length > 0,
+    checkpoint: covering ? describeCheckpoint(covering.checkpoint) : null,
+    topUps: topUps.rows.map((row) => ({ ...row, amountWon: won(parseMoney(row.amountWon)) })),
+    chargesByModel: groupBy(groups.rows, (row) => row.model).map(([model, group]) => ({ model, ...group })),
+    chargesByKey: groupBy(groups.rows, (row) => row.key_id).map(([keyId, group]) => ({ keyId, ...group })),
+    corrections: corrections.rows.map((row) => ({
+      ...row,
+      amountWon: won(parseMoney(row.amountWon)),
+      correctedAmountWon: won(parseMoney(row.correctedAmountWon)),
+    })),
+    generatedAt: now.toISOString(),
+  };
+  assertStatementAddsUp(statement);
+  return statement;
+}
+
+function groupBy<Row extends { requests: string; amount_won: string }>(
+  rows: readonly Row[],
+  keyOf: (row: Row) => string,
+): [string, StatementChargeGroup][] {
+  const groups = new Map<string, { requests: number; amount: Money }>();
+  for (const row of rows) {
+    const group = groups.get(keyOf(row)) ?? { requests: 0, amount: new Money(0) };
+    group.requests += Number(row.requests);
+    group.amount = group.amount.plus(row.amount_won);
+    groups.set(keyOf(row), group);
+  }
+  return [...groups]
+    .sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0))
+    .map(([key, group]) => [key, { requests: group.requests, amountWon: won(group.amount) }]);
+}
+
+/** The identity and every line total, exact in micro-won (amounts are whole micro-won by C7). */
+export function assertStatementAddsUp(statement: MonthlyStatement): void {
+  const amount = (text: string) => parseMoney(text);
+  const expectedClosing = amount(statement.openingBalanceWon)
+    .plus(amount(statement.topUpsWon))
+    .minus(amount(statement.chargesWon))
+    .minus(amount(statement.correctionsWon));
+  const failures: string[] = [];
+  if (!expectedClosing.equals(amount(statement.closingBalanceWon)))
+    failures.push(
+      `opening ${statement.openingBalanceWon} + top-ups ${statement.topUpsWon} - charges ${statement.chargesWon} - corrections ${statement.correctionsWon} is ${won(expectedClosing)}, not the closing ${statement.closingBalanceWon}`,
+    );
+  const lineSums: [string, Money, string][] = [
+    ["top-ups", sumMoney(statement.topUps.map((line) => amount(line.amountWon))), statement.topUpsWon],
+    [
+      "charges by model",
+      sumMoney(statement.chargesByModel.map((line) => amount(line.amountWon))),
+      statement.chargesWon,
+    ],
+    [
+      "charges by key",
+      sumMoney(statement.chargesByKey.map((line) => amount(line.amountWon))),
+      statement.chargesWon,
+    ],
+    [
+      "corrections",
+      sumMoney(statement.corrections.map((line) => amount(line.amountWon))),
+      statement.correctionsWon,
+    ],
+  ];
+  for (const [name, sum, total] of lineSums)
+    if (!sum.equals(amount(total))) failures.push(`${name} sum to ${won(sum)}, not ${total}`);
+  const requests = statement.chargesByModel.reduce((count, line) => count + line.requests, 0);
+  if (requests !== statement.chargeCount)
+    failures.push(`charges by model count ${requests} requests, not ${statement.chargeCount}`);
+  if (failures.length > 0)
+    throw new StatementIdentityError(
+      `statement of ${statement.account.kind} ${statement.account.id} for ${statement.month} does not add up: ${failures.join("; ")}`,
+    );
+}

@@ -1,0 +1,76 @@
+import express, { type RequestHandler, type Router } from "express";
+import type pg from "pg";
+import { buildChargeReceipt, readChargeEvents, receiptOwnerOf } from "../../billing/receipts/charge-receipt";
+import { looksLikeApiKey } from "../../keys/api-key-secret";
+import type { AccountReference } from "../../ledger/events";
+import type { Session } from "../../sessions/session-tokens";
+import { apiErrors } from "../api-error";
+import type { Caller } from "../generation/api-key-admission";
+import { storableString } from "../http/storable-string";
+import { bearerTokenOf } from "../middleware/authenticate-session";
+
+/**
+ * `GET /receipts/:requestId` (mounted at /llm): the receipt of a request's charge, for the API key that
+ * made the request or a session of the account that paid for it. Anyone else gets the same 404/120 as for a
+ * request that does not exist, so a request id reveals nothing about other accounts.
+ */
+
+export interface ReceiptRouterDependencies {
+  database: Pick<pg.Pool, "query">;
+  /** Authenticates an API key (inactive or deleted keys are refused); credit is not required. */
+  authenticateKey(authorizationHeader: string | undefined): Promise<Pick<Caller, "keyId">>;
+  /** The session middleware of the other /llm routes (bearer or cookie). */
+  sessionRequired: RequestHandler;
+  clock?: () => Date;
+}
+
+type ReceiptCaller = { kind: "key"; keyId: string } | { kind: "session"; session: Session };
+
+const requestIdSchema = storableString.min(1).max(200);
+
+export function createReceiptRouter(dependencies: ReceiptRouterDependencies): Router {
+  const router = express.Router();
+  const clock = dependencies.clock ?? (() => new Date());
+
+  router.use(async (request, response, next) => {
+    const bearer = bearerTokenOf(request);
+    if (bearer === undefined || !looksLikeApiKey(bearer)) {
+      dependencies.sessionRequired(request, response, next);
+      return;
+    }
+    const caller = await dependencies.authenticateKey(request.headers.authorization);
+    response.locals.receiptKeyId = caller.keyId;
+    next();
+  });
+
+  router.get("/:requestId", async (request, response) => {
+    const caller: ReceiptCaller =
+      typeof response.locals.receiptKeyId === "string"
+        ? { kind: "key", keyId: response.locals.receiptKeyId }
+        : { kind: "session", session: response.locals.session as Session };
+    const requestId = requestIdSchema.safeParse(request.params.requestId);
+    const notFound = apiErrors.notFound(
+      `No receipt for request ${requestId.success ? requestId.data : "(invalid id)"}: it is not charged yet or not yours`,
+    );
+    if (!requestId.success) throw notFound;
+    const rows = await readChargeEvents(dependencies.database, requestId.data);
+    if (rows.length === 0 || !mayRead(caller, receiptOwnerOf(rows))) throw notFound;
+    response.json(await buildChargeReceipt(dependencies.database, rows, clock()));
+  });
+  return router;
+}
+
+function mayRead(caller: ReceiptCaller, owner: { keyId: string; account: AccountReference }): boolean {
+  switch (caller.kind) {
+    case "key":
+      return caller.keyId === owner.keyId;
+    case "session":
+      return owner.account.kind === "user"
+        ? owner.account.id === caller.session.userId
+        : owner.account.id === caller.session.organizationId;
+    default: {
+      const unreachable: never = caller;
+      throw new Error(`unhandled caller ${String(unreachable)}`);
+    }
+  }
+}

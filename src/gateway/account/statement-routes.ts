@@ -1,0 +1,40 @@
+import type { Router } from "express";
+import type pg from "pg";
+import { z } from "zod";
+import { readMonthlyStatement } from "../../billing/statements/monthly-statement";
+import type { AccountReference } from "../../ledger/events";
+import { apiErrors, validationErrorOf } from "../api-error";
+import { sessionOf } from "../middleware/authenticate-session";
+import { sendStatement, statementQuerySchema } from "../statements/statement-response";
+
+/**
+ * `GET /statements?account=personal|organization&month=YYYY-MM[&format=csv][&lines=charges]`: the monthly
+ * statement of the session's own account or of its organization's.
+ */
+
+export const sessionStatementQuerySchema = statementQuerySchema.extend({
+  account: z
+    .enum(["personal", "organization"], { error: "must be personal or organization" })
+    .default("personal"),
+});
+
+export function addSessionStatementRoutes(
+  router: Router,
+  database: Pick<pg.Pool, "query" | "connect">,
+  clock: () => Date = () => new Date(),
+): void {
+  router.get("/statements", async (request, response) => {
+    const session = sessionOf(response.locals);
+    const parsed = sessionStatementQuerySchema.safeParse(request.query);
+    if (!parsed.success) throw validationErrorOf(parsed.error);
+    const query = parsed.data;
+    let account: AccountReference = { kind: "user", id: session.userId };
+    if (query.account === "organization") {
+      if (session.organizationId === null)
+        throw apiErrors.validation("account: the session belongs to no organization");
+      account = { kind: "organization", id: session.organizationId };
+    }
+    const statement = await readMonthlyStatement(database, account, query.month, clock());
+    await sendStatement(response, database, statement, query);
+  });
+}

@@ -1,0 +1,337 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chargeUsage } from "../../../src/billing/charging/charge-usage";
+import { createPricingReadModel } from "../../../src/billing/read-models/pricing-read-model";
+import {
+  buildChargeReceipt,
+  type ChargeReceipt,
+  readChargeEvents,
+} from "../../../src/billing/receipts/charge-receipt";
+import { receiptFailures } from "../../../src/billing/receipts/receipt-verification";
+import { sealCheckpoints } from "../../../src/ledger/integrity/ledger-checkpointer";
+import { LedgerSigningKey, publicKeyPemOf } from "../../../src/ledger/integrity/ledger-signing-key";
+import { ProjectionWaiter } from "../../../src/ledger/projection/projection-waiter";
+import { fxRateUpdated, modelPriceSet, usageRecorded } from "../../billing/billing-ledger-fixtures";
+import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
+
+/**
+ * The two verifiers of a receipt — `npm run ledger -- verify-receipt` on the ledger's own code, and the
+ * stand-alone script on node:crypto only — given the same receipts, valid or altered in each way an attacker
+ * or a mistake could, then they name the same failures in the same words.
+ */
+
+const run = promisify(execFile);
+const signingKeySeed = Buffer.alloc(32, 11).toString("base64");
+const signingKey = LedgerSigningKey.parse(signingKeySeed);
+const otherKey = LedgerSigningKey.parse(Buffer.alloc(32, 12).toString("base64"));
+const standalonePath = path.resolve("src/billing/receipts/verify-receipt.mjs");
+
+type StandaloneFailures = (receipt: unknown, publicKeyPem: string) => string[];
+let standaloneFailures: StandaloneFailures;
+let harness: LedgerHarness;
+let unsealed: ChargeReceipt;
+let sealed: ChargeReceipt;
+let corrected: ChargeReceipt;
+let directory: string;
+
+async function receiptOf(requestId: string, now: Date): Promise<ChargeReceipt> {
+  const rows = await readChargeEvents(harness.ledger.pool, requestId);
+  return buildChargeReceipt(harness.ledger.pool, rows, now);
+}
+
+async function exitOf(
+  command: string,
+  args: string[],
+  ledgerSigningKey = "",
+): Promise<{ code: number; output: string }> {
+  try {
+    const { stdout, stderr } = await run(command, args, {
+      env: { ...process.env, LEDGER_SIGNING_KEY: ledgerSigningKey },
+    });
+    return { code: 0, output: stdout + stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, output: failed.stdout + failed.stderr };
+  }
+}
+
+beforeAll(async () => {
+  standaloneFailures = (
+    (await import(pathToFileURL(standalonePath).href)) as { receiptFailures: StandaloneFailures }
+  ).receiptFailures;
+  directory = await mkdtemp(path.join(tmpdir(), "receipts-"));
+  harness = await openLedgerHarness("receipt_verifiers");
+  const settingsAt = "2026-11-19T15:00:00.000Z";
+  await harness.append(
+    modelPriceSet("alpha-5.4", { input: "1.25", cachedInput: "0.125", output: "10" }, settingsAt),
+    fxRateUpdated({ appliesOn: "2026-11-20", rateDate: "2026-11-19", rateKrwPerUsd: "1483.4" }, settingsAt),
+    usageRecorded({
+      requestId: "receipt-1",
+      account: { kind: "user", id: "receipt-user" },
+      tokens: { input: 123_456, cached: 23_456, output: 7_891, reasoning: 91 },
+      startedAt: "2026-11-20T03:00:00.000Z",
+    }),
+  );
+  await harness.project();
+  const waiter = new ProjectionWaiter(harness.ledger.pool, harness.database.url, 20);
+  await waiter.start();
+  const charge = (requestId: string) =>
+    chargeUsage(
+      {
+        store: harness.store,
+        waiter,
+        pricing: createPricingReadModel(harness.ledger.pool),
+        clock: () => new Date("2026-11-20T03:00:05.000Z"),
+        projectionWaitTimeoutMs: 10_000,
+      },
+      requestId,
+    );
+  try {
+    await charge("receipt-1");
+    // A corrected request (C10): the estimate charged, then the delivered usage charged for the difference.
+    const estimate = usageRecorded({
+      requestId: "receipt-corrected",
+      account: { kind: "user", id: "receipt-user" },
+      tokens: { input: 50_000, cached: 0, output: 9_000, reasoning: null },
+      startedAt: "2026-11-20T03:00:00.000Z",
+      usageSource: "estimated",
+    });
+    await harness.append(estimate);
+    await harness.project();
+    await charge("receipt-corrected");
+    const delivered = usageRecorded({
+      requestId: "receipt-corrected",
+      account: { kind: "user", id: "receipt-user" },
+      tokens: { input: 48_000, cached: 1_000, output: 4_000, reasoning: 10 },
+      startedAt: "2026-11-20T03:00:00.000Z",
+    });
+    const correcting = delivered.events[0]!.event as { data: Record<string, unknown> };
+    correcting.data.heldWon = "0";
+    correcting.data.corrects = { eventId: estimate.events[0]!.eventId, pendingWon: "0" };
+    await harness.append({ ...delivered, expectedVersion: "any" });
+    await harness.project();
+    await charge("receipt-corrected");
+  } finally {
+    await waiter.close();
+  }
+  // More events after the charge, so its inclusion path has more than one step.
+  for (let index = 0; index < 5; index++)
+    await harness.append(
+      usageRecorded({
+        requestId: `receipt-after-${index}`,
+        account: { kind: "user", id: "receipt-user" },
+        startedAt: "2026-11-20T03:00:10.000Z",
+      }),
+    );
+  await harness.visible();
+  unsealed = await receiptOf("receipt-1", new Date("2026-11-20T03:00:06.000Z"));
+  const client = await harness.ledger.pool.connect();
+  try {
+    await sealCheckpoints(client, signingKey, {
+      eventsMax: 10_000,
+      intervalMs: 0,
+      checkpointsMax: 10,
+      sealPartial: true,
+    });
+  } finally {
+    client.release();
+  }
+  sealed = await receiptOf("receipt-1", new Date("2026-11-20T03:01:00.000Z"));
+  corrected = await receiptOf("receipt-corrected", new Date("2026-11-20T03:01:00.000Z"));
+}, 120_000);
+
+afterAll(async () => {
+  await harness?.dispose();
+  await rm(directory, { recursive: true, force: true });
+});
+
+/** A deep copy to alter. */
+const copy = (receipt: ChargeReceipt): ChargeReceipt => JSON.parse(JSON.stringify(receipt)) as ChargeReceipt;
+const sealOf = (receipt: ChargeReceipt) => {
+  const seal = receipt.charges[0]!.seal;
+  if (seal.status !== "sealed") throw new Error("expected a sealed charge");
+  return seal;
+};
+const flipHex = (text: string) => (text[0] === "0" ? "1" : "0") + text.slice(1);
+
+const alterations: [string, (receipt: ChargeReceipt) => void, string][] = [
+  [
+    "an amount raised in the event",
+    (receipt) => {
+      receipt.charges[0]!.event.data = receipt.charges[0]!.event.data.replace(
+        '"amountWon":"',
+        '"amountWon":"1',
+      );
+    },
+    "chain",
+  ],
+  [
+    "a breakdown that does not give its amount",
+    (receipt) => {
+      receipt.charges[0]!.event.data = receipt.charges[0]!.event.data.replace(
+        '"discountRate":"0"',
+        '"discountRate":"0.5"',
+      );
+    },
+    "amount",
+  ],
+  [
+    "a signature from another key",
+    (receipt) => {
+      const seal = sealOf(receipt);
+      seal.checkpoint.signature = otherKey
+        .sign(Buffer.from(seal.checkpoint.checkpointHash, "hex"))
+        .toString("hex");
+    },
+    "signature",
+  ],
+  [
+    "a sealing time moved",
+    (receipt) => {
+      sealOf(receipt).checkpoint.sealedAt = "2026-11-20T03:00:59.000Z";
+    },
+    "checkpoint",
+  ],
+  [
+    "an inclusion path step altered",
+    (receipt) => {
+      const seal = sealOf(receipt);
+      seal.inclusionPath[0] = flipHex(seal.inclusionPath[0]!);
+    },
+    "inclusion",
+  ],
+  [
+    "a leaf index moved",
+    (receipt) => {
+      sealOf(receipt).leafIndex += 1;
+    },
+    "inclusion",
+  ],
+  [
+    "a receipt total that is not the charge",
+    (receipt) => {
+      receipt.amountWon = "0.000001";
+    },
+    "amount",
+  ],
+  [
+    "a charge of another request",
+    (receipt) => {
+      receipt.requestId = "someone-else";
+    },
+    "request",
+  ],
+  [
+    "not a receipt",
+    (receipt) => {
+      (receipt as { format: string }).format = "something/1";
+    },
+    "format",
+  ],
+];
+
+describe("receipt verifiers", () => {
+  it("given a sealed charge, then both verifiers find its receipt valid under the published key", () => {
+    expect(sealed.charges).toHaveLength(1);
+    expect(sealOf(sealed).inclusionPath.length).toBeGreaterThan(1);
+    expect(receiptFailures(sealed, signingKey.publicKey)).toEqual([]);
+    expect(standaloneFailures(sealed, publicKeyPemOf(signingKey.publicKey))).toEqual([]);
+  });
+
+  it("given a corrected request, then its receipt holds both charges and both verifiers find it valid", () => {
+    expect(corrected.charges).toHaveLength(2);
+    const [first, correction] = corrected.charges;
+    const correctionData = JSON.parse(correction!.event.data) as {
+      correction: { correctedAmountWon: string };
+    };
+    expect(correctionData.correction.correctedAmountWon).toBe(first!.amountWon);
+    // The estimate charged more than was delivered: the correction gives the difference back.
+    expect(correction!.amountWon.startsWith("-")).toBe(true);
+    expect(corrected.amountWon).toBe(correction!.breakdown.amountWon);
+    expect(receiptFailures(corrected, signingKey.publicKey)).toEqual([]);
+    expect(standaloneFailures(corrected, publicKeyPemOf(signingKey.publicKey))).toEqual([]);
+  });
+
+  it("given a corrected request's receipt without its first charge, then both say the correction corrects nothing in it", () => {
+    const altered = copy(corrected);
+    altered.charges.shift();
+    const failures = receiptFailures(altered, signingKey.publicKey);
+    expect(failures).toContainEqual(
+      expect.stringMatching(/^amount: charge 1 .*: corrects no earlier charge of /),
+    );
+    expect(standaloneFailures(altered, publicKeyPemOf(signingKey.publicKey))).toEqual(failures);
+  });
+
+  it("given an event not sealed yet, then the receipt says when it will be, and neither verifier calls it valid", () => {
+    expect(unsealed.charges[0]!.seal).toMatchObject({ status: "not-sealed", expectedBy: expect.any(String) });
+    const failures = receiptFailures(unsealed, signingKey.publicKey);
+    expect(failures).toEqual([
+      expect.stringMatching(/^not-sealed: charge 1 .*; expected by 2026-11-20T03:00:/),
+    ]);
+    expect(standaloneFailures(unsealed, publicKeyPemOf(signingKey.publicKey))).toEqual(failures);
+  });
+
+  it.each(alterations)("given %s, then both name the same failure", (_name, alter, check) => {
+    const altered = copy(sealed);
+    alter(altered);
+    const failures = receiptFailures(altered, signingKey.publicKey);
+    expect(failures.length).toBeGreaterThan(0);
+    expect(failures.map((failure) => failure.split(":")[0])).toContain(check);
+    expect(standaloneFailures(altered, publicKeyPemOf(signingKey.publicKey))).toEqual(failures);
+  });
+
+  it("given a key that did not sign the checkpoint, then both refuse the signature", () => {
+    const failures = receiptFailures(sealed, otherKey.publicKey);
+    expect(failures).toEqual([expect.stringMatching(/^signature: /)]);
+    expect(standaloneFailures(sealed, publicKeyPemOf(otherKey.publicKey))).toEqual(failures);
+  });
+
+  it("prints valid and exits 0 from the command line, both ways; names the failure and exits 1 otherwise", async () => {
+    const receiptFile = path.join(directory, "receipt.json");
+    const alteredFile = path.join(directory, "altered.json");
+    const keyFile = path.join(directory, "public-key.pem");
+    await writeFile(receiptFile, JSON.stringify(sealed, null, 2));
+    const altered = copy(sealed);
+    alterations[0]![1](altered);
+    await writeFile(alteredFile, JSON.stringify(altered));
+    await writeFile(keyFile, publicKeyPemOf(signingKey.publicKey));
+
+    const standalone = await exitOf("node", [standalonePath, receiptFile, keyFile]);
+    const cli = await exitOf("npx", [
+      "tsx",
+      "src/ledger/cli.ts",
+      "verify-receipt",
+      receiptFile,
+      "--public-key",
+      keyFile,
+    ]);
+    expect(standalone).toEqual({ code: 0, output: "valid\n" });
+    expect(cli).toEqual({ code: 0, output: "valid\n" });
+
+    const standaloneAltered = await exitOf("node", [standalonePath, alteredFile, keyFile]);
+    const cliAltered = await exitOf("npx", [
+      "tsx",
+      "src/ledger/cli.ts",
+      "verify-receipt",
+      alteredFile,
+      "--public-key",
+      keyFile,
+    ]);
+    expect(standaloneAltered.code).toBe(1);
+    expect(standaloneAltered.output).toMatch(
+      /^chain: charge 1 \(UsageCharged .*\): the event's bytes do not hash/m,
+    );
+    expect(cliAltered).toEqual(standaloneAltered);
+
+    expect((await exitOf("node", [standalonePath, receiptFile])).code).toBe(2);
+    // Without --public-key the command trusts the configured signing key, and only it.
+    const configuredCli = ["tsx", "src/ledger/cli.ts", "verify-receipt", receiptFile];
+    expect(await exitOf("npx", configuredCli, signingKeySeed)).toEqual({ code: 0, output: "valid\n" });
+    expect((await exitOf("npx", configuredCli)).code).toBe(2);
+  }, 120_000);
+});

@@ -1,0 +1,466 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { balancesProjection } from "../../../projections/balances";
+import { billingHistoryProjection } from "../../../projections/billing-history";
+import { monthlyStatementsProjection } from "../../../projections/monthly-statements";
+import type { MonthlyStatement } from "../../../src/billing/statements/monthly-statement";
+import { Money, parseMoney, sumMoney } from "../../../src/kernel/money";
+import { sealCheckpoints } from "../../../src/ledger/integrity/ledger-checkpointer";
+import { LedgerSigningKey } from "../../../src/ledger/integrity/ledger-signing-key";
+import type { RecordedEventOf } from "../../../src/ledger/store/event-store";
+import { compareLogPositions, parseLogPosition } from "../../../src/ledger/store/log-position";
+import {
+  type BillingApiHarness,
+  chargeRecordedUsage,
+  startBillingApi,
+} from "../../gateway/admin/billing-api-harness";
+import { discountSet, fxRateUpdated, modelPriceSet } from "../billing-ledger-fixtures";
+import { type StatementUsage, topUpAt, usageAt } from "./statement-ledger";
+
+/**
+ * Given a user's September, October and November — top-ups, charges over two models and two keys, a discount
+ * that changes on 15 October, requests started on either side of Seoul's midnight — then October's statement
+ * adds up to the micro-won, its CSV says the same, the session sees its own, and the finance export of the
+ * month sums exactly to the statements' charges.
+ */
+
+const user = { kind: "user", id: "statement-user" } as const;
+const other = { kind: "organization", id: "statement-org" } as const;
+const keyA = "0b7d0c9e-1111-4a4a-8b8b-000000000001";
+const keyB = "0b7d0c9e-2222-4a4a-8b8b-000000000002";
+const keyOther = "0b7d0c9e-3333-4a4a-8b8b-000000000003";
+const signingKey = LedgerSigningKey.parse(Buffer.alloc(32, 3).toString("base64"));
+const tokens = (input: number, output: number) => ({
+  input,
+  cached: Math.floor(input / 4),
+  output,
+  reasoning: 0,
+});
+
+// Requests, each with the month its start falls in (Seoul).
+const usages: (StatementUsage & { month: string })[] = [
+  {
+    requestId: "st-sep-1",
+    account: user,
+    keyId: keyA,
+    model: "alpha-5.4",
+    startedAt: "2026-09-20T03:00:00.000Z",
+    tokens: tokens(40_000, 9_000),
+    month: "2026-09",
+  },
+  // 2026-09-30 23:59:30 KST: September, though charged in October.
+  {
+    requestId: "st-sep-2",
+    account: user,
+    keyId: keyA,
+    model: "alpha-5.4",
+    startedAt: "2026-09-30T14:59:30.000Z",
+    tokens: tokens(12_345, 6_789),
+    month: "2026-09",
+  },
+  // 2026-10-01 00:00:00 KST: October, though still 30 September in UTC.
+  {
+    requestId: "st-oct-1",
+    account: user,
+    keyId: keyA,
+    model: "alpha-5.4",
+    startedAt: "2026-09-30T15:00:00.000Z",
+    tokens: tokens(1_000, 333),
+    month: "2026-10",
+  },
+  {
+    requestId: "st-oct-2",
+    account: user,
+    keyId: keyB,
+    model: "delta-4.5-haiku",
+    startedAt: "2026-10-08T05:00:00.000Z",
+    tokens: tokens(77_777, 11_111),
+    month: "2026-10",
+  },
+  {
+    requestId: "st-oct-3",
+    account: user,
+    keyId: keyB,
+    model: "alpha-5.4",
+    startedAt: "2026-10-16T05:00:00.000Z",
+    tokens: tokens(5_555, 4_444),
+    month: "2026-10",
+  },
+  {
+    requestId: "st-oct-4",
+    account: user,
+    keyId: keyA,
+    model: "delta-4.5-haiku",
+    startedAt: "2026-10-25T05:00:00.000Z",
+    tokens: tokens(3_210, 987),
+    month: "2026-10",
+  },
+  {
+    requestId: "st-oct-other",
+    account: other,
+    keyId: keyOther,
+    model: "alpha-5.4",
+    startedAt: "2026-10-10T05:00:00.000Z",
+    tokens: tokens(9_999, 999),
+    month: "2026-10",
+  },
+  // 2026-11-01 00:00:05 KST: November.
+  {
+    requestId: "st-nov-1",
+    account: user,
+    keyId: keyA,
+    model: "alpha-5.4",
+    startedAt: "2026-10-31T15:00:05.000Z",
+    tokens: tokens(2_000, 500),
+    month: "2026-11",
+  },
+];
+
+let api: BillingApiHarness;
+const chargeOf = new Map<string, RecordedEventOf<"UsageCharged">>();
+const correctionOf = new Map<string, RecordedEventOf<"UsageCharged">>();
+
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = "";
+  let quoted = false;
+  for (let index = 0; index < text.length; index++) {
+    const character = text[index]!;
+    if (quoted) {
+      if (character === '"' && text[index + 1] === '"') {
+        field += '"';
+        index++;
+      } else if (character === '"') quoted = false;
+      else field += character;
+    } else if (character === '"') quoted = true;
+    else if (character === ",") {
+      row.push(field);
+      field = "";
+    } else if (character === "\r" && text[index + 1] === "\n") {
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = "";
+      index++;
+    } else field += character;
+  }
+  return rows;
+}
+
+async function statementOf(path: string): Promise<MonthlyStatement> {
+  const response = await api.admin("GET", path);
+  expect(response.status, await response.clone().text()).toBe(200);
+  return (await response.json()) as MonthlyStatement;
+}
+
+const monthCharges = (account: { id: string }, month: string) =>
+  usages
+    .filter((usage) => usage.account.id === account.id && usage.month === month)
+    .map((usage) => chargeOf.get(usage.requestId)!);
+
+beforeAll(async () => {
+  api = await startBillingApi("monthly_statements");
+  const settingsAt = "2026-08-31T15:00:00.000Z"; // 2026-09-01 00:00 KST
+  await api.ledger.append(
+    modelPriceSet("alpha-5.4", { input: "1.25", cachedInput: "0.125", output: "10" }, settingsAt),
+    modelPriceSet("delta-4.5-haiku", { input: "3", cachedInput: "0.3", output: "15" }, settingsAt),
+    fxRateUpdated({ appliesOn: "2026-09-01", rateDate: "2026-08-31", rateKrwPerUsd: "1391.7" }, settingsAt),
+    // The discount changes mid-October: 10% off from 15 October 00:00 KST.
+    discountSet(null, null, "0.1", "2026-10-14T15:00:00.000Z"),
+    topUpAt(user, "10000", "september", "2026-09-10T01:00:00.000Z"),
+    topUpAt(user, "5000", 'first of october, "KST"', "2026-09-30T15:00:00.000Z"),
+    topUpAt(user, "2500.5", "october", "2026-10-20T01:00:00.000Z"),
+    topUpAt(user, "100", "november", "2026-11-02T01:00:00.000Z"),
+    topUpAt(other, "50000", "organization", "2026-10-02T01:00:00.000Z"),
+    ...usages.map(usageAt),
+  );
+  for (const usage of usages) await chargeRecordedUsage(api, usage.requestId);
+  // A late settlement (C10): the gateway that served st-oct-2 records what it delivered after the orphan
+  // sweep's estimate was charged; the reconciler charges the difference.
+  const [estimate] = await api.ledger.store.readStream("usage-st-oct-2");
+  const corrected = usageAt({ ...usages[3]!, tokens: tokens(80_000, 12_000) });
+  const correcting = corrected.events[0]!.event as { data: Record<string, unknown> };
+  correcting.data.heldWon = "0";
+  correcting.data.corrects = { eventId: estimate!.eventId, pendingWon: "0" };
+  await api.ledger.append({ ...corrected, expectedVersion: "any" });
+  await chargeRecordedUsage(api, "st-oct-2");
+  let last = parseLogPosition("0-0");
+  for (const usage of usages) {
+    const stream = await api.ledger.store.readStream(`usage-${usage.requestId}`);
+    const [charge, correction] = stream.filter(
+      (event) => event.type === "UsageCharged",
+    ) as RecordedEventOf<"UsageCharged">[];
+    chargeOf.set(usage.requestId, charge!);
+    if (correction) correctionOf.set(usage.requestId, correction);
+    for (const event of [charge!, ...(correction ? [correction] : [])])
+      if (compareLogPositions(event.position, last) > 0) last = event.position;
+  }
+  await api.waiter.waitFor(
+    last,
+    [monthlyStatementsProjection.name, billingHistoryProjection.name, balancesProjection.name],
+    10_000,
+  );
+  await api.ledger.visible();
+  const client = await api.ledger.ledger.pool.connect();
+  try {
+    await sealCheckpoints(client, signingKey, {
+      eventsMax: 10_000,
+      intervalMs: 0,
+      checkpointsMax: 10,
+      sealPartial: true,
+    });
+  } finally {
+    client.release();
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await api?.close();
+});
+
+describe("monthly statements", () => {
+  it("given a month of top-ups, charges and a discount change, then its identity holds to the micro-won", async () => {
+    // When
+    const statement = await statementOf(`/statements/user/${user.id}?month=2026-10`);
+
+    // Then: the discount in force at each request's start
+    expect(chargeOf.get("st-oct-2")!.data.breakdown.discountRate).toBe("0");
+    expect(chargeOf.get("st-oct-3")!.data.breakdown.discountRate).toBe("0.1");
+    const september = sumMoney(
+      monthCharges(user, "2026-09").map((charge) => parseMoney(charge.data.amountWon)),
+    );
+    const october = monthCharges(user, "2026-10");
+    const charged = sumMoney(october.map((charge) => parseMoney(charge.data.amountWon)));
+    const correction = correctionOf.get("st-oct-2")!;
+    // The delivered usage was larger: the correction adds the difference, exactly.
+    expect(correction.data.correction?.correctedAmountWon).toBe(chargeOf.get("st-oct-2")!.data.amountWon);
+    expect(
+      parseMoney(correction.data.amountWon).equals(
+        parseMoney(correction.data.breakdown.amountWon).minus(chargeOf.get("st-oct-2")!.data.amountWon),
+      ),
+    ).toBe(true);
+    expect(parseMoney(correction.data.amountWon).isPositive()).toBe(true);
+    expect(statement).toMatchObject({
+      account: user,
+      month: "2026-10",
+      from: "2026-09-30T15:00:00.000Z",
+      to: "2026-10-31T15:00:00.000Z",
+      openingBalanceWon: new Money(10_000).minus(september).toFixed(6),
+      topUpsWon: "7500.500000",
+      chargesWon: charged.toFixed(6),
+      correctionsWon: parseMoney(correction.data.amountWon).toFixed(6),
+      chargeCount: 4,
+      provisional: false,
+    });
+    expect(
+      parseMoney(statement.openingBalanceWon)
+        .plus(statement.topUpsWon)
+        .minus(statement.chargesWon)
+        .minus(statement.correctionsWon)
+        .equals(parseMoney(statement.closingBalanceWon)),
+    ).toBe(true);
+    expect(statement.topUps.map((topUp) => [topUp.amountWon, topUp.reference])).toEqual([
+      ["5000.000000", 'first of october, "KST"'],
+      ["2500.500000", "october"],
+    ]);
+    const byModel = (model: string) =>
+      sumMoney(
+        october
+          .filter((charge) => charge.data.model === model)
+          .map((charge) => parseMoney(charge.data.amountWon)),
+      );
+    expect(statement.chargesByModel).toEqual([
+      { model: "alpha-5.4", requests: 2, amountWon: byModel("alpha-5.4").toFixed(6) },
+      { model: "delta-4.5-haiku", requests: 2, amountWon: byModel("delta-4.5-haiku").toFixed(6) },
+    ]);
+    expect(statement.chargesByKey.map((group) => [group.keyId, group.requests])).toEqual([
+      [keyA, 2],
+      [keyB, 2],
+    ]);
+    expect(statement.corrections).toEqual([
+      {
+        requestId: "st-oct-2",
+        keyId: keyB,
+        model: "delta-4.5-haiku",
+        occurredAt: correction.metadata.occurredAt,
+        amountWon: parseMoney(correction.data.amountWon).toFixed(6),
+        correctedAmountWon: parseMoney(chargeOf.get("st-oct-2")!.data.amountWon).toFixed(6),
+      },
+    ]);
+  });
+
+  it("names the signed checkpoint that seals every event it sums", async () => {
+    const statement = await statementOf(`/statements/user/${user.id}?month=2026-10`);
+    expect(statement.checkpoint).not.toBeNull();
+    expect(statement.checkpoint!.publicKey).toBe(signingKey.publicKey.toString("hex"));
+    const sealedThrough = parseLogPosition(statement.checkpoint!.last);
+    for (const charge of [
+      ...monthCharges(user, "2026-09"),
+      ...monthCharges(user, "2026-10"),
+      correctionOf.get("st-oct-2")!,
+    ])
+      expect(compareLogPositions(charge.position, sealedThrough)).toBeLessThanOrEqual(0);
+  });
+
+  it("closes each month on the next one's opening, the last month on the account's balance", async () => {
+    const september = await statementOf(`/statements/user/${user.id}?month=2026-09`);
+    const october = await statementOf(`/statements/user/${user.id}?month=2026-10`);
+    const november = await statementOf(`/statements/user/${user.id}?month=2026-11`);
+    expect(september.openingBalanceWon).toBe("0.000000");
+    expect(october.openingBalanceWon).toBe(september.closingBalanceWon);
+    expect(november.openingBalanceWon).toBe(october.closingBalanceWon);
+    // November is still within its settlement grace on the harness's clock (2026-11-20): provisional.
+    expect(november.provisional).toBe(true);
+    const balance = await api.ledger.ledger.pool.query<{ balance_won: string }>(
+      "SELECT balance_won::text AS balance_won FROM projection_balances WHERE account_kind = 'user' AND account_id = $1",
+      [user.id],
+    );
+    expect(parseMoney(november.closingBalanceWon).equals(parseMoney(balance.rows[0]!.balance_won))).toBe(
+      true,
+    );
+  });
+
+  it("says the same in CSV as in JSON", async () => {
+    const statement = await statementOf(`/statements/user/${user.id}?month=2026-10`);
+    const response = await api.admin("GET", `/statements/user/${user.id}?month=2026-10&format=csv`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toContain("text/csv");
+    const rows = parseCsv(await response.text());
+    expect(rows[0]).toEqual(["section", "id", "date", "description", "count", "amount_won"]);
+    const amountOf = (section: string, id: string) =>
+      rows.find((row) => row[0] === section && row[1] === id)?.[5];
+    expect(amountOf("summary", "opening_balance")).toBe(statement.openingBalanceWon);
+    expect(amountOf("summary", "top_ups")).toBe(statement.topUpsWon);
+    expect(amountOf("summary", "charges")).toBe(statement.chargesWon);
+    expect(amountOf("summary", "corrections")).toBe(statement.correctionsWon);
+    expect(amountOf("summary", "closing_balance")).toBe(statement.closingBalanceWon);
+    expect(rows.filter((row) => row[0] === "top_up").map((row) => [row[3], row[5]])).toEqual(
+      statement.topUps.map((topUp) => [topUp.reference, topUp.amountWon]),
+    );
+    for (const group of statement.chargesByModel)
+      expect(amountOf("charges_by_model", group.model)).toBe(group.amountWon);
+    for (const group of statement.chargesByKey)
+      expect(amountOf("charges_by_key", group.keyId)).toBe(group.amountWon);
+    expect(rows.find((row) => row[1] === "provisional")?.[3]).toBe("false");
+    expect(rows.find((row) => row[1] === "checkpoint")?.[3]).toBe(
+      `#${statement.checkpoint!.sequence} ${statement.checkpoint!.checkpointHash}`,
+    );
+  });
+
+  it("lists every charge line on request, in JSON and CSV, summing to the charges and corrections", async () => {
+    const statement = (await statementOf(
+      `/statements/user/${user.id}?month=2026-10&lines=charges`,
+    )) as MonthlyStatement & {
+      charges: { requestId: string; amountWon: string }[];
+    };
+    expect(statement.charges.map((charge) => charge.requestId).sort()).toEqual([
+      "st-oct-1",
+      "st-oct-2",
+      "st-oct-3",
+      "st-oct-4",
+    ]);
+    // Each request once, at what it was finally charged (a corrected one at its delivered usage's charge).
+    const delivered = parseMoney(statement.chargesWon).plus(statement.correctionsWon).toFixed(6);
+    expect(sumMoney(statement.charges.map((charge) => parseMoney(charge.amountWon))).toFixed(6)).toBe(
+      delivered,
+    );
+    const csv = parseCsv(
+      await (
+        await api.admin("GET", `/statements/user/${user.id}?month=2026-10&lines=charges&format=csv`)
+      ).text(),
+    );
+    const lines = csv.filter((row) => row[0] === "charge");
+    expect(lines.map((row) => row[1]).sort()).toEqual(
+      statement.charges.map((charge) => charge.requestId).sort(),
+    );
+    expect(sumMoney(lines.map((row) => parseMoney(row[5]!))).toFixed(6)).toBe(delivered);
+  });
+
+  it("exports the month's charges of every account, with the billing history's columns, summing to the statements", async () => {
+    const response = await api.admin("GET", "/exports/charges?month=2026-10");
+    expect(response.status).toBe(200);
+    const rows = parseCsv(await response.text());
+    const billingHistory = parseCsv(
+      await (await api.admin("GET", `/billing?account=user:${user.id}&format=csv`)).text(),
+    );
+    expect(rows[0]).toEqual(billingHistory[0]);
+    const column = rows[0]!.indexOf("amount_won");
+    const accountColumn = rows[0]!.indexOf("account_id");
+    const charges = rows.slice(1);
+    expect(charges.map((row) => row[0]).sort()).toEqual([
+      "st-oct-1",
+      "st-oct-2",
+      "st-oct-3",
+      "st-oct-4",
+      "st-oct-other",
+    ]);
+    const userStatement = await statementOf(`/statements/user/${user.id}?month=2026-10`);
+    const otherStatement = await statementOf(`/statements/organization/${other.id}?month=2026-10`);
+    const sumOf = (selected: string[][]) =>
+      sumMoney(selected.map((row) => parseMoney(row[column]!))).toFixed(6);
+    // One row per request at its final charge: the charges and the corrections of the month's statements.
+    const finalOf = (statement: MonthlyStatement) =>
+      parseMoney(statement.chargesWon).plus(statement.correctionsWon);
+    expect(sumOf(charges.filter((row) => row[accountColumn] === user.id))).toBe(
+      finalOf(userStatement).toFixed(6),
+    );
+    expect(sumOf(charges)).toBe(finalOf(userStatement).plus(finalOf(otherStatement)).toFixed(6));
+  });
+
+  it("gives a session its own statement, and refuses what the session has no account for", async () => {
+    const token = await api.session(user.id, null);
+    const response = await fetch(`${api.url}/llm/statements?account=personal&month=2026-10`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(response.status).toBe(200);
+    const statement = (await response.json()) as MonthlyStatement;
+    expect(statement).toMatchObject({ account: user, chargeCount: 4 });
+    const organization = await fetch(`${api.url}/llm/statements?account=organization&month=2026-10`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(organization.status).toBe(400);
+    expect(await organization.json()).toMatchObject({ status: 100 });
+    const member = await api.session("member", other.id);
+    const organizationStatement = await fetch(
+      `${api.url}/llm/statements?account=organization&month=2026-10&format=csv`,
+      {
+        headers: { authorization: `Bearer ${member}` },
+      },
+    );
+    expect(organizationStatement.status).toBe(200);
+    expect(await organizationStatement.text()).toContain(`organization:${other.id}`);
+  });
+
+  it.each(["2026-13", "2026-1", "26-10", "", "2026-10-01"])(
+    "refuses the month %j with 400/100",
+    async (month) => {
+      const response = await api.admin(
+        "GET",
+        `/statements/user/${user.id}?month=${encodeURIComponent(month)}`,
+      );
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ status: 100 });
+    },
+  );
+
+  it("refuses an export without a valid month, and a statement without a session", async () => {
+    const export_ = await api.admin("GET", "/exports/charges?month=October");
+    expect(export_.status).toBe(400);
+    expect(await export_.json()).toMatchObject({ status: 100 });
+    const anonymous = await fetch(`${api.url}/llm/statements?month=2026-10`);
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.json()).toMatchObject({ status: 110 });
+  });
+
+  it("gives an account with no activity a zero statement, not an error", async () => {
+    const statement = await statementOf("/statements/user/nobody?month=2026-10");
+    expect(statement).toMatchObject({
+      openingBalanceWon: "0.000000",
+      closingBalanceWon: "0.000000",
+      chargeCount: 0,
+      checkpoint: null,
+      topUps: [],
+      chargesByModel: [],
+    });
+  });
+});

@@ -1,0 +1,155 @@
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ChargeReceipt } from "../../../src/billing/receipts/charge-receipt";
+import { LedgerSigningKey } from "../../../src/ledger/integrity/ledger-signing-key";
+import { type GatewayHarness, startGatewayHarness, testSecrets } from "../../support/gateway-harness";
+
+/**
+ * Receipts through the real gateway: a request made with the official client and charged by the real
+ * workers, its receipt fetched with the key that made it, checked by the stand-alone verifier against the
+ * key published at /ledger/public-key; then refused to anyone else, and failing, with the reason, once the
+ * charge has been edited in the database.
+ */
+
+const signingKey = LedgerSigningKey.parse(Buffer.alloc(32, 21).toString("base64"));
+type StandaloneFailures = (receipt: unknown, publicKeyPem: string) => string[];
+let standaloneFailures: StandaloneFailures;
+let harness: GatewayHarness;
+let ownerKey: string;
+let ownerSession: string;
+let requestId: string;
+
+async function receipt(authorization: string, id = requestId): Promise<Response> {
+  return fetch(`${harness.url}/llm/receipts/${encodeURIComponent(id)}`, {
+    headers: { authorization: `Bearer ${authorization}` },
+  });
+}
+
+/**
+ * The receipt once the charge is posted and sealed (the checkpointer seals within about a second of the
+ * charge; the charge itself may wait for the sweeper under the suite's load).
+ */
+async function sealedReceipt(): Promise<ChargeReceipt> {
+  for (let attempt = 0; attempt < 450; attempt++) {
+    const response = await receipt(ownerKey);
+    if (response.status === 200) {
+      const body = (await response.json()) as ChargeReceipt;
+      if (body.charges.every((charge) => charge.seal.status === "sealed")) return body;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error("no sealed receipt within 45 s");
+}
+
+beforeAll(async () => {
+  standaloneFailures = (
+    (await import(pathToFileURL(path.resolve("src/billing/receipts/verify-receipt.mjs")).href)) as {
+      receiptFailures: StandaloneFailures;
+    }
+  ).receiptFailures;
+  harness = await startGatewayHarness({
+    label: "receipts_api",
+    billing: {},
+    service: { adminToken: testSecrets.adminToken, ledgerSigningKey: signingKey },
+  });
+  ownerSession = await harness.session("receipt-owner");
+  ownerKey = (await harness.issueKey(ownerSession)).key;
+  await harness.topUp({ kind: "user", id: "receipt-owner" }, "10000");
+  const completion = await harness
+    .openai(ownerKey)
+    .chat.completions.create({
+      model: "alpha-5.4",
+      messages: [{ role: "user", content: "a receipt, please" }],
+    })
+    .withResponse();
+  requestId = completion.response.headers.get("x-request-id")!;
+}, 60_000);
+
+afterAll(async () => {
+  await harness?.close();
+});
+
+describe("GET /ledger/public-key", () => {
+  it("publishes the checkpoint signing key's public half as PEM, without authentication", async () => {
+    const response = await fetch(`${harness.url}/ledger/public-key`);
+    expect(response.status).toBe(200);
+    const pem = await response.text();
+    expect(pem).toMatch(/^-----BEGIN PUBLIC KEY-----\n[\s\S]+\n-----END PUBLIC KEY-----\n$/);
+  });
+});
+
+describe("GET /llm/receipts/{requestId}", () => {
+  it("given a charged request, then its key gets a receipt the stand-alone verifier finds valid", {
+    timeout: 60_000,
+  }, async () => {
+    const body = await sealedReceipt();
+    const pem = await (await fetch(`${harness.url}/ledger/public-key`)).text();
+    expect(body).toMatchObject({
+      format: "won-ledger-receipt/1",
+      requestId,
+      account: { kind: "user", id: "receipt-owner" },
+      model: "alpha-5.4",
+      publicKeyPath: "/ledger/public-key",
+    });
+    expect(body.charges).toHaveLength(1);
+    expect(body.charges[0]!.breakdown).toMatchObject({
+      fxRateKrwPerUsd: expect.any(String),
+      fxRateDate: expect.any(String),
+      discountRate: expect.any(String),
+      amountWon: body.amountWon,
+    });
+    expect(standaloneFailures(body, pem)).toEqual([]);
+  });
+
+  it("gives the same receipt to a session of the paying account", async () => {
+    const response = await receipt(ownerSession);
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as ChargeReceipt).requestId).toBe(requestId);
+  });
+
+  it("refuses another user's session and key with 404/120, as for a request that does not exist", async () => {
+    const strangerSession = await harness.session("receipt-stranger");
+    const strangerKey = (await harness.issueKey(strangerSession)).key;
+    for (const credential of [strangerSession, strangerKey]) {
+      const response = await receipt(credential);
+      expect(response.status).toBe(404);
+      expect(await response.json()).toMatchObject({ status: 120 });
+    }
+    const unknown = await receipt(ownerKey, "no-such-request");
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ status: 120 });
+    expect((await fetch(`${harness.url}/llm/receipts/${requestId}`)).status).toBe(401);
+  });
+
+  it("given the charge edited in the database afterwards, then its receipt fails verification and says why", async () => {
+    const pem = await (await fetch(`${harness.url}/ledger/public-key`)).text();
+    const client = new pg.Client({ connectionString: harness.database.url });
+    await client.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query("ALTER TABLE ledger_events DISABLE TRIGGER ledger_events_immutable");
+      await client.query(
+        `UPDATE ledger_events SET data = replace(data::text, '"amountWon":"', '"amountWon":"1')::json
+         WHERE stream_id = $1 AND type = 'UsageCharged'`,
+        [`usage-${requestId}`],
+      );
+      await client.query("ALTER TABLE ledger_events ENABLE TRIGGER ledger_events_immutable");
+      await client.query("COMMIT");
+    } finally {
+      await client.end();
+    }
+    const response = await receipt(ownerKey);
+    expect(response.status).toBe(200);
+    const failures = standaloneFailures(await response.json(), pem);
+    expect(failures).toContainEqual(
+      expect.stringMatching(
+        /^chain: charge 1 \(UsageCharged .*\): the event's bytes do not hash to its chain hash/,
+      ),
+    );
+    expect(failures).toContainEqual(
+      expect.stringMatching(/^amount: charge 1 .*: breakdown.amountWon 1\d*\.\d+ is not /),
+    );
+  });
+});
