@@ -304,7 +304,7 @@ describe("receipt verifiers", () => {
     const standalone = await exitOf("node", [standalonePath, receiptFile, keyFile]);
     const cli = await exitOf("npx", [
       "tsx",
-      "src/ledger/cli.ts",
+      "src/ledger-cli.ts",
       "verify-receipt",
       receiptFile,
       "--public-key",
@@ -316,7 +316,7 @@ describe("receipt verifiers", () => {
     const standaloneAltered = await exitOf("node", [standalonePath, alteredFile, keyFile]);
     const cliAltered = await exitOf("npx", [
       "tsx",
-      "src/ledger/cli.ts",
+      "src/ledger-cli.ts",
       "verify-receipt",
       alteredFile,
       "--public-key",
@@ -330,7 +330,7 @@ describe("receipt verifiers", () => {
 
     expect((await exitOf("node", [standalonePath, receiptFile])).code).toBe(2);
     // Without --public-key the command trusts the configured signing key, and only it.
-    const configuredCli = ["tsx", "src/ledger/cli.ts", "verify-receipt", receiptFile];
+    const configuredCli = ["tsx", "src/ledger-cli.ts", "verify-receipt", receiptFile];
     expect(await exitOf("npx", configuredCli, signingKeySeed)).toEqual({ code: 0, output: "valid\n" });
     expect((await exitOf("npx", configuredCli)).code).toBe(2);
   }, 120_000);
