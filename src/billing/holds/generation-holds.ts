@@ -86,7 +86,8 @@ export interface RequestHold {
   readonly holdFirst: boolean;
   /**
    * Resolves once the hold is placed — durable for a stream; for a JSON answer, durable by the commit of
-   * its usage, which the answer waits for — and rejects with why there is no hold (hold-refusal.ts: funds, a key limit, the ledger).
+   * its usage, which the answer waits for — and rejects with why there is no hold (hold-refusal.ts: the
+   * funds, a key limit, the ledger).
    */
   readonly placed: Promise<void>;
   /**
