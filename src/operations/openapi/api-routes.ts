@@ -202,7 +202,7 @@ export const apiRoutes: readonly ApiRoute[] = [
     path: "/llm/billing",
     tag: "account",
     summary:
-      "The caller's charges with their breakdown, in the order the requests started: the whole range, or one page with limit/cursor",
+      "The caller's charges with their breakdown, in the order the requests started: the whole range, or one page with limit/cursor/order",
     security: "session",
     query: z.object({
       ...accountBillingQuerySchema.shape,
@@ -211,7 +211,7 @@ export const apiRoutes: readonly ApiRoute[] = [
     }),
     responses: {
       200: json(
-        "Charges; with limit or cursor one page and nextCursor",
+        "Charges; with limit, cursor or order one page and nextCursor",
         z.union([bodies.billingHistorySchema, bodies.billingPageSchema]),
       ),
     },
@@ -325,7 +325,8 @@ export const apiRoutes: readonly ApiRoute[] = [
     method: "get",
     path: "/admin/billing",
     tag: "admin",
-    summary: "An account's charges with their breakdown, as JSON or CSV; one JSON page with limit/cursor",
+    summary:
+      "An account's charges with their breakdown, as JSON or CSV; one JSON page with limit/cursor/order",
     security: "admin",
     query: z.object({
       ...billingQuerySchema.shape,
@@ -335,7 +336,7 @@ export const apiRoutes: readonly ApiRoute[] = [
     responses: {
       200: {
         description:
-          "Charges (JSON below; CSV with format=csv); with limit or cursor one page and nextCursor",
+          "Charges (JSON below; CSV with format=csv); with limit, cursor or order one page and nextCursor",
         schema: z.union([bodies.billingHistorySchema, bodies.billingPageSchema]),
       },
     },
