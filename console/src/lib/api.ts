@@ -20,6 +20,7 @@ import type { ApiKeyLimitsView } from "../../../src/keys/api-key-limits";
 import type { ApiKeyRecord, IssuedApiKey } from "../../../src/keys/api-key-service";
 import type { ApiKeyLimits } from "../../../src/ledger/events";
 import type { LedgerStatus, OnDemandVerification } from "../../../src/ledger/integrity/ledger-status";
+import { addDays } from "./format";
 
 export type {
   BillingHistoryEntry,
@@ -61,11 +62,13 @@ export interface Balance {
   organization: AccountFunds | null;
 }
 
-export interface BillingPage {
+/** One page of `GET /llm/billing` (limit, cursor, order): pass `nextCursor` back for the next, null at the end. */
+export interface ChargesPage {
   account: { kind: "user" | "organization"; id: string };
   from: string | null;
   to: string | null;
   data: BillingHistoryEntry[];
+  nextCursor: string | null;
 }
 
 export interface AccountView {
@@ -145,12 +148,22 @@ export interface Range {
   to?: string;
 }
 
-/** A range of Seoul dates, `to` inclusive, as the billing API wants it (`to` exclusive, next day). */
-function billingQuery(range: Range, isOrganization: boolean, nextDay: (date: string) => string) {
+export interface ChargesPageRequest {
+  /** A `nextCursor` of the previous page; none for the first. */
+  cursor?: string | undefined;
+  limit: number;
+  order: "oldest" | "newest";
+}
+
+/** A range of Seoul dates, `to` inclusive, as the billing API wants it (`to` exclusive, the next day). */
+function chargesQuery(range: Range, isOrganization: boolean, page: ChargesPageRequest) {
   return query({
     from: range.from,
-    to: range.to ? nextDay(range.to) : undefined,
+    to: range.to ? addDays(range.to, 1) : undefined,
     isOrganization: String(isOrganization),
+    limit: String(page.limit),
+    cursor: page.cursor,
+    order: page.order,
   });
 }
 
@@ -190,8 +203,8 @@ export const userApi = {
       "GET",
       `/llm/usage${query({ from: range.from, to: range.to, isOrganization: String(isOrganization) })}`,
     ),
-  billing: (range: Range, isOrganization: boolean, nextDay: (date: string) => string) =>
-    call<BillingPage>("user", "GET", `/llm/billing${billingQuery(range, isOrganization, nextDay)}`),
+  chargesPage: (range: Range, isOrganization: boolean, page: ChargesPageRequest) =>
+    call<ChargesPage>("user", "GET", `/llm/billing${chargesQuery(range, isOrganization, page)}`),
 };
 
 /** Price and discount changes one history table shows (the API allows up to 1,000). */
