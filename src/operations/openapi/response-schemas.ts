@@ -318,7 +318,14 @@ export const fxRateRefreshedSchema = z.union([
   fxRate.omit({ recordedAt: true }),
   z.object({ appliesOn: isoDate, alreadyRecorded: z.literal(true) }),
 ]);
-export const fxRateHistorySchema = z.object({ data: z.array(fxRate) });
+export const fxRateHistorySchema = z.object({
+  bankSourceConfigured: z
+    .boolean()
+    .meta({
+      description: "whether KOREAEXIM_AUTHKEY is set, so POST /admin/fx-rates/refresh can ask the bank",
+    }),
+  data: z.array(fxRate),
+});
 export const eventsPageSchema = z.object({
   data: z.array(
     z.object({

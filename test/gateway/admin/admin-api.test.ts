@@ -289,6 +289,8 @@ describe("FX rates", () => {
       source: "admin",
     });
     const history = await json(await api.admin("GET", "/fx-rates"));
+    // This gateway has the bank's key, so a console may offer "refresh from the bank now".
+    expect(history.bankSourceConfigured).toBe(true);
     expect(history.data).toEqual([
       {
         appliesOn: "2026-11-20",
