@@ -83,39 +83,69 @@ export function App() {
       </a>
       <Header path={path} navigate={navigate} />
       <main id="main">
-        {isAdmin ? <AdminArea path={path} /> : <UserArea path={path} navigate={navigate} />}
+        {isAdmin ? (
+          <AdminArea path={path} navigate={navigate} />
+        ) : (
+          <UserArea path={path} navigate={navigate} />
+        )}
       </main>
     </I18nContext.Provider>
   );
 }
 
+/** Links of one nav; the current page is marked for assistive technology and styling. */
+function NavLinks({
+  routes,
+  path,
+  navigate,
+}: {
+  routes: readonly { path: string; label: MessageKey; current?: boolean }[];
+  path: string;
+  navigate(path: string): void;
+}) {
+  const { t } = useI18n();
+  return (
+    <ul>
+      {routes.map((route) => (
+        <li key={route.path}>
+          <a
+            href={`${base}${route.path}`}
+            aria-current={(route.current ?? path === route.path) ? "page" : undefined}
+            onClick={(event) => {
+              event.preventDefault();
+              navigate(route.path);
+            }}
+          >
+            {t(route.label)}
+          </a>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/**
+ * One band at a laptop's width: the brand, the user's pages, one "Admin" link (admins only: the admin pages
+ * have their own nav inside the admin area) and the language.
+ */
 function Header({ path, navigate }: { path: string; navigate(path: string): void }) {
   const { t, language, setLanguage } = useI18n();
-  const link = (route: { path: string; label: MessageKey }) => (
-    <li key={route.path}>
-      <a
-        href={`${base}${route.path}`}
-        aria-current={path === route.path ? "page" : undefined}
-        onClick={(event) => {
-          event.preventDefault();
-          navigate(route.path);
-        }}
-      >
-        {t(route.label)}
-      </a>
-    </li>
-  );
+  // Admin links only for a valid admin cookie: a user never sees pages that would only ask for a token.
+  const adminSession = useQuery({ queryKey: ["admin-session"], queryFn: adminApi.session, retry: false });
+  const routes = adminSession.isSuccess
+    ? [
+        ...userRoutes,
+        { path: adminRoutes[0].path, label: "navAdmin" as const, current: path.startsWith("/admin") },
+      ]
+    : userRoutes;
   return (
     <header>
       <div className="brand">{t("appName")}</div>
       <nav aria-label={t("userSection")}>
-        <ul>{userRoutes.map(link)}</ul>
-      </nav>
-      <nav aria-label={t("adminSection")}>
-        <ul>{adminRoutes.map(link)}</ul>
+        <NavLinks routes={routes} path={path} navigate={navigate} />
       </nav>
       <label className="language">
-        {t("language")}
+        <span className="visually-hidden">{t("language")}</span>
         <select value={language} onChange={(event) => setLanguage(event.target.value as Language)}>
           <option value="ko" lang="ko">
             한국어
@@ -149,13 +179,14 @@ function UserArea({ path, navigate }: { path: string; navigate(path: string): vo
       page = <PlaygroundPage />;
       break;
     default:
-      page = <OverviewPage userId={userId} organizationId={organizationId} />;
+      page = <OverviewPage />;
   }
   return (
     <>
-      <div className="row spread">
-        <span className="muted">
-          {t("signedInAs")} {userId}
+      <div className="row spread session-bar">
+        <span className="muted" data-testid="signed-in-as">
+          {t("signedInAs")} <strong>{userId}</strong>
+          {organizationId ? ` · ${t("organization")} ${organizationId}` : ""}
         </span>
         <button
           type="button"
@@ -203,11 +234,14 @@ function SignIn({ onSignedIn }: { onSignedIn(): void }) {
         </button>
       </form>
       <ErrorMessage error={error} />
+      <p className="muted">
+        <a href={`${base}/admin/accounts`}>{t("adminSignInLink")}</a>
+      </p>
     </section>
   );
 }
 
-function AdminArea({ path }: { path: string }) {
+function AdminArea({ path, navigate }: { path: string; navigate(path: string): void }) {
   const { t } = useI18n();
   const client = useQueryClient();
   const session = useQuery({ queryKey: ["admin-session"], queryFn: adminApi.session, retry: false });
@@ -260,8 +294,8 @@ function AdminArea({ path }: { path: string }) {
   }
   return (
     <>
-      <div className="row spread">
-        <span className="muted">admin</span>
+      <div className="row spread session-bar">
+        <span className="muted">{t("signedInAsAdmin")}</span>
         <button
           type="button"
           onClick={async () => {
@@ -272,6 +306,9 @@ function AdminArea({ path }: { path: string }) {
           {t("signOut")}
         </button>
       </div>
+      <nav aria-label={t("adminSection")} className="subnav">
+        <NavLinks routes={adminRoutes} path={path} navigate={navigate} />
+      </nav>
       {page}
     </>
   );

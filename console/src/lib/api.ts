@@ -264,7 +264,8 @@ export const adminApi = {
       "GET",
       `/admin/discounts/history${query({ limit: String(historyRowsShown) })}`,
     ),
-  fxRates: () => call<{ data: FxRateEntry[] }>("admin", "GET", "/admin/fx-rates"),
+  fxRates: () =>
+    call<{ bankSourceConfigured: boolean; data: FxRateEntry[] }>("admin", "GET", "/admin/fx-rates"),
   setFxRate: (rate: { appliesOn: string; rate: string; rateDate?: string }) =>
     call<unknown>("admin", "POST", "/admin/fx-rates", rate),
   refreshFxRate: () => call<unknown>("admin", "POST", "/admin/fx-rates/refresh"),

@@ -319,11 +319,9 @@ export const fxRateRefreshedSchema = z.union([
   z.object({ appliesOn: isoDate, alreadyRecorded: z.literal(true) }),
 ]);
 export const fxRateHistorySchema = z.object({
-  bankSourceConfigured: z
-    .boolean()
-    .meta({
-      description: "whether KOREAEXIM_AUTHKEY is set, so POST /admin/fx-rates/refresh can ask the bank",
-    }),
+  bankSourceConfigured: z.boolean().meta({
+    description: "whether KOREAEXIM_AUTHKEY is set, so POST /admin/fx-rates/refresh can ask the bank",
+  }),
   data: z.array(fxRate),
 });
 export const eventsPageSchema = z.object({
