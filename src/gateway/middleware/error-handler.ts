@@ -78,5 +78,7 @@ export function sendError(
     response.end();
     return;
   }
+  if (apiError.retryAfterSeconds !== undefined)
+    response.setHeader("retry-after", String(apiError.retryAfterSeconds));
   sendJson(response, apiError.httpStatus, errorBodyOf(apiError));
 }

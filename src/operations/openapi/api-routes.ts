@@ -28,7 +28,7 @@ import * as bodies from "./response-schemas";
  * zod schemas the route validates with) and what it answers, errors included by application code.
  */
 
-export type ApplicationErrorCode = 100 | 110 | 120 | 300 | 400 | 401;
+export type ApplicationErrorCode = 100 | 110 | 120 | 130 | 140 | 300 | 400 | 401;
 export type Security = "apiKey" | "session" | "admin" | "none";
 export type Tag = "generation" | "keys" | "account" | "admin" | "operations";
 
@@ -65,14 +65,14 @@ const generation = (path: string, summary: string, body: z.ZodType, answer: z.Zo
       schema: answer,
     },
   },
-  errors: [100, 110, 120, 300, 400, 401],
+  errors: [100, 110, 120, 130, 140, 300, 400, 401],
   ledgerUnavailable: true,
 });
 
 /**
- * Read, replace and clear a key's limits. Enforced when a request's hold is placed: a key over a limit is
- * refused with HTTP 400 and the credit code of the account it pays from (400 organization, 401 personal),
- * the message naming the limit and its value.
+ * Read, replace and clear a key's limits. Enforced when a request's hold is placed: a key over its rate
+ * limit is refused with 429/130 and `Retry-After`, over a spend limit with 400/140, the message naming the
+ * limit and its value.
  */
 function keyLimitsRoutes(path: string, tag: Tag, security: Security, whose: string): ApiRoute[] {
   const answer = { 200: json("The key's limits and its spend", bodies.keyLimitsSchema) };
