@@ -2,6 +2,7 @@ import { createServer, type RequestListener, type Server } from "node:http";
 import express from "express";
 import type { Logger } from "pino";
 import { allProjections } from "../projections";
+import { RequestLogWriter } from "./activity/request-log-writer";
 import { GatewayHeartbeat } from "./billing/holds/gateway-heartbeat";
 import { GenerationHolds } from "./billing/holds/generation-holds";
 import { HoldAuthorizer } from "./billing/holds/hold-authorizer";
@@ -11,7 +12,9 @@ import type { ChargeEnqueuer } from "./billing/queue/charge-enqueuer";
 import { createPricingReadModel } from "./billing/read-models/pricing-read-model";
 import { errorSummaryOf, throttledLog } from "./billing/throttled-log";
 import { limits } from "./config";
+import { createActivityRouter } from "./gateway/account/activity-routes";
 import { createUsageRouter } from "./gateway/account/usage-routes";
+import { createAdminActivityRouter } from "./gateway/admin/activity-routes";
 import { createConsoleReadRouter } from "./gateway/admin/console-read-routes";
 import { createAdminKeyLimitsRouter } from "./gateway/admin/key-limits-routes";
 import { createApp } from "./gateway/app";
@@ -255,6 +258,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const account = express.Router();
   const sessionRequired = authenticateSession(sessions, consoleAuth);
   account.use("/apis", sessionRequired, createKeyRouter(keys));
+  account.use("/usage/activity", sessionRequired, createActivityRouter(ledger.pool));
   account.use("/usage", sessionRequired, createUsageRouter(ledger.pool));
   if (options.accountRouter) account.use(sessionRequired, options.accountRouter(parts));
   const admin = options.adminToken ? express.Router() : undefined;
@@ -264,9 +268,18 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       createAdminSessionRouter(sessions),
       createConsoleReadRouter(ledger.pool),
       createAdminKeyLimitsRouter(keys),
+      createAdminActivityRouter(ledger.pool),
     );
     if (options.adminRouter) admin.use(options.adminRouter(parts));
   }
+  const requestLog = new RequestLogWriter({
+    database: ledger.pool,
+    flushIntervalMs: limits.requestLogFlushIntervalMs,
+    batchRowsMax: limits.requestLogBatchRowsMax,
+    queueRowsMax: limits.requestLogQueueRowsMax,
+    logger,
+  });
+  requestLog.start();
   const app = createApp({
     routers: {
       generation,
@@ -278,6 +291,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     requestBodyBytesMax: options.requestBodyBytesMax,
     logger,
     isServedModel: (slug) => findModel(slug) !== undefined,
+    requestLog: (entry) => requestLog.write(entry),
   });
   // While draining, a kept-alive connection is closed after its response instead of waiting for more.
   const requestListener: RequestListener = (request, response) => {
@@ -325,6 +339,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         server = undefined;
       }
       await outbox.drain(limits.usageOutboxDrainMs);
+      await requestLog.close();
       await heartbeat.stop();
       admissionCache.stop();
       stopProjections.abort();

@@ -3,6 +3,8 @@ import type { Router } from "express";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccountRouter } from "../../src/gateway/account/account-router";
+import { createActivityRouter } from "../../src/gateway/account/activity-routes";
+import { createAdminActivityRouter } from "../../src/gateway/admin/activity-routes";
 import { type AdminRouterDependencies, createAdminRouter } from "../../src/gateway/admin/admin-router";
 import { createKeyRouter } from "../../src/gateway/keys/key-routes";
 import { createAdminSessionRouter } from "../../src/gateway/sessions/admin-session-routes";
@@ -85,6 +87,8 @@ describe("GET /openapi.json", () => {
     const served = [
       ...routesOf("/llm/apis", createKeyRouter(unused as ApiKeyService)),
       ...routesOf("/llm", createAccountRouter({ database: unused })),
+      ...routesOf("/llm/usage/activity", createActivityRouter(unused)),
+      ...routesOf("/admin", createAdminActivityRouter(unused)),
       ...routesOf("/admin", createAdminSessionRouter(unused as SessionTokens)),
       ...routesOf("/admin", createAdminRouter(unused as AdminRouterDependencies)),
       ...routesOf("", operations.router(harness.service)),

@@ -1,5 +1,6 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import type { Logger } from "pino";
+import { observationOf } from "../../operations/request-observation";
 import { listModels } from "../../providers/catalog";
 import { apiErrors } from "../api-error";
 import { sendJsonText } from "../http/json-response";
@@ -78,7 +79,9 @@ export function createGenerationEndpoints(
     const served = endpoint
       ? endpoint(request, response, requestId)
       : Promise.reject(apiErrors.notFound("No such route"));
-    served.catch((error: unknown) => sendError(response, error, { logger: options.logger, requestId }));
+    served
+      .catch((error: unknown) => sendError(response, error, { logger: options.logger, requestId }))
+      .finally(() => observationOf(response)?.handlerEnded());
   };
 }
 

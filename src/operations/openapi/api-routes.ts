@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { accountBillingQuerySchema } from "../../gateway/account/account-router";
+import { activityQuerySchema } from "../../gateway/account/activity-routes";
 import { billingRangeSchema } from "../../gateway/account/billing-range";
 import { billingPageQuerySchema, billingTotalsQuerySchema } from "../../gateway/account/billing-read-schemas";
+import { adminActivityQuerySchema } from "../../gateway/admin/activity-routes";
 import {
   accountPathSchema,
   billingQuerySchema,
@@ -219,6 +221,21 @@ export const apiRoutes: readonly ApiRoute[] = [
   },
   {
     method: "get",
+    path: "/llm/usage/activity",
+    tag: "account",
+    summary:
+      "The caller's generation requests (served, refused, failed, cut), newest first, a page at a time; filter by model, keyId, status, outcome, from and to",
+    security: "session",
+    query: z.object({
+      ...accountBillingQuerySchema.shape,
+      ...billingRangeSchema.shape,
+      ...activityQuerySchema.shape,
+    }),
+    responses: { 200: json("One page of requests, with nextCursor", bodies.activityPageSchema) },
+    errors: [100, 110],
+  },
+  {
+    method: "get",
     path: "/llm/billing/totals",
     tag: "account",
     summary: "Totals of the caller's charges by Seoul day, model or key",
@@ -339,6 +356,21 @@ export const apiRoutes: readonly ApiRoute[] = [
         schema: z.union([bodies.billingHistorySchema, bodies.billingPageSchema]),
       },
     },
+    errors: [100, 110],
+  },
+  {
+    method: "get",
+    path: "/admin/activity",
+    tag: "admin",
+    summary:
+      "An account's generation requests, as GET /llm/usage/activity answers them for the session's own",
+    security: "admin",
+    query: z.object({
+      ...adminActivityQuerySchema.shape,
+      ...billingRangeSchema.shape,
+      ...activityQuerySchema.shape,
+    }),
+    responses: { 200: json("One page of requests, with nextCursor", bodies.activityPageSchema) },
     errors: [100, 110],
   },
   {

@@ -15,7 +15,10 @@ const isoDate = z.iso.date();
 
 export const errorBodySchema = z
   .object({
-    status: z.number().int().meta({ description: "application code: 100, 110, 120, 300, 400 or 401" }),
+    status: z
+      .number()
+      .int()
+      .meta({ description: "application code: 100, 110, 120, 130, 140, 300, 400 or 401" }),
     message: z.string(),
     error: z.object({ message: z.string(), type: z.string(), code: z.number().int() }),
   })
@@ -405,3 +408,41 @@ export const ledgerVerificationSchema = z.union([
   }),
   z.object({ outcome: z.literal("unsupported"), store: z.string() }),
 ]);
+
+export const activityPageSchema = z
+  .object({
+    data: z.array(
+      z.object({
+        requestId: z.string(),
+        startedAt: instant,
+        model: z.string().nullable().meta({ description: "null when the body could not be read that far" }),
+        keyId: z.uuid(),
+        keyPreview: z.string().nullable(),
+        endpoint: z.enum(["chat.completions", "responses"]),
+        streamed: z.boolean().nullable(),
+        httpStatus: z
+          .number()
+          .int()
+          .meta({ description: "as answered; 499 when the client left before any header" }),
+        outcome: z.enum(["served", "refused", "failed", "cut"]),
+        latencyMs: z.number(),
+        timeToFirstTokenMs: z.number().nullable(),
+        tokens: z
+          .object({
+            input: z.number().int(),
+            cached: z.number().int().nullable(),
+            output: z.number().int(),
+            reasoning: z.number().int().nullable(),
+          })
+          .nullable()
+          .meta({ description: "as recorded for billing; null when nothing was produced" }),
+        outputTokensPerSecond: z.number().nullable(),
+        costWon: moneyText
+          .nullable()
+          .meta({ description: "the charge; null until charged, or never charged" }),
+        errorType: z.string().nullable(),
+      }),
+    ),
+    nextCursor: z.string().nullable().meta({ description: "pass back as `cursor`; null on the last page" }),
+  })
+  .meta({ title: "ActivityPage" });
