@@ -9,6 +9,7 @@ import { HoldAuthorizer } from "./billing/holds/hold-authorizer";
 import { HoldPricing } from "./billing/holds/hold-pricing";
 import { UsageOutbox } from "./billing/holds/usage-outbox";
 import type { ChargeEnqueuer } from "./billing/queue/charge-enqueuer";
+import { ModelPriceList } from "./billing/read-models/model-price-list";
 import { createPricingReadModel } from "./billing/read-models/pricing-read-model";
 import { errorSummaryOf, throttledLog } from "./billing/throttled-log";
 import { limits } from "./config";
@@ -32,6 +33,7 @@ import { answerClientError } from "./gateway/http/client-error";
 import { createKeyRouter } from "./gateway/keys/key-routes";
 import { authenticateAdmin } from "./gateway/middleware/authenticate-admin";
 import { authenticateSession } from "./gateway/middleware/authenticate-session";
+import { createModelRouter } from "./gateway/models/model-routes";
 import { createAdminSessionRouter } from "./gateway/sessions/admin-session-routes";
 import { ApiKeyHasher } from "./keys/api-key-secret";
 import { ApiKeyService } from "./keys/api-key-service";
@@ -245,9 +247,17 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     logger,
   });
 
+  const pricesLog = throttledLog(logger, limits.admissionCacheErrorLogIntervalMs);
+  const prices = new ModelPriceList({
+    read: createPricingReadModel(ledger.pool),
+    ttlMs: limits.holdPricingTtlMs,
+    entriesMax: limits.holdPricingEntriesMax,
+    onError: (error) => pricesLog.error({ err: errorSummaryOf(error) }, "reading model prices failed"),
+  });
   const generation = createGenerationEndpoints(
     {
       admission: new ApiKeyAdmission(admissionCache, hasher),
+      prices,
       upstreams,
       holds,
       logger,
@@ -259,6 +269,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const sessionRequired = authenticateSession(sessions, consoleAuth);
   account.use("/apis", sessionRequired, createKeyRouter(keys));
   account.use("/usage/activity", sessionRequired, createActivityRouter(ledger.pool));
+  account.use("/models", sessionRequired, createModelRouter(prices));
   account.use("/usage", sessionRequired, createUsageRouter(ledger.pool));
   if (options.accountRouter) account.use(sessionRequired, options.accountRouter(parts));
   const admin = options.adminToken ? express.Router() : undefined;

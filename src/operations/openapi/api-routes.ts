@@ -18,6 +18,7 @@ import {
 } from "../../gateway/admin/admin-request-schemas";
 import { accountsQuerySchema } from "../../gateway/admin/read-routes";
 import { issueKeyBodySchema, keyStatusBodySchema, listKeysQuerySchema } from "../../gateway/keys/key-routes";
+import { modelsQuerySchema } from "../../gateway/models/model-routes";
 import { mintSessionBodySchema } from "../../gateway/sessions/admin-session-routes";
 import { chatCompletionsRequestSchema } from "../../gateway/wire/chat-completions-request";
 import { responsesRequestSchema } from "../../gateway/wire/responses-request";
@@ -120,7 +121,7 @@ export const apiRoutes: readonly ApiRoute[] = [
     method: "get",
     path: "/llm/v1/models",
     tag: "generation",
-    summary: "List the models",
+    summary: "List the models, each with its price for the key in won per million tokens",
     security: "apiKey",
     responses: { 200: json("The model list", bodies.modelListSchema) },
     errors: [110],
@@ -134,6 +135,27 @@ export const apiRoutes: readonly ApiRoute[] = [
     pathParameters: z.object({ id: z.string() }),
     responses: { 200: json("The model", bodies.modelSchema) },
     errors: [110, 120],
+  },
+  {
+    method: "get",
+    path: "/llm/models",
+    tag: "account",
+    summary: "The models and their prices for the session (its organization's with isOrganization=true)",
+    security: "session",
+    query: modelsQuerySchema,
+    responses: { 200: json("The model list", bodies.modelListSchema) },
+    errors: [100, 110],
+  },
+  {
+    method: "get",
+    path: "/llm/models/{id}",
+    tag: "account",
+    summary: "One model and its price for the session",
+    security: "session",
+    pathParameters: z.object({ id: z.string() }),
+    query: modelsQuerySchema,
+    responses: { 200: json("The model", bodies.modelSchema) },
+    errors: [100, 110, 120],
   },
   generation(
     "/llm/v1/chat/completions",

@@ -103,8 +103,33 @@ export const responseSchema = z
   })
   .meta({ title: "Response" });
 
+const modelPricingSchema = z
+  .object({
+    inputWonPerMillionTokens: moneyText,
+    cachedInputWonPerMillionTokens: moneyText,
+    outputWonPerMillionTokens: moneyText,
+    inputUsdPerMillionTokens: moneyText,
+    cachedInputUsdPerMillionTokens: moneyText,
+    outputUsdPerMillionTokens: moneyText,
+    fxRateKrwPerUsd: moneyText,
+    fxRateDate: isoDate,
+    discountRate: moneyText.meta({ description: '"0.15" is 15% off' }),
+  })
+  .nullable()
+  .meta({
+    title: "ModelPricing",
+    description:
+      "The caller's price today: USD price × today's FX rate × (1 − the caller's discount), half-up to micro-won; null when it cannot be priced now",
+  });
+
 export const modelSchema = z
-  .object({ id: z.string(), object: z.literal("model"), created: z.number().int(), owned_by: z.string() })
+  .object({
+    id: z.string(),
+    object: z.literal("model"),
+    created: z.number().int(),
+    owned_by: z.string(),
+    pricing: modelPricingSchema,
+  })
   .meta({ title: "Model" });
 
 export const modelListSchema = z.object({ object: z.literal("list"), data: z.array(modelSchema) });
