@@ -31,6 +31,7 @@ import { responsesFormat } from "./gateway/generation/responses-format";
 import { type FamilyUpstream, UpstreamRegistry } from "./gateway/generation/upstream-registry";
 import { answerClientError } from "./gateway/http/client-error";
 import { createKeyRouter } from "./gateway/keys/key-routes";
+import { createPlaygroundRouter } from "./gateway/keys/playground-routes";
 import { authenticateAdmin } from "./gateway/middleware/authenticate-admin";
 import { authenticateSession } from "./gateway/middleware/authenticate-session";
 import { createModelRouter } from "./gateway/models/model-routes";
@@ -270,6 +271,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   account.use("/apis", sessionRequired, createKeyRouter(keys));
   account.use("/usage/activity", sessionRequired, createActivityRouter(ledger.pool));
   account.use("/models", sessionRequired, createModelRouter(prices));
+  account.use("/playground", sessionRequired, createPlaygroundRouter(keys));
   account.use("/usage", sessionRequired, createUsageRouter(ledger.pool));
   if (options.accountRouter) account.use(sessionRequired, options.accountRouter(parts));
   const admin = options.adminToken ? express.Router() : undefined;

@@ -24,6 +24,7 @@ export interface ActivityQuery {
   keyId: string | undefined;
   httpStatus: number | undefined;
   outcome: RequestOutcome | undefined;
+  requestId: string | undefined;
 }
 
 export interface ActivityEntry {
@@ -128,6 +129,7 @@ export async function readActivityPage(
        AND ($7::smallint IS NULL OR log.http_status = $7)
        AND ($8::text IS NULL OR log.outcome = $8)
        AND ($9::timestamptz IS NULL OR (log.started_at, log.request_id) < ($9, $10::text))
+       AND ($12::text IS NULL OR log.request_id = $12)
      ORDER BY log.started_at DESC, log.request_id DESC
      LIMIT $11`,
     [
@@ -143,6 +145,7 @@ export async function readActivityPage(
       before?.requestId ?? null,
       // One more than the page: whether there is a next page, without a count.
       page.limit + 1,
+      query.requestId ?? null,
     ],
   );
   const rows = result.rows.slice(0, page.limit);

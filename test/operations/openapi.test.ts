@@ -7,6 +7,7 @@ import { createActivityRouter } from "../../src/gateway/account/activity-routes"
 import { createAdminActivityRouter } from "../../src/gateway/admin/activity-routes";
 import { type AdminRouterDependencies, createAdminRouter } from "../../src/gateway/admin/admin-router";
 import { createKeyRouter } from "../../src/gateway/keys/key-routes";
+import { createPlaygroundRouter } from "../../src/gateway/keys/playground-routes";
 import { createModelRouter } from "../../src/gateway/models/model-routes";
 import { createAdminSessionRouter } from "../../src/gateway/sessions/admin-session-routes";
 import type { ApiKeyService } from "../../src/keys/api-key-service";
@@ -90,6 +91,7 @@ describe("GET /openapi.json", () => {
       ...routesOf("/llm", createAccountRouter({ database: unused })),
       ...routesOf("/llm/usage/activity", createActivityRouter(unused)),
       ...routesOf("/llm/models", createModelRouter(unused)),
+      ...routesOf("/llm/playground", createPlaygroundRouter(unused)),
       ...routesOf("/admin", createAdminActivityRouter(unused)),
       ...routesOf("/admin", createAdminSessionRouter(unused as SessionTokens)),
       ...routesOf("/admin", createAdminRouter(unused as AdminRouterDependencies)),

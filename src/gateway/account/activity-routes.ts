@@ -40,6 +40,8 @@ export const activityQuerySchema = z.object({
     .max(599, { error: "must be an HTTP status such as 429" })
     .optional(),
   outcome: z.enum(requestOutcomes, { error: "must be served, refused, failed or cut" }).optional(),
+  /** One request, by the `x-request-id` its answer carried (a reply's cost, for instance). */
+  requestId: storableString.min(1).max(200).optional(),
 });
 
 const sessionActivityQuerySchema = activityQuerySchema.extend({
@@ -63,6 +65,7 @@ export function activityRequestOf(
       keyId: parsed.data.keyId,
       httpStatus: parsed.data.status,
       outcome: parsed.data.outcome,
+      requestId: parsed.data.requestId,
     },
     page: { limit: parsed.data.limit, cursor: parsed.data.cursor },
   };

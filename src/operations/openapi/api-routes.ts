@@ -18,6 +18,7 @@ import {
 } from "../../gateway/admin/admin-request-schemas";
 import { accountsQuerySchema } from "../../gateway/admin/read-routes";
 import { issueKeyBodySchema, keyStatusBodySchema, listKeysQuerySchema } from "../../gateway/keys/key-routes";
+import { playgroundKeyBodySchema } from "../../gateway/keys/playground-routes";
 import { modelsQuerySchema } from "../../gateway/models/model-routes";
 import { mintSessionBodySchema } from "../../gateway/sessions/admin-session-routes";
 import { chatCompletionsRequestSchema } from "../../gateway/wire/chat-completions-request";
@@ -240,6 +241,20 @@ export const apiRoutes: readonly ApiRoute[] = [
       ),
     },
     errors: [100, 110],
+  },
+  {
+    method: "post",
+    path: "/llm/playground/key",
+    tag: "keys",
+    summary:
+      "A fresh API key for the console's playground (replacing the account's previous one); use it on /llm/v1",
+    security: "session",
+    body: playgroundKeyBodySchema,
+    responses: {
+      201: json("The key, shown once, and the base URL to use it on", bodies.playgroundKeySchema),
+    },
+    errors: [100, 110],
+    ledgerUnavailable: true,
   },
   {
     method: "get",

@@ -170,6 +170,7 @@ export const keyListSchema = z.object({
 export const issuedKeySchema = keyRecord.extend({
   key: z.string().meta({ description: "the full key, shown only in this response" }),
 });
+export const playgroundKeySchema = issuedKeySchema.extend({ baseUrl: z.literal("/llm/v1") });
 export const keyStatusSchema = z.object({ uuid: z.uuid(), status: z.union([z.literal(0), z.literal(1)]) });
 export const keyDeletedSchema = z.object({ uuid: z.uuid(), deleted: z.literal(true) });
 
