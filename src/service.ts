@@ -18,10 +18,12 @@ import { createUsageRouter } from "./gateway/account/usage-routes";
 import { createAdminActivityRouter } from "./gateway/admin/activity-routes";
 import { createConsoleReadRouter } from "./gateway/admin/console-read-routes";
 import { createAdminKeyLimitsRouter } from "./gateway/admin/key-limits-routes";
+import { createAdminUserAccessRouter } from "./gateway/admin/user-access-routes";
 import { createApp } from "./gateway/app";
 import { authenticateAdminOrConsole } from "./gateway/console/authenticate-admin-console";
 import { ConsoleAuth } from "./gateway/console/console-auth";
 import { createConsoleRouter } from "./gateway/console/console-router";
+import { PostgresRedeemedSignInCodes } from "./gateway/console/redeemed-sign-in-codes";
 import { AdmissionCache } from "./gateway/generation/admission-cache";
 import { readAdmission } from "./gateway/generation/admission-read-model";
 import { ApiKeyAdmission } from "./gateway/generation/api-key-admission";
@@ -204,7 +206,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     options.modelUpstreams,
   );
   const lifecycle = { draining: false };
-  const consoleAuth = new ConsoleAuth(options.sessionSecret, options.adminToken);
+  const consoleAuth = new ConsoleAuth(
+    options.sessionSecret,
+    options.adminToken,
+    new PostgresRedeemedSignInCodes(ledger.pool),
+  );
   const parts: ServiceParts = {
     lifecycle,
     ledger,
@@ -282,6 +288,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       createConsoleReadRouter(ledger.pool),
       createAdminKeyLimitsRouter(keys),
       createAdminActivityRouter(ledger.pool),
+      createAdminUserAccessRouter({ keys, consoleAuth, logger }),
     );
     if (options.adminRouter) admin.use(options.adminRouter(parts));
   }

@@ -4,6 +4,7 @@ import { inlinedChainHashSchemaSql } from "./inlined-chain-hash-schema";
 import { keyLimitsSchemaSql } from "./key-limits-schema";
 import { parallelFoldsSchemaSql } from "./parallel-folds-schema";
 import { requestLogSchemaSql } from "./request-log-schema";
+import { signInCodesSchemaSql } from "./sign-in-codes-schema";
 import { singleParseFoldsSchemaSql } from "./single-parse-folds-schema";
 import { splitFundsSchemaSql } from "./split-funds-schema";
 
@@ -181,8 +182,8 @@ const migrations: readonly Migration[] = [
   },
   {
     id: 10,
-    name: "the request log behind the activity API",
-    sql: requestLogSchemaSql,
+    name: "the request log behind the activity API, and the console's redeemed sign-in codes",
+    sql: `${requestLogSchemaSql}\n${signInCodesSchemaSql}`,
   },
 ];
 

@@ -4,6 +4,7 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccountRouter } from "../../src/gateway/account/account-router";
 import { createActivityRouter } from "../../src/gateway/account/activity-routes";
+import { createAdminUserAccessRouter } from "../../src/gateway/admin/user-access-routes";
 import { createAdminActivityRouter } from "../../src/gateway/admin/activity-routes";
 import { type AdminRouterDependencies, createAdminRouter } from "../../src/gateway/admin/admin-router";
 import { createKeyRouter } from "../../src/gateway/keys/key-routes";
@@ -93,6 +94,7 @@ describe("GET /openapi.json", () => {
       ...routesOf("/llm/models", createModelRouter(unused)),
       ...routesOf("/llm/playground", createPlaygroundRouter(unused)),
       ...routesOf("/admin", createAdminActivityRouter(unused)),
+      ...routesOf("/admin", createAdminUserAccessRouter(unused)),
       ...routesOf("/admin", createAdminSessionRouter(unused as SessionTokens)),
       ...routesOf("/admin", createAdminRouter(unused as AdminRouterDependencies)),
       ...routesOf("", operations.router(harness.service)),

@@ -17,6 +17,7 @@ import {
   priceHistoryQuerySchema,
 } from "../../gateway/admin/admin-request-schemas";
 import { accountsQuerySchema } from "../../gateway/admin/read-routes";
+import { adminIssueKeyBodySchema, signInLinkBodySchema } from "../../gateway/admin/user-access-routes";
 import { issueKeyBodySchema, keyStatusBodySchema, listKeysQuerySchema } from "../../gateway/keys/key-routes";
 import { playgroundKeyBodySchema } from "../../gateway/keys/playground-routes";
 import { modelsQuerySchema } from "../../gateway/models/model-routes";
@@ -394,6 +395,27 @@ export const apiRoutes: readonly ApiRoute[] = [
       },
     },
     errors: [100, 110],
+  },
+  {
+    method: "post",
+    path: "/admin/sign-in-links",
+    tag: "admin",
+    summary: "A one-time console sign-in link for a user (single use, valid for minutes)",
+    security: "admin",
+    body: signInLinkBodySchema,
+    responses: { 201: json("The link", bodies.signInLinkSchema) },
+    errors: [100, 110],
+  },
+  {
+    method: "post",
+    path: "/admin/keys",
+    tag: "admin",
+    summary: "Issue a key for a user or an organization (its event records the admin as actor)",
+    security: "admin",
+    body: adminIssueKeyBodySchema,
+    responses: { 201: json("The key, shown once", bodies.issuedKeySchema) },
+    errors: [100, 110],
+    ledgerUnavailable: true,
   },
   {
     method: "get",

@@ -472,3 +472,9 @@ export const activityPageSchema = z
     nextCursor: z.string().nullable().meta({ description: "pass back as `cursor`; null on the last page" }),
   })
   .meta({ title: "ActivityPage" });
+
+export const signInLinkSchema = z.object({
+  path: z.string().meta({ example: "/console/sign-in?code=…" }),
+  url: z.string().meta({ description: "the path on the host the request was sent to" }),
+  expiresAt: instant,
+});
