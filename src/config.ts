@@ -158,6 +158,13 @@ export const limits = {
   usageOutboxRetryDelaysMs: [50, 250, 1_000, 2_000, 5_000],
   /** At stop, how long the gateway waits for answered requests' settlements to be written. */
   usageOutboxDrainMs: 10_000,
+  /**
+   * The activity log's rows (src/activity/request-log-writer.ts): one INSERT per process every this many
+   * ms, or at once when a batch is full; past the queue's bound rows are dropped and counted, never waited for.
+   */
+  requestLogFlushIntervalMs: 250,
+  requestLogBatchRowsMax: 500,
+  requestLogQueueRowsMax: 20_000,
   /** Each gateway process writes its heartbeat this often; see billingLimits.gatewayPresumedDeadAfterMs. */
   gatewayHeartbeatIntervalMs: 2_000,
 

@@ -2,22 +2,28 @@ import { createServer, type RequestListener, type Server } from "node:http";
 import express from "express";
 import type { Logger } from "pino";
 import { allProjections } from "../projections";
+import { RequestLogWriter } from "./activity/request-log-writer";
 import { GatewayHeartbeat } from "./billing/holds/gateway-heartbeat";
 import { GenerationHolds } from "./billing/holds/generation-holds";
 import { HoldAuthorizer } from "./billing/holds/hold-authorizer";
 import { HoldPricing } from "./billing/holds/hold-pricing";
 import { UsageOutbox } from "./billing/holds/usage-outbox";
 import type { ChargeEnqueuer } from "./billing/queue/charge-enqueuer";
+import { ModelPriceList } from "./billing/read-models/model-price-list";
 import { createPricingReadModel } from "./billing/read-models/pricing-read-model";
 import { errorSummaryOf, throttledLog } from "./billing/throttled-log";
 import { limits } from "./config";
+import { createActivityRouter } from "./gateway/account/activity-routes";
 import { createUsageRouter } from "./gateway/account/usage-routes";
+import { createAdminActivityRouter } from "./gateway/admin/activity-routes";
 import { createConsoleReadRouter } from "./gateway/admin/console-read-routes";
 import { createAdminKeyLimitsRouter } from "./gateway/admin/key-limits-routes";
+import { createAdminUserAccessRouter } from "./gateway/admin/user-access-routes";
 import { createApp } from "./gateway/app";
 import { authenticateAdminOrConsole } from "./gateway/console/authenticate-admin-console";
 import { ConsoleAuth } from "./gateway/console/console-auth";
 import { createConsoleRouter } from "./gateway/console/console-router";
+import { PostgresRedeemedSignInCodes } from "./gateway/console/redeemed-sign-in-codes";
 import { AdmissionCache } from "./gateway/generation/admission-cache";
 import { readAdmission } from "./gateway/generation/admission-read-model";
 import { ApiKeyAdmission } from "./gateway/generation/api-key-admission";
@@ -27,8 +33,10 @@ import { responsesFormat } from "./gateway/generation/responses-format";
 import { type FamilyUpstream, UpstreamRegistry } from "./gateway/generation/upstream-registry";
 import { answerClientError } from "./gateway/http/client-error";
 import { createKeyRouter } from "./gateway/keys/key-routes";
+import { createPlaygroundRouter } from "./gateway/keys/playground-routes";
 import { authenticateAdmin } from "./gateway/middleware/authenticate-admin";
 import { authenticateSession } from "./gateway/middleware/authenticate-session";
+import { createModelRouter } from "./gateway/models/model-routes";
 import { createAdminSessionRouter } from "./gateway/sessions/admin-session-routes";
 import { ApiKeyHasher } from "./keys/api-key-secret";
 import { ApiKeyService } from "./keys/api-key-service";
@@ -198,7 +206,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     options.modelUpstreams,
   );
   const lifecycle = { draining: false };
-  const consoleAuth = new ConsoleAuth(options.sessionSecret, options.adminToken);
+  const consoleAuth = new ConsoleAuth(
+    options.sessionSecret,
+    options.adminToken,
+    new PostgresRedeemedSignInCodes(ledger.pool),
+  );
   const parts: ServiceParts = {
     lifecycle,
     ledger,
@@ -242,9 +254,17 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     logger,
   });
 
+  const pricesLog = throttledLog(logger, limits.admissionCacheErrorLogIntervalMs);
+  const prices = new ModelPriceList({
+    read: createPricingReadModel(ledger.pool),
+    ttlMs: limits.holdPricingTtlMs,
+    entriesMax: limits.holdPricingEntriesMax,
+    onError: (error) => pricesLog.error({ err: errorSummaryOf(error) }, "reading model prices failed"),
+  });
   const generation = createGenerationEndpoints(
     {
       admission: new ApiKeyAdmission(admissionCache, hasher),
+      prices,
       upstreams,
       holds,
       logger,
@@ -255,6 +275,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const account = express.Router();
   const sessionRequired = authenticateSession(sessions, consoleAuth);
   account.use("/apis", sessionRequired, createKeyRouter(keys));
+  account.use("/usage/activity", sessionRequired, createActivityRouter(ledger.pool));
+  account.use("/models", sessionRequired, createModelRouter(prices));
+  account.use("/playground", sessionRequired, createPlaygroundRouter(keys));
   account.use("/usage", sessionRequired, createUsageRouter(ledger.pool));
   if (options.accountRouter) account.use(sessionRequired, options.accountRouter(parts));
   const admin = options.adminToken ? express.Router() : undefined;
@@ -264,9 +287,19 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       createAdminSessionRouter(sessions),
       createConsoleReadRouter(ledger.pool),
       createAdminKeyLimitsRouter(keys),
+      createAdminActivityRouter(ledger.pool),
+      createAdminUserAccessRouter({ keys, consoleAuth, logger }),
     );
     if (options.adminRouter) admin.use(options.adminRouter(parts));
   }
+  const requestLog = new RequestLogWriter({
+    database: ledger.pool,
+    flushIntervalMs: limits.requestLogFlushIntervalMs,
+    batchRowsMax: limits.requestLogBatchRowsMax,
+    queueRowsMax: limits.requestLogQueueRowsMax,
+    logger,
+  });
+  requestLog.start();
   const app = createApp({
     routers: {
       generation,
@@ -278,6 +311,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     requestBodyBytesMax: options.requestBodyBytesMax,
     logger,
     isServedModel: (slug) => findModel(slug) !== undefined,
+    requestLog: (entry) => requestLog.write(entry),
   });
   // While draining, a kept-alive connection is closed after its response instead of waiting for more.
   const requestListener: RequestListener = (request, response) => {
@@ -325,6 +359,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         server = undefined;
       }
       await outbox.drain(limits.usageOutboxDrainMs);
+      await requestLog.close();
       await heartbeat.stop();
       admissionCache.stop();
       stopProjections.abort();

@@ -3,6 +3,8 @@ import { fundsSchemaSql } from "./funds-schema";
 import { inlinedChainHashSchemaSql } from "./inlined-chain-hash-schema";
 import { keyLimitsSchemaSql } from "./key-limits-schema";
 import { parallelFoldsSchemaSql } from "./parallel-folds-schema";
+import { requestLogSchemaSql } from "./request-log-schema";
+import { signInCodesSchemaSql } from "./sign-in-codes-schema";
 import { singleParseFoldsSchemaSql } from "./single-parse-folds-schema";
 import { splitFundsSchemaSql } from "./split-funds-schema";
 
@@ -177,6 +179,11 @@ const migrations: readonly Migration[] = [
     id: 8,
     name: "the inline read models' folds in parallel workers",
     sql: parallelFoldsSchemaSql,
+  },
+  {
+    id: 10,
+    name: "the request log behind the activity API, and the console's redeemed sign-in codes",
+    sql: `${requestLogSchemaSql}\n${signInCodesSchemaSql}`,
   },
 ];
 

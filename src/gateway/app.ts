@@ -1,6 +1,7 @@
 import type { RequestListener } from "node:http";
 import express, { type Router } from "express";
 import type { Logger } from "pino";
+import type { RequestLogEntry } from "../activity/request-log-entry";
 import { requestObserver } from "../operations/request-observation";
 import { isGenerationPath } from "./generation/generation-endpoints";
 import { errorHandler } from "./middleware/error-handler";
@@ -31,6 +32,8 @@ export function createApp(options: {
   logger: Logger;
   /** Whether a model slug is served (the metrics label every other string "unknown"). */
   isServedModel?: (slug: string) => boolean;
+  /** Takes each generation request's activity-log row (src/activity/request-log-writer.ts). */
+  requestLog?: (entry: RequestLogEntry) => void;
 }): RequestListener {
   const app = express();
   app.disable("x-powered-by");
@@ -63,6 +66,7 @@ export function createApp(options: {
   const observe = requestObserver({
     logger: options.logger,
     isServedModel: options.isServedModel ?? (() => false),
+    ...(options.requestLog ? { requestLog: options.requestLog } : {}),
   });
   return (request, response) => {
     observe(request, response);

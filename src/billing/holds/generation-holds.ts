@@ -16,6 +16,7 @@ import { Money } from "../money";
 import type { PricingInForce } from "../read-models/pricing-read-model";
 import type { HoldAuthorizer } from "./hold-authorizer";
 import { costWonOf, type HoldPricing } from "./hold-pricing";
+import { keyLimitRefusalOf } from "./key-limit-refusal";
 import { UsageOutbox } from "./usage-outbox";
 
 /**
@@ -205,7 +206,7 @@ export class GenerationHolds {
       this.availableAfterLastHold.set(accountKey, new Money(decision.availableWon));
       if (decision.reason === "funds") throw apiErrors.creditInsufficient(request.account.kind);
       this.rememberLimitedKey(request.keyId);
-      throw apiErrors.keyLimitReached(request.account.kind, { kind: decision.reason, value: decision.limit });
+      throw keyLimitRefusalOf(decision, new Date());
     }
     this.keysAtTheirLimit.delete(request.keyId);
     billingMetrics.observeHold({ outcome: "placed", keyKind, amountWon: decision.holdWon });

@@ -2,6 +2,7 @@ import type { ServerResponse } from "node:http";
 import type { ErrorRequestHandler } from "express";
 import type { Logger } from "pino";
 import { ProjectionLagError } from "../../ledger/projection/projection-waiter";
+import { observationOf } from "../../operations/request-observation";
 import {
   UnsupportedRequestError,
   UpstreamFailedError,
@@ -72,11 +73,15 @@ export function sendError(
   // The client went away (the upstream call was aborted for it): nobody to answer, nothing to report.
   if (response.destroyed) return;
   const apiError = toApiError(error);
+  const observation = observationOf(response);
+  if (observation) observation.error = apiError;
   if (apiError.httpStatus >= 500)
     context.logger.error({ err: error, requestId: context.requestId }, "request failed");
   if (response.headersSent) {
     response.end();
     return;
   }
+  if (apiError.retryAfterSeconds !== undefined)
+    response.setHeader("retry-after", String(apiError.retryAfterSeconds));
   sendJson(response, apiError.httpStatus, errorBodyOf(apiError));
 }

@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { accountBillingQuerySchema } from "../../gateway/account/account-router";
+import { activityQuerySchema } from "../../gateway/account/activity-routes";
 import { billingRangeSchema } from "../../gateway/account/billing-range";
 import { billingPageQuerySchema, billingTotalsQuerySchema } from "../../gateway/account/billing-read-schemas";
+import { adminActivityQuerySchema } from "../../gateway/admin/activity-routes";
 import {
   accountPathSchema,
   billingQuerySchema,
@@ -15,7 +17,10 @@ import {
   priceHistoryQuerySchema,
 } from "../../gateway/admin/admin-request-schemas";
 import { accountsQuerySchema } from "../../gateway/admin/read-routes";
+import { adminIssueKeyBodySchema, signInLinkBodySchema } from "../../gateway/admin/user-access-routes";
 import { issueKeyBodySchema, keyStatusBodySchema, listKeysQuerySchema } from "../../gateway/keys/key-routes";
+import { playgroundKeyBodySchema } from "../../gateway/keys/playground-routes";
+import { modelsQuerySchema } from "../../gateway/models/model-routes";
 import { mintSessionBodySchema } from "../../gateway/sessions/admin-session-routes";
 import { chatCompletionsRequestSchema } from "../../gateway/wire/chat-completions-request";
 import { responsesRequestSchema } from "../../gateway/wire/responses-request";
@@ -28,7 +33,7 @@ import * as bodies from "./response-schemas";
  * zod schemas the route validates with) and what it answers, errors included by application code.
  */
 
-export type ApplicationErrorCode = 100 | 110 | 120 | 300 | 400 | 401;
+export type ApplicationErrorCode = 100 | 110 | 120 | 130 | 140 | 300 | 400 | 401;
 export type Security = "apiKey" | "session" | "admin" | "none";
 export type Tag = "generation" | "keys" | "account" | "admin" | "operations";
 
@@ -65,14 +70,14 @@ const generation = (path: string, summary: string, body: z.ZodType, answer: z.Zo
       schema: answer,
     },
   },
-  errors: [100, 110, 120, 300, 400, 401],
+  errors: [100, 110, 120, 130, 140, 300, 400, 401],
   ledgerUnavailable: true,
 });
 
 /**
- * Read, replace and clear a key's limits. Enforced when a request's hold is placed: a key over a limit is
- * refused with HTTP 400 and the credit code of the account it pays from (400 organization, 401 personal),
- * the message naming the limit and its value.
+ * Read, replace and clear a key's limits. Enforced when a request's hold is placed: a key over its rate
+ * limit is refused with 429/130 and `Retry-After`, over a spend limit with 400/140, the message naming the
+ * limit and its value.
  */
 function keyLimitsRoutes(path: string, tag: Tag, security: Security, whose: string): ApiRoute[] {
   const answer = { 200: json("The key's limits and its spend", bodies.keyLimitsSchema) };
@@ -118,7 +123,7 @@ export const apiRoutes: readonly ApiRoute[] = [
     method: "get",
     path: "/llm/v1/models",
     tag: "generation",
-    summary: "List the models",
+    summary: "List the models, each with its price for the key in won per million tokens",
     security: "apiKey",
     responses: { 200: json("The model list", bodies.modelListSchema) },
     errors: [110],
@@ -132,6 +137,27 @@ export const apiRoutes: readonly ApiRoute[] = [
     pathParameters: z.object({ id: z.string() }),
     responses: { 200: json("The model", bodies.modelSchema) },
     errors: [110, 120],
+  },
+  {
+    method: "get",
+    path: "/llm/models",
+    tag: "account",
+    summary: "The models and their prices for the session (its organization's with isOrganization=true)",
+    security: "session",
+    query: modelsQuerySchema,
+    responses: { 200: json("The model list", bodies.modelListSchema) },
+    errors: [100, 110],
+  },
+  {
+    method: "get",
+    path: "/llm/models/{id}",
+    tag: "account",
+    summary: "One model and its price for the session",
+    security: "session",
+    pathParameters: z.object({ id: z.string() }),
+    query: modelsQuerySchema,
+    responses: { 200: json("The model", bodies.modelSchema) },
+    errors: [100, 110, 120],
   },
   generation(
     "/llm/v1/chat/completions",
@@ -215,6 +241,35 @@ export const apiRoutes: readonly ApiRoute[] = [
         z.union([bodies.billingHistorySchema, bodies.billingPageSchema]),
       ),
     },
+    errors: [100, 110],
+  },
+  {
+    method: "post",
+    path: "/llm/playground/key",
+    tag: "keys",
+    summary:
+      "A fresh API key for the console's playground (replacing the account's previous one); use it on /llm/v1",
+    security: "session",
+    body: playgroundKeyBodySchema,
+    responses: {
+      201: json("The key, shown once, and the base URL to use it on", bodies.playgroundKeySchema),
+    },
+    errors: [100, 110],
+    ledgerUnavailable: true,
+  },
+  {
+    method: "get",
+    path: "/llm/usage/activity",
+    tag: "account",
+    summary:
+      "The caller's generation requests (served, refused, failed, cut), newest first, a page at a time; filter by model, keyId, status, outcome, from and to",
+    security: "session",
+    query: z.object({
+      ...accountBillingQuerySchema.shape,
+      ...billingRangeSchema.shape,
+      ...activityQuerySchema.shape,
+    }),
+    responses: { 200: json("One page of requests, with nextCursor", bodies.activityPageSchema) },
     errors: [100, 110],
   },
   {
@@ -340,6 +395,42 @@ export const apiRoutes: readonly ApiRoute[] = [
         schema: z.union([bodies.billingHistorySchema, bodies.billingPageSchema]),
       },
     },
+    errors: [100, 110],
+  },
+  {
+    method: "post",
+    path: "/admin/sign-in-links",
+    tag: "admin",
+    summary: "A one-time console sign-in link for a user (single use, valid for minutes)",
+    security: "admin",
+    body: signInLinkBodySchema,
+    responses: { 201: json("The link", bodies.signInLinkSchema) },
+    errors: [100, 110],
+  },
+  {
+    method: "post",
+    path: "/admin/keys",
+    tag: "admin",
+    summary: "Issue a key for a user or an organization (its event records the admin as actor)",
+    security: "admin",
+    body: adminIssueKeyBodySchema,
+    responses: { 201: json("The key, shown once", bodies.issuedKeySchema) },
+    errors: [100, 110],
+    ledgerUnavailable: true,
+  },
+  {
+    method: "get",
+    path: "/admin/activity",
+    tag: "admin",
+    summary:
+      "An account's generation requests, as GET /llm/usage/activity answers them for the session's own",
+    security: "admin",
+    query: z.object({
+      ...adminActivityQuerySchema.shape,
+      ...billingRangeSchema.shape,
+      ...activityQuerySchema.shape,
+    }),
+    responses: { 200: json("One page of requests, with nextCursor", bodies.activityPageSchema) },
     errors: [100, 110],
   },
   {
