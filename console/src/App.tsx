@@ -11,8 +11,10 @@ import {
   preferredLanguage,
   useI18n,
 } from "./lib/i18n";
+import { ActivityPage } from "./pages/activity-page";
 import { AccountsPage, EventsPage, FxRatesPage, PricingPage } from "./pages/admin-pages";
 import { LedgerStatusPage } from "./pages/ledger-status-page";
+import { ModelsPage } from "./pages/models-page";
 import { PlaygroundPage } from "./pages/playground-page";
 import { UsagePage } from "./pages/usage-page";
 import { KeysPage, OverviewPage } from "./pages/user-pages";
@@ -22,6 +24,8 @@ const userRoutes = [
   { path: "/", label: "navOverview" },
   { path: "/keys", label: "navKeys" },
   { path: "/usage", label: "navUsage" },
+  { path: "/activity", label: "navActivity" },
+  { path: "/models", label: "navModels" },
   { path: "/playground", label: "navPlayground" },
 ] as const satisfies readonly { path: string; label: MessageKey }[];
 const adminRoutes = [
@@ -174,6 +178,12 @@ function UserArea({ path, navigate }: { path: string; navigate(path: string): vo
       break;
     case "/usage":
       page = <UsagePage hasOrganization={hasOrganization} />;
+      break;
+    case "/activity":
+      page = <ActivityPage hasOrganization={hasOrganization} />;
+      break;
+    case "/models":
+      page = <ModelsPage hasOrganization={hasOrganization} />;
       break;
     case "/playground":
       page = <PlaygroundPage />;

@@ -18,7 +18,7 @@ const userId = "mina";
 const organizationId = "acme";
 const phone = { width: 390, height: 844 };
 const laptop = { width: 1366, height: 768 };
-const userPages = ["/", "/keys", "/usage", "/playground"] as const;
+const userPages = ["/", "/keys", "/usage", "/activity", "/models", "/playground"] as const;
 const adminPages = [
   "/admin/accounts",
   "/admin/pricing",

@@ -7,6 +7,8 @@
  * sign-in. Every write carries the cookie's CSRF token, held in memory here, never in storage.
  */
 
+import type { ActivityEntry, ActivityPage } from "../../../src/activity/activity-read-model";
+import type { RequestOutcome } from "../../../src/activity/request-log-entry";
 import type { AccountKey } from "../../../src/billing/read-models/admin-read-model";
 import type { BillingHistoryEntry } from "../../../src/billing/read-models/billing-history";
 import type { DiscountChange, PriceChange } from "../../../src/billing/read-models/pricing-history";
@@ -16,6 +18,7 @@ import type {
   ConsoleDiscountRow,
   ConsolePriceRow,
 } from "../../../src/gateway/admin/console-read-routes";
+import type { PricedModel } from "../../../src/gateway/models/priced-model-list";
 import type { ApiKeyLimitsView } from "../../../src/keys/api-key-limits";
 import type { ApiKeyRecord, IssuedApiKey } from "../../../src/keys/api-key-service";
 import type { ApiKeyLimits } from "../../../src/ledger/events";
@@ -23,12 +26,16 @@ import type { LedgerStatus, OnDemandVerification } from "../../../src/ledger/int
 import { addDays } from "./format";
 
 export type {
+  ActivityEntry,
+  ActivityPage,
   BillingHistoryEntry,
   ConsoleAccountRow,
   ConsoleDiscountRow,
   ConsolePriceRow,
   DiscountChange,
   PriceChange,
+  PricedModel,
+  RequestOutcome,
   UsageResponse,
 };
 export type UsageDay = UsageResponse["data"][number];
@@ -167,6 +174,29 @@ function chargesQuery(range: Range, isOrganization: boolean, page: ChargesPageRe
   });
 }
 
+/** Filters of the activity log; dates are Seoul dates, `to` inclusive. */
+export interface ActivityFilters extends Range {
+  model?: string | undefined;
+  keyId?: string | undefined;
+  status?: string | undefined;
+  outcome?: RequestOutcome | undefined;
+  requestId?: string | undefined;
+}
+
+function activityQuery(filters: ActivityFilters, page: { cursor?: string | undefined; limit: number }) {
+  return {
+    from: filters.from,
+    to: filters.to ? addDays(filters.to, 1) : undefined,
+    model: filters.model,
+    keyId: filters.keyId,
+    status: filters.status,
+    outcome: filters.outcome,
+    requestId: filters.requestId,
+    limit: String(page.limit),
+    cursor: page.cursor,
+  };
+}
+
 export const userApi = {
   async session(): Promise<SessionInfo> {
     const session = await call<SessionInfo>("user", "GET", "/console/api/session");
@@ -205,6 +235,26 @@ export const userApi = {
     ),
   chargesPage: (range: Range, isOrganization: boolean, page: ChargesPageRequest) =>
     call<ChargesPage>("user", "GET", `/llm/billing${chargesQuery(range, isOrganization, page)}`),
+  activity: (
+    filters: ActivityFilters,
+    isOrganization: boolean,
+    page: { cursor?: string | undefined; limit: number },
+  ) =>
+    call<ActivityPage>(
+      "user",
+      "GET",
+      `/llm/usage/activity${query({ ...activityQuery(filters, page), isOrganization: String(isOrganization) })}`,
+    ),
+  /** Served models with today's price per million tokens for the session (or its organization). */
+  models: (isOrganization: boolean) =>
+    call<{ object: "list"; data: PricedModel[] }>(
+      "user",
+      "GET",
+      `/llm/models${query({ isOrganization: String(isOrganization) })}`,
+    ),
+  /** A fresh key for the playground, replacing the last one; it lives in the page's memory only. */
+  playgroundKey: (isOrganization: boolean) =>
+    call<NewApiKey & { baseUrl: string }>("user", "POST", "/llm/playground/key", { isOrganization }),
 };
 
 /** Price and discount changes one history table shows (the API allows up to 1,000). */

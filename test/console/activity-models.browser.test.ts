@@ -1,0 +1,138 @@
+import OpenAI from "openai";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
+import { type Browser, launchBrowser, screenshot, seriousAccessibilityViolations } from "./support/browser";
+import { patienceMs, poll } from "./support/patient";
+
+/**
+ * The activity log, the models & prices page and the playground in a real browser against the real
+ * gateway: a served, a refused and a failed request listed with their outcomes; won prices per million
+ * tokens as an API key sees them; a multi-turn chat on the signed-in session with each reply's cost.
+ */
+
+const userId = "ara";
+const model = "alpha-5.4-mini";
+
+let harness: GatewayHarness;
+let browser: Browser;
+let page: Page;
+let sessionToken = "";
+let apiKey = "";
+const requestIds = { served: "", refused: "", failed: "" };
+
+function requestIdOf(error: unknown): string {
+  expect(error).toBeInstanceOf(OpenAI.APIError);
+  return (error as InstanceType<typeof OpenAI.APIError>).requestID!;
+}
+
+async function failureOf(call: Promise<unknown>): Promise<unknown> {
+  return call.then(
+    () => {
+      throw new Error("the call was expected to fail");
+    },
+    (error: unknown) => error,
+  );
+}
+
+beforeAll(async () => {
+  harness = await startGatewayHarness({
+    label: "console_activity",
+    billing: {},
+    service: { adminToken: testSecrets.adminToken },
+  });
+  await harness.topUp({ kind: "user", id: userId }, "1000");
+  sessionToken = await harness.session(userId);
+  apiKey = (await harness.issueKey(sessionToken, { name: "main key" })).key;
+  const client = harness.openai(apiKey, { maxRetries: 0 });
+  const messages = [{ role: "user" as const, content: "Tell me about the sea" }];
+  // Given a served request, one refused (a model the gateway does not serve) and one failed upstream.
+  const served = await client.chat.completions.create({ model, messages }).withResponse();
+  requestIds.served = served.response.headers.get("x-request-id")!;
+  requestIds.refused = requestIdOf(
+    await failureOf(client.chat.completions.create({ model: "no-such-model", messages })),
+  );
+  harness.simulator.setFault({ kind: "status", status: 500, message: "upstream exploded" });
+  requestIds.failed = requestIdOf(await failureOf(client.chat.completions.create({ model, messages })));
+  harness.simulator.setFault(undefined);
+
+  browser = await launchBrowser({ locale: "en-US", origin: harness.url });
+  page = browser.page;
+  page.setDefaultTimeout(patienceMs);
+  await page.goto(`${harness.url}/console/`);
+  await page.getByLabel("Session token").fill(sessionToken);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByTestId("personal-balance").waitFor();
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await harness?.close();
+});
+
+const rowOf = (requestId: string) => page.getByTestId("activity-row").filter({ hasText: requestId });
+
+describe("activity, models and playground in Chromium", { timeout: 120_000 }, () => {
+  it("lists the served, the refused and the failed request, newest first, the served one with its cost", async () => {
+    await page.getByRole("link", { name: "Activity" }).click();
+    await page.getByRole("heading", { name: "Activity", level: 1 }).waitFor();
+    // Rows are written off the request path, and the cost once the charge lands: refresh until both show.
+    await poll(async () => {
+      await page.getByRole("button", { name: "Refresh" }).click();
+      return (await rowOf(requestIds.served).getByTestId("activity-cost").textContent()) ?? "";
+    }).toMatch(/^₩\d+\.\d\d$|^<₩0\.01$/);
+    const rows = await page.getByTestId("activity-row").all();
+    expect(await Promise.all(rows.map((row) => row.getAttribute("data-outcome")))).toEqual([
+      "failed",
+      "refused",
+      "served",
+    ]);
+    const refused = rowOf(requestIds.refused);
+    expect(await refused.getByTestId("activity-status").textContent()).toBe("404");
+    expect(await refused.textContent()).toContain("Refused");
+    expect(await refused.textContent()).toContain("not_found_error");
+    expect(await refused.getByTestId("activity-cost").textContent()).toBe("—");
+    const failed = rowOf(requestIds.failed);
+    expect(await failed.getByTestId("activity-status").textContent()).toBe("500");
+    expect(await failed.textContent()).toContain("Failed");
+    expect(await rowOf(requestIds.served).textContent()).toContain("main key");
+    await screenshot(page, "activity-en-1366");
+    expect(await seriousAccessibilityViolations(page)).toEqual([]);
+  });
+
+  it("filters on the server: refused requests only", async () => {
+    await page.getByLabel("Outcome").selectOption("refused");
+    await page.getByRole("button", { name: "Apply" }).click();
+    await poll(() => page.getByTestId("activity-row").count()).toBe(1);
+    expect(await page.getByTestId("activity-row").first().textContent()).toContain(requestIds.refused);
+    await page.getByLabel("Outcome").selectOption("");
+    await page.getByLabel("HTTP status").fill("500");
+    await page.getByRole("button", { name: "Apply" }).click();
+    await poll(() => page.getByTestId("activity-row").count()).toBe(1);
+    expect(await page.getByTestId("activity-row").first().textContent()).toContain(requestIds.failed);
+  });
+
+  it("shows each model's won price per million tokens, as an API key sees it", async () => {
+    const listed = (await (
+      await fetch(`${harness.url}/llm/v1/models`, { headers: { authorization: `Bearer ${apiKey}` } })
+    ).json()) as {
+      data: {
+        id: string;
+        pricing: { inputWonPerMillionTokens: string; outputWonPerMillionTokens: string };
+      }[];
+    };
+    const pricing = listed.data.find((entry) => entry.id === model)!.pricing;
+    await page.getByRole("link", { name: "Models & prices" }).click();
+    const row = page.getByTestId(`model-row-${model}`);
+    await row.waitFor();
+    const wonOf = (amount: string) =>
+      new Intl.NumberFormat("ko-KR", { style: "currency", currency: "KRW", maximumFractionDigits: 2 }).format(
+        amount as unknown as number,
+      );
+    expect(await row.textContent()).toContain(wonOf(pricing.inputWonPerMillionTokens));
+    expect(await row.textContent()).toContain(wonOf(pricing.outputWonPerMillionTokens));
+    expect(await page.getByTestId("models-fx").textContent()).toMatch(/KRW\/USD/);
+    await screenshot(page, "models-en-1366");
+    expect(await seriousAccessibilityViolations(page)).toEqual([]);
+  });
+});
