@@ -186,7 +186,7 @@ function UserArea({ path, navigate }: { path: string; navigate(path: string): vo
       page = <ModelsPage hasOrganization={hasOrganization} />;
       break;
     case "/playground":
-      page = <PlaygroundPage />;
+      page = <PlaygroundPage hasOrganization={hasOrganization} />;
       break;
     default:
       page = <OverviewPage />;

@@ -1,6 +1,7 @@
 import OpenAI from "openai";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { formatChargeWon } from "../../console/src/lib/format";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
 import { type Browser, launchBrowser, screenshot, seriousAccessibilityViolations } from "./support/browser";
 import { patienceMs, poll } from "./support/patient";
@@ -134,5 +135,74 @@ describe("activity, models and playground in Chromium", { timeout: 120_000 }, ()
     expect(await page.getByTestId("models-fx").textContent()).toMatch(/KRW\/USD/);
     await screenshot(page, "models-en-1366");
     expect(await seriousAccessibilityViolations(page)).toEqual([]);
+  });
+
+  it("chats several turns on the signed-in session, with a system prompt, parameters and each reply's cost", async () => {
+    const sent: {
+      messages: { role: string; content: string }[];
+      temperature?: number;
+      max_tokens?: number;
+    }[] = [];
+    page.on("request", (request) => {
+      if (new URL(request.url()).pathname === "/llm/v1/chat/completions") sent.push(request.postDataJSON());
+    });
+    await page.getByRole("link", { name: "Playground" }).click();
+    // The models are listed at once, with the chosen one's price; no key is asked for.
+    await poll(() => page.getByLabel("Model").locator("option").count()).toBeGreaterThan(20);
+    expect(await page.getByLabel("API key").count()).toBe(0);
+    await page.getByLabel("Model").selectOption(model);
+    expect(await page.getByTestId("playground-model-price").textContent()).toMatch(/₩[\d,.]+ .*₩[\d,.]+/);
+    await page.getByLabel("System prompt").fill("Answer in one short sentence.");
+    await page.getByLabel("Temperature").fill("0.2");
+    await page.getByLabel("Max tokens").fill("60");
+
+    await page.getByLabel("Message").fill("What is the sea?");
+    await page.getByRole("button", { name: "Send" }).click();
+    await poll(() => page.getByTestId("playground-cost").first().textContent()).toMatch(
+      /^₩\d+\.\d\d$|^<₩0\.01$/,
+    );
+    await page.getByLabel("Message").fill("And the sky?");
+    await page.getByRole("button", { name: "Send" }).click();
+    await poll(() => page.getByTestId("playground-cost").nth(1).textContent()).toMatch(
+      /^₩\d+\.\d\d$|^<₩0\.01$/,
+    );
+
+    // Then the second turn carried the whole conversation, the system prompt and the parameters.
+    expect(sent).toHaveLength(2);
+    const firstReply =
+      (await page.getByTestId("playground-reply").first().locator(".turn-text").textContent()) ?? "";
+    expect(firstReply.length).toBeGreaterThan(0);
+    expect(sent[1]).toMatchObject({
+      temperature: 0.2,
+      max_tokens: 60,
+      messages: [
+        { role: "system", content: "Answer in one short sentence." },
+        { role: "user", content: "What is the sea?" },
+        { role: "assistant", content: firstReply },
+        { role: "user", content: "And the sky?" },
+      ],
+    });
+    // Each reply's cost is its charge.
+    const charges = (await (
+      await fetch(`${harness.url}/llm/billing?limit=10&order=newest`, {
+        headers: { authorization: `Bearer ${sessionToken}` },
+      })
+    ).json()) as { data: { amountWon: string }[] };
+    expect(await page.getByTestId("playground-cost").allTextContents()).toEqual(
+      charges.data
+        .slice(0, 2)
+        .reverse()
+        .map((charge) => formatChargeWon(charge.amountWon)),
+    );
+    // The playground key never reaches storage.
+    const storage = await page.evaluate<string>(
+      "JSON.stringify({ ...window.localStorage, ...window.sessionStorage })",
+    );
+    expect(storage).not.toContain("svc_");
+    await screenshot(page, "playground-en-1366");
+    expect(await seriousAccessibilityViolations(page)).toEqual([]);
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+    await screenshot(page, "playground-en-390", { fullPage: false });
   });
 });

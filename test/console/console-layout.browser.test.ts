@@ -182,7 +182,7 @@ describe("the console at 1366 px and 390 px, in Korean and English", { timeout: 
     const wordBreaks = await page.evaluate<string[]>(
       `${navLinks}.map((link) => getComputedStyle(link).wordBreak)`,
     );
-    expect(wordBreaks.length).toBe(10);
+    expect(wordBreaks.length).toBe(12);
     expect(new Set(wordBreaks)).toEqual(new Set(["keep-all"]));
     const linesPerLink = await page.evaluate<number[]>(
       `${navLinks}.map((link) => link.getClientRects().length)`,
