@@ -294,6 +294,12 @@ export const adminApi = {
         reference,
       },
     ),
+  /** A one-time console sign-in link for a user (minutes-short, single use). */
+  signInLink: (body: { userId: string; organizationId?: string }) =>
+    call<{ path: string; url: string; expiresAt: string }>("admin", "POST", "/admin/sign-in-links", body),
+  /** A key for any account, shown once; `issuedForUserId` names the member an organization key is for. */
+  issueKey: (body: { account: string; name: string; description: string; issuedForUserId?: string }) =>
+    call<NewApiKey>("admin", "POST", "/admin/keys", body),
   prices: () => call<{ data: ConsolePriceRow[] }>("admin", "GET", "/admin/console/prices"),
   setPrice: (
     model: string,

@@ -23,6 +23,7 @@ import {
 } from "../lib/format";
 import { type FxPoint, fxSeries } from "../lib/fx-series";
 import { useI18n } from "../lib/i18n";
+import { IssueKeyCard, SignInLinkCard } from "./user-access-cards";
 
 function field(form: FormData, name: string): string {
   return String(form.get(name) ?? "").trim();
@@ -121,6 +122,10 @@ export function AccountsPage() {
           </p>
         )}
       </Card>
+      <div className="grid two">
+        <SignInLinkCard />
+        <IssueKeyCard />
+      </div>
       {selected && view.data && (
         <Card title={`${selected.kind}:${selected.id}`}>
           <p data-testid="account-funds">
