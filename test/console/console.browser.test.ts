@@ -272,11 +272,12 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
     expect(adminCookie).toMatchObject({ httpOnly: true, sameSite: "Strict" });
     expect(adminCookie?.value).not.toContain(testSecrets.adminToken);
 
-    await page.getByLabel("Kind").selectOption("user");
-    await page.getByLabel("Id", { exact: true }).fill(userId);
-    await page.getByLabel("Amount (won)").fill("5000");
-    await page.getByLabel("Reference").fill("invoice 2026-11 #42");
-    await page.getByRole("button", { name: "Top up", exact: true }).click();
+    const topUpForm = page.getByRole("region", { name: "Top up" });
+    await topUpForm.getByLabel("Kind").selectOption("user");
+    await topUpForm.getByLabel("Id", { exact: true }).fill(userId);
+    await topUpForm.getByLabel("Amount (won)").fill("5000");
+    await topUpForm.getByLabel("Reference").fill("invoice 2026-11 #42");
+    await topUpForm.getByRole("button", { name: "Top up", exact: true }).click();
     await page.getByTestId("top-up-result").waitFor();
     const account = (await (
       await fetch(`${harness.url}/admin/accounts/user/${userId}`, {
