@@ -17,6 +17,7 @@ export function niceTicks(
   options: { intervals?: number; integers?: boolean } = {},
 ): NiceTicks {
   const intervals = options.intervals ?? 4;
+  // Nothing to show yet: steps of one, so the empty axis still reads as an axis.
   if (!Number.isFinite(largest) || largest <= 0) return ticksOf(1, intervals);
   const rawStep = largest / intervals;
   const magnitude = 10 ** Math.floor(Math.log10(rawStep));
