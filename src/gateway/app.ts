@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { RequestLogEntry } from "../activity/request-log-entry";
 import { requestObserver } from "../operations/request-observation";
 import { isGenerationPath } from "./generation/generation-endpoints";
+import { baseUrlHint, refuseNonJsonBodies } from "./middleware/base-url-hint";
 import { errorHandler } from "./middleware/error-handler";
 import { refuseUnstorableText } from "./middleware/refuse-unstorable-text";
 import { requestId } from "./middleware/request-id";
@@ -41,6 +42,8 @@ export function createApp(options: {
   app.set("trust proxy", false);
   app.use(requestId());
   if (options.routers.operations) app.use(options.routers.operations);
+  app.use(baseUrlHint());
+  app.use(refuseNonJsonBodies());
   app.use(
     express.json({
       limit: options.requestBodyBytesMax,
