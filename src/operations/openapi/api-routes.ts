@@ -508,7 +508,8 @@ export const apiRoutes: readonly ApiRoute[] = [
     method: "get",
     path: "/admin/events",
     tag: "admin",
-    summary: "The raw ledger in log order, a page at a time",
+    summary:
+      "The raw ledger a page at a time: newest first (before), or in log order (order=asc or after); filter by stream and type",
     security: "admin",
     query: eventsQuerySchema,
     responses: { 200: json("A page of events", bodies.eventsPageSchema) },
