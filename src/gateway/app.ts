@@ -33,6 +33,8 @@ export function createApp(options: {
   logger: Logger;
   /** Whether a model slug is served (the metrics label every other string "unknown"). */
   isServedModel?: (slug: string) => boolean;
+  /** The family of a served model, the `gen_ai_provider_name` label. */
+  familyOf?: (slug: string) => string | undefined;
   /** Takes each generation request's activity-log row (src/activity/request-log-writer.ts). */
   requestLog?: (entry: RequestLogEntry) => void;
 }): RequestListener {
@@ -69,6 +71,7 @@ export function createApp(options: {
   const observe = requestObserver({
     logger: options.logger,
     isServedModel: options.isServedModel ?? (() => false),
+    ...(options.familyOf ? { familyOf: options.familyOf } : {}),
     ...(options.requestLog ? { requestLog: options.requestLog } : {}),
   });
   return (request, response) => {
