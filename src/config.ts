@@ -78,6 +78,9 @@ const environmentSchema = z.object({
   ...familyVariables,
 });
 
+/** Every variable the configuration reads (compose must pass each through; .env.example lists them). */
+export const configurationVariables = Object.keys(environmentSchema.shape);
+
 export interface UpstreamConfig {
   family: ModelFamily;
   /** Absent: the family is served by the built-in simulator. */

@@ -311,6 +311,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     requestBodyBytesMax: options.requestBodyBytesMax,
     logger,
     isServedModel: (slug) => findModel(slug) !== undefined,
+    familyOf: (slug) => findModel(slug)?.family,
     requestLog: (entry) => requestLog.write(entry),
   });
   // While draining, a kept-alive connection is closed after its response instead of waiting for more.

@@ -32,6 +32,8 @@ export class ApiError extends Error {
 }
 
 export const invalidApiKeyMessage = "Invalid API key";
+export const missingApiKeyMessage =
+  "Missing API key: send the header Authorization: Bearer svc_… (an API key from the console or POST /llm/apis)";
 
 export const apiErrors = {
   validation: (message: string) => new ApiError(400, applicationCodes.validation, message),

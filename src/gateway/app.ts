@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { RequestLogEntry } from "../activity/request-log-entry";
 import { requestObserver } from "../operations/request-observation";
 import { isGenerationPath } from "./generation/generation-endpoints";
+import { baseUrlHint, refuseNonJsonBodies } from "./middleware/base-url-hint";
 import { errorHandler } from "./middleware/error-handler";
 import { refuseUnstorableText } from "./middleware/refuse-unstorable-text";
 import { requestId } from "./middleware/request-id";
@@ -32,6 +33,8 @@ export function createApp(options: {
   logger: Logger;
   /** Whether a model slug is served (the metrics label every other string "unknown"). */
   isServedModel?: (slug: string) => boolean;
+  /** The family of a served model, the `gen_ai_provider_name` label. */
+  familyOf?: (slug: string) => string | undefined;
   /** Takes each generation request's activity-log row (src/activity/request-log-writer.ts). */
   requestLog?: (entry: RequestLogEntry) => void;
 }): RequestListener {
@@ -41,6 +44,8 @@ export function createApp(options: {
   app.set("trust proxy", false);
   app.use(requestId());
   if (options.routers.operations) app.use(options.routers.operations);
+  app.use(baseUrlHint());
+  app.use(refuseNonJsonBodies());
   app.use(
     express.json({
       limit: options.requestBodyBytesMax,
@@ -66,6 +71,7 @@ export function createApp(options: {
   const observe = requestObserver({
     logger: options.logger,
     isServedModel: options.isServedModel ?? (() => false),
+    ...(options.familyOf ? { familyOf: options.familyOf } : {}),
     ...(options.requestLog ? { requestLog: options.requestLog } : {}),
   });
   return (request, response) => {

@@ -6,11 +6,20 @@ import {
   type RequestLogEntry,
   requestOutcomeOf,
 } from "../activity/request-log-entry";
+import { isStorableText } from "../database/storable-text";
 import type { ApiError } from "../gateway/api-error";
 import { previewOf } from "../keys/api-key-secret";
 import type { AccountKind, AccountReference, UsageOutcome, UsageTokens } from "../ledger/events";
 import { generationMetrics } from "./generation-metrics";
-import { endpointLabelOf, keyKindLabelOf, modelLabelOf, statusLabelOf } from "./metric-labels";
+import {
+  endpointLabelOf,
+  errorTypeLabelOf,
+  keyKindLabelOf,
+  modelLabelOf,
+  operationNameLabelOf,
+  providerLabelOf,
+  statusLabelOf,
+} from "./metric-labels";
 
 /**
  * What the edge learns about one request while serving it, turned into one access-log line and the
@@ -102,6 +111,8 @@ export interface RequestObserverOptions {
   logger: Logger;
   /** Whether a model slug is one the gateway serves (others are labelled "unknown"). */
   isServedModel: (slug: string) => boolean;
+  /** The family of a served model (`gen_ai_provider_name`); undefined for any other slug. */
+  familyOf?: (slug: string) => string | undefined;
   /** Takes each generation request whose key was recognised, for the activity log; must not block. */
   requestLog?: (entry: RequestLogEntry) => void;
 }
@@ -130,17 +141,32 @@ function finish(
   const totalMs = endedAtMs - observation.startedAtMs;
   const overheadMs = observation.overheadMs(endedAtMs);
   const timeToFirstTokenMs = observation.timeToFirstTokenMs();
+  const endpoint = endpointLabelOf(url);
   const labels = {
     model: modelLabelOf(observation.model, options.isServedModel),
-    endpoint: endpointLabelOf(url),
+    operationName: operationNameLabelOf(endpoint),
+    providerName: providerLabelOf(observation.model, options.familyOf ?? (() => undefined)),
+    endpoint,
     keyKind: keyKindLabelOf(observation.accountKind),
   };
   const status = statusLabelOf(response.statusCode, response.writableFinished);
-  generationMetrics.observeRequest({ ...labels, status, durationSeconds: totalMs / 1_000 });
+  const { errorType } = requestOutcomeOf({
+    finished: response.writableFinished,
+    generationOutcome: observation.generationOutcome,
+    error: observation.error,
+  });
+  generationMetrics.observeRequest({
+    ...labels,
+    status,
+    errorType: errorTypeLabelOf(errorType),
+    durationSeconds: totalMs / 1_000,
+  });
   if (overheadMs !== undefined) {
     generationMetrics.observeGeneration({
       ...labels,
       timeToFirstTokenSeconds: timeToFirstTokenMs === undefined ? undefined : timeToFirstTokenMs / 1_000,
+      afterFirstTokenSeconds:
+        timeToFirstTokenMs === undefined ? undefined : (totalMs - timeToFirstTokenMs) / 1_000,
       overheadSeconds: overheadMs / 1_000,
       tokens: observation.tokens,
     });
@@ -204,7 +230,7 @@ function requestLogEntryOf(
     account: observation.account,
     keyId: observation.keyId,
     keyPreview: seen.keyPreview ?? null,
-    model: observation.model ?? null,
+    model: storableModelOf(observation.model),
     endpoint: seen.endpoint,
     streamed: observation.streamed ?? null,
     httpStatus: response.headersSent ? response.statusCode : clientClosedRequestStatus,
@@ -214,6 +240,17 @@ function requestLogEntryOf(
     tokens: observation.tokens ?? null,
     errorType,
   };
+}
+
+/**
+ * The model as the log keeps it: a client may send any text as `model`, refused or not; text PostgreSQL
+ * cannot store would fail the whole batch, so it is kept only when storable, and never longer than a slug.
+ */
+const modelTextLengthMax = 200;
+
+function storableModelOf(model: string | undefined): string | null {
+  if (model === undefined || !isStorableText(model)) return null;
+  return Array.from(model).slice(0, modelTextLengthMax).join("");
 }
 
 /** The path without its query: a query may carry ids a log need not keep. */

@@ -45,6 +45,9 @@ export function createGenerationEndpoints(
     const handle = generationHandler(format, dependencies);
     return async (request, response, requestId) => {
       const body = await readMeasuredJsonBody(request, options.requestBodyBytesMax);
+      // Named before validation, so a refused request of a served model is counted under that model.
+      const observation = observationOf(response);
+      if (observation) observation.model = modelNamedBy(body.value);
       await handle({
         authorization: request.headers.authorization,
         body: body.value,
@@ -83,6 +86,12 @@ export function createGenerationEndpoints(
       .catch((error: unknown) => sendError(response, error, { logger: options.logger, requestId }))
       .finally(() => observationOf(response)?.handlerEnded());
   };
+}
+
+/** The `model` a body names, if it names one as text (validation judges the rest). */
+function modelNamedBy(body: unknown): string | undefined {
+  const model = (body as { model?: unknown } | null | undefined)?.model;
+  return typeof model === "string" ? model : undefined;
 }
 
 /** Whether a request URL is under /llm/v1 (and so served here). */

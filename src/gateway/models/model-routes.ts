@@ -2,6 +2,7 @@ import { Router } from "express";
 import { z } from "zod";
 import type { ModelPriceList } from "../../billing/read-models/model-price-list";
 import { apiErrors, validationErrorOf } from "../api-error";
+import { storableString } from "../http/storable-string";
 import { sessionOf } from "../middleware/authenticate-session";
 import { pricedModels } from "./priced-model-list";
 
@@ -10,6 +11,8 @@ import { pricedModels } from "./priced-model-list";
  * API key, for the console, which holds a session rather than a key. Prices are the session's personal
  * ones, or its organization's with `isOrganization=true` (as for /llm/billing).
  */
+
+export const modelIdPathSchema = z.object({ id: storableString });
 
 export const modelsQuerySchema = z.object({
   isOrganization: z.enum(["true", "false"], { error: "must be true or false" }).optional(),
@@ -31,9 +34,12 @@ export function createModelRouter(prices: ModelPriceList): Router {
     response.json({ object: "list", data });
   });
   router.get("/:id", async (request, response) => {
+    const parsed = modelIdPathSchema.safeParse(request.params);
+    if (!parsed.success) throw validationErrorOf(parsed.error);
+    const { id } = parsed.data;
     const models = await pricedModels(prices, organizationOf(request.query, response.locals));
-    const model = models.find((candidate) => candidate.id === request.params.id);
-    if (model === undefined) throw apiErrors.notFound(`The model '${request.params.id}' does not exist`);
+    const model = models.find((candidate) => candidate.id === id);
+    if (model === undefined) throw apiErrors.notFound(`The model '${id}' does not exist`);
     response.json(model);
   });
   return router;

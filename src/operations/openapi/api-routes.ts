@@ -20,7 +20,7 @@ import { accountsQuerySchema } from "../../gateway/admin/read-routes";
 import { adminIssueKeyBodySchema, signInLinkBodySchema } from "../../gateway/admin/user-access-routes";
 import { issueKeyBodySchema, keyStatusBodySchema, listKeysQuerySchema } from "../../gateway/keys/key-routes";
 import { playgroundKeyBodySchema } from "../../gateway/keys/playground-routes";
-import { modelsQuerySchema } from "../../gateway/models/model-routes";
+import { modelIdPathSchema, modelsQuerySchema } from "../../gateway/models/model-routes";
 import { mintSessionBodySchema } from "../../gateway/sessions/admin-session-routes";
 import { chatCompletionsRequestSchema } from "../../gateway/wire/chat-completions-request";
 import { responsesRequestSchema } from "../../gateway/wire/responses-request";
@@ -154,7 +154,7 @@ export const apiRoutes: readonly ApiRoute[] = [
     tag: "account",
     summary: "One model and its price for the session",
     security: "session",
-    pathParameters: z.object({ id: z.string() }),
+    pathParameters: modelIdPathSchema,
     query: modelsQuerySchema,
     responses: { 200: json("The model", bodies.modelSchema) },
     errors: [100, 110, 120],
@@ -509,7 +509,8 @@ export const apiRoutes: readonly ApiRoute[] = [
     method: "get",
     path: "/admin/events",
     tag: "admin",
-    summary: "The raw ledger in log order, a page at a time",
+    summary:
+      "The raw ledger a page at a time: newest first (before), or in log order (order=asc or after); filter by stream and type",
     security: "admin",
     query: eventsQuerySchema,
     responses: { 200: json("A page of events", bodies.eventsPageSchema) },

@@ -354,6 +354,7 @@ export const fxRateHistorySchema = z.object({
   data: z.array(fxRate),
 });
 export const eventsPageSchema = z.object({
+  order: z.enum(["asc", "desc"]),
   data: z.array(
     z.object({
       position: z.string(),
@@ -366,7 +367,10 @@ export const eventsPageSchema = z.object({
       recordedAt: instant,
     }),
   ),
-  next: z.string().nullable().meta({ description: "pass back as `after` for the next page" }),
+  next: z.string().nullable().meta({
+    description:
+      "newest first: pass as `before` for the next (older) page, null on the last; in log order: pass back as `after`",
+  }),
 });
 
 export const liveSchema = z.object({ status: z.literal("ok") });
