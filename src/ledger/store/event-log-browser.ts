@@ -49,7 +49,8 @@ export async function browseEventLog(
        AND ($2::text IS NULL OR stream_id = $2)
        AND ($3::bigint IS NULL OR (transaction_order, position) > ($3, $4::bigint))
        AND ($5::bigint IS NULL OR (transaction_order, position) < ($5, $6::bigint))
-     ORDER BY transaction_order ${direction}, position ${direction}
+     -- Qualified: bare names would sort by the text columns of the select list (10 before 9).
+     ORDER BY ledger_events.transaction_order ${direction}, ledger_events.position ${direction}
      LIMIT $7`,
     [
       query.types ?? null,
