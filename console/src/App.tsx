@@ -12,7 +12,8 @@ import {
   useI18n,
 } from "./lib/i18n";
 import { ActivityPage } from "./pages/activity-page";
-import { AccountsPage, EventsPage, FxRatesPage, PricingPage } from "./pages/admin-pages";
+import { AccountsPage, FxRatesPage, PricingPage } from "./pages/admin-pages";
+import { EventsPage } from "./pages/events-page";
 import { LedgerStatusPage } from "./pages/ledger-status-page";
 import { ModelsPage } from "./pages/models-page";
 import { PlaygroundPage } from "./pages/playground-page";

@@ -244,4 +244,51 @@ describe("activity, models and playground in Chromium", { timeout: 120_000 }, ()
       "Signed in as newcomer · Organization acme",
     );
   });
+
+  it("shows the event log newest first, filtered by type on the server, with copyable event ids", async () => {
+    const admin = { authorization: `Bearer ${testSecrets.adminToken}` };
+    const topUps = (await (
+      await fetch(`${harness.url}/admin/events?type=CreditToppedUp`, { headers: admin })
+    ).json()) as { data: { eventId: string; streamId: string }[] };
+    // Given two top-ups (ara's, then acme's) among many more events (prices, keys, usage).
+    expect(topUps.data.map((event) => event.streamId)).toEqual([
+      "account-organization-acme",
+      "account-user-ara",
+    ]);
+
+    const newest = (await (
+      await fetch(`${harness.url}/admin/events?limit=100`, { headers: admin })
+    ).json()) as {
+      order: string;
+      data: { eventId: string; position: string }[];
+    };
+    expect(newest.order).toBe("desc");
+    const positions = newest.data.map((event) => event.position.split("-").map(BigInt) as [bigint, bigint]);
+    expect(
+      positions.every(
+        ([commit, prepare], index) =>
+          index === 0 ||
+          commit < positions[index - 1]![0] ||
+          (commit === positions[index - 1]![0] && prepare < positions[index - 1]![1]),
+      ),
+    ).toBe(true);
+
+    await page.goto(`${harness.url}/console/admin/events`);
+    await page.getByTestId("events-table").waitFor();
+    // The page shows the log as the API gives it: newest first.
+    expect(await page.getByTestId("event-id").allTextContents()).toEqual(
+      newest.data.map((event) => event.eventId),
+    );
+
+    await page.getByLabel("Type").selectOption("CreditToppedUp");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await poll(() => page.getByTestId("event-row").count()).toBe(2);
+    expect(await page.getByTestId("event-id").allTextContents()).toEqual(
+      topUps.data.map((event) => event.eventId),
+    );
+    await page.getByTestId("event-row").first().getByRole("button", { name: /Copy/ }).click();
+    expect(await page.evaluate<string>("navigator.clipboard.readText()")).toBe(topUps.data[0]!.eventId);
+    await screenshot(page, "events-en-1366");
+    expect(await seriousAccessibilityViolations(page)).toEqual([]);
+  });
 });

@@ -327,10 +327,16 @@ export const adminApi = {
   refreshFxRate: () => call<unknown>("admin", "POST", "/admin/fx-rates/refresh"),
   ledgerStatus: () => call<LedgerStatusView>("admin", "GET", "/admin/ledger/status"),
   verifyLedger: () => call<LedgerVerification>("admin", "POST", "/admin/ledger/verify"),
-  events: (parameters: { stream?: string; after?: string; limit: number }) =>
-    call<{ data: LedgerEventRow[]; next: string | null }>(
+  /** The ledger newest first, filtered on the server; pass `next` back as `before` for the older page. */
+  events: (parameters: { stream?: string; type?: string; before?: string; limit: number }) =>
+    call<{ order: "desc"; data: LedgerEventRow[]; next: string | null }>(
       "admin",
       "GET",
-      `/admin/events${query({ stream: parameters.stream, after: parameters.after, limit: String(parameters.limit) })}`,
+      `/admin/events${query({
+        stream: parameters.stream,
+        type: parameters.type,
+        before: parameters.before,
+        limit: String(parameters.limit),
+      })}`,
     ),
 };

@@ -141,6 +141,9 @@ const en = {
   assistant: "Assistant",
   costPending: "being charged…",
   perMillionTokens: "per million tokens",
+  eventId: "Event id",
+  eventPages: "Event log pages",
+  eventsHelp: "Newest first. To prove an event is in the signed log, copy its id (or position) and run:",
   signInLinkTitle: "Sign-in link for a user",
   signInLinkHelp:
     "A one-time link that signs the user in to this console. It works once and only for a few minutes.",
@@ -386,6 +389,10 @@ const ko: Dictionary = {
   assistant: "어시스턴트",
   costPending: "청구 중…",
   perMillionTokens: "(100만 토큰당)",
+  eventId: "이벤트 ID",
+  eventPages: "이벤트 로그 페이지",
+  eventsHelp:
+    "최신순입니다. 이벤트가 서명된 로그에 있음을 증명하려면 ID(또는 위치)를 복사해 다음을 실행하세요:",
   signInLinkTitle: "사용자 로그인 링크",
   signInLinkHelp: "사용자를 이 콘솔에 로그인시키는 일회용 링크입니다. 한 번만, 몇 분 동안만 쓸 수 있습니다.",
   userId: "사용자 ID",

@@ -1,7 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useId, useState } from "react";
 import { CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
-import type { LedgerEventType } from "../../../src/ledger/events";
 import { KeyLimitsDialog, KeyLimitsSummary } from "../components/key-limits";
 import { Card, ErrorMessage } from "../components/ui";
 import {
@@ -9,7 +8,6 @@ import {
   adminApi,
   type DiscountChange,
   type KeyLimits,
-  type LedgerEventRow,
   type PriceChange,
 } from "../lib/api";
 import {
@@ -682,116 +680,5 @@ function FxChart({ points }: { points: FxPoint[] }) {
         </LineChart>
       </ResponsiveContainer>
     </figure>
-  );
-}
-
-const eventTypes: readonly LedgerEventType[] = [
-  "ApiKeyIssued",
-  "ApiKeyStatusChanged",
-  "ApiKeyLimitsSet",
-  "ApiKeyDeleted",
-  "CreditToppedUp",
-  "ModelPriceSet",
-  "DiscountSet",
-  "FxRateUpdated",
-  "UsageAuthorized",
-  "UsageRecorded",
-  "UsageVoided",
-  "UsageCharged",
-];
-const eventsPageSize = 200;
-
-export function EventsPage() {
-  const { t, language } = useI18n();
-  const [filter, setFilter] = useState({ stream: "", type: "" });
-  const [pages, setPages] = useState<string[]>([""]);
-  const queries = useQuery({
-    queryKey: ["admin", "events", filter, pages],
-    queryFn: async () => {
-      const rows: LedgerEventRow[] = [];
-      let next: string | null = null;
-      for (const after of pages) {
-        const page = await adminApi.events({
-          ...(filter.stream ? { stream: filter.stream } : {}),
-          ...(after ? { after } : {}),
-          limit: eventsPageSize,
-        });
-        rows.push(...page.data);
-        next = page.next;
-      }
-      return { rows, next };
-    },
-  });
-  const rows = (queries.data?.rows ?? []).filter((row) => !filter.type || row.type === filter.type);
-
-  function onFilter(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    setFilter({ stream: field(form, "stream"), type: field(form, "type") });
-    setPages([""]);
-  }
-
-  return (
-    <>
-      <h1>{t("navEvents")}</h1>
-      <form className="row wrap" onSubmit={onFilter} aria-label={t("filter")}>
-        <label>
-          {t("stream")}
-          <input name="stream" placeholder="account-user-demo" />
-        </label>
-        <label>
-          {t("eventType")}
-          <select name="type" defaultValue="">
-            <option value="">{t("allTypes")}</option>
-            {eventTypes.map((type) => (
-              <option key={type}>{type}</option>
-            ))}
-          </select>
-        </label>
-        <button type="submit">{t("filter")}</button>
-      </form>
-      <ErrorMessage error={queries.error} />
-      {queries.data && rows.length === 0 && <p>{t("noEvents")}</p>}
-      {rows.length > 0 && (
-        <div className="table-scroll">
-          <table data-testid="events-table">
-            <thead>
-              <tr>
-                <th scope="col">{t("position")}</th>
-                <th scope="col">{t("recordedAt")}</th>
-                <th scope="col">{t("stream")}</th>
-                <th scope="col">{t("eventType")}</th>
-                <th scope="col">{t("actor")}</th>
-                <th scope="col">{t("data")}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((row) => (
-                <tr key={row.eventId}>
-                  <td>
-                    <code>{row.position}</code>
-                  </td>
-                  <td>{formatSeoulDateTime(row.recordedAt, language)}</td>
-                  <td>{row.streamId}</td>
-                  <td>{row.type}</td>
-                  <td>{row.metadata.actor}</td>
-                  <td>
-                    <details>
-                      <summary>{t("data")}</summary>
-                      <pre>{JSON.stringify(row.data, null, 2)}</pre>
-                    </details>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      {queries.data?.next && (queries.data.rows.length ?? 0) >= eventsPageSize * pages.length && (
-        <button type="button" onClick={() => setPages((current) => [...current, queries.data!.next!])}>
-          {t("loadMore")}
-        </button>
-      )}
-    </>
   );
 }
