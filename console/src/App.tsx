@@ -1,5 +1,5 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, type ReactNode, useEffect, useMemo, useState } from "react";
+import { type FormEvent, lazy, type ReactNode, Suspense, useEffect, useMemo, useState } from "react";
 import { ErrorMessage } from "./components/ui";
 import { adminApi, userApi } from "./lib/api";
 import type { Language } from "./lib/format";
@@ -12,13 +12,25 @@ import {
   useI18n,
 } from "./lib/i18n";
 import { ActivityPage } from "./pages/activity-page";
-import { AccountsPage, FxRatesPage, PricingPage } from "./pages/admin-pages";
+
 import { EventsPage } from "./pages/events-page";
 import { LedgerStatusPage } from "./pages/ledger-status-page";
 import { ModelsPage } from "./pages/models-page";
 import { PlaygroundPage } from "./pages/playground-page";
-import { UsagePage } from "./pages/usage-page";
+
 import { KeysPage, OverviewPage } from "./pages/user-pages";
+
+// The pages with charts (recharts is most of the bundle) load when first shown, not with the sign-in page.
+const UsagePage = lazy(() => import("./pages/usage-page").then((module) => ({ default: module.UsagePage })));
+const AccountsPage = lazy(() =>
+  import("./pages/admin-pages").then((module) => ({ default: module.AccountsPage })),
+);
+const PricingPage = lazy(() =>
+  import("./pages/admin-pages").then((module) => ({ default: module.PricingPage })),
+);
+const FxRatesPage = lazy(() =>
+  import("./pages/admin-pages").then((module) => ({ default: module.FxRatesPage })),
+);
 
 const base = "/console";
 const userRoutes = [
@@ -88,11 +100,13 @@ export function App() {
       </a>
       <Header path={path} navigate={navigate} />
       <main id="main">
-        {isAdmin ? (
-          <AdminArea path={path} navigate={navigate} />
-        ) : (
-          <UserArea path={path} navigate={navigate} />
-        )}
+        <Suspense fallback={<p>{dictionaries[language].loading}</p>}>
+          {isAdmin ? (
+            <AdminArea path={path} navigate={navigate} />
+          ) : (
+            <UserArea path={path} navigate={navigate} />
+          )}
+        </Suspense>
       </main>
     </I18nContext.Provider>
   );

@@ -101,7 +101,10 @@ export function EventsPage() {
                 {rows.map((row) => (
                   <tr key={row.eventId} data-testid="event-row">
                     <td>
-                      <code data-testid="event-id">{row.eventId}</code> <CopyEventId eventId={row.eventId} />
+                      <code className="event-id" data-testid="event-id">
+                        {row.eventId}
+                      </code>{" "}
+                      <CopyEventId eventId={row.eventId} />
                       <div className="muted">
                         {t("position")} <code>{row.position}</code>
                       </div>
