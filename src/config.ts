@@ -67,7 +67,7 @@ const environmentSchema = z.object({
     .min(1_024)
     .max(256 * 1024 * 1024)
     .default(4_194_304),
-  /** Models beyond (or replacing) the built-in catalog, YAML or JSON (README, "Models file"). */
+  /** Models beyond (or replacing) the built-in catalog, YAML or JSON (docs/operations.md, "Models file"). */
   MODELS_FILE: optionalText,
   /** Worker-role processes serve /health and /metrics on this port; unset: no listener. */
   METRICS_PORT: port.optional(),

@@ -233,7 +233,7 @@ describe("every documented variable", () => {
       if (!wiredByCompose.includes(variable)) expect(listed.has(variable), variable).toBe(true);
     for (const secret of secrets) {
       const lines = environmentExample.split("\n");
-      const index = lines.findIndex((line) => line === `${secret}=`);
+      const index = lines.indexOf(`${secret}=`);
       expect(index, secret).toBeGreaterThan(0);
       expect(lines[index - 1], secret).toMatch(/Generate: openssl rand -(hex|base64) \d+$/);
     }

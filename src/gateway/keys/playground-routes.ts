@@ -9,7 +9,7 @@ import { handleKeyRoute } from "./key-routes";
 
 /**
  * `POST /llm/playground/key` (session): a fresh API key of the session's account (its organization's with
- * `isOrganization: true`) for the console's playground, replacing the previous one (src/keys/playground-key.ts).
+ * `isOrganization: true`) for the console's playground, replacing the user's previous one there (src/keys/playground-key.ts).
  * The playground then calls `/llm/v1` with it; a reply's cost is `GET /llm/usage/activity?requestId=` of
  * the reply's `x-request-id`.
  */

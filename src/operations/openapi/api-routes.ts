@@ -248,7 +248,7 @@ export const apiRoutes: readonly ApiRoute[] = [
     path: "/llm/playground/key",
     tag: "keys",
     summary:
-      "A fresh API key for the console's playground (replacing the account's previous one); use it on /llm/v1",
+      "A fresh API key for the console's playground (replacing this user's previous one on the account); use it on /llm/v1",
     security: "session",
     body: playgroundKeyBodySchema,
     responses: {

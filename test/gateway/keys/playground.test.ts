@@ -107,6 +107,12 @@ describe("POST /llm/playground/key", () => {
       (key) => key.name === "Console playground",
     );
     expect(playgroundKeys.map((key) => key.uuid)).toEqual([after.body.uuid]);
+
+    // Another member of the organization opens a playground of their own: the first one's key stays.
+    const colleague = await harness.session("mira", "hanbit");
+    const theirs = await call("POST", "/llm/playground/key", colleague, { isOrganization: true });
+    expect(theirs.status).toBe(201);
+    expect((await harness.openai(after.body.key as string).models.list()).data.length).toBeGreaterThan(0);
   });
 
   it("refuses without a session (401/110) and with a bad body (400/100)", async () => {
