@@ -168,6 +168,10 @@ export const limits = {
   requestLogFlushIntervalMs: 250,
   requestLogBatchRowsMax: 500,
   requestLogQueueRowsMax: 20_000,
+  /** Activity-log rows older than this are pruned, at most `requestLogPruneRowsMax` per pass each interval. */
+  requestLogRetentionDays: 90,
+  requestLogPruneIntervalMs: 10 * 60_000,
+  requestLogPruneRowsMax: 10_000,
   /** Each gateway process writes its heartbeat this often; see billingLimits.gatewayPresumedDeadAfterMs. */
   gatewayHeartbeatIntervalMs: 2_000,
 

@@ -297,6 +297,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     flushIntervalMs: limits.requestLogFlushIntervalMs,
     batchRowsMax: limits.requestLogBatchRowsMax,
     queueRowsMax: limits.requestLogQueueRowsMax,
+    retention: {
+      days: limits.requestLogRetentionDays,
+      pruneIntervalMs: limits.requestLogPruneIntervalMs,
+      pruneRowsMax: limits.requestLogPruneRowsMax,
+    },
     logger,
   });
   requestLog.start();

@@ -10,15 +10,22 @@ import { requestLogMetrics } from "./request-log-metrics";
  * wait. At most one INSERT is in flight. A full queue drops the row and a failed INSERT drops its batch,
  * both counted in `won_gateway_request_log_rows_total{result="dropped"}`: the log is for people reading
  * their activity, and never worth a slower or refused request.
+ *
+ * Every `pruneIntervalMs` it also deletes up to `pruneRowsMax` rows older than the retention, so the table
+ * stays bounded; with several gateway processes, one prunes at a time (a transaction-scoped advisory lock).
  */
 
 export interface RequestLogWriterOptions {
-  database: Pick<pg.Pool, "query">;
+  database: Pick<pg.Pool, "query" | "connect">;
   flushIntervalMs: number;
   batchRowsMax: number;
   queueRowsMax: number;
+  retention: { days: number; pruneIntervalMs: number; pruneRowsMax: number };
   logger: Logger;
 }
+
+/** Only one process prunes at a time (any other skips its turn). */
+const pruneLockKey = 7_310_028;
 
 export interface RequestLogWriterStatistics {
   rowsWritten: number;
@@ -41,6 +48,7 @@ export class RequestLogWriter {
   private queue: RequestLogEntry[] = [];
   private flushing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private pruneTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly failureLog: ThrottledLog;
   readonly statistics: RequestLogWriterStatistics = { rowsWritten: 0, rowsDropped: 0, batchesWritten: 0 };
@@ -55,6 +63,41 @@ export class RequestLogWriter {
   start(): void {
     this.timer = setInterval(() => this.flushSoon(), this.options.flushIntervalMs);
     this.timer.unref();
+    this.pruneTimer = setInterval(() => {
+      this.prune(new Date()).catch((error: unknown) =>
+        this.failureLog.error({ err: errorSummaryOf(error) }, "pruning the request log failed"),
+      );
+    }, this.options.retention.pruneIntervalMs);
+    this.pruneTimer.unref();
+  }
+
+  /** Deletes up to `pruneRowsMax` rows older than the retention; the number deleted (0 if another pruned). */
+  async prune(now: Date): Promise<number> {
+    const before = new Date(now.getTime() - this.options.retention.days * 24 * 60 * 60_000);
+    const client = await this.options.database.connect();
+    try {
+      await client.query("BEGIN");
+      const locked = await client.query<{ locked: boolean }>(
+        "SELECT pg_try_advisory_xact_lock($1) AS locked",
+        [pruneLockKey],
+      );
+      let deleted = 0;
+      if (locked.rows[0]?.locked) {
+        const result = await client.query(
+          `DELETE FROM request_log WHERE request_id IN (
+             SELECT request_id FROM request_log WHERE started_at < $1 ORDER BY started_at LIMIT $2)`,
+          [before.toISOString(), this.options.retention.pruneRowsMax],
+        );
+        deleted = result.rowCount ?? 0;
+      }
+      await client.query("COMMIT");
+      return deleted;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
   }
 
   /** Queues one row; never waits and never throws. */
@@ -71,6 +114,7 @@ export class RequestLogWriter {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);
+    clearInterval(this.pruneTimer);
     while (this.flushing || this.queue.length > 0) {
       await (this.flushing ?? this.flushBatch());
     }

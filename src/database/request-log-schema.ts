@@ -10,7 +10,8 @@
  * cost is not copied here: it is read from the billing history by request id.
  *
  * Ordered per account, newest first, as the activity pages read it; filters on model, key or status are
- * applied within the account's range.
+ * applied within the account's range. Rows older than the retention (src/config.ts) are pruned by start
+ * time, a few thousand at a time.
  */
 export const requestLogSchemaSql = `
   CREATE TABLE request_log (
@@ -34,4 +35,5 @@ export const requestLogSchemaSql = `
     error_type text
   );
   CREATE INDEX request_log_account_order ON request_log (account_kind, account_id, started_at DESC, request_id DESC);
+  CREATE INDEX request_log_started_at ON request_log (started_at);
 `;

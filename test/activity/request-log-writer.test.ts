@@ -14,6 +14,7 @@ import { createTestDatabase, type TestDatabase } from "../support/database";
 let database: TestDatabase;
 let pool: pg.Pool;
 const logger = pino({ level: "silent" });
+const retention = { days: 90, pruneIntervalMs: 60 * 60_000, pruneRowsMax: 3 };
 
 beforeAll(async () => {
   database = await createTestDatabase("request_log_writer");
@@ -56,6 +57,7 @@ describe("RequestLogWriter", () => {
       flushIntervalMs: 60_000,
       batchRowsMax: 10,
       queueRowsMax: 100,
+      retention,
       logger,
     });
     writer.start();
@@ -81,12 +83,13 @@ describe("RequestLogWriter", () => {
 
   it("given a full queue, then further rows are dropped and counted, and the call never waits", async () => {
     // A database that never answers: the first batch stays in flight, the queue fills.
-    const stalled = { query: () => new Promise<never>(() => {}) };
+    const stalled = { query: () => new Promise<never>(() => {}), connect: () => pool.connect() };
     const writer = new RequestLogWriter({
       database: stalled,
       flushIntervalMs: 60_000,
       batchRowsMax: 5,
       queueRowsMax: 10,
+      retention,
       logger,
     });
 
@@ -109,10 +112,11 @@ describe("RequestLogWriter", () => {
       },
     };
     const writer = new RequestLogWriter({
-      database: flaky as unknown as Pick<pg.Pool, "query">,
+      database: { ...flaky, connect: () => pool.connect() } as unknown as pg.Pool,
       flushIntervalMs: 60_000,
       batchRowsMax: 3,
       queueRowsMax: 10,
+      retention,
       logger,
     });
 
@@ -120,5 +124,42 @@ describe("RequestLogWriter", () => {
     await writer.close();
 
     expect(writer.statistics).toEqual({ rowsWritten: 3, rowsDropped: 3, batchesWritten: 1 });
+  });
+});
+
+describe("RequestLogWriter.prune", () => {
+  it("given rows older than the retention, then a pass deletes at most pruneRowsMax of them and no newer row", async () => {
+    // Given: five rows 100 days old and one from today
+    const writer = new RequestLogWriter({
+      database: pool,
+      flushIntervalMs: 60_000,
+      batchRowsMax: 10,
+      queueRowsMax: 100,
+      retention,
+      logger,
+    });
+    const now = new Date(Date.UTC(2026, 10, 26, 3, 0, 0));
+    const old = (index: number) => ({
+      ...entry(3_000 + index),
+      startedAt: new Date(now.getTime() - 100 * 24 * 60 * 60_000 + index),
+    });
+    for (let index = 0; index < 5; index++) writer.write(old(index));
+    writer.write({ ...entry(3_100), startedAt: now });
+    await writer.close();
+    const countOf = async (requestIds: string[]) =>
+      Number(
+        (
+          await pool.query<{ count: string }>("SELECT count(*) FROM request_log WHERE request_id = ANY($1)", [
+            requestIds,
+          ])
+        ).rows[0]!.count,
+      );
+
+    // When / Then: three, then two, then none; today's row stays
+    expect(await writer.prune(now)).toBe(3);
+    expect(await writer.prune(now)).toBe(2);
+    expect(await writer.prune(now)).toBe(0);
+    expect(await countOf([0, 1, 2, 3, 4].map((index) => old(index).requestId))).toBe(0);
+    expect(await countOf([entry(3_100).requestId])).toBe(1);
   });
 });

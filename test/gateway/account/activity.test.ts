@@ -102,7 +102,11 @@ describe("GET /llm/usage/activity", () => {
     const page = await activityOnceSettled(
       "/llm/usage/activity",
       session,
-      (candidate) => candidate.data.length === 4 && candidate.data.at(-1)?.costWon !== null,
+      // Both requests that produced output are charged: the served one and the cut one.
+      (candidate) =>
+        candidate.data.length === 4 &&
+        candidate.data[0]?.costWon !== null &&
+        candidate.data.at(-1)?.costWon !== null,
     );
     expect(page.data.map((entry) => entry.requestId)).toEqual([cutId, failedId, refusedId, servedId]);
     const [cut, failed, refused, servedEntry] = page.data as [
@@ -260,12 +264,13 @@ describe("GET /llm/usage/activity", () => {
 });
 
 describe("the request log's cost on the request path", () => {
-  it("given 200 requests at once, then their rows are written by a handful of multi-row INSERTs, none dropped", async () => {
+  it("given 200 requests at once, then their rows are written by at most one multi-row INSERT per flush, none dropped", async () => {
     // Given
     const session = await harness.session("dal");
     const { key } = await harness.issueKey(session);
     await harness.topUp({ kind: "user", id: "dal" }, "10000");
     const before = await requestLogCounters();
+    const startedAtMs = Date.now();
 
     // When
     const client = harness.openai(key);
@@ -279,6 +284,7 @@ describe("the request log's cost on the request path", () => {
       ),
     );
     await activityOnceSettled("/llm/usage/activity?limit=500", session, (page) => page.data.length === 200);
+    const elapsedMs = Date.now() - startedAtMs;
 
     // Then
     const after = await requestLogCounters();
@@ -286,11 +292,11 @@ describe("the request log's cost on the request path", () => {
     const batches = after.batches - before.batches;
     expect(rows).toBe(200);
     expect(after.dropped - before.dropped).toBe(0);
-    // One INSERT per flush (every 250 ms or 500 rows), not one per request.
+    // At most one INSERT per flush interval (250 ms) or per full batch (500 rows), whatever the request rate.
     expect(batches).toBeGreaterThan(0);
-    expect(batches).toBeLessThanOrEqual(20);
+    expect(batches).toBeLessThanOrEqual(Math.ceil(elapsedMs / 250) + Math.ceil(rows / 500) + 1);
     console.info(
-      `request log: ${rows} rows in ${batches} INSERTs (${(batches / rows).toFixed(3)} per request)`,
+      `request log: ${rows} rows in ${batches} INSERTs over ${elapsedMs} ms (${(batches / rows).toFixed(3)} per request)`,
     );
   }, 60_000);
 });
