@@ -33,6 +33,13 @@ module.exports = {
   forbidden: [
     ...upwardImports,
     {
+      name: "every-folder-in-a-layer",
+      comment: "a new folder of src/ must be given its place in the layers above, or nothing constrains it",
+      severity: "error",
+      from: { path: "^src/[^/]+/", pathNot: layers.map(([, path]) => path) },
+      to: {},
+    },
+    {
       name: "no-test-code-outside-tests",
       comment: "the service and the benchmarks never import test code",
       severity: "error",

@@ -10,6 +10,7 @@
 
 ARG NODE_IMAGE=node:20-bookworm-slim
 
+# Everything that compiles: the service bundled by esbuild, the console built by vite (both dev dependencies).
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -24,8 +25,9 @@ RUN npm run build && npm run build:console
 FROM ${NODE_IMAGE} AS production-dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
-# No install scripts: the only one, embedded PostgreSQL's binary, is for `npm start` without DATABASE_URL,
-# which the image never does (DATABASE_URL is required with --role).
+# Production dependencies only: the console's build tools and libraries (vite, react, recharts, …), tsx and
+# embedded PostgreSQL (for `npm start` without DATABASE_URL, which the image never does: --role needs
+# DATABASE_URL) are devDependencies, used by the build stage and by `npm install && npm start`.
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
 
 FROM ${NODE_IMAGE} AS runtime

@@ -76,7 +76,7 @@ const environmentSchema = z.object({
     .min(1_024)
     .max(256 * 1024 * 1024)
     .default(4_194_304),
-  /** Models beyond (or replacing) the built-in catalog, YAML or JSON (README, "Models file"). */
+  /** Models beyond (or replacing) the built-in catalog, YAML or JSON (docs/operations.md, "Models file"). */
   MODELS_FILE: optionalText,
   /** Worker-role processes serve /health and /metrics on this port; unset: no listener. */
   METRICS_PORT: port.optional(),
@@ -91,6 +91,9 @@ const environmentSchema = z.object({
   GATEWAY_PRESUMED_DEAD_AFTER_MS: milliseconds.default(defaultSettlementTimings.presumedDeadAfterMs),
   ...familyVariables,
 });
+
+/** Every variable the configuration reads (compose must pass each through; .env.example lists them). */
+export const configurationVariables = Object.keys(environmentSchema.shape);
 
 export interface UpstreamConfig {
   family: ModelFamily;

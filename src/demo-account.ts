@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { balancesProjection } from "../projections/balances";
+import { localSecretsFile } from "./database/local-data";
 import type { ServiceParts } from "./service";
 
 /** First embedded start: a demo user with ₩10,000 and a key, so a newcomer can `curl` at once. */
@@ -57,7 +58,8 @@ export function printFirstStartBanner(details: {
     `  session token   ${details.sessionToken}`,
     `  admin token     ${details.adminToken ?? "(admin API off)"}`,
     `  web console     ${origin}/console/sign-in?code=${details.consoleSignInCode}`,
-    '                  (signs "demo" in once, within 24 h; then sign in with the session token)',
+    '                  (signs "demo" in once, within 15 minutes; each later start prints a fresh link)',
+    `  secrets         ${localSecretsFile} (admin token, session secret, key pepper)`,
     "",
     `  curl ${details.baseUrl}/chat/completions -H "Authorization: Bearer ${details.apiKey}" \\`,
     `    -H "Content-Type: application/json" -d '{"model":"alpha-5.4-mini","messages":[{"role":"user","content":"Hello"}]}'`,

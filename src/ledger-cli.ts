@@ -14,6 +14,8 @@ import { LedgerSigningKey, rawPublicKeyOfPem } from "./ledger/integrity/ledger-s
 import { ledgerSigningKeyOf } from "./ledger/integrity/ledger-signing-key-setting";
 import { balanceChecksum, rebuildProjections } from "./ledger/ledger-maintenance";
 import { describeDifference, differenceCount } from "./ledger/rebuild/projection-differences";
+import { eventIdAt } from "./ledger/store/event-log-browser";
+import { type LogPosition, parseLogPosition } from "./ledger/store/log-position";
 import { openLedger } from "./ledger/store/open-ledger";
 import { verifyProjections } from "./ledger/verify-projections";
 
@@ -22,13 +24,14 @@ import { verifyProjections } from "./ledger/verify-projections";
  * `npm run ledger -- verify`: check every hash chain and checkpoint, fold the log afresh and compare with the
  * live projections; exit 1 on any broken link or difference.
  * `npm run ledger -- checkpoint`: print the latest signed checkpoint.
- * `npm run ledger -- prove <event id>`: print what links that event to a signed checkpoint.
+ * `npm run ledger -- prove <event id | position>`: print what links that event to a signed checkpoint; the
+ *   event is named by its id or by its log position ("1234-56"), as the console's event log shows either.
  * `npm run ledger -- verify-receipt <file> [--public-key <pem file>]`: check a charge receipt offline against
  * the given public key, else this deployment's signing key; prints `valid` or every failed check.
  */
 
 const usage =
-  "usage: npm run ledger -- rebuild | verify | checkpoint | prove <event id> | verify-receipt <file> [--public-key <pem file>]";
+  "usage: npm run ledger -- rebuild | verify | checkpoint | prove <event id | position> | verify-receipt <file> [--public-key <pem file>]";
 const commands = ["rebuild", "verify", "checkpoint", "prove", "verify-receipt"] as const;
 type Command = (typeof commands)[number];
 
@@ -148,10 +151,15 @@ async function printLatestCheckpoint(context: Parameters<typeof verifyProjection
   return 0;
 }
 
-async function prove(context: Parameters<typeof verifyProjections>[0], eventId: string): Promise<number> {
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(eventId)) {
-    process.stderr.write(`not an event id: ${eventId}\n`);
+async function prove(context: Parameters<typeof verifyProjections>[0], named: string): Promise<number> {
+  const eventId = await eventIdNamedBy(context, named);
+  if (eventId === "malformed") {
+    process.stderr.write(`not an event id or a log position: ${named}\n`);
     return 2;
+  }
+  if (eventId === undefined) {
+    process.stdout.write(`no event at ${named}\n`);
+    return 1;
   }
   const proof = await proveEvent(context.pool, eventId);
   if (!proof) {
@@ -195,6 +203,21 @@ async function verifyReceiptFile(argv: readonly string[]): Promise<number> {
   );
   process.stdout.write(failures.length === 0 ? "valid\n" : `${failures.join("\n")}\n`);
   return failures.length === 0 ? 0 : 1;
+}
+
+/** The event id given, or the id of the event at the log position given. */
+async function eventIdNamedBy(
+  context: Parameters<typeof verifyProjections>[0],
+  named: string,
+): Promise<string | undefined | "malformed"> {
+  if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(named)) return named;
+  let position: LogPosition;
+  try {
+    position = parseLogPosition(named);
+  } catch {
+    return "malformed";
+  }
+  return eventIdAt(context.pool, position);
 }
 
 async function countEvents(context: Parameters<typeof verifyProjections>[0]): Promise<number | undefined> {

@@ -1,6 +1,11 @@
 import { queueBackendOf } from "./billing/queue/queue-backend";
 import { type Config, loadConfig, modelFamilies } from "./config";
-import { type LocalDatabase, loadOrCreateLocalSecrets, startLocalDatabase } from "./database/local-data";
+import {
+  type LocalDatabase,
+  loadOrCreateLocalSecrets,
+  localSecretsFile,
+  startLocalDatabase,
+} from "./database/local-data";
 import { printFirstStartBanner, seedDemoAccount } from "./demo-account";
 import type { FamilyUpstream } from "./gateway/generation/upstream-registry";
 import { ConfigError } from "./kernel/config-error";
@@ -13,6 +18,7 @@ import { loadModelsFile, ModelsFileError } from "./providers/models-file";
 import type { ModelFamily } from "./providers/provider";
 import { type Simulator, startSimulator } from "./providers/simulator/simulator";
 import { startService } from "./service";
+import { demoSignInCodeOf, printStartBanner } from "./start-banner";
 import { startBilling } from "./start-billing";
 
 /**
@@ -182,20 +188,44 @@ async function main(): Promise<void> {
   });
   await billing.attach(service);
 
+  // A port in use is an operator's mistake, not a crash: stop what started, then say which setting to change.
+  const portInUse = async (error: unknown, variable: "PORT" | "METRICS_PORT", port: number) => {
+    if ((error as { code?: unknown }).code !== "EADDRINUSE") throw error;
+    await billing.close();
+    await service.close();
+    await operations.close();
+    await simulator?.close();
+    await database.local?.stop();
+    throw new ConfigError(
+      `invalid configuration: ${variable} ${port} is in use on ${config.host}; set ${variable} to a free port`,
+    );
+  };
   let baseUrl: string | undefined;
   if (role !== "worker") {
-    const { url } = await service.listen(config.port, config.host);
+    const { url } = await service
+      .listen(config.port, config.host)
+      .catch((error: unknown) => portInUse(error, "PORT", config.port));
     baseUrl = `${url}/llm/v1`;
     logger.info({ baseUrl, role }, "gateway listening");
   }
   if (role === "worker") {
     // Workers serve no API; their health and metrics get a listener of their own when asked.
-    if (config.metricsPort !== undefined) await operations.listen(config.metricsPort, config.host);
+    const metricsPort = config.metricsPort;
+    if (metricsPort !== undefined)
+      await operations
+        .listen(metricsPort, config.host)
+        .catch((error: unknown) => portInUse(error, "METRICS_PORT", metricsPort));
     logger.info({ role }, "worker running");
   }
   if (database.firstStart && baseUrl) {
     const demo = await seedDemoAccount(service);
     printFirstStartBanner({ baseUrl, adminToken: database.secrets.adminToken, ...demo });
+  } else if (baseUrl) {
+    printStartBanner({
+      baseUrl,
+      secrets: database.local ? { kind: "file", path: localSecretsFile } : { kind: "environment" },
+      demoSignInCode: database.local ? await demoSignInCodeOf(service) : undefined,
+    });
   }
 
   let stopping = false;

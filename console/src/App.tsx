@@ -1,5 +1,5 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, type ReactNode, useEffect, useMemo, useState } from "react";
+import { type FormEvent, lazy, type ReactNode, Suspense, useEffect, useMemo, useState } from "react";
 import { ErrorMessage } from "./components/ui";
 import { adminApi, userApi } from "./lib/api";
 import type { Language } from "./lib/format";
@@ -11,18 +11,34 @@ import {
   preferredLanguage,
   useI18n,
 } from "./lib/i18n";
-import { AccountsPage, EventsPage, FxRatesPage, PricingPage } from "./pages/admin-pages";
+import { ActivityPage } from "./pages/activity-page";
+
+import { EventsPage } from "./pages/events-page";
 import { LedgerStatusPage } from "./pages/ledger-status-page";
+import { ModelsPage } from "./pages/models-page";
 import { PlaygroundPage } from "./pages/playground-page";
 import { AdminStatementPage, StatementPage } from "./pages/statement-page";
-import { UsagePage } from "./pages/usage-page";
 import { KeysPage, OverviewPage } from "./pages/user-pages";
+
+// The pages with charts (recharts is most of the bundle) load when first shown, not with the sign-in page.
+const UsagePage = lazy(() => import("./pages/usage-page").then((module) => ({ default: module.UsagePage })));
+const AccountsPage = lazy(() =>
+  import("./pages/admin-pages").then((module) => ({ default: module.AccountsPage })),
+);
+const PricingPage = lazy(() =>
+  import("./pages/admin-pages").then((module) => ({ default: module.PricingPage })),
+);
+const FxRatesPage = lazy(() =>
+  import("./pages/admin-pages").then((module) => ({ default: module.FxRatesPage })),
+);
 
 const base = "/console";
 const userRoutes = [
   { path: "/", label: "navOverview" },
   { path: "/keys", label: "navKeys" },
   { path: "/usage", label: "navUsage" },
+  { path: "/activity", label: "navActivity" },
+  { path: "/models", label: "navModels" },
   { path: "/playground", label: "navPlayground" },
   { path: "/statements", label: "navStatements" },
 ] as const satisfies readonly { path: string; label: MessageKey }[];
@@ -86,39 +102,71 @@ export function App() {
       </a>
       <Header path={path} navigate={navigate} />
       <main id="main">
-        {isAdmin ? <AdminArea path={path} /> : <UserArea path={path} navigate={navigate} />}
+        <Suspense fallback={<p>{dictionaries[language].loading}</p>}>
+          {isAdmin ? (
+            <AdminArea path={path} navigate={navigate} />
+          ) : (
+            <UserArea path={path} navigate={navigate} />
+          )}
+        </Suspense>
       </main>
     </I18nContext.Provider>
   );
 }
 
+/** Links of one nav; the current page is marked for assistive technology and styling. */
+function NavLinks({
+  routes,
+  path,
+  navigate,
+}: {
+  routes: readonly { path: string; label: MessageKey; current?: boolean }[];
+  path: string;
+  navigate(path: string): void;
+}) {
+  const { t } = useI18n();
+  return (
+    <ul>
+      {routes.map((route) => (
+        <li key={route.path}>
+          <a
+            href={`${base}${route.path}`}
+            aria-current={(route.current ?? path === route.path) ? "page" : undefined}
+            onClick={(event) => {
+              event.preventDefault();
+              navigate(route.path);
+            }}
+          >
+            {t(route.label)}
+          </a>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/**
+ * One band at a laptop's width: the brand, the user's pages, one "Admin" link (admins only: the admin pages
+ * have their own nav inside the admin area) and the language.
+ */
 function Header({ path, navigate }: { path: string; navigate(path: string): void }) {
   const { t, language, setLanguage } = useI18n();
-  const link = (route: { path: string; label: MessageKey }) => (
-    <li key={route.path}>
-      <a
-        href={`${base}${route.path}`}
-        aria-current={path === route.path ? "page" : undefined}
-        onClick={(event) => {
-          event.preventDefault();
-          navigate(route.path);
-        }}
-      >
-        {t(route.label)}
-      </a>
-    </li>
-  );
+  // Admin links only for a valid admin cookie: a user never sees pages that would only ask for a token.
+  const adminSession = useQuery({ queryKey: ["admin-session"], queryFn: adminApi.session, retry: false });
+  const routes = adminSession.isSuccess
+    ? [
+        ...userRoutes,
+        { path: adminRoutes[0].path, label: "navAdmin" as const, current: path.startsWith("/admin") },
+      ]
+    : userRoutes;
   return (
     <header>
       <div className="brand">{t("appName")}</div>
       <nav aria-label={t("userSection")}>
-        <ul>{userRoutes.map(link)}</ul>
-      </nav>
-      <nav aria-label={t("adminSection")}>
-        <ul>{adminRoutes.map(link)}</ul>
+        <NavLinks routes={routes} path={path} navigate={navigate} />
       </nav>
       <label className="language">
-        {t("language")}
+        <span className="visually-hidden">{t("language")}</span>
         <select value={language} onChange={(event) => setLanguage(event.target.value as Language)}>
           <option value="ko" lang="ko">
             한국어
@@ -148,20 +196,27 @@ function UserArea({ path, navigate }: { path: string; navigate(path: string): vo
     case "/usage":
       page = <UsagePage hasOrganization={hasOrganization} />;
       break;
+    case "/activity":
+      page = <ActivityPage hasOrganization={hasOrganization} />;
+      break;
+    case "/models":
+      page = <ModelsPage hasOrganization={hasOrganization} />;
+      break;
     case "/playground":
-      page = <PlaygroundPage />;
+      page = <PlaygroundPage hasOrganization={hasOrganization} />;
       break;
     case "/statements":
       page = <StatementPage hasOrganization={hasOrganization} />;
       break;
     default:
-      page = <OverviewPage userId={userId} organizationId={organizationId} />;
+      page = <OverviewPage />;
   }
   return (
     <>
-      <div className="row spread">
-        <span className="muted">
-          {t("signedInAs")} {userId}
+      <div className="row spread session-bar">
+        <span className="muted" data-testid="signed-in-as">
+          {t("signedInAs")} <strong>{userId}</strong>
+          {organizationId ? ` · ${t("organization")} ${organizationId}` : ""}
         </span>
         <button
           type="button"
@@ -209,11 +264,14 @@ function SignIn({ onSignedIn }: { onSignedIn(): void }) {
         </button>
       </form>
       <ErrorMessage error={error} />
+      <p className="muted">
+        <a href={`${base}/admin/accounts`}>{t("adminSignInLink")}</a>
+      </p>
     </section>
   );
 }
 
-function AdminArea({ path }: { path: string }) {
+function AdminArea({ path, navigate }: { path: string; navigate(path: string): void }) {
   const { t } = useI18n();
   const client = useQueryClient();
   const session = useQuery({ queryKey: ["admin-session"], queryFn: adminApi.session, retry: false });
@@ -269,8 +327,8 @@ function AdminArea({ path }: { path: string }) {
   }
   return (
     <>
-      <div className="row spread">
-        <span className="muted">admin</span>
+      <div className="row spread session-bar">
+        <span className="muted">{t("signedInAsAdmin")}</span>
         <button
           type="button"
           onClick={async () => {
@@ -281,6 +339,9 @@ function AdminArea({ path }: { path: string }) {
           {t("signOut")}
         </button>
       </div>
+      <nav aria-label={t("adminSection")} className="subnav">
+        <NavLinks routes={adminRoutes} path={path} navigate={navigate} />
+      </nav>
       {page}
     </>
   );

@@ -10,14 +10,14 @@ import { metricsRegistry } from "../kernel/metrics-registry";
 const chargedWonTotal = new Counter({
   name: "won_gateway_charged_won_total",
   help: "Won charged by the reconciler, by model and key kind (float: for trends, the ledger is exact)",
-  labelNames: ["model", "key_kind"],
+  labelNames: ["gen_ai_request_model", "key_kind"],
   registers: [metricsRegistry],
 });
 
 const chargesTotal = new Counter({
   name: "won_gateway_charges_total",
   help: "Usages charged by the reconciler, by model and key kind",
-  labelNames: ["model", "key_kind"],
+  labelNames: ["gen_ai_request_model", "key_kind"],
   registers: [metricsRegistry],
 });
 
@@ -74,7 +74,7 @@ export const billingMetrics = {
     /** Recorded-to-charged, in seconds. */
     lagSeconds: number;
   }): void {
-    const labels = { model: charge.model, key_kind: charge.keyKind };
+    const labels = { gen_ai_request_model: charge.model, key_kind: charge.keyKind };
     chargesTotal.inc(labels);
     chargedWonTotal.inc(labels, Number(charge.amountWon));
     chargeLagSeconds.observe(Math.max(0, charge.lagSeconds));

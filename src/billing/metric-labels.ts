@@ -20,8 +20,8 @@ export type EndpointLabel = (typeof endpointLabels)[number];
 export const keyKindLabels = ["personal", "organization", "none"] as const;
 export type KeyKindLabel = (typeof keyKindLabels)[number];
 
-/** The HTTP statuses the gateway answers with (C3); any other is reported by its class ("2xx", …). */
-const knownStatuses = new Set([200, 201, 400, 401, 404, 500, 503]);
+/** The HTTP statuses the gateway answers with (C3, C13); any other is reported by its class ("2xx", …). */
+const knownStatuses = new Set([200, 201, 400, 401, 404, 429, 500, 503]);
 
 /** Statuses reported as themselves, plus the class of any other and a request whose client left first. */
 export function statusLabelOf(httpStatus: number, finished: boolean): string {
@@ -71,4 +71,46 @@ export function endpointLabelOf(url: string): EndpointLabel {
 export function modelLabelOf(model: string | undefined, isServed: (slug: string) => boolean): string {
   if (model === undefined) return "none";
   return isServed(model) ? model : "unknown";
+}
+
+/**
+ * `gen_ai_operation_name` (OpenTelemetry GenAI): both generation endpoints are "chat" (the conventions'
+ * name for chat completions and for OpenAI's responses API alike); every other request "none".
+ */
+export function operationNameLabelOf(endpoint: EndpointLabel): "chat" | "none" {
+  return endpoint === "chat.completions" || endpoint === "responses" ? "chat" : "none";
+}
+
+/**
+ * `gen_ai_provider_name`: the served model's family (the catalog's few), "unknown" for a model the gateway
+ * does not serve, "none" for a request that names no model.
+ */
+export function providerLabelOf(
+  model: string | undefined,
+  familyOf: (slug: string) => string | undefined,
+): string {
+  if (model === undefined) return "none";
+  return familyOf(model) ?? "unknown";
+}
+
+/**
+ * `error_type` (OpenTelemetry's `error.type`): the error body's `error.type` (C3's few), or
+ * `client_disconnected`; empty — which Prometheus reads as no label — for a request that did not fail.
+ */
+export const errorTypeLabels = [
+  "",
+  "invalid_request_error",
+  "authentication_error",
+  "not_found_error",
+  "rate_limit_error",
+  "spend_limit_error",
+  "model_processing_error",
+  "insufficient_credit_error",
+  "client_disconnected",
+  "other",
+] as const;
+
+export function errorTypeLabelOf(errorType: string | null): string {
+  if (errorType === null) return "";
+  return (errorTypeLabels as readonly string[]).includes(errorType) ? errorType : "other";
 }

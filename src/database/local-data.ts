@@ -11,7 +11,7 @@ import { startEmbeddedPostgres } from "./embedded-postgres";
  */
 
 export const localDataDirectory = path.resolve(".data");
-const secretsFile = path.join(localDataDirectory, "secrets.json");
+export const localSecretsFile = path.join(localDataDirectory, "secrets.json");
 const clusterDirectory = path.join(localDataDirectory, "postgres");
 
 const localSecretsSchema = z.object({
@@ -23,9 +23,9 @@ const localSecretsSchema = z.object({
 export type LocalSecrets = z.infer<typeof localSecretsSchema>;
 
 export async function loadOrCreateLocalSecrets(): Promise<{ secrets: LocalSecrets; created: boolean }> {
-  if (existsSync(secretsFile)) {
+  if (existsSync(localSecretsFile)) {
     return {
-      secrets: localSecretsSchema.parse(JSON.parse(await readFile(secretsFile, "utf8"))),
+      secrets: localSecretsSchema.parse(JSON.parse(await readFile(localSecretsFile, "utf8"))),
       created: false,
     };
   }
@@ -36,8 +36,8 @@ export async function loadOrCreateLocalSecrets(): Promise<{ secrets: LocalSecret
     keyPepper: randomBytes(48).toString("base64url"),
   };
   await mkdir(localDataDirectory, { recursive: true });
-  await writeFile(secretsFile, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
-  await chmod(secretsFile, 0o600);
+  await writeFile(localSecretsFile, `${JSON.stringify(secrets, null, 2)}\n`, { mode: 0o600 });
+  await chmod(localSecretsFile, 0o600);
   return { secrets, created: true };
 }
 

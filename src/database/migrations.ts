@@ -4,6 +4,8 @@ import { holdProgressSchemaSql } from "./hold-progress-schema";
 import { inlinedChainHashSchemaSql } from "./inlined-chain-hash-schema";
 import { keyLimitsSchemaSql } from "./key-limits-schema";
 import { parallelFoldsSchemaSql } from "./parallel-folds-schema";
+import { requestLogSchemaSql } from "./request-log-schema";
+import { signInCodesSchemaSql } from "./sign-in-codes-schema";
 import { singleParseFoldsSchemaSql } from "./single-parse-folds-schema";
 import { splitFundsSchemaSql } from "./split-funds-schema";
 
@@ -183,6 +185,11 @@ const migrations: readonly Migration[] = [
     id: 9,
     name: "progress and renewal of the holds of requests in flight",
     sql: holdProgressSchemaSql,
+  },
+  {
+    id: 10,
+    name: "the request log behind the activity API, and the console's redeemed sign-in codes",
+    sql: `${requestLogSchemaSql}\n${signInCodesSchemaSql}`,
   },
 ];
 

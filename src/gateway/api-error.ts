@@ -1,4 +1,5 @@
 import type { ZodError } from "zod";
+import { seoulWallClockOf } from "../kernel/seoul-calendar";
 
 /**
  * The operational errors a client can see, each with its HTTP status and application code (interface.md
@@ -9,6 +10,8 @@ export const applicationCodes = {
   validation: 100,
   unauthorized: 110,
   notFound: 120,
+  keyRateLimited: 130,
+  keySpendLimitReached: 140,
   modelProcessing: 300,
   organizationCreditInsufficient: 400,
   userCreditInsufficient: 401,
@@ -21,12 +24,16 @@ export class ApiError extends Error {
     readonly httpStatus: number,
     readonly applicationCode: ApplicationCode,
     message: string,
+    /** Whole seconds after which the same request may succeed: sent as `Retry-After` (C13). */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
 }
 
 export const invalidApiKeyMessage = "Invalid API key";
+export const missingApiKeyMessage =
+  "Missing API key: send the header Authorization: Bearer svc_… (an API key from the console or POST /llm/apis)";
 
 export const apiErrors = {
   validation: (message: string) => new ApiError(400, applicationCodes.validation, message),
@@ -50,21 +57,23 @@ export const apiErrors = {
         )
       : new ApiError(400, applicationCodes.userCreditInsufficient, "User credit is insufficient"),
   /**
-   * A key over one of its own limits (README "Per-key limits"): the key's allowance is spent, so the
-   * credit code of the account it pays from (400 organization, 401 personal), and the message names the
-   * limit and its value.
+   * A key over its rate limit (C13): 429 with the whole seconds until its window lets a request in, which
+   * the official clients' own retry honours.
    */
-  keyLimitReached: (
-    accountKind: "user" | "organization",
-    limit: { kind: "rate" | "monthly-spend" | "total-spend"; value: string },
-  ) =>
+  keyRateLimited: (requestsPerMinute: string, retryAfterSeconds: number) =>
     new ApiError(
-      400,
-      accountKind === "organization"
-        ? applicationCodes.organizationCreditInsufficient
-        : applicationCodes.userCreditInsufficient,
-      keyLimitMessageOf(limit),
+      429,
+      applicationCodes.keyRateLimited,
+      `This API key reached its rate limit of ${requestsPerMinute} requests per minute; retry after ${retryAfterSeconds} s`,
+      retryAfterSeconds,
     ),
+  /**
+   * A key over a spend limit (C13): 400/140, the message naming the limit, and for a monthly one when it
+   * resets (the next Asia/Seoul calendar month). Retrying does not help, so no Retry-After.
+   */
+  keySpendLimitReached: (
+    limit: { kind: "monthly-spend"; value: string; resetsAt: Date } | { kind: "total-spend"; value: string },
+  ) => new ApiError(400, applicationCodes.keySpendLimitReached, spendLimitMessageOf(limit)),
   internal: () => new ApiError(500, applicationCodes.modelProcessing, "Internal error"),
   /** The drain bound of a stop was reached with the request still running; what it delivered is billed. */
   gatewayStopping: () =>
@@ -82,17 +91,20 @@ export const apiErrors = {
     ),
 };
 
-function keyLimitMessageOf(limit: { kind: "rate" | "monthly-spend" | "total-spend"; value: string }): string {
+function spendLimitMessageOf(
+  limit: { kind: "monthly-spend"; value: string; resetsAt: Date } | { kind: "total-spend"; value: string },
+): string {
   switch (limit.kind) {
-    case "rate":
-      return `This API key reached its rate limit of ${limit.value} requests per minute; try again next minute`;
     case "monthly-spend":
-      return `This API key reached its monthly spend limit of ${wonText(limit.value)} (Asia/Seoul calendar month)`;
+      return (
+        `This API key reached its monthly spend limit of ${wonText(limit.value)}; ` +
+        `it resets at ${seoulWallClockOf(limit.resetsAt)} (the next Asia/Seoul calendar month)`
+      );
     case "total-spend":
       return `This API key reached its total spend limit of ${wonText(limit.value)}`;
     default: {
-      const unreachable: never = limit.kind;
-      throw new Error(`unknown key limit ${String(unreachable)}`);
+      const unreachable: never = limit;
+      throw new Error(`unknown key limit ${JSON.stringify(unreachable)}`);
     }
   }
 }
@@ -123,6 +135,8 @@ const errorTypes: Record<ApplicationCode, string> = {
   100: "invalid_request_error",
   110: "authentication_error",
   120: "not_found_error",
+  130: "rate_limit_error",
+  140: "spend_limit_error",
   300: "model_processing_error",
   400: "insufficient_credit_error",
   401: "insufficient_credit_error",

@@ -1,7 +1,9 @@
 import type { RequestListener } from "node:http";
 import express, { type Router } from "express";
 import type { Logger } from "pino";
+import type { RequestLogEntry } from "./activity/request-log-entry";
 import { isGenerationPath } from "./generation/generation-endpoints";
+import { baseUrlHint, refuseNonJsonBodies } from "./middleware/base-url-hint";
 import { errorHandler } from "./middleware/error-handler";
 import { refuseUnstorableText } from "./middleware/refuse-unstorable-text";
 import { requestId } from "./middleware/request-id";
@@ -33,6 +35,10 @@ export function createApp(options: {
   logger: Logger;
   /** Whether a model slug is served (the metrics label every other string "unknown"). */
   isServedModel?: (slug: string) => boolean;
+  /** The family of a served model, the `gen_ai_provider_name` label. */
+  familyOf?: (slug: string) => string | undefined;
+  /** Takes each generation request's activity-log row (src/gateway/activity/request-log-writer.ts). */
+  requestLog?: (entry: RequestLogEntry) => void;
 }): RequestListener {
   const app = express();
   app.disable("x-powered-by");
@@ -40,6 +46,8 @@ export function createApp(options: {
   app.set("trust proxy", false);
   app.use(requestId());
   if (options.routers.operations) app.use(options.routers.operations);
+  app.use(baseUrlHint());
+  app.use(refuseNonJsonBodies());
   app.use(
     express.json({
       limit: options.requestBodyBytesMax,
@@ -66,6 +74,8 @@ export function createApp(options: {
   const observe = requestObserver({
     logger: options.logger,
     isServedModel: options.isServedModel ?? (() => false),
+    ...(options.familyOf ? { familyOf: options.familyOf } : {}),
+    ...(options.requestLog ? { requestLog: options.requestLog } : {}),
   });
   return (request, response) => {
     observe(request, response);

@@ -49,6 +49,17 @@ export const limits = {
   usageOutboxRetryDelaysMs: [50, 250, 1_000, 2_000, 5_000],
   /** At stop, how long the gateway waits for answered requests' settlements to be written. */
   usageOutboxDrainMs: 10_000,
+  /**
+   * The activity log's rows (src/gateway/activity/request-log-writer.ts): one INSERT per process every this many
+   * ms, or at once when a batch is full; past the queue's bound rows are dropped and counted, never waited for.
+   */
+  requestLogFlushIntervalMs: 250,
+  requestLogBatchRowsMax: 500,
+  requestLogQueueRowsMax: 20_000,
+  /** Activity-log rows older than this are pruned, at most `requestLogPruneRowsMax` per pass each interval. */
+  requestLogRetentionDays: 90,
+  requestLogPruneIntervalMs: 10 * 60_000,
+  requestLogPruneRowsMax: 10_000,
   // The heartbeat, hold lifetime, progress, stream deadline and drain bound: holds/settlement-timings.ts.
 
   httpKeepAliveTimeoutMs: 65_000,

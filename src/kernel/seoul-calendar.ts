@@ -107,3 +107,15 @@ function runInstantOn(date: IsoDate, hour: number, minute: number): Date {
   const run = new TZDate(start.getFullYear(), start.getMonth(), start.getDate(), hour, minute, seoulTimeZone);
   return new Date(run.getTime());
 }
+
+/** The instant at which the Seoul calendar month after the one `instant` falls in begins (a monthly reset). */
+export function startOfNextSeoulMonth(instant: Date): Date {
+  const [year, month] = seoulDateOf(instant).split("-").map(Number) as [number, number];
+  const next = month === 12 ? { year: year + 1, month: 1 } : { year, month: month + 1 };
+  return startInstantOfSeoulDate(`${next.year}-${String(next.month).padStart(2, "0")}-01`);
+}
+
+/** "2026-12-01 00:00 KST": an instant as Seoul's wall clock reads it. */
+export function seoulWallClockOf(instant: Date): string {
+  return `${format(instant, "yyyy-MM-dd HH:mm", { in: inSeoul })} KST`;
+}

@@ -65,10 +65,44 @@ export class ApiKeyService {
     request: { name: string; description: string; isOrganization: boolean },
     correlationId: string,
   ): Promise<IssuedApiKey> {
-    const owner = ownerFor(session, request.isOrganization);
+    return this.issueFor(
+      session,
+      { owner: ownerFor(session, request.isOrganization), issuedByUserId: session.userId },
+      request,
+      correlationId,
+    );
+  }
+
+  /**
+   * The admin API's issuance: a key for any account. `issuedByUserId` is the owner for personal keys; for
+   * an organization key, the user it is issued for, or the admin actor when none is named.
+   */
+  async issueAsAdmin(
+    admin: { admin: string },
+    target: { owner: AccountReference; issuedForUserId: string | null },
+    request: { name: string; description: string },
+    correlationId: string,
+  ): Promise<IssuedApiKey> {
+    const issuedByUserId =
+      target.owner.kind === "user" ? target.owner.id : (target.issuedForUserId ?? admin.admin);
+    return this.issueFor(
+      admin,
+      { owner: target.owner, issuedByUserId },
+      { ...request, isOrganization: target.owner.kind === "organization" },
+      correlationId,
+    );
+  }
+
+  private async issueFor(
+    actor: KeyActor,
+    target: { owner: AccountReference; issuedByUserId: string },
+    request: { name: string; description: string; isOrganization: boolean },
+    correlationId: string,
+  ): Promise<IssuedApiKey> {
+    const { owner, issuedByUserId } = target;
     const keyId = randomUUID();
     const key = generateApiKeyValue();
-    const metadata = this.metadata(session, correlationId);
+    const metadata = this.metadata(actor, correlationId);
     const appended = await this.dependencies.store.append({
       streamId: `apikey-${keyId}`,
       expectedVersion: "no-stream",
@@ -80,7 +114,7 @@ export class ApiKeyService {
             data: {
               keyId,
               owner,
-              issuedByUserId: session.userId,
+              issuedByUserId,
               name: request.name,
               description: request.description,
               keyHash: this.dependencies.hasher.hash(key),

@@ -39,7 +39,7 @@ const modelEntrySchema = z.strictObject({
   protocol: z.enum(protocols),
   /** The id the upstream knows the model by; default: the slug. */
   upstreamModelId: z.string().min(1).max(200).optional(),
-  /** The prefix the protocol's paths are appended to (README, "Models file"); default `<FAMILY>_BASE_URL`. */
+  /** The prefix the protocol's paths are appended to (docs/operations.md, "Models file"); default `<FAMILY>_BASE_URL`. */
   baseUrl: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
   /** The environment variable holding this upstream's key; default `<FAMILY>_API_KEY`. */
   apiKeyVariable: z

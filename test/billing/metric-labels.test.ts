@@ -1,8 +1,11 @@
 import { describe, expect, it } from "vitest";
 import {
   endpointLabelOf,
+  errorTypeLabelOf,
   keyKindLabelOf,
   modelLabelOf,
+  operationNameLabelOf,
+  providerLabelOf,
   statusLabelOf,
 } from "../../src/billing/metric-labels";
 import { keyPreviewOf } from "../../src/gateway/observation/request-observation";
@@ -65,5 +68,26 @@ describe("metric labels", () => {
     expect(keyPreviewOf("Bearer eyJhbGciOiJIUzI1NiJ9.e30.x")).toBeUndefined();
     expect(keyPreviewOf("svc_AbCdEfGhIjKl")).toBeUndefined();
     expect(keyPreviewOf(undefined)).toBeUndefined();
+  });
+});
+
+describe("OpenTelemetry GenAI labels", () => {
+  it("names the operation chat on both generation endpoints and none elsewhere", () => {
+    expect(operationNameLabelOf("chat.completions")).toBe("chat");
+    expect(operationNameLabelOf("responses")).toBe("chat");
+    expect(operationNameLabelOf("models")).toBe("none");
+  });
+
+  it("names the provider by the served model's family, else unknown or none", () => {
+    const familyOf = (slug: string) => (slug === "alpha-5.4" ? "alpha" : undefined);
+    expect(providerLabelOf("alpha-5.4", familyOf)).toBe("alpha");
+    expect(providerLabelOf("whatever-a-client-sent", familyOf)).toBe("unknown");
+    expect(providerLabelOf(undefined, familyOf)).toBe("none");
+  });
+
+  it("keeps error types to the error body's few, empty for no error", () => {
+    expect(errorTypeLabelOf(null)).toBe("");
+    expect(errorTypeLabelOf("rate_limit_error")).toBe("rate_limit_error");
+    expect(errorTypeLabelOf("something a future code adds")).toBe("other");
   });
 });

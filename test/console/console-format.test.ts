@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { BillingHistoryEntry, UsageDay } from "../../console/src/lib/api";
-import { chargesCsv, csvField } from "../../console/src/lib/csv";
+import { niceTicks } from "../../console/src/lib/chart-ticks";
+import { chargesCsv, chargesCsvHeader, chargesCsvRows, csvField } from "../../console/src/lib/csv";
 import {
   addDays,
   datesBetween,
+  formatChargeWon,
   formatCount,
   formatDecimal,
   formatMicroWon,
@@ -42,6 +44,17 @@ describe("won formatting (ko-KR everywhere)", () => {
   it("shows micro-won with six decimals in breakdowns", () => {
     expect(formatMicroWon("0.08225")).toBe("₩0.082250");
     expect(formatMicroWon("1234.000001")).toBe("₩1,234.000001");
+  });
+
+  it("shows charges and their totals with one precision, a tiny charge as <₩0.01, never ₩0.00", () => {
+    expect(formatChargeWon("79.59")).toBe("₩79.59");
+    expect(formatChargeWon("0.7938")).toBe("₩0.79");
+    expect(formatChargeWon("12")).toBe("₩12.00");
+    expect(formatChargeWon("0.005")).toBe("₩0.01");
+    expect(formatChargeWon("0.004999")).toBe("<₩0.01");
+    expect(formatChargeWon("0")).toBe("₩0.00");
+    expect(formatChargeWon("-0.000001")).toBe("-<₩0.01");
+    expect(formatChargeWon("1234567.125")).toBe("₩1,234,567.13");
   });
 
   it("formats prices, rates and counts", () => {
@@ -158,6 +171,14 @@ describe("charges CSV", () => {
     expect(end).toBe("");
   });
 
+  it("is the same file written a page at a time: the header once, then each page's lines", () => {
+    const entries = ["req_1", "req_2", "req_3"].map((requestId) => ({ ...entry, requestId }));
+    expect(chargesCsvHeader() + chargesCsvRows(entries.slice(0, 2)) + chargesCsvRows(entries.slice(2))).toBe(
+      chargesCsv(entries),
+    );
+    expect(chargesCsvRows([])).toBe("");
+  });
+
   it("quotes and neutralises cells a spreadsheet would misread", () => {
     expect(csvField('a "b", c')).toBe('"a ""b"", c"');
     expect(csvField("=HYPERLINK(1)")).toBe("'=HYPERLINK(1)");
@@ -231,5 +252,22 @@ describe("FX chart series", () => {
       { day: "2026-11-03", dayMs: Date.UTC(2026, 10, 3), rate: 1483.4, rateText: "1483.4", source: "admin" },
     ]);
     expect(fxSeries([])).toEqual([]);
+  });
+});
+
+describe("chart axis ticks", () => {
+  it("steps from 0 by 1, 2, 2.5 or 5 times a power of ten up to the largest value", () => {
+    expect(niceTicks(79.59).ticks).toEqual([0, 20, 40, 60, 80]);
+    expect(niceTicks(80).ticks).toEqual([0, 20, 40, 60, 80]);
+    expect(niceTicks(81).ticks).toEqual([0, 25, 50, 75, 100]);
+    expect(niceTicks(0.3).ticks).toEqual([0, 0.1, 0.2, 0.3]);
+    expect(niceTicks(12_345).ticks).toEqual([0, 5_000, 10_000, 15_000]);
+    expect(niceTicks(3, { integers: true }).ticks).toEqual([0, 1, 2, 3]);
+    expect(niceTicks(0.4, { integers: true }).ticks).toEqual([0, 1]);
+  });
+
+  it("gives an empty chart an axis", () => {
+    expect(niceTicks(0).ticks).toEqual([0, 1, 2, 3, 4]);
+    expect(niceTicks(Number.NaN).top).toBe(4);
   });
 });

@@ -72,7 +72,7 @@ describe("periodic leader", () => {
 
       // Then: the other takes over promptly, and the first stops running them. Each retry opens a session,
       // which a server shared with a whole parallel test run may refuse or delay for a while: the bound is
-      // the recovery the README promises (seconds), not one retry interval.
+      // the recovery docs/operations.md promises (seconds), not one retry interval.
       await eventually("the second leads", async () => second.leading, takeoverBoundMs);
       await eventually("the first stands by", async () => !first.leading, takeoverBoundMs);
       runs.length = 0;

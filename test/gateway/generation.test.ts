@@ -38,6 +38,7 @@ describe("generation with the official openai client", () => {
       object: "model",
       created: expect.any(Number),
       owned_by: "alpha",
+      pricing: expect.objectContaining({ inputWonPerMillionTokens: expect.any(String) }),
     });
   });
 
@@ -47,6 +48,7 @@ describe("generation with the official openai client", () => {
       object: "model",
       created: expect.any(Number),
       owned_by: "delta",
+      pricing: expect.objectContaining({ discountRate: "0" }),
     });
     const unknown = await fetch(`${harness.baseUrl}/models/no-such-model`, {
       headers: { authorization: `Bearer ${apiKey}` },

@@ -17,6 +17,7 @@ const dispatcher = new Agent({ connections: 200 });
 interface Reply {
   status: number;
   body: Record<string, unknown>;
+  retryAfter?: string | null;
 }
 
 async function call(
@@ -50,7 +51,11 @@ async function chat(harness: GatewayHarness, key: string): Promise<Reply> {
     // @ts-expect-error undici's dispatcher option, which the DOM typing of fetch does not know
     dispatcher,
   });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  return {
+    status: response.status,
+    body: (await response.json()) as Record<string, unknown>,
+    retryAfter: response.headers.get("retry-after"),
+  };
 }
 
 /** The key's spend once no hold is left: pending and charged, the exact costs of what it was served. */
@@ -82,6 +87,15 @@ async function usageCostsOf(harness: GatewayHarness, keyId: string): Promise<Mon
 async function awayFromMinuteTurn(secondsNeeded: number): Promise<void> {
   const second = new Date().getUTCSeconds();
   if (second > 60 - secondsNeeded) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1_000));
+}
+
+/** Waits until the wall clock's second within the minute is `second` (this minute or the next). */
+async function untilSecondOfMinute(second: number): Promise<void> {
+  const now = Date.now();
+  const minuteStart = now - (now % 60_000);
+  let target = minuteStart + second * 1_000;
+  if (target < now) target += 60_000;
+  await new Promise((resolve) => setTimeout(resolve, target - now));
 }
 
 describe("per-key limits at admission", () => {
@@ -138,8 +152,9 @@ describe("per-key limits at admission", () => {
     expect(refusal).toBeInstanceOf(OpenAI.BadRequestError);
     const error = refusal as InstanceType<typeof OpenAI.BadRequestError>;
     expect(error.status).toBe(400);
-    expect(error.error).toMatchObject({ code: 401, type: "insufficient_credit_error" });
+    expect(error.error).toMatchObject({ code: 140, type: "spend_limit_error" });
     expect(error.message).toContain("monthly spend limit of ₩3");
+    expect(error.message).toMatch(/resets at \d{4}-\d{2}-01 00:00 KST/);
     const spent = await settledSpendOf(harness, limited.uuid);
     const costs = await usageCostsOf(harness, limited.uuid);
     const oneRequestMax = costs.reduce((max, cost) => Money.max(max, cost), new Money(0));
@@ -179,7 +194,7 @@ describe("per-key limits at admission", () => {
     for (const reply of refused) {
       expect(reply.status).toBe(400);
       expect(reply.body).toMatchObject({
-        status: 400,
+        status: 140,
         message: expect.stringContaining("total spend limit of ₩5"),
       });
     }
@@ -192,7 +207,7 @@ describe("per-key limits at admission", () => {
     expect((await chat(harness, other.key)).status).toBe(200);
   }, 120_000);
 
-  it("given a rate limit of 3 per minute, when 4 requests come in one minute, then the fourth is refused naming the limit, and the other key is served", async () => {
+  it("given a rate limit of 3 per minute, when 4 requests come in one minute, then the fourth is 429/130 with Retry-After naming the limit, and the other key is served", async () => {
     const session = await harness.session("seo");
     const limited = await harness.issueKey(session, { name: "rated" });
     const other = await harness.issueKey(session, { name: "free" });
@@ -209,14 +224,70 @@ describe("per-key limits at admission", () => {
     const replies: Reply[] = [];
     for (let index = 0; index < 4; index++) replies.push(await chat(harness, limited.key));
 
-    expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200, 400]);
+    expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200, 429]);
     expect(replies[3]!.body).toEqual({
-      status: 401,
-      message: "This API key reached its rate limit of 3 requests per minute; try again next minute",
-      error: expect.objectContaining({ code: 401 }),
+      status: 130,
+      message: expect.stringMatching(
+        /^This API key reached its rate limit of 3 requests per minute; retry after \d+ s$/,
+      ),
+      error: expect.objectContaining({ code: 130, type: "rate_limit_error" }),
     });
+    const retryAfterSeconds = Number(replies[3]!.retryAfter);
+    expect(Number.isInteger(retryAfterSeconds)).toBe(true);
+    expect(retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(retryAfterSeconds).toBeLessThanOrEqual(60);
+    expect(replies[3]!.body.message).toContain(`retry after ${retryAfterSeconds} s`);
     expect((await chat(harness, other.key)).status).toBe(200);
   }, 60_000);
+
+  it("given a rate limit of 2 per minute, when the official client's third call is refused late in a minute, then its own retry waits Retry-After and is served in the next minute", async () => {
+    // Given: a key limited to 2 a minute, and a client that counts what reaches the wire
+    const session = await harness.session("retry");
+    const limited = await harness.issueKey(session, { name: "retried" });
+    await harness.topUp({ kind: "user", id: "retry" }, "1000");
+    await call(harness, "PUT", `/llm/apis/${limited.uuid}/limits`, session, {
+      rateLimitRequestsPerMinute: 2,
+    });
+    const attempts: { status: number; retryAfter: string | null; atMs: number }[] = [];
+    const client = new OpenAI({
+      apiKey: limited.key,
+      baseURL: harness.baseUrl,
+      maxRetries: 2,
+      fetch: async (input, init) => {
+        const response = await fetch(input, init);
+        attempts.push({
+          status: response.status,
+          retryAfter: response.headers.get("retry-after"),
+          atMs: Date.now(),
+        });
+        return response;
+      },
+    });
+    const ask = () =>
+      client.chat.completions.create({
+        model: "alpha-5.4",
+        max_tokens: 20,
+        messages: [{ role: "user", content: "Hello" }],
+      });
+    // The three calls start in a minute's last seconds, so the wait asked for is short.
+    await untilSecondOfMinute(53);
+
+    // When
+    await ask();
+    await ask();
+    const third = await ask();
+
+    // Then: one 429 whose Retry-After the client waited out, then the retry served
+    expect(third.choices[0]?.message.content).toBeTruthy();
+    expect(attempts.map((attempt) => attempt.status)).toEqual([200, 200, 429, 200]);
+    const refused = attempts[2]!;
+    const retried = attempts[3]!;
+    const retryAfterSeconds = Number(refused.retryAfter);
+    expect(retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(retryAfterSeconds).toBeLessThanOrEqual(8);
+    // The retry's answer arrives no sooner than the wait (its own request takes a little longer still).
+    expect(retried.atMs - refused.atMs).toBeGreaterThanOrEqual(retryAfterSeconds * 1_000 - 50);
+  }, 120_000);
 
   it("given keys of several owners, then limits follow the API's tenancy and an admin may set any", async () => {
     const alice = await harness.session("alice");

@@ -3,10 +3,15 @@ import type { Router } from "express";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccountRouter } from "../../src/gateway/account/account-router";
+import { createActivityRouter } from "../../src/gateway/account/activity-routes";
 import { createReceiptRouter } from "../../src/gateway/account/receipt-routes";
+import { createAdminActivityRouter } from "../../src/gateway/admin/activity-routes";
 import { type AdminRouterDependencies, createAdminRouter } from "../../src/gateway/admin/admin-router";
+import { createAdminUserAccessRouter } from "../../src/gateway/admin/user-access-routes";
 import { createKeyRouter } from "../../src/gateway/keys/key-routes";
+import { createPlaygroundRouter } from "../../src/gateway/keys/playground-routes";
 import { createLedgerPublicRouter } from "../../src/gateway/ledger/public-key-routes";
+import { createModelRouter } from "../../src/gateway/models/model-routes";
 import { buildOpenApiDocument } from "../../src/gateway/openapi/openapi-document";
 import { createAdminSessionRouter } from "../../src/gateway/sessions/admin-session-routes";
 import type { ApiKeyService } from "../../src/keys/api-key-service";
@@ -87,6 +92,11 @@ describe("GET /openapi.json", () => {
     const served = [
       ...routesOf("/llm/apis", createKeyRouter(unused as ApiKeyService)),
       ...routesOf("/llm", createAccountRouter({ database: unused })),
+      ...routesOf("/llm/usage/activity", createActivityRouter(unused)),
+      ...routesOf("/llm/models", createModelRouter(unused)),
+      ...routesOf("/llm/playground", createPlaygroundRouter(unused)),
+      ...routesOf("/admin", createAdminActivityRouter(unused)),
+      ...routesOf("/admin", createAdminUserAccessRouter(unused)),
       ...routesOf("/admin", createAdminSessionRouter(unused as SessionTokens)),
       ...routesOf("/admin", createAdminRouter(unused as AdminRouterDependencies)),
       ...routesOf("", operations.router(harness.service)),
@@ -154,9 +164,11 @@ describe("GET /openapi.json", () => {
     ).items.oneOf;
     const userMessage = messageKinds.find((kind) => kind.properties.role.const === "user")!;
     expect(userMessage.properties.content.anyOf[0]).toEqual({ type: "string" });
-    expect(Object.keys(chat.responses).sort()).toEqual(["200", "400", "401", "404", "500", "503"]);
+    expect(Object.keys(chat.responses).sort()).toEqual(["200", "400", "401", "404", "429", "500", "503"]);
     expect(chat.responses["400"]!.description).toContain("100");
+    expect(chat.responses["400"]!.description).toContain("140");
     expect(chat.responses["400"]!.description).toContain("401");
+    expect(chat.responses["429"]!.description).toContain("Retry-After");
     const credit = served.paths["/admin/accounts/{kind}/{id}/credits"]!.post! as {
       requestBody: { content: { "application/json": { schema: { properties: Record<string, unknown> } } } };
     };

@@ -2,6 +2,7 @@ import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { billingMetrics } from "../../src/billing/billing-metrics";
+import { errorTypeLabels } from "../../src/billing/metric-labels";
 import { queueBackendOf } from "../../src/billing/queue/queue-backend";
 import { metricsRegistry } from "../../src/kernel/metrics-registry";
 import { createOperations, type Operations } from "../../src/operations/operations";
@@ -74,7 +75,13 @@ afterAll(async () => {
   await harness?.close();
 });
 
-const personalChat = { model: "alpha-5.4-mini", endpoint: "chat.completions", key_kind: "personal" };
+const personalChat = {
+  gen_ai_request_model: "alpha-5.4-mini",
+  gen_ai_operation_name: "chat",
+  gen_ai_provider_name: "alpha",
+  endpoint: "chat.completions",
+  key_kind: "personal",
+};
 
 describe("GET /metrics", () => {
   it("moves the request, token and latency metrics by exactly one request's figures", async () => {
@@ -87,7 +94,7 @@ describe("GET /metrics", () => {
     const delta = (name: string, labels: Record<string, string>) =>
       sampleValue(after, name, labels) - sampleValue(before, name, labels);
 
-    expect(delta("won_gateway_requests_total", { ...personalChat, status: "200" })).toBe(1);
+    expect(delta("won_gateway_requests_total", { ...personalChat, status: "200", error_type: "" })).toBe(1);
     expect(delta("gen_ai_server_request_duration_seconds_count", { ...personalChat, status: "200" })).toBe(1);
     expect(delta("gen_ai_client_token_usage_sum", { ...personalChat, gen_ai_token_type: "input" })).toBe(
       completion.usage!.prompt_tokens,
@@ -113,7 +120,13 @@ describe("GET /metrics", () => {
       .responses.stream({ model: "delta-4.6-sonnet", input: "Say something short" });
     const response = await stream.finalResponse();
     const after = await scrape();
-    const labels = { model: "delta-4.6-sonnet", endpoint: "responses", key_kind: "personal" };
+    const labels = {
+      gen_ai_request_model: "delta-4.6-sonnet",
+      gen_ai_operation_name: "chat",
+      gen_ai_provider_name: "delta",
+      endpoint: "responses",
+      key_kind: "personal",
+    };
     const delta = (name: string, extra: Record<string, string> = {}) =>
       sampleValue(after, name, { ...labels, ...extra }) - sampleValue(before, name, { ...labels, ...extra });
     expect(delta("won_gateway_requests_total", { status: "200" })).toBe(1);
@@ -124,6 +137,38 @@ describe("GET /metrics", () => {
     expect(delta("gen_ai_client_token_usage_sum", { gen_ai_token_type: "output" })).toBe(
       response.usage!.output_tokens,
     );
+    // Time per output token: observed once for a stream of more than one output token.
+    expect(response.usage!.output_tokens).toBeGreaterThan(1);
+    expect(delta("gen_ai_server_time_per_output_token_seconds_count")).toBe(1);
+    expect(delta("gen_ai_server_time_per_output_token_seconds_sum")).toBeGreaterThanOrEqual(0);
+  });
+
+  it("labels a 400 for a served model with that model, its provider and the error type", async () => {
+    const before = await scrape();
+    const refused = await fetch(`${harness.baseUrl}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "beta-3-flash",
+        temperature: 9,
+        messages: [{ role: "user", content: "hi" }],
+      }),
+    });
+    expect(refused.status).toBe(400);
+    const after = await scrape();
+    const labels = {
+      gen_ai_request_model: "beta-3-flash",
+      gen_ai_operation_name: "chat",
+      gen_ai_provider_name: "beta",
+      endpoint: "chat.completions",
+      key_kind: "personal",
+      status: "400",
+      error_type: "invalid_request_error",
+    };
+    expect(
+      sampleValue(after, "won_gateway_requests_total", labels) -
+        sampleValue(before, "won_gateway_requests_total", labels),
+    ).toBe(1);
   });
 
   it("adds exactly the won the reconciler charged", async () => {
@@ -140,7 +185,7 @@ describe("GET /metrics", () => {
       return row !== undefined;
     });
     const after = await scrape();
-    const labels = { model: "gamma-4-5", key_kind: "personal" };
+    const labels = { gen_ai_request_model: "gamma-4-5", key_kind: "personal" };
     expect(
       sampleValue(after, "won_gateway_charges_total", labels) -
         sampleValue(before, "won_gateway_charges_total", labels),
@@ -179,23 +224,31 @@ describe("GET /metrics", () => {
       expect(text).not.toContain(secretish);
     expect(
       sampleValue(text, "won_gateway_requests_total", {
-        model: "unknown",
+        gen_ai_request_model: "unknown",
+        gen_ai_provider_name: "unknown",
         endpoint: "chat.completions",
         status: "404",
         key_kind: "personal",
+        error_type: "not_found_error",
       }),
     ).toBeGreaterThanOrEqual(1);
     expect(
       sampleValue(text, "won_gateway_requests_total", {
-        model: "none",
+        gen_ai_request_model: "none",
+        gen_ai_operation_name: "none",
+        gen_ai_provider_name: "none",
         endpoint: "account",
         status: "401",
         key_kind: "none",
+        error_type: "authentication_error",
       }),
     ).toBeGreaterThanOrEqual(1);
 
     const allowed: Record<string, Set<string>> = {
-      model: new Set([...listModels().map((model) => model.slug), "unknown", "none"]),
+      gen_ai_request_model: new Set([...listModels().map((model) => model.slug), "unknown", "none"]),
+      gen_ai_provider_name: new Set([...listModels().map((model) => model.family), "unknown", "none"]),
+      gen_ai_operation_name: new Set(["chat", "none"]),
+      error_type: new Set(errorTypeLabels),
       endpoint: new Set([
         "chat.completions",
         "responses",
@@ -212,6 +265,7 @@ describe("GET /metrics", () => {
         "400",
         "401",
         "404",
+        "429",
         "500",
         "503",
         "1xx",

@@ -206,7 +206,7 @@ describe("projection lag", () => {
         });
         const [recorded] = await ledger.store.readStream(appended.streamId);
         now = new Date(recorded!.recordedAt.getTime() + 31_000);
-        // Readers see an event once every older transaction on the server has ended (README): wait for it.
+        // Readers see an event once every older transaction on the server has ended (docs/ledger.md, "Rebuilds"): wait for it.
         await eventually(
           "the event is visible to readers",
           async () => (await probes.projectionLagSeconds()) > 0,

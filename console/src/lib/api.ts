@@ -11,23 +11,31 @@ import type { AccountKey } from "../../../src/billing/read-models/admin-read-mod
 import type { BillingHistoryEntry } from "../../../src/billing/read-models/billing-history";
 import type { DiscountChange, PriceChange } from "../../../src/billing/read-models/pricing-history";
 import type { UsageResponse } from "../../../src/gateway/account/usage-routes";
+import type { ActivityEntry, ActivityPage } from "../../../src/gateway/activity/activity-read-model";
+import type { RequestOutcome } from "../../../src/gateway/activity/request-log-entry";
 import type {
   ConsoleAccountRow,
   ConsoleDiscountRow,
   ConsolePriceRow,
 } from "../../../src/gateway/admin/console-read-routes";
+import type { PricedModel } from "../../../src/gateway/models/priced-model-list";
 import type { ApiKeyLimitsView } from "../../../src/keys/api-key-limits";
 import type { ApiKeyRecord, IssuedApiKey } from "../../../src/keys/api-key-service";
 import type { ApiKeyLimits } from "../../../src/ledger/events";
 import type { LedgerStatus, OnDemandVerification } from "../../../src/ledger/integrity/ledger-status";
+import { addDays } from "./format";
 
 export type {
+  ActivityEntry,
+  ActivityPage,
   BillingHistoryEntry,
   ConsoleAccountRow,
   ConsoleDiscountRow,
   ConsolePriceRow,
   DiscountChange,
   PriceChange,
+  PricedModel,
+  RequestOutcome,
   UsageResponse,
 };
 export type UsageDay = UsageResponse["data"][number];
@@ -61,11 +69,13 @@ export interface Balance {
   organization: AccountFunds | null;
 }
 
-export interface BillingPage {
+/** One page of `GET /llm/billing` (limit, cursor, order): pass `nextCursor` back for the next, null at the end. */
+export interface ChargesPage {
   account: { kind: "user" | "organization"; id: string };
   from: string | null;
   to: string | null;
   data: BillingHistoryEntry[];
+  nextCursor: string | null;
 }
 
 export interface AccountView {
@@ -145,13 +155,46 @@ export interface Range {
   to?: string;
 }
 
-/** A range of Seoul dates, `to` inclusive, as the billing API wants it (`to` exclusive, next day). */
-function billingQuery(range: Range, isOrganization: boolean, nextDay: (date: string) => string) {
+export interface ChargesPageRequest {
+  /** A `nextCursor` of the previous page; none for the first. */
+  cursor?: string | undefined;
+  limit: number;
+  order: "oldest" | "newest";
+}
+
+/** A range of Seoul dates, `to` inclusive, as the billing API wants it (`to` exclusive, the next day). */
+function chargesQuery(range: Range, isOrganization: boolean, page: ChargesPageRequest) {
   return query({
     from: range.from,
-    to: range.to ? nextDay(range.to) : undefined,
+    to: range.to ? addDays(range.to, 1) : undefined,
     isOrganization: String(isOrganization),
+    limit: String(page.limit),
+    cursor: page.cursor,
+    order: page.order,
   });
+}
+
+/** Filters of the activity log; dates are Seoul dates, `to` inclusive. */
+export interface ActivityFilters extends Range {
+  model?: string | undefined;
+  keyId?: string | undefined;
+  status?: string | undefined;
+  outcome?: RequestOutcome | undefined;
+  requestId?: string | undefined;
+}
+
+function activityQuery(filters: ActivityFilters, page: { cursor?: string | undefined; limit: number }) {
+  return {
+    from: filters.from,
+    to: filters.to ? addDays(filters.to, 1) : undefined,
+    model: filters.model,
+    keyId: filters.keyId,
+    status: filters.status,
+    outcome: filters.outcome,
+    requestId: filters.requestId,
+    limit: String(page.limit),
+    cursor: page.cursor,
+  };
 }
 
 export const userApi = {
@@ -190,8 +233,28 @@ export const userApi = {
       "GET",
       `/llm/usage${query({ from: range.from, to: range.to, isOrganization: String(isOrganization) })}`,
     ),
-  billing: (range: Range, isOrganization: boolean, nextDay: (date: string) => string) =>
-    call<BillingPage>("user", "GET", `/llm/billing${billingQuery(range, isOrganization, nextDay)}`),
+  chargesPage: (range: Range, isOrganization: boolean, page: ChargesPageRequest) =>
+    call<ChargesPage>("user", "GET", `/llm/billing${chargesQuery(range, isOrganization, page)}`),
+  activity: (
+    filters: ActivityFilters,
+    isOrganization: boolean,
+    page: { cursor?: string | undefined; limit: number },
+  ) =>
+    call<ActivityPage>(
+      "user",
+      "GET",
+      `/llm/usage/activity${query({ ...activityQuery(filters, page), isOrganization: String(isOrganization) })}`,
+    ),
+  /** Served models with today's price per million tokens for the session (or its organization). */
+  models: (isOrganization: boolean) =>
+    call<{ object: "list"; data: PricedModel[] }>(
+      "user",
+      "GET",
+      `/llm/models${query({ isOrganization: String(isOrganization) })}`,
+    ),
+  /** A fresh key for the playground, replacing the last one; it lives in the page's memory only. */
+  playgroundKey: (isOrganization: boolean) =>
+    call<NewApiKey & { baseUrl: string }>("user", "POST", "/llm/playground/key", { isOrganization }),
 };
 
 /** Price and discount changes one history table shows (the API allows up to 1,000). */
@@ -231,6 +294,12 @@ export const adminApi = {
         reference,
       },
     ),
+  /** A one-time console sign-in link for a user (minutes-short, single use). */
+  signInLink: (body: { userId: string; organizationId?: string }) =>
+    call<{ path: string; url: string; expiresAt: string }>("admin", "POST", "/admin/sign-in-links", body),
+  /** A key for any account, shown once; `issuedForUserId` names the member an organization key is for. */
+  issueKey: (body: { account: string; name: string; description: string; issuedForUserId?: string }) =>
+    call<NewApiKey>("admin", "POST", "/admin/keys", body),
   prices: () => call<{ data: ConsolePriceRow[] }>("admin", "GET", "/admin/console/prices"),
   setPrice: (
     model: string,
@@ -251,17 +320,24 @@ export const adminApi = {
       "GET",
       `/admin/discounts/history${query({ limit: String(historyRowsShown) })}`,
     ),
-  fxRates: () => call<{ data: FxRateEntry[] }>("admin", "GET", "/admin/fx-rates"),
+  fxRates: () =>
+    call<{ bankSourceConfigured: boolean; data: FxRateEntry[] }>("admin", "GET", "/admin/fx-rates"),
   setFxRate: (rate: { appliesOn: string; rate: string; rateDate?: string }) =>
     call<unknown>("admin", "POST", "/admin/fx-rates", rate),
   refreshFxRate: () => call<unknown>("admin", "POST", "/admin/fx-rates/refresh"),
   ledgerStatus: () => call<LedgerStatusView>("admin", "GET", "/admin/ledger/status"),
   verifyLedger: () => call<LedgerVerification>("admin", "POST", "/admin/ledger/verify"),
-  events: (parameters: { stream?: string; after?: string; limit: number }) =>
-    call<{ data: LedgerEventRow[]; next: string | null }>(
+  /** The ledger newest first, filtered on the server; pass `next` back as `before` for the older page. */
+  events: (parameters: { stream?: string; type?: string; before?: string; limit: number }) =>
+    call<{ order: "desc"; data: LedgerEventRow[]; next: string | null }>(
       "admin",
       "GET",
-      `/admin/events${query({ stream: parameters.stream, after: parameters.after, limit: String(parameters.limit) })}`,
+      `/admin/events${query({
+        stream: parameters.stream,
+        type: parameters.type,
+        before: parameters.before,
+        limit: String(parameters.limit),
+      })}`,
     ),
 };
 

@@ -1,8 +1,8 @@
 import type { BillingHistoryEntry } from "./api";
 
 /**
- * The charges table as CSV, built from the rows the page already holds (the same range and account), with
- * every field of each charge's breakdown so the won can be recomputed. Money stays the exact decimal string.
+ * The charges of a range as CSV, with every field of each charge's breakdown so the won can be recomputed.
+ * Money stays the exact decimal string.
  */
 
 const header = [
@@ -37,8 +37,18 @@ export function csvField(value: string | number | null): string {
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
+/** The whole file for `entries`: the header line, then one line per charge. */
 export function chargesCsv(entries: readonly BillingHistoryEntry[]): string {
-  const lines = [header.join(",")];
+  return chargesCsvHeader() + chargesCsvRows(entries);
+}
+
+export function chargesCsvHeader(): string {
+  return `${header.join(",")}\r\n`;
+}
+
+/** Lines of `entries` alone, so an export can be written a page at a time after one header. */
+export function chargesCsvRows(entries: readonly BillingHistoryEntry[]): string {
+  const lines: string[] = [];
   for (const entry of entries) {
     const b = entry.breakdown;
     lines.push(
@@ -69,5 +79,5 @@ export function chargesCsv(entries: readonly BillingHistoryEntry[]): string {
         .join(","),
     );
   }
-  return `${lines.join("\r\n")}\r\n`;
+  return lines.map((line) => `${line}\r\n`).join("");
 }

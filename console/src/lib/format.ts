@@ -40,6 +40,27 @@ export function formatWon(amount: string): string {
   return wonFormat.format(exact(amount));
 }
 
+const chargeWonFormat = new Intl.NumberFormat("ko-KR", {
+  style: "currency",
+  currency: "KRW",
+  minimumFractionDigits: 2,
+  maximumFractionDigits: 2,
+  roundingMode: "halfExpand",
+});
+const smallestShownMicroWon = 5_000n;
+
+/**
+ * Charges and the totals they add up to, side by side with one precision: "₩79.59", "₩0.79", "₩12.00"
+ * (two decimals, half-up). A charge that rounds to nothing but is not zero reads "<₩0.01", never "₩0.00";
+ * the exact micro-won stays in the breakdown and the CSV.
+ */
+export function formatChargeWon(amount: string): string {
+  const micro = microWonOf(amount);
+  const magnitude = micro < 0n ? -micro : micro;
+  if (magnitude > 0n && magnitude < smallestShownMicroWon) return `${micro < 0n ? "-" : ""}<₩0.01`;
+  return chargeWonFormat.format(exact(amount));
+}
+
 /** A charge's exact amount, as the ledger rounds it (C7): "₩0.003150". */
 export function formatMicroWon(amount: string): string {
   assertDecimal(amount);

@@ -1,7 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useId, useState } from "react";
 import { CartesianGrid, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
-import type { LedgerEventType } from "../../../src/ledger/events";
 import { KeyLimitsDialog, KeyLimitsSummary } from "../components/key-limits";
 import { Card, ErrorMessage } from "../components/ui";
 import {
@@ -9,7 +8,6 @@ import {
   adminApi,
   type DiscountChange,
   type KeyLimits,
-  type LedgerEventRow,
   type PriceChange,
 } from "../lib/api";
 import {
@@ -23,9 +21,15 @@ import {
 } from "../lib/format";
 import { type FxPoint, fxSeries } from "../lib/fx-series";
 import { useI18n } from "../lib/i18n";
+import { IssueKeyCard, SignInLinkCard } from "./user-access-cards";
 
 function field(form: FormData, name: string): string {
   return String(form.get(name) ?? "").trim();
+}
+
+/** What the credits API accepts: won above zero with at most two decimals (checked here to say so inline). */
+function isTopUpAmount(text: string): boolean {
+  return /^\d{1,12}(\.\d{1,2})?$/.test(text) && /[1-9]/.test(text);
 }
 
 export function AccountsPage() {
@@ -47,9 +51,18 @@ export function AccountsPage() {
     },
   });
 
+  const [amountError, setAmountError] = useState(false);
+
   function onTopUp(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
+    // A new attempt: the last one's success or failure no longer describes what is on screen.
+    topUp.reset();
     const form = new FormData(event.currentTarget);
+    const amountWon = field(form, "amountWon");
+    if (!isTopUpAmount(amountWon)) {
+      setAmountError(true);
+      return;
+    }
     topUp.mutate({
       kind: field(form, "kind"),
       id: field(form, "id"),
@@ -76,7 +89,21 @@ export function AccountsPage() {
           </label>
           <label>
             {t("amountWon")}
-            <input name="amountWon" required inputMode="decimal" pattern="\d+(\.\d{1,2})?" />
+            <input
+              name="amountWon"
+              inputMode="decimal"
+              aria-invalid={amountError}
+              aria-describedby={amountError ? "top-up-amount-error" : undefined}
+              onChange={() => {
+                setAmountError(false);
+                topUp.reset();
+              }}
+            />
+            {amountError && (
+              <span id="top-up-amount-error" className="field-error" role="alert">
+                {t("invalidTopUpAmount")}
+              </span>
+            )}
           </label>
           <label>
             {t("reference")}
@@ -93,6 +120,10 @@ export function AccountsPage() {
           </p>
         )}
       </Card>
+      <div className="grid two">
+        <SignInLinkCard />
+        <IssueKeyCard />
+      </div>
       {selected && view.data && (
         <Card title={`${selected.kind}:${selected.id}`}>
           <p data-testid="account-funds">
@@ -105,36 +136,38 @@ export function AccountsPage() {
       <ErrorMessage error={accounts.error} />
       {accounts.data && accounts.data.data.length === 0 && <p>{t("noAccounts")}</p>}
       {accounts.data && accounts.data.data.length > 0 && (
-        <table data-testid="accounts-table">
-          <thead>
-            <tr>
-              <th scope="col">{t("kind")}</th>
-              <th scope="col">{t("id")}</th>
-              <th scope="col">{t("balance")}</th>
-              <th scope="col">{t("held")}</th>
-              <th scope="col">{t("pending")}</th>
-              <th scope="col">{t("pendingRequests")}</th>
-              <th scope="col">{t("details")}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {accounts.data.data.map((account) => (
-              <tr key={`${account.kind}:${account.id}`}>
-                <td>{account.kind}</td>
-                <td>{account.id}</td>
-                <td className="number">{formatWon(account.balanceWon)}</td>
-                <td className="number">{formatWon(account.heldWon)}</td>
-                <td className="number">{formatWon(account.pendingWon)}</td>
-                <td className="number">{formatCount(account.pendingRequests)}</td>
-                <td>
-                  <button type="button" onClick={() => setSelected({ kind: account.kind, id: account.id })}>
-                    {t("details")} <span className="visually-hidden">{account.id}</span>
-                  </button>
-                </td>
+        <div className="table-scroll">
+          <table data-testid="accounts-table">
+            <thead>
+              <tr>
+                <th scope="col">{t("kind")}</th>
+                <th scope="col">{t("id")}</th>
+                <th scope="col">{t("balance")}</th>
+                <th scope="col">{t("held")}</th>
+                <th scope="col">{t("pending")}</th>
+                <th scope="col">{t("pendingRequests")}</th>
+                <th scope="col">{t("details")}</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {accounts.data.data.map((account) => (
+                <tr key={`${account.kind}:${account.id}`}>
+                  <td>{account.kind}</td>
+                  <td>{account.id}</td>
+                  <td className="number">{formatWon(account.balanceWon)}</td>
+                  <td className="number">{formatWon(account.heldWon)}</td>
+                  <td className="number">{formatWon(account.pendingWon)}</td>
+                  <td className="number">{formatCount(account.pendingRequests)}</td>
+                  <td>
+                    <button type="button" onClick={() => setSelected({ kind: account.kind, id: account.id })}>
+                      {t("details")} <span className="visually-hidden">{account.id}</span>
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </>
   );
@@ -163,40 +196,42 @@ function AccountKeys({ kind, id }: { kind: string; id: string }) {
       <ErrorMessage error={keys.error} />
       {keys.data && keys.data.data.length === 0 && <p>{t("noAccountKeys")}</p>}
       {keys.data && keys.data.data.length > 0 && (
-        <table data-testid="account-keys-table">
-          <thead>
-            <tr>
-              <th scope="col">{t("keyName")}</th>
-              <th scope="col">{t("status")}</th>
-              <th scope="col">{t("limits")}</th>
-              <th scope="col">{t("actions")}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {keys.data.data.map((key) => (
-              <tr key={key.uuid}>
-                <td>
-                  {key.name} <code>{key.keyPreview}</code>
-                </td>
-                <td>{key.status === 1 ? t("active") : t("inactive")}</td>
-                <td>
-                  <KeyLimitsSummary view={key} testId={`admin-key-limits-${key.name}`} />
-                </td>
-                <td>
-                  <button
-                    type="button"
-                    onClick={() => {
-                      limit.reset();
-                      setLimiting(key);
-                    }}
-                  >
-                    {t("setLimits")} <span className="visually-hidden">{key.name}</span>
-                  </button>
-                </td>
+        <div className="table-scroll">
+          <table data-testid="account-keys-table">
+            <thead>
+              <tr>
+                <th scope="col">{t("keyName")}</th>
+                <th scope="col">{t("status")}</th>
+                <th scope="col">{t("limits")}</th>
+                <th scope="col">{t("actions")}</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {keys.data.data.map((key) => (
+                <tr key={key.uuid}>
+                  <td>
+                    {key.name} <code>{key.keyPreview}</code>
+                  </td>
+                  <td>{key.status === 1 ? t("active") : t("inactive")}</td>
+                  <td>
+                    <KeyLimitsSummary view={key} testId={`admin-key-limits-${key.name}`} />
+                  </td>
+                  <td>
+                    <button
+                      type="button"
+                      onClick={() => {
+                        limit.reset();
+                        setLimiting(key);
+                      }}
+                    >
+                      {t("setLimits")} <span className="visually-hidden">{key.name}</span>
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <KeyLimitsDialog
         keyName={limiting?.name ?? null}
@@ -348,53 +383,59 @@ export function PricingPage() {
       </div>
       <Card title={t("discounts")}>
         <ErrorMessage error={discounts.error} />
-        <table data-testid="discounts-table">
-          <thead>
-            <tr>
-              <th scope="col">{t("model")}</th>
-              <th scope="col">{t("organization")}</th>
-              <th scope="col">{t("rate")}</th>
-              <th scope="col">{t("effectiveAt")}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {discounts.data?.data.map((discount) => (
-              <tr key={`${discount.model}:${discount.organizationId}`}>
-                <td>{discount.model ?? t("anyModel")}</td>
-                <td>{discount.organizationId ?? t("anyOrganization")}</td>
-                <td className="number">{formatRate(discount.rate)}</td>
-                <td>{formatSeoulDateTime(discount.effectiveAt, language)}</td>
+        <div className="table-scroll">
+          <table data-testid="discounts-table">
+            <thead>
+              <tr>
+                <th scope="col">{t("model")}</th>
+                <th scope="col">{t("organization")}</th>
+                <th scope="col">{t("rate")}</th>
+                <th scope="col">{t("effectiveAt")}</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {discounts.data?.data.map((discount) => (
+                <tr key={`${discount.model}:${discount.organizationId}`}>
+                  <td>{discount.model ?? t("anyModel")}</td>
+                  <td>{discount.organizationId ?? t("anyOrganization")}</td>
+                  <td className="number">{formatRate(discount.rate)}</td>
+                  <td>{formatSeoulDateTime(discount.effectiveAt, language)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       </Card>
       <Card title={t("prices")}>
         <ErrorMessage error={prices.error} />
-        <table data-testid="prices-table">
-          <thead>
-            <tr>
-              <th scope="col">{t("model")}</th>
-              <th scope="col">{t("inputPrice")}</th>
-              <th scope="col">{t("cachedPrice")}</th>
-              <th scope="col">{t("outputPrice")}</th>
-              <th scope="col">{t("effectiveAt")}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {prices.data?.data.map((price) => (
-              <tr key={price.model} data-testid={`price-row-${price.model}`}>
-                <td>{price.model}</td>
-                <td className="number">${formatDecimal(price.inputUsdPer1M)}</td>
-                <td className="number">${formatDecimal(price.cachedInputUsdPer1M)}</td>
-                <td className="number">${formatDecimal(price.outputUsdPer1M)}</td>
-                <td>
-                  {price.effectiveAt ? formatSeoulDateTime(price.effectiveAt, language) : t("catalogDefault")}
-                </td>
+        <div className="table-scroll">
+          <table data-testid="prices-table">
+            <thead>
+              <tr>
+                <th scope="col">{t("model")}</th>
+                <th scope="col">{t("inputPrice")}</th>
+                <th scope="col">{t("cachedPrice")}</th>
+                <th scope="col">{t("outputPrice")}</th>
+                <th scope="col">{t("effectiveAt")}</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {prices.data?.data.map((price) => (
+                <tr key={price.model} data-testid={`price-row-${price.model}`}>
+                  <td>{price.model}</td>
+                  <td className="number">${formatDecimal(price.inputUsdPer1M)}</td>
+                  <td className="number">${formatDecimal(price.cachedInputUsdPer1M)}</td>
+                  <td className="number">${formatDecimal(price.outputUsdPer1M)}</td>
+                  <td>
+                    {price.effectiveAt
+                      ? formatSeoulDateTime(price.effectiveAt, language)
+                      : t("catalogDefault")}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       </Card>
       <PriceHistory models={models} />
       <DiscountHistory />
@@ -424,38 +465,40 @@ function PriceHistory({ models }: { models: readonly string[] }) {
       <ErrorMessage error={history.error} />
       {history.data && history.data.data.length === 0 && <p>{t("noChanges")}</p>}
       {history.data && history.data.data.length > 0 && (
-        <table data-testid="price-history-table">
-          <thead>
-            <tr>
-              <th scope="col">{t("effectiveAt")}</th>
-              <th scope="col">{t("model")}</th>
-              <th scope="col">{t("inputPrice")}</th>
-              <th scope="col">{t("cachedPrice")}</th>
-              <th scope="col">{t("outputPrice")}</th>
-              <th scope="col">{t("changedBy")}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {history.data.data.map((change: PriceChange) => (
-              <tr key={change.eventId}>
-                <td>{formatSeoulDateTime(change.effectiveAt, language)}</td>
-                <td>{change.model}</td>
-                <td className="number">${formatDecimal(change.inputUsdPer1M)}</td>
-                <td className="number">${formatDecimal(change.cachedInputUsdPer1M)}</td>
-                <td className="number">${formatDecimal(change.outputUsdPer1M)}</td>
-                <td>
-                  {change.actor}
-                  {change.correlationId && (
-                    <>
-                      {" "}
-                      <code>{change.correlationId}</code>
-                    </>
-                  )}
-                </td>
+        <div className="table-scroll">
+          <table data-testid="price-history-table">
+            <thead>
+              <tr>
+                <th scope="col">{t("effectiveAt")}</th>
+                <th scope="col">{t("model")}</th>
+                <th scope="col">{t("inputPrice")}</th>
+                <th scope="col">{t("cachedPrice")}</th>
+                <th scope="col">{t("outputPrice")}</th>
+                <th scope="col">{t("changedBy")}</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {history.data.data.map((change: PriceChange) => (
+                <tr key={change.eventId}>
+                  <td>{formatSeoulDateTime(change.effectiveAt, language)}</td>
+                  <td>{change.model}</td>
+                  <td className="number">${formatDecimal(change.inputUsdPer1M)}</td>
+                  <td className="number">${formatDecimal(change.cachedInputUsdPer1M)}</td>
+                  <td className="number">${formatDecimal(change.outputUsdPer1M)}</td>
+                  <td>
+                    {change.actor}
+                    {change.correlationId && (
+                      <>
+                        {" "}
+                        <code>{change.correlationId}</code>
+                      </>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </Card>
   );
@@ -470,28 +513,30 @@ function DiscountHistory() {
       <ErrorMessage error={history.error} />
       {history.data && history.data.data.length === 0 && <p>{t("noChanges")}</p>}
       {history.data && history.data.data.length > 0 && (
-        <table data-testid="discount-history-table">
-          <thead>
-            <tr>
-              <th scope="col">{t("effectiveAt")}</th>
-              <th scope="col">{t("model")}</th>
-              <th scope="col">{t("organization")}</th>
-              <th scope="col">{t("rate")}</th>
-              <th scope="col">{t("changedBy")}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {history.data.data.map((change: DiscountChange) => (
-              <tr key={change.eventId}>
-                <td>{formatSeoulDateTime(change.effectiveAt, language)}</td>
-                <td>{change.model ?? t("anyModel")}</td>
-                <td>{change.organizationId ?? t("anyOrganization")}</td>
-                <td className="number">{formatRate(change.rate)}</td>
-                <td>{change.actor}</td>
+        <div className="table-scroll">
+          <table data-testid="discount-history-table">
+            <thead>
+              <tr>
+                <th scope="col">{t("effectiveAt")}</th>
+                <th scope="col">{t("model")}</th>
+                <th scope="col">{t("organization")}</th>
+                <th scope="col">{t("rate")}</th>
+                <th scope="col">{t("changedBy")}</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {history.data.data.map((change: DiscountChange) => (
+                <tr key={change.eventId}>
+                  <td>{formatSeoulDateTime(change.effectiveAt, language)}</td>
+                  <td>{change.model ?? t("anyModel")}</td>
+                  <td>{change.organizationId ?? t("anyOrganization")}</td>
+                  <td className="number">{formatRate(change.rate)}</td>
+                  <td>{change.actor}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
     </Card>
   );
@@ -541,39 +586,44 @@ export function FxRatesPage() {
             {setRate.isSuccess && <p role="status">{t("saved")}</p>}
           </form>
         </Card>
-        <Card title={t("refreshNow")}>
-          <button type="button" onClick={() => refresh.mutate()} disabled={refresh.isPending}>
-            {t("refreshNow")}
-          </button>
-          <ErrorMessage error={refresh.error} />
-          {refresh.isSuccess && <p role="status">{t("refreshed")}</p>}
-        </Card>
+        {/* Only a gateway with the bank's key can ask it; without one, rates are set by hand. */}
+        {rates.data?.bankSourceConfigured && (
+          <Card title={t("refreshNow")}>
+            <button type="button" onClick={() => refresh.mutate()} disabled={refresh.isPending}>
+              {t("refreshNow")}
+            </button>
+            <ErrorMessage error={refresh.error} />
+            {refresh.isSuccess && <p role="status">{t("refreshed")}</p>}
+          </Card>
+        )}
       </div>
       {rates.data && rates.data.data.length > 0 && <FxChart points={fxSeries(rates.data.data)} />}
       <Card title={t("fxHistory")}>
         <ErrorMessage error={rates.error} />
-        <table data-testid="fx-table">
-          <thead>
-            <tr>
-              <th scope="col">{t("appliesOn")}</th>
-              <th scope="col">{t("rate")}</th>
-              <th scope="col">{t("rateDate")}</th>
-              <th scope="col">{t("fxSource")}</th>
-              <th scope="col">{t("recordedAt")}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rates.data?.data.map((rate) => (
-              <tr key={`${rate.appliesOn}:${rate.recordedAt}`}>
-                <td>{rate.appliesOn}</td>
-                <td className="number">{formatDecimal(rate.rate)}</td>
-                <td>{rate.rateDate}</td>
-                <td>{rate.source}</td>
-                <td>{formatSeoulDateTime(rate.recordedAt, language)}</td>
+        <div className="table-scroll">
+          <table data-testid="fx-table">
+            <thead>
+              <tr>
+                <th scope="col">{t("appliesOn")}</th>
+                <th scope="col">{t("rate")}</th>
+                <th scope="col">{t("rateDate")}</th>
+                <th scope="col">{t("fxSource")}</th>
+                <th scope="col">{t("recordedAt")}</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {rates.data?.data.map((rate) => (
+                <tr key={`${rate.appliesOn}:${rate.recordedAt}`}>
+                  <td>{rate.appliesOn}</td>
+                  <td className="number">{formatDecimal(rate.rate)}</td>
+                  <td>{rate.rateDate}</td>
+                  <td>{rate.source}</td>
+                  <td>{formatSeoulDateTime(rate.recordedAt, language)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       </Card>
     </>
   );
@@ -630,114 +680,5 @@ function FxChart({ points }: { points: FxPoint[] }) {
         </LineChart>
       </ResponsiveContainer>
     </figure>
-  );
-}
-
-const eventTypes: readonly LedgerEventType[] = [
-  "ApiKeyIssued",
-  "ApiKeyStatusChanged",
-  "ApiKeyLimitsSet",
-  "ApiKeyDeleted",
-  "CreditToppedUp",
-  "ModelPriceSet",
-  "DiscountSet",
-  "FxRateUpdated",
-  "UsageAuthorized",
-  "UsageRecorded",
-  "UsageVoided",
-  "UsageCharged",
-];
-const eventsPageSize = 200;
-
-export function EventsPage() {
-  const { t, language } = useI18n();
-  const [filter, setFilter] = useState({ stream: "", type: "" });
-  const [pages, setPages] = useState<string[]>([""]);
-  const queries = useQuery({
-    queryKey: ["admin", "events", filter, pages],
-    queryFn: async () => {
-      const rows: LedgerEventRow[] = [];
-      let next: string | null = null;
-      for (const after of pages) {
-        const page = await adminApi.events({
-          ...(filter.stream ? { stream: filter.stream } : {}),
-          ...(after ? { after } : {}),
-          limit: eventsPageSize,
-        });
-        rows.push(...page.data);
-        next = page.next;
-      }
-      return { rows, next };
-    },
-  });
-  const rows = (queries.data?.rows ?? []).filter((row) => !filter.type || row.type === filter.type);
-
-  function onFilter(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    setFilter({ stream: field(form, "stream"), type: field(form, "type") });
-    setPages([""]);
-  }
-
-  return (
-    <>
-      <h1>{t("navEvents")}</h1>
-      <form className="row wrap" onSubmit={onFilter} aria-label={t("filter")}>
-        <label>
-          {t("stream")}
-          <input name="stream" placeholder="account-user-demo" />
-        </label>
-        <label>
-          {t("eventType")}
-          <select name="type" defaultValue="">
-            <option value="">{t("allTypes")}</option>
-            {eventTypes.map((type) => (
-              <option key={type}>{type}</option>
-            ))}
-          </select>
-        </label>
-        <button type="submit">{t("filter")}</button>
-      </form>
-      <ErrorMessage error={queries.error} />
-      {queries.data && rows.length === 0 && <p>{t("noEvents")}</p>}
-      {rows.length > 0 && (
-        <table data-testid="events-table">
-          <thead>
-            <tr>
-              <th scope="col">{t("position")}</th>
-              <th scope="col">{t("recordedAt")}</th>
-              <th scope="col">{t("stream")}</th>
-              <th scope="col">{t("eventType")}</th>
-              <th scope="col">{t("actor")}</th>
-              <th scope="col">{t("data")}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((row) => (
-              <tr key={row.eventId}>
-                <td>
-                  <code>{row.position}</code>
-                </td>
-                <td>{formatSeoulDateTime(row.recordedAt, language)}</td>
-                <td>{row.streamId}</td>
-                <td>{row.type}</td>
-                <td>{row.metadata.actor}</td>
-                <td>
-                  <details>
-                    <summary>{t("data")}</summary>
-                    <pre>{JSON.stringify(row.data, null, 2)}</pre>
-                  </details>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {queries.data?.next && (queries.data.rows.length ?? 0) >= eventsPageSize * pages.length && (
-        <button type="button" onClick={() => setPages((current) => [...current, queries.data!.next!])}>
-          {t("loadMore")}
-        </button>
-      )}
-    </>
   );
 }

@@ -54,35 +54,37 @@ function CheckpointStatus({ status }: { status: LedgerStatusView }) {
     </tr>
   );
   return (
-    <table data-testid="checkpoint-table">
-      <tbody>
-        <tr>
-          <th scope="row">{t("checkpointSequence")}</th>
-          <td>#{checkpoint.sequence}</td>
-        </tr>
-        <tr>
-          <th scope="row">{t("sealedAt")}</th>
-          <td>{formatSeoulDateTime(checkpoint.sealedAt, language)}</td>
-        </tr>
-        <tr>
-          <th scope="row">{t("sealedEvents")}</th>
-          <td>{formatCount(checkpoint.eventCount)}</td>
-        </tr>
-        <tr>
-          <th scope="row">{t("checkpointHash")}</th>
-          <td>
-            <code>{checkpoint.checkpointHash}</code>
-          </td>
-        </tr>
-        {check(status.latest.hashMatches, "hashMatches")}
-        {check(status.latest.signatureValid, "signatureValid")}
-        {check(status.latest.chainsToPrevious, "chainsToPrevious")}
-        <tr>
-          <th scope="row">{t("unsealedEvents")}</th>
-          <td>{unsealed}</td>
-        </tr>
-      </tbody>
-    </table>
+    <div className="table-scroll">
+      <table data-testid="checkpoint-table">
+        <tbody>
+          <tr>
+            <th scope="row">{t("checkpointSequence")}</th>
+            <td>#{checkpoint.sequence}</td>
+          </tr>
+          <tr>
+            <th scope="row">{t("sealedAt")}</th>
+            <td>{formatSeoulDateTime(checkpoint.sealedAt, language)}</td>
+          </tr>
+          <tr>
+            <th scope="row">{t("sealedEvents")}</th>
+            <td>{formatCount(checkpoint.eventCount)}</td>
+          </tr>
+          <tr>
+            <th scope="row">{t("checkpointHash")}</th>
+            <td>
+              <code>{checkpoint.checkpointHash}</code>
+            </td>
+          </tr>
+          {check(status.latest.hashMatches, "hashMatches")}
+          {check(status.latest.signatureValid, "signatureValid")}
+          {check(status.latest.chainsToPrevious, "chainsToPrevious")}
+          <tr>
+            <th scope="row">{t("unsealedEvents")}</th>
+            <td>{unsealed}</td>
+          </tr>
+        </tbody>
+      </table>
+    </div>
   );
 }
 

@@ -1,11 +1,13 @@
-import { useQuery } from "@tanstack/react-query";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { type FormEvent, useMemo, useState } from "react";
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { Card, ErrorMessage } from "../components/ui";
-import { type BillingHistoryEntry, type UsageDay, userApi } from "../lib/api";
-import { chargesCsv } from "../lib/csv";
+import { type BillingHistoryEntry, type Range, type UsageDay, userApi } from "../lib/api";
+import { niceTicks } from "../lib/chart-ticks";
+import { chargesCsvHeader, chargesCsvRows } from "../lib/csv";
 import {
   addDays,
+  formatChargeWon,
   formatCount,
   formatDecimal,
   formatMicroWon,
@@ -22,9 +24,17 @@ import { useI18n } from "../lib/i18n";
 import { type DailySeries, dailySeries } from "../lib/usage-series";
 
 const palette = ["#2563eb", "#d97706", "#059669", "#db2777", "#7c3aed", "#0891b2", "#65a30d", "#dc2626"];
+/** Charges one table page shows; the API allows up to 1,000 and the CSV export reads at that size. */
+const chargesPageRows = 50;
+const exportPageRows = 1_000;
 
+/**
+ * Totals and charts come from the usage-by-day read model (one row per day × model × key, whatever the
+ * number of charges); the charges table reads one page at a time, newest first, so a month of 100,000
+ * requests is never loaded at once.
+ */
 export function UsagePage({ hasOrganization }: { hasOrganization: boolean }) {
-  const { t, language } = useI18n();
+  const { t } = useI18n();
   const today = seoulDateOf(new Date());
   const [range, setRange] = useState({ from: addDays(today, -29), to: today });
   const [isOrganization, setIsOrganization] = useState(false);
@@ -32,10 +42,6 @@ export function UsagePage({ hasOrganization }: { hasOrganization: boolean }) {
   const usage = useQuery({
     queryKey: ["usage", range, isOrganization],
     queryFn: () => userApi.usage(range, isOrganization),
-  });
-  const billing = useQuery({
-    queryKey: ["billing", range, isOrganization],
-    queryFn: () => userApi.billing(range, isOrganization, (date) => addDays(date, 1)),
   });
   const keys = useQuery({
     queryKey: ["keys", isOrganization],
@@ -74,15 +80,6 @@ export function UsagePage({ hasOrganization }: { hasOrganization: boolean }) {
     if (from && to && from <= to) setRange({ from, to });
   }
 
-  function downloadCsv() {
-    const blob = new Blob([chargesCsv(billing.data?.data ?? [])], { type: "text/csv;charset=utf-8" });
-    const link = document.createElement("a");
-    link.href = URL.createObjectURL(blob);
-    link.download = `charges-${isOrganization ? "organization" : "personal"}-${range.from}-${range.to}.csv`;
-    link.click();
-    URL.revokeObjectURL(link.href);
-  }
-
   return (
     <>
       <h1>{t("navUsage")}</h1>
@@ -114,14 +111,15 @@ export function UsagePage({ hasOrganization }: { hasOrganization: boolean }) {
           </select>
         </label>
       </form>
-      <ErrorMessage error={usage.error ?? billing.error} />
+      <ErrorMessage error={usage.error} />
       <div className="grid">
         <Card title={t("total")}>
           <p className="figure" data-testid="usage-total-won">
-            {formatWon(totalWon)}
+            {formatChargeWon(totalWon)}
           </p>
           <p className="muted">
-            {t("requests")}: {formatCount(totalRequests)} · {t("tokens")}: {formatCount(totalTokens)}
+            {t("requests")}: <span data-testid="usage-total-requests">{formatCount(totalRequests)}</span> ·{" "}
+            {t("tokens")}: {formatCount(totalTokens)}
           </p>
         </Card>
       </div>
@@ -130,50 +128,147 @@ export function UsagePage({ hasOrganization }: { hasOrganization: boolean }) {
           title={t("wonPerDay")}
           series={won}
           testId="chart-won"
-          formatValue={(v) => formatWon(String(v))}
+          formatValue={(value) => formatWon(String(value))}
+          integers={false}
         />
         <UsageChart
           title={t("tokensPerDay")}
           series={tokens}
           testId="chart-tokens"
-          formatValue={(v) => formatCount(v)}
+          formatValue={(value) => formatCount(value)}
+          integers
         />
       </div>
-
-      <section className="card" aria-labelledby="charges-title">
-        <div className="row spread">
-          <h2 id="charges-title">{t("charges")}</h2>
-          <button type="button" onClick={downloadCsv} disabled={!billing.data?.data.length}>
-            {t("downloadCsv")}
-          </button>
-        </div>
-        {billing.data && billing.data.data.length === 0 && <p>{t("noCharges")}</p>}
-        {billing.data && billing.data.data.length > 0 && (
-          <table data-testid="charges-table">
-            <thead>
-              <tr>
-                <th scope="col">{t("time")}</th>
-                <th scope="col">{t("model")}</th>
-                <th scope="col">{t("key")}</th>
-                <th scope="col">{t("tokens")}</th>
-                <th scope="col">{t("amount")}</th>
-                <th scope="col">{t("details")}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {[...billing.data.data].reverse().map((entry) => (
-                <ChargeRow
-                  key={entry.requestId}
-                  entry={entry}
-                  keyLabel={keyLabel(entry.keyId)}
-                  language={language}
-                />
-              ))}
-            </tbody>
-          </table>
-        )}
-      </section>
+      {/* A new range or account starts the table again at its first page. */}
+      <ChargesTable
+        key={`${range.from}:${range.to}:${isOrganization}`}
+        range={range}
+        isOrganization={isOrganization}
+        chargeCount={usage.data ? totalRequests : null}
+        keyLabel={keyLabel}
+      />
     </>
+  );
+}
+
+/** The range's charges a page at a time, newest first: the cursors of the pages before are kept for Previous. */
+function ChargesTable(props: {
+  range: Range & { from: string; to: string };
+  isOrganization: boolean;
+  chargeCount: number | null;
+  keyLabel(keyId: string): string;
+}) {
+  const { t, language } = useI18n();
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const [exporting, setExporting] = useState(false);
+  const [exportError, setExportError] = useState<unknown>(null);
+  const pageIndex = cursors.length - 1;
+  const page = useQuery({
+    queryKey: ["charges", props.range, props.isOrganization, cursors[pageIndex]],
+    queryFn: () =>
+      userApi.chargesPage(props.range, props.isOrganization, {
+        cursor: cursors[pageIndex],
+        limit: chargesPageRows,
+        order: "newest",
+      }),
+    // The rows stay while the next page loads, so the table does not jump.
+    placeholderData: keepPreviousData,
+  });
+  const rows = page.data?.data ?? [];
+  const firstRow = pageIndex * chargesPageRows + 1;
+
+  /** Every charge of the range, oldest first, read and written a page at a time. */
+  async function downloadCsv() {
+    setExporting(true);
+    setExportError(null);
+    try {
+      const parts = [chargesCsvHeader()];
+      let cursor: string | undefined;
+      do {
+        const exportPage = await userApi.chargesPage(props.range, props.isOrganization, {
+          cursor,
+          limit: exportPageRows,
+          order: "oldest",
+        });
+        parts.push(chargesCsvRows(exportPage.data));
+        cursor = exportPage.nextCursor ?? undefined;
+      } while (cursor !== undefined);
+      const blob = new Blob(parts, { type: "text/csv;charset=utf-8" });
+      const link = document.createElement("a");
+      link.href = URL.createObjectURL(blob);
+      const scope = props.isOrganization ? "organization" : "personal";
+      link.download = `charges-${scope}-${props.range.from}-${props.range.to}.csv`;
+      link.click();
+      URL.revokeObjectURL(link.href);
+    } catch (caught) {
+      setExportError(caught);
+    } finally {
+      setExporting(false);
+    }
+  }
+
+  return (
+    <section className="card" aria-labelledby="charges-title">
+      <div className="row spread">
+        <h2 id="charges-title">{t("charges")}</h2>
+        <button type="button" onClick={() => void downloadCsv()} disabled={exporting || rows.length === 0}>
+          {exporting ? t("preparingCsv") : t("downloadCsv")}
+        </button>
+      </div>
+      <ErrorMessage error={page.error ?? exportError} />
+      {page.data && rows.length === 0 && pageIndex === 0 && <p>{t("noCharges")}</p>}
+      {rows.length > 0 && (
+        <>
+          <div className="table-scroll">
+            <table data-testid="charges-table">
+              <thead>
+                <tr>
+                  <th scope="col">{t("time")}</th>
+                  <th scope="col">{t("model")}</th>
+                  <th scope="col">{t("key")}</th>
+                  <th scope="col">{t("tokens")}</th>
+                  <th scope="col">{t("amount")}</th>
+                  <th scope="col">{t("details")}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map((entry) => (
+                  <ChargeRow
+                    key={entry.requestId}
+                    entry={entry}
+                    keyLabel={props.keyLabel(entry.keyId)}
+                    language={language}
+                  />
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <nav className="pager" aria-label={t("chargesPages")}>
+            <button
+              type="button"
+              disabled={pageIndex === 0 || page.isFetching}
+              onClick={() => setCursors((current) => current.slice(0, -1))}
+            >
+              {t("newerPage")}
+            </button>
+            <span data-testid="charges-position" aria-live="polite">
+              {formatCount(firstRow)}–{formatCount(firstRow + rows.length - 1)}
+              {props.chargeCount !== null && ` / ${formatCount(props.chargeCount)}`}
+            </span>
+            <button
+              type="button"
+              disabled={!page.data?.nextCursor || page.isFetching}
+              onClick={() => {
+                const next = page.data?.nextCursor;
+                if (next) setCursors((current) => [...current, next]);
+              }}
+            >
+              {t("olderPage")}
+            </button>
+          </nav>
+        </>
+      )}
+    </section>
   );
 }
 
@@ -182,22 +277,37 @@ function UsageChart(props: {
   series: DailySeries;
   testId: string;
   formatValue: (value: number) => string;
+  integers: boolean;
 }) {
   const { language } = useI18n();
+  // The stacked bars' tallest day sets the axis; its ticks are round steps from zero.
+  const tallest = Math.max(
+    0,
+    ...props.series.rows.map((row) =>
+      props.series.groups.reduce((sum, group) => sum + Number(row[group] ?? 0), 0),
+    ),
+  );
+  const axis = niceTicks(tallest, { integers: props.integers });
   return (
     <figure className="card chart" data-testid={props.testId} aria-label={props.title}>
       <figcaption>
         <h2>{props.title}</h2>
       </figcaption>
       <ResponsiveContainer width="100%" height={240}>
-        <BarChart data={props.series.rows} margin={{ left: 12, right: 12 }}>
+        <BarChart data={props.series.rows} margin={{ top: 8, left: 4, right: 12 }}>
           <CartesianGrid strokeDasharray="3 3" vertical={false} />
           <XAxis
             dataKey="day"
             tickFormatter={(day: string) => formatShortDate(day, language)}
             minTickGap={16}
           />
-          <YAxis width={80} tickFormatter={(value: number) => props.formatValue(value)} />
+          <YAxis
+            width={72}
+            domain={[0, axis.top]}
+            ticks={axis.ticks}
+            interval={0}
+            tickFormatter={(value: number) => props.formatValue(value)}
+          />
           <Tooltip
             formatter={(value) => props.formatValue(Number(value))}
             labelFormatter={(day) => formatShortDate(String(day), language)}
@@ -235,7 +345,7 @@ function ChargeRow({
       <td>{entry.model}</td>
       <td>{keyLabel}</td>
       <td>{formatCount(b.tokens.input + b.tokens.output)}</td>
-      <td>{formatMicroWon(entry.amountWon)}</td>
+      <td className="number">{formatChargeWon(entry.amountWon)}</td>
       <td>
         <details>
           <summary>{t("details")}</summary>
@@ -266,7 +376,7 @@ function ChargeRow({
             </dd>
             <dt>{t("discount")}</dt>
             <dd>{formatRate(b.discountRate)}</dd>
-            <dt>{t("amount")}</dt>
+            <dt>{t("exactAmount")}</dt>
             <dd>{formatMicroWon(entry.amountWon)}</dd>
             <dt>{t("source")}</dt>
             <dd>{b.usageSource}</dd>

@@ -6,17 +6,13 @@ import { type AccountFunds, type ApiKey, type KeyLimits, type NewApiKey, userApi
 import { formatSeoulDateTime, formatWon } from "../lib/format";
 import { useI18n } from "../lib/i18n";
 
-export function OverviewPage({ userId, organizationId }: { userId: string; organizationId: string | null }) {
+export function OverviewPage() {
   const { t } = useI18n();
   // Charges, holds and top-ups land while the page is open: the balance is read again every few seconds.
   const balance = useQuery({ queryKey: ["balance"], queryFn: userApi.balance, refetchInterval: 5_000 });
   return (
     <>
       <h1>{t("navOverview")}</h1>
-      <p>
-        {t("signedInAs")}: <strong>{userId}</strong>
-        {organizationId ? ` · ${t("organization")}: ${organizationId}` : ""}
-      </p>
       <ErrorMessage error={balance.error} />
       <div className="grid">
         <Card title={t("personalBalance")}>
@@ -176,69 +172,71 @@ export function KeysPage({ hasOrganization }: { hasOrganization: boolean }) {
       <ErrorMessage error={keys.error ?? change.error} />
       {keys.data && keys.data.data.length === 0 && <p>{t("noKeys")}</p>}
       {keys.data && keys.data.data.length > 0 && (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">{t("keyName")}</th>
-              <th scope="col">{t("keyPreview")}</th>
-              <th scope="col">{t("status")}</th>
-              <th scope="col">{t("limits")}</th>
-              <th scope="col">{t("created")}</th>
-              <th scope="col">{t("actions")}</th>
-            </tr>
-          </thead>
-          <tbody>
-            {keys.data.data.map((key) => (
-              <tr key={key.uuid} data-testid={`key-row-${key.name}`}>
-                <td>
-                  {key.name}
-                  {key.description ? <div className="muted">{key.description}</div> : null}
-                </td>
-                <td>
-                  <code>{key.keyPreview}</code>
-                </td>
-                <td>
-                  <span className={key.status === 1 ? "badge ok" : "badge off"}>
-                    {key.status === 1 ? t("active") : t("inactive")}
-                  </span>
-                </td>
-                <td>
-                  <KeyLimitsSummary view={key} testId={`key-limits-${key.name}`} />
-                </td>
-                <td>{formatSeoulDateTime(key.createdAt, language)}</td>
-                <td>
-                  <div className="row">
-                    <button
-                      type="button"
-                      onClick={() => {
-                        limit.reset();
-                        setLimiting(key);
-                      }}
-                    >
-                      {t("setLimits")} <span className="visually-hidden">{key.name}</span>
-                    </button>
-                    {key.status === 1 ? (
-                      <button type="button" onClick={() => setPending({ key, action: "deactivate" })}>
-                        {t("deactivate")}
-                      </button>
-                    ) : (
-                      <button type="button" onClick={() => setPending({ key, action: "reactivate" })}>
-                        {t("reactivate")}
-                      </button>
-                    )}
-                    <button
-                      type="button"
-                      className="danger"
-                      onClick={() => setPending({ key, action: "delete" })}
-                    >
-                      {t("delete")}
-                    </button>
-                  </div>
-                </td>
+        <div className="table-scroll">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">{t("keyName")}</th>
+                <th scope="col">{t("keyPreview")}</th>
+                <th scope="col">{t("status")}</th>
+                <th scope="col">{t("limits")}</th>
+                <th scope="col">{t("created")}</th>
+                <th scope="col">{t("actions")}</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {keys.data.data.map((key) => (
+                <tr key={key.uuid} data-testid={`key-row-${key.name}`}>
+                  <td>
+                    {key.name}
+                    {key.description ? <div className="muted">{key.description}</div> : null}
+                  </td>
+                  <td>
+                    <code>{key.keyPreview}</code>
+                  </td>
+                  <td>
+                    <span className={key.status === 1 ? "badge ok" : "badge off"}>
+                      {key.status === 1 ? t("active") : t("inactive")}
+                    </span>
+                  </td>
+                  <td>
+                    <KeyLimitsSummary view={key} testId={`key-limits-${key.name}`} />
+                  </td>
+                  <td>{formatSeoulDateTime(key.createdAt, language)}</td>
+                  <td>
+                    <div className="row">
+                      <button
+                        type="button"
+                        onClick={() => {
+                          limit.reset();
+                          setLimiting(key);
+                        }}
+                      >
+                        {t("setLimits")} <span className="visually-hidden">{key.name}</span>
+                      </button>
+                      {key.status === 1 ? (
+                        <button type="button" onClick={() => setPending({ key, action: "deactivate" })}>
+                          {t("deactivate")}
+                        </button>
+                      ) : (
+                        <button type="button" onClick={() => setPending({ key, action: "reactivate" })}>
+                          {t("reactivate")}
+                        </button>
+                      )}
+                      <button
+                        type="button"
+                        className="danger"
+                        onClick={() => setPending({ key, action: "delete" })}
+                      >
+                        {t("delete")}
+                      </button>
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       <ConfirmDialog
         open={pending !== null}

@@ -100,16 +100,27 @@ export interface ChargePosition {
   requestId: string;
 }
 
+/** The history's order (oldest first, as exports are written) or its reverse (newest first, for consoles). */
+export type ChargeOrder = "oldest" | "newest";
+
+const orderClauses: Record<ChargeOrder, { after: string; orderBy: string }> = {
+  oldest: { after: ">", orderBy: "charge.started_at, charge.request_id" },
+  newest: { after: "<", orderBy: "charge.started_at DESC, charge.request_id DESC" },
+};
+
 /**
- * Up to `limit` charges of the range after `after`, in the history's order (an index range scan that stops
- * at the limit), each with its position (`positions[i]` is `entries[i]`'s), for the next read to start after.
+ * Up to `limit` charges of the range after `after` in `order` (an index range scan, backwards for newest
+ * first, that stops at the limit), each with its position (`positions[i]` is `entries[i]`'s), for the next
+ * read to start after.
  */
 export async function readChargesAfter(
   database: Pick<pg.Pool, "query">,
   query: BillingHistoryQuery,
   after: ChargePosition | undefined,
   limit: number,
+  order: ChargeOrder = "oldest",
 ): Promise<{ entries: BillingHistoryEntry[]; positions: ChargePosition[] }> {
+  const clauses = orderClauses[order];
   const result = await database.query<Row>(
     `SELECT request_id, account_kind, account_id, key_id, model, endpoint,
             to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS started_at,
@@ -118,8 +129,8 @@ export async function readChargesAfter(
             breakdown
      FROM ${billingHistoryTable.name} charge
      WHERE ${rangeCondition}
-       AND ($5::timestamptz IS NULL OR (started_at, request_id) > ($5::timestamptz, $6::text))
-     ORDER BY charge.started_at, charge.request_id
+       AND ($5::timestamptz IS NULL OR (started_at, request_id) ${clauses.after} ($5::timestamptz, $6::text))
+     ORDER BY ${clauses.orderBy}
      LIMIT $7`,
     [...rangeParameters(query), after?.startedAt ?? null, after?.requestId ?? null, limit],
   );

@@ -4,6 +4,7 @@ import { isStorableText } from "../../kernel/storable-text";
 import {
   type BillingHistoryEntry,
   type BillingHistoryQuery,
+  type ChargeOrder,
   type ChargePosition,
   rangeCondition,
   rangeParameters,
@@ -13,7 +14,7 @@ import {
 /**
  * Billing history a page at a time (cursor paging, for consoles and scripts) and its totals by Seoul day,
  * model or key. The cursor is opaque to clients: the (start instant, request id) of the last row served,
- * the same order the whole export uses, so pages never skip or repeat a charge however rows arrive.
+ * in the export's order or its reverse (`order`), so pages never skip or repeat a charge however rows arrive.
  */
 
 export interface BillingPage {
@@ -55,11 +56,11 @@ export function decodeBillingCursor(text: string): ChargePosition {
 export async function readBillingPage(
   database: Pick<pg.Pool, "query">,
   query: BillingHistoryQuery,
-  page: { limit: number; cursor: string | undefined },
+  page: { limit: number; cursor: string | undefined; order?: ChargeOrder },
 ): Promise<BillingPage> {
   const after = page.cursor === undefined ? undefined : decodeBillingCursor(page.cursor);
   // One more than the page: whether there is a next page, without a count.
-  const { entries, positions } = await readChargesAfter(database, query, after, page.limit + 1);
+  const { entries, positions } = await readChargesAfter(database, query, after, page.limit + 1, page.order);
   const lastServed = positions[page.limit - 1];
   return {
     data: entries.slice(0, page.limit),

@@ -93,6 +93,7 @@ export function createAccountRouter(dependencies: AccountRouterDependencies): Ro
       const { data, nextCursor } = await readBillingPage(dependencies.database, query, {
         limit: pageQuery.data.limit ?? readLimits.billingPageRowsDefault,
         cursor: pageQuery.data.cursor,
+        order: pageQuery.data.order,
       });
       response.json({
         account,

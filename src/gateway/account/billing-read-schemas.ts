@@ -16,6 +16,8 @@ export const billingPageQuerySchema = z.object({
     })
     .optional(),
   cursor: z.string().min(1).max(1_000).optional(),
+  /** Oldest first (the export's order, the default) or newest first; pass the same with each cursor. */
+  order: z.enum(["oldest", "newest"], { error: "must be oldest or newest" }).optional(),
 });
 
 export const billingTotalsQuerySchema = z.object({
@@ -24,5 +26,5 @@ export const billingTotalsQuerySchema = z.object({
 
 /** Whether the query asks for one page rather than the whole range. */
 export function isPageQuery(query: z.infer<typeof billingPageQuerySchema>): boolean {
-  return query.limit !== undefined || query.cursor !== undefined;
+  return query.limit !== undefined || query.cursor !== undefined || query.order !== undefined;
 }

@@ -8,7 +8,7 @@ import {
 import { isAcceptableCreditAmount } from "../../billing/commands/top-up-credit";
 import { isDecimalString, type Money, parseMoney } from "../../kernel/money";
 import { isIsoDate } from "../../kernel/seoul-calendar";
-import { accountKinds } from "../../ledger/events";
+import { accountKinds, ledgerEventTypes } from "../../ledger/events";
 import { storableString } from "../http/storable-string";
 
 /**
@@ -93,7 +93,21 @@ export const billingQuerySchema = z.object({
 
 export const eventsQuerySchema = z.object({
   stream: z.string().min(1).max(400).optional(),
+  /** Continue in log order after this position (a previous ascending page's `next`). */
   after: z.string().optional(),
+  /** Continue newest first before this position (a previous descending page's `next`). */
+  before: z.string().optional(),
+  /** Newest first by default; oldest first with `order=asc` or when `after` is given (as before). */
+  order: z.enum(["asc", "desc"], { error: "must be asc or desc" }).optional(),
+  /** Event types, comma-separated: `CreditToppedUp,UsageCharged`. */
+  type: z
+    .string()
+    .max(1_000)
+    .transform((text) => text.split(",").map((type) => type.trim()))
+    .refine((types) => types.every((type) => (ledgerEventTypes as readonly string[]).includes(type)), {
+      error: `must be event types, comma-separated, of: ${ledgerEventTypes.join(", ")}`,
+    })
+    .optional(),
   limit: z.coerce
     .number({ error: `must be an integer from 1 to ${billingLimits.eventsPageSizeMax}` })
     .int()

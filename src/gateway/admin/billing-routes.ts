@@ -32,6 +32,7 @@ export function addBillingRoutes(router: Router, context: AdminContext): void {
       const { data, nextCursor } = await readBillingPage(context.database, query, {
         limit: page.limit ?? readLimits.billingPageRowsDefault,
         cursor: page.cursor,
+        order: page.order,
       });
       response.json({
         account,

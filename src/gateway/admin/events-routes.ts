@@ -1,4 +1,6 @@
 import type { Router } from "express";
+import type { LedgerEventType } from "../../ledger/events";
+import { browseEventLog } from "../../ledger/store/event-log-browser";
 import type { RecordedEvent } from "../../ledger/store/event-store";
 import {
   compareLogPositions,
@@ -11,33 +13,67 @@ import { type AdminContext, parseWith } from "./admin-context";
 import { eventsQuerySchema } from "./admin-request-schemas";
 
 /**
- * `GET /events?stream&after&limit`: the raw ledger in log order, a page at a time. `after` is the opaque
- * position of the last event already seen (the previous page's `next`); `next` is null only for an empty
- * page — pass it back as `after` to continue, or later to follow the log.
+ * `GET /events?stream&type&order&before&after&limit`: the raw ledger a page at a time, each event with its
+ * id and its opaque position.
+ *
+ * - Newest first by default: `next` is the position to pass as `before` for the next (older) page, null
+ *   on the last page. `type` filters on the server (comma-separated event types).
+ * - In log order with `order=asc`, or whenever `after` is given (clients from before newest-first pass it):
+ *   `next` is the position to pass back as `after`, null only for an empty page — pass it later to follow
+ *   the log. Without `type`, this reads through the event store as it always did.
+ *
+ * Newest first and `type` read the PostgreSQL log directly; on the EventStoreDB store they are refused.
  */
 export function addEventsRoutes(router: Router, context: AdminContext): void {
   router.get("/events", async (request, response) => {
     const query = parseWith(eventsQuerySchema, request.query);
-    const after = query.after === undefined ? undefined : positionOf(query.after);
-    const events =
-      query.stream === undefined
-        ? await context.store.readAll({ limit: query.limit, ...(after ? { after } : {}) })
-        : (await context.store.readStream(query.stream))
-            .filter((event) => after === undefined || compareLogPositions(event.position, after) > 0)
-            .slice(0, query.limit);
+    const after = query.after === undefined ? undefined : positionOf(query.after, "after");
+    const before = query.before === undefined ? undefined : positionOf(query.before, "before");
+    const order = query.order ?? (after !== undefined ? "asc" : "desc");
+    const types = query.type as LedgerEventType[] | undefined;
+    const followsTheLog = order === "asc" && types === undefined && before === undefined;
+    if (!followsTheLog && context.store.kind !== "postgresql")
+      throw apiErrors.validation("order, before and type need the PostgreSQL event store");
+    const events = followsTheLog
+      ? await readInLogOrder(context, query.stream, after, query.limit)
+      : await browseEventLog(context.database, {
+          order,
+          types,
+          streamId: query.stream,
+          after,
+          before,
+          limit: query.limit,
+        });
     const last = events[events.length - 1];
-    response.json({
-      data: events.map(eventJsonOf),
-      next: last === undefined ? null : formatLogPosition(last.position),
-    });
+    const next =
+      order === "asc"
+        ? last === undefined
+          ? null
+          : formatLogPosition(last.position)
+        : last === undefined || events.length < query.limit
+          ? null
+          : formatLogPosition(last.position);
+    response.json({ order, data: events.map(eventJsonOf), next });
   });
 }
 
-function positionOf(text: string): LogPosition {
+async function readInLogOrder(
+  context: AdminContext,
+  stream: string | undefined,
+  after: LogPosition | undefined,
+  limit: number,
+): Promise<RecordedEvent[]> {
+  if (stream === undefined) return context.store.readAll({ limit, ...(after ? { after } : {}) });
+  return (await context.store.readStream(stream))
+    .filter((event) => after === undefined || compareLogPositions(event.position, after) > 0)
+    .slice(0, limit);
+}
+
+function positionOf(text: string, field: "after" | "before"): LogPosition {
   try {
     return parseLogPosition(text);
   } catch {
-    throw apiErrors.validation("after: must be a position returned as next by a previous page");
+    throw apiErrors.validation(`${field}: must be a position returned as next by a previous page`);
   }
 }
 

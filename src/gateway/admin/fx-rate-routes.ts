@@ -9,7 +9,7 @@ import { fxRateBodySchema } from "./admin-request-schemas";
 
 /**
  * `POST /fx-rates` (manual rate, source "admin"), `POST /fx-rates/refresh` (ask the bank now for today's
- * rate) and `GET /fx-rates` (history, newest first).
+ * rate) and `GET /fx-rates` (history, newest first, and whether the bank is configured as a source).
  */
 export function addFxRateRoutes(router: Router, context: AdminContext): void {
   router.post("/fx-rates", async (request, response) => {
@@ -59,6 +59,8 @@ export function addFxRateRoutes(router: Router, context: AdminContext): void {
   router.get("/fx-rates", async (_request, response) => {
     const history = await readFxRateHistory(context.database, billingLimits.fxRateHistoryRowsMax);
     response.json({
+      // Whether POST /fx-rates/refresh can ask the bank (KOREAEXIM_AUTHKEY set): consoles offer it only then.
+      bankSourceConfigured: context.fxRateRefresher.configured,
       data: history.map((entry) => ({
         appliesOn: entry.appliesOn,
         rateDate: entry.rateDate,

@@ -1,6 +1,9 @@
 import { createHash, createHmac, randomUUID, timingSafeEqual } from "node:crypto";
 import { errors, jwtVerify, SignJWT } from "jose";
 import type { Session } from "../../sessions/session-tokens";
+import type { RedeemedSignInCodes } from "./redeemed-sign-in-codes";
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
  * What the web console adds to the sessions of C4: a CSRF token bound to each cookie, the admin console's
@@ -14,9 +17,8 @@ export const sessionCookieName = "session";
 export const adminCookieName = "admin_session";
 export const csrfHeaderName = "x-csrf-token";
 export const adminCookieTtlSeconds = 8 * 60 * 60;
-export const signInCodeTtlSeconds = 24 * 60 * 60;
-/** Redeemed sign-in codes remembered in memory; a code older than its TTL is refused anyway. */
-const redeemedCodesMax = 10_000;
+/** A sign-in link is for opening now, not for keeping: it dies in minutes, and signs in once. */
+export const signInCodeTtlSeconds = 15 * 60;
 
 const adminAudience = "won-gateway:console-admin";
 const signInAudience = "won-gateway:console-sign-in";
@@ -26,9 +28,12 @@ export class ConsoleAuth {
   private readonly adminKey: Uint8Array;
   private readonly signInKey: Uint8Array;
   private readonly adminTokenDigest: Buffer | undefined;
-  private readonly redeemedCodes = new Map<string, number>();
 
-  constructor(sessionSecret: string, adminToken: string | undefined) {
+  constructor(
+    sessionSecret: string,
+    adminToken: string | undefined,
+    private readonly redeemedCodes: RedeemedSignInCodes,
+  ) {
     this.csrfKey = derive(sessionSecret, "console-csrf");
     this.adminKey = derive(sessionSecret, "console-admin");
     this.signInKey = derive(sessionSecret, "console-sign-in");
@@ -70,8 +75,14 @@ export class ConsoleAuth {
 
   /** A link code that signs `session` in once: a short-lived signed claim with a unique id. */
   async mintSignInCode(session: Session, now = new Date()): Promise<string> {
+    return (await this.mintSignInLink(session, now)).code;
+  }
+
+  /** The code and when it expires. */
+  async mintSignInLink(session: Session, now = new Date()): Promise<{ code: string; expiresAt: Date }> {
     const issuedAt = Math.floor(now.getTime() / 1_000);
-    return new SignJWT(session.organizationId ? { org: session.organizationId } : {})
+    const expiresAt = new Date((issuedAt + signInCodeTtlSeconds) * 1_000);
+    const code = await new SignJWT(session.organizationId ? { org: session.organizationId } : {})
       .setProtectedHeader({ alg: "HS256" })
       .setSubject(session.userId)
       .setAudience(signInAudience)
@@ -79,18 +90,15 @@ export class ConsoleAuth {
       .setIssuedAt(issuedAt)
       .setExpirationTime(issuedAt + signInCodeTtlSeconds)
       .sign(this.signInKey);
+    return { code, expiresAt };
   }
 
   /** The session a code signs in, once; undefined when it is invalid, expired or already used. */
-  async redeemSignInCode(code: string, now = new Date()): Promise<Session | undefined> {
+  async redeemSignInCode(code: string): Promise<Session | undefined> {
     const payload = await verified(code, this.signInKey, signInAudience);
     if (!payload || typeof payload.sub !== "string" || typeof payload.jti !== "string") return undefined;
-    const nowSeconds = Math.floor(now.getTime() / 1_000);
-    for (const [jti, expiresAt] of this.redeemedCodes) {
-      if (expiresAt <= nowSeconds) this.redeemedCodes.delete(jti);
-    }
-    if (this.redeemedCodes.has(payload.jti) || this.redeemedCodes.size >= redeemedCodesMax) return undefined;
-    this.redeemedCodes.set(payload.jti, payload.exp ?? nowSeconds);
+    if (!uuidPattern.test(payload.jti) || typeof payload.exp !== "number") return undefined;
+    if (!(await this.redeemedCodes.claim(payload.jti, new Date(payload.exp * 1_000)))) return undefined;
     return { userId: payload.sub, organizationId: typeof payload.org === "string" ? payload.org : null };
   }
 }

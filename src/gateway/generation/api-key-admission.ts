@@ -1,6 +1,6 @@
 import { type ApiKeyHasher, looksLikeApiKey } from "../../keys/api-key-secret";
 import type { AccountReference } from "../../ledger/events";
-import { apiErrors } from "../api-error";
+import { apiErrors, missingApiKeyMessage } from "../api-error";
 import { bearerTokenOfHeader } from "../middleware/authenticate-session";
 import type { AdmissionRecord } from "./admission-read-model";
 
@@ -35,6 +35,7 @@ export class ApiKeyAdmission {
     authorizationHeader: string | undefined,
     options: { requireCredit: boolean },
   ): Promise<Caller> {
+    if (authorizationHeader === undefined) throw apiErrors.unauthorized(missingApiKeyMessage);
     const presented = bearerTokenOfHeader(authorizationHeader);
     if (!presented || !looksLikeApiKey(presented)) throw apiErrors.unauthorized();
     const keyHash = this.hasher.hash(presented);

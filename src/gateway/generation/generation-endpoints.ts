@@ -1,11 +1,14 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import type { Logger } from "pino";
-import { listModels } from "../../providers/catalog";
+import { discountOrganizationOf } from "../../billing/charging/charge-usage";
+import type { ModelPriceList } from "../../billing/read-models/model-price-list";
 import { apiErrors } from "../api-error";
 import { sendJsonText } from "../http/json-response";
 import { readMeasuredJsonBody } from "../http/request-body";
 import { sendError } from "../middleware/error-handler";
 import { assignRequestId } from "../middleware/request-id";
+import { pricedModels } from "../models/priced-model-list";
+import { observationOf } from "../observation/request-observation";
 import type { ApiKeyAdmission } from "./api-key-admission";
 import type { ClientFormat } from "./client-format";
 import { type GenerationDependencies, generationHandler } from "./generation-handler";
@@ -23,30 +26,28 @@ const modelPathPrefix = "/models/";
 type Endpoint = (request: IncomingMessage, response: ServerResponse, requestId: string) => Promise<void>;
 
 export function createGenerationEndpoints(
-  dependencies: GenerationDependencies & { admission: ApiKeyAdmission },
+  dependencies: GenerationDependencies & { admission: ApiKeyAdmission; prices: ModelPriceList },
   formats: { chatCompletions: ClientFormat; responses: ClientFormat },
   options: { requestBodyBytesMax: number; logger: Logger },
 ): RequestListener {
-  const modelObjects = listModels().map((model) => ({
-    id: model.slug,
-    object: "model",
-    created: model.created,
-    owned_by: model.family,
-  }));
-  const modelsText = JSON.stringify({ object: "list", data: modelObjects });
-  const modelTexts = new Map(modelObjects.map((model) => [model.id, JSON.stringify(model)]));
   /** GET /models/{id} (C11, `client.models.retrieve`): one model object; unknown → 404/120. */
   const retrieveModel: Endpoint = async (request, response) => {
-    await dependencies.admission.authenticate(request.headers.authorization, { requireCredit: false });
+    const caller = await dependencies.admission.authenticate(request.headers.authorization, {
+      requireCredit: false,
+    });
     const id = decodedPathSegment(endpointPathOf(request.url ?? "").slice(modelPathPrefix.length));
-    const text = modelTexts.get(id);
-    if (text === undefined) throw apiErrors.notFound(`The model '${id}' does not exist`);
-    sendJsonText(response, 200, text);
+    const models = await pricedModels(dependencies.prices, discountOrganizationOf(caller.account));
+    const model = models.find((candidate) => candidate.id === id);
+    if (model === undefined) throw apiErrors.notFound(`The model '${id}' does not exist`);
+    sendJsonText(response, 200, JSON.stringify(model));
   };
   const generate = (format: ClientFormat): Endpoint => {
     const handle = generationHandler(format, dependencies);
     return async (request, response, requestId) => {
       const body = await readMeasuredJsonBody(request, options.requestBodyBytesMax);
+      // Named before validation, so a refused request of a served model is counted under that model.
+      const observation = observationOf(response);
+      if (observation) observation.model = modelNamedBy(body.value);
       await handle({
         authorization: request.headers.authorization,
         body: body.value,
@@ -60,8 +61,11 @@ export function createGenerationEndpoints(
     [
       "GET /models",
       async (request, response) => {
-        await dependencies.admission.authenticate(request.headers.authorization, { requireCredit: false });
-        sendJsonText(response, 200, modelsText);
+        const caller = await dependencies.admission.authenticate(request.headers.authorization, {
+          requireCredit: false,
+        });
+        const data = await pricedModels(dependencies.prices, discountOrganizationOf(caller.account));
+        sendJsonText(response, 200, JSON.stringify({ object: "list", data }));
       },
     ],
     ["POST /chat/completions", generate(formats.chatCompletions)],
@@ -78,8 +82,16 @@ export function createGenerationEndpoints(
     const served = endpoint
       ? endpoint(request, response, requestId)
       : Promise.reject(apiErrors.notFound("No such route"));
-    served.catch((error: unknown) => sendError(response, error, { logger: options.logger, requestId }));
+    served
+      .catch((error: unknown) => sendError(response, error, { logger: options.logger, requestId }))
+      .finally(() => observationOf(response)?.handlerEnded());
   };
+}
+
+/** The `model` a body names, if it names one as text (validation judges the rest). */
+function modelNamedBy(body: unknown): string | undefined {
+  const model = (body as { model?: unknown } | null | undefined)?.model;
+  return typeof model === "string" ? model : undefined;
 }
 
 /** Whether a request URL is under /llm/v1 (and so served here). */

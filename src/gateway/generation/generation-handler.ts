@@ -88,10 +88,13 @@ export function generationHandler(
     const startedAt = now();
     const observation = observationOf(response);
     const caller = await dependencies.admission.authenticate(authorization, { requireCredit: false });
-    if (observation) observation.accountKind = caller.account.kind;
+    observation?.admitted(caller);
     const parsed = format.parse(body);
     const slug = parsed.model;
-    if (observation) observation.model = slug;
+    if (observation) {
+      observation.model = slug;
+      observation.streamed = parsed.stream;
+    }
     const model = findModel(slug);
     if (!model) throw apiErrors.notFound(`The model '${slug}' does not exist`);
     const upstreamRequest = format.toGenerationRequest(parsed, model);
@@ -433,8 +436,7 @@ function nothingProduced(produced: { text: string; toolCalls: readonly ToolCall[
 
 /** The usage replaces the hold; resolves once it is durable in the ledger. */
 function postUsage(context: GenerationContext, outcome: Outcome, usage: ResolvedUsage): Promise<void> {
-  if (context.observation)
-    context.observation.tokens = { input: usage.tokens.input, output: usage.tokens.output };
+  context.observation?.used(usage.tokens, outcome);
   return context.hold.post({
     tokens: usage.tokens,
     usageSource: usage.source,

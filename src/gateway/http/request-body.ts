@@ -5,8 +5,9 @@ import { apiErrors } from "../api-error";
 
 /**
  * Reads a JSON request body the way `express.json()` does for the rest of the API: only JSON media types
- * are parsed (anything else leaves the body undefined, which validation then refuses), gzip, deflate and br
- * are inflated, and the limit counts the inflated bytes. Failures are 400/100 (C3).
+ * are parsed, gzip, deflate and br are inflated, and the limit counts the inflated bytes. A body sent with
+ * another media type, or none (`curl -d` sends form encoding), is refused with a message saying which
+ * header to send (`refuseNonJsonBody`, which the express routes use too). Failures are 400/100 (C3).
  */
 
 const jsonMediaType = /^application\/(?:[^;\s]+\+)?json\s*(?:;|$)/i;
@@ -30,9 +31,9 @@ export async function readMeasuredJsonBody(
 ): Promise<MeasuredJsonBody> {
   // NaN without the header: then only a chunked body (transfer-encoding) has one.
   const declaredBytes = Number(request.headers["content-length"]);
-  if (!(declaredBytes > 0) && request.headers["transfer-encoding"] === undefined) return noBody;
-  const contentType = request.headers["content-type"];
-  if (!contentType || !jsonMediaType.test(contentType)) return noBody;
+  if (!hasBody(request)) return noBody;
+  refuseNonJsonBody(request);
+  const contentType = request.headers["content-type"] ?? "";
   const charset = charsetParameter.exec(contentType)?.[1]?.toLowerCase();
   if (charset !== undefined && charset !== "utf-8" && charset !== "utf8")
     throw apiErrors.validation("Unsupported request body encoding");
@@ -44,6 +45,22 @@ export async function readMeasuredJsonBody(
   } catch {
     throw apiErrors.validation("Request body is not valid JSON");
   }
+}
+
+/** Whether the request carries a body: a positive Content-Length, or a chunked one. */
+export function hasBody(request: IncomingMessage): boolean {
+  return Number(request.headers["content-length"]) > 0 || request.headers["transfer-encoding"] !== undefined;
+}
+
+/** A body whose media type is not JSON is refused, saying what to send instead. */
+export function refuseNonJsonBody(request: IncomingMessage): void {
+  const contentType = request.headers["content-type"];
+  if (contentType && jsonMediaType.test(contentType)) return;
+  throw apiErrors.validation(
+    `The request body must be JSON sent with the header Content-Type: application/json (it came as ${
+      contentType ? contentType.split(";")[0]!.trim() : "no Content-Type"
+    }; with curl add -H "Content-Type: application/json")`,
+  );
 }
 
 function decoded(request: IncomingMessage): Readable {

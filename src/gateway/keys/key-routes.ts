@@ -60,7 +60,7 @@ export function createKeyRouter(service: ApiKeyService): Router {
     }),
   );
 
-  // Limits (README "Per-key limits"): read, replace, clear; `{ uuid, limits, spend }` each time.
+  // Limits (docs/billing.md, "Per-key limits"): read, replace, clear; `{ uuid, limits, spend }` each time.
   router.get(
     "/:uuid/limits",
     handle(async (request, response) => {

@@ -10,6 +10,8 @@ import {
 } from "../../providers/provider";
 import { ApiError, apiErrors, errorBodyOf } from "../api-error";
 import { sendJson } from "../http/json-response";
+import { keyLimitRefusalOf } from "../key-limit-refusal";
+import { observationOf } from "../observation/request-observation";
 
 /** Maps every error to the spec's error body, once. Nothing else (stack, SQL, credentials) leaves here. */
 export function toApiError(error: unknown): ApiError {
@@ -38,7 +40,7 @@ function apiErrorOfRefusal(refusal: HoldRefusal): ApiError {
     case "funds":
       return apiErrors.creditInsufficient(refusal.accountKind);
     case "key-limit":
-      return apiErrors.keyLimitReached(refusal.accountKind, refusal.limit);
+      return keyLimitRefusalOf({ reason: refusal.limit.kind, limit: refusal.limit.value }, new Date());
     default: {
       const unreachable: never = refusal;
       throw new Error(`unknown refusal ${JSON.stringify(unreachable)}`);
@@ -88,11 +90,15 @@ export function sendError(
   // The client went away (the upstream call was aborted for it): nobody to answer, nothing to report.
   if (response.destroyed) return;
   const apiError = toApiError(error);
+  const observation = observationOf(response);
+  if (observation) observation.error = apiError;
   if (apiError.httpStatus >= 500)
     context.logger.error({ err: error, requestId: context.requestId }, "request failed");
   if (response.headersSent) {
     response.end();
     return;
   }
+  if (apiError.retryAfterSeconds !== undefined)
+    response.setHeader("retry-after", String(apiError.retryAfterSeconds));
   sendJson(response, apiError.httpStatus, errorBodyOf(apiError));
 }

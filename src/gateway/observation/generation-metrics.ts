@@ -5,12 +5,21 @@ import { metricsRegistry } from "../../kernel/metrics-registry";
  * Metrics of the HTTP edge and of generation, named after the OpenTelemetry GenAI semantic conventions
  * where one exists (`gen_ai.server.request.duration` → `gen_ai_server_request_duration_seconds`,
  * `gen_ai.server.time_to_first_token` → `gen_ai_server_time_to_first_token_seconds`,
- * `gen_ai.client.token.usage` → `gen_ai_client_token_usage` with `gen_ai_token_type`), and `won_gateway_…`
- * for the gateway's own. Histogram buckets follow the conventions' advice. Labels: see metric-labels.ts.
+ * `gen_ai.client.token.usage` → `gen_ai_client_token_usage` with `gen_ai_token_type`,
+ * `gen_ai.server.time_per_output_token` → `gen_ai_server_time_per_output_token_seconds`), and
+ * `won_gateway_…` for the gateway's own. Labels follow the conventions' attribute names where one exists
+ * (`gen_ai_request_model`, `gen_ai_operation_name`, `gen_ai_provider_name`, `error_type`), each from a small
+ * closed set (metric-labels.ts). Histogram buckets follow the conventions' advice.
  */
 
-const requestLabels = ["model", "endpoint", "status", "key_kind"] as const;
-const generationLabels = ["model", "endpoint", "key_kind"] as const;
+const generationLabels = [
+  "gen_ai_request_model",
+  "gen_ai_operation_name",
+  "gen_ai_provider_name",
+  "endpoint",
+  "key_kind",
+] as const;
+const requestLabels = [...generationLabels, "status", "error_type"] as const;
 
 const requestsTotal = new Counter({
   name: "won_gateway_requests_total",
@@ -43,6 +52,16 @@ const tokenUsage = new Histogram({
   registers: [metricsRegistry],
 });
 
+const timePerOutputTokenSeconds = new Histogram({
+  name: "gen_ai_server_time_per_output_token_seconds",
+  help: "Time per output token after the first, of a generation that produced two or more (gen_ai.server.time_per_output_token)",
+  labelNames: generationLabels,
+  buckets: [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5,
+  ],
+  registers: [metricsRegistry],
+});
+
 const overheadSeconds = new Histogram({
   name: "won_gateway_overhead_seconds",
   help: "Time a generation request spent in the gateway rather than waiting for the upstream",
@@ -51,48 +70,65 @@ const overheadSeconds = new Histogram({
   registers: [metricsRegistry],
 });
 
-export interface RequestObserved {
+/** The labels every request and generation metric carries. */
+export interface GenerationLabels {
   model: string;
+  operationName: string;
+  providerName: string;
   endpoint: string;
-  status: string;
   keyKind: string;
+}
+
+export interface RequestObserved extends GenerationLabels {
+  status: string;
+  errorType: string;
   durationSeconds: number;
 }
 
-export interface GenerationObserved {
-  model: string;
-  endpoint: string;
-  keyKind: string;
+export interface GenerationObserved extends GenerationLabels {
   /** Undefined when the upstream produced no token. */
   timeToFirstTokenSeconds: number | undefined;
+  /** From the first output token to the end; undefined when no token came. */
+  afterFirstTokenSeconds: number | undefined;
   /** Undefined when the request never reached the upstream. */
   overheadSeconds: number | undefined;
   /** Undefined when no usage was recorded. */
   tokens: { input: number; output: number } | undefined;
 }
 
+function labelsOf(labels: GenerationLabels) {
+  return {
+    gen_ai_request_model: labels.model,
+    gen_ai_operation_name: labels.operationName,
+    gen_ai_provider_name: labels.providerName,
+    endpoint: labels.endpoint,
+    key_kind: labels.keyKind,
+  };
+}
+
 export const generationMetrics = {
   /** Every request, generation or not. */
   observeRequest(request: RequestObserved): void {
-    const labels = {
-      model: request.model,
-      endpoint: request.endpoint,
-      status: request.status,
-      key_kind: request.keyKind,
-    };
+    const labels = { ...labelsOf(request), status: request.status, error_type: request.errorType };
     requestsTotal.inc(labels);
     requestDurationSeconds.observe(labels, request.durationSeconds);
   },
 
   /** The generation-only figures of a request that reached the upstream. */
   observeGeneration(generation: GenerationObserved): void {
-    const labels = { model: generation.model, endpoint: generation.endpoint, key_kind: generation.keyKind };
+    const labels = labelsOf(generation);
     if (generation.timeToFirstTokenSeconds !== undefined)
       timeToFirstTokenSeconds.observe(labels, generation.timeToFirstTokenSeconds);
     if (generation.overheadSeconds !== undefined) overheadSeconds.observe(labels, generation.overheadSeconds);
     if (generation.tokens) {
       tokenUsage.observe({ ...labels, gen_ai_token_type: "input" }, generation.tokens.input);
       tokenUsage.observe({ ...labels, gen_ai_token_type: "output" }, generation.tokens.output);
+      // The conventions' definition: the time after the first token over the tokens after the first.
+      if (generation.afterFirstTokenSeconds !== undefined && generation.tokens.output > 1)
+        timePerOutputTokenSeconds.observe(
+          labels,
+          generation.afterFirstTokenSeconds / (generation.tokens.output - 1),
+        );
     }
   },
 };

@@ -1,9 +1,24 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { performance } from "node:perf_hooks";
 import type { Logger } from "pino";
-import { endpointLabelOf, keyKindLabelOf, modelLabelOf, statusLabelOf } from "../../billing/metric-labels";
+import {
+  endpointLabelOf,
+  errorTypeLabelOf,
+  keyKindLabelOf,
+  modelLabelOf,
+  operationNameLabelOf,
+  providerLabelOf,
+  statusLabelOf,
+} from "../../billing/metric-labels";
+import { isStorableText } from "../../kernel/storable-text";
 import { previewOf } from "../../keys/api-key-secret";
-import type { AccountKind } from "../../ledger/events";
+import type { AccountKind, AccountReference, UsageOutcome, UsageTokens } from "../../ledger/events";
+import {
+  clientClosedRequestStatus,
+  type RequestLogEntry,
+  requestOutcomeOf,
+} from "../activity/request-log-entry";
+import type { ApiError } from "../api-error";
 import { generationMetrics } from "./generation-metrics";
 
 /**
@@ -14,12 +29,48 @@ import { generationMetrics } from "./generation-metrics";
  */
 export class RequestObservation {
   readonly startedAtMs = performance.now();
+  /** The wall clock at arrival, for the activity log. */
+  readonly startedAt = new Date();
   model: string | undefined;
   accountKind: AccountKind | undefined;
-  tokens: { input: number; output: number } | undefined;
+  /** The key and the account it pays from, once the key is recognised. */
+  keyId: string | undefined;
+  account: AccountReference | undefined;
+  streamed: boolean | undefined;
+  tokens: UsageTokens | undefined;
+  /** How the generation path settled the request, when it got that far. */
+  generationOutcome: UsageOutcome | undefined;
+  /** The error the request was answered with, if any (src/gateway/middleware/error-handler.ts). */
+  error: ApiError | undefined;
+  private handlerEndedResolve: (() => void) | undefined;
+  /**
+   * Settles when the generation handler is done with the request: a stream the client left is settled (its
+   * usage known) only after the response closed, once the upstream read notices the abort.
+   */
+  readonly handled = new Promise<void>((resolve) => {
+    this.handlerEndedResolve = resolve;
+  });
+
+  /** The handler of the request returned or threw (src/gateway/generation/generation-endpoints.ts). */
+  handlerEnded(): void {
+    this.handlerEndedResolve?.();
+  }
   private upstreamStartedAtMs: number | undefined;
   private upstreamEndedAtMs: number | undefined;
   private firstTokenAtMs: number | undefined;
+
+  /** The API key was recognised: whose request this is. */
+  admitted(caller: { keyId: string; account: AccountReference }): void {
+    this.keyId = caller.keyId;
+    this.account = caller.account;
+    this.accountKind = caller.account.kind;
+  }
+
+  /** The usage the ledger records for this request, and how it ended. */
+  used(tokens: UsageTokens, outcome: UsageOutcome): void {
+    this.tokens = tokens;
+    this.generationOutcome = outcome;
+  }
 
   /** The request is handed to the upstream. */
   upstreamStarted(): void {
@@ -60,6 +111,10 @@ export interface RequestObserverOptions {
   logger: Logger;
   /** Whether a model slug is one the gateway serves (others are labelled "unknown"). */
   isServedModel: (slug: string) => boolean;
+  /** The family of a served model (`gen_ai_provider_name`); undefined for any other slug. */
+  familyOf?: (slug: string) => string | undefined;
+  /** Takes each generation request whose key was recognised, for the activity log; must not block. */
+  requestLog?: (entry: RequestLogEntry) => void;
 }
 
 /** Starts observing each request; call it first thing in the request listener. */
@@ -86,19 +141,48 @@ function finish(
   const totalMs = endedAtMs - observation.startedAtMs;
   const overheadMs = observation.overheadMs(endedAtMs);
   const timeToFirstTokenMs = observation.timeToFirstTokenMs();
+  const endpoint = endpointLabelOf(url);
   const labels = {
     model: modelLabelOf(observation.model, options.isServedModel),
-    endpoint: endpointLabelOf(url),
+    operationName: operationNameLabelOf(endpoint),
+    providerName: providerLabelOf(observation.model, options.familyOf ?? (() => undefined)),
+    endpoint,
     keyKind: keyKindLabelOf(observation.accountKind),
   };
   const status = statusLabelOf(response.statusCode, response.writableFinished);
-  generationMetrics.observeRequest({ ...labels, status, durationSeconds: totalMs / 1_000 });
+  const { errorType } = requestOutcomeOf({
+    finished: response.writableFinished,
+    generationOutcome: observation.generationOutcome,
+    error: observation.error,
+  });
+  generationMetrics.observeRequest({
+    ...labels,
+    status,
+    errorType: errorTypeLabelOf(errorType),
+    durationSeconds: totalMs / 1_000,
+  });
   if (overheadMs !== undefined) {
     generationMetrics.observeGeneration({
       ...labels,
       timeToFirstTokenSeconds: timeToFirstTokenMs === undefined ? undefined : timeToFirstTokenMs / 1_000,
+      afterFirstTokenSeconds:
+        timeToFirstTokenMs === undefined ? undefined : (totalMs - timeToFirstTokenMs) / 1_000,
       overheadSeconds: overheadMs / 1_000,
       tokens: observation.tokens,
+    });
+  }
+  const { requestLog } = options;
+  if (requestLog && (labels.endpoint === "chat.completions" || labels.endpoint === "responses")) {
+    const seen = {
+      endpoint: labels.endpoint,
+      keyPreview: keyPreviewOf(request.headers.authorization),
+      finished: response.writableFinished,
+      latencyMs: totalMs,
+      timeToFirstTokenMs,
+    };
+    void observation.handled.then(() => {
+      const entry = requestLogEntryOf(observation, response, seen);
+      if (entry) requestLog(entry);
     });
   }
   options.logger.info(
@@ -118,6 +202,55 @@ function finish(
     },
     "request",
   );
+}
+
+/** The activity-log row of a generation request; undefined when its key was never recognised. */
+function requestLogEntryOf(
+  observation: RequestObservation,
+  response: ServerResponse,
+  seen: {
+    endpoint: RequestLogEntry["endpoint"];
+    keyPreview: string | undefined;
+    finished: boolean;
+    latencyMs: number;
+    timeToFirstTokenMs: number | undefined;
+  },
+): RequestLogEntry | undefined {
+  const requestId = response.getHeader("x-request-id");
+  if (observation.keyId === undefined || observation.account === undefined || typeof requestId !== "string")
+    return undefined;
+  const { outcome, errorType } = requestOutcomeOf({
+    finished: seen.finished,
+    generationOutcome: observation.generationOutcome,
+    error: observation.error,
+  });
+  return {
+    requestId,
+    startedAt: observation.startedAt,
+    account: observation.account,
+    keyId: observation.keyId,
+    keyPreview: seen.keyPreview ?? null,
+    model: storableModelOf(observation.model),
+    endpoint: seen.endpoint,
+    streamed: observation.streamed ?? null,
+    httpStatus: response.headersSent ? response.statusCode : clientClosedRequestStatus,
+    outcome,
+    latencyMs: roundMs(seen.latencyMs),
+    timeToFirstTokenMs: seen.timeToFirstTokenMs === undefined ? null : roundMs(seen.timeToFirstTokenMs),
+    tokens: observation.tokens ?? null,
+    errorType,
+  };
+}
+
+/**
+ * The model as the log keeps it: a client may send any text as `model`, refused or not; text PostgreSQL
+ * cannot store would fail the whole batch, so it is kept only when storable, and never longer than a slug.
+ */
+const modelTextLengthMax = 200;
+
+function storableModelOf(model: string | undefined): string | null {
+  if (model === undefined || !isStorableText(model)) return null;
+  return Array.from(model).slice(0, modelTextLengthMax).join("");
 }
 
 /** The path without its query: a query may carry ids a log need not keep. */

@@ -2,8 +2,10 @@ import { z } from "zod";
 import { keyLimitsBodySchema } from "../../keys/api-key-limits";
 import { ledgerStatusLimits } from "../../ledger/integrity/ledger-status";
 import { accountBillingQuerySchema } from "../account/account-router";
+import { activityQuerySchema } from "../account/activity-routes";
 import { billingRangeSchema } from "../account/billing-range";
 import { billingPageQuerySchema, billingTotalsQuerySchema } from "../account/billing-read-schemas";
+import { adminActivityQuerySchema } from "../admin/activity-routes";
 import {
   accountPathSchema,
   billingQuerySchema,
@@ -17,7 +19,10 @@ import {
   priceHistoryQuerySchema,
 } from "../admin/admin-request-schemas";
 import { accountsQuerySchema } from "../admin/read-routes";
+import { adminIssueKeyBodySchema, signInLinkBodySchema } from "../admin/user-access-routes";
 import { issueKeyBodySchema, keyStatusBodySchema, listKeysQuerySchema } from "../keys/key-routes";
+import { playgroundKeyBodySchema } from "../keys/playground-routes";
+import { modelIdPathSchema, modelsQuerySchema } from "../models/model-routes";
 import { mintSessionBodySchema } from "../sessions/admin-session-routes";
 import { chatCompletionsRequestSchema } from "../wire/chat-completions-request";
 import { responsesRequestSchema } from "../wire/responses-request";
@@ -48,14 +53,14 @@ const generation = (path: string, summary: string, body: z.ZodType, answer: z.Zo
       schema: answer,
     },
   },
-  errors: [100, 110, 120, 300, 400, 401],
+  errors: [100, 110, 120, 130, 140, 300, 400, 401],
   ledgerUnavailable: true,
 });
 
 /**
- * Read, replace and clear a key's limits. Enforced when a request's hold is placed: a key over a limit is
- * refused with HTTP 400 and the credit code of the account it pays from (400 organization, 401 personal),
- * the message naming the limit and its value.
+ * Read, replace and clear a key's limits. Enforced when a request's hold is placed: a key over its rate
+ * limit is refused with 429/130 and `Retry-After`, over a spend limit with 400/140, the message naming the
+ * limit and its value.
  */
 function keyLimitsRoutes(path: string, tag: Tag, security: Security, whose: string): ApiRoute[] {
   const answer = { 200: json("The key's limits and its spend", bodies.keyLimitsSchema) };
@@ -101,7 +106,7 @@ export const apiRoutes: readonly ApiRoute[] = [
     method: "get",
     path: "/llm/v1/models",
     tag: "generation",
-    summary: "List the models",
+    summary: "List the models, each with its price for the key in won per million tokens",
     security: "apiKey",
     responses: { 200: json("The model list", bodies.modelListSchema) },
     errors: [110],
@@ -115,6 +120,27 @@ export const apiRoutes: readonly ApiRoute[] = [
     pathParameters: z.object({ id: z.string() }),
     responses: { 200: json("The model", bodies.modelSchema) },
     errors: [110, 120],
+  },
+  {
+    method: "get",
+    path: "/llm/models",
+    tag: "account",
+    summary: "The models and their prices for the session (its organization's with isOrganization=true)",
+    security: "session",
+    query: modelsQuerySchema,
+    responses: { 200: json("The model list", bodies.modelListSchema) },
+    errors: [100, 110],
+  },
+  {
+    method: "get",
+    path: "/llm/models/{id}",
+    tag: "account",
+    summary: "One model and its price for the session",
+    security: "session",
+    pathParameters: modelIdPathSchema,
+    query: modelsQuerySchema,
+    responses: { 200: json("The model", bodies.modelSchema) },
+    errors: [100, 110, 120],
   },
   generation(
     "/llm/v1/chat/completions",
@@ -185,7 +211,7 @@ export const apiRoutes: readonly ApiRoute[] = [
     path: "/llm/billing",
     tag: "account",
     summary:
-      "The caller's charges with their breakdown, in the order the requests started: the whole range, or one page with limit/cursor",
+      "The caller's charges with their breakdown, in the order the requests started: the whole range, or one page with limit/cursor/order",
     security: "session",
     query: z.object({
       ...accountBillingQuerySchema.shape,
@@ -194,10 +220,39 @@ export const apiRoutes: readonly ApiRoute[] = [
     }),
     responses: {
       200: json(
-        "Charges; with limit or cursor one page and nextCursor",
+        "Charges; with limit, cursor or order one page and nextCursor",
         z.union([bodies.billingHistorySchema, bodies.billingPageSchema]),
       ),
     },
+    errors: [100, 110],
+  },
+  {
+    method: "post",
+    path: "/llm/playground/key",
+    tag: "keys",
+    summary:
+      "A fresh API key for the console's playground (replacing this user's previous one on the account); use it on /llm/v1",
+    security: "session",
+    body: playgroundKeyBodySchema,
+    responses: {
+      201: json("The key, shown once, and the base URL to use it on", bodies.playgroundKeySchema),
+    },
+    errors: [100, 110],
+    ledgerUnavailable: true,
+  },
+  {
+    method: "get",
+    path: "/llm/usage/activity",
+    tag: "account",
+    summary:
+      "The caller's generation requests (served, refused, failed, cut), newest first, a page at a time; filter by model, keyId, status, outcome, from and to",
+    security: "session",
+    query: z.object({
+      ...accountBillingQuerySchema.shape,
+      ...billingRangeSchema.shape,
+      ...activityQuerySchema.shape,
+    }),
+    responses: { 200: json("One page of requests, with nextCursor", bodies.activityPageSchema) },
     errors: [100, 110],
   },
   {
@@ -308,7 +363,8 @@ export const apiRoutes: readonly ApiRoute[] = [
     method: "get",
     path: "/admin/billing",
     tag: "admin",
-    summary: "An account's charges with their breakdown, as JSON or CSV; one JSON page with limit/cursor",
+    summary:
+      "An account's charges with their breakdown, as JSON or CSV; one JSON page with limit/cursor/order",
     security: "admin",
     query: z.object({
       ...billingQuerySchema.shape,
@@ -318,10 +374,46 @@ export const apiRoutes: readonly ApiRoute[] = [
     responses: {
       200: {
         description:
-          "Charges (JSON below; CSV with format=csv); with limit or cursor one page and nextCursor",
+          "Charges (JSON below; CSV with format=csv); with limit, cursor or order one page and nextCursor",
         schema: z.union([bodies.billingHistorySchema, bodies.billingPageSchema]),
       },
     },
+    errors: [100, 110],
+  },
+  {
+    method: "post",
+    path: "/admin/sign-in-links",
+    tag: "admin",
+    summary: "A one-time console sign-in link for a user (single use, valid for minutes)",
+    security: "admin",
+    body: signInLinkBodySchema,
+    responses: { 201: json("The link", bodies.signInLinkSchema) },
+    errors: [100, 110],
+  },
+  {
+    method: "post",
+    path: "/admin/keys",
+    tag: "admin",
+    summary: "Issue a key for a user or an organization (its event records the admin as actor)",
+    security: "admin",
+    body: adminIssueKeyBodySchema,
+    responses: { 201: json("The key, shown once", bodies.issuedKeySchema) },
+    errors: [100, 110],
+    ledgerUnavailable: true,
+  },
+  {
+    method: "get",
+    path: "/admin/activity",
+    tag: "admin",
+    summary:
+      "An account's generation requests, as GET /llm/usage/activity answers them for the session's own",
+    security: "admin",
+    query: z.object({
+      ...adminActivityQuerySchema.shape,
+      ...billingRangeSchema.shape,
+      ...activityQuerySchema.shape,
+    }),
+    responses: { 200: json("One page of requests, with nextCursor", bodies.activityPageSchema) },
     errors: [100, 110],
   },
   {
@@ -400,7 +492,8 @@ export const apiRoutes: readonly ApiRoute[] = [
     method: "get",
     path: "/admin/events",
     tag: "admin",
-    summary: "The raw ledger in log order, a page at a time",
+    summary:
+      "The raw ledger a page at a time: newest first (before), or in log order (order=asc or after); filter by stream and type",
     security: "admin",
     query: eventsQuerySchema,
     responses: { 200: json("A page of events", bodies.eventsPageSchema) },

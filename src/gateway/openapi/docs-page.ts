@@ -33,15 +33,19 @@ const element = (tag, properties = {}, ...children) => {
   for (const child of children) node.append(child);
   return node;
 };
+// The document's prose marks names with backticks (markdown): shown as code, never as literal backticks.
+const backtick = String.fromCharCode(96);
+const prose = (text) =>
+  String(text ?? "").split(backtick).map((part, index) => (index % 2 === 1 ? element("code", { textContent: part }) : part));
 const schemaBlock = (label, schema) =>
-  element("details", {}, element("summary", { textContent: label }), element("pre", { textContent: JSON.stringify(schema, null, 2) }));
+  element("details", {}, element("summary", {}, ...prose(label)), element("pre", { textContent: JSON.stringify(schema, null, 2) }));
 fetch("/openapi.json").then((response) => response.json()).then((document_) => {
   document.getElementById("title").textContent = document_.info.title + " " + document_.info.version;
-  document.getElementById("description").textContent = document_.info.description;
+  document.getElementById("description").append(...prose(document_.info.description));
   const main = document.getElementById("operations");
   main.textContent = "";
   for (const tag of document_.tags) {
-    main.append(element("h2", { textContent: tag.name }), element("p", { textContent: tag.description }));
+    main.append(element("h2", { textContent: tag.name }), element("p", {}, ...prose(tag.description)));
     for (const [path, operations] of Object.entries(document_.paths)) {
       for (const [method, operation] of Object.entries(operations)) {
         if (!operation.tags.includes(tag.name)) continue;
@@ -58,10 +62,10 @@ fetch("/openapi.json").then((response) => response.json()).then((document_) => {
         for (const [status, response] of Object.entries(operation.responses)) {
           const media = response.content && Object.entries(response.content)[0];
           const label = status + " — " + response.description;
-          body.append(media ? schemaBlock(label + " (" + media[0] + ")", media[1].schema) : element("p", { textContent: label }));
+          body.append(media ? schemaBlock(label + " (" + media[0] + ")", media[1].schema) : element("p", {}, ...prose(label)));
         }
         main.append(element("details", { className: "operation" },
-          element("summary", {}, element("span", { className: "method " + method, textContent: method }), element("code", { textContent: path }), " — " + operation.summary),
+          element("summary", {}, element("span", { className: "method " + method, textContent: method }), element("code", { textContent: path }), " — ", ...prose(operation.summary)),
           body));
       }
     }

@@ -12,14 +12,22 @@ const errorMeanings: Record<ApplicationErrorCode, { httpStatus: number; meaning:
   100: { httpStatus: 400, meaning: "100: request value validation error" },
   110: { httpStatus: 401, meaning: "110: missing or invalid credentials" },
   120: { httpStatus: 404, meaning: "120: target not found" },
+  130: {
+    httpStatus: 429,
+    meaning: "130: the key reached its rate limit; `Retry-After` gives the whole seconds to wait",
+  },
+  140: {
+    httpStatus: 400,
+    meaning: "140: the key reached a spend limit (monthly: the message says when it resets)",
+  },
   300: { httpStatus: 400, meaning: "300: the upstream rejected the request (500: it failed)" },
   400: {
     httpStatus: 400,
-    meaning: "400: organization credit insufficient, or the organization key reached one of its limits",
+    meaning: "400: organization credit insufficient",
   },
   401: {
     httpStatus: 400,
-    meaning: "401: user credit insufficient, or the personal key reached one of its limits",
+    meaning: "401: user credit insufficient",
   },
 };
 

@@ -15,7 +15,10 @@ const isoDate = z.iso.date();
 
 export const errorBodySchema = z
   .object({
-    status: z.number().int().meta({ description: "application code: 100, 110, 120, 300, 400 or 401" }),
+    status: z
+      .number()
+      .int()
+      .meta({ description: "application code: 100, 110, 120, 130, 140, 300, 400 or 401" }),
     message: z.string(),
     error: z.object({ message: z.string(), type: z.string(), code: z.number().int() }),
   })
@@ -100,8 +103,33 @@ export const responseSchema = z
   })
   .meta({ title: "Response" });
 
+const modelPricingSchema = z
+  .object({
+    inputWonPerMillionTokens: moneyText,
+    cachedInputWonPerMillionTokens: moneyText,
+    outputWonPerMillionTokens: moneyText,
+    inputUsdPerMillionTokens: moneyText,
+    cachedInputUsdPerMillionTokens: moneyText,
+    outputUsdPerMillionTokens: moneyText,
+    fxRateKrwPerUsd: moneyText,
+    fxRateDate: isoDate,
+    discountRate: moneyText.meta({ description: '"0.15" is 15% off' }),
+  })
+  .nullable()
+  .meta({
+    title: "ModelPricing",
+    description:
+      "The caller's price today: USD price × today's FX rate × (1 − the caller's discount), half-up to micro-won; null when it cannot be priced now",
+  });
+
 export const modelSchema = z
-  .object({ id: z.string(), object: z.literal("model"), created: z.number().int(), owned_by: z.string() })
+  .object({
+    id: z.string(),
+    object: z.literal("model"),
+    created: z.number().int(),
+    owned_by: z.string(),
+    pricing: modelPricingSchema,
+  })
   .meta({ title: "Model" });
 
 export const modelListSchema = z.object({ object: z.literal("list"), data: z.array(modelSchema) });
@@ -142,6 +170,7 @@ export const keyListSchema = z.object({
 export const issuedKeySchema = keyRecord.extend({
   key: z.string().meta({ description: "the full key, shown only in this response" }),
 });
+export const playgroundKeySchema = issuedKeySchema.extend({ baseUrl: z.literal("/llm/v1") });
 export const keyStatusSchema = z.object({ uuid: z.uuid(), status: z.union([z.literal(0), z.literal(1)]) });
 export const keyDeletedSchema = z.object({ uuid: z.uuid(), deleted: z.literal(true) });
 
@@ -318,8 +347,14 @@ export const fxRateRefreshedSchema = z.union([
   fxRate.omit({ recordedAt: true }),
   z.object({ appliesOn: isoDate, alreadyRecorded: z.literal(true) }),
 ]);
-export const fxRateHistorySchema = z.object({ data: z.array(fxRate) });
+export const fxRateHistorySchema = z.object({
+  bankSourceConfigured: z.boolean().meta({
+    description: "whether KOREAEXIM_AUTHKEY is set, so POST /admin/fx-rates/refresh can ask the bank",
+  }),
+  data: z.array(fxRate),
+});
 export const eventsPageSchema = z.object({
+  order: z.enum(["asc", "desc"]),
   data: z.array(
     z.object({
       position: z.string(),
@@ -332,7 +367,10 @@ export const eventsPageSchema = z.object({
       recordedAt: instant,
     }),
   ),
-  next: z.string().nullable().meta({ description: "pass back as `after` for the next page" }),
+  next: z.string().nullable().meta({
+    description:
+      "newest first: pass as `before` for the next (older) page, null on the last; in log order: pass back as `after`",
+  }),
 });
 
 export const liveSchema = z.object({ status: z.literal("ok") });
@@ -405,3 +443,47 @@ export const ledgerVerificationSchema = z.union([
   }),
   z.object({ outcome: z.literal("unsupported"), store: z.string() }),
 ]);
+
+export const activityPageSchema = z
+  .object({
+    data: z.array(
+      z.object({
+        requestId: z.string(),
+        startedAt: instant,
+        model: z.string().nullable().meta({ description: "null when the body could not be read that far" }),
+        keyId: z.uuid(),
+        keyPreview: z.string().nullable(),
+        endpoint: z.enum(["chat.completions", "responses"]),
+        streamed: z.boolean().nullable(),
+        httpStatus: z
+          .number()
+          .int()
+          .meta({ description: "as answered; 499 when the client left before any header" }),
+        outcome: z.enum(["served", "refused", "failed", "cut"]),
+        latencyMs: z.number(),
+        timeToFirstTokenMs: z.number().nullable(),
+        tokens: z
+          .object({
+            input: z.number().int(),
+            cached: z.number().int().nullable(),
+            output: z.number().int(),
+            reasoning: z.number().int().nullable(),
+          })
+          .nullable()
+          .meta({ description: "as recorded for billing; null when nothing was produced" }),
+        outputTokensPerSecond: z.number().nullable(),
+        costWon: moneyText
+          .nullable()
+          .meta({ description: "the charge; null until charged, or never charged" }),
+        errorType: z.string().nullable(),
+      }),
+    ),
+    nextCursor: z.string().nullable().meta({ description: "pass back as `cursor`; null on the last page" }),
+  })
+  .meta({ title: "ActivityPage" });
+
+export const signInLinkSchema = z.object({
+  path: z.string().meta({ example: "/console/sign-in?code=…" }),
+  url: z.string().meta({ description: "the path on the host the request was sent to" }),
+  expiresAt: instant,
+});

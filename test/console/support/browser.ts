@@ -74,9 +74,14 @@ export async function seriousAccessibilityViolations(page: Page): Promise<string
     );
 }
 
-export async function screenshot(page: Page, name: string): Promise<string> {
+/** The whole page by default; `fullPage: false` for what a screen of the viewport's size shows first. */
+export async function screenshot(
+  page: Page,
+  name: string,
+  options: { fullPage?: boolean } = {},
+): Promise<string> {
   await mkdir(artifactsDirectory, { recursive: true });
   const file = path.join(artifactsDirectory, `${name}.png`);
-  await page.screenshot({ path: file, fullPage: true });
+  await page.screenshot({ path: file, fullPage: options.fullPage ?? true });
   return file;
 }

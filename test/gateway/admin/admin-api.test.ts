@@ -289,6 +289,8 @@ describe("FX rates", () => {
       source: "admin",
     });
     const history = await json(await api.admin("GET", "/fx-rates"));
+    // This gateway has the bank's key, so a console may offer "refresh from the bank now".
+    expect(history.bankSourceConfigured).toBe(true);
     expect(history.data).toEqual([
       {
         appliesOn: "2026-11-20",
@@ -470,7 +472,7 @@ describe("GET /admin/billing", () => {
 });
 
 describe("GET /admin/events", () => {
-  it("pages through the raw ledger in order, and filters one stream", async () => {
+  it("pages through the raw ledger in log order after a position, and filters one stream", async () => {
     // Given: four events
     await api.admin("POST", "/accounts/user/alice/credits", { amountWon: "1" });
     await api.admin("POST", "/accounts/user/bob/credits", { amountWon: "2" });
@@ -478,17 +480,17 @@ describe("GET /admin/events", () => {
     await api.admin("POST", "/accounts/user/bob/credits", { amountWon: "4" });
 
     // When
-    const first = await json(await api.admin("GET", "/events?limit=3"));
+    const first = await json(await api.admin("GET", "/events?limit=3&order=asc"));
     const second = await json(await api.admin("GET", `/events?limit=3&after=${first.next}`));
     const third = await json(await api.admin("GET", `/events?limit=3&after=${second.next}`));
-    const alicesOnly = await json(await api.admin("GET", "/events?stream=account-user-alice"));
+    const alicesOnly = await json(await api.admin("GET", "/events?stream=account-user-alice&order=asc"));
 
     // Then
     const amounts = (page: Record<string, unknown>) =>
       (page.data as { data: { amountWon: string } }[]).map((event) => event.data.amountWon);
     expect(amounts(first)).toEqual(["1", "2", "3"]);
     expect(amounts(second)).toEqual(["4"]);
-    expect(third).toEqual({ data: [], next: null });
+    expect(third).toEqual({ order: "asc", data: [], next: null });
     expect(amounts(alicesOnly)).toEqual(["1", "3"]);
     expect((first.data as Record<string, unknown>[])[0]).toMatchObject({
       streamId: "account-user-alice",
@@ -499,7 +501,40 @@ describe("GET /admin/events", () => {
     });
   });
 
-  it("refuses a malformed position or an unbounded limit with 400/100", async () => {
+  it("lists newest first by default, pages older with before, and filters by type on the server", async () => {
+    // Given: three top-ups among other events (the seeded prices and FX rate, a discount)
+    await api.admin("POST", "/accounts/user/carol/credits", { amountWon: "5" });
+    await api.admin("PUT", "/discounts", { model: null, organizationId: "acme", rate: "0.1" });
+    await api.admin("POST", "/accounts/user/carol/credits", { amountWon: "6" });
+    await api.admin("POST", "/accounts/user/dave/credits", { amountWon: "7" });
+
+    // When
+    const newest = await json(await api.admin("GET", "/events?limit=2"));
+    const older = await json(await api.admin("GET", `/events?limit=2&before=${newest.next}`));
+    const topUps = await json(await api.admin("GET", "/events?type=CreditToppedUp&limit=3"));
+    const topUpsOrDiscounts = await json(
+      await api.admin("GET", "/events?type=CreditToppedUp,DiscountSet&limit=100"),
+    );
+
+    // Then
+    const types = (page: Record<string, unknown>) =>
+      (page.data as { type: string }[]).map((event) => event.type);
+    const amounts = (page: Record<string, unknown>) =>
+      (page.data as { data: { amountWon: string } }[]).map((event) => event.data.amountWon);
+    expect(newest.order).toBe("desc");
+    expect(amounts(newest)).toEqual(["7", "6"]);
+    expect(types(older)).toEqual(["DiscountSet", "CreditToppedUp"]);
+    expect(amounts(topUps)).toEqual(["7", "6", "5"]);
+    expect(topUps.next).toEqual(expect.stringMatching(/^\d+-\d+$/));
+    expect(new Set(types(topUpsOrDiscounts))).toEqual(new Set(["CreditToppedUp", "DiscountSet"]));
+    for (const event of topUps.data as { eventId: string }[])
+      expect(event.eventId).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("refuses a malformed position, an unknown type or an unbounded limit with 400/100", async () => {
+    await expectError(await api.admin("GET", "/events?type=CreditTopUp"), 400, 100);
+    await expectError(await api.admin("GET", "/events?before=abc"), 400, 100);
+    await expectError(await api.admin("GET", "/events?order=sideways"), 400, 100);
     await expectError(await api.admin("GET", "/events?after=abc"), 400, 100);
     await expectError(await api.admin("GET", "/events?limit=100000"), 400, 100);
     await expectError(await api.admin("GET", "/events?limit=0"), 400, 100);

@@ -129,8 +129,22 @@ describe("billing paging", () => {
     expect(ids).toEqual(inRange);
   });
 
+  it("pages newest first with order=newest, each charge once, the export's order reversed", async () => {
+    const session = await harness.session("pager");
+    const { pages, ids } = await allPages((cursor) =>
+      fetch(`${harness.url}/llm/billing?order=newest&limit=1000${cursor ? `&cursor=${cursor}` : ""}`, {
+        headers: { authorization: `Bearer ${session}` },
+      }),
+    );
+    expect(pages).toBe(10);
+    expect(ids).toEqual([...expectedOrder].reverse());
+    const first = (await (await admin("/billing?account=user:pager&order=newest")).json()) as Page;
+    expect(first.data.map((row) => row.requestId)).toEqual(expectedOrder.slice(-100).reverse());
+    expect(first.nextCursor).not.toBeNull();
+  });
+
   it("refuses a cursor it did not give and a page size out of bounds with 400/100", async () => {
-    for (const query of ["cursor=bm90LWEtY3Vyc29y", "limit=0", "limit=1001", "limit=ten"]) {
+    for (const query of ["cursor=bm90LWEtY3Vyc29y", "limit=0", "limit=1001", "limit=ten", "order=random"]) {
       const response = await admin(`/billing?account=user:pager&${query}`);
       expect(response.status, query).toBe(400);
       expect(((await response.json()) as { status: number }).status).toBe(100);

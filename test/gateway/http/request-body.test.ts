@@ -48,8 +48,15 @@ describe("readJsonBody", () => {
     }
   });
 
-  it("leaves the body unread and undefined for other media types and for no body", async () => {
-    expect((await send('{"a":1}', { "content-type": "text/plain" })).body).toEqual({ parsed: "nothing" });
+  it("refuses a body of another media type, or of none, naming the header to send; no body is undefined", async () => {
+    for (const headers of [
+      { "content-type": "text/plain" },
+      { "content-type": "application/x-www-form-urlencoded" },
+    ]) {
+      const refused = await send('{"a":1}', headers);
+      expect(refused.status).toBe(400);
+      expect(JSON.stringify(refused.body)).toContain("Content-Type: application/json");
+    }
     expect((await send(undefined, json)).body).toEqual({ parsed: "nothing" });
     expect((await send("   ", json)).body).toEqual({ parsed: "nothing" });
   });

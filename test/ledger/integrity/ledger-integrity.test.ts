@@ -188,6 +188,26 @@ describe("ledger hash chains and signed checkpoints", () => {
     expect(proof?.checkpoint?.publicKey).toBe(signingKey.publicKey.toString("hex"));
   });
 
+  it("proves an event named by the log position the console shows as by its id, with `ledger prove`", async () => {
+    const event = await harness.ledger.pool.query<{ event_id: string; position: string }>(
+      `SELECT event_id::text, transaction_order || '-' || position AS position FROM ledger_events
+       ORDER BY transaction_order, position LIMIT 1 OFFSET 1000`,
+    );
+    const { event_id: eventId, position } = event.rows[0]!;
+
+    const byId = await ledgerCli(["prove", eventId], harness.database.url);
+    const byPosition = await ledgerCli(["prove", position], harness.database.url);
+
+    expect(byId.code).toBe(0);
+    expect(byPosition).toEqual(byId);
+    expect(byPosition.output).toContain('"rootMatches": true');
+    expect(await ledgerCli(["prove", "1-1"], harness.database.url)).toEqual({
+      code: 1,
+      output: "no event at 1-1\n",
+    });
+    expect((await ledgerCli(["prove", "yesterday"], harness.database.url)).code).toBe(2);
+  }, 120_000);
+
   it("exits 1 from `ledger verify` naming a committed tampering, 0 before it", async () => {
     await harness.project();
     const clean = await ledgerCli(["verify"], harness.database.url);

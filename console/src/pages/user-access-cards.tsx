@@ -1,0 +1,139 @@
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { Card, ErrorMessage } from "../components/ui";
+import { adminApi } from "../lib/api";
+import { formatSeoulDateTime } from "../lib/format";
+import { useI18n } from "../lib/i18n";
+
+/**
+ * Getting a user in and equipped from the console: a one-time sign-in link for a user, and a key for a user
+ * or an organization. Both secrets are shown once, with a copy button, and never stored by the page.
+ */
+
+function field(form: FormData, name: string): string {
+  return String(form.get(name) ?? "").trim();
+}
+
+function CopyButton({ text }: { text: string }) {
+  const { t } = useI18n();
+  const [copied, setCopied] = useState(false);
+  return (
+    <button
+      type="button"
+      onClick={async () => {
+        await navigator.clipboard.writeText(text);
+        setCopied(true);
+      }}
+    >
+      {copied ? t("copied") : t("copy")}
+    </button>
+  );
+}
+
+export function SignInLinkCard() {
+  const { t, language } = useI18n();
+  const mint = useMutation({ mutationFn: adminApi.signInLink });
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const organizationId = field(form, "organizationId");
+    mint.mutate({ userId: field(form, "userId"), ...(organizationId ? { organizationId } : {}) });
+  }
+  return (
+    <Card title={t("signInLinkTitle")}>
+      <p className="muted">{t("signInLinkHelp")}</p>
+      <form className="row wrap" onSubmit={onSubmit} onChange={() => mint.reset()}>
+        <label>
+          {t("userId")}
+          <input name="userId" required maxLength={200} />
+        </label>
+        <label>
+          {t("organizationIdOptional")}
+          <input name="organizationId" maxLength={200} />
+        </label>
+        <button type="submit" className="primary" disabled={mint.isPending}>
+          {t("mintSignInLink")}
+        </button>
+      </form>
+      <ErrorMessage error={mint.error} />
+      {mint.data && (
+        <div className="new-key">
+          <p className="warning" role="status">
+            {t("signInLinkOnce")} {formatSeoulDateTime(mint.data.expiresAt, language)}
+          </p>
+          <div className="row wrap">
+            <code data-testid="sign-in-link">{mint.data.url}</code>
+            <CopyButton text={mint.data.url} />
+          </div>
+        </div>
+      )}
+    </Card>
+  );
+}
+
+export function IssueKeyCard() {
+  const { t } = useI18n();
+  const client = useQueryClient();
+  const [kind, setKind] = useState<"user" | "organization">("user");
+  const issue = useMutation({
+    mutationFn: adminApi.issueKey,
+    onSuccess: () => void client.invalidateQueries({ queryKey: ["admin"] }),
+  });
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const issuedForUserId = field(form, "issuedForUserId");
+    issue.mutate({
+      account: `${kind}:${field(form, "accountId")}`,
+      name: field(form, "name"),
+      description: field(form, "description"),
+      ...(kind === "organization" && issuedForUserId ? { issuedForUserId } : {}),
+    });
+  }
+  return (
+    <Card title={t("adminIssueKeyTitle")}>
+      <form className="row wrap" onSubmit={onSubmit} onChange={() => issue.reset()}>
+        <label>
+          {t("kind")}
+          <select value={kind} onChange={(event) => setKind(event.target.value as "user" | "organization")}>
+            <option value="user">{t("personal")} (user)</option>
+            <option value="organization">{t("organization")} (organization)</option>
+          </select>
+        </label>
+        <label>
+          {t("accountId")}
+          <input name="accountId" required maxLength={200} />
+        </label>
+        {kind === "organization" && (
+          <label>
+            {t("issuedForUser")}
+            <input name="issuedForUserId" maxLength={200} />
+          </label>
+        )}
+        <label>
+          {t("keyName")}
+          <input name="name" required maxLength={200} />
+        </label>
+        <label>
+          {t("keyDescription")}
+          <input name="description" maxLength={2000} />
+        </label>
+        <button type="submit" className="primary" disabled={issue.isPending}>
+          {t("issue")}
+        </button>
+      </form>
+      <ErrorMessage error={issue.error} />
+      {issue.data && (
+        <div className="new-key">
+          <p className="warning" role="status">
+            {t("newKeyWarning")}
+          </p>
+          <div className="row wrap">
+            <code data-testid="admin-new-key">{issue.data.key}</code>
+            <CopyButton text={issue.data.key} />
+          </div>
+        </div>
+      )}
+    </Card>
+  );
+}

@@ -1,0 +1,95 @@
+import { type ErrorRequestHandler, Router } from "express";
+import type pg from "pg";
+import { z } from "zod";
+import type { AccountReference } from "../../ledger/events";
+import {
+  type ActivityQuery,
+  activityLimits,
+  InvalidActivityCursorError,
+  readActivityPage,
+} from "../activity/activity-read-model";
+import { requestOutcomes } from "../activity/request-log-entry";
+import { apiErrors, validationErrorOf } from "../api-error";
+import { storableString } from "../http/storable-string";
+import { sessionOf } from "../middleware/authenticate-session";
+import { billingRangeOf } from "./billing-range";
+
+/**
+ * `GET /llm/usage/activity` (session; `isOrganization=true|false` as for /llm/billing): every generation
+ * request of the caller's account, served, refused, failed or cut, newest first, a page at a time
+ * (`limit`, `cursor`), filtered by `model`, `keyId`, `status` (HTTP), `outcome`, `from` and `to`. The admin
+ * API answers the same for any account (src/gateway/admin/activity-routes.ts).
+ */
+
+const pageRowsText = `must be an integer from 1 to ${activityLimits.pageRowsMax}`;
+
+export const activityQuerySchema = z.object({
+  limit: z.coerce
+    .number({ error: pageRowsText })
+    .int({ error: pageRowsText })
+    .min(1, { error: pageRowsText })
+    .max(activityLimits.pageRowsMax, { error: pageRowsText })
+    .default(activityLimits.pageRowsDefault),
+  cursor: z.string().min(1).max(1_000).optional(),
+  model: storableString.min(1).max(200).optional(),
+  keyId: z.uuid({ error: "must be a key's uuid" }).optional(),
+  status: z.coerce
+    .number({ error: "must be an HTTP status such as 429" })
+    .int({ error: "must be an HTTP status such as 429" })
+    .min(100, { error: "must be an HTTP status such as 429" })
+    .max(599, { error: "must be an HTTP status such as 429" })
+    .optional(),
+  outcome: z.enum(requestOutcomes, { error: "must be served, refused, failed or cut" }).optional(),
+  /** One request, by the `x-request-id` its answer carried (a reply's cost, for instance). */
+  requestId: storableString.min(1).max(200).optional(),
+});
+
+const sessionActivityQuerySchema = activityQuerySchema.extend({
+  isOrganization: z.enum(["true", "false"], { error: "must be true or false" }).optional(),
+});
+
+/** The filters and page of an activity query whose account the caller has settled. */
+export function activityRequestOf(
+  query: unknown,
+  account: AccountReference,
+): { query: ActivityQuery; page: { limit: number; cursor: string | undefined } } {
+  const parsed = activityQuerySchema.safeParse(query);
+  if (!parsed.success) throw validationErrorOf(parsed.error);
+  const { from, to } = billingRangeOf(query);
+  return {
+    query: {
+      account,
+      from,
+      to,
+      model: parsed.data.model,
+      keyId: parsed.data.keyId,
+      httpStatus: parsed.data.status,
+      outcome: parsed.data.outcome,
+      requestId: parsed.data.requestId,
+    },
+    page: { limit: parsed.data.limit, cursor: parsed.data.cursor },
+  };
+}
+
+export const activityErrorMapper: ErrorRequestHandler = (error, _request, _response, next) => {
+  next(error instanceof InvalidActivityCursorError ? apiErrors.validation(error.message) : error);
+};
+
+export function createActivityRouter(database: Pick<pg.Pool, "query">): Router {
+  const router = Router();
+  router.get("/", async (request, response) => {
+    const parsed = sessionActivityQuerySchema.safeParse(request.query);
+    if (!parsed.success) throw validationErrorOf(parsed.error);
+    const session = sessionOf(response.locals);
+    let account: AccountReference = { kind: "user", id: session.userId };
+    if (parsed.data.isOrganization === "true") {
+      if (session.organizationId === null)
+        throw apiErrors.validation("isOrganization: the session belongs to no organization");
+      account = { kind: "organization", id: session.organizationId };
+    }
+    const { query, page } = activityRequestOf(request.query, account);
+    response.json(await readActivityPage(database, query, page));
+  });
+  router.use(activityErrorMapper);
+  return router;
+}

@@ -1,0 +1,210 @@
+import type pg from "pg";
+import { billingHistoryTable } from "../../../projections/billing-history";
+import { isStorableText } from "../../kernel/storable-text";
+import type { AccountReference, UsageTokens } from "../../ledger/events";
+import type { GenerationEndpoint, RequestOutcome } from "./request-log-entry";
+
+/**
+ * The activity log a page at a time, newest first: the request log's rows of one account (migration 10),
+ * each with its cost from the billing history when it was charged. The cursor is opaque to clients: the
+ * (start, request id) of the last row served, the order of the index, so a page is one range scan that
+ * stops at its limit and pages never skip or repeat a row however rows arrive.
+ */
+
+export const activityLimits = {
+  pageRowsMax: 500,
+  pageRowsDefault: 50,
+} as const;
+
+export interface ActivityQuery {
+  account: AccountReference;
+  from: Date | undefined;
+  to: Date | undefined;
+  model: string | undefined;
+  keyId: string | undefined;
+  httpStatus: number | undefined;
+  outcome: RequestOutcome | undefined;
+  requestId: string | undefined;
+}
+
+export interface ActivityEntry {
+  requestId: string;
+  startedAt: string;
+  model: string | null;
+  keyId: string;
+  keyPreview: string | null;
+  endpoint: GenerationEndpoint;
+  streamed: boolean | null;
+  httpStatus: number;
+  outcome: RequestOutcome;
+  latencyMs: number;
+  timeToFirstTokenMs: number | null;
+  tokens: UsageTokens | null;
+  /** Output tokens over the time spent producing them (after the first token, when streamed). */
+  outputTokensPerSecond: number | null;
+  /** What the request was charged (decimal string); null while not charged, or never. */
+  costWon: string | null;
+  errorType: string | null;
+}
+
+export interface ActivityPage {
+  data: ActivityEntry[];
+  nextCursor: string | null;
+}
+
+export class InvalidActivityCursorError extends Error {
+  override readonly name = "InvalidActivityCursorError";
+  constructor() {
+    super("cursor: must be a nextCursor returned by a previous page");
+  }
+}
+
+interface Position {
+  startedAt: string;
+  requestId: string;
+}
+
+function encodeCursor(position: Position): string {
+  return Buffer.from(JSON.stringify([position.startedAt, position.requestId])).toString("base64url");
+}
+
+function decodeCursor(text: string): Position {
+  try {
+    const decoded = JSON.parse(Buffer.from(text, "base64url").toString("utf8")) as unknown;
+    if (
+      Array.isArray(decoded) &&
+      decoded.length === 2 &&
+      typeof decoded[0] === "string" &&
+      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(decoded[0]) &&
+      typeof decoded[1] === "string" &&
+      decoded[1].length <= 200 &&
+      isStorableText(decoded[1])
+    )
+      return { startedAt: decoded[0], requestId: decoded[1] };
+  } catch {
+    // Falls through to the error below.
+  }
+  throw new InvalidActivityCursorError();
+}
+
+interface ActivityRow {
+  request_id: string;
+  started_at: Date;
+  model: string | null;
+  key_id: string;
+  key_preview: string | null;
+  endpoint: GenerationEndpoint;
+  streamed: boolean | null;
+  http_status: number;
+  outcome: RequestOutcome;
+  latency_ms: number;
+  time_to_first_token_ms: number | null;
+  input_tokens: number | null;
+  cached_tokens: number | null;
+  output_tokens: number | null;
+  reasoning_tokens: number | null;
+  error_type: string | null;
+  cost_won: string | null;
+}
+
+export async function readActivityPage(
+  database: Pick<pg.Pool, "query">,
+  query: ActivityQuery,
+  page: { limit: number; cursor: string | undefined },
+): Promise<ActivityPage> {
+  const before = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
+  // Unnamed, so planned with its values: the filters not given fold away and the index range is used.
+  const result = await database.query<ActivityRow>(
+    `SELECT log.request_id, log.started_at, log.model, log.key_id::text AS key_id, log.key_preview, log.endpoint,
+            log.streamed, log.http_status, log.outcome, log.latency_ms, log.time_to_first_token_ms,
+            log.input_tokens, log.cached_tokens, log.output_tokens, log.reasoning_tokens, log.error_type,
+            charge.amount_won::text AS cost_won
+     FROM request_log log
+     LEFT JOIN ${billingHistoryTable.name} charge ON charge.request_id = log.request_id
+     WHERE log.account_kind = $1 AND log.account_id = $2
+       AND ($3::timestamptz IS NULL OR log.started_at >= $3)
+       AND ($4::timestamptz IS NULL OR log.started_at < $4)
+       AND ($5::text IS NULL OR log.model = $5)
+       AND ($6::uuid IS NULL OR log.key_id = $6)
+       AND ($7::smallint IS NULL OR log.http_status = $7)
+       AND ($8::text IS NULL OR log.outcome = $8)
+       AND ($9::timestamptz IS NULL OR (log.started_at, log.request_id) < ($9, $10::text))
+       AND ($12::text IS NULL OR log.request_id = $12)
+     ORDER BY log.started_at DESC, log.request_id DESC
+     LIMIT $11`,
+    [
+      query.account.kind,
+      query.account.id,
+      query.from?.toISOString() ?? null,
+      query.to?.toISOString() ?? null,
+      query.model ?? null,
+      query.keyId ?? null,
+      query.httpStatus ?? null,
+      query.outcome ?? null,
+      before?.startedAt ?? null,
+      before?.requestId ?? null,
+      // One more than the page: whether there is a next page, without a count.
+      page.limit + 1,
+      query.requestId ?? null,
+    ],
+  );
+  const rows = result.rows.slice(0, page.limit);
+  const last = rows.at(-1);
+  return {
+    data: rows.map(activityEntryOf),
+    nextCursor:
+      result.rows.length > page.limit && last
+        ? encodeCursor({ startedAt: last.started_at.toISOString(), requestId: last.request_id })
+        : null,
+  };
+}
+
+function activityEntryOf(row: ActivityRow): ActivityEntry {
+  const tokens =
+    row.input_tokens === null || row.output_tokens === null
+      ? null
+      : {
+          input: row.input_tokens,
+          cached: row.cached_tokens,
+          output: row.output_tokens,
+          reasoning: row.reasoning_tokens,
+        };
+  return {
+    requestId: row.request_id,
+    startedAt: row.started_at.toISOString(),
+    model: row.model,
+    keyId: row.key_id,
+    keyPreview: row.key_preview,
+    endpoint: row.endpoint,
+    streamed: row.streamed,
+    httpStatus: row.http_status,
+    outcome: row.outcome,
+    latencyMs: row.latency_ms,
+    timeToFirstTokenMs: row.time_to_first_token_ms,
+    tokens,
+    outputTokensPerSecond: outputTokensPerSecondOf(row),
+    costWon: row.cost_won,
+    errorType: row.error_type,
+  };
+}
+
+/**
+ * Output tokens per second of producing them: for a stream, from its first token to its end (the wait for
+ * the first token is its own column); for a JSON reply, over the whole request. One decimal.
+ */
+export function outputTokensPerSecondOf(row: {
+  streamed: boolean | null;
+  latency_ms: number;
+  time_to_first_token_ms: number | null;
+  output_tokens: number | null;
+}): number | null {
+  if (row.output_tokens === null || row.output_tokens === 0) return null;
+  const producingMs =
+    row.streamed === true &&
+    row.time_to_first_token_ms !== null &&
+    row.latency_ms > row.time_to_first_token_ms
+      ? row.latency_ms - row.time_to_first_token_ms
+      : row.latency_ms;
+  if (producingMs <= 0) return null;
+  return Math.round((row.output_tokens / (producingMs / 1_000)) * 10) / 10;
+}

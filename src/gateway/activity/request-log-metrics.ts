@@ -1,0 +1,26 @@
+import { Counter } from "prom-client";
+import { metricsRegistry } from "../../kernel/metrics-registry";
+
+/** What became of the request log's rows: written in a batch, or dropped (queue full, or the batch failed). */
+const requestLogRows = new Counter({
+  name: "won_gateway_request_log_rows_total",
+  help: "Activity-log rows of generation requests, by result: written, or dropped (queue full or batch failed)",
+  labelNames: ["result"] as const,
+  registers: [metricsRegistry],
+});
+
+const requestLogBatches = new Counter({
+  name: "won_gateway_request_log_batches_total",
+  help: "INSERT statements the request log wrote (one per batch of rows)",
+  registers: [metricsRegistry],
+});
+
+export const requestLogMetrics = {
+  written(rows: number): void {
+    requestLogRows.inc({ result: "written" }, rows);
+    requestLogBatches.inc();
+  },
+  dropped(rows: number): void {
+    requestLogRows.inc({ result: "dropped" }, rows);
+  },
+};

@@ -1,0 +1,86 @@
+import { Router } from "express";
+import type { Logger } from "pino";
+import { z } from "zod";
+import type { ApiKeyService } from "../../keys/api-key-service";
+import type { AccountReference } from "../../ledger/events";
+import type { ConsoleAuth } from "../console/console-auth";
+import { storableString } from "../http/storable-string";
+import { handleKeyRoute } from "../keys/key-routes";
+import { requestIdOf } from "../middleware/request-id";
+import { parseWith } from "./admin-context";
+
+/**
+ * Getting a user in and equipped without curl tricks:
+ * - `POST /admin/sign-in-links` `{ userId, organizationId? }` → 201 `{ path, url, expiresAt }`: a one-time
+ *   console sign-in link for that user (minutes-short, single use across restarts). Logged with its actor;
+ *   a sign-in link moves no money, so it is not a ledger event.
+ * - `POST /admin/keys` `{ account: "user:ID" | "organization:ID", name, description?, issuedForUserId? }` →
+ *   201 as `POST /llm/apis`: a key for any account, its `ApiKeyIssued` event carrying the admin as actor.
+ */
+
+const identifier = storableString.trim().min(1, "is required").max(200);
+
+export const signInLinkBodySchema = z
+  .object({ userId: identifier, organizationId: identifier.nullish() })
+  .strict();
+
+export const adminIssueKeyBodySchema = z
+  .object({
+    account: z
+      .string({ error: "must be user:ID or organization:ID" })
+      .regex(/^(user|organization):.{1,200}$/, "must be user:ID or organization:ID"),
+    name: z.string().trim().min(1, "is required").max(200),
+    description: z.string().max(2_000).optional().default(""),
+    /** For an organization key: the member it is for (recorded as its issuing user). */
+    issuedForUserId: identifier.optional(),
+  })
+  .strict();
+
+export function createAdminUserAccessRouter(dependencies: {
+  keys: ApiKeyService;
+  consoleAuth: ConsoleAuth;
+  logger: Logger;
+}): Router {
+  const router = Router();
+  const actorOf = (locals: Record<string, unknown>) =>
+    typeof locals.actor === "string" ? locals.actor : "admin";
+
+  router.post("/sign-in-links", async (request, response) => {
+    const body = parseWith(signInLinkBodySchema, request.body ?? {});
+    const session = { userId: body.userId, organizationId: body.organizationId ?? null };
+    const { code, expiresAt } = await dependencies.consoleAuth.mintSignInLink(session);
+    const path = `/console/sign-in?code=${code}`;
+    dependencies.logger.info(
+      { actor: actorOf(response.locals), requestId: requestIdOf(response.locals), ...session },
+      "sign-in link minted",
+    );
+    response.setHeader("cache-control", "no-store");
+    response.status(201).json({
+      path,
+      url: `${request.protocol}://${request.get("host")}${path}`,
+      expiresAt: expiresAt.toISOString(),
+    });
+  });
+
+  router.post(
+    "/keys",
+    handleKeyRoute(async (request, response) => {
+      const body = parseWith(adminIssueKeyBodySchema, request.body ?? {});
+      const issued = await dependencies.keys.issueAsAdmin(
+        { admin: actorOf(response.locals) },
+        { owner: accountOf(body.account), issuedForUserId: body.issuedForUserId ?? null },
+        { name: body.name, description: body.description },
+        requestIdOf(response.locals),
+      );
+      response.status(201).json(issued);
+    }),
+  );
+  return router;
+}
+
+function accountOf(text: string): AccountReference {
+  const separator = text.indexOf(":");
+  const kind = text.slice(0, separator);
+  if (kind !== "user" && kind !== "organization") throw new Error(`schema let through account kind ${kind}`);
+  return { kind, id: text.slice(separator + 1) };
+}

@@ -1,0 +1,49 @@
+import type { RequestHandler } from "express";
+import { apiErrors } from "../api-error";
+import { hasBody, refuseNonJsonBody } from "../http/request-body";
+
+/**
+ * Requests that missed the API because of a wrong base URL get a 404 saying which one to use: an
+ * OpenAI-style client configured with `…/v1` or the bare host calls `/v1/chat/completions` or
+ * `/chat/completions`, and one configured with `…/llm` calls `/llm/chat/completions` — which would otherwise
+ * meet the session routes' 401.
+ */
+
+const generationTails = ["chat/completions", "responses", "completions", "embeddings", "models"];
+const wrongBaseUrl = new RegExp(
+  `^/(?:v1/.*|v1|(?:llm/)?(?:${generationTails.map((tail) => tail.replace("/", "\\/")).join("|")})(?:/.*)?)$`,
+);
+/** `/llm/models` is the console's session route: only an API key there is a wrong base URL. */
+const sessionRouteShadowed = /^\/llm\/models(?:\/.*)?$/;
+
+export function baseUrlHint(): RequestHandler {
+  return (request, _response, next) => {
+    const path = request.path;
+    if (!wrongBaseUrl.test(path)) {
+      next();
+      return;
+    }
+    if (sessionRouteShadowed.test(path) && !/^Bearer\s+svc_/i.test(request.headers.authorization ?? "")) {
+      next();
+      return;
+    }
+    const origin = `${request.protocol}://${request.get("host") ?? "localhost"}`;
+    next(
+      apiErrors.notFound(
+        `No such route: ${path}. The API's base URL is ${origin}/llm/v1 (for example POST ${origin}/llm/v1/chat/completions)`,
+      ),
+    );
+  };
+}
+
+/** Express routes refuse a body that is not JSON the same way the generation endpoints do. */
+export function refuseNonJsonBodies(): RequestHandler {
+  return (request, _response, next) => {
+    try {
+      if (hasBody(request)) refuseNonJsonBody(request);
+      next();
+    } catch (error) {
+      next(error);
+    }
+  };
+}

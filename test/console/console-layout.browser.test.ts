@@ -1,0 +1,236 @@
+import pino from "pino";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createOperations, type Operations } from "../../src/operations/operations";
+import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
+import { type Browser, launchBrowser, screenshot } from "./support/browser";
+import { patienceMs, poll, topUp } from "./support/patient";
+import { appendCharges } from "./support/seeded-charges";
+
+/**
+ * The console's layout at a laptop's 1366 px and a phone's 390 px, in Korean and English: no page scrolls
+ * sideways on the phone, the header is one band on the laptop, nav words stay whole; admin links only for an
+ * admin; "signed in as" once; inline top-up validation; the bank refresh only with a bank key; /docs without
+ * markdown backticks.
+ */
+
+const userId = "mina";
+const organizationId = "acme";
+const phone = { width: 390, height: 844 };
+const laptop = { width: 1366, height: 768 };
+const userPages = ["/", "/keys", "/usage", "/activity", "/models", "/playground"] as const;
+const adminPages = [
+  "/admin/accounts",
+  "/admin/pricing",
+  "/admin/fx",
+  "/admin/events",
+  "/admin/ledger",
+] as const;
+
+let harness: GatewayHarness;
+let operations: Operations | undefined;
+let browser: Browser;
+let page: Page;
+let sessionToken = "";
+
+beforeAll(async () => {
+  harness = await startGatewayHarness({
+    label: "console_layout",
+    billing: {},
+    service: {
+      adminToken: testSecrets.adminToken,
+      // The operations routes serve /docs.
+      operationsRouter: (parts) => {
+        operations = createOperations({
+          queueBackend: { kind: "postgresql", databaseUrl: parts.ledger.pool.options.connectionString! },
+          logger: pino({ level: "silent" }),
+        });
+        return operations.router(parts);
+      },
+    },
+  });
+  await topUp(harness, { kind: "user", id: userId }, "10000");
+  sessionToken = await harness.session(userId, organizationId);
+  const key = await harness.issueKey(sessionToken, { name: "layout key" });
+  await appendCharges(harness, {
+    account: { kind: "user", id: userId },
+    keyId: key.uuid,
+    count: 60,
+    newestStartMs: Date.now() - 60_000,
+    spacingMs: 6 * 3_600_000,
+  });
+  browser = await launchBrowser({ locale: "en-US", origin: harness.url });
+  page = browser.page;
+  page.setDefaultTimeout(patienceMs);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await operations?.close();
+  await harness?.close();
+});
+
+async function open(path: string): Promise<void> {
+  await page.goto(`${harness.url}/console${path}`);
+  await poll(async () => ((await page.locator("h1").first().textContent()) ?? "").length).toBeGreaterThan(0);
+  // Charts and tables arrive after the heading; measure once the page has settled.
+  await page.waitForLoadState("networkidle");
+}
+
+const pageWidth = () => page.evaluate<number>("document.documentElement.scrollWidth");
+
+async function setLanguage(language: "ko" | "en"): Promise<void> {
+  await page.evaluate(`window.localStorage.setItem("won-console.language", "${language}")`);
+}
+
+async function expectNoSidewaysScroll(name: string): Promise<void> {
+  await page.setViewportSize(phone);
+  await page.waitForTimeout(150);
+  await screenshot(page, `${name}-390`, { fullPage: false });
+  expect(await pageWidth(), `${name} at 390 px`).toBeLessThanOrEqual(phone.width);
+}
+
+/** The header at 1366 px: the brand and the language picker on one line, every nav link on one line. */
+async function expectOneHeaderBand(name: string): Promise<void> {
+  await page.setViewportSize(laptop);
+  await page.waitForTimeout(150);
+  await screenshot(page, `${name}-1366`);
+  const brand = (await page.locator("header .brand").boundingBox())!;
+  const picker = (await page.locator("header select").boundingBox())!;
+  const header = (await page.locator("header").boundingBox())!;
+  expect(Math.abs(picker.y + picker.height / 2 - (brand.y + brand.height / 2)), name).toBeLessThan(8);
+  expect(header.height, name).toBeLessThan(64);
+  const linesPerLink = await page.evaluate<number[]>(
+    `[...document.querySelectorAll("header nav a, nav.subnav a")].map((link) => link.getClientRects().length)`,
+  );
+  expect(
+    linesPerLink.every((lines) => lines === 1),
+    name,
+  ).toBe(true);
+}
+
+describe("the console at 1366 px and 390 px, in Korean and English", { timeout: 180_000 }, () => {
+  it("fits the sign-in page on a phone, and points operators to the admin sign-in", async () => {
+    for (const language of ["en", "ko"] as const) {
+      await page.goto(`${harness.url}/console/`);
+      await setLanguage(language);
+      await open("/");
+      await expectNoSidewaysScroll(`layout-sign-in-${language}`);
+      await expectOneHeaderBand(`layout-sign-in-${language}`);
+    }
+    expect(await page.getByRole("link", { name: "운영자: 관리자 로그인" }).count()).toBe(1);
+  });
+
+  it("shows a user no admin links, and who is signed in once", async () => {
+    await setLanguage("en");
+    await open("/");
+    await page.getByLabel("Session token").fill(sessionToken);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByTestId("personal-balance").waitFor();
+    expect(await page.getByRole("navigation", { name: "Admin & finance" }).count()).toBe(0);
+    expect(await page.getByRole("link", { name: "Accounts" }).count()).toBe(0);
+    expect(await page.getByRole("link", { name: "Admin", exact: true }).count()).toBe(0);
+    const text = await page.evaluate<string>("document.body.innerText");
+    expect(text.split("Signed in as").length - 1).toBe(1);
+    expect(await page.getByTestId("signed-in-as").textContent()).toBe(
+      `Signed in as ${userId} · Organization ${organizationId}`,
+    );
+  });
+
+  it("fits every user page on a phone and keeps one header band on a laptop, in both languages", async () => {
+    for (const language of ["en", "ko"] as const) {
+      await setLanguage(language);
+      for (const path of userPages) {
+        const name = `layout-${language}${path === "/" ? "-overview" : path.replaceAll("/", "-")}`;
+        await open(path);
+        await expectNoSidewaysScroll(name);
+        await expectOneHeaderBand(name);
+      }
+    }
+  });
+
+  it("shows an admin the admin links, and fits every admin page on a phone in both languages", async () => {
+    await setLanguage("en");
+    await open("/admin/accounts");
+    await page.getByLabel("Admin token").fill(testSecrets.adminToken);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByTestId("accounts-table").waitFor();
+    await page.getByRole("navigation", { name: "Admin & finance" }).waitFor();
+    // One "Admin" link in the header, current on admin pages; the admin pages' own links below it.
+    expect(
+      await page
+        .getByRole("banner")
+        .getByRole("link", { name: "Admin", exact: true })
+        .getAttribute("aria-current"),
+    ).toBe("page");
+    for (const language of ["en", "ko"] as const) {
+      await setLanguage(language);
+      // The user pages were measured above; with the Admin link the header is longest on any page.
+      for (const path of ["/", ...adminPages]) {
+        const name = `layout-admin-${language}${path === "/" ? "-overview" : path.replaceAll("/", "-")}`;
+        await open(path);
+        await expectNoSidewaysScroll(name);
+        await expectOneHeaderBand(name);
+      }
+    }
+  });
+
+  it("keeps Korean nav words whole", async () => {
+    await setLanguage("ko");
+    await open("/admin/pricing");
+    await page.setViewportSize(phone);
+    const navLinks = `[...document.querySelectorAll("header nav a, nav.subnav a")]`;
+    const wordBreaks = await page.evaluate<string[]>(
+      `${navLinks}.map((link) => getComputedStyle(link).wordBreak)`,
+    );
+    expect(wordBreaks.length).toBe(12);
+    expect(new Set(wordBreaks)).toEqual(new Set(["keep-all"]));
+    const linesPerLink = await page.evaluate<number[]>(
+      `${navLinks}.map((link) => link.getClientRects().length)`,
+    );
+    expect(linesPerLink.every((lines) => lines === 1)).toBe(true);
+  });
+
+  it("says inline what is wrong with a top-up amount, and clears a success once the form changes", async () => {
+    await setLanguage("en");
+    await open("/admin/accounts");
+    await page.setViewportSize(laptop);
+    const form = page.getByRole("region", { name: "Top up" });
+    await form.getByLabel("Id", { exact: true }).fill(userId);
+    await form.getByLabel("Reference").fill("layout test");
+    for (const amount of ["12.345", "0", "-5", "five"]) {
+      await form.getByLabel("Amount (won)").fill(amount);
+      await form.getByRole("button", { name: "Top up" }).click();
+      await poll(() => form.getByRole("alert").textContent()).toContain("above 0 with at most two decimals");
+      expect(await form.getByLabel("Amount (won)").getAttribute("aria-invalid"), amount).toBe("true");
+    }
+    await form.getByLabel("Amount (won)").fill("1500");
+    expect(await form.getByRole("alert").count()).toBe(0);
+    await form.getByRole("button", { name: "Top up" }).click();
+    await page.getByTestId("top-up-result").waitFor();
+    await screenshot(page, "layout-top-up-success");
+    await form.getByLabel("Amount (won)").fill("9");
+    expect(await page.getByTestId("top-up-result").count()).toBe(0);
+  });
+
+  it("offers no bank refresh when the gateway has no bank key", async () => {
+    await open("/admin/fx");
+    await page.getByTestId("fx-table").waitFor();
+    expect(await page.getByRole("button", { name: "Refresh from the bank now" }).count()).toBe(0);
+  });
+
+  it("shows /docs with names as code, not markdown backticks", async () => {
+    await page.goto(`${harness.url}/docs`);
+    await poll(() => page.locator("details.operation").count()).toBeGreaterThan(20);
+    const text = await page.evaluate<string>(
+      `(() => { for (const details of document.querySelectorAll("details")) details.open = true; return document.body.innerText; })()`,
+    );
+    // Backticks left are inside JSON schemas (<pre>), which show the document as it is.
+    const prose = await page.evaluate<string>(
+      `[...document.querySelectorAll("#description, h2 + p, summary")].map((node) => node.innerText).join("\\n")`,
+    );
+    expect(text.length).toBeGreaterThan(1_000);
+    expect(prose).not.toContain("`");
+    expect(await page.locator("summary code, #description code, h2 + p code").count()).toBeGreaterThan(20);
+  });
+});

@@ -1,0 +1,103 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createServer } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startBannerLines } from "../src/start-banner";
+import { createTestDatabase, type TestDatabase } from "./support/database";
+import { spawnService } from "./support/service-process";
+
+/**
+ * What an operator sees when starting the service: on every start a banner with the base URL, the console
+ * and where the secrets live; a port already in use is one line naming PORT, not a stack trace.
+ */
+
+let database: TestDatabase;
+
+beforeAll(async () => {
+  database = await createTestDatabase("start_banner");
+});
+afterAll(async () => {
+  await database?.drop();
+});
+
+function environmentFor(port: number): NodeJS.ProcessEnv {
+  const environment: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: database.url,
+    SESSION_SECRET: "banner-session-secret-0123456789abcdef0123456789",
+    KEY_PEPPER: "banner-key-pepper-0123456789abcdef0123456789abcd",
+    ADMIN_TOKEN: "banner-admin-token-0123456789abcdef0123456789",
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "warn",
+  };
+  // BullMQ on this test's own database, so no queue is shared with another test.
+  delete environment.REDIS_URL;
+  return environment;
+}
+
+describe("the start banner", () => {
+  it("given a start on a configured database, then it prints the base URL, the console and where the secrets live", async () => {
+    const service = await spawnService(
+      process.execPath,
+      ["--import", "tsx", "src/main.ts"],
+      environmentFor(0),
+      { readyLine: "a new link" },
+    );
+    try {
+      const output = service.output();
+      const baseUrl = /base URL +(http:\/\/127\.0\.0\.1:\d+\/llm\/v1)/.exec(output)?.[1];
+      expect(baseUrl).toBeDefined();
+      const origin = baseUrl!.replace(/\/llm\/v1$/, "");
+      expect(output).toContain(`web console   ${origin}/console/`);
+      expect(output).toContain("secrets       the environment: ADMIN_TOKEN, SESSION_SECRET, KEY_PEPPER");
+      // No demo user on a configured database: no sign-in link for one.
+      expect(output).not.toContain("sign in       ");
+      const consolePage = await fetch(`${origin}/console/`);
+      expect(consolePage.status).toBeLessThan(500);
+    } finally {
+      service.child.kill("SIGTERM");
+      await once(service.child, "exit");
+    }
+  }, 120_000);
+
+  it("given the embedded database, then it names the secrets file and prints a fresh sign-in link", () => {
+    const lines = startBannerLines({
+      baseUrl: "http://127.0.0.1:8080/llm/v1",
+      secrets: { kind: "file", path: "/srv/app/.data/secrets.json" },
+      demoSignInCode: "code-123",
+    });
+    expect(lines).toContain("  sign in       http://127.0.0.1:8080/console/sign-in?code=code-123");
+    expect(lines.join("\n")).toContain("secrets       /srv/app/.data/secrets.json (admin token");
+  });
+});
+
+describe("a port in use", () => {
+  it("stops the start with one line naming PORT and a non-zero exit, no stack trace", async () => {
+    // Given: the port is taken
+    const taken = createServer();
+    taken.listen(0, "127.0.0.1");
+    await once(taken, "listening");
+    const port = (taken.address() as { port: number }).port;
+    try {
+      // When
+      const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+        env: environmentFor(port),
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stderr = "";
+      child.stderr.on("data", (chunk) => {
+        stderr += String(chunk);
+      });
+      const [code] = (await once(child, "exit")) as [number | null];
+
+      // Then
+      expect(code).toBe(2);
+      expect(stderr.trim()).toBe(
+        `invalid configuration: PORT ${port} is in use on 127.0.0.1; set PORT to a free port`,
+      );
+    } finally {
+      taken.close();
+    }
+  }, 120_000);
+});
