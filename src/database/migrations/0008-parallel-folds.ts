@@ -1,0 +1,8 @@
+import type { Migration } from "../migration";
+
+/** Changed only functions, now declared as they stand (src/ledger/schema/ledger-recompute-funds.ts, the folds). */
+export const parallelFoldsMigration: Migration = {
+  id: 8,
+  name: "the inline read models' folds in parallel workers",
+  sql: "",
+};
