@@ -45,7 +45,7 @@ export interface DeclaredSchema {
   objects: readonly DeclaredObject[];
 }
 
-/** Names the declared objects as they stand: when it changes, they are dropped and created again. */
+/** A fingerprint of the declared objects: when it differs from the one last applied, they are created again. */
 export function declaredObjectsDigest(objects: readonly DeclaredObject[]): string {
   return createHash("sha256").update(JSON.stringify(objects)).digest("hex");
 }

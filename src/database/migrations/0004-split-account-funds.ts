@@ -1,6 +1,6 @@
 import type { Migration } from "../migration";
 
-/** The account's funds in two rows (src/ledger/schema/account-funds.ts says why); the view is declared. */
+/** The account's funds in two rows (src/ledger/schema/inline-funds/account-funds.ts says why); the view is declared. */
 export const splitAccountFundsMigration: Migration = {
   id: 4,
   name: "account funds in an authorized and a settled row",

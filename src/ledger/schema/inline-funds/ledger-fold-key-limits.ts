@@ -1,4 +1,4 @@
-import type { DeclaredFunction } from "../../database/declared-schema";
+import type { DeclaredFunction } from "../../../database/declared-schema";
 
 /**
  * Each key's latest limits (key-limits.ts).

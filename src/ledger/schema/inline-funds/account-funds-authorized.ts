@@ -1,4 +1,4 @@
-import type { DeclaredTable } from "../../database/declared-schema";
+import type { DeclaredTable } from "../../../database/declared-schema";
 
 /**
  * One row per account that only authorizations touch (account-funds.ts): `authorized_won` is the sum of every

@@ -1,4 +1,4 @@
-import type { DeclaredTable } from "../../database/declared-schema";
+import type { DeclaredTable } from "../../../database/declared-schema";
 
 /**
  * What each gateway process reports of its requests in flight (C10's last point), written every few seconds

@@ -1,4 +1,4 @@
-import type { DeclaredFunction } from "../../database/declared-schema";
+import type { DeclaredFunction } from "../../../database/declared-schema";
 
 /**
  * The money each event moves on its account, one row per event: the one definition the append trigger and

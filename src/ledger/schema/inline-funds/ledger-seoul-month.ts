@@ -1,4 +1,4 @@
-import type { DeclaredFunction } from "../../database/declared-schema";
+import type { DeclaredFunction } from "../../../database/declared-schema";
 
 /** The Seoul calendar month ('YYYY-MM') of an ISO instant (src/kernel/seoul-calendar.ts). */
 export const ledgerSeoulMonthFunction: DeclaredFunction = {

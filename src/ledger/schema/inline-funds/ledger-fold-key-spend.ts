@@ -1,7 +1,8 @@
-import type { DeclaredFunction } from "../../database/declared-schema";
+import type { DeclaredFunction } from "../../../database/declared-schema";
 
 /**
- * Each key's spend per month (key-spend.ts); a void's authorization is found by a join, so that its movement is inlined too.
+ * Each key's spend per month (key-spend.ts); a void's authorization is found by a join, so that its
+ * movement is inlined too.
  *
  * A fold of the whole log, one query: ledger_recompute_funds writes it (rebuild), src/ledger/inline-funds.ts
  * compares it with the live rows (verify). PARALLEL SAFE (it only reads), so a fold of a long log may use

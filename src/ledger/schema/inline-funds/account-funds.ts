@@ -1,4 +1,4 @@
-import type { DeclaredView } from "../../database/declared-schema";
+import type { DeclaredView } from "../../../database/declared-schema";
 
 /**
  * The accounts' funds, kept inline with the log (C10): the one read model that must be exact at every

@@ -1,4 +1,4 @@
-import type { DeclaredTable } from "../../database/declared-schema";
+import type { DeclaredTable } from "../../../database/declared-schema";
 
 /** Each gateway process's heartbeat: a hold whose process stopped beating is an orphan. */
 export const gatewayInstancesTable: DeclaredTable = {

@@ -1,9 +1,9 @@
-import type { DeclaredTable } from "../../database/declared-schema";
+import type { DeclaredTable } from "../../../database/declared-schema";
 
 /**
  * Each key's latest `ApiKeyLimitsSet`, kept by the append trigger: a spend limit per Asia/Seoul calendar
  * month, a total spend limit (won) and a rate limit (requests per minute); null is no limit.
- * `ledger_authorize_usage` enforces them (ledger-authorize-usage.ts).
+ * `ledger_authorize_usage` enforces them (../holds/ledger-authorize-usage.ts).
  */
 export const keyLimitsTable: DeclaredTable = {
   kind: "table",

@@ -1,4 +1,4 @@
-import type { DeclaredFunction, DeclaredTrigger } from "../../database/declared-schema";
+import type { DeclaredFunction, DeclaredTrigger } from "../../../database/declared-schema";
 
 /**
  * The inline read models moved by every append, in the appending transaction, whatever path appended: the

@@ -1,4 +1,4 @@
-import type { DeclaredView } from "../../database/declared-schema";
+import type { DeclaredView } from "../../../database/declared-schema";
 
 /**
  * What each key has spent per Seoul month (the month of its usage's `startedAt`, as billing dates it): held,

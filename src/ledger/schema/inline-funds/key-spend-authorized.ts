@@ -1,4 +1,4 @@
-import type { DeclaredTable } from "../../database/declared-schema";
+import type { DeclaredTable } from "../../../database/declared-schema";
 
 /** The sum of the holds placed per key and Seoul month, written only by authorizations (key-spend.ts). */
 export const keySpendAuthorizedTable: DeclaredTable = {

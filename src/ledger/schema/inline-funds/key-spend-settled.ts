@@ -1,4 +1,4 @@
-import type { DeclaredTable } from "../../database/declared-schema";
+import type { DeclaredTable } from "../../../database/declared-schema";
 
 /** A key's spend per Seoul month moved by everything but holds (key-spend.ts). */
 export const keySpendSettledTable: DeclaredTable = {

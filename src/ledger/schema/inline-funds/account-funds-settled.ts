@@ -1,4 +1,4 @@
-import type { DeclaredTable } from "../../database/declared-schema";
+import type { DeclaredTable } from "../../../database/declared-schema";
 
 /**
  * An account's funds moved by everything but holds — credit, releases of holds (recorded, voided), pending

@@ -1,4 +1,4 @@
-import type { DeclaredFunction } from "../../database/declared-schema";
+import type { DeclaredFunction } from "../../../database/declared-schema";
 
 /**
  * What each usage event moves on its key, one row per event: the one definition the append trigger and the

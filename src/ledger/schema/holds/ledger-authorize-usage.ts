@@ -1,14 +1,15 @@
-import type { DeclaredFunction } from "../../database/declared-schema";
+import type { DeclaredFunction } from "../../../database/declared-schema";
 
 /**
  * Places holds (C10): locks the accounts' authorized funds rows (in one order, so concurrent calls never
  * deadlock), grants each hold against what is available, in order, and appends the granted
  * `UsageAuthorized` events — one statement, one round trip, so a hot account's row is locked only from the
  * statement to its commit, never across a round trip. The settled rows are read as last committed
- * (account-funds.ts says why they need no lock).
+ * (../inline-funds/account-funds.ts says why they need no lock).
  *
- * A hold is refused when its key has reached a limit (key-limits.ts): the key's requests this minute (holds
- * granted) reach its rate limit, or its held + pending + charged this month or in total reach a spend limit.
+ * A hold is refused when its key has reached a limit (../inline-funds/key-limits.ts): the key's requests
+ * this minute (holds granted) reach its rate limit, or its held + pending + charged this month or in total
+ * reach a spend limit.
  * Every key pays from one account, whose authorized row the statement locks before deciding, so two
  * statements never decide on one key at once.
  *

@@ -1,4 +1,4 @@
-import type { DeclaredTable } from "../../database/declared-schema";
+import type { DeclaredTable } from "../../../database/declared-schema";
 
 /**
  * Each key's latest minute (of the database clock, `recorded_at`) with holds and how many it has. A fixed

@@ -1,4 +1,4 @@
-import type { DeclaredTable } from "../../database/declared-schema";
+import type { DeclaredTable } from "../../../database/declared-schema";
 
 /** The holds not yet recorded or voided, kept by the append trigger, for the orphan sweep. */
 export const openHoldsTable: DeclaredTable = {

@@ -1,4 +1,4 @@
-import type { DeclaredFunction } from "../../database/declared-schema";
+import type { DeclaredFunction } from "../../../database/declared-schema";
 
 /**
  * Every inline read model folded afresh from the whole log (rebuild; migrations that add one ask for it).

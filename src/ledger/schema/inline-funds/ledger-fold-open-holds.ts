@@ -1,4 +1,4 @@
-import type { DeclaredFunction } from "../../database/declared-schema";
+import type { DeclaredFunction } from "../../../database/declared-schema";
 
 /**
  * The open holds: authorizations not yet followed by their usage or a void (open-holds.ts).
