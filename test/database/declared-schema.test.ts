@@ -4,7 +4,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DeclaredObject } from "../../src/database/declared-schema";
-import { migrate } from "../../src/database/migrations";
+import { migrate, migrations } from "../../src/database/migrations";
 import { ledgerSchema } from "../../src/ledger/schema/ledger-schema";
 import { migrate as migrateBeforeSchemaHome } from "../fixtures/migrations-before-schema-home/migrations";
 import { createTestDatabase, type TestDatabase } from "../support/database";
@@ -125,7 +125,9 @@ describe("the declared schema", () => {
   it("is what the migrations make of an empty database: every table, view, function and trigger", () => {
     expect(migrated).toEqual(declared);
     // Not two empty catalogs: every declared object is there.
-    expect(migrated.functions.map((f) => f.signature.replace(/\(.*/, ""))).toEqual(
+    expect(
+      migrated.functions.map((catalogFunction) => catalogFunction.signature.replace(/\(.*/, "")),
+    ).toEqual(
       ledgerSchema.objects
         .filter((object) => object.kind === "function")
         .map((object) => object.name)
@@ -134,7 +136,7 @@ describe("the declared schema", () => {
     expect(new Set(migrated.columns.map((column) => column.table))).toEqual(
       new Set(
         [...ledgerSchema.tables, ...ledgerSchema.objects.filter((object) => object.kind === "view")].map(
-          (t) => t.name,
+          (relation) => relation.name,
         ),
       ),
     );
@@ -146,7 +148,7 @@ describe("the declared schema", () => {
     );
   });
 
-  it.each([1, 2, 3, 4, 5, 6, 9])(
+  it.each([1, 2, 3, 4, 5, 6, 7, 8, 9])(
     "is what a database the previous migrations left at migration %i becomes, its read models folded from its log",
     async (lastId) => {
       // Given a database migrated by the code before the schema had one home, with events in its log
@@ -193,6 +195,19 @@ describe("the declared schema", () => {
       expect((await inlineReadModels(pool)).funds[0]?.balance_won).toBe("970");
     },
   );
+
+  it("is migrated once when several processes start at once on an empty database", async () => {
+    const { database } = await emptyDatabase("concurrent");
+    const pools = [1, 2, 3].map(() => new pg.Pool({ connectionString: database.url, max: 1 }));
+    try {
+      await Promise.all(pools.map((pool) => migrate(pool, ledgerSchema.objects)));
+      expect(await schemaCatalogOf(pools[0]!)).toEqual(declared);
+      const applied = await pools[0]!.query<{ id: number }>("SELECT id FROM schema_migrations ORDER BY id");
+      expect(applied.rows.map((row) => row.id)).toEqual(migrations.map((migration) => migration.id));
+    } finally {
+      await Promise.all(pools.map((pool) => pool.end()));
+    }
+  });
 
   it("leaves an up-to-date database alone, and applies a changed declaration at the next start", async () => {
     const { pool } = await emptyDatabase("restart");
