@@ -39,7 +39,8 @@ const migrationLockKey = 7_310_001;
  * any was, or the declared functions, views and triggers are not the ones last applied — those objects
  * dropped and created again from `objects`, then the backfills the new migrations asked for. Under an
  * advisory lock, so any number of processes may start at once, and in one transaction, so a failure leaves
- * the database as it was. An up-to-date database costs two reads and no DDL.
+ * the database as it was. An up-to-date database costs two reads and no DDL; a database a newer release
+ * migrated is left as it is.
  */
 export async function migrate(pool: pg.Pool, objects: readonly DeclaredObject[]): Promise<void> {
   const client = await pool.connect();
@@ -75,6 +76,9 @@ async function migrateInTransaction(
     );`);
   const applied = await client.query<{ id: number }>("SELECT id FROM schema_migrations");
   const appliedIds = new Set(applied.rows.map((row) => row.id));
+  // A newer release migrated this database (this process is older, restarted during a rollout or after a
+  // rollback): its declarations are in force and must not be replaced by older ones.
+  if (applied.rows.some((row) => row.id > migrations.length)) return;
   const pending = migrations.filter((migration) => !appliedIds.has(migration.id));
   const digest = declaredObjectsDigest(objects);
   const last = await client.query<{ digest: string }>("SELECT digest FROM schema_declared_objects");

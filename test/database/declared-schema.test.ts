@@ -209,6 +209,24 @@ describe("the declared schema", () => {
     }
   });
 
+  it("leaves the declarations of a database a newer release migrated in force", async () => {
+    const { pool } = await emptyDatabase("newer");
+    const newer: DeclaredObject[] = ledgerSchema.objects.map((object) =>
+      object.name === "ledger_seoul_month"
+        ? { ...object, sql: object.sql.replace("'YYYY-MM')", "'YYYY-MM') -- newer") }
+        : object,
+    );
+    await migrate(pool, newer);
+    await pool.query("INSERT INTO schema_migrations (id, name) VALUES ($1, 'from a newer release')", [
+      migrations.length + 1,
+    ]);
+
+    await migrate(pool, ledgerSchema.objects);
+
+    const definition = await pool.query("SELECT pg_get_functiondef('ledger_seoul_month'::regproc) AS sql");
+    expect(definition.rows[0]?.sql).toContain("-- newer");
+  });
+
   it("leaves an up-to-date database alone, and applies a changed declaration at the next start", async () => {
     const { pool } = await emptyDatabase("restart");
     await migrate(pool, ledgerSchema.objects);
