@@ -8,7 +8,7 @@ import type pg from "pg";
  * - A table holds rows, so it changes only through a numbered migration (src/database/migrations/). Its
  *   declaration is what those migrations produce; the catalog test holds them to it.
  * - A function, view or trigger holds nothing, so it is never migrated: whenever the declarations change,
- *   `applyDeclaredObjects` drops and creates them all again from their declarations.
+ *   `migrate` (migrations.ts) drops them all and creates them again from their declarations.
  */
 export interface DeclaredTable {
   kind: "table";
