@@ -1,9 +1,11 @@
 /**
- * Text PostgreSQL can store. A `text` column refuses the NUL byte (U+0000), and `jsonb` — where every event
- * lives — refuses the escapes `\u0000` and `\ud800`…`\udfff` that JSON.stringify writes for NUL and for a
- * surrogate without its pair; a lone surrogate sent as a `text` parameter does not fail but is silently
- * replaced by U+FFFD, so the stored id would differ from the one asked for. Both are refused before they
- * reach the database: a client's string that carries either is a bad request, not a database failure.
+ * Text PostgreSQL can store. A `text` column refuses the NUL byte (U+0000). Events live in `json` columns,
+ * which keep the escapes `\u0000` and `\ud800`…`\udfff` that JSON.stringify writes for NUL and for a
+ * surrogate without its pair, but reading such a field back (`->>`, `json_to_record`, a cast to `jsonb`, as
+ * the ledger's triggers, folds and projections do) fails. A lone surrogate sent as a `text` parameter does
+ * not fail but is silently replaced by U+FFFD, so the stored id would differ from the one asked for. Both
+ * are refused before they reach the database: a client's string that carries either is a bad request, not a
+ * database failure.
  */
 
 const unpairedSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

@@ -5,7 +5,7 @@ import { seoulDateOf } from "../kernel/seoul-calendar";
 import type { ApiKeyLimits } from "../ledger/events";
 
 /**
- * Per-key limits (src/database/key-limits-schema.ts enforces them when a hold is placed): how they are
+ * Per-key limits (src/ledger/schema/holds/ledger-authorize-usage.ts enforces them when a hold is placed): how they are
  * written on the wire, and how a key's limits and spend are read back. Both read the inline tables the
  * ledger's trigger keeps, so a limit just set and a hold just granted are seen at once.
  */

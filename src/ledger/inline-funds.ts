@@ -2,10 +2,11 @@ import type pg from "pg";
 import type { ProjectionDifference } from "./rebuild/projection-differences";
 
 /**
- * The inline read models kept by the ledger's own trigger (src/database/funds-schema.ts,
- * key-limits-schema.ts): the accounts' funds, the open holds, and each key's limits, spend and requests
- * this minute. They are not projections with checkpoints — every commit keeps them exact —
- * but they are derived all the same, so rebuild recomputes them and verify compares them with a fold.
+ * The inline read models kept by the ledger's own trigger (src/ledger/schema/inline-funds/: the trigger
+ * ledger_apply_funds, its folds and ledger_recompute_funds): the accounts' funds, the open holds, and each
+ * key's limits, spend and requests this minute. They are not projections with checkpoints — every commit
+ * keeps them exact — but they are derived all the same, so rebuild recomputes them and verify compares them
+ * with a fold.
  */
 
 export const inlineFundsName = "funds (inline)";

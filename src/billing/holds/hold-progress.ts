@@ -7,8 +7,8 @@ import type { Logger } from "pino";
  * settles a running request's hold however long it runs, and a request whose process dies is billed for
  * the output counted at its last record. Nothing is written while no request is in flight.
  *
- * The row is operational state (hold-progress-schema.ts): the money it justifies is written into the ledger
- * by the settlement that reads it.
+ * The row is operational state (declared in src/ledger/schema/holds/hold-progress.ts): the money it
+ * justifies is written into the ledger by the settlement that reads it.
  */
 
 export interface HoldProgressOptions {

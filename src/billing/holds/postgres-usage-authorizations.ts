@@ -7,11 +7,12 @@ import type {
 } from "./usage-authorizations";
 
 /**
- * Holds behind their own port (C10): `UsageAuthorizations` (usage-authorizations.ts) is billing's, and this is its PostgreSQL
- * implementation beside the SQL function it calls (`ledger_authorize_usage`), which decides against the
- * inline funds and key limits and appends the granted holds' `UsageAuthorized` to the log in the same
- * statement. It needs the log in the same PostgreSQL database, so the service runs on the PostgreSQL event
- * store (EventStoreDB cannot take part in that transaction: main.ts refuses it for the service's roles).
+ * Holds behind their own port (C10): `UsageAuthorizations` (usage-authorizations.ts) is billing's, and this
+ * is its PostgreSQL implementation. It calls `ledger_authorize_usage` (declared in
+ * src/ledger/schema/holds/ledger-authorize-usage.ts), which decides against the inline funds and key limits
+ * and appends the granted holds' `UsageAuthorized` to the log in the same statement. It needs the log in the
+ * same PostgreSQL database, so the service runs on the PostgreSQL event store (EventStoreDB cannot take part
+ * in that transaction: main.ts refuses it for the service's roles).
  */
 
 export class PostgresUsageAuthorizations implements UsageAuthorizations {

@@ -2,9 +2,9 @@ import { createHash } from "node:crypto";
 
 /**
  * The hash that chains an event to its stream's previous event. PostgreSQL computes it on insert
- * (`ledger_event_hash` and the `ledger_events_chain` trigger, migration 3); this is the same function for
- * `ledger verify` and for stores that hash in the appender (EventStoreDB). Any change here is a new
- * migration and a new version of the chain, never an edit.
+ * (`ledger_event_hash` and the `ledger_events_chain` trigger, src/ledger/schema/); this is the same function
+ * for `ledger verify` and for stores that hash in the appender (EventStoreDB). Any change here is a new
+ * version of the chain, never an edit: events already chained keep the bytes they were hashed with.
  *
  * Canonical bytes, in order: the previous hash (32 bytes; 32 zero bytes for a stream's first event, or
  * after an event written before the chain existed), then stream id, stream version (int32), event id

@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { migrate } from "../../database/migrations";
 import { createPool } from "../../database/pool";
 import { limits } from "../../kernel/limits";
+import { ledgerSchema } from "../schema/ledger-schema";
 import type { EventStore } from "./event-store";
 import { EventStoreDbEventStore } from "./eventstoredb-event-store";
 import { PostgresEventStore } from "./postgres-event-store";
@@ -32,7 +33,7 @@ export async function openLedger(options: {
     applicationName: options.applicationName,
   });
   try {
-    await migrate(pool);
+    await migrate(pool, ledgerSchema.objects);
     const store: EventStore = options.eventStoreUrl
       ? new EventStoreDbEventStore(options.eventStoreUrl)
       : await PostgresEventStore.open({

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrate } from "../../../src/database/migrations";
 import type { RequestLogEntry } from "../../../src/gateway/activity/request-log-entry";
 import { RequestLogWriter } from "../../../src/gateway/activity/request-log-writer";
+import { ledgerSchema } from "../../../src/ledger/schema/ledger-schema";
 import { createTestDatabase, type TestDatabase } from "../../support/database";
 
 /**
@@ -19,7 +20,7 @@ const retention = { days: 90, pruneIntervalMs: 60 * 60_000, pruneRowsMax: 3 };
 beforeAll(async () => {
   database = await createTestDatabase("request_log_writer");
   pool = new pg.Pool({ connectionString: database.url, max: 2 });
-  await migrate(pool);
+  await migrate(pool, ledgerSchema.objects);
 });
 afterAll(async () => {
   await pool?.end();

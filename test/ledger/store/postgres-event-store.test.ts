@@ -3,6 +3,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrate } from "../../../src/database/migrations";
 import { createPool } from "../../../src/database/pool";
+import { ledgerSchema } from "../../../src/ledger/schema/ledger-schema";
 import type { RecordedEvent } from "../../../src/ledger/store/event-store";
 import { PostgresEventStore } from "../../../src/ledger/store/postgres-event-store";
 import { createTestDatabase, type TestDatabase } from "../../support/database";
@@ -11,7 +12,7 @@ import { describeEventStoreContract } from "./event-store-contract";
 
 async function openPostgresStore(database: TestDatabase) {
   const pool = createPool({ url: database.url, connectionsMax: 20, applicationName: "test" });
-  await migrate(pool);
+  await migrate(pool, ledgerSchema.objects);
   const store = await PostgresEventStore.open({
     pool,
     listenConnectionString: database.url,

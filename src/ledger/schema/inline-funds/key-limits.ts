@@ -1,0 +1,19 @@
+import type { DeclaredTable } from "../../../database/declared-schema";
+
+/**
+ * Each key's latest `ApiKeyLimitsSet`, kept by the append trigger: a spend limit per Asia/Seoul calendar
+ * month, a total spend limit (won) and a rate limit (requests per minute); null is no limit.
+ * `ledger_authorize_usage` enforces them (../holds/ledger-authorize-usage.ts).
+ */
+export const keyLimitsTable: DeclaredTable = {
+  kind: "table",
+  name: "key_limits",
+  sql: `
+    CREATE TABLE key_limits (
+      key_id uuid PRIMARY KEY,
+      monthly_spend_limit_won numeric,
+      total_spend_limit_won numeric,
+      rate_limit_requests_per_minute integer
+    );
+  `,
+};

@@ -1,0 +1,28 @@
+import type { DeclaredView } from "../../../database/declared-schema";
+
+/**
+ * What each key has spent per Seoul month (the month of its usage's `startedAt`, as billing dates it): held,
+ * pending and charged, moved by the same events and amounts as the account's funds. A void names no key, so
+ * its key and month are its stream's authorization's. Split like the account's funds (account-funds.ts) so
+ * that a hold never waits for a settlement: `key_spend_authorized` holds the sum of the holds placed,
+ * `key_spend_settled` everything else; this view nets them.
+ *
+ * Grouped on the key columns, so a lookup of one key is pushed into both tables' primary keys.
+ */
+export const keySpendView: DeclaredView = {
+  kind: "view",
+  name: "key_spend",
+  sql: `
+    CREATE OR REPLACE VIEW key_spend AS
+    SELECT parts.key_id, parts.month, sum(parts.held_won) AS held_won, sum(parts.pending_won) AS pending_won,
+           sum(parts.charged_won) AS charged_won
+    FROM (
+      SELECT settled.key_id, settled.month, settled.held_won, settled.pending_won, settled.charged_won
+      FROM key_spend_settled settled
+      UNION ALL
+      SELECT authorized.key_id, authorized.month, authorized.authorized_won, 0, 0
+      FROM key_spend_authorized authorized
+    ) parts
+    GROUP BY parts.key_id, parts.month;
+  `,
+};
