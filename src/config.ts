@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { isDecimalString } from "./billing/money";
 import type { ModelFamily } from "./providers/provider";
+import { type ResilienceLimits, resilienceLimitDefaults } from "./providers/resilience/resilience-limits";
 
 /**
  * Configuration: the environment (C2), parsed once at start, and every limit the service enforces, named
@@ -75,6 +76,55 @@ const environmentSchema = z.object({
   SIMULATOR_LATENCY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   /** 0: unlimited (everything at once). */
   SIMULATOR_TOKENS_PER_SECOND: z.coerce.number().min(0).max(1_000_000).default(0),
+  // Upstream retries and circuit breakers (C13; docs/upstream-resilience.md).
+  UPSTREAM_ATTEMPTS_MAX: z.coerce.number().int().min(1).max(32).default(resilienceLimitDefaults.attemptsMax),
+  UPSTREAM_BACKOFF_BASE_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(60_000)
+    .default(resilienceLimitDefaults.backoffBaseMs),
+  UPSTREAM_BACKOFF_MAX_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(600_000)
+    .default(resilienceLimitDefaults.backoffMaxMs),
+  UPSTREAM_REQUEST_DEADLINE_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(3_600_000)
+    .default(resilienceLimitDefaults.requestDeadlineMs),
+  UPSTREAM_BREAKER_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(3_600_000)
+    .default(resilienceLimitDefaults.breakerWindowMs),
+  UPSTREAM_BREAKER_ATTEMPTS_MIN: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(resilienceLimitDefaults.breakerAttemptsMin),
+  UPSTREAM_BREAKER_FAILURE_RATE: z.coerce
+    .number()
+    .gt(0)
+    .max(1)
+    .default(resilienceLimitDefaults.breakerFailureRateMin),
+  UPSTREAM_BREAKER_OPEN_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(3_600_000)
+    .default(resilienceLimitDefaults.breakerOpenMs),
+  UPSTREAM_BREAKER_HALF_OPEN_PROBES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000)
+    .default(resilienceLimitDefaults.breakerHalfOpenProbesMax),
   ...familyVariables,
 });
 
@@ -105,6 +155,8 @@ export interface Config {
   simulatorLatencyMs: number;
   simulatorTokensPerSecond: number;
   upstreams: Record<ModelFamily, UpstreamConfig>;
+  /** Retries, deadline and circuit breakers of upstream calls (C13). */
+  upstreamResilience: ResilienceLimits;
 }
 
 /** Limits that are not configuration: named here so every bound in the service is in one place. */
@@ -215,5 +267,16 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     simulatorLatencyMs: values.SIMULATOR_LATENCY_MS,
     simulatorTokensPerSecond: values.SIMULATOR_TOKENS_PER_SECOND,
     upstreams,
+    upstreamResilience: {
+      attemptsMax: values.UPSTREAM_ATTEMPTS_MAX,
+      backoffBaseMs: values.UPSTREAM_BACKOFF_BASE_MS,
+      backoffMaxMs: values.UPSTREAM_BACKOFF_MAX_MS,
+      requestDeadlineMs: values.UPSTREAM_REQUEST_DEADLINE_MS,
+      breakerWindowMs: values.UPSTREAM_BREAKER_WINDOW_MS,
+      breakerAttemptsMin: values.UPSTREAM_BREAKER_ATTEMPTS_MIN,
+      breakerFailureRateMin: values.UPSTREAM_BREAKER_FAILURE_RATE,
+      breakerOpenMs: values.UPSTREAM_BREAKER_OPEN_MS,
+      breakerHalfOpenProbesMax: values.UPSTREAM_BREAKER_HALF_OPEN_PROBES,
+    },
   };
 }

@@ -3,7 +3,7 @@ import { startBilling } from "./billing/start-billing";
 import { type Config, ConfigError, limits, loadConfig, modelFamilies } from "./config";
 import { type LocalDatabase, loadOrCreateLocalSecrets, startLocalDatabase } from "./database/local-data";
 import { printFirstStartBanner, seedDemoAccount } from "./demo-account";
-import type { FamilyUpstream } from "./gateway/generation/upstream-registry";
+import type { EndpointUpstream, FamilyUpstream } from "./gateway/generation/upstream-registry";
 import { ledgerSigningKeyOf } from "./ledger/integrity/ledger-signing-key-setting";
 import { createLogger, type Logger } from "./logger";
 import { createOperations } from "./operations/operations";
@@ -99,6 +99,25 @@ async function resolveUpstreams(
 
 const stopSignals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 type StopSignal = (typeof stopSignals)[number];
+/** The endpoints of models the models file gave several (`endpoints`), their keys read, by slug. */
+function modelEndpointsOf(): Map<string, EndpointUpstream[]> {
+  return new Map(
+    listModels().flatMap((model) =>
+      model.endpoints
+        ? [
+            [
+              model.slug,
+              model.endpoints.map(({ apiKeyVariable, ...endpoint }) => ({
+                ...endpoint,
+                apiKey: process.env[apiKeyVariable]!.trim(),
+              })),
+            ],
+          ]
+        : [],
+    ),
+  );
+}
+
 /** Adds MODELS_FILE's models to the catalog; returns the upstreams of those that have their own. */
 async function installModelsFile(config: Config): Promise<Map<string, FamilyUpstream>> {
   if (config.modelsFile === undefined) return new Map();
@@ -160,6 +179,7 @@ async function main(): Promise<void> {
     adminToken: database.secrets.adminToken,
     upstreams,
     modelUpstreams,
+    upstreamResilience: { modelEndpoints: modelEndpointsOf(), limits: config.upstreamResilience },
     charges: billing.charges,
     requestBodyBytesMax: config.requestBodyBytesMax,
     logger,

@@ -14,6 +14,7 @@ import { limits } from "./config";
 import { createUsageRouter } from "./gateway/account/usage-routes";
 import { createConsoleReadRouter } from "./gateway/admin/console-read-routes";
 import { createAdminKeyLimitsRouter } from "./gateway/admin/key-limits-routes";
+import { createUpstreamHealthRouter } from "./gateway/admin/upstream-routes";
 import { createApp } from "./gateway/app";
 import { authenticateAdminOrConsole } from "./gateway/console/authenticate-admin-console";
 import { ConsoleAuth } from "./gateway/console/console-auth";
@@ -24,7 +25,11 @@ import { ApiKeyAdmission } from "./gateway/generation/api-key-admission";
 import { chatCompletionsFormat } from "./gateway/generation/chat-completions-format";
 import { createGenerationEndpoints } from "./gateway/generation/generation-endpoints";
 import { responsesFormat } from "./gateway/generation/responses-format";
-import { type FamilyUpstream, UpstreamRegistry } from "./gateway/generation/upstream-registry";
+import {
+  type FamilyUpstream,
+  UpstreamRegistry,
+  type UpstreamResilienceOptions,
+} from "./gateway/generation/upstream-registry";
 import { answerClientError } from "./gateway/http/client-error";
 import { createKeyRouter } from "./gateway/keys/key-routes";
 import { authenticateAdmin } from "./gateway/middleware/authenticate-admin";
@@ -40,6 +45,7 @@ import { untilProjectionsPrepared } from "./ledger/projection/projections-prepar
 import { GroupCommitAppender } from "./ledger/store/group-commit-appender";
 import { type Ledger, openLedger } from "./ledger/store/open-ledger";
 import { PostgresEventStore } from "./ledger/store/postgres-event-store";
+import { upstreamMetrics } from "./operations/upstream-metrics";
 import { findModel } from "./providers/catalog";
 import type { UpstreamTimeouts } from "./providers/create-adapter";
 import type { ModelFamily } from "./providers/provider";
@@ -60,6 +66,8 @@ export interface ServiceOptions {
   /** Models with an upstream of their own (models file), by slug; the others use their family's. */
   modelUpstreams?: ReadonlyMap<string, FamilyUpstream>;
   upstreamTimeouts?: Partial<UpstreamTimeouts>;
+  /** Models with several endpoints, and the retry and breaker limits (C13; docs/upstream-resilience.md). */
+  upstreamResilience?: UpstreamResilienceOptions;
   charges: ChargeEnqueuer;
   requestBodyBytesMax: number;
   logger: Logger;
@@ -196,6 +204,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     options.upstreams,
     options.upstreamTimeouts ?? {},
     options.modelUpstreams,
+    { observer: upstreamMetrics, ...options.upstreamResilience },
   );
   const lifecycle = { draining: false };
   const consoleAuth = new ConsoleAuth(options.sessionSecret, options.adminToken);
@@ -264,6 +273,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       createAdminSessionRouter(sessions),
       createConsoleReadRouter(ledger.pool),
       createAdminKeyLimitsRouter(keys),
+      createUpstreamHealthRouter(upstreams),
     );
     if (options.adminRouter) admin.use(options.adminRouter(parts));
   }

@@ -5,6 +5,7 @@ import {
   type AccountReference,
   type EventData,
   parseLedgerEvent,
+  type RecordedUpstreamAttempt,
   type UsageOutcome,
   type UsageSource,
   type UsageTokens,
@@ -74,6 +75,17 @@ export interface UsageToSettle {
   tokens: UsageTokens;
   usageSource: UsageSource;
   outcome: UsageOutcome;
+  /** Upstream resilience (C13): what the request's attempts were, and which model answered. */
+  upstream?: SettledUpstream;
+}
+
+/**
+ * The upstream side of a settlement (C13). `answeringModel` is set when a fallback answered: the usage is
+ * recorded under it, so its charge and its pending cost are priced as that model.
+ */
+export interface SettledUpstream {
+  attempts: readonly RecordedUpstreamAttempt[];
+  answeringModel?: string;
 }
 
 export interface RequestHold {
@@ -84,7 +96,7 @@ export interface RequestHold {
   /** After the answer: the usage replaces the hold. */
   post(usage: UsageToSettle): void;
   /** After a request that produced nothing: the hold is released whole. */
-  void(reason: (typeof voidReasons)[number]): void;
+  void(reason: (typeof voidReasons)[number], upstream?: SettledUpstream): void;
 }
 
 export class GenerationHolds {
@@ -117,33 +129,46 @@ export class GenerationHolds {
       placed,
       post: (usage) => {
         if (!held) throw new Error(`usage of ${request.requestId} posted without a durable hold`);
-        billingMetrics.observeHold({ outcome: "posted", keyKind, amountWon: held.holdWon });
-        this.options.outbox.record(
-          {
-            requestId: request.requestId,
-            keyId: request.keyId,
-            account: request.account,
-            userId: request.userId,
-            organizationId: request.organizationId,
-            model: request.model,
-            endpoint: request.endpoint,
-            streamed: request.streamed,
-            outcome: usage.outcome,
-            tokens: usage.tokens,
-            usageSource: usage.usageSource,
-            startedAt: request.startedAt.toISOString(),
-            heldWon: held.holdWon,
-            pendingWon: costWonOf(held.pricing, usage.tokens),
-          },
-          actor,
-        );
+        const holdWon = held.holdWon;
+        billingMetrics.observeHold({ outcome: "posted", keyKind, amountWon: holdWon });
+        const record = (model: string, pricing: PricingInForce) =>
+          this.options.outbox.record(
+            {
+              requestId: request.requestId,
+              keyId: request.keyId,
+              account: request.account,
+              userId: request.userId,
+              organizationId: request.organizationId,
+              model,
+              endpoint: request.endpoint,
+              streamed: request.streamed,
+              outcome: usage.outcome,
+              tokens: usage.tokens,
+              usageSource: usage.usageSource,
+              startedAt: request.startedAt.toISOString(),
+              heldWon: holdWon,
+              pendingWon: costWonOf(pricing, usage.tokens),
+              ...(usage.upstream ? { attempts: [...usage.upstream.attempts] } : {}),
+            },
+            actor,
+          );
+        const answeringModel = usage.upstream?.answeringModel;
+        if (answeringModel === undefined || answeringModel === request.model)
+          record(request.model, held.pricing);
+        else this.recordAsFallback(request, answeringModel, record);
       },
-      void: (reason) => {
+      void: (reason, upstream) => {
         placed.then(
           () => {
             billingMetrics.observeHold({ outcome: "voided", keyKind, amountWon: held!.holdWon });
             this.options.outbox.void(
-              { requestId: request.requestId, account: request.account, releasedWon: held!.holdWon, reason },
+              {
+                requestId: request.requestId,
+                account: request.account,
+                releasedWon: held!.holdWon,
+                reason,
+                ...(upstream ? { attempts: [...upstream.attempts] } : {}),
+              },
               actor,
             );
           },
@@ -211,6 +236,26 @@ export class GenerationHolds {
     billingMetrics.observeHold({ outcome: "placed", keyKind, amountWon: decision.holdWon });
     this.availableAfterLastHold.set(accountKey, new Money(decision.availableWon).minus(decision.holdWon));
     return { holdWon: decision.holdWon, pricing };
+  }
+
+  /**
+   * A fallback answered: its pending cost is priced as the answering model (the hold was priced as the one
+   * requested), at the request's start, as its charge will be. Its pricing is usually in memory already; if
+   * it cannot be read at all, the settlement is left to the orphan sweep, which settles from the hold.
+   */
+  private recordAsFallback(
+    request: HoldRequest,
+    answeringModel: string,
+    record: (model: string, pricing: PricingInForce) => void,
+  ): void {
+    this.options.pricing.pricingFor(answeringModel, request.discountOrganizationId, request.startedAt).then(
+      (pricing) => record(answeringModel, pricing),
+      (error: unknown) =>
+        this.options.logger.error(
+          { err: error, requestId: request.requestId, model: answeringModel },
+          "pricing a fallback's usage failed; the orphan sweep will settle its hold",
+        ),
+    );
   }
 
   private rememberLimitedKey(keyId: string): void {

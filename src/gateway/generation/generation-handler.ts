@@ -2,10 +2,11 @@ import { once } from "node:events";
 import type { ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import { discountOrganizationOf } from "../../billing/charging/charge-usage";
-import type { GenerationHolds, RequestHold } from "../../billing/holds/generation-holds";
+import type { GenerationHolds, RequestHold, SettledUpstream } from "../../billing/holds/generation-holds";
 import { observationOf, type RequestObservation } from "../../operations/request-observation";
 import { type CatalogModel, findModel } from "../../providers/catalog";
 import type { FinishReason, GenerationRequest, ReportedUsage, ToolCall } from "../../providers/provider";
+import type { UpstreamCall } from "../../providers/resilience/upstream-call";
 import { apiErrors } from "../api-error";
 import { sendJson } from "../http/json-response";
 import { toApiError } from "../middleware/error-handler";
@@ -38,6 +39,8 @@ interface GenerationContext {
   caller: Caller;
   model: CatalogModel;
   upstreamRequest: GenerationRequest;
+  /** Attempts across endpoints and fallbacks until one answers (C13); it knows which model answered. */
+  upstream: UpstreamCall;
   startedAt: Date;
   /** The reply's `<prefix>-<ms>` ids and `created`: the start, made unique within this process (C12). */
   replyMs: number;
@@ -96,6 +99,9 @@ export function generationHandler(
       caller,
       model,
       upstreamRequest,
+      upstream: dependencies.upstreams.call(model, (candidate) =>
+        candidate === model ? upstreamRequest : format.toGenerationRequest(parsed, candidate),
+      ),
       startedAt,
       replyMs: nextReplyMilliseconds(startedAt.getTime()),
       streamed: parsed.stream,
@@ -103,8 +109,8 @@ export function generationHandler(
       observation,
     };
     if (hold.holdFirst) await hold.placed;
-    if (context.streamed) await streamGeneration(format, dependencies, context, response);
-    else await jsonGeneration(format, dependencies, context, response);
+    if (context.streamed) await streamGeneration(format, context, response);
+    else await jsonGeneration(format, context, response);
   };
 }
 
@@ -127,17 +133,13 @@ function upstreamAbort(
 
 async function jsonGeneration(
   format: ClientFormat,
-  dependencies: GenerationDependencies,
   context: GenerationContext,
   response: ServerResponse,
 ): Promise<void> {
   const { signal, clientGone } = upstreamAbort(response, context.hold);
   const observation = context.observation;
   observation?.upstreamStarted();
-  const generating = dependencies.upstreams
-    .adapterFor(context.model)
-    .generate(context.upstreamRequest, signal)
-    .finally(() => observation?.upstreamEnded());
+  const generating = context.upstream.generate(signal).finally(() => observation?.upstreamEnded());
   // Answered below, after the hold: a refusal aborts the call, and its rejection is the hold's to report.
   generating.catch(() => {});
   await context.hold.placed;
@@ -145,7 +147,7 @@ async function jsonGeneration(
   try {
     result = await generating;
   } catch (error) {
-    context.hold.void(clientGone() ? "client-disconnected" : "upstream-failed");
+    context.hold.void(clientGone() ? "client-disconnected" : "upstream-failed", settledUpstreamOf(context));
     throw error;
   }
   if (result.text !== "" || result.toolCalls.length > 0) observation?.firstToken();
@@ -154,7 +156,7 @@ async function jsonGeneration(
     response,
     200,
     format.jsonBody({
-      model: context.model.slug,
+      model: context.upstream.answeringModel.slug,
       createdAtMs: context.replyMs,
       text: result.text,
       toolCalls: result.toolCalls,
@@ -167,7 +169,6 @@ async function jsonGeneration(
 
 async function streamGeneration(
   format: ClientFormat,
-  dependencies: GenerationDependencies,
   context: GenerationContext,
   response: ServerResponse,
 ): Promise<void> {
@@ -177,7 +178,7 @@ async function streamGeneration(
   // Headers wait for the first token, so a failure before any output is still a plain JSON error.
   const open = () => {
     clientStream ??= format.openStream(sink, {
-      model: context.model.slug,
+      model: context.upstream.answeringModel.slug,
       createdAtMs: context.replyMs,
     });
     return clientStream;
@@ -190,9 +191,7 @@ async function streamGeneration(
   const observation = context.observation;
   observation?.upstreamStarted();
   try {
-    for await (const parts of dependencies.upstreams
-      .adapterFor(context.model)
-      .stream(context.upstreamRequest, signal)) {
+    for await (const parts of context.upstream.stream(signal)) {
       // No byte reaches the client before the hold is durable.
       if (!holdPlaced) {
         await context.hold.placed;
@@ -247,11 +246,11 @@ async function streamGeneration(
       return;
     }
     case "client-disconnected":
-      if (nothingProduced(produced)) context.hold.void(outcome);
+      if (nothingProduced(produced)) context.hold.void(outcome, settledUpstreamOf(context));
       else postUsage(context, outcome, resolveUsage(reported, context.upstreamRequest, produced));
       return;
     case "upstream-failed": {
-      if (nothingProduced(produced)) context.hold.void(outcome);
+      if (nothingProduced(produced)) context.hold.void(outcome, settledUpstreamOf(context));
       else postUsage(context, outcome, resolveUsage(reported, context.upstreamRequest, produced));
       if (!clientStream) throw failure;
       clientStream.fail(toApiError(failure));
@@ -264,6 +263,15 @@ async function streamGeneration(
   }
 }
 
+/** The attempts for the settlement, and the answering model when a fallback answered (it is billed). */
+function settledUpstreamOf(context: GenerationContext): SettledUpstream {
+  const answering = context.upstream.answeringModel.slug;
+  return {
+    attempts: context.upstream.attempts,
+    ...(answering === context.model.slug ? {} : { answeringModel: answering }),
+  };
+}
+
 function nothingProduced(produced: { text: string; toolCalls: readonly ToolCall[] }): boolean {
   return produced.text === "" && produced.toolCalls.length === 0;
 }
@@ -274,6 +282,7 @@ function postUsage(context: GenerationContext, outcome: Outcome, usage: Resolved
     tokens: usage.tokens,
     usageSource: usage.source,
     outcome,
+    upstream: settledUpstreamOf(context),
   });
   if (context.observation)
     context.observation.tokens = { input: usage.tokens.input, output: usage.tokens.output };
