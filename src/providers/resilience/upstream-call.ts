@@ -10,8 +10,7 @@ import {
 import type { UpstreamAdapter } from "../upstream-adapter";
 import type { ResilienceLimits } from "./resilience-limits";
 import type { UpstreamAttempt } from "./upstream-attempt";
-import type { RouteEntry, UpstreamEndpoint } from "./upstream-endpoint";
-import { pickByWeight } from "./upstream-endpoint";
+import { pickByWeight, type RouteEntry, type UpstreamEndpoint } from "./upstream-endpoint";
 import { type AttemptFailure, attemptFailureOf } from "./upstream-failure";
 
 /** A model and the endpoints that serve it, in the order the call tries models (requested, then fallbacks). */
@@ -146,20 +145,14 @@ export class UpstreamCall {
         if (iteration === limits.attemptsMax - 1) throw this.exhausted(lastFailure, choice.shortfall);
         continue;
       }
-      const outcome = await this.attempt(
-        choice.route,
-        choice.entry,
-        signal,
-        deadlineAtMs,
-        start,
-        iteration > 0,
-      );
+      const entry = pickByWeight(choice.entries)!;
+      const outcome = await this.attempt(choice.route, entry, signal, deadlineAtMs, start, iteration > 0);
       if ("answered" in outcome) return outcome.answered;
       const { error, failure } = outcome;
       if (!failure.retryable) throw error;
-      tried.add(choice.entry.endpoint);
+      tried.add(entry.endpoint);
       if (failure.retryAfterMs !== undefined)
-        notBefore.set(choice.entry.endpoint, Date.now() + failure.retryAfterMs);
+        notBefore.set(entry.endpoint, Date.now() + failure.retryAfterMs);
       lastFailure = { error, failure };
     }
     throw this.exhausted(lastFailure, undefined);
@@ -241,14 +234,15 @@ export class UpstreamCall {
   }
 
   /**
-   * The endpoint for an attempt at `atMs`: the first model of the chain with an endpoint this request has
-   * not tried, else the first with any; among its endpoints, by weight. None: why not.
+   * The endpoints an attempt at `atMs` may go to: those of the first model of the chain with an endpoint
+   * this request has not tried (the untried ones), else all usable ones of the first with any. None: why
+   * not. Free of side effects (the pick by weight is the caller's), so it may be asked ahead of time.
    */
   private choose(
     atMs: number,
     tried: ReadonlySet<UpstreamEndpoint>,
     notBefore: ReadonlyMap<UpstreamEndpoint, number>,
-  ): { route: ModelRoute; entry: RouteEntry } | { shortfall: Shortfall } {
+  ): { route: ModelRoute; entries: RouteEntry[] } | { shortfall: Shortfall } {
     let throttledUntilMs: number | undefined;
     let atCapacity = false;
     const usable = (route: ModelRoute) =>
@@ -269,12 +263,13 @@ export class UpstreamCall {
       });
     const candidates = this.options.chain.map((route) => ({ route, entries: usable(route) }));
     const untried = candidates.find(({ entries }) => entries.some((entry) => !tried.has(entry.endpoint)));
-    if (untried) {
-      const entry = pickByWeight(untried.entries.filter((candidate) => !tried.has(candidate.endpoint)))!;
-      return { route: untried.route, entry };
-    }
+    if (untried)
+      return {
+        route: untried.route,
+        entries: untried.entries.filter((candidate) => !tried.has(candidate.endpoint)),
+      };
     const any = candidates.find(({ entries }) => entries.length > 0);
-    if (any) return { route: any.route, entry: pickByWeight(any.entries)! };
+    if (any) return any;
     if (throttledUntilMs !== undefined)
       return { shortfall: { kind: "throttled", untilMs: throttledUntilMs } };
     return { shortfall: atCapacity ? { kind: "capacity" } : { kind: "unavailable" } };
