@@ -13,6 +13,7 @@ import { toApiError } from "../middleware/error-handler";
 import type { EventStreamSink } from "../wire/event-stream-sink";
 import type { ApiKeyAdmission, Caller } from "./api-key-admission";
 import type { ClientFormat, ClientStream } from "./client-format";
+import { fallbackRequestOf } from "./fallback-request";
 import { nextReplyMilliseconds } from "./reply-clock";
 import type { UpstreamRegistry } from "./upstream-registry";
 import { type ResolvedUsage, resolveUsage } from "./usage-resolution";
@@ -100,7 +101,7 @@ export function generationHandler(
       model,
       upstreamRequest,
       upstream: dependencies.upstreams.call(model, (candidate) =>
-        candidate === model ? upstreamRequest : format.toGenerationRequest(parsed, candidate),
+        candidate === model ? upstreamRequest : fallbackRequestOf(format, parsed, candidate),
       ),
       startedAt,
       replyMs: nextReplyMilliseconds(startedAt.getTime()),

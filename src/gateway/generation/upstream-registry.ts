@@ -78,7 +78,7 @@ export class UpstreamRegistry {
    * The way to an answer for one request. `requestFor` builds the request for the requested model and
    * for each fallback (a fallback that cannot take it is skipped).
    */
-  call(model: CatalogModel, requestFor: (model: CatalogModel) => GenerationRequest): UpstreamCall {
+  call(model: CatalogModel, requestFor: (model: CatalogModel) => GenerationRequest | null): UpstreamCall {
     const chain = [
       this.routeOf(model),
       ...(model.fallbacks ?? []).flatMap((slug) => {

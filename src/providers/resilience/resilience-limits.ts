@@ -32,8 +32,10 @@ export const resilienceLimitDefaults: Readonly<ResilienceLimits> = Object.freeze
   backoffMaxMs: 2_000,
   // The upstream's own 10-minute answer timeout: a long JSON generation is not cut by the deadline.
   requestDeadlineMs: 600_000,
-  breakerWindowMs: 10_000,
-  breakerAttemptsMin: 20,
+  // Long enough to judge an endpoint by a few requests' retries (8 attempts take about 6 s at most), so an
+  // endpoint that is down opens within three requests even on a quiet gateway.
+  breakerWindowMs: 30_000,
+  breakerAttemptsMin: 10,
   breakerFailureRateMin: 0.5,
   breakerOpenMs: 5_000,
   breakerHalfOpenProbesMax: 1,

@@ -29,8 +29,8 @@ export interface UpstreamObserver {
 export interface UpstreamCallOptions {
   /** The requested model first, then its fallbacks. */
   chain: readonly ModelRoute[];
-  /** The request for a model of the chain; throws when that model cannot take it (a fallback is skipped). */
-  requestFor: (model: CatalogModel) => GenerationRequest;
+  /** The request for a model of the chain; null when that (fallback) model cannot take it: it is skipped. */
+  requestFor: (model: CatalogModel) => GenerationRequest | null;
   limits: ResilienceLimits;
   observer: UpstreamObserver;
   random?: () => number;
@@ -279,12 +279,9 @@ export class UpstreamCall {
   private requestOf(model: CatalogModel, entry: RouteEntry): GenerationRequest | null {
     let request = this.requests.get(model.slug);
     if (request === undefined) {
-      try {
-        request = this.options.requestFor(model);
-      } catch (error) {
-        if (model === this.options.chain[0]!.model) throw error;
-        request = null;
-      }
+      request = this.options.requestFor(model);
+      if (request === null && model === this.options.chain[0]!.model)
+        throw new Error(`the request for ${model.slug} itself was refused after it was accepted`);
       this.requests.set(model.slug, request);
     }
     if (request === null || entry.upstreamModelId === undefined) return request;

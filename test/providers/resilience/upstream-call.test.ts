@@ -163,7 +163,8 @@ describe("upstream call (C13)", () => {
 
   it("moves all traffic off an endpoint that is down within the breaker's window, and shares it again once it is back", async () => {
     const [first, second] = endpoints as [FaultyUpstream, FaultyUpstream];
-    const registry = registryOf([first, second]);
+    const limits = { ...fastLimits, breakerOpenMs: 1_000 };
+    const registry = registryOf([first, second], { limits });
     await first.down();
 
     const calls = [];
@@ -177,11 +178,12 @@ describe("upstream call (C13)", () => {
     expect(triedDead.slice(0, fastLimits.breakerAttemptsMin * 2).filter(Boolean).length).toBeLessThanOrEqual(
       fastLimits.breakerAttemptsMin,
     );
-    expect(triedDead.slice(-10)).toEqual(new Array(10).fill(false));
+    // At most a half-open probe (one per open interval) reaches it among the last ten.
+    expect(triedDead.slice(-10).filter(Boolean).length).toBeLessThanOrEqual(1);
     expect(registry.health().find((health) => health.endpoint === "gamma-0")!.breakerState).toBe("open");
 
     await first.up();
-    await new Promise((resolve) => setTimeout(resolve, fastLimits.breakerOpenMs));
+    await new Promise((resolve) => setTimeout(resolve, limits.breakerOpenMs));
     const before = first.served.length;
     for (let index = 0; index < 10; index++)
       await registry.call(model, requestFor).generate(new AbortController().signal);
