@@ -117,6 +117,34 @@ export class UpstreamCall {
   private async answer<T>(signal: AbortSignal, start: Start<T>): Promise<Answered<T>> {
     const { limits } = this.options;
     const deadlineAtMs = Date.now() + limits.requestDeadlineMs;
+    // One signal for every attempt of the call: aborted by the caller, or at the deadline before output. A
+    // failed attempt leaves it as it was, so the next attempt uses it too (one timer and listener a call).
+    const link = new CallerLink(signal);
+    const deadline = setTimeout(abortAtDeadline, limits.requestDeadlineMs, link.controller);
+    try {
+      const answered = await this.attemptUntilAnswered(link.controller.signal, deadlineAtMs, start);
+      return {
+        value: answered.value,
+        entry: answered.entry,
+        release: () => {
+          link.unlink();
+          answered.release();
+        },
+      };
+    } catch (error) {
+      link.unlink();
+      throw error;
+    } finally {
+      clearTimeout(deadline);
+    }
+  }
+
+  private async attemptUntilAnswered<T>(
+    signal: AbortSignal,
+    deadlineAtMs: number,
+    start: Start<T>,
+  ): Promise<Answered<T>> {
+    const { limits } = this.options;
     const tried = new Set<UpstreamEndpoint>();
     const notBefore = new Map<UpstreamEndpoint, number>();
     let lastFailure: { error: Error; failure: AttemptFailure } | undefined;
@@ -146,7 +174,7 @@ export class UpstreamCall {
         continue;
       }
       const entry = pickByWeight(choice.entries)!;
-      const outcome = await this.attempt(choice.route, entry, signal, deadlineAtMs, start, iteration > 0);
+      const outcome = await this.attempt(choice.route, entry, signal, start, iteration > 0);
       if ("answered" in outcome) return outcome.answered;
       const { error, failure } = outcome;
       if (!failure.retryable) throw error;
@@ -158,25 +186,17 @@ export class UpstreamCall {
     throw this.exhausted(lastFailure, undefined);
   }
 
+  /** One attempt on `signal`, the call's: aborted by the caller (cancelled) or at the deadline. */
   private async attempt<T>(
     route: ModelRoute,
     entry: RouteEntry,
     signal: AbortSignal,
-    deadlineAtMs: number,
     start: Start<T>,
     retry: boolean,
   ): Promise<{ answered: Answered<T> } | { error: Error; failure: AttemptFailure }> {
     const endpoint = entry.endpoint;
     const request = this.requestOf(route.model, entry);
     if (request === null) throw new Error(`an attempt at ${route.model.slug}, which cannot take the request`);
-    const controller = new AbortController();
-    const onCallerAbort = () => controller.abort(signal.reason);
-    signal.addEventListener("abort", onCallerAbort, { once: true });
-    if (signal.aborted) onCallerAbort();
-    const deadline = setTimeout(
-      () => controller.abort(new DeadlinePassed("the request's deadline passed")),
-      Math.max(0, deadlineAtMs - Date.now()),
-    );
     const permit = endpoint.breaker.acquire(Date.now());
     endpoint.outstanding += 1;
     this.options.observer.outstandingChanged(endpoint);
@@ -184,53 +204,58 @@ export class UpstreamCall {
     const release = () => {
       if (released) return;
       released = true;
-      signal.removeEventListener("abort", onCallerAbort);
       endpoint.outstanding -= 1;
       this.options.observer.outstandingChanged(endpoint);
     };
     const startedMs = performance.now();
-    const record = (status: number | null, error: UpstreamAttempt["error"]) => {
-      const attempt: UpstreamAttempt = {
-        endpoint: endpoint.name,
-        model: route.model.slug,
-        status,
-        error,
-        durationMs: Math.round(performance.now() - startedMs),
-      };
-      this.attempts.push(attempt);
-      this.options.observer.attempted(attempt, retry);
-    };
     try {
-      const value = await start(endpoint.adapter(route.model.protocol), request, controller.signal);
-      clearTimeout(deadline);
+      const value = await start(endpoint.adapter(route.model.protocol), request, signal);
       endpoint.breaker.record(permit, false, Date.now());
-      record(200, null);
+      this.record(route, endpoint, startedMs, 200, null, retry);
       if (route !== this.options.chain[0])
         this.options.observer.answeredByFallback(this.options.chain[0]!.model.slug, route.model.slug);
       this.answeringRoute = route;
       return { answered: { value, entry, release } };
     } catch (error) {
-      clearTimeout(deadline);
       release();
-      if (signal.aborted) {
+      if (signal.reason instanceof DeadlinePassed) {
         endpoint.breaker.record(permit, undefined, Date.now());
-        record(null, "cancelled");
-        throw signal.reason ?? error;
-      }
-      if (controller.signal.reason instanceof DeadlinePassed) {
-        endpoint.breaker.record(permit, undefined, Date.now());
-        record(null, "deadline");
+        this.record(route, endpoint, startedMs, null, "deadline", retry);
         throw new UpstreamFailedError(
           "timeout",
           `upstream did not answer within the request's deadline of ${this.options.limits.requestDeadlineMs} ms; ${this.attempts.length} ${plural(this.attempts.length)} made`,
         );
       }
+      if (signal.aborted) {
+        endpoint.breaker.record(permit, undefined, Date.now());
+        this.record(route, endpoint, startedMs, null, "cancelled", retry);
+        throw signal.reason ?? error;
+      }
       const failure = attemptFailureOf(error);
       endpoint.breaker.record(permit, failure?.breakerFailure, Date.now());
       if (!failure) throw error;
-      record(failure.status, failure.error);
+      this.record(route, endpoint, startedMs, failure.status, failure.error, retry);
       return { error: error as Error, failure };
     }
+  }
+
+  private record(
+    route: ModelRoute,
+    endpoint: UpstreamEndpoint,
+    startedMs: number,
+    status: number | null,
+    error: UpstreamAttempt["error"],
+    retry: boolean,
+  ): void {
+    const attempt: UpstreamAttempt = {
+      endpoint: endpoint.name,
+      model: route.model.slug,
+      status,
+      error,
+      durationMs: Math.round(performance.now() - startedMs),
+    };
+    this.attempts.push(attempt);
+    this.options.observer.attempted(attempt, retry);
   }
 
   /**
@@ -245,8 +270,9 @@ export class UpstreamCall {
   ): { route: ModelRoute; entries: RouteEntry[] } | { shortfall: Shortfall } {
     let throttledUntilMs: number | undefined;
     let atCapacity = false;
-    const usable = (route: ModelRoute) =>
-      route.entries.filter((entry) => {
+    const candidates = this.options.chain.map((route) => ({
+      route,
+      entries: route.entries.filter((entry) => {
         const endpoint = entry.endpoint;
         // The breaker is asked about now: a future instant would move its state early.
         if (!endpoint.breaker.allows(Date.now()) || this.requestOf(route.model, entry) === null) return false;
@@ -260,8 +286,8 @@ export class UpstreamCall {
           return false;
         }
         return true;
-      });
-    const candidates = this.options.chain.map((route) => ({ route, entries: usable(route) }));
+      }),
+    }));
     const untried = candidates.find(({ entries }) => entries.some((entry) => !tried.has(entry.endpoint)));
     if (untried)
       return {
@@ -300,7 +326,11 @@ export class UpstreamCall {
     try {
       await sleep(delayMs, undefined, { signal });
     } catch {
-      throw signal.reason;
+      if (!(signal.reason instanceof DeadlinePassed)) throw signal.reason;
+      throw new UpstreamFailedError(
+        "timeout",
+        `upstream did not answer within the request's deadline of ${this.options.limits.requestDeadlineMs} ms; ${this.attempts.length} ${plural(this.attempts.length)} made`,
+      );
     }
   }
 
@@ -335,6 +365,31 @@ export class UpstreamCall {
       `every upstream endpoint of ${slug} is unavailable (circuit open); ${made}`,
     );
   }
+}
+
+/**
+ * Aborts the call's own controller when the caller's signal aborts, with the caller's reason. An object
+ * listener rather than a closure: it is made once per request, on the hot path.
+ */
+class CallerLink {
+  readonly controller = new AbortController();
+
+  constructor(private readonly caller: AbortSignal) {
+    if (caller.aborted) this.controller.abort(caller.reason);
+    else caller.addEventListener("abort", this, { once: true });
+  }
+
+  handleEvent(): void {
+    this.controller.abort(this.caller.reason);
+  }
+
+  unlink(): void {
+    this.caller.removeEventListener("abort", this);
+  }
+}
+
+function abortAtDeadline(controller: AbortController): void {
+  controller.abort(new DeadlinePassed("the request's deadline passed"));
 }
 
 function plural(count: number): string {
