@@ -150,7 +150,7 @@ describe("GET /openapi.json", () => {
     ).items.oneOf;
     const userMessage = messageKinds.find((kind) => kind.properties.role.const === "user")!;
     expect(userMessage.properties.content.anyOf[0]).toEqual({ type: "string" });
-    expect(Object.keys(chat.responses).sort()).toEqual(["200", "400", "401", "404", "500", "503"]);
+    expect(Object.keys(chat.responses).sort()).toEqual(["200", "400", "401", "404", "429", "500", "503"]);
     expect(chat.responses["400"]!.description).toContain("100");
     expect(chat.responses["400"]!.description).toContain("401");
     const credit = served.paths["/admin/accounts/{kind}/{id}/credits"]!.post! as {
