@@ -20,8 +20,8 @@ export type EndpointLabel = (typeof endpointLabels)[number];
 export const keyKindLabels = ["personal", "organization", "none"] as const;
 export type KeyKindLabel = (typeof keyKindLabels)[number];
 
-/** The HTTP statuses the gateway answers with (C3); any other is reported by its class ("2xx", …). */
-const knownStatuses = new Set([200, 201, 400, 401, 404, 500, 503]);
+/** The HTTP statuses the gateway answers with (C3, C13); any other is reported by its class ("2xx", …). */
+const knownStatuses = new Set([200, 201, 400, 401, 404, 429, 500, 503]);
 
 /** Statuses reported as themselves, plus the class of any other and a request whose client left first. */
 export function statusLabelOf(httpStatus: number, finished: boolean): string {
