@@ -267,6 +267,48 @@ describe("upstream call (C13)", () => {
   });
 });
 
+describe("an endpoint's concurrency limit", () => {
+  let slow: Simulator;
+  let registry: UpstreamRegistry;
+
+  beforeAll(async () => {
+    slow = await startSimulator({ latencyMs: 500 });
+    const family = Object.fromEntries(
+      modelFamilies.map((name) => [name, { baseUrl: slow.url, apiKey: "family-key" }]),
+    ) as Record<ModelFamily, { baseUrl: string; apiKey: string }>;
+    registry = new UpstreamRegistry(family, {}, new Map(), {
+      limits: fastLimits,
+      modelEndpoints: new Map([
+        [
+          model.slug,
+          [{ name: "gamma-small", baseUrl: slow.url, apiKey: "key", weight: 1, concurrentRequestsMax: 1 }],
+        ],
+      ]),
+    });
+  });
+  afterAll(async () => {
+    await registry.close();
+    await slow.close();
+  });
+
+  it("never sends it more at once: a request finding it full waits its backoffs, then answers 429", async () => {
+    const first = registry.call(model, requestFor).generate(new AbortController().signal);
+    const second = registry.call(model, requestFor);
+
+    const failure = await second.generate(new AbortController().signal).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(UpstreamThrottledError);
+    expect((failure as Error).message).toContain(
+      "every upstream endpoint of gamma-4-5 is at its concurrency limit",
+    );
+    expect(second.attempts).toHaveLength(0);
+    const small = () => registry.health().find((health) => health.endpoint === "gamma-small");
+    expect(small()).toMatchObject({ outstanding: 1, concurrentRequestsMax: 1 });
+    await first;
+    expect(small()).toMatchObject({ outstanding: 0 });
+  });
+});
+
 describe("fallbacks (C13)", () => {
   let simulator: Simulator;
   let broken: FaultyUpstream;
