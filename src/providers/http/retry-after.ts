@@ -15,6 +15,8 @@ export function retryAfterMsOf(headers: IncomingHttpHeaders, nowMs: number = Dat
   if (value === undefined) return undefined;
   const seconds = numberOf(value);
   if (seconds !== undefined) return bounded(seconds * 1_000);
+  // An HTTP date starts with a day name; Date.parse would read "-5" as a year.
+  if (!/^[A-Za-z]{3},/.test(value.trim())) return undefined;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : bounded(date - nowMs);
 }
