@@ -299,12 +299,12 @@ describe("upstream resilience through the gateway (C13)", () => {
     const requestId = last!.headers!.get("x-request-id")!;
     await expect
       .poll(async () => (await settlementsOf(harness, [requestId])).get(requestId)?.types, {
-        timeout: 10_000,
+        timeout: 60_000,
       })
       .toEqual(["UsageAuthorized", "UsageVoided"]);
     await expect
       .poll(async () => (await harness.service.ledger.pool.query("SELECT 1 FROM open_holds")).rowCount, {
-        timeout: 10_000,
+        timeout: 60_000,
       })
       .toBe(0);
     const metrics = await metricsRegistry.metrics();
@@ -349,7 +349,7 @@ describe("upstream resilience through the gateway (C13)", () => {
       const requestId = response.headers.get("x-request-id")!;
       await expect
         .poll(async () => (await settlementsOf(harness, [requestId])).get(requestId)?.types, {
-          timeout: 20_000,
+          timeout: 60_000,
         })
         .toEqual(["UsageAuthorized", "UsageRecorded", "UsageCharged"]);
       const recorded = (await settlementsOf(harness, [requestId])).get(requestId)!.events[1]!
@@ -362,7 +362,7 @@ describe("upstream resilience through the gateway (C13)", () => {
     } finally {
       simulator.setFault(undefined);
     }
-  });
+  }, 120_000);
 
   it("answers from the configured fallback, names it in the reply and bills it at its own price", async () => {
     const { data, response } = await harness
@@ -374,7 +374,7 @@ describe("upstream resilience through the gateway (C13)", () => {
     const requestId = response.headers.get("x-request-id")!;
     await expect
       .poll(async () => (await settlementsOf(harness, [requestId])).get(requestId)?.types, {
-        timeout: 20_000,
+        timeout: 60_000,
       })
       .toEqual(["UsageAuthorized", "UsageRecorded", "UsageCharged"]);
     const events = (await settlementsOf(harness, [requestId])).get(requestId)!.events;
@@ -394,5 +394,5 @@ describe("upstream resilience through the gateway (C13)", () => {
     expect(charged.breakdown.inputUsdPerMillionTokens).toBe("3");
     expect(charged.breakdown.outputUsdPerMillionTokens).toBe("15");
     expect(charged.amountWon).toBe(recorded.pendingWon);
-  });
+  }, 120_000);
 });
