@@ -5,12 +5,15 @@ import { runGatewayBenchmarks } from "./gateway-bench";
 import { runLedgerBenchmarks } from "./ledger-bench";
 import type { Figure } from "./measure";
 import { runStatementBenchmarks } from "./statement-bench";
+import { runUpstreamResilienceBenchmarks } from "./upstream-resilience-bench";
 
 /** `npm run bench`: every figure beside a baseline measured in the same run, so ratios hold on a noisy machine. */
 
 const rebuildEventCount = Number(process.env.BENCH_REBUILD_EVENTS ?? 1_000_000);
-/** Comma-separated subset of `ledger,gateway,billing,console,statements` (all by default). */
-const sections = new Set((process.env.BENCH_ONLY ?? "ledger,gateway,billing,console,statements").split(","));
+/** Comma-separated subset of `ledger,gateway,upstream,billing,console,statements` (all by default). */
+const sections = new Set(
+  (process.env.BENCH_ONLY ?? "ledger,gateway,upstream,billing,console,statements").split(","),
+);
 
 function formatNumber(value: number): string {
   return value >= 100 ? Math.round(value).toLocaleString("en") : value.toFixed(3);
@@ -20,6 +23,7 @@ async function main(): Promise<void> {
   const figures: Figure[] = [];
   if (sections.has("gateway"))
     figures.push(...(await runGatewayBenchmarks({ redisUrl: process.env.REDIS_URL })));
+  if (sections.has("upstream")) figures.push(...(await runUpstreamResilienceBenchmarks()));
   if (sections.has("billing"))
     figures.push(...(await runBillingBenchmarks({ redisUrl: process.env.REDIS_URL })));
   if (sections.has("console")) figures.push(...(await runConsoleBenchmarks()));

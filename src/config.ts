@@ -7,6 +7,7 @@ import {
 import { ConfigError } from "./kernel/config-error";
 import { isDecimalString } from "./kernel/money";
 import type { ModelFamily } from "./providers/provider";
+import { type ResilienceLimits, resilienceLimitDefaults } from "./providers/resilience/resilience-limits";
 
 /**
  * Configuration: the environment (C2), parsed once at start, and every limit the service enforces, named
@@ -89,6 +90,55 @@ const environmentSchema = z.object({
   SHUTDOWN_DRAIN_MS: milliseconds.default(defaultSettlementTimings.shutdownDrainMs),
   HOLD_LIFETIME_MS: milliseconds.default(defaultSettlementTimings.holdLifetimeMs),
   GATEWAY_PRESUMED_DEAD_AFTER_MS: milliseconds.default(defaultSettlementTimings.presumedDeadAfterMs),
+  // Upstream retries and circuit breakers (C13; docs/upstream-resilience.md).
+  UPSTREAM_ATTEMPTS_MAX: z.coerce.number().int().min(1).max(32).default(resilienceLimitDefaults.attemptsMax),
+  UPSTREAM_BACKOFF_BASE_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(60_000)
+    .default(resilienceLimitDefaults.backoffBaseMs),
+  UPSTREAM_BACKOFF_MAX_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(600_000)
+    .default(resilienceLimitDefaults.backoffMaxMs),
+  UPSTREAM_REQUEST_DEADLINE_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(3_600_000)
+    .default(resilienceLimitDefaults.requestDeadlineMs),
+  UPSTREAM_BREAKER_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(3_600_000)
+    .default(resilienceLimitDefaults.breakerWindowMs),
+  UPSTREAM_BREAKER_ATTEMPTS_MIN: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(resilienceLimitDefaults.breakerAttemptsMin),
+  UPSTREAM_BREAKER_FAILURE_RATE: z.coerce
+    .number()
+    .gt(0)
+    .max(1)
+    .default(resilienceLimitDefaults.breakerFailureRateMin),
+  UPSTREAM_BREAKER_OPEN_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(3_600_000)
+    .default(resilienceLimitDefaults.breakerOpenMs),
+  UPSTREAM_BREAKER_HALF_OPEN_PROBES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000)
+    .default(resilienceLimitDefaults.breakerHalfOpenProbesMax),
   ...familyVariables,
 });
 
@@ -123,6 +173,8 @@ export interface Config {
   simulatorTokensPerSecond: number;
   upstreams: Record<ModelFamily, UpstreamConfig>;
   settlementTimings: SettlementTimings;
+  /** Retries, deadline and circuit breakers of upstream calls (C13). */
+  upstreamResilience: ResilienceLimits;
 }
 
 export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config {
@@ -160,6 +212,17 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     simulatorTokensPerSecond: values.SIMULATOR_TOKENS_PER_SECOND,
     upstreams,
     settlementTimings,
+    upstreamResilience: {
+      attemptsMax: values.UPSTREAM_ATTEMPTS_MAX,
+      backoffBaseMs: values.UPSTREAM_BACKOFF_BASE_MS,
+      backoffMaxMs: values.UPSTREAM_BACKOFF_MAX_MS,
+      requestDeadlineMs: values.UPSTREAM_REQUEST_DEADLINE_MS,
+      breakerWindowMs: values.UPSTREAM_BREAKER_WINDOW_MS,
+      breakerAttemptsMin: values.UPSTREAM_BREAKER_ATTEMPTS_MIN,
+      breakerFailureRateMin: values.UPSTREAM_BREAKER_FAILURE_RATE,
+      breakerOpenMs: values.UPSTREAM_BREAKER_OPEN_MS,
+      breakerHalfOpenProbesMax: values.UPSTREAM_BREAKER_HALF_OPEN_PROBES,
+    },
   };
 }
 

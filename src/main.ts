@@ -7,7 +7,7 @@ import {
   startLocalDatabase,
 } from "./database/local-data";
 import { printFirstStartBanner, seedDemoAccount } from "./demo-account";
-import type { FamilyUpstream } from "./gateway/generation/upstream-registry";
+import type { EndpointUpstream, FamilyUpstream } from "./gateway/generation/upstream-registry";
 import { ConfigError } from "./kernel/config-error";
 import { limits } from "./kernel/limits";
 import { ledgerSigningKeyOf } from "./ledger/integrity/ledger-signing-key-setting";
@@ -107,6 +107,25 @@ async function resolveUpstreams(
 
 const stopSignals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 type StopSignal = (typeof stopSignals)[number];
+/** The endpoints of models the models file gave several (`endpoints`), their keys read, by slug. */
+function modelEndpointsOf(): Map<string, EndpointUpstream[]> {
+  return new Map(
+    listModels().flatMap((model) =>
+      model.endpoints
+        ? [
+            [
+              model.slug,
+              model.endpoints.map(({ apiKeyVariable, ...endpoint }) => ({
+                ...endpoint,
+                apiKey: process.env[apiKeyVariable]!.trim(),
+              })),
+            ],
+          ]
+        : [],
+    ),
+  );
+}
+
 /** Adds MODELS_FILE's models to the catalog; returns the upstreams of those that have their own. */
 async function installModelsFile(config: Config): Promise<Map<string, FamilyUpstream>> {
   if (config.modelsFile === undefined) return new Map();
@@ -174,6 +193,7 @@ async function main(): Promise<void> {
     adminToken: database.secrets.adminToken,
     upstreams,
     modelUpstreams,
+    upstreamResilience: { modelEndpoints: modelEndpointsOf(), limits: config.upstreamResilience },
     charges: billing.charges,
     requestBodyBytesMax: config.requestBodyBytesMax,
     logger,

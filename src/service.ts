@@ -27,6 +27,7 @@ import { RequestLogWriter } from "./gateway/activity/request-log-writer";
 import { createAdminActivityRouter } from "./gateway/admin/activity-routes";
 import { createConsoleReadRouter } from "./gateway/admin/console-read-routes";
 import { createAdminKeyLimitsRouter } from "./gateway/admin/key-limits-routes";
+import { createUpstreamHealthRouter } from "./gateway/admin/upstream-routes";
 import { createAdminUserAccessRouter } from "./gateway/admin/user-access-routes";
 import { createApp } from "./gateway/app";
 import { authenticateAdminOrConsole } from "./gateway/console/authenticate-admin-console";
@@ -40,7 +41,11 @@ import { chatCompletionsFormat } from "./gateway/generation/chat-completions-for
 import { createGenerationEndpoints } from "./gateway/generation/generation-endpoints";
 import { RequestsInFlight } from "./gateway/generation/requests-in-flight";
 import { responsesFormat } from "./gateway/generation/responses-format";
-import { type FamilyUpstream, UpstreamRegistry } from "./gateway/generation/upstream-registry";
+import {
+  type FamilyUpstream,
+  UpstreamRegistry,
+  type UpstreamResilienceOptions,
+} from "./gateway/generation/upstream-registry";
 import { answerClientError } from "./gateway/http/client-error";
 import { createKeyRouter } from "./gateway/keys/key-routes";
 import { createPlaygroundRouter } from "./gateway/keys/playground-routes";
@@ -61,6 +66,7 @@ import { untilProjectionsPrepared } from "./ledger/projection/projections-prepar
 import { GroupCommitAppender } from "./ledger/store/group-commit-appender";
 import { type Ledger, openLedger } from "./ledger/store/open-ledger";
 import { PostgresEventStore } from "./ledger/store/postgres-event-store";
+import { upstreamMetrics } from "./operations/upstream-metrics";
 import { findModel } from "./providers/catalog";
 import type { UpstreamTimeouts } from "./providers/create-adapter";
 import type { ModelFamily } from "./providers/provider";
@@ -81,6 +87,8 @@ export interface ServiceOptions {
   /** Models with an upstream of their own (models file), by slug; the others use their family's. */
   modelUpstreams?: ReadonlyMap<string, FamilyUpstream>;
   upstreamTimeouts?: Partial<UpstreamTimeouts>;
+  /** Models with several endpoints, and the retry and breaker limits (C13; docs/upstream-resilience.md). */
+  upstreamResilience?: UpstreamResilienceOptions;
   charges: ChargeEnqueuer;
   requestBodyBytesMax: number;
   logger: Logger;
@@ -224,6 +232,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     options.upstreams,
     options.upstreamTimeouts ?? {},
     options.modelUpstreams,
+    { observer: upstreamMetrics, ...options.upstreamResilience },
   );
   const lifecycle = { draining: false };
   const consoleAuth = new ConsoleAuth(
@@ -332,6 +341,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       createAdminKeyLimitsRouter(keys),
       createAdminActivityRouter(ledger.pool),
       createAdminUserAccessRouter({ keys, consoleAuth, logger }),
+      createUpstreamHealthRouter(upstreams),
     );
     if (options.adminRouter) admin.use(options.adminRouter(parts));
   }

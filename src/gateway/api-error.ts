@@ -41,6 +41,9 @@ export const apiErrors = {
   notFound: (message: string) => new ApiError(404, applicationCodes.notFound, message),
   upstreamRejected: (message: string) => new ApiError(400, applicationCodes.modelProcessing, message),
   upstreamFailed: (message: string) => new ApiError(500, applicationCodes.modelProcessing, message),
+  /** Every attempt was refused with 429 (C13). */
+  upstreamThrottled: (message: string, retryAfterSeconds: number) =>
+    new ApiError(429, applicationCodes.modelProcessing, message, retryAfterSeconds),
   /** Fail closed: without a working ledger nothing is generated, so nothing goes unbilled. */
   ledgerUnavailable: () =>
     new ApiError(

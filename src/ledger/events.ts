@@ -119,6 +119,30 @@ const usageTokens = z.object({
 });
 export type UsageTokens = z.infer<typeof usageTokens>;
 
+/**
+ * v3 of `UsageRecorded`, v2 of `UsageVoided`: the upstream attempts the request made (C13), so finance and
+ * operators see what happened — endpoint names only, never a URL or key. Null where nothing was recorded:
+ * events written before, and settlements by the orphan sweep (which never saw the attempts).
+ */
+export const upstreamAttemptErrors = [
+  "connection",
+  "timeout",
+  "malformed",
+  "status",
+  "reported",
+  "deadline",
+  "cancelled",
+] as const;
+const upstreamAttempt = z.object({
+  endpoint: z.string().min(1),
+  model: z.string().min(1),
+  status: z.number().int().nullable(),
+  error: z.enum(upstreamAttemptErrors).nullable(),
+  durationMs: z.number().int().nonnegative(),
+});
+const upstreamAttempts = z.array(upstreamAttempt).max(64).nullish();
+export type RecordedUpstreamAttempt = z.infer<typeof upstreamAttempt>;
+
 const usageRecorded = z.object({
   requestId: z.string().min(1),
   keyId: z.uuid(),
@@ -156,6 +180,8 @@ const usageRecorded = z.object({
       pendingWon: decimalString,
     })
     .nullish(),
+  /** v3. The attempts that led to this usage; `model` above is the one that answered. */
+  attempts: upstreamAttempts,
 });
 
 /**
@@ -199,6 +225,8 @@ const usageVoided = z.object({
   account: accountReference,
   releasedWon: decimalString,
   reason: z.enum(voidReasons),
+  /** v2. The attempts that produced nothing; null for v1 events and the orphan sweep. */
+  attempts: upstreamAttempts,
 });
 
 const chargeBreakdown = z.object({
@@ -255,7 +283,7 @@ export const eventCatalog = {
   FxRateUpdated: { schemaVersion: 1, data: fxRateUpdated },
   UsageAuthorized: { schemaVersion: 1, data: usageAuthorized },
   UsageRecorded: { schemaVersion: 3, data: usageRecorded },
-  UsageVoided: { schemaVersion: 1, data: usageVoided },
+  UsageVoided: { schemaVersion: 2, data: usageVoided },
   UsageCharged: { schemaVersion: 3, data: usageCharged },
 } as const;
 
@@ -294,15 +322,18 @@ export function schemaVersionOf(type: LedgerEventType): number {
 /**
  * Brings data stored under an older schema version to the current shape, and refuses data written by a
  * newer release than this one. v2 of `UsageRecorded` and `UsageCharged` added the money the usage moves
- * between held, pending and balance (C10); v1 events moved none of it, which null says. v3 added
- * corrections (`corrects`, `correction`); no earlier event is one.
+ * between held, pending and balance (C10); v1 events moved none of it, which null says. v3 of
+ * `UsageRecorded` and `UsageCharged` added corrections (`corrects`, `correction`: no earlier event is one),
+ * and with v2 of `UsageVoided` the upstream attempts (`attempts`: older events recorded none).
  */
 export function upcastEventData(type: LedgerEventType, schemaVersion: number, data: unknown): unknown {
   const current = schemaVersionOf(type);
   if (schemaVersion === current) return data;
   if (schemaVersion === 1 && type === "UsageRecorded")
-    return { heldWon: null, pendingWon: null, corrects: null, ...(data as object) };
-  if (schemaVersion === 2 && type === "UsageRecorded") return { corrects: null, ...(data as object) };
+    return { heldWon: null, pendingWon: null, corrects: null, attempts: null, ...(data as object) };
+  if (schemaVersion === 2 && type === "UsageRecorded")
+    return { corrects: null, attempts: null, ...(data as object) };
+  if (schemaVersion === 1 && type === "UsageVoided") return { attempts: null, ...(data as object) };
   if (schemaVersion === 1 && type === "UsageCharged")
     return { releasedPendingWon: null, correction: null, ...(data as object) };
   if (schemaVersion === 2 && type === "UsageCharged") return { correction: null, ...(data as object) };

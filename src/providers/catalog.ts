@@ -53,6 +53,27 @@ export interface CatalogModel {
    * by a models file. The key is named by its environment variable, never held in the catalog.
    */
   readonly upstream?: { readonly baseUrl: string; readonly apiKeyVariable: string };
+  /**
+   * Several upstream endpoints of this model's protocol (models file `endpoints`), in place of `upstream`
+   * or the family's: requests are spread over them and retried across them (docs/upstream-resilience.md).
+   */
+  readonly endpoints?: readonly CatalogEndpoint[];
+  /** Models tried, in order, when this one's endpoints all fail before output (models file `fallbacks`). */
+  readonly fallbacks?: readonly string[];
+}
+
+/** One upstream endpoint of a model; its key is named by its environment variable, never held here. */
+export interface CatalogEndpoint {
+  /** Shown in metrics, events and the admin view in place of the URL. */
+  readonly name: string;
+  readonly baseUrl: string;
+  readonly apiKeyVariable: string;
+  /** The id this endpoint knows the model by (e.g. a deployment name); default: the model's. */
+  readonly upstreamModelId?: string;
+  /** Its share of the model's requests, relative to the other endpoints' weights. */
+  readonly weight: number;
+  /** Requests at once at most through this endpoint; absent: bounded by the connection pool only. */
+  readonly concurrentRequestsMax?: number;
 }
 
 /** Upstream ids are neutral too: each equals its public slug, so the entry does not repeat it. */

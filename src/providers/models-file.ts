@@ -2,13 +2,19 @@ import { readFile } from "node:fs/promises";
 import { parse } from "yaml";
 import { z } from "zod";
 import { isDecimalString } from "../kernel/money";
-import { type CatalogModel, findBuiltInModel, type UsdPerMillionTokens } from "./catalog";
+import {
+  type CatalogEndpoint,
+  type CatalogModel,
+  findBuiltInModel,
+  type UsdPerMillionTokens,
+} from "./catalog";
 import type { ModelFamily, SamplingParameter, UpstreamProtocol } from "./provider";
 
 /**
  * MODELS_FILE: models served without a code change. YAML (or JSON, which is YAML) mapping each slug to its
  * family, upstream protocol and model id, optionally its own upstream (base URL and the environment variable
- * holding its key), default prices, an output cap and ignored parameters. A built-in slug listed here is
+ * holding its key) or several endpoints, fallback models, default prices, an output cap and ignored
+ * parameters (docs/upstream-resilience.md for endpoints and fallbacks). A built-in slug listed here is
  * replaced field by field (what is not given keeps the built-in value); a new slug must give its prices.
  * Every field is checked; an unknown field is an error, so a typo never passes silently.
  */
@@ -34,6 +40,25 @@ const usdPerMillionTokens = z
   .refine(isDecimalString, 'must be a decimal string such as "1.25"')
   .transform((text) => text as UsdPerMillionTokens);
 
+const environmentVariableName = z
+  .string()
+  .regex(/^[A-Z][A-Z0-9_]{0,99}$/, "must be an environment variable name such as ACME_API_KEY");
+
+/** A name for metrics, events and the admin view: low-cardinality and free of secrets by construction. */
+const endpointName = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, "must be lowercase letters, digits, '.', '_' or '-'");
+
+const endpointSchema = z.strictObject({
+  name: endpointName,
+  baseUrl: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }),
+  /** Default `<FAMILY>_API_KEY`. */
+  apiKeyVariable: environmentVariableName.optional(),
+  upstreamModelId: z.string().min(1).max(200).optional(),
+  weight: z.number().int().min(1).max(1_000).default(1),
+  concurrentRequestsMax: z.number().int().positive().optional(),
+});
+
 const modelEntrySchema = z.strictObject({
   family: z.enum(families),
   protocol: z.enum(protocols),
@@ -42,10 +67,11 @@ const modelEntrySchema = z.strictObject({
   /** The prefix the protocol's paths are appended to (docs/operations.md, "Models file"); default `<FAMILY>_BASE_URL`. */
   baseUrl: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
   /** The environment variable holding this upstream's key; default `<FAMILY>_API_KEY`. */
-  apiKeyVariable: z
-    .string()
-    .regex(/^[A-Z][A-Z0-9_]{0,99}$/, "must be an environment variable name such as ACME_API_KEY")
-    .optional(),
+  apiKeyVariable: environmentVariableName.optional(),
+  /** Several endpoints of the model's protocol, in place of baseUrl / apiKeyVariable. */
+  endpoints: z.array(endpointSchema).min(1).max(64).optional(),
+  /** Models tried in order when every endpoint of this one fails before output. */
+  fallbacks: z.array(z.string().min(1)).max(8).optional(),
   prices: z
     .strictObject({
       inputUsdPer1M: usdPerMillionTokens,
@@ -81,6 +107,7 @@ export function modelsOf(file: ModelsFile, environment: NodeJS.ProcessEnv): Cata
     const prices = entry.prices;
     if (!builtIn && !prices) throw new ModelsFileError(`models.${slug}.prices is required for a new model`);
     const upstream = upstreamOf(slug, entry, environment);
+    const endpoints = entry.endpoints && endpointsOf(slug, entry, environment);
     return {
       slug,
       family: entry.family,
@@ -95,8 +122,70 @@ export function modelsOf(file: ModelsFile, environment: NodeJS.ProcessEnv): Cata
       created: builtIn?.created ?? modelsFileCreatedUnixSeconds,
       ...(entry.maxOutputTokens === undefined ? {} : { maxOutputTokensMax: entry.maxOutputTokens }),
       ...(upstream ? { upstream } : {}),
+      ...(endpoints ? { endpoints } : {}),
+      ...(entry.fallbacks ? { fallbacks: entry.fallbacks } : {}),
     };
   });
+}
+
+function endpointsOf(
+  slug: string,
+  entry: z.infer<typeof modelEntrySchema>,
+  environment: NodeJS.ProcessEnv,
+): CatalogEndpoint[] {
+  if (entry.baseUrl !== undefined || entry.apiKeyVariable !== undefined)
+    throw new ModelsFileError(`models.${slug}: give either endpoints or baseUrl/apiKeyVariable, not both`);
+  const names = new Set<string>();
+  return entry.endpoints!.map((endpoint, index) => {
+    if (names.has(endpoint.name))
+      throw new ModelsFileError(`models.${slug}.endpoints.${index}.name ${endpoint.name} is given twice`);
+    names.add(endpoint.name);
+    const apiKeyVariable = endpoint.apiKeyVariable ?? `${entry.family.toUpperCase()}_API_KEY`;
+    if (!environment[apiKeyVariable]?.trim())
+      throw new ModelsFileError(
+        `models.${slug}.endpoints.${index}: the environment variable ${apiKeyVariable} is not set`,
+      );
+    return {
+      name: endpoint.name,
+      baseUrl: endpoint.baseUrl,
+      apiKeyVariable,
+      weight: endpoint.weight,
+      ...(endpoint.upstreamModelId === undefined ? {} : { upstreamModelId: endpoint.upstreamModelId }),
+      ...(endpoint.concurrentRequestsMax === undefined
+        ? {}
+        : { concurrentRequestsMax: endpoint.concurrentRequestsMax }),
+    };
+  });
+}
+
+/**
+ * Fallbacks name models that exist (built in or in the file), never the model itself; an endpoint name
+ * means one upstream (URL and key) wherever it is used, so its breaker and capacity are that upstream's.
+ */
+function checkReferences(models: readonly CatalogModel[]): void {
+  const slugs = new Set(models.map((model) => model.slug));
+  const endpoints = new Map<string, CatalogEndpoint>();
+  for (const model of models) {
+    for (const fallback of model.fallbacks ?? []) {
+      if (fallback === model.slug)
+        throw new ModelsFileError(`models.${model.slug}.fallbacks names the model itself`);
+      if (!slugs.has(fallback) && !findBuiltInModel(fallback))
+        throw new ModelsFileError(`models.${model.slug}.fallbacks names ${fallback}, which is no model`);
+    }
+    for (const endpoint of model.endpoints ?? []) {
+      const seen = endpoints.get(endpoint.name);
+      if (
+        seen &&
+        (seen.baseUrl !== endpoint.baseUrl ||
+          seen.apiKeyVariable !== endpoint.apiKeyVariable ||
+          seen.concurrentRequestsMax !== endpoint.concurrentRequestsMax)
+      )
+        throw new ModelsFileError(
+          `models.${model.slug}: endpoint ${endpoint.name} differs from another of that name (baseUrl, apiKeyVariable or concurrentRequestsMax)`,
+        );
+      endpoints.set(endpoint.name, endpoint);
+    }
+  }
 }
 
 /** A model of its own upstream needs both where it is and its key; neither: the family's upstream. */
@@ -142,7 +231,9 @@ export async function loadModelsFile(path: string, environment: NodeJS.ProcessEn
     throw new ModelsFileError(`MODELS_FILE ${path}: ${issue.path.join(".") || "document"} ${issue.message}`);
   }
   try {
-    return modelsOf(parsed.data, environment);
+    const models = modelsOf(parsed.data, environment);
+    checkReferences(models);
+    return models;
   } catch (error) {
     if (error instanceof ModelsFileError) throw new ModelsFileError(`MODELS_FILE ${path}: ${error.message}`);
     throw error;

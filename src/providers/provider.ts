@@ -161,6 +161,8 @@ export class UpstreamRejectedError extends Error {
     readonly upstreamStatus: number,
     /** Already sanitised: safe to show the client. */
     message: string,
+    /** What the upstream's `Retry-After` asked for (a 429), from the moment it answered; absent: nothing. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
   }
@@ -170,7 +172,24 @@ export class UpstreamRejectedError extends Error {
 export class UpstreamFailedError extends Error {
   override readonly name = "UpstreamFailedError";
   constructor(
-    readonly reason: "status" | "timeout" | "connection" | "malformed",
+    readonly reason: "status" | "timeout" | "connection" | "malformed" | "unavailable",
+    /** Already sanitised: safe to show the client. */
+    message: string,
+    /** The HTTP status of a failed answer (`reason` "status"); absent for a failure reported in a 200. */
+    readonly upstreamStatus?: number,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Every attempt before output was refused with 429 (C13): answered 429 with `Retry-After` (whole seconds,
+ * at least 1), app status 300.
+ */
+export class UpstreamThrottledError extends Error {
+  override readonly name = "UpstreamThrottledError";
+  constructor(
+    readonly retryAfterSeconds: number,
     /** Already sanitised: safe to show the client. */
     message: string,
   ) {

@@ -33,12 +33,13 @@ describe("metric labels", () => {
   });
 
   it("reports known statuses as themselves, others by class, and a client that left as disconnected", () => {
-    expect([200, 201, 400, 401, 404, 500, 503].map((status) => statusLabelOf(status, true))).toEqual([
+    expect([200, 201, 400, 401, 404, 429, 500, 503].map((status) => statusLabelOf(status, true))).toEqual([
       "200",
       "201",
       "400",
       "401",
       "404",
+      "429",
       "500",
       "503",
     ]);

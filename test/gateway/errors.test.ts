@@ -53,7 +53,11 @@ describe("errors (C3)", () => {
   beforeAll(async () => {
     harness = await startGatewayHarness({
       label: "errors",
-      service: { upstreamTimeouts: { headersTimeoutMs: 500, bodyTimeoutMs: 500, connectTimeoutMs: 500 } },
+      service: {
+        upstreamTimeouts: { headersTimeoutMs: 500, bodyTimeoutMs: 500, connectTimeoutMs: 500 },
+        // The mapping of one failure is checked here; retries have their own tests (upstream-resilience).
+        upstreamResilience: { limits: { attemptsMax: 2, backoffBaseMs: 1 } },
+      },
     });
     const alice = await harness.session("alice", "acme");
     personal = (await harness.issueKey(alice)).key;

@@ -56,6 +56,36 @@ describe("loading a models file", () => {
       "NOT_SET_ANYWHERE is not set",
     ],
     ["text that is not YAML", "models: [unclosed", "is not YAML or JSON"],
+    [
+      "endpoints beside a baseUrl",
+      "models:\n  alpha-5.4:\n    family: alpha\n    protocol: chat-completions\n    baseUrl: https://x.example/v1\n    apiKeyVariable: ACME_TEST_API_KEY\n    endpoints: [{ name: east, baseUrl: https://east.example/v1, apiKeyVariable: ACME_TEST_API_KEY }]\n",
+      "give either endpoints or baseUrl/apiKeyVariable",
+    ],
+    [
+      "an endpoint whose key variable is not set",
+      "models:\n  alpha-5.4:\n    family: alpha\n    protocol: chat-completions\n    endpoints: [{ name: east, baseUrl: https://east.example/v1, apiKeyVariable: NOT_SET_ANYWHERE }]\n",
+      "models.alpha-5.4.endpoints.0: the environment variable NOT_SET_ANYWHERE is not set",
+    ],
+    [
+      "an endpoint name that is not a label",
+      "models:\n  alpha-5.4:\n    family: alpha\n    protocol: chat-completions\n    endpoints: [{ name: 'East Coast', baseUrl: https://east.example/v1, apiKeyVariable: ACME_TEST_API_KEY }]\n",
+      "models.alpha-5.4.endpoints.0.name must be lowercase",
+    ],
+    [
+      "one endpoint name for two upstreams",
+      "models:\n  alpha-5.4:\n    family: alpha\n    protocol: chat-completions\n    endpoints: [{ name: east, baseUrl: https://east.example/v1, apiKeyVariable: ACME_TEST_API_KEY }]\n  alpha-5.5:\n    family: alpha\n    protocol: chat-completions\n    endpoints: [{ name: east, baseUrl: https://west.example/v1, apiKeyVariable: ACME_TEST_API_KEY }]\n",
+      "endpoint east differs from another of that name",
+    ],
+    [
+      "a fallback that is no model",
+      "models:\n  alpha-5.4:\n    family: alpha\n    protocol: chat-completions\n    fallbacks: [alpha-9]\n",
+      "models.alpha-5.4.fallbacks names alpha-9, which is no model",
+    ],
+    [
+      "a model falling back to itself",
+      "models:\n  alpha-5.4:\n    family: alpha\n    protocol: chat-completions\n    fallbacks: [alpha-5.4]\n",
+      "models.alpha-5.4.fallbacks names the model itself",
+    ],
   ])("refuses %s with one line naming it", async (_case, text, expected) => {
     const path = await fileWith(`bad-${Math.random().toString(36).slice(2)}.yaml`, text);
     const failure = await loadModelsFile(path, environment).catch((error: Error) => error);
@@ -82,6 +112,50 @@ describe("loading a models file", () => {
       ignoredParameters: ["temperature", "top_p"],
     });
     expect(model!.upstream).toBeUndefined();
+  });
+
+  it("reads several endpoints of a model (weight 1 by default) and its fallbacks", async () => {
+    const path = await fileWith(
+      "endpoints.yaml",
+      [
+        "models:",
+        "  delta-4.6-sonnet:",
+        "    family: delta",
+        "    protocol: messages",
+        "    fallbacks: [delta-4.5-haiku, acme-chat-2]",
+        "    endpoints:",
+        "      - { name: delta-us, baseUrl: https://us.example, apiKeyVariable: ACME_TEST_API_KEY, weight: 3, concurrentRequestsMax: 50 }",
+        "      - { name: delta-eu, baseUrl: https://eu.example, apiKeyVariable: ACME_TEST_API_KEY, upstreamModelId: sonnet-eu }",
+        "  acme-chat-2:",
+        "    family: gamma",
+        "    protocol: chat-completions",
+        "    prices: { inputUsdPer1M: '1', outputUsdPer1M: '2' }",
+        "",
+      ].join("\n"),
+    );
+    const [sonnet] = await loadModelsFile(path, environment);
+    expect(sonnet).toMatchObject({
+      slug: "delta-4.6-sonnet",
+      fallbacks: ["delta-4.5-haiku", "acme-chat-2"],
+      endpoints: [
+        {
+          name: "delta-us",
+          baseUrl: "https://us.example",
+          apiKeyVariable: "ACME_TEST_API_KEY",
+          weight: 3,
+          concurrentRequestsMax: 50,
+        },
+        {
+          name: "delta-eu",
+          baseUrl: "https://eu.example",
+          apiKeyVariable: "ACME_TEST_API_KEY",
+          weight: 1,
+          upstreamModelId: "sonnet-eu",
+        },
+      ],
+    });
+    // The key is named by its variable, never held in the catalog.
+    expect(JSON.stringify(sonnet)).not.toContain(environment.ACME_TEST_API_KEY);
   });
 });
 

@@ -6,6 +6,7 @@ import {
   type AccountReference,
   type EventData,
   parseLedgerEvent,
+  type RecordedUpstreamAttempt,
   type UsageOutcome,
   type UsageSource,
   type UsageTokens,
@@ -79,6 +80,17 @@ export interface UsageToSettle {
   tokens: UsageTokens;
   usageSource: UsageSource;
   outcome: UsageOutcome;
+  /** Upstream resilience (C13): what the request's attempts were, and which model answered. */
+  upstream?: SettledUpstream;
+}
+
+/**
+ * The upstream side of a settlement (C13). `answeringModel` is set when a fallback answered: the usage is
+ * recorded under it, so its charge and its pending cost are priced as that model.
+ */
+export interface SettledUpstream {
+  attempts: readonly RecordedUpstreamAttempt[];
+  answeringModel?: string;
 }
 
 export interface RequestHold {
@@ -98,7 +110,7 @@ export interface RequestHold {
   /** The usage replaces the hold; resolves once it is durable in the ledger. */
   post(usage: UsageToSettle): Promise<void>;
   /** After a request that produced nothing: the hold is released whole. */
-  void(reason: (typeof voidReasons)[number]): void;
+  void(reason: (typeof voidReasons)[number], upstream?: SettledUpstream): void;
 }
 
 export class GenerationHolds {
@@ -137,36 +149,50 @@ export class GenerationHolds {
       post: (usage) => {
         assert(held, `usage of ${request.requestId} posted without a placed hold`);
         untrack();
-        billingMetrics.observeHold({ outcome: "posted", keyKind, amountWon: held.holdWon });
-        const pendingWon = costWonOf(held.pricing, usage.tokens);
-        assert(!new Money(pendingWon).isNegative(), `negative cost ${pendingWon} for ${request.requestId}`);
-        return this.options.outbox.record(
-          {
-            requestId: request.requestId,
-            keyId: request.keyId,
-            account: request.account,
-            userId: request.userId,
-            organizationId: request.organizationId,
-            model: request.model,
-            endpoint: request.endpoint,
-            streamed: request.streamed,
-            outcome: usage.outcome,
-            tokens: usage.tokens,
-            usageSource: usage.usageSource,
-            startedAt: request.startedAt.toISOString(),
-            heldWon: held.holdWon,
-            pendingWon,
-          },
-          actor,
-        );
+        const holdWon = held.holdWon;
+        billingMetrics.observeHold({ outcome: "posted", keyKind, amountWon: holdWon });
+        const record = (model: string, pricing: PricingInForce) => {
+          const pendingWon = costWonOf(pricing, usage.tokens);
+          assert(!new Money(pendingWon).isNegative(), `negative cost ${pendingWon} for ${request.requestId}`);
+          return this.options.outbox.record(
+            {
+              requestId: request.requestId,
+              keyId: request.keyId,
+              account: request.account,
+              userId: request.userId,
+              organizationId: request.organizationId,
+              model,
+              endpoint: request.endpoint,
+              streamed: request.streamed,
+              outcome: usage.outcome,
+              tokens: usage.tokens,
+              usageSource: usage.usageSource,
+              startedAt: request.startedAt.toISOString(),
+              heldWon: holdWon,
+              pendingWon,
+              ...(usage.upstream ? { attempts: [...usage.upstream.attempts] } : {}),
+            },
+            actor,
+          );
+        };
+        const answeringModel = usage.upstream?.answeringModel;
+        if (answeringModel === undefined || answeringModel === request.model)
+          return record(request.model, held.pricing);
+        return this.recordAsFallback(request, answeringModel, record);
       },
-      void: (reason) => {
+      void: (reason, upstream) => {
         untrack();
         placed.then(
           () => {
             billingMetrics.observeHold({ outcome: "voided", keyKind, amountWon: held!.holdWon });
             this.options.outbox.void(
-              { requestId: request.requestId, account: request.account, releasedWon: held!.holdWon, reason },
+              {
+                requestId: request.requestId,
+                account: request.account,
+                releasedWon: held!.holdWon,
+                reason,
+                ...(upstream ? { attempts: [...upstream.attempts] } : {}),
+              },
               actor,
             );
           },
@@ -249,6 +275,29 @@ export class GenerationHolds {
   private async hasRoomNow(account: AccountReference): Promise<boolean> {
     const available = await this.options.availableNow(account);
     return available !== null && new Money(available).greaterThanOrEqualTo(1);
+  }
+
+  /**
+   * A fallback answered: its pending cost is priced as the answering model (the hold was priced as the one
+   * requested), at the request's start, as its charge will be. Its pricing is usually in memory already; if
+   * it cannot be read at all (the ledger away), the settlement is left to the orphan sweep, which settles
+   * from the hold, and the answer does not wait for it.
+   */
+  private recordAsFallback(
+    request: HoldRequest,
+    answeringModel: string,
+    record: (model: string, pricing: PricingInForce) => Promise<void>,
+  ): Promise<void> {
+    return this.options.pricing
+      .pricingFor(answeringModel, request.discountOrganizationId, request.startedAt)
+      .then(
+        (pricing) => record(answeringModel, pricing),
+        (error: unknown) =>
+          this.options.logger.error(
+            { err: error, requestId: request.requestId, model: answeringModel },
+            "pricing a fallback's usage failed; the orphan sweep will settle its hold",
+          ),
+      );
   }
 
   private rememberLimitedKey(keyId: string): void {

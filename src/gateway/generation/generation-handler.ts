@@ -3,7 +3,8 @@ import type { ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import { billingMetrics } from "../../billing/billing-metrics";
 import { discountOrganizationOf } from "../../billing/charging/charge-usage";
-import type { GenerationHolds, RequestHold } from "../../billing/holds/generation-holds";
+
+import type { GenerationHolds, RequestHold, SettledUpstream } from "../../billing/holds/generation-holds";
 import type { SettlementTimings } from "../../billing/holds/settlement-timings";
 import { type CatalogModel, findModel } from "../../providers/catalog";
 import type {
@@ -13,6 +14,9 @@ import type {
   ReportedUsage,
   ToolCall,
 } from "../../providers/provider";
+
+import type { UpstreamCall } from "../../providers/resilience/upstream-call";
+
 import { apiErrors } from "../api-error";
 import { sendJson } from "../http/json-response";
 import { toApiError } from "../middleware/error-handler";
@@ -20,7 +24,11 @@ import { observationOf, type RequestObservation } from "../observation/request-o
 import type { EventStreamSink } from "../wire/event-stream-sink";
 import type { ApiKeyAdmission, Caller } from "./api-key-admission";
 import type { ClientFormat, ClientStream } from "./client-format";
+
+import { fallbackRequestOf } from "./fallback-request";
+
 import { OutputProgress } from "./output-progress";
+
 import { nextReplyMilliseconds } from "./reply-clock";
 import { GatewayCut, type GatewayCutReason, type RequestsInFlight } from "./requests-in-flight";
 import type { UpstreamRegistry } from "./upstream-registry";
@@ -57,6 +65,8 @@ interface GenerationContext {
   caller: Caller;
   model: CatalogModel;
   upstreamRequest: GenerationRequest;
+  /** Attempts across endpoints and fallbacks until one answers (C13); it knows which model answered. */
+  upstream: UpstreamCall;
   startedAt: Date;
   /** The reply's `<prefix>-<ms>` ids and `created`: the start, made unique within this process (C12). */
   replyMs: number;
@@ -118,6 +128,9 @@ export function generationHandler(
       caller,
       model,
       upstreamRequest,
+      upstream: dependencies.upstreams.call(model, (candidate) =>
+        candidate === model ? upstreamRequest : fallbackRequestOf(format, parsed, candidate),
+      ),
       startedAt,
       replyMs: nextReplyMilliseconds(startedAt.getTime()),
       streamed: parsed.stream,
@@ -203,10 +216,7 @@ async function jsonGeneration(
   try {
     const observation = context.observation;
     observation?.upstreamStarted();
-    const generating = dependencies.upstreams
-      .adapterFor(context.model)
-      .generate(context.upstreamRequest, signal)
-      .finally(() => observation?.upstreamEnded());
+    const generating = context.upstream.generate(signal).finally(() => observation?.upstreamEnded());
     // Answered below, after the hold: a refusal aborts the call, and its rejection is the hold's to report.
     generating.catch(() => {});
     await context.hold.placed;
@@ -217,7 +227,10 @@ async function jsonGeneration(
       result = await generating;
     } catch (error) {
       const gatewayCut = cut();
-      context.hold.void(gatewayCut ? "shutdown" : clientGone() ? "client-disconnected" : "upstream-failed");
+      context.hold.void(
+        gatewayCut ? "shutdown" : clientGone() ? "client-disconnected" : "upstream-failed",
+        settledUpstreamOf(context),
+      );
       if (gatewayCut) throw apiErrors.gatewayStopping();
       throw error;
     }
@@ -228,7 +241,7 @@ async function jsonGeneration(
       response,
       200,
       format.jsonBody({
-        model: context.model.slug,
+        model: context.upstream.answeringModel.slug,
         createdAtMs: context.replyMs,
         text: result.text,
         toolCalls: result.toolCalls,
@@ -314,7 +327,7 @@ async function relayStream(
     // Headers wait for the first token, so a failure before any output is still a plain JSON error.
     open: () => {
       relayed.clientStream ??= format.openStream(sink, {
-        model: context.model.slug,
+        model: context.upstream.answeringModel.slug,
         createdAtMs: context.replyMs,
       });
       return relayed.clientStream;
@@ -324,9 +337,7 @@ async function relayStream(
   let holdPlaced = false;
   context.observation?.upstreamStarted();
   try {
-    for await (const parts of dependencies.upstreams
-      .adapterFor(context.model)
-      .stream(context.upstreamRequest, signal)) {
+    for await (const parts of context.upstream.stream(signal)) {
       // No byte reaches the client before the hold is durable.
       if (!holdPlaced) {
         await context.hold.placed;
@@ -395,7 +406,7 @@ async function settleStream(
   const usageOfProduced = () => resolveUsage(relayed.reported, context.upstreamRequest, relayed.produced);
   // What a stream cut short delivered is billed; nothing delivered releases the hold whole.
   const settleCut = (cutOutcome: Exclude<Outcome, "completed">) => {
-    if (nothingProduced(relayed.produced)) context.hold.void(cutOutcome);
+    if (nothingProduced(relayed.produced)) context.hold.void(cutOutcome, settledUpstreamOf(context));
     else void postUsage(context, cutOutcome, usageOfProduced());
   };
   switch (outcome) {
@@ -430,6 +441,15 @@ async function settleStream(
   }
 }
 
+/** The attempts for the settlement, and the answering model when a fallback answered (it is billed). */
+function settledUpstreamOf(context: GenerationContext): SettledUpstream {
+  const answering = context.upstream.answeringModel.slug;
+  return {
+    attempts: context.upstream.attempts,
+    ...(answering === context.model.slug ? {} : { answeringModel: answering }),
+  };
+}
+
 function nothingProduced(produced: { text: string; toolCalls: readonly ToolCall[] }): boolean {
   return produced.text === "" && produced.toolCalls.length === 0;
 }
@@ -441,6 +461,7 @@ function postUsage(context: GenerationContext, outcome: Outcome, usage: Resolved
     tokens: usage.tokens,
     usageSource: usage.source,
     outcome,
+    upstream: settledUpstreamOf(context),
   });
 }
 

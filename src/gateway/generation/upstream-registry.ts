@@ -1,40 +1,110 @@
-import type { CatalogModel } from "../../providers/catalog";
+import { type CatalogModel, findModel, listModels } from "../../providers/catalog";
 import { createAdapter, type UpstreamAdapter, type UpstreamTimeouts } from "../../providers/create-adapter";
-import type { ModelFamily, UpstreamProtocol } from "../../providers/provider";
+import type { GenerationRequest, ModelFamily, UpstreamProtocol } from "../../providers/provider";
+import { type BreakerState, CircuitBreaker } from "../../providers/resilience/circuit-breaker";
+import { type ResilienceLimits, resilienceLimitDefaults } from "../../providers/resilience/resilience-limits";
+import {
+  type ModelRoute,
+  UpstreamCall,
+  type UpstreamObserver,
+} from "../../providers/resilience/upstream-call";
+import { RouteEntry, UpstreamEndpoint } from "../../providers/resilience/upstream-endpoint";
 
 export interface FamilyUpstream {
   baseUrl: string;
   apiKey: string;
 }
 
+/** One of a model's endpoints with its key resolved (models file `endpoints`). */
+export interface EndpointUpstream extends FamilyUpstream {
+  name: string;
+  upstreamModelId?: string;
+  weight: number;
+  concurrentRequestsMax?: number;
+}
+
+export interface UpstreamResilienceOptions {
+  /** A model's endpoints when the models file gives several, by slug. */
+  modelEndpoints?: ReadonlyMap<string, readonly EndpointUpstream[]>;
+  limits?: Partial<ResilienceLimits>;
+  /** Metrics; nothing by default. */
+  observer?: UpstreamObserver & { breakerChanged?(endpoint: string, state: BreakerState): void };
+}
+
+/** One endpoint as the operators' view shows it (GET /admin/upstreams): names and counts, never URL or key. */
+export interface EndpointHealth {
+  endpoint: string;
+  models: string[];
+  breakerState: BreakerState;
+  outstanding: number;
+  concurrentRequestsMax: number | null;
+  /** Attempts and failures in the breaker's current window (empty while open). */
+  recentAttempts: number;
+  recentFailures: number;
+  recentFailureRate: number | null;
+}
+
+const silentObserver: UpstreamObserver = {
+  attempted() {},
+  outstandingChanged() {},
+  answeredByFallback() {},
+};
+
 /**
- * One adapter (and keep-alive pool) per upstream and protocol, created on first use and kept. A model's
- * upstream is its family's, unless a models file gave it one of its own (`modelUpstreams`, by slug).
+ * The upstream endpoints of every model and one adapter (and keep-alive pool) per endpoint and protocol,
+ * created on first use. A model's endpoints are those the models file gives it; else its own upstream;
+ * else its family's. An endpoint is known by name (the family's by the family word, a model's own by its
+ * slug), so models sharing it share its breaker and capacity. `call` hands out the resilient call (C13).
  */
 export class UpstreamRegistry {
   private readonly adapters = new Map<string, UpstreamAdapter>();
+  private readonly endpoints = new Map<string, { endpoint: UpstreamEndpoint; upstream: FamilyUpstream }>();
+  private readonly routes = new Map<string, ModelRoute>();
+  private readonly limits: ResilienceLimits;
+  private readonly observer: NonNullable<UpstreamResilienceOptions["observer"]>;
 
   constructor(
     private readonly upstreams: Record<ModelFamily, FamilyUpstream>,
     private readonly timeouts: Partial<UpstreamTimeouts>,
     private readonly modelUpstreams: ReadonlyMap<string, FamilyUpstream> = new Map(),
-  ) {}
+    private readonly resilience: UpstreamResilienceOptions = {},
+  ) {
+    this.limits = { ...resilienceLimitDefaults, ...resilience.limits };
+    this.observer = resilience.observer ?? silentObserver;
+    for (const model of listModels()) this.routeOf(model);
+  }
 
-  adapterFor(model: CatalogModel): UpstreamAdapter {
-    const own = model.upstream ? this.modelUpstreams.get(model.slug) : undefined;
-    if (model.upstream && !own)
-      throw new Error(`model ${model.slug} has an upstream of its own but none was given`);
-    const key = own
-      ? `${model.upstream!.baseUrl}|${model.upstream!.apiKeyVariable}|${model.protocol}`
-      : `${model.family}:${model.protocol}`;
-    let adapter = this.adapters.get(key);
-    if (!adapter) {
-      adapter = own
-        ? createAdapter({ protocol: model.protocol, ...own, timeouts: this.timeouts })
-        : this.create(model.family, model.protocol);
-      this.adapters.set(key, adapter);
-    }
-    return adapter;
+  /**
+   * The way to an answer for one request. `requestFor` builds the request for the requested model and
+   * for each fallback (a fallback that cannot take it is skipped).
+   */
+  call(model: CatalogModel, requestFor: (model: CatalogModel) => GenerationRequest | null): UpstreamCall {
+    const chain = [
+      this.routeOf(model),
+      ...(model.fallbacks ?? []).flatMap((slug) => {
+        const fallback = findModel(slug);
+        return fallback ? [this.routeOf(fallback)] : [];
+      }),
+    ];
+    return new UpstreamCall({ chain, requestFor, limits: this.limits, observer: this.observer });
+  }
+
+  health(): EndpointHealth[] {
+    const nowMs = Date.now();
+    return [...this.endpoints.values()].map(({ endpoint }) => {
+      const breakerState = endpoint.breaker.state(nowMs);
+      const window = endpoint.breaker.windowCounts(nowMs);
+      return {
+        endpoint: endpoint.name,
+        models: [...endpoint.models].sort(),
+        breakerState,
+        outstanding: endpoint.outstanding,
+        concurrentRequestsMax: endpoint.concurrentRequestsMax ?? null,
+        recentAttempts: window.attempts,
+        recentFailures: window.failures,
+        recentFailureRate: window.attempts === 0 ? null : window.failures / window.attempts,
+      };
+    });
   }
 
   async close(): Promise<void> {
@@ -42,13 +112,61 @@ export class UpstreamRegistry {
     this.adapters.clear();
   }
 
-  private create(family: ModelFamily, protocol: UpstreamProtocol): UpstreamAdapter {
-    const upstream = this.upstreams[family];
-    return createAdapter({
-      protocol,
-      baseUrl: upstream.baseUrl,
-      apiKey: upstream.apiKey,
-      timeouts: this.timeouts,
-    });
+  private routeOf(model: CatalogModel): ModelRoute {
+    const known = this.routes.get(model.slug);
+    if (known && known.model === model) return known;
+    const given = this.resilience.modelEndpoints?.get(model.slug);
+    if (model.endpoints && !given)
+      throw new Error(`model ${model.slug} has endpoints of its own but none were given`);
+    const own = model.upstream ? this.modelUpstreams.get(model.slug) : undefined;
+    if (model.upstream && !own)
+      throw new Error(`model ${model.slug} has an upstream of its own but none was given`);
+    const entries = given
+      ? given.map(
+          (upstream) =>
+            new RouteEntry(
+              this.endpointOf(upstream.name, upstream, upstream.concurrentRequestsMax),
+              upstream.weight,
+              upstream.upstreamModelId,
+            ),
+        )
+      : [
+          new RouteEntry(
+            own
+              ? this.endpointOf(model.slug, own, undefined)
+              : this.endpointOf(model.family, this.upstreams[model.family], undefined),
+            1,
+            undefined,
+          ),
+        ];
+    for (const entry of entries) entry.endpoint.models.add(model.slug);
+    const route = { model, entries };
+    this.routes.set(model.slug, route);
+    return route;
+  }
+
+  private endpointOf(name: string, upstream: FamilyUpstream, concurrentRequestsMax: number | undefined) {
+    const known = this.endpoints.get(name);
+    if (known) {
+      if (known.upstream.baseUrl !== upstream.baseUrl || known.upstream.apiKey !== upstream.apiKey)
+        throw new Error(`upstream endpoint ${name} is given twice with different URLs or keys`);
+      return known.endpoint;
+    }
+    const breaker = new CircuitBreaker(this.limits, (state) => this.observer.breakerChanged?.(name, state));
+    const endpoint = new UpstreamEndpoint(name, breaker, concurrentRequestsMax, (protocol) =>
+      this.adapterOf(name, upstream, protocol),
+    );
+    this.endpoints.set(name, { endpoint, upstream });
+    return endpoint;
+  }
+
+  private adapterOf(name: string, upstream: FamilyUpstream, protocol: UpstreamProtocol): UpstreamAdapter {
+    const key = `${name}:${protocol}`;
+    let adapter = this.adapters.get(key);
+    if (!adapter) {
+      adapter = createAdapter({ protocol, ...upstream, timeouts: this.timeouts });
+      this.adapters.set(key, adapter);
+    }
+    return adapter;
   }
 }

@@ -7,6 +7,7 @@ import {
   UnsupportedRequestError,
   UpstreamFailedError,
   UpstreamRejectedError,
+  UpstreamThrottledError,
 } from "../../providers/provider";
 import { ApiError, apiErrors, errorBodyOf } from "../api-error";
 import { sendJson } from "../http/json-response";
@@ -22,6 +23,8 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof UnsupportedRequestError) return apiErrors.validation(error.message);
   if (error instanceof UpstreamRejectedError) return apiErrors.upstreamRejected(error.message);
   if (error instanceof UpstreamFailedError) return apiErrors.upstreamFailed(error.message);
+  if (error instanceof UpstreamThrottledError)
+    return apiErrors.upstreamThrottled(error.message, error.retryAfterSeconds);
   if (error instanceof ProjectionLagError || isDatabaseUnavailable(error))
     return apiErrors.ledgerUnavailable();
   const bodyParserError = error as { type?: string; status?: number };

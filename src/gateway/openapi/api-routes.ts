@@ -502,6 +502,16 @@ export const apiRoutes: readonly ApiRoute[] = [
 
   {
     method: "get",
+    path: "/admin/upstreams",
+    tag: "admin",
+    summary:
+      "Each upstream endpoint's breaker, load and recent failure rate, as this gateway process sees it",
+    security: "admin",
+    responses: { 200: json("Upstream endpoints by name (never URL or key)", bodies.upstreamHealthSchema) },
+    errors: [110],
+  },
+  {
+    method: "get",
     path: "/admin/ledger/status",
     tag: "admin",
     summary: "The latest signed checkpoint, its own checks and the events not sealed yet (constant cost)",

@@ -51,7 +51,10 @@ function errorResponses(route: ApiRoute): Record<string, unknown> {
   const add = (httpStatus: number, meaning: string) =>
     byStatus.set(httpStatus, [...(byStatus.get(httpStatus) ?? []), meaning]);
   for (const code of route.errors) add(errorMeanings[code].httpStatus, errorMeanings[code].meaning);
-  if (route.errors.includes(300) && route.tag === "generation") add(500, "300: the upstream failed");
+  if (route.errors.includes(300) && route.tag === "generation") {
+    add(500, "300: the upstream failed, after every attempt (C13)");
+    add(429, "300: the upstream is rate limiting, after every attempt; see Retry-After (C13)");
+  }
   if (route.ledgerUnavailable) add(503, "300: the ledger is unavailable (fail closed)");
   return Object.fromEntries(
     [...byStatus].map(([httpStatus, meanings]) => [

@@ -389,6 +389,21 @@ export const readinessSchema = z.object({
   }),
 });
 
+export const upstreamHealthSchema = z.object({
+  data: z.array(
+    z.object({
+      endpoint: z.string().meta({ description: "the endpoint's configured name" }),
+      models: z.array(z.string()),
+      breakerState: z.enum(["closed", "open", "half-open"]),
+      outstanding: z.number().int().meta({ description: "requests it serves now" }),
+      concurrentRequestsMax: z.number().int().nullable(),
+      recentAttempts: z.number().int().meta({ description: "in the breaker's current window" }),
+      recentFailures: z.number().int(),
+      recentFailureRate: z.number().nullable(),
+    }),
+  ),
+});
+
 const hex = z.string().regex(/^[0-9a-f]*$/);
 
 export const ledgerStatusSchema = z.object({

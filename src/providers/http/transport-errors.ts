@@ -59,6 +59,7 @@ export function statusError(
   statusCode: number,
   bodyText: string,
   secrets: readonly string[],
+  retryAfterMs?: number,
 ): UpstreamRejectedError | UpstreamFailedError {
   const upstreamMessage = extractUpstreamErrorMessage(bodyText);
   const detail =
@@ -67,9 +68,10 @@ export function statusError(
     return new UpstreamRejectedError(
       statusCode,
       `upstream rejected the request (HTTP ${statusCode})${detail}`,
+      retryAfterMs,
     );
   }
-  return new UpstreamFailedError("status", `upstream failed (HTTP ${statusCode})${detail}`);
+  return new UpstreamFailedError("status", `upstream failed (HTTP ${statusCode})${detail}`, statusCode);
 }
 
 /**

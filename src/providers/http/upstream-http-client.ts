@@ -1,5 +1,6 @@
 import { type Dispatcher, Pool } from "undici";
 import { UpstreamFailedError } from "../provider";
+import { retryAfterMsOf } from "./retry-after";
 import { parseServerSentEvents, type ServerSentEvent } from "./server-sent-events";
 import { mapTransportError, statusError } from "./transport-errors";
 import { parseUpstreamJson } from "./upstream-reply";
@@ -110,7 +111,7 @@ export class UpstreamHttpClient {
       // The status alone says enough; only a cancellation by our caller takes precedence over it.
       if (signal.aborted) throw mapTransportError(error, signal);
     }
-    throw statusError(response.statusCode, bodyText, this.secrets);
+    throw statusError(response.statusCode, bodyText, this.secrets, retryAfterMsOf(response.headers));
   }
 }
 

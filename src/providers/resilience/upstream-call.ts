@@ -1,0 +1,397 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type { CatalogModel } from "../catalog";
+import {
+  type GenerationRequest,
+  type GenerationResult,
+  type GenerationStreamPart,
+  UpstreamFailedError,
+  UpstreamThrottledError,
+} from "../provider";
+import type { UpstreamAdapter } from "../upstream-adapter";
+import type { ResilienceLimits } from "./resilience-limits";
+import type { UpstreamAttempt } from "./upstream-attempt";
+import { pickByWeight, type RouteEntry, type UpstreamEndpoint } from "./upstream-endpoint";
+import { type AttemptFailure, attemptFailureOf } from "./upstream-failure";
+
+/** A model and the endpoints that serve it, in the order the call tries models (requested, then fallbacks). */
+export interface ModelRoute {
+  readonly model: CatalogModel;
+  readonly entries: readonly RouteEntry[];
+}
+
+/** What the call reports as it goes, for metrics; never a URL or key. */
+export interface UpstreamObserver {
+  attempted(attempt: UpstreamAttempt, retry: boolean): void;
+  outstandingChanged(endpoint: UpstreamEndpoint): void;
+  answeredByFallback(requested: string, answering: string): void;
+}
+
+export interface UpstreamCallOptions {
+  /** The requested model first, then its fallbacks. */
+  chain: readonly ModelRoute[];
+  /** The request for a model of the chain; null when that (fallback) model cannot take it: it is skipped. */
+  requestFor: (model: CatalogModel) => GenerationRequest | null;
+  limits: ResilienceLimits;
+  observer: UpstreamObserver;
+  random?: () => number;
+}
+
+type Start<T> = (adapter: UpstreamAdapter, request: GenerationRequest, signal: AbortSignal) => Promise<T>;
+
+interface Answered<T> {
+  value: T;
+  entry: RouteEntry;
+  /** Undoes the attempt's hold on its endpoint and its link to the caller's signal; call once. */
+  release: () => void;
+}
+
+/** Why the call stopped short of an answer, when its last attempt is not the whole story. */
+type Shortfall = { kind: "throttled"; untilMs: number } | { kind: "capacity" } | { kind: "unavailable" };
+
+class DeadlinePassed extends Error {
+  override readonly name = "DeadlinePassed";
+}
+
+/**
+ * One request's way to an answer (C13): attempts over the endpoints of the requested model and then of its
+ * fallbacks, until one answers, up to `attemptsMax` attempts and the request's deadline. Only failures
+ * before output are retried: a JSON call is answered when its reply has arrived, a stream when its first
+ * parts have; after that, what fails is the caller's to handle. An attempt prefers an endpoint this request
+ * has not tried yet, among those whose breaker lets it through and that have room; a `Retry-After` keeps
+ * this request off that endpoint until then. Each attempt is recorded in `attempts`.
+ */
+export class UpstreamCall {
+  readonly attempts: UpstreamAttempt[] = [];
+  private answeringRoute: ModelRoute;
+  private readonly requests = new Map<string, GenerationRequest | null>();
+  private readonly random: () => number;
+
+  constructor(private readonly options: UpstreamCallOptions) {
+    if (options.chain.length === 0) throw new Error("an upstream call needs at least its own model");
+    this.answeringRoute = options.chain[0]!;
+    this.random = options.random ?? Math.random;
+  }
+
+  /** The model that answered (the requested one until a fallback does). */
+  get answeringModel(): CatalogModel {
+    return this.answeringRoute.model;
+  }
+
+  async generate(signal: AbortSignal): Promise<GenerationResult> {
+    const answered = await this.answer(signal, (adapter, request, attemptSignal) =>
+      adapter.generate(request, attemptSignal),
+    );
+    answered.release();
+    return answered.value;
+  }
+
+  async *stream(signal: AbortSignal): AsyncGenerator<GenerationStreamPart[]> {
+    const answered = await this.answer(signal, async (adapter, request, attemptSignal) => {
+      const iterator = adapter.stream(request, attemptSignal)[Symbol.asyncIterator]();
+      try {
+        return { iterator, first: await iterator.next() };
+      } catch (error) {
+        await iterator.return?.().catch(() => {});
+        throw error;
+      }
+    });
+    const { iterator, first } = answered.value;
+    let finished = first.done === true;
+    try {
+      if (first.done) return;
+      yield first.value;
+      for (;;) {
+        const next = await iterator.next();
+        if (next.done) {
+          finished = true;
+          return;
+        }
+        yield next.value;
+      }
+    } finally {
+      if (!finished) await iterator.return?.().catch(() => {});
+      answered.release();
+    }
+  }
+
+  private async answer<T>(signal: AbortSignal, start: Start<T>): Promise<Answered<T>> {
+    const { limits } = this.options;
+    const deadlineAtMs = Date.now() + limits.requestDeadlineMs;
+    // One signal for every attempt of the call: aborted by the caller, or at the deadline before output. A
+    // failed attempt leaves it as it was, so the next attempt uses it too (one timer and listener a call).
+    const link = new CallerLink(signal);
+    const deadline = setTimeout(abortAtDeadline, limits.requestDeadlineMs, link.controller);
+    try {
+      const answered = await this.attemptUntilAnswered(link.controller.signal, deadlineAtMs, start);
+      return {
+        value: answered.value,
+        entry: answered.entry,
+        release: () => {
+          link.unlink();
+          answered.release();
+        },
+      };
+    } catch (error) {
+      link.unlink();
+      throw error;
+    } finally {
+      clearTimeout(deadline);
+    }
+  }
+
+  private async attemptUntilAnswered<T>(
+    signal: AbortSignal,
+    deadlineAtMs: number,
+    start: Start<T>,
+  ): Promise<Answered<T>> {
+    const { limits } = this.options;
+    const tried = new Set<UpstreamEndpoint>();
+    const notBefore = new Map<UpstreamEndpoint, number>();
+    let lastFailure: { error: Error; failure: AttemptFailure } | undefined;
+    for (let iteration = 0; iteration < limits.attemptsMax; iteration += 1) {
+      if (iteration > 0) {
+        const delayMs = this.backoffMs(iteration);
+        const after = this.choose(Date.now() + delayMs, tried, notBefore);
+        if (
+          "shortfall" in after &&
+          after.shortfall.kind === "throttled" &&
+          after.shortfall.untilMs > deadlineAtMs
+        )
+          throw this.exhausted(lastFailure, after.shortfall);
+        if (Date.now() + delayMs > deadlineAtMs) throw this.exhausted(lastFailure, undefined);
+        await this.pause(delayMs, signal);
+      }
+      let choice = this.choose(Date.now(), tried, notBefore);
+      if ("shortfall" in choice && choice.shortfall.kind === "throttled") {
+        if (choice.shortfall.untilMs > deadlineAtMs) throw this.exhausted(lastFailure, choice.shortfall);
+        await this.pause(choice.shortfall.untilMs - Date.now(), signal);
+        choice = this.choose(Date.now(), tried, notBefore);
+      }
+      if ("shortfall" in choice) {
+        if (choice.shortfall.kind === "unavailable") throw this.exhausted(lastFailure, choice.shortfall);
+        // At capacity, or throttled again: wait a backoff and look again, within the attempt bound.
+        if (iteration === limits.attemptsMax - 1) throw this.exhausted(lastFailure, choice.shortfall);
+        continue;
+      }
+      const entry = pickByWeight(choice.entries)!;
+      const outcome = await this.attempt(choice.route, entry, signal, start, iteration > 0);
+      if ("answered" in outcome) return outcome.answered;
+      const { error, failure } = outcome;
+      if (!failure.retryable) throw error;
+      tried.add(entry.endpoint);
+      if (failure.retryAfterMs !== undefined)
+        notBefore.set(entry.endpoint, Date.now() + failure.retryAfterMs);
+      lastFailure = { error, failure };
+    }
+    throw this.exhausted(lastFailure, undefined);
+  }
+
+  /** One attempt on `signal`, the call's: aborted by the caller (cancelled) or at the deadline. */
+  private async attempt<T>(
+    route: ModelRoute,
+    entry: RouteEntry,
+    signal: AbortSignal,
+    start: Start<T>,
+    retry: boolean,
+  ): Promise<{ answered: Answered<T> } | { error: Error; failure: AttemptFailure }> {
+    const endpoint = entry.endpoint;
+    const request = this.requestOf(route.model, entry);
+    if (request === null) throw new Error(`an attempt at ${route.model.slug}, which cannot take the request`);
+    const permit = endpoint.breaker.acquire(Date.now());
+    endpoint.outstanding += 1;
+    this.options.observer.outstandingChanged(endpoint);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      endpoint.outstanding -= 1;
+      this.options.observer.outstandingChanged(endpoint);
+    };
+    const startedMs = performance.now();
+    try {
+      const value = await start(endpoint.adapter(route.model.protocol), request, signal);
+      endpoint.breaker.record(permit, false, Date.now());
+      this.record(route, endpoint, startedMs, 200, null, retry);
+      if (route !== this.options.chain[0])
+        this.options.observer.answeredByFallback(this.options.chain[0]!.model.slug, route.model.slug);
+      this.answeringRoute = route;
+      return { answered: { value, entry, release } };
+    } catch (error) {
+      release();
+      if (signal.reason instanceof DeadlinePassed) {
+        endpoint.breaker.record(permit, undefined, Date.now());
+        this.record(route, endpoint, startedMs, null, "deadline", retry);
+        throw new UpstreamFailedError(
+          "timeout",
+          `upstream did not answer within the request's deadline of ${this.options.limits.requestDeadlineMs} ms; ${this.attempts.length} ${plural(this.attempts.length)} made`,
+        );
+      }
+      if (signal.aborted) {
+        endpoint.breaker.record(permit, undefined, Date.now());
+        this.record(route, endpoint, startedMs, null, "cancelled", retry);
+        throw signal.reason ?? error;
+      }
+      const failure = attemptFailureOf(error);
+      endpoint.breaker.record(permit, failure?.breakerFailure, Date.now());
+      if (!failure) throw error;
+      this.record(route, endpoint, startedMs, failure.status, failure.error, retry);
+      return { error: error as Error, failure };
+    }
+  }
+
+  private record(
+    route: ModelRoute,
+    endpoint: UpstreamEndpoint,
+    startedMs: number,
+    status: number | null,
+    error: UpstreamAttempt["error"],
+    retry: boolean,
+  ): void {
+    const attempt: UpstreamAttempt = {
+      endpoint: endpoint.name,
+      model: route.model.slug,
+      status,
+      error,
+      durationMs: Math.round(performance.now() - startedMs),
+    };
+    this.attempts.push(attempt);
+    this.options.observer.attempted(attempt, retry);
+  }
+
+  /**
+   * The endpoints an attempt at `atMs` may go to: those of the first model of the chain with an endpoint
+   * this request has not tried (the untried ones), else all usable ones of the first with any. None: why
+   * not. Free of side effects (the pick by weight is the caller's), so it may be asked ahead of time.
+   */
+  private choose(
+    atMs: number,
+    tried: ReadonlySet<UpstreamEndpoint>,
+    notBefore: ReadonlyMap<UpstreamEndpoint, number>,
+  ): { route: ModelRoute; entries: RouteEntry[] } | { shortfall: Shortfall } {
+    let throttledUntilMs: number | undefined;
+    let atCapacity = false;
+    const candidates = this.options.chain.map((route) => ({
+      route,
+      entries: route.entries.filter((entry) => {
+        const endpoint = entry.endpoint;
+        // The breaker is asked about now: a future instant would move its state early.
+        if (!endpoint.breaker.allows(Date.now()) || this.requestOf(route.model, entry) === null) return false;
+        const throttledUntil = notBefore.get(endpoint);
+        if (throttledUntil !== undefined && throttledUntil > atMs) {
+          throttledUntilMs = Math.min(throttledUntilMs ?? throttledUntil, throttledUntil);
+          return false;
+        }
+        if (!endpoint.hasCapacity()) {
+          atCapacity = true;
+          return false;
+        }
+        return true;
+      }),
+    }));
+    const untried = candidates.find(({ entries }) => entries.some((entry) => !tried.has(entry.endpoint)));
+    if (untried)
+      return {
+        route: untried.route,
+        entries: untried.entries.filter((candidate) => !tried.has(candidate.endpoint)),
+      };
+    const any = candidates.find(({ entries }) => entries.length > 0);
+    if (any) return any;
+    if (throttledUntilMs !== undefined)
+      return { shortfall: { kind: "throttled", untilMs: throttledUntilMs } };
+    return { shortfall: atCapacity ? { kind: "capacity" } : { kind: "unavailable" } };
+  }
+
+  /** The request for a model on an endpoint; null when that (fallback) model cannot take it. */
+  private requestOf(model: CatalogModel, entry: RouteEntry): GenerationRequest | null {
+    let request = this.requests.get(model.slug);
+    if (request === undefined) {
+      request = this.options.requestFor(model);
+      if (request === null && model === this.options.chain[0]!.model)
+        throw new Error(`the request for ${model.slug} itself was refused after it was accepted`);
+      this.requests.set(model.slug, request);
+    }
+    if (request === null || entry.upstreamModelId === undefined) return request;
+    return { ...request, upstreamModelId: entry.upstreamModelId };
+  }
+
+  /** Jittered exponential backoff: half the step for sure, the other half at random (never all at once). */
+  private backoffMs(retry: number): number {
+    const { backoffBaseMs, backoffMaxMs } = this.options.limits;
+    const stepMs = Math.min(backoffMaxMs, backoffBaseMs * 2 ** (retry - 1));
+    return Math.round(stepMs / 2 + (this.random() * stepMs) / 2);
+  }
+
+  private async pause(delayMs: number, signal: AbortSignal): Promise<void> {
+    if (delayMs <= 0) return;
+    try {
+      await sleep(delayMs, undefined, { signal });
+    } catch {
+      if (!(signal.reason instanceof DeadlinePassed)) throw signal.reason;
+      throw new UpstreamFailedError(
+        "timeout",
+        `upstream did not answer within the request's deadline of ${this.options.limits.requestDeadlineMs} ms; ${this.attempts.length} ${plural(this.attempts.length)} made`,
+      );
+    }
+  }
+
+  /** C13's answer when no attempt answered: 429 with when to come back if throttled, else 500/300. */
+  private exhausted(
+    last: { error: Error; failure: AttemptFailure } | undefined,
+    shortfall: Shortfall | undefined,
+  ): Error {
+    const made = `${this.attempts.length} ${plural(this.attempts.length)} made`;
+    const slug = this.options.chain[0]!.model.slug;
+    if (shortfall?.kind === "throttled" || last?.failure.status === 429) {
+      const untilMs =
+        shortfall?.kind === "throttled" ? shortfall.untilMs : Date.now() + (last?.failure.retryAfterMs ?? 0);
+      const retryAfterSeconds = Math.max(1, Math.ceil((untilMs - Date.now()) / 1_000));
+      return new UpstreamThrottledError(
+        retryAfterSeconds,
+        `upstream is rate limiting requests for ${slug} (HTTP 429); ${made}; retry after ${retryAfterSeconds} s`,
+      );
+    }
+    if (last) {
+      const error = last.error;
+      const reason = error instanceof UpstreamFailedError ? error.reason : "status";
+      return new UpstreamFailedError(reason, `${error.message}; ${made}`, last.failure.status ?? undefined);
+    }
+    if (shortfall?.kind === "capacity")
+      return new UpstreamThrottledError(
+        1,
+        `every upstream endpoint of ${slug} is at its concurrency limit; ${made}`,
+      );
+    return new UpstreamFailedError(
+      "unavailable",
+      `every upstream endpoint of ${slug} is unavailable (circuit open); ${made}`,
+    );
+  }
+}
+
+/**
+ * Aborts the call's own controller when the caller's signal aborts, with the caller's reason. An object
+ * listener rather than a closure: it is made once per request, on the hot path.
+ */
+class CallerLink {
+  readonly controller = new AbortController();
+
+  constructor(private readonly caller: AbortSignal) {
+    if (caller.aborted) this.controller.abort(caller.reason);
+    else caller.addEventListener("abort", this, { once: true });
+  }
+
+  handleEvent(): void {
+    this.controller.abort(this.caller.reason);
+  }
+
+  unlink(): void {
+    this.caller.removeEventListener("abort", this);
+  }
+}
+
+function abortAtDeadline(controller: AbortController): void {
+  controller.abort(new DeadlinePassed("the request's deadline passed"));
+}
+
+function plural(count: number): string {
+  return count === 1 ? "attempt" : "attempts";
+}

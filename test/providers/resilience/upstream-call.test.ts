@@ -1,0 +1,356 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { modelFamilies } from "../../../src/config";
+import {
+  type EndpointUpstream,
+  UpstreamRegistry,
+  type UpstreamResilienceOptions,
+} from "../../../src/gateway/generation/upstream-registry";
+import { type CatalogModel, findModel } from "../../../src/providers/catalog";
+import {
+  type GenerationRequest,
+  type ModelFamily,
+  UpstreamFailedError,
+  UpstreamRejectedError,
+  UpstreamThrottledError,
+} from "../../../src/providers/provider";
+import { resilienceLimitDefaults } from "../../../src/providers/resilience/resilience-limits";
+import { type Simulator, startSimulator } from "../../../src/providers/simulator/simulator";
+import { type FaultyUpstream, startFaultyUpstream } from "../../support/faulty-upstream";
+
+/**
+ * The resilient call (C13) against fake endpoints speaking the real chat-completions protocol (the
+ * simulator behind a server that fails on cue), through the registry the gateway uses.
+ */
+
+const model = findModel("gamma-4-5")!;
+
+function requestFor(target: CatalogModel): GenerationRequest {
+  return {
+    upstreamModelId: target.upstreamModelId,
+    messages: [{ role: "user", content: [{ type: "text", text: "Hello resilience" }] }],
+    maxOutputTokens: 16,
+  };
+}
+
+const fastLimits = {
+  ...resilienceLimitDefaults,
+  backoffBaseMs: 5,
+  backoffMaxMs: 20,
+  breakerAttemptsMin: 4,
+  breakerOpenMs: 300,
+};
+
+describe("upstream call (C13)", () => {
+  let simulator: Simulator;
+  let endpoints: FaultyUpstream[];
+  const registries: UpstreamRegistry[] = [];
+
+  function registryOf(
+    upstreams: FaultyUpstream[],
+    options: Omit<UpstreamResilienceOptions, "modelEndpoints"> & { weights?: number[] } = {},
+  ): UpstreamRegistry {
+    const family = Object.fromEntries(
+      modelFamilies.map((name) => [name, { baseUrl: simulator.url, apiKey: "family-key" }]),
+    ) as Record<ModelFamily, { baseUrl: string; apiKey: string }>;
+    const modelEndpoints = new Map<string, EndpointUpstream[]>([
+      [
+        model.slug,
+        upstreams.map((upstream, index) => ({
+          name: `gamma-${index}`,
+          baseUrl: upstream.url,
+          apiKey: `secret-key-${index}`,
+          weight: options.weights?.[index] ?? 1,
+        })),
+      ],
+    ]);
+    const registry = new UpstreamRegistry(family, { headersTimeoutMs: 2_000 }, new Map(), {
+      limits: fastLimits,
+      ...options,
+      modelEndpoints,
+    });
+    registries.push(registry);
+    return registry;
+  }
+
+  beforeAll(async () => {
+    simulator = await startSimulator({});
+    endpoints = [await startFaultyUpstream(simulator.url), await startFaultyUpstream(simulator.url)];
+  });
+  afterEach(async () => {
+    for (const endpoint of endpoints) {
+      endpoint.setPlan(() => ({ kind: "pass" }));
+      endpoint.served.length = 0;
+      await endpoint.up().catch(() => {});
+    }
+    await Promise.all(registries.splice(0).map((registry) => registry.close()));
+  });
+  afterAll(async () => {
+    for (const endpoint of endpoints) await endpoint.close();
+    await simulator.close();
+  });
+
+  it("retries a 503 and a reset on another endpoint, and records each attempt by endpoint name", async () => {
+    const [first, second] = endpoints as [FaultyUpstream, FaultyUpstream];
+    first.setPlan(() => ({ kind: "status", status: 503 }));
+    second.setPlan((index) => (index === 0 ? { kind: "reset" } : { kind: "pass" }));
+    const call = registryOf([first, second]).call(model, requestFor);
+
+    const result = await call.generate(new AbortController().signal);
+
+    expect(result.text.length).toBeGreaterThan(0);
+    expect(call.attempts.map(({ endpoint, status, error }) => ({ endpoint, status, error }))).toEqual([
+      { endpoint: "gamma-0", status: 503, error: "status" },
+      { endpoint: "gamma-1", status: null, error: "connection" },
+      { endpoint: "gamma-1", status: 200, error: null },
+    ]);
+    expect(JSON.stringify(call.attempts)).not.toContain("secret-key");
+    expect(call.answeringModel.slug).toBe("gamma-4-5");
+  });
+
+  it("does not retry what C13 does not list: a 400 is the answer at once", async () => {
+    const [only] = endpoints as [FaultyUpstream];
+    only.setPlan(() => ({ kind: "status", status: 400 }));
+    const call = registryOf([only]).call(model, requestFor);
+
+    await expect(call.generate(new AbortController().signal)).rejects.toBeInstanceOf(UpstreamRejectedError);
+    expect(call.attempts).toHaveLength(1);
+  });
+
+  it("honours Retry-After: the next attempt at that endpoint is never sooner", async () => {
+    const [only] = endpoints as [FaultyUpstream];
+    only.setPlan((index) =>
+      index === 0 ? { kind: "status", status: 429, retryAfter: "1" } : { kind: "pass" },
+    );
+    const call = registryOf([only]).call(model, requestFor);
+
+    await call.generate(new AbortController().signal);
+
+    expect(only.served.map((served) => served.fault)).toEqual(["429", "pass"]);
+    expect(only.served[1]!.atMs - only.served[0]!.atMs).toBeGreaterThanOrEqual(1_000);
+  });
+
+  it("answers 429 with the upstream's Retry-After at once when waiting would pass the deadline", async () => {
+    const [only] = endpoints as [FaultyUpstream];
+    only.setPlan(() => ({ kind: "status", status: 429, retryAfter: "30" }));
+    const call = registryOf([only], { limits: { ...fastLimits, requestDeadlineMs: 10_000 } }).call(
+      model,
+      requestFor,
+    );
+    const startedMs = Date.now();
+
+    const failure = await call.generate(new AbortController().signal).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(UpstreamThrottledError);
+    expect((failure as UpstreamThrottledError).retryAfterSeconds).toBe(30);
+    expect((failure as Error).message).toContain("1 attempt made");
+    expect(Date.now() - startedMs).toBeLessThan(2_000);
+    expect(only.served).toHaveLength(1);
+  });
+
+  it("says what the upstream did and how many attempts were made when every attempt fails", async () => {
+    const [only] = endpoints as [FaultyUpstream];
+    only.setPlan(() => ({ kind: "status", status: 502 }));
+    const call = registryOf([only], {
+      limits: { ...fastLimits, attemptsMax: 3, breakerAttemptsMin: 100 },
+    }).call(model, requestFor);
+
+    const failure = await call.generate(new AbortController().signal).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(UpstreamFailedError);
+    expect((failure as Error).message).toMatch(/HTTP 502.*3 attempts made/);
+    expect(only.served).toHaveLength(3);
+  });
+
+  it("moves all traffic off an endpoint that is down within the breaker's window, and shares it again once it is back", async () => {
+    const [first, second] = endpoints as [FaultyUpstream, FaultyUpstream];
+    const limits = { ...fastLimits, breakerOpenMs: 1_000 };
+    const registry = registryOf([first, second], { limits });
+    await first.down();
+
+    const calls = [];
+    for (let index = 0; index < 20; index++) {
+      const call = registry.call(model, requestFor);
+      await call.generate(new AbortController().signal);
+      calls.push(call);
+    }
+    // The breaker opened after its minimum of attempts; after that the dead endpoint is not tried at all.
+    const triedDead = calls.map((call) => call.attempts.some((attempt) => attempt.endpoint === "gamma-0"));
+    expect(triedDead.slice(0, fastLimits.breakerAttemptsMin * 2).filter(Boolean).length).toBeLessThanOrEqual(
+      fastLimits.breakerAttemptsMin,
+    );
+    // At most a half-open probe (one per open interval) reaches it among the last ten.
+    expect(triedDead.slice(-10).filter(Boolean).length).toBeLessThanOrEqual(1);
+    expect(registry.health().find((health) => health.endpoint === "gamma-0")!.breakerState).toBe("open");
+
+    await first.up();
+    await new Promise((resolve) => setTimeout(resolve, limits.breakerOpenMs));
+    const before = first.served.length;
+    for (let index = 0; index < 10; index++)
+      await registry.call(model, requestFor).generate(new AbortController().signal);
+    // A half-open probe succeeded and closed it: the two share the traffic again, one for one.
+    expect(first.served.length - before).toBe(5);
+    expect(registry.health().find((health) => health.endpoint === "gamma-0")!.breakerState).toBe("closed");
+  });
+
+  it("fails fast without calling anyone once every endpoint's breaker is open", async () => {
+    const [first, second] = endpoints as [FaultyUpstream, FaultyUpstream];
+    const registry = registryOf([first, second], { limits: { ...fastLimits, breakerOpenMs: 60_000 } });
+    await first.down();
+    await second.down();
+    for (let index = 0; index < 4; index++)
+      await registry
+        .call(model, requestFor)
+        .generate(new AbortController().signal)
+        .catch(() => {});
+    expect(registry.health().map((health) => health.breakerState)).toContain("open");
+
+    const call = registry.call(model, requestFor);
+    const startedMs = Date.now();
+    const failure = await call.generate(new AbortController().signal).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(UpstreamFailedError);
+    expect((failure as Error).message).toContain("circuit open");
+    expect(call.attempts).toHaveLength(0);
+    expect(Date.now() - startedMs).toBeLessThan(100);
+  });
+
+  it("spreads requests by weight", async () => {
+    const [first, second] = endpoints as [FaultyUpstream, FaultyUpstream];
+    const registry = registryOf([first, second], { weights: [3, 1] });
+    for (let index = 0; index < 20; index++)
+      await registry.call(model, requestFor).generate(new AbortController().signal);
+    expect([first.served.length, second.served.length]).toEqual([15, 5]);
+  });
+
+  it("does not retry a stream once its first parts have been handed on", async () => {
+    const [first, second] = endpoints as [FaultyUpstream, FaultyUpstream];
+    simulator.setFault({ kind: "break-stream", afterDeltas: 2, mode: "destroy-socket" });
+    try {
+      const call = registryOf([first, second]).call(model, requestFor);
+      let text = "";
+      const failure = await (async () => {
+        for await (const parts of call.stream(new AbortController().signal))
+          for (const part of parts) if (part.type === "text-delta") text += part.text;
+      })().catch((error: unknown) => error);
+
+      expect(failure).toBeInstanceOf(UpstreamFailedError);
+      expect(text.length).toBeGreaterThan(0);
+      expect(call.attempts).toHaveLength(1);
+      expect(first.served.length + second.served.length).toBe(1);
+    } finally {
+      simulator.setFault(undefined);
+    }
+  });
+
+  it("retries a stream that failed before its first output", async () => {
+    const [first, second] = endpoints as [FaultyUpstream, FaultyUpstream];
+    first.setPlan(() => ({ kind: "status", status: 529 }));
+    const call = registryOf([first, second]).call(model, requestFor);
+    let text = "";
+    for await (const parts of call.stream(new AbortController().signal))
+      for (const part of parts) if (part.type === "text-delta") text += part.text;
+
+    expect(text.length).toBeGreaterThan(0);
+    expect(call.attempts.map((attempt) => attempt.status)).toEqual([529, 200]);
+  });
+
+  it("stops at once when the caller aborts during a backoff", async () => {
+    const [only] = endpoints as [FaultyUpstream];
+    only.setPlan(() => ({ kind: "status", status: 429, retryAfter: "5" }));
+    const call = registryOf([only]).call(model, requestFor);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error("client disconnected")), 200);
+    const startedMs = Date.now();
+
+    await expect(call.generate(controller.signal)).rejects.toThrow("client disconnected");
+    expect(Date.now() - startedMs).toBeLessThan(1_000);
+  });
+});
+
+describe("an endpoint's concurrency limit", () => {
+  let slow: Simulator;
+  let registry: UpstreamRegistry;
+
+  beforeAll(async () => {
+    slow = await startSimulator({ latencyMs: 500 });
+    const family = Object.fromEntries(
+      modelFamilies.map((name) => [name, { baseUrl: slow.url, apiKey: "family-key" }]),
+    ) as Record<ModelFamily, { baseUrl: string; apiKey: string }>;
+    registry = new UpstreamRegistry(family, {}, new Map(), {
+      limits: fastLimits,
+      modelEndpoints: new Map([
+        [
+          model.slug,
+          [{ name: "gamma-small", baseUrl: slow.url, apiKey: "key", weight: 1, concurrentRequestsMax: 1 }],
+        ],
+      ]),
+    });
+  });
+  afterAll(async () => {
+    await registry.close();
+    await slow.close();
+  });
+
+  it("never sends it more at once: a request finding it full waits its backoffs, then answers 429", async () => {
+    const first = registry.call(model, requestFor).generate(new AbortController().signal);
+    const second = registry.call(model, requestFor);
+
+    const failure = await second.generate(new AbortController().signal).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(UpstreamThrottledError);
+    expect((failure as Error).message).toContain(
+      "every upstream endpoint of gamma-4-5 is at its concurrency limit",
+    );
+    expect(second.attempts).toHaveLength(0);
+    const small = () => registry.health().find((health) => health.endpoint === "gamma-small");
+    expect(small()).toMatchObject({ outstanding: 1, concurrentRequestsMax: 1 });
+    await first;
+    expect(small()).toMatchObject({ outstanding: 0 });
+  });
+});
+
+describe("fallbacks (C13)", () => {
+  let simulator: Simulator;
+  let broken: FaultyUpstream;
+  let registry: UpstreamRegistry;
+
+  beforeAll(async () => {
+    simulator = await startSimulator({});
+    broken = await startFaultyUpstream(simulator.url);
+    broken.setPlan(() => ({ kind: "status", status: 503 }));
+    const family = Object.fromEntries(
+      modelFamilies.map((name) => [name, { baseUrl: simulator.url, apiKey: "family-key" }]),
+    ) as Record<ModelFamily, { baseUrl: string; apiKey: string }>;
+    registry = new UpstreamRegistry(family, {}, new Map(), {
+      limits: { ...fastLimits, attemptsMax: 4 },
+      modelEndpoints: new Map([
+        [model.slug, [{ name: "gamma-broken", baseUrl: broken.url, apiKey: "key", weight: 1 }]],
+      ]),
+    });
+  });
+  afterAll(async () => {
+    await registry.close();
+    await broken.close();
+    await simulator.close();
+  });
+
+  it("answers from the configured fallback, of another protocol, once the model's endpoints failed", async () => {
+    const withFallback: CatalogModel = { ...model, fallbacks: ["delta-4.5-haiku"] };
+    const call = registry.call(withFallback, requestFor);
+
+    const result = await call.generate(new AbortController().signal);
+
+    expect(result.text.length).toBeGreaterThan(0);
+    expect(call.answeringModel.slug).toBe("delta-4.5-haiku");
+    expect(call.attempts.map(({ endpoint, model: slug }) => `${endpoint}/${slug}`)).toEqual([
+      "gamma-broken/gamma-4-5",
+      "delta/delta-4.5-haiku",
+    ]);
+  });
+
+  it("never falls back when none is configured", async () => {
+    const call = registry.call(model, requestFor);
+    await expect(call.generate(new AbortController().signal)).rejects.toBeInstanceOf(UpstreamFailedError);
+    expect(new Set(call.attempts.map((attempt) => attempt.model))).toEqual(new Set(["gamma-4-5"]));
+  });
+});

@@ -1,0 +1,138 @@
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+
+/**
+ * A fake upstream endpoint for resilience tests: an HTTP server in front of the simulator (which speaks
+ * every real protocol) that answers each request as `plan` decides — passed through, an error status in
+ * the protocols' error body (optionally with `Retry-After`), or a reset connection. `down()` stops listening (connection refused), `up()` listens again on the same port.
+ */
+export type UpstreamFault =
+  | { kind: "pass" }
+  | { kind: "status"; status: number; retryAfter?: string }
+  | { kind: "reset" };
+
+export interface FaultyUpstream {
+  /** The base URL to configure (the simulator's paths are appended to it). */
+  url: string;
+  /** What each request received, in order of arrival: the fault's kind, or its status. */
+  readonly served: { fault: string; atMs: number; path: string; credential: string | undefined }[];
+  setPlan(plan: (requestIndex: number) => UpstreamFault): void;
+  down(): Promise<void>;
+  up(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startFaultyUpstream(simulatorUrl: string): Promise<FaultyUpstream> {
+  const target = new URL(simulatorUrl);
+  let plan: (requestIndex: number) => UpstreamFault = () => ({ kind: "pass" });
+  const served: FaultyUpstream["served"] = [];
+  const sockets = new Set<Socket>();
+  let server: Server | undefined;
+  let port = 0;
+
+  const handle = (request: IncomingMessage, response: ServerResponse) => {
+    const fault = plan(served.length);
+    served.push({
+      fault: fault.kind === "status" ? String(fault.status) : fault.kind,
+      atMs: Date.now(),
+      path: request.url ?? "",
+      credential: credentialOf(request),
+    });
+    switch (fault.kind) {
+      case "reset":
+        request.socket.resetAndDestroy();
+        return;
+      case "status": {
+        const body = JSON.stringify({
+          error: { message: `fake upstream answered ${fault.status}`, type: "fake" },
+        });
+        response.writeHead(fault.status, {
+          "content-type": "application/json",
+          ...(fault.retryAfter === undefined ? {} : { "retry-after": fault.retryAfter }),
+        });
+        response.end(body);
+        request.resume();
+        return;
+      }
+      case "pass":
+        forward(request, response, target);
+        return;
+      default: {
+        const unreachable: never = fault;
+        throw new Error(`unknown fault ${JSON.stringify(unreachable)}`);
+      }
+    }
+  };
+
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      const listening = createServer(handle);
+      listening.keepAliveTimeout = 30_000;
+      listening.on("connection", (socket) => {
+        sockets.add(socket);
+        socket.on("close", () => sockets.delete(socket));
+      });
+      listening.once("error", reject);
+      listening.listen(port, "127.0.0.1", () => {
+        port = (listening.address() as AddressInfo).port;
+        server = listening;
+        resolve();
+      });
+    });
+  const stop = async () => {
+    if (!server) return;
+    const stopping = server;
+    server = undefined;
+    if (!stopping) return;
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => stopping.close(() => resolve()));
+  };
+  await listen();
+  return {
+    url: `http://127.0.0.1:${port}${target.pathname.replace(/\/+$/, "")}`,
+    served,
+    setPlan: (next) => {
+      plan = next;
+    },
+    down: stop,
+    up: async () => {
+      if (!server) await listen();
+    },
+    close: stop,
+  };
+}
+
+function credentialOf(request: IncomingMessage): string | undefined {
+  const header =
+    request.headers.authorization ?? request.headers["x-api-key"] ?? request.headers["x-goog-api-key"];
+  return Array.isArray(header) ? header[0] : header;
+}
+
+/** Passes the request to the simulator and its answer back. */
+function forward(request: IncomingMessage, response: ServerResponse, target: URL): void {
+  const upstream = httpRequest(
+    {
+      host: target.hostname,
+      port: target.port,
+      method: request.method,
+      path: `${target.pathname.replace(/\/+$/, "")}${request.url ?? ""}`,
+      headers: request.headers,
+    },
+    (answer) => {
+      response.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(response);
+      // The simulator cut its answer: cut ours the same way.
+      answer.on("aborted", () => response.destroy());
+    },
+  );
+  upstream.on("error", () => request.socket.destroy());
+  // The gateway went away mid-answer: the simulator stops too, as a real upstream would.
+  response.on("close", () => upstream.destroy());
+  request.pipe(upstream);
+}
