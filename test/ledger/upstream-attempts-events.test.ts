@@ -26,14 +26,19 @@ describe("upstream attempts on settlement events", () => {
     expect(schemaVersionOf("UsageVoided")).toBe(2);
   });
 
-  it("reads older UsageRecorded (v1, v2) and UsageVoided (v1) as having recorded no attempts", () => {
-    expect(upcastEventData("UsageRecorded", 2, recordedV2)).toEqual({ ...recordedV2, attempts: null });
+  it("reads older UsageRecorded (v1, v2) and UsageVoided (v1) as having recorded no attempts (and no correction)", () => {
+    expect(upcastEventData("UsageRecorded", 2, recordedV2)).toEqual({
+      ...recordedV2,
+      attempts: null,
+      corrects: null,
+    });
     const { heldWon: _held, pendingWon: _pending, ...recordedV1 } = recordedV2;
     expect(upcastEventData("UsageRecorded", 1, recordedV1)).toEqual({
       ...recordedV1,
       heldWon: null,
       pendingWon: null,
       attempts: null,
+      corrects: null,
     });
     const voidedV1 = {
       requestId: "request-2",

@@ -4,7 +4,7 @@ import { buildChargeReceipt, readChargeEvents, receiptOwnerOf } from "../../bill
 import { looksLikeApiKey } from "../../keys/api-key-secret";
 import type { AccountReference } from "../../ledger/events";
 import type { Session } from "../../sessions/session-tokens";
-import { apiErrors } from "../api-error";
+import { apiErrors, validationErrorOf } from "../api-error";
 import type { Caller } from "../generation/api-key-admission";
 import { storableString } from "../http/storable-string";
 import { bearerTokenOf } from "../middleware/authenticate-session";
@@ -49,10 +49,11 @@ export function createReceiptRouter(dependencies: ReceiptRouterDependencies): Ro
         ? { kind: "key", keyId: response.locals.receiptKeyId }
         : { kind: "session", session: response.locals.session as Session };
     const requestId = requestIdSchema.safeParse(request.params.requestId);
+    // Text the ledger cannot hold is no request id at all: refused as bad input, before the database.
+    if (!requestId.success) throw validationErrorOf(requestId.error);
     const notFound = apiErrors.notFound(
-      `No receipt for request ${requestId.success ? requestId.data : "(invalid id)"}: it is not charged yet or not yours`,
+      `No receipt for request ${requestId.data}: it is not charged yet or not yours`,
     );
-    if (!requestId.success) throw notFound;
     const rows = await readChargeEvents(dependencies.database, requestId.data);
     if (rows.length === 0 || !mayRead(caller, receiptOwnerOf(rows))) throw notFound;
     response.json(await buildChargeReceipt(dependencies.database, rows, clock()));

@@ -16,7 +16,9 @@ beforeAll(async () => {
   harness = await startGatewayHarness({
     label: "activity",
     billing: {},
-    service: { adminToken: testSecrets.adminToken },
+    // One attempt per request: "a failed request" here is one upstream failure, not eight retried ones,
+    // which would open the model's circuit breaker for the requests that follow.
+    service: { adminToken: testSecrets.adminToken, upstreamResilience: { limits: { attemptsMax: 1 } } },
   });
 }, 60_000);
 afterAll(async () => {
