@@ -149,15 +149,57 @@ async function installModelsFile(config: Config): Promise<Map<string, FamilyUpst
   );
 }
 
+/** What one role started, and how to close it all, the embedded database last. */
+interface RunningRole {
+  database: Awaited<ReturnType<typeof resolveDatabase>>;
+  billing: Awaited<ReturnType<typeof startBilling>>;
+  operations: ReturnType<typeof createOperations>;
+  service: Awaited<ReturnType<typeof startService>>;
+  closeAll(): Promise<void>;
+}
+
 async function main(): Promise<void> {
-  // From the first moment: a signal during start-up stops the process once it has started, cleanly.
+  const signals = stopSignalsFromTheStart();
+  const config = loadConfig();
+  const role = roleOf(process.argv.slice(2));
+  refuseUnsupportedTopology(config, role);
+  const logger = createLogger(config.logLevel);
+  const running = await startRole(config, role, logger);
+  const baseUrl = await listenAsRole(config, role, running, logger);
+  await printBanner(running, baseUrl);
+  signals.onStop((signal) =>
+    stopRole(config, running, logger, signal).catch((error: unknown) => {
+      logger.error({ err: error }, "stopping failed");
+      logger.flush();
+      process.exit(1);
+    }),
+  );
+}
+
+/**
+ * From the first moment: a signal during start-up stops the process once it has started, cleanly. SIGINT
+ * twice (a terminal's Ctrl-C reaches npm, which forwards it, and this process) is one stop.
+ */
+function stopSignalsFromTheStart(): { onStop(stop: (signal: StopSignal) => Promise<void>): void } {
   let signalDuringStart: StopSignal | undefined;
   let onStopSignal = (signal: StopSignal) => {
     signalDuringStart ??= signal;
   };
   for (const signal of stopSignals) process.on(signal, () => onStopSignal(signal));
-  const config = loadConfig();
-  const role = roleOf(process.argv.slice(2));
+  return {
+    onStop(stop) {
+      let stopping = false;
+      onStopSignal = (signal) => {
+        if (stopping) return;
+        stopping = true;
+        void stop(signal);
+      };
+      if (signalDuringStart) onStopSignal(signalDuringStart);
+    },
+  };
+}
+
+function refuseUnsupportedTopology(config: Config, role: Role): void {
   // C10's holds are decided and appended in one PostgreSQL statement, beside the log; EventStoreDB cannot
   // take part in that transaction, so the service's roles refuse it rather than bill without holds.
   if (config.eventStoreUrl)
@@ -167,7 +209,10 @@ async function main(): Promise<void> {
   // Embedded PostgreSQL belongs to one process; separate roles must meet in a database they share.
   if (role !== "all" && !config.databaseUrl)
     throw new ConfigError(`invalid configuration: DATABASE_URL is required with --role=${role}`);
-  const logger = createLogger(config.logLevel);
+}
+
+/** The role's parts, in order: models, database, upstreams, billing, operations, the service. */
+async function startRole(config: Config, role: Role, logger: Logger): Promise<RunningRole> {
   const modelUpstreams = await installModelsFile(config);
   const database = await resolveDatabase(config, logger);
   const { upstreams, simulator } = await resolveUpstreams(config);
@@ -207,86 +252,95 @@ async function main(): Promise<void> {
     settlementTimings: config.settlementTimings,
   });
   await billing.attach(service);
+  return {
+    database,
+    billing,
+    operations,
+    service,
+    // The workers and queues first (the charge queue sends what it still holds), which need the ledger;
+    // the embedded database last: the other parts may still write to it until they are closed.
+    closeAll: async () => {
+      await billing.close();
+      await service.close();
+      await operations.close();
+      await simulator?.close();
+      await database.local?.stop();
+    },
+  };
+}
 
+/** A gateway listens on PORT; a worker serves health and metrics on METRICS_PORT when asked. */
+async function listenAsRole(
+  config: Config,
+  role: Role,
+  running: RunningRole,
+  logger: Logger,
+): Promise<string | undefined> {
   // A port in use is an operator's mistake, not a crash: stop what started, then say which setting to change.
   const portInUse = async (error: unknown, variable: "PORT" | "METRICS_PORT", port: number) => {
     if ((error as { code?: unknown }).code !== "EADDRINUSE") throw error;
-    await billing.close();
-    await service.close();
-    await operations.close();
-    await simulator?.close();
-    await database.local?.stop();
+    await running.closeAll();
     throw new ConfigError(
       `invalid configuration: ${variable} ${port} is in use on ${config.host}; set ${variable} to a free port`,
     );
   };
-  let baseUrl: string | undefined;
-  if (role !== "worker") {
-    const { url } = await service
-      .listen(config.port, config.host)
-      .catch((error: unknown) => portInUse(error, "PORT", config.port));
-    baseUrl = `${url}/llm/v1`;
-    logger.info({ baseUrl, role }, "gateway listening");
-  }
   if (role === "worker") {
-    // Workers serve no API; their health and metrics get a listener of their own when asked.
     const metricsPort = config.metricsPort;
     if (metricsPort !== undefined)
-      await operations
+      await running.operations
         .listen(metricsPort, config.host)
         .catch((error: unknown) => portInUse(error, "METRICS_PORT", metricsPort));
     logger.info({ role }, "worker running");
+    return undefined;
   }
-  if (database.firstStart && baseUrl) {
+  const { url } = await running.service
+    .listen(config.port, config.host)
+    .catch((error: unknown) => portInUse(error, "PORT", config.port));
+  const baseUrl = `${url}/llm/v1`;
+  logger.info({ baseUrl, role }, "gateway listening");
+  return baseUrl;
+}
+
+async function printBanner(running: RunningRole, baseUrl: string | undefined): Promise<void> {
+  if (!baseUrl) return;
+  const { database, service } = running;
+  if (database.firstStart) {
     const demo = await seedDemoAccount(service);
     printFirstStartBanner({ baseUrl, adminToken: database.secrets.adminToken, ...demo });
-  } else if (baseUrl) {
-    printStartBanner({
-      baseUrl,
-      secrets: database.local ? { kind: "file", path: localSecretsFile } : { kind: "environment" },
-      demoSignInCode: database.local ? await demoSignInCodeOf(service) : undefined,
-    });
+    return;
   }
+  printStartBanner({
+    baseUrl,
+    secrets: database.local ? { kind: "file", path: localSecretsFile } : { kind: "environment" },
+    demoSignInCode: database.local ? await demoSignInCodeOf(service) : undefined,
+  });
+}
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    const drainMs = config.settlementTimings.shutdownDrainMs;
-    logger.info({ signal, drainMs }, "stopping: draining requests in flight");
-    operations.readiness.startDraining();
-    // Whatever hangs below, the process ends: a stop that never finishes is worse than a late one.
-    setTimeout(
-      () => {
-        logger.error("stopping took too long; exiting anyway");
-        process.exit(1);
-      },
-      drainMs + limits.shutdownCutGraceMs + limits.shutdownCloseMs,
-    ).unref();
-    // Readiness goes 503, no new connections; requests in flight finish and their usage is recorded.
-    const { requestsCut } = await service.drain();
-    if (requestsCut > 0)
-      logger.warn({ requestsCut }, "requests still running at the drain bound were cut (outcome shutdown)");
-    // Then the workers and queues (the charge queue sends what it still holds), which need the ledger.
-    await billing.close();
-    await service.close();
-    await operations.close();
-    await simulator?.close();
-    // Last: the other parts may still write to it until they are closed.
-    await database.local?.stop();
-    logger.info({ signal }, "stopped");
-    logger.flush();
-    process.exit(0);
-  };
-  // SIGINT twice (a terminal's Ctrl-C reaches npm, which forwards it, and this process) is one stop.
-  onStopSignal = (signal) => {
-    stop(signal).catch((error: unknown) => {
-      logger.error({ err: error }, "stopping failed");
-      logger.flush();
+/** Readiness goes 503, no new connections; requests in flight finish (or are cut) and their usage is recorded. */
+async function stopRole(
+  config: Config,
+  running: RunningRole,
+  logger: Logger,
+  signal: StopSignal,
+): Promise<void> {
+  const drainMs = config.settlementTimings.shutdownDrainMs;
+  logger.info({ signal, drainMs }, "stopping: draining requests in flight");
+  running.operations.readiness.startDraining();
+  // Whatever hangs below, the process ends: a stop that never finishes is worse than a late one.
+  setTimeout(
+    () => {
+      logger.error("stopping took too long; exiting anyway");
       process.exit(1);
-    });
-  };
-  if (signalDuringStart) onStopSignal(signalDuringStart);
+    },
+    drainMs + limits.shutdownCutGraceMs + limits.shutdownCloseMs,
+  ).unref();
+  const { requestsCut } = await running.service.drain();
+  if (requestsCut > 0)
+    logger.warn({ requestsCut }, "requests still running at the drain bound were cut (outcome shutdown)");
+  await running.closeAll();
+  logger.info({ signal }, "stopped");
+  logger.flush();
+  process.exit(0);
 }
 
 main().catch((error: unknown) => {

@@ -152,35 +152,126 @@ export interface RunningService extends ServiceParts {
   close(): Promise<void>;
 }
 
+/**
+ * Starts every part of the service, in order: the ledger, the projections (or the wait for a worker to
+ * prepare them), key admission, holds, the HTTP edge and its routers. Each step is a function below.
+ */
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const logger = options.logger;
   const timings = assertSettlementTimings({ ...defaultSettlementTimings, ...options.settlementTimings });
-  const ledger = await openLedger({
+  const ledger = await openServiceLedger(options);
+  const projections = await startProjections(options, ledger);
+  const waiter = new ProjectionWaiter(ledger.pool, options.databaseUrl, limits.projectionWaitPollIntervalMs, {
+    logger,
+  });
+  await waiter.start();
+  const hasher = new ApiKeyHasher(options.keyPepper);
+  const sessions = new SessionTokens(options.sessionSecret);
+  const keys = new ApiKeyService({
+    pool: ledger.pool,
+    store: ledger.store,
+    waiter,
+    hasher,
+    projectionWaitTimeoutMs: limits.projectionWaitTimeoutMs,
+  });
+  const admissionCache = startAdmissionCache(ledger, waiter, logger);
+  const upstreams = new UpstreamRegistry(
+    options.upstreams,
+    options.upstreamTimeouts ?? {},
+    options.modelUpstreams,
+    { observer: upstreamMetrics, ...options.upstreamResilience },
+  );
+  const consoleAuth = new ConsoleAuth(
+    options.sessionSecret,
+    options.adminToken,
+    new PostgresRedeemedSignInCodes(ledger.pool),
+  );
+  const parts: ServiceParts = {
+    lifecycle: { draining: false },
+    ledger,
+    waiter,
+    sessions,
+    keys,
+    consoleAuth,
+    logger,
+    ledgerPublicKey: options.ledgerSigningKey?.publicKey,
+  };
+  const money = await startHolds(options, ledger, timings);
+  const prices = modelPriceListOf(ledger, logger);
+  const keyAdmission = new ApiKeyAdmission(admissionCache, hasher);
+  const generation = createGenerationEndpoints(
+    {
+      admission: keyAdmission,
+      prices,
+      upstreams,
+      holds: money.holds,
+      inFlight: money.inFlight,
+      timings,
+      logger,
+    },
+    { chatCompletions: chatCompletionsFormat, responses: responsesFormat },
+    { requestBodyBytesMax: options.requestBodyBytesMax, logger },
+  );
+  const requestLog = startRequestLog(ledger, logger);
+  const app = applicationOf(options, parts, { generation, prices, keyAdmission, upstreams, requestLog });
+  return {
+    ...parts,
+    settlementTimings: timings,
+    ...httpEdgeOf(app, parts.lifecycle, money, timings, logger, async () => {
+      await money.progress.stop();
+      await requestLog.close();
+      await money.heartbeat.stop();
+      admissionCache.stop();
+      await projections.stop();
+      await waiter.close();
+      await upstreams.close();
+      await ledger.close();
+    }),
+  };
+}
+
+function openServiceLedger(options: ServiceOptions): Promise<Ledger> {
+  return openLedger({
     databaseUrl: options.databaseUrl,
     eventStoreUrl: options.eventStoreUrl,
     applicationName: options.applicationName ?? "gateway",
     ...(options.databaseConnectionsMax === undefined
       ? {}
       : { connectionsMax: options.databaseConnectionsMax }),
-    logger,
+    logger: options.logger,
   });
-  const stopProjections = new AbortController();
-  let projections: Promise<void> = Promise.resolve();
-  if (options.runProjections ?? true) {
-    const runner = new ProjectionRunner({
-      pool: ledger.pool,
-      connectionString: options.databaseUrl,
-      store: ledger.store,
-      projections: allProjections,
-      batchSizeMax: limits.projectionBatchSizeMax,
-      lingerMs: limits.projectionLingerMs,
-      standbyRetryMs: limits.projectionStandbyRetryMs,
-      onError: (error) => logger.error({ err: error }, "projection runner stopped; retrying"),
+}
+
+/**
+ * The projection runner and the checkpointer (one process leads, the others stand by), or, for a
+ * gateway-role process, the wait until a worker has prepared the projections at the versions it knows.
+ */
+async function startProjections(options: ServiceOptions, ledger: Ledger): Promise<{ stop(): Promise<void> }> {
+  const logger = options.logger;
+  if (!(options.runProjections ?? true)) {
+    await untilProjectionsPrepared(ledger.pool, allProjections, {
+      pollIntervalMs: limits.projectionStandbyRetryMs,
+      onWaiting: (missing) =>
+        logger.info({ missing }, "waiting for a worker process to prepare the projections"),
     });
-    projections = runner.run(stopProjections.signal);
-    // PostgreSQL only: the checkpoints seal the PostgreSQL log's order.
-    if (options.ledgerSigningKey && ledger.store.kind === "postgresql") {
-      const checkpointing = runCheckpointer(
+    return { stop: async () => {} };
+  }
+  const stopping = new AbortController();
+  const runner = new ProjectionRunner({
+    pool: ledger.pool,
+    connectionString: options.databaseUrl,
+    store: ledger.store,
+    projections: allProjections,
+    batchSizeMax: limits.projectionBatchSizeMax,
+    lingerMs: limits.projectionLingerMs,
+    standbyRetryMs: limits.projectionStandbyRetryMs,
+    onError: (error) => logger.error({ err: error }, "projection runner stopped; retrying"),
+  });
+  const running: Promise<void>[] = [runner.run(stopping.signal)];
+  // PostgreSQL only: the checkpoints seal the PostgreSQL log's order.
+  if (options.ledgerSigningKey && ledger.store.kind === "postgresql") {
+    running.push(
+      runCheckpointer(
         {
           connectionString: options.databaseUrl,
           key: options.ledgerSigningKey,
@@ -192,31 +283,20 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           pollIntervalMs: limits.checkpointPollIntervalMs,
           onError: (error) => logger.error({ err: error }, "ledger checkpointer stopped; retrying"),
         },
-        stopProjections.signal,
-      );
-      projections = Promise.all([projections, checkpointing]).then(() => {});
-    }
-  } else {
-    await untilProjectionsPrepared(ledger.pool, allProjections, {
-      pollIntervalMs: limits.projectionStandbyRetryMs,
-      onWaiting: (missing) =>
-        logger.info({ missing }, "waiting for a worker process to prepare the projections"),
-    });
+        stopping.signal,
+      ),
+    );
   }
-  const waiter = new ProjectionWaiter(ledger.pool, options.databaseUrl, limits.projectionWaitPollIntervalMs, {
-    logger,
-  });
-  await waiter.start();
+  return {
+    stop: async () => {
+      stopping.abort();
+      await Promise.all(running);
+    },
+  };
+}
 
-  const hasher = new ApiKeyHasher(options.keyPepper);
-  const sessions = new SessionTokens(options.sessionSecret);
-  const keys = new ApiKeyService({
-    pool: ledger.pool,
-    store: ledger.store,
-    waiter,
-    hasher,
-    projectionWaitTimeoutMs: limits.projectionWaitTimeoutMs,
-  });
+/** Each key's admission data in memory, re-read when a projection commit notifies (or every second). */
+function startAdmissionCache(ledger: Ledger, waiter: ProjectionWaiter, logger: Logger): AdmissionCache {
   const admissionRefreshLog = throttledLog(logger, limits.admissionCacheErrorLogIntervalMs);
   const admissionCache = new AdmissionCache({
     read: (keyHashes) => readAdmission(ledger.pool, keyHashes),
@@ -228,28 +308,24 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   waiter.addLocalReadModel(admissionCache);
   admissionCache.start();
-  const upstreams = new UpstreamRegistry(
-    options.upstreams,
-    options.upstreamTimeouts ?? {},
-    options.modelUpstreams,
-    { observer: upstreamMetrics, ...options.upstreamResilience },
-  );
-  const lifecycle = { draining: false };
-  const consoleAuth = new ConsoleAuth(
-    options.sessionSecret,
-    options.adminToken,
-    new PostgresRedeemedSignInCodes(ledger.pool),
-  );
-  const parts: ServiceParts = {
-    lifecycle,
-    ledger,
-    waiter,
-    sessions,
-    keys,
-    consoleAuth,
-    logger,
-    ledgerPublicKey: options.ledgerSigningKey?.publicKey,
-  };
+  return admissionCache;
+}
+
+/** The money side of generation (C10): heartbeat, progress records, the settlement outbox and the holds. */
+interface HoldParts {
+  holds: GenerationHolds;
+  outbox: UsageOutbox;
+  progress: HoldProgress;
+  heartbeat: GatewayHeartbeat;
+  inFlight: RequestsInFlight;
+}
+
+async function startHolds(
+  options: ServiceOptions,
+  ledger: Ledger,
+  timings: SettlementTimings,
+): Promise<HoldParts> {
+  const logger = options.logger;
   // Holds are placed by one PostgreSQL statement together with the funds check and the append (C10);
   // main.ts refuses EVENTSTORE_URL for the service's roles with one line, so this is a programmer error.
   assert(ledger.store instanceof PostgresEventStore, "the service runs on the PostgreSQL event store");
@@ -263,7 +339,6 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     logger,
   });
   progress.start();
-  const inFlight = new RequestsInFlight();
   const outbox = new UsageOutbox({
     appender: new GroupCommitAppender(ledger.store, limits.usageAppendBatchSizeMax),
     store: ledger.store,
@@ -294,57 +369,102 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     },
     logger,
   });
+  return { holds, outbox, progress, heartbeat, inFlight: new RequestsInFlight() };
+}
 
+function modelPriceListOf(ledger: Ledger, logger: Logger): ModelPriceList {
   const pricesLog = throttledLog(logger, limits.admissionCacheErrorLogIntervalMs);
-  const prices = new ModelPriceList({
+  return new ModelPriceList({
     read: createPricingReadModel(ledger.pool),
     ttlMs: limits.holdPricingTtlMs,
     entriesMax: limits.holdPricingEntriesMax,
     onError: (error) => pricesLog.error({ err: errorSummaryOf(error) }, "reading model prices failed"),
   });
-  const keyAdmission = new ApiKeyAdmission(admissionCache, hasher);
-  const generation = createGenerationEndpoints(
-    {
-      admission: keyAdmission,
-      prices,
-      upstreams,
-      holds,
-      inFlight,
-      timings,
-      logger,
-    },
-    { chatCompletions: chatCompletionsFormat, responses: responsesFormat },
-    { requestBodyBytesMax: options.requestBodyBytesMax, logger },
-  );
+}
+
+/** /llm: keys, activity, prices, playground, usage and receipts behind a session (receipts: a key too). */
+function accountRouterOf(
+  options: ServiceOptions,
+  parts: ServiceParts,
+  generation: { prices: ModelPriceList; keyAdmission: ApiKeyAdmission },
+): express.Router {
+  const { ledger, sessions, consoleAuth, keys } = parts;
   const account = express.Router();
   const sessionRequired = authenticateSession(sessions, consoleAuth);
   account.use("/apis", sessionRequired, createKeyRouter(keys));
   account.use("/usage/activity", sessionRequired, createActivityRouter(ledger.pool));
-  account.use("/models", sessionRequired, createModelRouter(prices));
+  account.use("/models", sessionRequired, createModelRouter(generation.prices));
   account.use("/playground", sessionRequired, createPlaygroundRouter(keys));
   account.use("/usage", sessionRequired, createUsageRouter(ledger.pool));
   account.use(
     "/receipts",
     createReceiptRouter({
       database: ledger.pool,
-      authenticateKey: (header) => keyAdmission.authenticate(header, { requireCredit: false }),
+      authenticateKey: (header) => generation.keyAdmission.authenticate(header, { requireCredit: false }),
       sessionRequired,
     }),
   );
   if (options.accountRouter) account.use(sessionRequired, options.accountRouter(parts));
-  const admin = options.adminToken ? express.Router() : undefined;
-  if (admin && options.adminToken) {
-    admin.use(
-      authenticateAdminOrConsole(authenticateAdmin(options.adminToken), consoleAuth),
-      createAdminSessionRouter(sessions),
-      createConsoleReadRouter(ledger.pool),
-      createAdminKeyLimitsRouter(keys),
-      createAdminActivityRouter(ledger.pool),
-      createAdminUserAccessRouter({ keys, consoleAuth, logger }),
-      createUpstreamHealthRouter(upstreams),
-    );
-    if (options.adminRouter) admin.use(options.adminRouter(parts));
-  }
+  return account;
+}
+
+/** /admin, behind the admin token (or the console's admin cookie); none without ADMIN_TOKEN. */
+function adminRouterOf(
+  options: ServiceOptions,
+  parts: ServiceParts,
+  upstreams: UpstreamRegistry,
+): express.Router | undefined {
+  if (!options.adminToken) return undefined;
+  const { ledger, sessions, consoleAuth, keys, logger } = parts;
+  const admin = express.Router();
+  admin.use(
+    authenticateAdminOrConsole(authenticateAdmin(options.adminToken), consoleAuth),
+    createAdminSessionRouter(sessions),
+    createConsoleReadRouter(ledger.pool),
+    createAdminKeyLimitsRouter(keys),
+    createAdminActivityRouter(ledger.pool),
+    createAdminUserAccessRouter({ keys, consoleAuth, logger }),
+    createUpstreamHealthRouter(upstreams),
+  );
+  if (options.adminRouter) admin.use(options.adminRouter(parts));
+  return admin;
+}
+
+/** Every router of the HTTP edge, mounted on one application (src/gateway/app.ts). */
+function applicationOf(
+  options: ServiceOptions,
+  parts: ServiceParts,
+  edge: {
+    generation: RequestListener;
+    prices: ModelPriceList;
+    keyAdmission: ApiKeyAdmission;
+    upstreams: UpstreamRegistry;
+    requestLog: RequestLogWriter;
+  },
+): RequestListener {
+  const admin = adminRouterOf(options, parts, edge.upstreams);
+  return createApp({
+    routers: {
+      generation: edge.generation,
+      account: accountRouterOf(options, parts, edge),
+      ...(admin ? { admin } : {}),
+      ...(options.operationsRouter ? { operations: options.operationsRouter(parts) } : {}),
+      console: createConsoleRouter({
+        sessions: parts.sessions,
+        consoleAuth: parts.consoleAuth,
+        adminEnabled: admin !== undefined,
+      }),
+      ledger: createLedgerPublicRouter(parts.ledgerPublicKey),
+    },
+    requestBodyBytesMax: options.requestBodyBytesMax,
+    logger: parts.logger,
+    isServedModel: (slug) => findModel(slug) !== undefined,
+    familyOf: (slug) => findModel(slug)?.family,
+    requestLog: (entry) => edge.requestLog.write(entry),
+  });
+}
+
+function startRequestLog(ledger: Ledger, logger: Logger): RequestLogWriter {
   const requestLog = new RequestLogWriter({
     database: ledger.pool,
     flushIntervalMs: limits.requestLogFlushIntervalMs,
@@ -358,31 +478,28 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     logger,
   });
   requestLog.start();
-  const app = createApp({
-    routers: {
-      generation,
-      account,
-      ...(admin ? { admin } : {}),
-      ...(options.operationsRouter ? { operations: options.operationsRouter(parts) } : {}),
-      console: createConsoleRouter({ sessions, consoleAuth, adminEnabled: admin !== undefined }),
-      ledger: createLedgerPublicRouter(parts.ledgerPublicKey),
-    },
-    requestBodyBytesMax: options.requestBodyBytesMax,
-    logger,
-    isServedModel: (slug) => findModel(slug) !== undefined,
-    familyOf: (slug) => findModel(slug)?.family,
-    requestLog: (entry) => requestLog.write(entry),
-  });
+  return requestLog;
+}
+
+/**
+ * The HTTP server around `app`: listening, draining at a stop (C10: streams still running at the bound are
+ * cut with an error event and billed as `shutdown`), and closing, after which `closeParts` closes the rest.
+ */
+function httpEdgeOf(
+  app: RequestListener,
+  lifecycle: { draining: boolean },
+  money: HoldParts,
+  timings: SettlementTimings,
+  logger: Logger,
+  closeParts: () => Promise<void>,
+): Pick<RunningService, "requestListener" | "listen" | "drain" | "close"> {
   // While draining, a kept-alive connection is closed after its response instead of waiting for more.
   const requestListener: RequestListener = (request, response) => {
     if (lifecycle.draining) response.setHeader("connection", "close");
     app(request, response);
   };
-
   let server: Server | undefined;
   return {
-    ...parts,
-    settlementTimings: timings,
     requestListener,
     listen: (port, host) =>
       new Promise((resolve, reject) => {
@@ -402,31 +519,28 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       lifecycle.draining = true;
       let requestsCut = 0;
       if (server) {
-        requestsCut = await drainServer(server, inFlight, timings.shutdownDrainMs, limits.shutdownCutGraceMs);
+        requestsCut = await drainServer(
+          server,
+          money.inFlight,
+          timings.shutdownDrainMs,
+          limits.shutdownCutGraceMs,
+        );
         server = undefined;
       }
       // Every answered request's settlement is written before the ledger closes; what cannot be in time is
       // left to the orphan sweep, which finds this process gone once its heartbeat row is.
-      const unsettled = await outbox.drain(limits.usageOutboxDrainMs);
+      const unsettled = await money.outbox.drain(limits.usageOutboxDrainMs);
       if (unsettled > 0) logger.error({ unsettled }, "settlements left to the orphan sweep");
       return { requestsCut };
     },
     close: async () => {
       lifecycle.draining = true;
       if (server) {
-        await drainServer(server, inFlight, 0, limits.shutdownCutGraceMs);
+        await drainServer(server, money.inFlight, 0, limits.shutdownCutGraceMs);
         server = undefined;
       }
-      await outbox.drain(limits.usageOutboxDrainMs);
-      await progress.stop();
-      await requestLog.close();
-      await heartbeat.stop();
-      admissionCache.stop();
-      stopProjections.abort();
-      await projections;
-      await waiter.close();
-      await upstreams.close();
-      await ledger.close();
+      await money.outbox.drain(limits.usageOutboxDrainMs);
+      await closeParts();
     },
   };
 }
