@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../../projections";
 import { inlineFundsName } from "../../src/ledger/inline-funds";
 import { rebuildProjections } from "../../src/ledger/ledger-maintenance";
-import type { PostgresEventStore } from "../../src/ledger/store/postgres-event-store";
 import { verifyProjections } from "../../src/ledger/verify-projections";
 import { topUp } from "../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";

@@ -295,7 +295,7 @@ async function streamUntilSettled(
   response: ServerResponse,
   control: { signal: AbortSignal; clientGone: () => boolean; cut: () => GatewayCut | undefined },
 ): Promise<void> {
-  const relayed = await relayStream(format, dependencies, context, response, control.signal);
+  const relayed = await relayStream(format, context, response, control.signal);
   // A refused or failed hold is the answer, whatever the upstream did meanwhile (it was aborted).
   await context.hold.placed;
   const gatewayCut = control.cut();
@@ -312,7 +312,6 @@ async function streamUntilSettled(
 /** Relays the upstream's stream to the client, once the hold is placed, until it ends or fails. */
 async function relayStream(
   format: ClientFormat,
-  dependencies: GenerationDependencies,
   context: GenerationContext,
   response: ServerResponse,
   signal: AbortSignal,

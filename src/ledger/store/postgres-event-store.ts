@@ -1,13 +1,7 @@
 import pg from "pg";
 import type { Logger } from "pino";
 import { ListenConnection } from "../../database/listen-connection";
-import {
-  type EventData,
-  type LedgerEvent,
-  type LedgerEventType,
-  schemaVersionOf,
-  upcastEventData,
-} from "../events";
+import { type LedgerEvent, type LedgerEventType, schemaVersionOf, upcastEventData } from "../events";
 import {
   type AppendResult,
   appendOneByOne,
@@ -21,7 +15,7 @@ import {
   WrongExpectedVersionError,
 } from "./event-store";
 import { copyWholeLog } from "./log-copy-reader";
-import { type LogPosition, logStart } from "./log-position";
+import { logStart } from "./log-position";
 import { visibleTransactionOrderBelow } from "./log-visibility";
 
 /**
