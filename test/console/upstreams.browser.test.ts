@@ -116,11 +116,13 @@ describe("the admin's Upstreams page in Chromium", { timeout: 120_000 }, () => {
     const used = (await upstreamHealth()).find((endpoint) => endpoint.models.includes(model))!;
     // When a third attempt in the window fails (two of three), the endpoint's breaker opens.
     await failedRequest();
-    expect((await upstreamHealth()).find((endpoint) => endpoint.endpoint === used.endpoint)?.breakerState).toBe(
+    expect(
+      (await upstreamHealth()).find((endpoint) => endpoint.endpoint === used.endpoint)?.breakerState,
+    ).toBe("open");
+    // Then the page, left open, shows it at its next refresh.
+    await poll(() => rowOf(used.endpoint).getByTestId("breaker-state").getAttribute("data-state")).toBe(
       "open",
     );
-    // Then the page, left open, shows it at its next refresh.
-    await poll(() => rowOf(used.endpoint).getByTestId("breaker-state").getAttribute("data-state")).toBe("open");
     expect(await rowOf(used.endpoint).getByTestId("breaker-state").textContent()).toBe("open · no traffic");
     expect(await rowOf(used.endpoint).locator("td").last().textContent()).toBe("—");
   });
@@ -134,6 +136,8 @@ describe("the admin's Upstreams page in Chromium", { timeout: 120_000 }, () => {
     expect(await page.locator("h1").textContent()).toBe("업스트림");
     expect(await page.getByRole("link", { name: "업스트림" }).getAttribute("aria-current")).toBe("page");
     await screenshot(page, "upstreams-ko-390", { fullPage: false });
-    expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(phone.width);
+    expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(
+      phone.width,
+    );
   });
 });

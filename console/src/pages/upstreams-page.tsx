@@ -69,12 +69,12 @@ function EndpointRow({ endpoint }: { endpoint: EndpointHealth }) {
           {t(breaker.label)}
         </span>
       </td>
-      <td>
+      <td className="number">
         {formatCount(endpoint.outstanding)} / {capacity}
       </td>
-      <td>{formatCount(endpoint.recentAttempts)}</td>
-      <td>{formatCount(endpoint.recentFailures)}</td>
-      <td>{formatShare(endpoint.recentFailureRate)}</td>
+      <td className="number">{formatCount(endpoint.recentAttempts)}</td>
+      <td className="number">{formatCount(endpoint.recentFailures)}</td>
+      <td className="number">{formatShare(endpoint.recentFailureRate)}</td>
     </tr>
   );
 }
