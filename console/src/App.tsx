@@ -18,6 +18,7 @@ import { LedgerStatusPage } from "./pages/ledger-status-page";
 import { ModelsPage } from "./pages/models-page";
 import { PlaygroundPage } from "./pages/playground-page";
 import { AdminStatementPage, StatementPage } from "./pages/statement-page";
+import { UpstreamsPage } from "./pages/upstreams-page";
 import { KeysPage, OverviewPage } from "./pages/user-pages";
 
 // The pages with charts (recharts is most of the bundle) load when first shown, not with the sign-in page.
@@ -48,6 +49,7 @@ const adminRoutes = [
   { path: "/admin/fx", label: "navFx" },
   { path: "/admin/events", label: "navEvents" },
   { path: "/admin/ledger", label: "navLedger" },
+  { path: "/admin/upstreams", label: "navUpstreams" },
   { path: "/admin/statements", label: "navAdminStatements" },
 ] as const satisfies readonly { path: string; label: MessageKey }[];
 
@@ -318,6 +320,9 @@ function AdminArea({ path, navigate }: { path: string; navigate(path: string): v
       break;
     case "/admin/ledger":
       page = <LedgerStatusPage />;
+      break;
+    case "/admin/upstreams":
+      page = <UpstreamsPage />;
       break;
     case "/admin/statements":
       page = <AdminStatementPage />;

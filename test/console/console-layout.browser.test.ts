@@ -25,6 +25,7 @@ const adminPages = [
   "/admin/fx",
   "/admin/events",
   "/admin/ledger",
+  "/admin/upstreams",
 ] as const;
 
 let harness: GatewayHarness;
@@ -183,8 +184,8 @@ describe("the console at 1366 px and 390 px, in Korean and English", { timeout: 
     const wordBreaks = await page.evaluate<string[]>(
       `${navLinks}.map((link) => getComputedStyle(link).wordBreak)`,
     );
-    // The header's links and the admin pages' tabs, statements included.
-    expect(wordBreaks.length).toBe(14);
+    // The header's links and the admin pages' tabs, statements and upstreams included.
+    expect(wordBreaks.length).toBe(15);
     expect(new Set(wordBreaks)).toEqual(new Set(["keep-all"]));
     const linesPerLink = await page.evaluate<number[]>(
       `${navLinks}.map((link) => link.getClientRects().length)`,

@@ -18,6 +18,7 @@ import type {
   ConsoleDiscountRow,
   ConsolePriceRow,
 } from "../../../src/gateway/admin/console-read-routes";
+import type { EndpointHealth } from "../../../src/gateway/generation/upstream-registry";
 import type { PricedModel } from "../../../src/gateway/models/priced-model-list";
 import type { ApiKeyLimitsView } from "../../../src/keys/api-key-limits";
 import type { ApiKeyRecord, IssuedApiKey } from "../../../src/keys/api-key-service";
@@ -33,6 +34,7 @@ export type {
   ConsoleDiscountRow,
   ConsolePriceRow,
   DiscountChange,
+  EndpointHealth,
   PriceChange,
   PricedModel,
   RequestOutcome,
@@ -327,6 +329,8 @@ export const adminApi = {
   refreshFxRate: () => call<unknown>("admin", "POST", "/admin/fx-rates/refresh"),
   ledgerStatus: () => call<LedgerStatusView>("admin", "GET", "/admin/ledger/status"),
   verifyLedger: () => call<LedgerVerification>("admin", "POST", "/admin/ledger/verify"),
+  /** Each upstream endpoint's health as the gateway process that answers sees it (names, never URLs). */
+  upstreams: () => call<{ data: EndpointHealth[] }>("admin", "GET", "/admin/upstreams"),
   /** The ledger newest first, filtered on the server; pass `next` back as `before` for the older page. */
   events: (parameters: { stream?: string; type?: string; before?: string; limit: number }) =>
     call<{ order: "desc"; data: LedgerEventRow[]; next: string | null }>(

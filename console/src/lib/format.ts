@@ -83,6 +83,12 @@ export function formatRate(rate: string): string {
   return new Intl.NumberFormat("ko-KR", { style: "percent", maximumFractionDigits: 4 }).format(exact(rate));
 }
 
+/** A share of counts (not money, so a number is exact enough): 0.25 → "25%", at most one decimal; none → "—". */
+export function formatShare(share: number | null): string {
+  return share === null ? "—" : shareFormat.format(share);
+}
+const shareFormat = new Intl.NumberFormat("ko-KR", { style: "percent", maximumFractionDigits: 1 });
+
 /** Decimal string → integer micro-won; amounts carry at most 6 decimals (C7), more is refused. */
 export function microWonOf(amount: string): bigint {
   const match = decimalPattern.exec(amount);
