@@ -1,5 +1,6 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
+import { CursorPager } from "../components/cursor-pager";
 import { ErrorMessage } from "../components/ui";
 import { type ActivityEntry, type ActivityFilters, type RequestOutcome, userApi } from "../lib/api";
 import { addDays, formatChargeWon, formatCount, formatSeoulDateTime, seoulDateOf } from "../lib/format";
@@ -146,28 +147,17 @@ export function ActivityPage({ hasOrganization }: { hasOrganization: boolean }) 
               </tbody>
             </table>
           </div>
-          <nav className="pager" aria-label={t("activityPages")}>
-            <button
-              type="button"
-              disabled={pageIndex === 0 || page.isFetching}
-              onClick={() => setCursors((current) => current.slice(0, -1))}
-            >
-              {t("newerPage")}
-            </button>
+          <CursorPager
+            label={t("activityPages")}
+            cursors={cursors}
+            setCursors={setCursors}
+            next={page.data?.nextCursor}
+            fetching={page.isFetching}
+          >
             <span data-testid="activity-position">
               {formatCount(firstRow)}–{formatCount(firstRow + rows.length - 1)}
             </span>
-            <button
-              type="button"
-              disabled={!page.data?.nextCursor || page.isFetching}
-              onClick={() => {
-                const next = page.data?.nextCursor;
-                if (next) setCursors((current) => [...current, next]);
-              }}
-            >
-              {t("olderPage")}
-            </button>
-          </nav>
+          </CursorPager>
         </section>
       )}
     </>

@@ -1,6 +1,7 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import type { LedgerEventType } from "../../../src/ledger/events";
+import { CursorPager } from "../components/cursor-pager";
 import { ErrorMessage } from "../components/ui";
 import { adminApi } from "../lib/api";
 import { formatSeoulDateTime } from "../lib/format";
@@ -124,25 +125,13 @@ export function EventsPage() {
               </tbody>
             </table>
           </div>
-          <nav className="pager" aria-label={t("eventPages")}>
-            <button
-              type="button"
-              disabled={pageIndex === 0 || page.isFetching}
-              onClick={() => setCursors((current) => current.slice(0, -1))}
-            >
-              {t("newerPage")}
-            </button>
-            <button
-              type="button"
-              disabled={!page.data?.next || page.isFetching}
-              onClick={() => {
-                const next = page.data?.next;
-                if (next) setCursors((current) => [...current, next]);
-              }}
-            >
-              {t("olderPage")}
-            </button>
-          </nav>
+          <CursorPager
+            label={t("eventPages")}
+            cursors={cursors}
+            setCursors={setCursors}
+            next={page.data?.next}
+            fetching={page.isFetching}
+          ></CursorPager>
         </section>
       )}
     </>

@@ -1,6 +1,7 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { type FormEvent, useMemo, useState } from "react";
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import { CursorPager } from "../components/cursor-pager";
 import { Card, ErrorMessage } from "../components/ui";
 import { type BillingHistoryEntry, type Range, type UsageDay, userApi } from "../lib/api";
 import { niceTicks } from "../lib/chart-ticks";
@@ -243,29 +244,18 @@ function ChargesTable(props: {
               </tbody>
             </table>
           </div>
-          <nav className="pager" aria-label={t("chargesPages")}>
-            <button
-              type="button"
-              disabled={pageIndex === 0 || page.isFetching}
-              onClick={() => setCursors((current) => current.slice(0, -1))}
-            >
-              {t("newerPage")}
-            </button>
+          <CursorPager
+            label={t("chargesPages")}
+            cursors={cursors}
+            setCursors={setCursors}
+            next={page.data?.nextCursor}
+            fetching={page.isFetching}
+          >
             <span data-testid="charges-position" aria-live="polite">
               {formatCount(firstRow)}–{formatCount(firstRow + rows.length - 1)}
               {props.chargeCount !== null && ` / ${formatCount(props.chargeCount)}`}
             </span>
-            <button
-              type="button"
-              disabled={!page.data?.nextCursor || page.isFetching}
-              onClick={() => {
-                const next = page.data?.nextCursor;
-                if (next) setCursors((current) => [...current, next]);
-              }}
-            >
-              {t("olderPage")}
-            </button>
-          </nav>
+          </CursorPager>
         </>
       )}
     </section>
