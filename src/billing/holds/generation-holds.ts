@@ -13,6 +13,7 @@ import {
   type voidReasons,
 } from "../../ledger/events";
 import { billingMetrics } from "../billing-metrics";
+import { usageStreamIdOf } from "../charging/charge-usage";
 import { keyKindLabelOf } from "../metric-labels";
 import type { PricingInForce } from "../read-models/pricing-read-model";
 import type { HoldAuthorizer } from "./hold-authorizer";
@@ -222,7 +223,7 @@ export class GenerationHolds {
         this.options.authorizer.authorize(
           {
             eventId: randomUUID(),
-            streamId: `usage-${request.requestId}`,
+            streamId: usageStreamIdOf(request.requestId),
             event: authorizationEvent(request, { ...estimate, estimatedWon }, this.options),
           },
           request.streamed ? "hold-commit" : "usage-commit",

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { chargeDecimalPlaces, Money } from "../../kernel/money";
 import type { EventData, EventMetadata, UsageOutcome, UsageTokens, voidReasons } from "../../ledger/events";
 import type { RecordedEvent, RecordedEventOf, StreamAppend } from "../../ledger/store/event-store";
+import { usageStreamIdOf } from "../charging/charge-usage";
 import { usageCorrectionEventId } from "../commands/deterministic-event-id";
 
 /**
@@ -44,7 +45,7 @@ export function lateSettlementOf(
   settlement: Settlement,
   metadata: EventMetadata,
 ): LateSettlement {
-  const streamId = `usage-${settlement.data.requestId}`;
+  const streamId = usageStreamIdOf(settlement.data.requestId);
   if (stream.length === 0) {
     if (settlement.type === "UsageVoided") return { kind: "settled", reason: "void-without-hold" };
     return {

@@ -7,6 +7,7 @@ import {
   WrongExpectedVersionError,
 } from "../../ledger/store/event-store";
 import type { GroupCommitAppender } from "../../ledger/store/group-commit-appender";
+import { usageStreamIdOf } from "../charging/charge-usage";
 import type { ChargeEnqueuer } from "../queue/charge-enqueuer";
 import { type LateSettlement, lateSettlementOf, type Settlement } from "./late-settlement";
 
@@ -198,7 +199,7 @@ export class UsageOutbox {
   ): Promise<void> {
     let settlement: Settlement | undefined;
     try {
-      const stream = await this.options.store.readStream(`usage-${requestId}`);
+      const stream = await this.options.store.readStream(usageStreamIdOf(requestId));
       const hold = stream[0];
       if (stream.length === 1 && hold?.type === "UsageAuthorized") {
         settlement = {
@@ -248,7 +249,7 @@ function accountKeyOf(account: AccountReference): string {
 function appendOf(settlement: Settlement, actor: string): StreamAppend {
   const requestId = settlement.data.requestId;
   return {
-    streamId: `usage-${requestId}`,
+    streamId: usageStreamIdOf(requestId),
     expectedVersion: 0,
     events: [
       {

@@ -4,6 +4,7 @@ import type { AccountReference, ChargeBreakdownData } from "../../ledger/events"
 import { genesisHash } from "../../ledger/integrity/event-hash";
 import { type describeCheckpoint, proveEvent } from "../../ledger/integrity/event-proof";
 import { latestCheckpoint } from "../../ledger/integrity/ledger-checkpoint";
+import { usageStreamIdOf } from "../charging/charge-usage";
 
 /**
  * The receipt of one request's charge, which its customer can check without trusting us (docs/statements-
@@ -86,7 +87,7 @@ export async function readChargeEvents(client: Queryable, requestId: string): Pr
             data::text AS data_text, metadata::text AS metadata_text
      FROM ledger_events WHERE stream_id = $1 AND type = ANY($2::text[])
      ORDER BY stream_version`,
-    [`usage-${requestId}`, [...chargeEventTypes]],
+    [usageStreamIdOf(requestId), [...chargeEventTypes]],
   );
   return result.rows;
 }

@@ -6,6 +6,7 @@ import { verifySignature } from "../../ledger/integrity/ledger-signing-key";
 import { rootFromInclusionPath } from "../../ledger/integrity/merkle-tree";
 import { parseLogPosition } from "../../ledger/store/log-position";
 import { calculateCharge, chargeInputOfBreakdown } from "../charging/charge-calculation";
+import { usageStreamIdOf } from "../charging/charge-usage";
 import { chargeBreakdownOfRecorded } from "../charging/recorded-charge-breakdown";
 import { type ChargeReceipt, chargeEventTypes, type ReceiptCharge, receiptFormat } from "./charge-receipt";
 
@@ -113,7 +114,7 @@ export function receiptFailures(receipt: ChargeReceipt, trustedPublicKey: Buffer
     if (
       !(chargeEventTypes as readonly string[]).includes(charge.event.type) ||
       data.requestId !== receipt.requestId ||
-      charge.event.streamId !== `usage-${receipt.requestId}`
+      charge.event.streamId !== usageStreamIdOf(receipt.requestId)
     )
       failures.push(`request: ${label}: not a charge of request ${receipt.requestId}`);
     let chainHash: Buffer | undefined;
