@@ -125,12 +125,19 @@ export type UsageTokens = z.infer<typeof usageTokens>;
  * events written before, and settlements by the orphan sweep (which never saw the attempts).
  */
 export const upstreamAttemptErrors = [
+  /** Could not connect, or the connection was reset or closed before the reply was complete. */
   "connection",
+  /** No answer (or no first byte) in time. */
   "timeout",
+  /** An answer that does not follow the protocol. */
   "malformed",
+  /** A non-2xx HTTP status (`status` says which). */
   "status",
+  /** A 200 reply that reported a failure (an error event, a failed response). */
   "reported",
+  /** Cut at the request's deadline before any output. */
   "deadline",
+  /** The client went away, or its hold was refused, during the attempt. */
   "cancelled",
 ] as const;
 const upstreamAttempt = z.object({

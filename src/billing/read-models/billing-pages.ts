@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { billingHistoryTable } from "../../../projections/billing-history";
-import { isStorableText } from "../../kernel/storable-text";
+import { decodePositionCursor, encodePositionCursor } from "../../kernel/position-cursor";
 import {
   type BillingHistoryEntry,
   type BillingHistoryQuery,
@@ -31,26 +31,14 @@ export class InvalidBillingCursorError extends Error {
 }
 
 export function encodeBillingCursor(cursor: ChargePosition): string {
-  return Buffer.from(JSON.stringify([cursor.startedAt, cursor.requestId])).toString("base64url");
+  return encodePositionCursor(cursor);
 }
 
+/** Charges are read back with microsecond instants. */
 export function decodeBillingCursor(text: string): ChargePosition {
-  try {
-    const decoded = JSON.parse(Buffer.from(text, "base64url").toString("utf8")) as unknown;
-    if (
-      Array.isArray(decoded) &&
-      decoded.length === 2 &&
-      typeof decoded[0] === "string" &&
-      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(decoded[0]) &&
-      typeof decoded[1] === "string" &&
-      decoded[1].length <= 200 &&
-      isStorableText(decoded[1])
-    )
-      return { startedAt: decoded[0], requestId: decoded[1] };
-  } catch {
-    // Falls through to the error below.
-  }
-  throw new InvalidBillingCursorError();
+  const position = decodePositionCursor(text, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
+  if (!position) throw new InvalidBillingCursorError();
+  return position;
 }
 
 export async function readBillingPage(

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { billingHistoryTable } from "../../../projections/billing-history";
-import { isStorableText } from "../../kernel/storable-text";
+import { decodePositionCursor, encodePositionCursor } from "../../kernel/position-cursor";
 import type { AccountReference, UsageTokens } from "../../ledger/events";
 import type { GenerationEndpoint, RequestOutcome } from "./request-log-entry";
 
@@ -64,27 +64,13 @@ interface Position {
   requestId: string;
 }
 
-function encodeCursor(position: Position): string {
-  return Buffer.from(JSON.stringify([position.startedAt, position.requestId])).toString("base64url");
-}
+const encodeCursor = encodePositionCursor;
 
+/** Activity rows are read back with millisecond instants. */
 function decodeCursor(text: string): Position {
-  try {
-    const decoded = JSON.parse(Buffer.from(text, "base64url").toString("utf8")) as unknown;
-    if (
-      Array.isArray(decoded) &&
-      decoded.length === 2 &&
-      typeof decoded[0] === "string" &&
-      /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(decoded[0]) &&
-      typeof decoded[1] === "string" &&
-      decoded[1].length <= 200 &&
-      isStorableText(decoded[1])
-    )
-      return { startedAt: decoded[0], requestId: decoded[1] };
-  } catch {
-    // Falls through to the error below.
-  }
-  throw new InvalidActivityCursorError();
+  const position = decodePositionCursor(text, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  if (!position) throw new InvalidActivityCursorError();
+  return position;
 }
 
 interface ActivityRow {
