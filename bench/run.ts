@@ -4,15 +4,16 @@ import { runConsoleBenchmarks } from "./console-bench";
 import { runGatewayBenchmarks } from "./gateway-bench";
 import { runLedgerBenchmarks } from "./ledger-bench";
 import type { Figure } from "./measure";
+import { runRequestCostBenchmarks } from "./request-cost-bench";
 import { runStatementBenchmarks } from "./statement-bench";
 import { runUpstreamResilienceBenchmarks } from "./upstream-resilience-bench";
 
 /** `npm run bench`: every figure beside a baseline measured in the same run, so ratios hold on a noisy machine. */
 
 const rebuildEventCount = Number(process.env.BENCH_REBUILD_EVENTS ?? 1_000_000);
-/** Comma-separated subset of `ledger,gateway,upstream,billing,console,statements` (all by default). */
+/** Comma-separated subset of `cost,ledger,gateway,upstream,billing,console,statements` (all by default). */
 const sections = new Set(
-  (process.env.BENCH_ONLY ?? "ledger,gateway,upstream,billing,console,statements").split(","),
+  (process.env.BENCH_ONLY ?? "cost,ledger,gateway,upstream,billing,console,statements").split(","),
 );
 
 function formatNumber(value: number): string {
@@ -21,6 +22,8 @@ function formatNumber(value: number): string {
 
 async function main(): Promise<void> {
   const figures: Figure[] = [];
+  if (sections.has("cost"))
+    figures.push(...(await runRequestCostBenchmarks({ redisUrl: process.env.REDIS_URL })));
   if (sections.has("gateway"))
     figures.push(...(await runGatewayBenchmarks({ redisUrl: process.env.REDIS_URL })));
   if (sections.has("upstream")) figures.push(...(await runUpstreamResilienceBenchmarks()));

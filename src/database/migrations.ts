@@ -16,6 +16,7 @@ import { inlinedChainHashMigration } from "./migrations/0007-inlined-chain-hash"
 import { parallelFoldsMigration } from "./migrations/0008-parallel-folds";
 import { holdProgressMigration } from "./migrations/0009-hold-progress";
 import { requestLogMigration } from "./migrations/0010-request-log";
+import { limitLookupsForLimitedKeysMigration } from "./migrations/0011-limit-lookups-for-limited-keys";
 
 /**
  * The changes to the ledger's tables, in order (migration.ts). Projection tables are not here: each
@@ -32,6 +33,7 @@ export const migrations: readonly Migration[] = [
   parallelFoldsMigration,
   holdProgressMigration,
   requestLogMigration,
+  limitLookupsForLimitedKeysMigration,
 ];
 
 const migrationLockKey = 7_310_001;

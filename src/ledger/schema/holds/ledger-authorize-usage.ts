@@ -56,20 +56,26 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
         FROM json_to_recordset(requests) AS request(
           ordinal int, event_id uuid, stream_id text, account_kind text, account_id text, estimate_won numeric,
           data json, metadata json)
-      ), keyed AS (
+      ), keyed AS MATERIALIZED (
+        -- Materialized, so each lookup runs once per request (inlined, the window sums below repeated them);
+        -- and only for a limit the key has: most keys have none, and a key's spend rows are hot (updated by
+        -- every hold), so reading them is the dearest part of this statement. No limit: NULL room, never refused.
         SELECT request.*, limits.monthly_spend_limit_won, limits.total_spend_limit_won,
                limits.rate_limit_requests_per_minute,
-               coalesce((SELECT sum(spend.held_won + spend.pending_won + spend.charged_won) FROM key_spend_settled spend
-                 WHERE spend.key_id = request.key_id AND spend.month = request.month), 0)
+               CASE WHEN limits.monthly_spend_limit_won IS NOT NULL THEN
+                 coalesce((SELECT sum(spend.held_won + spend.pending_won + spend.charged_won) FROM key_spend_settled spend
+                   WHERE spend.key_id = request.key_id AND spend.month = request.month), 0)
                  + coalesce((SELECT sum(spend.authorized_won) FROM key_spend_authorized spend
-                 WHERE spend.key_id = request.key_id AND spend.month = request.month), 0) AS month_spent,
-               coalesce((SELECT sum(spend.held_won + spend.pending_won + spend.charged_won) FROM key_spend_settled spend
-                 WHERE spend.key_id = request.key_id), 0)
+                   WHERE spend.key_id = request.key_id AND spend.month = request.month), 0) END AS month_spent,
+               CASE WHEN limits.total_spend_limit_won IS NOT NULL THEN
+                 coalesce((SELECT sum(spend.held_won + spend.pending_won + spend.charged_won) FROM key_spend_settled spend
+                   WHERE spend.key_id = request.key_id), 0)
                  + coalesce((SELECT sum(spend.authorized_won) FROM key_spend_authorized spend
-                 WHERE spend.key_id = request.key_id), 0) AS total_spent,
-               (SELECT requests_window.requests FROM key_request_windows requests_window
-                 WHERE requests_window.key_id = request.key_id
-                   AND requests_window.window_start = date_trunc('minute', now())) AS minute_requests
+                   WHERE spend.key_id = request.key_id), 0) END AS total_spent,
+               CASE WHEN limits.rate_limit_requests_per_minute IS NOT NULL THEN
+                 (SELECT requests_window.requests FROM key_request_windows requests_window
+                   WHERE requests_window.key_id = request.key_id
+                     AND requests_window.window_start = date_trunc('minute', now())) END AS minute_requests
         FROM request
         LEFT JOIN key_limits limits ON limits.key_id = request.key_id
       ), decided AS (

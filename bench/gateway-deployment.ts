@@ -1,0 +1,145 @@
+import type pg from "pg";
+import { findFreePort } from "../src/database/embedded-postgres";
+import type { LoadResult } from "./load-generator";
+import { startChild } from "./processes/child-process";
+
+/**
+ * The gateway as the benchmarks deploy it, and what they do to it through the same APIs an operator uses:
+ * start it (scale-out or one process), provision a key with credit, wait until every usage is charged.
+ */
+
+export const secrets = {
+  SESSION_SECRET: "bench-session-secret-0123456789abcdef0123456789",
+  KEY_PEPPER: "bench-key-pepper-0123456789abcdef0123456789abcd",
+  ADMIN_TOKEN: "bench-admin-token-0123456789abcdef0123456789ab",
+};
+
+/** The zero-latency upstream serves `gamma`, the 5 ms one `epsilon`; both speak chat-completions. */
+export const fastModel = "gamma-4-5";
+export const slowModel = "epsilon-pro";
+export const slowFamily = "epsilon";
+export const prompt = "Summarise the benefits of event sourcing in two sentences.";
+/** About 400 input tokens on `epsilon-pro`: each request costs more than ₩1, so an overdraft can show. */
+export const costlyPrompt = Array.from({ length: 30 }, () => prompt).join(" ");
+
+export function chatBody(stream: boolean, model = fastModel, content = prompt): string {
+  return JSON.stringify({
+    model,
+    messages: [{ role: "user", content }],
+    max_tokens: 64,
+    stream,
+    ...(stream ? { stream_options: { include_usage: true } } : {}),
+  });
+}
+
+export type Deployment = "scale-out" | "one process";
+
+export interface RunningDeployment {
+  origin: string;
+  /** The processes that serve it: one `npm start`, or a gateway and a worker. */
+  pids: { gateway: number; worker: number | undefined };
+  stop(): Promise<void>;
+}
+
+/** Starts the gateway as deployed; resolves once it listens (a gateway-role edge waits for the worker). */
+export async function startDeployment(
+  deployment: Deployment,
+  environment: NodeJS.ProcessEnv,
+): Promise<RunningDeployment> {
+  const port = await findFreePort();
+  const withPort = { ...environment, PORT: String(port) };
+  if (deployment === "one process") {
+    const all = await startChild("src/main.ts", [], withPort, /gateway listening/);
+    return {
+      origin: `http://127.0.0.1:${port}`,
+      pids: { gateway: all.child.pid!, worker: undefined },
+      stop: () => all.stop(),
+    };
+  }
+  const worker = await startChild("src/main.ts", ["--role=worker"], withPort, /worker running/);
+  const gateway = await startChild("src/main.ts", ["--role=gateway"], withPort, /gateway listening/);
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    pids: { gateway: gateway.child.pid!, worker: worker.child.pid! },
+    stop: async () => {
+      await gateway.stop();
+      await worker.stop();
+    },
+  };
+}
+
+/** Waits until the reconciler has charged every recorded usage. */
+export async function untilEverythingCharged(client: pg.Client): Promise<void> {
+  const deadline = Date.now() + 600_000;
+  for (;;) {
+    const pending = await client.query<{ count: number }>(
+      "SELECT count(*)::int AS count FROM projection_pending_charges",
+    );
+    if (pending.rows[0]!.count === 0) return;
+    if (Date.now() > deadline) throw new Error("the reconciler did not catch up within 10 minutes");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+export function assertHealthy(result: LoadResult, label: string): void {
+  if (result.failures > 0)
+    throw new Error(`${label}: ${result.failures} of ${result.requests} requests failed`);
+}
+
+/**
+ * A user, a session, a key and credit on the user's account, through the same APIs an operator uses. A
+ * top-up answered 503 (the ledger or the balances projection busy) may or may not be appended; the account's
+ * inline funds, exact at each commit, tell which, so it is retried only when it was not (never credited twice).
+ */
+export async function provisionKey(
+  origin: string,
+  database: pg.Client,
+  userId = "bench",
+  creditWon = "1000000000",
+): Promise<string> {
+  const token = await signIn(origin, userId);
+  for (let attempt = 1; ; attempt++) {
+    const credited = await asAdmin(origin, `/accounts/user/${userId}/credits`, {
+      amountWon: creditWon,
+      reference: "bench",
+    });
+    if (credited.status === 201) break;
+    if (credited.status !== 503 || attempt === 5)
+      throw new Error(`crediting the account of ${userId} failed: ${credited.status}`);
+    const funds = await database.query<{ balance: string }>(
+      "SELECT balance_won::text AS balance FROM account_funds WHERE account_kind = 'user' AND account_id = $1",
+      [userId],
+    );
+    if (funds.rows.length > 0 && Number(funds.rows[0]!.balance) === Number(creditWon)) break;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+  return issueKey(origin, token, userId);
+}
+
+/** Another key on a user's account, with no credit added. */
+export async function provisionAnotherKey(origin: string, userId: string): Promise<string> {
+  return issueKey(origin, await signIn(origin, userId), userId);
+}
+
+function asAdmin(origin: string, path: string, body: unknown): Promise<Response> {
+  return fetch(`${origin}/admin${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${secrets.ADMIN_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
+async function signIn(origin: string, userId: string): Promise<string> {
+  const signedIn = await asAdmin(origin, "/sessions", { userId });
+  return ((await signedIn.json()) as { token: string }).token;
+}
+
+async function issueKey(origin: string, token: string, userId: string): Promise<string> {
+  const issued = await fetch(`${origin}/llm/apis`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: "bench" }),
+  });
+  if (issued.status !== 201) throw new Error(`issuing a key for ${userId} failed: ${issued.status}`);
+  return ((await issued.json()) as { key: string }).key;
+}

@@ -1,0 +1,182 @@
+import { readFileSync } from "node:fs";
+import type pg from "pg";
+import { cpuMsOf } from "./process-cpu";
+
+/**
+ * What a request costs, counted on the server rather than guessed: the events it appends, the rows it writes
+ * (by table), the statements it runs (by statement, when the server has `pg_stat_statements`), the WAL it
+ * writes and the WAL flushes it waits for, and the CPU each kind of process spends — read before and after a
+ * load and divided by its requests. WAL and background CPU are the whole server's: run it on a quiet one.
+ */
+
+export interface CostCounters {
+  events: number;
+  rowsByTable: Map<string, number>;
+  /** Per statement (normalised text): calls, rows, execution ms, WAL bytes; absent without the extension. */
+  statements: Map<string, StatementCounters> | undefined;
+  walBytes: bigint;
+  walSyncs: number;
+  walRecords: number;
+  transactions: number;
+  cpuMsByKind: Record<string, number>;
+}
+
+export interface StatementCounters {
+  calls: number;
+  rows: number;
+  executionMs: number;
+  walBytes: number;
+}
+
+/** Kinds of process whose CPU is counted, each as the pids that are that kind right now. */
+export type ProcessKindPids = Record<string, () => Promise<readonly number[]>>;
+
+export interface RequestCost {
+  requests: number;
+  eventsPerRequest: number;
+  rowsPerRequest: number;
+  rowsByTablePerRequest: [string, number][];
+  statementsPerRequest: number | undefined;
+  /** Statements by calls per request, most first. */
+  topStatements: { text: string; callsPerRequest: number; executionUsPerRequest: number }[] | undefined;
+  walBytesPerRequest: number;
+  walSyncsPerRequest: number;
+  transactionsPerRequest: number;
+  cpuUsPerRequest: Record<string, number>;
+}
+
+export async function hasStatementStatistics(monitor: pg.Client): Promise<boolean> {
+  const loaded = await monitor.query<{ loaded: boolean }>(
+    "SELECT current_setting('shared_preload_libraries') ~ 'pg_stat_statements' AS loaded",
+  );
+  if (!loaded.rows[0]?.loaded) return false;
+  await monitor.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+  return true;
+}
+
+export async function readCostCounters(
+  monitor: pg.Client,
+  kinds: ProcessKindPids,
+  withStatements: boolean,
+): Promise<CostCounters> {
+  const pidsByKind = await Promise.all(Object.values(kinds).map((pids) => pids()));
+  const cpuMsByKind: Record<string, number> = {};
+  Object.keys(kinds).forEach((kind, index) => {
+    cpuMsByKind[kind] = pidsByKind[index]!.reduce((total, pid) => total + cpuMsOf(pid), 0);
+  });
+  const events = await monitor.query<{ events: string }>(
+    "SELECT coalesce(max(position), 0)::text AS events FROM ledger_events",
+  );
+  const tables = await monitor.query<{ relname: string; written: string }>(
+    "SELECT relname, (n_tup_ins + n_tup_upd + n_tup_del)::text AS written FROM pg_stat_user_tables",
+  );
+  const wal = await monitor.query<{ bytes: string; syncs: string; records: string; transactions: string }>(
+    `SELECT (pg_current_wal_lsn() - '0/0')::text AS bytes, wal.wal_sync::text AS syncs,
+            wal.wal_records::text AS records,
+            (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::text AS transactions
+     FROM pg_stat_wal wal`,
+  );
+  const walRow = wal.rows[0]!;
+  return {
+    events: Number(events.rows[0]!.events),
+    rowsByTable: new Map(tables.rows.map((row) => [row.relname, Number(row.written)])),
+    statements: withStatements ? await readStatementCounters(monitor) : undefined,
+    walBytes: BigInt(walRow.bytes),
+    walSyncs: Number(walRow.syncs),
+    walRecords: Number(walRow.records),
+    transactions: Number(walRow.transactions),
+    cpuMsByKind,
+  };
+}
+
+async function readStatementCounters(monitor: pg.Client): Promise<Map<string, StatementCounters>> {
+  const result = await monitor.query<{
+    query: string;
+    calls: string;
+    rows: string;
+    execution_ms: number;
+    wal_bytes: string;
+  }>(
+    `SELECT query, sum(calls)::text AS calls, sum(rows)::text AS rows, sum(total_exec_time) AS execution_ms,
+            sum(wal_bytes)::text AS wal_bytes
+     FROM pg_stat_statements
+     WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+     GROUP BY query`,
+  );
+  return new Map(
+    result.rows.map((row) => [
+      row.query,
+      {
+        calls: Number(row.calls),
+        rows: Number(row.rows),
+        executionMs: row.execution_ms,
+        walBytes: Number(row.wal_bytes),
+      },
+    ]),
+  );
+}
+
+/** The cost per request between two readings around `requests` requests. */
+export function costPerRequest(before: CostCounters, after: CostCounters, requests: number): RequestCost {
+  const per = (value: number) => value / requests;
+  const rowsByTable: [string, number][] = [];
+  for (const [table, written] of after.rowsByTable) {
+    const delta = written - (before.rowsByTable.get(table) ?? 0);
+    if (delta > 0) rowsByTable.push([table, per(delta)]);
+  }
+  rowsByTable.sort((left, right) => right[1] - left[1]);
+  let statementsPerRequest: number | undefined;
+  let topStatements: RequestCost["topStatements"];
+  if (before.statements && after.statements) {
+    const deltas = [...after.statements].map(([text, counters]) => {
+      const earlier = before.statements!.get(text);
+      return {
+        text,
+        callsPerRequest: per(counters.calls - (earlier?.calls ?? 0)),
+        executionUsPerRequest: per((counters.executionMs - (earlier?.executionMs ?? 0)) * 1_000),
+      };
+    });
+    const ran = deltas.filter((delta) => delta.callsPerRequest > 0);
+    statementsPerRequest = ran.reduce((total, delta) => total + delta.callsPerRequest, 0);
+    topStatements = ran.sort((left, right) => right.executionUsPerRequest - left.executionUsPerRequest);
+  }
+  const cpuUsPerRequest: Record<string, number> = {};
+  for (const kind of Object.keys(after.cpuMsByKind))
+    cpuUsPerRequest[kind] = per((after.cpuMsByKind[kind]! - (before.cpuMsByKind[kind] ?? 0)) * 1_000);
+  return {
+    requests,
+    eventsPerRequest: per(after.events - before.events),
+    rowsPerRequest: rowsByTable.reduce((total, [, rows]) => total + rows, 0),
+    rowsByTablePerRequest: rowsByTable,
+    statementsPerRequest,
+    topStatements,
+    walBytesPerRequest: per(Number(after.walBytes - before.walBytes)),
+    walSyncsPerRequest: per(after.walSyncs - before.walSyncs),
+    transactionsPerRequest: per(after.transactions - before.transactions),
+    cpuUsPerRequest,
+  };
+}
+
+/** The server's own processes (WAL writer, checkpointer, autovacuum…), as PostgreSQL lists them. */
+export async function postgresBackgroundPids(monitor: pg.Client): Promise<number[]> {
+  const result = await monitor.query<{ pid: number }>(
+    "SELECT pid FROM pg_stat_activity WHERE backend_type <> 'client backend'",
+  );
+  return result.rows.map((row) => row.pid);
+}
+
+/** The Redis server's pid, from its own INFO (it may run anywhere on this machine). */
+export async function redisServerPid(info: () => Promise<string>): Promise<number[]> {
+  const match = /process_id:(\d+)/.exec(await info());
+  return match ? [Number(match[1])] : [];
+}
+
+/** True where CPU can be read from /proc (Linux). */
+export function canReadProcessCpu(): boolean {
+  try {
+    readFileSync("/proc/self/stat");
+    return true;
+  } catch {
+    return false;
+  }
+}
