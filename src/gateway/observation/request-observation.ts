@@ -121,12 +121,16 @@ export interface RequestObserverOptions {
 export function requestObserver(
   options: RequestObserverOptions,
 ): (request: IncomingMessage, response: ServerResponse) => void {
+  // The access line's fields are a closed set built here (a key only as its C4 preview): redacting it by
+  // path, as the process logger does, tripled the cost of each line (about 40 µs a request) and found nothing.
+  const accessLogger = options.logger.child({}, { redact: { paths: [] } });
+  const finishOptions = { ...options, logger: accessLogger };
   return (request, response) => {
     const observation = new RequestObservation();
     observations.set(response, observation);
     // Read now: express rewrites `request.url` below each router it mounts.
     const url = request.url ?? "";
-    response.once("close", () => finish(options, request, url, response, observation));
+    response.once("close", () => finish(finishOptions, request, url, response, observation));
   };
 }
 
