@@ -11,26 +11,30 @@ import {
   preferredLanguage,
   useI18n,
 } from "./lib/i18n";
-import { ActivityPage } from "./pages/activity-page";
-
-import { EventsPage } from "./pages/events-page";
+import { ActivityPage } from "./pages/activity/activity-page";
+import { EventsPage } from "./pages/events/events-page";
+import { KeysPage } from "./pages/keys/keys-page";
 import { LedgerStatusPage } from "./pages/ledger-status-page";
 import { ModelsPage } from "./pages/models-page";
-import { PlaygroundPage } from "./pages/playground-page";
-import { AdminStatementPage, StatementPage } from "./pages/statement-page";
+import { OverviewPage } from "./pages/overview-page";
+import { PlaygroundPage } from "./pages/playground/playground-page";
+import { AdminStatementPage } from "./pages/statement/admin-statement-page";
+import { StatementPage } from "./pages/statement/statement-page";
 import { UpstreamsPage } from "./pages/upstreams-page";
-import { KeysPage, OverviewPage } from "./pages/user-pages";
 
-// The pages with charts (recharts is most of the bundle) load when first shown, not with the sign-in page.
-const UsagePage = lazy(() => import("./pages/usage-page").then((module) => ({ default: module.UsagePage })));
+// The pages with charts (recharts is most of the bundle) load when first shown, not with the sign-in page;
+// so do the accounts and pricing pages, which shared a module with the FX page's chart.
+const UsagePage = lazy(() =>
+  import("./pages/usage/usage-page").then((module) => ({ default: module.UsagePage })),
+);
 const AccountsPage = lazy(() =>
-  import("./pages/admin-pages").then((module) => ({ default: module.AccountsPage })),
+  import("./pages/accounts/accounts-page").then((module) => ({ default: module.AccountsPage })),
 );
 const PricingPage = lazy(() =>
-  import("./pages/admin-pages").then((module) => ({ default: module.PricingPage })),
+  import("./pages/pricing/pricing-page").then((module) => ({ default: module.PricingPage })),
 );
 const FxRatesPage = lazy(() =>
-  import("./pages/admin-pages").then((module) => ({ default: module.FxRatesPage })),
+  import("./pages/fx-rates/fx-rates-page").then((module) => ({ default: module.FxRatesPage })),
 );
 
 const base = "/console";

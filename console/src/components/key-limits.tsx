@@ -1,8 +1,10 @@
-import { type FormEvent, useEffect, useRef } from "react";
+import { useMutation } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
 import type { KeyLimits, KeyLimitsView } from "../lib/api";
+import { optionalFieldText } from "../lib/form-fields";
 import { formatCount, formatWon } from "../lib/format";
 import { useI18n } from "../lib/i18n";
-import { ErrorMessage } from "./ui";
+import { ErrorMessage, useModalDialog } from "./ui";
 
 /** A key's limits and its spend this Seoul month, as one table cell. */
 export function KeyLimitsSummary({ view, testId }: { view: KeyLimitsView; testId: string }) {
@@ -27,17 +29,17 @@ export function KeyLimitsSummary({ view, testId }: { view: KeyLimitsView; testId
   );
 }
 
-/** Text of a form field, or null when left empty (no limit). */
-function optional(form: FormData, name: string): string | null {
-  const text = String(form.get(name) ?? "").trim();
-  return text === "" ? null : text;
+/** The limits a submitted form states; an empty field is no limit. */
+function limitsOf(form: FormData): KeyLimits {
+  const rate = optionalFieldText(form, "rateLimitRequestsPerMinute");
+  return {
+    monthlySpendLimitWon: optionalFieldText(form, "monthlySpendLimitWon") ?? null,
+    totalSpendLimitWon: optionalFieldText(form, "totalSpendLimitWon") ?? null,
+    rateLimitRequestsPerMinute: rate === undefined ? null : Number(rate),
+  };
 }
 
-/**
- * Sets or clears a key's limits; the server validates (400/100 naming the field) and its message is shown.
- * Empty fields are no limit: the form states the key's whole set of limits, as `PUT …/limits` does.
- */
-export function KeyLimitsDialog(props: {
+export interface KeyLimitsDialogProps {
   keyName: string | null;
   limits: KeyLimits | null;
   saving: boolean;
@@ -45,77 +47,112 @@ export function KeyLimitsDialog(props: {
   onSave(limits: KeyLimits): void;
   onClear(): void;
   onClose(): void;
-}) {
-  const { t } = useI18n();
-  const dialog = useRef<HTMLDialogElement>(null);
-  const open = props.keyName !== null;
-  useEffect(() => {
-    const element = dialog.current;
-    if (!element) return;
-    if (open && !element.open) element.showModal();
-    if (!open && element.open) element.close();
-  }, [open]);
+}
 
-  function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget);
-    const rate = optional(form, "rateLimitRequestsPerMinute");
-    props.onSave({
-      monthlySpendLimitWon: optional(form, "monthlySpendLimitWon"),
-      totalSpendLimitWon: optional(form, "totalSpendLimitWon"),
-      rateLimitRequestsPerMinute: rate === null ? null : Number(rate),
-    });
-  }
-
+/**
+ * Sets or clears a key's limits; the server validates (400/100 naming the field) and its message is shown.
+ * Empty fields are no limit: the form states the key's whole set of limits, as `PUT …/limits` does.
+ */
+export function KeyLimitsDialog(props: KeyLimitsDialogProps) {
+  const dialog = useModalDialog(props.keyName !== null);
   return (
     <dialog ref={dialog} onCancel={props.onClose} aria-labelledby="key-limits-title">
-      {open && props.limits && (
-        <form onSubmit={onSubmit} key={props.keyName} className="limits-form">
-          <h2 id="key-limits-title">
-            {t("setLimits")}: {props.keyName}
-          </h2>
-          <p className="muted">{t("limitsHelp")}</p>
-          <label>
-            {t("monthlySpendLimit")}
-            <input
-              name="monthlySpendLimitWon"
-              inputMode="decimal"
-              pattern="\d+(\.\d{1,2})?"
-              defaultValue={props.limits.monthlySpendLimitWon ?? ""}
-            />
-          </label>
-          <label>
-            {t("totalSpendLimit")}
-            <input
-              name="totalSpendLimitWon"
-              inputMode="decimal"
-              pattern="\d+(\.\d{1,2})?"
-              defaultValue={props.limits.totalSpendLimitWon ?? ""}
-            />
-          </label>
-          <label>
-            {t("rateLimit")}
-            <input
-              name="rateLimitRequestsPerMinute"
-              inputMode="numeric"
-              pattern="[1-9]\d*"
-              defaultValue={props.limits.rateLimitRequestsPerMinute ?? ""}
-            />
-          </label>
-          <ErrorMessage error={props.error} />
-          <div className="row">
-            <button type="button" onClick={props.onClose}>
-              {t("cancel")}
-            </button>
-            <button type="button" className="danger" disabled={props.saving} onClick={props.onClear}>
-              {t("clearLimits")}
-            </button>
-            <button type="submit" className="primary" disabled={props.saving}>
-              {t("saveLimits")}
-            </button>
-          </div>
-        </form>
+      {props.keyName !== null && props.limits && (
+        // Keyed by the key: another key's dialog starts from that key's limits.
+        <KeyLimitsForm {...props} key={props.keyName} keyName={props.keyName} limits={props.limits} />
       )}
     </dialog>
   );
+}
+
+function KeyLimitsForm(props: KeyLimitsDialogProps & { keyName: string; limits: KeyLimits }) {
+  const { t } = useI18n();
+  const { limits } = props;
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    props.onSave(limitsOf(new FormData(event.currentTarget)));
+  }
+  return (
+    <form onSubmit={onSubmit} className="limits-form">
+      <h2 id="key-limits-title">
+        {t("setLimits")}: {props.keyName}
+      </h2>
+      <p className="muted">{t("limitsHelp")}</p>
+      <LimitField
+        label={t("monthlySpendLimit")}
+        name="monthlySpendLimitWon"
+        value={limits.monthlySpendLimitWon}
+      />
+      <LimitField label={t("totalSpendLimit")} name="totalSpendLimitWon" value={limits.totalSpendLimitWon} />
+      <LimitField
+        label={t("rateLimit")}
+        name="rateLimitRequestsPerMinute"
+        value={limits.rateLimitRequestsPerMinute}
+      />
+      <ErrorMessage error={props.error} />
+      <div className="row">
+        <button type="button" onClick={props.onClose}>
+          {t("cancel")}
+        </button>
+        <button type="button" className="danger" disabled={props.saving} onClick={props.onClear}>
+          {t("clearLimits")}
+        </button>
+        <button type="submit" className="primary" disabled={props.saving}>
+          {t("saveLimits")}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** Won limits take at most two decimals; the rate limit is a whole number of requests above zero. */
+function LimitField(props: { label: string; name: keyof KeyLimits; value: string | number | null }) {
+  const isRate = props.name === "rateLimitRequestsPerMinute";
+  return (
+    <label>
+      {props.label}
+      <input
+        name={props.name}
+        inputMode={isRate ? "numeric" : "decimal"}
+        pattern={isRate ? "[1-9]\\d*" : "\\d+(\\.\\d{1,2})?"}
+        defaultValue={props.value ?? ""}
+      />
+    </label>
+  );
+}
+
+type LimitedKey = { uuid: string; name: string; limits: KeyLimits };
+
+/**
+ * Which key's limits dialog is open, and the save or clear that closes it once it succeeds: the keys page
+ * writes the session's own keys, the accounts page any key.
+ */
+export function useKeyLimitsEditor<Key extends LimitedKey>(write: {
+  set(uuid: string, limits: KeyLimits): Promise<unknown>;
+  clear(uuid: string): Promise<unknown>;
+  onSaved(): void;
+}) {
+  const [editing, setEditing] = useState<Key | null>(null);
+  const save = useMutation({
+    mutationFn: ({ key, limits }: { key: Key; limits: KeyLimits | null }) =>
+      limits === null ? write.clear(key.uuid) : write.set(key.uuid, limits),
+    onSuccess: () => {
+      setEditing(null);
+      write.onSaved();
+    },
+  });
+  const open = (key: Key) => {
+    save.reset();
+    setEditing(key);
+  };
+  const dialogProps: KeyLimitsDialogProps = {
+    keyName: editing?.name ?? null,
+    limits: editing?.limits ?? null,
+    saving: save.isPending,
+    error: save.error,
+    onSave: (limits) => editing && save.mutate({ key: editing, limits }),
+    onClear: () => editing && save.mutate({ key: editing, limits: null }),
+    onClose: () => setEditing(null),
+  };
+  return { open, dialogProps };
 }

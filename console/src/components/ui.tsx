@@ -7,6 +7,18 @@ import { useI18n } from "../lib/i18n";
  * the modal role for free; tables, labels and buttons are the accessible primitives already.
  */
 
+/** A ref for a `<dialog>` that is shown as a modal while `open` and closed otherwise. */
+export function useModalDialog(open: boolean) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const element = dialog.current;
+    if (!element) return;
+    if (open && !element.open) element.showModal();
+    if (!open && element.open) element.close();
+  }, [open]);
+  return dialog;
+}
+
 export function ConfirmDialog(props: {
   open: boolean;
   message: string;
@@ -16,13 +28,7 @@ export function ConfirmDialog(props: {
   onCancel(): void;
 }) {
   const { t } = useI18n();
-  const dialog = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
-    const element = dialog.current;
-    if (!element) return;
-    if (props.open && !element.open) element.showModal();
-    if (!props.open && element.open) element.close();
-  }, [props.open]);
+  const dialog = useModalDialog(props.open);
   return (
     <dialog ref={dialog} onCancel={props.onCancel} aria-labelledby="confirm-message">
       <p id="confirm-message">{props.message}</p>

@@ -1,7 +1,8 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
+import { ScopeSelect } from "../components/scope-select";
 import { ErrorMessage } from "../components/ui";
-import { userApi } from "../lib/api";
+import { type PricedModel, userApi } from "../lib/api";
 import { formatDecimal, formatRate, formatWon } from "../lib/format";
 import { useI18n } from "../lib/i18n";
 
@@ -17,21 +18,17 @@ export function ModelsPage({ hasOrganization }: { hasOrganization: boolean }) {
     queryKey: ["models", isOrganization],
     queryFn: () => userApi.models(isOrganization),
   });
+  // Every priced model is priced at the same day's rate: the first one says which.
   const priced = models.data?.data.find((model) => model.pricing !== null)?.pricing ?? null;
   return (
     <>
       <h1>{t("navModels")}</h1>
       <div className="row wrap">
-        <label>
-          {t("scope")}
-          <select
-            value={isOrganization ? "organization" : "personal"}
-            onChange={(event) => setIsOrganization(event.target.value === "organization")}
-          >
-            <option value="personal">{t("personal")}</option>
-            {hasOrganization && <option value="organization">{t("organization")}</option>}
-          </select>
-        </label>
+        <ScopeSelect
+          isOrganization={isOrganization}
+          hasOrganization={hasOrganization}
+          onChange={setIsOrganization}
+        />
       </div>
       {priced && (
         <p className="muted" data-testid="models-fx">
@@ -40,59 +37,70 @@ export function ModelsPage({ hasOrganization }: { hasOrganization: boolean }) {
         </p>
       )}
       <ErrorMessage error={models.error} />
-      {models.data && (
-        <section className="card" aria-label={t("navModels")}>
-          <div className="table-scroll">
-            <table data-testid="models-table">
-              <thead>
-                <tr>
-                  <th scope="col">{t("model")}</th>
-                  <th scope="col">{t("inputPrice")}</th>
-                  <th scope="col">{t("cachedPrice")}</th>
-                  <th scope="col">{t("outputPrice")}</th>
-                  <th scope="col">{t("discount")}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {models.data.data.map((model) => (
-                  <tr key={model.id} data-testid={`model-row-${model.id}`}>
-                    <td>
-                      {model.id}
-                      <div className="muted">{model.owned_by}</div>
-                    </td>
-                    {model.pricing ? (
-                      <>
-                        <td className="number">
-                          {formatWon(model.pricing.inputWonPerMillionTokens)}
-                          <div className="muted">
-                            ${formatDecimal(model.pricing.inputUsdPerMillionTokens)}
-                          </div>
-                        </td>
-                        <td className="number">
-                          {formatWon(model.pricing.cachedInputWonPerMillionTokens)}
-                          <div className="muted">
-                            ${formatDecimal(model.pricing.cachedInputUsdPerMillionTokens)}
-                          </div>
-                        </td>
-                        <td className="number">
-                          {formatWon(model.pricing.outputWonPerMillionTokens)}
-                          <div className="muted">
-                            ${formatDecimal(model.pricing.outputUsdPerMillionTokens)}
-                          </div>
-                        </td>
-                        <td className="number">{formatRate(model.pricing.discountRate)}</td>
-                      </>
-                    ) : (
-                      <td colSpan={4}>{t("notPricedNow")}</td>
-                    )}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <p className="muted">{t("pricesPerMillion")}</p>
-        </section>
-      )}
+      {models.data && <ModelsTable models={models.data.data} />}
     </>
+  );
+}
+
+function ModelsTable({ models }: { models: readonly PricedModel[] }) {
+  const { t } = useI18n();
+  return (
+    <section className="card" aria-label={t("navModels")}>
+      <div className="table-scroll">
+        <table data-testid="models-table">
+          <thead>
+            <tr>
+              <th scope="col">{t("model")}</th>
+              <th scope="col">{t("inputPrice")}</th>
+              <th scope="col">{t("cachedPrice")}</th>
+              <th scope="col">{t("outputPrice")}</th>
+              <th scope="col">{t("discount")}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {models.map((model) => (
+              <ModelRow key={model.id} model={model} />
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <p className="muted">{t("pricesPerMillion")}</p>
+    </section>
+  );
+}
+
+function ModelRow({ model }: { model: PricedModel }) {
+  const { t } = useI18n();
+  const { pricing } = model;
+  return (
+    <tr data-testid={`model-row-${model.id}`}>
+      <td>
+        {model.id}
+        <div className="muted">{model.owned_by}</div>
+      </td>
+      {pricing ? (
+        <>
+          <PriceCell won={pricing.inputWonPerMillionTokens} usd={pricing.inputUsdPerMillionTokens} />
+          <PriceCell
+            won={pricing.cachedInputWonPerMillionTokens}
+            usd={pricing.cachedInputUsdPerMillionTokens}
+          />
+          <PriceCell won={pricing.outputWonPerMillionTokens} usd={pricing.outputUsdPerMillionTokens} />
+          <td className="number">{formatRate(pricing.discountRate)}</td>
+        </>
+      ) : (
+        <td colSpan={4}>{t("notPricedNow")}</td>
+      )}
+    </tr>
+  );
+}
+
+/** The won price the caller pays, with the USD list price under it. */
+function PriceCell({ won, usd }: { won: string; usd: string }) {
+  return (
+    <td className="number">
+      {formatWon(won)}
+      <div className="muted">${formatDecimal(usd)}</div>
+    </td>
   );
 }

@@ -1,4 +1,5 @@
-import type { Language } from "../lib/format";
+import type { Language } from "../../lib/format";
+import { useI18n } from "../../lib/i18n";
 
 /**
  * The statement page's words, Korean and English, kept beside the page: a statement is a document finance
@@ -88,3 +89,10 @@ const ko: Record<StatementMessageKey, string> = {
 };
 
 export const statementMessages: Record<Language, Record<StatementMessageKey, string>> = { en, ko };
+
+/** The statement's words in the console's language, and a lookup by key. */
+export function useStatementWords() {
+  const { language } = useI18n();
+  const words = statementMessages[language];
+  return { language, words, word: (key: StatementMessageKey) => words[key] };
+}

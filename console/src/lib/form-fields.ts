@@ -1,0 +1,13 @@
+/** Reading submitted forms: every field is text, trimmed, and an empty field often means "not given". */
+
+export function fieldText(form: FormData, name: string): string {
+  return String(form.get(name) ?? "").trim();
+}
+
+export function optionalFieldText(form: FormData, name: string): string | undefined {
+  const text = fieldText(form, name);
+  return text === "" ? undefined : text;
+}
+
+/** A decimal number as the pricing and FX APIs accept it: digits, optionally a point and more digits. */
+export const decimalPattern = "\\d+(\\.\\d+)?";

@@ -1,0 +1,88 @@
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { KeyLimitsDialog, KeyLimitsSummary, useKeyLimitsEditor } from "../../components/key-limits";
+import { Card, ErrorMessage } from "../../components/ui";
+import { type AccountKeyRow, adminApi } from "../../lib/api";
+import { formatWon } from "../../lib/format";
+import { useI18n } from "../../lib/i18n";
+
+export type AccountRef = { kind: string; id: string };
+
+/** One account's funds and keys, shown once its funds are read. */
+export function AccountDetails({ account }: { account: AccountRef }) {
+  const { t } = useI18n();
+  const view = useQuery({
+    queryKey: ["admin", "account", account],
+    queryFn: () => adminApi.account(account.kind, account.id),
+  });
+  if (!view.data) return null;
+  return (
+    <Card title={`${account.kind}:${account.id}`}>
+      <p data-testid="account-funds">
+        {t("balance")}: <strong>{formatWon(view.data.balanceWon)}</strong> · {t("held")}:{" "}
+        {formatWon(view.data.heldWon)} · {t("pending")}: {formatWon(view.data.pendingWon)}
+      </p>
+      <AccountKeys kind={account.kind} id={account.id} />
+    </Card>
+  );
+}
+
+/** An account's keys with their limits and month's spend; an admin may set any key's limits. */
+function AccountKeys({ kind, id }: AccountRef) {
+  const { t } = useI18n();
+  const client = useQueryClient();
+  const keys = useQuery({
+    queryKey: ["admin", "account-keys", kind, id],
+    queryFn: () => adminApi.accountKeys(kind, id),
+  });
+  const limitsEditor = useKeyLimitsEditor<AccountKeyRow>({
+    set: adminApi.setKeyLimits,
+    clear: adminApi.clearKeyLimits,
+    onSaved: () => void client.invalidateQueries({ queryKey: ["admin", "account-keys", kind, id] }),
+  });
+  const rows = keys.data?.data;
+  return (
+    <>
+      <h3>{t("keys")}</h3>
+      <ErrorMessage error={keys.error} />
+      {rows && rows.length === 0 && <p>{t("noAccountKeys")}</p>}
+      {rows && rows.length > 0 && <AccountKeysTable keys={rows} onSetLimits={limitsEditor.open} />}
+      <KeyLimitsDialog {...limitsEditor.dialogProps} />
+    </>
+  );
+}
+
+function AccountKeysTable(props: { keys: readonly AccountKeyRow[]; onSetLimits(key: AccountKeyRow): void }) {
+  const { t } = useI18n();
+  return (
+    <div className="table-scroll">
+      <table data-testid="account-keys-table">
+        <thead>
+          <tr>
+            <th scope="col">{t("keyName")}</th>
+            <th scope="col">{t("status")}</th>
+            <th scope="col">{t("limits")}</th>
+            <th scope="col">{t("actions")}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.keys.map((key) => (
+            <tr key={key.uuid}>
+              <td>
+                {key.name} <code>{key.keyPreview}</code>
+              </td>
+              <td>{key.status === 1 ? t("active") : t("inactive")}</td>
+              <td>
+                <KeyLimitsSummary view={key} testId={`admin-key-limits-${key.name}`} />
+              </td>
+              <td>
+                <button type="button" onClick={() => props.onSetLimits(key)}>
+                  {t("setLimits")} <span className="visually-hidden">{key.name}</span>
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,49 @@
+import { useState } from "react";
+import { KeyLimitsDialog } from "../../components/key-limits";
+import { ErrorMessage } from "../../components/ui";
+import { useI18n } from "../../lib/i18n";
+import { IssueOwnKeyCard, NewKeyCard } from "./issue-own-key-card";
+import { KeyActionConfirm } from "./key-action-confirm";
+import { KeyScopeChoice } from "./key-scope-choice";
+import { KeysTable } from "./keys-table";
+import { type PendingKeyAction, useKeys } from "./use-keys";
+
+export function KeysPage({ hasOrganization }: { hasOrganization: boolean }) {
+  const { t } = useI18n();
+  const keys = useKeys();
+  const [pending, setPending] = useState<PendingKeyAction | null>(null);
+  const rows = keys.list.data?.data;
+  return (
+    <>
+      <h1>{t("navKeys")}</h1>
+      <KeyScopeChoice
+        isOrganization={keys.isOrganization}
+        hasOrganization={hasOrganization}
+        onChange={keys.setIsOrganization}
+      />
+      <IssueOwnKeyCard
+        issuing={keys.issue.isPending}
+        error={keys.issue.error}
+        onIssue={(fields) => keys.issue.mutate({ ...fields, isOrganization: keys.isOrganization })}
+      />
+      {/* Keyed by the secret: a new key's card starts uncopied. */}
+      {keys.issued && (
+        <NewKeyCard key={keys.issued.key} issued={keys.issued} onDone={() => keys.setIssued(null)} />
+      )}
+      <ErrorMessage error={keys.list.error ?? keys.change.error} />
+      {rows && rows.length === 0 && <p>{t("noKeys")}</p>}
+      {rows && rows.length > 0 && (
+        <KeysTable keys={rows} onSetLimits={keys.limitsEditor.open} onAction={setPending} />
+      )}
+      <KeyActionConfirm
+        pending={pending}
+        onCancel={() => setPending(null)}
+        onConfirm={() => {
+          if (pending) keys.change.mutate(pending);
+          setPending(null);
+        }}
+      />
+      <KeyLimitsDialog {...keys.limitsEditor.dialogProps} />
+    </>
+  );
+}

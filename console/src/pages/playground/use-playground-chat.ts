@@ -1,0 +1,95 @@
+import { useRef, useState } from "react";
+import {
+  type ChatMessage,
+  type ChatUsage,
+  chargedCostOf,
+  type PlaygroundKey,
+  streamChatCompletion,
+} from "./chat-completion-stream";
+
+export interface Turn {
+  role: "user" | "assistant";
+  content: string;
+  /** The reply's `x-request-id`, its usage and, once charged, its cost. */
+  requestId?: string;
+  usage?: ChatUsage;
+  costWon?: string | null;
+}
+
+export interface ChatSettings {
+  model: string;
+  systemPrompt: string;
+  temperature: string;
+  maxTokens: string;
+}
+
+/** The request body: the whole conversation after the system prompt; empty settings are left to the model. */
+function chatRequestBody(settings: ChatSettings, history: readonly Turn[]) {
+  const systemPrompt = settings.systemPrompt.trim();
+  const messages: ChatMessage[] = [
+    ...(systemPrompt ? [{ role: "system" as const, content: systemPrompt }] : []),
+    ...history.map((turn) => ({ role: turn.role, content: turn.content })),
+  ];
+  return {
+    model: settings.model,
+    stream: true,
+    messages,
+    ...(settings.temperature ? { temperature: Number(settings.temperature) } : {}),
+    ...(settings.maxTokens ? { max_tokens: Number(settings.maxTokens) } : {}),
+  };
+}
+
+/** The conversation's turns; the last one is the reply being streamed. */
+function useTurns() {
+  const [turns, setTurns] = useState<Turn[]>([]);
+  const updateReply = (change: (turn: Turn) => Turn) =>
+    setTurns((current) => [...current.slice(0, -1), change(current[current.length - 1]!)]);
+  const setCost = (requestId: string, costWon: string) =>
+    setTurns((current) =>
+      current.map((turn) => (turn.requestId === requestId ? { ...turn, costWon } : turn)),
+    );
+  return { turns, setTurns, updateReply, setCost };
+}
+
+/** Sends a message with the conversation so far, streams the reply into it, then shows its cost once charged. */
+export function usePlaygroundChat(options: {
+  key: PlaygroundKey | undefined;
+  isOrganization: boolean;
+  settings: ChatSettings;
+}) {
+  const { turns, setTurns, updateReply, setCost } = useTurns();
+  const [error, setError] = useState<unknown>(null);
+  const [streaming, setStreaming] = useState(false);
+  const abort = useRef<AbortController | null>(null);
+
+  async function send(message: string) {
+    const { key, isOrganization } = options;
+    if (!key) return;
+    const history: Turn[] = [...turns, { role: "user", content: message }];
+    setTurns([...history, { role: "assistant", content: "" }]);
+    setError(null);
+    setStreaming(true);
+    const controller = new AbortController();
+    abort.current = controller;
+    try {
+      const requestId = await streamChatCompletion(
+        { key, body: chatRequestBody(options.settings, history), signal: controller.signal },
+        {
+          requestId: (id) => updateReply((turn) => ({ ...turn, requestId: id })),
+          delta: (text) => updateReply((turn) => ({ ...turn, content: turn.content + text })),
+          usage: (usage) => updateReply((turn) => ({ ...turn, usage, costWon: null })),
+        },
+      );
+      if (requestId)
+        void chargedCostOf(requestId, isOrganization).then((cost) => cost && setCost(requestId, cost));
+    } catch (caught) {
+      // Stop is not an error: the reply keeps what had arrived.
+      if (!controller.signal.aborted) setError(caught);
+    } finally {
+      setStreaming(false);
+      abort.current = null;
+    }
+  }
+
+  return { turns, error, streaming, send, stop: () => abort.current?.abort(), clear: () => setTurns([]) };
+}

@@ -1,0 +1,32 @@
+import type { MonthlyStatementView } from "../../lib/api";
+import { ChargeGroups } from "./charge-groups";
+import { useStatementWords } from "./statement-i18n";
+import { StatementCheckpoint, StatementSummary, StatementTopUps } from "./statement-sections";
+
+/** The statement as one document: what a print shows, section by section. */
+export function StatementDocument({ statement }: { statement: MonthlyStatementView }) {
+  const { word } = useStatementWords();
+  return (
+    <article aria-label={word("title")} data-testid="statement">
+      <StatementSummary statement={statement} />
+      <StatementTopUps topUps={statement.topUps} />
+      <ChargeGroups
+        title={word("byModel")}
+        label={word("model")}
+        testId="statement-by-model"
+        rows={statement.chargesByModel.map((group) => ({ ...group, name: group.model }))}
+        total={statement.chargesWon}
+        totalRequests={statement.chargeCount}
+      />
+      <ChargeGroups
+        title={word("byKey")}
+        label={word("key")}
+        testId="statement-by-key"
+        rows={statement.chargesByKey.map((group) => ({ ...group, name: group.keyId }))}
+        total={statement.chargesWon}
+        totalRequests={statement.chargeCount}
+      />
+      <StatementCheckpoint checkpoint={statement.checkpoint} generatedAt={statement.generatedAt} />
+    </article>
+  );
+}

@@ -1,0 +1,58 @@
+import { useQuery } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { ErrorMessage } from "../../components/ui";
+import { statementApi } from "../../lib/api";
+import { seoulDateOf } from "../../lib/format";
+import { StatementDocument } from "./statement-document";
+import { useStatementWords } from "./statement-i18n";
+import "./statement-page.css";
+
+/**
+ * The monthly statement of the session's account, as a document: summary, top-ups, charges by model and by
+ * key, the signed checkpoint that seals it. Printing (or "save as PDF") gives the document alone on A4.
+ */
+export function StatementPage({ hasOrganization }: { hasOrganization: boolean }) {
+  const { words } = useStatementWords();
+  const [account, setAccount] = useState<"personal" | "organization">("personal");
+  const [month, setMonth] = useState(seoulDateOf(new Date()).slice(0, 7));
+  const statement = useQuery({
+    queryKey: ["statement", account, month],
+    queryFn: () => statementApi.statement(account, month),
+  });
+
+  function onShow(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const chosenMonth = String(form.get("month"));
+    if (/^\d{4}-\d{2}$/.test(chosenMonth)) setMonth(chosenMonth);
+    setAccount(form.get("account") === "organization" ? "organization" : "personal");
+  }
+
+  return (
+    <div className="statement-document">
+      <h1>{words.title}</h1>
+      <form className="row no-print" onSubmit={onShow} aria-label={words.title}>
+        <label>
+          {words.account}
+          <select name="account" defaultValue={account}>
+            <option value="personal">{words.personal}</option>
+            {hasOrganization && <option value="organization">{words.organization}</option>}
+          </select>
+        </label>
+        <label>
+          {words.month}
+          <input name="month" type="month" defaultValue={month} required />
+        </label>
+        <button type="submit">{words.show}</button>
+        <button type="button" className="primary" onClick={() => window.print()}>
+          {words.print}
+        </button>
+        <a href={statementApi.csvPath(account, month)} download>
+          {words.downloadCsv}
+        </a>
+      </form>
+      <ErrorMessage error={statement.error} />
+      {statement.data && <StatementDocument statement={statement.data} />}
+    </div>
+  );
+}
