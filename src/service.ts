@@ -266,6 +266,7 @@ async function startProjections(options: ServiceOptions, ledger: Ledger): Promis
     lingerMs: limits.projectionLingerMs,
     standbyRetryMs: limits.projectionStandbyRetryMs,
     onError: (error) => logger.error({ err: error }, "projection runner stopped; retrying"),
+    onRecovered: () => logger.info("projection runner recovered"),
   });
   const running: Promise<void>[] = [runner.run(stopping.signal)];
   // PostgreSQL only: the checkpoints seal the PostgreSQL log's order.
@@ -282,6 +283,7 @@ async function startProjections(options: ServiceOptions, ledger: Ledger): Promis
           },
           pollIntervalMs: limits.checkpointPollIntervalMs,
           onError: (error) => logger.error({ err: error }, "ledger checkpointer stopped; retrying"),
+          onRecovered: () => logger.info("ledger checkpointer recovered"),
         },
         stopping.signal,
       ),

@@ -7,6 +7,7 @@ import type { FxRateRefresher } from "../src/billing/fx/fx-rate-refresh";
 import { createChargeQueue } from "../src/billing/queue/charge-queue";
 import type { QueueBackend } from "../src/billing/queue/queue-backend";
 import { createPricingReadModel } from "../src/billing/read-models/pricing-read-model";
+import { advisoryLockKeys } from "../src/database/advisory-lock-keys";
 import { PeriodicLeader } from "../src/database/periodic-leader";
 import type { EventStore } from "../src/ledger/store/event-store";
 import { GroupCommitAppender } from "../src/ledger/store/group-commit-appender";
@@ -64,7 +65,7 @@ export async function startBillingWorkers(
   const chargeQueue = createChargeQueue({ backend, logger, role: "background" });
   const leader = new PeriodicLeader({
     connectionString: dependencies.databaseUrl,
-    lockKey: billingLimits.billingLeaderLockKey,
+    lockKey: advisoryLockKeys.billingLeader,
     applicationName: "won-gateway-leader",
     standbyRetryMs: dependencies.leaderStandbyRetryMs ?? billingLimits.billingLeaderStandbyRetryMs,
     runsStopWaitMs: billingLimits.queueCloseTimeoutMs,

@@ -43,8 +43,6 @@ export const billingLimits = {
   /** Pages per sweep: at most 100,000 usages re-enqueued every interval. */
   pendingChargeSweepPagesMax: 100,
 
-  /** Background tasks (sweep, FX schedule) run in one worker process, the holder of this advisory lock. */
-  billingLeaderLockKey: 7_310_003,
   // The sweep's interval and the staleness window are in holds/settlement-timings.ts with the other C10 timings.
   /** A hold younger than this is never taken for an orphan. */
   orphanHoldAgeMinMs: 2_000,

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { advisoryLockKeys } from "./advisory-lock-keys";
 import {
   createDeclaredObjects,
   type DeclaredObject,
@@ -36,8 +37,6 @@ export const migrations: readonly Migration[] = [
   limitLookupsForLimitedKeysMigration,
 ];
 
-const migrationLockKey = 7_310_001;
-
 /**
  * Brings the database to the declared schema, at every start: the migrations not yet applied, then — when
  * any was, or the declared functions, views and triggers are not the ones last applied — those objects
@@ -49,7 +48,7 @@ const migrationLockKey = 7_310_001;
 export async function migrate(pool: pg.Pool, objects: readonly DeclaredObject[]): Promise<void> {
   const client = await pool.connect();
   try {
-    await client.query("SELECT pg_advisory_lock($1)", [migrationLockKey]);
+    await client.query("SELECT pg_advisory_lock($1)", [advisoryLockKeys.migrations]);
     await client.query("BEGIN");
     try {
       await migrateInTransaction(client, objects);
@@ -59,7 +58,7 @@ export async function migrate(pool: pg.Pool, objects: readonly DeclaredObject[])
       throw error;
     }
   } finally {
-    await client.query("SELECT pg_advisory_unlock($1)", [migrationLockKey]).catch(() => {});
+    await client.query("SELECT pg_advisory_unlock($1)", [advisoryLockKeys.migrations]).catch(() => {});
     client.release();
   }
 }

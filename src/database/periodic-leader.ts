@@ -1,11 +1,12 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import pg from "pg";
 import type { Logger } from "pino";
+import type { AdvisoryLockKey } from "./advisory-lock-keys";
+import { contendForLead, leaderSessionSetupTimeoutMs } from "./advisory-lock-leader";
 
 /**
- * Periodic background tasks run by exactly one process of a deployment: the one whose dedicated session
- * holds a PostgreSQL advisory lock (the leader). The others stand by, retrying the lock every
- * `standbyRetryMs`, and take over as soon as the leader's session ends (process killed, connection lost).
+ * Periodic background tasks run by exactly one process of a deployment: the leader of an advisory lock
+ * (advisory-lock-leader.ts). The others stand by, retrying the lock every `standbyRetryMs`, and take over as
+ * soon as the leader's session ends (process killed, connection lost).
  *
  * Why not BullMQ job schedulers: a schedule kept in Redis vanishes with Redis's data (FLUSHALL, a restart
  * without persistence) and nothing recreates it until a worker restarts. The lock lives in the same
@@ -18,13 +19,13 @@ import type { Logger } from "pino";
 
 export type PeriodicTask = (signal: AbortSignal) => Promise<void>;
 
-/** Connecting, and each statement on the lock session, gives up after this long. */
-const connectTimeoutMs = 10_000;
+/** Each statement on the lock session (its liveness checks: the tasks do not use it) gives up after this long. */
+const lockSessionQueryTimeoutMs = 10_000;
 
 export interface PeriodicLeaderOptions {
   connectionString: string;
   /** The advisory lock key: one per set of tasks that must not run twice at once. */
-  lockKey: number;
+  lockKey: AdvisoryLockKey;
   /** Shown in `pg_stat_activity`. */
   applicationName: string;
   /** How often a stand-by process tries to take the lead, and the leader checks its session. */
@@ -67,7 +68,21 @@ export class PeriodicLeader {
   }
 
   start(): void {
-    this.running ??= this.run();
+    const { connectionString, lockKey, applicationName, standbyRetryMs, logger } = this.options;
+    this.running ??= contendForLead(
+      {
+        connectionString,
+        lockKey,
+        applicationName,
+        standbyRetryMs,
+        queryTimeoutMs: lockSessionQueryTimeoutMs,
+        lead: (_session, term) => this.lead(term),
+        onFailing: (error) =>
+          logger.warn({ err: summaryOf(error) }, "periodic tasks' leader lock session failed; standing by"),
+        onRecovered: () => logger.info("periodic tasks' leader lock session works again"),
+      },
+      this.stopping.signal,
+    );
   }
 
   /**
@@ -77,67 +92,26 @@ export class PeriodicLeader {
   async close(): Promise<void> {
     this.stopping.abort();
     if (!this.running) return;
-    const boundMs = this.options.runsStopWaitMs + connectTimeoutMs;
+    const boundMs = this.options.runsStopWaitMs + leaderSessionSetupTimeoutMs;
     await Promise.race([this.running, sleep(boundMs, undefined, { ref: false })]);
   }
 
-  private async run(): Promise<void> {
-    const signal = this.stopping.signal;
-    while (!signal.aborted) {
-      try {
-        await this.leadWhileHoldingLock(signal);
-      } catch (error) {
-        if (!signal.aborted)
-          this.options.logger.debug({ err: summaryOf(error) }, "leader lock attempt failed; retrying");
-      }
-      await sleep(this.options.standbyRetryMs, undefined, { signal }).catch(() => {});
-    }
-  }
-
-  private async leadWhileHoldingLock(signal: AbortSignal): Promise<void> {
-    const client = new pg.Client({
-      connectionString: this.options.connectionString,
-      application_name: this.options.applicationName,
-      keepAlive: true,
-      // A server at its connection limit may close the socket mid-handshake; never wait on it for ever.
-      connectionTimeoutMillis: connectTimeoutMs,
-      query_timeout: connectTimeoutMs,
-    });
-    const lost = new AbortController();
-    client.on("error", () => lost.abort());
-    client.on("end", () => lost.abort());
+  /** One term: every task runs until the term ends, which then waits (bounded) for runs in progress. */
+  private async lead(term: AbortSignal): Promise<void> {
+    this.term = { signal: term, runs: [] };
     try {
-      await client.connect();
-    } catch (error) {
-      await client.end().catch(() => {});
-      throw error;
-    }
-    try {
-      const locked = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1) AS locked", [
-        this.options.lockKey,
-      ]);
-      if (!locked.rows[0]?.locked) return;
-      const termEnds = AbortSignal.any([signal, lost.signal]);
-      this.term = { signal: termEnds, runs: [] };
       this.options.logger.info(
         { tasks: this.tasks.map((task) => task.name) },
         "leading the periodic tasks of this deployment",
       );
-      for (const task of this.tasks) this.term.runs.push(this.runRepeatedly(task, termEnds));
-      // The session is the lock: check it is alive, so a silently dead connection ends the term.
-      while (!termEnds.aborted) {
-        await sleep(this.options.standbyRetryMs, undefined, { signal: termEnds }).catch(() => {});
-        if (termEnds.aborted) break;
-        await client.query("SELECT 1").catch(() => lost.abort());
-      }
-      if (!signal.aborted) this.options.logger.warn("lost the lead of the periodic tasks; standing by");
+      for (const task of this.tasks) this.term.runs.push(this.runRepeatedly(task, term));
+      await untilAborted(term);
       await Promise.race([
         Promise.all(this.term.runs),
         sleep(this.options.runsStopWaitMs, undefined, { ref: false }),
       ]);
     } finally {
       this.term = undefined;
-      await client.end().catch(() => {});
     }
   }
 
@@ -163,4 +137,11 @@ function summaryOf(error: unknown): { name: string; message: string } {
   return error instanceof Error
     ? { name: error.name, message: error.message }
     : { name: "unknown", message: String(error) };
+}
+
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener("abort", () => resolve(), { once: true });
+  });
 }

@@ -1,11 +1,12 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
+import { advisoryLockKeys } from "../database/advisory-lock-keys";
 import { withHeldConnection } from "../database/held-connection";
 import { limits } from "../kernel/limits";
 import { Money } from "../kernel/money";
 import { recomputeInlineFunds } from "./inline-funds";
 import type { ProjectionDefinition } from "./projection/projection";
-import { inOneTransaction, projectionRunnerLockKey } from "./projection/projection-runner";
+import { inOneTransaction } from "./projection/projection-runner";
 import { rebuildInMemory } from "./rebuild/rebuild-in-memory";
 import { rebuildInSql, sqlFoldsOf } from "./rebuild/rebuild-in-sql";
 import type { EventStore } from "./store/event-store";
@@ -103,14 +104,14 @@ async function writeRebuiltCheckpoints(
 async function takeRunnerLock(client: pg.PoolClient): Promise<void> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const locked = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1) AS locked", [
-      projectionRunnerLockKey,
+      advisoryLockKeys.projectionRunner,
     ]);
     if (locked.rows[0]?.locked) return;
     await client.query(
       `SELECT pg_terminate_backend(pid) FROM pg_locks
        WHERE locktype = 'advisory' AND objid = $1 AND granted AND pid <> pg_backend_pid()
          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
-      [projectionRunnerLockKey],
+      [advisoryLockKeys.projectionRunner],
     );
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -1,5 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { advisoryLockKeys } from "../../src/database/advisory-lock-keys";
 import { PeriodicLeader } from "../../src/database/periodic-leader";
 import { silentLogger } from "../billing/billing-ledger-fixtures";
 import { createTestDatabase, type TestDatabase } from "../support/database";
@@ -31,7 +32,7 @@ afterAll(async () => {
 function leaderNamed(name: string, runs: string[], standbyRetryMs = 200): PeriodicLeader {
   const leader = new PeriodicLeader({
     connectionString: database.url,
-    lockKey: 42,
+    lockKey: advisoryLockKeys.billingLeader,
     applicationName: `leader-${name}`,
     standbyRetryMs,
     runsStopWaitMs: 1_000,

@@ -3,8 +3,8 @@ import pg from "pg";
 import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { modelFamilies } from "../../src/config";
+import { advisoryLockKeys } from "../../src/database/advisory-lock-keys";
 import { limits } from "../../src/kernel/limits";
-import { projectionRunnerLockKey } from "../../src/ledger/projection/projection-runner";
 import type { ModelFamily } from "../../src/providers/provider";
 import { type RunningService, type ServiceOptions, startService } from "../../src/service";
 import { createTestDatabase, type TestDatabase } from "../support/database";
@@ -44,7 +44,7 @@ async function runnerLocksHeld(databaseUrl: string): Promise<number> {
       `SELECT count(*)::int AS held FROM pg_locks
        WHERE locktype = 'advisory' AND granted AND classid = 0 AND objid = $1
          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
-      [projectionRunnerLockKey],
+      [advisoryLockKeys.projectionRunner],
     );
     return result.rows[0]!.held;
   } finally {

@@ -1,9 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { allProjectionNames, allProjections } from "../../projections";
+import { advisoryLockKeys } from "../../src/database/advisory-lock-keys";
 import { readAdmission } from "../../src/gateway/generation/admission-read-model";
 import type { LedgerEvent } from "../../src/ledger/events";
 import type { ProjectionDefinition } from "../../src/ledger/projection/projection";
-import { ProjectionRunner, projectionRunnerLockKey } from "../../src/ledger/projection/projection-runner";
+import { ProjectionRunner } from "../../src/ledger/projection/projection-runner";
 import { ProjectionWaiter } from "../../src/ledger/projection/projection-waiter";
 import type { StreamAppend } from "../../src/ledger/store/event-store";
 import { metadata } from "../support/ledger-fixtures";
@@ -285,7 +286,7 @@ describe("projections", () => {
           const leader = await harness.ledger.pool.query<{ holders: number }>(
             `SELECT count(*)::int AS holders FROM pg_locks WHERE locktype = 'advisory' AND objid = $1 AND granted
              AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
-            [projectionRunnerLockKey],
+            [advisoryLockKeys.projectionRunner],
           );
           expect(leader.rows[0]).toEqual({ holders: 1 });
           const leading = runners.findIndex((runner) => runner.leading);

@@ -6,6 +6,7 @@ import { removeQueueData } from "../../src/billing/queue/remove-queue-data";
 
 export { removeQueueData };
 
+import { advisoryLockKeys } from "../../src/database/advisory-lock-keys";
 import { PeriodicLeader } from "../../src/database/periodic-leader";
 import type { AccountReference } from "../../src/ledger/events";
 import {
@@ -108,7 +109,7 @@ export function useChargeableLedger(
 export function startTestLeader(databaseUrl: string): PeriodicLeader {
   const leader = new PeriodicLeader({
     connectionString: databaseUrl,
-    lockKey: 7_310_003,
+    lockKey: advisoryLockKeys.billingLeader,
     applicationName: "test-leader",
     standbyRetryMs: 100,
     runsStopWaitMs: 5_000,

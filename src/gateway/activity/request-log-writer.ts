@@ -1,5 +1,6 @@
 import type pg from "pg";
 import type { Logger } from "pino";
+import { advisoryLockKeys } from "../../database/advisory-lock-keys";
 import { errorSummaryOf, type ThrottledLog, throttledLog } from "../../kernel/throttled-log";
 import type { RequestLogEntry } from "./request-log-entry";
 import { requestLogMetrics } from "./request-log-metrics";
@@ -23,9 +24,6 @@ export interface RequestLogWriterOptions {
   retention: { days: number; pruneIntervalMs: number; pruneRowsMax: number };
   logger: Logger;
 }
-
-/** Only one process prunes at a time (any other skips its turn). */
-const pruneLockKey = 7_310_028;
 
 export interface RequestLogWriterStatistics {
   rowsWritten: number;
@@ -79,7 +77,7 @@ export class RequestLogWriter {
       await client.query("BEGIN");
       const locked = await client.query<{ locked: boolean }>(
         "SELECT pg_try_advisory_xact_lock($1) AS locked",
-        [pruneLockKey],
+        [advisoryLockKeys.requestLogPrune],
       );
       let deleted = 0;
       if (locked.rows[0]?.locked) {

@@ -1,5 +1,7 @@
 import { setTimeout as sleepFor } from "node:timers/promises";
-import pg from "pg";
+import type pg from "pg";
+import { advisoryLockKeys } from "../../database/advisory-lock-keys";
+import { contendForLead } from "../../database/advisory-lock-leader";
 import { logStart } from "../store/log-position";
 import { readSealableLeaves } from "./checkpoint-leaves";
 import {
@@ -14,11 +16,16 @@ import { merkleRoot } from "./merkle-tree";
 
 /**
  * Seals the global order after the fact, so writers never wait for one another: every `eventsMax` events,
- * or after `intervalMs` for the events that arrived since the last seal. One worker process leads (an
- * advisory lock on a dedicated connection, as the projection runner does); the others stand by.
+ * or after `intervalMs` for the events that arrived since the last seal. One worker process leads
+ * (advisory-lock-leader.ts); the others stand by. A deposed leader still sealing cannot fork the chain: each
+ * checkpoint's sequence is unique, so the second insert of one fails.
  */
 
-export const checkpointerLockKey = 7_310_004;
+/**
+ * Each statement of the checkpointer's session gives up after this long: reading `checkpointEventsMax`
+ * leaves takes well under a second, and a dead connection must not hang the leader.
+ */
+const checkpointerQueryTimeoutMs = 60_000;
 
 export interface SealOptions {
   eventsMax: number;
@@ -77,40 +84,37 @@ export interface CheckpointerOptions {
   key: LedgerSigningKey;
   seal: Omit<SealOptions, "sealPartial" | "now">;
   pollIntervalMs: number;
+  /** Called when sealing starts failing (a lost session, a failed statement), not on every retry. */
   onError?: (error: unknown) => void;
+  /** Called when it works again after `onError`. */
+  onRecovered?: () => void;
 }
 
 /** Leads when it holds the lock, stands by otherwise; returns when the signal aborts. */
 export async function runCheckpointer(options: CheckpointerOptions, signal: AbortSignal): Promise<void> {
-  while (!signal.aborted) {
-    try {
-      await sealWhileLeader(options, signal);
-    } catch (error) {
-      if (!signal.aborted) options.onError?.(error);
-    }
-    await sleepFor(options.pollIntervalMs, undefined, { signal }).catch(() => {});
-  }
+  await contendForLead(
+    {
+      connectionString: options.connectionString,
+      lockKey: advisoryLockKeys.ledgerCheckpointer,
+      applicationName: "ledger-checkpointer",
+      standbyRetryMs: options.pollIntervalMs,
+      queryTimeoutMs: checkpointerQueryTimeoutMs,
+      lead: (session, term) => sealWhileLeading(session, term, options),
+      onFailing: options.onError,
+      onRecovered: options.onRecovered,
+    },
+    signal,
+  );
 }
 
-async function sealWhileLeader(options: CheckpointerOptions, signal: AbortSignal): Promise<void> {
-  const client = new pg.Client({
-    connectionString: options.connectionString,
-    application_name: "ledger-checkpointer",
-  });
-  const lost = new AbortController();
-  client.on("error", () => lost.abort());
-  await client.connect();
-  try {
-    const locked = await client.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1) AS locked", [
-      checkpointerLockKey,
-    ]);
-    if (!locked.rows[0]?.locked) return;
-    const stop = AbortSignal.any([signal, lost.signal]);
-    while (!stop.aborted) {
-      await sealCheckpoints(client, options.key, options.seal);
-      await sleepFor(options.pollIntervalMs, undefined, { signal: stop }).catch(() => {});
-    }
-  } finally {
-    await client.end().catch(() => {});
+/** One term: seals what is due every `pollIntervalMs` until the term ends. */
+async function sealWhileLeading(
+  session: pg.Client,
+  term: AbortSignal,
+  options: CheckpointerOptions,
+): Promise<void> {
+  while (!term.aborted) {
+    await sealCheckpoints(session, options.key, options.seal);
+    await sleepFor(options.pollIntervalMs, undefined, { signal: term }).catch(() => {});
   }
 }

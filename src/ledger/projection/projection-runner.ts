@@ -1,5 +1,7 @@
 import { setTimeout as sleepFor } from "node:timers/promises";
-import pg from "pg";
+import type pg from "pg";
+import { advisoryLockKeys } from "../../database/advisory-lock-keys";
+import { contendForLead } from "../../database/advisory-lock-leader";
 import { limits } from "../../kernel/limits";
 import { rebuildInSql } from "../rebuild/rebuild-in-sql";
 import type { EventStore, RecordedEvent } from "../store/event-store";
@@ -9,13 +11,13 @@ import { applyProjectionBatch } from "./projection-batch";
 import { createTableStatements } from "./projection-tables";
 
 /**
- * Runs every projection from the log. One process at a time holds the runner lock (an advisory lock on a
- * dedicated connection); the others stand by and take over if it goes away. Each batch writes the rows of
- * every projection and their checkpoints in one transaction, so a crash never applies an event twice and
- * never skips one.
+ * Runs every projection from the log. One process at a time leads, holding the runner lock on a dedicated
+ * session (advisory-lock-leader.ts); the others stand by and take over if it goes away. Each batch writes
+ * the rows of every projection and their checkpoints in one transaction, on that session, so a crash never
+ * applies an event twice and never skips one; a deposed runner that has not noticed yet fails at its
+ * checkpoints' compare-and-set.
  */
 
-export const projectionRunnerLockKey = 7_310_002;
 export const checkpointChannel = "projection_checkpoints";
 
 export interface ProjectionRunnerOptions {
@@ -34,7 +36,10 @@ export interface ProjectionRunnerOptions {
   standbyRetryMs: number;
   /** Events per chunk when a projection whose definition changed is refolded in SQL. */
   refoldChunkEventsMax?: number;
+  /** Called when the runner starts failing (a lost session, a batch that failed), not on every retry. */
   onError?: (error: unknown) => void;
+  /** Called when it works again after `onError`: leading, or standing by behind another process. */
+  onRecovered?: () => void;
   onProgress?: (position: LogPosition, eventCount: number) => void;
 }
 
@@ -112,15 +117,20 @@ export class ProjectionRunner {
 
   /** Follows the log until the signal aborts; stands by while another process holds the lock. */
   async run(signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      try {
-        await this.runWhileLeader(signal);
-      } catch (error) {
-        if (signal.aborted) return;
-        this.options.onError?.(error);
-      }
-      await sleepFor(this.options.standbyRetryMs, undefined, { signal }).catch(() => {});
-    }
+    await contendForLead(
+      {
+        connectionString: this.options.connectionString,
+        lockKey: advisoryLockKeys.projectionRunner,
+        applicationName: "projections",
+        standbyRetryMs: this.options.standbyRetryMs,
+        // A refold's statements may run for minutes; its own statements notice a lost session instead.
+        queryTimeoutMs: "unbounded",
+        lead: (session, term) => this.lead(session, term),
+        onFailing: this.options.onError,
+        onRecovered: this.options.onRecovered,
+      },
+      signal,
+    );
   }
 
   /**
@@ -155,39 +165,29 @@ export class ProjectionRunner {
     return lowest ?? logStart;
   }
 
-  private async runWhileLeader(signal: AbortSignal): Promise<void> {
-    const lockClient = new pg.Client({
-      connectionString: this.options.connectionString,
-      application_name: "projections",
-    });
-    const lost = new AbortController();
-    lockClient.on("error", () => lost.abort());
-    await lockClient.connect();
+  /**
+   * One term: refolds and catches up in one transaction on the lock session (readers never see a projection
+   * emptied), then applies each new batch there until the term ends.
+   */
+  private async lead(session: pg.Client, term: AbortSignal): Promise<void> {
+    this.leader = true;
     try {
-      const locked = await lockClient.query<{ locked: boolean }>(
-        "SELECT pg_try_advisory_lock($1) AS locked",
-        [projectionRunnerLockKey],
-      );
-      if (!locked.rows[0]?.locked) return;
-      this.leader = true;
-      await inOneTransaction(lockClient, async () => {
-        if (await this.prepare(lockClient, "sql")) await this.catchUp(lockClient, true);
+      await inOneTransaction(session, async () => {
+        if (await this.prepare(session, "sql")) await this.catchUp(session, true);
       });
-      const stop = AbortSignal.any([signal, lost.signal]);
       await this.options.store.subscribe({
         after: this.lowestCheckpoint(),
         batchSizeMax: this.options.batchSizeMax,
-        signal: stop,
+        signal: term,
         handle: async (events) => {
-          await this.applyBatch(lockClient, events);
+          await this.applyBatch(session, events);
           const lingerMs = this.options.lingerMs ?? 0;
           if (lingerMs > 0 && events.length < this.options.batchSizeMax)
-            await sleepFor(lingerMs, undefined, { signal: stop }).catch(() => {});
+            await sleepFor(lingerMs, undefined, { signal: term }).catch(() => {});
         },
       });
     } finally {
       this.leader = false;
-      await lockClient.end().catch(() => {});
     }
   }
 

@@ -1,0 +1,20 @@
+/**
+ * Every PostgreSQL advisory lock key the service takes, in one place, so two uses cannot share a key by
+ * accident. The values never change: during a rolling deploy a process of the previous version still
+ * contends for the same locks as the new ones, and a renumbered key would let both lead at once. A new use
+ * takes a new number.
+ */
+export const advisoryLockKeys = {
+  /** Applying migrations: processes starting together migrate one after the other (database/migrations.ts). */
+  migrations: 7_310_001,
+  /** The projection runner's lead (ledger/projection); `ledger rebuild` takes it to stop the runner. */
+  projectionRunner: 7_310_002,
+  /** The periodic billing tasks' lead: sweep, FX schedule, orphan holds (workers/billing-workers.ts). */
+  billingLeader: 7_310_003,
+  /** The ledger checkpointer's lead: one process seals checkpoints (ledger/integrity/ledger-checkpointer.ts). */
+  ledgerCheckpointer: 7_310_004,
+  /** Pruning the request log, per transaction: one gateway prunes at a time (gateway/activity). */
+  requestLogPrune: 7_310_028,
+} as const satisfies Record<string, number>;
+
+export type AdvisoryLockKey = (typeof advisoryLockKeys)[keyof typeof advisoryLockKeys];

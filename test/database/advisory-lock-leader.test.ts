@@ -1,0 +1,285 @@
+import { connect, createServer, type Server, type Socket } from "node:net";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { advisoryLockKeys } from "../../src/database/advisory-lock-keys";
+import { type AdvisoryLockLeaderOptions, contendForLead } from "../../src/database/advisory-lock-leader";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+import { eventually } from "../workers/queue-test-support";
+
+/**
+ * The leader primitive on a real PostgreSQL: of several contenders exactly one leads; when its session dies
+ * (terminated, or silent) its term ends and another takes over; stopping ends the session and frees the lock.
+ */
+
+let database: TestDatabase;
+let admin: pg.Client;
+const lockKey = advisoryLockKeys.ledgerCheckpointer;
+
+/** Within this of the leader's session ending, another leads (stand-bys retry every 100 ms here). */
+const takeoverBoundMs = 5_000;
+
+beforeAll(async () => {
+  database = await createTestDatabase("advisory_lock_leader");
+  admin = new pg.Client({ connectionString: inject("postgresServerUrl") });
+  await admin.connect();
+});
+
+afterAll(async () => {
+  await admin?.end();
+  await database?.drop();
+});
+
+interface Contender {
+  terms: number;
+  leading: boolean;
+  failures: unknown[];
+  recoveries: number;
+  stop(): Promise<void>;
+}
+
+/** A process contending for `lockKey`; its lead holds the term until it ends, unless `lead` is given. */
+function contender(name: string, overrides: Partial<AdvisoryLockLeaderOptions> = {}): Contender {
+  const stopping = new AbortController();
+  const state: Contender = { terms: 0, leading: false, failures: [], recoveries: 0, stop: async () => {} };
+  const running = contendForLead(
+    {
+      connectionString: database.url,
+      lockKey,
+      applicationName: `contender-${name}`,
+      standbyRetryMs: 100,
+      queryTimeoutMs: 1_000,
+      lead: async (_session, term) => {
+        state.terms += 1;
+        state.leading = true;
+        await untilAborted(term);
+        state.leading = false;
+      },
+      onFailing: (error) => state.failures.push(error),
+      onRecovered: () => {
+        state.recoveries += 1;
+      },
+      ...overrides,
+    },
+    stopping.signal,
+  );
+  state.stop = async () => {
+    stopping.abort();
+    await running;
+  };
+  return state;
+}
+
+/** The application names of the sessions holding `lockKey` in the test's database. */
+async function lockHolders(): Promise<string[]> {
+  const result = await admin.query<{ application_name: string }>(
+    `SELECT activity.application_name FROM pg_locks held JOIN pg_stat_activity activity USING (pid)
+     WHERE held.locktype = 'advisory' AND held.granted AND held.classid = 0 AND held.objid = $1
+       AND held.database = (SELECT oid FROM pg_database WHERE datname = $2)`,
+    [lockKey, database.name],
+  );
+  return result.rows.map((row) => row.application_name);
+}
+
+async function sessionsNamed(applicationName: string): Promise<number> {
+  const result = await admin.query<{ count: number }>(
+    "SELECT count(*)::int AS count FROM pg_stat_activity WHERE datname = $1 AND application_name = $2",
+    [database.name, applicationName],
+  );
+  return result.rows[0]!.count;
+}
+
+describe("advisory lock leader", () => {
+  it("lets exactly one of two contenders lead", async () => {
+    // Given: two contenders started together
+    const first = contender("one");
+    const second = contender("two");
+    try {
+      // When: they contend for several retry intervals
+      await eventually("one leads", async () => first.leading || second.leading, takeoverBoundMs);
+      await sleep(500);
+
+      // Then: one term in all, and its session is the only holder of the lock
+      expect(first.terms + second.terms).toBe(1);
+      const leader = first.leading ? "contender-one" : "contender-two";
+      expect(await lockHolders()).toEqual([leader]);
+      expect([...first.failures, ...second.failures]).toEqual([]);
+    } finally {
+      await first.stop();
+      await second.stop();
+    }
+  });
+
+  it("ends the term of a leader whose session is terminated, and another takes over", async () => {
+    // Given: a leader that, once deposed, does not retry within the test (as a killed process would not)
+    const first = contender("first", { standbyRetryMs: 600_000 });
+    await eventually("the first leads", async () => first.leading, takeoverBoundMs);
+    const second = contender("second");
+    try {
+      await sleep(300);
+      expect(second.leading).toBe(false);
+
+      // When: the leader's backend is terminated
+      const terminated = await admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = $2",
+        [database.name, "contender-first"],
+      );
+      expect(terminated.rows).toHaveLength(1);
+
+      // Then: its term ends, the loss is reported once, and the other leads within the bound
+      await eventually("the first's term ends", async () => !first.leading, takeoverBoundMs);
+      await eventually("the second leads", async () => second.leading, takeoverBoundMs);
+      expect(first.failures).toHaveLength(1);
+      expect(String(first.failures[0])).toMatch(/terminat/);
+      expect(await lockHolders()).toEqual(["contender-second"]);
+    } finally {
+      await first.stop();
+      await second.stop();
+    }
+  });
+
+  it("on abort, lets the lead finish on its session, then ends the session and frees the lock", async () => {
+    // Given: a leader whose lead still uses the session after its term ends
+    let finishedOnSession = false;
+    const leader = contender("stopping", {
+      lead: async (session, term) => {
+        leader.leading = true;
+        await untilAborted(term);
+        await session.query("SELECT 1");
+        finishedOnSession = true;
+      },
+    });
+    await eventually("it leads", async () => leader.leading, takeoverBoundMs);
+    expect(await lockHolders()).toEqual(["contender-stopping"]);
+
+    // When: the process stops
+    await leader.stop();
+
+    // Then: the lead finished, the session is gone and the lock is free
+    expect(finishedOnSession).toBe(true);
+    expect(await sessionsNamed("contender-stopping")).toBe(0);
+    expect(await lockHolders()).toEqual([]);
+  });
+
+  it("reports a lead that keeps failing once, not per retry, and its recovery once", async () => {
+    // Given: a lead that throws at once, every term
+    let broken = true;
+    let attempts = 0;
+    const leader = contender("failing", {
+      standbyRetryMs: 50,
+      lead: async (_session, term) => {
+        attempts += 1;
+        if (broken) throw new Error("the lead is broken");
+        await untilAborted(term);
+      },
+    });
+    try {
+      // When: it is retried several times
+      await eventually("several attempts", async () => attempts >= 5, takeoverBoundMs);
+
+      // Then: one failure reported
+      expect(leader.failures).toHaveLength(1);
+      expect(String(leader.failures[0])).toMatch(/the lead is broken/);
+      expect(leader.recoveries).toBe(0);
+
+      // When: the lead works again and a term lasts
+      broken = false;
+      await eventually("it recovered", async () => leader.recoveries > 0, takeoverBoundMs);
+      await sleep(300);
+
+      // Then: one recovery, no new failure
+      expect(leader.recoveries).toBe(1);
+      expect(leader.failures).toHaveLength(1);
+    } finally {
+      await leader.stop();
+    }
+  });
+
+  it("ends the term of a leader whose connection goes silent (the liveness check)", async () => {
+    // Given: a leader connected through a relay that can stop forwarding without closing anything
+    const relay = await startFreezableRelay(database.url);
+    const silent = contender("silent", { connectionString: relay.url, queryTimeoutMs: 300 });
+    try {
+      await eventually("it leads", async () => silent.leading, takeoverBoundMs);
+
+      // When: the connection goes silent (no error, no end: a dead host or a cut cable)
+      relay.freeze();
+
+      // Then: the liveness check (every 100 ms, answered within 600 ms here) ends the term
+      await eventually("the term ends", async () => !silent.leading, 3_000);
+
+      // When: the server notices too (here: the relay drops the connection), the loss is reported (once the
+      // session that would not answer its goodbye is gone) and another leads
+      await relay.close();
+      await eventually("the loss is reported", async () => silent.failures.length > 0, takeoverBoundMs);
+      expect(String(silent.failures[0])).toMatch(/timeout/i);
+      const successor = contender("successor");
+      try {
+        await eventually("the successor leads", async () => successor.leading, takeoverBoundMs);
+      } finally {
+        await successor.stop();
+      }
+    } finally {
+      await relay.close();
+      await silent.stop();
+    }
+  }, 30_000);
+
+  it("gives every use of an advisory lock its own key", () => {
+    const keys = Object.values(advisoryLockKeys);
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+});
+
+/** A TCP relay to the test server whose `freeze()` drops every byte from then on, closing nothing. */
+async function startFreezableRelay(databaseUrl: string): Promise<{
+  url: string;
+  freeze(): void;
+  close(): Promise<void>;
+}> {
+  const target = new URL(databaseUrl);
+  const sockets = new Set<Socket>();
+  let frozen = false;
+  const server: Server = createServer((client) => {
+    const upstream = connect(Number(target.port || 5432), target.hostname);
+    for (const [from, to] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
+      sockets.add(from);
+      from.on("data", (chunk) => {
+        if (!frozen) to.write(chunk);
+      });
+      from.on("error", () => {});
+      from.on("close", () => to.destroy());
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = new URL(databaseUrl);
+  url.hostname = "127.0.0.1";
+  url.port = String((server.address() as { port: number }).port);
+  let closing: Promise<void> | undefined;
+  return {
+    url: url.toString(),
+    freeze: () => {
+      frozen = true;
+    },
+    close: () => {
+      closing ??= new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      });
+      return closing;
+    },
+  };
+}
+
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener("abort", () => resolve(), { once: true });
+  });
+}
+
+function sleep(durationMs: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, durationMs));
+}
