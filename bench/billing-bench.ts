@@ -12,7 +12,7 @@ import type { LedgerEvent } from "../src/ledger/events";
 import { ProjectionRunner } from "../src/ledger/projection/projection-runner";
 import { ProjectionWaiter } from "../src/ledger/projection/projection-waiter";
 import type { StreamAppend } from "../src/ledger/store/event-store";
-import { openLedger } from "../src/ledger/store/open-ledger";
+import { type Ledger, openLedger } from "../src/ledger/store/open-ledger";
 import { startBillingWorkers } from "../workers/billing-workers";
 import { createBenchDatabase } from "./bench-database";
 import { type Figure, timed } from "./measure";
@@ -89,23 +89,9 @@ async function reconcileBacklog(backendKind: "redis" | "postgresql", redisUrl: s
       logger,
       defaultFxRateKrwPerUsd: "1400",
     });
-    const requestIds = Array.from(
-      { length: usageCount },
-      (_, index) => `req_bench_${index.toString().padStart(6, "0")}`,
-    );
-    for (let start = 0; start < requestIds.length; start += 500) {
-      await ledger.store.appendBatch(requestIds.slice(start, start + 500).map(usageAppend));
-    }
+    const requestIds = await appendUsageBacklog(ledger);
     const queue = createChargeQueue({ backend, logger, role: "background" });
     await queue.enqueueCharges(requestIds);
-    const charged = async () =>
-      Number(
-        (
-          await ledger.pool.query<{ count: string }>(
-            "SELECT count(*) FROM ledger_events WHERE type = 'UsageCharged'",
-          )
-        ).rows[0]!.count,
-      );
     const workers = await startBillingWorkers({
       backend,
       store: ledger.store,
@@ -116,26 +102,10 @@ async function reconcileBacklog(backendKind: "redis" | "postgresql", redisUrl: s
       clock,
       logger,
     });
-    const drained = await timed(async () => {
-      const deadline = Date.now() + drainTimeoutMs;
-      while ((await charged()) < usageCount) {
-        if (Date.now() > deadline) throw new Error("reconciler did not drain the backlog in time");
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    });
+    const drained = await timed(() => waitUntilCharged(ledger, usageCount));
     await workers.close();
     await queue.close();
-
-    // Baseline: the same number of events appended straight to the store, 500 per batch.
-    const baseline = await timed(async () => {
-      for (let start = 0; start < usageCount; start += 500) {
-        await ledger.store.appendBatch(
-          Array.from({ length: Math.min(500, usageCount - start) }, (_, index) =>
-            usageAppend(`req_baseline_${start + index}`),
-          ),
-        );
-      }
-    });
+    const baseline = await timed(() => appendDirectly(ledger));
     return {
       chargesPerSecond: usageCount / drained.seconds,
       baselinePerSecond: usageCount / baseline.seconds,
@@ -148,6 +118,44 @@ async function reconcileBacklog(backendKind: "redis" | "postgresql", redisUrl: s
     await ledger.close();
     await database.drop();
     await removeQueueData(backend);
+  }
+}
+
+/** The backlog: `usageCount` usages recorded and not charged, appended 500 per batch; answers their ids. */
+async function appendUsageBacklog(ledger: Ledger): Promise<string[]> {
+  const requestIds = Array.from(
+    { length: usageCount },
+    (_, index) => `req_bench_${index.toString().padStart(6, "0")}`,
+  );
+  for (let start = 0; start < requestIds.length; start += 500) {
+    await ledger.store.appendBatch(requestIds.slice(start, start + 500).map(usageAppend));
+  }
+  return requestIds;
+}
+
+async function waitUntilCharged(ledger: Ledger, count: number): Promise<void> {
+  const deadline = Date.now() + drainTimeoutMs;
+  while ((await chargedCount(ledger)) < count) {
+    if (Date.now() > deadline) throw new Error("reconciler did not drain the backlog in time");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function chargedCount(ledger: Ledger): Promise<number> {
+  const result = await ledger.pool.query<{ count: string }>(
+    "SELECT count(*) FROM ledger_events WHERE type = 'UsageCharged'",
+  );
+  return Number(result.rows[0]!.count);
+}
+
+/** The baseline: the same number of events appended straight to the store, 500 per batch. */
+async function appendDirectly(ledger: Ledger): Promise<void> {
+  for (let start = 0; start < usageCount; start += 500) {
+    await ledger.store.appendBatch(
+      Array.from({ length: Math.min(500, usageCount - start) }, (_, index) =>
+        usageAppend(`req_baseline_${start + index}`),
+      ),
+    );
   }
 }
 

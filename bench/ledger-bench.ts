@@ -164,104 +164,14 @@ export async function runLedgerBenchmarks(options: { rebuildEventCount: number }
   const figures: Figure[] = [];
   try {
     await createBaselineTable(ledger);
-
-    const singleCount = writers * singleAppendsPerWriter;
-    const batchedCount = writers * batchesPerWriter * batchSize;
-    // With and without the hash chain, and chained by the trigger alone, in the order A T B B T A four
-    // times, so that the log growing under the runs favours none; each figure is the median of its eight
-    // runs (two runs of the same appends differ by up to 10% on this machine, the target's whole margin).
-    // Without: the append statement as before migration 3 and the chain trigger off. The trigger alone:
-    // the path of any other insert (a SQL function), no hash supplied, the trigger chains every event.
-    const plainStore = await PostgresEventStore.open({
-      pool: ledger.pool,
-      listenConnectionString: database.url,
-      pollIntervalMs: limits.eventStorePollIntervalMs,
-      chainInStatement: false,
-    });
-    const runs = {
-      chained: [] as AppendRates[],
-      trigger: [] as AppendRates[],
-      unchained: [] as AppendRates[],
-    };
-    const order = ["chained", "trigger", "unchained", "unchained", "trigger", "chained"] as const;
-    for (const [index, kind] of [...order, ...order, ...order, ...order].entries()) {
-      const label = `${kind}-${index}`;
-      if (kind === "unchained") {
-        await ledger.pool.query("ALTER TABLE ledger_events DISABLE TRIGGER ledger_events_chain");
-        runs.unchained.push(await appendRates(plainStore, label));
-        await ledger.pool.query("ALTER TABLE ledger_events ENABLE TRIGGER ledger_events_chain");
-      } else {
-        runs[kind].push(await appendRates(kind === "chained" ? ledger.store : plainStore, label));
-      }
-    }
-    await plainStore.close();
-    const chained = medianRates(runs.chained);
-    const unchained = medianRates(runs.unchained);
-    const triggerOnly = medianRates(runs.trigger);
-    const singleBaseline = await timed(() =>
-      runConcurrently(writers, async () => {
-        for (let index = 0; index < singleAppendsPerWriter; index++) await rawInsert(ledger, 1);
-      }),
-    );
-    figures.push({
-      name: "events appended/s, single appends, 16 writers",
-      value: chained.singlePerSecond,
-      unit: "events/s",
-      baseline: singleCount / singleBaseline.seconds,
-      baselineName: "raw one-row INSERT, 16 writers",
-    });
-    figures.push({
-      name: "events appended/s, single appends, 16 writers, hash-chained",
-      value: chained.singlePerSecond,
-      unit: "events/s",
-      baseline: unchained.singlePerSecond,
-      baselineName: "the same appends without the hash chain",
-      target: "≥ 0.9×",
-    });
-
-    figures.push({
-      name: "events appended/s, single appends, 16 writers, chained by the trigger alone",
-      value: triggerOnly.singlePerSecond,
-      unit: "events/s",
-      baseline: unchained.singlePerSecond,
-      baselineName: "the same appends without the hash chain",
-    });
-
+    const rates = await interleavedAppendRates(ledger, database.url);
+    figures.push(...(await singleAppendFigures(ledger, rates)));
     figures.push(await pacedAppendLatencyFigure(ledger));
-
-    const batchedBaseline = await timed(() =>
-      runConcurrently(writers, async () => {
-        for (let batch = 0; batch < batchesPerWriter; batch++) await rawInsert(ledger, batchSize);
-      }),
-    );
-    figures.push({
-      name: "events appended/s, batches of 500, 16 writers",
-      value: chained.batchedPerSecond,
-      unit: "events/s",
-      baseline: batchedCount / batchedBaseline.seconds,
-      baselineName: "raw INSERT … SELECT of 500 rows, 16 writers",
-      target: "≥ 50,000 events/s",
-    });
-    figures.push({
-      name: "events appended/s, batches of 500, 16 writers, hash-chained",
-      value: chained.batchedPerSecond,
-      unit: "events/s",
-      baseline: unchained.batchedPerSecond,
-      baselineName: "the same appends without the hash chain",
-      target: "≥ 0.9×",
-    });
-    figures.push({
-      name: "events appended/s, batches of 500, 16 writers, chained by the trigger alone",
-      value: triggerOnly.batchedPerSecond,
-      unit: "events/s",
-      baseline: unchained.batchedPerSecond,
-      baselineName: "the same appends without the hash chain",
-    });
-
+    figures.push(...(await batchedAppendFigures(ledger, rates)));
     figures.push(
       ...(await rebuildFigures({
         eventCount: options.rebuildEventCount,
-        appendingTenThousandMs: (10_000 / chained.batchedPerSecond) * 1_000,
+        appendingTenThousandMs: (10_000 / rates.chained.batchedPerSecond) * 1_000,
       })),
     );
   } finally {
@@ -269,6 +179,122 @@ export async function runLedgerBenchmarks(options: { rebuildEventCount: number }
     await database.drop();
   }
   return figures;
+}
+
+/** The append rates with the hash chain, without it, and chained by the trigger alone. */
+interface AppendRatesByChaining {
+  chained: AppendRates;
+  unchained: AppendRates;
+  triggerOnly: AppendRates;
+}
+
+/**
+ * With and without the hash chain, and chained by the trigger alone, in the order A T B B T A four
+ * times, so that the log growing under the runs favours none; each figure is the median of its eight
+ * runs (two runs of the same appends differ by up to 10% on this machine, the target's whole margin).
+ * Without: the append statement as before migration 3 and the chain trigger off. The trigger alone:
+ * the path of any other insert (a SQL function), no hash supplied, the trigger chains every event.
+ */
+async function interleavedAppendRates(ledger: Ledger, databaseUrl: string): Promise<AppendRatesByChaining> {
+  const plainStore = await PostgresEventStore.open({
+    pool: ledger.pool,
+    listenConnectionString: databaseUrl,
+    pollIntervalMs: limits.eventStorePollIntervalMs,
+    chainInStatement: false,
+  });
+  const runs = {
+    chained: [] as AppendRates[],
+    trigger: [] as AppendRates[],
+    unchained: [] as AppendRates[],
+  };
+  const order = ["chained", "trigger", "unchained", "unchained", "trigger", "chained"] as const;
+  for (const [index, kind] of [...order, ...order, ...order, ...order].entries()) {
+    const label = `${kind}-${index}`;
+    if (kind === "unchained") {
+      await ledger.pool.query("ALTER TABLE ledger_events DISABLE TRIGGER ledger_events_chain");
+      runs.unchained.push(await appendRates(plainStore, label));
+      await ledger.pool.query("ALTER TABLE ledger_events ENABLE TRIGGER ledger_events_chain");
+    } else {
+      runs[kind].push(await appendRates(kind === "chained" ? ledger.store : plainStore, label));
+    }
+  }
+  await plainStore.close();
+  return {
+    chained: medianRates(runs.chained),
+    unchained: medianRates(runs.unchained),
+    triggerOnly: medianRates(runs.trigger),
+  };
+}
+
+/** Single appends, beside raw one-row INSERTs by as many writers and beside the unchained appends. */
+async function singleAppendFigures(ledger: Ledger, rates: AppendRatesByChaining): Promise<Figure[]> {
+  const singleBaseline = await timed(() =>
+    runConcurrently(writers, async () => {
+      for (let index = 0; index < singleAppendsPerWriter; index++) await rawInsert(ledger, 1);
+    }),
+  );
+  const besideUnchained = {
+    baseline: rates.unchained.singlePerSecond,
+    baselineName: "the same appends without the hash chain",
+  };
+  return [
+    {
+      name: "events appended/s, single appends, 16 writers",
+      value: rates.chained.singlePerSecond,
+      unit: "events/s",
+      baseline: (writers * singleAppendsPerWriter) / singleBaseline.seconds,
+      baselineName: "raw one-row INSERT, 16 writers",
+    },
+    {
+      name: "events appended/s, single appends, 16 writers, hash-chained",
+      value: rates.chained.singlePerSecond,
+      unit: "events/s",
+      ...besideUnchained,
+      target: "≥ 0.9×",
+    },
+    {
+      name: "events appended/s, single appends, 16 writers, chained by the trigger alone",
+      value: rates.triggerOnly.singlePerSecond,
+      unit: "events/s",
+      ...besideUnchained,
+    },
+  ];
+}
+
+/** Batched appends, beside raw INSERT … SELECTs of as many rows and beside the unchained appends. */
+async function batchedAppendFigures(ledger: Ledger, rates: AppendRatesByChaining): Promise<Figure[]> {
+  const batchedBaseline = await timed(() =>
+    runConcurrently(writers, async () => {
+      for (let batch = 0; batch < batchesPerWriter; batch++) await rawInsert(ledger, batchSize);
+    }),
+  );
+  const besideUnchained = {
+    baseline: rates.unchained.batchedPerSecond,
+    baselineName: "the same appends without the hash chain",
+  };
+  return [
+    {
+      name: "events appended/s, batches of 500, 16 writers",
+      value: rates.chained.batchedPerSecond,
+      unit: "events/s",
+      baseline: (writers * batchesPerWriter * batchSize) / batchedBaseline.seconds,
+      baselineName: "raw INSERT … SELECT of 500 rows, 16 writers",
+      target: "≥ 50,000 events/s",
+    },
+    {
+      name: "events appended/s, batches of 500, 16 writers, hash-chained",
+      value: rates.chained.batchedPerSecond,
+      unit: "events/s",
+      ...besideUnchained,
+      target: "≥ 0.9×",
+    },
+    {
+      name: "events appended/s, batches of 500, 16 writers, chained by the trigger alone",
+      value: rates.triggerOnly.batchedPerSecond,
+      unit: "events/s",
+      ...besideUnchained,
+    },
+  ];
 }
 
 /** Folds the whole ledger by the live projection runner, as a service starting on it would. */
@@ -318,165 +344,215 @@ async function rebuildFigures(options: {
     });
     // Whichever ran first would otherwise pay for setting every row's hint bits.
     await ledger.pool.query("VACUUM (ANALYZE) ledger_events");
-
-    // The live path first: the projection runner folds the ledger as a running service does, and its
-    // balances are what every rebuild must reproduce.
-    const catchingUp = await timed(() => catchUpProjections(ledger, database.url, total));
-    const before = await balanceChecksum(ledger.pool);
-    const rebuildContext = { pool: ledger.pool, store: ledger.store, projections: allProjections };
-    const rebuild = await timed(() =>
-      rebuildProjections(rebuildContext, { batchSizeMax: 10_000, fold: "sql" }),
-    );
-    const rebuildInMemory = await timed(() =>
-      rebuildProjections(rebuildContext, { batchSizeMax: 10_000, fold: "memory" }),
-    );
-    for (const { fold, checksum } of [rebuild.result, rebuildInMemory.result]) {
-      if (checksum.sha256 !== before.sha256 || checksum.totalWon !== before.totalWon) {
-        throw new Error(
-          `the rebuild in ${fold} changed the balances: ${JSON.stringify({ before, checksum })}`,
-        );
-      }
-    }
-    const sameBalances = `balances checksum as before (${before.accountCount} accounts, ₩${before.totalWon})`;
-    // The CLI's verify in a process of its own whose heap is capped far below what the ledger's projections
-    // take: every hash chain, then every projection against a fold of the log, spilling as the in-memory
-    // rebuild does. It fails the benchmark if it runs out of memory or finds a difference.
-    const verifying = await timed(() =>
-      runFile(
-        process.execPath,
-        [`--max-old-space-size=${verifyHeapMb}`, "--import", "tsx", "src/ledger-cli.ts", "verify"],
-        { env: { ...process.env, DATABASE_URL: database.url }, maxBuffer: 16 * 1024 * 1024 },
-      ),
-    );
-    await ledger.pool.query("CREATE TABLE bench_rebuild_copy (LIKE ledger_events)");
-    const rebuildBaseline = await timed(() =>
-      ledger.pool.query("INSERT INTO bench_rebuild_copy SELECT * FROM ledger_events"),
-    );
-    const besideRawCopy = {
-      baseline: total / rebuildBaseline.seconds,
-      baselineName: "raw INSERT … SELECT of the same events",
-    };
-    const figures: Figure[] = [
+    const rebuilds = await timedRebuilds(ledger, database.url, total);
+    const verifying = await timedVerify(database.url);
+    const besideRawCopy = await rawCopyBaseline(ledger, total);
+    const parts = await timedRebuildParts(ledger);
+    const sealing = await timedSealing(ledger);
+    return [
+      ...rebuildRateFigures(total, rebuilds, verifying, besideRawCopy),
+      ...rebuildPartFigures(total, parts, besideRawCopy),
       {
-        name: `rebuild, ${total.toLocaleString("en")} events, ${allProjections.length} projections folded in SQL (the default); ${sameBalances}`,
-        value: rebuild.result.eventCount / rebuild.seconds,
-        unit: "events/s",
-        ...besideRawCopy,
-        target: "≥ 0.8× the baseline",
-      },
-      {
-        name: `rebuild, the same, folded in memory (the TypeScript folds; EventStoreDB's path); ${sameBalances}`,
-        value: rebuildInMemory.result.eventCount / rebuildInMemory.seconds,
-        unit: "events/s",
-        ...besideRawCopy,
-      },
-      {
-        name: "the projection runner catching the same up from the start (the live path, batches of 10,000)",
-        value: catchingUp.result / catchingUp.seconds,
-        unit: "events/s",
-        ...besideRawCopy,
-      },
-      {
-        name: `verify, the same (every chain, every projection against a fold of the log), in a ${verifyHeapMb} MB heap`,
-        value: total / verifying.seconds,
-        unit: "events/s",
-        ...besideRawCopy,
+        name: `checkpoint cost per 10,000 events (sealed ${sealing.result.toLocaleString("en")})`,
+        value: (sealing.seconds * 1_000 * 10_000) / sealing.result,
+        unit: "ms",
+        baseline: options.appendingTenThousandMs,
+        baselineName: "appending 10,000 events, batches of 500, 16 writers",
       },
     ];
-
-    // What bounds the rebuild, each part alone beside the same baseline: parsing every event's data once
-    // (what any fold of the log must do at the least); the billing history's rows alone, straight from
-    // the log (the one read model with a row per charge, which no design can skip writing); reading the
-    // log into events (the in-memory path's floor); the SQL folds of the inline read models.
-    const parsing = await timed(() =>
-      inRolledBackTransaction(ledger, async (client) => {
-        const parsed = await client.query<{ events: string }>(
-          `SELECT count(parsed."requestId")::text AS events FROM ledger_events event
-           CROSS JOIN LATERAL json_to_record(event.data) AS parsed("requestId" text)`,
-        );
-        return Number(parsed.rows[0]!.events);
-      }),
-    );
-    const billingRowsAlone = await timed(() =>
-      inRolledBackTransaction(ledger, async (client) => {
-        await client.query(
-          `CREATE TABLE bench_billing_history AS
-           SELECT parsed."requestId" AS request_id, parsed.account->>'kind' AS account_kind,
-                  parsed.account->>'id' AS account_id, parsed."keyId" AS key_id, parsed.model, parsed.endpoint,
-                  parsed."startedAt" AS started_at, (event.metadata->>'occurredAt')::timestamptz AS charged_at,
-                  parsed."amountWon" AS amount_won, parsed.breakdown
-           FROM ledger_events event CROSS JOIN LATERAL json_to_record(event.data) AS parsed(${usageChargedRows.record})
-           WHERE event.type = 'UsageCharged'`,
-        );
-        // The key and index of projections/billing-history.ts.
-        await client.query("ALTER TABLE bench_billing_history ADD PRIMARY KEY (request_id)");
-        await client.query(
-          "CREATE INDEX ON bench_billing_history (account_kind, account_id, started_at, request_id)",
-        );
-      }),
-    );
-    const reading = await timed(async () => {
-      let read = 0;
-      for await (const page of ledger.store.readWholeLog!(10_000)) read += page.length;
-      return read;
-    });
-    const recomputing = await timed(() =>
-      withClient(ledger, (client) => inOneTransaction(client, () => recomputeInlineFunds(client))),
-    );
-    figures.push(
-      {
-        name: "rebuild's floor: every event's data parsed once (json_to_record, both cores), no fold, no write",
-        value: total / parsing.seconds,
-        unit: "events/s",
-        ...besideRawCopy,
-      },
-      {
-        name: "rebuild's floor: the billing history's rows alone, parsed and written straight from the log, keyed and indexed",
-        value: total / billingRowsAlone.seconds,
-        unit: "events/s",
-        ...besideRawCopy,
-      },
-      {
-        name: "rebuild's part: reading the log into events (COPY, parsed, no fold)",
-        value: reading.result / reading.seconds,
-        unit: "events/s",
-        ...besideRawCopy,
-      },
-      {
-        name: "rebuild's part: recomputing the inline read models (SQL folds)",
-        value: total / recomputing.seconds,
-        unit: "events/s",
-        ...besideRawCopy,
-      },
-    );
-
-    // Seal the whole ledger (in checkpoints of 10,000), per 10,000 events, against appending them.
-    const sealing = await timed(() =>
-      withClient(ledger, async (client) => {
-        let sealed = 0;
-        for (;;) {
-          const checkpoints = await sealCheckpoints(client, benchSigningKey, {
-            eventsMax: limits.checkpointEventsMax,
-            intervalMs: 0,
-            checkpointsMax: 100,
-          });
-          sealed += checkpoints.reduce((sum, checkpoint) => sum + checkpoint.eventCount, 0);
-          if (checkpoints.length < 100) return sealed;
-        }
-      }),
-    );
-    figures.push({
-      name: `checkpoint cost per 10,000 events (sealed ${sealing.result.toLocaleString("en")})`,
-      value: (sealing.seconds * 1_000 * 10_000) / sealing.result,
-      unit: "ms",
-      baseline: options.appendingTenThousandMs,
-      baselineName: "appending 10,000 events, batches of 500, 16 writers",
-    });
-    return figures;
   } finally {
     await ledger.close();
     await database.drop();
   }
+}
+
+/** What `timed` answers. */
+type Timed<T> = { result: T; seconds: number };
+type BaselineOfFigure = Pick<Figure, "baseline" | "baselineName">;
+
+/**
+ * The live path first: the projection runner folds the ledger as a running service does, and its
+ * balances are what every rebuild (in SQL, then in memory) must reproduce.
+ */
+async function timedRebuilds(ledger: Ledger, databaseUrl: string, total: number) {
+  const catchingUp = await timed(() => catchUpProjections(ledger, databaseUrl, total));
+  const before = await balanceChecksum(ledger.pool);
+  const rebuildContext = { pool: ledger.pool, store: ledger.store, projections: allProjections };
+  const rebuild = await timed(() =>
+    rebuildProjections(rebuildContext, { batchSizeMax: 10_000, fold: "sql" }),
+  );
+  const rebuildInMemory = await timed(() =>
+    rebuildProjections(rebuildContext, { batchSizeMax: 10_000, fold: "memory" }),
+  );
+  for (const { fold, checksum } of [rebuild.result, rebuildInMemory.result]) {
+    if (checksum.sha256 !== before.sha256 || checksum.totalWon !== before.totalWon) {
+      throw new Error(`the rebuild in ${fold} changed the balances: ${JSON.stringify({ before, checksum })}`);
+    }
+  }
+  const sameBalances = `balances checksum as before (${before.accountCount} accounts, ₩${before.totalWon})`;
+  return { catchingUp, rebuild, rebuildInMemory, sameBalances };
+}
+
+type RebuildTimings = Awaited<ReturnType<typeof timedRebuilds>>;
+
+/**
+ * The CLI's verify in a process of its own whose heap is capped far below what the ledger's projections
+ * take: every hash chain, then every projection against a fold of the log, spilling as the in-memory
+ * rebuild does. It fails the benchmark if it runs out of memory or finds a difference.
+ */
+async function timedVerify(databaseUrl: string): Promise<Timed<unknown>> {
+  return timed(() =>
+    runFile(
+      process.execPath,
+      [`--max-old-space-size=${verifyHeapMb}`, "--import", "tsx", "src/ledger-cli.ts", "verify"],
+      { env: { ...process.env, DATABASE_URL: databaseUrl }, maxBuffer: 16 * 1024 * 1024 },
+    ),
+  );
+}
+
+/** The baseline of every rebuild figure: a raw INSERT … SELECT of the whole log, as events/s. */
+async function rawCopyBaseline(ledger: Ledger, total: number): Promise<BaselineOfFigure> {
+  await ledger.pool.query("CREATE TABLE bench_rebuild_copy (LIKE ledger_events)");
+  const rebuildBaseline = await timed(() =>
+    ledger.pool.query("INSERT INTO bench_rebuild_copy SELECT * FROM ledger_events"),
+  );
+  return {
+    baseline: total / rebuildBaseline.seconds,
+    baselineName: "raw INSERT … SELECT of the same events",
+  };
+}
+
+function rebuildRateFigures(
+  total: number,
+  { catchingUp, rebuild, rebuildInMemory, sameBalances }: RebuildTimings,
+  verifying: Timed<unknown>,
+  besideRawCopy: BaselineOfFigure,
+): Figure[] {
+  return [
+    {
+      name: `rebuild, ${total.toLocaleString("en")} events, ${allProjections.length} projections folded in SQL (the default); ${sameBalances}`,
+      value: rebuild.result.eventCount / rebuild.seconds,
+      unit: "events/s",
+      ...besideRawCopy,
+      target: "≥ 0.8× the baseline",
+    },
+    {
+      name: `rebuild, the same, folded in memory (the TypeScript folds; EventStoreDB's path); ${sameBalances}`,
+      value: rebuildInMemory.result.eventCount / rebuildInMemory.seconds,
+      unit: "events/s",
+      ...besideRawCopy,
+    },
+    {
+      name: "the projection runner catching the same up from the start (the live path, batches of 10,000)",
+      value: catchingUp.result / catchingUp.seconds,
+      unit: "events/s",
+      ...besideRawCopy,
+    },
+    {
+      name: `verify, the same (every chain, every projection against a fold of the log), in a ${verifyHeapMb} MB heap`,
+      value: total / verifying.seconds,
+      unit: "events/s",
+      ...besideRawCopy,
+    },
+  ];
+}
+
+/**
+ * What bounds the rebuild, each part alone beside the same baseline: parsing every event's data once
+ * (what any fold of the log must do at the least); the billing history's rows alone, straight from
+ * the log (the one read model with a row per charge, which no design can skip writing); reading the
+ * log into events (the in-memory path's floor); the SQL folds of the inline read models.
+ */
+async function timedRebuildParts(ledger: Ledger) {
+  const parsing = await timed(() => inRolledBackTransaction(ledger, parseEveryEvent));
+  const billingRowsAlone = await timed(() => inRolledBackTransaction(ledger, writeBillingHistoryRows));
+  const reading = await timed(async () => {
+    let read = 0;
+    for await (const page of ledger.store.readWholeLog!(10_000)) read += page.length;
+    return read;
+  });
+  const recomputing = await timed(() =>
+    withClient(ledger, (client) => inOneTransaction(client, () => recomputeInlineFunds(client))),
+  );
+  return { parsing, billingRowsAlone, reading, recomputing };
+}
+
+type RebuildPartTimings = Awaited<ReturnType<typeof timedRebuildParts>>;
+
+async function parseEveryEvent(client: pg.PoolClient): Promise<number> {
+  const parsed = await client.query<{ events: string }>(
+    `SELECT count(parsed."requestId")::text AS events FROM ledger_events event
+     CROSS JOIN LATERAL json_to_record(event.data) AS parsed("requestId" text)`,
+  );
+  return Number(parsed.rows[0]!.events);
+}
+
+async function writeBillingHistoryRows(client: pg.PoolClient): Promise<void> {
+  await client.query(
+    `CREATE TABLE bench_billing_history AS
+     SELECT parsed."requestId" AS request_id, parsed.account->>'kind' AS account_kind,
+            parsed.account->>'id' AS account_id, parsed."keyId" AS key_id, parsed.model, parsed.endpoint,
+            parsed."startedAt" AS started_at, (event.metadata->>'occurredAt')::timestamptz AS charged_at,
+            parsed."amountWon" AS amount_won, parsed.breakdown
+     FROM ledger_events event CROSS JOIN LATERAL json_to_record(event.data) AS parsed(${usageChargedRows.record})
+     WHERE event.type = 'UsageCharged'`,
+  );
+  // The key and index of projections/billing-history.ts.
+  await client.query("ALTER TABLE bench_billing_history ADD PRIMARY KEY (request_id)");
+  await client.query(
+    "CREATE INDEX ON bench_billing_history (account_kind, account_id, started_at, request_id)",
+  );
+}
+
+function rebuildPartFigures(
+  total: number,
+  { parsing, billingRowsAlone, reading, recomputing }: RebuildPartTimings,
+  besideRawCopy: BaselineOfFigure,
+): Figure[] {
+  return [
+    {
+      name: "rebuild's floor: every event's data parsed once (json_to_record, both cores), no fold, no write",
+      value: total / parsing.seconds,
+      unit: "events/s",
+      ...besideRawCopy,
+    },
+    {
+      name: "rebuild's floor: the billing history's rows alone, parsed and written straight from the log, keyed and indexed",
+      value: total / billingRowsAlone.seconds,
+      unit: "events/s",
+      ...besideRawCopy,
+    },
+    {
+      name: "rebuild's part: reading the log into events (COPY, parsed, no fold)",
+      value: reading.result / reading.seconds,
+      unit: "events/s",
+      ...besideRawCopy,
+    },
+    {
+      name: "rebuild's part: recomputing the inline read models (SQL folds)",
+      value: total / recomputing.seconds,
+      unit: "events/s",
+      ...besideRawCopy,
+    },
+  ];
+}
+
+/** Seals the whole ledger (in checkpoints of 10,000); answers the events sealed. */
+async function timedSealing(ledger: Ledger): Promise<Timed<number>> {
+  return timed(() =>
+    withClient(ledger, async (client) => {
+      let sealed = 0;
+      for (;;) {
+        const checkpoints = await sealCheckpoints(client, benchSigningKey, {
+          eventsMax: limits.checkpointEventsMax,
+          intervalMs: 0,
+          checkpointsMax: 100,
+        });
+        sealed += checkpoints.reduce((sum, checkpoint) => sum + checkpoint.eventCount, 0);
+        if (checkpoints.length < 100) return sealed;
+      }
+    }),
+  );
 }
 
 /** Runs `work` in a transaction that parallel workers may serve (as a rebuild's), then rolls it back. */

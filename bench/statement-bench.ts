@@ -6,7 +6,7 @@ import { boundsOf } from "../src/billing/statements/statement-month";
 import { limits } from "../src/kernel/limits";
 import { rebuildProjections } from "../src/ledger/ledger-maintenance";
 import { ProjectionRunner } from "../src/ledger/projection/projection-runner";
-import { openLedger } from "../src/ledger/store/open-ledger";
+import { type Ledger, openLedger } from "../src/ledger/store/open-ledger";
 import { createBenchDatabase } from "./bench-database";
 import { type Figure, percentile, timed } from "./measure";
 
@@ -53,68 +53,82 @@ export async function runStatementBenchmarks(): Promise<Figure[]> {
     );
     await ledger.pool.query("ANALYZE");
     console.error(`statement bench: projections folded in SQL in ${seconds.toFixed(1)} s`);
-
-    const { start, end } = boundsOf(month);
-    const now = new Date();
-    const statementMs = await medianMs(() => readMonthlyStatement(ledger.pool, account, month, now));
-    const plainSumMs = await medianMs(() =>
-      ledger.pool.query(
-        `SELECT sum(amount_won) FROM ${billingHistoryTable.name}
-         WHERE account_kind = $1 AND account_id = $2 AND started_at >= $3 AND started_at < $4`,
-        [account.kind, account.id, start.toISOString(), end.toISOString()],
-      ),
-    );
-    const statement = await readMonthlyStatement(ledger.pool, account, month, now);
-    if (statement.chargeCount !== chargesInMonth)
-      throw new Error(`the statement counts ${statement.chargeCount} charges, not ${chargesInMonth}`);
-
-    global.gc?.();
-    const heapBefore = process.memoryUsage().heapUsed;
-    let heapPeak = heapBefore;
-    let exported = 0;
-    const exportRun = await timed(async () => {
-      for await (const page of readMonthCharges(ledger.pool, month, undefined)) {
-        exported += page.length;
-        heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed);
-      }
-    });
-    const selectAll = await timed(() =>
-      ledger.pool.query(
-        `SELECT * FROM ${billingHistoryTable.name}
-         WHERE account_kind = $1 AND account_id = $2 AND started_at >= $3 AND started_at < $4`,
-        [account.kind, account.id, start.toISOString(), end.toISOString()],
-      ),
-    );
-    if (exported !== chargesInMonth) throw new Error(`the export holds ${exported} charges`);
-    const label = `${chargesInMonth.toLocaleString("en")} charges in the month`;
-    return [
-      {
-        name: `monthly statement, ${label}`,
-        value: statementMs,
-        unit: "ms",
-        baseline: plainSumMs,
-        baselineName: "a plain SQL sum of the same charges",
-        target: "≤ 2× baseline",
-      },
-      {
-        name: `finance export streamed, ${label} (heap growth ${((heapPeak - heapBefore) / 1_048_576).toFixed(1)} MB)`,
-        value: exportRun.seconds * 1_000,
-        unit: "ms",
-        baseline: selectAll.seconds * 1_000,
-        baselineName: "one SELECT of every row into memory",
-      },
-    ];
+    return [await statementFigure(ledger.pool), await financeExportFigure(ledger.pool)];
   } finally {
     await ledger.close();
     await database.drop();
   }
 }
 
+type Pool = Ledger["pool"];
+
+const monthLabel = `${chargesInMonth.toLocaleString("en")} charges in the month`;
+
+/** The account's charges in the month, as both baselines select them. */
+const accountMonthCondition =
+  "account_kind = $1 AND account_id = $2 AND started_at >= $3 AND started_at < $4";
+
+function accountMonthParameters(): string[] {
+  const { start, end } = boundsOf(month);
+  return [account.kind, account.id, start.toISOString(), end.toISOString()];
+}
+
+/** The statement's median read time beside a plain SQL sum of the same charges; checks it counts them all. */
+async function statementFigure(pool: Pool): Promise<Figure> {
+  const now = new Date();
+  const statementMs = await medianMs(() => readMonthlyStatement(pool, account, month, now));
+  const plainSumMs = await medianMs(() =>
+    pool.query(
+      `SELECT sum(amount_won) FROM ${billingHistoryTable.name} WHERE ${accountMonthCondition}`,
+      accountMonthParameters(),
+    ),
+  );
+  const statement = await readMonthlyStatement(pool, account, month, now);
+  if (statement.chargeCount !== chargesInMonth)
+    throw new Error(`the statement counts ${statement.chargeCount} charges, not ${chargesInMonth}`);
+  return {
+    name: `monthly statement, ${monthLabel}`,
+    value: statementMs,
+    unit: "ms",
+    baseline: plainSumMs,
+    baselineName: "a plain SQL sum of the same charges",
+    target: "≤ 2× baseline",
+  };
+}
+
+/** The month's finance export streamed, with its heap growth, beside one SELECT of every row into memory. */
+async function financeExportFigure(pool: Pool): Promise<Figure> {
+  global.gc?.();
+  const heapBefore = process.memoryUsage().heapUsed;
+  let heapPeak = heapBefore;
+  let exported = 0;
+  const exportRun = await timed(async () => {
+    for await (const page of readMonthCharges(pool, month, undefined)) {
+      exported += page.length;
+      heapPeak = Math.max(heapPeak, process.memoryUsage().heapUsed);
+    }
+  });
+  const selectAll = await timed(() =>
+    pool.query(
+      `SELECT * FROM ${billingHistoryTable.name} WHERE ${accountMonthCondition}`,
+      accountMonthParameters(),
+    ),
+  );
+  if (exported !== chargesInMonth) throw new Error(`the export holds ${exported} charges`);
+  return {
+    name: `finance export streamed, ${monthLabel} (heap growth ${((heapPeak - heapBefore) / 1_048_576).toFixed(1)} MB)`,
+    value: exportRun.seconds * 1_000,
+    unit: "ms",
+    baseline: selectAll.seconds * 1_000,
+    baselineName: "one SELECT of every row into memory",
+  };
+}
+
 /**
  * The charges as the reconciler appends them (UsageCharged v3, alone on their request's stream), by one SQL
  * statement per month so that 111,000 events take seconds; the chain trigger hashes each row as it would.
  */
-async function appendCharges(pool: Awaited<ReturnType<typeof openLedger>>["pool"]): Promise<void> {
+async function appendCharges(pool: Pool): Promise<void> {
   const months = [
     { month, count: chargesInMonth },
     ...Array.from({ length: earlierMonths }, (_, index) => ({

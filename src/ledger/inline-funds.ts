@@ -11,8 +11,10 @@ import type { ProjectionDifference } from "./rebuild/projection-differences";
 
 export const inlineFundsName = "funds (inline)";
 
+type Queryable = Pick<pg.ClientBase, "query">;
+
 /** Folds the whole log into the inline tables again, in the caller's transaction. */
-export async function recomputeInlineFunds(client: Pick<pg.ClientBase, "query">): Promise<void> {
+export async function recomputeInlineFunds(client: Queryable): Promise<void> {
   await client.query("SELECT ledger_recompute_funds()");
 }
 
@@ -20,9 +22,15 @@ export async function recomputeInlineFunds(client: Pick<pg.ClientBase, "query">)
  * Compares the live funds with a fold of the log, in the caller's snapshot (run it inside a repeatable-read
  * transaction so the log and the rows are read at one instant).
  */
-export async function verifyInlineFunds(
-  client: Pick<pg.ClientBase, "query">,
-): Promise<ProjectionDifference[]> {
+export async function verifyInlineFunds(client: Queryable): Promise<ProjectionDifference[]> {
+  const funds = await accountFundsDifferences(client);
+  const holds = await openHoldsDifferences(client);
+  const keys = await keyTablesDifferences(client);
+  return [...keys, ...funds, ...holds];
+}
+
+/** Each account's balance, held and pending amounts that differ from the fold. */
+async function accountFundsDifferences(client: Queryable): Promise<ProjectionDifference[]> {
   const funds = await client.query<{
     account: string;
     column: string;
@@ -44,6 +52,19 @@ export async function verifyInlineFunds(
      FROM compared WHERE live_value IS DISTINCT FROM expected_value
      ORDER BY account, column_name`,
   );
+  return funds.rows.map((row) => ({
+    projection: inlineFundsName,
+    table: "account_funds",
+    key: row.account,
+    kind: "column",
+    column: row.column,
+    live: row.live ?? "(none)",
+    expected: row.expected ?? "(none)",
+  }));
+}
+
+/** Holds open in the table but not in the fold (unexpected), or the other way round (missing). */
+async function openHoldsDifferences(client: Queryable): Promise<ProjectionDifference[]> {
   const holds = await client.query<{ request_id: string; live: boolean }>(
     `WITH folded AS (
        SELECT request_id FROM ledger_fold_open_holds()
@@ -52,6 +73,16 @@ export async function verifyInlineFunds(
      FROM folded FULL JOIN open_holds live USING (request_id)
      WHERE live.request_id IS NULL OR folded.request_id IS NULL`,
   );
+  return holds.rows.map((row) => ({
+    projection: inlineFundsName,
+    table: "open_holds",
+    key: row.request_id,
+    kind: row.live ? "unexpected" : "missing",
+  }));
+}
+
+/** Each key's spend this month, requests this minute and limits that differ from the fold. */
+async function keyTablesDifferences(client: Queryable): Promise<ProjectionDifference[]> {
   const keys = await client.query<{
     table: string;
     key: string;
@@ -87,36 +118,13 @@ export async function verifyInlineFunds(
      WHERE live_value IS DISTINCT FROM expected_value
      ORDER BY 1, 2, 3`,
   );
-  return [
-    ...keys.rows.map(
-      (row): ProjectionDifference => ({
-        projection: inlineFundsName,
-        table: row.table,
-        key: row.key,
-        kind: "column",
-        column: row.column,
-        live: row.live ?? "(none)",
-        expected: row.expected ?? "(none)",
-      }),
-    ),
-    ...funds.rows.map(
-      (row): ProjectionDifference => ({
-        projection: inlineFundsName,
-        table: "account_funds",
-        key: row.account,
-        kind: "column",
-        column: row.column,
-        live: row.live ?? "(none)",
-        expected: row.expected ?? "(none)",
-      }),
-    ),
-    ...holds.rows.map(
-      (row): ProjectionDifference => ({
-        projection: inlineFundsName,
-        table: "open_holds",
-        key: row.request_id,
-        kind: row.live ? "unexpected" : "missing",
-      }),
-    ),
-  ];
+  return keys.rows.map((row) => ({
+    projection: inlineFundsName,
+    table: row.table,
+    key: row.key,
+    kind: "column",
+    column: row.column,
+    live: row.live ?? "(none)",
+    expected: row.expected ?? "(none)",
+  }));
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { JobsOptions, Queue } from "bullmq";
 import type { Logger } from "pino";
-import { errorSummaryOf, throttledLog } from "../../kernel/throttled-log";
+import { errorSummaryOf, type ThrottledLog, throttledLog } from "../../kernel/throttled-log";
 import { billingLimits } from "../billing-limits";
 import type { ChargeEnqueuer } from "./charge-enqueuer";
 import { openQueue, type QueueBackend, type QueueRole } from "./queue-backend";
@@ -57,8 +57,10 @@ export interface ChargeQueueDependencies {
   };
 }
 
+type ChargeQueueLimits = Required<NonNullable<ChargeQueueDependencies["limits"]>>;
+
 export function createChargeQueue(dependencies: ChargeQueueDependencies): ChargeQueue {
-  const limits = {
+  const limits: ChargeQueueLimits = {
     chargeEnqueueTimeoutMs: billingLimits.chargeEnqueueTimeoutMs,
     chargeEnqueuesWaitingMax: billingLimits.chargeEnqueuesWaitingMax,
     chargeEnqueueLingerMs: billingLimits.chargeEnqueueLingerMs,
@@ -72,6 +74,27 @@ export function createChargeQueue(dependencies: ChargeQueueDependencies): Charge
   });
   // Without a listener an 'error' event would crash the process.
   queue.on("error", (error) => errors.error({ err: errorSummaryOf(error) }, "charge queue connection error"));
+  const batcher = createChargeBatcher(queue, limits, errors);
+  return {
+    enqueueCharge: (requestId) => batcher.enqueue(requestId),
+    enqueueCharges: (requestIds) => enqueueInJobs(queue, requestIds),
+    queuedJobIds: (jobIds) => queuedJobIdsOf(queue, jobIds),
+    async close() {
+      await batcher.flushAndStop();
+      await closeWithin(queue, billingLimits.queueCloseTimeoutMs);
+    },
+  };
+}
+
+/**
+ * The request path's enqueues, gathered into jobs: requests wait in memory while one job is in flight (or for
+ * the linger), then go together. Nothing here throws to the caller; a failed job is left to the sweeper.
+ */
+function createChargeBatcher(
+  queue: Queue<ChargeUsageJobData>,
+  limits: ChargeQueueLimits,
+  errors: ThrottledLog,
+) {
   let waiting: string[] = [];
   let sending = false;
   let closed = false;
@@ -101,7 +124,7 @@ export function createChargeQueue(dependencies: ChargeQueueDependencies): Charge
   }
 
   return {
-    enqueueCharge(requestId) {
+    enqueue(requestId: string): void {
       if (closed) return;
       // A queue that never answers must not grow without bound: past the limit, leave it to the sweeper.
       if (waiting.length >= limits.chargeEnqueuesWaitingMax) {
@@ -115,27 +138,8 @@ export function createChargeQueue(dependencies: ChargeQueueDependencies): Charge
       // The request path must never see an exception from here: sendWaiting catches everything it awaits.
       if (!sending) void sendWaiting();
     },
-    async enqueueCharges(requestIds) {
-      if (requestIds.length === 0) return [];
-      const jobs = [];
-      for (let start = 0; start < requestIds.length; start += billingLimits.chargeJobRequestsMax) {
-        const batch = requestIds.slice(start, start + billingLimits.chargeJobRequestsMax);
-        jobs.push({
-          name: chargeUsageJobName,
-          data: { requestIds: batch },
-          opts: { ...chargeUsageJobOptions, jobId: `charges-${randomUUID()}` },
-        });
-      }
-      await queue.addBulk(jobs);
-      return jobs.map((job) => ({ jobId: job.opts.jobId, requestIds: job.data.requestIds }));
-    },
-    async queuedJobIds(jobIds) {
-      const states = await Promise.all(jobIds.map((jobId) => queue.getJobState(jobId)));
-      const queuedStates = new Set(["waiting", "waiting-children", "delayed", "prioritized", "active"]);
-      return new Set(jobIds.filter((_jobId, index) => queuedStates.has(states[index]!)));
-    },
-    async close() {
-      // Usage recorded by requests that just finished is enqueued now rather than left to the sweeper.
+    /** Usage recorded by requests that just finished is enqueued now rather than left to the sweeper. */
+    async flushAndStop(): Promise<void> {
       const flushDeadlineMs = Date.now() + limits.chargeEnqueueTimeoutMs;
       while ((sending || waiting.length > 0) && Date.now() < flushDeadlineMs) {
         if (!sending) void sendWaiting();
@@ -143,9 +147,36 @@ export function createChargeQueue(dependencies: ChargeQueueDependencies): Charge
       }
       closed = true;
       waiting = [];
-      await closeWithin(queue, billingLimits.queueCloseTimeoutMs);
     },
   };
+}
+
+/** Enqueues in jobs of at most `chargeJobRequestsMax` requests, each with its own id. */
+async function enqueueInJobs(
+  queue: Queue<ChargeUsageJobData>,
+  requestIds: readonly string[],
+): Promise<EnqueuedChargeJob[]> {
+  if (requestIds.length === 0) return [];
+  const jobs = [];
+  for (let start = 0; start < requestIds.length; start += billingLimits.chargeJobRequestsMax) {
+    const batch = requestIds.slice(start, start + billingLimits.chargeJobRequestsMax);
+    jobs.push({
+      name: chargeUsageJobName,
+      data: { requestIds: batch },
+      opts: { ...chargeUsageJobOptions, jobId: `charges-${randomUUID()}` },
+    });
+  }
+  await queue.addBulk(jobs);
+  return jobs.map((job) => ({ jobId: job.opts.jobId, requestIds: job.data.requestIds }));
+}
+
+async function queuedJobIdsOf(
+  queue: Queue<ChargeUsageJobData>,
+  jobIds: readonly string[],
+): Promise<Set<string>> {
+  const states = await Promise.all(jobIds.map((jobId) => queue.getJobState(jobId)));
+  const queuedStates = new Set(["waiting", "waiting-children", "delayed", "prioritized", "active"]);
+  return new Set(jobIds.filter((_jobId, index) => queuedStates.has(states[index]!)));
 }
 
 class EnqueueTimeoutError extends Error {

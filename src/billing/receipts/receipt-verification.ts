@@ -8,7 +8,13 @@ import { parseLogPosition } from "../../ledger/store/log-position";
 import { calculateCharge, chargeInputOfBreakdown } from "../charging/charge-calculation";
 import { usageStreamIdOf } from "../charging/charge-usage";
 import { chargeBreakdownOfRecorded } from "../charging/recorded-charge-breakdown";
-import { type ChargeReceipt, chargeEventTypes, type ReceiptCharge, receiptFormat } from "./charge-receipt";
+import {
+  type ChargeReceipt,
+  chargeEventTypes,
+  type ReceiptCharge,
+  type ReceiptSeal,
+  receiptFormat,
+} from "./charge-receipt";
 
 /**
  * `npm run ledger -- verify-receipt <file>`: a receipt's checks with the ledger's own code (the hash chain,
@@ -102,86 +108,134 @@ export function receiptFailures(receipt: ChargeReceipt, trustedPublicKey: Buffer
   let lastData: ChargeData | undefined;
   receipt.charges.forEach((charge, index) => {
     const label = `charge ${index + 1} (${charge?.event?.type ?? "?"} ${charge?.event?.eventId ?? "?"})`;
-    let data: ChargeData;
-    try {
-      data = JSON.parse(charge.event.data) as ChargeData;
-      JSON.parse(charge.event.metadata);
-    } catch {
-      failures.push(`format: ${label}: the event's data or metadata is not JSON`);
-      return;
-    }
+    const data = parseChargeData(charge, failures, label);
+    if (data === undefined) return;
     lastData = data;
-    if (
-      !(chargeEventTypes as readonly string[]).includes(charge.event.type) ||
-      data.requestId !== receipt.requestId ||
-      charge.event.streamId !== usageStreamIdOf(receipt.requestId)
-    )
-      failures.push(`request: ${label}: not a charge of request ${receipt.requestId}`);
-    let chainHash: Buffer | undefined;
-    try {
-      chainHash = hex(charge.chainHash, 32, "chainHash");
-      const recomputed = eventChainHash(hex(charge.previousHash, 32, "previousHash"), {
-        streamId: charge.event.streamId,
-        streamVersion: charge.event.streamVersion,
-        eventId: charge.event.eventId,
-        type: charge.event.type,
-        schemaVersion: charge.event.schemaVersion,
-        dataText: charge.event.data,
-        metadataText: charge.event.metadata,
-      });
-      if (!recomputed.equals(chainHash))
-        failures.push(
-          `chain: ${label}: the event's bytes do not hash to its chain hash (the event was altered)`,
-        );
-    } catch (error) {
-      failures.push(`chain: ${label}: ${(error as Error).message}`);
-    }
+    checkRequest(receipt, charge, data, failures, label);
+    const chainHash = checkChain(charge, failures, label);
     checkAmount(charge, data, earlier, failures, label);
     earlier.push({ eventId: charge.event.eventId, data });
-    const seal = charge.seal;
-    if (seal?.status !== "sealed") {
-      failures.push(
-        `not-sealed: ${label}: not sealed by a signed checkpoint yet${seal?.expectedBy ? `; expected by ${seal.expectedBy}` : ""}`,
-      );
-      return;
-    }
-    try {
-      const checkpoint = seal.checkpoint;
-      const path = seal.inclusionPath.map((sibling, step) => hex(sibling, 32, `inclusionPath[${step}]`));
-      let root: Buffer | undefined;
-      try {
-        root = chainHash && rootFromInclusionPath(chainHash, seal.leafIndex, checkpoint.eventCount, path);
-      } catch {
-        root = undefined;
-      }
-      if (!root?.equals(hex(checkpoint.eventsRoot, 32, "eventsRoot")))
-        failures.push(
-          `inclusion: ${label}: the inclusion path does not lead to checkpoint #${checkpoint.sequence}'s events root`,
-        );
-      const checkpointHash = checkpointHashOf({
-        sequence: checkpoint.sequence,
-        last: parseLogPosition(checkpoint.last),
-        eventCount: checkpoint.eventCount,
-        eventsRoot: hex(checkpoint.eventsRoot, 32, "checkpoint.eventsRoot"),
-        previousCheckpointHash: hex(
-          checkpoint.previousCheckpointHash,
-          32,
-          "checkpoint.previousCheckpointHash",
-        ),
-        sealedAt: new Date(checkpoint.sealedAt),
-      });
-      if (!checkpointHash.equals(hex(checkpoint.checkpointHash, 32, "checkpointHash")))
-        failures.push(
-          `checkpoint: ${label}: checkpoint #${checkpoint.sequence}'s hash does not recompute from its fields`,
-        );
-      if (!verifySignature(trustedPublicKey, checkpointHash, hex(checkpoint.signature, 64, "signature")))
-        failures.push(
-          `signature: ${label}: checkpoint #${checkpoint.sequence} is not signed by the published key`,
-        );
-    } catch (error) {
-      failures.push(`checkpoint: ${label}: ${(error as Error).message}`);
-    }
+    checkSeal(charge, chainHash, trustedPublicKey, failures, label);
   });
+  checkTotal(receipt, earlier, lastData, failures);
+  return failures;
+}
+
+/** The event's data, or undefined (and a failure) when its data or metadata is not JSON. */
+function parseChargeData(charge: ReceiptCharge, failures: string[], label: string): ChargeData | undefined {
+  try {
+    const data = JSON.parse(charge.event.data) as ChargeData;
+    JSON.parse(charge.event.metadata);
+    return data;
+  } catch {
+    failures.push(`format: ${label}: the event's data or metadata is not JSON`);
+    return undefined;
+  }
+}
+
+/** A receipt's charges must all be charge events of its own request, on that request's usage stream. */
+function checkRequest(
+  receipt: ChargeReceipt,
+  charge: ReceiptCharge,
+  data: ChargeData,
+  failures: string[],
+  label: string,
+): void {
+  if (
+    !(chargeEventTypes as readonly string[]).includes(charge.event.type) ||
+    data.requestId !== receipt.requestId ||
+    charge.event.streamId !== usageStreamIdOf(receipt.requestId)
+  )
+    failures.push(`request: ${label}: not a charge of request ${receipt.requestId}`);
+}
+
+/** The event's bytes rehashed onto the previous hash; answers the chain hash for the inclusion check. */
+function checkChain(charge: ReceiptCharge, failures: string[], label: string): Buffer | undefined {
+  let chainHash: Buffer | undefined;
+  try {
+    chainHash = hex(charge.chainHash, 32, "chainHash");
+    const recomputed = eventChainHash(hex(charge.previousHash, 32, "previousHash"), {
+      streamId: charge.event.streamId,
+      streamVersion: charge.event.streamVersion,
+      eventId: charge.event.eventId,
+      type: charge.event.type,
+      schemaVersion: charge.event.schemaVersion,
+      dataText: charge.event.data,
+      metadataText: charge.event.metadata,
+    });
+    if (!recomputed.equals(chainHash))
+      failures.push(
+        `chain: ${label}: the event's bytes do not hash to its chain hash (the event was altered)`,
+      );
+  } catch (error) {
+    failures.push(`chain: ${label}: ${(error as Error).message}`);
+  }
+  return chainHash;
+}
+
+/** The charge's seal: its inclusion in a checkpoint, the checkpoint's hash, and the checkpoint's signature. */
+function checkSeal(
+  charge: ReceiptCharge,
+  chainHash: Buffer | undefined,
+  trustedPublicKey: Buffer,
+  failures: string[],
+  label: string,
+): void {
+  const seal = charge.seal;
+  if (seal?.status !== "sealed") {
+    failures.push(
+      `not-sealed: ${label}: not sealed by a signed checkpoint yet${seal?.expectedBy ? `; expected by ${seal.expectedBy}` : ""}`,
+    );
+    return;
+  }
+  try {
+    const checkpoint = seal.checkpoint;
+    const path = seal.inclusionPath.map((sibling, step) => hex(sibling, 32, `inclusionPath[${step}]`));
+    let root: Buffer | undefined;
+    try {
+      root = chainHash && rootFromInclusionPath(chainHash, seal.leafIndex, checkpoint.eventCount, path);
+    } catch {
+      root = undefined;
+    }
+    if (!root?.equals(hex(checkpoint.eventsRoot, 32, "eventsRoot")))
+      failures.push(
+        `inclusion: ${label}: the inclusion path does not lead to checkpoint #${checkpoint.sequence}'s events root`,
+      );
+    const checkpointHash = recomputedCheckpointHash(checkpoint);
+    if (!checkpointHash.equals(hex(checkpoint.checkpointHash, 32, "checkpointHash")))
+      failures.push(
+        `checkpoint: ${label}: checkpoint #${checkpoint.sequence}'s hash does not recompute from its fields`,
+      );
+    if (!verifySignature(trustedPublicKey, checkpointHash, hex(checkpoint.signature, 64, "signature")))
+      failures.push(
+        `signature: ${label}: checkpoint #${checkpoint.sequence} is not signed by the published key`,
+      );
+  } catch (error) {
+    failures.push(`checkpoint: ${label}: ${(error as Error).message}`);
+  }
+}
+
+type SealedCheckpoint = Extract<ReceiptSeal, { status: "sealed" }>["checkpoint"];
+
+/** The checkpoint's hash from its fields; throws on a field that is not well-formed hex. */
+function recomputedCheckpointHash(checkpoint: SealedCheckpoint): Buffer {
+  return checkpointHashOf({
+    sequence: checkpoint.sequence,
+    last: parseLogPosition(checkpoint.last),
+    eventCount: checkpoint.eventCount,
+    eventsRoot: hex(checkpoint.eventsRoot, 32, "checkpoint.eventsRoot"),
+    previousCheckpointHash: hex(checkpoint.previousCheckpointHash, 32, "checkpoint.previousCheckpointHash"),
+    sealedAt: new Date(checkpoint.sealedAt),
+  });
+}
+
+/** The receipt's total must be the sum of its charges and the request's latest charge. */
+function checkTotal(
+  receipt: ChargeReceipt,
+  earlier: readonly { eventId: string; data: ChargeData }[],
+  lastData: ChargeData | undefined,
+  failures: string[],
+): void {
   try {
     const charged = earlier.reduce(
       (sum, previous) => sum.plus(decimal(previous.data.amountWon, "amountWon")),
@@ -198,5 +252,4 @@ export function receiptFailures(receipt: ChargeReceipt, trustedPublicKey: Buffer
     failures.push(
       `amount: the receipt's total ${receipt.amountWon} is not the request's charge ${lastData.breakdown?.amountWon}`,
     );
-  return failures;
 }

@@ -262,74 +262,109 @@ export function receiptFailures(receipt, publicKeyPem) {
   if (receipt?.format !== receiptFormat) return [`format: not a ${receiptFormat} receipt`];
   if (!Array.isArray(receipt.charges) || receipt.charges.length === 0)
     return ["format: the receipt holds no charge"];
-  let publicKey;
-  try {
-    publicKey = createPublicKey(publicKeyPem);
-    if (publicKey.asymmetricKeyType !== "ed25519") return ["signature: the public key is not an Ed25519 key"];
-  } catch {
-    return ["signature: the public key is not a PEM public key"];
-  }
+  const { publicKey, keyFailure } = ed25519PublicKeyOf(publicKeyPem);
+  if (keyFailure) return [keyFailure];
   const failures = [];
   const earlier = [];
   let lastData;
   receipt.charges.forEach((charge, index) => {
     const label = `charge ${index + 1} (${charge?.event?.type ?? "?"} ${charge?.event?.eventId ?? "?"})`;
-    let data;
-    try {
-      data = JSON.parse(charge.event.data);
-      JSON.parse(charge.event.metadata);
-    } catch {
-      failures.push(`format: ${label}: the event's data or metadata is not JSON`);
-      return;
-    }
+    const data = parseChargeData(charge, failures, label);
+    if (data === undefined) return;
     lastData = data;
-    if (
-      !chargeTypes.has(charge.event.type) ||
-      data.requestId !== receipt.requestId ||
-      charge.event.streamId !== `usage-${receipt.requestId}`
-    )
-      failures.push(`request: ${label}: not a charge of request ${receipt.requestId}`);
-    let chainHash;
-    try {
-      chainHash = hex(charge.chainHash, 32, "chainHash");
-      const recomputed = eventChainHash(hex(charge.previousHash, 32, "previousHash"), charge.event);
-      if (!recomputed.equals(chainHash))
-        failures.push(
-          `chain: ${label}: the event's bytes do not hash to its chain hash (the event was altered)`,
-        );
-    } catch (error) {
-      failures.push(`chain: ${label}: ${error.message}`);
-    }
+    checkRequest(receipt, charge, data, failures, label);
+    const chainHash = checkChain(charge, failures, label);
     checkAmount(charge, data, earlier, failures, label);
     earlier.push({ eventId: charge.event.eventId, data });
-    const seal = charge.seal;
-    if (seal?.status !== "sealed") {
-      failures.push(
-        `not-sealed: ${label}: not sealed by a signed checkpoint yet${seal?.expectedBy ? `; expected by ${seal.expectedBy}` : ""}`,
-      );
-      return;
-    }
-    try {
-      const checkpoint = seal.checkpoint;
-      const path = seal.inclusionPath.map((sibling, step) => hex(sibling, 32, `inclusionPath[${step}]`));
-      const root = chainHash && rootFromInclusionPath(chainHash, seal.leafIndex, checkpoint.eventCount, path);
-      if (!root?.equals(hex(checkpoint.eventsRoot, 32, "eventsRoot")))
-        failures.push(
-          `inclusion: ${label}: the inclusion path does not lead to checkpoint #${checkpoint.sequence}'s events root`,
-        );
-      const checkpointHash = checkpointHashOf(checkpoint);
-      if (!checkpointHash.equals(hex(checkpoint.checkpointHash, 32, "checkpointHash")))
-        failures.push(
-          `checkpoint: ${label}: checkpoint #${checkpoint.sequence}'s hash does not recompute from its fields`,
-        );
-      if (!verify(null, checkpointHash, publicKey, hex(checkpoint.signature, 64, "signature")))
-        failures.push(
-          `signature: ${label}: checkpoint #${checkpoint.sequence} is not signed by the published key`,
-        );
-    } catch (error) {
-      failures.push(`checkpoint: ${label}: ${error.message}`);
-    }
+    checkSeal(charge, chainHash, publicKey, failures, label);
   });
+  checkTotal(receipt, earlier, lastData, failures);
+  return failures;
+}
+
+/** `{ publicKey }` from the PEM, or `{ keyFailure }` when it is not an Ed25519 public key. */
+function ed25519PublicKeyOf(publicKeyPem) {
+  try {
+    const publicKey = createPublicKey(publicKeyPem);
+    if (publicKey.asymmetricKeyType !== "ed25519")
+      return { keyFailure: "signature: the public key is not an Ed25519 key" };
+    return { publicKey };
+  } catch {
+    return { keyFailure: "signature: the public key is not a PEM public key" };
+  }
+}
+
+/** The event's data, or undefined (and a failure) when its data or metadata is not JSON. */
+function parseChargeData(charge, failures, label) {
+  try {
+    const data = JSON.parse(charge.event.data);
+    JSON.parse(charge.event.metadata);
+    return data;
+  } catch {
+    failures.push(`format: ${label}: the event's data or metadata is not JSON`);
+    return undefined;
+  }
+}
+
+/** A receipt's charges must all be charge events of its own request, on that request's usage stream. */
+function checkRequest(receipt, charge, data, failures, label) {
+  if (
+    !chargeTypes.has(charge.event.type) ||
+    data.requestId !== receipt.requestId ||
+    charge.event.streamId !== `usage-${receipt.requestId}`
+  )
+    failures.push(`request: ${label}: not a charge of request ${receipt.requestId}`);
+}
+
+/** The event's bytes rehashed onto the previous hash; answers the chain hash for the inclusion check. */
+function checkChain(charge, failures, label) {
+  let chainHash;
+  try {
+    chainHash = hex(charge.chainHash, 32, "chainHash");
+    const recomputed = eventChainHash(hex(charge.previousHash, 32, "previousHash"), charge.event);
+    if (!recomputed.equals(chainHash))
+      failures.push(
+        `chain: ${label}: the event's bytes do not hash to its chain hash (the event was altered)`,
+      );
+  } catch (error) {
+    failures.push(`chain: ${label}: ${error.message}`);
+  }
+  return chainHash;
+}
+
+/** The charge's seal: its inclusion in a checkpoint, the checkpoint's hash, and the checkpoint's signature. */
+function checkSeal(charge, chainHash, publicKey, failures, label) {
+  const seal = charge.seal;
+  if (seal?.status !== "sealed") {
+    failures.push(
+      `not-sealed: ${label}: not sealed by a signed checkpoint yet${seal?.expectedBy ? `; expected by ${seal.expectedBy}` : ""}`,
+    );
+    return;
+  }
+  try {
+    const checkpoint = seal.checkpoint;
+    const path = seal.inclusionPath.map((sibling, step) => hex(sibling, 32, `inclusionPath[${step}]`));
+    const root = chainHash && rootFromInclusionPath(chainHash, seal.leafIndex, checkpoint.eventCount, path);
+    if (!root?.equals(hex(checkpoint.eventsRoot, 32, "eventsRoot")))
+      failures.push(
+        `inclusion: ${label}: the inclusion path does not lead to checkpoint #${checkpoint.sequence}'s events root`,
+      );
+    const checkpointHash = checkpointHashOf(checkpoint);
+    if (!checkpointHash.equals(hex(checkpoint.checkpointHash, 32, "checkpointHash")))
+      failures.push(
+        `checkpoint: ${label}: checkpoint #${checkpoint.sequence}'s hash does not recompute from its fields`,
+      );
+    if (!verify(null, checkpointHash, publicKey, hex(checkpoint.signature, 64, "signature")))
+      failures.push(
+        `signature: ${label}: checkpoint #${checkpoint.sequence} is not signed by the published key`,
+      );
+  } catch (error) {
+    failures.push(`checkpoint: ${label}: ${error.message}`);
+  }
+}
+
+/** The receipt's total must be the sum of its charges and the request's latest charge. */
+function checkTotal(receipt, earlier, lastData, failures) {
   try {
     const charged = earlier.reduce(
       (sum, previous) => plus(sum, decimal(previous.data.amountWon, "amountWon")),
@@ -346,7 +381,6 @@ export function receiptFailures(receipt, publicKeyPem) {
     failures.push(
       `amount: the receipt's total ${receipt.amountWon} is not the request's charge ${lastData.breakdown?.amountWon}`,
     );
-  return failures;
 }
 
 function main(argv) {

@@ -133,8 +133,45 @@ async function readInSnapshot(
   now: Date,
 ): Promise<MonthlyStatement> {
   const { start, end } = boundsOf(month);
-  const key = [account.kind, account.id, month];
-  // Opening and closing are summed separately from the month's own row: the identity below is a check.
+  const key: StatementKey = [account.kind, account.id, month];
+  const totals = await readBalances(client, key);
+  const { topUps, groups, corrections } = await readLines(client, key);
+  const pending = await hasUsageNotCharged(client, account, end);
+  const statement: MonthlyStatement = {
+    account,
+    month,
+    from: start.toISOString(),
+    to: end.toISOString(),
+    currency: "KRW",
+    openingBalanceWon: won(parseMoney(totals.opening_won)),
+    topUpsWon: won(new Money(totals.top_ups_won ?? "0")),
+    chargesWon: won(new Money(totals.charges_won ?? "0")),
+    correctionsWon: won(new Money(totals.corrections_won ?? "0")),
+    closingBalanceWon: won(parseMoney(totals.closing_won)),
+    signConvention: statementSignConvention,
+    chargeCount: Number(totals.charge_count ?? "0"),
+    provisional: now.getTime() < end.getTime() + statementLimits.settlementGraceMs || pending,
+    checkpoint: await checkpointSealing(client, totals),
+    topUps: topUps.map((row) => ({ ...row, amountWon: won(parseMoney(row.amountWon)) })),
+    chargesByModel: groupBy(groups, (row) => row.model).map(([model, group]) => ({ model, ...group })),
+    chargesByKey: groupBy(groups, (row) => row.key_id).map(([keyId, group]) => ({ keyId, ...group })),
+    corrections: corrections.map((row) => ({
+      ...row,
+      amountWon: won(parseMoney(row.amountWon)),
+      correctedAmountWon: won(parseMoney(row.correctedAmountWon)),
+    })),
+    generatedAt: now.toISOString(),
+  };
+  assertStatementAddsUp(statement);
+  return statement;
+}
+
+/** The statement's account and month, as the first three query parameters. */
+type StatementKey = [kind: AccountReference["kind"], id: string, month: StatementMonth];
+
+/** The month's totals and the balances around it, with the last position they include. */
+async function readBalances(client: Queryable, key: StatementKey): Promise<BalancesRow> {
+  // Opening and closing are summed separately from the month's own row, so assertStatementAddsUp is a check.
   const balances = await client.query<BalancesRow>(
     `SELECT coalesce(sum(top_ups_won - charges_won - corrections_won) FILTER (WHERE month < $3), 0)::text
               AS opening_won,
@@ -149,7 +186,18 @@ async function readInSnapshot(
      WHERE account_kind = $1 AND account_id = $2 AND month <= $3`,
     key,
   );
-  const totals = balances.rows[0]!;
+  return balances.rows[0]!;
+}
+
+interface ChargeGroupRow {
+  model: string;
+  key_id: string;
+  requests: string;
+  amount_won: string;
+}
+
+/** The month's top-ups, charge groups and corrections; refused when any holds more than a statement lists. */
+async function readLines(client: Queryable, key: StatementKey) {
   const topUps = await client.query<StatementTopUp>(
     `SELECT event_id AS "eventId",
             to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "occurredAt",
@@ -159,7 +207,7 @@ async function readInSnapshot(
      ORDER BY occurred_at, log_transaction_order, log_position LIMIT $4`,
     [...key, statementLimits.linesMax + 1],
   );
-  const groups = await client.query<{ model: string; key_id: string; requests: string; amount_won: string }>(
+  const groups = await client.query<ChargeGroupRow>(
     `SELECT model, key_id, requests::text AS requests, amount_won::text AS amount_won
      FROM ${statementChargesTable.name}
      WHERE account_kind = $1 AND account_id = $2 AND month = $3
@@ -183,44 +231,31 @@ async function readInSnapshot(
     throw new StatementTooLargeError(
       `the month holds more than ${statementLimits.linesMax} top-ups, corrections or model × key groups`,
     );
+  return { topUps: topUps.rows, groups: groups.rows, corrections: corrections.rows };
+}
+
+/** Whether a request started before the month's end has usage recorded but not charged yet. */
+async function hasUsageNotCharged(client: Queryable, account: AccountReference, end: Date): Promise<boolean> {
   const pending = await client.query(
     `SELECT 1 FROM ${pendingChargesTable.name}
      WHERE account_kind = $1 AND account_id = $2 AND started_at < $3 LIMIT 1`,
     [account.kind, account.id, end.toISOString()],
   );
-  const lastPosition =
-    totals.last_transaction_order === null || totals.last_position === null
-      ? undefined
-      : { commit: BigInt(totals.last_transaction_order), prepare: BigInt(totals.last_position) };
-  const covering = lastPosition === undefined ? undefined : await checkpointCovering(client, lastPosition);
+  return pending.rows.length > 0;
+}
 
-  const statement: MonthlyStatement = {
-    account,
-    month,
-    from: start.toISOString(),
-    to: end.toISOString(),
-    currency: "KRW",
-    openingBalanceWon: won(parseMoney(totals.opening_won)),
-    topUpsWon: won(new Money(totals.top_ups_won ?? "0")),
-    chargesWon: won(new Money(totals.charges_won ?? "0")),
-    correctionsWon: won(new Money(totals.corrections_won ?? "0")),
-    closingBalanceWon: won(parseMoney(totals.closing_won)),
-    signConvention: statementSignConvention,
-    chargeCount: Number(totals.charge_count ?? "0"),
-    provisional: now.getTime() < end.getTime() + statementLimits.settlementGraceMs || pending.rows.length > 0,
-    checkpoint: covering ? describeCheckpoint(covering.checkpoint) : null,
-    topUps: topUps.rows.map((row) => ({ ...row, amountWon: won(parseMoney(row.amountWon)) })),
-    chargesByModel: groupBy(groups.rows, (row) => row.model).map(([model, group]) => ({ model, ...group })),
-    chargesByKey: groupBy(groups.rows, (row) => row.key_id).map(([keyId, group]) => ({ keyId, ...group })),
-    corrections: corrections.rows.map((row) => ({
-      ...row,
-      amountWon: won(parseMoney(row.amountWon)),
-      correctedAmountWon: won(parseMoney(row.correctedAmountWon)),
-    })),
-    generatedAt: now.toISOString(),
+/** The signed checkpoint covering the last event the totals include; null when none does yet. */
+async function checkpointSealing(
+  client: Queryable,
+  totals: BalancesRow,
+): Promise<MonthlyStatement["checkpoint"]> {
+  if (totals.last_transaction_order === null || totals.last_position === null) return null;
+  const lastPosition = {
+    commit: BigInt(totals.last_transaction_order),
+    prepare: BigInt(totals.last_position),
   };
-  assertStatementAddsUp(statement);
-  return statement;
+  const covering = await checkpointCovering(client, lastPosition);
+  return covering ? describeCheckpoint(covering.checkpoint) : null;
 }
 
 function groupBy<Row extends { requests: string; amount_won: string }>(

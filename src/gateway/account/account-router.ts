@@ -32,14 +32,22 @@ const billingQuerySchema = z.object({
 
 export function createAccountRouter(dependencies: AccountRouterDependencies): Router {
   const router = express.Router();
-  const rowsMax = dependencies.billingHistoryRowsMax ?? billingLimits.billingHistoryRowsMax;
+  mountBalanceRoute(router, dependencies);
+  mountBillingTotalsRoute(router, dependencies);
+  mountBillingHistoryRoute(router, dependencies);
+  addSessionStatementRoutes(router, dependencies.database);
+  router.use(billingErrorMapper);
+  return router;
+}
 
+/** `GET /balance`: the session's account and its organization's, each with its funds in flight. */
+function mountBalanceRoute(router: Router, { database }: AccountRouterDependencies): void {
   router.get("/balance", async (_request, response) => {
     const session = sessionOf(response.locals);
     const fundsOf = async (account: AccountReference) => ({
       id: account.id,
-      balanceWon: await readBalanceWon(dependencies.database, account),
-      ...(await readFundsInFlight(dependencies.database, account)),
+      balanceWon: await readBalanceWon(database, account),
+      ...(await readFundsInFlight(database, account)),
     });
     const organizationId = session.organizationId;
     response.json({
@@ -48,27 +56,29 @@ export function createAccountRouter(dependencies: AccountRouterDependencies): Ro
         organizationId === null ? null : await fundsOf({ kind: "organization", id: organizationId }),
     });
   });
+}
 
-  /** The session's own account, or its organization's with `isOrganization=true`. */
-  const billingAccountOf = (request: { query: unknown }, locals: Record<string, unknown>) => {
-    const session = sessionOf(locals);
-    const parsed = billingQuerySchema.safeParse(request.query);
-    if (!parsed.success) throw validationErrorOf(parsed.error);
-    if (parsed.data.isOrganization !== "true")
-      return { kind: "user", id: session.userId } as AccountReference;
-    if (session.organizationId === null) {
-      throw apiErrors.validation("isOrganization: the session belongs to no organization");
-    }
-    return { kind: "organization", id: session.organizationId } as AccountReference;
-  };
+/** The session's own account, or its organization's with `isOrganization=true`. */
+function billingAccountOf(request: { query: unknown }, locals: Record<string, unknown>): AccountReference {
+  const session = sessionOf(locals);
+  const parsed = billingQuerySchema.safeParse(request.query);
+  if (!parsed.success) throw validationErrorOf(parsed.error);
+  if (parsed.data.isOrganization !== "true") return { kind: "user", id: session.userId };
+  if (session.organizationId === null) {
+    throw apiErrors.validation("isOrganization: the session belongs to no organization");
+  }
+  return { kind: "organization", id: session.organizationId };
+}
 
+/** `GET /billing/totals`: the range's charges summed, grouped as asked. */
+function mountBillingTotalsRoute(router: Router, { database }: AccountRouterDependencies): void {
   router.get("/billing/totals", async (request, response) => {
     const account = billingAccountOf(request, response.locals);
     const totalsQuery = billingTotalsQuerySchema.safeParse(request.query);
     if (!totalsQuery.success) throw validationErrorOf(totalsQuery.error);
     const { from, to } = billingRangeOf(request.query);
     const totals = await readBillingTotals(
-      dependencies.database,
+      database,
       { account, from, to },
       totalsQuery.data.groupBy,
       readLimits.billingTotalsGroupsMax,
@@ -81,43 +91,35 @@ export function createAccountRouter(dependencies: AccountRouterDependencies): Ro
       ...totals,
     });
   });
+}
 
+/** `GET /billing`: one page when asked (`limit`, `cursor`); without them the whole range, as before. */
+function mountBillingHistoryRoute(router: Router, dependencies: AccountRouterDependencies): void {
+  const { database } = dependencies;
+  const rowsMax = dependencies.billingHistoryRowsMax ?? billingLimits.billingHistoryRowsMax;
   router.get("/billing", async (request, response) => {
     const account = billingAccountOf(request, response.locals);
     const { from, to } = billingRangeOf(request.query);
     const query = { account, from, to };
-    // One page when asked (`limit`, `cursor`); without them the whole range, as before.
+    const range = { account, from: from?.toISOString() ?? null, to: to?.toISOString() ?? null };
     const pageQuery = billingPageQuerySchema.safeParse(request.query);
     if (!pageQuery.success) throw validationErrorOf(pageQuery.error);
     if (isPageQuery(pageQuery.data)) {
-      const { data, nextCursor } = await readBillingPage(dependencies.database, query, {
+      const { data, nextCursor } = await readBillingPage(database, query, {
         limit: pageQuery.data.limit ?? readLimits.billingPageRowsDefault,
         cursor: pageQuery.data.cursor,
         order: pageQuery.data.order,
       });
-      response.json({
-        account,
-        from: from?.toISOString() ?? null,
-        to: to?.toISOString() ?? null,
-        data,
-        nextCursor,
-      });
+      response.json({ ...range, data, nextCursor });
       return;
     }
-    await countBillingHistory(dependencies.database, query, rowsMax);
+    await countBillingHistory(database, query, rowsMax);
     await sendBillingJson(
       response,
-      { account, from: from?.toISOString() ?? null, to: to?.toISOString() ?? null },
-      readBillingHistory(dependencies.database, query, {
-        pageSize: billingLimits.billingHistoryPageSize,
-        rowsMax,
-      }),
+      range,
+      readBillingHistory(database, query, { pageSize: billingLimits.billingHistoryPageSize, rowsMax }),
     );
   });
-
-  addSessionStatementRoutes(router, dependencies.database);
-  router.use(billingErrorMapper);
-  return router;
 }
 
 export { billingQuerySchema as accountBillingQuerySchema };

@@ -48,83 +48,89 @@ export interface ConsoleDiscountRow {
 
 export function createConsoleReadRouter(database: Pick<pg.Pool, "query">): Router {
   const router = createRouter();
-
   router.get("/console/accounts", async (_request, response) => {
-    const result = await database.query<{
-      account_kind: "user" | "organization";
-      account_id: string;
-      balance_won: string;
-      pending_requests: string;
-      held_won: string | null;
-      pending_won: string | null;
-    }>(
-      `SELECT b.account_kind, b.account_id, b.balance_won,
-              (SELECT count(*) FROM ${pendingChargesTable.name} p
-                WHERE p.account_kind = b.account_kind AND p.account_id = b.account_id)::text AS pending_requests,
-              trim_scale(f.held_won)::text AS held_won, trim_scale(f.pending_won)::text AS pending_won
-         FROM ${balancesTable.name} b
-         LEFT JOIN account_funds f ON f.account_kind = b.account_kind AND f.account_id = b.account_id
-        ORDER BY b.account_kind, b.account_id
-        LIMIT ${accountsRowsMax}`,
-    );
-    const data: ConsoleAccountRow[] = result.rows.map((row) => ({
-      kind: row.account_kind,
-      id: row.account_id,
-      balanceWon: row.balance_won,
-      pendingRequests: Number(row.pending_requests),
-      heldWon: row.held_won ?? "0",
-      pendingWon: row.pending_won ?? "0",
-    }));
-    response.json({ data });
+    response.json({ data: await readConsoleAccounts(database) });
   });
-
   router.get("/console/prices", async (_request, response) => {
-    const result = await database.query<{
-      model: string;
-      input_usd_per_million_tokens: string;
-      output_usd_per_million_tokens: string;
-      cached_input_usd_per_million_tokens: string;
-      effective_at: string;
-    }>(
-      `SELECT DISTINCT ON (model) model, input_usd_per_million_tokens, output_usd_per_million_tokens,
-              cached_input_usd_per_million_tokens, effective_at
-         FROM ${pricesTable.name}
-        ORDER BY model, effective_at DESC, event_id DESC`,
-    );
-    const byModel = new Map(result.rows.map((row) => [row.model, row]));
-    const data: ConsolePriceRow[] = listModels().map((model) => {
-      const row = byModel.get(model.slug);
-      return {
-        model: model.slug,
-        family: model.family,
-        inputUsdPer1M: row?.input_usd_per_million_tokens ?? model.inputUsdPerMillionTokens,
-        outputUsdPer1M: row?.output_usd_per_million_tokens ?? model.outputUsdPerMillionTokens,
-        cachedInputUsdPer1M: row?.cached_input_usd_per_million_tokens ?? model.cachedInputUsdPerMillionTokens,
-        effectiveAt: row ? new Date(row.effective_at).toISOString() : null,
-      };
-    });
-    response.json({ data });
+    response.json({ data: await readConsolePrices(database) });
   });
-
   router.get("/console/discounts", async (_request, response) => {
-    const result = await database.query<{
-      model: string | null;
-      organization_id: string | null;
-      rate: string;
-      effective_at: string;
-    }>(
-      `SELECT DISTINCT ON (model, organization_id) model, organization_id, rate, effective_at
-         FROM ${discountsTable.name}
-        ORDER BY model, organization_id, effective_at DESC, event_id DESC`,
-    );
-    const data: ConsoleDiscountRow[] = result.rows.map((row) => ({
-      model: row.model,
-      organizationId: row.organization_id,
-      rate: row.rate,
-      effectiveAt: new Date(row.effective_at).toISOString(),
-    }));
-    response.json({ data });
+    response.json({ data: await readConsoleDiscounts(database) });
   });
-
   return router;
+}
+
+async function readConsoleAccounts(database: Pick<pg.Pool, "query">): Promise<ConsoleAccountRow[]> {
+  const result = await database.query<{
+    account_kind: "user" | "organization";
+    account_id: string;
+    balance_won: string;
+    pending_requests: string;
+    held_won: string | null;
+    pending_won: string | null;
+  }>(
+    `SELECT b.account_kind, b.account_id, b.balance_won,
+            (SELECT count(*) FROM ${pendingChargesTable.name} p
+              WHERE p.account_kind = b.account_kind AND p.account_id = b.account_id)::text AS pending_requests,
+            trim_scale(f.held_won)::text AS held_won, trim_scale(f.pending_won)::text AS pending_won
+       FROM ${balancesTable.name} b
+       LEFT JOIN account_funds f ON f.account_kind = b.account_kind AND f.account_id = b.account_id
+      ORDER BY b.account_kind, b.account_id
+      LIMIT ${accountsRowsMax}`,
+  );
+  return result.rows.map((row) => ({
+    kind: row.account_kind,
+    id: row.account_id,
+    balanceWon: row.balance_won,
+    pendingRequests: Number(row.pending_requests),
+    heldWon: row.held_won ?? "0",
+    pendingWon: row.pending_won ?? "0",
+  }));
+}
+
+/** Every catalog model, at the latest recorded price or, when none was recorded, the catalog's own. */
+async function readConsolePrices(database: Pick<pg.Pool, "query">): Promise<ConsolePriceRow[]> {
+  const result = await database.query<{
+    model: string;
+    input_usd_per_million_tokens: string;
+    output_usd_per_million_tokens: string;
+    cached_input_usd_per_million_tokens: string;
+    effective_at: string;
+  }>(
+    `SELECT DISTINCT ON (model) model, input_usd_per_million_tokens, output_usd_per_million_tokens,
+            cached_input_usd_per_million_tokens, effective_at
+       FROM ${pricesTable.name}
+      ORDER BY model, effective_at DESC, event_id DESC`,
+  );
+  const byModel = new Map(result.rows.map((row) => [row.model, row]));
+  return listModels().map((model) => {
+    const row = byModel.get(model.slug);
+    return {
+      model: model.slug,
+      family: model.family,
+      inputUsdPer1M: row?.input_usd_per_million_tokens ?? model.inputUsdPerMillionTokens,
+      outputUsdPer1M: row?.output_usd_per_million_tokens ?? model.outputUsdPerMillionTokens,
+      cachedInputUsdPer1M: row?.cached_input_usd_per_million_tokens ?? model.cachedInputUsdPerMillionTokens,
+      effectiveAt: row ? new Date(row.effective_at).toISOString() : null,
+    };
+  });
+}
+
+async function readConsoleDiscounts(database: Pick<pg.Pool, "query">): Promise<ConsoleDiscountRow[]> {
+  const result = await database.query<{
+    model: string | null;
+    organization_id: string | null;
+    rate: string;
+    effective_at: string;
+  }>(
+    `SELECT DISTINCT ON (model, organization_id) model, organization_id, rate, effective_at
+       FROM ${discountsTable.name}
+      ORDER BY model, organization_id, effective_at DESC, event_id DESC`,
+  );
+  return result.rows.map((row) => ({
+    model: row.model,
+    organizationId: row.organization_id,
+    rate: row.rate,
+    effectiveAt: new Date(row.effective_at).toISOString(),
+  }));
 }

@@ -37,16 +37,27 @@ export const consoleSessionTtlSeconds = sessionTtlSecondsDefault;
 const sessionBody = z.object({ token: z.string().min(1).max(4_096) });
 const adminSessionBody = z.object({ adminToken: z.string().min(1).max(4_096) });
 
-export function createConsoleRouter(options: {
+interface ConsoleRouterOptions {
   sessions: SessionTokens;
   consoleAuth: ConsoleAuth;
   adminEnabled: boolean;
   distDirectory?: string;
-}): Router {
-  const { sessions, consoleAuth } = options;
+}
+
+export function createConsoleRouter(options: ConsoleRouterOptions): Router {
   const distDirectory = options.distDirectory ?? consoleDistDirectory;
   const router = Router();
+  mountSessionRoutes(router, options);
+  mountAdminSessionRoutes(router, options);
+  // Past the session routes, an unknown /api path is a 404 rather than the page.
+  router.use("/api", (_request, _response, next) => next(notFound()));
+  mountSignInRoute(router, options);
+  mountConsolePage(router, distDirectory);
+  return router;
+}
 
+/** The session token exchanged for the session cookie, read back, and cleared. */
+function mountSessionRoutes(router: Router, { sessions, consoleAuth }: ConsoleRouterOptions): void {
   router.post("/api/session", async (request, response) => {
     requireJson(request);
     const parsed = sessionBody.safeParse(request.body ?? {});
@@ -70,12 +81,15 @@ export function createConsoleRouter(options: {
     clearCookie(request, response, sessionCookieName);
     response.json({ signedOut: true });
   });
+}
 
+/** The admin token exchanged for the admin cookie, read back, and cleared. */
+function mountAdminSessionRoutes(router: Router, { consoleAuth, adminEnabled }: ConsoleRouterOptions): void {
   router.post("/api/admin-session", async (request, response) => {
     requireJson(request);
     const parsed = adminSessionBody.safeParse(request.body ?? {});
     if (!parsed.success) throw validationErrorOf(parsed.error);
-    if (!options.adminEnabled || !consoleAuth.adminTokenMatches(parsed.data.adminToken)) {
+    if (!adminEnabled || !consoleAuth.adminTokenMatches(parsed.data.adminToken)) {
       throw apiErrors.unauthorized("Admin token required");
     }
     const cookie = await consoleAuth.mintAdminCookie();
@@ -97,11 +111,10 @@ export function createConsoleRouter(options: {
     clearCookie(request, response, adminCookieName);
     response.json({ signedOut: true });
   });
+}
 
-  router.use("/api", (_request, _response, next) => {
-    next(Object.assign(new Error("not found"), { notFound: true }));
-  });
-
+/** The first-start banner's one-time link: redeems the code for a session cookie, then opens the console. */
+function mountSignInRoute(router: Router, { sessions, consoleAuth }: ConsoleRouterOptions): void {
   router.get("/sign-in", async (request, response) => {
     response.setHeader("cache-control", "no-store");
     response.setHeader("referrer-policy", "no-referrer");
@@ -115,7 +128,10 @@ export function createConsoleRouter(options: {
     setCookie(request, response, sessionCookieName, token, consoleSessionTtlSeconds);
     response.redirect(303, "/console/");
   });
+}
 
+/** The built app: hashed assets cached for a year, other files revalidated, any other path the page. */
+function mountConsolePage(router: Router, distDirectory: string): void {
   router.use(
     "/assets",
     express.static(path.join(distDirectory, "assets"), {
@@ -123,9 +139,7 @@ export function createConsoleRouter(options: {
       maxAge: "365d",
       index: false,
     }),
-    (_request: Request, _response: Response, next: (error: unknown) => void) => {
-      next(Object.assign(new Error("not found"), { notFound: true }));
-    },
+    (_request: Request, _response: Response, next: (error: unknown) => void) => next(notFound()),
   );
   router.use(
     express.static(distDirectory, {
@@ -145,7 +159,10 @@ export function createConsoleRouter(options: {
     response.setHeader("cache-control", "no-cache");
     response.sendFile(index);
   });
-  return router;
+}
+
+function notFound(): Error {
+  return Object.assign(new Error("not found"), { notFound: true });
 }
 
 function requireJson(request: Request): void {

@@ -23,6 +23,18 @@ type OpenBlock =
   | { kind: "call"; callIndex: number; argumentsSent: boolean }
   | { kind: "answer"; textSent: boolean };
 
+/** What the stream has told so far, carried from one event to the next. */
+interface MessagesStreamState {
+  usage: MessagesUsage | undefined;
+  stopReason: string | undefined;
+  /** message_stop arrived: the message ended, whatever follows is ignored. */
+  stopped: boolean;
+  /** Client tool calls started so far: the next call's ordinal. */
+  callCount: number;
+  /** By content block index. */
+  openBlocks: Map<number, OpenBlock>;
+}
+
 /**
  * Messages stream events to stream parts: usage from `message_start`; text from `text_delta`; a `tool_use`
  * block's start is a tool-call start (indexed by its ordinal among the reply's calls, not by content
@@ -34,88 +46,110 @@ export function convertMessagesStream(
   batches: AsyncIterable<readonly ServerSentEvent[]>,
   options: MessagesReplyOptions = plainReply,
 ): AsyncGenerator<GenerationStreamPart[]> {
-  let usage: MessagesUsage | undefined;
-  let stopReason: string | undefined;
-  let stopped = false;
-  let callCount = 0;
-  const openBlocks = new Map<number, OpenBlock>();
+  const state: MessagesStreamState = {
+    usage: undefined,
+    stopReason: undefined,
+    stopped: false,
+    callCount: 0,
+    openBlocks: new Map(),
+  };
   return convertEventStream(batches, {
     convert(event, parts) {
       // Read on to the end of the body after message_stop rather than stop: the socket stays reusable.
-      if (stopped) return;
-      const payload = parseUpstreamJson(event.data);
-      const { type } = parseUpstreamReply(messagesStreamEventSchema, payload);
-      switch (type) {
-        case "message_start": {
-          const startUsage = parseUpstreamReply(messageStartEventSchema, payload).message.usage;
-          if (startUsage) usage = mergeMessagesUsage(usage, startUsage);
-          return;
-        }
-        case "content_block_start": {
-          const { index, content_block: started } = parseUpstreamReply(contentBlockStartEventSchema, payload);
-          if (started.type !== "tool_use") return;
-          const block = parseUpstreamReply(toolUseStartEventSchema, payload).content_block;
-          if (block.name === options.answerToolName) {
-            openBlocks.set(index, { kind: "answer", textSent: false });
-            return;
-          }
-          openBlocks.set(index, { kind: "call", callIndex: callCount, argumentsSent: false });
-          parts.push({ type: "tool-call-start", index: callCount, id: block.id, name: block.name });
-          callCount += 1;
-          return;
-        }
-        case "content_block_delta": {
-          const { index, delta } = parseUpstreamReply(contentBlockDeltaEventSchema, payload);
-          if (delta.type === "text_delta" && delta.text) parts.push({ type: "text-delta", text: delta.text });
-          if (delta.type !== "input_json_delta" || !delta.partial_json) return;
-          const block = openBlocks.get(index);
-          if (block?.kind === "call") {
-            parts.push({
-              type: "tool-call-delta",
-              index: block.callIndex,
-              argumentsDelta: delta.partial_json,
-            });
-            block.argumentsSent = true;
-          } else if (block?.kind === "answer") {
-            parts.push({ type: "text-delta", text: delta.partial_json });
-            block.textSent = true;
-          }
-          return;
-        }
-        case "content_block_stop": {
-          const { index } = parseUpstreamReply(contentBlockStopEventSchema, payload);
-          const block = openBlocks.get(index);
-          openBlocks.delete(index);
-          // A call without arguments streams no JSON at all; its arguments are still the object {}.
-          if (block?.kind === "call" && !block.argumentsSent)
-            parts.push({ type: "tool-call-delta", index: block.callIndex, argumentsDelta: "{}" });
-          if (block?.kind === "answer" && !block.textSent) parts.push({ type: "text-delta", text: "{}" });
-          return;
-        }
-        case "message_delta": {
-          const messageDelta = parseUpstreamReply(messageDeltaEventSchema, payload);
-          if (messageDelta.delta.stop_reason) stopReason = messageDelta.delta.stop_reason;
-          if (messageDelta.usage) usage = mergeMessagesUsage(usage, messageDelta.usage);
-          return;
-        }
-        case "message_stop":
-          stopped = true;
-          return;
-        case "error":
-          throw reportedFailureError(messageOf(payload));
-        default:
-          return;
-      }
+      if (state.stopped) return;
+      convertMessagesEvent(state, parseUpstreamJson(event.data), parts, options);
     },
     outcome: () => ({
-      usage: usage ? convertMessagesUsage(usage) : null,
+      usage: state.usage ? convertMessagesUsage(state.usage) : null,
       // A message_stop without a stop reason still ended the message; without either the stream was cut.
       finishReason:
-        stopReason !== undefined
-          ? mapMessagesFinishReason(stopReason, callCount)
-          : stopped
+        state.stopReason !== undefined
+          ? mapMessagesFinishReason(state.stopReason, state.callCount)
+          : state.stopped
             ? "other"
             : undefined,
     }),
   });
+}
+
+function convertMessagesEvent(
+  state: MessagesStreamState,
+  payload: unknown,
+  parts: GenerationStreamPart[],
+  options: MessagesReplyOptions,
+): void {
+  const { type } = parseUpstreamReply(messagesStreamEventSchema, payload);
+  switch (type) {
+    case "message_start": {
+      const startUsage = parseUpstreamReply(messageStartEventSchema, payload).message.usage;
+      if (startUsage) state.usage = mergeMessagesUsage(state.usage, startUsage);
+      return;
+    }
+    case "content_block_start":
+      startBlock(state, payload, parts, options);
+      return;
+    case "content_block_delta":
+      continueBlock(state, payload, parts);
+      return;
+    case "content_block_stop":
+      stopBlock(state, payload, parts);
+      return;
+    case "message_delta": {
+      const messageDelta = parseUpstreamReply(messageDeltaEventSchema, payload);
+      if (messageDelta.delta.stop_reason) state.stopReason = messageDelta.delta.stop_reason;
+      if (messageDelta.usage) state.usage = mergeMessagesUsage(state.usage, messageDelta.usage);
+      return;
+    }
+    case "message_stop":
+      state.stopped = true;
+      return;
+    case "error":
+      throw reportedFailureError(messageOf(payload));
+    default:
+      return;
+  }
+}
+
+/** A `tool_use` block opens a client call (a tool-call start) or, for the answer tool, the answer's text. */
+function startBlock(
+  state: MessagesStreamState,
+  payload: unknown,
+  parts: GenerationStreamPart[],
+  options: MessagesReplyOptions,
+): void {
+  const { index, content_block: started } = parseUpstreamReply(contentBlockStartEventSchema, payload);
+  if (started.type !== "tool_use") return;
+  const block = parseUpstreamReply(toolUseStartEventSchema, payload).content_block;
+  if (block.name === options.answerToolName) {
+    state.openBlocks.set(index, { kind: "answer", textSent: false });
+    return;
+  }
+  state.openBlocks.set(index, { kind: "call", callIndex: state.callCount, argumentsSent: false });
+  parts.push({ type: "tool-call-start", index: state.callCount, id: block.id, name: block.name });
+  state.callCount += 1;
+}
+
+/** Text deltas are text; JSON deltas are a call's arguments or, in the answer tool, the answer's text. */
+function continueBlock(state: MessagesStreamState, payload: unknown, parts: GenerationStreamPart[]): void {
+  const { index, delta } = parseUpstreamReply(contentBlockDeltaEventSchema, payload);
+  if (delta.type === "text_delta" && delta.text) parts.push({ type: "text-delta", text: delta.text });
+  if (delta.type !== "input_json_delta" || !delta.partial_json) return;
+  const block = state.openBlocks.get(index);
+  if (block?.kind === "call") {
+    parts.push({ type: "tool-call-delta", index: block.callIndex, argumentsDelta: delta.partial_json });
+    block.argumentsSent = true;
+  } else if (block?.kind === "answer") {
+    parts.push({ type: "text-delta", text: delta.partial_json });
+    block.textSent = true;
+  }
+}
+
+function stopBlock(state: MessagesStreamState, payload: unknown, parts: GenerationStreamPart[]): void {
+  const { index } = parseUpstreamReply(contentBlockStopEventSchema, payload);
+  const block = state.openBlocks.get(index);
+  state.openBlocks.delete(index);
+  // A call without arguments streams no JSON at all; its arguments are still the object {}.
+  if (block?.kind === "call" && !block.argumentsSent)
+    parts.push({ type: "tool-call-delta", index: block.callIndex, argumentsDelta: "{}" });
+  if (block?.kind === "answer" && !block.textSent) parts.push({ type: "text-delta", text: "{}" });
 }

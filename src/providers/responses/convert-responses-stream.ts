@@ -17,6 +17,9 @@ import {
   responseTerminalEventSchema,
 } from "./responses-schemas";
 
+/** By output_index: the call's position among the reply's calls, and whether arguments were passed on. */
+type StartedCalls = Map<number, { index: number; argumentsSent: boolean }>;
+
 /**
  * Responses stream events to stream parts: text from `response.output_text.delta`; a function call from
  * its `response.output_item.added` (id and name) and `response.function_call_arguments.delta` events; usage
@@ -29,83 +32,103 @@ export function convertResponsesStream(
   batches: AsyncIterable<readonly ServerSentEvent[]>,
 ): AsyncGenerator<GenerationStreamPart[]> {
   let outcome: ResponseOutcome | undefined;
-  /** By output_index: the call's position among the reply's calls, and whether arguments were passed on. */
-  const calls = new Map<number, { index: number; argumentsSent: boolean }>();
-  const startCall = (outputIndex: number, item: unknown, parts: GenerationStreamPart[]) => {
-    const call = parseUpstreamReply(functionCallItemSchema, item);
-    const started = { index: calls.size, argumentsSent: false };
-    calls.set(outputIndex, started);
-    parts.push({ type: "tool-call-start", index: started.index, id: call.call_id, name: call.name });
-    return started;
-  };
-  const sendWholeArguments = (outputIndex: number, argumentsText: string, parts: GenerationStreamPart[]) => {
-    const call = calls.get(outputIndex);
-    if (!call || call.argumentsSent) return;
-    call.argumentsSent = true;
-    if (argumentsText !== "")
-      parts.push({ type: "tool-call-delta", index: call.index, argumentsDelta: argumentsText });
-  };
+  const calls: StartedCalls = new Map();
   return convertEventStream(batches, {
     convert(event, parts) {
       // Read on to the end of the body after the terminal event rather than stop: the socket stays reusable.
       if (outcome !== undefined || event.data === "[DONE]") return;
-      const payload = parseUpstreamJson(event.data);
-      const { type } = parseUpstreamReply(responsesStreamEventSchema, payload);
-      switch (type) {
-        case "response.output_text.delta": {
-          const { delta } = parseUpstreamReply(outputTextDeltaEventSchema, payload);
-          if (delta) parts.push({ type: "text-delta", text: delta });
-          return;
-        }
-        case "response.output_item.added": {
-          const { output_index, item } = parseUpstreamReply(outputItemEventSchema, payload);
-          if (item.type === "function_call") startCall(output_index, item, parts);
-          return;
-        }
-        case "response.function_call_arguments.delta": {
-          const { output_index, delta } = parseUpstreamReply(functionCallArgumentsDeltaEventSchema, payload);
-          const call = calls.get(output_index);
-          if (!call)
-            throw new UpstreamFailedError(
-              "malformed",
-              `upstream sent arguments for output ${output_index}, which is not a function call`,
-            );
-          call.argumentsSent = true;
-          if (delta) parts.push({ type: "tool-call-delta", index: call.index, argumentsDelta: delta });
-          return;
-        }
-        case "response.function_call_arguments.done": {
-          const done = parseUpstreamReply(functionCallArgumentsDoneEventSchema, payload);
-          sendWholeArguments(done.output_index, done.arguments, parts);
-          return;
-        }
-        case "response.output_item.done": {
-          const { output_index, item } = parseUpstreamReply(outputItemEventSchema, payload);
-          if (item.type !== "function_call") return;
-          if (!calls.has(output_index)) startCall(output_index, item, parts);
-          sendWholeArguments(output_index, item.arguments ?? "", parts);
-          return;
-        }
-        case "response.completed":
-        case "response.incomplete":
-          outcome = parseUpstreamReply(responseTerminalEventSchema, payload).response;
-          return;
-        case "response.failed": {
-          // A failure must surface as one even when its body is not as documented.
-          const failed = responseTerminalEventSchema.safeParse(payload);
-          throw reportedFailureError(failed.success ? failed.data.response.error?.message : undefined);
-        }
-        case "error": {
-          const error = responsesErrorEventSchema.safeParse(payload);
-          throw reportedFailureError(error.success ? error.data.message : undefined);
-        }
-        default:
-          return;
-      }
+      outcome = convertResponsesEvent(calls, parseUpstreamJson(event.data), parts);
     },
     outcome: () => ({
       usage: outcome?.usage ? convertResponsesUsage(outcome.usage) : null,
       finishReason: outcome ? mapResponsesFinishReason(outcome, calls.size > 0) : undefined,
     }),
   });
+}
+
+/** Adds the event's parts; answers the response's outcome when the event is the terminal one. */
+function convertResponsesEvent(
+  calls: StartedCalls,
+  payload: unknown,
+  parts: GenerationStreamPart[],
+): ResponseOutcome | undefined {
+  const { type } = parseUpstreamReply(responsesStreamEventSchema, payload);
+  switch (type) {
+    case "response.output_text.delta": {
+      const { delta } = parseUpstreamReply(outputTextDeltaEventSchema, payload);
+      if (delta) parts.push({ type: "text-delta", text: delta });
+      return undefined;
+    }
+    case "response.output_item.added": {
+      const { output_index, item } = parseUpstreamReply(outputItemEventSchema, payload);
+      if (item.type === "function_call") startCall(calls, output_index, item, parts);
+      return undefined;
+    }
+    case "response.function_call_arguments.delta":
+      sendArgumentsDelta(calls, payload, parts);
+      return undefined;
+    case "response.function_call_arguments.done": {
+      const done = parseUpstreamReply(functionCallArgumentsDoneEventSchema, payload);
+      sendWholeArguments(calls, done.output_index, done.arguments, parts);
+      return undefined;
+    }
+    case "response.output_item.done":
+      finishItem(calls, payload, parts);
+      return undefined;
+    case "response.completed":
+    case "response.incomplete":
+      return parseUpstreamReply(responseTerminalEventSchema, payload).response;
+    case "response.failed": {
+      // A failure must surface as one even when its body is not as documented.
+      const failed = responseTerminalEventSchema.safeParse(payload);
+      throw reportedFailureError(failed.success ? failed.data.response.error?.message : undefined);
+    }
+    case "error": {
+      const error = responsesErrorEventSchema.safeParse(payload);
+      throw reportedFailureError(error.success ? error.data.message : undefined);
+    }
+    default:
+      return undefined;
+  }
+}
+
+function startCall(calls: StartedCalls, outputIndex: number, item: unknown, parts: GenerationStreamPart[]) {
+  const call = parseUpstreamReply(functionCallItemSchema, item);
+  const started = { index: calls.size, argumentsSent: false };
+  calls.set(outputIndex, started);
+  parts.push({ type: "tool-call-start", index: started.index, id: call.call_id, name: call.name });
+}
+
+function sendArgumentsDelta(calls: StartedCalls, payload: unknown, parts: GenerationStreamPart[]): void {
+  const { output_index, delta } = parseUpstreamReply(functionCallArgumentsDeltaEventSchema, payload);
+  const call = calls.get(output_index);
+  if (!call)
+    throw new UpstreamFailedError(
+      "malformed",
+      `upstream sent arguments for output ${output_index}, which is not a function call`,
+    );
+  call.argumentsSent = true;
+  if (delta) parts.push({ type: "tool-call-delta", index: call.index, argumentsDelta: delta });
+}
+
+/** A finished function call item: started if no `.added` came, and its arguments if none streamed. */
+function finishItem(calls: StartedCalls, payload: unknown, parts: GenerationStreamPart[]): void {
+  const { output_index, item } = parseUpstreamReply(outputItemEventSchema, payload);
+  if (item.type !== "function_call") return;
+  if (!calls.has(output_index)) startCall(calls, output_index, item, parts);
+  sendWholeArguments(calls, output_index, item.arguments ?? "", parts);
+}
+
+/** Arguments that arrived whole, passed on unless deltas already carried them. */
+function sendWholeArguments(
+  calls: StartedCalls,
+  outputIndex: number,
+  argumentsText: string,
+  parts: GenerationStreamPart[],
+): void {
+  const call = calls.get(outputIndex);
+  if (!call || call.argumentsSent) return;
+  call.argumentsSent = true;
+  if (argumentsText !== "")
+    parts.push({ type: "tool-call-delta", index: call.index, argumentsDelta: argumentsText });
 }
