@@ -50,13 +50,15 @@ const overdraftConnections = 64;
 const overdraftCreditWon = "50";
 
 /** Endpoints measured beside the gateway: the simulators themselves, and bare proxies in front of them. */
-type Reference =
-  | "direct"
-  | "bare proxy"
-  | "bare proxy + commit"
-  | "bare proxy, pass-through"
-  | "direct, 5 ms upstream"
-  | "bare proxy, 5 ms upstream";
+const references = [
+  "direct",
+  "bare proxy",
+  "bare proxy + commit",
+  "bare proxy, pass-through",
+  "direct, 5 ms upstream",
+  "bare proxy, 5 ms upstream",
+] as const;
+type Reference = (typeof references)[number];
 
 interface LoadPlan {
   stream?: boolean;
@@ -68,6 +70,27 @@ interface LoadPlan {
   keys?: readonly string[];
 }
 
+/** What every phase of the section uses: the endpoints, the gateway as deployed, and loads against them. */
+interface GatewayBench {
+  monitor: pg.Client;
+  databaseUrl: string;
+  environment: NodeJS.ProcessEnv;
+  running: RunningDeployment;
+  floorProxyPid: number;
+  apiKey: string;
+  spreadKeys: readonly string[];
+  /** When the gateway ran loaded and lightly: the charge lag is read over these windows. */
+  windows: Record<"loaded" | "light", { from: Date; to: Date }[]>;
+  /** A load against a reference endpoint by name, or a gateway's origin. */
+  load(target: Reference | string, plan: LoadPlan): Promise<LoadResult>;
+  /** The same, failing the benchmark on any failed request. */
+  healthy(label: string, target: Reference | string, plan: LoadPlan): Promise<LoadResult>;
+  during<T>(window: "loaded" | "light", work: () => Promise<T>): Promise<T>;
+}
+
+const loaded = { connections: throughputConnections, requests: requestsMax };
+const light = { connections: 1, requests: latencyRequests };
+
 export async function runGatewayBenchmarks(options: { redisUrl?: string }): Promise<Figure[]> {
   const database = await createBenchDatabase();
   // One connection for the whole section, held from the start: on a shared server near its connection limit
@@ -75,6 +98,114 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
   const monitor = new pg.Client({ connectionString: database.url });
   await monitor.connect();
   const children: { stop(): Promise<void> }[] = [];
+  let bench: GatewayBench | undefined;
+  try {
+    bench = await startGatewayBench(database.url, monitor, children, options);
+    await warmUp(bench);
+    const figures: Figure[] = [];
+    figures.push(
+      ...(await cpuPerRequestFigures({
+        monitor,
+        deployment: bench.running,
+        floorProxyPid: bench.floorProxyPid,
+        floor: () => bench!.healthy("bare proxy + commit JSON", "bare proxy + commit", loaded),
+        gateway: () =>
+          bench!.during("loaded", () => bench!.healthy("gateway JSON", bench!.running.origin, loaded)),
+      })),
+    );
+    for (const stream of [false, true]) {
+      figures.push(...(await throughputFigures(bench, stream)));
+      figures.push(...(await latencyFigures(bench, stream)));
+    }
+    figures.push(...(await chargeLagFigures(monitor, bench.windows)));
+    figures.push(...(await slowUpstreamFigures(bench)));
+    await untilEverythingCharged(monitor);
+    figures.push(...(await overdraftFigures(bench.running.origin, monitor)));
+    figures.push(...(await oneProcessFigures(bench)));
+    return figures;
+  } finally {
+    await bench?.running.stop();
+    for (const child of children.reverse()) await child.stop();
+    await monitor.end();
+    await database.drop();
+    await removeQueueData(queueBackendOf({ redisUrl: options.redisUrl, databaseUrl: database.url }));
+  }
+}
+
+/**
+ * Starts the references (the simulators, the bare proxies in front of them) and the gateway deployed for
+ * scale-out, and provisions the hot key and one key per spread account.
+ */
+async function startGatewayBench(
+  databaseUrl: string,
+  monitor: pg.Client,
+  children: { stop(): Promise<void> }[],
+  options: { redisUrl?: string },
+): Promise<GatewayBench> {
+  const { simulatorUrl, slowSimulatorUrl, floorProxyUrl, slowProxyUrl, floorProxyPid } =
+    await startReferences(databaseUrl, children);
+  const environment = gatewayEnvironment(databaseUrl, simulatorUrl, slowSimulatorUrl, options);
+  const running = await startDeployment("scale-out", environment);
+  const apiKey = await provisionKey(running.origin, monitor);
+  const spreadKeys = await Promise.all(
+    Array.from({ length: spreadAccounts }, (_, index) =>
+      provisionKey(running.origin, monitor, `bench-${index}`),
+    ),
+  );
+  const endpoints: Record<Reference, { origin: string; path: string }> = {
+    direct: { origin: simulatorUrl, path: "/chat/completions" },
+    "bare proxy": { origin: floorProxyUrl, path: "/without-commit/chat/completions" },
+    "bare proxy + commit": { origin: floorProxyUrl, path: "/chat/completions" },
+    "bare proxy, pass-through": { origin: floorProxyUrl, path: "/pass-through/chat/completions" },
+    "direct, 5 ms upstream": { origin: slowSimulatorUrl, path: "/chat/completions" },
+    "bare proxy, 5 ms upstream": { origin: slowProxyUrl, path: "/without-commit/chat/completions" },
+  };
+  const windows: GatewayBench["windows"] = { loaded: [], light: [] };
+  // Each run, direct or not, starts with the previous runs' usage charged, so none pays for their backlog.
+  const load = async (target: Reference | string, plan: LoadPlan) => {
+    await untilEverythingCharged(monitor);
+    const reference = endpoints[target as Reference];
+    const keys = plan.keys ?? [apiKey];
+    return runLoad({
+      origin: reference?.origin ?? target,
+      path: reference?.path ?? "/llm/v1/chat/completions",
+      headers: { authorization: reference ? "Bearer bench" : `Bearer ${keys[0]}` },
+      headersFor:
+        reference || keys.length === 1
+          ? undefined
+          : (request) => ({ authorization: `Bearer ${keys[request % keys.length]}` }),
+      body: chatBody(plan.stream ?? false, plan.slow ? slowModel : fastModel),
+      connections: plan.connections,
+      requestsMax: plan.requests,
+      durationMsMax,
+    });
+  };
+  return {
+    monitor,
+    databaseUrl,
+    environment,
+    running,
+    floorProxyPid,
+    apiKey,
+    spreadKeys,
+    windows,
+    load,
+    healthy: async (label, target, plan) => {
+      const result = await load(target, plan);
+      assertHealthy(result, label);
+      return result;
+    },
+    during: async (window, work) => {
+      const from = new Date();
+      const result = await work();
+      windows[window].push({ from, to: new Date() });
+      return result;
+    },
+  };
+}
+
+/** The simulators (zero latency and 5 ms) and a bare proxy in front of each. */
+async function startReferences(databaseUrl: string, children: { stop(): Promise<void> }[]) {
   const pidOfUrl = new Map<string, number>();
   const start = async (script: string, environment: NodeJS.ProcessEnv) => {
     const child = await startChild(script, [], environment, /^http:\/\//);
@@ -82,283 +213,257 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
     pidOfUrl.set(child.line.trim(), child.child.pid!);
     return child.line.trim();
   };
-  const figures: Figure[] = [];
-  const windows: Record<"loaded" | "light", { from: Date; to: Date }[]> = { loaded: [], light: [] };
-  let running: RunningDeployment | undefined;
-  try {
-    const simulator = "bench/processes/simulator-process.ts";
-    const simulatorUrl = await start(simulator, { ...process.env, SIMULATOR_LATENCY_MS: "0" });
-    const slowSimulatorUrl = await start(simulator, {
-      ...process.env,
-      SIMULATOR_LATENCY_MS: String(slowUpstreamLatencyMs),
+  const simulator = "bench/processes/simulator-process.ts";
+  const simulatorUrl = await start(simulator, { ...process.env, SIMULATOR_LATENCY_MS: "0" });
+  const slowSimulatorUrl = await start(simulator, {
+    ...process.env,
+    SIMULATOR_LATENCY_MS: String(slowUpstreamLatencyMs),
+  });
+  // One after the other: each creates its table if missing.
+  const proxy = "bench/processes/durable-proxy-process.ts";
+  const floorProxyUrl = await start(proxy, {
+    ...process.env,
+    UPSTREAM_URL: simulatorUrl,
+    DATABASE_URL: databaseUrl,
+  });
+  const slowProxyUrl = await start(proxy, {
+    ...process.env,
+    UPSTREAM_URL: slowSimulatorUrl,
+    DATABASE_URL: databaseUrl,
+  });
+  return {
+    simulatorUrl,
+    slowSimulatorUrl,
+    floorProxyUrl,
+    slowProxyUrl,
+    floorProxyPid: pidOfUrl.get(floorProxyUrl)!,
+  };
+}
+
+/** The gateway's environment: every family on the zero-latency simulator but `epsilon`, on the 5 ms one. */
+function gatewayEnvironment(
+  databaseUrl: string,
+  simulatorUrl: string,
+  slowSimulatorUrl: string,
+  options: { redisUrl?: string },
+): NodeJS.ProcessEnv {
+  const upstreamEnvironment = Object.fromEntries(
+    modelFamilies.flatMap((family) => [
+      [`${family.toUpperCase()}_BASE_URL`, family === slowFamily ? slowSimulatorUrl : simulatorUrl],
+      [`${family.toUpperCase()}_API_KEY`, "bench"],
+    ]),
+  );
+  return {
+    ...process.env,
+    ...secrets,
+    ...upstreamEnvironment,
+    DATABASE_URL: databaseUrl,
+    ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "info",
+  };
+}
+
+const warm = { connections: 8, requests: 500 };
+
+/** Warms every path (JIT, connection pools, prepared statements) before measuring. */
+async function warmUp(bench: GatewayBench): Promise<void> {
+  const gatewayOrigin = bench.running.origin;
+  await bench.load(gatewayOrigin, warm);
+  await bench.load(gatewayOrigin, { ...warm, keys: bench.spreadKeys });
+  await bench.load(gatewayOrigin, { ...warm, stream: true });
+  await bench.load(gatewayOrigin, { ...warm, slow: true, requests: 200 });
+  for (const reference of references)
+    await bench.load(reference, {
+      ...warm,
+      stream: reference === "bare proxy, pass-through",
+      slow: reference.endsWith("5 ms upstream"),
+      requests: reference.endsWith("5 ms upstream") ? 200 : warm.requests,
     });
-    // One after the other: each creates its table if missing.
-    const proxy = "bench/processes/durable-proxy-process.ts";
-    const floorProxyUrl = await start(proxy, {
-      ...process.env,
-      UPSTREAM_URL: simulatorUrl,
-      DATABASE_URL: database.url,
+}
+
+/** Requests/s at 32 connections through `origin`, beside the simulator called directly. */
+async function throughputOf(bench: GatewayBench, origin: string, stream: boolean, suffix: string) {
+  const mode = stream ? "streaming" : "JSON";
+  const direct = await bench.load("direct", { ...loaded, stream });
+  const viaGateway = await bench.during("loaded", () =>
+    bench.healthy(`gateway ${mode}${suffix}`, origin, { ...loaded, stream }),
+  );
+  const figure: Figure = {
+    name: `gateway req/s, ${mode}, 32 connections${suffix}`,
+    value: viaGateway.requestsPerSecond,
+    unit: "req/s",
+    baseline: direct.requestsPerSecond,
+    baselineName: "simulator called directly",
+    target: "≥ 3,000 req/s",
+  };
+  return { figure, viaGateway };
+}
+
+/** The bare proxy that answers as a mode needs: JSON read whole, a stream piped as it arrives. */
+function bareProxyOf(stream: boolean): { reference: Reference; name: string } {
+  return stream
+    ? { reference: "bare proxy, pass-through", name: "bare proxy piping the stream" }
+    : { reference: "bare proxy", name: "bare proxy" };
+}
+
+/** Throughput beside the simulator and the bare proxy; for JSON, one hot account beside many. */
+async function throughputFigures(bench: GatewayBench, stream: boolean): Promise<Figure[]> {
+  const mode = stream ? "streaming" : "JSON";
+  const bareProxy = bareProxyOf(stream);
+  const bareThroughput = await bench.healthy(`${bareProxy.reference} ${mode}`, bareProxy.reference, {
+    ...loaded,
+    stream,
+  });
+  const { figure, viaGateway } = await throughputOf(bench, bench.running.origin, stream, "");
+  const figures: Figure[] = [
+    figure,
+    {
+      name: `gateway req/s, ${mode}, 32 connections, beside a bare proxy`,
+      value: viaGateway.requestsPerSecond,
+      unit: "req/s",
+      baseline: bareThroughput.requestsPerSecond,
+      baselineName: `${bareProxy.name}, same upstream`,
+      target: "≥ 0.5× baseline",
+    },
+  ];
+  if (!stream) {
+    // Right after the hot account's run: the same load, its keys rotated over many accounts.
+    const spread = await bench.healthy("gateway JSON, many accounts", bench.running.origin, {
+      ...loaded,
+      keys: bench.spreadKeys,
     });
-    const slowProxyUrl = await start(proxy, {
-      ...process.env,
-      UPSTREAM_URL: slowSimulatorUrl,
-      DATABASE_URL: database.url,
+    figures.push({
+      name: "gateway req/s, JSON, 32 connections, one hot account",
+      value: viaGateway.requestsPerSecond,
+      unit: "req/s",
+      baseline: spread.requestsPerSecond,
+      baselineName: `${spreadAccounts} accounts, key rotated per request`,
+      target: "≥ 0.8× baseline",
     });
-    const upstreamEnvironment = Object.fromEntries(
-      modelFamilies.flatMap((family) => [
-        [`${family.toUpperCase()}_BASE_URL`, family === slowFamily ? slowSimulatorUrl : simulatorUrl],
-        [`${family.toUpperCase()}_API_KEY`, "bench"],
-      ]),
-    );
-    const environment = {
-      ...process.env,
-      ...secrets,
-      ...upstreamEnvironment,
-      DATABASE_URL: database.url,
-      ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
-      HOST: "127.0.0.1",
-      LOG_LEVEL: "info",
-    };
-
-    running = await startDeployment("scale-out", environment);
-    const gatewayOrigin = running.origin;
-    const apiKey = await provisionKey(gatewayOrigin, monitor);
-    const spreadKeys = await Promise.all(
-      Array.from({ length: spreadAccounts }, (_, index) =>
-        provisionKey(gatewayOrigin, monitor, `bench-${index}`),
-      ),
-    );
-    const endpoints: Record<Reference, { origin: string; path: string }> = {
-      direct: { origin: simulatorUrl, path: "/chat/completions" },
-      "bare proxy": { origin: floorProxyUrl, path: "/without-commit/chat/completions" },
-      "bare proxy + commit": { origin: floorProxyUrl, path: "/chat/completions" },
-      "bare proxy, pass-through": { origin: floorProxyUrl, path: "/pass-through/chat/completions" },
-      "direct, 5 ms upstream": { origin: slowSimulatorUrl, path: "/chat/completions" },
-      "bare proxy, 5 ms upstream": { origin: slowProxyUrl, path: "/without-commit/chat/completions" },
-    };
-    // Each run, direct or not, starts with the previous runs' usage charged, so none pays for their backlog.
-    /** `target`: a reference endpoint by name, or a gateway's origin. */
-    const load = async (target: Reference | string, plan: LoadPlan) => {
-      await untilEverythingCharged(monitor);
-      const reference = endpoints[target as Reference];
-      const keys = plan.keys ?? [apiKey];
-      return runLoad({
-        origin: reference?.origin ?? target,
-        path: reference?.path ?? "/llm/v1/chat/completions",
-        headers: { authorization: reference ? "Bearer bench" : `Bearer ${keys[0]}` },
-        headersFor:
-          reference || keys.length === 1
-            ? undefined
-            : (request) => ({ authorization: `Bearer ${keys[request % keys.length]}` }),
-        body: chatBody(plan.stream ?? false, plan.slow ? slowModel : fastModel),
-        connections: plan.connections,
-        requestsMax: plan.requests,
-        durationMsMax,
-      });
-    };
-    const healthy = async (label: string, target: Reference | string, plan: LoadPlan) => {
-      const result = await load(target, plan);
-      assertHealthy(result, label);
-      return result;
-    };
-    const during = async <T>(window: "loaded" | "light", work: () => Promise<T>): Promise<T> => {
-      const from = new Date();
-      const result = await work();
-      windows[window].push({ from, to: new Date() });
-      return result;
-    };
-    const loaded = { connections: throughputConnections, requests: requestsMax };
-    const light = { connections: 1, requests: latencyRequests };
-    const throughput = async (origin: string, stream: boolean, suffix: string) => {
-      const mode = stream ? "streaming" : "JSON";
-      const direct = await load("direct", { ...loaded, stream });
-      const viaGateway = await during("loaded", () =>
-        healthy(`gateway ${mode}${suffix}`, origin, { ...loaded, stream }),
-      );
-      const figure: Figure = {
-        name: `gateway req/s, ${mode}, 32 connections${suffix}`,
-        value: viaGateway.requestsPerSecond,
-        unit: "req/s",
-        baseline: direct.requestsPerSecond,
-        baselineName: "simulator called directly",
-        target: "≥ 3,000 req/s",
-      };
-      return { figure, viaGateway };
-    };
-
-    // Warm every path (JIT, connection pools, prepared statements) before measuring.
-    const warm = { connections: 8, requests: 500 };
-    await load(gatewayOrigin, warm);
-    await load(gatewayOrigin, { ...warm, keys: spreadKeys });
-    await load(gatewayOrigin, { ...warm, stream: true });
-    await load(gatewayOrigin, { ...warm, slow: true, requests: 200 });
-    for (const reference of Object.keys(endpoints) as Reference[])
-      await load(reference, {
-        ...warm,
-        stream: reference === "bare proxy, pass-through",
-        slow: reference.endsWith("5 ms upstream"),
-        requests: reference.endsWith("5 ms upstream") ? 200 : warm.requests,
-      });
-
-    figures.push(
-      ...(await cpuPerRequestFigures({
-        monitor,
-        deployment: running,
-        floorProxyPid: pidOfUrl.get(floorProxyUrl)!,
-        floor: () => healthy("bare proxy + commit JSON", "bare proxy + commit", loaded),
-        gateway: () => during("loaded", () => healthy("gateway JSON", gatewayOrigin, loaded)),
-      })),
-    );
-
-    for (const stream of [false, true]) {
-      const mode = stream ? "streaming" : "JSON";
-      // The bare proxy that answers as this mode needs: JSON read whole, a stream piped as it arrives.
-      const bareProxy: Reference = stream ? "bare proxy, pass-through" : "bare proxy";
-      const bareProxyName = stream ? "bare proxy piping the stream" : "bare proxy";
-
-      const bareThroughput = await healthy(`${bareProxy} ${mode}`, bareProxy, { ...loaded, stream });
-      const { figure, viaGateway } = await throughput(gatewayOrigin, stream, "");
-      figures.push(figure, {
-        name: `gateway req/s, ${mode}, 32 connections, beside a bare proxy`,
-        value: viaGateway.requestsPerSecond,
-        unit: "req/s",
-        baseline: bareThroughput.requestsPerSecond,
-        baselineName: `${bareProxyName}, same upstream`,
-        target: "≥ 0.5× baseline",
-      });
-      if (!stream) {
-        // Right after the hot account's run: the same load, its keys rotated over many accounts.
-        const spread = await healthy("gateway JSON, many accounts", gatewayOrigin, {
-          ...loaded,
-          keys: spreadKeys,
-        });
-        figures.push({
-          name: "gateway req/s, JSON, 32 connections, one hot account",
-          value: viaGateway.requestsPerSecond,
-          unit: "req/s",
-          baseline: spread.requestsPerSecond,
-          baselineName: `${spreadAccounts} accounts, key rotated per request`,
-          target: "≥ 0.8× baseline",
-        });
-      }
-
-      const directLatency = await load("direct", { ...light, stream });
-      const gatewayLatency = await during("light", () =>
-        healthy(`gateway ${mode} latency`, gatewayOrigin, { ...light, stream }),
-      );
-      const gatewayAddedP50 = gatewayLatency.p50Ms - directLatency.p50Ms;
-      figures.push({
-        name: `added latency p50, ${mode}, 1 connection`,
-        value: gatewayAddedP50,
-        unit: "ms",
-        baseline: directLatency.p50Ms,
-        baselineName: "direct p50",
-        target: "≤ 0.5 ms",
-      });
-      figures.push({
-        name: `added latency p99, ${mode}, 1 connection`,
-        value: gatewayLatency.p99Ms - directLatency.p99Ms,
-        unit: "ms",
-        baseline: directLatency.p99Ms,
-        baselineName: "direct p99",
-      });
-      // The floor under the gateway's figure: what a proxy adds on this machine, now, with and without
-      // making each request durable before answering.
-      const references: readonly Reference[] = stream ? [bareProxy] : [bareProxy, "bare proxy + commit"];
-      const referenceLatencies = new Map<Reference, LoadResult>();
-      for (const reference of references) {
-        const referenceLatency = await healthy(`${reference} ${mode} latency`, reference, {
-          ...light,
-          stream,
-        });
-        referenceLatencies.set(reference, referenceLatency);
-        figures.push({
-          name: `added latency p50, ${mode}, 1 connection, ${reference}`,
-          value: referenceLatency.p50Ms - directLatency.p50Ms,
-          unit: "ms",
-          baseline: directLatency.p50Ms,
-          baselineName: "direct p50",
-        });
-      }
-      const bareLatency = referenceLatencies.get(bareProxy)!;
-      figures.push({
-        name: `added latency p50, ${mode}, 1 connection, gateway beside a bare proxy`,
-        value: gatewayAddedP50,
-        unit: "ms",
-        baseline: bareLatency.p50Ms - directLatency.p50Ms,
-        baselineName: `${bareProxyName}'s added p50`,
-        target: "≤ 3× baseline",
-      });
-      if (stream) {
-        const directFirstByte = directLatency.timeToFirstByteP50Ms;
-        figures.push({
-          name: "added time to first byte p50, streaming, 1 connection, gateway beside a bare proxy",
-          value: gatewayLatency.timeToFirstByteP50Ms - directFirstByte,
-          unit: "ms",
-          baseline: bareLatency.timeToFirstByteP50Ms - directFirstByte,
-          baselineName: `${bareProxyName}'s added time to first byte p50`,
-          target: "≤ 2× baseline",
-        });
-      }
-    }
-    figures.push(...(await chargeLagFigures(monitor, windows)));
-
-    // An upstream that answers after 5 ms: the hold is placed while the upstream call is in flight. The target
-    // is a difference of 0.3 ms, below the upstream timer's own jitter and the drift of a shared machine, so
-    // the three endpoints take turns in slices and each one's samples are pooled.
-    const slow = { connections: 1, requests: slowLatencyRequests / slowLatencyRounds, slow: true };
-    const slowTargets = {
-      direct: "direct, 5 ms upstream",
-      gateway: gatewayOrigin,
-      bare: "bare proxy, 5 ms upstream",
-    };
-    const slowSamples = { direct: [] as number[], gateway: [] as number[], bare: [] as number[] };
-    for (let round = 0; round < slowLatencyRounds; round++)
-      for (const [name, target] of Object.entries(slowTargets) as [keyof typeof slowTargets, string][])
-        slowSamples[name].push(
-          ...(await healthy(`${name} JSON latency, 5 ms upstream`, target, slow)).latenciesMs,
-        );
-    const [slowDirectP50, slowGatewayP50, slowBareP50] = [
-      slowSamples.direct,
-      slowSamples.gateway,
-      slowSamples.bare,
-    ]
-      .map((samples) => samples.sort((left, right) => left - right))
-      .map((sorted) => percentile(sorted, 0.5)) as [number, number, number];
-    const slowGatewayAdded = slowGatewayP50 - slowDirectP50;
-    figures.push(
-      {
-        name: "added latency p50, JSON, 1 connection, 5 ms upstream",
-        value: slowGatewayAdded,
-        unit: "ms",
-        baseline: slowDirectP50,
-        baselineName: "direct p50, 5 ms upstream",
-      },
-      {
-        name: "added latency p50, JSON, 1 connection, 5 ms upstream, gateway beside a bare proxy",
-        value: slowGatewayAdded,
-        unit: "ms",
-        baseline: slowBareP50 - slowDirectP50,
-        baselineName: "bare proxy's added p50, 5 ms upstream",
-        target: "≤ baseline + 0.3 ms",
-      },
-    );
-
-    await untilEverythingCharged(monitor);
-    figures.push(...(await overdraftFigures(gatewayOrigin, monitor)));
-
-    await running.stop();
-    running = await startDeployment("one process", environment);
-    await load(running.origin, warm);
-    for (const stream of [false, true])
-      figures.push((await throughput(running.origin, stream, ", npm start")).figure);
-  } finally {
-    await running?.stop();
-    for (const child of children.reverse()) await child.stop();
-    await monitor.end();
-    await database.drop();
-    await removeQueueData(queueBackendOf({ redisUrl: options.redisUrl, databaseUrl: database.url }));
   }
+  return figures;
+}
+
+/** Added latency at one connection, beside the bare proxy (and, for JSON, the proxy committing a row). */
+async function latencyFigures(bench: GatewayBench, stream: boolean): Promise<Figure[]> {
+  const mode = stream ? "streaming" : "JSON";
+  const bareProxy = bareProxyOf(stream);
+  const directLatency = await bench.load("direct", { ...light, stream });
+  const gatewayLatency = await bench.during("light", () =>
+    bench.healthy(`gateway ${mode} latency`, bench.running.origin, { ...light, stream }),
+  );
+  const gatewayAddedP50 = gatewayLatency.p50Ms - directLatency.p50Ms;
+  const figures: Figure[] = [
+    {
+      name: `added latency p50, ${mode}, 1 connection`,
+      value: gatewayAddedP50,
+      unit: "ms",
+      baseline: directLatency.p50Ms,
+      baselineName: "direct p50",
+      target: "≤ 0.5 ms",
+    },
+    {
+      name: `added latency p99, ${mode}, 1 connection`,
+      value: gatewayLatency.p99Ms - directLatency.p99Ms,
+      unit: "ms",
+      baseline: directLatency.p99Ms,
+      baselineName: "direct p99",
+    },
+  ];
+  // The floor under the gateway's figure: what a proxy adds on this machine, now, with and without making
+  // each request durable before answering.
+  const floors: readonly Reference[] = stream
+    ? [bareProxy.reference]
+    : [bareProxy.reference, "bare proxy + commit"];
+  const floorLatencies = new Map<Reference, LoadResult>();
+  for (const floor of floors) {
+    const floorLatency = await bench.healthy(`${floor} ${mode} latency`, floor, { ...light, stream });
+    floorLatencies.set(floor, floorLatency);
+    figures.push({
+      name: `added latency p50, ${mode}, 1 connection, ${floor}`,
+      value: floorLatency.p50Ms - directLatency.p50Ms,
+      unit: "ms",
+      baseline: directLatency.p50Ms,
+      baselineName: "direct p50",
+    });
+  }
+  const bareLatency = floorLatencies.get(bareProxy.reference)!;
+  figures.push({
+    name: `added latency p50, ${mode}, 1 connection, gateway beside a bare proxy`,
+    value: gatewayAddedP50,
+    unit: "ms",
+    baseline: bareLatency.p50Ms - directLatency.p50Ms,
+    baselineName: `${bareProxy.name}'s added p50`,
+    target: "≤ 3× baseline",
+  });
+  if (stream) {
+    const directFirstByte = directLatency.timeToFirstByteP50Ms;
+    figures.push({
+      name: "added time to first byte p50, streaming, 1 connection, gateway beside a bare proxy",
+      value: gatewayLatency.timeToFirstByteP50Ms - directFirstByte,
+      unit: "ms",
+      baseline: bareLatency.timeToFirstByteP50Ms - directFirstByte,
+      baselineName: `${bareProxy.name}'s added time to first byte p50`,
+      target: "≤ 2× baseline",
+    });
+  }
+  return figures;
+}
+
+/**
+ * An upstream that answers after 5 ms: the hold is placed while the upstream call is in flight. The target is
+ * a difference of 0.3 ms, below the upstream timer's own jitter and the drift of a shared machine, so the
+ * three endpoints take turns in slices and each one's samples are pooled.
+ */
+async function slowUpstreamFigures(bench: GatewayBench): Promise<Figure[]> {
+  const slow = { connections: 1, requests: slowLatencyRequests / slowLatencyRounds, slow: true };
+  const slowTargets = {
+    direct: "direct, 5 ms upstream",
+    gateway: bench.running.origin,
+    bare: "bare proxy, 5 ms upstream",
+  };
+  const slowSamples = { direct: [] as number[], gateway: [] as number[], bare: [] as number[] };
+  for (let round = 0; round < slowLatencyRounds; round++)
+    for (const [name, target] of Object.entries(slowTargets) as [keyof typeof slowTargets, string][])
+      slowSamples[name].push(
+        ...(await bench.healthy(`${name} JSON latency, 5 ms upstream`, target, slow)).latenciesMs,
+      );
+  const [slowDirectP50, slowGatewayP50, slowBareP50] = [
+    slowSamples.direct,
+    slowSamples.gateway,
+    slowSamples.bare,
+  ]
+    .map((samples) => samples.sort((left, right) => left - right))
+    .map((sorted) => percentile(sorted, 0.5)) as [number, number, number];
+  const slowGatewayAdded = slowGatewayP50 - slowDirectP50;
+  return [
+    {
+      name: "added latency p50, JSON, 1 connection, 5 ms upstream",
+      value: slowGatewayAdded,
+      unit: "ms",
+      baseline: slowDirectP50,
+      baselineName: "direct p50, 5 ms upstream",
+    },
+    {
+      name: "added latency p50, JSON, 1 connection, 5 ms upstream, gateway beside a bare proxy",
+      value: slowGatewayAdded,
+      unit: "ms",
+      baseline: slowBareP50 - slowDirectP50,
+      baselineName: "bare proxy's added p50, 5 ms upstream",
+      target: "≤ baseline + 0.3 ms",
+    },
+  ];
+}
+
+/** Throughput again as one `npm start` process (it replaces the scale-out deployment). */
+async function oneProcessFigures(bench: GatewayBench): Promise<Figure[]> {
+  await bench.running.stop();
+  bench.running = await startDeployment("one process", bench.environment);
+  await bench.load(bench.running.origin, warm);
+  const figures: Figure[] = [];
+  for (const stream of [false, true])
+    figures.push((await throughputOf(bench, bench.running.origin, stream, ", npm start")).figure);
   return figures;
 }
 
