@@ -1,13 +1,12 @@
 import { randomUUID } from "node:crypto";
 import pino from "pino";
 import { allProjections } from "../projections";
-import { billingLimits } from "../src/billing/billing-limits";
 import { seedBilling } from "../src/billing/commands/seed-billing";
 import { createFxRateRefresher } from "../src/billing/fx/fx-rate-refresh";
 import { createChargeQueue } from "../src/billing/queue/charge-queue";
 import { type QueueBackend, queueBackendOf } from "../src/billing/queue/queue-backend";
 import { removeQueueData } from "../src/billing/queue/remove-queue-data";
-import { limits } from "../src/kernel/limits";
+import { billingLimits, limits } from "../src/kernel/limits";
 import type { LedgerEvent } from "../src/ledger/events";
 import { ProjectionRunner } from "../src/ledger/projection/projection-runner";
 import { ProjectionWaiter } from "../src/ledger/projection/projection-waiter";

@@ -1,17 +1,20 @@
 import { z } from "zod";
-import {
-  assertSettlementTimings,
-  defaultSettlementTimings,
-  type SettlementTimings,
-} from "./billing/holds/settlement-timings";
+import { assertSettlementTimings, type SettlementTimings } from "./billing/holds/settlement-timings";
 import { ConfigError } from "./kernel/config-error";
+import {
+  defaultSettlementTimings,
+  type EnvironmentRange,
+  environmentRanges,
+  resilienceLimitDefaults,
+} from "./kernel/limits";
 import { isDecimalString } from "./kernel/money";
 import type { ModelFamily } from "./providers/provider";
-import { type ResilienceLimits, resilienceLimitDefaults } from "./providers/resilience/resilience-limits";
+import { assertResilienceLimits, type ResilienceLimits } from "./providers/resilience/resilience-limits";
 
 /**
- * Configuration: the environment (C2), parsed once at start, and every limit the service enforces, named
- * with its unit. Invalid configuration stops the process with one line naming the variable.
+ * Configuration: the environment (C2), parsed once at start; each variable's default and accepted range is in
+ * src/kernel/limits.ts with every other limit. Invalid configuration, or values that contradict each other,
+ * stop the process with one line naming the variable.
  */
 
 export const modelFamilies = [
@@ -39,8 +42,10 @@ const secret = optionalText.refine(
   "must be at least 32 characters",
 );
 
-/** A duration in whole milliseconds, from one millisecond to a day. */
-const milliseconds = z.coerce.number().int().min(1).max(86_400_000);
+/** A whole number in its range (src/kernel/limits.ts, `environmentRanges`). */
+const wholeIn = (range: EnvironmentRange) => z.coerce.number().int().min(range.min).max(range.max);
+/** C10's timings: a duration in whole milliseconds. */
+const milliseconds = wholeIn(environmentRanges.settlementTimingMs);
 
 const familyVariables = Object.fromEntries(
   modelFamilies.flatMap((family) => [
@@ -71,74 +76,56 @@ const environmentSchema = z.object({
       (value) => isDecimalString(value) && Number(value) > 0,
       "must be a positive decimal such as 1400",
     ),
-  MAX_BODY_BYTES: z.coerce
-    .number()
-    .int()
-    .min(1_024)
-    .max(256 * 1024 * 1024)
-    .default(4_194_304),
+  MAX_BODY_BYTES: wholeIn(environmentRanges.requestBodyBytes).default(
+    environmentRanges.requestBodyBytesDefault,
+  ),
   /** Models beyond (or replacing) the built-in catalog, YAML or JSON (docs/operations.md, "Models file"). */
   MODELS_FILE: optionalText,
   /** Worker-role processes serve /health and /metrics on this port; unset: no listener. */
   METRICS_PORT: port.optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  SIMULATOR_LATENCY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
+  SIMULATOR_LATENCY_MS: wholeIn(environmentRanges.simulatorLatencyMs).default(0),
   /** 0: unlimited (everything at once). */
-  SIMULATOR_TOKENS_PER_SECOND: z.coerce.number().min(0).max(1_000_000).default(0),
+  SIMULATOR_TOKENS_PER_SECOND: z.coerce
+    .number()
+    .min(environmentRanges.simulatorTokensPerSecond.min)
+    .max(environmentRanges.simulatorTokensPerSecond.max)
+    .default(0),
   // C10's timings (src/billing/holds/settlement-timings.ts): each role of a deployment must agree on them.
   STREAM_DEADLINE_MS: milliseconds.default(defaultSettlementTimings.streamDeadlineMs),
   SHUTDOWN_DRAIN_MS: milliseconds.default(defaultSettlementTimings.shutdownDrainMs),
   HOLD_LIFETIME_MS: milliseconds.default(defaultSettlementTimings.holdLifetimeMs),
   GATEWAY_PRESUMED_DEAD_AFTER_MS: milliseconds.default(defaultSettlementTimings.presumedDeadAfterMs),
   // Upstream retries and circuit breakers (C13; docs/upstream-resilience.md).
-  UPSTREAM_ATTEMPTS_MAX: z.coerce.number().int().min(1).max(32).default(resilienceLimitDefaults.attemptsMax),
-  UPSTREAM_BACKOFF_BASE_MS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(60_000)
-    .default(resilienceLimitDefaults.backoffBaseMs),
-  UPSTREAM_BACKOFF_MAX_MS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(600_000)
-    .default(resilienceLimitDefaults.backoffMaxMs),
-  UPSTREAM_REQUEST_DEADLINE_MS: z.coerce
-    .number()
-    .int()
-    .min(1_000)
-    .max(3_600_000)
-    .default(resilienceLimitDefaults.requestDeadlineMs),
-  UPSTREAM_BREAKER_WINDOW_MS: z.coerce
-    .number()
-    .int()
-    .min(1_000)
-    .max(3_600_000)
-    .default(resilienceLimitDefaults.breakerWindowMs),
-  UPSTREAM_BREAKER_ATTEMPTS_MIN: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(100_000)
-    .default(resilienceLimitDefaults.breakerAttemptsMin),
+  UPSTREAM_ATTEMPTS_MAX: wholeIn(environmentRanges.upstreamAttemptsMax).default(
+    resilienceLimitDefaults.attemptsMax,
+  ),
+  UPSTREAM_BACKOFF_BASE_MS: wholeIn(environmentRanges.upstreamBackoffBaseMs).default(
+    resilienceLimitDefaults.backoffBaseMs,
+  ),
+  UPSTREAM_BACKOFF_MAX_MS: wholeIn(environmentRanges.upstreamBackoffMaxMs).default(
+    resilienceLimitDefaults.backoffMaxMs,
+  ),
+  UPSTREAM_REQUEST_DEADLINE_MS: wholeIn(environmentRanges.upstreamRequestDeadlineMs).default(
+    resilienceLimitDefaults.requestDeadlineMs,
+  ),
+  UPSTREAM_BREAKER_WINDOW_MS: wholeIn(environmentRanges.upstreamBreakerWindowMs).default(
+    resilienceLimitDefaults.breakerWindowMs,
+  ),
+  UPSTREAM_BREAKER_ATTEMPTS_MIN: wholeIn(environmentRanges.upstreamBreakerAttemptsMin).default(
+    resilienceLimitDefaults.breakerAttemptsMin,
+  ),
   UPSTREAM_BREAKER_FAILURE_RATE: z.coerce
     .number()
-    .gt(0)
-    .max(1)
+    .gt(environmentRanges.upstreamBreakerFailureRate.min)
+    .max(environmentRanges.upstreamBreakerFailureRate.max)
     .default(resilienceLimitDefaults.breakerFailureRateMin),
-  UPSTREAM_BREAKER_OPEN_MS: z.coerce
-    .number()
-    .int()
-    .min(100)
-    .max(3_600_000)
-    .default(resilienceLimitDefaults.breakerOpenMs),
-  UPSTREAM_BREAKER_HALF_OPEN_PROBES: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(1_000)
-    .default(resilienceLimitDefaults.breakerHalfOpenProbesMax),
+  UPSTREAM_BREAKER_OPEN_MS: wholeIn(environmentRanges.upstreamBreakerOpenMs).default(
+    resilienceLimitDefaults.breakerOpenMs,
+  ),
+  UPSTREAM_BREAKER_HALF_OPEN_PROBES: wholeIn(environmentRanges.upstreamBreakerHalfOpenProbesMax).default(
+    resilienceLimitDefaults.breakerHalfOpenProbesMax,
+  ),
   ...familyVariables,
 });
 
@@ -212,7 +199,14 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     simulatorTokensPerSecond: values.SIMULATOR_TOKENS_PER_SECOND,
     upstreams,
     settlementTimings,
-    upstreamResilience: {
+    upstreamResilience: upstreamResilienceOf(values),
+  };
+}
+
+/** The upstream retry and breaker limits the environment sets, with their relations checked. */
+function upstreamResilienceOf(values: z.infer<typeof environmentSchema>): ResilienceLimits {
+  try {
+    return assertResilienceLimits({
       attemptsMax: values.UPSTREAM_ATTEMPTS_MAX,
       backoffBaseMs: values.UPSTREAM_BACKOFF_BASE_MS,
       backoffMaxMs: values.UPSTREAM_BACKOFF_MAX_MS,
@@ -222,8 +216,10 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
       breakerFailureRateMin: values.UPSTREAM_BREAKER_FAILURE_RATE,
       breakerOpenMs: values.UPSTREAM_BREAKER_OPEN_MS,
       breakerHalfOpenProbesMax: values.UPSTREAM_BREAKER_HALF_OPEN_PROBES,
-    },
-  };
+    });
+  } catch (error) {
+    throw new ConfigError(`invalid configuration: UPSTREAM_*: ${(error as Error).message}`);
+  }
 }
 
 /** The timings the environment sets, with their relations checked (one line naming what contradicts). */

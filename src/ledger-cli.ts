@@ -55,7 +55,7 @@ async function main(argv: readonly string[]): Promise<number> {
     databaseUrl: config.databaseUrl ?? localDatabase!.url,
     eventStoreUrl: config.eventStoreUrl,
     applicationName: `ledger-${command}`,
-    connectionsMax: 4,
+    connectionsMax: limits.ledgerCliDatabaseConnectionsMax,
   });
   try {
     const context = { pool: ledger.pool, store: ledger.store, projections: allProjections };

@@ -11,11 +11,7 @@ import { HoldAuthorizer } from "./billing/holds/hold-authorizer";
 import { HoldPricing } from "./billing/holds/hold-pricing";
 import { HoldProgress } from "./billing/holds/hold-progress";
 import { PostgresUsageAuthorizations } from "./billing/holds/postgres-usage-authorizations";
-import {
-  assertSettlementTimings,
-  defaultSettlementTimings,
-  type SettlementTimings,
-} from "./billing/holds/settlement-timings";
+import { assertSettlementTimings, type SettlementTimings } from "./billing/holds/settlement-timings";
 import { UsageOutbox } from "./billing/holds/usage-outbox";
 import type { ChargeEnqueuer } from "./billing/queue/charge-enqueuer";
 import { ModelPriceList } from "./billing/read-models/model-price-list";
@@ -54,7 +50,7 @@ import { authenticateAdmin } from "./gateway/middleware/authenticate-admin";
 import { authenticateSession } from "./gateway/middleware/authenticate-session";
 import { createModelRouter } from "./gateway/models/model-routes";
 import { createAdminSessionRouter } from "./gateway/sessions/admin-session-routes";
-import { limits } from "./kernel/limits";
+import { defaultSettlementTimings, limits } from "./kernel/limits";
 import { errorSummaryOf, throttledLog } from "./kernel/throttled-log";
 import { ApiKeyHasher } from "./keys/api-key-secret";
 import { ApiKeyService } from "./keys/api-key-service";

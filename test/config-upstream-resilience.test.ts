@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config";
 import { ConfigError } from "../src/kernel/config-error";
-import { resilienceLimitDefaults } from "../src/providers/resilience/resilience-limits";
+import { resilienceLimitDefaults } from "../src/kernel/limits";
 
 /** The upstream retry and breaker limits (C13) come from UPSTREAM_* variables, each checked at start. */
 describe("upstream resilience configuration", () => {

@@ -1,6 +1,5 @@
 import type pg from "pg";
 import type { Logger } from "pino";
-import { billingLimits } from "../src/billing/billing-limits";
 import { chargeUsages } from "../src/billing/charging/charge-usage";
 import type { Clock, ProjectionWaiting } from "../src/billing/commands/projection-waiting";
 import type { FxRateRefresher } from "../src/billing/fx/fx-rate-refresh";
@@ -9,6 +8,7 @@ import type { QueueBackend } from "../src/billing/queue/queue-backend";
 import { createPricingReadModel } from "../src/billing/read-models/pricing-read-model";
 import { advisoryLockKeys } from "../src/database/advisory-lock-keys";
 import { PeriodicLeader } from "../src/database/periodic-leader";
+import { billingLimits } from "../src/kernel/limits";
 import type { EventStore } from "../src/ledger/store/event-store";
 import { GroupCommitAppender } from "../src/ledger/store/group-commit-appender";
 import {

@@ -1,6 +1,5 @@
 import { type Job, UnrecoverableError } from "bullmq";
 import type { Logger } from "pino";
-import { billingLimits } from "../src/billing/billing-limits";
 import { type ChargeUsageOutcome, UsageNotRecordedError } from "../src/billing/charging/charge-usage";
 import {
   type ChargeUsageJobData,
@@ -8,6 +7,7 @@ import {
   usageChargesQueueName,
 } from "../src/billing/queue/charge-queue";
 import { openWorker, type QueueBackend } from "../src/billing/queue/queue-backend";
+import { billingLimits } from "../src/kernel/limits";
 import { errorSummaryOf, throttledLog } from "../src/kernel/throttled-log";
 
 /**

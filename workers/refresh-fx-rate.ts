@@ -1,13 +1,13 @@
 import { UnrecoverableError } from "bullmq";
 import type pg from "pg";
 import type { Logger } from "pino";
-import { billingLimits } from "../src/billing/billing-limits";
 import type { Clock } from "../src/billing/commands/projection-waiting";
 import { type FxRateRefresher, isFxRefreshNeeded } from "../src/billing/fx/fx-rate-refresh";
 import { KoreaeximError, KoreaeximResultCodeError } from "../src/billing/fx/koreaexim-errors";
 import { closeWithin } from "../src/billing/queue/charge-queue";
 import { openQueue, openWorker, type QueueBackend } from "../src/billing/queue/queue-backend";
 import type { PeriodicLeader } from "../src/database/periodic-leader";
+import { billingLimits } from "../src/kernel/limits";
 import {
   fxRefreshJobSchedulerId,
   fxRefreshSchedule,

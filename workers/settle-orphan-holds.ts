@@ -1,16 +1,15 @@
 import type pg from "pg";
 import type { Logger } from "pino";
-import { billingLimits } from "../src/billing/billing-limits";
 import type { Clock } from "../src/billing/commands/projection-waiting";
 import {
   HeartbeatWatch,
   type OrphanHoldSettlementOptions,
   settleOrphanHolds,
 } from "../src/billing/holds/orphan-hold-settlement";
-import { defaultSettlementTimings } from "../src/billing/holds/settlement-timings";
 import type { ChargeQueue } from "../src/billing/queue/charge-queue";
 import type { PricingReadModel } from "../src/billing/read-models/pricing-read-model";
 import type { PeriodicLeader } from "../src/database/periodic-leader";
+import { billingLimits, defaultSettlementTimings } from "../src/kernel/limits";
 import type { EventStore } from "../src/ledger/store/event-store";
 
 /**

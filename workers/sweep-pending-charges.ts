@@ -1,10 +1,10 @@
 import type pg from "pg";
 import type { Logger } from "pino";
-import { billingLimits } from "../src/billing/billing-limits";
 import type { Clock } from "../src/billing/commands/projection-waiting";
 import type { ChargeQueue } from "../src/billing/queue/charge-queue";
 import { sweepPendingCharges } from "../src/billing/queue/pending-charge-sweep";
 import type { PeriodicLeader } from "../src/database/periodic-leader";
+import { billingLimits } from "../src/kernel/limits";
 
 /**
  * The sweeper: every interval, in the one worker process that leads (see periodic-leader.ts), it enqueues

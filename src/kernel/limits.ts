@@ -1,9 +1,27 @@
+import { ConfigError } from "./config-error";
+
 /**
- * Every bound of the service that is not configuration, named with its unit, in one place (the timings C10
- * rests on are in billing/holds/settlement-timings.ts, the billing pipeline's in billing/billing-limits.ts).
+ * Every bound of the service, named with its unit last, in this one file (TigerBeetle's `constants.zig`), in
+ * one object per concern: `limits` (the service's own machinery: pools, projections, checkpoints, holds, the
+ * outbox, the request log, HTTP, the stop), `billingLimits`, `chargeLimits`, `readLimits`, `statementLimits`,
+ * `sessionLimits`, `keyLimitBounds`, `upstreamLimits`, and the defaults an operator or a test may override:
+ * `upstreamTimeoutDefaults`, `koreaeximDefaultLimits`, `resilienceLimitDefaults`, `defaultSettlementTimings`,
+ * with `environmentRanges` for what src/config.ts accepts from the environment.
+ *
+ * The relations between them are asserted when this module loads (`assertLimitRelations`), so a change that
+ * makes two limits contradict each other stops every process and test at once, naming the relation; the
+ * values the environment sets are checked against them at start (config.ts, holds/settlement-timings.ts).
+ *
+ * Left in their own files, on purpose: constants of a protocol or a format (OpenAI's four stop sequences,
+ * a hash's 32 bytes), the simulator's pacing, and local mechanics no operator would tune (memo sizes of
+ * pure functions, a verify pass's page). src/database keeps its connection timings beside the code that
+ * uses them.
  */
+
 export const limits = {
   databaseConnectionsMax: 20,
+  /** The pool of `npm run ledger` (one command at a time: a few connections are plenty). */
+  ledgerCliDatabaseConnectionsMax: 4,
   eventStorePollIntervalMs: 1_000,
   projectionBatchSizeMax: 1_000,
   /** The live runner gathers light traffic into fewer transactions; read-your-writes waits this much more. */
@@ -38,6 +56,11 @@ export const limits = {
   holdExpectedOutputTokens: 1_024,
   /** Near the limit — room for fewer than this many such holds — the hold goes before the upstream call. */
   holdFirstBelowHolds: 10,
+  /**
+   * Accounts (and keys at their own limit) whose last hold a gateway process remembers, to decide whether
+   * the next hold goes first: a hint, not a truth, so past the bound it is forgotten whole.
+   */
+  holdHintEntriesMax: 10_000,
   /** A refused hold waits at most this long for the account's answered requests to settle, then retries. */
   holdRefusalRecheckWaitMs: 2_000,
   /** How long a gateway process prices holds with the prices, rate and discount it read. */
@@ -60,7 +83,7 @@ export const limits = {
   requestLogRetentionDays: 90,
   requestLogPruneIntervalMs: 10 * 60_000,
   requestLogPruneRowsMax: 10_000,
-  // The heartbeat, hold lifetime, progress, stream deadline and drain bound: holds/settlement-timings.ts.
+  // The heartbeat, hold lifetime, progress, stream deadline and drain bound: `defaultSettlementTimings` below.
 
   httpKeepAliveTimeoutMs: 65_000,
   httpHeadersTimeoutMs: 66_000,
@@ -73,3 +96,471 @@ export const limits = {
   /** Ready while the oldest ledger event not yet applied by every projection is at most this old. */
   readinessProjectionLagSecondsMax: 30,
 } as const;
+
+/**
+ * Every bound of the billing pipeline. Tests shorten the timing ones through the options of the functions
+ * that use them; production uses these values.
+ */
+export const billingLimits = {
+  /** A charge waits at most this long for the prices, discounts and FX projections to reach its usage. */
+  chargeProjectionWaitTimeoutMs: 10_000,
+  /** An admin write waits at most this long for its projection before answering 503. */
+  adminProjectionWaitTimeoutMs: 10_000,
+  /** Requests priced by one query of the pricing read model. */
+  pricingRequestsPerQueryMax: 500,
+
+  /** Enqueueing a charge on the request path gives up after this long (the sweeper catches up). */
+  chargeEnqueueTimeoutMs: 2_000,
+  /** Usages waiting for the queue to answer; beyond this the request path stops trying (queue down). */
+  chargeEnqueuesWaitingMax: 10_000,
+  /** The gateway gathers the usages finished within this window into one charge job (light traffic). */
+  chargeEnqueueLingerMs: 20,
+  /** Requests in one charge job (at most `pricingRequestsPerQueryMax`: a job is priced by one query). */
+  chargeJobRequestsMax: 200,
+  /** Deliveries of one charge job before BullMQ gives up on it (the sweeper enqueues it again later). */
+  chargeJobAttemptsMax: 8,
+  chargeJobBackoffInitialMs: 1_000,
+  /** Jobs charged at once by one worker process (each job a batch of requests). */
+  reconcileUsageConcurrency: 8,
+  /** Charges one worker process appends in one statement (group commit across its jobs). */
+  chargeAppendBatchSizeMax: 1_000,
+  /** A worker that stops renewing its lock for this long is presumed dead and its job redelivered. */
+  reconcileUsageLockDurationMs: 30_000,
+  reconcileUsageStalledCheckIntervalMs: 15_000,
+  /** Times a job may be recovered from a dead worker before it fails (then the sweeper re-enqueues it). */
+  reconcileUsageStalledCountMax: 5,
+
+  /** How often the sweeper looks for usage left uncharged (a lost charge job is charged within ~10 s). */
+  pendingChargeSweepIntervalMs: 2_000,
+  /**
+   * Usage younger than this is left alone: its own job is most likely still on its way (the gateway's jobs
+   * are charged within ~100 ms when the queue works). Older usage in a job still queued is enqueued once
+   * more at most: the sweeper remembers its jobs until they leave the queue.
+   */
+  pendingChargeAgeMs: 5_000,
+  pendingChargeSweepPageSize: 1_000,
+  /** Pages per sweep: at most 100,000 usages re-enqueued every interval. */
+  pendingChargeSweepPagesMax: 100,
+
+  // The orphan sweep's interval and the staleness window are in `defaultSettlementTimings` (C10).
+  /** A hold younger than this is never taken for an orphan. */
+  orphanHoldAgeMinMs: 2_000,
+  /** Holds one sweep settles (the next sweep takes the rest); priced `pricingRequestsPerQueryMax` at a time. */
+  orphanHoldsPerSweepMax: 1_000,
+  /** How often a stand-by worker tries to take the lead (and the leader checks its session). */
+  billingLeaderStandbyRetryMs: 1_000,
+  /** How often the leader re-asserts the FX job scheduler and checks that today has a rate. */
+  fxScheduleCheckIntervalMs: 60_000,
+  /** A failed daily refresh job is kept this long, so the check does not start it again and again. */
+  fxRefreshFailedJobKeptSeconds: 24 * 60 * 60,
+
+  /** Attempts of one FX refresh job (the bank client retries each request on its own besides). */
+  fxRefreshJobAttemptsMax: 4,
+  fxRefreshJobBackoffInitialMs: 5 * 60_000,
+
+  /** Pending usages one account view prices; more than this is reported as an error, never truncated. */
+  pendingChargesPricedMax: 20_000,
+  /** Rows of billing history per page read from the database while streaming an export. */
+  billingHistoryPageSize: 1_000,
+  /** Rows one billing export may hold (JSON or CSV). */
+  billingHistoryRowsMax: 1_000_000,
+  /** FX history rows one GET returns. */
+  fxRateHistoryRowsMax: 10_000,
+  /** Raw events one GET /admin/events returns. */
+  eventsPageSizeMax: 1_000,
+  /** Changes one GET /admin/prices/history or /admin/discounts/history answer holds, and the default. */
+  pricingHistoryRowsMax: 1_000,
+  pricingHistoryRowsDefault: 100,
+  /** Discount scopes (model or any × organization or any) whose history one answer reads. */
+  discountScopesMax: 1_000,
+  eventsPageSizeDefault: 100,
+  /** Credit amounts are below one trillion won: anything larger is a typo, not a top-up. */
+  creditAmountWonBelow: "1000000000000",
+  referenceLengthMax: 500,
+  /** Idle BullMQ queue connections to PostgreSQL per queue or worker (PostgreSQL backend). */
+  queueDatabaseConnectionsMax: 4,
+  /** Connecting to Redis gives up after this long; ioredis then retries with backoff. */
+  redisConnectTimeoutMs: 2_000,
+  redisReconnectDelayMaxMs: 5_000,
+  /** Closing a queue never waits longer than this (Redis may be gone). */
+  queueCloseTimeoutMs: 5_000,
+  /** Errors of one queue connection are logged at most once per this interval. */
+  queueErrorLogIntervalMs: 30_000,
+} as const;
+
+/**
+ * Bounds on what a charge may be computed from (src/billing/charging/charge-limits.ts checks them). They
+ * exist so that the C7 formula stays exact within `Money`'s 60 significant digits: with every bound at its
+ * maximum the widest intermediate value is won < 3e18 with 36 decimal places, i.e. 55 significant digits.
+ * The admin API validates prices, rates and discounts against the same predicates, so a stored value can
+ * never make a charge fail.
+ */
+export const chargeLimits = {
+  /** One request never carries a trillion tokens; the bound keeps counts far inside safe integers. */
+  tokensPerRequestMax: 1_000_000_000_000,
+  /** Exclusive upper bound of a unit price, USD per 1M tokens. */
+  unitPriceUsdPerMillionTokensBelow: 1_000_000,
+  /** Exclusive upper bound of an FX rate, KRW per USD. */
+  fxRateKrwPerUsdBelow: 1_000_000,
+  /** Decimal places allowed in a unit price, an FX rate and a discount rate. */
+  decimalPlacesMax: 10,
+} as const;
+
+/** Bounds of the read APIs (paging, totals, listings). */
+export const readLimits = {
+  /** Charges one page of GET /llm/billing or /admin/billing may hold, and the default when paging. */
+  billingPageRowsMax: 1_000,
+  billingPageRowsDefault: 100,
+  /** Groups (days, models or keys) one totals answer may hold; more is refused, never cut off. */
+  billingTotalsGroupsMax: 10_000,
+  /** Accounts one page of GET /admin/accounts may hold, and the default. */
+  accountsPageRowsMax: 500,
+  accountsPageRowsDefault: 50,
+  /** Keys GET /admin/accounts/:kind/:id/keys returns (an account with more is an anomaly to look at). */
+  accountKeysMax: 1_000,
+  searchTextLengthMax: 200,
+  /** Accounts the admin console's overview lists (those that ever had a top-up or a charge). */
+  consoleAccountsRowsMax: 1_000,
+  /** Rows of GET /llm/usage (days × models × keys): a year of a busy account is far below. */
+  usageByDayRowsMax: 50_000,
+  /** Requests one page of the activity log may hold, and the default. */
+  activityPageRowsMax: 500,
+  activityPageRowsDefault: 50,
+  /** Unsealed events counted exactly up to this; beyond it the count says "at least". */
+  ledgerUnsealedEventsCountedMax: 100_000,
+  /** Events `POST /admin/ledger/verify` verifies in the request; a bigger log is for the CLI. */
+  ledgerVerifyOnDemandEventsMax: 200_000,
+} as const;
+
+/** Monthly statements and the finance export (src/billing/statements/). */
+export const statementLimits = {
+  /** A month is provisional until this long after its end: requests started in it may still settle (C10). */
+  settlementGraceMs: 15 * 60_000,
+  /** Top-ups or charge groups (model × key) one statement lists; more is an anomaly, refused, never cut. */
+  linesMax: 10_000,
+  /** Accounts read per query while the finance export walks the month's accounts. */
+  exportAccountsPageSize: 500,
+  /** Charges per page read from the billing history (and written to the client before the next read). */
+  exportChargesPageSize: 1_000,
+  /** Bound on one account's charges in one month: far beyond any real month, so a loop cannot run away. */
+  exportChargesPerAccountMax: 100_000_000,
+  /** Bound on the accounts with charges in one month. */
+  exportAccountsMax: 100_000_000,
+} as const;
+
+/** Sessions (C4) and the console's own tokens. */
+export const sessionLimits = {
+  /** A session minted without a lifetime (POST /admin/sessions, the console's sign-in) lasts this long. */
+  sessionTtlSecondsDefault: 12 * 60 * 60,
+  sessionTtlSecondsMax: 30 * 24 * 60 * 60,
+  /** The admin console's cookie (the admin token exchanged once). */
+  adminCookieTtlSeconds: 8 * 60 * 60,
+  /** A sign-in link is for opening now, not for keeping: it dies in minutes, and signs in once. */
+  signInCodeTtlSeconds: 15 * 60,
+} as const;
+
+/** Per-key limits bigger than any sane budget are refused rather than stored (a typo of zeros). */
+export const keyLimitBounds = {
+  spendLimitWonMax: "1000000000000",
+  rateLimitRequestsPerMinuteMax: 1_000_000,
+} as const;
+
+/**
+ * How long the gateway waits on one upstream (src/providers/http/upstream-timeouts.ts says what each is);
+ * the models file may override them per endpoint.
+ */
+export const upstreamTimeoutDefaults = Object.freeze({
+  connectTimeoutMs: 10_000,
+  /** A JSON reply's headers come only after the whole generation: the official clients' 10 minutes. */
+  headersTimeoutMs: 600_000,
+  bodyTimeoutMs: 600_000,
+  keepAliveTimeoutMs: 30_000,
+});
+
+/** What the gateway accepts from an upstream. */
+export const upstreamLimits = {
+  /** Sockets per upstream: enough for a busy gateway, bounded so one upstream cannot exhaust descriptors. */
+  connectionsMaxDefault: 256,
+  /** A JSON reply larger than this is treated as malformed rather than buffered. */
+  replyBytesMax: 32 * 1024 * 1024,
+  /** Only the message of an error body is used, so a little is enough. */
+  errorBodyBytesMax: 64 * 1024,
+  /** One server-sent event (or one unterminated line) larger than this is treated as malformed. */
+  eventCharactersMax: 8 * 1024 * 1024,
+  /** An upstream's error message: long enough to say what went wrong, short enough not to flood ours. */
+  messageCharactersMax: 300,
+} as const;
+
+/** The export-import bank's API (src/billing/fx/koreaexim-client.ts); tests pass shorter ones. */
+export const koreaeximDefaultLimits = Object.freeze({
+  /** Whole request, connect to last body byte. */
+  requestTimeoutMs: 10_000,
+  connectTimeoutMs: 5_000,
+  /** Attempts for one search date, the first included. */
+  attemptsPerDateMax: 4,
+  backoffInitialMs: 1_000,
+  backoffMaxMs: 8_000,
+  responseBodyBytesMax: 1_048_576,
+  /** Search dates tried, D−1 included (C7: "walks back … up to 10 days"). */
+  walkBackDaysMax: 10,
+});
+
+/**
+ * Retrying an upstream (C13): the defaults of UPSTREAM_* (src/providers/resilience/resilience-limits.ts
+ * says what each bounds; docs/upstream-resilience.md).
+ */
+export const resilienceLimitDefaults = Object.freeze({
+  // 8: with 45% of attempts failing independently (the chaos test), 0.45^8 ≈ 0.17% of requests still fail.
+  attemptsMax: 8,
+  backoffBaseMs: 100,
+  backoffMaxMs: 2_000,
+  // The upstream's own 10-minute answer timeout: a long JSON generation is not cut by the deadline.
+  requestDeadlineMs: 600_000,
+  // Long enough to judge an endpoint by a few requests' retries (8 attempts take about 6 s at most), so an
+  // endpoint that is down opens within three requests even on a quiet gateway.
+  breakerWindowMs: 30_000,
+  breakerAttemptsMin: 10,
+  breakerFailureRateMin: 0.5,
+  breakerOpenMs: 5_000,
+  breakerHalfOpenProbesMax: 1,
+});
+
+/**
+ * The timings C10 rests on (src/billing/holds/settlement-timings.ts says what each bounds and asserts their
+ * relations); four of them are set through the environment, the same for every role of a deployment.
+ */
+export const defaultSettlementTimings = Object.freeze({
+  heartbeatIntervalMs: 2_000,
+  presumedDeadAfterMs: 10_000,
+  orphanSweepIntervalMs: 2_000,
+  observationGapMaxMs: 5_000,
+  // The upstream's own 10-minute timeout, and a minute to settle; renewed while the request runs.
+  holdLifetimeMs: 660_000,
+  progressIntervalMs: 2_000,
+  streamDeadlineMs: 30 * 60_000,
+  shutdownDrainMs: 10_000,
+  usageDurableWaitMs: 10_000,
+});
+
+/** A closed range an environment variable must fall in. */
+export interface EnvironmentRange {
+  min: number;
+  max: number;
+}
+
+/** What src/config.ts accepts from the environment; the defaults are the objects above. */
+export const environmentRanges = {
+  /** MAX_BODY_BYTES, and its default. */
+  requestBodyBytes: { min: 1_024, max: 256 * 1024 * 1024 },
+  requestBodyBytesDefault: 4_194_304,
+  simulatorLatencyMs: { min: 0, max: 600_000 },
+  /** 0: unlimited (everything at once). */
+  simulatorTokensPerSecond: { min: 0, max: 1_000_000 },
+  /** STREAM_DEADLINE_MS, SHUTDOWN_DRAIN_MS, HOLD_LIFETIME_MS, GATEWAY_PRESUMED_DEAD_AFTER_MS: 1 ms to a day. */
+  settlementTimingMs: { min: 1, max: 86_400_000 },
+  upstreamAttemptsMax: { min: 1, max: 32 },
+  upstreamBackoffBaseMs: { min: 1, max: 60_000 },
+  upstreamBackoffMaxMs: { min: 1, max: 600_000 },
+  upstreamRequestDeadlineMs: { min: 1_000, max: 3_600_000 },
+  upstreamBreakerWindowMs: { min: 1_000, max: 3_600_000 },
+  upstreamBreakerAttemptsMin: { min: 1, max: 100_000 },
+  /** A share of attempts: above 0 (exclusive), at most 1. */
+  upstreamBreakerFailureRate: { min: 0, max: 1 },
+  upstreamBreakerOpenMs: { min: 100, max: 3_600_000 },
+  upstreamBreakerHalfOpenProbesMax: { min: 1, max: 1_000 },
+} as const satisfies Record<string, EnvironmentRange | number>;
+
+/** Every object above: what `assertLimitRelations` checks together. */
+export const limitsInForce = {
+  limits,
+  billingLimits,
+  chargeLimits,
+  readLimits,
+  statementLimits,
+  sessionLimits,
+  upstreamTimeoutDefaults,
+  koreaeximDefaultLimits,
+  resilienceLimitDefaults,
+  defaultSettlementTimings,
+  environmentRanges,
+};
+
+/** The same shape with plain numbers, so a test can state a contradicting set. */
+export type LimitsInForce = { [Group in keyof typeof limitsInForce]: Widened<(typeof limitsInForce)[Group]> };
+type Widened<T> = T extends number
+  ? number
+  : T extends string
+    ? string
+    : T extends readonly number[]
+      ? readonly number[]
+      : { readonly [Key in keyof T]: Widened<T[Key]> };
+
+interface LimitRelation {
+  /** The relation as it reads, and why it must hold. */
+  says: string;
+  holds: (set: LimitsInForce) => boolean;
+}
+
+const within = (value: number, range: EnvironmentRange) => range.min <= value && value <= range.max;
+
+/** Page defaults within their maxima, pages within what they page through. */
+const pagingRelations: LimitRelation[] = [
+  {
+    says: "readLimits.billingPageRowsDefault ≤ readLimits.billingPageRowsMax",
+    holds: ({ readLimits: read }) => read.billingPageRowsDefault <= read.billingPageRowsMax,
+  },
+  {
+    says: "readLimits.accountsPageRowsDefault ≤ readLimits.accountsPageRowsMax",
+    holds: ({ readLimits: read }) => read.accountsPageRowsDefault <= read.accountsPageRowsMax,
+  },
+  {
+    says: "readLimits.activityPageRowsDefault ≤ readLimits.activityPageRowsMax",
+    holds: ({ readLimits: read }) => read.activityPageRowsDefault <= read.activityPageRowsMax,
+  },
+  {
+    says: "billingLimits.eventsPageSizeDefault ≤ billingLimits.eventsPageSizeMax",
+    holds: ({ billingLimits: billing }) => billing.eventsPageSizeDefault <= billing.eventsPageSizeMax,
+  },
+  {
+    says: "billingLimits.pricingHistoryRowsDefault ≤ billingLimits.pricingHistoryRowsMax",
+    holds: ({ billingLimits: billing }) => billing.pricingHistoryRowsDefault <= billing.pricingHistoryRowsMax,
+  },
+  {
+    says: "billingLimits.billingHistoryPageSize ≤ billingLimits.billingHistoryRowsMax (an export reads whole pages)",
+    holds: ({ billingLimits: billing }) => billing.billingHistoryPageSize <= billing.billingHistoryRowsMax,
+  },
+  {
+    says: "statementLimits.exportChargesPageSize ≤ statementLimits.exportChargesPerAccountMax",
+    holds: ({ statementLimits: statement }) =>
+      statement.exportChargesPageSize <= statement.exportChargesPerAccountMax,
+  },
+  {
+    says: "statementLimits.exportAccountsPageSize ≤ statementLimits.exportAccountsMax",
+    holds: ({ statementLimits: statement }) =>
+      statement.exportAccountsPageSize <= statement.exportAccountsMax,
+  },
+  {
+    says: "sessionLimits.sessionTtlSecondsDefault ≤ sessionLimits.sessionTtlSecondsMax (a default session must be one POST /admin/sessions accepts)",
+    holds: ({ sessionLimits: session }) => session.sessionTtlSecondsDefault <= session.sessionTtlSecondsMax,
+  },
+];
+
+/** Batches within the queues and queries that carry them. */
+const batchRelations: LimitRelation[] = [
+  {
+    says: "billingLimits.chargeJobRequestsMax ≤ billingLimits.pricingRequestsPerQueryMax (a charge job is priced by one query, which refuses more)",
+    holds: ({ billingLimits: billing }) => billing.chargeJobRequestsMax <= billing.pricingRequestsPerQueryMax,
+  },
+  {
+    says: "limits.requestLogBatchRowsMax ≤ limits.requestLogQueueRowsMax (a batch is taken from the queue; a bigger one never fills)",
+    holds: ({ limits: service }) => service.requestLogBatchRowsMax <= service.requestLogQueueRowsMax,
+  },
+  {
+    says: "limits.usageAppendBatchSizeMax ≤ limits.usageOutboxEntriesMax (a group commit is taken from the outbox)",
+    holds: ({ limits: service }) => service.usageAppendBatchSizeMax <= service.usageOutboxEntriesMax,
+  },
+  {
+    says: "chargeLimits.tokensPerRequestMax ≤ Number.MAX_SAFE_INTEGER (token counts are JS numbers)",
+    holds: ({ chargeLimits: charge }) => charge.tokensPerRequestMax <= Number.MAX_SAFE_INTEGER,
+  },
+  {
+    says: "environmentRanges.requestBodyBytes.max and limits.holdExpectedOutputTokens ≤ chargeLimits.tokensPerRequestMax (a hold prices the body's bytes as input tokens)",
+    holds: ({ environmentRanges: ranges, limits: service, chargeLimits: charge }) =>
+      ranges.requestBodyBytes.max <= charge.tokensPerRequestMax &&
+      service.holdExpectedOutputTokens <= charge.tokensPerRequestMax,
+  },
+];
+
+/** Timings that only work in one order. */
+const timingRelations: LimitRelation[] = [
+  {
+    says: "limits.httpKeepAliveTimeoutMs < limits.httpHeadersTimeoutMs (else a kept-alive socket's next request can be cut by the headers timer)",
+    holds: ({ limits: service }) => service.httpKeepAliveTimeoutMs < service.httpHeadersTimeoutMs,
+  },
+  {
+    says: "limits.usageOutboxDrainMs < limits.shutdownCloseMs (the settlements' drain runs inside the stop's close bound, after which the process exits anyway)",
+    holds: ({ limits: service }) => service.usageOutboxDrainMs < service.shutdownCloseMs,
+  },
+  {
+    says: "every limits.usageOutboxRetryDelaysMs < limits.usageOutboxDrainMs (a stop's drain sees at least one more attempt)",
+    holds: ({ limits: service }) =>
+      service.usageOutboxRetryDelaysMs.length > 0 &&
+      service.usageOutboxRetryDelaysMs.every((delayMs) => delayMs < service.usageOutboxDrainMs),
+  },
+  {
+    says: "limits.projectionWaitPollIntervalMs < limits.projectionWaitTimeoutMs (a waiter re-reads the checkpoints before it gives up)",
+    holds: ({ limits: service }) => service.projectionWaitPollIntervalMs < service.projectionWaitTimeoutMs,
+  },
+  {
+    says: "limits.projectionLingerMs < limits.projectionWaitTimeoutMs (else every read-your-writes wait outlasts its bound)",
+    holds: ({ limits: service }) => service.projectionLingerMs < service.projectionWaitTimeoutMs,
+  },
+  {
+    says: "limits.checkpointPollIntervalMs ≤ limits.checkpointIntervalMs (the checkpointer looks at least once per interval)",
+    holds: ({ limits: service }) => service.checkpointPollIntervalMs <= service.checkpointIntervalMs,
+  },
+  {
+    says: "billingLimits.reconcileUsageStalledCheckIntervalMs < billingLimits.reconcileUsageLockDurationMs (a dead worker's job is found while its lock is still the measure)",
+    holds: ({ billingLimits: billing }) =>
+      billing.reconcileUsageStalledCheckIntervalMs < billing.reconcileUsageLockDurationMs,
+  },
+  {
+    says: "billingLimits.chargeEnqueueLingerMs + billingLimits.chargeEnqueueTimeoutMs < billingLimits.pendingChargeAgeMs (the sweeper leaves alone usage whose own enqueue may still be on its way)",
+    holds: ({ billingLimits: billing }) =>
+      billing.chargeEnqueueLingerMs + billing.chargeEnqueueTimeoutMs < billing.pendingChargeAgeMs,
+  },
+  {
+    says: "koreaeximDefaultLimits.connectTimeoutMs ≤ requestTimeoutMs and backoffInitialMs ≤ backoffMaxMs",
+    holds: ({ koreaeximDefaultLimits: bank }) =>
+      bank.connectTimeoutMs <= bank.requestTimeoutMs && bank.backoffInitialMs <= bank.backoffMaxMs,
+  },
+  {
+    says: "upstreamTimeoutDefaults.connectTimeoutMs ≤ headersTimeoutMs (the connection is part of waiting for the headers)",
+    holds: ({ upstreamTimeoutDefaults: upstream }) => upstream.connectTimeoutMs <= upstream.headersTimeoutMs,
+  },
+];
+
+/** The defaults of what the environment sets are themselves values it would accept. */
+const defaultRelations: LimitRelation[] = [
+  {
+    says: "environmentRanges.requestBodyBytesDefault within environmentRanges.requestBodyBytes",
+    holds: ({ environmentRanges: ranges }) => within(ranges.requestBodyBytesDefault, ranges.requestBodyBytes),
+  },
+  {
+    says: "every defaultSettlementTimings value within environmentRanges.settlementTimingMs",
+    holds: ({ defaultSettlementTimings: timings, environmentRanges: ranges }) =>
+      Object.values(timings).every((valueMs) => within(valueMs, ranges.settlementTimingMs)),
+  },
+  {
+    says: "every resilienceLimitDefaults value within its environmentRanges.upstream… range",
+    holds: ({ resilienceLimitDefaults: resilience, environmentRanges: ranges }) =>
+      within(resilience.attemptsMax, ranges.upstreamAttemptsMax) &&
+      within(resilience.backoffBaseMs, ranges.upstreamBackoffBaseMs) &&
+      within(resilience.backoffMaxMs, ranges.upstreamBackoffMaxMs) &&
+      within(resilience.requestDeadlineMs, ranges.upstreamRequestDeadlineMs) &&
+      within(resilience.breakerWindowMs, ranges.upstreamBreakerWindowMs) &&
+      within(resilience.breakerAttemptsMin, ranges.upstreamBreakerAttemptsMin) &&
+      resilience.breakerFailureRateMin > ranges.upstreamBreakerFailureRate.min &&
+      resilience.breakerFailureRateMin <= ranges.upstreamBreakerFailureRate.max &&
+      within(resilience.breakerOpenMs, ranges.upstreamBreakerOpenMs) &&
+      within(resilience.breakerHalfOpenProbesMax, ranges.upstreamBreakerHalfOpenProbesMax),
+  },
+];
+
+export const limitRelations: readonly LimitRelation[] = [
+  ...pagingRelations,
+  ...batchRelations,
+  ...timingRelations,
+  ...defaultRelations,
+];
+
+/**
+ * Throws a ConfigError naming every relation between limits that does not hold. Called below, when this
+ * module loads: every process (and every test) stops before it starts on contradicting limits.
+ */
+export function assertLimitRelations(set: LimitsInForce = limitsInForce): void {
+  const broken = limitRelations.filter((relation) => !relation.holds(set)).map((relation) => relation.says);
+  if (broken.length > 0) throw new ConfigError(`invalid limits (src/kernel/limits.ts): ${broken.join("; ")}`);
+}
+
+assertLimitRelations();

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { z } from "zod";
+import { keyLimitBounds } from "../kernel/limits";
 import { creditDecimalPlaces, formatMoney, isDecimalString, parseMoney } from "../kernel/money";
 import { seoulDateOf } from "../kernel/seoul-calendar";
 import type { ApiKeyLimits } from "../ledger/events";
@@ -9,12 +10,6 @@ import type { ApiKeyLimits } from "../ledger/events";
  * written on the wire, and how a key's limits and spend are read back. Both read the inline tables the
  * ledger's trigger keeps, so a limit just set and a hold just granted are seen at once.
  */
-
-/** Limits bigger than any sane budget are refused rather than stored (a typo of zeros). */
-export const keyLimitBounds = {
-  spendLimitWonMax: "1000000000000",
-  rateLimitRequestsPerMinuteMax: 1_000_000,
-} as const;
 
 const spendLimitWon = z
   .string({ error: 'must be a decimal string such as "50000", or null' })

@@ -12,8 +12,6 @@ export interface Session {
 }
 
 const algorithm = "HS256";
-export const sessionTtlSecondsDefault = 12 * 60 * 60;
-export const sessionTtlSecondsMax = 30 * 24 * 60 * 60;
 
 export class SessionTokens {
   private readonly key: Uint8Array;

@@ -7,7 +7,7 @@ import {
   chargeInputOfBreakdown,
   type TokenCounts,
 } from "../../src/billing/charging/charge-calculation";
-import { chargeLimits } from "../../src/billing/charging/charge-limits";
+import { chargeLimits } from "../../src/kernel/limits";
 import { type Money, parseMoney, sumMoney } from "../../src/kernel/money";
 
 /** An oracle independent of `Money`: 1000 significant digits, far beyond anything the formula needs. */

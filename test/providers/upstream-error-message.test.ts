@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { upstreamLimits } from "../../src/kernel/limits";
 import { statusError } from "../../src/providers/http/transport-errors";
 import {
   extractUpstreamErrorMessage,
   sanitiseUpstreamMessage,
-  upstreamMessageCharactersMax,
 } from "../../src/providers/http/upstream-error-message";
 import { UpstreamFailedError, UpstreamRejectedError } from "../../src/providers/provider";
 
@@ -43,7 +43,7 @@ describe("upstream error messages", () => {
   it("collapses control characters and whitespace and cuts long text", () => {
     expect(sanitiseUpstreamMessage("line one\n\tline\u0000two  ", [])).toBe("line one line two");
     const long = sanitiseUpstreamMessage("word ".repeat(200), []);
-    expect(long.length).toBe(upstreamMessageCharactersMax);
+    expect(long.length).toBe(upstreamLimits.messageCharactersMax);
     expect(long.endsWith("…")).toBe(true);
   });
 

@@ -1,7 +1,7 @@
-import assert from "node:assert/strict";
 import { discountsProjection } from "../../../projections/discounts";
 import { fxRatesProjection } from "../../../projections/fx-rates";
 import { pricesProjection } from "../../../projections/prices";
+import { assert } from "../../kernel/assert";
 import { chargeDecimalPlaces, Money } from "../../kernel/money";
 import {
   type AccountReference,
@@ -20,6 +20,7 @@ import { billingMetrics } from "../billing-metrics";
 import { correctionChargedEventId, usageChargedEventId } from "../commands/deterministic-event-id";
 import type { Clock, ProjectionWaiting } from "../commands/projection-waiting";
 import { keyKindLabelOf } from "../metric-labels";
+import { assertWonNotNegative } from "../money-invariants";
 import {
   type PricingInForce,
   type PricingReadModel,
@@ -27,7 +28,12 @@ import {
 } from "../read-models/pricing-read-model";
 import { calculateCharge } from "./charge-calculation";
 import { recordedBreakdownOf, tokenCountsForPricing } from "./recorded-charge-breakdown";
-import { isFullyCharged, readUsageStream, type UsageStreamState } from "./usage-stream-state";
+import {
+  expectedVersionOf,
+  isFullyCharged,
+  readUsageStream,
+  type UsageStreamState,
+} from "./usage-stream-state";
 
 /**
  * ChargeUsage: the command the reconciler runs for each request. It turns the request's `UsageRecorded`
@@ -84,7 +90,8 @@ export async function chargeUsage(
   dependencies: ChargeUsageDependencies,
   requestId: string,
 ): Promise<ChargeUsageOutcome> {
-  const outcome = (await chargeUsages(dependencies, [requestId])).get(requestId)!;
+  const outcome = (await chargeUsages(dependencies, [requestId])).get(requestId);
+  assert(outcome, `chargeUsages gave no outcome for ${requestId}`);
   if (outcome.status === "rejected") throw outcome.reason;
   return outcome.value;
 }
@@ -145,9 +152,11 @@ export async function chargeUsages(
       startedAt: new Date(recorded.data.startedAt),
     })),
   );
+  // Matched by place: a pricing out of step would charge one request at another's prices.
+  assert(pricings.length === toCharge.length, `${pricings.length} pricings for ${toCharge.length} usages`);
   await Promise.all(
     toCharge.map(async (state, index) => {
-      const pricing = pricings[index]!;
+      const pricing = pricings[index] as PricingInForce | PricingUnavailableError;
       const requestId = state.recorded.data.requestId;
       if (pricing instanceof PricingUnavailableError) {
         fail(requestId, pricing);
@@ -204,7 +213,7 @@ async function appendCharges(
   try {
     const appended = await dependencies.store.append({
       streamId: state.recorded.streamId,
-      expectedVersion: state.version,
+      expectedVersion: expectedVersionOf(state),
       events,
     });
     const lagFrom = (state.correction ?? state.recorded).recordedAt;
@@ -249,6 +258,12 @@ function chargeEventOf(
     fxRate: pricing.fxRate,
     discountRate: pricing.discount.rate,
   });
+  assertWonNotNegative(breakdown.amountWon, `the charge of ${requestId}`);
+  // A first charge releases what its usage put in pending, never negative; a correction's are signed.
+  if (correction)
+    assertWonNotNegative(correction.correctedAmountWon, `the charge ${requestId}'s correction corrects`);
+  else if (usage.data.pendingWon != null)
+    assertWonNotNegative(usage.data.pendingWon, `the pending cost of ${requestId}`);
   const amountWon = correction
     ? new Money(breakdown.amountWon).minus(correction.correctedAmountWon).toFixed(chargeDecimalPlaces)
     : breakdown.amountWon;

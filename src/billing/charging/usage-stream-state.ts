@@ -1,4 +1,6 @@
+import { assert } from "../../kernel/assert";
 import type { RecordedEvent, RecordedEventOf } from "../../ledger/store/event-store";
+import { assertContiguousVersions } from "../money-invariants";
 
 /**
  * What a request's usage stream (`usage-<requestId>`) says about its charging. The stream grows in one of
@@ -33,12 +35,14 @@ export function readUsageStream(stream: readonly RecordedEvent[]): UsageStreamRe
   const shapeOf = () => `not a usage stream: ${stream.map((event) => event.type).join(", ")}`;
   const [first, ...after] = rest;
   if (first?.type !== "UsageRecorded" || first.data.corrects) return { kind: "malformed", reason: shapeOf() };
+  // The next append expects the last version read: with a gap, "last" would not be the stream's last.
+  assertContiguousVersions(stream, first.streamId);
   const state: UsageStreamState = {
     recorded: first,
     charged: undefined,
     correction: undefined,
     correctionCharged: undefined,
-    version: stream[stream.length - 1]!.streamVersion,
+    version: stream.length - 1,
   };
   for (const event of after) {
     if (
@@ -72,4 +76,18 @@ export function isFullyCharged(state: UsageStreamState): boolean {
   return (
     state.charged !== undefined && (state.correction === undefined || state.correctionCharged !== undefined)
   );
+}
+
+/**
+ * The version a charge of this state is appended at: the last event the state accounts for, so a charge
+ * appended by anyone else since (or any other event) makes the store refuse this one — exactly-once (C7).
+ */
+export function expectedVersionOf(state: UsageStreamState): number {
+  const read = [state.recorded, state.charged, state.correction, state.correctionCharged];
+  const lastRead = Math.max(...read.map((event) => event?.streamVersion ?? -1));
+  assert(
+    state.version === lastRead,
+    `${state.recorded.streamId} is at version ${state.version}, but its last usage or charge is at ${lastRead}`,
+  );
+  return state.version;
 }

@@ -1,13 +1,13 @@
 import type pg from "pg";
 import type { Logger } from "pino";
 import { fxRatesProjection, fxRatesTable } from "../../../projections/fx-rates";
+import { billingLimits } from "../../kernel/limits";
 import { seoulDateOf } from "../../kernel/seoul-calendar";
 import { parseLedgerEvent } from "../../ledger/events";
 import { ProjectionLagError } from "../../ledger/projection/projection-waiter";
 import { type EventStore, WrongExpectedVersionError } from "../../ledger/store/event-store";
 import { compareLogPositions, type LogPosition, logStart } from "../../ledger/store/log-position";
 import { listModels } from "../../providers/catalog";
-import { billingLimits } from "../billing-limits";
 import { recordFxRate } from "../fx/record-fx-rate";
 import { metadataOf } from "./command-metadata";
 import { modelPriceSeededEventId } from "./deterministic-event-id";

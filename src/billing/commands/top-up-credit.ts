@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { balancesProjection } from "../../../projections/balances";
+import { assert } from "../../kernel/assert";
+import { billingLimits } from "../../kernel/limits";
 import { creditDecimalPlaces, formatMoney, type Money } from "../../kernel/money";
 import type { AccountReference } from "../../ledger/events";
 import { parseLedgerEvent } from "../../ledger/events";
-import { billingLimits } from "../billing-limits";
 import { accountStreamIdOf, readBalanceWon } from "../read-models/account-balances";
 import { type CommandOrigin, metadataOf } from "./command-metadata";
 import type { BillingWriteDependencies } from "./set-model-price";
@@ -25,8 +26,8 @@ export async function topUpCredit(
   topUp: { account: AccountReference; amountWon: Money; reference: string },
   origin: CommandOrigin,
 ): Promise<{ balanceWon: string }> {
-  if (!isAcceptableCreditAmount(topUp.amountWon))
-    throw new RangeError(`unacceptable credit ${topUp.amountWon}`);
+  // The routes refuse any other amount (400) before this: here one is a programmer error, never a top-up.
+  assert(isAcceptableCreditAmount(topUp.amountWon), `a top-up of ${topUp.amountWon} won is not a credit`);
   const event = parseLedgerEvent({
     type: "CreditToppedUp",
     data: { account: topUp.account, amountWon: formatMoney(topUp.amountWon), reference: topUp.reference },

@@ -1,5 +1,6 @@
 import { setTimeout as sleepFor } from "node:timers/promises";
 import { type Dispatcher, fetch as undiciFetch } from "undici";
+import { koreaeximDefaultLimits } from "../../kernel/limits";
 import { formatMoney } from "../../kernel/money";
 import { type IsoDate, isIsoDate, previousDate, seoulDateOf } from "../../kernel/seoul-calendar";
 import { createKoreaeximDispatcher } from "./koreaexim-dispatcher";
@@ -19,16 +20,6 @@ export interface KoreaeximLimits extends KoreaeximRequestLimits {
   walkBackDaysMax: number;
   connectTimeoutMs: number;
 }
-
-export const koreaeximDefaultLimits: KoreaeximLimits = {
-  requestTimeoutMs: 10_000,
-  connectTimeoutMs: 5_000,
-  attemptsPerDateMax: 4,
-  backoffInitialMs: 1_000,
-  backoffMaxMs: 8_000,
-  responseBodyBytesMax: 1_048_576,
-  walkBackDaysMax: 10,
-};
 
 /** The rate in force on `appliesOn`: the USD `deal_bas_r` of `rateDate`, the latest business day before. */
 export interface KoreaeximRateQuote {

@@ -1,6 +1,7 @@
-import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
+import { AssertionError, assert } from "../../kernel/assert";
+import { limits } from "../../kernel/limits";
 import { Money } from "../../kernel/money";
 import {
   type AccountReference,
@@ -15,6 +16,7 @@ import {
 import { billingMetrics } from "../billing-metrics";
 import { usageStreamIdOf } from "../charging/charge-usage";
 import { keyKindLabelOf } from "../metric-labels";
+import { assertHoldWithinFunds, assertWonNotNegative } from "../money-invariants";
 import type { PricingInForce } from "../read-models/pricing-read-model";
 import type { HoldAuthorizer } from "./hold-authorizer";
 import { costWonOf, type HoldPricing } from "./hold-pricing";
@@ -118,7 +120,6 @@ export class GenerationHolds {
   private ledgerFailing = false;
   /** What each account had available after this process's last hold on it (bounded: a hint, not a truth). */
   private readonly availableAfterLastHold = new Map<string, Money>();
-  private static readonly accountsRememberedMax = 10_000;
   /**
    * Keys whose last hold here was refused by one of their own limits: their next request holds first, so
    * a client hammering a key over its limit costs no upstream call (bounded, like the accounts).
@@ -154,7 +155,7 @@ export class GenerationHolds {
         billingMetrics.observeHold({ outcome: "posted", keyKind, amountWon: holdWon });
         const record = (model: string, pricing: PricingInForce) => {
           const pendingWon = costWonOf(pricing, usage.tokens);
-          assert(!new Money(pendingWon).isNegative(), `negative cost ${pendingWon} for ${request.requestId}`);
+          assertWonNotNegative(pendingWon, `the cost of ${request.requestId}`);
           return this.options.outbox.record(
             {
               requestId: request.requestId,
@@ -185,12 +186,13 @@ export class GenerationHolds {
         untrack();
         placed.then(
           () => {
-            billingMetrics.observeHold({ outcome: "voided", keyKind, amountWon: held!.holdWon });
+            assert(held, `the hold of ${request.requestId} resolved as placed without its amount`);
+            billingMetrics.observeHold({ outcome: "voided", keyKind, amountWon: held.holdWon });
             this.options.outbox.void(
               {
                 requestId: request.requestId,
                 account: request.account,
-                releasedWon: held!.holdWon,
+                releasedWon: held.holdWon,
                 reason,
                 ...(upstream ? { attempts: [...upstream.attempts] } : {}),
               },
@@ -205,6 +207,7 @@ export class GenerationHolds {
 
   private async place(request: HoldRequest): Promise<{ holdWon: string; pricing: PricingInForce }> {
     let pricing: PricingInForce;
+    let estimatedWon: string;
     let decision: Awaited<ReturnType<GenerationHoldsOptions["authorizer"]["authorize"]>>;
     const estimate = { inputTokensMax: request.bodyBytes, outputTokensMax: this.outputTokensMaxOf(request) };
     try {
@@ -213,12 +216,13 @@ export class GenerationHolds {
         request.discountOrganizationId,
         request.startedAt,
       );
-      const estimatedWon = costWonOf(pricing, {
+      estimatedWon = costWonOf(pricing, {
         input: estimate.inputTokensMax,
         cached: 0,
         output: estimate.outputTokensMax,
         reasoning: 0,
       });
+      assertWonNotNegative(estimatedWon, `the estimate of ${request.requestId}`);
       const authorize = () =>
         this.options.authorizer.authorize(
           {
@@ -244,6 +248,8 @@ export class GenerationHolds {
         decision = await authorize();
       }
     } catch (error) {
+      // A broken invariant is no outage: it must not read as the ledger being away.
+      if (error instanceof AssertionError) throw error;
       this.ledgerFailing = true;
       this.options.logger.error({ err: error, requestId: request.requestId }, "placing a hold failed");
       // The statement may have committed before its answer was lost: release the hold if it exists.
@@ -252,8 +258,7 @@ export class GenerationHolds {
     }
     this.ledgerFailing = false;
     const accountKey = `${request.account.kind}:${request.account.id}`;
-    if (this.availableAfterLastHold.size >= GenerationHolds.accountsRememberedMax)
-      this.availableAfterLastHold.clear();
+    if (this.availableAfterLastHold.size >= limits.holdHintEntriesMax) this.availableAfterLastHold.clear();
     const keyKind = keyKindLabelOf(request.account.kind);
     if (decision.kind === "refused") {
       billingMetrics.observeHold({ outcome: "refused", keyKind, amountWon: "0" });
@@ -267,6 +272,8 @@ export class GenerationHolds {
         limit: { kind: decision.reason, value: decision.limit },
       });
     }
+    // What this process remembers as available after the hold rests on the hold being within the funds.
+    assertHoldWithinFunds({ ...decision, estimatedWon }, request.requestId);
     this.keysAtTheirLimit.delete(request.keyId);
     billingMetrics.observeHold({ outcome: "placed", keyKind, amountWon: decision.holdWon });
     this.availableAfterLastHold.set(accountKey, new Money(decision.availableWon).minus(decision.holdWon));
@@ -302,7 +309,7 @@ export class GenerationHolds {
   }
 
   private rememberLimitedKey(keyId: string): void {
-    if (this.keysAtTheirLimit.size >= GenerationHolds.accountsRememberedMax) this.keysAtTheirLimit.clear();
+    if (this.keysAtTheirLimit.size >= limits.holdHintEntriesMax) this.keysAtTheirLimit.clear();
     this.keysAtTheirLimit.add(keyId);
   }
 

@@ -1,3 +1,4 @@
+import { assert } from "../../kernel/assert";
 import { seoulDateOf } from "../../kernel/seoul-calendar";
 import type { UsageTokens } from "../../ledger/events";
 import { calculateCharge } from "../charging/charge-calculation";
@@ -53,8 +54,9 @@ export class HoldPricing {
     const loading = this.options.read
       .pricingAt([{ model, organizationId, startedAt }])
       .then(([pricing]) => {
-        this.entries.set(key, { pricing: pricing!, loading: undefined, loadedAtMs: this.nowMs() });
-        return pricing!;
+        assert(pricing, `the pricing read model answered nothing for ${model}`);
+        this.entries.set(key, { pricing, loading: undefined, loadedAtMs: this.nowMs() });
+        return pricing;
       })
       .finally(() => {
         const current = this.entries.get(key);

@@ -1,9 +1,10 @@
-import assert from "node:assert/strict";
+import { assert } from "../../kernel/assert";
 import { chargeDecimalPlaces, Money } from "../../kernel/money";
 import type { EventData, EventMetadata, UsageOutcome, UsageTokens, voidReasons } from "../../ledger/events";
 import type { RecordedEvent, RecordedEventOf, StreamAppend } from "../../ledger/store/event-store";
 import { usageStreamIdOf } from "../charging/charge-usage";
 import { usageCorrectionEventId } from "../commands/deterministic-event-id";
+import { assertContiguousVersions, assertReleasesItsHold, assertWonNotNegative } from "../money-invariants";
 
 /**
  * What a gateway writes when its settlement of a request (`UsageRecorded` or `UsageVoided`, at version 1,
@@ -68,12 +69,14 @@ export function lateSettlementOf(
     return { kind: "impossible", reason: `stream holds ${stream.map((event) => event.type).join(", ")}` };
   if (after.some((event) => event.type === "UsageRecorded"))
     return { kind: "settled", reason: "already-corrected" };
+  assertSettlesTheHold(hold, estimate, settlement);
+  assertContiguousVersions(stream, streamId);
   return {
     kind: "append",
     reason: "corrects-orphan-estimate",
     append: {
       streamId,
-      expectedVersion: stream[stream.length - 1]!.streamVersion,
+      expectedVersion: stream.length - 1,
       events: [
         {
           eventId: usageCorrectionEventId(settlement.data.requestId),
@@ -86,6 +89,24 @@ export function lateSettlementOf(
       ],
     },
   };
+}
+
+/**
+ * The correction moves pending only (its `heldWon` is 0) because the estimate released the whole hold; and
+ * the gateway's own settlement, had it come first, would have released that same hold.
+ */
+function assertSettlesTheHold(
+  hold: RecordedEventOf<"UsageAuthorized">,
+  estimate: RecordedEventOf<"UsageRecorded">,
+  settlement: Settlement,
+): void {
+  const holdWon = hold.data.holdWon;
+  assert(estimate.data.heldWon != null, `the estimate of ${estimate.streamId} releases no hold`);
+  assertReleasesItsHold(estimate.data.heldWon, holdWon, `the estimate of ${estimate.streamId}`);
+  const releasedWon =
+    settlement.type === "UsageRecorded" ? settlement.data.heldWon : settlement.data.releasedWon;
+  assert(releasedWon != null, `the settlement of ${estimate.streamId} releases no hold`);
+  assertReleasesItsHold(releasedWon, holdWon, `the settlement of ${estimate.streamId}`);
 }
 
 function correctionOf(
@@ -106,6 +127,9 @@ function correctionOf(
         };
   const deliveredPendingWon = delivered.pendingWon;
   assert(deliveredPendingWon != null, `the settlement of ${estimate.streamId} carries no pending amount`);
+  // Both are first records' exact costs; only their difference, the correction, may be negative.
+  assertWonNotNegative(estimatedPendingWon, `the estimate of ${estimate.streamId}`);
+  assertWonNotNegative(deliveredPendingWon, `the settlement of ${estimate.streamId}`);
   return {
     ...delivered,
     // The estimate released the hold; this moves pending by the difference only.

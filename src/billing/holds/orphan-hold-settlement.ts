@@ -1,4 +1,6 @@
 import type pg from "pg";
+import { assert } from "../../kernel/assert";
+import { billingLimits } from "../../kernel/limits";
 import { parseLedgerEvent, type UsageTokens } from "../../ledger/events";
 import {
   type EventStore,
@@ -9,7 +11,8 @@ import { billingMetrics } from "../billing-metrics";
 import { discountOrganizationOf, usageStreamIdOf } from "../charging/charge-usage";
 import { orphanSettlementEventId } from "../commands/deterministic-event-id";
 import { keyKindLabelOf } from "../metric-labels";
-import type { PricingReadModel } from "../read-models/pricing-read-model";
+import { assertWonNotNegative } from "../money-invariants";
+import type { PricingInForce, PricingReadModel } from "../read-models/pricing-read-model";
 import { costWonOf } from "./hold-pricing";
 
 /**
@@ -95,13 +98,7 @@ export async function settleOrphanHolds(
     .map((stream) => stream[0] as RecordedEventOf<"UsageAuthorized">);
   if (holds.length === 0) return { settledCount: 0, watchedMs: watch.watchedMs };
 
-  const pricings = await dependencies.pricing.pricingAt(
-    holds.map((hold) => ({
-      model: hold.data.model,
-      organizationId: discountOrganizationOf(hold.data.account),
-      startedAt: new Date(hold.data.startedAt),
-    })),
-  );
+  const pricings = await pricingsOf(dependencies.pricing, holds);
   const settled: string[] = [];
   for (const [index, hold] of holds.entries()) {
     const tokens: UsageTokens = {
@@ -115,6 +112,27 @@ export async function settleOrphanHolds(
   }
   if (settled.length > 0) await dependencies.enqueueCharges(settled);
   return { settledCount: settled.length, watchedMs: watch.watchedMs };
+}
+
+/**
+ * Each hold's pricing at its start, `pricingRequestsPerQueryMax` holds per query: a sweep may take more holds
+ * (`orphanHoldsPerSweepMax`) than one pricing query accepts, and a query asked for more refuses them all.
+ */
+async function pricingsOf(
+  pricing: PricingReadModel,
+  holds: readonly RecordedEventOf<"UsageAuthorized">[],
+): Promise<PricingInForce[]> {
+  const pricings: PricingInForce[] = [];
+  const chunkSize = billingLimits.pricingRequestsPerQueryMax;
+  for (let start = 0; start < holds.length; start += chunkSize) {
+    const chunk = holds.slice(start, start + chunkSize).map((hold) => ({
+      model: hold.data.model,
+      organizationId: discountOrganizationOf(hold.data.account),
+      startedAt: new Date(hold.data.startedAt),
+    }));
+    pricings.push(...(await pricing.pricingAt(chunk)));
+  }
+  return pricings;
 }
 
 /**
@@ -165,6 +183,9 @@ async function appendSettlement(
   pendingWon: string,
 ): Promise<boolean> {
   const requestId = hold.data.requestId;
+  // Settled where the gateway's own settlement would go, right after the hold, releasing it whole.
+  assert(hold.streamVersion === 0, `the hold of ${requestId} is not its stream's first event`);
+  assertWonNotNegative(pendingWon, `the estimated cost of ${requestId}`);
   const event = parseLedgerEvent({
     type: "UsageRecorded",
     data: {

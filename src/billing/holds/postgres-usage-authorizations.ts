@@ -1,4 +1,6 @@
 import type pg from "pg";
+import { assert } from "../../kernel/assert";
+import { assertHoldWithinFunds, assertRefusedForFunds } from "../money-invariants";
 import type {
   UsageAuthorizationDecision,
   UsageAuthorizationRequest,
@@ -31,15 +33,7 @@ export class PostgresUsageAuthorizations implements UsageAuthorizations {
     commit: { waitForFlush: boolean } = { waitForFlush: true },
   ): Promise<UsageAuthorizationDecision[]> {
     if (requests.length === 0) return [];
-    const result = await this.pool.query<{
-      ordinal: number;
-      hold_won: string | null;
-      available_won: string;
-      transaction_order: string | null;
-      event_position: string | null;
-      refusal: UsageRefusalReason | null;
-      limit_value: string | null;
-    }>({
+    const result = await this.pool.query<AuthorizationRow>({
       name: "ledger-authorize-usage",
       // The statement is its own transaction, so a transaction-local setting made in it governs its commit.
       // Holds whose answer waits for a later synchronous commit need not wait for this one's flush: the
@@ -64,17 +58,55 @@ export class PostgresUsageAuthorizations implements UsageAuthorizations {
       ],
     });
     if (result.rows.some((row) => row.hold_won !== null)) this.log.committed();
-    return result.rows.map((row) =>
-      row.hold_won === null
-        ? row.refusal === null || row.refusal === "funds"
-          ? { kind: "refused", reason: "funds", availableWon: row.available_won }
-          : { kind: "refused", reason: row.refusal, limit: row.limit_value!, availableWon: row.available_won }
-        : {
-            kind: "held",
-            holdWon: row.hold_won,
-            availableWon: row.available_won,
-            position: { commit: BigInt(row.transaction_order!), prepare: BigInt(row.event_position!) },
-          },
+    // Decisions are matched to requests by place: one row per request, in order, or a hold goes to another.
+    assert(
+      result.rows.length === requests.length && result.rows.every((row, index) => row.ordinal === index),
+      `ledger_authorize_usage answered ${result.rows.length} rows out of order for ${requests.length} requests`,
     );
+    return result.rows.map((row, index) => decisionOf(row, requests[index] as UsageAuthorizationRequest));
   }
+}
+
+interface AuthorizationRow {
+  ordinal: number;
+  hold_won: string | null;
+  available_won: string;
+  transaction_order: string | null;
+  event_position: string | null;
+  refusal: UsageRefusalReason | null;
+  limit_value: string | null;
+}
+
+/** One request's decision, checked against what a hold may be (money-invariants.ts). */
+function decisionOf(row: AuthorizationRow, request: UsageAuthorizationRequest): UsageAuthorizationDecision {
+  const requestId = request.event.data.requestId;
+  if (row.hold_won === null) {
+    if (row.refusal === null || row.refusal === "funds") {
+      assertRefusedForFunds(row.available_won, requestId);
+      return { kind: "refused", reason: "funds", availableWon: row.available_won };
+    }
+    assert(
+      row.limit_value !== null,
+      `the hold of ${requestId} was refused by a ${row.refusal} limit it has not`,
+    );
+    return { kind: "refused", reason: row.refusal, limit: row.limit_value, availableWon: row.available_won };
+  }
+  assertHoldWithinFunds(
+    {
+      holdWon: row.hold_won,
+      availableWon: row.available_won,
+      estimatedWon: request.event.data.estimate.estimatedWon,
+    },
+    requestId,
+  );
+  assert(
+    row.transaction_order !== null && row.event_position !== null,
+    `the hold of ${requestId} was granted without its UsageAuthorized appended`,
+  );
+  return {
+    kind: "held",
+    holdWon: row.hold_won,
+    availableWon: row.available_won,
+    position: { commit: BigInt(row.transaction_order), prepare: BigInt(row.event_position) },
+  };
 }

@@ -1,10 +1,11 @@
-import assert from "node:assert/strict";
+import { assert } from "../../kernel/assert";
 
 /**
- * Every bound on which "what was delivered is billed" (C10) depends, in one place, named with its unit. The
- * gateway and the worker read the same values (the orphan sweep judges the gateways by them), so an
- * operator who changes one through the environment changes it for every role. The relations between them
- * are asserted at start: a deployment whose timings contradict each other would bill wrongly, quietly.
+ * Every bound on which "what was delivered is billed" (C10) depends, named with its unit; the defaults are
+ * `defaultSettlementTimings` in src/kernel/limits.ts, with every other limit. The gateway and the worker read
+ * the same values (the orphan sweep judges the gateways by them), so an operator who changes one through the
+ * environment changes it for every role. The relations between them are asserted at start: a deployment
+ * whose timings contradict each other would bill wrongly, quietly.
  */
 export interface SettlementTimings {
   /** A gateway process writes its heartbeat this often. */
@@ -42,19 +43,6 @@ export interface SettlementTimings {
    */
   usageDurableWaitMs: number;
 }
-
-export const defaultSettlementTimings: SettlementTimings = {
-  heartbeatIntervalMs: 2_000,
-  presumedDeadAfterMs: 10_000,
-  orphanSweepIntervalMs: 2_000,
-  observationGapMaxMs: 5_000,
-  // The upstream's own 10-minute timeout, and a minute to settle; renewed while the request runs.
-  holdLifetimeMs: 660_000,
-  progressIntervalMs: 2_000,
-  streamDeadlineMs: 30 * 60_000,
-  shutdownDrainMs: 10_000,
-  usageDurableWaitMs: 10_000,
-};
 
 /** Throws (at start) when the timings cannot keep C10's promises together. */
 export function assertSettlementTimings(timings: SettlementTimings): SettlementTimings {

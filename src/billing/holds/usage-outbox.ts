@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
+import { AssertionError } from "../../kernel/assert";
 import type { AccountReference, EventData } from "../../ledger/events";
 import {
   type EventStore,
@@ -164,6 +165,8 @@ export class UsageOutbox {
       late = lateSettlementOf(stream, settlement, original.events[0]!.event.metadata);
       if (late.kind === "append") await this.options.store.append(late.append);
     } catch (error) {
+      // A broken invariant (money-invariants.ts) would break again: it stops the process, never retried.
+      if (error instanceof AssertionError) throw error;
       // A conflict again (the sweep's charge landed meanwhile) or the ledger away: read and decide anew.
       this.retryLater(error, requestId, attempt, () =>
         this.settleLate(original, settlement, attempt + 1, written),

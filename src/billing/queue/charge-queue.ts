@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { JobsOptions, Queue } from "bullmq";
 import type { Logger } from "pino";
+import { billingLimits } from "../../kernel/limits";
 import { errorSummaryOf, type ThrottledLog, throttledLog } from "../../kernel/throttled-log";
-import { billingLimits } from "../billing-limits";
 import type { ChargeEnqueuer } from "./charge-enqueuer";
 import { openQueue, type QueueBackend, type QueueRole } from "./queue-backend";
 

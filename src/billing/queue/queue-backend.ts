@@ -7,7 +7,7 @@ import {
   Worker,
   type WorkerOptions,
 } from "bullmq";
-import { billingLimits } from "../billing-limits";
+import { billingLimits } from "../../kernel/limits";
 
 /**
  * Where BullMQ keeps its queues (C2): Redis when REDIS_URL is set, else BullMQ's PostgreSQL backend in the

@@ -1,8 +1,8 @@
 import type pg from "pg";
 import { pendingChargesTable } from "../../../projections/balances";
+import { billingLimits } from "../../kernel/limits";
 import { formatMoney, Money, parseMoney } from "../../kernel/money";
 import type { AccountReference, UsageTokens } from "../../ledger/events";
-import { billingLimits } from "../billing-limits";
 import { calculateCharge } from "../charging/charge-calculation";
 import { discountOrganizationOf } from "../charging/charge-usage";
 import { tokenCountsForPricing } from "../charging/recorded-charge-breakdown";

@@ -2,10 +2,11 @@ import type pg from "pg";
 import { discountsTable } from "../../../projections/discounts";
 import { fxRatesTable } from "../../../projections/fx-rates";
 import { pricesTable } from "../../../projections/prices";
+import { assert } from "../../kernel/assert";
+import { billingLimits } from "../../kernel/limits";
 import { parseMoney } from "../../kernel/money";
 import { type IsoDate, seoulDateOf } from "../../kernel/seoul-calendar";
 import { findModel } from "../../providers/catalog";
-import { billingLimits } from "../billing-limits";
 import type { FxRateInForce, UnitPrices } from "../charging/charge-calculation";
 import { type DiscountRule, type DiscountSelection, selectDiscount } from "../charging/discount-rules";
 
@@ -134,9 +135,15 @@ export function createPricingReadModel(database: Pick<pg.Pool, "query">): Pricin
       text: pricingStatement,
       values: [JSON.stringify(input)],
     });
-    return result.rows.map((row) => {
+    // Callers match answers to requests by place: a row missing or out of order would price one request
+    // with another's prices.
+    assert(
+      result.rows.length === requests.length && result.rows.every((row, index) => row.ordinal === index),
+      `the pricing query answered ${result.rows.length} rows out of order for ${requests.length} requests`,
+    );
+    return result.rows.map((row, index) => {
       try {
-        return pricingOfRow(row, requests[row.ordinal]!);
+        return pricingOfRow(row, requests[index] as PricingRequest);
       } catch (error) {
         if (error instanceof PricingUnavailableError) return error;
         throw error;

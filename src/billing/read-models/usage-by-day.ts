@@ -1,14 +1,12 @@
 import type pg from "pg";
 import { usageByDayTable } from "../../../projections/usage-by-day";
+import { readLimits } from "../../kernel/limits";
 import type { AccountReference } from "../../ledger/events";
 
 /**
  * An account's charged usage per Seoul day × model × key, from the usage-by-day projection — never a scan
  * of the charges: what the console's usage charts read, whatever the number of charges behind them.
  */
-
-/** Days × models × keys: a year of a busy account is far below; a bound so no answer is unbounded. */
-export const usageRowsMax = 50_000;
 
 export interface UsageDayRow {
   day: string;
@@ -22,7 +20,7 @@ export interface UsageDayRow {
   reasoningTokens: number;
 }
 
-/** Rows of `[from, to]` (Seoul dates, both inclusive, either open), at most `usageRowsMax + 1`. */
+/** Rows of `[from, to]` (Seoul dates, both inclusive, either open), at most `readLimits.usageByDayRowsMax + 1`. */
 export async function readUsageByDay(
   database: Pick<pg.Pool, "query">,
   account: AccountReference,
@@ -46,7 +44,7 @@ export async function readUsageByDay(
       WHERE account_kind = $1 AND account_id = $2
         AND ($3::date IS NULL OR day >= $3::date) AND ($4::date IS NULL OR day <= $4::date)
       ORDER BY day, model, key_id
-      LIMIT ${usageRowsMax + 1}`,
+      LIMIT ${readLimits.usageByDayRowsMax + 1}`,
     [account.kind, account.id, range.from ?? null, range.to ?? null],
   );
   return result.rows.map((row) => ({

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { statementMonthsTable } from "../../../projections/monthly-statements";
+import { statementLimits } from "../../kernel/limits";
 import type { AccountReference } from "../../ledger/events";
 import { type BillingHistoryEntry, readBillingHistory } from "../read-models/billing-history";
 import { boundsOf, type StatementMonth } from "./statement-month";
@@ -10,17 +11,6 @@ import { boundsOf, type StatementMonth } from "./statement-month";
  * history's order, so every page is an index range scan and no month is ever held in memory whole. The
  * charges are exactly those the month's statements sum: the same rows, by the request's start.
  */
-
-export const financeExportLimits = {
-  /** Accounts read per query while walking the month's accounts. */
-  accountsPageSize: 500,
-  /** Charges per page read from the billing history (and written to the client before the next read). */
-  chargesPageSize: 1_000,
-  /** Bound on one account's charges in one month: far beyond any real month, so a loop cannot run away. */
-  chargesPerAccountMax: 100_000_000,
-  /** Bound on the accounts with charges in one month. */
-  accountsMax: 100_000_000,
-} as const;
 
 export async function* readMonthCharges(
   database: Pick<pg.Pool, "query">,
@@ -33,7 +23,10 @@ export async function* readMonthCharges(
     yield* readBillingHistory(
       database,
       { account: charged, from: start, to: end },
-      { pageSize: financeExportLimits.chargesPageSize, rowsMax: financeExportLimits.chargesPerAccountMax },
+      {
+        pageSize: statementLimits.exportChargesPageSize,
+        rowsMax: statementLimits.exportChargesPerAccountMax,
+      },
     );
   }
 }
@@ -47,18 +40,18 @@ async function* accountsChargedIn(
   month: StatementMonth,
 ): AsyncGenerator<AccountReference> {
   let after: { kind: string; id: string } = { kind: "", id: "" };
-  const pagesMax = Math.ceil(financeExportLimits.accountsMax / financeExportLimits.accountsPageSize);
+  const pagesMax = Math.ceil(statementLimits.exportAccountsMax / statementLimits.exportAccountsPageSize);
   for (let page = 0; page < pagesMax; page++) {
     const result = await database.query<{ account_kind: AccountReference["kind"]; account_id: string }>(
       `SELECT account_kind, account_id FROM ${statementMonthsTable.name}
        WHERE month = $1 AND charge_count > 0 AND (account_kind, account_id) > ($2, $3)
        ORDER BY account_kind, account_id LIMIT $4`,
-      [month, after.kind, after.id, financeExportLimits.accountsPageSize],
+      [month, after.kind, after.id, statementLimits.exportAccountsPageSize],
     );
     for (const row of result.rows) {
       after = { kind: row.account_kind, id: row.account_id };
       yield { kind: row.account_kind, id: row.account_id };
     }
-    if (result.rows.length < financeExportLimits.accountsPageSize) return;
+    if (result.rows.length < statementLimits.exportAccountsPageSize) return;
   }
 }

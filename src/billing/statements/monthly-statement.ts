@@ -6,6 +6,7 @@ import {
   statementMonthsTable,
   statementTopUpsTable,
 } from "../../../projections/monthly-statements";
+import { statementLimits } from "../../kernel/limits";
 import { chargeDecimalPlaces, formatMoneyFixed, Money, parseMoney, sumMoney } from "../../kernel/money";
 import type { AccountReference } from "../../ledger/events";
 import { describeCheckpoint } from "../../ledger/integrity/event-proof";
@@ -22,13 +23,6 @@ import { boundsOf, type StatementMonth } from "./statement-month";
  * The identity, and that every line sums to its total, is checked each time a statement is made; a
  * statement that fails it is never answered (StatementIdentityError).
  */
-
-export const statementLimits = {
-  /** A month is provisional until this long after its end: requests started in it may still settle (C10). */
-  settlementGraceMs: 15 * 60_000,
-  /** Top-ups or charge groups (model × key) one statement lists; more is an anomaly, refused, never cut. */
-  linesMax: 10_000,
-} as const;
 
 export const statementSignConvention =
   "closingBalanceWon = openingBalanceWon + topUpsWon - chargesWon - correctionsWon; charges and corrections are what the account paid (a negative correction was paid back)";

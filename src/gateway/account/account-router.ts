@@ -1,11 +1,10 @@
 import express, { type Router } from "express";
 import type pg from "pg";
 import { z } from "zod";
-import { billingLimits } from "../../billing/billing-limits";
 import { readBalanceWon, readFundsInFlight } from "../../billing/read-models/account-balances";
 import { countBillingHistory, readBillingHistory } from "../../billing/read-models/billing-history";
 import { readBillingPage, readBillingTotals } from "../../billing/read-models/billing-pages";
-import { readLimits } from "../../billing/read-models/read-limits";
+import { billingLimits, readLimits } from "../../kernel/limits";
 import type { AccountReference } from "../../ledger/events";
 import { apiErrors, validationErrorOf } from "../api-error";
 import { sessionOf } from "../middleware/authenticate-session";

@@ -1,10 +1,10 @@
 import { type ErrorRequestHandler, Router } from "express";
 import type pg from "pg";
 import { z } from "zod";
+import { readLimits } from "../../kernel/limits";
 import type { AccountReference } from "../../ledger/events";
 import {
   type ActivityQuery,
-  activityLimits,
   InvalidActivityCursorError,
   readActivityPage,
 } from "../activity/activity-read-model";
@@ -21,15 +21,15 @@ import { billingRangeOf } from "./billing-range";
  * API answers the same for any account (src/gateway/admin/activity-routes.ts).
  */
 
-const pageRowsText = `must be an integer from 1 to ${activityLimits.pageRowsMax}`;
+const pageRowsText = `must be an integer from 1 to ${readLimits.activityPageRowsMax}`;
 
 export const activityQuerySchema = z.object({
   limit: z.coerce
     .number({ error: pageRowsText })
     .int({ error: pageRowsText })
     .min(1, { error: pageRowsText })
-    .max(activityLimits.pageRowsMax, { error: pageRowsText })
-    .default(activityLimits.pageRowsDefault),
+    .max(readLimits.activityPageRowsMax, { error: pageRowsText })
+    .default(readLimits.activityPageRowsDefault),
   cursor: z.string().min(1).max(1_000).optional(),
   model: storableString.min(1).max(200).optional(),
   keyId: z.uuid({ error: "must be a key's uuid" }).optional(),

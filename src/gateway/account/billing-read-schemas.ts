@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { billingTotalGroupings } from "../../billing/read-models/billing-pages";
-import { readLimits } from "../../billing/read-models/read-limits";
+import { readLimits } from "../../kernel/limits";
 
 /**
  * Query fields of billing paging and totals, shared by GET /llm/billing and GET /admin/billing. Without

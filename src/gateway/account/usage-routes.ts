@@ -1,7 +1,8 @@
 import { Router } from "express";
 import type pg from "pg";
 import { z } from "zod";
-import { readUsageByDay, type UsageDayRow, usageRowsMax } from "../../billing/read-models/usage-by-day";
+import { readUsageByDay, type UsageDayRow } from "../../billing/read-models/usage-by-day";
+import { readLimits } from "../../kernel/limits";
 import { isIsoDate } from "../../kernel/seoul-calendar";
 import type { AccountReference } from "../../ledger/events";
 import { apiErrors, validationErrorOf } from "../api-error";
@@ -12,8 +13,6 @@ import { sessionOf } from "../middleware/authenticate-session";
  * read from the usage-by-day projection (src/billing/read-models/usage-by-day.ts). `from` and `to` are Seoul dates, both
  * inclusive. Tenancy is the session's: personal usage of `sub`, or organization usage of `org`.
  */
-
-export const usageDaysMax = 400;
 
 const seoulDate = z.string().refine(isIsoDate, 'must be a date "YYYY-MM-DD" (a Seoul day)');
 const usageQuery = z.object({
@@ -48,9 +47,9 @@ export function createUsageRouter(database: Pick<pg.Pool, "query">): Router {
         account = { kind: "organization", id: session.organizationId };
       }
       const rows = await readUsageByDay(database, account, { from, to });
-      if (rows.length > usageRowsMax) {
+      if (rows.length > readLimits.usageByDayRowsMax) {
         throw apiErrors.validation(
-          `the range holds more than ${usageRowsMax} rows: narrow it with from and to`,
+          `the range holds more than ${readLimits.usageByDayRowsMax} rows: narrow it with from and to`,
         );
       }
       const body: UsageResponse = { account, from: from ?? null, to: to ?? null, data: rows };

@@ -11,11 +11,6 @@ import type { GenerationEndpoint, RequestOutcome } from "./request-log-entry";
  * stops at its limit and pages never skip or repeat a row however rows arrive.
  */
 
-export const activityLimits = {
-  pageRowsMax: 500,
-  pageRowsDefault: 50,
-} as const;
-
 export interface ActivityQuery {
   account: AccountReference;
   from: Date | undefined;

@@ -1,11 +1,11 @@
 import { z } from "zod";
-import { billingLimits } from "../../billing/billing-limits";
 import {
   isAcceptableDiscountRate,
   isAcceptableFxRate,
   isAcceptableUnitPrice,
 } from "../../billing/charging/charge-limits";
 import { isAcceptableCreditAmount } from "../../billing/commands/top-up-credit";
+import { billingLimits } from "../../kernel/limits";
 import { isDecimalString, type Money, parseMoney } from "../../kernel/money";
 import { isIsoDate } from "../../kernel/seoul-calendar";
 import { accountKinds, ledgerEventTypes } from "../../ledger/events";

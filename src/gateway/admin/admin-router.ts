@@ -1,8 +1,8 @@
 import express, { type Router } from "express";
 import type pg from "pg";
-import { billingLimits } from "../../billing/billing-limits";
 import type { Clock, ProjectionWaiting } from "../../billing/commands/projection-waiting";
 import type { FxRateRefresher } from "../../billing/fx/fx-rate-refresh";
+import { billingLimits } from "../../kernel/limits";
 import type { EventStore } from "../../ledger/store/event-store";
 import { billingErrorMapper } from "../account/billing-error-mapper";
 import { addAccountRoutes } from "./account-routes";

@@ -1,8 +1,7 @@
 import type { Router } from "express";
-import { billingLimits } from "../../billing/billing-limits";
 import { countBillingHistory, readBillingHistory } from "../../billing/read-models/billing-history";
 import { readBillingPage, readBillingTotals } from "../../billing/read-models/billing-pages";
-import { readLimits } from "../../billing/read-models/read-limits";
+import { billingLimits, readLimits } from "../../kernel/limits";
 import type { AccountReference } from "../../ledger/events";
 import { billingRangeOf } from "../account/billing-range";
 import {

@@ -3,6 +3,7 @@ import type pg from "pg";
 import { balancesTable, pendingChargesTable } from "../../../projections/balances";
 import { discountsTable } from "../../../projections/discounts";
 import { pricesTable } from "../../../projections/prices";
+import { readLimits } from "../../kernel/limits";
 import { listModels } from "../../providers/catalog";
 
 /**
@@ -11,14 +12,12 @@ import { listModels } from "../../providers/catalog";
  * switches to them and this file goes.
  *
  * - `GET /admin/console/accounts` → `{ data: [ { kind, id, balanceWon, pendingRequests, heldWon, pendingWon } ] }`, every account
- *   that ever had a top-up or a charge (bounded by `accountsRowsMax`).
+ *   that ever had a top-up or a charge (bounded by `readLimits.consoleAccountsRowsMax`).
  * - `GET /admin/console/prices` → `{ data: [ { model, inputUsdPer1M, outputUsdPer1M, cachedInputUsdPer1M,
  *   effectiveAt } ] }`, the price in force per catalog model.
  * - `GET /admin/console/discounts` → `{ data: [ { model, organizationId, rate, effectiveAt } ] }`, the rule in
  *   force per scope (model or any × organization or any).
  */
-
-export const accountsRowsMax = 1_000;
 
 export interface ConsoleAccountRow {
   kind: "user" | "organization";
@@ -76,7 +75,7 @@ async function readConsoleAccounts(database: Pick<pg.Pool, "query">): Promise<Co
        FROM ${balancesTable.name} b
        LEFT JOIN account_funds f ON f.account_kind = b.account_kind AND f.account_id = b.account_id
       ORDER BY b.account_kind, b.account_id
-      LIMIT ${accountsRowsMax}`,
+      LIMIT ${readLimits.consoleAccountsRowsMax}`,
   );
   return result.rows.map((row) => ({
     kind: row.account_kind,

@@ -1,7 +1,7 @@
 import type { Router } from "express";
-import { billingLimits } from "../../billing/billing-limits";
 import { readFxRateHistory } from "../../billing/fx/fx-rate-history";
 import { setFxRate } from "../../billing/fx/set-fx-rate";
+import { billingLimits } from "../../kernel/limits";
 import { formatMoney } from "../../kernel/money";
 import { ApiError, applicationCodes } from "../api-error";
 import { type AdminContext, adminOriginOf, parseWith, writeDependenciesOf } from "./admin-context";

@@ -1,8 +1,8 @@
 import type { Router } from "express";
-import { billingLimits } from "../../billing/billing-limits";
 import { setDiscount } from "../../billing/commands/set-discount";
 import { setModelPrice } from "../../billing/commands/set-model-price";
 import { readDiscountHistory, readPriceHistory } from "../../billing/read-models/pricing-history";
+import { billingLimits } from "../../kernel/limits";
 import { formatMoney } from "../../kernel/money";
 import { findModel, listModels } from "../../providers/catalog";
 import { apiErrors } from "../api-error";

@@ -6,7 +6,7 @@ import {
   readPricesInForce,
   searchAccounts,
 } from "../../billing/read-models/admin-read-model";
-import { readLimits } from "../../billing/read-models/read-limits";
+import { readLimits } from "../../kernel/limits";
 import { type AccountReference, accountKinds } from "../../ledger/events";
 import { listModels } from "../../providers/catalog";
 import { apiErrors } from "../api-error";

@@ -1,5 +1,6 @@
 import { createHash, createHmac, randomUUID, timingSafeEqual } from "node:crypto";
 import { errors, jwtVerify, SignJWT } from "jose";
+import { sessionLimits } from "../../kernel/limits";
 import type { Session } from "../../sessions/session-tokens";
 import type { RedeemedSignInCodes } from "./redeemed-sign-in-codes";
 
@@ -16,9 +17,6 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 export const sessionCookieName = "session";
 export const adminCookieName = "admin_session";
 export const csrfHeaderName = "x-csrf-token";
-export const adminCookieTtlSeconds = 8 * 60 * 60;
-/** A sign-in link is for opening now, not for keeping: it dies in minutes, and signs in once. */
-export const signInCodeTtlSeconds = 15 * 60;
 
 const adminAudience = "won-gateway:console-admin";
 const signInAudience = "won-gateway:console-sign-in";
@@ -64,7 +62,7 @@ export class ConsoleAuth {
       .setSubject("admin")
       .setAudience(adminAudience)
       .setIssuedAt(issuedAt)
-      .setExpirationTime(issuedAt + adminCookieTtlSeconds)
+      .setExpirationTime(issuedAt + sessionLimits.adminCookieTtlSeconds)
       .sign(this.adminKey);
   }
 
@@ -81,14 +79,14 @@ export class ConsoleAuth {
   /** The code and when it expires. */
   async mintSignInLink(session: Session, now = new Date()): Promise<{ code: string; expiresAt: Date }> {
     const issuedAt = Math.floor(now.getTime() / 1_000);
-    const expiresAt = new Date((issuedAt + signInCodeTtlSeconds) * 1_000);
+    const expiresAt = new Date((issuedAt + sessionLimits.signInCodeTtlSeconds) * 1_000);
     const code = await new SignJWT(session.organizationId ? { org: session.organizationId } : {})
       .setProtectedHeader({ alg: "HS256" })
       .setSubject(session.userId)
       .setAudience(signInAudience)
       .setJti(randomUUID())
       .setIssuedAt(issuedAt)
-      .setExpirationTime(issuedAt + signInCodeTtlSeconds)
+      .setExpirationTime(issuedAt + sessionLimits.signInCodeTtlSeconds)
       .sign(this.signInKey);
     return { code, expiresAt };
   }

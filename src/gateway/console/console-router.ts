@@ -3,11 +3,11 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import express, { type Request, type Response, Router } from "express";
 import { z } from "zod";
-import { type SessionTokens, sessionTtlSecondsDefault } from "../../sessions/session-tokens";
+import { sessionLimits } from "../../kernel/limits";
+import type { SessionTokens } from "../../sessions/session-tokens";
 import { apiErrors, validationErrorOf } from "../api-error";
 import {
   adminCookieName,
-  adminCookieTtlSeconds,
   type ConsoleAuth,
   cookieOf,
   csrfHeaderName,
@@ -32,7 +32,7 @@ export const consoleDistDirectory =
   [fileURLToPath(new URL("../../../console/dist", import.meta.url)), path.resolve("console/dist")].find(
     (candidate) => existsSync(path.join(candidate, "index.html")),
   ) ?? path.resolve("console/dist");
-export const consoleSessionTtlSeconds = sessionTtlSecondsDefault;
+export const consoleSessionTtlSeconds = sessionLimits.sessionTtlSecondsDefault;
 
 const sessionBody = z.object({ token: z.string().min(1).max(4_096) });
 const adminSessionBody = z.object({ adminToken: z.string().min(1).max(4_096) });
@@ -93,7 +93,7 @@ function mountAdminSessionRoutes(router: Router, { consoleAuth, adminEnabled }: 
       throw apiErrors.unauthorized("Admin token required");
     }
     const cookie = await consoleAuth.mintAdminCookie();
-    setCookie(request, response, adminCookieName, cookie, adminCookieTtlSeconds);
+    setCookie(request, response, adminCookieName, cookie, sessionLimits.adminCookieTtlSeconds);
     response.json({ csrfToken: consoleAuth.csrfTokenOf(cookie) });
   });
 

@@ -1,8 +1,9 @@
+import { resilienceLimitDefaults } from "../../kernel/limits";
 import { type CatalogModel, findModel, listModels } from "../../providers/catalog";
 import { createAdapter, type UpstreamAdapter, type UpstreamTimeouts } from "../../providers/create-adapter";
 import type { GenerationRequest, ModelFamily, UpstreamProtocol } from "../../providers/provider";
 import { type BreakerState, CircuitBreaker } from "../../providers/resilience/circuit-breaker";
-import { type ResilienceLimits, resilienceLimitDefaults } from "../../providers/resilience/resilience-limits";
+import type { ResilienceLimits } from "../../providers/resilience/resilience-limits";
 import {
   type ModelRoute,
   UpstreamCall,

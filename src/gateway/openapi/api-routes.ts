@@ -1,6 +1,6 @@
 import { z } from "zod";
+import { readLimits } from "../../kernel/limits";
 import { keyLimitsBodySchema } from "../../keys/api-key-limits";
-import { ledgerStatusLimits } from "../../ledger/integrity/ledger-status";
 import { accountBillingQuerySchema } from "../account/account-router";
 import { activityQuerySchema } from "../account/activity-routes";
 import { billingRangeSchema } from "../account/billing-range";
@@ -523,7 +523,7 @@ export const apiRoutes: readonly ApiRoute[] = [
     method: "post",
     path: "/admin/ledger/verify",
     tag: "admin",
-    summary: `Verify every hash chain and checkpoint now (a log of at most ${ledgerStatusLimits.verifyOnDemandEventsMax} events; else the CLI)`,
+    summary: `Verify every hash chain and checkpoint now (a log of at most ${readLimits.ledgerVerifyOnDemandEventsMax} events; else the CLI)`,
     security: "admin",
     responses: { 200: json("The verification, or why it was not run here", bodies.ledgerVerificationSchema) },
     errors: [110],

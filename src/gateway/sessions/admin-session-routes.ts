@@ -1,10 +1,7 @@
 import { Router } from "express";
 import { z } from "zod";
-import {
-  type SessionTokens,
-  sessionTtlSecondsDefault,
-  sessionTtlSecondsMax,
-} from "../../sessions/session-tokens";
+import { sessionLimits } from "../../kernel/limits";
+import type { SessionTokens } from "../../sessions/session-tokens";
 import { validationErrorOf } from "../api-error";
 
 /** POST /admin/sessions (C6): mints a session token, as the platform that logs users in would. */
@@ -12,7 +9,7 @@ import { validationErrorOf } from "../api-error";
 const mintBody = z.object({
   userId: z.string().trim().min(1, "is required").max(200),
   organizationId: z.string().trim().min(1).max(200).nullish(),
-  ttlSeconds: z.number().int().min(1).max(sessionTtlSecondsMax).optional(),
+  ttlSeconds: z.number().int().min(1).max(sessionLimits.sessionTtlSecondsMax).optional(),
 });
 
 export function createAdminSessionRouter(tokens: SessionTokens): Router {
@@ -23,7 +20,7 @@ export function createAdminSessionRouter(tokens: SessionTokens): Router {
       if (!parsed.success) throw validationErrorOf(parsed.error);
       const { token, expiresAt } = await tokens.mint(
         { userId: parsed.data.userId, organizationId: parsed.data.organizationId ?? null },
-        parsed.data.ttlSeconds ?? sessionTtlSecondsDefault,
+        parsed.data.ttlSeconds ?? sessionLimits.sessionTtlSecondsDefault,
       );
       response.status(201).json({ token, expiresAt: expiresAt.toISOString() });
     } catch (error) {

@@ -1,4 +1,5 @@
 import type { ClientBase } from "pg";
+import { readLimits } from "../../kernel/limits";
 import { logStart } from "../store/log-position";
 import { describeCheckpoint } from "./event-proof";
 import {
@@ -21,13 +22,6 @@ import { verifySignature } from "./ledger-signing-key";
  */
 
 type Queryable = Pick<ClientBase, "query">;
-
-export const ledgerStatusLimits = {
-  /** Unsealed events counted exactly up to this; beyond it the count says "at least". */
-  unsealedEventsCountedMax: 100_000,
-  /** Events `POST /admin/ledger/verify` verifies in the request; a bigger log is for the CLI. */
-  verifyOnDemandEventsMax: 200_000,
-} as const;
 
 export const fullVerifyCommand = "npm run ledger -- verify";
 
@@ -55,12 +49,12 @@ export async function readLedgerStatus(
   const unsealed = await client.query<{ count: string }>(
     `SELECT count(*) AS count FROM (
        SELECT 1 FROM ledger_events WHERE (transaction_order, position) > ($1, $2) LIMIT $3) AS unsealed`,
-    [String(after.commit), String(after.prepare), ledgerStatusLimits.unsealedEventsCountedMax + 1],
+    [String(after.commit), String(after.prepare), readLimits.ledgerUnsealedEventsCountedMax + 1],
   );
   const unsealedEventCount = Number(unsealed.rows[0]!.count);
   const status = {
-    unsealedEventCount: Math.min(unsealedEventCount, ledgerStatusLimits.unsealedEventsCountedMax),
-    unsealedEventCountIsLowerBound: unsealedEventCount > ledgerStatusLimits.unsealedEventsCountedMax,
+    unsealedEventCount: Math.min(unsealedEventCount, readLimits.ledgerUnsealedEventsCountedMax),
+    unsealedEventCountIsLowerBound: unsealedEventCount > readLimits.ledgerUnsealedEventsCountedMax,
   };
   if (latest === undefined) return { latest: null, ...status };
   const [previous] =
@@ -94,7 +88,7 @@ export class OnDemandLedgerVerifier {
   constructor(
     private readonly client: Queryable,
     private readonly trustedPublicKey: Buffer | undefined,
-    private readonly eventsMax: number = ledgerStatusLimits.verifyOnDemandEventsMax,
+    private readonly eventsMax: number = readLimits.ledgerVerifyOnDemandEventsMax,
   ) {}
 
   verify(): Promise<OnDemandVerification> {

@@ -1,5 +1,5 @@
+import { upstreamLimits } from "../../kernel/limits";
 import { UpstreamHttpClient } from "../http/upstream-http-client";
-import { upstreamConnectionsMaxDefault } from "../http/upstream-timeouts";
 import type { GenerationRequest, GenerationResult, GenerationStreamPart } from "../provider";
 import type { UpstreamAdapter, UpstreamAdapterOptions } from "../upstream-adapter";
 import { convertChatCompletionsResponse } from "./convert-chat-completions-response";
@@ -27,7 +27,7 @@ export class ChatCompletionsAdapter implements UpstreamAdapter {
       baseUrl: options.baseUrl,
       credentialHeaders: { authorization: `Bearer ${options.apiKey}` },
       timeouts: options.timeouts,
-      connectionsMax: options.connectionsMax ?? upstreamConnectionsMaxDefault,
+      connectionsMax: options.connectionsMax ?? upstreamLimits.connectionsMaxDefault,
     });
     this.maxTokensField = options.maxTokensField ?? chatCompletionsMaxTokensFieldDefault;
   }

@@ -1,5 +1,5 @@
+import { upstreamLimits } from "../../kernel/limits";
 import { UpstreamHttpClient } from "../http/upstream-http-client";
-import { upstreamConnectionsMaxDefault } from "../http/upstream-timeouts";
 import type { GenerationRequest, GenerationResult, GenerationStreamPart } from "../provider";
 import type { UpstreamAdapter, UpstreamAdapterOptions } from "../upstream-adapter";
 import { convertGenerateContentResponse } from "./convert-generate-content-response";
@@ -23,7 +23,7 @@ export class GenerateContentAdapter implements UpstreamAdapter {
       baseUrl: options.baseUrl,
       credentialHeaders: { "x-goog-api-key": options.apiKey },
       timeouts: options.timeouts,
-      connectionsMax: options.connectionsMax ?? upstreamConnectionsMaxDefault,
+      connectionsMax: options.connectionsMax ?? upstreamLimits.connectionsMaxDefault,
     });
   }
 

@@ -1,5 +1,5 @@
+import { upstreamLimits } from "../../kernel/limits";
 import { UpstreamFailedError } from "../provider";
-import { upstreamEventCharactersMax } from "./upstream-timeouts";
 
 export interface ServerSentEvent {
   /** The `event:` field, or undefined when the event had none (the spec's default type "message"). */
@@ -19,7 +19,7 @@ export class ServerSentEventDecoder {
   private dataCharacters = 0;
   private eventName: string | undefined = undefined;
 
-  constructor(private readonly eventCharactersMax: number = upstreamEventCharactersMax) {}
+  constructor(private readonly eventCharactersMax: number = upstreamLimits.eventCharactersMax) {}
 
   push(text: string): ServerSentEvent[] {
     this.buffer += text;
@@ -95,7 +95,7 @@ function eventTooLarge(): UpstreamFailedError {
  */
 export async function* parseServerSentEvents(
   chunks: AsyncIterable<Uint8Array | string>,
-  eventCharactersMax: number = upstreamEventCharactersMax,
+  eventCharactersMax: number = upstreamLimits.eventCharactersMax,
 ): AsyncGenerator<ServerSentEvent[]> {
   // TextDecoder drops one leading byte-order mark, as the event-stream format requires.
   const textDecoder = new TextDecoder("utf-8");

@@ -1,7 +1,5 @@
 import { z } from "zod";
-
-/** Long enough to say what went wrong, short enough that an upstream cannot flood our error bodies. */
-export const upstreamMessageCharactersMax = 300;
+import { upstreamLimits } from "../../kernel/limits";
 
 /**
  * Every protocol puts the human-readable text at `error.message`: chat-completions and responses
@@ -62,7 +60,7 @@ const credentialPatterns: readonly RegExp[] = [
 /**
  * Makes an upstream message safe to show our client: our own secrets (the upstream API key) and anything
  * shaped like a credential are redacted, control characters and runs of whitespace collapse to one space,
- * and the text is cut to `upstreamMessageCharactersMax`.
+ * and the text is cut to `upstreamLimits.messageCharactersMax`.
  */
 export function sanitiseUpstreamMessage(message: string, secrets: readonly string[]): string {
   let text = message;
@@ -74,6 +72,6 @@ export function sanitiseUpstreamMessage(message: string, secrets: readonly strin
     .replace(/[\p{Cc}\p{Cf}]+/gu, " ")
     .replace(/\s+/g, " ")
     .trim();
-  if (text.length <= upstreamMessageCharactersMax) return text;
-  return `${text.slice(0, upstreamMessageCharactersMax - 1)}…`;
+  if (text.length <= upstreamLimits.messageCharactersMax) return text;
+  return `${text.slice(0, upstreamLimits.messageCharactersMax - 1)}…`;
 }

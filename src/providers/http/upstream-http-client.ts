@@ -1,15 +1,11 @@
 import { type Dispatcher, Pool } from "undici";
+import { upstreamLimits, upstreamTimeoutDefaults } from "../../kernel/limits";
 import { UpstreamFailedError } from "../provider";
 import { retryAfterMsOf } from "./retry-after";
 import { parseServerSentEvents, type ServerSentEvent } from "./server-sent-events";
 import { mapTransportError, statusError } from "./transport-errors";
 import { parseUpstreamJson } from "./upstream-reply";
-import {
-  type UpstreamTimeouts,
-  upstreamErrorBodyBytesMax,
-  upstreamReplyBytesMax,
-  upstreamTimeoutDefaults,
-} from "./upstream-timeouts";
+import type { UpstreamTimeouts } from "./upstream-timeouts";
 
 export interface UpstreamHttpClientOptions {
   /** Prefix the protocol's paths are appended to, e.g. "https://upstream.example/v1" (C5). */
@@ -53,7 +49,7 @@ export class UpstreamHttpClient {
     const response = await this.send(path, body, "application/json", signal);
     let text: string;
     try {
-      text = await readBodyText(response.body, upstreamReplyBytesMax);
+      text = await readBodyText(response.body, upstreamLimits.replyBytesMax);
     } catch (error) {
       throw mapTransportError(error, signal);
     }
@@ -106,7 +102,7 @@ export class UpstreamHttpClient {
     if (response.statusCode >= 200 && response.statusCode < 300) return response;
     let bodyText = "";
     try {
-      bodyText = await readBodyText(response.body, upstreamErrorBodyBytesMax, { truncate: true });
+      bodyText = await readBodyText(response.body, upstreamLimits.errorBodyBytesMax, { truncate: true });
     } catch (error) {
       // The status alone says enough; only a cancellation by our caller takes precedence over it.
       if (signal.aborted) throw mapTransportError(error, signal);

@@ -1,5 +1,5 @@
+import { upstreamLimits } from "../../kernel/limits";
 import { UpstreamHttpClient } from "../http/upstream-http-client";
-import { upstreamConnectionsMaxDefault } from "../http/upstream-timeouts";
 import type { GenerationRequest, GenerationResult, GenerationStreamPart } from "../provider";
 import type { UpstreamAdapter, UpstreamAdapterOptions } from "../upstream-adapter";
 import { convertMessagesResponse } from "./convert-messages-response";
@@ -21,7 +21,7 @@ export class MessagesAdapter implements UpstreamAdapter {
       credentialHeaders: { "x-api-key": options.apiKey },
       protocolHeaders: { "anthropic-version": messagesProtocolVersion },
       timeouts: options.timeouts,
-      connectionsMax: options.connectionsMax ?? upstreamConnectionsMaxDefault,
+      connectionsMax: options.connectionsMax ?? upstreamLimits.connectionsMaxDefault,
     });
   }
 

@@ -1,6 +1,9 @@
+import { assert } from "../../kernel/assert";
+
 /**
- * Every bound on retrying an upstream (C13), named with its unit, in one place. The defaults are here;
- * config.ts lets an operator change each through the environment (docs/upstream-resilience.md).
+ * Every bound on retrying an upstream (C13), named with its unit. The defaults are `resilienceLimitDefaults`
+ * in src/kernel/limits.ts; config.ts lets an operator change each through the environment
+ * (docs/upstream-resilience.md) and asserts their relations (`assertResilienceLimits`).
  */
 export interface ResilienceLimits {
   /** Attempts at most per request, the first included, across every endpoint and fallback model. */
@@ -25,18 +28,11 @@ export interface ResilienceLimits {
   breakerHalfOpenProbesMax: number;
 }
 
-export const resilienceLimitDefaults: Readonly<ResilienceLimits> = Object.freeze({
-  // 8: with 45% of attempts failing independently (the chaos test), 0.45^8 ≈ 0.17% of requests still fail.
-  attemptsMax: 8,
-  backoffBaseMs: 100,
-  backoffMaxMs: 2_000,
-  // The upstream's own 10-minute answer timeout: a long JSON generation is not cut by the deadline.
-  requestDeadlineMs: 600_000,
-  // Long enough to judge an endpoint by a few requests' retries (8 attempts take about 6 s at most), so an
-  // endpoint that is down opens within three requests even on a quiet gateway.
-  breakerWindowMs: 30_000,
-  breakerAttemptsMin: 10,
-  breakerFailureRateMin: 0.5,
-  breakerOpenMs: 5_000,
-  breakerHalfOpenProbesMax: 1,
-});
+/** Throws (at start) when the limits contradict each other: each retry waits from the base up to the maximum. */
+export function assertResilienceLimits(limits: ResilienceLimits): ResilienceLimits {
+  assert(
+    limits.backoffBaseMs <= limits.backoffMaxMs,
+    `backoffBaseMs (${limits.backoffBaseMs}) must be ≤ backoffMaxMs (${limits.backoffMaxMs})`,
+  );
+  return limits;
+}

@@ -1,5 +1,5 @@
+import { upstreamLimits } from "../../kernel/limits";
 import { UpstreamHttpClient } from "../http/upstream-http-client";
-import { upstreamConnectionsMaxDefault } from "../http/upstream-timeouts";
 import type { GenerationRequest, GenerationResult, GenerationStreamPart } from "../provider";
 import type { UpstreamAdapter, UpstreamAdapterOptions } from "../upstream-adapter";
 import { convertResponsesResponse } from "./convert-responses-response";
@@ -18,7 +18,7 @@ export class ResponsesAdapter implements UpstreamAdapter {
       baseUrl: options.baseUrl,
       credentialHeaders: { authorization: `Bearer ${options.apiKey}` },
       timeouts: options.timeouts,
-      connectionsMax: options.connectionsMax ?? upstreamConnectionsMaxDefault,
+      connectionsMax: options.connectionsMax ?? upstreamLimits.connectionsMaxDefault,
     });
   }
 

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HeartbeatWatch, settleOrphanHolds } from "../../../src/billing/holds/orphan-hold-settlement";
 import { UsageOutbox } from "../../../src/billing/holds/usage-outbox";
 import { createPricingReadModel } from "../../../src/billing/read-models/pricing-read-model";
+import { billingLimits } from "../../../src/kernel/limits";
 import { GroupCommitAppender } from "../../../src/ledger/store/group-commit-appender";
 import type { PostgresEventStore } from "../../../src/ledger/store/postgres-event-store";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
@@ -196,4 +197,50 @@ describe("orphan hold settlement", () => {
     expect(progressed[1]!.data).toMatchObject({ outcome: "interrupted", tokens: { output: 137 } });
     expect((await streamOf("req_renewed")).map((event) => event.type)).toEqual(["UsageAuthorized"]);
   });
+
+  it("given more orphans than one pricing query prices, when a sweep takes them all, then it prices them query by query and settles each", async () => {
+    // Given: a dead gateway's holds on an account of their own, more than `pricingRequestsPerQueryMax`.
+    const crowded = { kind: "user" as const, id: "orphaned-crowd" };
+    await harness.topUp(crowded, "100");
+    const count = billingLimits.pricingRequestsPerQueryMax + 1;
+    const holds = Array.from({ length: count }, (_, index) => {
+      const hold = authorization(`req_crowd_${index}`, "gateway-dead", new Date(Date.now() + 600_000));
+      hold.event.data = {
+        ...hold.event.data,
+        account: crowded,
+        userId: crowded.id,
+        estimate: { ...hold.event.data.estimate, estimatedWon: "0.01" },
+      };
+      return hold;
+    });
+    const decisions = await usageAuthorizationsOf(harness.service.ledger.pool, store).authorizeUsage(holds, {
+      waitForFlush: true,
+    });
+    expect(decisions.every((decision) => decision.kind === "held")).toBe(true);
+
+    // When: the production bound on holds per sweep
+    const settled = await settleOrphanHolds(
+      {
+        database: harness.service.ledger.pool,
+        store,
+        pricing: createPricingReadModel(harness.service.ledger.pool),
+        enqueueCharges: async () => {},
+        clock: () => new Date(),
+      },
+      {
+        presumedDeadAfterMs: 10_000,
+        observationGapMaxMs: 3_600_000,
+        holdAgeMinMs: 0,
+        holdsPerSweepMax: billingLimits.orphanHoldsPerSweepMax,
+      },
+      watch,
+    );
+
+    // Then
+    expect(settled.settledCount).toBe(count);
+    expect((await streamOf(`req_crowd_${count - 1}`)).map((event) => event.type)).toEqual([
+      "UsageAuthorized",
+      "UsageRecorded",
+    ]);
+  }, 60_000);
 });

@@ -1,11 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { HeartbeatWatch } from "../../../src/billing/holds/orphan-hold-settlement";
-import {
-  assertSettlementTimings,
-  defaultSettlementTimings,
-} from "../../../src/billing/holds/settlement-timings";
+import { assertSettlementTimings } from "../../../src/billing/holds/settlement-timings";
 import { loadConfig } from "../../../src/config";
 import { ConfigError } from "../../../src/kernel/config-error";
+import { defaultSettlementTimings } from "../../../src/kernel/limits";
 
 /**
  * The timings C10's promises rest on are checked together at start, and the sweeper's watch over the

@@ -5,6 +5,7 @@ import {
   UpstreamRegistry,
   type UpstreamResilienceOptions,
 } from "../../../src/gateway/generation/upstream-registry";
+import { resilienceLimitDefaults } from "../../../src/kernel/limits";
 import { type CatalogModel, findModel } from "../../../src/providers/catalog";
 import {
   type GenerationRequest,
@@ -13,7 +14,6 @@ import {
   UpstreamRejectedError,
   UpstreamThrottledError,
 } from "../../../src/providers/provider";
-import { resilienceLimitDefaults } from "../../../src/providers/resilience/resilience-limits";
 import { type Simulator, startSimulator } from "../../../src/providers/simulator/simulator";
 import { type FaultyUpstream, startFaultyUpstream } from "../../support/faulty-upstream";
 
