@@ -234,7 +234,10 @@ export const readLimits = {
 
 /** Monthly statements and the finance export (src/billing/statements/). */
 export const statementLimits = {
-  /** A month is provisional until this long after its end: requests started in it may still settle (C10). */
+  /**
+   * A month is provisional until this long after its end, and after it while a request started in it is
+   * unsettled (an open hold or an uncharged usage: monthly-statement.ts), so a long stream cannot outlast it.
+   */
   settlementGraceMs: 15 * 60_000,
   /** Top-ups or charge groups (model × key) one statement lists; more is an anomaly, refused, never cut. */
   linesMax: 10_000,

@@ -130,7 +130,7 @@ async function readInSnapshot(
   const key: StatementKey = [account.kind, account.id, month];
   const totals = await readBalances(client, key);
   const { topUps, groups, corrections } = await readLines(client, key);
-  const pending = await hasUsageNotCharged(client, account, end);
+  const pending = await hasUsageUnsettled(client, account, end);
   const statement: MonthlyStatement = {
     account,
     month,
@@ -229,13 +229,21 @@ async function readLines(client: Queryable, key: StatementKey) {
 }
 
 /** Whether a request started before the month's end has usage recorded but not charged yet. */
-async function hasUsageNotCharged(client: Queryable, account: AccountReference, end: Date): Promise<boolean> {
-  const pending = await client.query(
+/**
+ * Whether a request started before the month's end is not yet final: its usage recorded but not charged, or
+ * its hold still open (a stream may run for STREAM_DEADLINE_MS, longer than the grace after the month, and a
+ * dead gateway's hold waits for the sweep). Either keeps the month provisional, whatever the clock says.
+ */
+async function hasUsageUnsettled(client: Queryable, account: AccountReference, end: Date): Promise<boolean> {
+  const unsettled = await client.query(
     `SELECT 1 FROM ${pendingChargesTable.name}
-     WHERE account_kind = $1 AND account_id = $2 AND started_at < $3 LIMIT 1`,
+     WHERE account_kind = $1 AND account_id = $2 AND started_at < $3
+     UNION ALL
+     SELECT 1 FROM open_holds WHERE account_kind = $1 AND account_id = $2 AND placed_at < $3
+     LIMIT 1`,
     [account.kind, account.id, end.toISOString()],
   );
-  return pending.rows.length > 0;
+  return unsettled.rows.length > 0;
 }
 
 /** The signed checkpoint covering the last event the totals include; null when none does yet. */

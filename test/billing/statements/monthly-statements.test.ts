@@ -14,7 +14,7 @@ import {
   startBillingApi,
 } from "../../gateway/admin/billing-api-harness";
 import { discountSet, fxRateUpdated, modelPriceSet } from "../billing-ledger-fixtures";
-import { type StatementUsage, topUpAt, usageAt } from "./statement-ledger";
+import { holdAt, type StatementUsage, topUpAt, usageAt, voidOf } from "./statement-ledger";
 
 /**
  * Given a user's September, October and November — top-ups, charges over two models and two keys, a discount
@@ -462,5 +462,22 @@ describe("monthly statements", () => {
       topUps: [],
       chargesByModel: [],
     });
+  });
+
+  it("keeps a month provisional past its grace while a request started in it holds funds, final once it settles", async () => {
+    const streaming = {
+      requestId: "st-oct-late-stream",
+      account: { kind: "user", id: "statement-streamer" } as const,
+      keyId: keyA,
+      model: "alpha-5.4",
+      // 2026-10-31 23:50 KST: October, and still streaming after the month's grace (the clock: 2026-11-20).
+      startedAt: "2026-10-31T14:50:00.000Z",
+    };
+    const path = `/statements/user/${streaming.account.id}?month=2026-10`;
+    // The open hold is an inline read model, current once its append commits: no projection to wait for.
+    await api.ledger.append(holdAt(streaming, "12.5"));
+    expect((await statementOf(path)).provisional).toBe(true);
+    await api.ledger.append(voidOf(streaming, "12.5"));
+    expect((await statementOf(path)).provisional).toBe(false);
   });
 });

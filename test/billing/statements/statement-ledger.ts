@@ -71,3 +71,69 @@ export function usageAt(usage: StatementUsage): StreamAppend {
     ],
   };
 }
+
+/** A hold placed for a request started at `startedAt`, still open (no usage recorded, not voided). */
+export function holdAt(usage: Omit<StatementUsage, "tokens">, holdWon: string): StreamAppend {
+  return {
+    streamId: `usage-${usage.requestId}`,
+    expectedVersion: "no-stream",
+    events: [
+      {
+        eventId: randomUUID(),
+        event: {
+          type: "UsageAuthorized",
+          data: {
+            requestId: usage.requestId,
+            keyId: usage.keyId,
+            account: usage.account,
+            userId: usage.account.kind === "user" ? usage.account.id : "member",
+            organizationId: usage.account.kind === "organization" ? usage.account.id : null,
+            model: usage.model,
+            endpoint: "chat.completions",
+            streamed: true,
+            startedAt: usage.startedAt,
+            holdWon,
+            estimate: { inputTokensMax: 1_000, outputTokensMax: 1_000, estimatedWon: holdWon },
+            gatewayInstance: "statement-test-gateway",
+            expiresAt: "2026-11-01T15:00:00.000Z",
+          },
+          metadata: {
+            actor: `key:${usage.keyId}`,
+            correlationId: usage.requestId,
+            occurredAt: usage.startedAt,
+          },
+        },
+      },
+    ],
+  };
+}
+
+/** The hold of `holdAt` released (the stream produced nothing). */
+export function voidOf(
+  usage: Pick<StatementUsage, "requestId" | "account">,
+  releasedWon: string,
+): StreamAppend {
+  return {
+    streamId: `usage-${usage.requestId}`,
+    expectedVersion: 0,
+    events: [
+      {
+        eventId: randomUUID(),
+        event: {
+          type: "UsageVoided",
+          data: {
+            requestId: usage.requestId,
+            account: usage.account,
+            releasedWon,
+            reason: "upstream-failed",
+          },
+          metadata: {
+            actor: "gateway",
+            correlationId: usage.requestId,
+            occurredAt: "2026-11-01T15:20:00.000Z",
+          },
+        },
+      },
+    ],
+  };
+}
