@@ -1,4 +1,5 @@
 import { mkdir, writeFile } from "node:fs/promises";
+import { runAdmissionRefreshBenchmarks } from "./admission-refresh-bench";
 import { runBillingBenchmarks } from "./billing-bench";
 import { runConsoleBenchmarks } from "./console-bench";
 import { runGatewayBenchmarks } from "./gateway-bench";
@@ -11,9 +12,9 @@ import { runUpstreamResilienceBenchmarks } from "./upstream-resilience-bench";
 /** `npm run bench`: every figure beside a baseline measured in the same run, so ratios hold on a noisy machine. */
 
 const rebuildEventCount = Number(process.env.BENCH_REBUILD_EVENTS ?? 1_000_000);
-/** Comma-separated subset of `cost,ledger,gateway,upstream,billing,console,statements` (all by default). */
+/** Comma-separated subset of `cost,ledger,gateway,admission,upstream,billing,console,statements` (all by default). */
 const sections = new Set(
-  (process.env.BENCH_ONLY ?? "cost,ledger,gateway,upstream,billing,console,statements").split(","),
+  (process.env.BENCH_ONLY ?? "cost,ledger,gateway,admission,upstream,billing,console,statements").split(","),
 );
 
 function formatNumber(value: number): string {
@@ -26,6 +27,7 @@ async function main(): Promise<void> {
     figures.push(...(await runRequestCostBenchmarks({ redisUrl: process.env.REDIS_URL })));
   if (sections.has("gateway"))
     figures.push(...(await runGatewayBenchmarks({ redisUrl: process.env.REDIS_URL })));
+  if (sections.has("admission")) figures.push(...(await runAdmissionRefreshBenchmarks()));
   if (sections.has("upstream")) figures.push(...(await runUpstreamResilienceBenchmarks()));
   if (sections.has("billing"))
     figures.push(...(await runBillingBenchmarks({ redisUrl: process.env.REDIS_URL })));

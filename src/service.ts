@@ -54,6 +54,7 @@ import { defaultSettlementTimings, limits } from "./kernel/limits";
 import { errorSummaryOf, throttledLog } from "./kernel/throttled-log";
 import { ApiKeyHasher } from "./keys/api-key-secret";
 import { ApiKeyService } from "./keys/api-key-service";
+import { accountsTouchedBy } from "./ledger/events";
 import { runCheckpointer } from "./ledger/integrity/ledger-checkpointer";
 import type { LedgerSigningKey } from "./ledger/integrity/ledger-signing-key";
 import { ProjectionRunner } from "./ledger/projection/projection-runner";
@@ -261,6 +262,8 @@ async function startProjections(options: ServiceOptions, ledger: Ledger): Promis
     batchSizeMax: limits.projectionBatchSizeMax,
     lingerMs: limits.projectionLingerMs,
     standbyRetryMs: limits.projectionStandbyRetryMs,
+    // Each batch's NOTIFY names its accounts: gateways re-read only the cached keys of those.
+    touchedBy: accountsTouchedBy,
     onError: (error) => logger.error({ err: error }, "projection runner stopped; retrying"),
     onRecovered: () => logger.info("projection runner recovered"),
   });
@@ -293,7 +296,10 @@ async function startProjections(options: ServiceOptions, ledger: Ledger): Promis
   };
 }
 
-/** Each key's admission data in memory, re-read when a projection commit notifies (or every second). */
+/**
+ * Each key's admission data in memory, re-read when a projection commit notifies (the keys of the accounts
+ * it touched) or every second (all of them).
+ */
 function startAdmissionCache(ledger: Ledger, waiter: ProjectionWaiter, logger: Logger): AdmissionCache {
   const admissionRefreshLog = throttledLog(logger, limits.admissionCacheErrorLogIntervalMs);
   const admissionCache = new AdmissionCache({

@@ -15,7 +15,8 @@ export interface ListenConnectionOptions {
   channel: string;
   /** Shown in `pg_stat_activity` (and what tests terminate the connection by). */
   applicationName: string;
-  onNotification: () => void;
+  /** With the NOTIFY's payload ('' when it had none). */
+  onNotification: (payload: string) => void;
   onReconnected: () => void;
   logger?: Logger | undefined;
   reconnectDelayInitialMs?: number;
@@ -65,7 +66,7 @@ export class ListenConnection {
       connectionTimeoutMillis: listenReconnectDefaults.connectTimeoutMs,
       query_timeout: listenReconnectDefaults.connectTimeoutMs,
     });
-    client.on("notification", () => this.options.onNotification());
+    client.on("notification", (message) => this.options.onNotification(message.payload ?? ""));
     // Registered before connecting: an 'error' event without a listener would crash the process.
     client.on("error", () => this.connectionLost(client));
     client.on("end", () => this.connectionLost(client));

@@ -47,6 +47,12 @@ export const limits = {
   admissionCacheIdleMs: 60_000,
   /** Safety net for a lost NOTIFY: the admission cache re-reads its keys this often regardless. */
   admissionCacheRefreshIntervalMs: 1_000,
+  /**
+   * A projection batch's NOTIFY names the accounts its events touched, so each gateway re-reads only their
+   * keys; a batch touching more says "anything changed" (as does one whose names pass PostgreSQL's
+   * 8,000-byte payload limit). 150 names such as `organization:<uuid>` (52 bytes quoted) fit.
+   */
+  touchedAccountsPerNotificationMax: 150,
   /** While the database is away, one log line per this interval about failed admission refreshes. */
   admissionCacheErrorLogIntervalMs: 60_000,
   usageAppendBatchSizeMax: 500,

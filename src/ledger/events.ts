@@ -347,6 +347,52 @@ export function upcastEventData(type: LedgerEventType, schemaVersion: number, da
   throw new Error(`${type} v${schemaVersion} cannot be read by this release (knows v${current})`);
 }
 
+/** An account as one string, `kind:id` (the kind has no colon, so the first one separates them). */
+export function accountNameOf(account: AccountReference): string {
+  return `${account.kind}:${account.id}`;
+}
+
+/**
+ * The account whose keys or funds the event changes, if any: a key's owner (its keys), the account a top-up
+ * credits, the paying account of a hold, a usage, a void or a charge (its funds). Prices, discounts and FX
+ * rates belong to no account: they change no stored key or balance, only what later requests will cost.
+ * Local copies of per-account data re-read only the accounts a projection batch touched, so an event type
+ * added here without its account would leave those copies stale: the switch makes that a compile error.
+ */
+export function accountTouchedBy(event: LedgerEvent): AccountReference | undefined {
+  switch (event.type) {
+    case "ApiKeyIssued":
+    case "ApiKeyStatusChanged":
+    case "ApiKeyDeleted":
+    case "ApiKeyLimitsSet":
+      return event.data.owner;
+    case "CreditToppedUp":
+    case "UsageAuthorized":
+    case "UsageRecorded":
+    case "UsageVoided":
+    case "UsageCharged":
+      return event.data.account;
+    case "ModelPriceSet":
+    case "DiscountSet":
+    case "FxRateUpdated":
+      return undefined;
+    default: {
+      const unknown: never = event;
+      throw new Error(`unknown event ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+/** The names (`accountNameOf`) of the accounts a batch of events touched, each once. */
+export function accountsTouchedBy(events: readonly LedgerEvent[]): Set<string> {
+  const names = new Set<string>();
+  for (const event of events) {
+    const account = accountTouchedBy(event);
+    if (account) names.add(accountNameOf(account));
+  }
+  return names;
+}
+
 /** An event before it is stamped with metadata (what a decision produces). */
 export type UnstampedLedgerEvent = LedgerEvent extends infer Event
   ? Event extends LedgerEvent

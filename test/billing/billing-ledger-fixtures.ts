@@ -2,7 +2,12 @@ import { randomUUID } from "node:crypto";
 import pino from "pino";
 import { allProjections } from "../../projections";
 import { formatMoney, parseMoney } from "../../src/kernel/money";
-import type { AccountReference, EventData, LedgerEvent } from "../../src/ledger/events";
+import {
+  type AccountReference,
+  accountsTouchedBy,
+  type EventData,
+  type LedgerEvent,
+} from "../../src/ledger/events";
 import { ProjectionRunner } from "../../src/ledger/projection/projection-runner";
 import { ProjectionWaiter } from "../../src/ledger/projection/projection-waiter";
 import type { StreamAppend } from "../../src/ledger/store/event-store";
@@ -134,6 +139,7 @@ export async function runProjections(harness: LedgerHarness): Promise<{
     projections: allProjections,
     batchSizeMax: 1_000,
     standbyRetryMs: 50,
+    touchedBy: accountsTouchedBy,
   });
   const stopping = new AbortController();
   const running = runner.run(stopping.signal);

@@ -1,5 +1,6 @@
 import { appendSyntheticLedger, type SyntheticLedgerOptions } from "../../bench/support/synthetic-ledger";
 import { allProjections } from "../../projections";
+import { accountsTouchedBy } from "../../src/ledger/events";
 import { ProjectionRunner } from "../../src/ledger/projection/projection-runner";
 import type { EventStore, StreamAppend } from "../../src/ledger/store/event-store";
 import { isAtOrAfter, type LogPosition } from "../../src/ledger/store/log-position";
@@ -31,6 +32,7 @@ export async function openLedgerHarness(label: string): Promise<LedgerHarness> {
     projections: allProjections,
     batchSizeMax: 1_000,
     standbyRetryMs: 100,
+    touchedBy: accountsTouchedBy,
   });
   const client = await ledger.pool.connect();
   await runner.prepare(client);

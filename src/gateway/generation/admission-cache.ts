@@ -1,3 +1,6 @@
+import assert from "node:assert/strict";
+import { accountNameOf } from "../../ledger/events";
+import type { CheckpointChange } from "../../ledger/projection/checkpoint-notification";
 import type { LocalReadModel } from "../../ledger/projection/projection-waiter";
 import {
   compareLogPositions,
@@ -11,16 +14,23 @@ import { type AdmissionRecord, type AdmissionSnapshot, admissionProjections } fr
  * This process's copy of the admission data of the keys it serves, so a generation request costs no
  * database round trip before it goes upstream.
  *
- * Freshness: every projection commit NOTIFYs; each notification re-reads all cached keys in one statement
- * (coalesced: one read in flight, at most one queued). The copy is therefore as fresh as the projections,
- * give or take one notification. A command of this process that waits for the projections (key status,
- * deletion, top-up) also waits for this copy to reach its position, so its next request sees the change
- * (C4). Another process sees it once the notification reaches it; a timer re-reads anyway in case one is
- * lost. Unknown keys are never cached: a flood of made-up keys cannot crowd out real ones.
+ * Freshness: every projection commit NOTIFYs the part of the log it applied, (from, to], and the accounts
+ * its events touched (a key's owner, a top-up's, hold's, usage's or charge's paying account). When that
+ * batch follows on from what this copy has seen (`from` ≤ `freshAt`), only the cached keys of those
+ * accounts are re-read, in one statement: no other entry can have changed up to `to`. Otherwise — a batch
+ * missed, a reconnect, a notification that names nothing (too many accounts, an older runner), the timer —
+ * every cached key is re-read. One read is in flight at a time; notifications arriving meanwhile are
+ * merged into the next. The copy is therefore as fresh as the projections, give or take one notification.
+ * A command of this process that waits for the projections (key status, deletion, top-up) also waits for
+ * this copy to reach its position, so its next request sees the change (C4). Another process sees it once
+ * the notification reaches it; a timer re-reads everything anyway in case one is lost. Unknown keys are
+ * never cached: a flood of made-up keys cannot crowd out real ones.
  */
 
 interface Entry {
   record: AdmissionRecord;
+  /** Its owner's `accountNameOf`: what notifications name. */
+  account: string;
   /** The projection position this record was read at. */
   readAt: LogPosition;
   lastUsedAtMs: number;
@@ -35,18 +45,30 @@ export interface AdmissionCacheOptions {
   nowMs?: () => number;
 }
 
+const everything = "everything";
+/** What a refresh re-reads: every cached key, or those of the accounts a run of batches touched. */
+type RefreshScope = CheckpointChange | typeof everything;
+
 export class AdmissionCache implements LocalReadModel {
   readonly projections = admissionProjections;
   private readonly entries = new Map<string, Entry>();
-  /** Every entry was read at or after this position. */
+  /** The key hashes of `entries` by owner, so a partial refresh costs what it touched, not the cache size. */
+  private readonly keysByAccount = new Map<string, Set<string>>();
+  /** Every entry was read at or after this position, or is unchanged by every event up to it. */
   private freshAt: LogPosition = logStart;
   private refreshing: Promise<void> | undefined;
-  private refreshQueued = false;
+  /** What the refresh after the one in flight must cover. */
+  private queued: RefreshScope | undefined;
   private timer: NodeJS.Timeout | undefined;
   private readonly nowMs: () => number;
 
   constructor(private readonly options: AdmissionCacheOptions) {
     this.nowMs = options.nowMs ?? Date.now;
+  }
+
+  /** How fresh the copy is: what `catchUpTo` compares with. */
+  get caughtUpTo(): LogPosition {
+    return this.freshAt;
   }
 
   start(): void {
@@ -73,55 +95,121 @@ export class AdmissionCache implements LocalReadModel {
       isAtOrAfter(snapshot.position, this.freshAt) &&
       this.entries.size < this.options.entriesMax
     ) {
-      this.entries.set(keyHash, { record, readAt: snapshot.position, lastUsedAtMs: this.nowMs() });
+      this.add(keyHash, { record, account: accountNameOf(record.owner), readAt: snapshot.position });
     }
     return record;
   }
 
-  checkpointsAdvanced(): void {
-    this.refresh().catch(this.options.onRefreshError);
+  /** `change` undefined: anything may have changed. */
+  checkpointsAdvanced(change?: CheckpointChange): void {
+    this.refresh(change ?? everything).catch(this.options.onRefreshError);
   }
 
   async catchUpTo(target: LogPosition): Promise<void> {
-    // A refresh already in flight may have read before `target`; the next one reads after it.
-    while (!isAtOrAfter(this.freshAt, target)) await this.refresh();
+    // Usually the notification of `target`'s batch has a refresh under way already: wait for it rather than
+    // read every key. A read in flight may have begun before `target`; when none that would follow reaches
+    // it, read everything, after it.
+    while (!isAtOrAfter(this.freshAt, target)) await (this.refreshing ?? this.refresh(everything));
   }
 
-  private refresh(): Promise<void> {
-    if (this.refreshing) {
-      this.refreshQueued = true;
-      return this.refreshing;
-    }
-    this.refreshing = this.refreshOnce().finally(() => {
+  private refresh(scope: RefreshScope): Promise<void> {
+    this.queued = mergeScopes(this.queued, scope, this.options.entriesMax);
+    return this.refreshing ?? this.startQueued();
+  }
+
+  private startQueued(): Promise<void> {
+    const scope = this.queued;
+    assert(scope !== undefined && this.refreshing === undefined, "one refresh at a time, of what is queued");
+    this.queued = undefined;
+    const refreshing = this.refreshOnce(scope).finally(() => {
       this.refreshing = undefined;
-      if (this.refreshQueued) {
-        this.refreshQueued = false;
-        this.checkpointsAdvanced();
-      }
+      if (this.queued !== undefined) this.startQueued().catch(this.options.onRefreshError);
     });
-    return this.refreshing;
+    this.refreshing = refreshing;
+    return refreshing;
   }
 
-  private async refreshOnce(): Promise<void> {
-    const idleSince = this.nowMs() - this.options.idleMs;
-    for (const [keyHash, entry] of this.entries) {
-      if (entry.lastUsedAtMs < idleSince) this.entries.delete(keyHash);
+  private async refreshOnce(scope: RefreshScope): Promise<void> {
+    // A batch beginning after what this copy has seen leaves a hole: what happened in it is unknown.
+    const change = scope !== everything && isAtOrAfter(this.freshAt, scope.from) ? scope : undefined;
+    if (change && isAtOrAfter(this.freshAt, change.to)) return;
+    if (!change) this.dropIdle();
+    const keyHashes = change ? this.keysOf(change.touched) : [...this.entries.keys()];
+    if (change && keyHashes.length === 0) {
+      this.freshAt = change.to;
+      return;
     }
-    const keyHashes = [...this.entries.keys()];
     const snapshot = await this.options.read(keyHashes);
     for (const keyHash of keyHashes) {
       const entry = this.entries.get(keyHash);
       const record = snapshot.records.get(keyHash);
-      if (!record) this.entries.delete(keyHash);
+      if (!record) this.remove(keyHash);
       else if (entry) {
+        assert.equal(accountNameOf(record.owner), entry.account, "a key never changes owner");
         entry.record = record;
         entry.readAt = snapshot.position;
       }
     }
-    // Entries added while this read was in flight may have been read before it: drop those.
-    for (const [keyHash, entry] of this.entries) {
-      if (compareLogPositions(entry.readAt, snapshot.position) < 0) this.entries.delete(keyHash);
+    // Every entry not re-read is unchanged up to `to` (after a partial read) — unless it was added while the
+    // read was in flight, by a read of its own that may be older: if so, and it is one the read was for (any
+    // after a full read, the touched accounts' after a partial one), drop it.
+    const reached =
+      change && compareLogPositions(change.to, snapshot.position) < 0 ? change.to : snapshot.position;
+    for (const keyHash of change ? this.keysOf(change.touched) : [...this.entries.keys()]) {
+      if (compareLogPositions(this.entries.get(keyHash)!.readAt, reached) < 0) this.remove(keyHash);
     }
-    if (compareLogPositions(snapshot.position, this.freshAt) > 0) this.freshAt = snapshot.position;
+    if (compareLogPositions(reached, this.freshAt) > 0) this.freshAt = reached;
   }
+
+  private keysOf(accounts: ReadonlySet<string>): string[] {
+    const keyHashes: string[] = [];
+    for (const account of accounts) keyHashes.push(...(this.keysByAccount.get(account) ?? []));
+    return keyHashes;
+  }
+
+  /** Only at a full refresh: a partial one costs what its batch touched, and the timer runs one each second. */
+  private dropIdle(): void {
+    const idleSince = this.nowMs() - this.options.idleMs;
+    for (const [keyHash, entry] of this.entries) {
+      if (entry.lastUsedAtMs < idleSince) this.remove(keyHash);
+    }
+  }
+
+  private add(keyHash: string, entry: Omit<Entry, "lastUsedAtMs">): void {
+    this.entries.set(keyHash, { ...entry, lastUsedAtMs: this.nowMs() });
+    const keyHashes = this.keysByAccount.get(entry.account);
+    if (keyHashes) keyHashes.add(keyHash);
+    else this.keysByAccount.set(entry.account, new Set([keyHash]));
+  }
+
+  private remove(keyHash: string): void {
+    const entry = this.entries.get(keyHash);
+    if (!entry) return;
+    this.entries.delete(keyHash);
+    const keyHashes = this.keysByAccount.get(entry.account)!;
+    keyHashes.delete(keyHash);
+    if (keyHashes.size === 0) this.keysByAccount.delete(entry.account);
+  }
+}
+
+/**
+ * Two notifications' work as one read. Their batches must overlap or follow each other: a hole between
+ * them holds events nobody named. More accounts than the cache holds keys makes a full read no dearer.
+ */
+function mergeScopes(
+  queued: RefreshScope | undefined,
+  next: RefreshScope,
+  accountsMax: number,
+): RefreshScope {
+  if (queued === undefined) return next;
+  if (queued === everything || next === everything) return everything;
+  const joined = isAtOrAfter(queued.to, next.from) && isAtOrAfter(next.to, queued.from);
+  if (!joined) return everything;
+  const touched = new Set([...queued.touched, ...next.touched]);
+  if (touched.size > accountsMax) return everything;
+  return {
+    from: compareLogPositions(queued.from, next.from) < 0 ? queued.from : next.from,
+    to: compareLogPositions(queued.to, next.to) > 0 ? queued.to : next.to,
+    touched,
+  };
 }

@@ -6,6 +6,7 @@ import { limits } from "../../kernel/limits";
 import { rebuildInSql } from "../rebuild/rebuild-in-sql";
 import type { EventStore, RecordedEvent } from "../store/event-store";
 import { compareLogPositions, type LogPosition, logStart } from "../store/log-position";
+import { anythingChanged, formatCheckpointNotification } from "./checkpoint-notification";
 import type { ProjectionDefinition } from "./projection";
 import { applyProjectionBatch } from "./projection-batch";
 import { createTableStatements } from "./projection-tables";
@@ -41,6 +42,13 @@ export interface ProjectionRunnerOptions {
   /** Called when it works again after `onError`: leading, or standing by behind another process. */
   onRecovered?: () => void;
   onProgress?: (position: LogPosition, eventCount: number) => void;
+  /**
+   * Names what a batch's events touched (the service: their accounts); each batch's NOTIFY carries them
+   * with the batch's range, so local copies re-read only that. Without it, or past
+   * `touchedPerNotificationMax` names, the NOTIFY says "anything may have changed".
+   */
+  touchedBy?: (events: readonly RecordedEvent[]) => ReadonlySet<string>;
+  touchedPerNotificationMax?: number;
 }
 
 interface Checkpoint {
@@ -196,7 +204,11 @@ export class ProjectionRunner {
     events: readonly RecordedEvent[],
     ownTransaction = true,
   ): Promise<void> {
+    const from = this.lowestCheckpoint();
     const last = events[events.length - 1]!.position;
+    // In the caller's transaction every NOTIFY is delivered at its commit, and PostgreSQL folds identical
+    // ones: one "anything changed" then, rather than a payload per batch of a whole refold.
+    const notification = ownTransaction ? this.notificationOf(from, last, events) : anythingChanged;
     if (ownTransaction) await client.query("BEGIN");
     try {
       for (const projection of this.options.projections) {
@@ -211,8 +223,8 @@ export class ProjectionRunner {
       await this.writeCheckpoints(client, last);
       await client.query({
         name: "projection-checkpoints-notify",
-        text: "SELECT pg_notify($1, '')",
-        values: [checkpointChannel],
+        text: "SELECT pg_notify($1, $2)",
+        values: [checkpointChannel, notification],
       });
       if (ownTransaction) await client.query("COMMIT");
     } catch (error) {
@@ -223,6 +235,14 @@ export class ProjectionRunner {
       if (compareLogPositions(checkpoint.position, last) < 0) checkpoint.position = last;
     }
     this.options.onProgress?.(last, events.length);
+  }
+
+  /** The batch applied everything after `from` (the lowest checkpoint) up to `to`. */
+  private notificationOf(from: LogPosition, to: LogPosition, events: readonly RecordedEvent[]): string {
+    const touchedBy = this.options.touchedBy;
+    if (!touchedBy) return anythingChanged;
+    const touchedMax = this.options.touchedPerNotificationMax ?? limits.touchedAccountsPerNotificationMax;
+    return formatCheckpointNotification({ from, to, touched: touchedBy(events) }, touchedMax);
   }
 
   /**

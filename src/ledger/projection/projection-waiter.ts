@@ -2,6 +2,7 @@ import type pg from "pg";
 import type { Logger } from "pino";
 import { ListenConnection } from "../../database/listen-connection";
 import { isAtOrAfter, type LogPosition } from "../store/log-position";
+import { type CheckpointChange, parseCheckpointNotification } from "./checkpoint-notification";
 import { checkpointChannel } from "./projection-runner";
 
 /**
@@ -11,7 +12,11 @@ import { checkpointChannel } from "./projection-runner";
  */
 export interface LocalReadModel {
   readonly projections: readonly string[];
-  checkpointsAdvanced(): void;
+  /**
+   * Checkpoints moved: by the batch `change` names, or, when it is undefined (a reconnect, a runner that
+   * did not say, a batch that touched too much), by anything.
+   */
+  checkpointsAdvanced(change?: CheckpointChange): void;
   catchUpTo(target: LogPosition): Promise<void>;
 }
 
@@ -38,20 +43,21 @@ export class ProjectionWaiter {
   ) {}
 
   /**
-   * Listens for checkpoint notifications. The connection is re-established whenever it drops, and then
-   * every local copy re-reads: a checkpoint that moved while it was away was never announced.
+   * Listens for checkpoint notifications, and hands each local copy what the batch touched. The connection
+   * is re-established whenever it drops, and then every local copy re-reads everything: a checkpoint that
+   * moved while it was away was never announced.
    */
   async start(): Promise<void> {
-    const checkpointsAdvanced = () => {
-      for (const model of this.localReadModels) model.checkpointsAdvanced();
+    const checkpointsAdvanced = (change: CheckpointChange | undefined) => {
+      for (const model of this.localReadModels) model.checkpointsAdvanced(change);
       void this.refresh();
     };
     this.listener = await ListenConnection.open({
       connectionString: this.connectionString,
       channel: checkpointChannel,
       applicationName: "projection-waiter",
-      onNotification: checkpointsAdvanced,
-      onReconnected: checkpointsAdvanced,
+      onNotification: (payload) => checkpointsAdvanced(parseCheckpointNotification(payload)),
+      onReconnected: () => checkpointsAdvanced(undefined),
       logger: this.options.logger?.child({ component: "projection-waiter" }),
     });
     if (this.closed) await this.listener.close();

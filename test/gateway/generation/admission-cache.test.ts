@@ -4,6 +4,7 @@ import type {
   AdmissionRecord,
   AdmissionSnapshot,
 } from "../../../src/gateway/generation/admission-read-model";
+import type { CheckpointChange } from "../../../src/ledger/projection/checkpoint-notification";
 import type { LogPosition } from "../../../src/ledger/store/log-position";
 
 /**
@@ -14,12 +15,12 @@ import type { LogPosition } from "../../../src/ledger/store/log-position";
 
 const at = (commit: number): LogPosition => ({ commit: BigInt(commit), prepare: 0n });
 
-function record(keyHash: string, hasCredit = true): AdmissionRecord {
+function record(keyHash: string, hasCredit = true, ownerId = "u"): AdmissionRecord {
   return {
     keyId: `id-${keyHash}`,
     keyHash,
-    owner: { kind: "user", id: "u" },
-    issuedByUserId: "u",
+    owner: { kind: "user", id: ownerId },
+    issuedByUserId: ownerId,
     hasCredit,
     availableWon: hasCredit ? "100" : "0",
   };
@@ -149,5 +150,149 @@ describe("admission cache", () => {
 
     void cache.find("k1");
     expect(reads.calls).toHaveLength(3);
+  });
+
+  describe("refreshed by what a batch touched", () => {
+    /** Keys a1, a2 of account user:a, b1, b2 of user:b, c1 of user:c. */
+    const owned = [
+      ["a1", "a"],
+      ["a2", "a"],
+      ["b1", "b"],
+      ["b2", "b"],
+      ["c1", "c"],
+    ] as const;
+    const recordsOf = (...keyHashes: string[]) =>
+      owned
+        .filter(([keyHash]) => keyHashes.includes(keyHash))
+        .map(([keyHash, owner]) => record(keyHash, true, owner));
+    const batch = (from: number, to: number, ...owners: string[]): CheckpointChange => ({
+      from: at(from),
+      to: at(to),
+      touched: new Set(owners.map((owner) => `user:${owner}`)),
+    });
+
+    /** Every key cached, then one full refresh at position 1: the copy has seen the log up to 1. */
+    async function filledCache() {
+      const reads = scriptedReads();
+      const cache = cacheWith(reads.read);
+      for (const [keyHash] of owned) {
+        const found = cache.find(keyHash);
+        reads.calls.at(-1)!.answer(snapshot(1, ...recordsOf(keyHash)));
+        await found;
+      }
+      cache.checkpointsAdvanced();
+      reads.calls.at(-1)!.answer(snapshot(1, ...recordsOf(...owned.map(([keyHash]) => keyHash))));
+      await settle();
+      reads.calls.length = 0;
+      return { reads, cache };
+    }
+
+    it("re-reads only the cached keys of the accounts a batch following on from its copy touched", async () => {
+      const { reads, cache } = await filledCache();
+
+      cache.checkpointsAdvanced(batch(1, 2, "b"));
+      expect(reads.calls.map((call) => [...call.keyHashes].sort())).toEqual([["b1", "b2"]]);
+      reads.calls[0]!.answer(snapshot(2, record("b1", false, "b"))); // b2 deactivated, b1 out of credit
+      await settle();
+
+      expect(cache.caughtUpTo).toEqual(at(2));
+      expect((await cache.find("b1"))?.hasCredit).toBe(false);
+      expect(await cache.find("a1")).toEqual(record("a1", true, "a"));
+      await cache.catchUpTo(at(2));
+      expect(reads.calls).toHaveLength(1);
+      const gone = cache.find("b2");
+      expect(reads.calls).toHaveLength(2);
+      reads.calls[1]!.answer(snapshot(2));
+      expect(await gone).toBeUndefined();
+    });
+
+    it("counts a partial read only up to its batch's end, however far the read saw", async () => {
+      const { reads, cache } = await filledCache();
+
+      cache.checkpointsAdvanced(batch(1, 2, "a"));
+      // The projections had applied (2, 3] too, which may have changed b's keys: not re-read here.
+      reads.calls[0]!.answer(snapshot(3, ...recordsOf("a1", "a2")));
+      await settle();
+
+      expect(cache.caughtUpTo).toEqual(at(2));
+    });
+
+    it("reads nothing for a batch that touched no cached account, and counts itself caught up", async () => {
+      const { reads, cache } = await filledCache();
+
+      cache.checkpointsAdvanced(batch(1, 2, "nobody"));
+      await settle();
+
+      expect(reads.calls).toHaveLength(0);
+      expect(cache.caughtUpTo).toEqual(at(2));
+    });
+
+    it("re-reads everything when a batch begins after what it has seen (one was missed)", async () => {
+      const { reads, cache } = await filledCache();
+
+      cache.checkpointsAdvanced(batch(2, 3, "b"));
+
+      expect(reads.calls.map((call) => call.keyHashes.length)).toEqual([owned.length]);
+    });
+
+    it("re-reads everything when a notification names nothing (an older runner, a batch touching too much)", async () => {
+      const { reads, cache } = await filledCache();
+
+      cache.checkpointsAdvanced(undefined);
+
+      expect(reads.calls.map((call) => call.keyHashes.length)).toEqual([owned.length]);
+    });
+
+    it("merges the batches notified during a read into one read, unless a hole lies between them", async () => {
+      const { reads, cache } = await filledCache();
+      cache.checkpointsAdvanced(batch(1, 2, "a"));
+      cache.checkpointsAdvanced(batch(2, 3, "b"));
+      cache.checkpointsAdvanced(batch(3, 4, "nobody"));
+      reads.calls[0]!.answer(snapshot(2, ...recordsOf("a1", "a2")));
+      await settle();
+      expect(reads.calls.map((call) => [...call.keyHashes].sort())).toEqual([
+        ["a1", "a2"],
+        ["b1", "b2"],
+      ]);
+      reads.calls[1]!.answer(snapshot(4, ...recordsOf("b1", "b2")));
+      await settle();
+      expect(cache.caughtUpTo).toEqual(at(4));
+
+      cache.checkpointsAdvanced(batch(4, 5, "a"));
+      cache.checkpointsAdvanced(batch(5, 6, "a"));
+      cache.checkpointsAdvanced(batch(7, 8, "c")); // the batch (6, 7] was not notified
+      reads.calls[2]!.answer(snapshot(5, ...recordsOf("a1", "a2")));
+      await settle();
+      expect(reads.calls[3]!.keyHashes).toHaveLength(owned.length);
+    });
+
+    it("drops a key cached during a partial read only if its account was touched and its read is older", async () => {
+      const { reads, cache } = await filledCache();
+      // Both keys idle-free and unknown to the copy until now.
+      cache.checkpointsAdvanced(batch(1, 3, "b"));
+      const sameAccount = cache.find("b3"); // read at 2, before the batch's end: may miss its change
+      const otherAccount = cache.find("c2"); // read at 2 too, but nothing touched user:c up to 3
+      reads.calls[1]!.answer(snapshot(2, record("b3", true, "b")));
+      reads.calls[2]!.answer(snapshot(2, record("c2", true, "c")));
+      await Promise.all([sameAccount, otherAccount]);
+      reads.calls[0]!.answer(snapshot(3, ...recordsOf("b1", "b2")));
+      await settle();
+
+      expect(cache.caughtUpTo).toEqual(at(3));
+      expect(await cache.find("c2")).toEqual(record("c2", true, "c"));
+      expect(reads.calls).toHaveLength(3);
+      void cache.find("b3");
+      expect(reads.calls).toHaveLength(4);
+    });
+
+    it("catches up by waiting for the refresh a notification started, not by reading every key", async () => {
+      const { reads, cache } = await filledCache();
+      cache.checkpointsAdvanced(batch(1, 2, "a"));
+      const caughtUp = cache.catchUpTo(at(2));
+      reads.calls[0]!.answer(snapshot(2, ...recordsOf("a1", "a2")));
+      await caughtUp;
+
+      expect(reads.calls.map((call) => call.keyHashes.length)).toEqual([2]);
+    });
   });
 });
