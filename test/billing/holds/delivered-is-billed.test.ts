@@ -28,6 +28,7 @@ async function streamThrough(
   harness: GatewayHarness,
   key: string,
   maxTokens?: number,
+  onFirstChunk?: () => void,
 ): Promise<StreamResult> {
   const client = new OpenAI({ apiKey: key, baseURL: harness.baseUrl, maxRetries: 0, timeout: 120_000 });
   const result: StreamResult = { requestId: "", text: "", usage: undefined, error: undefined };
@@ -43,6 +44,7 @@ async function streamThrough(
       .withResponse();
     result.requestId = response.headers.get("x-request-id") ?? "";
     for await (const chunk of stream) {
+      onFirstChunk?.();
       result.text += chunk.choices[0]?.delta?.content ?? "";
       if (chunk.usage) result.usage = chunk.usage;
     }
@@ -177,10 +179,16 @@ describe("what was delivered is billed", () => {
     });
     harnesses.push(second);
     const key = await provisionedKey(first);
-    const streams = [first, second, first, second, first, second].map((harness) =>
-      streamThrough(harness, key),
-    );
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    // A stream's first chunk follows its durable hold: cut only once all six are under way (a fixed pause
+    // could end before a hold committed on a loaded machine, and that request would rightly get a 503).
+    const started: Promise<void>[] = [];
+    const streams = [first, second, first, second, first, second].map((harness) => {
+      let startedNow = () => {};
+      started.push(new Promise<void>((resolve) => (startedNow = resolve)));
+      // A stream that fails before its first chunk counts as started: the assertions below name it.
+      return streamThrough(harness, key, undefined, () => startedNow()).finally(() => startedNow());
+    });
+    await Promise.all(started);
 
     // When: the database goes away for 15 s, then comes back
     await proxy.cut();
