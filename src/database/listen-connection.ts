@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import type { Logger } from "pino";
+import { databaseSessionLimits } from "../kernel/limits";
 
 /**
  * A dedicated LISTEN connection that survives PostgreSQL going away: when the connection drops it
@@ -24,10 +25,9 @@ export interface ListenConnectionOptions {
 }
 
 export const listenReconnectDefaults = {
-  reconnectDelayInitialMs: 100,
-  reconnectDelayMaxMs: 5_000,
-  /** Each attempt gives up after this long; the next one follows after the backoff. */
-  connectTimeoutMs: 10_000,
+  reconnectDelayInitialMs: databaseSessionLimits.listenReconnectDelayInitialMs,
+  reconnectDelayMaxMs: databaseSessionLimits.listenReconnectDelayMaxMs,
+  connectTimeoutMs: databaseSessionLimits.listenConnectTimeoutMs,
 } as const;
 
 export class ListenConnection {

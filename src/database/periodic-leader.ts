@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "pino";
+import { databaseSessionLimits } from "../kernel/limits";
 import type { AdvisoryLockKey } from "./advisory-lock-keys";
 import { contendForLead, leaderSessionSetupTimeoutMs } from "./advisory-lock-leader";
 
@@ -20,7 +21,7 @@ import { contendForLead, leaderSessionSetupTimeoutMs } from "./advisory-lock-lea
 export type PeriodicTask = (signal: AbortSignal) => Promise<void>;
 
 /** Each statement on the lock session (its liveness checks: the tasks do not use it) gives up after this long. */
-const lockSessionQueryTimeoutMs = 10_000;
+const lockSessionQueryTimeoutMs = databaseSessionLimits.periodicLeaderQueryTimeoutMs;
 
 export interface PeriodicLeaderOptions {
   connectionString: string;

@@ -103,6 +103,24 @@ export const limits = {
   readinessProjectionLagSecondsMax: 30,
 } as const;
 
+/** PostgreSQL sessions of our own: embedded server, leaders' lock sessions, LISTEN (src/database/). */
+export const databaseSessionLimits = {
+  /** The embedded server must accept connections within this long of being started. */
+  embeddedStartTimeoutMs: 60_000,
+  /** A stopping embedded server is waited for this long, then left to the exit hook. */
+  embeddedStopTimeoutMs: 30_000,
+  /** Opening a leader's lock session, its lock statement and closing it give up after this long. */
+  leaderSessionSetupTimeoutMs: 10_000,
+  /** Each statement on the periodic tasks' lock session (its liveness check answers within twice this). */
+  periodicLeaderQueryTimeoutMs: 10_000,
+  /** Each statement of the checkpointer (a seal of many events may take a while). */
+  checkpointerQueryTimeoutMs: 60_000,
+  listenReconnectDelayInitialMs: 100,
+  listenReconnectDelayMaxMs: 5_000,
+  /** Each LISTEN reconnect attempt gives up after this long; the next one follows after the backoff. */
+  listenConnectTimeoutMs: 10_000,
+} as const;
+
 /**
  * Every bound of the billing pipeline. Tests shorten the timing ones through the options of the functions
  * that use them; production uses these values.
@@ -387,6 +405,7 @@ export const limitsInForce = {
   readLimits,
   statementLimits,
   sessionLimits,
+  databaseSessionLimits,
   upstreamTimeoutDefaults,
   koreaeximDefaultLimits,
   resilienceLimitDefaults,
@@ -556,8 +575,18 @@ const defaultRelations: LimitRelation[] = [
   },
 ];
 
+/** Our own database sessions: a LISTEN reconnect backs off upwards, never below where it starts. */
+const databaseSessionRelations: LimitRelation[] = [
+  {
+    says: "databaseSessionLimits.listenReconnectDelayInitialMs ≤ databaseSessionLimits.listenReconnectDelayMaxMs",
+    holds: ({ databaseSessionLimits: sessions }) =>
+      sessions.listenReconnectDelayInitialMs <= sessions.listenReconnectDelayMaxMs,
+  },
+];
+
 export const limitRelations: readonly LimitRelation[] = [
   ...pagingRelations,
+  ...databaseSessionRelations,
   ...batchRelations,
   ...timingRelations,
   ...defaultRelations,

@@ -6,6 +6,7 @@ import { ConfigError } from "../../src/kernel/config-error";
 import {
   assertLimitRelations,
   billingLimits,
+  databaseSessionLimits,
   defaultSettlementTimings,
   environmentRanges,
   limits,
@@ -27,6 +28,16 @@ describe("the relations between limits", () => {
   });
 
   it.each([
+    [
+      "a LISTEN reconnect that starts above its longest delay",
+      {
+        databaseSessionLimits: {
+          ...databaseSessionLimits,
+          listenReconnectDelayInitialMs: databaseSessionLimits.listenReconnectDelayMaxMs + 1,
+        },
+      },
+      "databaseSessionLimits.listenReconnectDelayInitialMs ≤ databaseSessionLimits.listenReconnectDelayMaxMs",
+    ],
     [
       "a charge job bigger than one pricing query",
       {

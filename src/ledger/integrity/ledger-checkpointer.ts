@@ -2,6 +2,7 @@ import { setTimeout as sleepFor } from "node:timers/promises";
 import type pg from "pg";
 import { advisoryLockKeys } from "../../database/advisory-lock-keys";
 import { contendForLead } from "../../database/advisory-lock-leader";
+import { databaseSessionLimits } from "../../kernel/limits";
 import { logStart } from "../store/log-position";
 import { readSealableLeaves } from "./checkpoint-leaves";
 import {
@@ -25,7 +26,7 @@ import { merkleRoot } from "./merkle-tree";
  * Each statement of the checkpointer's session gives up after this long: reading `checkpointEventsMax`
  * leaves takes well under a second, and a dead connection must not hang the leader.
  */
-const checkpointerQueryTimeoutMs = 60_000;
+const { checkpointerQueryTimeoutMs } = databaseSessionLimits;
 
 export interface SealOptions {
   eventsMax: number;
