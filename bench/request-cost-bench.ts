@@ -26,6 +26,7 @@ import {
   postgresBackgroundPids,
   type RequestCost,
   readCostCounters,
+  readCpu,
   redisServerPid,
 } from "./request-cost";
 
@@ -45,8 +46,11 @@ const lightRequests = 1_000;
 const durationMsMax = 20_000;
 const manyKeys = Number(process.env.BENCH_MANY_KEYS ?? 1_000);
 const provisioningConcurrency = 16;
-/** Backends report their table and database counters at most once a second while busy. */
-const statisticsFlushMs = 1_500;
+/**
+ * Backends report their table, database and WAL counters at most once a second while busy, and an idle one
+ * within 10 s (PostgreSQL 15's PGSTAT_IDLE_INTERVAL): wait that out before each reading.
+ */
+const statisticsFlushMs = 11_000;
 
 interface Setting {
   label: string;
@@ -80,19 +84,7 @@ export async function runRequestCostBenchmarks(options: { redisUrl?: string }): 
     running = await startDeployment("scale-out", gatewayEnvironment(database.url, simulatorUrl, options));
     const withStatements = await hasStatementStatistics(monitor);
     const hotKey = await provisionKey(running.origin, monitor);
-    const floorKinds: ProcessKindPids = {
-      proxy: async () => [proxy.child.pid!],
-      "postgres backends": () => backendPidsOf(monitor, { only: ["bench-durable-proxy"] }),
-      "postgres background": () => postgresBackgroundPids(monitor),
-    };
-    const { gateway, worker } = running.pids;
-    const gatewayKinds: ProcessKindPids = {
-      gateway: async () => [gateway],
-      worker: async () => (worker === undefined ? [] : [worker]),
-      "postgres backends": () => backendPidsOf(monitor, { except: ["bench-durable-proxy", "bench-monitor"] }),
-      "postgres background": () => postgresBackgroundPids(monitor),
-      ...(redis ? { redis: () => redisServerPid(() => redis.info("server")) } : {}),
-    };
+    const { floorKinds, gatewayKinds } = processKinds(monitor, proxy.child.pid!, running, redis);
     const floorLoad = (setting: Setting) =>
       load(proxy.line.trim(), "/chat/completions", ["bench"], setting, `floor, ${setting.label}`);
     const gatewayLoad = (setting: Setting, keys: readonly string[] = [hotKey]) =>
@@ -101,24 +93,37 @@ export async function runRequestCostBenchmarks(options: { redisUrl?: string }): 
     await floorLoad({ label: "warm", connections: 8, requests: 500 });
     await gatewayLoad({ label: "warm", connections: 8, requests: 500 });
 
+    const measure = async (kinds: ProcessKindPids, run: () => Promise<LoadResult>) => {
+      await untilEverythingCharged(monitor);
+      await sleep(statisticsFlushMs);
+      const before = { counters: await readCostCounters(monitor, withStatements), cpu: await readCpu(kinds) };
+      const result = await run();
+      await untilEverythingCharged(monitor);
+      const cpu = await readCpu(kinds);
+      await sleep(statisticsFlushMs);
+      const after = { counters: await readCostCounters(monitor, withStatements), cpu };
+      return { result, cost: costPerRequest(before, after, result.requests) };
+    };
     const figures: Figure[] = [];
     for (const setting of settings) {
-      const measure = async (kinds: ProcessKindPids, run: () => Promise<LoadResult>) => {
-        await untilEverythingCharged(monitor);
-        await sleep(statisticsFlushMs);
-        const before = await readCostCounters(monitor, kinds, withStatements);
-        const result = await run();
-        await untilEverythingCharged(monitor);
-        await sleep(statisticsFlushMs);
-        const after = await readCostCounters(monitor, kinds, withStatements);
-        return { result, cost: costPerRequest(before, after, result.requests) };
-      };
       const floor = await measure(floorKinds, () => floorLoad(setting));
       const measured = await measure(gatewayKinds, () => gatewayLoad(setting));
-      printBreakdown(setting.label, measured.cost, floor.cost);
+      printBreakdown(`${setting.label}, one key`, measured.cost, floor.cost);
       figures.push(...breakdownFigures(setting, measured, floor));
     }
-    figures.push(...(await keyScaleFigures(running.origin, monitor, hotKey, gatewayLoad)));
+    const keys = await provisionManyKeys(running.origin, monitor);
+    // The same breakdown with each request on the next of many keys over as many accounts: what aggregation
+    // on one hot account saves shows in the rows and statements per request.
+    const loaded = settings[0]!;
+    await gatewayLoad({ label: "warm", connections: 8, requests: keys.spread.length }, keys.spread);
+    const spreadFloor = await measure(floorKinds, () => floorLoad(loaded));
+    const spread = await measure(gatewayKinds, () => gatewayLoad(loaded, keys.spread));
+    printBreakdown(
+      `${loaded.label}, ${manyKeys} keys over ${manyKeys} accounts`,
+      spread.cost,
+      spreadFloor.cost,
+    );
+    figures.push(...(await keyScaleFigures(monitor, hotKey, keys, gatewayLoad)));
     return figures;
   } finally {
     await running?.stop();
@@ -128,6 +133,30 @@ export async function runRequestCostBenchmarks(options: { redisUrl?: string }): 
     await database.drop();
     await removeQueueData(queueBackendOf({ redisUrl: options.redisUrl, databaseUrl: database.url }));
   }
+}
+
+/** The processes whose CPU each side of the comparison counts. */
+function processKinds(
+  monitor: pg.Client,
+  proxyPid: number,
+  running: RunningDeployment,
+  redis: Redis | undefined,
+): { floorKinds: ProcessKindPids; gatewayKinds: ProcessKindPids } {
+  const { gateway, worker } = running.pids;
+  return {
+    floorKinds: {
+      proxy: async () => [proxyPid],
+      "postgres backends": () => backendPidsOf(monitor, { only: ["bench-durable-proxy"] }),
+      "postgres background": () => postgresBackgroundPids(monitor),
+    },
+    gatewayKinds: {
+      gateway: async () => [gateway],
+      worker: async () => (worker === undefined ? [] : [worker]),
+      "postgres backends": () => backendPidsOf(monitor, { except: ["bench-durable-proxy", "bench-monitor"] }),
+      "postgres background": () => postgresBackgroundPids(monitor),
+      ...(redis ? { redis: () => redisServerPid(() => redis.info("server")) } : {}),
+    },
+  };
 }
 
 function gatewayEnvironment(
@@ -176,46 +205,59 @@ async function load(
   return result;
 }
 
-/**
- * Throughput at 32 connections with many keys, each request on the next key: over as many accounts, and all
- * on one account; beside the one hot key, measured between them so drift shows.
- */
-async function keyScaleFigures(
+/** Keys each on an account of its own, and as many on one shared account. */
+async function provisionManyKeys(
   origin: string,
   monitor: pg.Client,
-  hotKey: string,
-  gatewayLoad: (setting: Setting, keys?: readonly string[]) => Promise<LoadResult>,
-): Promise<Figure[]> {
-  const spreadKeys = await provisionKeys(manyKeys, (index) =>
+): Promise<{ spread: readonly string[]; shared: readonly string[] }> {
+  const spread = await provisionKeys(manyKeys, (index) =>
     provisionKey(origin, monitor, `bench-spread-${index}`),
   );
   const sharedUser = "bench-shared";
-  const sharedKeys = [await provisionKey(origin, monitor, sharedUser)];
-  sharedKeys.push(...(await provisionKeys(manyKeys - 1, () => provisionAnotherKey(origin, sharedUser))));
+  const shared = [await provisionKey(origin, monitor, sharedUser)];
+  shared.push(...(await provisionKeys(manyKeys - 1, () => provisionAnotherKey(origin, sharedUser))));
+  return { spread, shared };
+}
+
+/**
+ * Throughput at 32 connections with many keys, each request on the next key: over as many accounts, and all
+ * on one account; beside the one hot key. Taken in the order A B C C B A and averaged per kind, so the
+ * machine's drift and what one run leaves to the next (vacuum, a backlog) weigh on each alike.
+ */
+async function keyScaleFigures(
+  monitor: pg.Client,
+  hotKey: string,
+  keys: { spread: readonly string[]; shared: readonly string[] },
+  gatewayLoad: (setting: Setting, keys?: readonly string[]) => Promise<LoadResult>,
+): Promise<Figure[]> {
   const setting = { label: "32 connections", connections: loadedConnections, requests: loadedRequests };
-  const throughput = async (keys: readonly string[]) => {
+  const throughput = async (rotated: readonly string[]) => {
     await untilEverythingCharged(monitor);
     // Each key's first request reads it into the gateway's cache: warm them all before measuring.
-    await gatewayLoad({ label: "warm", connections: 8, requests: keys.length }, keys);
+    await gatewayLoad({ label: "warm", connections: 8, requests: rotated.length }, rotated);
     await untilEverythingCharged(monitor);
-    return (await gatewayLoad(setting, keys)).requestsPerSecond;
+    return (await gatewayLoad(setting, rotated)).requestsPerSecond;
   };
-  const oneKey = await throughput([hotKey]);
-  const spread = await throughput(spreadKeys);
-  const shared = await throughput(sharedKeys);
-  const oneKeyAgain = await throughput([hotKey]);
-  const oneKeyMean = (oneKey + oneKeyAgain) / 2;
+  const order = [[hotKey], keys.spread, keys.shared, keys.shared, keys.spread, [hotKey]] as const;
+  const runs: number[] = [];
+  for (const rotated of order) runs.push(await throughput(rotated));
+  const [oneKey, spread, shared] = [0, 1, 2].map((index) => (runs[index]! + runs[5 - index]!) / 2) as [
+    number,
+    number,
+    number,
+  ];
+  const each = (first: number, second: number) => `${Math.round(runs[first]!)}, ${Math.round(runs[second]!)}`;
   return [
     {
-      name: `gateway req/s, JSON, 32 connections, ${manyKeys} keys over ${manyKeys} accounts`,
+      name: `gateway req/s, JSON, 32 connections, ${manyKeys} keys over ${manyKeys} accounts (runs: ${each(1, 4)})`,
       value: spread,
       unit: "req/s",
-      baseline: oneKeyMean,
-      baselineName: `one key (runs before and after: ${Math.round(oneKey)}, ${Math.round(oneKeyAgain)})`,
+      baseline: oneKey,
+      baselineName: `one key (runs: ${each(0, 5)})`,
       target: "≥ 0.9× baseline (issue 26)",
     },
     {
-      name: `gateway req/s, JSON, 32 connections, ${manyKeys} keys on one account`,
+      name: `gateway req/s, JSON, 32 connections, ${manyKeys} keys on one account (runs: ${each(2, 3)})`,
       value: shared,
       unit: "req/s",
       baseline: spread,

@@ -18,8 +18,10 @@ export interface CostCounters {
   walSyncs: number;
   walRecords: number;
   transactions: number;
-  cpuMsByKind: Record<string, number>;
 }
+
+/** CPU ms so far of each process of each kind, by pid. */
+export type CpuReading = Record<string, Map<number, number>>;
 
 export interface StatementCounters {
   calls: number;
@@ -54,16 +56,18 @@ export async function hasStatementStatistics(monitor: pg.Client): Promise<boolea
   return true;
 }
 
-export async function readCostCounters(
-  monitor: pg.Client,
-  kinds: ProcessKindPids,
-  withStatements: boolean,
-): Promise<CostCounters> {
-  const pidsByKind = await Promise.all(Object.values(kinds).map((pids) => pids()));
-  const cpuMsByKind: Record<string, number> = {};
-  Object.keys(kinds).forEach((kind, index) => {
-    cpuMsByKind[kind] = pidsByKind[index]!.reduce((total, pid) => total + cpuMsOf(pid), 0);
-  });
+/**
+ * Read right after a load, not after waiting for the statistics: a pool closes idle connections after 10 s,
+ * and a backend gone before the reading takes its CPU time with it.
+ */
+export async function readCpu(kinds: ProcessKindPids): Promise<CpuReading> {
+  const reading: CpuReading = {};
+  for (const [kind, pidsOf] of Object.entries(kinds))
+    reading[kind] = new Map((await pidsOf()).map((pid) => [pid, cpuMsOf(pid)]));
+  return reading;
+}
+
+export async function readCostCounters(monitor: pg.Client, withStatements: boolean): Promise<CostCounters> {
   const events = await monitor.query<{ events: string }>(
     "SELECT coalesce(max(position), 0)::text AS events FROM ledger_events",
   );
@@ -85,7 +89,6 @@ export async function readCostCounters(
     walSyncs: Number(walRow.syncs),
     walRecords: Number(walRow.records),
     transactions: Number(walRow.transactions),
-    cpuMsByKind,
   };
 }
 
@@ -116,20 +119,27 @@ async function readStatementCounters(monitor: pg.Client): Promise<Map<string, St
   );
 }
 
-/** The cost per request between two readings around `requests` requests. */
-export function costPerRequest(before: CostCounters, after: CostCounters, requests: number): RequestCost {
+/**
+ * The cost per request between two readings around `requests` requests. A process's CPU counts from the
+ * `before` reading, or from its start when it began during the load (a new pooled connection).
+ */
+export function costPerRequest(
+  before: { counters: CostCounters; cpu: CpuReading },
+  after: { counters: CostCounters; cpu: CpuReading },
+  requests: number,
+): RequestCost {
   const per = (value: number) => value / requests;
   const rowsByTable: [string, number][] = [];
-  for (const [table, written] of after.rowsByTable) {
-    const delta = written - (before.rowsByTable.get(table) ?? 0);
+  for (const [table, written] of after.counters.rowsByTable) {
+    const delta = written - (before.counters.rowsByTable.get(table) ?? 0);
     if (delta > 0) rowsByTable.push([table, per(delta)]);
   }
   rowsByTable.sort((left, right) => right[1] - left[1]);
   let statementsPerRequest: number | undefined;
   let topStatements: RequestCost["topStatements"];
-  if (before.statements && after.statements) {
-    const deltas = [...after.statements].map(([text, counters]) => {
-      const earlier = before.statements!.get(text);
+  if (before.counters.statements && after.counters.statements) {
+    const deltas = [...after.counters.statements].map(([text, counters]) => {
+      const earlier = before.counters.statements!.get(text);
       return {
         text,
         callsPerRequest: per(counters.calls - (earlier?.calls ?? 0)),
@@ -141,18 +151,21 @@ export function costPerRequest(before: CostCounters, after: CostCounters, reques
     topStatements = ran.sort((left, right) => right.executionUsPerRequest - left.executionUsPerRequest);
   }
   const cpuUsPerRequest: Record<string, number> = {};
-  for (const kind of Object.keys(after.cpuMsByKind))
-    cpuUsPerRequest[kind] = per((after.cpuMsByKind[kind]! - (before.cpuMsByKind[kind] ?? 0)) * 1_000);
+  for (const [kind, pids] of Object.entries(after.cpu)) {
+    let cpuMs = 0;
+    for (const [pid, ms] of pids) cpuMs += ms - (before.cpu[kind]?.get(pid) ?? 0);
+    cpuUsPerRequest[kind] = per(cpuMs * 1_000);
+  }
   return {
     requests,
-    eventsPerRequest: per(after.events - before.events),
+    eventsPerRequest: per(after.counters.events - before.counters.events),
     rowsPerRequest: rowsByTable.reduce((total, [, rows]) => total + rows, 0),
     rowsByTablePerRequest: rowsByTable,
     statementsPerRequest,
     topStatements,
-    walBytesPerRequest: per(Number(after.walBytes - before.walBytes)),
-    walSyncsPerRequest: per(after.walSyncs - before.walSyncs),
-    transactionsPerRequest: per(after.transactions - before.transactions),
+    walBytesPerRequest: per(Number(after.counters.walBytes - before.counters.walBytes)),
+    walSyncsPerRequest: per(after.counters.walSyncs - before.counters.walSyncs),
+    transactionsPerRequest: per(after.counters.transactions - before.counters.transactions),
     cpuUsPerRequest,
   };
 }
