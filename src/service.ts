@@ -1,4 +1,3 @@
-import assert from "node:assert/strict";
 import { createServer, type RequestListener, type Server } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import express from "express";
@@ -50,6 +49,7 @@ import { authenticateAdmin } from "./gateway/middleware/authenticate-admin";
 import { authenticateSession } from "./gateway/middleware/authenticate-session";
 import { createModelRouter } from "./gateway/models/model-routes";
 import { createAdminSessionRouter } from "./gateway/sessions/admin-session-routes";
+import { assert } from "./kernel/assert";
 import { defaultSettlementTimings, limits } from "./kernel/limits";
 import { errorSummaryOf, throttledLog } from "./kernel/throttled-log";
 import { ApiKeyHasher } from "./keys/api-key-secret";

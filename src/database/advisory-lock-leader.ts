@@ -1,6 +1,6 @@
-import assert from "node:assert/strict";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
+import { assert } from "../kernel/assert";
 import { databaseSessionLimits } from "../kernel/limits";
 import type { AdvisoryLockKey } from "./advisory-lock-keys";
 

@@ -1,4 +1,4 @@
-import assert from "node:assert/strict";
+import { assert } from "../../kernel/assert";
 import { accountNameOf } from "../../ledger/events";
 import type { CheckpointChange } from "../../ledger/projection/checkpoint-notification";
 import type { LocalReadModel } from "../../ledger/projection/projection-waiter";
@@ -145,7 +145,7 @@ export class AdmissionCache implements LocalReadModel {
       const record = snapshot.records.get(keyHash);
       if (!record) this.remove(keyHash);
       else if (entry) {
-        assert.equal(accountNameOf(record.owner), entry.account, "a key never changes owner");
+        assert(accountNameOf(record.owner) === entry.account, "a key never changes owner");
         entry.record = record;
         entry.readAt = snapshot.position;
       }

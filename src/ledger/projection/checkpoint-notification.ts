@@ -1,5 +1,5 @@
-import assert from "node:assert/strict";
 import { z } from "zod";
+import { assert } from "../../kernel/assert";
 import {
   compareLogPositions,
   formatLogPosition,
