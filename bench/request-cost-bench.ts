@@ -123,6 +123,9 @@ export async function runRequestCostBenchmarks(options: { redisUrl?: string }): 
       spread.cost,
       spreadFloor.cost,
     );
+    figures.push(
+      ...breakdownFigures({ ...loaded, label: `${loaded.label}, ${manyKeys} accounts` }, spread, spreadFloor),
+    );
     figures.push(...(await keyScaleFigures(monitor, hotKey, keys, gatewayLoad)));
     return figures;
   } finally {
