@@ -1,16 +1,15 @@
 import pg from "pg";
 import { queueBackendOf } from "../src/billing/queue/queue-backend";
 import { removeQueueData } from "../src/billing/queue/remove-queue-data";
-import { modelFamilies } from "../src/config";
 import { createBenchDatabase } from "./bench-database";
 import {
   assertHealthy,
   chatBody,
   costlyPrompt,
   fastModel,
+  gatewayEnvironment,
   provisionKey,
   type RunningDeployment,
-  secrets,
   slowFamily,
   slowModel,
   startDeployment,
@@ -144,7 +143,11 @@ async function startGatewayBench(
 ): Promise<GatewayBench> {
   const { simulatorUrl, slowSimulatorUrl, floorProxyUrl, slowProxyUrl, floorProxyPid } =
     await startReferences(databaseUrl, children);
-  const environment = gatewayEnvironment(databaseUrl, simulatorUrl, slowSimulatorUrl, options);
+  const environment = gatewayEnvironment(
+    databaseUrl,
+    (family) => (family === slowFamily ? slowSimulatorUrl : simulatorUrl),
+    options.redisUrl,
+  );
   const running = await startDeployment("scale-out", environment);
   const apiKey = await provisionKey(running.origin, monitor);
   const spreadKeys = await Promise.all(
@@ -237,30 +240,6 @@ async function startReferences(databaseUrl: string, children: { stop(): Promise<
     floorProxyUrl,
     slowProxyUrl,
     floorProxyPid: pidOfUrl.get(floorProxyUrl)!,
-  };
-}
-
-/** The gateway's environment: every family on the zero-latency simulator but `epsilon`, on the 5 ms one. */
-function gatewayEnvironment(
-  databaseUrl: string,
-  simulatorUrl: string,
-  slowSimulatorUrl: string,
-  options: { redisUrl?: string },
-): NodeJS.ProcessEnv {
-  const upstreamEnvironment = Object.fromEntries(
-    modelFamilies.flatMap((family) => [
-      [`${family.toUpperCase()}_BASE_URL`, family === slowFamily ? slowSimulatorUrl : simulatorUrl],
-      [`${family.toUpperCase()}_API_KEY`, "bench"],
-    ]),
-  );
-  return {
-    ...process.env,
-    ...secrets,
-    ...upstreamEnvironment,
-    DATABASE_URL: databaseUrl,
-    ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
-    HOST: "127.0.0.1",
-    LOG_LEVEL: "info",
   };
 }
 

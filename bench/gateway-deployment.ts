@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { modelFamilies } from "../src/config";
 import { findFreePort } from "../src/database/embedded-postgres";
 import type { LoadResult } from "./load-generator";
 import { startChild } from "./processes/child-process";
@@ -30,6 +31,29 @@ export function chatBody(stream: boolean, model = fastModel, content = prompt): 
     stream,
     ...(stream ? { stream_options: { include_usage: true } } : {}),
   });
+}
+
+/** The gateway's environment, each model family served by `upstreamUrlOf(family)` (a simulator). */
+export function gatewayEnvironment(
+  databaseUrl: string,
+  upstreamUrlOf: (family: string) => string,
+  redisUrl: string | undefined,
+): NodeJS.ProcessEnv {
+  const upstreams = Object.fromEntries(
+    modelFamilies.flatMap((family) => [
+      [`${family.toUpperCase()}_BASE_URL`, upstreamUrlOf(family)],
+      [`${family.toUpperCase()}_API_KEY`, "bench"],
+    ]),
+  );
+  return {
+    ...process.env,
+    ...secrets,
+    ...upstreams,
+    DATABASE_URL: databaseUrl,
+    ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "info",
+  };
 }
 
 export type Deployment = "scale-out" | "one process";

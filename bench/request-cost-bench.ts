@@ -3,15 +3,14 @@ import { Redis } from "ioredis";
 import pg from "pg";
 import { queueBackendOf } from "../src/billing/queue/queue-backend";
 import { removeQueueData } from "../src/billing/queue/remove-queue-data";
-import { modelFamilies } from "../src/config";
 import { createBenchDatabase } from "./bench-database";
 import {
   assertHealthy,
   chatBody,
+  gatewayEnvironment,
   provisionAnotherKey,
   provisionKey,
   type RunningDeployment,
-  secrets,
   startDeployment,
   untilEverythingCharged,
 } from "./gateway-deployment";
@@ -81,7 +80,10 @@ export async function runRequestCostBenchmarks(options: { redisUrl?: string }): 
       /^http:/,
     );
     children.push(proxy);
-    running = await startDeployment("scale-out", gatewayEnvironment(database.url, simulatorUrl, options));
+    running = await startDeployment(
+      "scale-out",
+      gatewayEnvironment(database.url, () => simulatorUrl, options.redisUrl),
+    );
     const withStatements = await hasStatementStatistics(monitor);
     const hotKey = await provisionKey(running.origin, monitor);
     const { floorKinds, gatewayKinds } = processKinds(monitor, proxy.child.pid!, running, redis);
@@ -159,28 +161,6 @@ function processKinds(
       "postgres background": () => postgresBackgroundPids(monitor),
       ...(redis ? { redis: () => redisServerPid(() => redis.info("server")) } : {}),
     },
-  };
-}
-
-function gatewayEnvironment(
-  databaseUrl: string,
-  simulatorUrl: string,
-  options: { redisUrl?: string },
-): NodeJS.ProcessEnv {
-  const upstreams = Object.fromEntries(
-    modelFamilies.flatMap((family) => [
-      [`${family.toUpperCase()}_BASE_URL`, simulatorUrl],
-      [`${family.toUpperCase()}_API_KEY`, "bench"],
-    ]),
-  );
-  return {
-    ...process.env,
-    ...secrets,
-    ...upstreams,
-    DATABASE_URL: databaseUrl,
-    ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
-    HOST: "127.0.0.1",
-    LOG_LEVEL: "info",
   };
 }
 

@@ -1,6 +1,5 @@
-import { readFileSync } from "node:fs";
 import type pg from "pg";
-import { cpuMsOf } from "./process-cpu";
+import { cpuMsOf, type ProcessKinds } from "./process-cpu";
 
 /**
  * What a request costs, counted on the server rather than guessed: the events it appends, the rows it writes
@@ -12,11 +11,10 @@ import { cpuMsOf } from "./process-cpu";
 export interface CostCounters {
   events: number;
   rowsByTable: Map<string, number>;
-  /** Per statement (normalised text): calls, rows, execution ms, WAL bytes; absent without the extension. */
+  /** Per statement (normalised text): calls and execution ms; absent without the extension. */
   statements: Map<string, StatementCounters> | undefined;
   walBytes: bigint;
   walSyncs: number;
-  walRecords: number;
   transactions: number;
 }
 
@@ -25,13 +23,11 @@ export type CpuReading = Record<string, Map<number, number>>;
 
 export interface StatementCounters {
   calls: number;
-  rows: number;
   executionMs: number;
-  walBytes: number;
 }
 
 /** Kinds of process whose CPU is counted, each as the pids that are that kind right now. */
-export type ProcessKindPids = Record<string, () => Promise<readonly number[]>>;
+export type ProcessKindPids = ProcessKinds<string>;
 
 export interface RequestCost {
   requests: number;
@@ -74,9 +70,8 @@ export async function readCostCounters(monitor: pg.Client, withStatements: boole
   const tables = await monitor.query<{ relname: string; written: string }>(
     "SELECT relname, (n_tup_ins + n_tup_upd + n_tup_del)::text AS written FROM pg_stat_user_tables",
   );
-  const wal = await monitor.query<{ bytes: string; syncs: string; records: string; transactions: string }>(
+  const wal = await monitor.query<{ bytes: string; syncs: string; transactions: string }>(
     `SELECT (pg_current_wal_lsn() - '0/0')::text AS bytes, wal.wal_sync::text AS syncs,
-            wal.wal_records::text AS records,
             (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::text AS transactions
      FROM pg_stat_wal wal`,
   );
@@ -87,21 +82,13 @@ export async function readCostCounters(monitor: pg.Client, withStatements: boole
     statements: withStatements ? await readStatementCounters(monitor) : undefined,
     walBytes: BigInt(walRow.bytes),
     walSyncs: Number(walRow.syncs),
-    walRecords: Number(walRow.records),
     transactions: Number(walRow.transactions),
   };
 }
 
 async function readStatementCounters(monitor: pg.Client): Promise<Map<string, StatementCounters>> {
-  const result = await monitor.query<{
-    query: string;
-    calls: string;
-    rows: string;
-    execution_ms: number;
-    wal_bytes: string;
-  }>(
-    `SELECT query, sum(calls)::text AS calls, sum(rows)::text AS rows, sum(total_exec_time) AS execution_ms,
-            sum(wal_bytes)::text AS wal_bytes
+  const result = await monitor.query<{ query: string; calls: string; execution_ms: number }>(
+    `SELECT query, sum(calls)::text AS calls, sum(total_exec_time) AS execution_ms
      FROM pg_stat_statements
      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
      GROUP BY query`,
@@ -111,9 +98,7 @@ async function readStatementCounters(monitor: pg.Client): Promise<Map<string, St
       row.query,
       {
         calls: Number(row.calls),
-        rows: Number(row.rows),
         executionMs: row.execution_ms,
-        walBytes: Number(row.wal_bytes),
       },
     ]),
   );
@@ -182,14 +167,4 @@ export async function postgresBackgroundPids(monitor: pg.Client): Promise<number
 export async function redisServerPid(info: () => Promise<string>): Promise<number[]> {
   const match = /process_id:(\d+)/.exec(await info());
   return match ? [Number(match[1])] : [];
-}
-
-/** True where CPU can be read from /proc (Linux). */
-export function canReadProcessCpu(): boolean {
-  try {
-    readFileSync("/proc/self/stat");
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -1,5 +1,6 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
+import { KeyNameFields } from "../components/key-name-fields";
 import { Card, ErrorMessage } from "../components/ui";
 import { adminApi } from "../lib/api";
 import { formatSeoulDateTime } from "../lib/format";
@@ -110,14 +111,7 @@ export function IssueKeyCard() {
             <input name="issuedForUserId" maxLength={200} />
           </label>
         )}
-        <label>
-          {t("keyName")}
-          <input name="name" required maxLength={200} />
-        </label>
-        <label>
-          {t("keyDescription")}
-          <input name="description" maxLength={2000} />
-        </label>
+        <KeyNameFields />
         <button type="submit" className="primary" disabled={issue.isPending}>
           {t("issue")}
         </button>

@@ -11,6 +11,7 @@ import { chargeDecimalPlaces, formatMoneyFixed, Money, parseMoney, sumMoney } fr
 import type { AccountReference } from "../../ledger/events";
 import { describeCheckpoint } from "../../ledger/integrity/event-proof";
 import { checkpointCovering } from "../../ledger/integrity/ledger-checkpoint";
+import { openHoldsTable } from "../../ledger/schema/inline-funds/open-holds";
 import { boundsOf, type StatementMonth } from "./statement-month";
 
 /**
@@ -239,7 +240,7 @@ async function hasUsageUnsettled(client: Queryable, account: AccountReference, e
     `SELECT 1 FROM ${pendingChargesTable.name}
      WHERE account_kind = $1 AND account_id = $2 AND started_at < $3
      UNION ALL
-     SELECT 1 FROM open_holds WHERE account_kind = $1 AND account_id = $2 AND placed_at < $3
+     SELECT 1 FROM ${openHoldsTable.name} WHERE account_kind = $1 AND account_id = $2 AND placed_at < $3
      LIMIT 1`,
     [account.kind, account.id, end.toISOString()],
   );

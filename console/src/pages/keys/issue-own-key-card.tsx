@@ -1,4 +1,5 @@
 import { type FormEvent, useState } from "react";
+import { KeyNameFields } from "../../components/key-name-fields";
 import { Card, ErrorMessage } from "../../components/ui";
 import type { NewApiKey } from "../../lib/api";
 import { useI18n } from "../../lib/i18n";
@@ -23,14 +24,7 @@ export function IssueOwnKeyCard(props: {
   return (
     <Card title={t("issueKey")}>
       <form onSubmit={onSubmit} className="row wrap">
-        <label>
-          {t("keyName")}
-          <input name="name" required maxLength={200} />
-        </label>
-        <label>
-          {t("keyDescription")}
-          <input name="description" maxLength={2000} />
-        </label>
+        <KeyNameFields />
         <button type="submit" className="primary" disabled={props.issuing}>
           {t("issue")}
         </button>

@@ -1,0 +1,18 @@
+import { useI18n } from "../lib/i18n";
+
+/** A key's name and description, as every form that issues a key asks for them (bounds as the API's). */
+export function KeyNameFields() {
+  const { t } = useI18n();
+  return (
+    <>
+      <label>
+        {t("keyName")}
+        <input name="name" required maxLength={200} />
+      </label>
+      <label>
+        {t("keyDescription")}
+        <input name="description" maxLength={2000} />
+      </label>
+    </>
+  );
+}
