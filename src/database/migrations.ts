@@ -18,6 +18,7 @@ import { parallelFoldsMigration } from "./migrations/0008-parallel-folds";
 import { holdProgressMigration } from "./migrations/0009-hold-progress";
 import { requestLogMigration } from "./migrations/0010-request-log";
 import { limitLookupsForLimitedKeysMigration } from "./migrations/0011-limit-lookups-for-limited-keys";
+import { fundsByKindAndChainedHoldsMigration } from "./migrations/0012-funds-by-kind-and-chained-holds";
 
 /**
  * The changes to the ledger's tables, in order (migration.ts). Projection tables are not here: each
@@ -35,6 +36,7 @@ export const migrations: readonly Migration[] = [
   holdProgressMigration,
   requestLogMigration,
   limitLookupsForLimitedKeysMigration,
+  fundsByKindAndChainedHoldsMigration,
 ];
 
 /**

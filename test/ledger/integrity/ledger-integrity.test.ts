@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { promisify } from "node:util";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,6 +11,7 @@ import { LedgerSigningKey } from "../../../src/ledger/integrity/ledger-signing-k
 import type { StreamAppend } from "../../../src/ledger/store/event-store";
 import { topUp } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
+import { usageAuthorizationsOf } from "../../support/usage-authorizations";
 
 const run = promisify(execFile);
 const signingKeyText = Buffer.alloc(32, 7).toString("base64");
@@ -75,6 +77,32 @@ describe("ledger hash chains and signed checkpoints", () => {
               '{"actor": "funds-function",  "occurredAt": "2026-11-20T03:00:00.000Z"}'
        FROM generate_series(2, 3) version ORDER BY version`,
     );
+    // Holds: ledger_authorize_usage computes each hold's link itself (no trigger), so verify recomputes it.
+    const startedAt = new Date().toISOString();
+    const held = await usageAuthorizationsOf(harness.ledger.pool, harness.store).authorizeUsage(
+      ["첫째", "둘째"].map((label, index) => ({
+        eventId: randomUUID(),
+        streamId: `usage-req_유나_${index}`,
+        event: {
+          data: {
+            requestId: `req_유나_${index}`,
+            keyId: "6a1f4f5e-8c4b-4d0e-9a57-1c2b3d4e5f60",
+            account: { kind: "user" as const, id: "유나" },
+            userId: "유나",
+            organizationId: null,
+            model: "alpha-5.4-mini",
+            endpoint: "responses" as const,
+            streamed: false,
+            startedAt,
+            estimate: { inputTokensMax: 100, outputTokensMax: 100, estimatedWon: `2.${index}` },
+            gatewayInstance: `gateway ${label}`,
+            expiresAt: startedAt,
+          },
+          metadata: { actor: "key:x", occurredAt: startedAt },
+        },
+      })),
+    );
+    expect(held.map((decision) => decision.kind)).toEqual(["held", "held"]);
     await seal(harness);
   }, 120_000);
   afterAll(async () => {
@@ -91,6 +119,10 @@ describe("ledger hash chains and signed checkpoints", () => {
       "SELECT count(chain_hash)::int AS hashed FROM ledger_events WHERE stream_id = 'account-user-유나'",
     );
     expect(sqlWritten.rows[0]!.hashed).toBe(4);
+    const holds = await harness.ledger.pool.query<{ hashed: number }>(
+      "SELECT count(chain_hash)::int AS hashed FROM ledger_events WHERE stream_id LIKE 'usage-req_유나_%'",
+    );
+    expect(holds.rows[0]!.hashed).toBe(2);
   });
 
   it("names an event whose data was updated", async () => {

@@ -107,13 +107,20 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
         FROM decided
       ), granted AS (
         -- The account's room bounds the hold; the key's does not (see this function's declaration).
-        SELECT judged.*, trim_scale(trunc(least(judged.estimate_won, judged.available), 6)) AS hold
-        FROM judged WHERE judged.refused_by IS NULL
+        SELECT held.*, (held.data::jsonb || jsonb_build_object('holdWon', held.hold::text))::json AS event_data
+        FROM (
+          SELECT judged.*, trim_scale(trunc(least(judged.estimate_won, judged.available), 6)) AS hold
+          FROM judged WHERE judged.refused_by IS NULL
+        ) held
       ), appended AS (
-        INSERT INTO ledger_events (transaction_order, event_id, stream_id, stream_version, type, schema_version, data, metadata)
+        -- A hold is its stream's first event, so its chain link is computed here, from the zero hash
+        -- (../ledger-events-chain.ts): the chain's row trigger would cost a PL/pgSQL call per hold.
+        INSERT INTO ledger_events (transaction_order, event_id, stream_id, stream_version, type, schema_version, data,
+                                   metadata, chain_hash)
         SELECT pg_current_xact_id()::text::bigint + order_offset, granted.event_id, granted.stream_id, 0,
-               'UsageAuthorized', 1,
-               (granted.data::jsonb || jsonb_build_object('holdWon', granted.hold::text))::json, granted.metadata
+               'UsageAuthorized', 1, granted.event_data, granted.metadata,
+               ledger_event_hash(decode(repeat('00', 32), 'hex'), granted.stream_id, 0, granted.event_id,
+                 'UsageAuthorized', 1::smallint, granted.event_data, granted.metadata)
         FROM granted ORDER BY granted.ordinal
         RETURNING ledger_events.event_id, ledger_events.transaction_order, ledger_events.position
       )
