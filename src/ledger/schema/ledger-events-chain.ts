@@ -3,9 +3,10 @@ import type { DeclaredFunction, DeclaredTrigger } from "../../database/declared-
 /**
  * A row trigger, so that every insert path chains its events: a row that arrives without chain_hash gets it
  * here. The append statement computes the hash of each stream's first event itself, from the head it reads
- * anyway (a lookup here costs more than the insert), and leaves the rest to this trigger; whoever supplies
- * chain_hash must compute it exactly so, and 'ledger verify' recomputes every one. Rows inserted earlier by
- * the same statement are visible here, so one statement may append several events to one stream, in order.
+ * anyway (a lookup here costs more than the insert), and so does ledger_authorize_usage for its holds (each a
+ * stream's first event); the rest is left to this trigger. Whoever supplies chain_hash must compute it exactly
+ * so, and 'ledger verify' recomputes every one. Rows inserted earlier by the same statement are visible here,
+ * so one statement may append several events to one stream, in order.
  */
 export const ledgerEventsChainFunction: DeclaredFunction = {
   kind: "function",
