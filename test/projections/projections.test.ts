@@ -213,6 +213,36 @@ describe("projections", () => {
     expect(balance.rows).toEqual([{ balance_won: "5" }]);
   });
 
+  it("writes nothing when its checkpoints moved under it: a deposed runner fails instead of applying twice", async () => {
+    const runner = new ProjectionRunner({
+      pool: harness.ledger.pool,
+      connectionString: harness.database.url,
+      store: harness.store,
+      projections: allProjections,
+      batchSizeMax: 100,
+      standbyRetryMs: 100,
+    });
+    const client = await harness.ledger.pool.connect();
+    try {
+      await runner.prepare(client);
+      await harness.append(onStream("usage-req-1", ...usage("req-1", "0.3")));
+      await harness.visible();
+      // Another runner applied something meanwhile: the stored checkpoint is no longer what this one wrote.
+      await harness.ledger.pool.query(
+        "UPDATE projection_checkpoints SET prepare_position = prepare_position + 1 WHERE projection = 'balances'",
+      );
+      await expect(runner.catchUp(client)).rejects.toThrow(/another runner is active/);
+    } finally {
+      client.release();
+    }
+    const written = await harness.ledger.pool.query(
+      `SELECT (SELECT count(*) FROM projection_billing_history)::int AS billing,
+              (SELECT count(*) FROM projection_balances)::int AS balances,
+              (SELECT count(*) FROM projection_statement_months)::int AS months`,
+    );
+    expect(written.rows).toEqual([{ billing: 0, balances: 0, months: 0 }]);
+  });
+
   it("plans each statement once per connection and reuses it batch after batch", async () => {
     const runner = new ProjectionRunner({
       pool: harness.ledger.pool,
