@@ -298,7 +298,7 @@ async function startProjections(options: ServiceOptions, ledger: Ledger): Promis
 
 /**
  * Each key's admission data in memory, re-read when a projection commit notifies (the keys of the accounts
- * it touched) or every second (all of them).
+ * it touched), or all of them when a notification was lost (the cache's timer finds out each second).
  */
 function startAdmissionCache(ledger: Ledger, waiter: ProjectionWaiter, logger: Logger): AdmissionCache {
   const admissionRefreshLog = throttledLog(logger, limits.admissionCacheErrorLogIntervalMs);

@@ -45,7 +45,10 @@ export const limits = {
   admissionCacheEntriesMax: 10_000,
   /** A cached key unused this long is dropped at the next refresh. */
   admissionCacheIdleMs: 60_000,
-  /** Safety net for a lost NOTIFY: the admission cache re-reads its keys this often regardless. */
+  /**
+   * Safety net for a lost NOTIFY: this often the admission cache reads where the projections are, and
+   * re-reads every key when its copy has not reached where they were one interval before.
+   */
   admissionCacheRefreshIntervalMs: 1_000,
   /**
    * A projection batch's NOTIFY names the accounts its events touched, so each gateway re-reads only their

@@ -18,13 +18,16 @@ import { type AdmissionRecord, type AdmissionSnapshot, admissionProjections } fr
  * its events touched (a key's owner, a top-up's, hold's, usage's or charge's paying account). When that
  * batch follows on from what this copy has seen (`from` ≤ `freshAt`), only the cached keys of those
  * accounts are re-read, in one statement: no other entry can have changed up to `to`. Otherwise — a batch
- * missed, a reconnect, a notification that names nothing (too many accounts, an older runner), the timer —
- * every cached key is re-read. One read is in flight at a time; notifications arriving meanwhile are
- * merged into the next. The copy is therefore as fresh as the projections, give or take one notification.
+ * missed, a reconnect, a notification that names nothing (too many accounts, an older runner), a lost
+ * notification found by the timer — every cached key is re-read. One read is in flight at a time;
+ * notifications arriving meanwhile are merged into the next. The copy is therefore as fresh as the
+ * projections, give or take one notification.
  * A command of this process that waits for the projections (key status, deletion, top-up) also waits for
  * this copy to reach its position, so its next request sees the change (C4). Another process sees it once
- * the notification reaches it; a timer re-reads everything anyway in case one is lost. Unknown keys are
- * never cached: a flood of made-up keys cannot crowd out real ones.
+ * the notification reaches it. In case one is lost, a timer reads where the projections are each tick (no
+ * key) and re-reads everything only when the copy has not reached, a tick later, where they were: a cost
+ * that does not grow with the keys cached. Unknown keys are never cached: a flood of made-up keys cannot
+ * crowd out real ones.
  */
 
 interface Entry {
@@ -60,6 +63,9 @@ export class AdmissionCache implements LocalReadModel {
   /** What the refresh after the one in flight must cover. */
   private queued: RefreshScope | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** Where the projections were at the timer's last tick; undefined until a tick has read it. */
+  private projectionsAtLastTick: LogPosition | undefined;
+  private ticking = false;
   private readonly nowMs: () => number;
 
   constructor(private readonly options: AdmissionCacheOptions) {
@@ -72,7 +78,9 @@ export class AdmissionCache implements LocalReadModel {
   }
 
   start(): void {
-    this.timer ??= setInterval(() => this.checkpointsAdvanced(), this.options.refreshIntervalMs);
+    this.timer ??= setInterval(() => {
+      this.tick().catch(this.options.onRefreshError);
+    }, this.options.refreshIntervalMs);
     this.timer.unref();
   }
 
@@ -110,6 +118,23 @@ export class AdmissionCache implements LocalReadModel {
     // read every key. A read in flight may have begun before `target`; when none that would follow reaches
     // it, read everything, after it.
     while (!isAtOrAfter(this.freshAt, target)) await (this.refreshing ?? this.refresh(everything));
+  }
+
+  /**
+   * The safety net for a lost notification. One reaches this process well within a tick, so a copy that
+   * is not yet fresh where the projections were a tick ago has missed one, and re-reads everything.
+   */
+  private async tick(): Promise<void> {
+    if (this.ticking) return;
+    this.ticking = true;
+    try {
+      this.dropIdle();
+      const seenLastTick = this.projectionsAtLastTick;
+      this.projectionsAtLastTick = (await this.options.read([])).position;
+      if (seenLastTick && !isAtOrAfter(this.freshAt, seenLastTick)) await this.refresh(everything);
+    } finally {
+      this.ticking = false;
+    }
   }
 
   private refresh(scope: RefreshScope): Promise<void> {
@@ -167,7 +192,7 @@ export class AdmissionCache implements LocalReadModel {
     return keyHashes;
   }
 
-  /** Only at a full refresh: a partial one costs what its batch touched, and the timer runs one each second. */
+  /** At a full refresh and at each tick: a partial refresh costs what its batch touched, never the cache size. */
   private dropIdle(): void {
     const idleSince = this.nowMs() - this.options.idleMs;
     for (const [keyHash, entry] of this.entries) {

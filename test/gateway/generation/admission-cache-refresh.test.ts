@@ -168,3 +168,51 @@ describe("the admission cache, refreshed by projection notifications", () => {
     expect((await cache.find(brokeKey.keyHash))?.hasCredit).toBe(true);
   });
 });
+
+describe("the admission cache's timer, when every notification is lost", () => {
+  it("reads only where the projections are while nothing moves, and every key once they moved unannounced", async () => {
+    const [revoked, kept] = [keys[20]!, keys[21]!];
+    const timerReads: string[][] = [];
+    // Not handed to the waiter: no notification ever reaches this copy.
+    const deaf = new AdmissionCache({
+      read: (keyHashes) => {
+        timerReads.push([...keyHashes]);
+        return readAdmission(harness.ledger.pool, keyHashes);
+      },
+      entriesMax: 10_000,
+      idleMs: 3_600_000,
+      refreshIntervalMs: 50,
+      onRefreshError: (error) => {
+        throw error;
+      },
+    });
+    try {
+      expect(await deaf.find(revoked.keyHash)).toBeDefined();
+      expect(await deaf.find(kept.keyHash)).toBeDefined();
+      deaf.start();
+      const { position } = await readAdmission(harness.ledger.pool, []);
+      await eventually(
+        "the copy is fresh",
+        async () => isAtOrAfter(deaf.caughtUpTo, position),
+        projectionWaitMs,
+      );
+
+      timerReads.length = 0;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(timerReads.length).toBeGreaterThanOrEqual(3);
+      expect(timerReads.filter((keyHashes) => keyHashes.length > 0)).toEqual([]);
+
+      const revokedAt = await appendAll([keyStatusChanged(revoked, 0, "revoked by the timer")]);
+      await projections.waiter.waitFor(revokedAt, admissionProjections, projectionWaitMs);
+      await eventually(
+        "the timer re-read the revoked key",
+        async () => (await deaf.find(revoked.keyHash)) === undefined,
+        projectionWaitMs,
+      );
+      expect(timerReads.map(sorted)).toContainEqual(sorted([revoked.keyHash, kept.keyHash]));
+      expect(await deaf.find(kept.keyHash)).toBeDefined();
+    } finally {
+      deaf.stop();
+    }
+  });
+});

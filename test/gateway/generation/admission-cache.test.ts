@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { AdmissionCache } from "../../../src/gateway/generation/admission-cache";
 import type {
   AdmissionRecord,
@@ -293,6 +293,61 @@ describe("admission cache", () => {
       await caughtUp;
 
       expect(reads.calls.map((call) => call.keyHashes.length)).toEqual([2]);
+    });
+  });
+
+  describe("its timer, the safety net for a lost notification", () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    /** A cache holding k1, fresh at position 1, its timer started (fake, so the test moves it by hand). */
+    async function cacheOnATimer() {
+      const reads = scriptedReads();
+      const cache = cacheWith(reads.read);
+      const found = cache.find("k1");
+      reads.calls[0]!.answer(snapshot(1, record("k1")));
+      await found;
+      cache.checkpointsAdvanced();
+      reads.calls[1]!.answer(snapshot(1, record("k1")));
+      await settle();
+      expect(cache.caughtUpTo).toEqual(at(1));
+      reads.calls.length = 0;
+      vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+      cache.start();
+      /** Moves the timer one tick on; the tick reads where the projections are, answered with `position`. */
+      const tick = async (position: number) => {
+        vi.advanceTimersByTime(60_000);
+        reads.calls.at(-1)!.answer(snapshot(position));
+        await settle();
+      };
+      return { reads, cache, tick };
+    }
+
+    it("reads only where the projections are while notifications keep the copy fresh, however many keys it holds", async () => {
+      const { reads, cache, tick } = await cacheOnATimer();
+      await tick(1);
+      cache.checkpointsAdvanced({ from: at(1), to: at(4), touched: new Set(["user:someone-else"]) });
+      await tick(4);
+      await tick(4);
+      cache.stop();
+
+      expect(reads.calls.map((call) => call.keyHashes)).toEqual([[], [], []]);
+    });
+
+    it("re-reads every key when, a tick later, the copy has not reached where the projections were", async () => {
+      const { reads, cache, tick } = await cacheOnATimer();
+      await tick(3); // the projections moved to 3, and the notification never came
+      vi.advanceTimersByTime(60_000);
+      reads.calls.at(-1)!.answer(snapshot(3));
+      await settle();
+      expect(reads.calls.map((call) => call.keyHashes)).toEqual([[], [], ["k1"]]);
+      reads.calls.at(-1)!.answer(snapshot(3, record("k1", false)));
+      await settle();
+      cache.stop();
+
+      expect(cache.caughtUpTo).toEqual(at(3));
+      expect(await cache.find("k1")).toEqual(record("k1", false));
     });
   });
 });
