@@ -79,6 +79,17 @@ describe("projections", () => {
     await harness.dispose();
   });
 
+  /** A runner of its own on the harness's ledger, driven by the test (prepare, catchUp). */
+  const runnerOf = (projections: readonly ProjectionDefinition[]) =>
+    new ProjectionRunner({
+      pool: harness.ledger.pool,
+      connectionString: harness.database.url,
+      store: harness.store,
+      projections,
+      batchSizeMax: 100,
+      standbyRetryMs: 100,
+    });
+
   /** The admission read of one key, as the gateway does it. */
   const activeKeyByHash = async (keyHash: string) =>
     (await readAdmission(harness.ledger.pool, [keyHash])).records.get(keyHash);
@@ -189,14 +200,7 @@ describe("projections", () => {
         throw new Error("crash after the balances were written in this transaction");
       },
     };
-    const crashingRunner = new ProjectionRunner({
-      pool: harness.ledger.pool,
-      connectionString: harness.database.url,
-      store: harness.store,
-      projections: [...allProjections, crashing],
-      batchSizeMax: 100,
-      standbyRetryMs: 100,
-    });
+    const crashingRunner = runnerOf([...allProjections, crashing]);
     await harness.visible();
     const client = await harness.ledger.pool.connect();
     try {
@@ -214,14 +218,7 @@ describe("projections", () => {
   });
 
   it("writes nothing when its checkpoints moved under it: a deposed runner fails instead of applying twice", async () => {
-    const runner = new ProjectionRunner({
-      pool: harness.ledger.pool,
-      connectionString: harness.database.url,
-      store: harness.store,
-      projections: allProjections,
-      batchSizeMax: 100,
-      standbyRetryMs: 100,
-    });
+    const runner = runnerOf(allProjections);
     const client = await harness.ledger.pool.connect();
     try {
       await runner.prepare(client);
@@ -244,14 +241,7 @@ describe("projections", () => {
   });
 
   it("plans each statement once per connection and reuses it batch after batch", async () => {
-    const runner = new ProjectionRunner({
-      pool: harness.ledger.pool,
-      connectionString: harness.database.url,
-      store: harness.store,
-      projections: allProjections,
-      batchSizeMax: 100,
-      standbyRetryMs: 100,
-    });
+    const runner = runnerOf(allProjections);
     const client = await harness.ledger.pool.connect();
     try {
       await runner.prepare(client);

@@ -61,6 +61,25 @@ async function cacheReaches(position: LogPosition): Promise<void> {
   );
 }
 
+/** A cache reading the harness's ledger, telling `recordRead` the key hashes of each read it makes. */
+function cacheOnTheLedger(
+  recordRead: (keyHashes: string[]) => void,
+  refreshIntervalMs: number,
+): AdmissionCache {
+  return new AdmissionCache({
+    read: (keyHashes) => {
+      recordRead([...keyHashes]);
+      return readAdmission(harness.ledger.pool, keyHashes);
+    },
+    entriesMax: 10_000,
+    idleMs: 3_600_000,
+    refreshIntervalMs,
+    onRefreshError: (error) => {
+      throw error;
+    },
+  });
+}
+
 beforeAll(async () => {
   harness = await openLedgerHarness("admission_refresh");
   const owners = [...new Map(keys.map((key) => [key.owner.id, key.owner])).values()];
@@ -69,18 +88,7 @@ beforeAll(async () => {
     owners.filter((owner) => !brokeAccounts.includes(owner)).map((owner) => toppedUp(owner, "100", "first")),
   );
   projections = await runProjections(harness);
-  cache = new AdmissionCache({
-    read: (keyHashes) => {
-      reads.push([...keyHashes]);
-      return readAdmission(harness.ledger.pool, keyHashes);
-    },
-    entriesMax: 10_000,
-    idleMs: 3_600_000,
-    refreshIntervalMs: 3_600_000,
-    onRefreshError: (error) => {
-      throw error;
-    },
-  });
+  cache = cacheOnTheLedger((keyHashes) => reads.push(keyHashes), 3_600_000);
   projections.waiter.addLocalReadModel(cache);
   await projections.waiter.waitFor(last, admissionProjections, projectionWaitMs);
   for (const key of keys) expect(await cache.find(key.keyHash)).toBeDefined();
@@ -174,18 +182,7 @@ describe("the admission cache's timer, when every notification is lost", () => {
     const [revoked, kept] = [keys[20]!, keys[21]!];
     const timerReads: string[][] = [];
     // Not handed to the waiter: no notification ever reaches this copy.
-    const deaf = new AdmissionCache({
-      read: (keyHashes) => {
-        timerReads.push([...keyHashes]);
-        return readAdmission(harness.ledger.pool, keyHashes);
-      },
-      entriesMax: 10_000,
-      idleMs: 3_600_000,
-      refreshIntervalMs: 50,
-      onRefreshError: (error) => {
-        throw error;
-      },
-    });
+    const deaf = cacheOnTheLedger((keyHashes) => timerReads.push(keyHashes), 50);
     try {
       expect(await deaf.find(revoked.keyHash)).toBeDefined();
       expect(await deaf.find(kept.keyHash)).toBeDefined();
