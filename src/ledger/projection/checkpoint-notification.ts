@@ -21,6 +21,11 @@ export interface CheckpointChange {
   to: LogPosition;
   /** What its events touched, as the runner's `touchedBy` names it (in the service: accounts). */
   touched: ReadonlySet<string>;
+  /**
+   * The projections whose checkpoints stand at `to` or later once the batch committed: every projection of
+   * the runner that sent it. Absent from a runner of an earlier release.
+   */
+  projections?: readonly string[];
 }
 
 export const anythingChanged = "";
@@ -34,6 +39,9 @@ const payloadSchema = z.object({
   from: z.string(),
   to: z.string(),
   touched: z.array(z.string()),
+  // Added after the first release of this payload: a copy of that release strips it (zod objects are not
+  // strict), and this one reads a payload without it as naming no checkpoint.
+  projections: z.array(z.string()).optional(),
 });
 
 export function formatCheckpointNotification(change: CheckpointChange, touchedMax: number): string {
@@ -44,6 +52,7 @@ export function formatCheckpointNotification(change: CheckpointChange, touchedMa
     from: formatLogPosition(change.from),
     to: formatLogPosition(change.to),
     touched: [...change.touched],
+    ...(change.projections ? { projections: [...change.projections] } : {}),
   };
   const text = JSON.stringify(payload);
   // Names are not bounded in length: a few long ones can fill the payload before `touchedMax` does.
@@ -59,6 +68,7 @@ export function parseCheckpointNotification(text: string): CheckpointChange | un
       from: parseLogPosition(payload.from),
       to: parseLogPosition(payload.to),
       touched: new Set(payload.touched),
+      ...(payload.projections ? { projections: payload.projections } : {}),
     };
     return compareLogPositions(change.from, change.to) < 0 ? change : undefined;
   } catch {

@@ -237,12 +237,16 @@ export class ProjectionRunner {
     this.options.onProgress?.(last, events.length);
   }
 
-  /** The batch applied everything after `from` (the lowest checkpoint) up to `to`. */
+  /**
+   * The batch applied everything after `from` (the lowest checkpoint) up to `to`; once it commits, every
+   * checkpoint stands at `to` or later, which the payload says for the waiters (projection-waiter.ts).
+   */
   private notificationOf(from: LogPosition, to: LogPosition, events: readonly RecordedEvent[]): string {
     const touchedBy = this.options.touchedBy;
     if (!touchedBy) return anythingChanged;
     const touchedMax = this.options.touchedPerNotificationMax ?? limits.touchedAccountsPerNotificationMax;
-    return formatCheckpointNotification({ from, to, touched: touchedBy(events) }, touchedMax);
+    const projections = this.options.projections.map((projection) => projection.name);
+    return formatCheckpointNotification({ from, to, touched: touchedBy(events), projections }, touchedMax);
   }
 
   /**

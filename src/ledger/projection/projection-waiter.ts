@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { Logger } from "pino";
 import { ListenConnection } from "../../database/listen-connection";
-import { isAtOrAfter, type LogPosition } from "../store/log-position";
+import { compareLogPositions, isAtOrAfter, type LogPosition } from "../store/log-position";
 import { type CheckpointChange, parseCheckpointNotification } from "./checkpoint-notification";
 import { checkpointChannel } from "./projection-runner";
 
@@ -22,8 +22,9 @@ export interface LocalReadModel {
 
 /**
  * Read-your-writes: a command that appended at position P waits until the projections have applied P.
- * Any process can wait, whichever process runs the projections: checkpoints are read from PostgreSQL,
- * woken by the runner's NOTIFY and polled as a fallback.
+ * Any process can wait, whichever process runs the projections: checkpoints are learned from the runner's
+ * NOTIFY after each batch (which names where its checkpoints stand), read from PostgreSQL when that is not
+ * enough, and polled as a fallback.
  */
 export class ProjectionWaiter {
   private readonly localReadModels: LocalReadModel[] = [];
@@ -32,11 +33,19 @@ export class ProjectionWaiter {
   private pollTimer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
   private closed = false;
-  /** Checkpoints last read. They only move forward, so "reached" by these is reached for good. */
+  /** Checkpoints read or announced. They only move forward, so "reached" by these is reached for good. */
   private known = new Map<string, LogPosition>();
+  /**
+   * True while `known` has heard of every batch committed since it was last read: then a target it has not
+   * reached will be announced when reached, and waiting for that needs no read. A notification that names
+   * no checkpoint, or a lost LISTEN connection, makes it false until the next read.
+   */
+  private knownIsCurrent = false;
+  /** Moves whenever `known` may have missed a batch, so a read that overlapped it does not vouch for it. */
+  private missedGeneration = 0;
 
   constructor(
-    private readonly pool: pg.Pool,
+    private readonly pool: Pick<pg.Pool, "query">,
     private readonly connectionString: string,
     private readonly pollIntervalMs: number,
     private readonly options: { logger?: Logger } = {},
@@ -50,7 +59,12 @@ export class ProjectionWaiter {
   async start(): Promise<void> {
     const checkpointsAdvanced = (change: CheckpointChange | undefined) => {
       for (const model of this.localReadModels) model.checkpointsAdvanced(change);
-      void this.refresh();
+      if (change?.projections) this.learned(change.projections, change.to);
+      else {
+        this.knownIsCurrent = false;
+        this.missedGeneration += 1;
+        void this.refresh();
+      }
     };
     this.listener = await ListenConnection.open({
       connectionString: this.connectionString,
@@ -101,7 +115,12 @@ export class ProjectionWaiter {
     timeoutMs: number,
   ): Promise<void> {
     if (allReached(this.known, target, projections)) return;
-    if (await this.reached(target, projections)) return;
+    // Known and current: the batch that reaches the target will be announced (the poll stays the fallback).
+    if (!(this.knownIsCurrent && this.listener?.connected)) {
+      await this.readCheckpoints();
+      // What was read, with anything announced meanwhile.
+      if (allReached(this.known, target, projections)) return;
+    }
     await new Promise<void>((resolve, reject) => {
       const waiter = {
         target,
@@ -148,18 +167,42 @@ export class ProjectionWaiter {
   }
 
   private async resolveReached(): Promise<void> {
-    const positions = await this.readCheckpoints().catch(() => undefined);
-    if (!positions) return;
+    if (!(await this.readCheckpoints().catch(() => false))) return;
+    this.resolveKnownReached();
+  }
+
+  private resolveKnownReached(): void {
     for (const waiter of [...this.waiters]) {
-      if (allReached(positions, waiter.target, waiter.projections)) waiter.resolve();
+      if (allReached(this.known, waiter.target, waiter.projections)) waiter.resolve();
     }
   }
 
-  private async reached(target: LogPosition, projections: readonly string[]): Promise<boolean> {
-    return allReached(await this.readCheckpoints(), target, projections);
+  /**
+   * A batch committed with these checkpoints at `position` or later. A waiter that needs a checkpoint the
+   * notification does not name (another runner's) is answered by a read.
+   */
+  private learned(projections: readonly string[], position: LogPosition): void {
+    for (const name of projections) this.advanceKnown(name, position);
+    this.resolveKnownReached();
+    const named = new Set(projections);
+    if ([...this.waiters].some((waiter) => waiter.projections.some((name) => !named.has(name)))) {
+      void this.refresh();
+    }
   }
 
-  private async readCheckpoints(): Promise<Map<string, LogPosition>> {
+  private advanceKnown(name: string, position: LogPosition): void {
+    const before = this.known.get(name);
+    if (before === undefined || compareLogPositions(position, before) > 0) this.known.set(name, position);
+  }
+
+  /**
+   * Reads every checkpoint into `known` (never moving one back: an announcement may have overtaken the
+   * read). `known` is current after it when the LISTEN connection was up throughout and heard no
+   * notification that named nothing.
+   */
+  private async readCheckpoints(): Promise<true> {
+    const generation = this.missedGeneration;
+    const listening = this.listener?.connected === true;
     const result = await this.pool.query<{
       projection: string;
       commit_position: string;
@@ -168,14 +211,16 @@ export class ProjectionWaiter {
       name: "projection-checkpoints-read",
       text: "SELECT projection, commit_position, prepare_position FROM projection_checkpoints",
     });
-    const positions = new Map(
-      result.rows.map((row) => [
-        row.projection,
-        { commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position) },
-      ]),
-    );
-    this.known = positions;
-    return positions;
+    for (const row of result.rows) {
+      this.advanceKnown(row.projection, {
+        commit: BigInt(row.commit_position),
+        prepare: BigInt(row.prepare_position),
+      });
+    }
+    if (listening && this.listener?.connected && generation === this.missedGeneration) {
+      this.knownIsCurrent = true;
+    }
+    return true;
   }
 }
 

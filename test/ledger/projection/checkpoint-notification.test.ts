@@ -67,6 +67,15 @@ describe("the checkpoint notification's payload", () => {
     expect(parseCheckpointNotification(payload)).toEqual(change("user:a", "organization:b"));
   });
 
+  it("names the projections whose checkpoints stand at its end; a payload of the first release names none", () => {
+    const named = { ...change("user:a"), projections: ["balances", "prices"] };
+    const payload = formatCheckpointNotification(named, 10);
+
+    expect(parseCheckpointNotification(payload)).toEqual(named);
+    const { projections: _dropped, ...firstRelease } = JSON.parse(payload) as Record<string, unknown>;
+    expect(parseCheckpointNotification(JSON.stringify(firstRelease))).toEqual(change("user:a"));
+  });
+
   it("says anything may have changed past the bound on names, or past PostgreSQL's 8,000 bytes", () => {
     expect(formatCheckpointNotification(change("user:a", "user:b", "user:c"), 2)).toBe(anythingChanged);
     const long = Array.from({ length: 10 }, (_, index) => `user:${String(index).repeat(1_000)}`);
@@ -122,6 +131,12 @@ describe("the projection runner's notifications", () => {
     );
     expect(compareLogPositions(changes[0]!.from, before)).toBe(0);
     expect(isAtOrAfter(changes.at(-1)!.to, harness.runner.lowestCheckpoint())).toBe(true);
+    // And: where every checkpoint stands once the batch committed, for the waiters
+    const checkpoints = await harness.ledger.pool.query<{ projection: string; commit_position: string }>(
+      "SELECT projection, commit_position::text FROM projection_checkpoints",
+    );
+    expect(new Set(changes.at(-1)!.projections)).toEqual(new Set(allProjections.map(({ name }) => name)));
+    for (const row of checkpoints.rows) expect(BigInt(row.commit_position)).toBe(changes.at(-1)!.to.commit);
   });
 
   // The last test: the runner below moves the checkpoints under the harness's runner.
