@@ -1,7 +1,9 @@
 /**
  * Group commit for any batched call on the request hot path: calls that arrive while a batch is in flight
  * wait and go together in the next batch, one statement and one commit for all of them. Under light load
- * a batch is a single call with no added delay; under heavy load the commit cost is shared.
+ * a batch is the calls of one turn of the event loop, with no added delay (the first flush waits for a
+ * microtask, so a job's charges made in one `Promise.all` share their statement); under heavy load the
+ * commit cost is shared.
  */
 export class BatchedCalls<Input, Output> {
   private waiting: { input: Input; resolve: (output: Output) => void; reject: (error: unknown) => void }[] =
@@ -17,12 +19,14 @@ export class BatchedCalls<Input, Output> {
   call(input: Input): Promise<Output> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ input, resolve, reject });
-      if (!this.flushing) void this.flush();
+      if (!this.flushing) {
+        this.flushing = true;
+        queueMicrotask(() => void this.flush());
+      }
     });
   }
 
   private async flush(): Promise<void> {
-    this.flushing = true;
     try {
       while (this.waiting.length > 0) {
         const batch = this.waiting.splice(0, this.batchSizeMax);
