@@ -167,7 +167,11 @@ export class ProjectionWaiter {
   }
 
   private async resolveReached(): Promise<void> {
-    if (!(await this.readCheckpoints().catch(() => false))) return;
+    try {
+      await this.readCheckpoints();
+    } catch {
+      return; // The poll, or the next notification, tries again.
+    }
     this.resolveKnownReached();
   }
 
@@ -200,7 +204,7 @@ export class ProjectionWaiter {
    * read). `known` is current after it when the LISTEN connection was up throughout and heard no
    * notification that named nothing.
    */
-  private async readCheckpoints(): Promise<true> {
+  private async readCheckpoints(): Promise<void> {
     const generation = this.missedGeneration;
     const listening = this.listener?.connected === true;
     const result = await this.pool.query<{
@@ -220,7 +224,6 @@ export class ProjectionWaiter {
     if (listening && this.listener?.connected && generation === this.missedGeneration) {
       this.knownIsCurrent = true;
     }
-    return true;
   }
 }
 
