@@ -127,11 +127,8 @@ export function usageRecorded(options: UsageOptions): StreamAppend {
   };
 }
 
-/** The projections running live, as in the service: for tests whose code waits on them. */
-export async function runProjections(harness: LedgerHarness): Promise<{
-  waiter: ProjectionWaiter;
-  stop(): Promise<void>;
-}> {
+/** The projection runner running live, as in the service (its notifications name what a batch touched). */
+export function runProjectionRunner(harness: LedgerHarness): { stop(): Promise<void> } {
   const runner = new ProjectionRunner({
     pool: harness.ledger.pool,
     connectionString: harness.database.url,
@@ -143,13 +140,26 @@ export async function runProjections(harness: LedgerHarness): Promise<{
   });
   const stopping = new AbortController();
   const running = runner.run(stopping.signal);
+  return {
+    stop: async () => {
+      stopping.abort();
+      await running;
+    },
+  };
+}
+
+/** The projections running live, as in the service: for tests whose code waits on them. */
+export async function runProjections(harness: LedgerHarness): Promise<{
+  waiter: ProjectionWaiter;
+  stop(): Promise<void>;
+}> {
+  const runner = runProjectionRunner(harness);
   const waiter = new ProjectionWaiter(harness.ledger.pool, harness.database.url, 20);
   await waiter.start();
   return {
     waiter,
     stop: async () => {
-      stopping.abort();
-      await running;
+      await runner.stop();
       await waiter.close();
     },
   };

@@ -40,6 +40,17 @@ function snapshot(position: number, ...records: AdmissionRecord[]): AdmissionSna
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
+/** The cache's first read (of an unknown key) answered with `entry` at position 1: the cache now holds it. */
+async function findFirst(
+  cache: AdmissionCache,
+  reads: ReturnType<typeof scriptedReads>,
+  entry: AdmissionRecord = record("k1"),
+) {
+  const found = cache.find(entry.keyHash);
+  reads.calls[0]!.answer(snapshot(1, entry));
+  await found;
+}
+
 function cacheWith(read: (keyHashes: readonly string[]) => Promise<AdmissionSnapshot>, nowMs = () => 0) {
   return new AdmissionCache({
     read,
@@ -81,9 +92,7 @@ describe("admission cache", () => {
   it("re-reads its keys when checkpoints advance, and forgets keys the projection no longer lists", async () => {
     const reads = scriptedReads();
     const cache = cacheWith(reads.read);
-    const found = cache.find("k1");
-    reads.calls[0]!.answer(snapshot(1, record("k1")));
-    await found;
+    await findFirst(cache, reads);
 
     cache.checkpointsAdvanced();
     expect(reads.calls[1]!.keyHashes).toEqual(["k1"]);
@@ -116,9 +125,7 @@ describe("admission cache", () => {
   it("catches up to a position by refreshing until a read has reached it", async () => {
     const reads = scriptedReads();
     const cache = cacheWith(reads.read);
-    const found = cache.find("k1");
-    reads.calls[0]!.answer(snapshot(1, record("k1", false)));
-    await found;
+    await findFirst(cache, reads, record("k1", false));
 
     let caughtUp = false;
     const catchingUp = cache.catchUpTo(at(3)).then(() => {
@@ -138,9 +145,7 @@ describe("admission cache", () => {
     const reads = scriptedReads();
     let nowMs = 0;
     const cache = cacheWith(reads.read, () => nowMs);
-    const found = cache.find("k1");
-    reads.calls[0]!.answer(snapshot(1, record("k1")));
-    await found;
+    await findFirst(cache, reads);
 
     nowMs = 5_000;
     cache.checkpointsAdvanced();
@@ -305,9 +310,7 @@ describe("admission cache", () => {
     async function cacheOnATimer() {
       const reads = scriptedReads();
       const cache = cacheWith(reads.read);
-      const found = cache.find("k1");
-      reads.calls[0]!.answer(snapshot(1, record("k1")));
-      await found;
+      await findFirst(cache, reads);
       cache.checkpointsAdvanced();
       reads.calls[1]!.answer(snapshot(1, record("k1")));
       await settle();

@@ -1,10 +1,9 @@
 import type pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { allProjectionNames, allProjections } from "../../../projections";
-import { accountsTouchedBy } from "../../../src/ledger/events";
-import { checkpointChannel, ProjectionRunner } from "../../../src/ledger/projection/projection-runner";
+import { allProjectionNames } from "../../../projections";
+import { checkpointChannel } from "../../../src/ledger/projection/projection-runner";
 import { ProjectionWaiter } from "../../../src/ledger/projection/projection-waiter";
-import { creditToppedUp } from "../../billing/billing-ledger-fixtures";
+import { creditToppedUp, runProjectionRunner } from "../../billing/billing-ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
 
 /**
@@ -22,24 +21,13 @@ let sequence = 0;
 
 describe("the projection waiter", () => {
   let harness: LedgerHarness;
-  let stopRunner: AbortController;
-  let running: Promise<void>;
+  let runner: { stop(): Promise<void> };
   let waiter: ProjectionWaiter;
   let reads: number;
 
   beforeEach(async () => {
     harness = await openLedgerHarness(`projection_waiter${sequence++}`);
-    const runner = new ProjectionRunner({
-      pool: harness.ledger.pool,
-      connectionString: harness.database.url,
-      store: harness.store,
-      projections: allProjections,
-      batchSizeMax: 100,
-      standbyRetryMs: 50,
-      touchedBy: accountsTouchedBy,
-    });
-    stopRunner = new AbortController();
-    running = runner.run(stopRunner.signal);
+    runner = runProjectionRunner(harness);
     reads = 0;
     // The waiter queries with a config object only: count its checkpoint reads by their statement's name.
     const query = (config: pg.QueryConfig) => harness.ledger.pool.query(config);
@@ -55,8 +43,7 @@ describe("the projection waiter", () => {
 
   afterEach(async () => {
     await waiter.close();
-    stopRunner.abort();
-    await running;
+    await runner.stop();
     await harness.dispose();
   });
 
