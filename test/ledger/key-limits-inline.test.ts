@@ -1,3 +1,4 @@
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../../projections";
 import type { UsageAuthorizationDecision } from "../../src/billing/holds/usage-authorizations";
@@ -271,6 +272,36 @@ describe("per-key limits in the ledger", () => {
       [ratedKey],
     );
     expect(window.rows).toEqual([{ requests: 2, whole_minute: true }]);
+  });
+
+  it("given a caller of an earlier release (the key and start only in each hold's data), then the limits still hold", async () => {
+    const ratedKey = "3e9d6f4b-5c7a-4d8e-9fa0-b1c2d3e4f5a6";
+    await harness.append({
+      streamId: `apikey-${ratedKey}`,
+      expectedVersion: "any",
+      events: [
+        limitsSet(ratedKey, { rateLimitRequestsPerMinute: 1 }, "ad5c6b7a-8f9e-4ead-8cbb-aa9988776655"),
+      ],
+    });
+    // The statement as that release sent it: no key_id or started_at beside the data.
+    const earlierRelease = {
+      query: (config: { text: string; values: unknown[] }) => {
+        const [requests, ...rest] = config.values;
+        const withoutKeyAndStart = (JSON.parse(requests as string) as Record<string, unknown>[]).map(
+          ({ key_id: _key, started_at: _start, ...request }) => request,
+        );
+        expect(withoutKeyAndStart[0]).not.toHaveProperty("key_id");
+        return harness.ledger.pool.query({ ...config, values: [JSON.stringify(withoutKeyAndStart), ...rest] });
+      },
+    } as unknown as Pick<pg.Pool, "query">;
+
+    const decisions = await usageAuthorizationsOf(earlierRelease, store()).authorizeUsage([
+      authorization(ratedKey, "1"),
+      authorization(ratedKey, "1"),
+    ]);
+
+    expect(decisions.map((decision) => decision.kind)).toEqual(["held", "refused"]);
+    expect(decisions[1]).toMatchObject({ reason: "rate", limit: "1" });
   });
 
   it("given the key tables edited behind the log's back, then verify names them and a rebuild restores them", async () => {

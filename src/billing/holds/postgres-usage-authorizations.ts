@@ -49,6 +49,8 @@ export class PostgresUsageAuthorizations implements UsageAuthorizations {
             account_kind: request.event.data.account.kind,
             account_id: request.event.data.account.id,
             estimate_won: request.event.data.estimate.estimatedWon,
+            key_id: request.event.data.keyId,
+            started_at: request.event.data.startedAt,
             data: request.event.data,
             metadata: request.event.metadata,
           })),

@@ -20,10 +20,11 @@ import type { DeclaredFunction } from "../../../database/declared-schema";
  * whatever the concurrency. A hold cut to the room could be outgrown by its cost while the room freed by
  * other requests' exact costs admits more: several such overshoots could add up.
  *
- * Input: a JSON array of { ordinal, event_id, stream_id, account_kind, account_id, estimate_won, data,
- * metadata }, data without holdWon. Output: per ordinal, the hold granted (null: refused), what was available
- * to it, where its event landed, and a refusal's reason and limit. Streams must be new: the authorization is
- * always a usage stream's first event.
+ * Input: a JSON array of { ordinal, event_id, stream_id, account_kind, account_id, estimate_won, key_id,
+ * started_at, data, metadata }, data without holdWon; the account, estimate, key and start are the data's own,
+ * beside it so that reading them parses nothing again. Output: per ordinal, the hold granted (null: refused),
+ * what was available to it, where its event landed, and a refusal's reason and limit. Streams must be new: the
+ * authorization is always a usage stream's first event.
  */
 export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
   kind: "function",
@@ -51,11 +52,14 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
       -- rows of both as last committed.
       RETURN QUERY
       WITH request AS (
-        SELECT request.*, (request.data->>'keyId')::uuid AS key_id,
-               ledger_seoul_month(request.data->>'startedAt') AS month
+        -- The key and the start from the data only when a caller of an earlier release sent them only there.
+        SELECT request.ordinal, request.event_id, request.stream_id, request.account_kind, request.account_id,
+               request.estimate_won, request.data, request.metadata,
+               coalesce(request.key_id, (request.data->>'keyId')::uuid) AS key_id,
+               ledger_seoul_month(coalesce(request.started_at, request.data->>'startedAt')) AS month
         FROM json_to_recordset(requests) AS request(
           ordinal int, event_id uuid, stream_id text, account_kind text, account_id text, estimate_won numeric,
-          data json, metadata json)
+          key_id uuid, started_at text, data json, metadata json)
       ), keyed AS MATERIALIZED (
         -- Materialized, so each lookup runs once per request (inlined, the window sums below repeated them);
         -- and only for a limit the key has: most keys have none, and a key's spend rows are hot (updated by

@@ -15,6 +15,8 @@ export const ledgerApplyFundsFunction: DeclaredFunction = {
     DECLARE
       kinds text[];
     BEGIN
+      -- data is json (text): each data->>'field' parses the whole event again, so each statement reads an
+      -- event's fields with one json_to_record (a hold's fields read field by field parsed it a dozen times).
       -- One pass over the statement's events for the kinds it appended, so that only the statements of those
       -- kinds run below: an append of charges moves two read models, not eight (an empty statement still
       -- costs its executor's start, and a DELETE's plan over an unknown transition table may scan).
@@ -23,8 +25,9 @@ export const ledgerApplyFundsFunction: DeclaredFunction = {
       IF 'UsageAuthorized' = ANY (kinds) THEN
         -- Holds: only ledger_authorize_usage appends them, and it holds these rows' locks already.
         INSERT INTO account_funds_authorized AS authorized (account_kind, account_id, authorized_won)
-        SELECT data->'account'->>'kind', data->'account'->>'id', sum((data->>'holdWon')::numeric)
-        FROM inserted WHERE type = 'UsageAuthorized'
+        SELECT hold.account->>'kind', hold.account->>'id', sum(hold."holdWon")
+        FROM inserted CROSS JOIN LATERAL json_to_record(inserted.data) AS hold(account json, "holdWon" numeric)
+        WHERE inserted.type = 'UsageAuthorized'
         GROUP BY 1, 2 ORDER BY 1, 2
         ON CONFLICT (account_kind, account_id) DO UPDATE SET
           authorized_won = authorized.authorized_won + excluded.authorized_won;
@@ -84,9 +87,10 @@ export const ledgerApplyFundsFunction: DeclaredFunction = {
         INSERT INTO key_request_windows AS requests_window (key_id, window_start, requests)
         SELECT held.key_id, held.minute, count(*)
         FROM (
-          SELECT (inserted.data->>'keyId')::uuid AS key_id, date_trunc('minute', inserted.recorded_at) AS minute,
-                 max(date_trunc('minute', inserted.recorded_at)) OVER (PARTITION BY inserted.data->>'keyId') AS latest
-          FROM inserted WHERE inserted.type = 'UsageAuthorized'
+          SELECT hold."keyId" AS key_id, date_trunc('minute', inserted.recorded_at) AS minute,
+                 max(date_trunc('minute', inserted.recorded_at)) OVER (PARTITION BY hold."keyId") AS latest
+          FROM inserted CROSS JOIN LATERAL json_to_record(inserted.data) AS hold("keyId" uuid)
+          WHERE inserted.type = 'UsageAuthorized'
         ) held
         WHERE held.minute = held.latest
         GROUP BY held.key_id, held.minute
@@ -115,9 +119,11 @@ export const ledgerApplyFundsFunction: DeclaredFunction = {
 
       IF 'UsageAuthorized' = ANY (kinds) THEN
         INSERT INTO open_holds (request_id, account_kind, account_id, held_won, gateway_instance, placed_at, expires_at)
-        SELECT data->>'requestId', data->'account'->>'kind', data->'account'->>'id', (data->>'holdWon')::numeric,
-               data->>'gatewayInstance', (data->>'startedAt')::timestamptz, (data->>'expiresAt')::timestamptz
-        FROM inserted WHERE type = 'UsageAuthorized';
+        SELECT hold."requestId", hold.account->>'kind', hold.account->>'id', hold."holdWon", hold."gatewayInstance",
+               hold."startedAt", hold."expiresAt"
+        FROM inserted CROSS JOIN LATERAL json_to_record(inserted.data) AS hold("requestId" text, account json,
+          "holdWon" numeric, "gatewayInstance" text, "startedAt" timestamptz, "expiresAt" timestamptz)
+        WHERE inserted.type = 'UsageAuthorized';
       END IF;
       IF kinds && ARRAY['UsageRecorded', 'UsageVoided'] THEN
         -- The ids as one array: probes of the primary key, whatever the planner guesses of the transition table.
