@@ -40,6 +40,32 @@ export async function backendPidsOf(
 
 export type ProcessKinds<Kind extends string> = Record<Kind, () => Promise<readonly number[]>>;
 
+/**
+ * The backends of the monitor's database but `except`'s, one kind per application name connected now
+ * (`${prefix}: ${name}`), so that a breakdown says whose statements the server's CPU went to; a backend of a
+ * name that connects later counts under `${prefix}: other`.
+ */
+export async function backendKindsByApplication(
+  monitor: pg.Client,
+  prefix: string,
+  except: readonly string[],
+): Promise<ProcessKinds<string>> {
+  const result = await monitor.query<{ name: string }>(
+    `SELECT DISTINCT application_name AS name FROM pg_stat_activity
+     WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'
+       AND NOT (application_name = ANY($1))
+     ORDER BY 1`,
+    [except],
+  );
+  const names = result.rows.map((row) => row.name);
+  return {
+    ...Object.fromEntries(
+      names.map((name) => [`${prefix}: ${name}`, () => backendPidsOf(monitor, { only: [name] })]),
+    ),
+    [`${prefix}: other`]: () => backendPidsOf(monitor, { except: [...except, ...names] }),
+  };
+}
+
 /** CPU ms each kind of process spent while `work` ran (pids looked up before and after, and summed). */
 export async function cpuDuring<Kind extends string, T>(
   kinds: ProcessKinds<Kind>,

@@ -16,7 +16,7 @@ import {
 } from "./gateway-deployment";
 import { type LoadResult, runLoad } from "./load-generator";
 import type { Figure } from "./measure";
-import { backendPidsOf } from "./process-cpu";
+import { backendKindsByApplication, backendPidsOf } from "./process-cpu";
 import { startChild } from "./processes/child-process";
 import {
   costPerRequest,
@@ -86,7 +86,7 @@ export async function runRequestCostBenchmarks(options: { redisUrl?: string }): 
     );
     const withStatements = await hasStatementStatistics(monitor);
     const hotKey = await provisionKey(running.origin, monitor);
-    const { floorKinds, gatewayKinds } = processKinds(monitor, proxy.child.pid!, running, redis);
+    const floorKinds = floorProcessKinds(monitor, proxy.child.pid!);
     const floorLoad = (setting: Setting) =>
       load(proxy.line.trim(), "/chat/completions", ["bench"], setting, `floor, ${setting.label}`);
     const gatewayLoad = (setting: Setting, keys: readonly string[] = [hotKey]) =>
@@ -94,6 +94,8 @@ export async function runRequestCostBenchmarks(options: { redisUrl?: string }): 
     // Warm every path (JIT, pools, prepared statements) before counting.
     await floorLoad({ label: "warm", connections: 8, requests: 500 });
     await gatewayLoad({ label: "warm", connections: 8, requests: 500 });
+    // After the warm-up, so that every pool has connected under its name.
+    const gatewayKinds = await gatewayProcessKinds(monitor, running, redis);
 
     const measure = async (kinds: ProcessKindPids, run: () => Promise<LoadResult>) => {
       await untilEverythingCharged(monitor);
@@ -140,27 +142,34 @@ export async function runRequestCostBenchmarks(options: { redisUrl?: string }): 
   }
 }
 
-/** The processes whose CPU each side of the comparison counts. */
-function processKinds(
+/** The benchmark's own connections: the floor's proxy and the monitor. */
+const benchApplications = ["bench-durable-proxy", "bench-monitor"] as const;
+
+/** The processes whose CPU the floor counts. */
+function floorProcessKinds(monitor: pg.Client, proxyPid: number): ProcessKindPids {
+  return {
+    proxy: async () => [proxyPid],
+    "postgres backends": () => backendPidsOf(monitor, { only: ["bench-durable-proxy"] }),
+    "postgres background": () => postgresBackgroundPids(monitor),
+  };
+}
+
+/**
+ * The processes whose CPU the gateway counts: its backends by application name (the gateway's pool, the
+ * worker's, the projection runner's…), so the breakdown says whose statements the server's CPU went to.
+ */
+async function gatewayProcessKinds(
   monitor: pg.Client,
-  proxyPid: number,
   running: RunningDeployment,
   redis: Redis | undefined,
-): { floorKinds: ProcessKindPids; gatewayKinds: ProcessKindPids } {
+): Promise<ProcessKindPids> {
   const { gateway, worker } = running.pids;
   return {
-    floorKinds: {
-      proxy: async () => [proxyPid],
-      "postgres backends": () => backendPidsOf(monitor, { only: ["bench-durable-proxy"] }),
-      "postgres background": () => postgresBackgroundPids(monitor),
-    },
-    gatewayKinds: {
-      gateway: async () => [gateway],
-      worker: async () => (worker === undefined ? [] : [worker]),
-      "postgres backends": () => backendPidsOf(monitor, { except: ["bench-durable-proxy", "bench-monitor"] }),
-      "postgres background": () => postgresBackgroundPids(monitor),
-      ...(redis ? { redis: () => redisServerPid(() => redis.info("server")) } : {}),
-    },
+    gateway: async () => [gateway],
+    worker: async () => (worker === undefined ? [] : [worker]),
+    ...(await backendKindsByApplication(monitor, "postgres backends", benchApplications)),
+    "postgres background": () => postgresBackgroundPids(monitor),
+    ...(redis ? { redis: () => redisServerPid(() => redis.info("server")) } : {}),
   };
 }
 
@@ -309,6 +318,13 @@ function breakdownFigures(
   return figures;
 }
 
+/** The CPU of every PostgreSQL backend, whatever application it served. */
+function backendsCpuOf(cost: RequestCost): number {
+  return Object.entries(cost.cpuUsPerRequest)
+    .filter(([kind]) => kind.startsWith("postgres backends"))
+    .reduce((sum, [, us]) => sum + us, 0);
+}
+
 function printBreakdown(label: string, cost: RequestCost, floor: RequestCost): void {
   const fixed = (value: number) => (value >= 100 ? Math.round(value).toLocaleString("en") : value.toFixed(2));
   console.log(`\nCost per JSON request, ${label} (${cost.requests} requests; floor: ${floor.requests})`);
@@ -322,6 +338,10 @@ function printBreakdown(label: string, cost: RequestCost, floor: RequestCost): v
     transactions: { gateway: fixed(cost.transactionsPerRequest), floor: fixed(floor.transactionsPerRequest) },
     "WAL bytes": { gateway: fixed(cost.walBytesPerRequest), floor: fixed(floor.walBytesPerRequest) },
     "WAL flushes": { gateway: fixed(cost.walSyncsPerRequest), floor: fixed(floor.walSyncsPerRequest) },
+    "CPU µs: postgres backends, all": {
+      gateway: fixed(backendsCpuOf(cost)),
+      floor: fixed(backendsCpuOf(floor)),
+    },
     ...Object.fromEntries(
       [...new Set([...Object.keys(cost.cpuUsPerRequest), ...Object.keys(floor.cpuUsPerRequest)])].map(
         (kind) => [

@@ -3,6 +3,7 @@ import { runAdmissionRefreshBenchmarks } from "./admission-refresh-bench";
 import { runBillingBenchmarks } from "./billing-bench";
 import { runConsoleBenchmarks } from "./console-bench";
 import { runGatewayBenchmarks } from "./gateway-bench";
+import { runHoldStatementBenchmarks } from "./hold-statement-bench";
 import { runLedgerBenchmarks } from "./ledger-bench";
 import type { Figure } from "./measure";
 import { runRequestCostBenchmarks } from "./request-cost-bench";
@@ -12,9 +13,11 @@ import { runUpstreamResilienceBenchmarks } from "./upstream-resilience-bench";
 /** `npm run bench`: every figure beside a baseline measured in the same run, so ratios hold on a noisy machine. */
 
 const rebuildEventCount = Number(process.env.BENCH_REBUILD_EVENTS ?? 1_000_000);
-/** Comma-separated subset of `cost,ledger,gateway,admission,upstream,billing,console,statements` (all by default). */
+/** Comma-separated subset of `cost,holds,ledger,gateway,admission,upstream,billing,console,statements` (all by default). */
 const sections = new Set(
-  (process.env.BENCH_ONLY ?? "cost,ledger,gateway,admission,upstream,billing,console,statements").split(","),
+  (process.env.BENCH_ONLY ?? "cost,holds,ledger,gateway,admission,upstream,billing,console,statements").split(
+    ",",
+  ),
 );
 
 function formatNumber(value: number): string {
@@ -25,6 +28,7 @@ async function main(): Promise<void> {
   const figures: Figure[] = [];
   if (sections.has("cost"))
     figures.push(...(await runRequestCostBenchmarks({ redisUrl: process.env.REDIS_URL })));
+  if (sections.has("holds")) figures.push(...(await runHoldStatementBenchmarks()));
   if (sections.has("gateway"))
     figures.push(...(await runGatewayBenchmarks({ redisUrl: process.env.REDIS_URL })));
   if (sections.has("admission")) figures.push(...(await runAdmissionRefreshBenchmarks()));
