@@ -54,7 +54,7 @@ import { defaultSettlementTimings, limits } from "./kernel/limits";
 import { errorSummaryOf, throttledLog } from "./kernel/throttled-log";
 import { ApiKeyHasher } from "./keys/api-key-secret";
 import { ApiKeyService } from "./keys/api-key-service";
-import { accountsTouchedBy } from "./ledger/events";
+import { accountsTouchedBy, accountsWithKeysChangedBy } from "./ledger/events";
 import { runCheckpointer } from "./ledger/integrity/ledger-checkpointer";
 import type { LedgerSigningKey } from "./ledger/integrity/ledger-signing-key";
 import { ProjectionRunner } from "./ledger/projection/projection-runner";
@@ -264,6 +264,8 @@ async function startProjections(options: ServiceOptions, ledger: Ledger): Promis
     standbyRetryMs: limits.projectionStandbyRetryMs,
     // Each batch's NOTIFY names its accounts: gateways re-read only the cached keys of those.
     touchedBy: accountsTouchedBy,
+    // …and which of them had their keys changed: of the others, gateways re-read only the funds.
+    keysChangedBy: accountsWithKeysChangedBy,
     onError: (error) => logger.error({ err: error }, "projection runner stopped; retrying"),
     onRecovered: () => logger.info("projection runner recovered"),
   });
@@ -303,7 +305,7 @@ async function startProjections(options: ServiceOptions, ledger: Ledger): Promis
 function startAdmissionCache(ledger: Ledger, waiter: ProjectionWaiter, logger: Logger): AdmissionCache {
   const admissionRefreshLog = throttledLog(logger, limits.admissionCacheErrorLogIntervalMs);
   const admissionCache = new AdmissionCache({
-    read: (keyHashes) => readAdmission(ledger.pool, keyHashes),
+    read: (keyHashes, fundsOf) => readAdmission(ledger.pool, keyHashes, fundsOf),
     entriesMax: limits.admissionCacheEntriesMax,
     idleMs: limits.admissionCacheIdleMs,
     refreshIntervalMs: limits.admissionCacheRefreshIntervalMs,

@@ -393,6 +393,40 @@ export function accountsTouchedBy(events: readonly LedgerEvent[]): Set<string> {
   return names;
 }
 
+/**
+ * Whether an event only moves its account's money: its keys (issued, status, owner, limits) are as they
+ * were. A record table, so a new event type must say.
+ */
+const movesOnlyMoney: Record<LedgerEventType, boolean> = {
+  ApiKeyIssued: false,
+  ApiKeyStatusChanged: false,
+  ApiKeyDeleted: false,
+  ApiKeyLimitsSet: false,
+  CreditToppedUp: true,
+  UsageAuthorized: true,
+  UsageRecorded: true,
+  UsageVoided: true,
+  UsageCharged: true,
+  ModelPriceSet: false,
+  DiscountSet: false,
+  FxRateUpdated: false,
+};
+
+/**
+ * Of the accounts a batch touched (`accountsTouchedBy`), those whose keys it may have changed: touched by
+ * any event but a movement of money. Of the others only the funds moved, so a copy of their keys needs only
+ * their funds read again.
+ */
+export function accountsWithKeysChangedBy(events: readonly LedgerEvent[]): Set<string> {
+  const names = new Set<string>();
+  for (const event of events) {
+    if (movesOnlyMoney[event.type]) continue;
+    const account = accountTouchedBy(event);
+    if (account) names.add(accountNameOf(account));
+  }
+  return names;
+}
+
 /** An event before it is stamped with metadata (what a decision produces). */
 export type UnstampedLedgerEvent = LedgerEvent extends infer Event
   ? Event extends LedgerEvent

@@ -5,6 +5,7 @@ import { formatMoney, parseMoney } from "../../src/kernel/money";
 import {
   type AccountReference,
   accountsTouchedBy,
+  accountsWithKeysChangedBy,
   type EventData,
   type LedgerEvent,
 } from "../../src/ledger/events";
@@ -137,6 +138,7 @@ export function runProjectionRunner(harness: LedgerHarness): { stop(): Promise<v
     batchSizeMax: 1_000,
     standbyRetryMs: 50,
     touchedBy: accountsTouchedBy,
+    keysChangedBy: accountsWithKeysChangedBy,
   });
   const stopping = new AbortController();
   const running = runner.run(stopping.signal);

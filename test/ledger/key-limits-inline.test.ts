@@ -291,7 +291,10 @@ describe("per-key limits in the ledger", () => {
           ({ key_id: _key, started_at: _start, ...request }) => request,
         );
         expect(withoutKeyAndStart[0]).not.toHaveProperty("key_id");
-        return harness.ledger.pool.query({ ...config, values: [JSON.stringify(withoutKeyAndStart), ...rest] });
+        return harness.ledger.pool.query({
+          ...config,
+          values: [JSON.stringify(withoutKeyAndStart), ...rest],
+        });
       },
     } as unknown as Pick<pg.Pool, "query">;
 

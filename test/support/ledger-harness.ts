@@ -1,6 +1,6 @@
 import { appendSyntheticLedger, type SyntheticLedgerOptions } from "../../bench/support/synthetic-ledger";
 import { allProjections } from "../../projections";
-import { accountsTouchedBy } from "../../src/ledger/events";
+import { accountsTouchedBy, accountsWithKeysChangedBy } from "../../src/ledger/events";
 import { ProjectionRunner } from "../../src/ledger/projection/projection-runner";
 import type { EventStore, StreamAppend } from "../../src/ledger/store/event-store";
 import { isAtOrAfter, type LogPosition } from "../../src/ledger/store/log-position";
@@ -33,6 +33,7 @@ export async function openLedgerHarness(label: string): Promise<LedgerHarness> {
     batchSizeMax: 1_000,
     standbyRetryMs: 100,
     touchedBy: accountsTouchedBy,
+    keysChangedBy: accountsWithKeysChangedBy,
   });
   const client = await ledger.pool.connect();
   await runner.prepare(client);

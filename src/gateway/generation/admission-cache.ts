@@ -1,5 +1,5 @@
 import { assert } from "../../kernel/assert";
-import { accountNameOf } from "../../ledger/events";
+import { type AccountReference, accountNameOf } from "../../ledger/events";
 import type { CheckpointChange } from "../../ledger/projection/checkpoint-notification";
 import type { LocalReadModel } from "../../ledger/projection/projection-waiter";
 import {
@@ -15,9 +15,12 @@ import { type AdmissionRecord, type AdmissionSnapshot, admissionProjections } fr
  * database round trip before it goes upstream.
  *
  * Freshness: every projection commit NOTIFYs the part of the log it applied, (from, to], and the accounts
- * its events touched (a key's owner, a top-up's, hold's, usage's or charge's paying account). When that
- * batch follows on from what this copy has seen (`from` ≤ `freshAt`), only the cached keys of those
- * accounts are re-read, in one statement: no other entry can have changed up to `to`. Otherwise — a batch
+ * its events touched (a key's owner, a top-up's, hold's, usage's or charge's paying account), saying which
+ * of them had their keys changed. When that batch follows on from what this copy has seen
+ * (`from` ≤ `freshAt`), only the cached keys of the accounts whose keys changed are re-read, and of the other
+ * touched accounts only the funds (one row each, however many of their keys are cached), in one statement:
+ * no other entry can have changed up to `to`. A notification that does not say whose keys changed (a runner
+ * of an earlier release) has every touched account's keys re-read. Otherwise — a batch
  * missed, a reconnect, a notification that names nothing (too many accounts, an older runner), a lost
  * notification found by the timer — every cached key is re-read. One read is in flight at a time;
  * notifications arriving meanwhile are merged into the next. The copy is therefore as fresh as the
@@ -40,7 +43,8 @@ interface Entry {
 }
 
 export interface AdmissionCacheOptions {
-  read: (keyHashes: readonly string[]) => Promise<AdmissionSnapshot>;
+  /** The records of these keys, and the funds of these accounts, in one snapshot (admission-read-model.ts). */
+  read: (keyHashes: readonly string[], fundsOf?: readonly AccountReference[]) => Promise<AdmissionSnapshot>;
   entriesMax: number;
   idleMs: number;
   refreshIntervalMs: number;
@@ -159,12 +163,19 @@ export class AdmissionCache implements LocalReadModel {
     const change = scope !== everything && isAtOrAfter(this.freshAt, scope.from) ? scope : undefined;
     if (change && isAtOrAfter(this.freshAt, change.to)) return;
     if (!change) this.dropIdle();
-    const keyHashes = change ? this.keysOf(change.touched) : [...this.entries.keys()];
-    if (change && keyHashes.length === 0) {
+    const keysChanged = change ? (change.keysChanged ?? change.touched) : undefined;
+    const keyHashes = keysChanged ? this.keysOf(keysChanged) : [...this.entries.keys()];
+    // Of the other touched accounts only the funds moved: their entries as they are now, to update in place.
+    const fundsMoved = change
+      ? new Set([...change.touched].filter((account) => !keysChanged!.has(account)))
+      : new Set<string>();
+    const fundsEntries = this.keysOf(fundsMoved).map((keyHash) => this.entries.get(keyHash)!);
+    if (change && keyHashes.length === 0 && fundsEntries.length === 0) {
       this.freshAt = change.to;
       return;
     }
-    const snapshot = await this.options.read(keyHashes);
+    const owners = new Map(fundsEntries.map((entry) => [entry.account, entry.record.owner]));
+    const snapshot = await this.options.read(keyHashes, [...owners.values()]);
     for (const keyHash of keyHashes) {
       const entry = this.entries.get(keyHash);
       const record = snapshot.records.get(keyHash);
@@ -175,11 +186,20 @@ export class AdmissionCache implements LocalReadModel {
         entry.readAt = snapshot.position;
       }
     }
+    const reached =
+      change && compareLogPositions(change.to, snapshot.position) < 0 ? change.to : snapshot.position;
+    for (const entry of fundsEntries) {
+      // An entry dropped meanwhile, or replaced by a read of its own, is not this one to update.
+      if (this.entries.get(entry.record.keyHash) !== entry) continue;
+      const funds = snapshot.funds.get(entry.account);
+      assert(funds !== undefined, `the funds of ${entry.account} were asked for and not read`);
+      entry.record = { ...entry.record, ...funds };
+      // Its key unchanged up to `to`, its funds read now: fresh up to where the read counts.
+      entry.readAt = reached;
+    }
     // Every entry not re-read is unchanged up to `to` (after a partial read) — unless it was added while the
     // read was in flight, by a read of its own that may be older: if so, and it is one the read was for (any
     // after a full read, the touched accounts' after a partial one), drop it.
-    const reached =
-      change && compareLogPositions(change.to, snapshot.position) < 0 ? change.to : snapshot.position;
     for (const keyHash of change ? this.keysOf(change.touched) : [...this.entries.keys()]) {
       if (compareLogPositions(this.entries.get(keyHash)!.readAt, reached) < 0) this.remove(keyHash);
     }
@@ -232,9 +252,15 @@ function mergeScopes(
   if (!joined) return everything;
   const touched = new Set([...queued.touched, ...next.touched]);
   if (touched.size > accountsMax) return everything;
+  // Either one silent on whose keys changed: any touched account's may have.
+  const keysChanged =
+    queued.keysChanged && next.keysChanged
+      ? new Set([...queued.keysChanged, ...next.keysChanged])
+      : undefined;
   return {
     from: compareLogPositions(queued.from, next.from) < 0 ? queued.from : next.from,
     to: compareLogPositions(queued.to, next.to) > 0 ? queued.to : next.to,
     touched,
+    ...(keysChanged ? { keysChanged } : {}),
   };
 }

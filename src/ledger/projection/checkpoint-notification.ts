@@ -22,6 +22,12 @@ export interface CheckpointChange {
   /** What its events touched, as the runner's `touchedBy` names it (in the service: accounts). */
   touched: ReadonlySet<string>;
   /**
+   * Of `touched`, the accounts whose keys the batch may have changed (`accountsWithKeysChangedBy`): a copy
+   * re-reads their keys, and of the other touched accounts only the funds. Absent from a runner of an
+   * earlier release, or one not told: any touched account's keys may have changed.
+   */
+  keysChanged?: ReadonlySet<string>;
+  /**
    * The projections whose checkpoints stand at `to` or later once the batch committed: every projection of
    * the runner that sent it. Absent from a runner of an earlier release.
    */
@@ -42,6 +48,9 @@ const payloadSchema = z.object({
   // Added after the first release of this payload: a copy of that release strips it (zod objects are not
   // strict), and this one reads a payload without it as naming no checkpoint.
   projections: z.array(z.string()).optional(),
+  // Added later still, read the same way: a payload without it says any touched account's keys may have
+  // changed (a copy of an earlier release re-reads them all, as it always did).
+  keysChanged: z.array(z.string()).optional(),
 });
 
 export function formatCheckpointNotification(change: CheckpointChange, touchedMax: number): string {
@@ -53,6 +62,7 @@ export function formatCheckpointNotification(change: CheckpointChange, touchedMa
     to: formatLogPosition(change.to),
     touched: [...change.touched],
     ...(change.projections ? { projections: [...change.projections] } : {}),
+    ...(change.keysChanged ? { keysChanged: [...change.keysChanged] } : {}),
   };
   const text = JSON.stringify(payload);
   // Names are not bounded in length: a few long ones can fill the payload before `touchedMax` does.
@@ -69,6 +79,7 @@ export function parseCheckpointNotification(text: string): CheckpointChange | un
       to: parseLogPosition(payload.to),
       touched: new Set(payload.touched),
       ...(payload.projections ? { projections: payload.projections } : {}),
+      ...(payload.keysChanged ? { keysChanged: new Set(payload.keysChanged) } : {}),
     };
     return compareLogPositions(change.from, change.to) < 0 ? change : undefined;
   } catch {

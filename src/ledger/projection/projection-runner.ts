@@ -2,6 +2,7 @@ import { setTimeout as sleepFor } from "node:timers/promises";
 import type pg from "pg";
 import { advisoryLockKeys } from "../../database/advisory-lock-keys";
 import { contendForLead } from "../../database/advisory-lock-leader";
+import { assert } from "../../kernel/assert";
 import { limits } from "../../kernel/limits";
 import { rebuildInSql } from "../rebuild/rebuild-in-sql";
 import type { EventStore, RecordedEvent } from "../store/event-store";
@@ -48,6 +49,11 @@ export interface ProjectionRunnerOptions {
    * `touchedPerNotificationMax` names, the NOTIFY says "anything may have changed".
    */
   touchedBy?: (events: readonly RecordedEvent[]) => ReadonlySet<string>;
+  /**
+   * Of what `touchedBy` names, what more than its funds changed (the service: the accounts whose keys may
+   * have changed); the NOTIFY carries it so copies re-read only the funds of the rest.
+   */
+  keysChangedBy?: (events: readonly RecordedEvent[]) => ReadonlySet<string>;
   touchedPerNotificationMax?: number;
 }
 
@@ -246,7 +252,16 @@ export class ProjectionRunner {
     if (!touchedBy) return anythingChanged;
     const touchedMax = this.options.touchedPerNotificationMax ?? limits.touchedAccountsPerNotificationMax;
     const projections = this.options.projections.map((projection) => projection.name);
-    return formatCheckpointNotification({ from, to, touched: touchedBy(events), projections }, touchedMax);
+    const touched = touchedBy(events);
+    const keysChanged = this.options.keysChangedBy?.(events);
+    assert(
+      keysChanged === undefined || [...keysChanged].every((name) => touched.has(name)),
+      "an account whose keys changed was touched",
+    );
+    return formatCheckpointNotification(
+      { from, to, touched, projections, ...(keysChanged ? { keysChanged } : {}) },
+      touchedMax,
+    );
   }
 
   /**

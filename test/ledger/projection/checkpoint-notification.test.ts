@@ -2,7 +2,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keyIssued, keysOfAccounts, toppedUp } from "../../../bench/support/admission-fixtures";
 import { allProjections } from "../../../projections";
-import { accountsTouchedBy, type LedgerEvent } from "../../../src/ledger/events";
+import { accountsTouchedBy, accountsWithKeysChangedBy, type LedgerEvent } from "../../../src/ledger/events";
 import {
   anythingChanged,
   type CheckpointChange,
@@ -57,6 +57,10 @@ describe("the accounts an event touches", () => {
     expect(accountsTouchedBy([...events, price, voided, ...events])).toEqual(
       new Set(["user:owner-0", "organization:acme", "user:payer"]),
     );
+    // Of those, only the key's owner had its keys changed: the others' money moved.
+    expect(accountsWithKeysChangedBy([...events, price, voided, ...events])).toEqual(
+      new Set(["user:owner-0"]),
+    );
   });
 });
 
@@ -74,6 +78,15 @@ describe("the checkpoint notification's payload", () => {
     expect(parseCheckpointNotification(payload)).toEqual(named);
     const { projections: _dropped, ...firstRelease } = JSON.parse(payload) as Record<string, unknown>;
     expect(parseCheckpointNotification(JSON.stringify(firstRelease))).toEqual(change("user:a"));
+  });
+
+  it("says whose keys changed; a payload of an earlier release says nothing of it (any may have)", () => {
+    const told = { ...change("user:a", "user:b"), keysChanged: new Set(["user:b"]) };
+    const payload = formatCheckpointNotification(told, 10);
+
+    expect(parseCheckpointNotification(payload)).toEqual(told);
+    const { keysChanged: _dropped, ...earlierRelease } = JSON.parse(payload) as Record<string, unknown>;
+    expect(parseCheckpointNotification(JSON.stringify(earlierRelease))).toEqual(change("user:a", "user:b"));
   });
 
   it("says anything may have changed past the bound on names, or past PostgreSQL's 8,000 bytes", () => {
@@ -128,6 +141,10 @@ describe("the projection runner's notifications", () => {
     expect(changes.every((notified) => notified !== undefined)).toBe(true);
     expect(new Set(changes.flatMap((notified) => [...notified!.touched]))).toEqual(
       new Set(["user:notified-0", "organization:acme"]),
+    );
+    // The harness's runner is told whose keys changed, as the service's is: the key's owner, not the top-up's.
+    expect(new Set(changes.flatMap((notified) => [...notified!.keysChanged!]))).toEqual(
+      new Set(["user:notified-0"]),
     );
     expect(compareLogPositions(changes[0]!.from, before)).toBe(0);
     expect(isAtOrAfter(changes.at(-1)!.to, harness.runner.lowestCheckpoint())).toBe(true);
