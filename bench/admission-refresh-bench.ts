@@ -117,7 +117,7 @@ async function measure(
   const running = runner.run(stopping.signal);
   const waiter = new ProjectionWaiter(ledger.pool, databaseUrl, 100);
   const cache = new AdmissionCache({
-    read: (keyHashes, fundsOf) => {
+    read: (keyHashes) => {
       if (counting) {
         counts.reads += 1;
         counts.keysRead += keyHashes.length;
@@ -126,7 +126,7 @@ async function measure(
         timer.reads += 1;
         timer.keysRead += keyHashes.length;
       }
-      return readAdmission(ledger.pool, keyHashes, fundsOf);
+      return readAdmission(ledger.pool, keyHashes);
     },
     entriesMax: limits.admissionCacheEntriesMax,
     idleMs: limits.admissionCacheIdleMs,

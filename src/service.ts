@@ -305,7 +305,7 @@ async function startProjections(options: ServiceOptions, ledger: Ledger): Promis
 function startAdmissionCache(ledger: Ledger, waiter: ProjectionWaiter, logger: Logger): AdmissionCache {
   const admissionRefreshLog = throttledLog(logger, limits.admissionCacheErrorLogIntervalMs);
   const admissionCache = new AdmissionCache({
-    read: (keyHashes, fundsOf) => readAdmission(ledger.pool, keyHashes, fundsOf),
+    read: (keyHashes) => readAdmission(ledger.pool, keyHashes),
     entriesMax: limits.admissionCacheEntriesMax,
     idleMs: limits.admissionCacheIdleMs,
     refreshIntervalMs: limits.admissionCacheRefreshIntervalMs,

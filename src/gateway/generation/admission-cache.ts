@@ -1,5 +1,5 @@
 import { assert } from "../../kernel/assert";
-import { type AccountReference, accountNameOf } from "../../ledger/events";
+import { accountNameOf } from "../../ledger/events";
 import type { CheckpointChange } from "../../ledger/projection/checkpoint-notification";
 import type { LocalReadModel } from "../../ledger/projection/projection-waiter";
 import {
@@ -17,10 +17,11 @@ import { type AdmissionRecord, type AdmissionSnapshot, admissionProjections } fr
  * Freshness: every projection commit NOTIFYs the part of the log it applied, (from, to], and the accounts
  * its events touched (a key's owner, a top-up's, hold's, usage's or charge's paying account), saying which
  * of them had their keys changed. When that batch follows on from what this copy has seen
- * (`from` ≤ `freshAt`), only the cached keys of the accounts whose keys changed are re-read, and of the other
- * touched accounts only the funds (one row each, however many of their keys are cached), in one statement:
- * no other entry can have changed up to `to`. A notification that does not say whose keys changed (a runner
- * of an earlier release) has every touched account's keys re-read. Otherwise — a batch
+ * (`from` ≤ `freshAt`), only the cached keys of the accounts whose keys changed are re-read, and of each
+ * other touched account one key, whose record carries the account's funds to its other cached keys (one row,
+ * however many of its keys are cached), in one statement: no other entry can have changed up to `to`. A
+ * notification that does not say whose keys changed (a runner of an earlier release) has every touched
+ * account's keys re-read. Otherwise — a batch
  * missed, a reconnect, a notification that names nothing (too many accounts, an older runner), a lost
  * notification found by the timer — every cached key is re-read. One read is in flight at a time;
  * notifications arriving meanwhile are merged into the next. The copy is therefore as fresh as the
@@ -43,8 +44,7 @@ interface Entry {
 }
 
 export interface AdmissionCacheOptions {
-  /** The records of these keys, and the funds of these accounts, in one snapshot (admission-read-model.ts). */
-  read: (keyHashes: readonly string[], fundsOf?: readonly AccountReference[]) => Promise<AdmissionSnapshot>;
+  read: (keyHashes: readonly string[]) => Promise<AdmissionSnapshot>;
   entriesMax: number;
   idleMs: number;
   refreshIntervalMs: number;
@@ -165,17 +165,20 @@ export class AdmissionCache implements LocalReadModel {
     if (!change) this.dropIdle();
     const keysChanged = change ? (change.keysChanged ?? change.touched) : undefined;
     const keyHashes = keysChanged ? this.keysOf(keysChanged) : [...this.entries.keys()];
-    // Of the other touched accounts only the funds moved: their entries as they are now, to update in place.
+    // Of the other touched accounts only the funds moved: one key of each is read for them, and its funds go
+    // to the account's other entries as they are now.
     const fundsMoved = change
-      ? new Set([...change.touched].filter((account) => !keysChanged!.has(account)))
-      : new Set<string>();
-    const fundsEntries = this.keysOf(fundsMoved).map((keyHash) => this.entries.get(keyHash)!);
-    if (change && keyHashes.length === 0 && fundsEntries.length === 0) {
+      ? [...change.touched].filter((account) => !keysChanged!.has(account) && this.keysByAccount.has(account))
+      : [];
+    const fundsCarriers = fundsMoved.map((account) => {
+      const [carrier, ...others] = this.keysOf(new Set([account]));
+      return { account, carrier: carrier!, others: others.map((keyHash) => this.entries.get(keyHash)!) };
+    });
+    if (change && keyHashes.length === 0 && fundsCarriers.length === 0) {
       this.freshAt = change.to;
       return;
     }
-    const owners = new Map(fundsEntries.map((entry) => [entry.account, entry.record.owner]));
-    const snapshot = await this.options.read(keyHashes, [...owners.values()]);
+    const snapshot = await this.options.read([...keyHashes, ...fundsCarriers.map(({ carrier }) => carrier)]);
     for (const keyHash of keyHashes) {
       const entry = this.entries.get(keyHash);
       const record = snapshot.records.get(keyHash);
@@ -188,14 +191,28 @@ export class AdmissionCache implements LocalReadModel {
     }
     const reached =
       change && compareLogPositions(change.to, snapshot.position) < 0 ? change.to : snapshot.position;
-    for (const entry of fundsEntries) {
-      // An entry dropped meanwhile, or replaced by a read of its own, is not this one to update.
-      if (this.entries.get(entry.record.keyHash) !== entry) continue;
-      const funds = snapshot.funds.get(entry.account);
-      assert(funds !== undefined, `the funds of ${entry.account} were asked for and not read`);
-      entry.record = { ...entry.record, ...funds };
-      // Its key unchanged up to `to`, its funds read now: fresh up to where the read counts.
-      entry.readAt = reached;
+    for (const { account, carrier, others } of fundsCarriers) {
+      const record = snapshot.records.get(carrier);
+      if (!record) {
+        // The carrier gone (revoked by a later batch, whose notification will follow): no funds were read
+        // for its account, so its entries go, to be read again when next used.
+        for (const keyHash of this.keysOf(new Set([account]))) this.remove(keyHash);
+        continue;
+      }
+      assert(accountNameOf(record.owner) === account, "a key never changes owner");
+      const carrierEntry = this.entries.get(carrier);
+      if (carrierEntry) {
+        carrierEntry.record = record;
+        carrierEntry.readAt = snapshot.position;
+      }
+      const funds = { hasCredit: record.hasCredit, availableWon: record.availableWon };
+      for (const entry of others) {
+        // An entry dropped meanwhile, or replaced by a read of its own, is not one to update.
+        if (this.entries.get(entry.record.keyHash) !== entry) continue;
+        // Its key unchanged up to `to`, its funds read now: fresh up to where the read counts.
+        entry.record = { ...entry.record, ...funds };
+        entry.readAt = reached;
+      }
     }
     // Every entry not re-read is unchanged up to `to` (after a partial read) — unless it was added while the
     // read was in flight, by a read of its own that may be older: if so, and it is one the read was for (any

@@ -2,7 +2,6 @@ import type { Pool } from "pg";
 import { activeKeysProjection } from "../../../projections/active-keys";
 import { balancesProjection } from "../../../projections/balances";
 import { Money } from "../../kernel/money";
-import { type AccountReference, accountNameOf } from "../../ledger/events";
 import { type LogPosition, logStart } from "../../ledger/store/log-position";
 
 /**
@@ -22,15 +21,10 @@ export interface AdmissionRecord {
   availableWon: string;
 }
 
-/** What an account has available: the part of each of its keys' records that money moves. */
-export type AccountFunds = Pick<AdmissionRecord, "hasCredit" | "availableWon">;
-
 export interface AdmissionSnapshot {
   /** The oldest checkpoint of the projections read, in the same snapshot as the records. */
   position: LogPosition;
   records: Map<string, AdmissionRecord>;
-  /** The funds of the accounts asked for alone, by `accountNameOf`. */
-  funds: Map<string, AccountFunds>;
 }
 
 export const admissionProjections: readonly string[] = [activeKeysProjection.name, balancesProjection.name];
@@ -40,24 +34,17 @@ const minimumBalanceWon = new Money(1);
 interface Row {
   commit_position: string | null;
   prepare_position: string | null;
-  /** Null on an account's row (asked for its funds alone), and on the row of a read that found nothing. */
   key_id: string | null;
   key_hash: string;
-  /** Null only on the row of a read that found nothing. */
-  owner_kind: "user" | "organization" | null;
+  owner_kind: "user" | "organization";
   owner_id: string;
   issued_by_user_id: string;
   available_won: string | null;
 }
 
-/**
- * The records of these keys (active ones; others are absent), and the funds of these accounts alone, with
- * where the projections stood, in one snapshot.
- */
 export async function readAdmission(
   pool: Pick<Pool, "query">,
   keyHashes: readonly string[],
-  accounts: readonly AccountReference[] = [],
 ): Promise<AdmissionSnapshot> {
   const result = await pool.query<Row>({
     name: "read-admission",
@@ -73,22 +60,12 @@ export async function readAdmission(
              LEFT JOIN account_funds funds
                ON funds.account_kind = keys.owner_kind AND funds.account_id = keys.owner_id
              WHERE keys.key_hash = ANY($1::text[]) AND keys.status = 1
-             UNION ALL
-             SELECT NULL, NULL, account.kind, account.id, NULL,
-                    funds.balance_won - funds.pending_won - funds.held_won
-             FROM unnest($3::text[], $4::text[]) AS account(kind, id)
-             LEFT JOIN account_funds funds ON funds.account_kind = account.kind AND funds.account_id = account.id
            )
            SELECT checkpoint.commit_position, checkpoint.prepare_position, found.*
            FROM (SELECT 1) AS always
            LEFT JOIN checkpoint ON true
            LEFT JOIN found ON true`,
-    values: [
-      keyHashes,
-      admissionProjections,
-      accounts.map((account) => account.kind),
-      accounts.map((account) => account.id),
-    ],
+    values: [keyHashes, admissionProjections],
   });
   const first = result.rows[0];
   const position =
@@ -96,29 +73,16 @@ export async function readAdmission(
       ? { commit: BigInt(first.commit_position), prepare: BigInt(first.prepare_position) }
       : logStart;
   const records = new Map<string, AdmissionRecord>();
-  const funds = new Map<string, AccountFunds>();
   for (const row of result.rows) {
-    if (row.owner_kind === null) continue;
-    const owner = { kind: row.owner_kind, id: row.owner_id };
-    if (row.key_id === null) {
-      funds.set(accountNameOf(owner), accountFundsOf(row.available_won));
-      continue;
-    }
+    if (row.key_id === null) continue;
     records.set(row.key_hash, {
       keyId: row.key_id,
       keyHash: row.key_hash,
-      owner,
+      owner: { kind: row.owner_kind, id: row.owner_id },
       issuedByUserId: row.issued_by_user_id,
-      ...accountFundsOf(row.available_won),
+      hasCredit: !new Money(row.available_won ?? "0").lessThan(minimumBalanceWon),
+      availableWon: row.available_won ?? "0",
     });
   }
-  return { position, records, funds };
-}
-
-/** Funds as admission judges them: an account with no funds row has nothing available. */
-function accountFundsOf(availableWon: string | null): AccountFunds {
-  return {
-    hasCredit: !new Money(availableWon ?? "0").lessThan(minimumBalanceWon),
-    availableWon: availableWon ?? "0",
-  };
+  return { position, records };
 }

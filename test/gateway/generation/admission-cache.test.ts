@@ -4,7 +4,6 @@ import type {
   AdmissionRecord,
   AdmissionSnapshot,
 } from "../../../src/gateway/generation/admission-read-model";
-import { type AccountReference, accountNameOf } from "../../../src/ledger/events";
 import type { CheckpointChange } from "../../../src/ledger/projection/checkpoint-notification";
 import type { LogPosition } from "../../../src/ledger/store/log-position";
 
@@ -29,25 +28,14 @@ function record(keyHash: string, hasCredit = true, ownerId = "u"): AdmissionReco
 
 /** A read the test answers by hand: each call waits until the test resolves it. */
 function scriptedReads() {
-  const calls: {
-    keyHashes: readonly string[];
-    /** The accounts whose funds alone the read asked for, by `accountNameOf`. */
-    fundsOf: readonly string[];
-    answer: (snapshot: AdmissionSnapshot) => void;
-  }[] = [];
-  const read = (keyHashes: readonly string[], fundsOf: readonly AccountReference[] = []) =>
-    new Promise<AdmissionSnapshot>((resolve) =>
-      calls.push({ keyHashes, fundsOf: fundsOf.map(accountNameOf), answer: resolve }),
-    );
+  const calls: { keyHashes: readonly string[]; answer: (snapshot: AdmissionSnapshot) => void }[] = [];
+  const read = (keyHashes: readonly string[]) =>
+    new Promise<AdmissionSnapshot>((resolve) => calls.push({ keyHashes, answer: resolve }));
   return { calls, read };
 }
 
 function snapshot(position: number, ...records: AdmissionRecord[]): AdmissionSnapshot {
-  return {
-    position: at(position),
-    records: new Map(records.map((entry) => [entry.keyHash, entry])),
-    funds: new Map(),
-  };
+  return { position: at(position), records: new Map(records.map((entry) => [entry.keyHash, entry])) };
 }
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
@@ -204,28 +192,35 @@ describe("admission cache", () => {
       return { reads, cache };
     }
 
-    it("re-reads only the funds of the accounts a batch moved money of, once each, into every key of theirs", async () => {
+    it("re-reads one key of each account a batch only moved money of, and gives its funds to the others", async () => {
       const { reads, cache } = await filledCache();
 
       cache.checkpointsAdvanced({ ...batch(1, 2, "a", "b"), keysChanged: new Set() });
-      expect(reads.calls.map((call) => [call.keyHashes, [...call.fundsOf].sort()])).toEqual([
-        [[], ["user:a", "user:b"]],
-      ]);
-      reads.calls[0]!.answer({
-        ...snapshot(3),
-        funds: new Map([
-          ["user:a", { hasCredit: true, availableWon: "250" }],
-          ["user:b", { hasCredit: false, availableWon: "0.5" }],
-        ]),
-      });
+      expect(reads.calls.map((call) => [...call.keyHashes].sort())).toEqual([["a1", "b1"]]);
+      reads.calls[0]!.answer(
+        snapshot(3, { ...record("a1", true, "a"), availableWon: "250" }, record("b1", false, "b")),
+      );
       await settle();
 
       expect(cache.caughtUpTo).toEqual(at(2));
       expect(await cache.find("a2")).toEqual({ ...record("a2", true, "a"), availableWon: "250" });
-      expect(await cache.find("b1")).toEqual({ ...record("b1", false, "b"), availableWon: "0.5" });
-      expect(await cache.find("b2")).toEqual({ ...record("b2", false, "b"), availableWon: "0.5" });
+      expect(await cache.find("b2")).toEqual(record("b2", false, "b"));
       expect(await cache.find("c1")).toEqual(record("c1", true, "c"));
       expect(reads.calls).toHaveLength(1);
+    });
+
+    it("forgets an account's keys when the key read for its funds is gone, and reads them when next used", async () => {
+      const { reads, cache } = await filledCache();
+
+      cache.checkpointsAdvanced({ ...batch(1, 2, "b"), keysChanged: new Set() });
+      reads.calls[0]!.answer(snapshot(3)); // b1 revoked by a later batch
+      await settle();
+
+      expect(cache.caughtUpTo).toEqual(at(2));
+      const found = cache.find("b2");
+      expect(reads.calls.map((call) => call.keyHashes)).toEqual([["b1"], ["b2"]]);
+      reads.calls[1]!.answer(snapshot(3, record("b2", true, "b")));
+      expect(await found).toEqual(record("b2", true, "b"));
     });
 
     it("re-reads the keys of the accounts whose keys changed, and of every touched one when not told", async () => {
@@ -236,15 +231,12 @@ describe("admission cache", () => {
       // whose keys changed, and one that says none did.
       cache.checkpointsAdvanced(batch(2, 3, "a"));
       cache.checkpointsAdvanced({ ...batch(3, 4, "c"), keysChanged: new Set() });
-      reads.calls[0]!.answer({
-        ...snapshot(2, ...recordsOf("b1", "b2")),
-        funds: new Map([["user:a", { hasCredit: true, availableWon: "100" }]]),
-      });
+      reads.calls[0]!.answer(snapshot(2, ...recordsOf("b1", "b2", "a1")));
       await settle();
 
-      expect(reads.calls.map((call) => [[...call.keyHashes].sort(), call.fundsOf])).toEqual([
-        [["b1", "b2"], ["user:a"]],
-        [["a1", "a2", "c1"], []],
+      expect(reads.calls.map((call) => [...call.keyHashes].sort())).toEqual([
+        ["a1", "b1", "b2"],
+        ["a1", "a2", "c1"],
       ]);
     });
 
