@@ -7,6 +7,7 @@ import { PostgresEventStore } from "../src/ledger/store/postgres-event-store";
 import { createBenchDatabase } from "./bench-database";
 import type { Figure } from "./measure";
 import { cpuMsOf } from "./process-cpu";
+import { toppedUp } from "./support/admission-fixtures";
 
 /**
  * Issue 26: what one hold (`ledger_authorize_usage`, the statement every request commits before any output)
@@ -34,20 +35,7 @@ export async function runHoldStatementBenchmarks(): Promise<Figure[]> {
   try {
     const store = ledger.store;
     if (!(store instanceof PostgresEventStore)) throw new Error("holds need the PostgreSQL event store");
-    await store.append({
-      streamId: `account-${account.kind}-${account.id}`,
-      expectedVersion: "any",
-      events: [
-        {
-          eventId: randomUUID(),
-          event: {
-            type: "CreditToppedUp",
-            data: { account, amountWon: "1000000000", reference: "hold-bench" },
-            metadata: { actor: "admin", occurredAt: new Date().toISOString() },
-          },
-        },
-      ],
-    });
+    await store.append(toppedUp(account, "1000000000", "hold-bench"));
     await insertClient.query(
       "CREATE TABLE bench_one_row (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, usage json NOT NULL)",
     );

@@ -171,7 +171,7 @@ export class AdmissionCache implements LocalReadModel {
       ? [...change.touched].filter((account) => !keysChanged!.has(account) && this.keysByAccount.has(account))
       : [];
     const fundsCarriers = fundsMoved.map((account) => {
-      const [carrier, ...others] = this.keysOf(new Set([account]));
+      const [carrier, ...others] = this.keysByAccount.get(account)!;
       return { account, carrier: carrier!, others: others.map((keyHash) => this.entries.get(keyHash)!) };
     });
     if (change && keyHashes.length === 0 && fundsCarriers.length === 0) {
@@ -196,7 +196,7 @@ export class AdmissionCache implements LocalReadModel {
       if (!record) {
         // The carrier gone (revoked by a later batch, whose notification will follow): no funds were read
         // for its account, so its entries go, to be read again when next used.
-        for (const keyHash of this.keysOf(new Set([account]))) this.remove(keyHash);
+        for (const keyHash of [...(this.keysByAccount.get(account) ?? [])]) this.remove(keyHash);
         continue;
       }
       assert(accountNameOf(record.owner) === account, "a key never changes owner");
