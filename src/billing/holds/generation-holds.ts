@@ -32,10 +32,11 @@ import { UsageOutbox } from "./usage-outbox";
  * - post: once answered, `UsageRecorded` turns the hold into the exact cost, pending until charged;
  * - void: a request that produced nothing releases its hold whole.
  *
- * Normally the hold is placed while the upstream call is already on its way, and no output leaves before
- * it is durable. Where this process's view says the account is near its limit, or the ledger just failed,
- * the hold is placed first and the upstream called after: a flood on an empty account, or a request while
- * the ledger is down, costs no upstream call.
+ * Normally the hold is placed while the upstream call is already on its way (asked for once the caller's
+ * `placeAfter` says the upstream request has left), and no output leaves before it is durable. Where this
+ * process's view says the account is near its limit, or the ledger just failed, the hold is placed first
+ * and the upstream called after: a flood on an empty account, or a request while the ledger is down, costs
+ * no upstream call.
  */
 
 export interface HoldLimits {
@@ -128,12 +129,20 @@ export class GenerationHolds {
 
   constructor(private readonly options: GenerationHoldsOptions) {}
 
-  begin(request: HoldRequest): RequestHold {
+  /**
+   * `placeAfter`: when the hold need not come first, it is placed once this resolves (the upstream request
+   * has left), so that its pricing and statement do not delay the upstream call they overlap.
+   */
+  begin(request: HoldRequest, placeAfter?: Promise<void>): RequestHold {
     if (this.options.outbox.isFull) throw new LedgerUnavailableError();
     const known = this.options.pricing.peek(request.model, request.discountOrganizationId, request.startedAt);
     const holdFirst = this.ledgerFailing || !known || this.nearLimit(request, known);
     let held: { holdWon: string; pricing: PricingInForce } | undefined;
-    const placed = this.place(request).then((placement) => {
+    const placing =
+      holdFirst || placeAfter === undefined
+        ? this.place(request)
+        : placeAfter.then(() => this.place(request));
+    const placed = placing.then((placement) => {
       held = placement;
     });
     // The caller may learn of a refusal only once the upstream answers; it must not go unhandled meanwhile.

@@ -7,6 +7,7 @@ import { discountOrganizationOf } from "../../billing/charging/charge-usage";
 import type { GenerationHolds, RequestHold, SettledUpstream } from "../../billing/holds/generation-holds";
 import type { SettlementTimings } from "../../billing/holds/settlement-timings";
 import { type CatalogModel, findModel } from "../../providers/catalog";
+import { upstreamRequestsOfThisTurnWritten } from "../../providers/http/upstream-http-client";
 import type {
   FinishReason,
   GenerationRequest,
@@ -14,7 +15,6 @@ import type {
   ReportedUsage,
   ToolCall,
 } from "../../providers/provider";
-
 import type { UpstreamCall } from "../../providers/resilience/upstream-call";
 
 import { apiErrors } from "../api-error";
@@ -108,21 +108,27 @@ export function generationHandler(
     const model = findModel(slug);
     if (!model) throw apiErrors.notFound(`The model '${slug}' does not exist`);
     const upstreamRequest = format.toGenerationRequest(parsed, model);
-    const hold = dependencies.holds.begin({
-      requestId,
-      keyId: caller.keyId,
-      account: caller.account,
-      userId: caller.userId,
-      organizationId: caller.organizationId,
-      discountOrganizationId: discountOrganizationOf(caller.account),
-      availableWon: caller.availableWon,
-      model: model.slug,
-      endpoint: format.endpoint,
-      streamed: parsed.stream,
-      startedAt,
-      bodyBytes,
-      maxOutputTokens: upstreamRequest.maxOutputTokens,
-    });
+    // The upstream call below is made in this turn; a hold that need not come first waits until it has
+    // left, so the upstream works while the hold is priced and its statement runs. On a box whose cores
+    // the database shares, a statement sent first could take the gateway's core before the request left.
+    const hold = dependencies.holds.begin(
+      {
+        requestId,
+        keyId: caller.keyId,
+        account: caller.account,
+        userId: caller.userId,
+        organizationId: caller.organizationId,
+        discountOrganizationId: discountOrganizationOf(caller.account),
+        availableWon: caller.availableWon,
+        model: model.slug,
+        endpoint: format.endpoint,
+        streamed: parsed.stream,
+        startedAt,
+        bodyBytes,
+        maxOutputTokens: upstreamRequest.maxOutputTokens,
+      },
+      upstreamRequestsOfThisTurnWritten(),
+    );
     const context: GenerationContext = {
       requestId,
       caller,

@@ -111,6 +111,17 @@ export class UpstreamHttpClient {
   }
 }
 
+/**
+ * Resolves once the upstream requests made in the current turn of the event loop have been written:
+ * undici writes a request on a kept-alive connection in the check phase of the turn it was made in (after
+ * looking at the idle socket, GHSA-35p6-xmwp-9g52), and this resolves in the next turn's check phase,
+ * whether it was asked for before or after the request. A request on a new connection leaves once
+ * connected, which may be later.
+ */
+export function upstreamRequestsOfThisTurnWritten(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+}
+
 /** A key may be echoed bare or with its scheme ("Bearer …"); redact the bare value either way. */
 function secretForms(headerValue: string): string[] {
   const bare = headerValue.replace(/^Bearer\s+/i, "");
