@@ -130,10 +130,10 @@ export class GenerationHolds {
   constructor(private readonly options: GenerationHoldsOptions) {}
 
   /**
-   * `placeAfter`: when the hold need not come first, it is placed once this resolves (the upstream request
-   * has left), so that its pricing and statement do not delay the upstream call they overlap.
+   * `placeAfter`: when the hold need not come first, it is placed once the promise this returns resolves (the
+   * upstream request has left), so that its pricing and statement do not delay the upstream call they overlap.
    */
-  begin(request: HoldRequest, placeAfter?: Promise<void>): RequestHold {
+  begin(request: HoldRequest, placeAfter?: () => Promise<void>): RequestHold {
     if (this.options.outbox.isFull) throw new LedgerUnavailableError();
     const known = this.options.pricing.peek(request.model, request.discountOrganizationId, request.startedAt);
     const holdFirst = this.ledgerFailing || !known || this.nearLimit(request, known);
@@ -141,7 +141,7 @@ export class GenerationHolds {
     const placing =
       holdFirst || placeAfter === undefined
         ? this.place(request)
-        : placeAfter.then(() => this.place(request));
+        : placeAfter().then(() => this.place(request));
     const placed = placing.then((placement) => {
       held = placement;
     });

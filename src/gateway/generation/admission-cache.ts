@@ -21,9 +21,8 @@ import { type AdmissionRecord, type AdmissionSnapshot, admissionProjections } fr
  * other touched account one key, whose record carries the account's funds to its other cached keys (one row,
  * however many of its keys are cached), in one statement: no other entry can have changed up to `to`. A
  * notification that does not say whose keys changed (a runner of an earlier release) has every touched
- * account's keys re-read. Otherwise — a batch
- * missed, a reconnect, a notification that names nothing (too many accounts, an older runner), a lost
- * notification found by the timer — every cached key is re-read. One read is in flight at a time;
+ * account's keys re-read. Otherwise — a batch missed, a reconnect, a notification that names nothing (too
+ * many accounts, an older runner), a lost notification found by the timer — every cached key is re-read. One read is in flight at a time;
  * notifications arriving meanwhile are merged into the next. The copy is therefore as fresh as the
  * projections, give or take one notification.
  * A command of this process that waits for the projections (key status, deletion, top-up) also waits for

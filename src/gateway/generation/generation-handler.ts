@@ -127,7 +127,7 @@ export function generationHandler(
         bodyBytes,
         maxOutputTokens: upstreamRequest.maxOutputTokens,
       },
-      upstreamRequestsOfThisTurnWritten(),
+      upstreamRequestsOfThisTurnWritten,
     );
     const context: GenerationContext = {
       requestId,
