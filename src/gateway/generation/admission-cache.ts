@@ -22,9 +22,9 @@ import { type AdmissionRecord, type AdmissionSnapshot, admissionProjections } fr
  * however many of its keys are cached), in one statement: no other entry can have changed up to `to`. A
  * notification that does not say whose keys changed (a runner of an earlier release) has every touched
  * account's keys re-read. Otherwise — a batch missed, a reconnect, a notification that names nothing (too
- * many accounts, an older runner), a lost notification found by the timer — every cached key is re-read. One read is in flight at a time;
- * notifications arriving meanwhile are merged into the next. The copy is therefore as fresh as the
- * projections, give or take one notification.
+ * many accounts, an older runner), a lost notification found by the timer — every cached key is re-read.
+ * One read is in flight at a time; notifications arriving meanwhile are merged into the next. The copy is
+ * therefore as fresh as the projections, give or take one notification.
  * A command of this process that waits for the projections (key status, deletion, top-up) also waits for
  * this copy to reach its position, so its next request sees the change (C4). Another process sees it once
  * the notification reaches it. In case one is lost, a timer reads where the projections are each tick (no

@@ -34,6 +34,7 @@ const minimumBalanceWon = new Money(1);
 interface Row {
   commit_position: string | null;
   prepare_position: string | null;
+  /** Null only on the row of a read that found no key, whose key columns are all null. */
   key_id: string | null;
   key_hash: string;
   owner_kind: "user" | "organization";
