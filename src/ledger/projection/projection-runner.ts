@@ -2,6 +2,7 @@ import { setTimeout as sleepFor } from "node:timers/promises";
 import type pg from "pg";
 import { advisoryLockKeys } from "../../database/advisory-lock-keys";
 import { contendForLead } from "../../database/advisory-lock-leader";
+import { inOneTransaction } from "../../database/in-one-transaction";
 import { assert } from "../../kernel/assert";
 import { limits } from "../../kernel/limits";
 import { rebuildInSql } from "../rebuild/rebuild-in-sql";
@@ -311,17 +312,5 @@ export class ProjectionRunner {
            updated_at = now()`,
       [projection.name, projection.version, String(position.commit), String(position.prepare)],
     );
-  }
-}
-
-export async function inOneTransaction<T>(client: pg.ClientBase, work: () => Promise<T>): Promise<T> {
-  await client.query("BEGIN");
-  try {
-    const result = await work();
-    await client.query("COMMIT");
-    return result;
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
   }
 }

@@ -2,6 +2,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keyIssued, keysOfAccounts, toppedUp } from "../../../bench/support/admission-fixtures";
 import { allProjections } from "../../../projections";
+import { inOneTransaction } from "../../../src/database/in-one-transaction";
 import { accountsTouchedBy, accountsWithKeysChangedBy, type LedgerEvent } from "../../../src/ledger/events";
 import {
   anythingChanged,
@@ -9,11 +10,7 @@ import {
   formatCheckpointNotification,
   parseCheckpointNotification,
 } from "../../../src/ledger/projection/checkpoint-notification";
-import {
-  checkpointChannel,
-  inOneTransaction,
-  ProjectionRunner,
-} from "../../../src/ledger/projection/projection-runner";
+import { checkpointChannel, ProjectionRunner } from "../../../src/ledger/projection/projection-runner";
 import { compareLogPositions, isAtOrAfter } from "../../../src/ledger/store/log-position";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
 import { eventually } from "../../workers/queue-test-support";
