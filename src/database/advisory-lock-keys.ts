@@ -15,6 +15,11 @@ export const advisoryLockKeys = {
   ledgerCheckpointer: 7_310_004,
   /** Pruning the request log, per transaction: one gateway prunes at a time (gateway/activity). */
   requestLogPrune: 7_310_028,
+  /**
+   * Appends with expected version "any", per transaction, with the stream's hash as the second key: such
+   * appends to one stream take turns instead of racing for its next version (ledger/store).
+   */
+  anyVersionAppends: 7_310_029,
 } as const satisfies Record<string, number>;
 
 export type AdvisoryLockKey = (typeof advisoryLockKeys)[keyof typeof advisoryLockKeys];
