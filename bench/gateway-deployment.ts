@@ -1,6 +1,5 @@
 import type pg from "pg";
 import { modelFamilies } from "../src/config";
-import { findFreePort } from "../src/database/embedded-postgres";
 import type { LoadResult } from "./load-generator";
 import { startChild } from "./processes/child-process";
 
@@ -70,12 +69,12 @@ export async function startDeployment(
   deployment: Deployment,
   environment: NodeJS.ProcessEnv,
 ): Promise<RunningDeployment> {
-  const port = await findFreePort();
-  const withPort = { ...environment, PORT: String(port) };
+  // A port the system picks, read back from the gateway's log line: one picked beforehand could be taken.
+  const withPort = { ...environment, PORT: "0" };
   if (deployment === "one process") {
     const all = await startChild("src/main.ts", [], withPort, /gateway listening/);
     return {
-      origin: `http://127.0.0.1:${port}`,
+      origin: originOf(all.line),
       pids: { gateway: all.child.pid!, worker: undefined },
       stop: () => all.stop(),
     };
@@ -83,13 +82,19 @@ export async function startDeployment(
   const worker = await startChild("src/main.ts", ["--role=worker"], withPort, /worker running/);
   const gateway = await startChild("src/main.ts", ["--role=gateway"], withPort, /gateway listening/);
   return {
-    origin: `http://127.0.0.1:${port}`,
+    origin: originOf(gateway.line),
     pids: { gateway: gateway.child.pid!, worker: worker.child.pid! },
     stop: async () => {
       await gateway.stop();
       await worker.stop();
     },
   };
+}
+
+/** The origin in a "gateway listening" log line's base URL. */
+function originOf(listeningLine: string): string {
+  const { baseUrl } = JSON.parse(listeningLine) as { baseUrl: string };
+  return new URL(baseUrl).origin;
 }
 
 /** Waits until the reconciler has charged every recorded usage. */

@@ -3,13 +3,17 @@ import OpenAI from "openai";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { queueBackendOf } from "../src/billing/queue/queue-backend";
-import { findFreePort } from "../src/database/embedded-postgres";
 import { estimateOutputTokens } from "../src/gateway/generation/token-estimator";
 import { defaultSettlementTimings } from "../src/kernel/limits";
 import { Money, sumMoney } from "../src/kernel/money";
 import { simulateCompletion } from "../src/providers/simulator/simulated-completion";
 import { createTestDatabase, type TestDatabase } from "./support/database";
-import { provisionKeyWithCredit, type ServiceProcess, spawnService } from "./support/service-process";
+import {
+  gatewayOriginOf,
+  provisionKeyWithCredit,
+  type ServiceProcess,
+  spawnService,
+} from "./support/service-process";
 import { removeQueueData } from "./workers/queue-test-support";
 
 /**
@@ -27,18 +31,15 @@ const model = "alpha-5.4-mini";
 const started: ServiceProcess[] = [];
 let database: TestDatabase | undefined;
 
-function environmentOf(
-  database: TestDatabase,
-  port: number,
-  simulatorTokensPerSecond: number,
-): NodeJS.ProcessEnv {
+/** A gateway listens on a port the system picks (PORT=0): see gatewayOriginOf. */
+function environmentOf(database: TestDatabase, simulatorTokensPerSecond: number): NodeJS.ProcessEnv {
   return {
     ...process.env,
     DATABASE_URL: database.url,
     SESSION_SECRET: "delivered-session-secret-0123456789abcdef0123456",
     KEY_PEPPER: "delivered-key-pepper-0123456789abcdef0123456789ab",
     ADMIN_TOKEN: adminToken,
-    PORT: String(port),
+    PORT: "0",
     HOST: "127.0.0.1",
     SIMULATOR_TOKENS_PER_SECOND: String(simulatorTokensPerSecond),
     LOG_LEVEL: "info",
@@ -160,11 +161,10 @@ describe("what was delivered is billed, with gateways killed outright", () => {
     }
     expect(prompts).toHaveLength(5);
     database = await createTestDatabase("delivered_stream");
-    const port = await findFreePort();
-    const environment = environmentOf(database, port, tokensPerSecond);
+    const environment = environmentOf(database, tokensPerSecond);
     await startRole("worker", environment);
     const gateway = await startRole("gateway", environment);
-    const url = `http://127.0.0.1:${port}`;
+    const url = gatewayOriginOf(gateway);
     const client = openaiOf(url, await provisionKeyWithCredit(url, adminToken, "streamer", toppedUpWon));
 
     // When five streams are read for 5 s — two progress records at least — and their gateway is killed
@@ -259,12 +259,10 @@ describe("what was delivered is billed, with gateways killed outright", () => {
     async () => {
       // Given a worker, and for each round a fresh gateway (the next one starts while the round runs)
       database = await createTestDatabase("delivered_json");
-      const workerPort = await findFreePort();
-      await startRole("worker", environmentOf(database, workerPort, 0));
+      await startRole("worker", environmentOf(database, 0));
       const startGateway = async () => {
-        const port = await findFreePort();
-        const gateway = await startRole("gateway", environmentOf(database!, port, 0));
-        return { gateway, url: `http://127.0.0.1:${port}` };
+        const gateway = await startRole("gateway", environmentOf(database!, 0));
+        return { gateway, url: gatewayOriginOf(gateway) };
       };
       let current = await startGateway();
       const apiKey = await provisionKeyWithCredit(current.url, adminToken, "answered", toppedUpWon);

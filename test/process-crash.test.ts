@@ -2,10 +2,14 @@ import { once } from "node:events";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { queueBackendOf } from "../src/billing/queue/queue-backend";
-import { findFreePort } from "../src/database/embedded-postgres";
 import { Money } from "../src/kernel/money";
 import { createTestDatabase, type TestDatabase } from "./support/database";
-import { provisionKeyWithCredit, type ServiceProcess, spawnService } from "./support/service-process";
+import {
+  gatewayOriginOf,
+  provisionKeyWithCredit,
+  type ServiceProcess,
+  spawnService,
+} from "./support/service-process";
 import { removeQueueData } from "./workers/queue-test-support";
 
 /**
@@ -20,14 +24,15 @@ const adminToken = "crash-admin-token-0123456789abcdef0123456789ab";
 const started: ServiceProcess[] = [];
 let database: TestDatabase | undefined;
 
-function environmentOf(database: TestDatabase, port: number): NodeJS.ProcessEnv {
+/** A gateway listens on a port the system picks (PORT=0): see gatewayOriginOf. */
+function environmentOf(database: TestDatabase): NodeJS.ProcessEnv {
   return {
     ...process.env,
     DATABASE_URL: database.url,
     SESSION_SECRET: "crash-session-secret-0123456789abcdef0123456789",
     KEY_PEPPER: "crash-key-pepper-0123456789abcdef0123456789abcd",
     ADMIN_TOKEN: adminToken,
-    PORT: String(port),
+    PORT: "0",
     HOST: "127.0.0.1",
     // A stream of 12 to 60 tokens lasts about 1 to 6 s.
     SIMULATOR_TOKENS_PER_SECOND: "10",
@@ -81,11 +86,10 @@ describe("processes killed outright", () => {
   it("charges a stream cut by its gateway's death within 30 s, as interrupted and estimated", async () => {
     // Given a worker, a gateway and a stream under way through it
     database = await createTestDatabase("crash_gateway");
-    const port = await findFreePort();
-    const environment = environmentOf(database, port);
+    const environment = environmentOf(database);
     await startRole("worker", environment);
     const gateway = await startRole("gateway", environment);
-    const url = `http://127.0.0.1:${port}`;
+    const url = gatewayOriginOf(gateway);
     const key = await provision(url);
     const response = await fetch(`${url}/llm/v1/chat/completions`, {
       method: "POST",
@@ -133,11 +137,9 @@ describe("processes killed outright", () => {
 
   it("loses and doubles no charge when the worker is killed under load and another takes over", async () => {
     database = await createTestDatabase("crash_worker");
-    const port = await findFreePort();
-    const environment = environmentOf(database, port);
+    const environment = environmentOf(database);
     const worker = await startRole("worker", environment);
-    await startRole("gateway", environment);
-    const url = `http://127.0.0.1:${port}`;
+    const url = gatewayOriginOf(await startRole("gateway", environment));
     const key = await provision(url);
 
     // Requests in waves while the worker is killed, then a new worker started.

@@ -2,9 +2,13 @@ import { once } from "node:events";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { queueBackendOf } from "../src/billing/queue/queue-backend";
-import { findFreePort } from "../src/database/embedded-postgres";
 import { createTestDatabase, type TestDatabase } from "./support/database";
-import { provisionKeyWithCredit, type ServiceProcess, spawnService } from "./support/service-process";
+import {
+  gatewayOriginOf,
+  provisionKeyWithCredit,
+  type ServiceProcess,
+  spawnService,
+} from "./support/service-process";
 import { removeQueueData } from "./workers/queue-test-support";
 
 /**
@@ -17,25 +21,25 @@ import { removeQueueData } from "./workers/queue-test-support";
 const adminToken = "shutdown-admin-token-0123456789abcdef0123456789";
 
 async function startNpm(database: TestDatabase): Promise<ServiceProcess & { url: string }> {
-  const port = await findFreePort();
   const environment: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: database.url,
     SESSION_SECRET: "shutdown-session-secret-0123456789abcdef0123456789",
     KEY_PEPPER: "shutdown-key-pepper-0123456789abcdef0123456789ab",
     ADMIN_TOKEN: adminToken,
-    PORT: String(port),
+    // A port the system picks: see gatewayOriginOf.
+    PORT: "0",
     HOST: "127.0.0.1",
     // A stream of 12 to 60 tokens lasts about 1 to 3 s.
     SIMULATOR_TOKENS_PER_SECOND: "20",
     LOG_LEVEL: "info",
   };
   // Its own process group, so the test can signal the group as a terminal would.
-  const { child, output } = await spawnService("npm", ["start"], environment, {
+  const service = await spawnService("npm", ["start"], environment, {
     readyLine: "gateway listening",
     detached: true,
   });
-  return { child, url: `http://127.0.0.1:${port}`, output };
+  return { ...service, url: gatewayOriginOf(service) };
 }
 
 const issueKeyWithCredit = (url: string) => provisionKeyWithCredit(url, adminToken, "stopper", "1000");

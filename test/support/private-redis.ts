@@ -17,9 +17,9 @@ export interface PrivateRedis {
 }
 
 export async function startPrivateRedis(): Promise<PrivateRedis> {
-  const port = await findFreePort();
-  const url = `redis://127.0.0.1:${port}`;
-  let server = await startServer(port, url);
+  const started = await startOnFreePort();
+  const { port, url } = started;
+  let server = started.server;
 
   return {
     url,
@@ -33,6 +33,22 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     },
     stop: () => killServer(server),
   };
+}
+
+/**
+ * Redis cannot be asked to pick its own port, and a port found free may be taken by an outgoing connection
+ * before the server binds it: then the server exits, and another port is tried.
+ */
+async function startOnFreePort(): Promise<{ port: number; url: string; server: ChildProcess }> {
+  for (let attempt = 1; ; attempt += 1) {
+    const port = await findFreePort();
+    const url = `redis://127.0.0.1:${port}`;
+    try {
+      return { port, url, server: await startServer(port, url) };
+    } catch (error) {
+      if (attempt === 3) throw error;
+    }
+  }
 }
 
 async function startServer(port: number, url: string): Promise<ChildProcess> {

@@ -5,9 +5,11 @@ import { expect } from "vitest";
 export interface ServiceProcess {
   child: ChildProcess;
   output: () => string;
+  /** The whole output line that showed the process ready. */
+  readyLine: string;
 }
 
-/** Spawns the process and resolves once its output shows `readyLine`; fails if it exits or takes 90 s. */
+/** Spawns the process and resolves once a whole line of its output shows `readyLine`; fails if it exits or takes 90 s. */
 export async function spawnService(
   command: string,
   args: readonly string[],
@@ -27,12 +29,27 @@ export async function spawnService(
     output += String(chunk);
   });
   const deadlineMs = Date.now() + 90_000;
-  while (!output.includes(options.readyLine)) {
+  for (;;) {
+    // Only lines ended by a newline: a chunk may end inside one.
+    const readyLine = output
+      .split("\n")
+      .slice(0, -1)
+      .find((line) => line.includes(options.readyLine));
+    if (readyLine !== undefined) return { child, output: () => output, readyLine };
     if (child.exitCode !== null) throw new Error(`${command} ${args.join(" ")} exited: ${output}`);
     if (Date.now() > deadlineMs) throw new Error(`${command} ${args.join(" ")} did not start: ${output}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  return { child, output: () => output };
+}
+
+/**
+ * Where a gateway started with `PORT=0` listens: the origin of the base URL in its "gateway listening" log
+ * line. A port the test picked beforehand could be taken by any outgoing connection before the gateway binds it.
+ */
+export function gatewayOriginOf(gateway: ServiceProcess): string {
+  const { baseUrl } = JSON.parse(gateway.readyLine) as { baseUrl?: unknown };
+  if (typeof baseUrl !== "string") throw new Error(`no base URL in the ready line: ${gateway.readyLine}`);
+  return new URL(baseUrl).origin;
 }
 
 /** A session, credit and a personal key for `userId`, through the admin and key APIs. */
