@@ -439,7 +439,8 @@ async function slowUpstreamFigures(bench: GatewayBench): Promise<Figure[]> {
       target: "≤ baseline + 1 ms",
     },
     // What one durable commit before the answer adds by itself, beside the same bound: a complete answer's
-    // last bytes wait for its usage's commit (what was delivered is billed, C10), so no gateway here is below it.
+    // last bytes wait for its usage's commit (what was delivered is billed, C10), so no gateway here is
+    // below it.
     {
       name: "added latency p50, JSON, 1 connection, 5 ms upstream, the floor (bare proxy + one commit)",
       value: p50Of(slowSamples.floor) - slowDirectP50,

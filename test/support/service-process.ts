@@ -9,7 +9,10 @@ export interface ServiceProcess {
   readyLine: string;
 }
 
-/** Spawns the process and resolves once a whole line of its output shows `readyLine`; fails if it exits or takes 90 s. */
+/**
+ * Spawns the process and resolves once a whole line of its output shows `readyLine`; fails if it exits or
+ * takes 90 s.
+ */
 export async function spawnService(
   command: string,
   args: readonly string[],
@@ -44,7 +47,8 @@ export async function spawnService(
 
 /**
  * Where a gateway started with `PORT=0` listens: the origin of the base URL in its "gateway listening" log
- * line. A port the test picked beforehand could be taken by any outgoing connection before the gateway binds it.
+ * line. A port the test picked beforehand could be taken by any outgoing connection before the gateway
+ * binds it.
  */
 export function gatewayOriginOf(gateway: ServiceProcess): string {
   const { baseUrl } = JSON.parse(gateway.readyLine) as { baseUrl?: unknown };
