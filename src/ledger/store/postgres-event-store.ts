@@ -85,10 +85,10 @@ export class PostgresEventStore implements EventStore {
   }
 
   async append(append: StreamAppend): Promise<AppendResult> {
+    // An append with expected version "any" tries one statement first, and takes its turn once it lost.
     for (let attempt = 0; ; attempt++) {
       try {
-        const [result] =
-          append.expectedVersion === "any" ? await this.insertInTurn(append) : await this.insert([append]);
+        const [result] = attempt === 0 ? await this.insert([append]) : await this.insertInTurn(append);
         this.notifySubscribers();
         return result!;
       } catch (error) {
@@ -235,11 +235,12 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * A single append with expected version "any", after the stream's earlier ones of that kind: they take
-   * turns on a lock of the stream held to their commit, and each reads the head once its turn has come (a new
-   * statement, a new snapshot). Racing instead, the losers raced each other again: 16 writers appending to
-   * one stream lost more than ten times in a row and failed. An append that names its version still races,
-   * as does a batch's one statement, whose appends come here one by one if it loses.
+   * A single append with expected version "any" that lost its first try: it takes its turn on a lock of
+   * the stream held to its commit, and reads the head once its turn has come (a new statement, a new
+   * snapshot). A first try takes that lock too, without waiting (the append statement), and inserts nothing
+   * while another append is taking its turn, so no append in turn loses to one that races. Racing again
+   * instead, the losers raced each other again: 16 writers appending to one stream lost more than ten times
+   * in a row and failed. An append that names its version still races, as before.
    */
   private async insertInTurn(append: StreamAppend): Promise<AppendResult[]> {
     const client = await this.pool.connect();
@@ -334,6 +335,13 @@ export class PostgresEventStore implements EventStore {
 class ExpectationNotMet extends Error {}
 
 /**
+ * A stream appended with expected version "any" takes its turn without waiting, or the statement inserts
+ * nothing: another append is taking its turn on that stream (see insertInTurn). Held to the commit.
+ */
+const anyVersionTurnTaken = (heads: string) =>
+  `pg_try_advisory_xact_lock(${advisoryLockKeys.anyVersionAppends}, hashtext(${heads}.stream_id))`;
+
+/**
  * One statement appends to many streams: it finds each stream's head, and inserts nothing at all when any
  * expectation fails. The unique (stream_id, stream_version) constraint catches writers that race between
  * reading a head and inserting.
@@ -365,7 +373,9 @@ const chainedAppendStatement = {
          CASE WHEN input.index_in_stream = 0 THEN ledger_event_hash(heads.head_hash, input.stream_id,
            heads.head + 1, input.event_id, input.type, input.schema_version, input.data, input.metadata) END
   FROM input JOIN heads USING (stream_id)
-  WHERE NOT EXISTS (SELECT 1 FROM heads failed WHERE failed.expected_version NOT IN (${expectedAny}, failed.head))
+  -- One condition for the whole statement, not one per row (it is not correlated): all events go in, or none.
+  WHERE NOT EXISTS (SELECT 1 FROM heads failed WHERE failed.expected_version NOT IN (${expectedAny}, failed.head)
+                    OR (failed.expected_version = ${expectedAny} AND NOT ${anyVersionTurnTaken("failed")}))
   ORDER BY input.ordinal
   RETURNING event_id, stream_id, stream_version, transaction_order, position`,
 };
@@ -388,7 +398,9 @@ const plainAppendStatement = {
   SELECT pg_current_xact_id()::text::bigint + $2, input.event_id, input.stream_id, heads.head + 1 + input.index_in_stream,
          input.type, input.schema_version, input.data, input.metadata
   FROM input JOIN heads USING (stream_id)
-  WHERE NOT EXISTS (SELECT 1 FROM heads failed WHERE failed.expected_version NOT IN (${expectedAny}, failed.head))
+  -- One condition for the whole statement, not one per row (it is not correlated): all events go in, or none.
+  WHERE NOT EXISTS (SELECT 1 FROM heads failed WHERE failed.expected_version NOT IN (${expectedAny}, failed.head)
+                    OR (failed.expected_version = ${expectedAny} AND NOT ${anyVersionTurnTaken("failed")}))
   ORDER BY input.ordinal
   RETURNING event_id, stream_id, stream_version, transaction_order, position`,
 };

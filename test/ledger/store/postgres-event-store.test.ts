@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { advisoryLockKeys } from "../../../src/database/advisory-lock-keys";
 import { migrate } from "../../../src/database/migrations";
 import { createPool } from "../../../src/database/pool";
 import { ledgerSchema } from "../../../src/ledger/schema/ledger-schema";
@@ -237,5 +238,32 @@ describe("PostgreSQL event store, one stream many writers append to", () => {
     expect(events.map((event) => event.streamVersion)).toEqual(
       Array.from({ length: writers * appendsEach }, (_, version) => version),
     );
+  });
+  it("lets an append with expected version any wait for a turn taken on its stream, not race it", async () => {
+    // Given a stream with one event, and another writer taking its turn on the stream (holding it)
+    const streamId = "account-user-turn";
+    await store.append({ streamId, expectedVersion: "any", events: [topUp("turn", "1", "first")] });
+    const turnHolder = await pool.connect();
+    await turnHolder.query("BEGIN");
+    await turnHolder.query("SELECT pg_advisory_xact_lock($1::int, hashtext($2))", [
+      advisoryLockKeys.anyVersionAppends,
+      streamId,
+    ]);
+
+    // When an append with expected version any comes meanwhile
+    let landed = false;
+    const appending = store
+      .append({ streamId, expectedVersion: "any", events: [topUp("turn", "1", "second")] })
+      .finally(() => {
+        landed = true;
+      });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    // Then it waits for the turn (its first try, one statement, would have landed at once), and lands
+    // right after it, as the stream's next version
+    expect(landed).toBe(false);
+    await turnHolder.query("COMMIT");
+    turnHolder.release();
+    expect((await appending).streamVersion).toBe(1);
   });
 });
