@@ -238,9 +238,9 @@ export class PostgresEventStore implements EventStore {
    * A single append with expected version "any" that lost its first try: it takes its turn on a lock of
    * the stream held to its commit, and reads the head once its turn has come (a new statement, a new
    * snapshot). A first try takes that lock too, without waiting (the append statement), and inserts nothing
-   * while another append is taking its turn, so no append in turn loses to one that races. Racing again
-   * instead, the losers raced each other again: 16 writers appending to one stream lost more than ten times
-   * in a row and failed. An append that names its version still races, as before.
+   * while another append is taking its turn, so no append in turn loses to one that races. When a lost race
+   * was simply raced again, the losers raced each other: 16 writers appending to one stream lost more than
+   * ten times in a row and failed. An append that names its version still races, as before.
    */
   private async insertInTurn(append: StreamAppend): Promise<AppendResult[]> {
     const client = await this.pool.connect();

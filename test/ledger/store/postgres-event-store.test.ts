@@ -11,7 +11,9 @@ import { createTestDatabase, type TestDatabase } from "../../support/database";
 import { topUp } from "../../support/ledger-fixtures";
 import { describeEventStoreContract } from "./event-store-contract";
 
-async function openPostgresStore(database: TestDatabase) {
+/** A migrated database of its own and a store on it; `dispose` closes both and drops the database. */
+async function openStoreOnNewDatabase(name: string) {
+  const database = await createTestDatabase(name);
   const pool = createPool({ url: database.url, connectionsMax: 20, applicationName: "test" });
   await migrate(pool, ledgerSchema.objects);
   const store = await PostgresEventStore.open({
@@ -19,36 +21,26 @@ async function openPostgresStore(database: TestDatabase) {
     listenConnectionString: database.url,
     pollIntervalMs: 200,
   });
-  return { pool, store };
+  const dispose = async () => {
+    await store.close();
+    await pool.end();
+    await database.drop();
+  };
+  return { database, pool, store, dispose };
 }
 
-describeEventStoreContract("PostgreSQL", async () => {
-  const database = await createTestDatabase("contract");
-  const { pool, store } = await openPostgresStore(database);
-  return {
-    store,
-    dispose: async () => {
-      await store.close();
-      await pool.end();
-      await database.drop();
-    },
-  };
-});
+describeEventStoreContract("PostgreSQL", () => openStoreOnNewDatabase("contract"));
 
 describe("PostgreSQL event store", () => {
   let database: TestDatabase;
   let pool: pg.Pool;
   let store: PostgresEventStore;
+  let dispose: () => Promise<void>;
 
   beforeAll(async () => {
-    database = await createTestDatabase("pgstore");
-    ({ pool, store } = await openPostgresStore(database));
+    ({ database, pool, store, dispose } = await openStoreOnNewDatabase("pgstore"));
   });
-  afterAll(async () => {
-    await store.close();
-    await pool.end();
-    await database.drop();
-  });
+  afterAll(() => dispose());
 
   it("holds back later events while an earlier transaction is open, then delivers it first", async () => {
     const received: RecordedEvent[] = [];
@@ -149,21 +141,16 @@ async function waitUntil(condition: () => Promise<boolean>, timeoutMs = 10_000):
 }
 
 describe("PostgreSQL event store reading many streams", () => {
-  let database: TestDatabase;
   let pool: pg.Pool;
   let store: PostgresEventStore;
+  let dispose: () => Promise<void>;
 
   beforeAll(async () => {
-    database = await createTestDatabase("pgstreams");
-    ({ pool, store } = await openPostgresStore(database));
+    ({ pool, store, dispose } = await openStoreOnNewDatabase("pgstreams"));
     // No ANALYZE may run meanwhile: the case is a log the planner has no statistics for yet.
     await pool.query("ALTER TABLE ledger_events SET (autovacuum_enabled = false)");
   });
-  afterAll(async () => {
-    await store.close();
-    await pool.end();
-    await database.drop();
-  });
+  afterAll(() => dispose());
 
   it("probes the index once per stream, even before the log has statistics", async () => {
     const streamIds = Array.from({ length: 20_000 }, (_, index) => `account-many-${index}`);
@@ -201,19 +188,14 @@ describe("PostgreSQL event store reading many streams", () => {
 });
 
 describe("PostgreSQL event store, one stream many writers append to", () => {
-  let database: TestDatabase;
   let pool: pg.Pool;
   let store: PostgresEventStore;
+  let dispose: () => Promise<void>;
 
   beforeAll(async () => {
-    database = await createTestDatabase("pgstore-hot-stream");
-    ({ pool, store } = await openPostgresStore(database));
+    ({ pool, store, dispose } = await openStoreOnNewDatabase("pgstore-hot-stream"));
   });
-  afterAll(async () => {
-    await store.close();
-    await pool.end();
-    await database.drop();
-  });
+  afterAll(() => dispose());
 
   it("lets 16 writers appending with expected version any to one stream all land, with contiguous versions", async () => {
     // Racing for the stream's next version, retried at once, losers lost more than ten times in a row and
@@ -239,6 +221,7 @@ describe("PostgreSQL event store, one stream many writers append to", () => {
       Array.from({ length: writers * appendsEach }, (_, version) => version),
     );
   });
+
   it("lets an append with expected version any wait for a turn taken on its stream, not race it", async () => {
     // Given a stream with one event, and another writer taking its turn on the stream (holding it)
     const streamId = "account-user-turn";
