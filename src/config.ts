@@ -112,8 +112,8 @@ const environmentSchema = z.object({
   UPSTREAM_BREAKER_WINDOW_MS: wholeIn(environmentRanges.upstreamBreakerWindowMs).default(
     resilienceLimitDefaults.breakerWindowMs,
   ),
-  UPSTREAM_BREAKER_ATTEMPTS_MIN: wholeIn(environmentRanges.upstreamBreakerAttemptsMin).default(
-    resilienceLimitDefaults.breakerAttemptsMin,
+  UPSTREAM_BREAKER_REQUESTS_MIN: wholeIn(environmentRanges.upstreamBreakerRequestsMin).default(
+    resilienceLimitDefaults.breakerRequestsMin,
   ),
   UPSTREAM_BREAKER_FAILURE_RATE: z.coerce
     .number()
@@ -212,7 +212,7 @@ function upstreamResilienceOf(values: z.infer<typeof environmentSchema>): Resili
       backoffMaxMs: values.UPSTREAM_BACKOFF_MAX_MS,
       requestDeadlineMs: values.UPSTREAM_REQUEST_DEADLINE_MS,
       breakerWindowMs: values.UPSTREAM_BREAKER_WINDOW_MS,
-      breakerAttemptsMin: values.UPSTREAM_BREAKER_ATTEMPTS_MIN,
+      breakerRequestsMin: values.UPSTREAM_BREAKER_REQUESTS_MIN,
       breakerFailureRateMin: values.UPSTREAM_BREAKER_FAILURE_RATE,
       breakerOpenMs: values.UPSTREAM_BREAKER_OPEN_MS,
       breakerHalfOpenProbesMax: values.UPSTREAM_BREAKER_HALF_OPEN_PROBES,

@@ -40,7 +40,9 @@ export const apiErrors = {
   unauthorized: (message = invalidApiKeyMessage) => new ApiError(401, applicationCodes.unauthorized, message),
   notFound: (message: string) => new ApiError(404, applicationCodes.notFound, message),
   upstreamRejected: (message: string) => new ApiError(400, applicationCodes.modelProcessing, message),
-  upstreamFailed: (message: string) => new ApiError(500, applicationCodes.modelProcessing, message),
+  /** With `retryAfterSeconds` when every endpoint of the model is open: when the next probe goes (C13). */
+  upstreamFailed: (message: string, retryAfterSeconds?: number) =>
+    new ApiError(500, applicationCodes.modelProcessing, message, retryAfterSeconds),
   /** Every attempt was refused with 429 (C13). */
   upstreamThrottled: (message: string, retryAfterSeconds: number) =>
     new ApiError(429, applicationCodes.modelProcessing, message, retryAfterSeconds),

@@ -350,10 +350,10 @@ export const resilienceLimitDefaults = Object.freeze({
   backoffMaxMs: 2_000,
   // The upstream's own 10-minute answer timeout: a long JSON generation is not cut by the deadline.
   requestDeadlineMs: 600_000,
-  // Long enough to judge an endpoint by a few requests' retries (8 attempts take about 6 s at most), so an
-  // endpoint that is down opens within three requests even on a quiet gateway.
+  // The breaker counts requests, and a request that fails at a dead endpoint takes about 5 s of backoff over
+  // its 8 attempts: 30 s holds the 5 failed requests that open it even at one request at a time.
   breakerWindowMs: 30_000,
-  breakerAttemptsMin: 10,
+  breakerRequestsMin: 5,
   breakerFailureRateMin: 0.5,
   breakerOpenMs: 5_000,
   breakerHalfOpenProbesMax: 1,
@@ -397,8 +397,8 @@ export const environmentRanges = {
   upstreamBackoffMaxMs: { min: 1, max: 600_000 },
   upstreamRequestDeadlineMs: { min: 1_000, max: 3_600_000 },
   upstreamBreakerWindowMs: { min: 1_000, max: 3_600_000 },
-  upstreamBreakerAttemptsMin: { min: 1, max: 100_000 },
-  /** A share of attempts: above 0 (exclusive), at most 1. */
+  upstreamBreakerRequestsMin: { min: 1, max: 100_000 },
+  /** A share of requests: above 0 (exclusive), at most 1. */
   upstreamBreakerFailureRate: { min: 0, max: 1 },
   upstreamBreakerOpenMs: { min: 100, max: 3_600_000 },
   upstreamBreakerHalfOpenProbesMax: { min: 1, max: 1_000 },
@@ -574,7 +574,7 @@ const defaultRelations: LimitRelation[] = [
       within(resilience.backoffMaxMs, ranges.upstreamBackoffMaxMs) &&
       within(resilience.requestDeadlineMs, ranges.upstreamRequestDeadlineMs) &&
       within(resilience.breakerWindowMs, ranges.upstreamBreakerWindowMs) &&
-      within(resilience.breakerAttemptsMin, ranges.upstreamBreakerAttemptsMin) &&
+      within(resilience.breakerRequestsMin, ranges.upstreamBreakerRequestsMin) &&
       resilience.breakerFailureRateMin > ranges.upstreamBreakerFailureRate.min &&
       resilience.breakerFailureRateMin <= ranges.upstreamBreakerFailureRate.max &&
       within(resilience.breakerOpenMs, ranges.upstreamBreakerOpenMs) &&

@@ -34,15 +34,15 @@ const attemptDurationSeconds = new Histogram({
 
 const breakerState = new Gauge({
   name: "won_gateway_upstream_breaker_state",
-  help: "1 for the state each endpoint's circuit breaker is in (closed, open, half-open), 0 for the others",
-  labelNames: ["upstream_endpoint", "state"],
+  help: "1 for the state each model's circuit breaker at each endpoint is in (closed, open, half-open), 0 for the others",
+  labelNames: ["upstream_endpoint", "model", "state"],
   registers: [metricsRegistry],
 });
 
 const breakerTransitionsTotal = new Counter({
   name: "won_gateway_upstream_breaker_transitions_total",
-  help: "Circuit breaker state changes, by endpoint and the state entered",
-  labelNames: ["upstream_endpoint", "state"],
+  help: "Circuit breaker state changes, by endpoint, model and the state entered",
+  labelNames: ["upstream_endpoint", "model", "state"],
   registers: [metricsRegistry],
 });
 
@@ -69,7 +69,7 @@ export function attemptOutcomeOf(attempt: UpstreamAttempt): string {
 }
 
 export const upstreamMetrics: UpstreamObserver & {
-  breakerChanged(endpoint: string, state: BreakerState): void;
+  breakerChanged(endpoint: string, model: string, state: BreakerState): void;
 } = {
   attempted(attempt, retry) {
     const outcome = attemptOutcomeOf(attempt);
@@ -86,9 +86,9 @@ export const upstreamMetrics: UpstreamObserver & {
   answeredByFallback(requested, answering) {
     fallbacksTotal.inc({ model: requested, answering_model: answering });
   },
-  breakerChanged(endpoint, state) {
+  breakerChanged(endpoint, model, state) {
     for (const each of breakerStates)
-      breakerState.set({ upstream_endpoint: endpoint, state: each }, each === state ? 1 : 0);
-    breakerTransitionsTotal.inc({ upstream_endpoint: endpoint, state });
+      breakerState.set({ upstream_endpoint: endpoint, model, state: each }, each === state ? 1 : 0);
+    breakerTransitionsTotal.inc({ upstream_endpoint: endpoint, model, state });
   },
 };

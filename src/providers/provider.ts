@@ -177,6 +177,8 @@ export class UpstreamFailedError extends Error {
     message: string,
     /** The HTTP status of a failed answer (`reason` "status"); absent for a failure reported in a 200. */
     readonly upstreamStatus?: number,
+    /** Set when every endpoint of the model is open: whole seconds until the next probe (C13), at least 1. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }

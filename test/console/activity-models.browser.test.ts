@@ -40,9 +40,7 @@ beforeAll(async () => {
   harness = await startGatewayHarness({
     label: "console_activity",
     billing: {},
-    // One attempt per request: "a failed request" here is one upstream failure, not eight retried ones,
-    // which would open the model's circuit breaker for the requests that follow.
-    service: { adminToken: testSecrets.adminToken, upstreamResilience: { limits: { attemptsMax: 1 } } },
+    service: { adminToken: testSecrets.adminToken },
   });
   await harness.topUp({ kind: "user", id: userId }, "1000");
   sessionToken = await harness.session(userId);

@@ -44,7 +44,8 @@ async function failedRequest(): Promise<void> {
   }
 }
 
-const rowOf = (endpoint: string) => page.locator(`[data-testid="upstream-row"][data-endpoint="${endpoint}"]`);
+const rowOf = ({ endpoint, model }: Pick<EndpointHealth, "endpoint" | "model">) =>
+  page.locator(`[data-testid="upstream-row"][data-endpoint="${endpoint}"][data-model="${model}"]`);
 
 beforeAll(async () => {
   harness = await startGatewayHarness({
@@ -52,10 +53,10 @@ beforeAll(async () => {
     billing: {},
     service: {
       adminToken: testSecrets.adminToken,
-      // One attempt per request, and a breaker that judges by three attempts and stays open for the test:
-      // a served and a failed request leave it closed at 50%, one more failure opens it.
+      // The default attempts, and a breaker that judges by three requests and stays open for the test: a
+      // served and a failed request leave it closed at 50%, one more failed request opens it.
       upstreamResilience: {
-        limits: { attemptsMax: 1, breakerAttemptsMin: 3, breakerFailureRateMin: 0.5, breakerOpenMs: 600_000 },
+        limits: { breakerRequestsMin: 3, breakerFailureRateMin: 0.5, breakerOpenMs: 600_000 },
       },
     },
   });
@@ -85,23 +86,23 @@ afterAll(async () => {
 describe("the admin's Upstreams page in Chromium", { timeout: 120_000 }, () => {
   it("lists every endpoint of GET /admin/upstreams with its breaker and window, and no URL", async () => {
     const endpoints = await upstreamHealth();
-    const used = endpoints.find((endpoint) => endpoint.models.includes(model))!;
-    expect(used).toMatchObject({ breakerState: "closed", recentAttempts: 2, recentFailures: 1 });
+    const used = endpoints.find((endpoint) => endpoint.model === model)!;
+    expect(used).toMatchObject({ breakerState: "closed", recentRequests: 2, recentFailedRequests: 1 });
 
     await page.getByRole("link", { name: "Upstreams" }).waitFor();
     expect(await page.getByRole("link", { name: "Upstreams" }).getAttribute("aria-current")).toBe("page");
     await poll(() => page.getByTestId("upstream-row").count()).toBe(endpoints.length);
     for (const endpoint of endpoints) {
-      const row = rowOf(endpoint.endpoint);
+      const row = rowOf(endpoint);
       expect(await row.getByTestId("breaker-state").getAttribute("data-state"), endpoint.endpoint).toBe(
         endpoint.breakerState,
       );
-      for (const served of endpoint.models) expect(await row.textContent()).toContain(served);
+      expect(await row.textContent()).toContain(endpoint.model);
     }
-    const usedRow = rowOf(used.endpoint);
+    const usedRow = rowOf(used);
     expect(await usedRow.getByTestId("breaker-state").textContent()).toBe("closed · taking traffic");
     const cells = await usedRow.locator("td").allTextContents();
-    // Models, breaker, in flight / capacity, attempts, failures, failure rate.
+    // Model, breaker, in flight / capacity, requests, failed requests, failure rate.
     expect(cells.slice(2)).toEqual(["0 / no limit", "2", "1", "50%"]);
 
     const text = (await page.locator("main").textContent()) ?? "";
@@ -113,18 +114,26 @@ describe("the admin's Upstreams page in Chromium", { timeout: 120_000 }, () => {
   });
 
   it("shows the breaker opening without a reload", async () => {
-    const used = (await upstreamHealth()).find((endpoint) => endpoint.models.includes(model))!;
-    // When a third attempt in the window fails (two of three), the endpoint's breaker opens.
+    const used = (await upstreamHealth()).find((endpoint) => endpoint.model === model)!;
+    // When a third request in the window fails (two of three), the model's breaker at the endpoint opens;
+    // the other models of that endpoint keep theirs closed.
     await failedRequest();
+    const after = await upstreamHealth();
     expect(
-      (await upstreamHealth()).find((endpoint) => endpoint.endpoint === used.endpoint)?.breakerState,
+      after.find((endpoint) => endpoint.endpoint === used.endpoint && endpoint.model === model)?.breakerState,
     ).toBe("open");
+    expect(
+      after
+        .filter((endpoint) => endpoint.endpoint === used.endpoint && endpoint.model !== model)
+        .map((endpoint) => endpoint.breakerState),
+    ).toEqual(expect.arrayContaining(["closed"]));
+    expect(after.filter((endpoint) => endpoint.breakerState === "open")).toHaveLength(1);
     // Then the page, left open, shows it at its next refresh.
-    await poll(() => rowOf(used.endpoint).getByTestId("breaker-state").getAttribute("data-state")).toBe(
-      "open",
+    await poll(() => rowOf(used).getByTestId("breaker-state").getAttribute("data-state")).toBe("open");
+    expect(await rowOf(used).getByTestId("breaker-state").textContent()).toBe(
+      "open · one attempt per request",
     );
-    expect(await rowOf(used.endpoint).getByTestId("breaker-state").textContent()).toBe("open · no traffic");
-    expect(await rowOf(used.endpoint).locator("td").last().textContent()).toBe("—");
+    expect(await rowOf(used).locator("td").last().textContent()).toBe("—");
   });
 
   it("fits a phone in Korean without scrolling sideways", async () => {

@@ -268,7 +268,7 @@ describe("upstream resilience through the gateway (C13)", () => {
     expect(throttled.served).toHaveLength(1);
   });
 
-  it("answers fast C13 errors when every endpoint is down, leaves no hold open, and the breakers show it", async () => {
+  it("answers C13 errors with Retry-After once every endpoint is down, one attempt a request, no hold left open, and the breakers show it", async () => {
     await gammaEast.down();
     await gammaWest.down();
     const client = harness.openai(apiKey);
@@ -282,19 +282,22 @@ describe("upstream resilience through the gateway (C13)", () => {
         );
     const first = (await ask())!;
     expect(first.status).toBe(500);
-    expect(first.message).toMatch(/could not reach the upstream; \d+ attempts made/);
-    // Each endpoint opens once 10 attempts in its window failed (within three requests of 8 attempts);
-    // from then on nothing is attempted at all.
+    expect(first.message).toMatch(/could not reach the upstream; 8 attempts made/);
+    // Each endpoint opens once 5 requests in its window failed there; from then on each request makes one
+    // panic attempt (the open breaker never answers by itself), and its 500 says when the next probe goes.
     let last: APIError | undefined;
-    for (let index = 0; index < 8 && !last?.message.includes("circuit open"); index++) last = await ask();
+    for (let index = 0; index < 12 && !last?.message.includes("circuit open"); index++) last = await ask();
     const startedMs = Date.now();
     last = await ask();
     expect(Date.now() - startedMs).toBeLessThan(500);
     expect(last!.status).toBe(500);
     expect(last!.error).toMatchObject({ code: 300 });
-    expect(last!.message).toContain(
-      "every upstream endpoint of gamma-4-5 is unavailable (circuit open); 0 attempts made",
+    expect(last!.message).toMatch(
+      /could not reach the upstream; 1 attempt made; circuit open, next probe in \d+ s/,
     );
+    const retryAfterSeconds = Number(last!.headers!.get("retry-after"));
+    expect(retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(retryAfterSeconds).toBeLessThanOrEqual(60);
 
     const requestId = last!.headers!.get("x-request-id")!;
     await expect
@@ -302,6 +305,9 @@ describe("upstream resilience through the gateway (C13)", () => {
         timeout: 60_000,
       })
       .toEqual(["UsageAuthorized", "UsageVoided"]);
+    const voided = (await settlementsOf(harness, [requestId])).get(requestId)!.events[1]!
+      .data as EventData<"UsageVoided">;
+    expect(voided.attempts).toHaveLength(1);
     await expect
       .poll(async () => (await harness.service.ledger.pool.query("SELECT 1 FROM open_holds")).rowCount, {
         timeout: 60_000,
@@ -309,21 +315,21 @@ describe("upstream resilience through the gateway (C13)", () => {
       .toBe(0);
     const metrics = await metricsRegistry.metrics();
     expect(metrics).toContain(
-      'won_gateway_upstream_breaker_state{upstream_endpoint="gamma-east",state="open"} 1',
+      'won_gateway_upstream_breaker_state{upstream_endpoint="gamma-east",model="gamma-4-5",state="open"} 1',
     );
     expect(metrics).toContain(
-      'won_gateway_upstream_breaker_state{upstream_endpoint="gamma-west",state="open"} 1',
+      'won_gateway_upstream_breaker_state{upstream_endpoint="gamma-west",model="gamma-4-5",state="open"} 1',
     );
     expect(metrics).not.toMatch(/secret-east|secret-west/);
     const health = await fetch(`${harness.url}/admin/upstreams`, {
       headers: { authorization: `Bearer ${testSecrets.adminToken}` },
     });
     const body = (await health.json()) as {
-      data: { endpoint: string; breakerState: string; models: string[] }[];
+      data: { endpoint: string; breakerState: string; model: string }[];
     };
     expect(body.data.filter((endpoint) => endpoint.endpoint.startsWith("gamma-"))).toEqual([
-      expect.objectContaining({ endpoint: "gamma-east", breakerState: "open", models: ["gamma-4-5"] }),
-      expect.objectContaining({ endpoint: "gamma-west", breakerState: "open", models: ["gamma-4-5"] }),
+      expect.objectContaining({ endpoint: "gamma-east", breakerState: "open", model: "gamma-4-5" }),
+      expect.objectContaining({ endpoint: "gamma-west", breakerState: "open", model: "gamma-4-5" }),
     ]);
     expect(JSON.stringify(body)).not.toMatch(/secret|127\.0\.0\.1/);
   }, 120_000);

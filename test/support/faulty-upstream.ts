@@ -11,6 +11,8 @@ import type { AddressInfo, Socket } from "node:net";
  * A fake upstream endpoint for resilience tests: an HTTP server in front of the simulator (which speaks
  * every real protocol) that answers each request as `plan` decides — passed through, an error status in
  * the protocols' error body (optionally with `Retry-After`), or a reset connection. `down()` stops listening (connection refused), `up()` listens again on the same port.
+ * `setBodyPlan` decides by the request's body instead (read whole first), e.g. to fail each distinct
+ * request's first attempt and serve its retry, however concurrent requests interleave.
  */
 export type UpstreamFault =
   | { kind: "pass" }
@@ -23,6 +25,8 @@ export interface FaultyUpstream {
   /** What each request received, in order of arrival: the fault's kind, or its status. */
   readonly served: { fault: string; atMs: number; path: string; credential: string | undefined }[];
   setPlan(plan: (requestIndex: number) => UpstreamFault): void;
+  /** Replaces the plan by one that reads each request's body; `setPlan` replaces it back. */
+  setBodyPlan(plan: (body: string, requestIndex: number) => UpstreamFault): void;
   down(): Promise<void>;
   up(): Promise<void>;
   close(): Promise<void>;
@@ -31,13 +35,33 @@ export interface FaultyUpstream {
 export async function startFaultyUpstream(simulatorUrl: string): Promise<FaultyUpstream> {
   const target = new URL(simulatorUrl);
   let plan: (requestIndex: number) => UpstreamFault = () => ({ kind: "pass" });
+  let bodyPlan: ((body: string, requestIndex: number) => UpstreamFault) | undefined;
   const served: FaultyUpstream["served"] = [];
   const sockets = new Set<Socket>();
   let server: Server | undefined;
   let port = 0;
 
   const handle = (request: IncomingMessage, response: ServerResponse) => {
-    const fault = plan(served.length);
+    if (!bodyPlan) {
+      answer(request, response, plan(served.length), undefined);
+      return;
+    }
+    const decide = bodyPlan;
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      const body = Buffer.concat(chunks);
+      answer(request, response, decide(body.toString("utf8"), served.length), body);
+    });
+  };
+
+  /** Answers as `fault` says; `body`: the request's body, already read (else it is piped on). */
+  const answer = (
+    request: IncomingMessage,
+    response: ServerResponse,
+    fault: UpstreamFault,
+    body: Buffer | undefined,
+  ) => {
     served.push({
       fault: fault.kind === "status" ? String(fault.status) : fault.kind,
       atMs: Date.now(),
@@ -61,7 +85,7 @@ export async function startFaultyUpstream(simulatorUrl: string): Promise<FaultyU
         return;
       }
       case "pass":
-        forward(request, response, target);
+        forward(request, response, target, body);
         return;
       default: {
         const unreachable: never = fault;
@@ -99,6 +123,10 @@ export async function startFaultyUpstream(simulatorUrl: string): Promise<FaultyU
     served,
     setPlan: (next) => {
       plan = next;
+      bodyPlan = undefined;
+    },
+    setBodyPlan: (next) => {
+      bodyPlan = next;
     },
     down: stop,
     up: async () => {
@@ -114,8 +142,13 @@ function credentialOf(request: IncomingMessage): string | undefined {
   return Array.isArray(header) ? header[0] : header;
 }
 
-/** Passes the request to the simulator and its answer back. */
-function forward(request: IncomingMessage, response: ServerResponse, target: URL): void {
+/** Passes the request (its `body` when already read) to the simulator and its answer back. */
+function forward(
+  request: IncomingMessage,
+  response: ServerResponse,
+  target: URL,
+  body: Buffer | undefined,
+): void {
   const upstream = httpRequest(
     {
       host: target.hostname,
@@ -134,5 +167,6 @@ function forward(request: IncomingMessage, response: ServerResponse, target: URL
   upstream.on("error", () => request.socket.destroy());
   // The gateway went away mid-answer: the simulator stops too, as a real upstream would.
   response.on("close", () => upstream.destroy());
-  request.pipe(upstream);
+  if (body) upstream.end(body);
+  else request.pipe(upstream);
 }

@@ -8,7 +8,7 @@ import { type MessageKey, useI18n } from "../lib/i18n";
 const refreshIntervalMs = 5_000;
 
 /**
- * Upstream endpoint health for operators (C13): each endpoint's models, breaker, requests in flight against
+ * Upstream endpoint health for operators: each endpoint and model, its breaker, requests in flight against
  * its capacity and its failures in the breaker's window, as the gateway process that answered sees them.
  * The route gives names and counts only, so no URL or key can reach this page.
  */
@@ -36,14 +36,14 @@ export function UpstreamsPage() {
                   <th scope="col">{t("upstreamModels")}</th>
                   <th scope="col">{t("breakerState")}</th>
                   <th scope="col">{t("upstreamInFlight")}</th>
-                  <th scope="col">{t("upstreamRecentAttempts")}</th>
-                  <th scope="col">{t("upstreamRecentFailures")}</th>
+                  <th scope="col">{t("upstreamRecentRequests")}</th>
+                  <th scope="col">{t("upstreamRecentFailedRequests")}</th>
                   <th scope="col">{t("upstreamFailureRate")}</th>
                 </tr>
               </thead>
               <tbody>
                 {upstreams.data.data.map((endpoint) => (
-                  <EndpointRow key={endpoint.endpoint} endpoint={endpoint} />
+                  <EndpointRow key={`${endpoint.endpoint} ${endpoint.model}`} endpoint={endpoint} />
                 ))}
               </tbody>
             </table>
@@ -59,11 +59,11 @@ function EndpointRow({ endpoint }: { endpoint: EndpointHealth }) {
   const capacity =
     endpoint.concurrentRequestsMax === null ? t("noLimit") : formatCount(endpoint.concurrentRequestsMax);
   return (
-    <tr data-testid="upstream-row" data-endpoint={endpoint.endpoint}>
+    <tr data-testid="upstream-row" data-endpoint={endpoint.endpoint} data-model={endpoint.model}>
       <th scope="row">
         <code>{endpoint.endpoint}</code>
       </th>
-      <td>{endpoint.models.join(", ")}</td>
+      <td>{endpoint.model}</td>
       <td>
         <span className={breaker.className} data-testid="breaker-state" data-state={endpoint.breakerState}>
           {t(breaker.label)}
@@ -72,8 +72,8 @@ function EndpointRow({ endpoint }: { endpoint: EndpointHealth }) {
       <td className="number">
         {formatCount(endpoint.outstanding)} / {capacity}
       </td>
-      <td className="number">{formatCount(endpoint.recentAttempts)}</td>
-      <td className="number">{formatCount(endpoint.recentFailures)}</td>
+      <td className="number">{formatCount(endpoint.recentRequests)}</td>
+      <td className="number">{formatCount(endpoint.recentFailedRequests)}</td>
       <td className="number">{formatShare(endpoint.recentFailureRate)}</td>
     </tr>
   );

@@ -29,19 +29,24 @@ export interface UpstreamResilienceOptions {
   modelEndpoints?: ReadonlyMap<string, readonly EndpointUpstream[]>;
   limits?: Partial<ResilienceLimits>;
   /** Metrics; nothing by default. */
-  observer?: UpstreamObserver & { breakerChanged?(endpoint: string, state: BreakerState): void };
+  observer?: UpstreamObserver & {
+    breakerChanged?(endpoint: string, model: string, state: BreakerState): void;
+  };
 }
 
-/** One endpoint as the operators' view shows it (GET /admin/upstreams): names and counts, never URL or key. */
+/**
+ * One endpoint as one model uses it, as the operators' view shows it (GET /admin/upstreams): names and
+ * counts, never URL or key. The capacity is the endpoint's (shared by its models), the breaker the model's.
+ */
 export interface EndpointHealth {
   endpoint: string;
-  models: string[];
+  model: string;
   breakerState: BreakerState;
   outstanding: number;
   concurrentRequestsMax: number | null;
-  /** Attempts and failures in the breaker's current window (empty while open). */
-  recentAttempts: number;
-  recentFailures: number;
+  /** Requests and those that failed at this endpoint, in the breaker's current window (empty while open). */
+  recentRequests: number;
+  recentFailedRequests: number;
   recentFailureRate: number | null;
 }
 
@@ -55,7 +60,8 @@ const silentObserver: UpstreamObserver = {
  * The upstream endpoints of every model and one adapter (and keep-alive pool) per endpoint and protocol,
  * created on first use. A model's endpoints are those the models file gives it; else its own upstream;
  * else its family's. An endpoint is known by name (the family's by the family word, a model's own by its
- * slug), so models sharing it share its breaker and capacity. `call` hands out the resilient call (C13).
+ * slug), so models sharing it share its capacity; each model has its own breaker there. `call` hands out
+ * the resilient call (C13).
  */
 export class UpstreamRegistry {
   private readonly adapters = new Map<string, UpstreamAdapter>();
@@ -92,18 +98,25 @@ export class UpstreamRegistry {
 
   health(): EndpointHealth[] {
     const nowMs = Date.now();
-    return [...this.endpoints.values()].map(({ endpoint }) => {
-      const breakerState = endpoint.breaker.state(nowMs);
-      const window = endpoint.breaker.windowCounts(nowMs);
+    const entries = [...this.routes.values()].flatMap((route) =>
+      route.entries.map((entry) => ({ model: route.model.slug, entry })),
+    );
+    entries.sort((one, other) =>
+      one.entry.endpoint.name === other.entry.endpoint.name
+        ? one.model.localeCompare(other.model)
+        : one.entry.endpoint.name.localeCompare(other.entry.endpoint.name),
+    );
+    return entries.map(({ model, entry: { endpoint, breaker } }) => {
+      const window = breaker.windowCounts(nowMs);
       return {
         endpoint: endpoint.name,
-        models: [...endpoint.models].sort(),
-        breakerState,
+        model,
+        breakerState: breaker.state(nowMs),
         outstanding: endpoint.outstanding,
         concurrentRequestsMax: endpoint.concurrentRequestsMax ?? null,
-        recentAttempts: window.attempts,
-        recentFailures: window.failures,
-        recentFailureRate: window.attempts === 0 ? null : window.failures / window.attempts,
+        recentRequests: window.requests,
+        recentFailedRequests: window.failures,
+        recentFailureRate: window.requests === 0 ? null : window.failures / window.requests,
       };
     });
   }
@@ -127,6 +140,7 @@ export class UpstreamRegistry {
           (upstream) =>
             new RouteEntry(
               this.endpointOf(upstream.name, upstream, upstream.concurrentRequestsMax),
+              this.breakerOf(upstream.name, model.slug),
               upstream.weight,
               upstream.upstreamModelId,
             ),
@@ -136,11 +150,11 @@ export class UpstreamRegistry {
             own
               ? this.endpointOf(model.slug, own, undefined)
               : this.endpointOf(model.family, this.upstreams[model.family], undefined),
+            this.breakerOf(own ? model.slug : model.family, model.slug),
             1,
             undefined,
           ),
         ];
-    for (const entry of entries) entry.endpoint.models.add(model.slug);
     const route = { model, entries };
     this.routes.set(model.slug, route);
     return route;
@@ -153,12 +167,17 @@ export class UpstreamRegistry {
         throw new Error(`upstream endpoint ${name} is given twice with different URLs or keys`);
       return known.endpoint;
     }
-    const breaker = new CircuitBreaker(this.limits, (state) => this.observer.breakerChanged?.(name, state));
-    const endpoint = new UpstreamEndpoint(name, breaker, concurrentRequestsMax, (protocol) =>
+    const endpoint = new UpstreamEndpoint(name, concurrentRequestsMax, (protocol) =>
       this.adapterOf(name, upstream, protocol),
     );
     this.endpoints.set(name, { endpoint, upstream });
     return endpoint;
+  }
+
+  private breakerOf(endpointName: string, slug: string): CircuitBreaker {
+    return new CircuitBreaker(this.limits, (state) =>
+      this.observer.breakerChanged?.(endpointName, slug, state),
+    );
   }
 
   private adapterOf(name: string, upstream: FamilyUpstream, protocol: UpstreamProtocol): UpstreamAdapter {

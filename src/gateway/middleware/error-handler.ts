@@ -22,7 +22,8 @@ export function toApiError(error: unknown): ApiError {
   if ((error as { notFound?: boolean }).notFound === true) return apiErrors.notFound("No such route");
   if (error instanceof UnsupportedRequestError) return apiErrors.validation(error.message);
   if (error instanceof UpstreamRejectedError) return apiErrors.upstreamRejected(error.message);
-  if (error instanceof UpstreamFailedError) return apiErrors.upstreamFailed(error.message);
+  if (error instanceof UpstreamFailedError)
+    return apiErrors.upstreamFailed(error.message, error.retryAfterSeconds);
   if (error instanceof UpstreamThrottledError)
     return apiErrors.upstreamThrottled(error.message, error.retryAfterSeconds);
   if (error instanceof ProjectionLagError || isDatabaseUnavailable(error))

@@ -393,12 +393,17 @@ export const upstreamHealthSchema = z.object({
   data: z.array(
     z.object({
       endpoint: z.string().meta({ description: "the endpoint's configured name" }),
-      models: z.array(z.string()),
+      model: z
+        .string()
+        .meta({ description: "the model slug; each model has its own breaker at each endpoint" }),
       breakerState: z.enum(["closed", "open", "half-open"]),
       outstanding: z.number().int().meta({ description: "requests it serves now" }),
       concurrentRequestsMax: z.number().int().nullable(),
-      recentAttempts: z.number().int().meta({ description: "in the breaker's current window" }),
-      recentFailures: z.number().int(),
+      recentRequests: z
+        .number()
+        .int()
+        .meta({ description: "requests that reached it, in the breaker's current window" }),
+      recentFailedRequests: z.number().int().meta({ description: "of those, requests it failed" }),
       recentFailureRate: z.number().nullable(),
     }),
   ),

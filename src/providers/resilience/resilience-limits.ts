@@ -16,13 +16,13 @@ export interface ResilienceLimits {
    * still without output at the deadline is cut. Output, once it flows, is not bounded by this.
    */
   requestDeadlineMs: number;
-  /** The breaker judges an endpoint by the attempts of this last stretch of time. */
+  /** The breaker judges an endpoint by the requests of this last stretch of time. */
   breakerWindowMs: number;
-  /** Fewer attempts than this in the window never open the breaker (a few unlucky requests are not news). */
-  breakerAttemptsMin: number;
-  /** The breaker opens when at least this share (0..1) of the window's attempts failed. */
+  /** Fewer requests than this in the window never open the breaker (a few unlucky requests are not news). */
+  breakerRequestsMin: number;
+  /** The breaker opens when at least this share (0..1) of the window's requests failed at the endpoint. */
   breakerFailureRateMin: number;
-  /** An open endpoint gets no traffic for this long, then probes decide. */
+  /** An open endpoint gets only panic attempts for this long, then probes decide. */
   breakerOpenMs: number;
   /** Requests let through at once to a half-open endpoint; one success closes it, one failure reopens it. */
   breakerHalfOpenProbesMax: number;

@@ -48,6 +48,9 @@ interface Answered<T> {
 /** Why the call stopped short of an answer, when its last attempt is not the whole story. */
 type Shortfall = { kind: "throttled"; untilMs: number } | { kind: "capacity" } | { kind: "unavailable" };
 
+/** Where the next attempt may go: `panic` when every usable endpoint's breaker refused and this one goes anyway. */
+type Choice = { route: ModelRoute; entries: RouteEntry[]; panic: boolean };
+
 class DeadlinePassed extends Error {
   override readonly name = "DeadlinePassed";
 }
@@ -59,10 +62,19 @@ class DeadlinePassed extends Error {
  * parts have; after that, what fails is the caller's to handle. An attempt prefers an endpoint this request
  * has not tried yet, among those whose breaker lets it through and that have room; a `Retry-After` keeps
  * this request off that endpoint until then. Each attempt is recorded in `attempts`.
+ *
+ * Breakers thin and reorder this traffic; they never answer by themselves (C13): when every endpoint the
+ * request could use is open, it makes one panic attempt, at the endpoint that failed least recently, and
+ * no further attempt at an open endpoint. When the call ends, each endpoint it reached hears once what the
+ * request came to there (served, or failed by the endpoint's fault), so breakers open on failed requests,
+ * not on attempts a retry on the same endpoint then served.
  */
 export class UpstreamCall {
   readonly attempts: UpstreamAttempt[] = [];
   private answeringRoute: ModelRoute;
+  private panicAttemptMade = false;
+  /** The endpoints (as the model attempted uses them) where an attempt failed by the endpoint's fault. */
+  private readonly failedAt = new Set<RouteEntry>();
   private readonly requests = new Map<string, GenerationRequest | null>();
   private readonly random: () => number;
 
@@ -123,6 +135,7 @@ export class UpstreamCall {
     const deadline = setTimeout(abortAtDeadline, limits.requestDeadlineMs, link.controller);
     try {
       const answered = await this.attemptUntilAnswered(link.controller.signal, deadlineAtMs, start);
+      this.reportToBreakers(answered.entry);
       return {
         value: answered.value,
         entry: answered.entry,
@@ -133,10 +146,19 @@ export class UpstreamCall {
       };
     } catch (error) {
       link.unlink();
+      // A request the caller gave up on says nothing of the endpoints; one that failed, what the client saw.
+      if (!signal.aborted) this.reportToBreakers(undefined);
       throw error;
     } finally {
       clearTimeout(deadline);
     }
+  }
+
+  /** Tells each endpoint this request reached what it came to there: served (`answeredBy`) or failed. */
+  private reportToBreakers(answeredBy: RouteEntry | undefined): void {
+    const nowMs = Date.now();
+    if (answeredBy) answeredBy.breaker.recordRequest(false, nowMs);
+    for (const entry of this.failedAt) if (entry !== answeredBy) entry.breaker.recordRequest(true, nowMs);
   }
 
   private async attemptUntilAnswered<T>(
@@ -174,7 +196,8 @@ export class UpstreamCall {
         continue;
       }
       const entry = pickByWeight(choice.entries)!;
-      const outcome = await this.attempt(choice.route, entry, signal, start, iteration > 0);
+      if (choice.panic) this.panicAttemptMade = true;
+      const outcome = await this.attempt(choice.route, entry, signal, start, iteration > 0, choice.panic);
       if ("answered" in outcome) return outcome.answered;
       const { error, failure } = outcome;
       if (!failure.retryable) throw error;
@@ -193,11 +216,13 @@ export class UpstreamCall {
     signal: AbortSignal,
     start: Start<T>,
     retry: boolean,
+    panic: boolean,
   ): Promise<{ answered: Answered<T> } | { error: Error; failure: AttemptFailure }> {
     const endpoint = entry.endpoint;
     const request = this.requestOf(route.model, entry);
     if (request === null) throw new Error(`an attempt at ${route.model.slug}, which cannot take the request`);
-    const permit = endpoint.breaker.acquire(Date.now());
+    const breaker = entry.breaker;
+    const permit = breaker.acquire(Date.now(), panic);
     endpoint.outstanding += 1;
     this.options.observer.outstandingChanged(endpoint);
     let released = false;
@@ -210,7 +235,7 @@ export class UpstreamCall {
     const startedMs = performance.now();
     try {
       const value = await start(endpoint.adapter(route.model.protocol), request, signal);
-      endpoint.breaker.record(permit, false, Date.now());
+      breaker.recordAttempt(permit, false, Date.now());
       this.record(route, endpoint, startedMs, 200, null, retry);
       if (route !== this.options.chain[0])
         this.options.observer.answeredByFallback(this.options.chain[0]!.model.slug, route.model.slug);
@@ -219,7 +244,7 @@ export class UpstreamCall {
     } catch (error) {
       release();
       if (signal.reason instanceof DeadlinePassed) {
-        endpoint.breaker.record(permit, undefined, Date.now());
+        breaker.recordAttempt(permit, undefined, Date.now());
         this.record(route, endpoint, startedMs, null, "deadline", retry);
         throw new UpstreamFailedError(
           "timeout",
@@ -227,12 +252,13 @@ export class UpstreamCall {
         );
       }
       if (signal.aborted) {
-        endpoint.breaker.record(permit, undefined, Date.now());
+        breaker.recordAttempt(permit, undefined, Date.now());
         this.record(route, endpoint, startedMs, null, "cancelled", retry);
         throw signal.reason ?? error;
       }
       const failure = attemptFailureOf(error);
-      endpoint.breaker.record(permit, failure?.breakerFailure, Date.now());
+      breaker.recordAttempt(permit, failure?.breakerFailure, Date.now());
+      if (failure?.breakerFailure) this.failedAt.add(entry);
       if (!failure) throw error;
       this.record(route, endpoint, startedMs, failure.status, failure.error, retry);
       return { error: error as Error, failure };
@@ -260,22 +286,26 @@ export class UpstreamCall {
 
   /**
    * The endpoints an attempt at `atMs` may go to: those of the first model of the chain with an endpoint
-   * this request has not tried (the untried ones), else all usable ones of the first with any. None: why
-   * not. Free of side effects (the pick by weight is the caller's), so it may be asked ahead of time.
+   * this request has not tried (the untried ones), else all usable ones of the first with any; when every
+   * endpoint that could take the request is refused by its breaker only, the one that failed least recently,
+   * as this request's one panic attempt. None: why not. Free of side effects (the pick by weight is the
+   * caller's), so it may be asked ahead of time.
    */
   private choose(
     atMs: number,
     tried: ReadonlySet<UpstreamEndpoint>,
     notBefore: ReadonlyMap<UpstreamEndpoint, number>,
-  ): { route: ModelRoute; entries: RouteEntry[] } | { shortfall: Shortfall } {
+  ): Choice | { shortfall: Shortfall } {
     let throttledUntilMs: number | undefined;
     let atCapacity = false;
+    let panic: { route: ModelRoute; entry: RouteEntry } | undefined;
+    // The breaker is asked about now: a future instant would move its state early.
+    const nowMs = Date.now();
     const candidates = this.options.chain.map((route) => ({
       route,
       entries: route.entries.filter((entry) => {
         const endpoint = entry.endpoint;
-        // The breaker is asked about now: a future instant would move its state early.
-        if (!endpoint.breaker.allows(Date.now()) || this.requestOf(route.model, entry) === null) return false;
+        if (this.requestOf(route.model, entry) === null) return false;
         const throttledUntil = notBefore.get(endpoint);
         if (throttledUntil !== undefined && throttledUntil > atMs) {
           throttledUntilMs = Math.min(throttledUntilMs ?? throttledUntil, throttledUntil);
@@ -285,7 +315,10 @@ export class UpstreamCall {
           atCapacity = true;
           return false;
         }
-        return true;
+        if (entry.breaker.allows(nowMs)) return true;
+        if (!panic || entry.breaker.lastFailedAtMs < panic.entry.breaker.lastFailedAtMs)
+          panic = { route, entry };
+        return false;
       }),
     }));
     const untried = candidates.find(({ entries }) => entries.some((entry) => !tried.has(entry.endpoint)));
@@ -293,12 +326,24 @@ export class UpstreamCall {
       return {
         route: untried.route,
         entries: untried.entries.filter((candidate) => !tried.has(candidate.endpoint)),
+        panic: false,
       };
     const any = candidates.find(({ entries }) => entries.length > 0);
-    if (any) return any;
+    if (any) return { ...any, panic: false };
     if (throttledUntilMs !== undefined)
       return { shortfall: { kind: "throttled", untilMs: throttledUntilMs } };
+    if (panic && !this.panicAttemptMade) return { route: panic.route, entries: [panic.entry], panic: true };
     return { shortfall: atCapacity ? { kind: "capacity" } : { kind: "unavailable" } };
+  }
+
+  /** Whole seconds until an endpoint of the chain takes ordinary attempts again, when none does now. */
+  private breakersReopenInSeconds(): number | undefined {
+    const nowMs = Date.now();
+    let soonestMs = Number.POSITIVE_INFINITY;
+    for (const route of this.options.chain)
+      for (const { breaker } of route.entries) soonestMs = Math.min(soonestMs, breaker.reopensInMs(nowMs));
+    if (soonestMs === 0 || soonestMs === Number.POSITIVE_INFINITY) return undefined;
+    return Math.max(1, Math.ceil(soonestMs / 1_000));
   }
 
   /** The request for a model on an endpoint; null when that (fallback) model cannot take it. */
@@ -350,10 +395,18 @@ export class UpstreamCall {
         `upstream is rate limiting requests for ${slug} (HTTP 429); ${made}; retry after ${retryAfterSeconds} s`,
       );
     }
+    const retryAfterSeconds = this.breakersReopenInSeconds();
+    const circuit =
+      retryAfterSeconds === undefined ? "" : `; circuit open, next probe in ${retryAfterSeconds} s`;
     if (last) {
       const error = last.error;
       const reason = error instanceof UpstreamFailedError ? error.reason : "status";
-      return new UpstreamFailedError(reason, `${error.message}; ${made}`, last.failure.status ?? undefined);
+      return new UpstreamFailedError(
+        reason,
+        `${error.message}; ${made}${circuit}`,
+        last.failure.status ?? undefined,
+        retryAfterSeconds,
+      );
     }
     if (shortfall?.kind === "capacity")
       return new UpstreamThrottledError(
@@ -363,6 +416,8 @@ export class UpstreamCall {
     return new UpstreamFailedError(
       "unavailable",
       `every upstream endpoint of ${slug} is unavailable (circuit open); ${made}`,
+      undefined,
+      retryAfterSeconds ?? 1,
     );
   }
 }

@@ -2,18 +2,15 @@ import type { UpstreamAdapter } from "../upstream-adapter";
 import type { CircuitBreaker } from "./circuit-breaker";
 
 /**
- * One upstream endpoint (a base URL and key) as the gateway sees it: its breaker, the requests it is
- * serving now, and its adapter per protocol. Shared by every model served through it, so its breaker
- * and capacity are the endpoint's, whichever model's request tripped them.
+ * One upstream endpoint (a base URL and key) as the gateway sees it: the requests it is serving now, and
+ * its adapter per protocol. Shared by every model served through it, so its capacity is the endpoint's;
+ * its breakers are per model (`RouteEntry`), since a provider often fails one model while serving others.
  */
 export class UpstreamEndpoint {
   outstanding = 0;
-  /** The models routed here, for the operators' view. */
-  readonly models = new Set<string>();
 
   constructor(
     readonly name: string,
-    readonly breaker: CircuitBreaker,
     /** Requests at once at most; undefined: bounded only by the connection pool. */
     readonly concurrentRequestsMax: number | undefined,
     private readonly adapterOf: (protocol: UpstreamAdapter["protocol"]) => UpstreamAdapter,
@@ -28,13 +25,17 @@ export class UpstreamEndpoint {
   }
 }
 
-/** An endpoint as one model uses it: its share of the model's traffic and the id it knows the model by. */
+/**
+ * An endpoint as one model uses it: its share of the model's traffic, the id it knows the model by, and
+ * the breaker of that model there (a model failing at an endpoint never stops another model's traffic).
+ */
 export class RouteEntry {
   /** Smooth weighted round robin's running score (nginx's algorithm): spreads by weight, even at c=1. */
   currentWeight = 0;
 
   constructor(
     readonly endpoint: UpstreamEndpoint,
+    readonly breaker: CircuitBreaker,
     readonly weight: number,
     /** Overrides the model's `upstreamModelId` on this endpoint (e.g. a deployment name). */
     readonly upstreamModelId: string | undefined,

@@ -16,9 +16,7 @@ beforeAll(async () => {
   harness = await startGatewayHarness({
     label: "activity",
     billing: {},
-    // One attempt per request: "a failed request" here is one upstream failure, not eight retried ones,
-    // which would open the model's circuit breaker for the requests that follow.
-    service: { adminToken: testSecrets.adminToken, upstreamResilience: { limits: { attemptsMax: 1 } } },
+    service: { adminToken: testSecrets.adminToken },
   });
 }, 60_000);
 afterAll(async () => {

@@ -36,9 +36,15 @@ const fastLimits = {
   ...resilienceLimitDefaults,
   backoffBaseMs: 5,
   backoffMaxMs: 20,
-  breakerAttemptsMin: 4,
+  breakerRequestsMin: 4,
   breakerOpenMs: 300,
 };
+
+function healthOf(registry: UpstreamRegistry, endpoint: string) {
+  const health = registry.health().find((candidate) => candidate.endpoint === endpoint);
+  if (!health) throw new Error(`no endpoint ${endpoint}`);
+  return health;
+}
 
 describe("upstream call (C13)", () => {
   let simulator: Simulator;
@@ -151,7 +157,7 @@ describe("upstream call (C13)", () => {
     const [only] = endpoints as [FaultyUpstream];
     only.setPlan(() => ({ kind: "status", status: 502 }));
     const call = registryOf([only], {
-      limits: { ...fastLimits, attemptsMax: 3, breakerAttemptsMin: 100 },
+      limits: { ...fastLimits, attemptsMax: 3, breakerRequestsMin: 100 },
     }).call(model, requestFor);
 
     const failure = await call.generate(new AbortController().signal).catch((error: unknown) => error);
@@ -173,10 +179,10 @@ describe("upstream call (C13)", () => {
       await call.generate(new AbortController().signal);
       calls.push(call);
     }
-    // The breaker opened after its minimum of attempts; after that the dead endpoint is not tried at all.
+    // The breaker opened after its minimum of failed requests; after that the dead endpoint is not tried at all.
     const triedDead = calls.map((call) => call.attempts.some((attempt) => attempt.endpoint === "gamma-0"));
-    expect(triedDead.slice(0, fastLimits.breakerAttemptsMin * 2).filter(Boolean).length).toBeLessThanOrEqual(
-      fastLimits.breakerAttemptsMin,
+    expect(triedDead.slice(0, fastLimits.breakerRequestsMin * 2).filter(Boolean).length).toBeLessThanOrEqual(
+      fastLimits.breakerRequestsMin,
     );
     // At most a half-open probe (one per open interval) reaches it among the last ten.
     expect(triedDead.slice(-10).filter(Boolean).length).toBeLessThanOrEqual(1);
@@ -192,26 +198,72 @@ describe("upstream call (C13)", () => {
     expect(registry.health().find((health) => health.endpoint === "gamma-0")!.breakerState).toBe("closed");
   });
 
-  it("fails fast without calling anyone once every endpoint's breaker is open", async () => {
+  it("serves a flaky endpoint's requests on their retries and never opens its breaker for the failed attempts", async () => {
+    const [only] = endpoints as [FaultyUpstream];
+    // Every other attempt fails (500 and 503 in turn); every request's retry is served.
+    only.setPlan((index) =>
+      index % 2 === 0 ? { kind: "status", status: index % 4 === 0 ? 500 : 503 } : { kind: "pass" },
+    );
+    const registry = registryOf([only]);
+
+    for (let index = 0; index < 40; index++) {
+      const call = registry.call(model, requestFor);
+      await call.generate(new AbortController().signal);
+      expect(call.attempts.map((attempt) => attempt.status)).toEqual([index % 2 === 0 ? 500 : 503, 200]);
+    }
+    expect(only.served).toHaveLength(80);
+    expect(healthOf(registry, "gamma-0")).toMatchObject({
+      breakerState: "closed",
+      recentRequests: 40,
+      recentFailedRequests: 0,
+    });
+  });
+
+  it("makes one panic attempt, at the endpoint that failed least recently, once every endpoint's breaker is open", async () => {
     const [first, second] = endpoints as [FaultyUpstream, FaultyUpstream];
-    const registry = registryOf([first, second], { limits: { ...fastLimits, breakerOpenMs: 60_000 } });
-    await first.down();
-    await second.down();
-    for (let index = 0; index < 4; index++)
+    const openMs = 60_000;
+    const registry = registryOf([first, second], { limits: { ...fastLimits, breakerOpenMs: openMs } });
+    first.setPlan(() => ({ kind: "status", status: 503 }));
+    second.setPlan(() => ({ kind: "status", status: 502 }));
+    while (
+      healthOf(registry, "gamma-0").breakerState !== "open" ||
+      healthOf(registry, "gamma-1").breakerState !== "open"
+    )
       await registry
         .call(model, requestFor)
         .generate(new AbortController().signal)
         .catch(() => {});
-    expect(registry.health().map((health) => health.breakerState)).toContain("open");
+    const lastFailed = first.served.at(-1)!.atMs > second.served.at(-1)!.atMs ? "gamma-0" : "gamma-1";
 
     const call = registry.call(model, requestFor);
-    const startedMs = Date.now();
     const failure = await call.generate(new AbortController().signal).catch((error: unknown) => error);
 
     expect(failure).toBeInstanceOf(UpstreamFailedError);
-    expect((failure as Error).message).toContain("circuit open");
-    expect(call.attempts).toHaveLength(0);
-    expect(Date.now() - startedMs).toBeLessThan(100);
+    expect(call.attempts).toHaveLength(1);
+    expect(call.attempts[0]!.endpoint).not.toBe(lastFailed);
+    expect((failure as Error).message).toMatch(/1 attempt made; circuit open, next probe in \d+ s/);
+    const retryAfterSeconds = (failure as UpstreamFailedError).retryAfterSeconds!;
+    expect(retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect(retryAfterSeconds).toBeLessThanOrEqual(openMs / 1_000);
+  });
+
+  it("closes an open breaker when a panic attempt is served, and answers that request", async () => {
+    const [only] = endpoints as [FaultyUpstream];
+    const registry = registryOf([only], { limits: { ...fastLimits, breakerOpenMs: 60_000 } });
+    only.setPlan(() => ({ kind: "status", status: 500 }));
+    while (healthOf(registry, "gamma-0").breakerState !== "open")
+      await registry
+        .call(model, requestFor)
+        .generate(new AbortController().signal)
+        .catch(() => {});
+    only.setPlan(() => ({ kind: "pass" }));
+
+    const call = registry.call(model, requestFor);
+    const result = await call.generate(new AbortController().signal);
+
+    expect(result.text.length).toBeGreaterThan(0);
+    expect(call.attempts.map((attempt) => attempt.status)).toEqual([200]);
+    expect(healthOf(registry, "gamma-0").breakerState).toBe("closed");
   });
 
   it("spreads requests by weight", async () => {
