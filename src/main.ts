@@ -13,6 +13,7 @@ import { limits } from "./kernel/limits";
 import { ledgerSigningKeyOf } from "./ledger/integrity/ledger-signing-key-setting";
 import { createLogger, type Logger } from "./logger";
 import { createOperations } from "./operations/operations";
+import { type Role, refuseUnsupportedTopology, roleOf } from "./process-role";
 import { installModels, listModels } from "./providers/catalog";
 import { loadModelsFile, ModelsFileError } from "./providers/models-file";
 import type { ModelFamily } from "./providers/provider";
@@ -26,15 +27,6 @@ import { startBilling } from "./start-billing";
  * and `--role=worker` the background work (projections, reconciler, sweeper, FX refresh), any number of
  * each, sharing PostgreSQL (and Redis). A scale-out deployment needs at least one worker.
  */
-
-type Role = "all" | "gateway" | "worker";
-
-function roleOf(argv: readonly string[]): Role {
-  const role = argv.find((argument) => argument.startsWith("--role="))?.slice("--role=".length) ?? "all";
-  if (role !== "all" && role !== "gateway" && role !== "worker")
-    throw new ConfigError(`invalid configuration: --role ${role}`);
-  return role;
-}
 
 interface Secrets {
   sessionSecret: string;
@@ -197,18 +189,6 @@ function stopSignalsFromTheStart(): { onStop(stop: (signal: StopSignal) => Promi
       if (signalDuringStart) onStopSignal(signalDuringStart);
     },
   };
-}
-
-function refuseUnsupportedTopology(config: Config, role: Role): void {
-  // C10's holds are decided and appended in one PostgreSQL statement, beside the log; EventStoreDB cannot
-  // take part in that transaction, so the service's roles refuse it rather than bill without holds.
-  if (config.eventStoreUrl)
-    throw new ConfigError(
-      "invalid configuration: EVENTSTORE_URL: the gateway and worker need the PostgreSQL event store (holds are placed atomically with the log); EventStoreDB is supported by `npm run ledger` and the event-store contract tests only",
-    );
-  // Embedded PostgreSQL belongs to one process; separate roles must meet in a database they share.
-  if (role !== "all" && !config.databaseUrl)
-    throw new ConfigError(`invalid configuration: DATABASE_URL is required with --role=${role}`);
 }
 
 /** The role's parts, in order: models, database, upstreams, billing, operations, the service. */

@@ -3,6 +3,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { configurationVariables, loadConfig } from "../src/config";
+import { refuseUnsupportedTopology, roleOf } from "../src/process-role";
 
 /**
  * The production image and topology, checked without a Docker engine: the Dockerfile's stages and runtime
@@ -34,7 +35,7 @@ let packageJson: {
 };
 const gateways = ["gateway-1", "gateway-2", "admin"];
 const workers = ["worker-1", "worker-2"];
-const longRunning = ["postgres", "redis", "eventstore", ...gateways, ...workers];
+const longRunning = ["postgres", "redis", ...gateways, ...workers];
 const secrets = ["POSTGRES_PASSWORD", "SESSION_SECRET", "KEY_PEPPER", "ADMIN_TOKEN", "LEDGER_SIGNING_KEY"];
 const givenSecrets = {
   POSTGRES_PASSWORD: "compose-test-password",
@@ -151,11 +152,15 @@ describe("docker-compose.yml", () => {
       metricsPort: 9464,
     });
     expect(config.eventStoreUrl).toBeUndefined();
-    expect(services.eventstore!.profiles).toEqual(["eventstore"]);
-    const opted = loadConfig(
-      environmentOf("gateway-1", { ...givenSecrets, EVENTSTORE_URL: "esdb://eventstore:2113?tls=false" }),
-    );
-    expect(opted.eventStoreUrl).toBe("esdb://eventstore:2113?tls=false");
+  });
+
+  it("passes EVENTSTORE_URL to no service, even when the operator sets it: the gateway and worker refuse it", () => {
+    const operatorSetsIt = { ...givenSecrets, EVENTSTORE_URL: "esdb://eventstore:2113?tls=false" };
+    for (const name of Object.keys(services)) {
+      expect(Object.keys(services[name]!.environment ?? {}), name).not.toContain("EVENTSTORE_URL");
+      expect(environmentOf(name, operatorSetsIt).EVENTSTORE_URL, name).toBeUndefined();
+    }
+    expect(composeText).not.toContain("${EVENTSTORE_URL");
   });
 
   it("keeps the admin API off public ports", () => {
@@ -184,12 +189,12 @@ describe("docker-compose.yml", () => {
     }
   });
 
-  it("starts the app once its stores are healthy; EventStoreDB only when its profile runs", () => {
+  it("starts the app once its stores are healthy", () => {
     for (const name of [...gateways, ...workers]) {
-      const dependsOn = services[name]!.depends_on!;
-      expect(dependsOn.postgres).toEqual({ condition: "service_healthy" });
-      expect(dependsOn.redis).toEqual({ condition: "service_healthy" });
-      expect(dependsOn.eventstore).toEqual({ condition: "service_healthy", required: false });
+      expect(services[name]!.depends_on, name).toEqual({
+        postgres: { condition: "service_healthy" },
+        redis: { condition: "service_healthy" },
+      });
     }
   });
 
@@ -202,15 +207,95 @@ describe("docker-compose.yml", () => {
   });
 });
 
+describe("every documented topology", () => {
+  /** The ledger CLI's commands (src/ledger-cli.ts); the image runs it where a service's entrypoint names it. */
+  const ledgerCommands = ["rebuild", "verify", "checkpoint", "prove", "verify-receipt"];
+  const declaredProfiles = () => [
+    ...new Set(Object.values(services).flatMap((service) => service.profiles ?? [])),
+  ];
+
+  /** `docker compose up` runs the services without a profile, `--profile name` adds that profile's. */
+  function servicesOf(profiles: readonly string[]): string[] {
+    return Object.keys(services).filter((name) => {
+      const own = services[name]!.profiles;
+      return own === undefined || own.some((profile) => profiles.includes(profile));
+    });
+  }
+
+  /** What the operator may set: the secrets, every example value .env.example shows, and EVENTSTORE_URL. */
+  function operatorVariables(): Record<string, string> {
+    const examples = Object.fromEntries(
+      [...environmentExample.matchAll(/^#? ?([A-Z][A-Z0-9_]+)=(\S+)$/gm)].map((match) => [
+        match[1]!,
+        match[2]!,
+      ]),
+    );
+    return { ...examples, ...givenSecrets, EVENTSTORE_URL: "esdb://eventstore:2113?tls=false" };
+  }
+
+  /** Throws what the process would print at start, or names why the service cannot start at all. */
+  function startsWith(name: string, variables: Record<string, string>): void {
+    const service = services[name]!;
+    const environment = environmentOf(name, variables);
+    const config = loadConfig(environment);
+    // The image holds production dependencies only: no embedded PostgreSQL to fall back on.
+    if (!config.databaseUrl) throw new Error(`${name} has no DATABASE_URL`);
+    if (service.entrypoint?.includes("dist/ledger-cli.js")) {
+      const command = service.command?.[0];
+      if (!command || !ledgerCommands.includes(command)) throw new Error(`${name}: ledger ${command}`);
+      return;
+    }
+    expect(service.entrypoint, name).toBeUndefined();
+    refuseUnsupportedTopology(config, roleOf(service.command ?? []));
+  }
+
+  it("runs, in every profile, only services whose command and environment the code accepts", () => {
+    const topologies = [[], ...declaredProfiles().map((profile) => [profile])];
+    for (const profiles of topologies) {
+      const running = servicesOf(profiles);
+      expect(running, profiles.join()).toEqual(expect.arrayContaining([...gateways, ...workers]));
+      for (const name of running) {
+        if (services[name]!.image !== "won-gateway:local") continue;
+        expect(
+          () => startsWith(name, operatorVariables()),
+          `${name} (${profiles.join() || "default"})`,
+        ).not.toThrow();
+        for (const dependency of Object.keys(services[name]!.depends_on ?? {}))
+          expect(running, `${name} depends on ${dependency}`).toContain(dependency);
+      }
+    }
+  });
+
+  it("documents only profiles and services the compose file has, and no EventStoreDB topology", async () => {
+    const documents = [
+      composeText,
+      environmentExample,
+      await readFile(new URL("../README.md", import.meta.url), "utf8"),
+    ];
+    for (const file of await readdir(new URL("../docs", import.meta.url)))
+      if (file.endsWith(".md"))
+        documents.push(await readFile(new URL(`../docs/${file}`, import.meta.url), "utf8"));
+    const text = documents.join("\n");
+    const mentionedProfiles = [...text.matchAll(/--profile[ =]([a-z0-9-]+)/g)].map((match) => match[1]!);
+    for (const profile of mentionedProfiles) expect(declaredProfiles(), profile).toContain(profile);
+    const runServices = [...text.matchAll(/docker compose run --rm ([a-z0-9-]+)/g)].map((match) => match[1]!);
+    expect(runServices.length).toBeGreaterThan(0);
+    for (const name of runServices) expect(Object.keys(services), name).toContain(name);
+    expect(text).not.toMatch(/EVENTSTORE_URL=\S*\s+docker compose/);
+  });
+});
+
 describe("every documented variable", () => {
   /** Set by the topology itself, not by the operator. */
   const wiredByCompose = ["PORT", "HOST", "METRICS_PORT", "DATABASE_URL", "REDIS_URL"];
+  /** Refused by the gateway and worker at start: compose neither passes nor offers it. */
+  const refusedByTheRoles = ["EVENTSTORE_URL"];
   const interpolatedNames = () => [...composeText.matchAll(/\$\{([A-Z_]+)/g)].map((match) => match[1]!);
 
   it("is passed through to the app by compose, so setting it in .env takes effect", () => {
     const environment = services["gateway-1"]!.environment!;
     for (const variable of configurationVariables) {
-      if (variable === "ADMIN_TOKEN") continue;
+      if (variable === "ADMIN_TOKEN" || refusedByTheRoles.includes(variable)) continue;
       expect(Object.keys(environment), variable).toContain(variable);
       if (!wiredByCompose.includes(variable))
         expect(environment[variable], variable).toContain(`\${${variable}`);
@@ -230,7 +315,9 @@ describe("every documented variable", () => {
     );
     for (const name of new Set(interpolatedNames())) expect(listed.has(name), name).toBe(true);
     for (const variable of configurationVariables)
-      if (!wiredByCompose.includes(variable)) expect(listed.has(variable), variable).toBe(true);
+      if (!wiredByCompose.includes(variable) && !refusedByTheRoles.includes(variable))
+        expect(listed.has(variable), variable).toBe(true);
+    for (const variable of refusedByTheRoles) expect(listed.has(variable), variable).toBe(false);
     for (const secret of secrets) {
       const lines = environmentExample.split("\n");
       const index = lines.indexOf(`${secret}=`);

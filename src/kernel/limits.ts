@@ -143,7 +143,7 @@ export const billingLimits = {
   /**
    * The gateway gathers the usages finished within this window into one charge job (light traffic). It only
    * delays the charge, never the answer; at one connection, 100 ms instead of 20 took the worker's CPU per
-   * request from about 2,900 µs to 1,750–2,000 and Redis's from 350 to 100–120 (docs/benchmarks.md).
+   * request from about 2,900 µs to 1,750–2,000 and Redis's from 350 to 100–120 (`BENCH_ONLY=cost`).
    */
   chargeEnqueueLingerMs: 100,
   /** Requests in one charge job (at most `pricingRequestsPerQueryMax`: a job is priced by one query). */
