@@ -106,7 +106,7 @@ export function generationHandler(
       observation.streamed = parsed.stream;
     }
     const model = findModel(slug);
-    if (!model) throw apiErrors.notFound(`The model '${slug}' does not exist`);
+    if (!model) throw apiErrors.unknownModel(slug);
     const upstreamRequest = format.toGenerationRequest(parsed, model);
     // The upstream call below is made in this turn; a hold that need not come first waits until it has
     // left, so the upstream works while the hold is priced and its statement runs. On a box whose cores
