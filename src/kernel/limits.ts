@@ -94,6 +94,14 @@ export const limits = {
   requestLogPruneRowsMax: 10_000,
   // The heartbeat, hold lifetime, progress, stream deadline and drain bound: `defaultSettlementTimings` below.
 
+  /**
+   * Containers (objects and arrays) one free-form JSON value of a request may nest, the field's own
+   * included: a JSON schema, a tool's parameters. Deeper is refused at validation (400/100), before any
+   * code walks it recursively (serialising the upstream request overflowed the stack at a few thousand).
+   * A schema nests two per level (`properties`), so 64 leaves room for the 10 levels upstreams accept.
+   */
+  requestJsonNestingDepthMax: 64,
+
   httpKeepAliveTimeoutMs: 65_000,
   httpHeadersTimeoutMs: 66_000,
   /** After cutting requests still running at the drain bound, their handlers get this long to record usage. */
