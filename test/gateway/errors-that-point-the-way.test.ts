@@ -150,6 +150,23 @@ describe("a credential that is no API key", () => {
   });
 });
 
+describe("an Authorization header of 100 KB", () => {
+  it("is 431 (headers too large) with the error body, through the official client too", async () => {
+    const huge = `svc_${"k".repeat(100 * 1024)}`;
+    const client = new OpenAI({ apiKey: huge, baseURL: harness.baseUrl, maxRetries: 0 });
+
+    const error = await failureOf(() => client.chat.completions.create(hello));
+
+    expect(error.status).toBe(431);
+    expect(error.error).toMatchObject({ code: 100 });
+    expect(error.message).toContain("Request headers are too large");
+    const answer = await fetch(`${harness.baseUrl}/models`, { headers: { authorization: `Bearer ${huge}` } });
+    expect(answer.status).toBe(431);
+    expect(answer.headers.get("x-request-id")).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(await answer.json()).toMatchObject({ status: 100, message: expect.stringContaining("16 KB") });
+  });
+});
+
 describe("an unknown model", () => {
   it("is 404/120 pointing at GET /llm/v1/models, on both endpoints and on retrieve", async () => {
     const client = harness.openai(key);
