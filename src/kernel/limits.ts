@@ -247,6 +247,11 @@ export const chargeLimits = {
 
 /** Bounds of the read APIs (paging, totals, listings). */
 export const readLimits = {
+  /**
+   * Requests one response id (`chatcmpl-<ms>`, unique per gateway process only) is looked up as, for a
+   * receipt: as many gateways as could start a reply in the same millisecond, with room to spare.
+   */
+  requestsPerResponseIdMax: 100,
   /** Charges one page of GET /llm/billing or /admin/billing may hold, and the default when paging. */
   billingPageRowsMax: 1_000,
   billingPageRowsDefault: 100,
