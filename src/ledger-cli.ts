@@ -10,8 +10,11 @@ import { limits } from "./kernel/limits";
 import { describeCheckpoint, proveEvent } from "./ledger/integrity/event-proof";
 import { latestCheckpoint } from "./ledger/integrity/ledger-checkpoint";
 import { verifyIntegrity } from "./ledger/integrity/ledger-integrity";
-import { LedgerSigningKey, rawPublicKeyOfPem } from "./ledger/integrity/ledger-signing-key";
-import { ledgerSigningKeyOf } from "./ledger/integrity/ledger-signing-key-setting";
+import { type LedgerSigningKey, rawPublicKeyOfPem } from "./ledger/integrity/ledger-signing-key";
+import {
+  existingLedgerSigningKeyOf,
+  ledgerSigningKeyOf,
+} from "./ledger/integrity/ledger-signing-key-setting";
 import { balanceChecksum, rebuildProjections } from "./ledger/ledger-maintenance";
 import { describeDifference, differenceCount } from "./ledger/rebuild/projection-differences";
 import { eventIdAt } from "./ledger/store/event-log-browser";
@@ -27,7 +30,8 @@ import { verifyProjections } from "./ledger/verify-projections";
  * `npm run ledger -- prove <event id | position>`: print what links that event to a signed checkpoint; the
  *   event is named by its id or by its log position ("1234-56"), as the console's event log shows either.
  * `npm run ledger -- verify-receipt <file> [--public-key <pem file>]`: check a charge receipt offline against
- * the given public key, else this deployment's signing key; prints `valid` or every failed check.
+ * the given public key, else this deployment's signing key (LEDGER_SIGNING_KEY, or ./.data/'s as `verify`
+ * finds it); prints `valid` or every failed check.
  */
 
 const usage =
@@ -183,17 +187,15 @@ async function verifyReceiptFile(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${usage}\n`);
     return 2;
   }
-  // Only a key given or configured is trusted; this never generates one (as the embedded setup would).
-  const configuredKey = loadConfig().ledgerSigningKey;
+  // Only a key given, configured or already kept in ./.data/ is trusted: this never generates one.
   const trustedKey =
     keyFile === undefined
-      ? configuredKey === undefined
-        ? undefined
-        : LedgerSigningKey.parse(configuredKey).publicKey
+      ? (await existingLedgerSigningKeyOf(loadConfig()))?.publicKey
       : rawPublicKeyOfPem(await readFile(keyFile, "utf8"));
   if (trustedKey === undefined) {
     process.stderr.write(
-      "verify-receipt: give --public-key (the PEM from GET /ledger/public-key) or set LEDGER_SIGNING_KEY\n",
+      "verify-receipt: give --public-key (the PEM from GET /ledger/public-key), set LEDGER_SIGNING_KEY, or run it " +
+        "where the embedded setup keeps its key (./.data/, without DATABASE_URL)\n",
     );
     return 2;
   }

@@ -45,7 +45,7 @@ import { answerClientError } from "./gateway/http/client-error";
 import { createKeyRouter } from "./gateway/keys/key-routes";
 import { createPlaygroundRouter } from "./gateway/keys/playground-routes";
 import { createLedgerPublicRouter } from "./gateway/ledger/public-key-routes";
-import { authenticateAdmin } from "./gateway/middleware/authenticate-admin";
+import { adminTokenMatcher, authenticateAdmin } from "./gateway/middleware/authenticate-admin";
 import { authenticateSession } from "./gateway/middleware/authenticate-session";
 import { createModelRouter } from "./gateway/models/model-routes";
 import { createAdminSessionRouter } from "./gateway/sessions/admin-session-routes";
@@ -195,7 +195,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   };
   const money = await startHolds(options, ledger, timings);
   const prices = modelPriceListOf(ledger, logger);
-  const keyAdmission = new ApiKeyAdmission(admissionCache, hasher);
+  const keyAdmission = new ApiKeyAdmission(
+    admissionCache,
+    hasher,
+    options.adminToken ? adminTokenMatcher(options.adminToken) : undefined,
+  );
   const generation = createGenerationEndpoints(
     {
       admission: keyAdmission,

@@ -92,6 +92,12 @@ const signingKeyFile = path.join(localDataDirectory, "ledger-signing-key");
  * The embedded setup's ledger signing key (an Ed25519 seed, base64url), generated once and kept apart from
  * secrets.json so that an older secrets file stays valid.
  */
+/** The embedded setup's ledger signing key if one was generated; never generates one. */
+export async function readLocalLedgerSigningKey(): Promise<string | undefined> {
+  if (!existsSync(signingKeyFile)) return undefined;
+  return (await readFile(signingKeyFile, "utf8")).trim();
+}
+
 export async function loadOrCreateLedgerSigningKey(generateSeed: () => string): Promise<string> {
   if (existsSync(signingKeyFile)) return (await readFile(signingKeyFile, "utf8")).trim();
   const seed = generateSeed();

@@ -26,19 +26,51 @@ export class ApiError extends Error {
     message: string,
     /** Whole seconds after which the same request may succeed: sent as `Retry-After` (C13). */
     readonly retryAfterSeconds?: number,
+    /** The methods the path does serve, sent as `Allow` with a 405. */
+    readonly allowedMethods?: readonly string[],
   ) {
     super(message);
   }
 }
 
 export const invalidApiKeyMessage = "Invalid API key";
+const whereKeysComeFrom = "API keys (svc_…) are issued in the console's Keys page or with POST /llm/apis";
 export const missingApiKeyMessage =
   "Missing API key: send the header Authorization: Bearer svc_… (an API key from the console or POST /llm/apis)";
+
+/**
+ * Why a presented credential is no API key, each saying what to send instead; all are the interface's
+ * "invalid API key" (401/110), and none says anything about a key that exists.
+ */
+export const invalidApiKeyMessages = {
+  withoutBearer: `${invalidApiKeyMessage}: the key was sent without "Bearer "; send the header Authorization: Bearer svc_…`,
+  notBearer: `${invalidApiKeyMessage}: the Authorization header must read Bearer svc_… (the word Bearer, a space, then the key)`,
+  adminToken: `${invalidApiKeyMessage}: this is the admin token, which opens only /admin; the generation API takes an API key. ${whereKeysComeFrom}`,
+  otherProvider: `${invalidApiKeyMessage}: sk-… is another provider's key format; this gateway takes only its own keys. ${whereKeysComeFrom}`,
+  notKeyShaped: `${invalidApiKeyMessage}: API keys start with svc_. ${whereKeysComeFrom}`,
+  unknown: `${invalidApiKeyMessage}: no active key matches it (mistyped, deactivated or deleted). ${whereKeysComeFrom}; a key is shown in full only once, when issued`,
+} as const;
 
 export const apiErrors = {
   validation: (message: string) => new ApiError(400, applicationCodes.validation, message),
   unauthorized: (message = invalidApiKeyMessage) => new ApiError(401, applicationCodes.unauthorized, message),
   notFound: (message: string) => new ApiError(404, applicationCodes.notFound, message),
+  /** A path served, asked with a method it does not serve: 405 with `Allow`, in the error body (100). */
+  methodNotAllowed: (method: string, path: string, allowedMethods: readonly string[]) =>
+    new ApiError(
+      405,
+      applicationCodes.validation,
+      `${method} is not served at ${path}: use ${allowedMethods.join(" or ")}`,
+      undefined,
+      allowedMethods,
+    ),
+  /** A slug no model answers to, pointing at the list of those that do (the caller's own list). */
+  unknownModel: (slug: string, listPath = "GET /llm/v1/models") =>
+    new ApiError(
+      404,
+      applicationCodes.notFound,
+      `The model '${slug}' does not exist; ${listPath} lists the models you can use`,
+    ),
   upstreamRejected: (message: string) => new ApiError(400, applicationCodes.modelProcessing, message),
   /** With `retryAfterSeconds` when every endpoint of the model is open: when the next probe goes (C13). */
   upstreamFailed: (message: string, retryAfterSeconds?: number) =>
@@ -53,14 +85,19 @@ export const apiErrors = {
       applicationCodes.modelProcessing,
       "The billing ledger is unavailable; try again shortly",
     ),
-  creditInsufficient: (accountKind: "user" | "organization") =>
+  /** Below ₩1 available (C3, C10): how much the paying account has, and how it gets more. */
+  creditInsufficient: (accountKind: "user" | "organization", availableWon: string) =>
     accountKind === "organization"
       ? new ApiError(
           400,
           applicationCodes.organizationCreditInsufficient,
-          "Organization credit is insufficient",
+          `Organization credit is insufficient: ${creditAdviceOf("organization", availableWon)}`,
         )
-      : new ApiError(400, applicationCodes.userCreditInsufficient, "User credit is insufficient"),
+      : new ApiError(
+          400,
+          applicationCodes.userCreditInsufficient,
+          `User credit is insufficient: ${creditAdviceOf("user", availableWon)}`,
+        ),
   /**
    * A key over its rate limit (C13): 429 with the whole seconds until its window lets a request in, which
    * the official clients' own retry honours.
@@ -114,11 +151,26 @@ function spendLimitMessageOf(
   }
 }
 
-/** "₩1,234,567.5": the decimal string as stored, its whole part grouped as ko-KR groups it. */
+/**
+ * Only the paying account's own figure, which the key's holder may read (GET /llm/balance), and the
+ * route an administrator tops it up by, named by its kind, not by any id.
+ */
+function creditAdviceOf(accountKind: "user" | "organization", availableWon: string): string {
+  const whose = accountKind === "organization" ? "the organization" : "your account";
+  return (
+    `${whose} has ${wonText(availableWon)} available (its balance less what running requests hold and ` +
+    "what is not yet charged), and a request needs at least ₩1. Ask an administrator to top it up " +
+    `(the console's Accounts page, or POST /admin/accounts/${accountKind}/{id}/credits); ` +
+    "GET /llm/balance shows the balance"
+  );
+}
+
+/** "₩1,234,567.5", "-₩3.2": the decimal string as stored, its whole part grouped as ko-KR groups it. */
 function wonText(decimal: string): string {
-  const [whole = "0", fraction] = decimal.split(".");
+  const negative = decimal.startsWith("-");
+  const [whole = "0", fraction] = (negative ? decimal.slice(1) : decimal).split(".");
   const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-  return `₩${grouped}${fraction ? `.${fraction}` : ""}`;
+  return `${negative ? "-" : ""}₩${grouped}${fraction ? `.${fraction}` : ""}`;
 }
 
 /** A zod failure as one readable sentence naming the field: `temperature: must be at most 2`. */

@@ -94,6 +94,14 @@ export const limits = {
   requestLogPruneRowsMax: 10_000,
   // The heartbeat, hold lifetime, progress, stream deadline and drain bound: `defaultSettlementTimings` below.
 
+  /**
+   * Containers (objects and arrays) one free-form JSON value of a request may nest, the field's own
+   * included: a JSON schema, a tool's parameters. Deeper is refused at validation (400/100), before any
+   * code walks it recursively (serialising the upstream request overflowed the stack at a few thousand).
+   * A schema nests two per level (`properties`), so 64 leaves room for the 10 levels upstreams accept.
+   */
+  requestJsonNestingDepthMax: 64,
+
   httpKeepAliveTimeoutMs: 65_000,
   httpHeadersTimeoutMs: 66_000,
   /** After cutting requests still running at the drain bound, their handlers get this long to record usage. */
@@ -243,6 +251,11 @@ export const chargeLimits = {
 
 /** Bounds of the read APIs (paging, totals, listings). */
 export const readLimits = {
+  /**
+   * Requests one response id (`chatcmpl-<ms>`, unique per gateway process only) is looked up as, for a
+   * receipt: as many gateways as could start a reply in the same millisecond, with room to spare.
+   */
+  requestsPerResponseIdMax: 100,
   /** Charges one page of GET /llm/billing or /admin/billing may hold, and the default when paging. */
   billingPageRowsMax: 1_000,
   billingPageRowsDefault: 100,

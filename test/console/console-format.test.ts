@@ -128,6 +128,11 @@ describe("language", () => {
     expect(preferredLanguage([])).toBe("en");
   });
 
+  it("labels a discount rule's empty organization as any account, personal keys too, in both languages (C7)", () => {
+    expect(dictionaries.en.anyAccount).toBe("any account (personal keys too)");
+    expect(dictionaries.ko.anyAccount).toBe("모든 계정 (개인 키 포함)");
+  });
+
   it("translates every message into both languages", () => {
     const english = Object.keys(dictionaries.en).sort();
     expect(Object.keys(dictionaries.ko).sort()).toEqual(english);

@@ -1,11 +1,14 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type GatewayHarness, startGatewayHarness } from "../support/gateway-harness";
+import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
 
 /**
  * The mistakes a newcomer makes first each get an answer that says what to do: a base URL of `…/v1`, the
  * bare host or `…/llm` (a 404 naming `/llm/v1`), `curl -d` without a Content-Type (send
- * `Content-Type: application/json`), and no Authorization header ("Missing API key", still 401/110).
+ * `Content-Type: application/json`), no Authorization header ("Missing API key", still 401/110), a key that is
+ * wrong, sent without `Bearer `, the admin token or another provider's `sk-…` key (each said, still 401/110),
+ * an unknown model (pointing at GET /llm/v1/models), too little credit (how much, and how to top up, still
+ * 400/401 and 400/400), a GET on a generation endpoint (405, `Allow: POST`) and an empty responses `input`.
  */
 
 let harness: GatewayHarness;
@@ -86,7 +89,189 @@ describe("no Authorization header", () => {
     const wrong = await fetch(`${harness.baseUrl}/models`, {
       headers: { authorization: "Bearer svc_nope12345" },
     });
-    expect(await wrong.json()).toMatchObject({ status: 110, message: "Invalid API key" });
+    expect(await wrong.json()).toMatchObject({
+      status: 110,
+      message: expect.stringMatching(/^Invalid API key: no active key matches it/),
+    });
+  });
+});
+
+/** The error an official client's call ends in (undefined if it succeeded). */
+async function failureOf(call: () => Promise<unknown>): Promise<InstanceType<typeof OpenAI.APIError>> {
+  const failure = await call().then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  expect(failure).toBeInstanceOf(OpenAI.APIError);
+  return failure as InstanceType<typeof OpenAI.APIError>;
+}
+
+describe("a credential that is no API key", () => {
+  it.each([
+    [
+      "an unknown svc_ key",
+      `svc_${"Z".repeat(43)}`,
+      /no active key matches it \(mistyped, deactivated or deleted\)/,
+    ],
+    ["the admin token", testSecrets.adminToken, /this is the admin token, which opens only \/admin/],
+    ["another provider's sk- key", `sk-proj-${"a".repeat(40)}`, /sk-… is another provider's key format/],
+    ["a token without the svc_ prefix", "abcdef0123456789", /API keys start with svc_/],
+  ])(
+    "given %s in the official client, then 401/110 says which, and where keys come from",
+    async (_name, apiKey, says) => {
+      const client = new OpenAI({ apiKey, baseURL: harness.baseUrl, maxRetries: 0 });
+
+      const error = await failureOf(() => client.chat.completions.create(hello));
+
+      expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
+      expect(error.status).toBe(401);
+      expect(error.error).toMatchObject({ code: 110, type: "authentication_error" });
+      expect(error.message).toMatch(/Invalid API key: /);
+      expect(error.message).toMatch(says);
+      expect(error.message).toContain("POST /llm/apis");
+    },
+  );
+
+  it("given the key without Bearer (or another scheme), then 401/110 says how the header reads", async () => {
+    for (const [authorization, says] of [
+      [key, 'the key was sent without "Bearer "'],
+      [`Basic ${key}`, "must read Bearer svc_…"],
+    ] as const) {
+      const answer = await fetch(`${harness.baseUrl}/chat/completions`, {
+        method: "POST",
+        headers: { authorization, "content-type": "application/json" },
+        body: JSON.stringify(hello),
+      });
+      expect(answer.status).toBe(401);
+      const body = (await answer.json()) as { status: number; message: string };
+      expect(body.status).toBe(110);
+      expect(body.message).toContain(says);
+    }
+  });
+});
+
+describe("an Authorization header of 100 KB", () => {
+  it("is 431 (headers too large) with the error body, through the official client too", async () => {
+    const huge = `svc_${"k".repeat(100 * 1024)}`;
+    const client = new OpenAI({ apiKey: huge, baseURL: harness.baseUrl, maxRetries: 0 });
+
+    const error = await failureOf(() => client.chat.completions.create(hello));
+
+    expect(error.status).toBe(431);
+    expect(error.error).toMatchObject({ code: 100 });
+    expect(error.message).toContain("Request headers are too large");
+    const answer = await fetch(`${harness.baseUrl}/models`, { headers: { authorization: `Bearer ${huge}` } });
+    expect(answer.status).toBe(431);
+    expect(answer.headers.get("x-request-id")).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(await answer.json()).toMatchObject({ status: 100, message: expect.stringContaining("16 KB") });
+  });
+});
+
+describe("an unknown model", () => {
+  it("is 404/120 pointing at GET /llm/v1/models, on both endpoints and on retrieve", async () => {
+    const client = harness.openai(key);
+    for (const call of [
+      () => client.chat.completions.create({ ...hello, model: "omega-1" }),
+      () => client.responses.create({ model: "omega-1", input: "Hello" }),
+      () => client.models.retrieve("omega-1"),
+    ]) {
+      const error = await failureOf(call);
+      expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+      expect(error.error).toMatchObject({ code: 120 });
+      expect(error.message).toContain(
+        "The model 'omega-1' does not exist; GET /llm/v1/models lists the models",
+      );
+    }
+  });
+});
+
+describe("too little credit", () => {
+  it("given ₩0.5 on a personal account, then 400/401 says what is available and how to top up, naming no id", async () => {
+    const session = await harness.session("short-of-credit");
+    const { key: shortKey } = await harness.issueKey(session);
+    await harness.topUp({ kind: "user", id: "short-of-credit" }, "0.5");
+
+    const error = await failureOf(() => harness.openai(shortKey).chat.completions.create(hello));
+
+    expect(error.status).toBe(400);
+    expect(error.error).toMatchObject({ code: 401 });
+    expect(error.message).toMatch(/^400 User credit is insufficient: your account has ₩0\.5 available/);
+    expect(error.message).toContain("a request needs at least ₩1");
+    expect(error.message).toContain("POST /admin/accounts/user/{id}/credits");
+    expect(error.message).not.toContain("short-of-credit");
+  });
+
+  it("given an empty organization, then 400/400 says the organization has ₩0 available", async () => {
+    const session = await harness.session("member-of-empty", "empty-organization");
+    const { key: organizationKey } = await harness.issueKey(session, { isOrganization: true });
+
+    const error = await failureOf(() => harness.openai(organizationKey).chat.completions.create(hello));
+
+    expect(error.status).toBe(400);
+    expect(error.error).toMatchObject({ code: 400 });
+    expect(error.message).toMatch(
+      /Organization credit is insufficient: the organization has ₩0(\.0+)? available/,
+    );
+    expect(error.message).toContain("POST /admin/accounts/organization/{id}/credits");
+    expect(error.message).not.toContain("empty-organization");
+  });
+});
+
+describe("a GET on a generation endpoint", () => {
+  it.each(["/chat/completions", "/responses"])(
+    "given GET %s (a browser, a bare curl), then 405 with Allow: POST and the error body",
+    async (path) => {
+      for (const method of ["GET", "PUT"]) {
+        const answer = await fetch(`${harness.baseUrl}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${key}` },
+        });
+        expect(answer.status).toBe(405);
+        expect(answer.headers.get("allow")).toBe("POST");
+        expect(answer.headers.get("x-request-id")).toMatch(/^req_[0-9a-f]{32}$/);
+        expect(await answer.json()).toMatchObject({
+          status: 100,
+          message: `${method} is not served at /llm/v1${path}: use POST`,
+        });
+      }
+    },
+  );
+
+  it("given POST /models, then 405 with Allow: GET, HEAD; an unknown path stays 404/120", async () => {
+    const models = await fetch(`${harness.baseUrl}/models`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(models.status).toBe(405);
+    expect(models.headers.get("allow")).toBe("GET, HEAD");
+    const unknown = await fetch(`${harness.baseUrl}/embeddings`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ status: 120 });
+  });
+});
+
+describe("an empty responses input", () => {
+  it.each([
+    ["an empty string", ""],
+    ["an empty array", []],
+  ])("given %s, then 400/100 names input, as chat's empty messages is refused", async (_name, input) => {
+    const client = harness.openai(key);
+
+    const responses = await failureOf(() =>
+      client.responses.create({ model: "alpha-5.4-mini", input: input as string }),
+    );
+    const chat = await failureOf(() =>
+      client.chat.completions.create({ model: "alpha-5.4-mini", messages: [] }),
+    );
+
+    for (const error of [responses, chat]) {
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(error.error).toMatchObject({ code: 100 });
+    }
+    expect(responses.message).toMatch(/^400 input: /);
+    expect(chat.message).toMatch(/^400 messages: /);
   });
 });
 

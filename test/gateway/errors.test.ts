@@ -101,10 +101,10 @@ describe("errors (C3)", () => {
       ...(header ? { headers: { authorization: header } } : {}),
     });
     expectError(reply, 401, 110);
-    expect(reply.body.message).toBe("Invalid API key");
+    expect(reply.body.message).toMatch(/^Invalid API key: /);
   });
 
-  it("answers an unknown route or method under /llm/v1 with 404/120, and a body of another type as invalid", async () => {
+  it("answers an unknown route under /llm/v1 with 404/120, a method it does not serve with 405/100, and a body of another type as invalid", async () => {
     expectError(await post(harness, "/embeddings", { key: personal, body: chat() }), 404, 120);
     const wrongMethod = await fetch(`${harness.baseUrl}/chat/completions`, {
       headers: { authorization: `Bearer ${personal}` },
@@ -115,8 +115,8 @@ describe("errors (C3)", () => {
         body: (await wrongMethod.json()) as Record<string, unknown>,
         requestId: wrongMethod.headers.get("x-request-id"),
       },
-      404,
-      120,
+      405,
+      100,
     );
     const notJson = await post(harness, "/chat/completions", {
       key: personal,

@@ -273,7 +273,11 @@ export class GenerationHolds {
       billingMetrics.observeHold({ outcome: "refused", keyKind, amountWon: "0" });
       this.availableAfterLastHold.set(accountKey, new Money(decision.availableWon));
       if (decision.reason === "funds")
-        throw new HoldRefusedError({ kind: "funds", accountKind: request.account.kind });
+        throw new HoldRefusedError({
+          kind: "funds",
+          accountKind: request.account.kind,
+          availableWon: decision.availableWon,
+        });
       this.rememberLimitedKey(request.keyId);
       throw new HoldRefusedError({
         kind: "key-limit",

@@ -8,7 +8,11 @@ import type { AccountKind } from "../../ledger/events";
 export type KeyLimitKind = "rate" | "monthly-spend" | "total-spend";
 
 export type HoldRefusal =
-  | { kind: "funds"; accountKind: AccountKind }
+  | {
+      kind: "funds";
+      accountKind: AccountKind /** What the account had available (decimal string). */;
+      availableWon: string;
+    }
   | { kind: "key-limit"; accountKind: AccountKind; limit: { kind: KeyLimitKind; value: string } };
 
 export class HoldRefusedError extends Error {

@@ -1,4 +1,4 @@
-import { type IsoDate, startInstantOfSeoulDate } from "../../kernel/seoul-calendar";
+import { type IsoDate, seoulDateOf, startInstantOfSeoulDate } from "../../kernel/seoul-calendar";
 
 /**
  * An Asia/Seoul calendar month, "YYYY-MM": the period of a statement and of the finance export. It starts
@@ -12,6 +12,11 @@ const monthPattern = /^(\d{4})-(0[1-9]|1[0-2])$/;
 export function isStatementMonth(text: string): text is StatementMonth {
   const match = monthPattern.exec(text);
   return match !== null && Number(match[1]) >= 1970;
+}
+
+/** The Asia/Seoul calendar month in which `instant` falls. */
+export function statementMonthOf(instant: Date): StatementMonth {
+  return seoulDateOf(instant).slice(0, "YYYY-MM".length);
 }
 
 export function firstDateOf(month: StatementMonth): IsoDate {

@@ -23,6 +23,8 @@ import { addSessionStatementRoutes } from "./statement-routes";
 export interface AccountRouterDependencies {
   database: Pick<pg.Pool, "query" | "connect">;
   billingHistoryRowsMax?: number;
+  /** What "now" is for statements (the current month, provisional or not); tests fix it. */
+  clock?: () => Date;
 }
 
 const billingQuerySchema = z.object({
@@ -34,7 +36,7 @@ export function createAccountRouter(dependencies: AccountRouterDependencies): Ro
   mountBalanceRoute(router, dependencies);
   mountBillingTotalsRoute(router, dependencies);
   mountBillingHistoryRoute(router, dependencies);
-  addSessionStatementRoutes(router, dependencies.database);
+  addSessionStatementRoutes(router, dependencies.database, dependencies.clock);
   router.use(billingErrorMapper);
   return router;
 }

@@ -40,7 +40,10 @@ export const activityQuerySchema = z.object({
     .max(599, { error: "must be an HTTP status such as 429" })
     .optional(),
   outcome: z.enum(requestOutcomes, { error: "must be served, refused, failed or cut" }).optional(),
-  /** One request, by the `x-request-id` its answer carried (a reply's cost, for instance). */
+  /**
+   * One request, by the `x-request-id` its answer carried or its body's `id` (`chatcmpl-…`, `resp-…`, what an
+   * SDK shows): every request of the account with that id, as two gateways may give the same one.
+   */
   requestId: storableString.min(1).max(200).optional(),
 });
 

@@ -1,9 +1,16 @@
 import express, { type RequestHandler, type Router } from "express";
 import type pg from "pg";
-import { buildChargeReceipt, readChargeEvents, receiptOwnerOf } from "../../billing/receipts/charge-receipt";
+import {
+  buildChargeReceipt,
+  type ChargeReceipt,
+  readChargeEvents,
+  receiptOwnerOf,
+} from "../../billing/receipts/charge-receipt";
+import { readLimits } from "../../kernel/limits";
 import { looksLikeApiKey } from "../../keys/api-key-secret";
 import type { AccountReference } from "../../ledger/events";
 import type { Session } from "../../sessions/session-tokens";
+import { isResponseId, readRequestIdsOfResponse } from "../activity/activity-read-model";
 import { apiErrors, validationErrorOf } from "../api-error";
 import type { Caller } from "../generation/api-key-admission";
 import { storableString } from "../http/storable-string";
@@ -11,8 +18,11 @@ import { bearerTokenOf } from "../middleware/authenticate-session";
 
 /**
  * `GET /receipts/:requestId` (mounted at /llm): the receipt of a request's charge, for the API key that
- * made the request or a session of the account that paid for it. Anyone else gets the same 404/120 as for a
- * request that does not exist, so a request id reveals nothing about other accounts.
+ * made the request or a session of the account that paid for it. The request is named by its `x-request-id`
+ * or by its reply body's id (`chatcmpl-…`, `resp-…`, what an SDK shows); when requests the caller may read
+ * on different gateways share that id, each one's receipt is listed (`{ object: "list", data }`). Anyone
+ * else gets the same 404/120 as for a request that does not exist, so an id reveals nothing about other
+ * accounts.
  */
 
 export interface ReceiptRouterDependencies {
@@ -51,14 +61,34 @@ export function createReceiptRouter(dependencies: ReceiptRouterDependencies): Ro
     const requestId = requestIdSchema.safeParse(request.params.requestId);
     // Text the ledger cannot hold is no request id at all: refused as bad input, before the database.
     if (!requestId.success) throw validationErrorOf(requestId.error);
-    const notFound = apiErrors.notFound(
-      `No receipt for request ${requestId.data}: it is not charged yet or not yours`,
-    );
-    const rows = await readChargeEvents(dependencies.database, requestId.data);
-    if (rows.length === 0 || !mayRead(caller, receiptOwnerOf(rows))) throw notFound;
-    response.json(await buildChargeReceipt(dependencies.database, rows, clock()));
+    const receipts = await readableReceipts(dependencies.database, caller, requestId.data, clock());
+    if (receipts.length === 0)
+      throw apiErrors.notFound(
+        `No receipt for request ${requestId.data}: it is not charged yet or not yours`,
+      );
+    // One request: its receipt. A response id two gateways gave the caller's requests: each, listed.
+    response.json(receipts.length === 1 ? receipts[0] : { object: "list", data: receipts });
   });
   return router;
+}
+
+/** The receipts of the request named (by `x-request-id` or response id) that the caller may read. */
+async function readableReceipts(
+  database: Pick<pg.Pool, "query">,
+  caller: ReceiptCaller,
+  id: string,
+  now: Date,
+): Promise<ChargeReceipt[]> {
+  const requestIds = isResponseId(id)
+    ? await readRequestIdsOfResponse(database, id, readLimits.requestsPerResponseIdMax)
+    : [id];
+  const receipts: ChargeReceipt[] = [];
+  for (const requestId of requestIds) {
+    const rows = await readChargeEvents(database, requestId);
+    if (rows.length > 0 && mayRead(caller, receiptOwnerOf(rows)))
+      receipts.push(await buildChargeReceipt(database, rows, now));
+  }
+  return receipts;
 }
 
 function mayRead(caller: ReceiptCaller, owner: { keyId: string; account: AccountReference }): boolean {

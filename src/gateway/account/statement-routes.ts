@@ -2,20 +2,23 @@ import type { Router } from "express";
 import type pg from "pg";
 import { z } from "zod";
 import { readMonthlyStatement } from "../../billing/statements/monthly-statement";
+import { statementMonthOf } from "../../billing/statements/statement-month";
 import type { AccountReference } from "../../ledger/events";
 import { apiErrors, validationErrorOf } from "../api-error";
 import { sessionOf } from "../middleware/authenticate-session";
 import { sendStatement, statementQuerySchema } from "../statements/statement-response";
 
 /**
- * `GET /statements?account=personal|organization&month=YYYY-MM[&format=csv][&lines=charges]`: the monthly
- * statement of the session's own account or of its organization's.
+ * `GET /statements?account=personal|organization[&month=YYYY-MM][&format=csv][&lines=charges]`: the monthly
+ * statement of the session's own account or of its organization's; without `month`, the current Seoul month.
  */
 
 export const sessionStatementQuerySchema = statementQuerySchema.extend({
   account: z
     .enum(["personal", "organization"], { error: "must be personal or organization" })
     .default("personal"),
+  /** Absent: the current Asia/Seoul month, the one a user most often means. */
+  month: statementQuerySchema.shape.month.optional(),
 });
 
 export function addSessionStatementRoutes(
@@ -34,7 +37,9 @@ export function addSessionStatementRoutes(
         throw apiErrors.validation("account: the session belongs to no organization");
       account = { kind: "organization", id: session.organizationId };
     }
-    const statement = await readMonthlyStatement(database, account, query.month, clock());
-    await sendStatement(response, database, statement, query);
+    const now = clock();
+    const month = query.month ?? statementMonthOf(now);
+    const statement = await readMonthlyStatement(database, account, month, now);
+    await sendStatement(response, database, statement, { ...query, month });
   });
 }

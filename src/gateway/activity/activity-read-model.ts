@@ -19,6 +19,7 @@ export interface ActivityQuery {
   keyId: string | undefined;
   httpStatus: number | undefined;
   outcome: RequestOutcome | undefined;
+  /** A request's `x-request-id`, or its reply's body id (every request of the account that had it). */
   requestId: string | undefined;
 }
 
@@ -40,6 +41,8 @@ export interface ActivityEntry {
   /** What the request was charged (decimal string); null while not charged, or never. */
   costWon: string | null;
   errorType: string | null;
+  /** The reply body's id (`chatcmpl-…`, `resp-…`), what an SDK shows; null when none was made. */
+  responseId: string | null;
 }
 
 export interface ActivityPage {
@@ -86,6 +89,7 @@ interface ActivityRow {
   reasoning_tokens: number | null;
   error_type: string | null;
   cost_won: string | null;
+  response_id: string | null;
 }
 
 export async function readActivityPage(
@@ -99,7 +103,7 @@ export async function readActivityPage(
     `SELECT log.request_id, log.started_at, log.model, log.key_id::text AS key_id, log.key_preview, log.endpoint,
             log.streamed, log.http_status, log.outcome, log.latency_ms, log.time_to_first_token_ms,
             log.input_tokens, log.cached_tokens, log.output_tokens, log.reasoning_tokens, log.error_type,
-            charge.amount_won::text AS cost_won
+            charge.amount_won::text AS cost_won, log.response_id
      FROM request_log log
      LEFT JOIN ${billingHistoryTable.name} charge ON charge.request_id = log.request_id
      WHERE log.account_kind = $1 AND log.account_id = $2
@@ -110,7 +114,7 @@ export async function readActivityPage(
        AND ($7::smallint IS NULL OR log.http_status = $7)
        AND ($8::text IS NULL OR log.outcome = $8)
        AND ($9::timestamptz IS NULL OR (log.started_at, log.request_id) < ($9, $10::text))
-       AND ($12::text IS NULL OR log.request_id = $12)
+       AND ($12::text IS NULL OR log.request_id = $12 OR log.response_id = $12)
      ORDER BY log.started_at DESC, log.request_id DESC
      LIMIT $11`,
     [
@@ -166,6 +170,7 @@ function activityEntryOf(row: ActivityRow): ActivityEntry {
     outputTokensPerSecond: outputTokensPerSecondOf(row),
     costWon: row.cost_won,
     errorType: row.error_type,
+    responseId: row.response_id,
   };
 }
 
@@ -188,4 +193,25 @@ export function outputTokensPerSecondOf(row: {
       : row.latency_ms;
   if (producingMs <= 0) return null;
   return Math.round((row.output_tokens / (producingMs / 1_000)) * 10) / 10;
+}
+
+/** A reply body's id as the formats write it (interface.md): what an SDK shows of a request. */
+export function isResponseId(text: string): boolean {
+  return /^(chatcmpl|resp)-\d+$/.test(text);
+}
+
+/**
+ * The requests whose reply carried `responseId`, oldest first: one, or several when gateway processes gave
+ * the same id (ids are unique per process only). Rows the log dropped or pruned are not found.
+ */
+export async function readRequestIdsOfResponse(
+  database: Pick<pg.Pool, "query">,
+  responseId: string,
+  requestsMax: number,
+): Promise<string[]> {
+  const result = await database.query<{ request_id: string }>(
+    `SELECT request_id FROM request_log WHERE response_id = $1 ORDER BY started_at, request_id LIMIT $2`,
+    [responseId, requestsMax],
+  );
+  return result.rows.map((row) => row.request_id);
 }

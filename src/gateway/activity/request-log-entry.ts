@@ -35,6 +35,8 @@ export interface RequestLogEntry {
   tokens: UsageTokens | null;
   /** The error body's `error.type`, or `client_disconnected` for a cut request; null when served. */
   errorType: string | null;
+  /** The reply's body id (`chatcmpl-…`, `resp-…`); null when the request never got that far. */
+  responseId: string | null;
 }
 
 export const clientClosedRequestStatus = 499;

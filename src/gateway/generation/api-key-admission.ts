@@ -1,6 +1,6 @@
 import { type ApiKeyHasher, looksLikeApiKey } from "../../keys/api-key-secret";
 import type { AccountReference } from "../../ledger/events";
-import { apiErrors, missingApiKeyMessage } from "../api-error";
+import { apiErrors, invalidApiKeyMessages, missingApiKeyMessage } from "../api-error";
 import { bearerTokenOfHeader } from "../middleware/authenticate-session";
 import type { AdmissionRecord } from "./admission-read-model";
 
@@ -24,7 +24,17 @@ export class ApiKeyAdmission {
   constructor(
     private readonly admissionRecords: { find(keyHash: string): Promise<AdmissionRecord | undefined> },
     private readonly hasher: ApiKeyHasher,
+    /** Tells the admin token apart, so that sending it here is answered as that mistake. */
+    private readonly isAdminToken: (presented: string) => boolean = () => false,
   ) {}
+
+  private notKeyMessageOf(presented: string): string {
+    if (this.isAdminToken(presented)) return invalidApiKeyMessages.adminToken;
+    if (presented.startsWith("sk-")) return invalidApiKeyMessages.otherProvider;
+    // Our prefix with a wrong length or character: a key mistyped or cut short.
+    if (presented.startsWith("svc_")) return invalidApiKeyMessages.unknown;
+    return invalidApiKeyMessages.notKeyShaped;
+  }
 
   /** For generation: a valid key whose balance is at least ₩1. */
   async admit(authorizationHeader: string | undefined): Promise<Caller> {
@@ -37,11 +47,14 @@ export class ApiKeyAdmission {
   ): Promise<Caller> {
     if (authorizationHeader === undefined) throw apiErrors.unauthorized(missingApiKeyMessage);
     const presented = bearerTokenOfHeader(authorizationHeader);
-    if (!presented || !looksLikeApiKey(presented)) throw apiErrors.unauthorized();
+    if (!presented) throw apiErrors.unauthorized(notBearerMessageOf(authorizationHeader));
+    if (!looksLikeApiKey(presented)) throw apiErrors.unauthorized(this.notKeyMessageOf(presented));
     const keyHash = this.hasher.hash(presented);
     const record = await this.admissionRecords.find(keyHash);
-    if (!record || !this.hasher.matches(record.keyHash, keyHash)) throw apiErrors.unauthorized();
-    if (options.requireCredit && !record.hasCredit) throw apiErrors.creditInsufficient(record.owner.kind);
+    if (!record || !this.hasher.matches(record.keyHash, keyHash))
+      throw apiErrors.unauthorized(invalidApiKeyMessages.unknown);
+    if (options.requireCredit && !record.hasCredit)
+      throw apiErrors.creditInsufficient(record.owner.kind, record.availableWon);
     const isOrganizationKey = record.owner.kind === "organization";
     return {
       keyId: record.keyId,
@@ -51,4 +64,11 @@ export class ApiKeyAdmission {
       availableWon: record.availableWon,
     };
   }
+}
+
+/** A header that is not `Bearer <token>`: a bare key is the common slip, told apart from any other form. */
+function notBearerMessageOf(header: string): string {
+  return looksLikeApiKey(header.trim())
+    ? invalidApiKeyMessages.withoutBearer
+    : invalidApiKeyMessages.notBearer;
 }

@@ -2,7 +2,7 @@ import type { IncomingMessage, RequestListener, ServerResponse } from "node:http
 import type { Logger } from "pino";
 import { discountOrganizationOf } from "../../billing/charging/charge-usage";
 import type { ModelPriceList } from "../../billing/read-models/model-price-list";
-import { apiErrors } from "../api-error";
+import { type ApiError, apiErrors } from "../api-error";
 import { sendJsonText } from "../http/json-response";
 import { readMeasuredJsonBody } from "../http/request-body";
 import { sendError } from "../middleware/error-handler";
@@ -38,7 +38,7 @@ export function createGenerationEndpoints(
     const id = decodedPathSegment(endpointPathOf(request.url ?? "").slice(modelPathPrefix.length));
     const models = await pricedModels(dependencies.prices, discountOrganizationOf(caller.account));
     const model = models.find((candidate) => candidate.id === id);
-    if (model === undefined) throw apiErrors.notFound(`The model '${id}' does not exist`);
+    if (model === undefined) throw apiErrors.unknownModel(id);
     sendJsonText(response, 200, JSON.stringify(model));
   };
   const generate = (format: ClientFormat): Endpoint => {
@@ -81,11 +81,29 @@ export function createGenerationEndpoints(
       (method === "GET" && path.startsWith(modelPathPrefix) ? retrieveModel : undefined);
     const served = endpoint
       ? endpoint(request, response, requestId)
-      : Promise.reject(apiErrors.notFound("No such route"));
+      : Promise.reject(unservedError(endpoints, request.method ?? "GET", path));
     served
       .catch((error: unknown) => sendError(response, error, { logger: options.logger, requestId }))
       .finally(() => observationOf(response)?.handlerEnded());
   };
+}
+
+/**
+ * A path served with other methods (a GET on a generation endpoint, most often from a browser or a bare
+ * curl) is 405 naming them; any other path is no route at all.
+ */
+function unservedError(endpoints: ReadonlyMap<string, Endpoint>, method: string, path: string): ApiError {
+  const modelPath = path.startsWith(modelPathPrefix) && path.length > modelPathPrefix.length;
+  const allowed = modelPath
+    ? ["GET", "HEAD"]
+    : [...endpoints.keys()]
+        .filter((route) => route.endsWith(` ${path}`))
+        .flatMap((route) => {
+          const routeMethod = route.slice(0, route.indexOf(" "));
+          return routeMethod === "GET" ? ["GET", "HEAD"] : [routeMethod];
+        });
+  if (allowed.length === 0) return apiErrors.notFound("No such route");
+  return apiErrors.methodNotAllowed(method, `${generationPathPrefix}${path}`, allowed);
 }
 
 /** The `model` a body names, if it names one as text (validation judges the rest). */

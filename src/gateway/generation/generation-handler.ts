@@ -21,7 +21,9 @@ import { apiErrors } from "../api-error";
 import { sendJson } from "../http/json-response";
 import { toApiError } from "../middleware/error-handler";
 import { observationOf, type RequestObservation } from "../observation/request-observation";
+import { chatCompletionIdOf } from "../wire/chat-completion-body";
 import type { EventStreamSink } from "../wire/event-stream-sink";
+import { responseIdsOf } from "../wire/response-body";
 import type { ApiKeyAdmission, Caller } from "./api-key-admission";
 import type { ClientFormat, ClientStream } from "./client-format";
 
@@ -106,7 +108,7 @@ export function generationHandler(
       observation.streamed = parsed.stream;
     }
     const model = findModel(slug);
-    if (!model) throw apiErrors.notFound(`The model '${slug}' does not exist`);
+    if (!model) throw apiErrors.unknownModel(slug);
     const upstreamRequest = format.toGenerationRequest(parsed, model);
     // The upstream call below is made in this turn; a hold that need not come first waits until it has
     // left, so the upstream works while the hold is priced and its statement runs. On a box whose cores
@@ -129,6 +131,9 @@ export function generationHandler(
       },
       upstreamRequestsOfThisTurnWritten,
     );
+    const replyMs = nextReplyMilliseconds(startedAt.getTime());
+    // The id the reply's body carries: what an SDK shows, so the activity log keeps it too.
+    if (observation) observation.responseId = responseIdOf(format.endpoint, replyMs);
     const context: GenerationContext = {
       requestId,
       caller,
@@ -138,7 +143,7 @@ export function generationHandler(
         candidate === model ? upstreamRequest : fallbackRequestOf(format, parsed, candidate),
       ),
       startedAt,
-      replyMs: nextReplyMilliseconds(startedAt.getTime()),
+      replyMs,
       streamed: parsed.stream,
       hold,
       observation,
@@ -512,4 +517,9 @@ async function drained(response: ServerResponse, signal: AbortSignal): Promise<v
   } catch {
     // Aborted: the client is gone; the loop ends on the upstream abort.
   }
+}
+
+/** `chatcmpl-<ms>` or `resp-<ms>` (interface.md), as the reply's body says. */
+function responseIdOf(endpoint: ClientFormat["endpoint"], replyMs: number): string {
+  return endpoint === "chat.completions" ? chatCompletionIdOf(replyMs) : responseIdsOf(replyMs).responseId;
 }

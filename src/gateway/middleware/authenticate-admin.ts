@@ -20,3 +20,9 @@ export function authenticateAdmin(adminToken: string): RequestHandler {
 function digest(text: string): Buffer {
   return createHash("sha256").update(text).digest();
 }
+
+/** Whether a presented token is the admin token, compared in constant time (to tell a mistake apart). */
+export function adminTokenMatcher(adminToken: string): (presented: string) => boolean {
+  const expected = digest(adminToken);
+  return (presented) => timingSafeEqual(digest(presented), expected);
+}

@@ -42,7 +42,7 @@ export function toApiError(error: unknown): ApiError {
 function apiErrorOfRefusal(refusal: HoldRefusal): ApiError {
   switch (refusal.kind) {
     case "funds":
-      return apiErrors.creditInsufficient(refusal.accountKind);
+      return apiErrors.creditInsufficient(refusal.accountKind, refusal.availableWon);
     case "key-limit":
       return keyLimitRefusalOf({ reason: refusal.limit.kind, limit: refusal.limit.value }, new Date());
     default: {
@@ -104,5 +104,6 @@ export function sendError(
   }
   if (apiError.retryAfterSeconds !== undefined)
     response.setHeader("retry-after", String(apiError.retryAfterSeconds));
+  if (apiError.allowedMethods !== undefined) response.setHeader("allow", apiError.allowedMethods.join(", "));
   sendJson(response, apiError.httpStatus, errorBodyOf(apiError));
 }

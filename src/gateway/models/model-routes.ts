@@ -39,7 +39,7 @@ export function createModelRouter(prices: ModelPriceList): Router {
     const { id } = parsed.data;
     const models = await pricedModels(prices, organizationOf(request.query, response.locals));
     const model = models.find((candidate) => candidate.id === id);
-    if (model === undefined) throw apiErrors.notFound(`The model '${id}' does not exist`);
+    if (model === undefined) throw apiErrors.unknownModel(id, "GET /llm/models");
     response.json(model);
   });
   return router;

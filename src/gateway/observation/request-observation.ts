@@ -42,6 +42,8 @@ export class RequestObservation {
   generationOutcome: UsageOutcome | undefined;
   /** The error the request was answered with, if any (src/gateway/middleware/error-handler.ts). */
   error: ApiError | undefined;
+  /** The reply's body id (`chatcmpl-…`, `resp-…`), once the generation path has chosen it. */
+  responseId: string | undefined;
   private handlerEndedResolve: (() => void) | undefined;
   /**
    * Settles when the generation handler is done with the request: a stream the client left is settled (its
@@ -243,6 +245,7 @@ function requestLogEntryOf(
     timeToFirstTokenMs: seen.timeToFirstTokenMs === undefined ? null : roundMs(seen.timeToFirstTokenMs),
     tokens: observation.tokens ?? null,
     errorType,
+    responseId: observation.responseId ?? null,
   };
 }
 

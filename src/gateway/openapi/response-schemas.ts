@@ -496,6 +496,10 @@ export const activityPageSchema = z
           .nullable()
           .meta({ description: "the charge; null until charged, or never charged" }),
         errorType: z.string().nullable(),
+        responseId: z
+          .string()
+          .nullable()
+          .meta({ description: "the reply body's id (chatcmpl-…, resp-…); null when none was made" }),
       }),
     ),
     nextCursor: z.string().nullable().meta({ description: "pass back as `cursor`; null on the last page" }),

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { FunctionTool, OutputFormat, ToolChoice } from "../../providers/provider";
+import { freeFormJsonObjectSchema } from "./free-form-json-schemas";
 
 /**
  * The chat-completions `tools`, `tool_choice` and `response_format`, validated by the protocol's own rules
@@ -16,7 +17,7 @@ const nameSchema = z
 /** The protocol's documented maximum number of functions. */
 export const toolsMax = 128;
 
-const jsonSchemaObject = z.record(z.string(), z.unknown(), { error: "must be a JSON Schema object" });
+const jsonSchemaObject = freeFormJsonObjectSchema({ error: "must be a JSON Schema object" });
 
 const functionToolSchema = z.object(
   {

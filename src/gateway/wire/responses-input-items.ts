@@ -106,14 +106,18 @@ type InputItem = z.output<typeof inputItemSchema>;
 
 export const inputSchema = z
   .preprocess(
-    // A string is the user's one message: one path through validation for both shapes.
-    (input) => (typeof input === "string" ? [{ role: "user", content: input }] : input),
+    // A string is the user's one message: one path through validation for both shapes. An empty one is
+    // no message at all, refused as an empty array is (and as chat's empty `messages` is).
+    (input) => {
+      if (typeof input !== "string") return input;
+      return input === "" ? [] : [{ role: "user", content: input }];
+    },
     z
       .array(inputItemSchema, {
         error: (issue) =>
           issue.input === undefined ? "is required" : "must be a string or an array of items",
       })
-      .min(1, { error: "must contain at least one item" }),
+      .min(1, { error: "must not be empty: give a non-empty string or at least one item" }),
   )
   .superRefine(checkItems);
 

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { FunctionTool, OutputFormat, ToolChoice } from "../../providers/provider";
 import { closedObjectSchema, refusedFieldSchema } from "./closed-object-schema";
+import { freeFormJsonObjectSchema } from "./free-form-json-schemas";
 import { reasoningEffortSchema } from "./generation-parameter-schemas";
 
 /**
@@ -18,7 +19,7 @@ const functionNameSchema = z
   .string({ error: "must be a string" })
   .regex(functionNamePattern, { error: "must be 1 to 64 letters, digits, underscores or dashes" });
 
-const jsonSchemaObjectSchema = z.record(z.string(), z.unknown(), { error: "must be a JSON Schema object" });
+const jsonSchemaObjectSchema = freeFormJsonObjectSchema({ error: "must be a JSON Schema object" });
 
 const functionToolSchema = closedObjectSchema(
   {

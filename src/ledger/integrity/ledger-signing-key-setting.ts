@@ -1,4 +1,4 @@
-import { loadOrCreateLedgerSigningKey } from "../../database/local-data";
+import { loadOrCreateLedgerSigningKey, readLocalLedgerSigningKey } from "../../database/local-data";
 import { ConfigError } from "../../kernel/config-error";
 import { LedgerSigningKey } from "./ledger-signing-key";
 
@@ -19,4 +19,18 @@ export async function ledgerSigningKeyOf(config: {
   }
   if (config.databaseUrl) return undefined;
   return LedgerSigningKey.parse(await loadOrCreateLedgerSigningKey(LedgerSigningKey.generateSeed));
+}
+
+/**
+ * The key a receipt is checked against when none is given: found as `ledgerSigningKeyOf` finds it
+ * (`LEDGER_SIGNING_KEY`, else `./.data/` when there is no DATABASE_URL), but never generated, since a new key
+ * has signed nothing.
+ */
+export async function existingLedgerSigningKeyOf(config: {
+  ledgerSigningKey: string | undefined;
+  databaseUrl: string | undefined;
+}): Promise<LedgerSigningKey | undefined> {
+  if (config.ledgerSigningKey || config.databaseUrl) return ledgerSigningKeyOf(config);
+  const seed = await readLocalLedgerSigningKey();
+  return seed === undefined ? undefined : LedgerSigningKey.parse(seed);
 }

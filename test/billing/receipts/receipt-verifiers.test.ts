@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -48,10 +48,16 @@ async function exitOf(
   command: string,
   args: string[],
   ledgerSigningKey = "",
+  place: { cwd?: string; databaseUrl?: string } = {},
 ): Promise<{ code: number; output: string }> {
   try {
     const { stdout, stderr } = await run(command, args, {
-      env: { ...process.env, LEDGER_SIGNING_KEY: ledgerSigningKey },
+      env: {
+        ...process.env,
+        LEDGER_SIGNING_KEY: ledgerSigningKey,
+        ...(place.databaseUrl === undefined ? {} : { DATABASE_URL: place.databaseUrl }),
+      },
+      ...(place.cwd === undefined ? {} : { cwd: place.cwd }),
     });
     return { code: 0, output: stdout + stderr };
   } catch (error) {
@@ -333,5 +339,38 @@ describe("receipt verifiers", () => {
     const configuredCli = ["tsx", "src/ledger-cli.ts", "verify-receipt", receiptFile];
     expect(await exitOf("npx", configuredCli, signingKeySeed)).toEqual({ code: 0, output: "valid\n" });
     expect((await exitOf("npx", configuredCli)).code).toBe(2);
+  }, 120_000);
+
+  it("given the embedded setup (no DATABASE_URL, no LEDGER_SIGNING_KEY), then the command trusts the key kept in ./.data/, as verify finds it", async () => {
+    const checkout = await mkdtemp(path.join(tmpdir(), "embedded-checkout-"));
+    await mkdir(path.join(checkout, ".data"));
+    const receiptFile = path.join(checkout, "receipt.json");
+    await writeFile(receiptFile, JSON.stringify(sealed));
+    const command = [path.resolve("src/ledger-cli.ts"), "verify-receipt", receiptFile];
+    const tsx = path.resolve("node_modules/.bin/tsx");
+    const embedded = { cwd: checkout, databaseUrl: "" };
+    try {
+      // No key kept yet: none is made up, and the answer says where one is looked for.
+      const none = await exitOf(tsx, command, "", embedded);
+      expect(none.code).toBe(2);
+      expect(none.output).toContain("./.data/");
+      await expect(stat(path.join(checkout, ".data", "ledger-signing-key"))).rejects.toThrow();
+
+      await writeFile(path.join(checkout, ".data", "ledger-signing-key"), `${signingKeySeed}\n`);
+      expect(await exitOf(tsx, command, "", embedded)).toEqual({ code: 0, output: "valid\n" });
+      // With a DATABASE_URL the deployment is not the embedded one, and ./.data/ is not its key.
+      const elsewhere = { cwd: checkout, databaseUrl: "postgres://127.0.0.1:1/elsewhere" };
+      expect((await exitOf(tsx, command, "", elsewhere)).code).toBe(2);
+
+      await writeFile(
+        path.join(checkout, ".data", "ledger-signing-key"),
+        `${Buffer.alloc(32, 12).toString("base64")}\n`,
+      );
+      const wrongKey = await exitOf(tsx, command, "", embedded);
+      expect(wrongKey.code).toBe(1);
+      expect(wrongKey.output).toMatch(/^signature: /);
+    } finally {
+      await rm(checkout, { recursive: true, force: true });
+    }
   }, 120_000);
 });

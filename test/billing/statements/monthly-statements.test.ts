@@ -431,6 +431,17 @@ describe("monthly statements", () => {
     expect(await organizationStatement.text()).toContain(`organization:${other.id}`);
   });
 
+  it("given no month, gives a session the current Asia/Seoul month's statement (the clock: 2026-11-20 KST)", async () => {
+    const token = await api.session(user.id, null);
+    const response = await fetch(`${api.url}/llm/statements`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(response.status).toBe(200);
+    const statement = (await response.json()) as MonthlyStatement;
+    expect(statement).toMatchObject({ account: user, month: "2026-11" });
+    expect(statement).toEqual(await statementOf(`/statements/user/${user.id}?month=2026-11`));
+  });
+
   it.each(["2026-13", "2026-1", "26-10", "", "2026-10-01"])(
     "refuses the month %j with 400/100",
     async (month) => {

@@ -20,6 +20,8 @@ let harness: GatewayHarness;
 let ownerKey: string;
 let ownerSession: string;
 let requestId: string;
+/** The completion's body id, what the SDK shows of the request. */
+let completionId: string;
 
 async function receipt(authorization: string, id = requestId): Promise<Response> {
   return fetch(`${harness.url}/llm/receipts/${encodeURIComponent(id)}`, {
@@ -65,7 +67,40 @@ beforeAll(async () => {
     })
     .withResponse();
   requestId = completion.response.headers.get("x-request-id")!;
+  completionId = completion.data.id;
 }, 60_000);
+
+/** Asks until the answer is 200 (the charge and the activity row land within about a second). */
+async function untilFound(authorization: string, id: string): Promise<unknown> {
+  for (let attempt = 0; attempt < 300; attempt++) {
+    const response = await receipt(authorization, id);
+    if (response.status === 200) return response.json();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`no receipt for ${id} within 30 s`);
+}
+
+/** A chat completion by `key`: its x-request-id and its body id. */
+async function complete(key: string): Promise<{ requestId: string; responseId: string }> {
+  const completion = await harness
+    .openai(key)
+    .chat.completions.create({ model: "alpha-5.4", messages: [{ role: "user", content: "another" }] })
+    .withResponse();
+  return { requestId: completion.response.headers.get("x-request-id")!, responseId: completion.data.id };
+}
+
+async function shareResponseId(requestIdOfRow: string, responseId: string): Promise<void> {
+  const client = new pg.Client({ connectionString: harness.database.url });
+  await client.connect();
+  try {
+    await client.query("UPDATE request_log SET response_id = $2 WHERE request_id = $1", [
+      requestIdOfRow,
+      responseId,
+    ]);
+  } finally {
+    await client.end();
+  }
+}
 
 afterAll(async () => {
   await harness?.close();
@@ -107,6 +142,55 @@ describe("GET /llm/receipts/{requestId}", () => {
     const response = await receipt(ownerSession);
     expect(response.status).toBe(200);
     expect(((await response.json()) as ChargeReceipt).requestId).toBe(requestId);
+  });
+
+  it("given the id the SDK shows (chatcmpl-…), then the key and the session get the same receipt; a stranger 404/120", {
+    timeout: 60_000,
+  }, async () => {
+    expect(completionId).toMatch(/^chatcmpl-\d+$/);
+    const sameCharges = (receipt: unknown) => {
+      const { requestId: named, amountWon, charges } = receipt as ChargeReceipt;
+      return { named, amountWon, events: charges.map((charge) => charge.event) };
+    };
+    const byRequestId = sameCharges(await untilFound(ownerKey, requestId));
+
+    expect(sameCharges(await untilFound(ownerKey, completionId))).toEqual(byRequestId);
+    expect(sameCharges(await untilFound(ownerSession, completionId))).toEqual(byRequestId);
+    const strangerKey = (await harness.issueKey(await harness.session("receipt-stranger"))).key;
+    const stranger = await receipt(strangerKey, completionId);
+    expect(stranger.status).toBe(404);
+    expect(await stranger.json()).toMatchObject({ status: 120 });
+  });
+
+  it("given two of the caller's requests on different gateways that share one response id, then both are listed, in the receipts and the activity log; another account's is not", {
+    timeout: 60_000,
+  }, async () => {
+    const second = await complete(ownerKey);
+    const neighbourSession = await harness.session("receipt-neighbour");
+    const neighbourKey = (await harness.issueKey(neighbourSession)).key;
+    await harness.topUp({ kind: "user", id: "receipt-neighbour" }, "1000");
+    const neighbours = await complete(neighbourKey);
+    for (const [key, charged] of [
+      [ownerKey, second.requestId],
+      [neighbourKey, neighbours.requestId],
+    ] as const) {
+      await untilFound(key, charged);
+      // What a second gateway stamping the same millisecond writes: the same body id on another request.
+      await shareResponseId(charged, completionId);
+    }
+
+    const listed = (await untilFound(ownerKey, completionId)) as { object: string; data: ChargeReceipt[] };
+
+    expect(listed.object).toBe("list");
+    expect(listed.data.map((each) => each.requestId)).toEqual([requestId, second.requestId]);
+    const activity = await fetch(`${harness.url}/llm/usage/activity?requestId=${completionId}`, {
+      headers: { authorization: `Bearer ${ownerSession}` },
+    });
+    const rows = ((await activity.json()) as { data: { requestId: string; responseId: string }[] }).data;
+    expect(rows.map((row) => row.requestId).sort()).toEqual([requestId, second.requestId].sort());
+    expect(rows.every((row) => row.responseId === completionId)).toBe(true);
+    const neighbour = (await untilFound(neighbourKey, completionId)) as ChargeReceipt;
+    expect(neighbour.requestId).toBe(neighbours.requestId);
   });
 
   it("refuses another user's session and key with 404/120, as for a request that does not exist", async () => {

@@ -43,6 +43,7 @@ function entry(index: number): RequestLogEntry {
     timeToFirstTokenMs: 3.25,
     tokens: { input: 10, cached: null, output: 20, reasoning: null },
     errorType: null,
+    responseId: null,
   };
 }
 

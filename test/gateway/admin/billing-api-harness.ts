@@ -86,7 +86,10 @@ export async function startBillingApi(
     }),
   );
   const account = express.Router();
-  account.use(authenticateSession(sessions), createAccountRouter({ database: ledger.ledger.pool }));
+  account.use(
+    authenticateSession(sessions),
+    createAccountRouter({ database: ledger.ledger.pool, clock: () => now.value }),
+  );
   const noGenerationEndpoints: RequestListener = (_request, response) => {
     response.statusCode = 404;
     response.end();

@@ -1,10 +1,12 @@
+import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../../support/gateway-harness";
 
 /**
  * Prices users can see: GET /llm/v1/models (the official client's models.list / retrieve) and the console's
  * session route GET /llm/models carry each model's price for the caller in won per million tokens at today's
- * FX rate, less the caller's discount (organization keys: their organization's; personal keys: none here).
+ * FX rate, less the caller's discount (organization keys: their organization's rules first; every key: the
+ * rules for any account).
  */
 
 let harness: GatewayHarness;
@@ -44,6 +46,10 @@ beforeAll(async () => {
     }),
   ).toBe(200);
   expect(await admin("PUT", "/discounts", { model: null, organizationId: "hanbit", rate: "0.15" })).toBe(200);
+  // And 10% off gamma-4-3 for any organization: personal keys included (C7).
+  expect(await admin("PUT", "/discounts", { model: "gamma-4-3", organizationId: null, rate: "0.1" })).toBe(
+    200,
+  );
 }, 60_000);
 afterAll(async () => {
   await harness?.close();
@@ -91,6 +97,20 @@ describe("GET /llm/v1/models with prices", () => {
       outputWonPerMillionTokens: "11900",
       discountRate: "0.15",
     });
+  });
+
+  it("given a rule for one model and any organization, then a personal key's price is discounted too, as docs/api.md says", async () => {
+    const session = await harness.session("seoyeon");
+    const { key } = await harness.issueKey(session);
+
+    const model = (await harness.openai(key).models.retrieve("gamma-4-3")) as unknown as {
+      pricing: Record<string, string>;
+    };
+
+    expect(model.pricing).toMatchObject({ discountRate: "0.1" });
+    const modelsAndPrices = (await readFile("docs/api.md", "utf8")).split("### Models and prices")[1] ?? "";
+    expect(modelsAndPrices).not.toMatch(/none for personal keys/);
+    expect(modelsAndPrices).toMatch(/personal keys? (match|get)[^.]*any account/i);
   });
 });
 

@@ -210,7 +210,12 @@ describe("parseResponsesRequest: rejections are 400/100 naming the field", () =>
     ["model empty", { model: "" }, "model: must not be empty"],
     ["input missing", { input: undefined }, "input: is required"],
     ["input as a number", { input: 5 }, "input: must be a string or an array of items"],
-    ["input empty", { input: [] }, "input: must contain at least one item"],
+    ["input empty", { input: [] }, "input: must not be empty: give a non-empty string or at least one item"],
+    [
+      "input an empty string",
+      { input: "" },
+      "input: must not be empty: give a non-empty string or at least one item",
+    ],
     [
       "an output answering no earlier call",
       { input: [{ type: "function_call_output", call_id: "c", output: "42" }] },

@@ -35,7 +35,7 @@ export function DiscountForm({ models }: { models: readonly string[] }) {
           </select>
         </label>
         <label>
-          {t("organizationId")} ({t("anyOrganization")}: ∅)
+          {t("organizationId")} · ∅ = {t("anyAccount")}
           <input name="organizationId" maxLength={200} />
         </label>
         <label>

@@ -29,7 +29,7 @@ export function DiscountHistory() {
                 <tr key={change.eventId}>
                   <td>{formatSeoulDateTime(change.effectiveAt, language)}</td>
                   <td>{change.model ?? t("anyModel")}</td>
-                  <td>{change.organizationId ?? t("anyOrganization")}</td>
+                  <td>{change.organizationId ?? t("anyAccount")}</td>
                   <td className="number">{formatRate(change.rate)}</td>
                   <td>{change.actor}</td>
                 </tr>

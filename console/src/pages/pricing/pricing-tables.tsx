@@ -26,7 +26,7 @@ export function DiscountsCard(props: {
             {props.discounts?.map((discount) => (
               <tr key={`${discount.model}:${discount.organizationId}`}>
                 <td>{discount.model ?? t("anyModel")}</td>
-                <td>{discount.organizationId ?? t("anyOrganization")}</td>
+                <td>{discount.organizationId ?? t("anyAccount")}</td>
                 <td className="number">{formatRate(discount.rate)}</td>
                 <td>{formatSeoulDateTime(discount.effectiveAt, language)}</td>
               </tr>

@@ -8,7 +8,8 @@ import type { DeclaredTable } from "../../../database/declared-schema";
  * in batches (request-log-writer.ts); an operational record, not a fold of the log: a row lost to a full
  * queue or a database outage is counted, never waited for. What a request cost is read from the billing
  * history by request id. Ordered per account, newest first, as the activity pages read it; pruned by start
- * time past its retention.
+ * time past its retention. `response_id` is the reply's body id (`chatcmpl-…`, `resp-…`, migration 13), the id
+ * an SDK shows: unique per gateway process only, so two rows may share it.
  */
 export const requestLogTable: DeclaredTable = {
   kind: "table",
@@ -32,9 +33,11 @@ export const requestLogTable: DeclaredTable = {
       cached_tokens integer,
       output_tokens integer,
       reasoning_tokens integer,
-      error_type text
+      error_type text,
+      response_id text
     );
     CREATE INDEX request_log_account_order ON request_log (account_kind, account_id, started_at DESC, request_id DESC);
     CREATE INDEX request_log_started_at ON request_log (started_at);
+    CREATE INDEX request_log_response_id ON request_log (response_id) WHERE response_id IS NOT NULL;
   `,
 };
