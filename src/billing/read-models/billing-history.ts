@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { billingHistoryTable } from "../../../projections/billing-history";
+import { canonicalMoney } from "../../kernel/money";
 import type { AccountReference, ChargeBreakdownData } from "../../ledger/events";
 
 /**
@@ -149,7 +150,16 @@ function entryOf(row: Row): BillingHistoryEntry {
     endpoint: row.endpoint,
     startedAt: row.started_at,
     chargedAt: row.charged_at,
-    amountWon: row.breakdown.amountWon,
-    breakdown: row.breakdown,
+    amountWon: canonicalMoney(row.breakdown.amountWon),
+    breakdown: canonicalBreakdown(row.breakdown),
   };
+}
+
+/**
+ * The breakdown as recorded, its charge in the API's one money form: a charge's event keeps its six places
+ * ("0.003150"), the API says "0.00315" as the statement and the balance do (docs/api.md, "Money"). Its other
+ * decimals (prices, usd, rate, discount) were recorded in that form already (charge-calculation.ts).
+ */
+function canonicalBreakdown(breakdown: ChargeBreakdownData): ChargeBreakdownData {
+  return { ...breakdown, amountWon: canonicalMoney(breakdown.amountWon) };
 }

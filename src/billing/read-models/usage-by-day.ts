@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { usageByDayTable } from "../../../projections/usage-by-day";
 import { readLimits } from "../../kernel/limits";
+import { canonicalMoney } from "../../kernel/money";
 import type { AccountReference } from "../../ledger/events";
 
 /**
@@ -52,7 +53,7 @@ export async function readUsageByDay(
     model: row.model,
     keyId: row.key_id,
     requests: Number(row.requests),
-    amountWon: row.amount_won,
+    amountWon: canonicalMoney(row.amount_won),
     inputTokens: Number(row.input_tokens),
     cachedTokens: Number(row.cached_tokens),
     outputTokens: Number(row.output_tokens),

@@ -7,7 +7,7 @@ import {
   statementTopUpsTable,
 } from "../../../projections/monthly-statements";
 import { statementLimits } from "../../kernel/limits";
-import { chargeDecimalPlaces, formatMoneyFixed, Money, parseMoney, sumMoney } from "../../kernel/money";
+import { formatMoney, Money, parseMoney, sumMoney } from "../../kernel/money";
 import type { AccountReference } from "../../ledger/events";
 import { describeCheckpoint } from "../../ledger/integrity/event-proof";
 import { checkpointCovering } from "../../ledger/integrity/ledger-checkpoint";
@@ -87,7 +87,8 @@ export class StatementTooLargeError extends Error {
 
 type Queryable = Pick<pg.ClientBase, "query">;
 
-const won = (amount: Money) => formatMoneyFixed(amount, chargeDecimalPlaces);
+/** Every amount of a statement in the API's one money form (docs/api.md), as the balance API gives it. */
+const won = (amount: Money) => formatMoney(amount);
 
 export async function readMonthlyStatement(
   database: Pick<pg.Pool, "connect">,

@@ -4,14 +4,10 @@ import { accountPathSchema } from "../../gateway/admin/admin-request-schemas";
 import { chargesExportQuerySchema } from "../../gateway/admin/statement-routes";
 import { statementQuerySchema } from "../../gateway/statements/statement-response";
 import type { ApiRoute } from "./api-route";
-import { billingHistorySchema } from "./response-schemas";
+import { billingHistorySchema, moneyText } from "./response-schemas";
 
 /** Statements, the finance export, receipts and the ledger's public key, as the API description lists them. */
 
-const moneyText = z
-  .string()
-  .regex(/^-?\d+(\.\d+)?$/)
-  .meta({ description: "decimal string", example: "1234.500000" });
 const instant = z.iso.datetime({ offset: true });
 const hex = z.string().regex(/^[0-9a-f]*$/);
 

@@ -414,7 +414,7 @@ describe("GET /admin/billing", () => {
         endpoint: "chat.completions",
         startedAt: "2026-11-20T02:00:00.000Z",
         chargedAt: "2026-11-20T02:00:05.000Z",
-        amountWon: "2000.000000",
+        amountWon: "2000",
         breakdown: {
           tokens: { input: 1_000_000, cached: null, output: 0, reasoning: null },
           inputUsdPerMillionTokens: "2",
@@ -424,7 +424,7 @@ describe("GET /admin/billing", () => {
           fxRateKrwPerUsd: "1000",
           fxRateDate: "2026-11-20",
           discountRate: "0",
-          amountWon: "2000.000000",
+          amountWon: "2000",
           usageSource: "upstream",
         },
       },
@@ -452,9 +452,9 @@ describe("GET /admin/billing", () => {
         "output_usd_per_million_tokens,usd,fx_rate_krw_per_usd,fx_rate_date,discount_rate,amount_won,usage_source",
     );
     expect(lines[1]).toMatch(
-      /^req_first,organization,"acme, ""west""",[0-9a-f-]{36},alpha-5\.4,chat\.completions,2026-11-20T02:00:00\.000Z,2026-11-20T02:00:05\.000Z,1000000,,0,,2,1,4,2,1000,2026-11-20,0,2000\.000000,upstream$/,
+      /^req_first,organization,"acme, ""west""",[0-9a-f-]{36},alpha-5\.4,chat\.completions,2026-11-20T02:00:00\.000Z,2026-11-20T02:00:05\.000Z,1000000,,0,,2,1,4,2,1000,2026-11-20,0,2000,upstream$/,
     );
-    expect(lines[2]).toMatch(/^req_second,.*,0,0,250000,0,.*,1000,2026-11-20,0,1000\.000000,upstream$/);
+    expect(lines[2]).toMatch(/^req_second,.*,0,0,250000,0,.*,1000,2026-11-20,0,1000,upstream$/);
     expect(lines[3]).toBe("");
     expect(lines).toHaveLength(4);
   });
