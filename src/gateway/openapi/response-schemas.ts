@@ -195,6 +195,9 @@ export const chargeSchema = z
     requestId: z.string(),
     account: accountReference,
     keyId: z.uuid(),
+    keyName: z.string().nullable().meta({
+      description: "the key's name, kept after it is deleted; null for a key the ledger never issued",
+    }),
     model: z.string(),
     endpoint: z.string(),
     startedAt: instant,

@@ -281,6 +281,7 @@ describe("monthly statements", () => {
       {
         requestId: "st-oct-2",
         keyId: keyB,
+        keyName: null,
         model: "delta-4.5-haiku",
         occurredAt: correction.metadata.occurredAt,
         amountWon: formatMoney(parseMoney(correction.data.amountWon)),
