@@ -3,7 +3,11 @@ import { shadowName } from "../src/ledger/rebuild/shadow-tables";
 import type { RecordedEventOf } from "../src/ledger/store/event-store";
 import { apiKeyChangeStatements, issuedKeysSelect } from "./api-key-sql-fold";
 
-/** Every key that is not deleted, per owner, for the key-management list. */
+/**
+ * Every key that is not deleted, per owner, for the key-management list; and every key ever issued with its
+ * name, deleted or not, so statements, usage and CSVs name a key beside its id long after it is gone (a
+ * replaced playground key included). Keys are never renamed: the name a key was issued with is its last.
+ */
 
 type Row = {
   key_id: string;
@@ -34,13 +38,22 @@ export const keyListsTable = defineTable<Row>({
   ],
 });
 
+type NameRow = { key_id: string; owner_kind: string; owner_id: string; name: string };
+
+export const keyNamesTable = defineTable<NameRow>({
+  name: "projection_key_names",
+  columns: { key_id: "text", owner_kind: "text", owner_id: "text", name: "text" },
+  primaryKey: ["key_id"],
+});
+
 type Handled = RecordedEventOf<"ApiKeyIssued" | "ApiKeyStatusChanged" | "ApiKeyDeleted">;
 
 export const keyListsProjection: ProjectionDefinition = {
   name: "key-lists",
-  version: 1,
+  // 2: the key names table, kept through deletion.
+  version: 2,
   handles: new Set(["ApiKeyIssued", "ApiKeyStatusChanged", "ApiKeyDeleted"]),
-  tables: [keyListsTable],
+  tables: [keyListsTable, keyNamesTable],
   evolve(rows, recorded) {
     const event = recorded as Handled;
     switch (event.type) {
@@ -54,6 +67,12 @@ export const keyListsProjection: ProjectionDefinition = {
           status: 1,
           key_preview: event.data.keyPreview,
           created_at: event.metadata.occurredAt,
+        });
+        rows.put(keyNamesTable, {
+          key_id: event.data.keyId,
+          owner_kind: event.data.owner.kind,
+          owner_id: event.data.owner.id,
+          name: event.data.name,
         });
         return;
       case "ApiKeyStatusChanged": {
@@ -71,8 +90,12 @@ export const keyListsProjection: ProjectionDefinition = {
     }
   },
   sqlFold: {
-    keyed: [keyListsTable],
+    keyed: [keyListsTable, keyNamesTable],
     statements: [
+      `INSERT INTO ${shadowName(keyNamesTable)} AS shadow (key_id, owner_kind, owner_id, name)
+       ${issuedKeysSelect("key_id, owner_kind, owner_id, name")}
+       ON CONFLICT (key_id) DO UPDATE SET owner_kind = excluded.owner_kind, owner_id = excluded.owner_id,
+         name = excluded.name`,
       `INSERT INTO ${shadowName(keyListsTable)} AS shadow (key_id, owner_kind, owner_id, name, description, status,
          key_preview, created_at)
        ${issuedKeysSelect("key_id, owner_kind, owner_id, name, description, 1, key_preview, occurred_at")}

@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { balancesProjection } from "../projections/balances";
 import { localSecretsFile } from "./database/local-data";
+import { demoCreditReference, demoKeyDescription } from "./kernel/system-texts";
+import { formatWonForPeople } from "./kernel/won-text";
 import type { ServiceParts } from "./service";
 
 /** First embedded start: a demo user with ₩10,000 and a key, so a newcomer can `curl` at once. */
@@ -24,7 +26,7 @@ export async function seedDemoAccount(
           data: {
             account: { kind: "user", id: demoUserId },
             amountWon: demoCreditWon,
-            reference: "demo credit at first start",
+            reference: demoCreditReference,
           },
           metadata: { actor: "system:first-start", occurredAt: new Date().toISOString() },
         },
@@ -34,7 +36,7 @@ export async function seedDemoAccount(
   await service.waiter.waitFor(appended.position, [balancesProjection.name], 30_000);
   const issued = await service.keys.issue(
     session,
-    { name: "demo", description: "created at first start", isOrganization: false },
+    { name: "demo", description: demoKeyDescription, isOrganization: false },
     "first-start",
   );
   const { token } = await service.sessions.mint(session, demoSessionTtlSeconds);
@@ -42,19 +44,26 @@ export async function seedDemoAccount(
   return { apiKey: issued.key, sessionToken: token, consoleSignInCode };
 }
 
-export function printFirstStartBanner(details: {
+export interface FirstStartBannerDetails {
   baseUrl: string;
   apiKey: string;
   sessionToken: string;
   consoleSignInCode: string;
   adminToken: string | undefined;
-}): void {
+}
+
+export function printFirstStartBanner(details: FirstStartBannerDetails): void {
+  process.stdout.write(`${firstStartBannerLines(details).join("\n")}\n`);
+}
+
+/** What the first embedded start prints, once; amounts as a person reads them ("₩10,000", as the README). */
+export function firstStartBannerLines(details: FirstStartBannerDetails): string[] {
   const origin = details.baseUrl.replace(/\/llm\/v1$/, "");
-  const lines = [
+  return [
     "",
     "won-gateway is running on embedded PostgreSQL. Shown once — keep what you need:",
     `  base URL        ${details.baseUrl}`,
-    `  demo API key    ${details.apiKey}   (user "demo", ₩${demoCreditWon})`,
+    `  demo API key    ${details.apiKey}   (user "demo", ${formatWonForPeople(demoCreditWon)})`,
     `  session token   ${details.sessionToken}`,
     `  admin token     ${details.adminToken ?? "(admin API off)"}`,
     `  web console     ${origin}/console/sign-in?code=${details.consoleSignInCode}`,
@@ -65,5 +74,4 @@ export function printFirstStartBanner(details: {
     `    -H "Content-Type: application/json" -d '{"model":"alpha-5.4-mini","messages":[{"role":"user","content":"Hello"}]}'`,
     "",
   ];
-  process.stdout.write(`${lines.join("\n")}\n`);
 }

@@ -1,7 +1,7 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, lazy, type ReactNode, Suspense, useEffect, useMemo, useState } from "react";
 import { ErrorMessage } from "./components/ui";
-import { adminApi, userApi } from "./lib/api";
+import { ApiFailure, adminApi, userApi } from "./lib/api";
 import type { Language } from "./lib/format";
 import {
   dictionaries,
@@ -157,8 +157,14 @@ function NavLinks({
  */
 function Header({ path, navigate }: { path: string; navigate(path: string): void }) {
   const { t, language, setLanguage } = useI18n();
-  // Admin links only for a valid admin cookie: a user never sees pages that would only ask for a token.
-  const adminSession = useQuery({ queryKey: ["admin-session"], queryFn: adminApi.session, retry: false });
+  // Admin links only for a valid admin cookie: a user never sees pages that would only ask for a token. Asked
+  // only where an admin signed in on this browser, so no user's page logs a 401 for it.
+  const adminSession = useQuery({
+    queryKey: ["admin-session"],
+    queryFn: adminApi.session,
+    retry: false,
+    enabled: adminApi.mayBeSignedIn(),
+  });
   const routes = adminSession.isSuccess
     ? [
         ...userRoutes,
@@ -280,35 +286,23 @@ function SignIn({ onSignedIn }: { onSignedIn(): void }) {
 function AdminArea({ path, navigate }: { path: string; navigate(path: string): void }) {
   const { t } = useI18n();
   const client = useQueryClient();
-  const session = useQuery({ queryKey: ["admin-session"], queryFn: adminApi.session, retry: false });
-  const [error, setError] = useState<unknown>(null);
-  if (session.isPending) return <p>{t("loading")}</p>;
-  if (session.isError) {
-    const submit = async (event: FormEvent<HTMLFormElement>) => {
-      event.preventDefault();
-      const adminToken = String(new FormData(event.currentTarget).get("adminToken") ?? "").trim();
-      try {
-        await adminApi.signIn(adminToken);
-        await client.invalidateQueries({ queryKey: ["admin-session"] });
-      } catch (caught) {
-        setError(caught);
-      }
-    };
+  // Without the sign-in hint there is nothing to ask: the token form, and no 401 in the browser's console.
+  const [mayBeSignedIn, setMayBeSignedIn] = useState(adminApi.mayBeSignedIn);
+  const session = useQuery({
+    queryKey: ["admin-session"],
+    queryFn: adminApi.session,
+    retry: false,
+    enabled: mayBeSignedIn,
+  });
+  if (mayBeSignedIn && session.isPending) return <p>{t("loading")}</p>;
+  if (!mayBeSignedIn || session.isError) {
     return (
-      <section className="card narrow" aria-labelledby="admin-sign-in-title">
-        <h1 id="admin-sign-in-title">{t("adminSignInTitle")}</h1>
-        <p className="muted">{t("adminSignInHelp")}</p>
-        <form className="stack" onSubmit={(event) => void submit(event)}>
-          <label>
-            {t("adminToken")}
-            <input name="adminToken" type="password" autoComplete="off" required />
-          </label>
-          <button type="submit" className="primary">
-            {t("signIn")}
-          </button>
-        </form>
-        <ErrorMessage error={error} />
-      </section>
+      <AdminSignIn
+        onSignedIn={async () => {
+          setMayBeSignedIn(true);
+          await client.invalidateQueries({ queryKey: ["admin-session"] });
+        }}
+      />
     );
   }
   let page: ReactNode;
@@ -342,7 +336,8 @@ function AdminArea({ path, navigate }: { path: string; navigate(path: string): v
           type="button"
           onClick={async () => {
             await adminApi.signOut();
-            await client.invalidateQueries({ queryKey: ["admin-session"] });
+            setMayBeSignedIn(false);
+            client.removeQueries({ queryKey: ["admin-session"] });
           }}
         >
           {t("signOut")}
@@ -353,5 +348,45 @@ function AdminArea({ path, navigate }: { path: string; navigate(path: string): v
       </nav>
       {page}
     </>
+  );
+}
+
+/** The admin token form. A token the gateway refuses is said so, in the page's language. */
+function AdminSignIn({ onSignedIn }: { onSignedIn(): Promise<void> }) {
+  const { t } = useI18n();
+  const [error, setError] = useState<unknown>(null);
+  const submit = async (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const adminToken = String(new FormData(event.currentTarget).get("adminToken") ?? "").trim();
+    try {
+      await adminApi.signIn(adminToken);
+      setError(null);
+      await onSignedIn();
+    } catch (caught) {
+      setError(caught);
+    }
+  };
+  const refused = error instanceof ApiFailure && error.httpStatus === 401;
+  return (
+    <section className="card narrow" aria-labelledby="admin-sign-in-title">
+      <h1 id="admin-sign-in-title">{t("adminSignInTitle")}</h1>
+      <p className="muted">{t("adminSignInHelp")}</p>
+      <form className="stack" onSubmit={(event) => void submit(event)}>
+        <label>
+          {t("adminToken")}
+          <input name="adminToken" type="password" autoComplete="off" required />
+        </label>
+        <button type="submit" className="primary">
+          {t("signIn")}
+        </button>
+      </form>
+      {refused ? (
+        <p role="alert" className="error" data-testid="admin-token-refused">
+          {t("adminTokenRefused")}
+        </p>
+      ) : (
+        <ErrorMessage error={error} />
+      )}
+    </section>
   );
 }

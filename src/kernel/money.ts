@@ -30,9 +30,26 @@ export function parseMoney(text: string): Money {
   return new Money(text);
 }
 
-/** Canonical string form: plain notation, no exponent, trailing zeros removed. */
+/**
+ * The canonical string form of money on every API (docs/api.md, "Money"): plain notation, no exponent, no
+ * trailing zeros after the point and no bare point ("997.1377", "10000", "0.00315", "-2.5"). One form, so
+ * that the same amount reads the same in a statement, a balance and a CSV, and clients may compare strings.
+ * It is exact: trimming zeros never rounds. Events keep what they recorded (a charge's six places).
+ */
 export function formatMoney(amount: Money): string {
-  return amount.toFixed();
+  // Decimal keeps the sign of a zero ("-0"); money has one zero.
+  return amount.isZero() ? "0" : amount.toFixed();
+}
+
+/** A decimal string as read from NUMERIC or an event ("997.137700"), in the canonical form ("997.1377"). */
+export function canonicalMoney(text: string): string {
+  return formatMoney(parseMoney(text));
+}
+
+const canonicalMoneyPattern = /^-?(0|[1-9]\d*)(\.\d*[1-9])?$/;
+
+export function isCanonicalMoney(text: string): boolean {
+  return canonicalMoneyPattern.test(text) && text !== "-0";
 }
 
 /** Fixed number of places, for the wire and CSV: "1234.500000". */

@@ -1,3 +1,4 @@
+import { playgroundKeyDescriptionOf, playgroundKeyName } from "../kernel/system-texts";
 import type { Session } from "../sessions/session-tokens";
 import type { ApiKeyService, IssuedApiKey } from "./api-key-service";
 
@@ -11,12 +12,7 @@ import type { ApiKeyService, IssuedApiKey } from "./api-key-service";
  * keys, where it can be limited or deleted like any other.
  */
 
-export const playgroundKeyName = "Console playground";
-
-/** Names the user, so that members of one organization never replace each other's key. */
-export function playgroundKeyDescriptionOf(userId: string): string {
-  return `Issued by the web console for ${userId}'s playground; replaced each time it opens`;
-}
+export { playgroundKeyDescriptionOf, playgroundKeyName };
 
 export async function rotatePlaygroundKey(
   keys: Pick<ApiKeyService, "list" | "delete" | "issue">,

@@ -147,6 +147,7 @@ describe("charges CSV", () => {
     requestId: "req_1",
     account: { kind: "user", id: "mina" },
     keyId: "3fe9cf43-0000-4000-8000-000000000000",
+    keyName: "batch, nightly",
     model: "alpha-5.4-mini",
     endpoint: "chat.completions",
     startedAt: "2026-11-23T11:26:11.000Z",
@@ -166,11 +167,12 @@ describe("charges CSV", () => {
     },
   };
 
-  it("writes every field of the breakdown, money as the exact string, not reported as empty", () => {
+  it("writes every field of the breakdown and the key's name, money as the exact string, not reported as empty", () => {
     const [header, row, end] = chargesCsv([entry]).split("\r\n");
-    expect(header?.split(",")).toHaveLength(21);
+    expect(header?.split(",")).toHaveLength(22);
+    expect(header).toContain(",key_id,key_name,model,");
     expect(row).toBe(
-      "req_1,2026-11-23T11:26:11.000Z,2026-11-23T11:26:12.000Z,user,mina,3fe9cf43-0000-4000-8000-000000000000," +
+      'req_1,2026-11-23T11:26:11.000Z,2026-11-23T11:26:12.000Z,user,mina,3fe9cf43-0000-4000-8000-000000000000,"batch, nightly",' +
         "alpha-5.4-mini,chat.completions,11,,28,0,0.25,0.025,2,0.00005875,1400,2026-11-23,0,0.082250,upstream",
     );
     expect(end).toBe("");
@@ -206,6 +208,7 @@ describe("usage chart series", () => {
     day: "2026-11-22",
     model: "alpha-5.4-mini",
     keyId: "k1",
+    keyName: "k1 name",
     requests: 1,
     amountWon: "0.5",
     inputTokens: 10,

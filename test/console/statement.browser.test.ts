@@ -135,7 +135,7 @@ describe("the statement page in Chromium", { timeout: 120_000 }, () => {
     await poll(() => page.getByTestId("statement-topUps").textContent()).toBe(
       formatMicroWon(statement.topUpsWon),
     );
-    expect(statement.topUpsWon).toBe("6000.000000");
+    expect(statement.topUpsWon).toBe("6000");
     expect(await page.getByTestId("statement-charges").textContent()).toBe(
       formatMicroWon(statement.chargesWon),
     );

@@ -263,6 +263,12 @@ export const userApi = {
 const historyRowsShown = 200;
 
 export const adminApi = {
+  /** Whether the gateway left its admin sign-in hint (a cookie with no secret): only then is there one to ask for. */
+  mayBeSignedIn(): boolean {
+    // Through globalThis: the server's type-check (tests import this module) has no DOM library.
+    const cookie = (globalThis as { document?: { cookie: string } }).document?.cookie ?? "";
+    return cookie.split("; ").includes("console_admin=1");
+  },
   /** Resolves true when the admin cookie is valid (a query's data must not be undefined). */
   async session(): Promise<true> {
     csrf.admin = (await call<{ csrfToken: string }>("admin", "GET", "/console/api/admin-session")).csrfToken;

@@ -4,6 +4,8 @@
  * always formatted the ko-KR way (₩1,234), whatever the page's language; dates are Asia/Seoul dates (C7).
  */
 
+import { formatWonForPeople } from "../../../src/kernel/won-text";
+
 export const seoulTimeZone = "Asia/Seoul";
 const microWonPerWon = 1_000_000n;
 const decimalPattern = /^(-?)(\d+)(?:\.(\d+))?$/;
@@ -19,12 +21,6 @@ function assertDecimal(amount: string): void {
   if (!decimalPattern.test(amount)) throw new RangeError(`not a decimal string: ${JSON.stringify(amount)}`);
 }
 
-const wonFormat = new Intl.NumberFormat("ko-KR", {
-  style: "currency",
-  currency: "KRW",
-  minimumFractionDigits: 0,
-  maximumFractionDigits: 2,
-});
 const microWonFormat = new Intl.NumberFormat("ko-KR", {
   style: "currency",
   currency: "KRW",
@@ -34,11 +30,11 @@ const microWonFormat = new Intl.NumberFormat("ko-KR", {
 const plainFormat = new Intl.NumberFormat("ko-KR", { maximumFractionDigits: 20 });
 const integerFormat = new Intl.NumberFormat("ko-KR", { maximumFractionDigits: 0 });
 
-/** A balance or amount: "₩10,000", "₩9,999.87" (at most 2 decimals, half-up). */
-export function formatWon(amount: string): string {
-  assertDecimal(amount);
-  return wonFormat.format(exact(amount));
-}
+/**
+ * A balance or amount: "₩10,000", "₩9,999.87" (at most 2 decimals, half-up). The one won format a person
+ * reads, shared with what the service prints at start.
+ */
+export const formatWon = formatWonForPeople;
 
 const chargeWonFormat = new Intl.NumberFormat("ko-KR", {
   style: "currency",

@@ -20,6 +20,8 @@ const en = {
   adminSignInHelp: "The admin token is exchanged once for an httpOnly cookie; this page never stores it.",
   adminToken: "Admin token",
   invalidToken: "The token was refused.",
+  adminTokenRefused:
+    "The admin token was not accepted. Use the ADMIN_TOKEN the gateway runs with (on the embedded setup it is in ./.data/).",
   navOverview: "Overview",
   navKeys: "API keys",
   navUsage: "Usage & charges",
@@ -284,6 +286,8 @@ const ko: Dictionary = {
   adminSignInHelp: "관리자 토큰은 한 번 httpOnly 쿠키로 교환되며 이 페이지에 저장되지 않습니다.",
   adminToken: "관리자 토큰",
   invalidToken: "토큰이 거부되었습니다.",
+  adminTokenRefused:
+    "관리자 토큰이 맞지 않습니다. 게이트웨이가 사용하는 ADMIN_TOKEN을 입력하세요 (내장 설정에서는 ./.data/ 안에 있습니다).",
   navOverview: "개요",
   navKeys: "API 키",
   navUsage: "사용량 및 청구",

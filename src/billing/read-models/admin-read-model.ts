@@ -3,12 +3,12 @@ import { balancesTable, pendingChargesTable } from "../../../projections/balance
 import { discountsTable } from "../../../projections/discounts";
 import { keyListsTable } from "../../../projections/key-lists";
 import { pricesTable } from "../../../projections/prices";
-import { formatMoney, parseMoney } from "../../kernel/money";
+import { canonicalMoney } from "../../kernel/money";
 import { type ApiKeyLimitsView, readKeyLimits } from "../../keys/api-key-limits";
 import type { AccountKind, AccountReference } from "../../ledger/events";
 
 /** NUMERIC text keeps its scale ("0.40"); the API answers the way the admin writes answer ("0.4"). */
-const normalised = (text: string) => formatMoney(parseMoney(text));
+const normalised = canonicalMoney;
 
 /**
  * What an admin (or a console) reads: the prices and discounts in force, accounts and their keys. Plain
@@ -138,9 +138,9 @@ export async function searchAccounts(
     data: rows.map((row) => ({
       kind: row.account_kind,
       id: row.account_id,
-      balanceWon: row.balance_won,
-      toppedUpWon: row.topped_up_won,
-      chargedWon: row.charged_won,
+      balanceWon: normalised(row.balance_won),
+      toppedUpWon: normalised(row.topped_up_won),
+      chargedWon: normalised(row.charged_won),
       pendingCharges: Number(row.pending_charges),
       heldWon: row.held_won === null ? "0" : normalised(row.held_won),
       pendingWon: row.pending_won === null ? "0" : normalised(row.pending_won),

@@ -1,5 +1,7 @@
 import type pg from "pg";
 import { billingHistoryTable } from "../../../projections/billing-history";
+import { keyNamesTable } from "../../../projections/key-lists";
+import { canonicalMoney } from "../../kernel/money";
 import type { AccountReference, ChargeBreakdownData } from "../../ledger/events";
 
 /**
@@ -18,6 +20,8 @@ export interface BillingHistoryEntry {
   requestId: string;
   account: AccountReference;
   keyId: string;
+  /** The key's name, kept after it is deleted; null for a key the ledger never issued. */
+  keyName: string | null;
   model: string;
   endpoint: string;
   startedAt: string;
@@ -31,6 +35,7 @@ interface Row {
   account_kind: AccountReference["kind"];
   account_id: string;
   key_id: string;
+  key_name: string | null;
   model: string;
   endpoint: string;
   started_at: string;
@@ -122,7 +127,9 @@ export async function readChargesAfter(
 ): Promise<{ entries: BillingHistoryEntry[]; positions: ChargePosition[] }> {
   const clauses = orderClauses[order];
   const result = await database.query<Row>(
-    `SELECT request_id, account_kind, account_id, key_id, model, endpoint,
+    `SELECT request_id, account_kind, account_id, charge.key_id,
+            (SELECT named.name FROM ${keyNamesTable.name} named WHERE named.key_id = charge.key_id) AS key_name,
+            model, endpoint,
             to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS started_at,
             to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS started_at_exact,
             to_char(charged_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS charged_at,
@@ -145,11 +152,21 @@ function entryOf(row: Row): BillingHistoryEntry {
     requestId: row.request_id,
     account: { kind: row.account_kind, id: row.account_id },
     keyId: row.key_id,
+    keyName: row.key_name,
     model: row.model,
     endpoint: row.endpoint,
     startedAt: row.started_at,
     chargedAt: row.charged_at,
-    amountWon: row.breakdown.amountWon,
-    breakdown: row.breakdown,
+    amountWon: canonicalMoney(row.breakdown.amountWon),
+    breakdown: canonicalBreakdown(row.breakdown),
   };
+}
+
+/**
+ * The breakdown as recorded, its charge in the API's one money form: a charge's event keeps its six places
+ * ("0.003150"), the API says "0.00315" as the statement and the balance do (docs/api.md, "Money"). Its other
+ * decimals (prices, usd, rate, discount) were recorded in that form already (charge-calculation.ts).
+ */
+function canonicalBreakdown(breakdown: ChargeBreakdownData): ChargeBreakdownData {
+  return { ...breakdown, amountWon: canonicalMoney(breakdown.amountWon) };
 }

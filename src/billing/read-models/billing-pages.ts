@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { billingHistoryTable } from "../../../projections/billing-history";
+import { canonicalMoney } from "../../kernel/money";
 import { decodePositionCursor, encodePositionCursor } from "../../kernel/position-cursor";
 import {
   type BillingHistoryEntry,
@@ -110,9 +111,9 @@ export async function readBillingTotals(
     totals: result.rows.map((row) => ({
       group: row.group,
       charges: Number(row.charges),
-      amountWon: row.amount_won,
+      amountWon: canonicalMoney(row.amount_won),
     })),
     charges: overall ? Number(overall.all_charges) : 0,
-    amountWon: overall?.all_amount_won ?? "0",
+    amountWon: canonicalMoney(overall?.all_amount_won ?? "0"),
   };
 }

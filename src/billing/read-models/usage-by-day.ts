@@ -1,6 +1,8 @@
 import type pg from "pg";
+import { keyNamesTable } from "../../../projections/key-lists";
 import { usageByDayTable } from "../../../projections/usage-by-day";
 import { readLimits } from "../../kernel/limits";
+import { canonicalMoney } from "../../kernel/money";
 import type { AccountReference } from "../../ledger/events";
 
 /**
@@ -12,6 +14,8 @@ export interface UsageDayRow {
   day: string;
   model: string;
   keyId: string;
+  /** The key's name, kept after it is deleted (a replaced playground key too); null if never issued. */
+  keyName: string | null;
   requests: number;
   amountWon: string;
   inputTokens: number;
@@ -30,6 +34,7 @@ export async function readUsageByDay(
     day: string;
     model: string;
     key_id: string;
+    key_name: string | null;
     requests: string;
     amount_won: string;
     input_tokens: string;
@@ -37,13 +42,15 @@ export async function readUsageByDay(
     output_tokens: string;
     reasoning_tokens: string;
   }>(
-    `SELECT day::text AS day, model, key_id, requests::text AS requests, amount_won,
-            input_tokens::text AS input_tokens, cached_tokens::text AS cached_tokens,
-            output_tokens::text AS output_tokens, reasoning_tokens::text AS reasoning_tokens
-       FROM ${usageByDayTable.name}
-      WHERE account_kind = $1 AND account_id = $2
-        AND ($3::date IS NULL OR day >= $3::date) AND ($4::date IS NULL OR day <= $4::date)
-      ORDER BY day, model, key_id
+    `SELECT usage.day::text AS day, usage.model, usage.key_id, named.name AS key_name,
+            usage.requests::text AS requests, usage.amount_won,
+            usage.input_tokens::text AS input_tokens, usage.cached_tokens::text AS cached_tokens,
+            usage.output_tokens::text AS output_tokens, usage.reasoning_tokens::text AS reasoning_tokens
+       FROM ${usageByDayTable.name} usage
+       LEFT JOIN ${keyNamesTable.name} named ON named.key_id = usage.key_id
+      WHERE usage.account_kind = $1 AND usage.account_id = $2
+        AND ($3::date IS NULL OR usage.day >= $3::date) AND ($4::date IS NULL OR usage.day <= $4::date)
+      ORDER BY usage.day, usage.model, usage.key_id
       LIMIT ${readLimits.usageByDayRowsMax + 1}`,
     [account.kind, account.id, range.from ?? null, range.to ?? null],
   );
@@ -51,8 +58,9 @@ export async function readUsageByDay(
     day: row.day,
     model: row.model,
     keyId: row.key_id,
+    keyName: row.key_name,
     requests: Number(row.requests),
-    amountWon: row.amount_won,
+    amountWon: canonicalMoney(row.amount_won),
     inputTokens: Number(row.input_tokens),
     cachedTokens: Number(row.cached_tokens),
     outputTokens: Number(row.output_tokens),

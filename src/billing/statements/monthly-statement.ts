@@ -7,11 +7,12 @@ import {
   statementTopUpsTable,
 } from "../../../projections/monthly-statements";
 import { statementLimits } from "../../kernel/limits";
-import { chargeDecimalPlaces, formatMoneyFixed, Money, parseMoney, sumMoney } from "../../kernel/money";
+import { formatMoney, Money, parseMoney, sumMoney } from "../../kernel/money";
 import type { AccountReference } from "../../ledger/events";
 import { describeCheckpoint } from "../../ledger/integrity/event-proof";
 import { checkpointCovering } from "../../ledger/integrity/ledger-checkpoint";
 import { openHoldsTable } from "../../ledger/schema/inline-funds/open-holds";
+import { readKeyNames } from "../read-models/key-names";
 import { boundsOf, type StatementMonth } from "./statement-month";
 
 /**
@@ -39,6 +40,8 @@ export interface StatementTopUp {
 export interface StatementCorrection {
   requestId: string;
   keyId: string;
+  /** The key's name, kept after it is deleted; null for a key the ledger never issued. */
+  keyName: string | null;
   model: string;
   occurredAt: string;
   amountWon: string;
@@ -70,7 +73,7 @@ export interface MonthlyStatement {
   checkpoint: ReturnType<typeof describeCheckpoint> | null;
   topUps: StatementTopUp[];
   chargesByModel: (StatementChargeGroup & { model: string })[];
-  chargesByKey: (StatementChargeGroup & { keyId: string })[];
+  chargesByKey: (StatementChargeGroup & { keyId: string; keyName: string | null })[];
   corrections: StatementCorrection[];
   generatedAt: string;
 }
@@ -87,7 +90,8 @@ export class StatementTooLargeError extends Error {
 
 type Queryable = Pick<pg.ClientBase, "query">;
 
-const won = (amount: Money) => formatMoneyFixed(amount, chargeDecimalPlaces);
+/** Every amount of a statement in the API's one money form (docs/api.md), as the balance API gives it. */
+const won = (amount: Money) => formatMoney(amount);
 
 export async function readMonthlyStatement(
   database: Pick<pg.Pool, "connect">,
@@ -132,6 +136,11 @@ async function readInSnapshot(
   const totals = await readBalances(client, key);
   const { topUps, groups, corrections } = await readLines(client, key);
   const pending = await hasUsageUnsettled(client, account, end);
+  const keyNames = await readKeyNames(client, [
+    ...groups.map((row) => row.key_id),
+    ...corrections.map((row) => row.keyId),
+  ]);
+  const keyNameOf = (keyId: string) => keyNames.get(keyId) ?? null;
   const statement: MonthlyStatement = {
     account,
     month,
@@ -149,9 +158,14 @@ async function readInSnapshot(
     checkpoint: await checkpointSealing(client, totals),
     topUps: topUps.map((row) => ({ ...row, amountWon: won(parseMoney(row.amountWon)) })),
     chargesByModel: groupBy(groups, (row) => row.model).map(([model, group]) => ({ model, ...group })),
-    chargesByKey: groupBy(groups, (row) => row.key_id).map(([keyId, group]) => ({ keyId, ...group })),
+    chargesByKey: groupBy(groups, (row) => row.key_id).map(([keyId, group]) => ({
+      keyId,
+      keyName: keyNameOf(keyId),
+      ...group,
+    })),
     corrections: corrections.map((row) => ({
       ...row,
+      keyName: keyNameOf(row.keyId),
       amountWon: won(parseMoney(row.amountWon)),
       correctedAmountWon: won(parseMoney(row.correctedAmountWon)),
     })),
@@ -209,7 +223,7 @@ async function readLines(client: Queryable, key: StatementKey) {
      ORDER BY model, key_id LIMIT $4`,
     [...key, statementLimits.linesMax + 1],
   );
-  const corrections = await client.query<StatementCorrection>(
+  const corrections = await client.query<Omit<StatementCorrection, "keyName">>(
     `SELECT request_id AS "requestId", key_id AS "keyId", model,
             to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "occurredAt",
             amount_won::text AS "amountWon", corrected_amount_won::text AS "correctedAmountWon"

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { billingHistoryTable } from "../../../projections/billing-history";
+import { canonicalMoney } from "../../kernel/money";
 import { decodePositionCursor, encodePositionCursor } from "../../kernel/position-cursor";
 import type { AccountReference, UsageTokens } from "../../ledger/events";
 import type { GenerationEndpoint, RequestOutcome } from "./request-log-entry";
@@ -168,7 +169,7 @@ function activityEntryOf(row: ActivityRow): ActivityEntry {
     timeToFirstTokenMs: row.time_to_first_token_ms,
     tokens,
     outputTokensPerSecond: outputTokensPerSecondOf(row),
-    costWon: row.cost_won,
+    costWon: row.cost_won === null ? null : canonicalMoney(row.cost_won),
     errorType: row.error_type,
     responseId: row.response_id,
   };

@@ -14,6 +14,7 @@ const columns: readonly Column[] = [
   ["account_kind", (entry) => entry.account.kind],
   ["account_id", (entry) => entry.account.id],
   ["key_id", (entry) => entry.keyId],
+  ["key_name", (entry) => entry.keyName],
   ["model", (entry) => entry.model],
   ["endpoint", (entry) => entry.endpoint],
   ["started_at", (entry) => entry.startedAt],

@@ -4,6 +4,7 @@ import { balancesTable, pendingChargesTable } from "../../../projections/balance
 import { discountsTable } from "../../../projections/discounts";
 import { pricesTable } from "../../../projections/prices";
 import { readLimits } from "../../kernel/limits";
+import { canonicalMoney } from "../../kernel/money";
 import { listModels } from "../../providers/catalog";
 
 /**
@@ -80,7 +81,7 @@ async function readConsoleAccounts(database: Pick<pg.Pool, "query">): Promise<Co
   return result.rows.map((row) => ({
     kind: row.account_kind,
     id: row.account_id,
-    balanceWon: row.balance_won,
+    balanceWon: canonicalMoney(row.balance_won),
     pendingRequests: Number(row.pending_requests),
     heldWon: row.held_won ?? "0",
     pendingWon: row.pending_won ?? "0",

@@ -16,6 +16,12 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 
 export const sessionCookieName = "session";
 export const adminCookieName = "admin_session";
+/**
+ * Set beside the admin cookie, readable by the page and holding no secret ("1"): it tells the console that an
+ * admin signed in on this browser, so pages ask `/console/api/admin-session` only then, rather than every page
+ * asking and logging a 401 for every user who is not an admin.
+ */
+export const adminHintCookieName = "console_admin";
 export const csrfHeaderName = "x-csrf-token";
 
 const adminAudience = "won-gateway:console-admin";

@@ -8,6 +8,7 @@ import type { SessionTokens } from "../../sessions/session-tokens";
 import { apiErrors, validationErrorOf } from "../api-error";
 import {
   adminCookieName,
+  adminHintCookieName,
   type ConsoleAuth,
   cookieOf,
   csrfHeaderName,
@@ -89,11 +90,16 @@ function mountAdminSessionRoutes(router: Router, { consoleAuth, adminEnabled }: 
     requireJson(request);
     const parsed = adminSessionBody.safeParse(request.body ?? {});
     if (!parsed.success) throw validationErrorOf(parsed.error);
-    if (!adminEnabled || !consoleAuth.adminTokenMatches(parsed.data.adminToken)) {
-      throw apiErrors.unauthorized("Admin token required");
+    if (!adminEnabled)
+      throw apiErrors.unauthorized("The admin API is off: start the gateway with ADMIN_TOKEN");
+    if (!consoleAuth.adminTokenMatches(parsed.data.adminToken)) {
+      throw apiErrors.unauthorized(
+        "The admin token was not accepted: use the ADMIN_TOKEN the gateway runs with (embedded: in ./.data/)",
+      );
     }
     const cookie = await consoleAuth.mintAdminCookie();
     setCookie(request, response, adminCookieName, cookie, sessionLimits.adminCookieTtlSeconds);
+    setAdminHint(request, response, sessionLimits.adminCookieTtlSeconds);
     response.json({ csrfToken: consoleAuth.csrfTokenOf(cookie) });
   });
 
@@ -101,6 +107,8 @@ function mountAdminSessionRoutes(router: Router, { consoleAuth, adminEnabled }: 
     response.setHeader("cache-control", "no-store");
     const cookie = cookieOf(request.headers.cookie, adminCookieName);
     if (!cookie || !(await consoleAuth.adminCookieIsValid(cookie))) {
+      // A hint left by an expired admin cookie goes, so the page stops asking.
+      clearAdminHint(request, response);
       throw apiErrors.unauthorized("Admin token required");
     }
     response.json({ csrfToken: consoleAuth.csrfTokenOf(cookie) });
@@ -109,6 +117,7 @@ function mountAdminSessionRoutes(router: Router, { consoleAuth, adminEnabled }: 
   router.delete("/api/admin-session", (request, response) => {
     requireCsrf(request, consoleAuth, adminCookieName);
     clearCookie(request, response, adminCookieName);
+    clearAdminHint(request, response);
     response.json({ signedOut: true });
   });
 }
@@ -193,4 +202,19 @@ function setCookie(request: Request, response: Response, name: string, value: st
 
 function clearCookie(request: Request, response: Response, name: string) {
   response.clearCookie(name, { httpOnly: true, sameSite: "strict", secure: request.secure, path: "/" });
+}
+
+/** The page-readable hint that an admin cookie exists (console-auth.ts, adminHintCookieName). */
+function setAdminHint(request: Request, response: Response, ttlSeconds: number) {
+  response.cookie(adminHintCookieName, "1", {
+    httpOnly: false,
+    sameSite: "strict",
+    secure: request.secure,
+    path: "/console",
+    maxAge: ttlSeconds * 1_000,
+  });
+}
+
+function clearAdminHint(request: Request, response: Response) {
+  response.clearCookie(adminHintCookieName, { sameSite: "strict", secure: request.secure, path: "/console" });
 }

@@ -6,10 +6,14 @@ import { accountKinds, eventCatalog, fxRateSources } from "../../ledger/events";
  * routes use, responses are built by code these mirror (interface.md, C3–C6, C11). Money is a decimal string.
  */
 
-const moneyText = z
+/** Money's one form on the API (docs/api.md, "Money"): a plain decimal string, trailing zeros trimmed. */
+export const moneyText = z
   .string()
-  .regex(/^-?\d+(\.\d+)?$/)
-  .meta({ description: "decimal string", example: "1234.5" });
+  .regex(/^-?(0|[1-9]\d*)(\.\d*[1-9])?$/)
+  .meta({
+    description: "decimal string, exact, no exponent, no trailing zeros after the point",
+    example: "997.1377",
+  });
 const instant = z.iso.datetime({ offset: true });
 const isoDate = z.iso.date();
 
@@ -191,6 +195,9 @@ export const chargeSchema = z
     requestId: z.string(),
     account: accountReference,
     keyId: z.uuid(),
+    keyName: z.string().nullable().meta({
+      description: "the key's name, kept after it is deleted; null for a key the ledger never issued",
+    }),
     model: z.string(),
     endpoint: z.string(),
     startedAt: instant,

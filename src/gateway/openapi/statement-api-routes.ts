@@ -4,15 +4,20 @@ import { accountPathSchema } from "../../gateway/admin/admin-request-schemas";
 import { chargesExportQuerySchema } from "../../gateway/admin/statement-routes";
 import { statementQuerySchema } from "../../gateway/statements/statement-response";
 import type { ApiRoute } from "./api-route";
-import { billingHistorySchema } from "./response-schemas";
+import { billingHistorySchema, moneyText } from "./response-schemas";
 
 /** Statements, the finance export, receipts and the ledger's public key, as the API description lists them. */
 
-const moneyText = z
+const instant = z.iso.datetime({ offset: true });
+const keyName = z
+  .string()
+  .nullable()
+  .meta({ description: "the key's name, kept after it is deleted; null for a key the ledger never issued" });
+/** A receipt carries the charge as its signed event recorded it: six places (docs/api.md, "Money"). */
+const recordedMoneyText = z
   .string()
   .regex(/^-?\d+(\.\d+)?$/)
-  .meta({ description: "decimal string", example: "1234.500000" });
-const instant = z.iso.datetime({ offset: true });
+  .meta({ description: "decimal string as recorded in the ledger", example: "3703.701000" });
 const hex = z.string().regex(/^[0-9a-f]*$/);
 
 const checkpointSchema = z.object({
@@ -55,11 +60,19 @@ export const statementSchema = z
     chargesByModel: z.array(
       z.object({ model: z.string(), requests: z.number().int(), amountWon: moneyText }),
     ),
-    chargesByKey: z.array(z.object({ keyId: z.string(), requests: z.number().int(), amountWon: moneyText })),
+    chargesByKey: z.array(
+      z.object({
+        keyId: z.string(),
+        keyName: keyName,
+        requests: z.number().int(),
+        amountWon: moneyText,
+      }),
+    ),
     corrections: z.array(
       z.object({
         requestId: z.string(),
         keyId: z.string(),
+        keyName: keyName,
         model: z.string(),
         occurredAt: instant,
         amountWon: moneyText.meta({ description: "what the correction added to the request's charge" }),
@@ -80,11 +93,11 @@ const receiptSchema = z
     model: z.string(),
     endpoint: z.string(),
     startedAt: instant,
-    amountWon: moneyText,
+    amountWon: recordedMoneyText,
     charges: z.array(
       z.object({
         type: z.string(),
-        amountWon: moneyText,
+        amountWon: recordedMoneyText,
         breakdown: z.record(z.string(), z.unknown()),
         event: z.object({
           eventId: z.string(),

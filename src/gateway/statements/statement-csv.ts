@@ -54,7 +54,14 @@ export function statementCsvHead(statement: MonthlyStatement): string {
       (group): Cells => ["charges_by_model", group.model, "", "", group.requests, group.amountWon],
     ),
     ...statement.chargesByKey.map(
-      (group): Cells => ["charges_by_key", group.keyId, "", "", group.requests, group.amountWon],
+      (group): Cells => [
+        "charges_by_key",
+        group.keyId,
+        "",
+        group.keyName ?? "",
+        group.requests,
+        group.amountWon,
+      ],
     ),
     ...statement.corrections.map(
       (correction): Cells => [

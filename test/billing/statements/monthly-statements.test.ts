@@ -3,7 +3,7 @@ import { balancesProjection } from "../../../projections/balances";
 import { billingHistoryProjection } from "../../../projections/billing-history";
 import { monthlyStatementsProjection } from "../../../projections/monthly-statements";
 import type { MonthlyStatement } from "../../../src/billing/statements/monthly-statement";
-import { Money, parseMoney, sumMoney } from "../../../src/kernel/money";
+import { formatMoney, Money, parseMoney, sumMoney } from "../../../src/kernel/money";
 import { sealCheckpoints } from "../../../src/ledger/integrity/ledger-checkpointer";
 import { LedgerSigningKey } from "../../../src/ledger/integrity/ledger-signing-key";
 import type { RecordedEventOf } from "../../../src/ledger/store/event-store";
@@ -245,10 +245,10 @@ describe("monthly statements", () => {
       month: "2026-10",
       from: "2026-09-30T15:00:00.000Z",
       to: "2026-10-31T15:00:00.000Z",
-      openingBalanceWon: new Money(10_000).minus(september).toFixed(6),
-      topUpsWon: "7500.500000",
-      chargesWon: charged.toFixed(6),
-      correctionsWon: parseMoney(correction.data.amountWon).toFixed(6),
+      openingBalanceWon: formatMoney(new Money(10_000).minus(september)),
+      topUpsWon: "7500.5",
+      chargesWon: formatMoney(charged),
+      correctionsWon: formatMoney(parseMoney(correction.data.amountWon)),
       chargeCount: 4,
       provisional: false,
     });
@@ -260,8 +260,8 @@ describe("monthly statements", () => {
         .equals(parseMoney(statement.closingBalanceWon)),
     ).toBe(true);
     expect(statement.topUps.map((topUp) => [topUp.amountWon, topUp.reference])).toEqual([
-      ["5000.000000", 'first of october, "KST"'],
-      ["2500.500000", "october"],
+      ["5000", 'first of october, "KST"'],
+      ["2500.5", "october"],
     ]);
     const byModel = (model: string) =>
       sumMoney(
@@ -270,8 +270,8 @@ describe("monthly statements", () => {
           .map((charge) => parseMoney(charge.data.amountWon)),
       );
     expect(statement.chargesByModel).toEqual([
-      { model: "alpha-5.4", requests: 2, amountWon: byModel("alpha-5.4").toFixed(6) },
-      { model: "delta-4.5-haiku", requests: 2, amountWon: byModel("delta-4.5-haiku").toFixed(6) },
+      { model: "alpha-5.4", requests: 2, amountWon: formatMoney(byModel("alpha-5.4")) },
+      { model: "delta-4.5-haiku", requests: 2, amountWon: formatMoney(byModel("delta-4.5-haiku")) },
     ]);
     expect(statement.chargesByKey.map((group) => [group.keyId, group.requests])).toEqual([
       [keyA, 2],
@@ -281,10 +281,11 @@ describe("monthly statements", () => {
       {
         requestId: "st-oct-2",
         keyId: keyB,
+        keyName: null,
         model: "delta-4.5-haiku",
         occurredAt: correction.metadata.occurredAt,
-        amountWon: parseMoney(correction.data.amountWon).toFixed(6),
-        correctedAmountWon: parseMoney(chargeOf.get("st-oct-2")!.data.amountWon).toFixed(6),
+        amountWon: formatMoney(parseMoney(correction.data.amountWon)),
+        correctedAmountWon: formatMoney(parseMoney(chargeOf.get("st-oct-2")!.data.amountWon)),
       },
     ]);
   });
@@ -306,7 +307,7 @@ describe("monthly statements", () => {
     const september = await statementOf(`/statements/user/${user.id}?month=2026-09`);
     const october = await statementOf(`/statements/user/${user.id}?month=2026-10`);
     const november = await statementOf(`/statements/user/${user.id}?month=2026-11`);
-    expect(september.openingBalanceWon).toBe("0.000000");
+    expect(september.openingBalanceWon).toBe("0");
     expect(october.openingBalanceWon).toBe(september.closingBalanceWon);
     expect(november.openingBalanceWon).toBe(october.closingBalanceWon);
     // November is still within its settlement grace on the harness's clock (2026-11-20): provisional.
@@ -466,8 +467,8 @@ describe("monthly statements", () => {
   it("gives an account with no activity a zero statement, not an error", async () => {
     const statement = await statementOf("/statements/user/nobody?month=2026-10");
     expect(statement).toMatchObject({
-      openingBalanceWon: "0.000000",
-      closingBalanceWon: "0.000000",
+      openingBalanceWon: "0",
+      closingBalanceWon: "0",
       chargeCount: 0,
       checkpoint: null,
       topUps: [],

@@ -83,7 +83,7 @@ describe("GET /llm/billing", () => {
     // Then
     expect(personal.map((row) => row.requestId)).toEqual(["req_dave"]);
     expect(personal[0]).toMatchObject({
-      amountWon: "3000.000000",
+      amountWon: "3000",
       breakdown: { fxRateKrwPerUsd: "1000", usd: "3" },
     });
     expect(organization.map((row) => row.requestId)).toEqual(["req_umbrella"]);

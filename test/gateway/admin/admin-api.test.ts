@@ -410,11 +410,13 @@ describe("GET /admin/billing", () => {
         requestId: "req_first",
         account: acme,
         keyId: expect.any(String),
+        // The fixtures charge a key the ledger never issued: no name to show.
+        keyName: null,
         model: "alpha-5.4",
         endpoint: "chat.completions",
         startedAt: "2026-11-20T02:00:00.000Z",
         chargedAt: "2026-11-20T02:00:05.000Z",
-        amountWon: "2000.000000",
+        amountWon: "2000",
         breakdown: {
           tokens: { input: 1_000_000, cached: null, output: 0, reasoning: null },
           inputUsdPerMillionTokens: "2",
@@ -424,7 +426,7 @@ describe("GET /admin/billing", () => {
           fxRateKrwPerUsd: "1000",
           fxRateDate: "2026-11-20",
           discountRate: "0",
-          amountWon: "2000.000000",
+          amountWon: "2000",
           usageSource: "upstream",
         },
       },
@@ -447,14 +449,14 @@ describe("GET /admin/billing", () => {
     expect(response.headers.get("content-type")).toMatch(/^text\/csv/);
     const lines = text.split("\r\n");
     expect(lines[0]).toBe(
-      "request_id,account_kind,account_id,key_id,model,endpoint,started_at,charged_at,input_tokens,cached_input_tokens," +
+      "request_id,account_kind,account_id,key_id,key_name,model,endpoint,started_at,charged_at,input_tokens,cached_input_tokens," +
         "output_tokens,reasoning_tokens,input_usd_per_million_tokens,cached_input_usd_per_million_tokens," +
         "output_usd_per_million_tokens,usd,fx_rate_krw_per_usd,fx_rate_date,discount_rate,amount_won,usage_source",
     );
     expect(lines[1]).toMatch(
-      /^req_first,organization,"acme, ""west""",[0-9a-f-]{36},alpha-5\.4,chat\.completions,2026-11-20T02:00:00\.000Z,2026-11-20T02:00:05\.000Z,1000000,,0,,2,1,4,2,1000,2026-11-20,0,2000\.000000,upstream$/,
+      /^req_first,organization,"acme, ""west""",[0-9a-f-]{36},,alpha-5\.4,chat\.completions,2026-11-20T02:00:00\.000Z,2026-11-20T02:00:05\.000Z,1000000,,0,,2,1,4,2,1000,2026-11-20,0,2000,upstream$/,
     );
-    expect(lines[2]).toMatch(/^req_second,.*,0,0,250000,0,.*,1000,2026-11-20,0,1000\.000000,upstream$/);
+    expect(lines[2]).toMatch(/^req_second,.*,0,0,250000,0,.*,1000,2026-11-20,0,1000,upstream$/);
     expect(lines[3]).toBe("");
     expect(lines).toHaveLength(4);
   });

@@ -162,7 +162,7 @@ describe("billing totals", () => {
     }
     return [...sums]
       .sort(([left], [right]) => left.localeCompare(right))
-      .map(([group, sum]) => ({ group, charges: sum.charges, amountWon: sum.amountWon.toFixed(6) }));
+      .map(([group, sum]) => ({ group, charges: sum.charges, amountWon: sum.amountWon.toFixed() }));
   };
   const seoulDateOf = (instant: string) =>
     new Date(Date.parse(instant) + 9 * 3_600_000).toISOString().slice(0, 10);
@@ -182,7 +182,7 @@ describe("billing totals", () => {
     expect(body.totals).toEqual(sumsBy(groupOf));
     expect(body.charges).toBe(rowCount);
     expect(body.amountWon).toBe(
-      charges.reduce((sum, charge) => sum.plus(charge.amountWon), new Decimal(0)).toFixed(6),
+      charges.reduce((sum, charge) => sum.plus(charge.amountWon), new Decimal(0)).toFixed(),
     );
   });
 

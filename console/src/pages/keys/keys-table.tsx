@@ -2,6 +2,7 @@ import { KeyLimitsSummary } from "../../components/key-limits";
 import type { ApiKey } from "../../lib/api";
 import { formatSeoulDateTime } from "../../lib/format";
 import { useI18n } from "../../lib/i18n";
+import { systemText } from "../../lib/system-text";
 import type { PendingKeyAction } from "./use-keys";
 
 interface KeyActions {
@@ -39,8 +40,8 @@ function KeyRow({ apiKey: key, ...actions }: { apiKey: ApiKey } & KeyActions) {
   return (
     <tr data-testid={`key-row-${key.name}`}>
       <td>
-        {key.name}
-        {key.description ? <div className="muted">{key.description}</div> : null}
+        {systemText(key.name, language)}
+        {key.description ? <div className="muted">{systemText(key.description, language)}</div> : null}
       </td>
       <td>
         <code>{key.keyPreview}</code>

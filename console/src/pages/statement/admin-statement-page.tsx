@@ -47,7 +47,7 @@ function AdminStatementForm(props: { chosen: ChosenStatement; onShow(chosen: Cho
     });
   }
   return (
-    <form className="row no-print" onSubmit={onSubmit} aria-label={words.title}>
+    <form className="row wrap no-print" onSubmit={onSubmit} aria-label={words.title}>
       <label>
         {words.account}
         <select name="kind" defaultValue={props.chosen.kind}>

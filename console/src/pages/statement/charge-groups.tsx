@@ -6,7 +6,8 @@ export function ChargeGroups(props: {
   title: string;
   label: string;
   testId: string;
-  rows: { name: string; requests: number; amountWon: string }[];
+  /** `id` is shown under the name when there is one (a key's uuid under its name). */
+  rows: { name: string; id?: string; requests: number; amountWon: string }[];
   total: string;
   totalRequests: number;
 }) {
@@ -28,8 +29,17 @@ export function ChargeGroups(props: {
         </thead>
         <tbody>
           {props.rows.map((row) => (
-            <tr key={row.name}>
-              <td className="hash">{row.name}</td>
+            <tr key={row.id ?? row.name}>
+              <td>
+                {row.id === undefined ? (
+                  <span className="hash">{row.name}</span>
+                ) : (
+                  <>
+                    {row.name}
+                    <div className="hash">{row.id}</div>
+                  </>
+                )}
+              </td>
               <td className="amount">{formatCount(row.requests)}</td>
               <td className="amount">{formatMicroWon(row.amountWon)}</td>
             </tr>

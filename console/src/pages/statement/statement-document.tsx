@@ -1,11 +1,12 @@
 import type { MonthlyStatementView } from "../../lib/api";
+import { systemText } from "../../lib/system-text";
 import { ChargeGroups } from "./charge-groups";
 import { useStatementWords } from "./statement-i18n";
 import { StatementCheckpoint, StatementSummary, StatementTopUps } from "./statement-sections";
 
 /** The statement as one document: what a print shows, section by section. */
 export function StatementDocument({ statement }: { statement: MonthlyStatementView }) {
-  const { word } = useStatementWords();
+  const { word, language } = useStatementWords();
   return (
     <article aria-label={word("title")} data-testid="statement">
       <StatementSummary statement={statement} />
@@ -22,7 +23,11 @@ export function StatementDocument({ statement }: { statement: MonthlyStatementVi
         title={word("byKey")}
         label={word("key")}
         testId="statement-by-key"
-        rows={statement.chargesByKey.map((group) => ({ ...group, name: group.keyId }))}
+        rows={statement.chargesByKey.map((group) => ({
+          ...group,
+          name: group.keyName === null ? word("unnamedKey") : systemText(group.keyName, language),
+          id: group.keyId,
+        }))}
         total={statement.chargesWon}
         totalRequests={statement.chargeCount}
       />

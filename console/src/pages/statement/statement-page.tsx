@@ -31,7 +31,7 @@ export function StatementPage({ hasOrganization }: { hasOrganization: boolean })
   return (
     <div className="statement-document">
       <h1>{words.title}</h1>
-      <form className="row no-print" onSubmit={onShow} aria-label={words.title}>
+      <form className="row wrap no-print" onSubmit={onShow} aria-label={words.title}>
         <label>
           {words.account}
           <select name="account" defaultValue={account}>

@@ -1,5 +1,6 @@
 import type { MonthlyStatementView } from "../../lib/api";
 import { formatMicroWon, formatSeoulDateTime } from "../../lib/format";
+import { systemText } from "../../lib/system-text";
 import { type StatementMessageKey, useStatementWords } from "./statement-i18n";
 
 /** Whose statement, which month, whether final, and the balance from opening to closing. */
@@ -69,7 +70,7 @@ export function StatementTopUps({ topUps }: { topUps: MonthlyStatementView["topU
           {topUps.map((topUp) => (
             <tr key={topUp.eventId}>
               <td>{formatSeoulDateTime(topUp.occurredAt, language)}</td>
-              <td>{topUp.reference}</td>
+              <td>{systemText(topUp.reference, language)}</td>
               <td className="amount">{formatMicroWon(topUp.amountWon)}</td>
             </tr>
           ))}

@@ -8,15 +8,16 @@ import {
   formatSeoulDateTime,
 } from "../../lib/format";
 import { useI18n } from "../../lib/i18n";
+import { keyLabelOf } from "../../lib/key-label";
 
-export function ChargeRow({ entry, keyLabel }: { entry: BillingHistoryEntry; keyLabel: string }) {
+export function ChargeRow({ entry }: { entry: BillingHistoryEntry }) {
   const { t, language } = useI18n();
   const tokens = entry.breakdown.tokens;
   return (
     <tr data-testid="charge-row">
       <td>{formatSeoulDateTime(entry.startedAt, language)}</td>
       <td>{entry.model}</td>
-      <td>{keyLabel}</td>
+      <td data-testid="charge-key">{keyLabelOf(entry.keyId, entry.keyName, language)}</td>
       <td>{formatCount(tokens.input + tokens.output)}</td>
       <td className="number">{formatChargeWon(entry.amountWon)}</td>
       <td>

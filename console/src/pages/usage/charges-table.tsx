@@ -12,7 +12,6 @@ export function ChargesTable(props: {
   range: DateRange;
   isOrganization: boolean;
   chargeCount: number | null;
-  keyLabel(keyId: string): string;
 }) {
   const { t } = useI18n();
   const { page, rows, cursors, setCursors, pageIndex } = useChargesPages(props.range, props.isOrganization);
@@ -34,7 +33,7 @@ export function ChargesTable(props: {
       {page.data && rows.length === 0 && pageIndex === 0 && <p>{t("noCharges")}</p>}
       {rows.length > 0 && (
         <>
-          <ChargeRows rows={rows} keyLabel={props.keyLabel} />
+          <ChargeRows rows={rows} />
           <CursorPager
             label={t("chargesPages")}
             cursors={cursors}
@@ -53,7 +52,7 @@ export function ChargesTable(props: {
   );
 }
 
-function ChargeRows(props: { rows: readonly BillingHistoryEntry[]; keyLabel(keyId: string): string }) {
+function ChargeRows(props: { rows: readonly BillingHistoryEntry[] }) {
   const { t } = useI18n();
   return (
     <div className="table-scroll">
@@ -70,7 +69,7 @@ function ChargeRows(props: { rows: readonly BillingHistoryEntry[]; keyLabel(keyI
         </thead>
         <tbody>
           {props.rows.map((entry) => (
-            <ChargeRow key={entry.requestId} entry={entry} keyLabel={props.keyLabel(entry.keyId)} />
+            <ChargeRow key={entry.requestId} entry={entry} />
           ))}
         </tbody>
       </table>

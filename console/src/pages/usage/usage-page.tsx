@@ -56,7 +56,6 @@ export function UsagePage({ hasOrganization }: { hasOrganization: boolean }) {
         range={range}
         isOrganization={isOrganization}
         chargeCount={summary.usage.data ? summary.totals.requests : null}
-        keyLabel={summary.keyLabel}
       />
     </>
   );

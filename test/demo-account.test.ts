@@ -1,0 +1,19 @@
+import { describe, expect, it } from "vitest";
+import { firstStartBannerLines } from "../src/demo-account";
+
+/** What the first embedded start prints: amounts as a person reads them, as the README writes them. */
+
+describe("the first start's banner", () => {
+  it("says the demo credit with grouped digits (₩10,000)", () => {
+    const lines = firstStartBannerLines({
+      baseUrl: "http://127.0.0.1:8080/llm/v1",
+      apiKey: "svc_demo",
+      sessionToken: "session",
+      consoleSignInCode: "code",
+      adminToken: "admin",
+    });
+    const keyLine = lines.find((line) => line.includes("demo API key"));
+    expect(keyLine).toContain('(user "demo", ₩10,000)');
+    expect(lines.join("\n")).not.toMatch(/₩\d{4}/);
+  });
+});
