@@ -93,10 +93,19 @@ async function shareResponseId(requestIdOfRow: string, responseId: string): Prom
   const client = new pg.Client({ connectionString: harness.database.url });
   await client.connect();
   try {
-    await client.query("UPDATE request_log SET response_id = $2 WHERE request_id = $1", [
-      requestIdOfRow,
-      responseId,
-    ]);
+    // The request log is written off the request path, in batches: its row may land after the charge.
+    await expect
+      .poll(
+        async () =>
+          (
+            await client.query("UPDATE request_log SET response_id = $2 WHERE request_id = $1", [
+              requestIdOfRow,
+              responseId,
+            ])
+          ).rowCount,
+        { timeout: 30_000, interval: 100 },
+      )
+      .toBe(1);
   } finally {
     await client.end();
   }
