@@ -1,3 +1,4 @@
+import { Redis } from "ioredis";
 import pg from "pg";
 import { queueBackendOf } from "../src/billing/queue/queue-backend";
 import { removeQueueData } from "../src/billing/queue/remove-queue-data";
@@ -17,8 +18,11 @@ import {
 } from "./gateway-deployment";
 import { type LoadResult, runLoad } from "./load-generator";
 import { type Figure, percentile } from "./measure";
-import { backendPidsOf, cpuDuring } from "./process-cpu";
+import { type Peer, type PeerComparison, peerFigures } from "./peer-comparison";
+import { assertPortkeyProxies, portkeyChatPath, portkeyHeaders, startPortkey } from "./portkey-peer";
+import { backendPidsOf, cpuDuring, type ProcessKinds } from "./process-cpu";
 import { startChild } from "./processes/child-process";
+import { postgresBackgroundPids, redisServerPid } from "./request-cost";
 
 /**
  * Gateway benchmark (C9, C10): the gateway against the same simulator called directly, in one run. Every
@@ -32,6 +36,10 @@ import { startChild } from "./processes/child-process";
  * simulator, behind the gateway's `epsilon` family and behind a second bare proxy), where the hold is placed
  * while the upstream call is in flight; throughput on one hot account beside 32 accounts; and an account
  * credited with a few won hammered until refused, its final balance beside the C10 bound.
+ *
+ * Beside the peer, Portkey OSS run as its users deploy it (bench/portkey-peer.ts), in rounds shared with the
+ * bare proxy, the floor and the gateway (bench/peer-comparison.ts): throughput and whole-box CPU per request
+ * at 32 connections, added latency and a stream's time to first byte at one.
  */
 
 const throughputConnections = 32;
@@ -57,6 +65,7 @@ const references = [
   "direct, 5 ms upstream",
   "bare proxy, 5 ms upstream",
   "bare proxy + commit, 5 ms upstream",
+  "Portkey OSS",
 ] as const;
 type Reference = (typeof references)[number];
 
@@ -77,6 +86,9 @@ interface GatewayBench {
   environment: NodeJS.ProcessEnv;
   running: RunningDeployment;
   floorProxyPid: number;
+  portkeyPid: number;
+  /** The queue's Redis, when the gateway runs on one: part of the gateway's whole box. */
+  redis: Redis | undefined;
   apiKey: string;
   spreadKeys: readonly string[];
   /** When the gateway ran loaded and lightly: the charge lag is read over these windows. */
@@ -113,6 +125,7 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
           bench!.during("loaded", () => bench!.healthy("gateway JSON", bench!.running.origin, loaded)),
       })),
     );
+    figures.push(...(await peerFigures(peerComparisonOf(bench))));
     for (const stream of [false, true]) {
       figures.push(...(await throughputFigures(bench, stream)));
       figures.push(...(await latencyFigures(bench, stream)));
@@ -126,6 +139,7 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
   } finally {
     await bench?.running.stop();
     for (const child of children.reverse()) await child.stop();
+    bench?.redis?.disconnect();
     await monitor.end();
     await database.drop();
     await removeQueueData(queueBackendOf({ redisUrl: options.redisUrl, databaseUrl: database.url }));
@@ -142,7 +156,7 @@ async function startGatewayBench(
   children: { stop(): Promise<void> }[],
   options: { redisUrl?: string },
 ): Promise<GatewayBench> {
-  const { simulatorUrl, slowSimulatorUrl, floorProxyUrl, slowProxyUrl, floorProxyPid } =
+  const { simulatorUrl, slowSimulatorUrl, floorProxyUrl, slowProxyUrl, floorProxyPid, portkey } =
     await startReferences(databaseUrl, children);
   const environment = gatewayEnvironment(
     databaseUrl,
@@ -156,7 +170,7 @@ async function startGatewayBench(
       provisionKey(running.origin, monitor, `bench-${index}`),
     ),
   );
-  const endpoints: Record<Reference, { origin: string; path: string }> = {
+  const endpoints: Record<Reference, { origin: string; path: string; headers?: Record<string, string> }> = {
     direct: { origin: simulatorUrl, path: "/chat/completions" },
     "bare proxy": { origin: floorProxyUrl, path: "/without-commit/chat/completions" },
     "bare proxy + commit": { origin: floorProxyUrl, path: "/chat/completions" },
@@ -164,6 +178,7 @@ async function startGatewayBench(
     "direct, 5 ms upstream": { origin: slowSimulatorUrl, path: "/chat/completions" },
     "bare proxy, 5 ms upstream": { origin: slowProxyUrl, path: "/without-commit/chat/completions" },
     "bare proxy + commit, 5 ms upstream": { origin: slowProxyUrl, path: "/chat/completions" },
+    "Portkey OSS": { origin: portkey.url, path: portkeyChatPath, headers: portkeyHeaders(simulatorUrl) },
   };
   const windows: GatewayBench["windows"] = { loaded: [], light: [] };
   // Each run, direct or not, starts with the previous runs' usage charged, so none pays for their backlog.
@@ -174,7 +189,7 @@ async function startGatewayBench(
     return runLoad({
       origin: reference?.origin ?? target,
       path: reference?.path ?? "/llm/v1/chat/completions",
-      headers: { authorization: reference ? "Bearer bench" : `Bearer ${keys[0]}` },
+      headers: reference?.headers ?? { authorization: reference ? "Bearer bench" : `Bearer ${keys[0]}` },
       headersFor:
         reference || keys.length === 1
           ? undefined
@@ -191,6 +206,8 @@ async function startGatewayBench(
     environment,
     running,
     floorProxyPid,
+    portkeyPid: portkey.pid,
+    redis: options.redisUrl ? new Redis(options.redisUrl, { lazyConnect: true }) : undefined,
     apiKey,
     spreadKeys,
     windows,
@@ -236,7 +253,11 @@ async function startReferences(databaseUrl: string, children: { stop(): Promise<
     UPSTREAM_URL: slowSimulatorUrl,
     DATABASE_URL: databaseUrl,
   });
+  const portkey = await startPortkey();
+  children.push(portkey);
+  await assertPortkeyProxies(portkey.url, simulatorUrl);
   return {
+    portkey,
     simulatorUrl,
     slowSimulatorUrl,
     floorProxyUrl,
@@ -261,6 +282,44 @@ async function warmUp(bench: GatewayBench): Promise<void> {
       slow: reference.endsWith("5 ms upstream"),
       requests: reference.endsWith("5 ms upstream") ? 200 : warm.requests,
     });
+  await bench.load("Portkey OSS", { ...warm, stream: true });
+}
+
+/** The section's endpoints as the peer comparison names them, each with the processes of its whole box. */
+function peerComparisonOf(bench: GatewayBench): PeerComparison {
+  const referenceOf = (peer: Peer, stream: boolean): Reference | string => {
+    if (peer === "bare proxy") return bareProxyOf(stream).reference;
+    if (peer === "floor") return "bare proxy + commit";
+    if (peer === "Portkey") return "Portkey OSS";
+    return bench.running.origin;
+  };
+  const floorBackends = ["bench-durable-proxy"];
+  const processes: Record<Peer, ProcessKinds<string>> = {
+    "bare proxy": { proxy: async () => [bench.floorProxyPid] },
+    floor: {
+      proxy: async () => [bench.floorProxyPid],
+      "postgres backends": () => backendPidsOf(bench.monitor, { only: floorBackends }),
+      "postgres background": () => postgresBackgroundPids(bench.monitor),
+    },
+    Portkey: { portkey: async () => [bench.portkeyPid] },
+    gateway: {
+      gateway: async () => [bench.running.pids.gateway],
+      worker: async () => (bench.running.pids.worker === undefined ? [] : [bench.running.pids.worker]),
+      "postgres backends": () => backendPidsOf(bench.monitor, { except: floorBackends }),
+      "postgres background": () => postgresBackgroundPids(bench.monitor),
+      redis: async () => (bench.redis ? redisServerPid(() => bench.redis!.info("server")) : []),
+    },
+  };
+  return {
+    load: (endpoint, plan) =>
+      bench.healthy(
+        `${endpoint} (peer rounds)`,
+        endpoint === "direct" ? "direct" : referenceOf(endpoint, plan.stream),
+        plan,
+      ),
+    processes: (peer) => processes[peer],
+    settled: () => untilEverythingCharged(bench.monitor),
+  };
 }
 
 /** Requests/s at 32 connections through `origin`, beside the simulator called directly. */

@@ -21,6 +21,8 @@ export interface LoadResult {
   timeToFirstByteP99Ms: number;
   /** Every request's latency, sorted: for pooling the samples of several runs. */
   latenciesMs: number[];
+  /** Every request's time to first byte, sorted, likewise. */
+  timesToFirstByteMs: number[];
 }
 
 export interface LoadOptions {
@@ -97,6 +99,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     timeToFirstByteP50Ms: percentile(timesToFirstByte, 0.5),
     timeToFirstByteP99Ms: percentile(timesToFirstByte, 0.99),
     latenciesMs: latencies,
+    timesToFirstByteMs: timesToFirstByte,
   };
 }
 

@@ -5,7 +5,7 @@ import { runConsoleBenchmarks } from "./console-bench";
 import { runGatewayBenchmarks } from "./gateway-bench";
 import { runHoldStatementBenchmarks } from "./hold-statement-bench";
 import { runLedgerBenchmarks } from "./ledger-bench";
-import type { Figure } from "./measure";
+import { type Figure, targetMet } from "./measure";
 import { runRequestCostBenchmarks } from "./request-cost-bench";
 import { runStatementBenchmarks } from "./statement-bench";
 import { runUpstreamResilienceBenchmarks } from "./upstream-resilience-bench";
@@ -24,6 +24,12 @@ function formatNumber(value: number): string {
   return value >= 100 ? Math.round(value).toLocaleString("en") : value.toFixed(3);
 }
 
+/** A target row says whether this run met it; a row with no target, or none that can be read, says nothing. */
+function metWord(met: boolean | undefined): string {
+  if (met === undefined) return "";
+  return met ? "met" : "unmet";
+}
+
 async function main(): Promise<void> {
   const figures: Figure[] = [];
   if (sections.has("cost"))
@@ -39,18 +45,20 @@ async function main(): Promise<void> {
   if (sections.has("statements")) figures.push(...(await runStatementBenchmarks()));
   if (sections.has("ledger")) figures.push(...(await runLedgerBenchmarks({ rebuildEventCount })));
 
-  const rows = figures.map((figure) => ({
+  const judged = figures.map((figure) => ({ ...figure, targetMet: targetMet(figure) }));
+  const rows = judged.map((figure) => ({
     benchmark: figure.name,
     measured: `${formatNumber(figure.value)} ${figure.unit}`,
     baseline: `${formatNumber(figure.baseline)} (${figure.baselineName})`,
     ratio: (figure.value / figure.baseline).toFixed(2),
     target: figure.target ?? "",
+    met: metWord(figure.targetMet),
   }));
   console.table(rows);
   await mkdir("bench", { recursive: true });
   await writeFile(
     "bench/results.json",
-    `${JSON.stringify({ measuredAt: new Date().toISOString(), figures }, null, 2)}\n`,
+    `${JSON.stringify({ measuredAt: new Date().toISOString(), figures: judged }, null, 2)}\n`,
   );
 }
 
