@@ -19,6 +19,7 @@ import { holdProgressMigration } from "./migrations/0009-hold-progress";
 import { requestLogMigration } from "./migrations/0010-request-log";
 import { limitLookupsForLimitedKeysMigration } from "./migrations/0011-limit-lookups-for-limited-keys";
 import { fundsByKindAndChainedHoldsMigration } from "./migrations/0012-funds-by-kind-and-chained-holds";
+import { keyAllowedModelsMigration } from "./migrations/0013-key-allowed-models";
 
 /**
  * The changes to the ledger's tables, in order (migration.ts). Projection tables are not here: each
@@ -37,6 +38,7 @@ export const migrations: readonly Migration[] = [
   requestLogMigration,
   limitLookupsForLimitedKeysMigration,
   fundsByKindAndChainedHoldsMigration,
+  keyAllowedModelsMigration,
 ];
 
 /**
