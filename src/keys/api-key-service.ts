@@ -2,12 +2,12 @@ import { randomUUID } from "node:crypto";
 import type { Pool } from "pg";
 import { activeKeysProjection } from "../../projections/active-keys";
 import { keyListsProjection } from "../../projections/key-lists";
-import type { AccountReference, ApiKeyLimits, EventMetadata, LedgerEvent } from "../ledger/events";
+import type { AccountReference, EventMetadata, LedgerEvent } from "../ledger/events";
 import type { ProjectionWaiter } from "../ledger/projection/projection-waiter";
 import { type EventStore, WrongExpectedVersionError } from "../ledger/store/event-store";
 import type { Session } from "../sessions/session-tokens";
 import { type ApiKeyCaller, type ApiKeyCommand, decideApiKey, foldApiKey } from "./api-key-decider";
-import { type ApiKeyLimitsView, readKeyLimits } from "./api-key-limits";
+import { type ApiKeyLimitsView, type KeyLimits, readKeyLimits } from "./api-key-limits";
 import { type ApiKeyHasher, generateApiKeyValue, previewOf } from "./api-key-secret";
 
 /**
@@ -181,13 +181,15 @@ export class ApiKeyService {
   }
 
   /**
-   * Replaces the key's limits (all null clears them). They bind from the commit of their event: the
-   * admission statement reads them from the ledger's inline table, so there is no projection to wait for.
+   * Replaces the key's limits (all null clears them). Spend and rate limits bind from the commit of their
+   * event: the admission statement reads them from the ledger's inline table. The models the key may call
+   * are checked before the hold, on each process's admission copy, so this waits, as a status change does,
+   * until this process's copy has seen the event; other processes see it once the projections notify them.
    */
   async setLimits(
     caller: KeyActor,
     keyId: string,
-    limits: ApiKeyLimits,
+    limits: KeyLimits,
     correlationId: string,
   ): Promise<ApiKeyLimitsView> {
     await this.execute(caller, { type: "SetApiKeyLimits", keyId, limits }, correlationId);
@@ -223,13 +225,11 @@ export class ApiKeyService {
             },
           ],
         });
-        if (command.type !== "SetApiKeyLimits") {
-          await this.dependencies.waiter.waitFor(
-            appended.position,
-            keyProjections,
-            this.dependencies.projectionWaitTimeoutMs,
-          );
-        }
+        await this.dependencies.waiter.waitFor(
+          appended.position,
+          keyProjections,
+          this.dependencies.projectionWaitTimeoutMs,
+        );
         return;
       } catch (error) {
         // Someone changed the key meanwhile: decide again on the new state.

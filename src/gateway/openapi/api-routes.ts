@@ -53,14 +53,14 @@ const generation = (path: string, summary: string, body: z.ZodType, answer: z.Zo
       schema: answer,
     },
   },
-  errors: [100, 110, 120, 130, 140, 300, 400, 401],
+  errors: [100, 110, 120, 130, 140, 150, 300, 400, 401],
   ledgerUnavailable: true,
 });
 
 /**
  * Read, replace and clear a key's limits. Enforced when a request's hold is placed: a key over its rate
  * limit is refused with 429/130 and `Retry-After`, over a spend limit with 400/140, the message naming the
- * limit and its value.
+ * limit and its value. A model outside its allowed models is refused before the hold, 403/150.
  */
 function keyLimitsRoutes(path: string, tag: Tag, security: Security, whose: string): ApiRoute[] {
   const answer = { 200: json("The key's limits and its spend", bodies.keyLimitsSchema) };
@@ -106,7 +106,8 @@ export const apiRoutes: readonly ApiRoute[] = [
     method: "get",
     path: "/llm/v1/models",
     tag: "generation",
-    summary: "List the models, each with its price for the key in won per million tokens",
+    summary:
+      "List the models the key may call (its allowed models), each with its price for the key in won per million tokens",
     security: "apiKey",
     responses: { 200: json("The model list", bodies.modelListSchema) },
     errors: [110],
@@ -115,7 +116,7 @@ export const apiRoutes: readonly ApiRoute[] = [
     method: "get",
     path: "/llm/v1/models/{id}",
     tag: "generation",
-    summary: "One model",
+    summary: "One model; a model the key may not call is not found, as it is not in the key's list",
     security: "apiKey",
     pathParameters: z.object({ id: z.string() }),
     responses: { 200: json("The model", bodies.modelSchema) },

@@ -18,7 +18,7 @@ export const errorBodySchema = z
     status: z
       .number()
       .int()
-      .meta({ description: "application code: 100, 110, 120, 130, 140, 300, 400 or 401" }),
+      .meta({ description: "application code: 100, 110, 120, 130, 140, 150, 300, 400 or 401" }),
     message: z.string(),
     error: z.object({ message: z.string(), type: z.string(), code: z.number().int() }),
   })
@@ -150,6 +150,13 @@ const keyLimitsFields = {
       monthlySpendLimitWon: moneyText.nullable().meta({ description: "per Asia/Seoul calendar month" }),
       totalSpendLimitWon: moneyText.nullable(),
       rateLimitRequestsPerMinute: z.number().int().nullable(),
+      allowedModels: z
+        .array(z.string())
+        .nullable()
+        .meta({
+          description: "the model slugs and family words the key may call; null: every model",
+          example: ["alpha-5.4-mini", "beta"],
+        }),
     })
     .meta({ title: "KeyLimits" }),
   spend: z
