@@ -66,6 +66,16 @@ const apiKeyLimitsSet = z.object({
 });
 export type ApiKeyLimits = Omit<z.infer<typeof apiKeyLimitsSet>, "keyId" | "owner">;
 
+/**
+ * What an organization's new keys start with, on its stream `organization-<id>`: the models they may call
+ * (slugs and family words, as `ApiKeyLimitsSet`'s), written on each key issued afterwards as its first
+ * `ApiKeyLimitsSet`. Null: every model. Keys issued before keep their own.
+ */
+const organizationKeyDefaultsSet = z.object({
+  organizationId: z.string().min(1),
+  allowedModels: z.array(z.string().min(1)).min(1).nullable(),
+});
+
 const creditToppedUp = z.object({
   account: accountReference,
   amountWon: decimalString,
@@ -289,6 +299,7 @@ export const eventCatalog = {
   ApiKeyStatusChanged: { schemaVersion: 1, data: apiKeyStatusChanged },
   ApiKeyDeleted: { schemaVersion: 1, data: apiKeyDeleted },
   ApiKeyLimitsSet: { schemaVersion: 2, data: apiKeyLimitsSet },
+  OrganizationKeyDefaultsSet: { schemaVersion: 1, data: organizationKeyDefaultsSet },
   CreditToppedUp: { schemaVersion: 1, data: creditToppedUp },
   ModelPriceSet: { schemaVersion: 1, data: modelPriceSet },
   DiscountSet: { schemaVersion: 1, data: discountSet },
@@ -362,7 +373,8 @@ export function accountNameOf(account: AccountReference): string {
 /**
  * The account whose keys or funds the event changes, if any: a key's owner (its keys), the account a top-up
  * credits, the paying account of a hold, a usage, a void or a charge (its funds). Prices, discounts and FX
- * rates belong to no account: they change no stored key or balance, only what later requests will cost.
+ * rates belong to no account: they change no stored key or balance, only what later requests will cost; an
+ * organization's key defaults likewise change no key, only what later keys start with.
  * Local copies of per-account data re-read only the accounts a projection batch touched, so an event type
  * added here without its account would leave those copies stale: the switch makes that a compile error.
  */
@@ -382,6 +394,7 @@ export function accountTouchedBy(event: LedgerEvent): AccountReference | undefin
     case "ModelPriceSet":
     case "DiscountSet":
     case "FxRateUpdated":
+    case "OrganizationKeyDefaultsSet":
       return undefined;
     default: {
       const unknown: never = event;
@@ -409,6 +422,7 @@ const movesOnlyMoney: Record<LedgerEventType, boolean> = {
   ApiKeyStatusChanged: false,
   ApiKeyDeleted: false,
   ApiKeyLimitsSet: false,
+  OrganizationKeyDefaultsSet: false,
   CreditToppedUp: true,
   UsageAuthorized: true,
   UsageRecorded: true,

@@ -223,6 +223,113 @@ describe("keys limited to models", () => {
     expect(stored.rows).toEqual([{ schema_version: 2, allowed: ["delta-4.6-opus", "zeta"], actor: "admin" }]);
   });
 
+  it("given an organization's default of one family, when a member issues a key, then the key starts limited to it; keys issued before and personal keys keep every model", async () => {
+    // Given
+    const session = await harness.session("joon", "acme");
+    const before = await harness.issueKey(session, { isOrganization: true, name: "before" });
+    await harness.topUp({ kind: "organization", id: "acme" }, "1000");
+    const set = await call(harness, "PUT", "/llm/organization/key-defaults", session, {
+      allowedModels: ["gamma"],
+    });
+    expect(set).toEqual({ status: 200, body: { organizationId: "acme", allowedModels: ["gamma"] } });
+
+    // When
+    const after = await harness.issueKey(session, { isOrganization: true, name: "after" });
+    const personal = await harness.issueKey(session, { name: "mine" });
+
+    // Then: the new key's own limits say so, from its first request on
+    expect((await call(harness, "GET", `/llm/apis/${after.uuid}/limits`, session)).body).toMatchObject({
+      limits: { allowedModels: ["gamma"], monthlySpendLimitWon: null },
+    });
+    const client = harness.openai(after.key, { maxRetries: 0 });
+    expect(await ask(client, "alpha-5.4").catch((error: unknown) => error)).toBeInstanceOf(
+      OpenAI.PermissionDeniedError,
+    );
+    expect((await ask(client, "gamma-4-5")).choices[0]?.message.content).toBeTruthy();
+    const events = await harness.service.ledger.store.readStream(`apikey-${after.uuid}`);
+    expect(events.map((event) => event.type)).toEqual(["ApiKeyIssued", "ApiKeyLimitsSet"]);
+    expect(events[1]!.metadata.causationId).toBe(events[0]!.eventId);
+    for (const key of [before, personal]) {
+      expect((await call(harness, "GET", `/llm/apis/${key.uuid}/limits`, session)).body).toMatchObject({
+        limits: { allowedModels: null },
+      });
+    }
+    // Read back by any member, and by an admin for any organization; the key may still be changed alone.
+    expect(
+      (await call(harness, "GET", "/llm/organization/key-defaults", await harness.session("dal", "acme")))
+        .body,
+    ).toEqual({
+      organizationId: "acme",
+      allowedModels: ["gamma"],
+    });
+    expect(
+      (await call(harness, "GET", "/admin/organizations/acme/key-defaults", testSecrets.adminToken)).body,
+    ).toEqual({ organizationId: "acme", allowedModels: ["gamma"] });
+    await call(harness, "PUT", `/llm/apis/${after.uuid}/limits`, session, {});
+    expect((await ask(client, "alpha-5.4")).choices[0]?.message.content).toBeTruthy();
+  }, 60_000);
+
+  it("given organization defaults, then null clears them for later keys, bad entries are 400/100, and a session of no organization is 400/100", async () => {
+    const session = await harness.session("mia", "globex");
+    const admin = testSecrets.adminToken;
+    expect((await call(harness, "GET", "/llm/organization/key-defaults", session)).body).toEqual({
+      organizationId: "globex",
+      allowedModels: null,
+    });
+    const byAdmin = await call(harness, "PUT", "/admin/organizations/globex/key-defaults", admin, {
+      allowedModels: ["delta-5-sonnet"],
+    });
+    expect(byAdmin.body).toEqual({ organizationId: "globex", allowedModels: ["delta-5-sonnet"] });
+    const limited = await harness.issueKey(session, { isOrganization: true });
+    expect((await call(harness, "GET", `/llm/apis/${limited.uuid}/limits`, session)).body).toMatchObject({
+      limits: { allowedModels: ["delta-5-sonnet"] },
+    });
+
+    expect(
+      (await call(harness, "PUT", "/llm/organization/key-defaults", session, { allowedModels: null })).body,
+    ).toEqual({
+      organizationId: "globex",
+      allowedModels: null,
+    });
+    const unlimited = await harness.issueKey(session, { isOrganization: true });
+    expect((await call(harness, "GET", `/llm/apis/${unlimited.uuid}/limits`, session)).body).toMatchObject({
+      limits: { allowedModels: null },
+    });
+    expect((await call(harness, "GET", `/llm/apis/${limited.uuid}/limits`, session)).body).toMatchObject({
+      limits: { allowedModels: ["delta-5-sonnet"] },
+    });
+
+    const bad = await call(harness, "PUT", "/llm/organization/key-defaults", session, {
+      allowedModels: ["nope"],
+    });
+    expect(bad).toMatchObject({
+      status: 400,
+      body: { status: 100, message: expect.stringContaining("'nope'") },
+    });
+    const empty = await call(harness, "PUT", "/admin/organizations/globex/key-defaults", admin, {
+      allowedModels: [],
+    });
+    expect(empty).toMatchObject({ status: 400, body: { status: 100 } });
+    const alone = await call(
+      harness,
+      "PUT",
+      "/llm/organization/key-defaults",
+      await harness.session("solo"),
+      {
+        allowedModels: ["alpha"],
+      },
+    );
+    expect(alone).toMatchObject({
+      status: 400,
+      body: { status: 100, message: expect.stringContaining("no organization") },
+    });
+    const events = await harness.service.ledger.store.readStream("organization-globex");
+    expect(events.map((event) => [event.type, event.metadata.actor])).toEqual([
+      ["OrganizationKeyDefaultsSet", "admin"],
+      ["OrganizationKeyDefaultsSet", "user:mia"],
+    ]);
+  }, 60_000);
+
   it("given all of the above, then ledger verify finds the live tables equal to a fold of the log, before and after a rebuild", async () => {
     const context = {
       pool: harness.service.ledger.pool,

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { readLimits } from "../../kernel/limits";
 import { keyLimitsBodySchema } from "../../keys/api-key-limits";
+import { organizationKeyDefaultsBodySchema } from "../../keys/organization-key-defaults";
 import { accountBillingQuerySchema } from "../account/account-router";
 import { activityQuerySchema } from "../account/activity-routes";
 import { billingRangeSchema } from "../account/billing-range";
@@ -18,6 +19,7 @@ import {
   modelPriceBodySchema,
   priceHistoryQuerySchema,
 } from "../admin/admin-request-schemas";
+import { organizationPathSchema } from "../admin/key-limits-routes";
 import { accountsQuerySchema } from "../admin/read-routes";
 import { adminIssueKeyBodySchema, signInLinkBodySchema } from "../admin/user-access-routes";
 import { issueKeyBodySchema, keyStatusBodySchema, listKeysQuerySchema } from "../keys/key-routes";
@@ -96,6 +98,42 @@ function keyLimitsRoutes(path: string, tag: Tag, security: Security, whose: stri
       pathParameters: keyPath,
       responses: answer,
       errors: [110, 120],
+      ledgerUnavailable: true,
+    },
+  ];
+}
+
+/** Read and replace an organization's defaults for its new keys: the models they may call. */
+function organizationKeyDefaultsRoutes(
+  path: string,
+  tag: Tag,
+  security: Security,
+  pathParameters: z.ZodType | undefined,
+  whose: string,
+): ApiRoute[] {
+  const answer = { 200: json("The organization's key defaults", bodies.organizationKeyDefaultsSchema) };
+  const parameters = pathParameters ? { pathParameters } : {};
+  return [
+    {
+      method: "get",
+      path,
+      tag,
+      summary: `The models ${whose} keys issued from now on may call`,
+      security,
+      ...parameters,
+      responses: answer,
+      errors: [100, 110],
+    },
+    {
+      method: "put",
+      path,
+      tag,
+      summary: `Set the models ${whose} keys issued from now on may call (null: every model); keys issued before keep theirs`,
+      security,
+      ...parameters,
+      body: organizationKeyDefaultsBodySchema,
+      responses: answer,
+      errors: [100, 110],
       ledgerUnavailable: true,
     },
   ];
@@ -197,6 +235,13 @@ export const apiRoutes: readonly ApiRoute[] = [
   },
 
   ...keyLimitsRoutes("/llm/apis/{uuid}/limits", "keys", "session", "the session's own key"),
+  ...organizationKeyDefaultsRoutes(
+    "/llm/organization/key-defaults",
+    "keys",
+    "session",
+    undefined,
+    "the session's organization's",
+  ),
 
   {
     method: "get",
@@ -304,6 +349,13 @@ export const apiRoutes: readonly ApiRoute[] = [
     errors: [100, 110],
   },
   ...keyLimitsRoutes("/admin/keys/{uuid}/limits", "admin", "admin", "any key"),
+  ...organizationKeyDefaultsRoutes(
+    "/admin/organizations/{id}/key-defaults",
+    "admin",
+    "admin",
+    organizationPathSchema,
+    "any organization's",
+  ),
   {
     method: "put",
     path: "/admin/models/{slug}/price",

@@ -169,6 +169,17 @@ const keyLimitsFields = {
 };
 export const keyLimitsSchema = z.object({ uuid: z.uuid(), ...keyLimitsFields });
 
+/** What an organization's keys issued from now on start with. */
+export const organizationKeyDefaultsSchema = z
+  .object({
+    organizationId: z.string(),
+    allowedModels: z
+      .array(z.string())
+      .nullable()
+      .meta({ description: "the model slugs and family words its new keys may call; null: every model" }),
+  })
+  .meta({ title: "OrganizationKeyDefaults" });
+
 export const keyListSchema = z.object({
   data: z.array(
     keyRecord.extend({ keyPreview: z.string().meta({ example: "svc_AbCd…wXyZ" }), ...keyLimitsFields }),
