@@ -43,6 +43,7 @@ import {
 } from "./gateway/generation/upstream-registry";
 import { answerClientError } from "./gateway/http/client-error";
 import { createKeyRouter } from "./gateway/keys/key-routes";
+import { createOrganizationKeyDefaultsRouter } from "./gateway/keys/organization-key-defaults-routes";
 import { createPlaygroundRouter } from "./gateway/keys/playground-routes";
 import { createLedgerPublicRouter } from "./gateway/ledger/public-key-routes";
 import { adminTokenMatcher, authenticateAdmin } from "./gateway/middleware/authenticate-admin";
@@ -402,6 +403,7 @@ function accountRouterOf(
   const account = express.Router();
   const sessionRequired = authenticateSession(sessions, consoleAuth);
   account.use("/apis", sessionRequired, createKeyRouter(keys));
+  account.use("/organization/key-defaults", sessionRequired, createOrganizationKeyDefaultsRouter(keys));
   account.use("/usage/activity", sessionRequired, createActivityRouter(ledger.pool));
   account.use("/models", sessionRequired, createModelRouter(generation.prices));
   account.use("/playground", sessionRequired, createPlaygroundRouter(keys));

@@ -21,7 +21,7 @@ export const keyKindLabels = ["personal", "organization", "none"] as const;
 export type KeyKindLabel = (typeof keyKindLabels)[number];
 
 /** The HTTP statuses the gateway answers with (C3, C13); any other is reported by its class ("2xx", …). */
-const knownStatuses = new Set([200, 201, 400, 401, 404, 429, 500, 503]);
+const knownStatuses = new Set([200, 201, 400, 401, 403, 404, 429, 500, 503]);
 
 /** Statuses reported as themselves, plus the class of any other and a request whose client left first. */
 export function statusLabelOf(httpStatus: number, finished: boolean): string {
@@ -104,6 +104,7 @@ export const errorTypeLabels = [
   "not_found_error",
   "rate_limit_error",
   "spend_limit_error",
+  "permission_error",
   "model_processing_error",
   "insufficient_credit_error",
   "client_disconnected",

@@ -20,6 +20,7 @@ import { requestLogMigration } from "./migrations/0010-request-log";
 import { limitLookupsForLimitedKeysMigration } from "./migrations/0011-limit-lookups-for-limited-keys";
 import { fundsByKindAndChainedHoldsMigration } from "./migrations/0012-funds-by-kind-and-chained-holds";
 import { requestLogResponseIdsMigration } from "./migrations/0013-request-log-response-ids";
+import { keyAllowedModelsMigration } from "./migrations/0014-key-allowed-models";
 
 /**
  * The changes to the ledger's tables, in order (migration.ts). Projection tables are not here: each
@@ -39,6 +40,7 @@ export const migrations: readonly Migration[] = [
   limitLookupsForLimitedKeysMigration,
   fundsByKindAndChainedHoldsMigration,
   requestLogResponseIdsMigration,
+  keyAllowedModelsMigration,
 ];
 
 /**

@@ -12,6 +12,7 @@ export const applicationCodes = {
   notFound: 120,
   keyRateLimited: 130,
   keySpendLimitReached: 140,
+  modelNotAllowed: 150,
   modelProcessing: 300,
   organizationCreditInsufficient: 400,
   userCreditInsufficient: 401,
@@ -116,6 +117,16 @@ export const apiErrors = {
   keySpendLimitReached: (
     limit: { kind: "monthly-spend"; value: string; resetsAt: Date } | { kind: "total-spend"; value: string },
   ) => new ApiError(400, applicationCodes.keySpendLimitReached, spendLimitMessageOf(limit)),
+  /**
+   * A model the key may not call (C14): 403/150, refused before any hold. Asking again does not help; the
+   * key's list of models does, and GET /llm/v1/models shows it.
+   */
+  modelNotAllowed: (model: string) =>
+    new ApiError(
+      403,
+      applicationCodes.modelNotAllowed,
+      `This API key may not call the model '${model}'; GET /llm/v1/models lists the models it may call`,
+    ),
   internal: () => new ApiError(500, applicationCodes.modelProcessing, "Internal error"),
   /** The drain bound of a stop was reached with the request still running; what it delivered is billed. */
   gatewayStopping: () =>
@@ -194,6 +205,7 @@ const errorTypes: Record<ApplicationCode, string> = {
   120: "not_found_error",
   130: "rate_limit_error",
   140: "spend_limit_error",
+  150: "permission_error",
   300: "model_processing_error",
   400: "insufficient_credit_error",
   401: "insufficient_credit_error",

@@ -314,6 +314,8 @@ export const sessionLimits = {
 export const keyLimitBounds = {
   spendLimitWonMax: "1000000000000",
   rateLimitRequestsPerMinuteMax: 1_000_000,
+  /** Entries of a key's allowed models: each must be a catalog slug or family, so this bounds repeats. */
+  allowedModelsMax: 1_000,
 } as const;
 
 /**

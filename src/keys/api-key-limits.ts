@@ -4,6 +4,7 @@ import { keyLimitBounds } from "../kernel/limits";
 import { creditDecimalPlaces, formatMoney, isDecimalString, parseMoney } from "../kernel/money";
 import { seoulDateOf } from "../kernel/seoul-calendar";
 import type { ApiKeyLimits } from "../ledger/events";
+import { allowedModelsBodySchema } from "./allowed-models";
 
 /**
  * Per-key limits (src/ledger/schema/holds/ledger-authorize-usage.ts enforces them when a hold is placed): how they are
@@ -28,7 +29,8 @@ const spendLimitWon = z
 
 /**
  * `PUT …/limits`: the key's limits from now on. A field left out or null is no limit, so the body states
- * every limit the key has (PUT replaces); `{}` clears them all, as `DELETE …/limits` does.
+ * every limit the key has (PUT replaces); `{}` clears them all, as `DELETE …/limits` does. `allowedModels`
+ * left out or null: the key may call every model.
  */
 export const keyLimitsBodySchema = z
   .object({
@@ -41,20 +43,26 @@ export const keyLimitsBodySchema = z
       .max(keyLimitBounds.rateLimitRequestsPerMinuteMax)
       .nullable()
       .optional(),
+    allowedModels: allowedModelsBodySchema.nullable().optional(),
   })
   .strict()
   .transform(
-    (body): ApiKeyLimits => ({
+    (body): KeyLimits => ({
       monthlySpendLimitWon: body.monthlySpendLimitWon ?? null,
       totalSpendLimitWon: body.totalSpendLimitWon ?? null,
       rateLimitRequestsPerMinute: body.rateLimitRequestsPerMinute ?? null,
+      allowedModels: body.allowedModels ?? null,
     }),
   );
 
-export const noKeyLimits: ApiKeyLimits = {
+/** A key's limits as the API reads and writes them: every field stated (the event's v1 had no models). */
+export type KeyLimits = Required<{ [Field in keyof ApiKeyLimits]: NonNullable<ApiKeyLimits[Field]> | null }>;
+
+export const noKeyLimits: KeyLimits = {
   monthlySpendLimitWon: null,
   totalSpendLimitWon: null,
   rateLimitRequestsPerMinute: null,
+  allowedModels: null,
 };
 
 /** A key's spend as its limits count it: held + pending + charged. */
@@ -66,7 +74,7 @@ export interface ApiKeySpend {
 }
 
 export interface ApiKeyLimitsView {
-  limits: ApiKeyLimits;
+  limits: KeyLimits;
   spend: ApiKeySpend;
 }
 
@@ -86,13 +94,14 @@ export async function readKeyLimits(
     monthly_spend_limit_won: string | null;
     total_spend_limit_won: string | null;
     rate_limit_requests_per_minute: number | null;
+    allowed_models: string[] | null;
     month_won: string | null;
     total_won: string | null;
   }>(
     `SELECT wanted.key_id::text AS key_id,
             limits.monthly_spend_limit_won::text AS monthly_spend_limit_won,
             limits.total_spend_limit_won::text AS total_spend_limit_won,
-            limits.rate_limit_requests_per_minute,
+            limits.rate_limit_requests_per_minute, limits.allowed_models,
             spent.month_won::text AS month_won, spent.total_won::text AS total_won
      FROM unnest($1::uuid[]) AS wanted(key_id)
      LEFT JOIN key_limits limits ON limits.key_id = wanted.key_id
@@ -111,6 +120,7 @@ export async function readKeyLimits(
         monthlySpendLimitWon: canonical(row.monthly_spend_limit_won),
         totalSpendLimitWon: canonical(row.total_spend_limit_won),
         rateLimitRequestsPerMinute: row.rate_limit_requests_per_minute,
+        allowedModels: row.allowed_models,
       },
       spend: {
         month,

@@ -2,13 +2,19 @@ import { randomUUID } from "node:crypto";
 import type { Pool } from "pg";
 import { activeKeysProjection } from "../../projections/active-keys";
 import { keyListsProjection } from "../../projections/key-lists";
-import type { AccountReference, ApiKeyLimits, EventMetadata, LedgerEvent } from "../ledger/events";
+import type { AccountReference, EventMetadata, LedgerEvent } from "../ledger/events";
 import type { ProjectionWaiter } from "../ledger/projection/projection-waiter";
-import { type EventStore, WrongExpectedVersionError } from "../ledger/store/event-store";
+import { type EventStore, type EventToAppend, WrongExpectedVersionError } from "../ledger/store/event-store";
 import type { Session } from "../sessions/session-tokens";
 import { type ApiKeyCaller, type ApiKeyCommand, decideApiKey, foldApiKey } from "./api-key-decider";
-import { type ApiKeyLimitsView, readKeyLimits } from "./api-key-limits";
+import { type ApiKeyLimitsView, type KeyLimits, readKeyLimits } from "./api-key-limits";
 import { type ApiKeyHasher, generateApiKeyValue, previewOf } from "./api-key-secret";
+import {
+  defaultLimitsOf,
+  foldOrganizationKeyDefaults,
+  type OrganizationKeyDefaults,
+  organizationStreamOf,
+} from "./organization-key-defaults";
 
 /**
  * Key management (C4): each command appends one event, then returns only after the key projections have
@@ -103,27 +109,26 @@ export class ApiKeyService {
     const keyId = randomUUID();
     const key = generateApiKeyValue();
     const metadata = this.metadata(actor, correlationId);
+    const issued: EventToAppend = {
+      eventId: randomUUID(),
+      event: {
+        type: "ApiKeyIssued",
+        data: {
+          keyId,
+          owner,
+          issuedByUserId,
+          name: request.name,
+          description: request.description,
+          keyHash: this.dependencies.hasher.hash(key),
+          keyPreview: previewOf(key),
+        },
+        metadata,
+      },
+    };
     const appended = await this.dependencies.store.append({
       streamId: `apikey-${keyId}`,
       expectedVersion: "no-stream",
-      events: [
-        {
-          eventId: randomUUID(),
-          event: {
-            type: "ApiKeyIssued",
-            data: {
-              keyId,
-              owner,
-              issuedByUserId,
-              name: request.name,
-              description: request.description,
-              keyHash: this.dependencies.hasher.hash(key),
-              keyPreview: previewOf(key),
-            },
-            metadata,
-          },
-        },
-      ],
+      events: [issued, ...(await this.defaultLimitsEvents(issued, { keyId, owner }))],
     });
     await this.dependencies.waiter.waitFor(
       appended.position,
@@ -139,6 +144,50 @@ export class ApiKeyService {
       key,
       createdAt: metadata.occurredAt,
     };
+  }
+
+  /**
+   * A new organization key starts with its organization's defaults (the models it may call), as a limits
+   * event right after its issuance, in the same append: no moment exists when it could call another model.
+   */
+  private async defaultLimitsEvents(
+    issued: EventToAppend,
+    key: { keyId: string; owner: AccountReference },
+  ): Promise<EventToAppend[]> {
+    if (key.owner.kind !== "organization") return [];
+    const data = defaultLimitsOf(await this.readOrganizationKeyDefaults(key.owner.id), key);
+    if (data === undefined) return [];
+    const metadata = { ...issued.event.metadata, causationId: issued.eventId };
+    return [{ eventId: randomUUID(), event: { type: "ApiKeyLimitsSet", data, metadata } }];
+  }
+
+  async readOrganizationKeyDefaults(organizationId: string): Promise<OrganizationKeyDefaults> {
+    const events = await this.dependencies.store.readStream(organizationStreamOf(organizationId));
+    return foldOrganizationKeyDefaults(organizationId, events);
+  }
+
+  /** The models the organization's keys issued from now on may call (null: every model). */
+  async setOrganizationKeyDefaults(
+    actor: KeyActor,
+    organizationId: string,
+    allowedModels: string[] | null,
+    correlationId: string,
+  ): Promise<OrganizationKeyDefaults> {
+    await this.dependencies.store.append({
+      streamId: organizationStreamOf(organizationId),
+      expectedVersion: "any",
+      events: [
+        {
+          eventId: randomUUID(),
+          event: {
+            type: "OrganizationKeyDefaultsSet",
+            data: { organizationId, allowedModels },
+            metadata: this.metadata(actor, correlationId),
+          },
+        },
+      ],
+    });
+    return { organizationId, allowedModels };
   }
 
   async list(session: Session, isOrganization: boolean): Promise<ApiKeyRecord[]> {
@@ -181,13 +230,15 @@ export class ApiKeyService {
   }
 
   /**
-   * Replaces the key's limits (all null clears them). They bind from the commit of their event: the
-   * admission statement reads them from the ledger's inline table, so there is no projection to wait for.
+   * Replaces the key's limits (all null clears them). Spend and rate limits bind from the commit of their
+   * event: the admission statement reads them from the ledger's inline table. The models the key may call
+   * are checked before the hold, on each process's admission copy, so this waits, as a status change does,
+   * until this process's copy has seen the event; other processes see it once the projections notify them.
    */
   async setLimits(
     caller: KeyActor,
     keyId: string,
-    limits: ApiKeyLimits,
+    limits: KeyLimits,
     correlationId: string,
   ): Promise<ApiKeyLimitsView> {
     await this.execute(caller, { type: "SetApiKeyLimits", keyId, limits }, correlationId);
@@ -223,13 +274,11 @@ export class ApiKeyService {
             },
           ],
         });
-        if (command.type !== "SetApiKeyLimits") {
-          await this.dependencies.waiter.waitFor(
-            appended.position,
-            keyProjections,
-            this.dependencies.projectionWaitTimeoutMs,
-          );
-        }
+        await this.dependencies.waiter.waitFor(
+          appended.position,
+          keyProjections,
+          this.dependencies.projectionWaitTimeoutMs,
+        );
         return;
       } catch (error) {
         // Someone changed the key meanwhile: decide again on the new state.

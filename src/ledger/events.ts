@@ -49,7 +49,7 @@ const apiKeyStatusChanged = z.object({
 const apiKeyDeleted = z.object({ keyId: z.uuid(), owner: accountReference });
 
 /**
- * The key's limits from now on, all three at once (null: none). Spend is the key's held + pending + charged
+ * The key's limits from now on, all at once (null: none). Spend is the key's held + pending + charged
  * usage, per Asia/Seoul calendar month and in total; the rate counts requests admitted per minute.
  */
 const apiKeyLimitsSet = z.object({
@@ -58,8 +58,23 @@ const apiKeyLimitsSet = z.object({
   monthlySpendLimitWon: decimalString.nullable(),
   totalSpendLimitWon: decimalString.nullable(),
   rateLimitRequestsPerMinute: z.number().int().positive().nullable(),
+  /**
+   * v2. The models the key may call: model slugs and family words (`alpha` … `zeta`: every model of that
+   * family), never empty. Null: every model — and every v1 event, which could not say.
+   */
+  allowedModels: z.array(z.string().min(1)).min(1).nullish(),
 });
 export type ApiKeyLimits = Omit<z.infer<typeof apiKeyLimitsSet>, "keyId" | "owner">;
+
+/**
+ * What an organization's new keys start with, on its stream `organization-<id>`: the models they may call
+ * (slugs and family words, as `ApiKeyLimitsSet`'s), written on each key issued afterwards as its first
+ * `ApiKeyLimitsSet`. Null: every model. Keys issued before keep their own.
+ */
+const organizationKeyDefaultsSet = z.object({
+  organizationId: z.string().min(1),
+  allowedModels: z.array(z.string().min(1)).min(1).nullable(),
+});
 
 const creditToppedUp = z.object({
   account: accountReference,
@@ -283,7 +298,8 @@ export const eventCatalog = {
   ApiKeyIssued: { schemaVersion: 1, data: apiKeyIssued },
   ApiKeyStatusChanged: { schemaVersion: 1, data: apiKeyStatusChanged },
   ApiKeyDeleted: { schemaVersion: 1, data: apiKeyDeleted },
-  ApiKeyLimitsSet: { schemaVersion: 1, data: apiKeyLimitsSet },
+  ApiKeyLimitsSet: { schemaVersion: 2, data: apiKeyLimitsSet },
+  OrganizationKeyDefaultsSet: { schemaVersion: 1, data: organizationKeyDefaultsSet },
   CreditToppedUp: { schemaVersion: 1, data: creditToppedUp },
   ModelPriceSet: { schemaVersion: 1, data: modelPriceSet },
   DiscountSet: { schemaVersion: 1, data: discountSet },
@@ -331,7 +347,8 @@ export function schemaVersionOf(type: LedgerEventType): number {
  * newer release than this one. v2 of `UsageRecorded` and `UsageCharged` added the money the usage moves
  * between held, pending and balance (C10); v1 events moved none of it, which null says. v3 of
  * `UsageRecorded` and `UsageCharged` added corrections (`corrects`, `correction`: no earlier event is one),
- * and with v2 of `UsageVoided` the upstream attempts (`attempts`: older events recorded none).
+ * and with v2 of `UsageVoided` the upstream attempts (`attempts`: older events recorded none). v2 of
+ * `ApiKeyLimitsSet` added the models a key may call (`allowedModels`: a v1 key could call every model).
  */
 export function upcastEventData(type: LedgerEventType, schemaVersion: number, data: unknown): unknown {
   const current = schemaVersionOf(type);
@@ -344,6 +361,7 @@ export function upcastEventData(type: LedgerEventType, schemaVersion: number, da
   if (schemaVersion === 1 && type === "UsageCharged")
     return { releasedPendingWon: null, correction: null, ...(data as object) };
   if (schemaVersion === 2 && type === "UsageCharged") return { correction: null, ...(data as object) };
+  if (schemaVersion === 1 && type === "ApiKeyLimitsSet") return { allowedModels: null, ...(data as object) };
   throw new Error(`${type} v${schemaVersion} cannot be read by this release (knows v${current})`);
 }
 
@@ -355,7 +373,8 @@ export function accountNameOf(account: AccountReference): string {
 /**
  * The account whose keys or funds the event changes, if any: a key's owner (its keys), the account a top-up
  * credits, the paying account of a hold, a usage, a void or a charge (its funds). Prices, discounts and FX
- * rates belong to no account: they change no stored key or balance, only what later requests will cost.
+ * rates belong to no account: they change no stored key or balance, only what later requests will cost; an
+ * organization's key defaults likewise change no key, only what later keys start with.
  * Local copies of per-account data re-read only the accounts a projection batch touched, so an event type
  * added here without its account would leave those copies stale: the switch makes that a compile error.
  */
@@ -375,6 +394,7 @@ export function accountTouchedBy(event: LedgerEvent): AccountReference | undefin
     case "ModelPriceSet":
     case "DiscountSet":
     case "FxRateUpdated":
+    case "OrganizationKeyDefaultsSet":
       return undefined;
     default: {
       const unknown: never = event;
@@ -402,6 +422,7 @@ const movesOnlyMoney: Record<LedgerEventType, boolean> = {
   ApiKeyStatusChanged: false,
   ApiKeyDeleted: false,
   ApiKeyLimitsSet: false,
+  OrganizationKeyDefaultsSet: false,
   CreditToppedUp: true,
   UsageAuthorized: true,
   UsageRecorded: true,

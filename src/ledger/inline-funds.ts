@@ -111,7 +111,8 @@ async function keyTablesDifferences(client: Queryable): Promise<ProjectionDiffer
          ('monthly_spend_limit_won', trim_scale(live.monthly_spend_limit_won)::text, trim_scale(folded.monthly_spend_limit_won)::text),
          ('total_spend_limit_won', trim_scale(live.total_spend_limit_won)::text, trim_scale(folded.total_spend_limit_won)::text),
          ('rate_limit_requests_per_minute', live.rate_limit_requests_per_minute::text,
-          folded.rate_limit_requests_per_minute::text)) AS pairs(column_name, live_value, expected_value)
+          folded.rate_limit_requests_per_minute::text),
+         ('allowed_models', live.allowed_models::text, folded.allowed_models::text)) AS pairs(column_name, live_value, expected_value)
      )
      SELECT table_name AS table, key, column_name AS column, live_value AS live, expected_value AS expected
      FROM (SELECT * FROM spend UNION ALL SELECT * FROM request_windows UNION ALL SELECT * FROM limits) compared

@@ -33,16 +33,9 @@ describe("metric labels", () => {
   });
 
   it("reports known statuses as themselves, others by class, and a client that left as disconnected", () => {
-    expect([200, 201, 400, 401, 404, 429, 500, 503].map((status) => statusLabelOf(status, true))).toEqual([
-      "200",
-      "201",
-      "400",
-      "401",
-      "404",
-      "429",
-      "500",
-      "503",
-    ]);
+    expect(
+      [200, 201, 400, 401, 403, 404, 429, 500, 503].map((status) => statusLabelOf(status, true)),
+    ).toEqual(["200", "201", "400", "401", "403", "404", "429", "500", "503"]);
     expect(statusLabelOf(418, true)).toBe("4xx");
     expect(statusLabelOf(302, true)).toBe("3xx");
     expect(statusLabelOf(999, true)).toBe("5xx");
@@ -89,6 +82,8 @@ describe("OpenTelemetry GenAI labels", () => {
   it("keeps error types to the error body's few, empty for no error", () => {
     expect(errorTypeLabelOf(null)).toBe("");
     expect(errorTypeLabelOf("rate_limit_error")).toBe("rate_limit_error");
+    // A model the key may not call (403/150).
+    expect(errorTypeLabelOf("permission_error")).toBe("permission_error");
     expect(errorTypeLabelOf("something a future code adds")).toBe("other");
   });
 });

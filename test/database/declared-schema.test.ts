@@ -181,6 +181,8 @@ describe("the declared schema", () => {
           monthly_spend_limit_won: "5000",
           total_spend_limit_won: null,
           rate_limit_requests_per_minute: 60,
+          // A v1 event names no models: the key may call every one.
+          allowed_models: null,
         },
       ]);
       await pool.query("SELECT ledger_recompute_funds()");

@@ -80,7 +80,12 @@ describe("key management (/llm/apis)", () => {
       status: 1,
       keyPreview: `svc_${key.slice(4, 8)}…${key.slice(-4)}`,
       createdAt: issued.body.createdAt,
-      limits: { monthlySpendLimitWon: null, totalSpendLimitWon: null, rateLimitRequestsPerMinute: null },
+      limits: {
+        monthlySpendLimitWon: null,
+        totalSpendLimitWon: null,
+        rateLimitRequestsPerMinute: null,
+        allowedModels: null,
+      },
       spend: { month: expect.stringMatching(/^\d{4}-\d{2}$/), monthWon: "0", totalWon: "0" },
     });
     expect(JSON.stringify(listed.body)).not.toContain(key);

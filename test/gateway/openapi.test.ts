@@ -164,7 +164,23 @@ describe("GET /openapi.json", () => {
     ).items.oneOf;
     const userMessage = messageKinds.find((kind) => kind.properties.role.const === "user")!;
     expect(userMessage.properties.content.anyOf[0]).toEqual({ type: "string" });
-    expect(Object.keys(chat.responses).sort()).toEqual(["200", "400", "401", "404", "429", "500", "503"]);
+    expect(Object.keys(chat.responses).sort()).toEqual([
+      "200",
+      "400",
+      "401",
+      "403",
+      "404",
+      "429",
+      "500",
+      "503",
+    ]);
+    expect(chat.responses["403"]!.description).toContain("150");
+    const limitsBody = served.paths["/llm/apis/{uuid}/limits"]!.put! as {
+      requestBody: { content: { "application/json": { schema: { properties: Record<string, unknown> } } } };
+    };
+    expect(limitsBody.requestBody.content["application/json"].schema.properties).toHaveProperty(
+      "allowedModels",
+    );
     expect(chat.responses["400"]!.description).toContain("100");
     expect(chat.responses["400"]!.description).toContain("140");
     expect(chat.responses["400"]!.description).toContain("401");

@@ -307,6 +307,54 @@ describe("per-key limits in the ledger", () => {
     expect(decisions[1]).toMatchObject({ reason: "rate", limit: "1" });
   });
 
+  it("given ApiKeyLimitsSet v2 naming models and a v1 event of an earlier release, then the key's allowed models fold, null for v1", async () => {
+    const modelsKey = "4fae7a5c-6d8b-4e9f-8a1b-c2d3e4f5a6b7";
+    const earlierKey = "5abf8b6d-7e9c-4f0a-9b2c-d3e4f5a6b7c8";
+    await harness.append({
+      streamId: `apikey-${modelsKey}`,
+      expectedVersion: "any",
+      events: [
+        limitsSet(modelsKey, { allowedModels: ["alpha"] }, "be6d7c8b-9a0f-4fbe-9dcc-bbaa99887766"),
+        limitsSet(
+          modelsKey,
+          { allowedModels: ["alpha", "beta-3-flash"], rateLimitRequestsPerMinute: 5 },
+          "cf7e8d9c-0b1a-4acf-8edd-ccbb00998877",
+        ),
+      ],
+    });
+    // As a release before v2 wrote it: schema version 1, no allowedModels in its data.
+    await harness.ledger.pool.query(
+      `INSERT INTO ledger_events (transaction_order, event_id, stream_id, stream_version, type, schema_version, data, metadata)
+       VALUES (pg_current_xact_id()::text::bigint, $1, $2, 0, 'ApiKeyLimitsSet', 1, $3, $4)`,
+      [
+        "d08f9e0d-1c2b-4bd0-9fee-ddcc11009988",
+        `apikey-${earlierKey}`,
+        JSON.stringify({
+          keyId: earlierKey,
+          owner: account,
+          monthlySpendLimitWon: "70",
+          totalSpendLimitWon: null,
+          rateLimitRequestsPerMinute: null,
+        }),
+        JSON.stringify(metadata({ actor: "user:kim" })),
+      ],
+    );
+
+    const limits = await harness.ledger.pool.query(
+      "SELECT key_id::text, allowed_models, rate_limit_requests_per_minute AS rate FROM key_limits WHERE key_id = ANY($1::uuid[]) ORDER BY key_id",
+      [[modelsKey, earlierKey]],
+    );
+    expect(limits.rows).toEqual([
+      { key_id: modelsKey, allowed_models: ["alpha", "beta-3-flash"], rate: 5 },
+      { key_id: earlierKey, allowed_models: null, rate: null },
+    ]);
+    const [earlier] = await harness.store.readStream(`apikey-${earlierKey}`);
+    expect(earlier).toMatchObject({
+      type: "ApiKeyLimitsSet",
+      data: { allowedModels: null, monthlySpendLimitWon: "70" },
+    });
+  });
+
   it("given the key tables edited behind the log's back, then verify names them and a rebuild restores them", async () => {
     await harness.project();
     expect(await verifyProjections(context())).toEqual([]);
@@ -319,6 +367,9 @@ describe("per-key limits in the ledger", () => {
       [limitedKey],
     );
     await harness.ledger.pool.query("DELETE FROM key_request_windows");
+    await harness.ledger.pool.query(
+      "UPDATE key_limits SET allowed_models = '{alpha-5.5}' WHERE key_id = '4fae7a5c-6d8b-4e9f-8a1b-c2d3e4f5a6b7'",
+    );
 
     const differences = await verifyProjections(context());
     expect(differences).toEqual(
@@ -338,6 +389,12 @@ describe("per-key limits in the ledger", () => {
           expected: "30",
         }),
         expect.objectContaining({ table: "key_request_windows", column: "requests", live: "(none)" }),
+        expect.objectContaining({
+          table: "key_limits",
+          column: "allowed_models",
+          live: "{alpha-5.5}",
+          expected: "{alpha,beta-3-flash}",
+        }),
       ]),
     );
     await rebuildProjections(context(), { batchSizeMax: 1_000 });

@@ -18,6 +18,7 @@ export function KeyLimitsSummary({ view, testId }: { view: KeyLimitsView; testId
     limits.rateLimitRequestsPerMinute === null
       ? null
       : `${formatCount(limits.rateLimitRequestsPerMinute)} ${t("perMinute")}`,
+    limits.allowedModels === null ? null : `${t("onlyModels")}: ${limits.allowedModels.join(", ")}`,
   ].filter((part) => part !== null);
   return (
     <div data-testid={testId}>
@@ -29,19 +30,29 @@ export function KeyLimitsSummary({ view, testId }: { view: KeyLimitsView; testId
   );
 }
 
-/** The limits a submitted form states; an empty field is no limit. */
+/** The limits a submitted form states; an empty field is no limit, no model ticked is every model. */
 function limitsOf(form: FormData): KeyLimits {
   const rate = optionalFieldText(form, "rateLimitRequestsPerMinute");
+  const allowedModels = form.getAll("allowedModels").map(String);
   return {
     monthlySpendLimitWon: optionalFieldText(form, "monthlySpendLimitWon") ?? null,
     totalSpendLimitWon: optionalFieldText(form, "totalSpendLimitWon") ?? null,
     rateLimitRequestsPerMinute: rate === undefined ? null : Number(rate),
+    allowedModels: allowedModels.length === 0 ? null : allowedModels,
   };
+}
+
+/** A model of the catalog the form offers, with its family (a family word allows all of its models). */
+export interface ModelChoice {
+  slug: string;
+  family: string;
 }
 
 export interface KeyLimitsDialogProps {
   keyName: string | null;
   limits: KeyLimits | null;
+  /** The catalog's models; undefined while they load (the form waits for them). */
+  models: readonly ModelChoice[] | undefined;
   saving: boolean;
   error: unknown;
   onSave(limits: KeyLimits): void;
@@ -57,15 +68,23 @@ export function KeyLimitsDialog(props: KeyLimitsDialogProps) {
   const dialog = useModalDialog(props.keyName !== null);
   return (
     <dialog ref={dialog} onCancel={props.onClose} aria-labelledby="key-limits-title">
-      {props.keyName !== null && props.limits && (
+      {props.keyName !== null && props.limits && props.models && (
         // Keyed by the key: another key's dialog starts from that key's limits.
-        <KeyLimitsForm {...props} key={props.keyName} keyName={props.keyName} limits={props.limits} />
+        <KeyLimitsForm
+          {...props}
+          key={props.keyName}
+          keyName={props.keyName}
+          limits={props.limits}
+          models={props.models}
+        />
       )}
     </dialog>
   );
 }
 
-function KeyLimitsForm(props: KeyLimitsDialogProps & { keyName: string; limits: KeyLimits }) {
+function KeyLimitsForm(
+  props: KeyLimitsDialogProps & { keyName: string; limits: KeyLimits; models: readonly ModelChoice[] },
+) {
   const { t } = useI18n();
   const { limits } = props;
   function onSubmit(event: FormEvent<HTMLFormElement>) {
@@ -89,6 +108,7 @@ function KeyLimitsForm(props: KeyLimitsDialogProps & { keyName: string; limits: 
         name="rateLimitRequestsPerMinute"
         value={limits.rateLimitRequestsPerMinute}
       />
+      <AllowedModelsField models={props.models} allowed={limits.allowedModels} />
       <ErrorMessage error={props.error} />
       <div className="row">
         <button type="button" onClick={props.onClose}>
@@ -105,8 +125,51 @@ function KeyLimitsForm(props: KeyLimitsDialogProps & { keyName: string; limits: 
   );
 }
 
+/**
+ * The models the key may call, as checkboxes grouped by family: a family's own box allows every model of
+ * it (those added later too), a model's box that model. Nothing ticked: every model.
+ */
+function AllowedModelsField(props: { models: readonly ModelChoice[]; allowed: readonly string[] | null }) {
+  const { t } = useI18n();
+  const families = [...new Set(props.models.map((model) => model.family))];
+  const ticked = (entry: string) => props.allowed?.includes(entry) ?? false;
+  return (
+    <fieldset className="allowed-models" data-testid="allowed-models">
+      <legend>{t("allowedModels")}</legend>
+      <p className="muted">{t("allowedModelsHelp")}</p>
+      {families.map((family) => (
+        <div key={family} className="model-family">
+          <label className="check">
+            <input type="checkbox" name="allowedModels" value={family} defaultChecked={ticked(family)} />
+            <span>
+              <strong>{family}</strong> · {t("wholeFamily")}
+            </span>
+          </label>
+          {props.models
+            .filter((model) => model.family === family)
+            .map((model) => (
+              <label key={model.slug} className="check">
+                <input
+                  type="checkbox"
+                  name="allowedModels"
+                  value={model.slug}
+                  defaultChecked={ticked(model.slug)}
+                />
+                <span>{model.slug}</span>
+              </label>
+            ))}
+        </div>
+      ))}
+    </fieldset>
+  );
+}
+
 /** Won limits take at most two decimals; the rate limit is a whole number of requests above zero. */
-function LimitField(props: { label: string; name: keyof KeyLimits; value: string | number | null }) {
+function LimitField(props: {
+  label: string;
+  name: Exclude<keyof KeyLimits, "allowedModels">;
+  value: string | number | null;
+}) {
   const isRate = props.name === "rateLimitRequestsPerMinute";
   return (
     <label>
@@ -131,6 +194,8 @@ export function useKeyLimitsEditor<Key extends LimitedKey>(write: {
   set(uuid: string, limits: KeyLimits): Promise<unknown>;
   clear(uuid: string): Promise<unknown>;
   onSaved(): void;
+  /** The catalog's models, for the allowed models' checkboxes. */
+  models: readonly ModelChoice[] | undefined;
 }) {
   const [editing, setEditing] = useState<Key | null>(null);
   const save = useMutation({
@@ -148,6 +213,7 @@ export function useKeyLimitsEditor<Key extends LimitedKey>(write: {
   const dialogProps: KeyLimitsDialogProps = {
     keyName: editing?.name ?? null,
     limits: editing?.limits ?? null,
+    models: write.models,
     saving: save.isPending,
     error: save.error,
     onSave: (limits) => editing && save.mutate({ key: editing, limits }),

@@ -20,9 +20,8 @@ import type {
 } from "../../../src/gateway/admin/console-read-routes";
 import type { EndpointHealth } from "../../../src/gateway/generation/upstream-registry";
 import type { PricedModel } from "../../../src/gateway/models/priced-model-list";
-import type { ApiKeyLimitsView } from "../../../src/keys/api-key-limits";
+import type { KeyLimits as ApiKeyLimits, ApiKeyLimitsView } from "../../../src/keys/api-key-limits";
 import type { ApiKeyRecord, IssuedApiKey } from "../../../src/keys/api-key-service";
-import type { ApiKeyLimits } from "../../../src/ledger/events";
 import type { LedgerStatus, OnDemandVerification } from "../../../src/ledger/integrity/ledger-status";
 import { addDays } from "./format";
 

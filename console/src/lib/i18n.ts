@@ -217,6 +217,11 @@ const en = {
   setLimits: "Set limits",
   saveLimits: "Save limits",
   clearLimits: "Clear limits",
+  allowedModels: "Allowed models",
+  allowedModelsHelp:
+    "Leave every box unticked to allow every model. A family allows all of its models, including ones added later. A request for another model is refused with HTTP 403 and nothing is charged.",
+  wholeFamily: "every model of the family",
+  onlyModels: "only",
   limitsHelp:
     "Leave a field empty for no limit. Spend counts held, pending and charged usage of this key; months are Asia/Seoul calendar months. A key over a limit is refused with HTTP 400.",
   keys: "Keys",
@@ -483,6 +488,11 @@ const ko: Dictionary = {
   setLimits: "한도 설정",
   saveLimits: "한도 저장",
   clearLimits: "한도 해제",
+  allowedModels: "허용 모델",
+  allowedModelsHelp:
+    "모두 비워 두면 모든 모델을 쓸 수 있습니다. 계열을 고르면 나중에 추가되는 모델을 포함해 그 계열의 모든 모델이 허용됩니다. 다른 모델을 요청하면 HTTP 403으로 거부되며 요금은 청구되지 않습니다.",
+  wholeFamily: "계열의 모든 모델",
+  onlyModels: "허용 모델",
   limitsHelp:
     "비워 두면 한도가 없습니다. 사용액은 이 키의 보류·대기·청구 금액을 모두 셉니다. 월은 서울 기준 달력 월입니다. 한도를 넘은 키의 요청은 HTTP 400으로 거부됩니다.",
   keys: "키",

@@ -1,13 +1,18 @@
 import { Router as createRouter, type Router } from "express";
+import { z } from "zod";
 import { keyLimitsBodySchema, noKeyLimits } from "../../keys/api-key-limits";
 import type { ApiKeyService } from "../../keys/api-key-service";
+import { organizationKeyDefaultsBodySchema } from "../../keys/organization-key-defaults";
+import { storableString } from "../http/storable-string";
 import { handleKeyRoute, keyIdOf } from "../keys/key-routes";
 import { requestIdOf } from "../middleware/request-id";
 import { parseWith } from "./admin-context";
 
 /**
  * An admin's hand on any key's limits (the sessions' own routes are `/llm/apis/:uuid/limits`):
- * `GET|PUT|DELETE /admin/keys/:uuid/limits` → `{ uuid, limits, spend }`. The event records the admin as actor.
+ * `GET|PUT|DELETE /admin/keys/:uuid/limits` → `{ uuid, limits, spend }`, and on any organization's defaults
+ * for its new keys: `GET|PUT /admin/organizations/:id/key-defaults` → `{ organizationId, allowedModels }`.
+ * The event records the admin as actor.
  */
 export function createAdminKeyLimitsRouter(keys: ApiKeyService): Router {
   const router = createRouter();
@@ -52,5 +57,28 @@ export function createAdminKeyLimitsRouter(keys: ApiKeyService): Router {
     }),
   );
 
+  const organizationOf = (params: unknown): string => parseWith(organizationPathSchema, params).id;
+  router.get(
+    "/organizations/:id/key-defaults",
+    handleKeyRoute(async (request, response) => {
+      response.json(await keys.readOrganizationKeyDefaults(organizationOf(request.params)));
+    }),
+  );
+  router.put(
+    "/organizations/:id/key-defaults",
+    handleKeyRoute(async (request, response) => {
+      const { allowedModels } = parseWith(organizationKeyDefaultsBodySchema, request.body ?? {});
+      const defaults = await keys.setOrganizationKeyDefaults(
+        adminOf(response.locals),
+        organizationOf(request.params),
+        allowedModels,
+        requestIdOf(response.locals),
+      );
+      response.json(defaults);
+    }),
+  );
+
   return router;
 }
+
+export const organizationPathSchema = z.object({ id: storableString.pipe(z.string().min(1)) });

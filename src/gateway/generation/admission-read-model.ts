@@ -2,11 +2,12 @@ import type { Pool } from "pg";
 import { activeKeysProjection } from "../../../projections/active-keys";
 import { balancesProjection } from "../../../projections/balances";
 import { Money } from "../../kernel/money";
+import type { AllowedModels } from "../../keys/allowed-models";
 import { type LogPosition, logStart } from "../../ledger/store/log-position";
 
 /**
- * What admission needs to know about a key: who owns it and what the account it draws on has available
- * (the inline funds, C10). Read for many keys in one statement, together with the position the projections had reached
+ * What admission needs to know about a key: who owns it, the models it may call (its inline limits, C14)
+ * and what the account it draws on has available (the inline funds, C10). Read for many keys in one statement, together with the position the projections had reached
  * in that statement's snapshot, so a cache knows exactly how fresh its copy is.
  */
 
@@ -19,6 +20,8 @@ export interface AdmissionRecord {
   hasCredit: boolean;
   /** balance − pending − held of the paying account, as last read. */
   availableWon: string;
+  /** The slugs and family words the key may call; null: every model. */
+  allowedModels: AllowedModels;
 }
 
 export interface AdmissionSnapshot {
@@ -41,6 +44,7 @@ interface Row {
   owner_id: string;
   issued_by_user_id: string;
   available_won: string | null;
+  allowed_models: string[] | null;
 }
 
 export async function readAdmission(
@@ -56,10 +60,12 @@ export async function readAdmission(
              LIMIT 1
            ), found AS (
              SELECT keys.key_id, keys.key_hash, keys.owner_kind, keys.owner_id, keys.issued_by_user_id,
-                    funds.balance_won - funds.pending_won - funds.held_won AS available_won
+                    funds.balance_won - funds.pending_won - funds.held_won AS available_won,
+                    limits.allowed_models
              FROM projection_active_keys keys
              LEFT JOIN account_funds funds
                ON funds.account_kind = keys.owner_kind AND funds.account_id = keys.owner_id
+             LEFT JOIN key_limits limits ON limits.key_id = keys.key_id::uuid
              WHERE keys.key_hash = ANY($1::text[]) AND keys.status = 1
            )
            SELECT checkpoint.commit_position, checkpoint.prepare_position, found.*
@@ -83,6 +89,7 @@ export async function readAdmission(
       issuedByUserId: row.issued_by_user_id,
       hasCredit: !new Money(row.available_won ?? "0").lessThan(minimumBalanceWon),
       availableWon: row.available_won ?? "0",
+      allowedModels: row.allowed_models,
     });
   }
   return { position, records };

@@ -1,3 +1,4 @@
+import type { AllowedModels } from "../../keys/allowed-models";
 import { type ApiKeyHasher, looksLikeApiKey } from "../../keys/api-key-secret";
 import type { AccountReference } from "../../ledger/events";
 import { apiErrors, invalidApiKeyMessages, missingApiKeyMessage } from "../api-error";
@@ -18,6 +19,8 @@ export interface Caller {
   organizationId: string | null;
   /** What the account had available when this process last read it (the hold decides, not this). */
   availableWon: string;
+  /** The slugs and family words the key may call (C14); null: every model. */
+  allowedModels: AllowedModels;
 }
 
 export class ApiKeyAdmission {
@@ -62,6 +65,7 @@ export class ApiKeyAdmission {
       userId: isOrganizationKey ? record.issuedByUserId : record.owner.id,
       organizationId: isOrganizationKey ? record.owner.id : null,
       availableWon: record.availableWon,
+      allowedModels: record.allowedModels,
     };
   }
 }

@@ -2,6 +2,8 @@ import type { IncomingMessage, RequestListener, ServerResponse } from "node:http
 import type { Logger } from "pino";
 import { discountOrganizationOf } from "../../billing/charging/charge-usage";
 import type { ModelPriceList } from "../../billing/read-models/model-price-list";
+import type { AllowedModels } from "../../keys/allowed-models";
+import { findModel } from "../../providers/catalog";
 import { type ApiError, apiErrors } from "../api-error";
 import { sendJsonText } from "../http/json-response";
 import { readMeasuredJsonBody } from "../http/request-body";
@@ -30,15 +32,22 @@ export function createGenerationEndpoints(
   formats: { chatCompletions: ClientFormat; responses: ClientFormat },
   options: { requestBodyBytesMax: number; logger: Logger },
 ): RequestListener {
-  /** GET /models/{id} (C11, `client.models.retrieve`): one model object; unknown → 404/120. */
+  /**
+   * GET /models/{id} (C11, `client.models.retrieve`): one model object; unknown → 404/120. A model the key
+   * may not call (C14) is not in its list, so it is not found either, the message saying why.
+   */
   const retrieveModel: Endpoint = async (request, response) => {
     const caller = await dependencies.admission.authenticate(request.headers.authorization, {
       requireCredit: false,
     });
     const id = decodedPathSegment(endpointPathOf(request.url ?? "").slice(modelPathPrefix.length));
-    const models = await pricedModels(dependencies.prices, discountOrganizationOf(caller.account));
+    const models = await pricedModels(
+      dependencies.prices,
+      discountOrganizationOf(caller.account),
+      caller.allowedModels,
+    );
     const model = models.find((candidate) => candidate.id === id);
-    if (model === undefined) throw apiErrors.unknownModel(id);
+    if (model === undefined) throw modelNotFoundError(id, caller.allowedModels);
     sendJsonText(response, 200, JSON.stringify(model));
   };
   const generate = (format: ClientFormat): Endpoint => {
@@ -64,7 +73,11 @@ export function createGenerationEndpoints(
         const caller = await dependencies.admission.authenticate(request.headers.authorization, {
           requireCredit: false,
         });
-        const data = await pricedModels(dependencies.prices, discountOrganizationOf(caller.account));
+        const data = await pricedModels(
+          dependencies.prices,
+          discountOrganizationOf(caller.account),
+          caller.allowedModels,
+        );
         sendJsonText(response, 200, JSON.stringify({ object: "list", data }));
       },
     ],
@@ -104,6 +117,14 @@ function unservedError(endpoints: ReadonlyMap<string, Endpoint>, method: string,
         });
   if (allowed.length === 0) return apiErrors.notFound("No such route");
   return apiErrors.methodNotAllowed(method, `${generationPathPrefix}${path}`, allowed);
+}
+
+/** A model outside the key's list reads as absent, as the list it gets does not show it (C14). */
+function modelNotFoundError(id: string, allowedModels: AllowedModels): ApiError {
+  if (allowedModels === null || findModel(id) === undefined) return apiErrors.unknownModel(id);
+  return apiErrors.notFound(
+    `The model '${id}' is not one this API key may call; GET /llm/v1/models lists the models it may call`,
+  );
 }
 
 /** The `model` a body names, if it names one as text (validation judges the rest). */

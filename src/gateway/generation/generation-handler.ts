@@ -6,6 +6,7 @@ import { discountOrganizationOf } from "../../billing/charging/charge-usage";
 
 import type { GenerationHolds, RequestHold, SettledUpstream } from "../../billing/holds/generation-holds";
 import type { SettlementTimings } from "../../billing/holds/settlement-timings";
+import { mayCallModel } from "../../keys/allowed-models";
 import { type CatalogModel, findModel } from "../../providers/catalog";
 import { upstreamRequestsOfThisTurnWritten } from "../../providers/http/upstream-http-client";
 import type {
@@ -109,6 +110,8 @@ export function generationHandler(
     }
     const model = findModel(slug);
     if (!model) throw apiErrors.unknownModel(slug);
+    // Before the hold: a model the key may not call costs nothing and reaches no upstream (C14).
+    if (!mayCallModel(caller.allowedModels, model)) throw apiErrors.modelNotAllowed(slug);
     const upstreamRequest = format.toGenerationRequest(parsed, model);
     // The upstream call below is made in this turn; a hold that need not come first waits until it has
     // left, so the upstream works while the hold is priced and its statement runs. On a box whose cores
@@ -139,9 +142,12 @@ export function generationHandler(
       caller,
       model,
       upstreamRequest,
-      upstream: dependencies.upstreams.call(model, (candidate) =>
-        candidate === model ? upstreamRequest : fallbackRequestOf(format, parsed, candidate),
-      ),
+      // A fallback the key may not call is skipped, as one that cannot take the request is.
+      upstream: dependencies.upstreams.call(model, (candidate) => {
+        if (candidate === model) return upstreamRequest;
+        if (!mayCallModel(caller.allowedModels, candidate)) return null;
+        return fallbackRequestOf(format, parsed, candidate);
+      }),
       startedAt,
       replyMs,
       streamed: parsed.stream,

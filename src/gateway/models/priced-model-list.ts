@@ -1,4 +1,5 @@
 import type { ModelPriceList, ModelPricing } from "../../billing/read-models/model-price-list";
+import { type AllowedModels, modelsCallableWith } from "../../keys/allowed-models";
 import { listModels } from "../../providers/catalog";
 
 /**
@@ -16,12 +17,14 @@ export interface PricedModel {
   pricing: ModelPricing | null;
 }
 
+/** `allowedModels`: an API key's (C14), of which only the models it may call are listed; null: every model. */
 export async function pricedModels(
   prices: ModelPriceList,
   organizationId: string | null,
+  allowedModels: AllowedModels = null,
 ): Promise<PricedModel[]> {
   const pricing = await prices.pricesFor(organizationId);
-  return listModels().map((model) => ({
+  return modelsCallableWith(listModels(), allowedModels).map((model) => ({
     id: model.slug,
     object: "model",
     created: model.created,

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { readLimits } from "../../kernel/limits";
 import { keyLimitsBodySchema } from "../../keys/api-key-limits";
+import { organizationKeyDefaultsBodySchema } from "../../keys/organization-key-defaults";
 import { accountBillingQuerySchema } from "../account/account-router";
 import { activityQuerySchema } from "../account/activity-routes";
 import { billingRangeSchema } from "../account/billing-range";
@@ -18,6 +19,7 @@ import {
   modelPriceBodySchema,
   priceHistoryQuerySchema,
 } from "../admin/admin-request-schemas";
+import { organizationPathSchema } from "../admin/key-limits-routes";
 import { accountsQuerySchema } from "../admin/read-routes";
 import { adminIssueKeyBodySchema, signInLinkBodySchema } from "../admin/user-access-routes";
 import { issueKeyBodySchema, keyStatusBodySchema, listKeysQuerySchema } from "../keys/key-routes";
@@ -53,14 +55,14 @@ const generation = (path: string, summary: string, body: z.ZodType, answer: z.Zo
       schema: answer,
     },
   },
-  errors: [100, 110, 120, 130, 140, 300, 400, 401],
+  errors: [100, 110, 120, 130, 140, 150, 300, 400, 401],
   ledgerUnavailable: true,
 });
 
 /**
  * Read, replace and clear a key's limits. Enforced when a request's hold is placed: a key over its rate
  * limit is refused with 429/130 and `Retry-After`, over a spend limit with 400/140, the message naming the
- * limit and its value.
+ * limit and its value. A model outside its allowed models is refused before the hold, 403/150.
  */
 function keyLimitsRoutes(path: string, tag: Tag, security: Security, whose: string): ApiRoute[] {
   const answer = { 200: json("The key's limits and its spend", bodies.keyLimitsSchema) };
@@ -101,12 +103,49 @@ function keyLimitsRoutes(path: string, tag: Tag, security: Security, whose: stri
   ];
 }
 
+/** Read and replace an organization's defaults for its new keys: the models they may call. */
+function organizationKeyDefaultsRoutes(
+  path: string,
+  tag: Tag,
+  security: Security,
+  pathParameters: z.ZodType | undefined,
+  whose: string,
+): ApiRoute[] {
+  const answer = { 200: json("The organization's key defaults", bodies.organizationKeyDefaultsSchema) };
+  const parameters = pathParameters ? { pathParameters } : {};
+  return [
+    {
+      method: "get",
+      path,
+      tag,
+      summary: `The models ${whose} keys issued from now on may call`,
+      security,
+      ...parameters,
+      responses: answer,
+      errors: [100, 110],
+    },
+    {
+      method: "put",
+      path,
+      tag,
+      summary: `Set the models ${whose} keys issued from now on may call (null: every model); keys issued before keep theirs`,
+      security,
+      ...parameters,
+      body: organizationKeyDefaultsBodySchema,
+      responses: answer,
+      errors: [100, 110],
+      ledgerUnavailable: true,
+    },
+  ];
+}
+
 export const apiRoutes: readonly ApiRoute[] = [
   {
     method: "get",
     path: "/llm/v1/models",
     tag: "generation",
-    summary: "List the models, each with its price for the key in won per million tokens",
+    summary:
+      "List the models the key may call (its allowed models), each with its price for the key in won per million tokens",
     security: "apiKey",
     responses: { 200: json("The model list", bodies.modelListSchema) },
     errors: [110],
@@ -115,7 +154,7 @@ export const apiRoutes: readonly ApiRoute[] = [
     method: "get",
     path: "/llm/v1/models/{id}",
     tag: "generation",
-    summary: "One model",
+    summary: "One model; a model the key may not call is not found, as it is not in the key's list",
     security: "apiKey",
     pathParameters: z.object({ id: z.string() }),
     responses: { 200: json("The model", bodies.modelSchema) },
@@ -196,6 +235,13 @@ export const apiRoutes: readonly ApiRoute[] = [
   },
 
   ...keyLimitsRoutes("/llm/apis/{uuid}/limits", "keys", "session", "the session's own key"),
+  ...organizationKeyDefaultsRoutes(
+    "/llm/organization/key-defaults",
+    "keys",
+    "session",
+    undefined,
+    "the session's organization's",
+  ),
 
   {
     method: "get",
@@ -303,6 +349,13 @@ export const apiRoutes: readonly ApiRoute[] = [
     errors: [100, 110],
   },
   ...keyLimitsRoutes("/admin/keys/{uuid}/limits", "admin", "admin", "any key"),
+  ...organizationKeyDefaultsRoutes(
+    "/admin/organizations/{id}/key-defaults",
+    "admin",
+    "admin",
+    organizationPathSchema,
+    "any organization's",
+  ),
   {
     method: "put",
     path: "/admin/models/{slug}/price",

@@ -20,6 +20,11 @@ const errorMeanings: Record<ApplicationErrorCode, { httpStatus: number; meaning:
     httpStatus: 400,
     meaning: "140: the key reached a spend limit (monthly: the message says when it resets)",
   },
+  150: {
+    httpStatus: 403,
+    meaning:
+      "150: the key may not call this model (its allowed models); nothing is held, GET /llm/v1/models lists what it may call",
+  },
   300: { httpStatus: 400, meaning: "300: the upstream rejected the request (500: it failed)" },
   400: {
     httpStatus: 400,

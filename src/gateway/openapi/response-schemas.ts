@@ -22,7 +22,7 @@ export const errorBodySchema = z
     status: z
       .number()
       .int()
-      .meta({ description: "application code: 100, 110, 120, 130, 140, 300, 400 or 401" }),
+      .meta({ description: "application code: 100, 110, 120, 130, 140, 150, 300, 400 or 401" }),
     message: z.string(),
     error: z.object({ message: z.string(), type: z.string(), code: z.number().int() }),
   })
@@ -154,6 +154,13 @@ const keyLimitsFields = {
       monthlySpendLimitWon: moneyText.nullable().meta({ description: "per Asia/Seoul calendar month" }),
       totalSpendLimitWon: moneyText.nullable(),
       rateLimitRequestsPerMinute: z.number().int().nullable(),
+      allowedModels: z
+        .array(z.string())
+        .nullable()
+        .meta({
+          description: "the model slugs and family words the key may call; null: every model",
+          example: ["alpha-5.4-mini", "beta"],
+        }),
     })
     .meta({ title: "KeyLimits" }),
   spend: z
@@ -165,6 +172,17 @@ const keyLimitsFields = {
     .meta({ title: "KeySpend" }),
 };
 export const keyLimitsSchema = z.object({ uuid: z.uuid(), ...keyLimitsFields });
+
+/** What an organization's keys issued from now on start with. */
+export const organizationKeyDefaultsSchema = z
+  .object({
+    organizationId: z.string(),
+    allowedModels: z
+      .array(z.string())
+      .nullable()
+      .meta({ description: "the model slugs and family words its new keys may call; null: every model" }),
+  })
+  .meta({ title: "OrganizationKeyDefaults" });
 
 export const keyListSchema = z.object({
   data: z.array(

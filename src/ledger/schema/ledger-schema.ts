@@ -12,6 +12,7 @@ import { keyRequestWindowsTable } from "./inline-funds/key-request-windows";
 import { keySpendView } from "./inline-funds/key-spend";
 import { keySpendAuthorizedTable } from "./inline-funds/key-spend-authorized";
 import { keySpendSettledTable } from "./inline-funds/key-spend-settled";
+import { ledgerAllowedModelsOfFunction } from "./inline-funds/ledger-allowed-models-of";
 import { ledgerApplyFundsFunction, ledgerEventsFundsTrigger } from "./inline-funds/ledger-apply-funds";
 import { ledgerFoldAccountFundsFunction } from "./inline-funds/ledger-fold-account-funds";
 import { ledgerFoldKeyLimitsFunction } from "./inline-funds/ledger-fold-key-limits";
@@ -67,6 +68,7 @@ export const ledgerSchema: DeclaredSchema = {
     ledgerSeoulMonthFunction,
     ledgerFundsMovedFunction,
     ledgerKeySpendMovementFunction,
+    ledgerAllowedModelsOfFunction,
     ledgerApplyFundsFunction,
     ledgerEventsFundsTrigger,
     ledgerFoldAccountFundsFunction,

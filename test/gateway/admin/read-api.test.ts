@@ -276,7 +276,12 @@ describe("prices, discounts, accounts and keys", () => {
         status: 1,
         keyPreview: `svc_${issued.key.slice(4, 8)}…${issued.key.slice(-4)}`,
         createdAt: expect.any(String),
-        limits: { monthlySpendLimitWon: null, totalSpendLimitWon: null, rateLimitRequestsPerMinute: null },
+        limits: {
+          monthlySpendLimitWon: null,
+          totalSpendLimitWon: null,
+          rateLimitRequestsPerMinute: null,
+          allowedModels: null,
+        },
         spend: { month: expect.stringMatching(/^\d{4}-\d{2}$/), monthWon: "0", totalWon: "0" },
       },
     ]);

@@ -23,6 +23,7 @@ function record(keyHash: string, hasCredit = true, ownerId = "u"): AdmissionReco
     issuedByUserId: ownerId,
     hasCredit,
     availableWon: hasCredit ? "100" : "0",
+    allowedModels: null,
   };
 }
 

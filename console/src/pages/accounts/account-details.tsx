@@ -34,10 +34,16 @@ function AccountKeys({ kind, id }: AccountRef) {
     queryKey: ["admin", "account-keys", kind, id],
     queryFn: () => adminApi.accountKeys(kind, id),
   });
+  const models = useQuery({
+    queryKey: ["admin", "prices"],
+    queryFn: adminApi.prices,
+    select: (prices) => prices.data.map((row) => ({ slug: row.model, family: row.family })),
+  });
   const limitsEditor = useKeyLimitsEditor<AccountKeyRow>({
     set: adminApi.setKeyLimits,
     clear: adminApi.clearKeyLimits,
     onSaved: () => void client.invalidateQueries({ queryKey: ["admin", "account-keys", kind, id] }),
+    models: models.data,
   });
   const rows = keys.data?.data;
   return (

@@ -6,6 +6,7 @@ const eventTypeNames: Record<LedgerEventType, true> = {
   ApiKeyStatusChanged: true,
   ApiKeyDeleted: true,
   ApiKeyLimitsSet: true,
+  OrganizationKeyDefaultsSet: true,
   CreditToppedUp: true,
   ModelPriceSet: true,
   DiscountSet: true,

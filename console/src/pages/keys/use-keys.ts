@@ -30,10 +30,17 @@ export function useKeys() {
     },
     onSettled: () => void refresh(),
   });
+  // The catalog for the allowed models' checkboxes: every model, whatever the key may call now.
+  const models = useQuery({
+    queryKey: ["models", false],
+    queryFn: () => userApi.models(false),
+    select: (list) => list.data.map((model) => ({ slug: model.id, family: model.owned_by })),
+  });
   const limitsEditor = useKeyLimitsEditor<ApiKey>({
     set: userApi.setKeyLimits,
     clear: userApi.clearKeyLimits,
     onSaved: () => void refresh(),
+    models: models.data,
   });
   return { isOrganization, setIsOrganization, list, issue, issued, setIssued, change, limitsEditor };
 }

@@ -105,16 +105,18 @@ export const ledgerApplyFundsFunction: DeclaredFunction = {
 
       IF 'ApiKeyLimitsSet' = ANY (kinds) THEN
         INSERT INTO key_limits AS limits (key_id, monthly_spend_limit_won, total_spend_limit_won,
-                                          rate_limit_requests_per_minute)
+                                          rate_limit_requests_per_minute, allowed_models)
         SELECT DISTINCT ON (inserted.data->>'keyId')
                (inserted.data->>'keyId')::uuid, (inserted.data->>'monthlySpendLimitWon')::numeric,
-               (inserted.data->>'totalSpendLimitWon')::numeric, (inserted.data->>'rateLimitRequestsPerMinute')::integer
+               (inserted.data->>'totalSpendLimitWon')::numeric, (inserted.data->>'rateLimitRequestsPerMinute')::integer,
+               ledger_allowed_models_of(inserted.data)
         FROM inserted WHERE inserted.type = 'ApiKeyLimitsSet'
         ORDER BY inserted.data->>'keyId', inserted.stream_version DESC
         ON CONFLICT (key_id) DO UPDATE SET
           monthly_spend_limit_won = excluded.monthly_spend_limit_won,
           total_spend_limit_won = excluded.total_spend_limit_won,
-          rate_limit_requests_per_minute = excluded.rate_limit_requests_per_minute;
+          rate_limit_requests_per_minute = excluded.rate_limit_requests_per_minute,
+          allowed_models = excluded.allowed_models;
       END IF;
 
       IF 'UsageAuthorized' = ANY (kinds) THEN

@@ -1,0 +1,45 @@
+import { Router } from "express";
+import type { ApiKeyService } from "../../keys/api-key-service";
+import { organizationKeyDefaultsBodySchema } from "../../keys/organization-key-defaults";
+import { apiErrors, validationErrorOf } from "../api-error";
+import { sessionOf } from "../middleware/authenticate-session";
+import { requestIdOf } from "../middleware/request-id";
+import { handleKeyRoute } from "./key-routes";
+
+/**
+ * `GET|PUT /llm/organization/key-defaults` → `{ organizationId, allowedModels }`: what the session's
+ * organization's keys issued from now on start with (docs/billing.md, "Per-key limits").
+ */
+export function createOrganizationKeyDefaultsRouter(keys: ApiKeyService): Router {
+  const router = Router();
+  const organizationOf = (locals: Record<string, unknown>): string => {
+    const { organizationId } = sessionOf(locals);
+    if (organizationId === null) throw apiErrors.validation("This session belongs to no organization");
+    return organizationId;
+  };
+
+  router.get(
+    "/",
+    handleKeyRoute(async (_request, response) => {
+      response.json(await keys.readOrganizationKeyDefaults(organizationOf(response.locals)));
+    }),
+  );
+
+  router.put(
+    "/",
+    handleKeyRoute(async (request, response) => {
+      const organizationId = organizationOf(response.locals);
+      const parsed = organizationKeyDefaultsBodySchema.safeParse(request.body ?? {});
+      if (!parsed.success) throw validationErrorOf(parsed.error);
+      const defaults = await keys.setOrganizationKeyDefaults(
+        sessionOf(response.locals),
+        organizationId,
+        parsed.data.allowedModels,
+        requestIdOf(response.locals),
+      );
+      response.json(defaults);
+    }),
+  );
+
+  return router;
+}
