@@ -10,6 +10,7 @@ import {
 import { isDecimalString } from "./kernel/money";
 import type { ModelFamily } from "./providers/provider";
 import { assertResilienceLimits, type ResilienceLimits } from "./providers/resilience/resilience-limits";
+import type { OidcSettings } from "./sessions/oidc-sign-in";
 
 /**
  * Configuration: the environment (C2), parsed once at start; each variable's default and accepted range is in
@@ -40,6 +41,12 @@ const url = (protocols: readonly string[]) =>
 const secret = optionalText.refine(
   (value) => value === undefined || value.length >= 32,
   "must be at least 32 characters",
+);
+
+/** A JWT claim's name as an identity provider spells it (`sub`, `org_id`, `https://example.com/role`). */
+const claimName = optionalText.refine(
+  (value) => value === undefined || /^[\x21-\x7e]{1,256}$/.test(value),
+  "must be a claim name (printable ASCII, no spaces)",
 );
 
 /** A whole number in its range (src/kernel/limits.ts, `environmentRanges`). */
@@ -126,6 +133,13 @@ const environmentSchema = z.object({
   UPSTREAM_BREAKER_HALF_OPEN_PROBES: wholeIn(environmentRanges.upstreamBreakerHalfOpenProbesMax).default(
     resilienceLimitDefaults.breakerHalfOpenProbesMax,
   ),
+  // Console sign-in by OpenID Connect (C14; docs/console.md, "OpenID Connect sign-in"). No issuer: off.
+  OIDC_ISSUER: url(["https", "http"]),
+  OIDC_CLIENT_ID: optionalText,
+  OIDC_CLIENT_SECRET: optionalText,
+  OIDC_USER_CLAIM: claimName,
+  OIDC_ORGANIZATION_CLAIM: claimName,
+  OIDC_ROLE_CLAIM: claimName,
   ...familyVariables,
 });
 
@@ -162,6 +176,8 @@ export interface Config {
   settlementTimings: SettlementTimings;
   /** Retries, deadline and circuit breakers of upstream calls (C13). */
   upstreamResilience: ResilienceLimits;
+  /** Console sign-in by OpenID Connect; undefined when OIDC_ISSUER is unset. */
+  oidc: OidcSettings | undefined;
 }
 
 export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config {
@@ -200,6 +216,35 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     upstreams,
     settlementTimings,
     upstreamResilience: upstreamResilienceOf(values),
+    oidc: oidcOf(values),
+  };
+}
+
+const loopbackHosts = new Set(["127.0.0.1", "[::1]", "localhost"]);
+
+/** The OpenID Connect settings, or undefined without an issuer; half a configuration stops the start. */
+function oidcOf(values: z.infer<typeof environmentSchema>): OidcSettings | undefined {
+  const issuer = values.OIDC_ISSUER;
+  if (issuer === undefined) {
+    const stray = (["OIDC_CLIENT_ID", "OIDC_CLIENT_SECRET"] as const).find((name) => values[name]);
+    if (stray) throw new ConfigError(`invalid configuration: ${stray} is set but OIDC_ISSUER is not`);
+    return undefined;
+  }
+  const issuerUrl = new URL(issuer);
+  // Plain http would hand codes and tokens to anyone on the path; only a provider on this machine may use it.
+  if (issuerUrl.protocol === "http:" && !loopbackHosts.has(issuerUrl.hostname))
+    throw new ConfigError(
+      "invalid configuration: OIDC_ISSUER must be https:// (http only on a loopback host)",
+    );
+  if (!values.OIDC_CLIENT_ID)
+    throw new ConfigError("invalid configuration: OIDC_CLIENT_ID is required with OIDC_ISSUER");
+  return {
+    issuer,
+    clientId: values.OIDC_CLIENT_ID,
+    clientSecret: values.OIDC_CLIENT_SECRET,
+    userClaim: values.OIDC_USER_CLAIM ?? "sub",
+    organizationClaim: values.OIDC_ORGANIZATION_CLAIM,
+    roleClaim: values.OIDC_ROLE_CLAIM,
   };
 }
 

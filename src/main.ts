@@ -230,6 +230,7 @@ async function startRole(config: Config, role: Role, logger: Logger): Promise<Ru
     runProjections: role !== "gateway",
     ledgerSigningKey,
     settlementTimings: config.settlementTimings,
+    oidc: config.oidc,
   });
   await billing.attach(service);
   return {

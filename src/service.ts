@@ -68,6 +68,7 @@ import { upstreamMetrics } from "./operations/upstream-metrics";
 import { findModel } from "./providers/catalog";
 import type { UpstreamTimeouts } from "./providers/create-adapter";
 import type { ModelFamily } from "./providers/provider";
+import { type OidcSettings, OidcSignIn } from "./sessions/oidc-sign-in";
 import { SessionTokens } from "./sessions/session-tokens";
 
 /**
@@ -111,6 +112,8 @@ export interface ServiceOptions {
   ledgerSigningKey?: LedgerSigningKey | undefined;
   /** C10's timings (defaults: settlement-timings.ts); checked at start. Tests shorten them. */
   settlementTimings?: Partial<SettlementTimings>;
+  /** Console sign-in by OpenID Connect (C14); absent: the console offers none. */
+  oidc?: OidcSettings | undefined;
 }
 
 /** Whether the process is stopping; readiness answers 503 from the moment it is (C11). */
@@ -465,6 +468,8 @@ function applicationOf(
         sessions: parts.sessions,
         consoleAuth: parts.consoleAuth,
         adminEnabled: admin !== undefined,
+        oidc: options.oidc ? new OidcSignIn(options.oidc) : undefined,
+        logger: parts.logger,
       }),
       ledger: createLedgerPublicRouter(parts.ledgerPublicKey),
     },

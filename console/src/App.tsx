@@ -251,6 +251,7 @@ function SignIn({ onSignedIn }: { onSignedIn(): void }) {
   const { t } = useI18n();
   const [error, setError] = useState<unknown>(null);
   const expiredLink = new URLSearchParams(window.location.search).get("signIn") === "expired";
+  const options = useQuery({ queryKey: ["sign-in-options"], queryFn: userApi.signInOptions, retry: false });
   async function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const token = String(new FormData(event.currentTarget).get("token") ?? "").trim();
@@ -265,6 +266,15 @@ function SignIn({ onSignedIn }: { onSignedIn(): void }) {
     <section className="card narrow" aria-labelledby="sign-in-title">
       <h1 id="sign-in-title">{t("signInTitle")}</h1>
       {expiredLink && <p className="warning">{t("signInExpired")}</p>}
+      {options.data?.oidc && (
+        // A plain navigation: the gateway answers with the redirect to the identity provider.
+        <form method="get" action={`${base}/sign-in/oidc`} className="stack">
+          <button type="submit" className="primary">
+            {t("signInWithOidc")}
+          </button>
+          <p className="muted">{t("signInOr")}</p>
+        </form>
+      )}
       <p className="muted">{t("signInHelp")}</p>
       <form className="stack" onSubmit={(event) => void submit(event)}>
         <label>

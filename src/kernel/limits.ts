@@ -308,6 +308,12 @@ export const sessionLimits = {
   adminCookieTtlSeconds: 8 * 60 * 60,
   /** A sign-in link is for opening now, not for keeping: it dies in minutes, and signs in once. */
   signInCodeTtlSeconds: 15 * 60,
+  /** An OpenID Connect sign-in (state, nonce, PKCE verifier in a signed cookie) must come back within this. */
+  oidcTransactionTtlSeconds: 10 * 60,
+  /** Each call to the identity provider (discovery, JWKS, token, userinfo) gives up after this long. */
+  oidcProviderTimeoutSeconds: 10,
+  /** A claim naming a user, an organization or a role longer than this is refused, not stored. */
+  oidcClaimTextLengthMax: 256,
 } as const;
 
 /** Per-key limits bigger than any sane budget are refused rather than stored (a typo of zeros). */

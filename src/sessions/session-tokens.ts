@@ -4,11 +4,17 @@ import { isStorableText } from "../kernel/storable-text";
 /**
  * Logged-in sessions (C4): HS256 JWTs signed with SESSION_SECRET, claims `sub` (user id), optional `org`
  * (organization id) and `exp`. The platform that logs users in mints them; so does POST /admin/sessions.
+ * A console sign-in by OpenID Connect adds `org_role` when the provider's role claim is configured.
  */
 
 export interface Session {
   userId: string;
   organizationId: string | null;
+  /**
+   * The user's role in `organizationId` as the identity provider claimed it (OIDC_ROLE_CLAIM), verbatim;
+   * absent when no provider said. Organization roles (C14) decide what it grants; a claimed role wins.
+   */
+  providerRole?: string;
 }
 
 const algorithm = "HS256";
@@ -33,7 +39,10 @@ export class SessionTokens {
       throw new Error("a session's user and organization ids must be non-empty text PostgreSQL can store");
     const issuedAt = Math.floor(now.getTime() / 1_000);
     const expiresAtSeconds = issuedAt + ttlSeconds;
-    const claims = session.organizationId ? { org: session.organizationId } : {};
+    const claims = {
+      ...(session.organizationId ? { org: session.organizationId } : {}),
+      ...(session.organizationId && session.providerRole ? { org_role: session.providerRole } : {}),
+    };
     const token = await new SignJWT(claims)
       .setProtectedHeader({ alg: algorithm })
       .setSubject(session.userId)
@@ -54,7 +63,11 @@ export class SessionTokens {
       const organizationId = typeof payload.org === "string" && payload.org !== "" ? payload.org : null;
       // Signed by the platform, yet no account could be named by it: not a session this service can serve.
       if (organizationId !== null && !isAccountId(organizationId)) return undefined;
-      return { userId: payload.sub, organizationId };
+      const providerRole =
+        organizationId !== null && typeof payload.org_role === "string" && isAccountId(payload.org_role)
+          ? payload.org_role
+          : undefined;
+      return { userId: payload.sub, organizationId, ...(providerRole === undefined ? {} : { providerRole }) };
     } catch (error) {
       if (error instanceof errors.JOSEError) return undefined;
       throw error;

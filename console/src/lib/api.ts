@@ -209,6 +209,8 @@ export const userApi = {
     csrf.user = session.csrfToken;
     return session;
   },
+  /** Whether the gateway offers sign-in by OpenID Connect (only when OIDC_ISSUER is set). */
+  signInOptions: () => call<{ oidc: boolean }>("user", "GET", "/console/api/sign-in-options"),
   async signOut(): Promise<void> {
     await call("user", "DELETE", "/console/api/session");
     csrf.user = "";

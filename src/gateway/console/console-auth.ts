@@ -1,6 +1,7 @@
 import { createHash, createHmac, randomUUID, timingSafeEqual } from "node:crypto";
 import { errors, jwtVerify, SignJWT } from "jose";
 import { sessionLimits } from "../../kernel/limits";
+import type { OidcTransaction } from "../../sessions/oidc-sign-in";
 import type { Session } from "../../sessions/session-tokens";
 import type { RedeemedSignInCodes } from "./redeemed-sign-in-codes";
 
@@ -23,14 +24,18 @@ export const adminCookieName = "admin_session";
  */
 export const adminHintCookieName = "console_admin";
 export const csrfHeaderName = "x-csrf-token";
+/** An OpenID Connect sign-in in progress: its state, nonce and PKCE verifier, signed, until the callback. */
+export const oidcTransactionCookieName = "oidc_sign_in";
 
 const adminAudience = "won-gateway:console-admin";
 const signInAudience = "won-gateway:console-sign-in";
+const oidcAudience = "won-gateway:console-oidc";
 
 export class ConsoleAuth {
   private readonly csrfKey: Buffer;
   private readonly adminKey: Uint8Array;
   private readonly signInKey: Uint8Array;
+  private readonly oidcKey: Uint8Array;
   private readonly adminTokenDigest: Buffer | undefined;
 
   constructor(
@@ -41,6 +46,7 @@ export class ConsoleAuth {
     this.csrfKey = derive(sessionSecret, "console-csrf");
     this.adminKey = derive(sessionSecret, "console-admin");
     this.signInKey = derive(sessionSecret, "console-sign-in");
+    this.oidcKey = derive(sessionSecret, "console-oidc");
     this.adminTokenDigest = adminToken === undefined ? undefined : digest(adminToken);
   }
 
@@ -75,6 +81,34 @@ export class ConsoleAuth {
   async adminCookieIsValid(value: string): Promise<boolean> {
     if (this.adminTokenDigest === undefined) return false;
     return (await verified(value, this.adminKey, adminAudience)) !== undefined;
+  }
+
+  /** An OpenID Connect sign-in's state, nonce, PKCE verifier and callback URL, good for minutes. */
+  async mintOidcTransaction(transaction: OidcTransaction, now = new Date()): Promise<string> {
+    const issuedAt = Math.floor(now.getTime() / 1_000);
+    return new SignJWT({ ...transaction })
+      .setProtectedHeader({ alg: "HS256" })
+      .setSubject("oidc-sign-in")
+      .setAudience(oidcAudience)
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(issuedAt + sessionLimits.oidcTransactionTtlSeconds)
+      .sign(this.oidcKey);
+  }
+
+  /** The transaction a cookie carries; undefined when it is missing, forged or expired. */
+  async oidcTransactionOf(value: string | undefined): Promise<OidcTransaction | undefined> {
+    if (value === undefined) return undefined;
+    const payload = await verified(value, this.oidcKey, oidcAudience);
+    if (!payload) return undefined;
+    const { state, nonce, codeVerifier, redirectUri } = payload;
+    if (
+      typeof state !== "string" ||
+      typeof nonce !== "string" ||
+      typeof codeVerifier !== "string" ||
+      typeof redirectUri !== "string"
+    )
+      return undefined;
+    return { state, nonce, codeVerifier, redirectUri };
   }
 
   /** A link code that signs `session` in once: a short-lived signed claim with a unique id. */

@@ -2,9 +2,11 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import express, { type Request, type Response, Router } from "express";
+import type { Logger } from "pino";
 import { z } from "zod";
 import { sessionLimits } from "../../kernel/limits";
-import type { SessionTokens } from "../../sessions/session-tokens";
+import type { OidcSignIn } from "../../sessions/oidc-sign-in";
+import type { Session, SessionTokens } from "../../sessions/session-tokens";
 import { apiErrors, validationErrorOf } from "../api-error";
 import {
   adminCookieName,
@@ -14,6 +16,7 @@ import {
   csrfHeaderName,
   sessionCookieName,
 } from "./console-auth";
+import { mountOidcRoutes } from "./oidc-routes";
 
 /**
  * The web console (issue #15), served by the gateway under /console:
@@ -22,7 +25,9 @@ import {
  * - `/console/api/session` and `/console/api/admin-session`: a session token or the admin token exchanged
  *   once for an httpOnly, SameSite=Strict cookie, answered with the cookie's CSRF token, which the page keeps in
  *   memory only and sends on every write;
- * - `/console/sign-in?code=…`: the first-start banner's one-time link.
+ * - `/console/sign-in?code=…`: the first-start banner's one-time link;
+ * - `/console/sign-in/oidc` and `/console/oidc/callback`: sign-in by OpenID Connect when configured, and
+ *   `/console/api/sign-in-options` telling the page whether to offer it.
  */
 
 /**
@@ -42,6 +47,9 @@ interface ConsoleRouterOptions {
   sessions: SessionTokens;
   consoleAuth: ConsoleAuth;
   adminEnabled: boolean;
+  /** Sign-in by OpenID Connect; absent when OIDC_ISSUER is unset. */
+  oidc?: OidcSignIn | undefined;
+  logger?: Logger;
   distDirectory?: string;
 }
 
@@ -50,9 +58,19 @@ export function createConsoleRouter(options: ConsoleRouterOptions): Router {
   const router = Router();
   mountSessionRoutes(router, options);
   mountAdminSessionRoutes(router, options);
+  router.get("/api/sign-in-options", (_request, response) => {
+    response.setHeader("cache-control", "no-store");
+    response.json({ oidc: options.oidc !== undefined });
+  });
   // Past the session routes, an unknown /api path is a 404 rather than the page.
   router.use("/api", (_request, _response, next) => next(notFound()));
   mountSignInRoute(router, options);
+  mountOidcRoutes(router, {
+    oidc: options.oidc,
+    consoleAuth: options.consoleAuth,
+    signIn: (request, response, session) => signIn(options.sessions, request, response, session),
+    logger: options.logger,
+  });
   mountConsolePage(router, distDirectory);
   return router;
 }
@@ -133,10 +151,15 @@ function mountSignInRoute(router: Router, { sessions, consoleAuth }: ConsoleRout
       response.redirect(303, "/console/?signIn=expired");
       return;
     }
-    const { token } = await sessions.mint(session, consoleSessionTtlSeconds);
-    setCookie(request, response, sessionCookieName, token, consoleSessionTtlSeconds);
+    await signIn(sessions, request, response, session);
     response.redirect(303, "/console/");
   });
+}
+
+/** Every console sign-in ends here: a session token of C4 in the session cookie. */
+async function signIn(sessions: SessionTokens, request: Request, response: Response, session: Session) {
+  const { token } = await sessions.mint(session, consoleSessionTtlSeconds);
+  setCookie(request, response, sessionCookieName, token, consoleSessionTtlSeconds);
 }
 
 /** The built app: hashed assets cached for a year, other files revalidated, any other path the page. */

@@ -212,6 +212,18 @@ describe("the first-start sign-in link", () => {
   });
 });
 
+describe("sign-in by OpenID Connect, not configured", () => {
+  it("is not offered, and its routes answer a page saying it is not set up", async () => {
+    const options = await fetch(`${harness.url}/console/api/sign-in-options`);
+    expect(await options.json()).toEqual({ oidc: false });
+    for (const path of ["/console/sign-in/oidc", "/console/oidc/callback?code=a&state=b"]) {
+      const response = await fetch(`${harness.url}${path}`, { redirect: "manual" });
+      expect(response.status, path).toBe(404);
+      expect(await response.text(), path).toContain('data-reason="not-configured"');
+    }
+  });
+});
+
 describe("GET /llm/usage", { timeout: 90_000 }, () => {
   it("reads usage per Seoul day, model and key, for the session's own account only", async () => {
     await topUp(harness, { kind: "user", id: "hana" }, "1000");
