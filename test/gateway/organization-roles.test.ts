@@ -233,7 +233,10 @@ describe("roles in an organization", () => {
 
   it("refuses a bad role 400/100 and a session of no organization 400/100", async () => {
     const token = await harness.session("lonely");
-    expect((await call("GET", "/llm/organization/members", token)).body).toMatchObject({ status: 100 });
+    expect(await call("GET", "/llm/organization/members", token)).toMatchObject({
+      status: 400,
+      body: { status: 100, message: "This session belongs to no organization" },
+    });
     const sessions = await organizationWithEveryRole("org-bad");
     const bad = await call("PUT", "/llm/organization/members/x", sessions.owner, { role: "boss" });
     expect(bad).toMatchObject({ status: 400, body: { status: 100 } });

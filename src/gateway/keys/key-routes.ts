@@ -150,7 +150,13 @@ function handle(work: (request: Request, response: Response) => Promise<void>) {
     work(request, response).catch((error: unknown) => {
       if (error instanceof ApiKeyNotFoundError) next(apiErrors.notFound("API key not found"));
       else if (error instanceof OrganizationRequiredError)
-        next(apiErrors.validation("isOrganization: this session belongs to no organization"));
+        next(
+          apiErrors.validation(
+            request.baseUrl.endsWith("/apis")
+              ? "isOrganization: this session belongs to no organization"
+              : "This session belongs to no organization",
+          ),
+        );
       else if (error instanceof OrganizationRoleRefusedError)
         next(apiErrors.organizationRoleRefused(error.message));
       else next(error);
