@@ -6,6 +6,7 @@ import { discountsProjection } from "./discounts";
 import { fxRatesProjection } from "./fx-rates";
 import { keyListsProjection } from "./key-lists";
 import { monthlyStatementsProjection } from "./monthly-statements";
+import { organizationMembersProjection } from "./organization-members";
 import { pricesProjection } from "./prices";
 import { usageByDayProjection } from "./usage-by-day";
 
@@ -19,6 +20,7 @@ export const allProjections: readonly ProjectionDefinition[] = [
   discountsProjection,
   usageByDayProjection,
   monthlyStatementsProjection,
+  organizationMembersProjection,
 ];
 
 export const allProjectionNames = allProjections.map((projection) => projection.name);

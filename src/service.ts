@@ -44,6 +44,7 @@ import {
 import { answerClientError } from "./gateway/http/client-error";
 import { createKeyRouter } from "./gateway/keys/key-routes";
 import { createOrganizationKeyDefaultsRouter } from "./gateway/keys/organization-key-defaults-routes";
+import { createOrganizationMemberRouter } from "./gateway/keys/organization-member-routes";
 import { createPlaygroundRouter } from "./gateway/keys/playground-routes";
 import { createLedgerPublicRouter } from "./gateway/ledger/public-key-routes";
 import { adminTokenMatcher, authenticateAdmin } from "./gateway/middleware/authenticate-admin";
@@ -55,6 +56,7 @@ import { defaultSettlementTimings, limits } from "./kernel/limits";
 import { errorSummaryOf, throttledLog } from "./kernel/throttled-log";
 import { ApiKeyHasher } from "./keys/api-key-secret";
 import { ApiKeyService } from "./keys/api-key-service";
+import { OrganizationRoleService } from "./keys/organization-role-service";
 import { accountsTouchedBy, accountsWithKeysChangedBy } from "./ledger/events";
 import { runCheckpointer } from "./ledger/integrity/ledger-checkpointer";
 import type { LedgerSigningKey } from "./ledger/integrity/ledger-signing-key";
@@ -402,15 +404,26 @@ function accountRouterOf(
   parts: ServiceParts,
   generation: { prices: ModelPriceList; keyAdmission: ApiKeyAdmission },
 ): express.Router {
-  const { ledger, sessions, consoleAuth, keys } = parts;
+  const { ledger, sessions, consoleAuth, keys, waiter } = parts;
+  const roles = new OrganizationRoleService({
+    pool: ledger.pool,
+    store: ledger.store,
+    waiter,
+    projectionWaitTimeoutMs: limits.projectionWaitTimeoutMs,
+  });
   const account = express.Router();
   const sessionRequired = authenticateSession(sessions, consoleAuth);
-  account.use("/apis", sessionRequired, createKeyRouter(keys));
-  account.use("/organization/key-defaults", sessionRequired, createOrganizationKeyDefaultsRouter(keys));
-  account.use("/usage/activity", sessionRequired, createActivityRouter(ledger.pool));
+  account.use("/apis", sessionRequired, createKeyRouter(keys, roles));
+  account.use(
+    "/organization/key-defaults",
+    sessionRequired,
+    createOrganizationKeyDefaultsRouter(keys, roles),
+  );
+  account.use("/organization/members", sessionRequired, createOrganizationMemberRouter(roles));
+  account.use("/usage/activity", sessionRequired, createActivityRouter(ledger.pool, roles));
   account.use("/models", sessionRequired, createModelRouter(generation.prices));
   account.use("/playground", sessionRequired, createPlaygroundRouter(keys));
-  account.use("/usage", sessionRequired, createUsageRouter(ledger.pool));
+  account.use("/usage", sessionRequired, createUsageRouter(ledger.pool, roles));
   account.use(
     "/receipts",
     createReceiptRouter({

@@ -15,6 +15,7 @@ import { ActivityPage } from "./pages/activity/activity-page";
 import { EventsPage } from "./pages/events/events-page";
 import { KeysPage } from "./pages/keys/keys-page";
 import { LedgerStatusPage } from "./pages/ledger-status-page";
+import { MembersPage } from "./pages/members/members-page";
 import { ModelsPage } from "./pages/models-page";
 import { OverviewPage } from "./pages/overview-page";
 import { PlaygroundPage } from "./pages/playground/playground-page";
@@ -46,6 +47,7 @@ const userRoutes = [
   { path: "/models", label: "navModels" },
   { path: "/playground", label: "navPlayground" },
   { path: "/statements", label: "navStatements" },
+  { path: "/members", label: "navMembers" },
 ] as const satisfies readonly { path: string; label: MessageKey }[];
 const adminRoutes = [
   { path: "/admin/accounts", label: "navAccounts" },
@@ -165,12 +167,18 @@ function Header({ path, navigate }: { path: string; navigate(path: string): void
     retry: false,
     enabled: adminApi.mayBeSignedIn(),
   });
+  // The members page only for a session of an organization: read from the user area's session, never asked
+  // for here (an admin page has no user session to ask about).
+  const session = useQuery({ queryKey: ["session"], queryFn: userApi.session, enabled: false });
+  const pages = session.data?.organizationId
+    ? userRoutes
+    : userRoutes.filter(({ path }) => path !== "/members");
   const routes = adminSession.isSuccess
     ? [
-        ...userRoutes,
+        ...pages,
         { path: adminRoutes[0].path, label: "navAdmin" as const, current: path.startsWith("/admin") },
       ]
-    : userRoutes;
+    : pages;
   return (
     <header>
       <div className="brand">{t("appName")}</div>
@@ -219,6 +227,9 @@ function UserArea({ path, navigate }: { path: string; navigate(path: string): vo
       break;
     case "/statements":
       page = <StatementPage hasOrganization={hasOrganization} />;
+      break;
+    case "/members":
+      page = <MembersPage hasOrganization={hasOrganization} />;
       break;
     default:
       page = <OverviewPage />;

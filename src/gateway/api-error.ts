@@ -13,6 +13,7 @@ export const applicationCodes = {
   keyRateLimited: 130,
   keySpendLimitReached: 140,
   modelNotAllowed: 150,
+  organizationRoleRefused: 160,
   modelProcessing: 300,
   organizationCreditInsufficient: 400,
   userCreditInsufficient: 401,
@@ -127,6 +128,9 @@ export const apiErrors = {
       applicationCodes.modelNotAllowed,
       `This API key may not call the model '${model}'; GET /llm/v1/models lists the models it may call`,
     ),
+  /** The session's role in its organization may not do this (C14): 403/160; an owner or admin may. */
+  organizationRoleRefused: (message: string) =>
+    new ApiError(403, applicationCodes.organizationRoleRefused, message),
   internal: () => new ApiError(500, applicationCodes.modelProcessing, "Internal error"),
   /** The drain bound of a stop was reached with the request still running; what it delivered is billed. */
   gatewayStopping: () =>
@@ -206,6 +210,7 @@ const errorTypes: Record<ApplicationCode, string> = {
   130: "rate_limit_error",
   140: "spend_limit_error",
   150: "permission_error",
+  160: "permission_error",
   300: "model_processing_error",
   400: "insufficient_credit_error",
   401: "insufficient_credit_error",

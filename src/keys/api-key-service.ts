@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Pool } from "pg";
 import { activeKeysProjection } from "../../projections/active-keys";
 import { keyListsProjection } from "../../projections/key-lists";
+import { organizationMembersProjection } from "../../projections/organization-members";
 import type { AccountReference, EventMetadata, LedgerEvent } from "../ledger/events";
 import type { ProjectionWaiter } from "../ledger/projection/projection-waiter";
 import { type EventStore, type EventToAppend, WrongExpectedVersionError } from "../ledger/store/event-store";
@@ -56,7 +57,12 @@ interface Dependencies {
   now?: () => Date;
 }
 
-const keyProjections = [activeKeysProjection.name, keyListsProjection.name];
+// The members projection too: an organization key's issuer is a member (its owner, if first) from then on.
+const keyProjections = [
+  activeKeysProjection.name,
+  keyListsProjection.name,
+  organizationMembersProjection.name,
+];
 const commandRetriesMax = 3;
 
 export class ApiKeyService {
@@ -219,6 +225,14 @@ export class ApiKeyService {
       createdAt: row.created_at.toISOString(),
       ...limits.get(row.key_id)!,
     }));
+  }
+
+  /** The owner of a key the caller manages (its own or its organization's); else ApiKeyNotFoundError. */
+  async ownerOfManagedKey(caller: KeyActor, keyId: string): Promise<AccountReference> {
+    const state = foldApiKey(await this.dependencies.store.readStream(`apikey-${keyId}`));
+    if (state.kind === "absent" || state.kind === "deleted" || !mayManage(caller, state.owner))
+      throw new ApiKeyNotFoundError(`API key ${keyId} not found`);
+    return state.owner;
   }
 
   /** A key's limits and spend, for the session that owns it or for an admin. */

@@ -76,6 +76,20 @@ const organizationKeyDefaultsSet = z.object({
   allowedModels: z.array(z.string().min(1)).min(1).nullable(),
 });
 
+/** The roles of an organization's members (C14), from most to least able. */
+export const organizationRoles = ["owner", "admin", "member"] as const;
+export type OrganizationRole = (typeof organizationRoles)[number];
+
+/**
+ * A member's role in an organization from now on, on its stream `organization-<id>`; the actor (metadata)
+ * is who granted it, or `system:organization-roles` for the first member an organization sees.
+ */
+const organizationRoleGranted = z.object({
+  organizationId: z.string().min(1),
+  userId: z.string().min(1),
+  role: z.enum(organizationRoles),
+});
+
 const creditToppedUp = z.object({
   account: accountReference,
   amountWon: decimalString,
@@ -300,6 +314,7 @@ export const eventCatalog = {
   ApiKeyDeleted: { schemaVersion: 1, data: apiKeyDeleted },
   ApiKeyLimitsSet: { schemaVersion: 2, data: apiKeyLimitsSet },
   OrganizationKeyDefaultsSet: { schemaVersion: 1, data: organizationKeyDefaultsSet },
+  OrganizationRoleGranted: { schemaVersion: 1, data: organizationRoleGranted },
   CreditToppedUp: { schemaVersion: 1, data: creditToppedUp },
   ModelPriceSet: { schemaVersion: 1, data: modelPriceSet },
   DiscountSet: { schemaVersion: 1, data: discountSet },
@@ -374,7 +389,8 @@ export function accountNameOf(account: AccountReference): string {
  * The account whose keys or funds the event changes, if any: a key's owner (its keys), the account a top-up
  * credits, the paying account of a hold, a usage, a void or a charge (its funds). Prices, discounts and FX
  * rates belong to no account: they change no stored key or balance, only what later requests will cost; an
- * organization's key defaults likewise change no key, only what later keys start with.
+ * organization's key defaults likewise change no key, only what later keys start with, and a role changes
+ * who may manage them, not the keys.
  * Local copies of per-account data re-read only the accounts a projection batch touched, so an event type
  * added here without its account would leave those copies stale: the switch makes that a compile error.
  */
@@ -395,6 +411,7 @@ export function accountTouchedBy(event: LedgerEvent): AccountReference | undefin
     case "DiscountSet":
     case "FxRateUpdated":
     case "OrganizationKeyDefaultsSet":
+    case "OrganizationRoleGranted":
       return undefined;
     default: {
       const unknown: never = event;
@@ -423,6 +440,7 @@ const movesOnlyMoney: Record<LedgerEventType, boolean> = {
   ApiKeyDeleted: false,
   ApiKeyLimitsSet: false,
   OrganizationKeyDefaultsSet: false,
+  OrganizationRoleGranted: false,
   CreditToppedUp: true,
   UsageAuthorized: true,
   UsageRecorded: true,

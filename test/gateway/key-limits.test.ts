@@ -303,10 +303,14 @@ describe("per-key limits at admission", () => {
     expect(
       (await call(harness, "PUT", `/llm/apis/${shared.uuid}/limits`, eve, { totalSpendLimitWon: "1" })).body,
     ).toMatchObject({ status: 120 });
-    // Every session of the organization manages its shared keys.
+    // Of the organization's sessions, its owners and admins set its keys' limits (C14): carol issued its
+    // first key, so she owns it; dave, a member, is refused 403/160.
+    expect(
+      await call(harness, "PUT", `/llm/apis/${shared.uuid}/limits`, dave, { rateLimitRequestsPerMinute: 60 }),
+    ).toMatchObject({ status: 403, body: { status: 160 } });
     expect(
       (
-        await call(harness, "PUT", `/llm/apis/${shared.uuid}/limits`, dave, {
+        await call(harness, "PUT", `/llm/apis/${shared.uuid}/limits`, carol, {
           rateLimitRequestsPerMinute: 60,
         })
       ).body,

@@ -9,6 +9,7 @@ import { createAdminActivityRouter } from "../../src/gateway/admin/activity-rout
 import { type AdminRouterDependencies, createAdminRouter } from "../../src/gateway/admin/admin-router";
 import { createAdminUserAccessRouter } from "../../src/gateway/admin/user-access-routes";
 import { createKeyRouter } from "../../src/gateway/keys/key-routes";
+import { createOrganizationMemberRouter } from "../../src/gateway/keys/organization-member-routes";
 import { createPlaygroundRouter } from "../../src/gateway/keys/playground-routes";
 import { createLedgerPublicRouter } from "../../src/gateway/ledger/public-key-routes";
 import { createModelRouter } from "../../src/gateway/models/model-routes";
@@ -90,9 +91,10 @@ describe("GET /openapi.json", () => {
   it("lists every route the express edge serves", () => {
     const unused = {} as never;
     const served = [
-      ...routesOf("/llm/apis", createKeyRouter(unused as ApiKeyService)),
+      ...routesOf("/llm/apis", createKeyRouter(unused as ApiKeyService, unused)),
+      ...routesOf("/llm/organization/members", createOrganizationMemberRouter(unused)),
       ...routesOf("/llm", createAccountRouter({ database: unused })),
-      ...routesOf("/llm/usage/activity", createActivityRouter(unused)),
+      ...routesOf("/llm/usage/activity", createActivityRouter(unused, unused)),
       ...routesOf("/llm/models", createModelRouter(unused)),
       ...routesOf("/llm/playground", createPlaygroundRouter(unused)),
       ...routesOf("/admin", createAdminActivityRouter(unused)),

@@ -22,6 +22,8 @@ import type { EndpointHealth } from "../../../src/gateway/generation/upstream-re
 import type { PricedModel } from "../../../src/gateway/models/priced-model-list";
 import type { KeyLimits as ApiKeyLimits, ApiKeyLimitsView } from "../../../src/keys/api-key-limits";
 import type { ApiKeyRecord, IssuedApiKey } from "../../../src/keys/api-key-service";
+import type { OrganizationMember } from "../../../src/keys/organization-role-service";
+import type { OrganizationAction, OrganizationRole } from "../../../src/keys/organization-roles";
 import type { LedgerStatus, OnDemandVerification } from "../../../src/ledger/integrity/ledger-status";
 import { addDays } from "./format";
 
@@ -50,6 +52,15 @@ export type AccountKeyRow = AccountKey;
 type Jsonified<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] };
 export type ApiKey = Jsonified<ApiKeyRecord>;
 export type NewApiKey = Jsonified<IssuedApiKey>;
+
+export type { OrganizationAction, OrganizationMember, OrganizationRole };
+
+/** `GET /llm/organization/members`: the members, and the session's own role with what it may do. */
+export interface OrganizationMembers {
+  organizationId: string;
+  you: { userId: string; role: OrganizationRole; actions: OrganizationAction[] };
+  data: OrganizationMember[];
+}
 
 export interface SessionInfo {
   userId: string;
@@ -228,6 +239,11 @@ export const userApi = {
     call<{ uuid: string; deleted: true }>("user", "DELETE", `/llm/apis/${encodeURIComponent(uuid)}`),
   setKeyLimits: (uuid: string, limits: KeyLimits) =>
     call<KeyLimitsView>("user", "PUT", `/llm/apis/${encodeURIComponent(uuid)}/limits`, limits),
+  organizationMembers: () => call<OrganizationMembers>("user", "GET", "/llm/organization/members"),
+  setMemberRole: (userId: string, role: OrganizationRole) =>
+    call<OrganizationMember>("user", "PUT", `/llm/organization/members/${encodeURIComponent(userId)}`, {
+      role,
+    }),
   clearKeyLimits: (uuid: string) =>
     call<KeyLimitsView>("user", "DELETE", `/llm/apis/${encodeURIComponent(uuid)}/limits`),
   usage: (range: Range, isOrganization: boolean) =>
@@ -291,6 +307,11 @@ export const adminApi = {
     call<{ data: AccountKeyRow[] }>("admin", "GET", `/admin/accounts/${kind}/${encodeURIComponent(id)}/keys`),
   setKeyLimits: (uuid: string, limits: KeyLimits) =>
     call<KeyLimitsView>("admin", "PUT", `/admin/keys/${encodeURIComponent(uuid)}/limits`, limits),
+  organizationMembers: () => call<OrganizationMembers>("user", "GET", "/llm/organization/members"),
+  setMemberRole: (userId: string, role: OrganizationRole) =>
+    call<OrganizationMember>("user", "PUT", `/llm/organization/members/${encodeURIComponent(userId)}`, {
+      role,
+    }),
   clearKeyLimits: (uuid: string) =>
     call<KeyLimitsView>("admin", "DELETE", `/admin/keys/${encodeURIComponent(uuid)}/limits`),
   topUp: (kind: string, id: string, amountWon: string, reference: string) =>

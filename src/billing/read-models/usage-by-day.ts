@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { keyNamesTable } from "../../../projections/key-lists";
+import { organizationKeyIssuersTable } from "../../../projections/organization-members";
 import { usageByDayTable } from "../../../projections/usage-by-day";
 import { readLimits } from "../../kernel/limits";
 import { canonicalMoney } from "../../kernel/money";
@@ -29,6 +30,8 @@ export async function readUsageByDay(
   database: Pick<pg.Pool, "query">,
   account: AccountReference,
   range: { from: string | undefined; to: string | undefined },
+  /** Only the organization keys this user issued (a member's own usage, C14). */
+  issuedByUserId?: string,
 ): Promise<UsageDayRow[]> {
   const result = await database.query<{
     day: string;
@@ -50,9 +53,12 @@ export async function readUsageByDay(
        LEFT JOIN ${keyNamesTable.name} named ON named.key_id = usage.key_id
       WHERE usage.account_kind = $1 AND usage.account_id = $2
         AND ($3::date IS NULL OR usage.day >= $3::date) AND ($4::date IS NULL OR usage.day <= $4::date)
+        AND ($5::text IS NULL OR usage.key_id::text IN (
+              SELECT issued.key_id FROM ${organizationKeyIssuersTable.name} issued
+              WHERE issued.organization_id = $2 AND issued.issued_by_user_id = $5))
       ORDER BY usage.day, usage.model, usage.key_id
       LIMIT ${readLimits.usageByDayRowsMax + 1}`,
-    [account.kind, account.id, range.from ?? null, range.to ?? null],
+    [account.kind, account.id, range.from ?? null, range.to ?? null, issuedByUserId ?? null],
   );
   return result.rows.map((row) => ({
     day: row.day,

@@ -2,6 +2,8 @@ import { type ErrorRequestHandler, Router } from "express";
 import type pg from "pg";
 import { z } from "zod";
 import { readLimits } from "../../kernel/limits";
+import type { OrganizationRoleService } from "../../keys/organization-role-service";
+import { mayDo } from "../../keys/organization-roles";
 import type { AccountReference } from "../../ledger/events";
 import {
   type ActivityQuery,
@@ -12,13 +14,15 @@ import { requestOutcomes } from "../activity/request-log-entry";
 import { apiErrors, validationErrorOf } from "../api-error";
 import { storableString } from "../http/storable-string";
 import { sessionOf } from "../middleware/authenticate-session";
+import { requestIdOf } from "../middleware/request-id";
 import { billingRangeOf } from "./billing-range";
 
 /**
  * `GET /llm/usage/activity` (session; `isOrganization=true|false` as for /llm/billing): every generation
  * request of the caller's account, served, refused, failed or cut, newest first, a page at a time
  * (`limit`, `cursor`), filtered by `model`, `keyId`, `status` (HTTP), `outcome`, `from` and `to`. The admin
- * API answers the same for any account (src/gateway/admin/activity-routes.ts).
+ * API answers the same for any account (src/gateway/admin/activity-routes.ts). An organization's member
+ * who is neither owner nor admin reads only the requests of the organization keys they issued (C14).
  */
 
 const pageRowsText = `must be an integer from 1 to ${readLimits.activityPageRowsMax}`;
@@ -78,7 +82,25 @@ export const activityErrorMapper: ErrorRequestHandler = (error, _request, _respo
   next(error instanceof InvalidActivityCursorError ? apiErrors.validation(error.message) : error);
 };
 
-export function createActivityRouter(database: Pick<pg.Pool, "query">): Router {
+/**
+ * Whose organization activity the session reads: every member's for owners and admins; for a member, only
+ * that of the organization keys they issued (C14). Undefined: the whole account's.
+ */
+export async function activityIssuerOf(
+  roles: Pick<OrganizationRoleService, "roleOf">,
+  locals: Record<string, unknown>,
+  account: AccountReference,
+): Promise<string | undefined> {
+  if (account.kind !== "organization") return undefined;
+  const session = sessionOf(locals);
+  const role = await roles.roleOf(session, requestIdOf(locals));
+  return mayDo(role, "read-members-activity") ? undefined : session.userId;
+}
+
+export function createActivityRouter(
+  database: Pick<pg.Pool, "query">,
+  roles: Pick<OrganizationRoleService, "roleOf">,
+): Router {
   const router = Router();
   router.get("/", async (request, response) => {
     const parsed = sessionActivityQuerySchema.safeParse(request.query);
@@ -91,7 +113,8 @@ export function createActivityRouter(database: Pick<pg.Pool, "query">): Router {
       account = { kind: "organization", id: session.organizationId };
     }
     const { query, page } = activityRequestOf(request.query, account);
-    response.json(await readActivityPage(database, query, page));
+    const issuedByUserId = await activityIssuerOf(roles, response.locals, account);
+    response.json(await readActivityPage(database, { ...query, issuedByUserId }, page));
   });
   router.use(activityErrorMapper);
   return router;

@@ -4,14 +4,17 @@ import { z } from "zod";
 import { readUsageByDay, type UsageDayRow } from "../../billing/read-models/usage-by-day";
 import { readLimits } from "../../kernel/limits";
 import { isIsoDate } from "../../kernel/seoul-calendar";
+import type { OrganizationRoleService } from "../../keys/organization-role-service";
 import type { AccountReference } from "../../ledger/events";
 import { apiErrors, validationErrorOf } from "../api-error";
 import { sessionOf } from "../middleware/authenticate-session";
+import { activityIssuerOf } from "./activity-routes";
 
 /**
  * `GET /llm/usage?from&to&isOrganization` (session): the caller's charged usage per Seoul day × model × key,
  * read from the usage-by-day projection (src/billing/read-models/usage-by-day.ts). `from` and `to` are Seoul dates, both
- * inclusive. Tenancy is the session's: personal usage of `sub`, or organization usage of `org`.
+ * inclusive. Tenancy is the session's: personal usage of `sub`, or organization usage of `org` (a member who
+ * is neither owner nor admin: only the organization keys they issued, C14).
  */
 
 const seoulDate = z.string().refine(isIsoDate, 'must be a date "YYYY-MM-DD" (a Seoul day)');
@@ -28,7 +31,10 @@ export interface UsageResponse {
   data: UsageDayRow[];
 }
 
-export function createUsageRouter(database: Pick<pg.Pool, "query">): Router {
+export function createUsageRouter(
+  database: Pick<pg.Pool, "query">,
+  roles: Pick<OrganizationRoleService, "roleOf">,
+): Router {
   const router = Router();
   router.get("/", async (request, response, next) => {
     try {
@@ -46,7 +52,8 @@ export function createUsageRouter(database: Pick<pg.Pool, "query">): Router {
         }
         account = { kind: "organization", id: session.organizationId };
       }
-      const rows = await readUsageByDay(database, account, { from, to });
+      const issuedByUserId = await activityIssuerOf(roles, response.locals, account);
+      const rows = await readUsageByDay(database, account, { from, to }, issuedByUserId);
       if (rows.length > readLimits.usageByDayRowsMax) {
         throw apiErrors.validation(
           `the range holds more than ${readLimits.usageByDayRowsMax} rows: narrow it with from and to`,

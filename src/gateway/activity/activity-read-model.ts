@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { billingHistoryTable } from "../../../projections/billing-history";
+import { organizationKeyIssuersTable } from "../../../projections/organization-members";
 import { canonicalMoney } from "../../kernel/money";
 import { decodePositionCursor, encodePositionCursor } from "../../kernel/position-cursor";
 import type { AccountReference, UsageTokens } from "../../ledger/events";
@@ -22,6 +23,11 @@ export interface ActivityQuery {
   outcome: RequestOutcome | undefined;
   /** A request's `x-request-id`, or its reply's body id (every request of the account that had it). */
   requestId: string | undefined;
+  /**
+   * Only the requests of the organization keys this user issued: an organization member's own activity,
+   * for a role that may not read the other members' (C14).
+   */
+  issuedByUserId?: string | undefined;
 }
 
 export interface ActivityEntry {
@@ -116,6 +122,9 @@ export async function readActivityPage(
        AND ($8::text IS NULL OR log.outcome = $8)
        AND ($9::timestamptz IS NULL OR (log.started_at, log.request_id) < ($9, $10::text))
        AND ($12::text IS NULL OR log.request_id = $12 OR log.response_id = $12)
+       AND ($13::text IS NULL OR log.key_id::text IN (
+             SELECT issued.key_id FROM ${organizationKeyIssuersTable.name} issued
+             WHERE issued.organization_id = $2 AND issued.issued_by_user_id = $13))
      ORDER BY log.started_at DESC, log.request_id DESC
      LIMIT $11`,
     [
@@ -132,6 +141,7 @@ export async function readActivityPage(
       // One more than the page: whether there is a next page, without a count.
       page.limit + 1,
       query.requestId ?? null,
+      query.issuedByUserId ?? null,
     ],
   );
   const rows = result.rows.slice(0, page.limit);

@@ -6,6 +6,10 @@ import {
   type ApiKeyService,
   OrganizationRequiredError,
 } from "../../keys/api-key-service";
+import {
+  OrganizationRoleRefusedError,
+  type OrganizationRoleService,
+} from "../../keys/organization-role-service";
 import { apiErrors, validationErrorOf } from "../api-error";
 import { storableString } from "../http/storable-string";
 import { sessionOf } from "../middleware/authenticate-session";
@@ -29,7 +33,23 @@ const keyPath = z.object({ uuid: storableString });
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-export function createKeyRouter(service: ApiKeyService): Router {
+/**
+ * Only owners and admins change the limits of the organization's keys (C14); a personal key's are its
+ * owner's. The key is found first, so a key not the caller's stays 404 whatever the role.
+ */
+async function requireLimitsRole(
+  service: ApiKeyService,
+  roles: OrganizationRoleService,
+  request: Request,
+  response: Response,
+): Promise<void> {
+  const session = sessionOf(response.locals);
+  const owner = await service.ownerOfManagedKey(session, keyIdOf(request));
+  if (owner.kind === "organization")
+    await roles.require(session, "set-key-limits", requestIdOf(response.locals));
+}
+
+export function createKeyRouter(service: ApiKeyService, roles: OrganizationRoleService): Router {
   const router = Router();
 
   router.get(
@@ -74,6 +94,7 @@ export function createKeyRouter(service: ApiKeyService): Router {
     handle(async (request, response) => {
       const keyId = keyIdOf(request);
       const limits = parse(keyLimitsBodySchema, request.body);
+      await requireLimitsRole(service, roles, request, response);
       const view = await service.setLimits(
         sessionOf(response.locals),
         keyId,
@@ -88,6 +109,7 @@ export function createKeyRouter(service: ApiKeyService): Router {
     "/:uuid/limits",
     handle(async (request, response) => {
       const keyId = keyIdOf(request);
+      await requireLimitsRole(service, roles, request, response);
       const view = await service.setLimits(
         sessionOf(response.locals),
         keyId,
@@ -128,7 +150,15 @@ function handle(work: (request: Request, response: Response) => Promise<void>) {
     work(request, response).catch((error: unknown) => {
       if (error instanceof ApiKeyNotFoundError) next(apiErrors.notFound("API key not found"));
       else if (error instanceof OrganizationRequiredError)
-        next(apiErrors.validation("isOrganization: this session belongs to no organization"));
+        next(
+          apiErrors.validation(
+            request.baseUrl.endsWith("/apis")
+              ? "isOrganization: this session belongs to no organization"
+              : "This session belongs to no organization",
+          ),
+        );
+      else if (error instanceof OrganizationRoleRefusedError)
+        next(apiErrors.organizationRoleRefused(error.message));
       else next(error);
     });
   };

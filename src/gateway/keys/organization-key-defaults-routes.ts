@@ -1,6 +1,7 @@
 import { Router } from "express";
 import type { ApiKeyService } from "../../keys/api-key-service";
 import { organizationKeyDefaultsBodySchema } from "../../keys/organization-key-defaults";
+import type { OrganizationRoleService } from "../../keys/organization-role-service";
 import { apiErrors, validationErrorOf } from "../api-error";
 import { sessionOf } from "../middleware/authenticate-session";
 import { requestIdOf } from "../middleware/request-id";
@@ -8,9 +9,13 @@ import { handleKeyRoute } from "./key-routes";
 
 /**
  * `GET|PUT /llm/organization/key-defaults` → `{ organizationId, allowedModels }`: what the session's
- * organization's keys issued from now on start with (docs/billing.md, "Per-key limits").
+ * organization's keys issued from now on start with (docs/billing.md, "Per-key limits"). Any member reads
+ * it; owners and admins set it (403/160 for a member).
  */
-export function createOrganizationKeyDefaultsRouter(keys: ApiKeyService): Router {
+export function createOrganizationKeyDefaultsRouter(
+  keys: ApiKeyService,
+  roles: OrganizationRoleService,
+): Router {
   const router = Router();
   const organizationOf = (locals: Record<string, unknown>): string => {
     const { organizationId } = sessionOf(locals);
@@ -31,6 +36,8 @@ export function createOrganizationKeyDefaultsRouter(keys: ApiKeyService): Router
       const organizationId = organizationOf(response.locals);
       const parsed = organizationKeyDefaultsBodySchema.safeParse(request.body ?? {});
       if (!parsed.success) throw validationErrorOf(parsed.error);
+      // Every member reads the defaults; only owners and admins set them (C14).
+      await roles.require(sessionOf(response.locals), "set-key-defaults", requestIdOf(response.locals));
       const defaults = await keys.setOrganizationKeyDefaults(
         sessionOf(response.locals),
         organizationId,

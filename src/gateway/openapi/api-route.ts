@@ -1,7 +1,7 @@
 import type { z } from "zod";
 
 /** One documented route of the HTTP API: what the OpenAPI document says of it. */
-export type ApplicationErrorCode = 100 | 110 | 120 | 130 | 140 | 150 | 300 | 400 | 401;
+export type ApplicationErrorCode = 100 | 110 | 120 | 130 | 140 | 150 | 160 | 300 | 400 | 401;
 export type Security = "apiKey" | "session" | "admin" | "none";
 export type Tag = "generation" | "keys" | "account" | "admin" | "operations";
 

@@ -23,6 +23,7 @@ import { organizationPathSchema } from "../admin/key-limits-routes";
 import { accountsQuerySchema } from "../admin/read-routes";
 import { adminIssueKeyBodySchema, signInLinkBodySchema } from "../admin/user-access-routes";
 import { issueKeyBodySchema, keyStatusBodySchema, listKeysQuerySchema } from "../keys/key-routes";
+import { memberPathSchema, memberRoleBodySchema } from "../keys/organization-member-routes";
 import { playgroundKeyBodySchema } from "../keys/playground-routes";
 import { modelIdPathSchema, modelsQuerySchema } from "../models/model-routes";
 import { mintSessionBodySchema } from "../sessions/admin-session-routes";
@@ -38,6 +39,8 @@ import { statementAndReceiptRoutes } from "./statement-api-routes";
  */
 
 export type { ApiRoute, ApplicationErrorCode, Security, Tag } from "./api-route";
+
+import type { ApplicationErrorCode } from "./api-route";
 
 const json = (description: string, schema: z.ZodType) => ({ description, schema });
 const keyPath = z.object({ uuid: z.uuid() });
@@ -66,6 +69,8 @@ const generation = (path: string, summary: string, body: z.ZodType, answer: z.Zo
  */
 function keyLimitsRoutes(path: string, tag: Tag, security: Security, whose: string): ApiRoute[] {
   const answer = { 200: json("The key's limits and its spend", bodies.keyLimitsSchema) };
+  // A session's organization keys: only its owners and admins change their limits (C14).
+  const roleRefusal: ApplicationErrorCode[] = security === "session" ? [160] : [];
   return [
     {
       method: "get",
@@ -86,7 +91,7 @@ function keyLimitsRoutes(path: string, tag: Tag, security: Security, whose: stri
       pathParameters: keyPath,
       body: keyLimitsBodySchema,
       responses: answer,
-      errors: [100, 110, 120],
+      errors: [100, 110, 120, ...roleRefusal],
       ledgerUnavailable: true,
     },
     {
@@ -97,7 +102,7 @@ function keyLimitsRoutes(path: string, tag: Tag, security: Security, whose: stri
       security,
       pathParameters: keyPath,
       responses: answer,
-      errors: [110, 120],
+      errors: [110, 120, ...roleRefusal],
       ledgerUnavailable: true,
     },
   ];
@@ -133,11 +138,38 @@ function organizationKeyDefaultsRoutes(
       ...parameters,
       body: organizationKeyDefaultsBodySchema,
       responses: answer,
-      errors: [100, 110],
+      errors: security === "session" ? [100, 110, 160] : [100, 110],
       ledgerUnavailable: true,
     },
   ];
 }
+
+/** Roles in an organization (C14, docs/api.md "Roles in an organization"). */
+const organizationMemberRoutes: ApiRoute[] = [
+  {
+    method: "get",
+    path: "/llm/organization/members",
+    tag: "account",
+    summary:
+      "The session's organization's members with their roles, and the session's own role and what it may do (any member)",
+    security: "session",
+    responses: { 200: json("The members", bodies.organizationMembersSchema) },
+    errors: [100, 110],
+  },
+  {
+    method: "put",
+    path: "/llm/organization/members/{userId}",
+    tag: "account",
+    summary:
+      "Give a user a role in the session's organization: owners and admins grant; only an owner makes owners or changes an owner's role; the last owner stays",
+    security: "session",
+    pathParameters: memberPathSchema,
+    body: memberRoleBodySchema,
+    responses: { 200: json("The member with the role", bodies.organizationMemberSchema) },
+    errors: [100, 110, 160],
+    ledgerUnavailable: true,
+  },
+];
 
 export const apiRoutes: readonly ApiRoute[] = [
   {
@@ -242,6 +274,8 @@ export const apiRoutes: readonly ApiRoute[] = [
     undefined,
     "the session's organization's",
   ),
+
+  ...organizationMemberRoutes,
 
   {
     method: "get",

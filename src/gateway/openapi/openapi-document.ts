@@ -25,6 +25,11 @@ const errorMeanings: Record<ApplicationErrorCode, { httpStatus: number; meaning:
     meaning:
       "150: the key may not call this model (its allowed models); nothing is held, GET /llm/v1/models lists what it may call",
   },
+  160: {
+    httpStatus: 403,
+    meaning:
+      "160: the session's role in its organization may not do this (owners and admins may; only an owner makes owners; the last owner stays)",
+  },
   300: { httpStatus: 400, meaning: "300: the upstream rejected the request (500: it failed)" },
   400: {
     httpStatus: 400,

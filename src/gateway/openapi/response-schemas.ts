@@ -22,7 +22,7 @@ export const errorBodySchema = z
     status: z
       .number()
       .int()
-      .meta({ description: "application code: 100, 110, 120, 130, 140, 150, 300, 400 or 401" }),
+      .meta({ description: "application code: 100, 110, 120, 130, 140, 150, 160, 300, 400 or 401" }),
     message: z.string(),
     error: z.object({ message: z.string(), type: z.string(), code: z.number().int() }),
   })
@@ -183,6 +183,33 @@ export const organizationKeyDefaultsSchema = z
       .meta({ description: "the model slugs and family words its new keys may call; null: every model" }),
   })
   .meta({ title: "OrganizationKeyDefaults" });
+
+const organizationRole = z.enum(["owner", "admin", "member"]);
+
+export const organizationMemberSchema = z
+  .object({
+    userId: z.string(),
+    role: organizationRole,
+    memberSince: z.string().meta({ description: "when the organization first saw the member (ISO 8601)" }),
+  })
+  .meta({ title: "OrganizationMember" });
+
+export const organizationMembersSchema = z
+  .object({
+    organizationId: z.string(),
+    you: z
+      .object({
+        userId: z.string(),
+        role: organizationRole,
+        actions: z.array(z.string()).meta({
+          description:
+            "what the session's role may do: manage-keys, read-members, set-key-limits, set-key-defaults, read-members-activity, grant-roles, manage-alerts",
+        }),
+      })
+      .meta({ description: "the session's own role (a provider's role claim, when configured, wins)" }),
+    data: z.array(organizationMemberSchema),
+  })
+  .meta({ title: "OrganizationMembers" });
 
 export const keyListSchema = z.object({
   data: z.array(

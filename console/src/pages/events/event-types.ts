@@ -7,6 +7,7 @@ const eventTypeNames: Record<LedgerEventType, true> = {
   ApiKeyDeleted: true,
   ApiKeyLimitsSet: true,
   OrganizationKeyDefaultsSet: true,
+  OrganizationRoleGranted: true,
   CreditToppedUp: true,
   ModelPriceSet: true,
   DiscountSet: true,

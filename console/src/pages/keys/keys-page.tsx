@@ -2,6 +2,7 @@ import { useState } from "react";
 import { KeyLimitsDialog } from "../../components/key-limits";
 import { ErrorMessage } from "../../components/ui";
 import { useI18n } from "../../lib/i18n";
+import { useOrganizationAccess } from "../members/use-organization-access";
 import { IssueOwnKeyCard, NewKeyCard } from "./issue-own-key-card";
 import { KeyActionConfirm } from "./key-action-confirm";
 import { KeyScopeChoice } from "./key-scope-choice";
@@ -13,6 +14,9 @@ export function KeysPage({ hasOrganization }: { hasOrganization: boolean }) {
   const keys = useKeys();
   const [pending, setPending] = useState<PendingKeyAction | null>(null);
   const rows = keys.list.data?.data;
+  // A personal key's limits are its owner's; an organization key's, its owners' and admins' (C14).
+  const access = useOrganizationAccess(hasOrganization);
+  const maySetLimits = !keys.isOrganization || access.may("set-key-limits");
   return (
     <>
       <h1>{t("navKeys")}</h1>
@@ -33,8 +37,13 @@ export function KeysPage({ hasOrganization }: { hasOrganization: boolean }) {
       <ErrorMessage error={keys.list.error ?? keys.change.error} />
       {rows && rows.length === 0 && <p>{t("noKeys")}</p>}
       {rows && rows.length > 0 && (
-        <KeysTable keys={rows} onSetLimits={keys.limitsEditor.open} onAction={setPending} />
+        <KeysTable
+          keys={rows}
+          onSetLimits={maySetLimits ? keys.limitsEditor.open : undefined}
+          onAction={setPending}
+        />
       )}
+      {rows && rows.length > 0 && !maySetLimits && <p className="muted">{t("limitsOwnersOnly")}</p>}
       <KeyActionConfirm
         pending={pending}
         onCancel={() => setPending(null)}

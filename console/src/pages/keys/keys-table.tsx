@@ -6,7 +6,8 @@ import { systemText } from "../../lib/system-text";
 import type { PendingKeyAction } from "./use-keys";
 
 interface KeyActions {
-  onSetLimits(key: ApiKey): void;
+  /** Left out where the session's role may not set the key's limits: no button then. */
+  onSetLimits: ((key: ApiKey) => void) | undefined;
   onAction(action: PendingKeyAction): void;
 }
 
@@ -68,9 +69,11 @@ function KeyRowActions({ apiKey: key, onSetLimits, onAction }: { apiKey: ApiKey 
   const toggle = key.status === 1 ? "deactivate" : "reactivate";
   return (
     <div className="row">
-      <button type="button" onClick={() => onSetLimits(key)}>
-        {t("setLimits")} <span className="visually-hidden">{key.name}</span>
-      </button>
+      {onSetLimits && (
+        <button type="button" onClick={() => onSetLimits(key)}>
+          {t("setLimits")} <span className="visually-hidden">{key.name}</span>
+        </button>
+      )}
       <button type="button" onClick={() => onAction({ key, action: toggle })}>
         {t(toggle)}
       </button>

@@ -1,0 +1,158 @@
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { type FormEvent, useState } from "react";
+import { Card, ErrorMessage } from "../../components/ui";
+import { type OrganizationMember, type OrganizationRole, userApi } from "../../lib/api";
+import { formatSeoulDateTime } from "../../lib/format";
+import { type MessageKey, useI18n } from "../../lib/i18n";
+import { useOrganizationAccess } from "./use-organization-access";
+
+/**
+ * The organization's members and their roles (C14). Every member sees the list; owners and admins change
+ * roles and give one to a user not listed yet; only owners are offered "owner" (the server says why else).
+ */
+
+const roleLabels: Record<OrganizationRole, MessageKey> = {
+  owner: "roleOwner",
+  admin: "roleAdmin",
+  member: "roleMember",
+};
+
+export function MembersPage({ hasOrganization }: { hasOrganization: boolean }) {
+  const { t } = useI18n();
+  const access = useOrganizationAccess(hasOrganization);
+  const client = useQueryClient();
+  const grant = useMutation({
+    mutationFn: ({ userId, role }: { userId: string; role: OrganizationRole }) =>
+      userApi.setMemberRole(userId, role),
+    onSuccess: () => client.invalidateQueries({ queryKey: ["organization-members"] }),
+  });
+  if (!hasOrganization)
+    return (
+      <>
+        <h1>{t("navMembers")}</h1>
+        <p>{t("membersNoOrganization")}</p>
+      </>
+    );
+  const data = access.members.data;
+  const mayGrant = access.may("grant-roles");
+  const offered: OrganizationRole[] =
+    data?.you.role === "owner" ? ["owner", "admin", "member"] : ["admin", "member"];
+  return (
+    <>
+      <h1>{t("navMembers")}</h1>
+      {data && (
+        <p data-testid="your-role">
+          {t("yourRole")} <strong>{t(roleLabels[data.you.role])}</strong>
+          {mayGrant ? "" : ` · ${t("membersReadOnly")}`}
+        </p>
+      )}
+      <ErrorMessage error={access.members.error ?? grant.error} />
+      {data && (
+        <MembersTable
+          members={data.data}
+          offered={mayGrant ? offered : null}
+          saving={grant.isPending}
+          onGrant={(userId, role) => grant.mutate({ userId, role })}
+        />
+      )}
+      {mayGrant && <GrantCard offered={offered} onGrant={(userId, role) => grant.mutate({ userId, role })} />}
+    </>
+  );
+}
+
+function MembersTable(props: {
+  members: readonly OrganizationMember[];
+  /** The roles the session may give; null: it may give none. */
+  offered: OrganizationRole[] | null;
+  saving: boolean;
+  onGrant(userId: string, role: OrganizationRole): void;
+}) {
+  const { t, language } = useI18n();
+  return (
+    <div className="table-scroll">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">{t("memberUser")}</th>
+            <th scope="col">{t("memberRole")}</th>
+            <th scope="col">{t("memberSince")}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.members.map((member) => (
+            <tr key={member.userId} data-testid={`member-row-${member.userId}`}>
+              <td>{member.userId}</td>
+              <td>
+                {props.offered && (props.offered.includes("owner") || member.role !== "owner") ? (
+                  <RoleSelect
+                    label={`${t("changeRole")} ${member.userId}`}
+                    value={member.role}
+                    offered={props.offered}
+                    disabled={props.saving}
+                    onChange={(role) => props.onGrant(member.userId, role)}
+                  />
+                ) : (
+                  t(roleLabels[member.role])
+                )}
+              </td>
+              <td>{formatSeoulDateTime(member.memberSince, language)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function RoleSelect(props: {
+  label: string;
+  value: OrganizationRole;
+  offered: OrganizationRole[];
+  disabled?: boolean;
+  onChange(role: OrganizationRole): void;
+}) {
+  const { t } = useI18n();
+  const roles = props.offered.includes(props.value) ? props.offered : [props.value, ...props.offered];
+  return (
+    <select
+      aria-label={props.label}
+      value={props.value}
+      disabled={props.disabled}
+      onChange={(event) => props.onChange(event.target.value as OrganizationRole)}
+    >
+      {roles.map((role) => (
+        <option key={role} value={role}>
+          {t(roleLabels[role])}
+        </option>
+      ))}
+    </select>
+  );
+}
+
+/** A role for a user the organization has not listed yet (the platform says who belongs). */
+function GrantCard(props: {
+  offered: OrganizationRole[];
+  onGrant(userId: string, role: OrganizationRole): void;
+}) {
+  const { t } = useI18n();
+  const [role, setRole] = useState<OrganizationRole>("member");
+  function submit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const userId = String(new FormData(form).get("userId") ?? "").trim();
+    if (userId === "") return;
+    props.onGrant(userId, role);
+    form.reset();
+  }
+  return (
+    <Card title={t("grantRoleTitle")}>
+      <form className="row" onSubmit={submit}>
+        <label>
+          {t("memberUser")} <input name="userId" required maxLength={200} />
+        </label>
+        <RoleSelect label={t("memberRole")} value={role} offered={props.offered} onChange={setRole} />
+        <button type="submit">{t("grantRole")}</button>
+      </form>
+    </Card>
+  );
+}

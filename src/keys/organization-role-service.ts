@@ -1,0 +1,268 @@
+import { randomUUID } from "node:crypto";
+import type { Pool } from "pg";
+import {
+  organizationMembersProjection,
+  organizationMembersTable,
+  organizationsTable,
+} from "../../projections/organization-members";
+import type { EventMetadata } from "../ledger/events";
+import type { ProjectionWaiter } from "../ledger/projection/projection-waiter";
+import { type EventStore, type RecordedEvent, WrongExpectedVersionError } from "../ledger/store/event-store";
+import type { Session } from "../sessions/session-tokens";
+import { OrganizationRequiredError } from "./api-key-service";
+import { organizationStreamOf } from "./organization-key-defaults";
+import {
+  actionsOf,
+  decideRoleGrant,
+  effectiveRoleOf,
+  mayDo,
+  type OrganizationAction,
+  type OrganizationRole,
+} from "./organization-roles";
+
+/**
+ * Roles in an organization (C14): read from the members projection, granted by `OrganizationRoleGranted` on
+ * the organization's stream. Each grant is decided on the members as of the stream's last event and appended
+ * at that stream version, so two grants at once cannot both pass the last-owner rule.
+ */
+
+/**
+ * A session, and the role an identity provider's claim gives it (sign-in by OpenID Connect sets it when
+ * `OIDC_ROLE_CLAIM` is configured); the claim wins over the grants.
+ */
+export type RoleSession = Session & { claimedRole?: OrganizationRole | null };
+
+export interface OrganizationMember {
+  userId: string;
+  role: OrganizationRole;
+  memberSince: string;
+}
+
+export interface OrganizationMembers {
+  organizationId: string;
+  data: OrganizationMember[];
+}
+
+/** A session's role refused it the action (403/160 at the edge). */
+export class OrganizationRoleRefusedError extends Error {
+  override readonly name = "OrganizationRoleRefusedError";
+}
+
+interface Dependencies {
+  pool: Pool;
+  store: EventStore;
+  waiter: ProjectionWaiter;
+  projectionWaitTimeoutMs: number;
+  now?: () => Date;
+}
+
+const projections = [organizationMembersProjection.name];
+const grantRetriesMax = 3;
+/** The actor of the grant that makes an organization's first member its owner. */
+export const firstMemberActor = "system:organization-roles";
+
+export class OrganizationRoleService {
+  private readonly now: () => Date;
+
+  constructor(private readonly dependencies: Dependencies) {
+    this.now = dependencies.now ?? (() => new Date());
+  }
+
+  async members(organizationId: string): Promise<OrganizationMember[]> {
+    const result = await this.dependencies.pool.query<{
+      user_id: string;
+      role: OrganizationRole;
+      member_since: Date;
+    }>(
+      `SELECT user_id, role, member_since FROM ${organizationMembersTable.name}
+       WHERE organization_id = $1
+       ORDER BY CASE role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, member_since, user_id`,
+      [organizationId],
+    );
+    return result.rows.map((row) => ({
+      userId: row.user_id,
+      role: row.role,
+      memberSince: row.member_since.toISOString(),
+    }));
+  }
+
+  /**
+   * The session's role in its organization; the first member an organization sees becomes its owner here
+   * (a grant by `system:organization-roles`).
+   */
+  async roleOf(session: RoleSession, correlationId: string): Promise<OrganizationRole> {
+    const organizationId = organizationOf(session);
+    let granted = await this.grantedRoleOf(organizationId, session.userId);
+    if (granted === undefined && !(await this.isKnown(organizationId))) {
+      await this.recordFirstMember(organizationId, session.userId, correlationId);
+      granted = await this.grantedRoleOf(organizationId, session.userId);
+    }
+    return effectiveRoleOf(granted, session.claimedRole);
+  }
+
+  /** The session's role, when it may take the action; else OrganizationRoleRefusedError. */
+  async require(
+    session: RoleSession,
+    action: OrganizationAction,
+    correlationId: string,
+  ): Promise<OrganizationRole> {
+    const role = await this.roleOf(session, correlationId);
+    if (!mayDo(role, action))
+      throw new OrganizationRoleRefusedError(
+        `Your role in the organization (${role}) may not ${actionTexts[action]}; ask an owner or admin`,
+      );
+    return role;
+  }
+
+  /** The session's role and what it may do, for the console. */
+  async accessOf(session: RoleSession, correlationId: string) {
+    const role = await this.roleOf(session, correlationId);
+    return {
+      organizationId: organizationOf(session),
+      userId: session.userId,
+      role,
+      actions: actionsOf(role),
+    };
+  }
+
+  /** Gives `userId` the role `role` in the session's organization, as the decision allows. */
+  async grant(
+    session: RoleSession,
+    userId: string,
+    role: OrganizationRole,
+    correlationId: string,
+  ): Promise<OrganizationMember> {
+    const organizationId = organizationOf(session);
+    for (let attempt = 0; ; attempt++) {
+      const stream = await this.caughtUpStream(organizationId);
+      const actorRole = await this.roleOf(session, correlationId);
+      const members = await this.members(organizationId);
+      const target = members.find((member) => member.userId === userId);
+      const decision = decideRoleGrant({
+        actorRole,
+        target: target?.role,
+        role,
+        ownerCount: members.filter((member) => member.role === "owner").length,
+      });
+      switch (decision.outcome) {
+        case "refused":
+          throw new OrganizationRoleRefusedError(decision.reason);
+        case "unchanged":
+          return target!;
+        case "grant":
+          break;
+        default: {
+          const unreachable: never = decision;
+          throw new Error(`unknown decision ${JSON.stringify(unreachable)}`);
+        }
+      }
+      try {
+        await this.append(
+          organizationId,
+          { userId, role },
+          stream,
+          this.metadata(`user:${session.userId}`, correlationId),
+        );
+        return (await this.members(organizationId)).find((member) => member.userId === userId)!;
+      } catch (error) {
+        // Another grant (or the first member) landed meanwhile: decide again on the new members.
+        if (error instanceof WrongExpectedVersionError && attempt < grantRetriesMax) continue;
+        throw error;
+      }
+    }
+  }
+
+  private async recordFirstMember(organizationId: string, userId: string, correlationId: string) {
+    for (let attempt = 0; ; attempt++) {
+      const stream = await this.dependencies.store.readStream(organizationStreamOf(organizationId));
+      if (stream.some((event) => event.type === "OrganizationRoleGranted")) {
+        await this.caughtUpStream(organizationId);
+        return;
+      }
+      try {
+        await this.append(
+          organizationId,
+          { userId, role: "owner" },
+          stream,
+          this.metadata(firstMemberActor, correlationId),
+        );
+        return;
+      } catch (error) {
+        if (error instanceof WrongExpectedVersionError && attempt < grantRetriesMax) continue;
+        throw error;
+      }
+    }
+  }
+
+  private async append(
+    organizationId: string,
+    grant: { userId: string; role: OrganizationRole },
+    stream: readonly RecordedEvent[],
+    metadata: EventMetadata,
+  ): Promise<void> {
+    const appended = await this.dependencies.store.append({
+      streamId: organizationStreamOf(organizationId),
+      expectedVersion: stream.at(-1)?.streamVersion ?? "no-stream",
+      events: [
+        {
+          eventId: randomUUID(),
+          event: { type: "OrganizationRoleGranted", data: { organizationId, ...grant }, metadata },
+        },
+      ],
+    });
+    await this.dependencies.waiter.waitFor(
+      appended.position,
+      projections,
+      this.dependencies.projectionWaitTimeoutMs,
+    );
+  }
+
+  /** The organization's stream, once the members projection has applied all of it. */
+  private async caughtUpStream(organizationId: string): Promise<RecordedEvent[]> {
+    const stream = await this.dependencies.store.readStream(organizationStreamOf(organizationId));
+    const last = stream.at(-1);
+    if (last)
+      await this.dependencies.waiter.waitFor(
+        last.position,
+        projections,
+        this.dependencies.projectionWaitTimeoutMs,
+      );
+    return stream;
+  }
+
+  private async grantedRoleOf(organizationId: string, userId: string): Promise<OrganizationRole | undefined> {
+    const result = await this.dependencies.pool.query<{ role: OrganizationRole }>(
+      `SELECT role FROM ${organizationMembersTable.name} WHERE organization_id = $1 AND user_id = $2`,
+      [organizationId, userId],
+    );
+    return result.rows[0]?.role;
+  }
+
+  private async isKnown(organizationId: string): Promise<boolean> {
+    const result = await this.dependencies.pool.query(
+      `SELECT 1 FROM ${organizationsTable.name} WHERE organization_id = $1`,
+      [organizationId],
+    );
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  private metadata(actor: string, correlationId: string): EventMetadata {
+    return { actor, correlationId, occurredAt: this.now().toISOString() };
+  }
+}
+
+function organizationOf(session: Session): string {
+  if (session.organizationId === null)
+    throw new OrganizationRequiredError("This session belongs to no organization");
+  return session.organizationId;
+}
+
+const actionTexts: Record<OrganizationAction, string> = {
+  "manage-keys": "manage the organization's keys",
+  "read-members": "list the organization's members",
+  "set-key-limits": "set the limits or allowed models of the organization's keys",
+  "set-key-defaults": "set the organization's key defaults",
+  "read-members-activity": "read other members' activity",
+  "grant-roles": "grant roles",
+  "manage-alerts": "manage the organization's alerts and webhooks",
+};
