@@ -15,6 +15,7 @@ import {
   actionsOf,
   decideRoleGrant,
   effectiveRoleOf,
+  isOrganizationRole,
   mayDo,
   type OrganizationAction,
   type OrganizationRole,
@@ -27,10 +28,13 @@ import {
  */
 
 /**
- * A session, and the role an identity provider's claim gives it (sign-in by OpenID Connect sets it when
- * `OIDC_ROLE_CLAIM` is configured); the claim wins over the grants.
+ * The role an identity provider's claim gives the session (`Session.providerRole`, set by sign-in through
+ * OpenID Connect when `OIDC_ROLE_CLAIM` is configured), when it names one of ours; it wins over the grants.
+ * A claim naming anything else is ignored, so the grants hold.
  */
-export type RoleSession = Session & { claimedRole?: OrganizationRole | null };
+function claimedRoleOf(session: Session): OrganizationRole | undefined {
+  return isOrganizationRole(session.providerRole) ? session.providerRole : undefined;
+}
 
 export interface OrganizationMember {
   userId: string;
@@ -90,19 +94,19 @@ export class OrganizationRoleService {
    * The session's role in its organization; the first member an organization sees becomes its owner here
    * (a grant by `system:organization-roles`).
    */
-  async roleOf(session: RoleSession, correlationId: string): Promise<OrganizationRole> {
+  async roleOf(session: Session, correlationId: string): Promise<OrganizationRole> {
     const organizationId = organizationOf(session);
     let granted = await this.grantedRoleOf(organizationId, session.userId);
     if (granted === undefined && !(await this.isKnown(organizationId))) {
       await this.recordFirstMember(organizationId, session.userId, correlationId);
       granted = await this.grantedRoleOf(organizationId, session.userId);
     }
-    return effectiveRoleOf(granted, session.claimedRole);
+    return effectiveRoleOf(granted, claimedRoleOf(session));
   }
 
   /** The session's role, when it may take the action; else OrganizationRoleRefusedError. */
   async require(
-    session: RoleSession,
+    session: Session,
     action: OrganizationAction,
     correlationId: string,
   ): Promise<OrganizationRole> {
@@ -115,7 +119,7 @@ export class OrganizationRoleService {
   }
 
   /** The session's role and what it may do, for the console. */
-  async accessOf(session: RoleSession, correlationId: string) {
+  async accessOf(session: Session, correlationId: string) {
     const role = await this.roleOf(session, correlationId);
     return {
       organizationId: organizationOf(session),
@@ -127,7 +131,7 @@ export class OrganizationRoleService {
 
   /** Gives `userId` the role `role` in the session's organization, as the decision allows. */
   async grant(
-    session: RoleSession,
+    session: Session,
     userId: string,
     role: OrganizationRole,
     correlationId: string,

@@ -231,6 +231,25 @@ describe("roles in an organization", () => {
     );
   }, 60_000);
 
+  it("a role claimed by the identity provider wins over the grants; a claim naming no role of ours is ignored", async () => {
+    const owner = await harness.session("org-claims-owner", "org-claims");
+    expect((await call("GET", "/llm/organization/members", owner)).status).toBe(200);
+    const claimed = async (userId: string, providerRole: string) =>
+      (await harness.service.sessions.mint({ userId, organizationId: "org-claims", providerRole }, 3_600))
+        .token;
+    const claimedAdmin = await claimed("org-claims-by-provider", "admin");
+    const claimedStranger = await claimed("org-claims-stranger", "superuser");
+
+    // Granted nothing, an admin by the provider's claim: may set the organization's defaults.
+    expect(
+      (await call("PUT", "/llm/organization/key-defaults", claimedAdmin, { allowedModels: null })).status,
+    ).toBe(200);
+    // A claim that names no role of ours leaves the grants to decide: a member, refused.
+    expectRefused(
+      await call("PUT", "/llm/organization/key-defaults", claimedStranger, { allowedModels: null }),
+    );
+  });
+
   it("refuses a bad role 400/100 and a session of no organization 400/100", async () => {
     const token = await harness.session("lonely");
     expect(await call("GET", "/llm/organization/members", token)).toMatchObject({
