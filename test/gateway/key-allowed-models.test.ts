@@ -4,6 +4,7 @@ import { allProjections } from "../../projections";
 import { rebuildProjections } from "../../src/ledger/ledger-maintenance";
 import { verifyProjections } from "../../src/ledger/verify-projections";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
+import { callJson } from "../support/json-call";
 
 /**
  * Keys limited to models (C14) through the real gateway, PostgreSQL and the official client: a model outside
@@ -23,15 +24,7 @@ async function call(
   token: string,
   body?: unknown,
 ): Promise<Reply> {
-  const response = await fetch(`${harness.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  return callJson(harness.url, method, path, token, body);
 }
 
 const ask = (client: OpenAI, model: string) =>

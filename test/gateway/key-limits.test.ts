@@ -5,6 +5,7 @@ import { allProjections } from "../../projections";
 import { Money } from "../../src/kernel/money";
 import { verifyProjections } from "../../src/ledger/verify-projections";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
+import { callJson } from "../support/json-call";
 
 /**
  * Per-key limits through the real gateway and PostgreSQL: spend limits stop a key once its held + pending +
@@ -27,15 +28,7 @@ async function call(
   token: string,
   body?: unknown,
 ): Promise<Reply> {
-  const response = await fetch(`${harness.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  return callJson(harness.url, method, path, token, body);
 }
 
 /** A small request whose hold covers its cost: it names its maximum output. */

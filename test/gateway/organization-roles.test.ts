@@ -3,6 +3,7 @@ import { allProjections } from "../../projections";
 import { rebuildProjections } from "../../src/ledger/ledger-maintenance";
 import { verifyProjections } from "../../src/ledger/verify-projections";
 import { type GatewayHarness, startGatewayHarness } from "../support/gateway-harness";
+import { callJson } from "../support/json-call";
 
 /**
  * Roles in an organization (C14) through the real gateway and PostgreSQL: every organization route walked
@@ -23,15 +24,7 @@ describe("roles in an organization", () => {
   let harness: GatewayHarness;
 
   async function call(method: string, path: string, token: string, body?: unknown): Promise<Reply> {
-    const response = await fetch(`${harness.url}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    return callJson(harness.url, method, path, token, body);
   }
 
   async function eventCount(): Promise<number> {

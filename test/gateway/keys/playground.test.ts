@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ActivityPage } from "../../../src/gateway/activity/activity-read-model";
 import { Money } from "../../../src/kernel/money";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
+import { callJson } from "../../support/json-call";
 
 /**
  * The console's playground without a pasted key: the signed-in session asks for a playground key, then
@@ -20,15 +21,7 @@ afterAll(async () => {
 });
 
 async function call(method: string, path: string, token: string, body?: unknown) {
-  const response = await fetch(`${harness.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { "content-type": "application/json" }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  return callJson(harness.url, method, path, token, body);
 }
 
 async function costOf(session: string, requestId: string, query = ""): Promise<string> {
