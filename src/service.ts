@@ -3,6 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import express from "express";
 import type { Logger } from "pino";
 import { allProjections } from "../projections";
+import { AlertService } from "./billing/alerts/alert-service";
 import { readAvailableWon } from "./billing/holds/account-available";
 import { GatewayHeartbeat } from "./billing/holds/gateway-heartbeat";
 import { GenerationHolds } from "./billing/holds/generation-holds";
@@ -24,6 +25,7 @@ import { createConsoleReadRouter } from "./gateway/admin/console-read-routes";
 import { createAdminKeyLimitsRouter } from "./gateway/admin/key-limits-routes";
 import { createUpstreamHealthRouter } from "./gateway/admin/upstream-routes";
 import { createAdminUserAccessRouter } from "./gateway/admin/user-access-routes";
+import { createAlertRouters } from "./gateway/alerts/alert-routes";
 import { createApp } from "./gateway/app";
 import { authenticateAdminOrConsole } from "./gateway/console/authenticate-admin-console";
 import { ConsoleAuth } from "./gateway/console/console-auth";
@@ -116,6 +118,8 @@ export interface ServiceOptions {
   settlementTimings?: Partial<SettlementTimings>;
   /** Console sign-in by OpenID Connect (C14); absent: the console offers none. */
   oidc?: OidcSettings | undefined;
+  /** Webhooks may go to loopback, private and link-local addresses (`WEBHOOK_ALLOW_PRIVATE_NETWORKS`). */
+  webhookAllowPrivateNetworks?: boolean;
 }
 
 /** Whether the process is stopping; readiness answers 503 from the moment it is (C11). */
@@ -420,6 +424,18 @@ function accountRouterOf(
     createOrganizationKeyDefaultsRouter(keys, roles),
   );
   account.use("/organization/members", sessionRequired, createOrganizationMemberRouter(roles));
+  const { alertRouter, webhookRouter } = createAlertRouters(
+    new AlertService({
+      pool: ledger.pool,
+      store: ledger.store,
+      waiter,
+      projectionWaitTimeoutMs: limits.projectionWaitTimeoutMs,
+      allowPrivateNetworks: options.webhookAllowPrivateNetworks ?? false,
+    }),
+    roles,
+  );
+  account.use("/alerts", sessionRequired, alertRouter);
+  account.use("/webhooks", sessionRequired, webhookRouter);
   account.use("/usage/activity", sessionRequired, createActivityRouter(ledger.pool, roles));
   account.use("/models", sessionRequired, createModelRouter(generation.prices));
   account.use("/playground", sessionRequired, createPlaygroundRouter(keys));

@@ -1,0 +1,237 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import pino from "pino";
+import { Webhook } from "standardwebhooks";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { detectLowBalances } from "../../../src/billing/alerts/webhook-outbox";
+import { signedHeaders } from "../../../src/billing/alerts/webhook-signing";
+import { type RunningWebhookWorker, startWebhookWorker } from "../../../workers/deliver-webhooks";
+import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
+
+/**
+ * Alerts by signed webhooks (C14) through the real gateway, PostgreSQL and a real HTTP receiver on 127.0.0.1
+ * (so the gateway runs with private networks allowed, as WEBHOOK_ALLOW_PRIVATE_NETWORKS=true would), which
+ * verifies every delivery with the Standard Webhooks library. The worker's retry schedule is injected (50 ms
+ * steps instead of minutes to hours) so the receiver-down-then-up case takes seconds.
+ */
+
+interface Received {
+  id: string;
+  body: { type: string; timestamp: string; data: Record<string, unknown> };
+}
+
+function startReceiver(secret: () => string) {
+  const received: Received[] = [];
+  let up = false;
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      if (!up) return void response.writeHead(503).end();
+      const body = Buffer.concat(chunks).toString("utf8");
+      try {
+        new Webhook(secret()).verify(body, request.headers as Record<string, string>);
+      } catch {
+        return void response.writeHead(400).end();
+      }
+      received.push({
+        id: String(request.headers["webhook-id"]),
+        body: JSON.parse(body) as Received["body"],
+      });
+      response.writeHead(204).end();
+    });
+  });
+  return {
+    received,
+    setUp: (value: boolean) => {
+      up = value;
+    },
+    listen: () =>
+      new Promise<string>((resolve) =>
+        server.listen(0, "127.0.0.1", () =>
+          resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`),
+        ),
+      ),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+const fastRetries = {
+  pollIntervalMs: 50,
+  retryDelaysMs: [50, 100, 200],
+  retryWindowMs: 60_000,
+  leaseMs: 11_000,
+};
+
+async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe("alerts by signed webhooks", () => {
+  let harness: GatewayHarness;
+  let strict: GatewayHarness;
+  let secret = "";
+  const receiver = startReceiver(() => secret);
+  let receiverUrl = "";
+  const logger = pino({ level: "silent" });
+
+  async function call(base: string, method: string, path: string, token: string, body?: unknown) {
+    const response = await fetch(`${base}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  }
+
+  beforeAll(async () => {
+    receiverUrl = await receiver.listen();
+    harness = await startGatewayHarness({
+      label: "webhooks",
+      service: { webhookAllowPrivateNetworks: true },
+    });
+    strict = await startGatewayHarness({ label: "webhooks_strict" });
+  }, 120_000);
+
+  afterAll(async () => {
+    await receiver.close();
+    await harness?.close();
+    await strict?.close();
+  });
+
+  it("given no WEBHOOK_ALLOW_PRIVATE_NETWORKS, when a webhook on a loopback or private address is added, then 400/100", async () => {
+    const token = await strict.session("private-url-user");
+    for (const url of [
+      receiverUrl,
+      "http://10.1.2.3/hook",
+      "http://169.254.169.254/latest",
+      "http://[::1]:9/x",
+    ]) {
+      const reply = await call(strict.url, "POST", "/llm/webhooks", token, { url, events: ["balance.low"] });
+      expect(reply.status, url).toBe(400);
+      expect(reply.body).toMatchObject({ status: 100 });
+    }
+  });
+
+  it("given a replayed (old timestamp) or tampered delivery, when verified with the documented verifier, then it fails", () => {
+    const key = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    const body = JSON.stringify({ type: "balance.low", timestamp: new Date().toISOString(), data: {} });
+    const fresh = signedHeaders(key, "msg_1", new Date(), body);
+    expect(() => new Webhook(key).verify(body, { ...fresh })).not.toThrow();
+    expect(() => new Webhook(key).verify(body.replace("balance", "BALANCE"), { ...fresh })).toThrow();
+    const old = signedHeaders(key, "msg_1", new Date(Date.now() - 10 * 60_000), body);
+    expect(() => new Webhook(key).verify(body, { ...old })).toThrow();
+  });
+
+  it("given the receiver down, when alerts are sent and the worker restarts, then each arrives once per id after it comes up", async () => {
+    const token = await harness.session("down-then-up");
+    const added = await call(harness.url, "POST", "/llm/webhooks", token, {
+      url: receiverUrl,
+      events: ["balance.low"],
+    });
+    expect(added.status).toBe(201);
+    expect(String(added.body.secret)).toMatch(/^whsec_/);
+    secret = String(added.body.secret);
+    const listed = await call(harness.url, "GET", "/llm/webhooks", token);
+    expect(JSON.stringify(listed.body)).not.toContain(secret);
+    const ids: string[] = [];
+    for (let index = 0; index < 3; index++) {
+      const test = await call(harness.url, "POST", `/llm/webhooks/${added.body.id}/test`, token);
+      expect(test.status).toBe(202);
+      ids.push(String(test.body.id));
+    }
+    receiver.setUp(false);
+    let worker: RunningWebhookWorker = startWebhookWorker(harness.service.ledger.pool, logger, {
+      ...fastRetries,
+      allowPrivateNetworks: true,
+    });
+    const attempted = async () =>
+      (await call(harness.url, "GET", `/llm/webhooks/${added.body.id}/deliveries`, token)).body.data as {
+        attempts: number;
+        status: string;
+        nextAttemptAt: string | null;
+      }[];
+    await until(async () => (await attempted()).every((delivery) => delivery.attempts >= 2));
+    await worker.close(); // a worker restart: the outbox is in PostgreSQL, nothing is in the worker
+    receiver.setUp(true);
+    worker = startWebhookWorker(harness.service.ledger.pool, logger, {
+      ...fastRetries,
+      allowPrivateNetworks: true,
+    });
+    await until(async () => (await attempted()).every((delivery) => delivery.status === "delivered"));
+    await worker.close();
+    expect(receiver.received.map((message) => message.id).sort()).toEqual([...ids].sort());
+    expect(receiver.received[0]!.body).toMatchObject({ type: "webhook.test" });
+  }, 20_000);
+
+  it("given a threshold, when funds fall below, stay below and rise again, then balance.low is sent once per crossing", async () => {
+    const userId = "low-funds-user";
+    const token = await harness.session(userId);
+    const added = await call(harness.url, "POST", "/llm/webhooks", token, {
+      url: receiverUrl,
+      events: ["balance.low"],
+    });
+    secret = String(added.body.secret);
+    receiver.setUp(true);
+    await harness.topUp({ kind: "user", id: userId }, "1000");
+    const threshold = await call(harness.url, "PUT", "/llm/alerts", token, { balanceBelowWon: "5000" });
+    expect(threshold.status).toBe(200);
+    const pool = harness.service.ledger.pool;
+    const lows = () =>
+      receiver.received.filter(
+        (message) => message.body.data.account && (message.body.data.account as { id: string }).id === userId,
+      );
+    await detectLowBalances(pool, new Date(), 1_000);
+    await detectLowBalances(pool, new Date(), 1_000);
+    const worker = startWebhookWorker(pool, logger, { ...fastRetries, allowPrivateNetworks: true });
+    await until(() => lows().length === 1);
+    await harness.topUp({ kind: "user", id: userId }, "10000");
+    await detectLowBalances(pool, new Date(), 1_000);
+    await call(harness.url, "PUT", "/llm/alerts", token, { balanceBelowWon: "20000" });
+    await detectLowBalances(pool, new Date(), 1_000);
+    await detectLowBalances(pool, new Date(), 1_000);
+    await until(() => lows().length === 2);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await worker.close();
+    expect(lows()).toHaveLength(2);
+    expect(lows()[0]!.body).toMatchObject({
+      type: "balance.low",
+      data: {
+        account: { kind: "user", id: userId },
+        availableWon: expect.stringMatching(/^1000/),
+        balanceBelowWon: "5000",
+      },
+    });
+    const events = await pool.query(
+      "SELECT type FROM ledger_events WHERE type IN ('AlertThresholdSet', 'WebhookEndpointAdded')",
+    );
+    expect(events.rowCount).toBeGreaterThanOrEqual(3);
+  }, 20_000);
+
+  it("given an organization, when a member manages its webhooks, then 403/160; an owner may", async () => {
+    const owner = await harness.session("org-owner", "org-webhooks");
+    const member = await harness.session("org-member", "org-webhooks");
+    expect(
+      (await call(harness.url, "PUT", "/llm/alerts", owner, { isOrganization: true, balanceBelowWon: "1" }))
+        .status,
+    ).toBe(200);
+    const refused = await call(harness.url, "POST", "/llm/webhooks", member, {
+      url: receiverUrl,
+      events: ["statement.closed"],
+      isOrganization: true,
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ status: 160 });
+  });
+});

@@ -1,0 +1,125 @@
+import { randomUUID } from "node:crypto";
+import type pg from "pg";
+import type { Logger } from "pino";
+import {
+  detectLowBalances,
+  leaseDueMessages,
+  type OutboxMessage,
+  recordAttempt,
+} from "../src/billing/alerts/webhook-outbox";
+import { sendWebhook } from "../src/billing/alerts/webhook-sender";
+import { signedHeaders } from "../src/billing/alerts/webhook-signing";
+import { webhookLimits } from "../src/kernel/limits";
+
+/**
+ * The webhook worker (C14), in every worker process: leases due messages of the outbox (so two workers
+ * never send one at once; a dead worker's lease lapses and another sends it), signs each attempt afresh, and
+ * reschedules a failed one by the retry schedule until the retry window has passed. It also looks for
+ * accounts newly below their low-funds threshold, off the request path. The schedule, window and poll interval
+ * are options so that tests can run them in seconds.
+ */
+
+export interface WebhookWorkerSettings {
+  pollIntervalMs: number;
+  leaseMs: number;
+  retryDelaysMs: readonly number[];
+  retryWindowMs: number;
+  batchSizeMax: number;
+  allowPrivateNetworks: boolean;
+  balanceCheckIntervalMs: number;
+}
+
+export const defaultWebhookWorkerSettings: WebhookWorkerSettings = {
+  pollIntervalMs: webhookLimits.deliveryPollIntervalMs,
+  leaseMs: webhookLimits.deliveryLeaseMs,
+  retryDelaysMs: webhookLimits.retryDelaysMs,
+  retryWindowMs: webhookLimits.retryWindowMs,
+  batchSizeMax: webhookLimits.deliveryBatchSizeMax,
+  allowPrivateNetworks: false,
+  balanceCheckIntervalMs: webhookLimits.balanceCheckIntervalMs,
+};
+
+export interface RunningWebhookWorker {
+  /** One pass now (tests), as the timer would. */
+  deliverDue(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** When the attempt after `attempts` failed ones goes, or null when the retry window is over. */
+export function nextAttemptAt(
+  message: Pick<OutboxMessage, "attempts" | "createdAt">,
+  now: Date,
+  settings: Pick<WebhookWorkerSettings, "retryDelaysMs" | "retryWindowMs">,
+): Date | null {
+  const delays = settings.retryDelaysMs;
+  const delayMs = delays[Math.min(message.attempts, delays.length - 1)] ?? 0;
+  const next = new Date(now.getTime() + delayMs);
+  return next.getTime() - message.createdAt.getTime() > settings.retryWindowMs ? null : next;
+}
+
+async function deliverOne(
+  database: pg.Pool,
+  owner: string,
+  message: OutboxMessage,
+  settings: WebhookWorkerSettings,
+): Promise<void> {
+  const headers = signedHeaders(message.secret, message.deliveryId, new Date(), message.body);
+  const sent = await sendWebhook({
+    url: message.url,
+    headers,
+    body: message.body,
+    allowPrivateNetworks: settings.allowPrivateNetworks,
+  });
+  if (sent.outcome === "delivered") {
+    await recordAttempt(database, owner, message, { delivered: true, responseStatus: sent.responseStatus });
+    return;
+  }
+  await recordAttempt(database, owner, message, {
+    delivered: false,
+    responseStatus: sent.responseStatus,
+    error: sent.error,
+    nextAttemptAt: nextAttemptAt(message, new Date(), settings),
+  });
+}
+
+export function startWebhookWorker(
+  database: pg.Pool,
+  logger: Logger,
+  overrides: Partial<WebhookWorkerSettings> = {},
+): RunningWebhookWorker {
+  const settings = { ...defaultWebhookWorkerSettings, ...overrides };
+  const owner = `worker-${randomUUID()}`;
+  let closed = false;
+  let running: Promise<unknown> = Promise.resolve();
+
+  async function deliverDue(): Promise<number> {
+    const due = await leaseDueMessages(database, owner, settings.batchSizeMax, settings.leaseMs);
+    for (let start = 0; start < due.length; start += webhookLimits.deliveryConcurrencyMax) {
+      const slice = due.slice(start, start + webhookLimits.deliveryConcurrencyMax);
+      await Promise.all(slice.map((message) => deliverOne(database, owner, message, settings)));
+    }
+    return due.length;
+  }
+
+  const tick = (work: () => Promise<unknown>, what: string) => () => {
+    if (closed) return;
+    running = running.then(work).catch((error) => logger.warn({ err: error }, `webhooks: ${what} failed`));
+  };
+  const delivery = setInterval(tick(deliverDue, "delivery pass"), settings.pollIntervalMs);
+  const balances = setInterval(
+    tick(
+      () => detectLowBalances(database, new Date(), webhookLimits.balanceCheckAccountsMax),
+      "low-funds check",
+    ),
+    settings.balanceCheckIntervalMs,
+  );
+  return {
+    deliverDue,
+    async close() {
+      closed = true;
+      clearInterval(delivery);
+      clearInterval(balances);
+      await running;
+    },
+  };
+}
