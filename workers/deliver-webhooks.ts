@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import type { Logger } from "pino";
 import {
+  type BalanceCheckCursor,
   detectLowBalances,
   leaseDueMessages,
   type OutboxMessage,
@@ -27,6 +28,8 @@ export interface WebhookWorkerSettings {
   batchSizeMax: number;
   allowPrivateNetworks: boolean;
   balanceCheckIntervalMs: number;
+  /** Accounts one low-funds pass checks; the next pass goes on after the last one, wrapping around. */
+  balanceCheckAccountsMax: number;
 }
 
 export const defaultWebhookWorkerSettings: WebhookWorkerSettings = {
@@ -37,11 +40,14 @@ export const defaultWebhookWorkerSettings: WebhookWorkerSettings = {
   batchSizeMax: webhookLimits.deliveryBatchSizeMax,
   allowPrivateNetworks: false,
   balanceCheckIntervalMs: webhookLimits.balanceCheckIntervalMs,
+  balanceCheckAccountsMax: webhookLimits.balanceCheckAccountsMax,
 };
 
 export interface RunningWebhookWorker {
   /** One pass now (tests), as the timer would. */
   deliverDue(): Promise<number>;
+  /** One low-funds pass now (tests), as the timer would: the accounts alerted. */
+  checkBalances(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -101,20 +107,28 @@ export function startWebhookWorker(
     return due.length;
   }
 
+  // Where the next low-funds pass starts (in memory: a restarted worker starts again from the first account).
+  let balanceCursor: BalanceCheckCursor = null;
+  async function checkBalances(): Promise<number> {
+    const pass = await detectLowBalances(
+      database,
+      new Date(),
+      settings.balanceCheckAccountsMax,
+      balanceCursor,
+    );
+    balanceCursor = pass.next;
+    return pass.alerted;
+  }
+
   const tick = (work: () => Promise<unknown>, what: string) => () => {
     if (closed) return;
     running = running.then(work).catch((error) => logger.warn({ err: error }, `webhooks: ${what} failed`));
   };
   const delivery = setInterval(tick(deliverDue, "delivery pass"), settings.pollIntervalMs);
-  const balances = setInterval(
-    tick(
-      () => detectLowBalances(database, new Date(), webhookLimits.balanceCheckAccountsMax),
-      "low-funds check",
-    ),
-    settings.balanceCheckIntervalMs,
-  );
+  const balances = setInterval(tick(checkBalances, "low-funds check"), settings.balanceCheckIntervalMs);
   return {
     deliverDue,
+    checkBalances,
     async close() {
       closed = true;
       clearInterval(delivery);

@@ -454,7 +454,10 @@ export const webhookLimits = {
   /** Delays before each retry after a failed attempt (the last repeats), for at most `retryWindowMs`. */
   retryDelaysMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000],
   retryWindowMs: 24 * 3_600_000,
-  /** How often the leader compares available funds with the thresholds, and how many accounts per pass. */
+  /**
+   * How often the workers compare available funds with the thresholds, and how many accounts per pass (each
+   * pass goes on after the last account the one before checked, wrapping around, so every account is reached).
+   */
   balanceCheckIntervalMs: 5_000,
   balanceCheckAccountsMax: 1_000,
   /** Deliveries one `GET /llm/webhooks/{id}/deliveries` answers (newest first). */

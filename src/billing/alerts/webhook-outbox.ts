@@ -190,18 +190,29 @@ export async function listDeliveries(
   }));
 }
 
+/** Where a low-funds pass starts: after this account in (kind, id) order; null: from the first. */
+export type BalanceCheckCursor = { kind: string; id: string } | null;
+
 /**
  * One pass of low-funds detection (C14, `balance.low` once per crossing): for up to `accountsMax` accounts with
- * a threshold, compares what they have available (C10: balance − pending − open holds) with it, in one
- * statement: an account newly below gets one message per subscribed endpoint and is marked below; one at or
- * above its threshold again is marked not below (armed for the next crossing). Answers the accounts alerted.
+ * a threshold after `after` in (kind, id) order, compares what they have available (C10: balance − pending −
+ * open holds) with it, in one statement: an account newly below gets one message per subscribed endpoint and is
+ * marked below; one at or above its threshold again is marked not below (armed for the next crossing). Answers
+ * the accounts alerted and where the next pass starts: after the last account checked, or from the first again
+ * (null) once the pass reached the end, so that passes in turn check every account with a threshold.
  */
 export async function detectLowBalances(
   database: Pick<pg.Pool, "query">,
   at: Date,
   accountsMax: number,
-): Promise<number> {
-  const result = await database.query<{ alerted: string }>(
+  after: BalanceCheckCursor = null,
+): Promise<{ alerted: number; next: BalanceCheckCursor }> {
+  const result = await database.query<{
+    alerted: string;
+    checked: string;
+    last_kind: string | null;
+    last_id: string | null;
+  }>(
     `WITH observed AS (
        SELECT threshold.account_kind, threshold.account_id, threshold.balance_below_won,
          funds.balance_won - funds.pending_won - funds.held_won AS available_won,
@@ -213,6 +224,7 @@ export async function detectLowBalances(
        LEFT JOIN alert_balance_states state ON state.account_kind = threshold.account_kind
          AND state.account_id = threshold.account_id
        WHERE threshold.balance_below_won IS NOT NULL
+         AND ($4::text IS NULL OR (threshold.account_kind, threshold.account_id) > ($4::text, $5::text))
        ORDER BY threshold.account_kind, threshold.account_id LIMIT $1),
      changed AS (
        INSERT INTO alert_balance_states AS state (account_kind, account_id, below, changed_at)
@@ -232,9 +244,19 @@ export async function detectLowBalances(
        JOIN ${webhookEndpointsTable.name} endpoint ON endpoint.account_kind = changed.account_kind
          AND endpoint.account_id = changed.account_id AND endpoint.events::jsonb ? 'balance.low'
        WHERE changed.below
-       RETURNING 1)
-     SELECT (SELECT count(*) FROM changed WHERE below)::text AS alerted, (SELECT count(*) FROM alerted) AS messages`,
-    [accountsMax, at, at.toISOString()],
+       RETURNING 1),
+     last AS (
+       SELECT account_kind, account_id FROM observed ORDER BY account_kind DESC, account_id DESC LIMIT 1)
+     SELECT (SELECT count(*) FROM changed WHERE below)::text AS alerted, (SELECT count(*) FROM alerted) AS messages,
+       (SELECT count(*) FROM observed)::text AS checked,
+       (SELECT account_kind FROM last) AS last_kind, (SELECT account_id FROM last) AS last_id`,
+    [accountsMax, at, at.toISOString(), after?.kind ?? null, after?.id ?? null],
   );
-  return Number(result.rows[0]?.alerted ?? 0);
+  const row = result.rows[0];
+  const full = Number(row?.checked ?? 0) >= accountsMax;
+  return {
+    alerted: Number(row?.alerted ?? 0),
+    next:
+      full && row?.last_kind != null && row.last_id != null ? { kind: row.last_kind, id: row.last_id } : null,
+  };
 }

@@ -219,6 +219,55 @@ describe("alerts by signed webhooks", () => {
     expect(events.rowCount).toBeGreaterThanOrEqual(3);
   }, 20_000);
 
+  it("given more accounts with a threshold than one pass checks, when passes run, then they rotate and reach an account past the first page", async () => {
+    const pool = harness.service.ledger.pool;
+    const first = "rotation-a-user";
+    const last = "rotation-z-user";
+    const firstToken = await harness.session(first);
+    const lastToken = await harness.session(last);
+    const added = await call(harness.url, "POST", "/llm/webhooks", lastToken, {
+      url: receiverUrl,
+      events: ["balance.low"],
+    });
+    secret = String(added.body.secret);
+    receiver.setUp(true);
+    await harness.topUp({ kind: "user", id: first }, "10000");
+    await harness.topUp({ kind: "user", id: last }, "1000");
+    for (const token of [firstToken, lastToken]) {
+      expect((await call(harness.url, "PUT", "/llm/alerts", token, { balanceBelowWon: "5000" })).status).toBe(
+        200,
+      );
+    }
+    const thresholds = Number(
+      (
+        await pool.query<{ count: string }>(
+          "SELECT count(*)::text AS count FROM projection_alert_thresholds WHERE balance_below_won IS NOT NULL",
+        )
+      ).rows[0]!.count,
+    );
+    // One account per pass: the first pass checks the first account in order, never rotation-z-user.
+    expect((await detectLowBalances(pool, new Date(), 1)).next).not.toBeNull();
+    const lows = () =>
+      receiver.received.filter(
+        (message) =>
+          message.body.type === "balance.low" && (message.body.data.account as { id: string }).id === last,
+      );
+    const worker = startWebhookWorker(pool, logger, {
+      ...fastRetries,
+      allowPrivateNetworks: true,
+      balanceCheckIntervalMs: 3_600_000,
+      balanceCheckAccountsMax: 1,
+    });
+    let alerted = 0;
+    for (let pass = 0; pass < thresholds; pass++) alerted += await worker.checkBalances();
+    expect(alerted).toBeGreaterThanOrEqual(1);
+    await until(() => lows().length === 1);
+    for (let pass = 0; pass < thresholds + 1; pass++) await worker.checkBalances();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await worker.close();
+    expect(lows()).toHaveLength(1);
+  }, 20_000);
+
   it("given an organization, when a member manages its webhooks, then 403/160; an owner may", async () => {
     const owner = await harness.session("org-owner", "org-webhooks");
     const member = await harness.session("org-member", "org-webhooks");
