@@ -4,6 +4,7 @@ import express from "express";
 import type { Logger } from "pino";
 import { allProjections } from "../projections";
 import { AlertService } from "./billing/alerts/alert-service";
+import { KeyLimitAlerts } from "./billing/alerts/key-limit-alerts";
 import { readAvailableWon } from "./billing/holds/account-available";
 import { GatewayHeartbeat } from "./billing/holds/gateway-heartbeat";
 import { GenerationHolds } from "./billing/holds/generation-holds";
@@ -232,6 +233,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await money.progress.stop();
       await requestLog.close();
       await money.heartbeat.stop();
+      await money.keyLimitAlerts.close();
       admissionCache.stop();
       await projections.stop();
       await waiter.close();
@@ -337,6 +339,8 @@ interface HoldParts {
   outbox: UsageOutbox;
   progress: HoldProgress;
   heartbeat: GatewayHeartbeat;
+  /** `key.limit_reached` alerts, noted on the request path and written to the webhook outbox off it. */
+  keyLimitAlerts: KeyLimitAlerts;
   inFlight: RequestsInFlight;
 }
 
@@ -367,6 +371,8 @@ async function startHolds(
     entriesMax: limits.usageOutboxEntriesMax,
     retryDelaysMs: limits.usageOutboxRetryDelaysMs,
   });
+  const keyLimitAlerts = new KeyLimitAlerts({ database: ledger.pool, logger });
+  keyLimitAlerts.start();
   const holds = new GenerationHolds({
     authorizer: new HoldAuthorizer(
       new PostgresUsageAuthorizations(ledger.pool, ledger.store.appendsBeside),
@@ -388,8 +394,9 @@ async function startHolds(
       refusalRecheckWaitMs: limits.holdRefusalRecheckWaitMs,
     },
     logger,
+    onKeyLimitRefused: (refusal) => keyLimitAlerts.noted(refusal),
   });
-  return { holds, outbox, progress, heartbeat, inFlight: new RequestsInFlight() };
+  return { holds, outbox, progress, heartbeat, keyLimitAlerts, inFlight: new RequestsInFlight() };
 }
 
 function modelPriceListOf(ledger: Ledger, logger: Logger): ModelPriceList {

@@ -460,6 +460,14 @@ export const webhookLimits = {
    */
   balanceCheckIntervalMs: 5_000,
   balanceCheckAccountsMax: 1_000,
+  /**
+   * `key.limit_reached`: refusals waiting to be written to the outbox (more are dropped and counted), how many
+   * one write takes, how often it runs, and how many written (key, window) pairs a process remembers.
+   */
+  keyLimitAlertQueueMax: 1_000,
+  keyLimitAlertBatchMax: 50,
+  keyLimitAlertFlushIntervalMs: 1_000,
+  keyLimitAlertsRememberedMax: 10_000,
   /** Deliveries one `GET /llm/webhooks/{id}/deliveries` answers (newest first). */
   deliveriesListedMax: 100,
 } as const;

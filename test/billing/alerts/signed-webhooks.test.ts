@@ -268,6 +268,70 @@ describe("alerts by signed webhooks", () => {
     expect(lows()).toHaveLength(1);
   }, 20_000);
 
+  it("given a key with a rate limit of 1 per minute, when it is refused twice, then its account's subscribed endpoint gets key.limit_reached once", async () => {
+    const userId = "limited-key-user";
+    const token = await harness.session(userId);
+    const other = await harness.session("limited-key-other");
+    const otherAdded = await call(harness.url, "POST", "/llm/webhooks", other, {
+      url: receiverUrl,
+      events: ["key.limit_reached"],
+    });
+    expect(otherAdded.status).toBe(201);
+    const lowOnly = await call(harness.url, "POST", "/llm/webhooks", token, {
+      url: receiverUrl,
+      events: ["balance.low"],
+    });
+    const added = await call(harness.url, "POST", "/llm/webhooks", token, {
+      url: receiverUrl,
+      events: ["key.limit_reached"],
+    });
+    secret = String(added.body.secret);
+    receiver.setUp(true);
+    await harness.topUp({ kind: "user", id: userId }, "1000");
+    const key = await harness.issueKey(token, { name: "rated" });
+    const limited = await call(harness.url, "PUT", `/llm/apis/${key.uuid}/limits`, token, {
+      rateLimitRequestsPerMinute: 1,
+    });
+    expect(limited.status).toBe(200);
+    // Keep the three requests in one minute (one window).
+    const second = new Date().getUTCSeconds();
+    if (second > 50) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1_000));
+    const chat = async () =>
+      (
+        await fetch(`${harness.baseUrl}/chat/completions`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json" },
+          body: JSON.stringify({
+            model: "alpha-5.4",
+            max_tokens: 20,
+            messages: [{ role: "user", content: "hi" }],
+          }),
+        })
+      ).status;
+    expect([await chat(), await chat(), await chat()]).toEqual([200, 429, 429]);
+    const worker = startWebhookWorker(harness.service.ledger.pool, logger, {
+      ...fastRetries,
+      allowPrivateNetworks: true,
+    });
+    const reached = () => receiver.received.filter((message) => message.body.type === "key.limit_reached");
+    await until(() => reached().length === 1);
+    await new Promise((resolve) => setTimeout(resolve, 1_500)); // another flush of the alerts, another pass
+    await worker.close();
+    expect(reached()).toHaveLength(1);
+    expect(reached()[0]!.body.data).toMatchObject({
+      account: { kind: "user", id: userId },
+      keyId: key.uuid,
+      limit: "rate",
+      limitValue: "1",
+      resetsAt: expect.stringMatching(/:00\.000Z$/),
+    });
+    const written = await harness.service.ledger.pool.query<{ webhook_id: string }>(
+      "SELECT webhook_id FROM webhook_deliveries WHERE event_type = 'key.limit_reached'",
+    );
+    expect(written.rows.map((row) => row.webhook_id)).toEqual([added.body.id]);
+    expect(lowOnly.status).toBe(201);
+  }, 30_000);
+
   it("given an organization, when a member manages its webhooks, then 403/160; an owner may", async () => {
     const owner = await harness.session("org-owner", "org-webhooks");
     const member = await harness.session("org-member", "org-webhooks");
