@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import type { Logger } from "pino";
+import { detectClosedStatements } from "../src/billing/alerts/statement-closed-alerts";
 import {
   type BalanceCheckCursor,
   detectLowBalances,
@@ -16,7 +17,8 @@ import { webhookLimits } from "../src/kernel/limits";
  * The webhook worker (C14), in every worker process: leases due messages of the outbox (so two workers
  * never send one at once; a dead worker's lease lapses and another sends it), signs each attempt afresh, and
  * reschedules a failed one by the retry schedule until the retry window has passed. It also looks for
- * accounts newly below their low-funds threshold, off the request path. The schedule, window and poll interval
+ * accounts newly below their low-funds threshold and for months whose statements became final, off the request
+ * path. The schedule, window and poll interval
  * are options so that tests can run them in seconds.
  */
 
@@ -125,6 +127,10 @@ export function startWebhookWorker(
     running = running.then(work).catch((error) => logger.warn({ err: error }, `webhooks: ${what} failed`));
   };
   const delivery = setInterval(tick(deliverDue, "delivery pass"), settings.pollIntervalMs);
+  const statements = setInterval(
+    tick(() => detectClosedStatements(database, new Date()), "closed statements check"),
+    webhookLimits.statementCheckIntervalMs,
+  );
   const balances = setInterval(tick(checkBalances, "low-funds check"), settings.balanceCheckIntervalMs);
   return {
     deliverDue,
@@ -133,6 +139,7 @@ export function startWebhookWorker(
       closed = true;
       clearInterval(delivery);
       clearInterval(balances);
+      clearInterval(statements);
       await running;
     },
   };

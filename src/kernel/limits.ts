@@ -468,6 +468,10 @@ export const webhookLimits = {
   keyLimitAlertBatchMax: 50,
   keyLimitAlertFlushIntervalMs: 1_000,
   keyLimitAlertsRememberedMax: 10_000,
+  /** How often the workers look for months whose statements became final (`statement.closed`), and how many
+   * accounts one pass tells (the rest are found by the next passes: a told account is not looked at again). */
+  statementCheckIntervalMs: 60_000,
+  statementCheckAccountsMax: 1_000,
   /** Deliveries one `GET /llm/webhooks/{id}/deliveries` answers (newest first). */
   deliveriesListedMax: 100,
 } as const;

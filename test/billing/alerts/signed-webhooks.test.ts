@@ -3,8 +3,11 @@ import type { AddressInfo } from "node:net";
 import pino from "pino";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { detectClosedStatements } from "../../../src/billing/alerts/statement-closed-alerts";
 import { detectLowBalances } from "../../../src/billing/alerts/webhook-outbox";
 import { signedHeaders } from "../../../src/billing/alerts/webhook-signing";
+import { boundsOf, statementMonthOf } from "../../../src/billing/statements/statement-month";
+import { statementLimits } from "../../../src/kernel/limits";
 import { type RunningWebhookWorker, startWebhookWorker } from "../../../workers/deliver-webhooks";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
 
@@ -331,6 +334,37 @@ describe("alerts by signed webhooks", () => {
     expect(written.rows.map((row) => row.webhook_id)).toEqual([added.body.id]);
     expect(lowOnly.status).toBe(201);
   }, 30_000);
+
+  it("given a month's statement, when it becomes final, then each subscribed endpoint of the account gets statement.closed once", async () => {
+    const userId = "statement-user";
+    const token = await harness.session(userId);
+    const added = await call(harness.url, "POST", "/llm/webhooks", token, {
+      url: receiverUrl,
+      events: ["statement.closed"],
+    });
+    secret = String(added.body.secret);
+    receiver.setUp(true);
+    await harness.topUp({ kind: "user", id: userId }, "1000");
+    const pool = harness.service.ledger.pool;
+    const month = statementMonthOf(new Date());
+    const { end } = boundsOf(month);
+    const graceOver = end.getTime() + statementLimits.settlementGraceMs;
+    // Provisional: the month, or its settlement grace, is not over yet.
+    expect(await detectClosedStatements(pool, new Date())).toBe(0);
+    expect(await detectClosedStatements(pool, new Date(graceOver - 1_000))).toBe(0);
+    expect(await detectClosedStatements(pool, new Date(graceOver + 60_000))).toBe(1);
+    expect(await detectClosedStatements(pool, new Date(graceOver + 120_000))).toBe(0);
+    const worker = startWebhookWorker(pool, logger, { ...fastRetries, allowPrivateNetworks: true });
+    const closed = () => receiver.received.filter((message) => message.body.type === "statement.closed");
+    await until(() => closed().length === 1);
+    await worker.close();
+    expect(closed()[0]!.body.data).toEqual({
+      account: { kind: "user", id: userId },
+      month,
+      from: boundsOf(month).start.toISOString(),
+      to: end.toISOString(),
+    });
+  }, 20_000);
 
   it("given an organization, when a member manages its webhooks, then 403/160; an owner may", async () => {
     const owner = await harness.session("org-owner", "org-webhooks");
