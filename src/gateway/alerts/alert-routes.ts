@@ -35,6 +35,18 @@ export const addWebhookBodySchema = z
   })
   .strict();
 
+/** `?isOrganization=true`: the session's organization's alerts or webhooks; else the user's. */
+export const alertAccountQuerySchema = z.object({ isOrganization: z.enum(["true", "false"]).optional() });
+
+export const webhookPathSchema = z.object({ id: z.string().min(1) });
+
+/** Whether a GET asks for the organization's alerts or webhooks (400/100 for another value). */
+function isOrganizationQueried(request: Request): boolean {
+  const parsed = alertAccountQuerySchema.safeParse(request.query);
+  if (!parsed.success) throw validationErrorOf(parsed.error);
+  return parsed.data.isOrganization === "true";
+}
+
 export function createAlertRouters(alerts: AlertService, roles: OrganizationRoleService) {
   const accountFor = async (
     response: Response,
@@ -72,7 +84,7 @@ export function createAlertRouters(alerts: AlertService, roles: OrganizationRole
   alertRouter.get(
     "/",
     handle(async (request, response) => {
-      const account = await accountFor(response, request.query.isOrganization === "true");
+      const account = await accountFor(response, isOrganizationQueried(request));
       response.json({
         isOrganization: account.kind === "organization",
         balanceBelowWon: await alerts.thresholdOf(account),
@@ -100,7 +112,7 @@ export function createAlertRouters(alerts: AlertService, roles: OrganizationRole
   webhookRouter.get(
     "/",
     handle(async (request, response) => {
-      const account = await accountFor(response, request.query.isOrganization === "true");
+      const account = await accountFor(response, isOrganizationQueried(request));
       response.json({ data: await alerts.list(account) });
     }),
   );
