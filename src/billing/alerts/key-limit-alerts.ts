@@ -4,6 +4,7 @@ import { webhookLimits } from "../../kernel/limits";
 import { seoulDateOf, startOfNextSeoulMonth } from "../../kernel/seoul-calendar";
 import type { AccountReference } from "../../ledger/events";
 import type { KeyLimitKind } from "../holds/hold-refusal";
+import { readKeyNames } from "../read-models/key-names";
 import { enqueueAlert } from "./webhook-outbox";
 
 /**
@@ -97,8 +98,13 @@ export class KeyLimitAlerts {
   private async writeBatch(): Promise<number> {
     const batch = [...this.queue].slice(0, this.options.batchMax ?? webhookLimits.keyLimitAlertBatchMax);
     for (const [dedupeKey] of batch) this.queue.delete(dedupeKey);
+    // A name is a nicety: without it (the read failed), the alerts go out with keyName null.
+    const names = await readKeyNames(
+      this.options.database,
+      batch.map(([, refusal]) => refusal.keyId),
+    ).catch(() => new Map<string, string>());
     const results = await Promise.allSettled(
-      batch.map(([dedupeKey, refusal]) => this.write(dedupeKey, refusal)),
+      batch.map(([dedupeKey, refusal]) => this.write(dedupeKey, refusal, names.get(refusal.keyId) ?? null)),
     );
     let written = 0;
     results.forEach((result, index) => {
@@ -115,7 +121,7 @@ export class KeyLimitAlerts {
     return written;
   }
 
-  private async write(dedupeKey: string, refusal: KeyLimitRefused): Promise<void> {
+  private async write(dedupeKey: string, refusal: KeyLimitRefused, keyName: string | null): Promise<void> {
     const { resetsAt } = keyLimitWindowOf(refusal.limit.kind, refusal.at);
     await enqueueAlert(this.options.database, {
       account: refusal.account,
@@ -125,6 +131,7 @@ export class KeyLimitAlerts {
       data: {
         account: refusal.account,
         keyId: refusal.keyId,
+        keyName,
         limit: refusal.limit.kind,
         limitValue: refusal.limit.value,
         resetsAt: resetsAt?.toISOString() ?? null,

@@ -324,6 +324,7 @@ describe("alerts by signed webhooks", () => {
     expect(reached()[0]!.body.data).toMatchObject({
       account: { kind: "user", id: userId },
       keyId: key.uuid,
+      keyName: "rated",
       limit: "rate",
       limitValue: "1",
       resetsAt: expect.stringMatching(/:00\.000Z$/),
