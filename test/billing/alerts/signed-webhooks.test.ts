@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import pino from "pino";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pendingChargesTable } from "../../../projections/balances";
 import { detectClosedStatements } from "../../../src/billing/alerts/statement-closed-alerts";
 import { detectLowBalances } from "../../../src/billing/alerts/webhook-outbox";
 import { signedHeaders } from "../../../src/billing/alerts/webhook-signing";
@@ -346,7 +347,32 @@ describe("alerts by signed webhooks", () => {
     secret = String(added.body.secret);
     receiver.setUp(true);
     await harness.topUp({ kind: "user", id: userId }, "1000");
+    // Another account whose usage of the month is recorded but not charged (this harness charges nothing):
+    // its statement stays provisional, so it is not told.
+    const unsettledToken = await harness.session("statement-unsettled-user");
+    const unsettledAdded = await call(harness.url, "POST", "/llm/webhooks", unsettledToken, {
+      url: receiverUrl,
+      events: ["statement.closed"],
+    });
+    await harness.topUp({ kind: "user", id: "statement-unsettled-user" }, "1000");
+    const unsettledKey = await harness.issueKey(unsettledToken);
+    const served = await fetch(`${harness.baseUrl}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${unsettledKey.key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        model: "alpha-5.4",
+        max_tokens: 20,
+        messages: [{ role: "user", content: "hi" }],
+      }),
+    });
+    expect(served.status).toBe(200);
     const pool = harness.service.ledger.pool;
+    await until(async () => {
+      const pending = await pool.query(
+        `SELECT 1 FROM ${pendingChargesTable.name} WHERE account_id = 'statement-unsettled-user'`,
+      );
+      return (pending.rowCount ?? 0) > 0;
+    });
     const month = statementMonthOf(new Date());
     const { end } = boundsOf(month);
     const graceOver = end.getTime() + statementLimits.settlementGraceMs;
@@ -355,6 +381,11 @@ describe("alerts by signed webhooks", () => {
     expect(await detectClosedStatements(pool, new Date(graceOver - 1_000))).toBe(0);
     expect(await detectClosedStatements(pool, new Date(graceOver + 60_000))).toBe(1);
     expect(await detectClosedStatements(pool, new Date(graceOver + 120_000))).toBe(0);
+    const told = await pool.query(
+      "SELECT 1 FROM webhook_deliveries WHERE event_type = 'statement.closed' AND webhook_id = $1",
+      [unsettledAdded.body.id],
+    );
+    expect(told.rowCount).toBe(0);
     const worker = startWebhookWorker(pool, logger, { ...fastRetries, allowPrivateNetworks: true });
     const closed = () => receiver.received.filter((message) => message.body.type === "statement.closed");
     await until(() => closed().length === 1);
