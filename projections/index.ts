@@ -1,5 +1,6 @@
 import type { ProjectionDefinition } from "../src/ledger/projection/projection";
 import { activeKeysProjection } from "./active-keys";
+import { alertSettingsProjection } from "./alert-settings";
 import { balancesProjection } from "./balances";
 import { billingHistoryProjection } from "./billing-history";
 import { discountsProjection } from "./discounts";
@@ -21,6 +22,7 @@ export const allProjections: readonly ProjectionDefinition[] = [
   usageByDayProjection,
   monthlyStatementsProjection,
   organizationMembersProjection,
+  alertSettingsProjection,
 ];
 
 export const allProjectionNames = allProjections.map((projection) => projection.name);

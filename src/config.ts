@@ -140,6 +140,8 @@ const environmentSchema = z.object({
   OIDC_USER_CLAIM: claimName,
   OIDC_ORGANIZATION_CLAIM: claimName,
   OIDC_ROLE_CLAIM: claimName,
+  // Webhooks to loopback, private and link-local addresses (C14): refused unless this is "true".
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: z.enum(["true", "false"]).default("false"),
   ...familyVariables,
 });
 
@@ -178,6 +180,8 @@ export interface Config {
   upstreamResilience: ResilienceLimits;
   /** Console sign-in by OpenID Connect; undefined when OIDC_ISSUER is unset. */
   oidc: OidcSettings | undefined;
+  /** Webhooks may go to loopback, private and link-local addresses (tests, closed networks). */
+  webhookAllowPrivateNetworks: boolean;
 }
 
 export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config {
@@ -217,6 +221,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     settlementTimings,
     upstreamResilience: upstreamResilienceOf(values),
     oidc: oidcOf(values),
+    webhookAllowPrivateNetworks: values.WEBHOOK_ALLOW_PRIVATE_NETWORKS === "true",
   };
 }
 

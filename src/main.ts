@@ -231,6 +231,7 @@ async function startRole(config: Config, role: Role, logger: Logger): Promise<Ru
     ledgerSigningKey,
     settlementTimings: config.settlementTimings,
     oidc: config.oidc,
+    webhookAllowPrivateNetworks: config.webhookAllowPrivateNetworks,
   });
   await billing.attach(service);
   return {

@@ -3,6 +3,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import express from "express";
 import type { Logger } from "pino";
 import { allProjections } from "../projections";
+import { AlertService } from "./billing/alerts/alert-service";
+import { KeyLimitAlerts } from "./billing/alerts/key-limit-alerts";
 import { readAvailableWon } from "./billing/holds/account-available";
 import { GatewayHeartbeat } from "./billing/holds/gateway-heartbeat";
 import { GenerationHolds } from "./billing/holds/generation-holds";
@@ -24,6 +26,7 @@ import { createConsoleReadRouter } from "./gateway/admin/console-read-routes";
 import { createAdminKeyLimitsRouter } from "./gateway/admin/key-limits-routes";
 import { createUpstreamHealthRouter } from "./gateway/admin/upstream-routes";
 import { createAdminUserAccessRouter } from "./gateway/admin/user-access-routes";
+import { createAlertRouters } from "./gateway/alerts/alert-routes";
 import { createApp } from "./gateway/app";
 import { authenticateAdminOrConsole } from "./gateway/console/authenticate-admin-console";
 import { ConsoleAuth } from "./gateway/console/console-auth";
@@ -116,6 +119,8 @@ export interface ServiceOptions {
   settlementTimings?: Partial<SettlementTimings>;
   /** Console sign-in by OpenID Connect (C14); absent: the console offers none. */
   oidc?: OidcSettings | undefined;
+  /** Webhooks may go to loopback, private and link-local addresses (`WEBHOOK_ALLOW_PRIVATE_NETWORKS`). */
+  webhookAllowPrivateNetworks?: boolean;
 }
 
 /** Whether the process is stopping; readiness answers 503 from the moment it is (C11). */
@@ -228,6 +233,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await money.progress.stop();
       await requestLog.close();
       await money.heartbeat.stop();
+      await money.keyLimitAlerts.close();
       admissionCache.stop();
       await projections.stop();
       await waiter.close();
@@ -333,6 +339,8 @@ interface HoldParts {
   outbox: UsageOutbox;
   progress: HoldProgress;
   heartbeat: GatewayHeartbeat;
+  /** `key.limit_reached` alerts, noted on the request path and written to the webhook outbox off it. */
+  keyLimitAlerts: KeyLimitAlerts;
   inFlight: RequestsInFlight;
 }
 
@@ -363,6 +371,8 @@ async function startHolds(
     entriesMax: limits.usageOutboxEntriesMax,
     retryDelaysMs: limits.usageOutboxRetryDelaysMs,
   });
+  const keyLimitAlerts = new KeyLimitAlerts({ database: ledger.pool, logger });
+  keyLimitAlerts.start();
   const holds = new GenerationHolds({
     authorizer: new HoldAuthorizer(
       new PostgresUsageAuthorizations(ledger.pool, ledger.store.appendsBeside),
@@ -384,8 +394,9 @@ async function startHolds(
       refusalRecheckWaitMs: limits.holdRefusalRecheckWaitMs,
     },
     logger,
+    onKeyLimitRefused: (refusal) => keyLimitAlerts.noted(refusal),
   });
-  return { holds, outbox, progress, heartbeat, inFlight: new RequestsInFlight() };
+  return { holds, outbox, progress, heartbeat, keyLimitAlerts, inFlight: new RequestsInFlight() };
 }
 
 function modelPriceListOf(ledger: Ledger, logger: Logger): ModelPriceList {
@@ -420,6 +431,18 @@ function accountRouterOf(
     createOrganizationKeyDefaultsRouter(keys, roles),
   );
   account.use("/organization/members", sessionRequired, createOrganizationMemberRouter(roles));
+  const { alertRouter, webhookRouter } = createAlertRouters(
+    new AlertService({
+      pool: ledger.pool,
+      store: ledger.store,
+      waiter,
+      projectionWaitTimeoutMs: limits.projectionWaitTimeoutMs,
+      allowPrivateNetworks: options.webhookAllowPrivateNetworks ?? false,
+    }),
+    roles,
+  );
+  account.use("/alerts", sessionRequired, alertRouter);
+  account.use("/webhooks", sessionRequired, webhookRouter);
   account.use("/usage/activity", sessionRequired, createActivityRouter(ledger.pool, roles));
   account.use("/models", sessionRequired, createModelRouter(generation.prices));
   account.use("/playground", sessionRequired, createPlaygroundRouter(keys));

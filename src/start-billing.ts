@@ -2,6 +2,7 @@ import type { Router } from "express";
 import type pg from "pg";
 import type { Logger } from "pino";
 import { startBillingWorkers } from "../workers/billing-workers";
+import { startWebhookWorker } from "../workers/deliver-webhooks";
 import type { ProjectionWaiting } from "./billing/commands/projection-waiting";
 import { seedBilling } from "./billing/commands/seed-billing";
 import { createFxRateRefresher } from "./billing/fx/fx-rate-refresh";
@@ -107,6 +108,10 @@ export async function startBilling(options: {
       // After the charge queue: closing it sends the charges it still holds, which this process's
       // reconciler can then take before it stops.
       closers.push(() => workers.close());
+      const webhooks = startWebhookWorker(parts.ledger.pool, logger, {
+        allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+      });
+      closers.push(() => webhooks.close());
     },
     async close() {
       for (const close of closers) await close();

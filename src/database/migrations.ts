@@ -21,6 +21,7 @@ import { limitLookupsForLimitedKeysMigration } from "./migrations/0011-limit-loo
 import { fundsByKindAndChainedHoldsMigration } from "./migrations/0012-funds-by-kind-and-chained-holds";
 import { requestLogResponseIdsMigration } from "./migrations/0013-request-log-response-ids";
 import { keyAllowedModelsMigration } from "./migrations/0014-key-allowed-models";
+import { webhookOutboxMigration } from "./migrations/0015-webhook-outbox";
 
 /**
  * The changes to the ledger's tables, in order (migration.ts). Projection tables are not here: each
@@ -41,6 +42,7 @@ export const migrations: readonly Migration[] = [
   fundsByKindAndChainedHoldsMigration,
   requestLogResponseIdsMigration,
   keyAllowedModelsMigration,
+  webhookOutboxMigration,
 ];
 
 /**

@@ -429,6 +429,53 @@ export const environmentRanges = {
   upstreamBreakerHalfOpenProbesMax: { min: 1, max: 1_000 },
 } as const satisfies Record<string, EnvironmentRange | number>;
 
+/**
+ * Alerts by signed webhooks (C14; src/billing/alerts/, workers/deliver-webhooks.ts). The retry schedule is
+ * Standard Webhooks' own shape, stretched to the contract's 24 hours; tests pass a shorter one to the worker.
+ */
+export const webhookLimits = {
+  /** Each delivery attempt (connect, send, answer) gives up after this long. */
+  deliveryTimeoutMs: 10_000,
+  /** Bytes of a receiver's answer read (then discarded); the rest is not waited for. */
+  responseBytesMax: 4_096,
+  /** A message body (`{ type, timestamp, data }`) is never larger. */
+  bodyBytesMax: 16_384,
+  /** A webhook URL's length. */
+  urlLengthMax: 2_048,
+  /** Endpoints one account may have. */
+  endpointsPerAccountMax: 20,
+  /** Rows one worker leases per pass, and sends at once. */
+  deliveryBatchSizeMax: 20,
+  deliveryConcurrencyMax: 8,
+  /** A leased row is due again after this long if its worker did not finish it (died). */
+  deliveryLeaseMs: 60_000,
+  /** How often a worker looks for due rows. */
+  deliveryPollIntervalMs: 1_000,
+  /** Delays before each retry after a failed attempt (the last repeats), for at most `retryWindowMs`. */
+  retryDelaysMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000],
+  retryWindowMs: 24 * 3_600_000,
+  /**
+   * How often the workers compare available funds with the thresholds, and how many accounts per pass (each
+   * pass goes on after the last account the one before checked, wrapping around, so every account is reached).
+   */
+  balanceCheckIntervalMs: 5_000,
+  balanceCheckAccountsMax: 1_000,
+  /**
+   * `key.limit_reached`: refusals waiting to be written to the outbox (more are dropped and counted), how many
+   * one write takes, how often it runs, and how many written (key, window) pairs a process remembers.
+   */
+  keyLimitAlertQueueMax: 1_000,
+  keyLimitAlertBatchMax: 50,
+  keyLimitAlertFlushIntervalMs: 1_000,
+  keyLimitAlertsRememberedMax: 10_000,
+  /** How often the workers look for months whose statements became final (`statement.closed`), and how many
+   * accounts one pass tells (the rest are found by the next passes: a told account is not looked at again). */
+  statementCheckIntervalMs: 60_000,
+  statementCheckAccountsMax: 1_000,
+  /** Deliveries one `GET /llm/webhooks/{id}/deliveries` answers (newest first). */
+  deliveriesListedMax: 100,
+} as const;
+
 /** Every object above: what `assertLimitRelations` checks together. */
 export const limitsInForce = {
   limits,
@@ -443,6 +490,7 @@ export const limitsInForce = {
   resilienceLimitDefaults,
   defaultSettlementTimings,
   environmentRanges,
+  webhookLimits,
 };
 
 /** The same shape with plain numbers, so a test can state a contradicting set. */
@@ -616,7 +664,16 @@ const databaseSessionRelations: LimitRelation[] = [
   },
 ];
 
+/** A lease outlives the attempt it covers, so a live worker's row is never sent by another one too. */
+const webhookRelations: LimitRelation[] = [
+  {
+    says: "webhookLimits.deliveryTimeoutMs < webhookLimits.deliveryLeaseMs",
+    holds: ({ webhookLimits: webhooks }) => webhooks.deliveryTimeoutMs < webhooks.deliveryLeaseMs,
+  },
+];
+
 export const limitRelations: readonly LimitRelation[] = [
+  ...webhookRelations,
   ...pagingRelations,
   ...databaseSessionRelations,
   ...batchRelations,

@@ -90,6 +90,35 @@ const organizationRoleGranted = z.object({
   role: z.enum(organizationRoles),
 });
 
+/** The events an endpoint may subscribe to (C14, docs/api.md "Alerts by signed webhooks"). */
+export const webhookEventTypes = ["balance.low", "key.limit_reached", "statement.closed"] as const;
+export type WebhookEventType = (typeof webhookEventTypes)[number];
+
+/**
+ * An account's low-funds alert from now on, on its stream `alerts-<kind>-<id>`: `balance.low` is sent when its
+ * available funds fall below `balanceBelowWon`. Null: no alert.
+ */
+const alertThresholdSet = z.object({
+  account: accountReference,
+  balanceBelowWon: decimalString.nullable(),
+});
+
+/**
+ * An account's webhook endpoint, on the stream `webhook-<id>`. The signing secret is not in the log (the log is
+ * readable by the admin API and never forgets): it is kept beside the delivery outbox, `webhook_secrets`.
+ */
+const webhookEndpointAdded = z.object({
+  webhookId: z.string().min(1),
+  account: accountReference,
+  url: z.string().min(1),
+  events: z.array(z.enum(webhookEventTypes)).min(1),
+});
+
+const webhookEndpointRemoved = z.object({
+  webhookId: z.string().min(1),
+  account: accountReference,
+});
+
 const creditToppedUp = z.object({
   account: accountReference,
   amountWon: decimalString,
@@ -315,6 +344,9 @@ export const eventCatalog = {
   ApiKeyLimitsSet: { schemaVersion: 2, data: apiKeyLimitsSet },
   OrganizationKeyDefaultsSet: { schemaVersion: 1, data: organizationKeyDefaultsSet },
   OrganizationRoleGranted: { schemaVersion: 1, data: organizationRoleGranted },
+  AlertThresholdSet: { schemaVersion: 1, data: alertThresholdSet },
+  WebhookEndpointAdded: { schemaVersion: 1, data: webhookEndpointAdded },
+  WebhookEndpointRemoved: { schemaVersion: 1, data: webhookEndpointRemoved },
   CreditToppedUp: { schemaVersion: 1, data: creditToppedUp },
   ModelPriceSet: { schemaVersion: 1, data: modelPriceSet },
   DiscountSet: { schemaVersion: 1, data: discountSet },
@@ -412,6 +444,9 @@ export function accountTouchedBy(event: LedgerEvent): AccountReference | undefin
     case "FxRateUpdated":
     case "OrganizationKeyDefaultsSet":
     case "OrganizationRoleGranted":
+    case "AlertThresholdSet":
+    case "WebhookEndpointAdded":
+    case "WebhookEndpointRemoved":
       return undefined;
     default: {
       const unknown: never = event;
@@ -441,6 +476,9 @@ const movesOnlyMoney: Record<LedgerEventType, boolean> = {
   ApiKeyLimitsSet: false,
   OrganizationKeyDefaultsSet: false,
   OrganizationRoleGranted: false,
+  AlertThresholdSet: false,
+  WebhookEndpointAdded: false,
+  WebhookEndpointRemoved: false,
   CreditToppedUp: true,
   UsageAuthorized: true,
   UsageRecorded: true,

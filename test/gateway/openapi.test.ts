@@ -8,6 +8,7 @@ import { createReceiptRouter } from "../../src/gateway/account/receipt-routes";
 import { createAdminActivityRouter } from "../../src/gateway/admin/activity-routes";
 import { type AdminRouterDependencies, createAdminRouter } from "../../src/gateway/admin/admin-router";
 import { createAdminUserAccessRouter } from "../../src/gateway/admin/user-access-routes";
+import { createAlertRouters } from "../../src/gateway/alerts/alert-routes";
 import { createKeyRouter } from "../../src/gateway/keys/key-routes";
 import { createOrganizationMemberRouter } from "../../src/gateway/keys/organization-member-routes";
 import { createPlaygroundRouter } from "../../src/gateway/keys/playground-routes";
@@ -93,6 +94,8 @@ describe("GET /openapi.json", () => {
     const served = [
       ...routesOf("/llm/apis", createKeyRouter(unused as ApiKeyService, unused)),
       ...routesOf("/llm/organization/members", createOrganizationMemberRouter(unused)),
+      ...routesOf("/llm/alerts", createAlertRouters(unused, unused).alertRouter),
+      ...routesOf("/llm/webhooks", createAlertRouters(unused, unused).webhookRouter),
       ...routesOf("/llm", createAccountRouter({ database: unused })),
       ...routesOf("/llm/usage/activity", createActivityRouter(unused, unused)),
       ...routesOf("/llm/models", createModelRouter(unused)),
@@ -183,6 +186,13 @@ describe("GET /openapi.json", () => {
     expect(limitsBody.requestBody.content["application/json"].schema.properties).toHaveProperty(
       "allowedModels",
     );
+    const webhookBody = served.paths["/llm/webhooks"]!.post! as {
+      requestBody: { content: { "application/json": { schema: { properties: Record<string, unknown> } } } };
+    };
+    expect(
+      JSON.stringify(webhookBody.requestBody.content["application/json"].schema.properties.events),
+    ).toContain("key.limit_reached");
+    expect(served.paths["/llm/webhooks/{id}/deliveries"]!.get!.responses).toHaveProperty("200");
     expect(chat.responses["400"]!.description).toContain("100");
     expect(chat.responses["400"]!.description).toContain("140");
     expect(chat.responses["400"]!.description).toContain("401");

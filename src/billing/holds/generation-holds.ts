@@ -21,7 +21,7 @@ import type { PricingInForce } from "../read-models/pricing-read-model";
 import type { HoldAuthorizer } from "./hold-authorizer";
 import { costWonOf, type HoldPricing } from "./hold-pricing";
 import type { HoldProgress, OutputTokensSoFar } from "./hold-progress";
-import { HoldRefusedError, LedgerUnavailableError } from "./hold-refusal";
+import { HoldRefusedError, type KeyLimitKind, LedgerUnavailableError } from "./hold-refusal";
 import { UsageOutbox } from "./usage-outbox";
 
 /**
@@ -60,6 +60,18 @@ export interface GenerationHoldsOptions {
   gatewayInstance: string;
   limits: HoldLimits;
   logger: Logger;
+  /**
+   * Told of each hold refused by one of its key's own limits (`key.limit_reached`, C14); must not wait or
+   * throw (a throw is logged and ignored): the refusal is answered regardless.
+   */
+  onKeyLimitRefused?: (refusal: KeyLimitRefusalNotice) => void;
+}
+
+export interface KeyLimitRefusalNotice {
+  keyId: string;
+  account: AccountReference;
+  limit: { kind: KeyLimitKind; value: string };
+  at: Date;
 }
 
 export interface HoldRequest {
@@ -279,6 +291,7 @@ export class GenerationHolds {
           availableWon: decision.availableWon,
         });
       this.rememberLimitedKey(request.keyId);
+      this.noticeKeyLimit(request, { kind: decision.reason, value: decision.limit });
       throw new HoldRefusedError({
         kind: "key-limit",
         accountKind: request.account.kind,
@@ -319,6 +332,22 @@ export class GenerationHolds {
             "pricing a fallback's usage failed; the orphan sweep will settle its hold",
           ),
       );
+  }
+
+  private noticeKeyLimit(request: HoldRequest, limit: KeyLimitRefusalNotice["limit"]): void {
+    try {
+      this.options.onKeyLimitRefused?.({
+        keyId: request.keyId,
+        account: request.account,
+        limit,
+        at: new Date(),
+      });
+    } catch (error) {
+      this.options.logger.warn(
+        { err: error, requestId: request.requestId },
+        "noting a key limit refusal failed",
+      );
+    }
   }
 
   private rememberLimitedKey(keyId: string): void {

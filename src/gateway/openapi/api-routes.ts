@@ -22,6 +22,12 @@ import {
 import { organizationPathSchema } from "../admin/key-limits-routes";
 import { accountsQuerySchema } from "../admin/read-routes";
 import { adminIssueKeyBodySchema, signInLinkBodySchema } from "../admin/user-access-routes";
+import {
+  addWebhookBodySchema,
+  alertAccountQuerySchema,
+  alertThresholdBodySchema,
+  webhookPathSchema,
+} from "../alerts/alert-routes";
 import { issueKeyBodySchema, keyStatusBodySchema, listKeysQuerySchema } from "../keys/key-routes";
 import { memberPathSchema, memberRoleBodySchema } from "../keys/organization-member-routes";
 import { playgroundKeyBodySchema } from "../keys/playground-routes";
@@ -145,6 +151,87 @@ function organizationKeyDefaultsRoutes(
 }
 
 /** Roles in an organization (C14, docs/api.md "Roles in an organization"). */
+const webhookPath = "/llm/webhooks/{id}";
+
+/** Alerts by signed webhooks (C14): personal, or the organization's (owners and admins: 403/160). */
+const alertRoutes: ApiRoute[] = [
+  {
+    method: "put",
+    path: "/llm/alerts",
+    tag: "account",
+    summary:
+      "Set the low-funds threshold of the session's user (or, with isOrganization, its organization's: owners and admins); null clears it",
+    security: "session",
+    body: alertThresholdBodySchema,
+    responses: { 200: json("The threshold in force", bodies.alertThresholdSchema) },
+    errors: [100, 110, 160],
+    ledgerUnavailable: true,
+  },
+  {
+    method: "get",
+    path: "/llm/alerts",
+    tag: "account",
+    summary: "The low-funds threshold of the session's user (its organization's with isOrganization=true)",
+    security: "session",
+    query: alertAccountQuerySchema,
+    responses: { 200: json("The threshold in force", bodies.alertThresholdSchema) },
+    errors: [100, 110, 160],
+  },
+  {
+    method: "post",
+    path: "/llm/webhooks",
+    tag: "account",
+    summary:
+      "Add a webhook endpoint for balance.low, key.limit_reached or statement.closed; its signing secret is answered once. A URL on a loopback, private or link-local address is 400/100",
+    security: "session",
+    body: addWebhookBodySchema,
+    responses: { 201: json("The endpoint, with its secret", bodies.addedWebhookSchema) },
+    errors: [100, 110, 160],
+    ledgerUnavailable: true,
+  },
+  {
+    method: "get",
+    path: "/llm/webhooks",
+    tag: "account",
+    summary: "The webhook endpoints of the session's user (its organization's with isOrganization=true)",
+    security: "session",
+    query: alertAccountQuerySchema,
+    responses: { 200: json("The endpoints, without secrets", bodies.webhookListSchema) },
+    errors: [100, 110, 160],
+  },
+  {
+    method: "delete",
+    path: webhookPath,
+    tag: "account",
+    summary: "Remove a webhook endpoint; its pending messages are not sent",
+    security: "session",
+    pathParameters: webhookPathSchema,
+    responses: { 200: json("Removed", bodies.webhookRemovedSchema) },
+    errors: [110, 120, 160],
+    ledgerUnavailable: true,
+  },
+  {
+    method: "get",
+    path: `${webhookPath}/deliveries`,
+    tag: "account",
+    summary: "The endpoint's delivery log: status, attempts, next try and last answer of each message",
+    security: "session",
+    pathParameters: webhookPathSchema,
+    responses: { 200: json("The deliveries", bodies.webhookDeliveriesSchema) },
+    errors: [110, 120, 160],
+  },
+  {
+    method: "post",
+    path: `${webhookPath}/test`,
+    tag: "account",
+    summary: "Send the endpoint a webhook.test message (signed and retried like any other)",
+    security: "session",
+    pathParameters: webhookPathSchema,
+    responses: { 202: json("Queued", bodies.webhookTestSchema) },
+    errors: [110, 120, 160],
+  },
+];
+
 const organizationMemberRoutes: ApiRoute[] = [
   {
     method: "get",
@@ -276,6 +363,7 @@ export const apiRoutes: readonly ApiRoute[] = [
   ),
 
   ...organizationMemberRoutes,
+  ...alertRoutes,
 
   {
     method: "get",

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { accountKinds, eventCatalog, fxRateSources } from "../../ledger/events";
+import { accountKinds, eventCatalog, fxRateSources, webhookEventTypes } from "../../ledger/events";
 
 /**
  * Shapes of the response bodies, for the API description only: requests are validated by the schemas the
@@ -562,4 +562,60 @@ export const signInLinkSchema = z.object({
   path: z.string().meta({ example: "/console/sign-in?code=…" }),
   url: z.string().meta({ description: "the path on the host the request was sent to" }),
   expiresAt: instant,
+});
+
+const webhookEventType = z.enum(webhookEventTypes);
+
+export const alertThresholdSchema = z
+  .object({
+    isOrganization: z.boolean(),
+    balanceBelowWon: moneyText
+      .nullable()
+      .meta({ description: "balance.low is sent when available funds fall below it; null: no threshold" }),
+  })
+  .meta({ title: "AlertThreshold" });
+
+export const webhookEndpointSchema = z
+  .object({
+    id: z.string(),
+    url: z.string(),
+    events: z.array(webhookEventType),
+    isOrganization: z.boolean(),
+    createdAt: instant,
+  })
+  .meta({ title: "WebhookEndpoint" });
+
+export const addedWebhookSchema = webhookEndpointSchema
+  .extend({
+    secret: z.string().meta({
+      description: "the signing secret (whsec_…), shown only in this response",
+      example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+    }),
+  })
+  .meta({ title: "AddedWebhookEndpoint" });
+
+export const webhookListSchema = z.object({ data: z.array(webhookEndpointSchema) });
+
+export const webhookRemovedSchema = z.object({ id: z.string(), deleted: z.literal(true) });
+
+export const webhookDeliveriesSchema = z
+  .object({
+    data: z.array(
+      z.object({
+        id: z.string().meta({ description: "the message's webhook-id" }),
+        type: z.string(),
+        status: z.enum(["pending", "delivered", "failed", "cancelled"]),
+        attempts: z.number().int(),
+        createdAt: instant,
+        nextAttemptAt: instant.nullable().meta({ description: "the next try; null unless pending" }),
+        deliveredAt: instant.nullable(),
+        lastResponseStatus: z.number().int().nullable(),
+        lastError: z.string().nullable(),
+      }),
+    ),
+  })
+  .meta({ title: "WebhookDeliveries", description: "the newest first, at most 100" });
+
+export const webhookTestSchema = z.object({
+  id: z.string().meta({ description: "the test message's webhook-id" }),
 });

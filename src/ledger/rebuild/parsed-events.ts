@@ -63,14 +63,16 @@ export const otherEventRows = {
     parsed."cachedInputUsdPerMillionTokens" AS cached_input_usd_per_million_tokens,
     parsed."organizationId" AS organization_id, parsed.rate, parsed."appliesOn" AS applies_on,
     parsed."rateDate" AS rate_date, parsed."rateKrwPerUsd" AS rate_krw_per_usd, parsed.source,
-    parsed."userId" AS user_id, parsed.role, ${occurredAt}`,
+    parsed."userId" AS user_id, parsed.role, parsed."balanceBelowWon" AS balance_below_won,
+    parsed."webhookId" AS webhook_id, parsed.url, parsed.events, ${occurredAt}`,
   // Each field typed as every kind of event that has one holds it (a kind holding, say, an object where
   // another holds text would fail the cast; the event catalog has none).
   record: `"keyId" text, owner json, "issuedByUserId" text, name text, description text, "keyHash" text,
     "keyPreview" text, status integer, account json, "amountWon" numeric, reference text, model text,
     "inputUsdPerMillionTokens" numeric, "outputUsdPerMillionTokens" numeric,
     "cachedInputUsdPerMillionTokens" numeric, "organizationId" text, rate numeric, "appliesOn" date,
-    "rateDate" date, "rateKrwPerUsd" numeric, source text, "userId" text, role text`,
+    "rateDate" date, "rateKrwPerUsd" numeric, source text, "userId" text, role text,
+    "balanceBelowWon" numeric, "webhookId" text, url text, events json`,
 } as const satisfies ParsedEvents;
 
 const everyKind: readonly ParsedEvents[] = [usageChargedRows, usageRecordedRows, otherEventRows];

@@ -31,6 +31,9 @@ import { ledgerEventsChainFunction, ledgerEventsChainTrigger } from "./ledger-ev
 import { ledgerEventsImmutableFunction, ledgerEventsImmutableTrigger } from "./ledger-events-immutable";
 import { ledgerSettingsTable } from "./ledger-settings";
 import { projectionCheckpointsTable } from "./projection-checkpoints";
+import { alertBalanceStatesTable } from "./webhooks/alert-balance-states";
+import { webhookDeliveriesTable } from "./webhooks/webhook-deliveries";
+import { webhookSecretsTable } from "./webhooks/webhook-secrets";
 
 /**
  * Every object of the ledger's database as it stands, one file each in this folder: the log and what guards
@@ -55,6 +58,9 @@ export const ledgerSchema: DeclaredSchema = {
     keyRequestWindowsTable,
     requestLogTable,
     consoleSignInCodesRedeemedTable,
+    webhookSecretsTable,
+    webhookDeliveriesTable,
+    alertBalanceStatesTable,
   ],
   objects: [
     ledgerEventsImmutableFunction,

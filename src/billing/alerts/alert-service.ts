@@ -1,0 +1,186 @@
+import { randomUUID } from "node:crypto";
+import type { Pool } from "pg";
+import { alertSettingsProjection, webhookEndpointsTable } from "../../../projections/alert-settings";
+import { webhookLimits } from "../../kernel/limits";
+import type { AccountReference, EventMetadata, LedgerEvent, WebhookEventType } from "../../ledger/events";
+import type { ProjectionWaiter } from "../../ledger/projection/projection-waiter";
+import type { EventStore } from "../../ledger/store/event-store";
+import { assertDeliverableUrl, WebhookAddressRefusedError } from "./webhook-address";
+import {
+  cancelPendingMessages,
+  type DeliveryView,
+  enqueueTestMessage,
+  listDeliveries,
+} from "./webhook-outbox";
+import { newWebhookSecret } from "./webhook-signing";
+
+/**
+ * Alerts and webhook endpoints of an account (C14): each change an event in the log (`AlertThresholdSet`,
+ * `WebhookEndpointAdded`, `WebhookEndpointRemoved`), answered once the alert-settings projection has it. Who
+ * may act for which account is the edge's to decide (roles); this only acts.
+ */
+
+export interface WebhookEndpoint {
+  id: string;
+  url: string;
+  events: WebhookEventType[];
+  isOrganization: boolean;
+  createdAt: string;
+}
+
+interface Dependencies {
+  pool: Pool;
+  store: EventStore;
+  waiter: Pick<ProjectionWaiter, "waitFor">;
+  projectionWaitTimeoutMs: number;
+  allowPrivateNetworks: boolean;
+  now?: () => Date;
+}
+
+/** Too many endpoints, or a refused URL: 400/100 at the edge. */
+export class WebhookRequestError extends Error {
+  override readonly name = "WebhookRequestError";
+}
+
+export class AlertService {
+  private readonly now: () => Date;
+
+  constructor(private readonly dependencies: Dependencies) {
+    this.now = dependencies.now ?? (() => new Date());
+  }
+
+  async setThreshold(
+    account: AccountReference,
+    balanceBelowWon: string | null,
+    actor: string,
+    correlationId: string,
+  ) {
+    await this.append(`alerts-${account.kind}-${account.id}`, {
+      type: "AlertThresholdSet",
+      data: { account, balanceBelowWon },
+      metadata: this.metadata(actor, correlationId),
+    });
+    return { account, balanceBelowWon };
+  }
+
+  async thresholdOf(account: AccountReference): Promise<string | null> {
+    const result = await this.dependencies.pool.query<{ balance_below_won: string | null }>(
+      "SELECT balance_below_won FROM projection_alert_thresholds WHERE account_kind = $1 AND account_id = $2",
+      [account.kind, account.id],
+    );
+    return result.rows[0]?.balance_below_won ?? null;
+  }
+
+  /** Adds an endpoint; answers it with its secret, the only time the secret is shown. */
+  async addWebhook(
+    account: AccountReference,
+    request: { url: string; events: WebhookEventType[] },
+    actor: string,
+    correlationId: string,
+  ): Promise<WebhookEndpoint & { secret: string }> {
+    try {
+      await assertDeliverableUrl(request.url, this.dependencies.allowPrivateNetworks);
+    } catch (error) {
+      if (error instanceof WebhookAddressRefusedError) throw new WebhookRequestError(error.message);
+      throw error;
+    }
+    if ((await this.list(account)).length >= webhookLimits.endpointsPerAccountMax)
+      throw new WebhookRequestError(
+        `an account has at most ${webhookLimits.endpointsPerAccountMax} webhooks`,
+      );
+    const webhookId = `wh_${randomUUID().replaceAll("-", "")}`;
+    const secret = newWebhookSecret();
+    // The secret first: an endpoint the log names always has one to sign with.
+    await this.dependencies.pool.query("INSERT INTO webhook_secrets (webhook_id, secret) VALUES ($1, $2)", [
+      webhookId,
+      secret,
+    ]);
+    const events = [...new Set(request.events)];
+    await this.append(`webhook-${webhookId}`, {
+      type: "WebhookEndpointAdded",
+      data: { webhookId, account, url: request.url, events },
+      metadata: this.metadata(actor, correlationId),
+    });
+    const added = await this.find(webhookId);
+    return { ...added!.endpoint, secret };
+  }
+
+  async list(account: AccountReference): Promise<WebhookEndpoint[]> {
+    const result = await this.dependencies.pool.query<EndpointRow>(
+      `SELECT webhook_id, account_kind, account_id, url, events, created_at FROM ${webhookEndpointsTable.name}
+       WHERE account_kind = $1 AND account_id = $2 ORDER BY created_at DESC, webhook_id`,
+      [account.kind, account.id],
+    );
+    return result.rows.map((row) => endpointOf(row).endpoint);
+  }
+
+  /** The endpoint and its account, if it exists. */
+  async find(
+    webhookId: string,
+  ): Promise<{ endpoint: WebhookEndpoint; account: AccountReference } | undefined> {
+    const result = await this.dependencies.pool.query<EndpointRow>(
+      `SELECT webhook_id, account_kind, account_id, url, events, created_at FROM ${webhookEndpointsTable.name}
+       WHERE webhook_id = $1`,
+      [webhookId],
+    );
+    const row = result.rows[0];
+    return row ? endpointOf(row) : undefined;
+  }
+
+  async removeWebhook(webhookId: string, account: AccountReference, actor: string, correlationId: string) {
+    await this.append(`webhook-${webhookId}`, {
+      type: "WebhookEndpointRemoved",
+      data: { webhookId, account },
+      metadata: this.metadata(actor, correlationId),
+    });
+    await cancelPendingMessages(this.dependencies.pool, webhookId);
+    await this.dependencies.pool.query("DELETE FROM webhook_secrets WHERE webhook_id = $1", [webhookId]);
+  }
+
+  deliveries(webhookId: string): Promise<DeliveryView[]> {
+    return listDeliveries(this.dependencies.pool, webhookId);
+  }
+
+  sendTest(webhookId: string): Promise<string> {
+    return enqueueTestMessage(this.dependencies.pool, webhookId, this.now());
+  }
+
+  private async append(streamId: string, event: LedgerEvent) {
+    const appended = await this.dependencies.store.append({
+      streamId,
+      expectedVersion: "any",
+      events: [{ eventId: randomUUID(), event }],
+    });
+    await this.dependencies.waiter.waitFor(
+      appended.position,
+      [alertSettingsProjection.name],
+      this.dependencies.projectionWaitTimeoutMs,
+    );
+  }
+
+  private metadata(actor: string, correlationId: string): EventMetadata {
+    return { actor, correlationId, occurredAt: this.now().toISOString() };
+  }
+}
+
+type EndpointRow = {
+  webhook_id: string;
+  account_kind: "user" | "organization";
+  account_id: string;
+  url: string;
+  events: WebhookEventType[];
+  created_at: Date;
+};
+
+function endpointOf(row: EndpointRow) {
+  return {
+    account: { kind: row.account_kind, id: row.account_id },
+    endpoint: {
+      id: row.webhook_id,
+      url: row.url,
+      events: row.events,
+      isOrganization: row.account_kind === "organization",
+      createdAt: row.created_at.toISOString(),
+    },
+  };
+}

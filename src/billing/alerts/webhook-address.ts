@@ -1,0 +1,75 @@
+import { lookup } from "node:dns/promises";
+import { BlockList, isIP } from "node:net";
+
+/**
+ * Where a webhook may be sent (C14): not to a loopback, private, link-local or unspecified address, unless the
+ * deployment allows private networks (`WEBHOOK_ALLOW_PRIVATE_NETWORKS=true`). Checked on the addresses the host
+ * resolves to, when an endpoint is added and again at each delivery (a name may move).
+ */
+
+const refused = new BlockList();
+for (const [network, prefix] of [
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.168.0.0", 16],
+] as const)
+  refused.addSubnet(network, prefix, "ipv4");
+for (const [network, prefix] of [
+  ["::", 128],
+  ["::1", 128],
+  ["fc00::", 7],
+  ["fe80::", 10],
+] as const)
+  refused.addSubnet(network, prefix, "ipv6");
+
+/** The refusal of a webhook URL, said to the client (400/100 at the edge). */
+export class WebhookAddressRefusedError extends Error {
+  override readonly name = "WebhookAddressRefusedError";
+}
+
+export function isPrivateAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return refused.check(address, "ipv4");
+  if (family !== 6) return true;
+  // An IPv4 address written as IPv6 (::ffff:127.0.0.1) is judged as the IPv4 address it is.
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return refused.check(mapped[1]!, "ipv4");
+  return refused.check(address, "ipv6");
+}
+
+/** The URL, when it is http(s) with a host; else WebhookAddressRefusedError. */
+export function parseWebhookUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new WebhookAddressRefusedError("url must be an absolute http:// or https:// URL");
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:")
+    throw new WebhookAddressRefusedError("url must be an absolute http:// or https:// URL");
+  if (url.username || url.password) throw new WebhookAddressRefusedError("url must not carry credentials");
+  return url;
+}
+
+/** Resolves the URL's host and refuses it when any address it names is not public (unless allowed). */
+export async function assertDeliverableUrl(text: string, allowPrivateNetworks: boolean): Promise<URL> {
+  const url = parseWebhookUrl(text);
+  if (allowPrivateNetworks) return url;
+  const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  let addresses: string[];
+  try {
+    addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((entry) => entry.address);
+  } catch {
+    throw new WebhookAddressRefusedError(`url's host ${host} does not resolve`);
+  }
+  const inside = addresses.find(isPrivateAddress);
+  if (inside !== undefined || addresses.length === 0)
+    throw new WebhookAddressRefusedError(
+      `url's host ${host} is a loopback, private or link-local address (${inside ?? "none"}); webhooks go only to public addresses`,
+    );
+  return url;
+}

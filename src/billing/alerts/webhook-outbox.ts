@@ -1,0 +1,262 @@
+import { randomUUID } from "node:crypto";
+import type pg from "pg";
+import { alertThresholdsTable, webhookEndpointsTable } from "../../../projections/alert-settings";
+import { assert } from "../../kernel/assert";
+import { webhookLimits } from "../../kernel/limits";
+import type { AccountReference, WebhookEventType } from "../../ledger/events";
+
+/**
+ * The webhook outbox (src/ledger/schema/webhooks/webhook-deliveries.ts): messages written once per endpoint,
+ * leased by a worker, marked delivered or rescheduled. Everything here is one statement.
+ */
+
+export type MessageType = WebhookEventType | "webhook.test";
+
+export interface OutboxMessage {
+  deliveryId: string;
+  webhookId: string;
+  url: string;
+  secret: string;
+  body: string;
+  attempts: number;
+  createdAt: Date;
+}
+
+/** `{ type, timestamp, data }`, as signed and sent. */
+export function messageBody(type: MessageType, at: Date, data: Record<string, unknown>): string {
+  const body = JSON.stringify({ type, timestamp: at.toISOString(), data });
+  assert(
+    Buffer.byteLength(body) <= webhookLimits.bodyBytesMax,
+    `webhook body over ${webhookLimits.bodyBytesMax} bytes`,
+  );
+  return body;
+}
+
+/**
+ * A message of `type` for every endpoint of the account subscribed to it; with a `dedupeKey`, at most one per
+ * endpoint and key however often it is asked. Answers how many were written.
+ */
+export async function enqueueAlert(
+  database: Pick<pg.ClientBase, "query">,
+  alert: {
+    account: AccountReference;
+    type: WebhookEventType;
+    data: Record<string, unknown>;
+    at: Date;
+    dedupeKey?: string;
+  },
+): Promise<number> {
+  const body = messageBody(alert.type, alert.at, alert.data);
+  const result = await database.query(
+    `INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_type, body, dedupe_key)
+     SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), webhook_id, $3, $4, $5
+     FROM ${webhookEndpointsTable.name}
+     WHERE account_kind = $1 AND account_id = $2 AND events::jsonb ? $3
+     ON CONFLICT (webhook_id, dedupe_key) DO NOTHING`,
+    [alert.account.kind, alert.account.id, alert.type, body, alert.dedupeKey ?? null],
+  );
+  return result.rowCount ?? 0;
+}
+
+/** A test message for one endpoint (`POST /llm/webhooks/{id}/test`). */
+export async function enqueueTestMessage(database: Pick<pg.Pool, "query">, webhookId: string, at: Date) {
+  const deliveryId = `msg_${randomUUID().replaceAll("-", "")}`;
+  const body = messageBody("webhook.test", at, { webhookId });
+  await database.query(
+    `INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_type, body) VALUES ($1, $2, 'webhook.test', $3)`,
+    [deliveryId, webhookId, body],
+  );
+  return deliveryId;
+}
+
+/** Leases up to `count` due messages of endpoints that still exist, for `leaseMs`, to `owner`. */
+export async function leaseDueMessages(
+  database: Pick<pg.Pool, "query">,
+  owner: string,
+  count: number,
+  leaseMs: number,
+): Promise<OutboxMessage[]> {
+  const result = await database.query<{
+    delivery_id: string;
+    webhook_id: string;
+    url: string;
+    secret: string;
+    body: string;
+    attempts: number;
+    created_at: Date;
+  }>(
+    `WITH due AS (
+       SELECT delivery.delivery_id FROM webhook_deliveries delivery
+       WHERE delivery.status = 'pending' AND delivery.next_attempt_at <= now()
+         AND (delivery.leased_until IS NULL OR delivery.leased_until < now())
+       ORDER BY delivery.next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+     UPDATE webhook_deliveries delivery
+     SET leased_until = now() + make_interval(secs => $3::double precision / 1000), lease_owner = $1
+     FROM due, webhook_secrets secret, ${webhookEndpointsTable.name} endpoint
+     WHERE delivery.delivery_id = due.delivery_id AND secret.webhook_id = delivery.webhook_id
+       AND endpoint.webhook_id = delivery.webhook_id
+     RETURNING delivery.delivery_id, delivery.webhook_id, endpoint.url, secret.secret, delivery.body,
+       delivery.attempts, delivery.created_at`,
+    [owner, count, leaseMs],
+  );
+  return result.rows.map((row) => ({
+    deliveryId: row.delivery_id,
+    webhookId: row.webhook_id,
+    url: row.url,
+    secret: row.secret,
+    body: row.body,
+    attempts: row.attempts,
+    createdAt: row.created_at,
+  }));
+}
+
+/** Records an attempt's end, if `owner` still holds the lease (a lapsed lease's row is someone else's now). */
+export async function recordAttempt(
+  database: Pick<pg.Pool, "query">,
+  owner: string,
+  message: OutboxMessage,
+  result:
+    | { delivered: true; responseStatus: number }
+    | { delivered: false; responseStatus: number | null; error: string; nextAttemptAt: Date | null },
+): Promise<void> {
+  if (result.delivered) {
+    await database.query(
+      `UPDATE webhook_deliveries SET status = 'delivered', attempts = attempts + 1, delivered_at = now(),
+         last_response_status = $3, last_error = NULL, leased_until = NULL
+       WHERE delivery_id = $1 AND lease_owner = $2 AND status = 'pending'`,
+      [message.deliveryId, owner, result.responseStatus],
+    );
+    return;
+  }
+  await database.query(
+    `UPDATE webhook_deliveries SET attempts = attempts + 1, last_response_status = $3, last_error = $4,
+       status = CASE WHEN $5::timestamptz IS NULL THEN 'failed' ELSE 'pending' END,
+       next_attempt_at = coalesce($5::timestamptz, next_attempt_at), leased_until = NULL
+     WHERE delivery_id = $1 AND lease_owner = $2 AND status = 'pending'`,
+    [message.deliveryId, owner, result.responseStatus, result.error.slice(0, 500), result.nextAttemptAt],
+  );
+}
+
+/** Pending messages of a removed endpoint are not sent. */
+export async function cancelPendingMessages(database: Pick<pg.Pool, "query">, webhookId: string) {
+  await database.query(
+    `UPDATE webhook_deliveries SET status = 'cancelled' WHERE webhook_id = $1 AND status = 'pending'`,
+    [webhookId],
+  );
+}
+
+export interface DeliveryView {
+  id: string;
+  type: string;
+  status: string;
+  attempts: number;
+  createdAt: string;
+  nextAttemptAt: string | null;
+  deliveredAt: string | null;
+  lastResponseStatus: number | null;
+  lastError: string | null;
+}
+
+export async function listDeliveries(
+  database: Pick<pg.Pool, "query">,
+  webhookId: string,
+): Promise<DeliveryView[]> {
+  const result = await database.query<{
+    delivery_id: string;
+    event_type: string;
+    status: string;
+    attempts: number;
+    created_at: Date;
+    next_attempt_at: Date;
+    delivered_at: Date | null;
+    last_response_status: number | null;
+    last_error: string | null;
+  }>(
+    `SELECT delivery_id, event_type, status, attempts, created_at, next_attempt_at, delivered_at,
+       last_response_status, last_error
+     FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY created_at DESC, delivery_id LIMIT $2`,
+    [webhookId, webhookLimits.deliveriesListedMax],
+  );
+  return result.rows.map((row) => ({
+    id: row.delivery_id,
+    type: row.event_type,
+    status: row.status,
+    attempts: row.attempts,
+    createdAt: row.created_at.toISOString(),
+    nextAttemptAt: row.status === "pending" ? row.next_attempt_at.toISOString() : null,
+    deliveredAt: row.delivered_at?.toISOString() ?? null,
+    lastResponseStatus: row.last_response_status,
+    lastError: row.last_error,
+  }));
+}
+
+/** Where a low-funds pass starts: after this account in (kind, id) order; null: from the first. */
+export type BalanceCheckCursor = { kind: string; id: string } | null;
+
+/**
+ * One pass of low-funds detection (C14, `balance.low` once per crossing): for up to `accountsMax` accounts with
+ * a threshold after `after` in (kind, id) order, compares what they have available (C10: balance − pending −
+ * open holds) with it, in one statement: an account newly below gets one message per subscribed endpoint and is
+ * marked below; one at or above its threshold again is marked not below (armed for the next crossing). Answers
+ * the accounts alerted and where the next pass starts: after the last account checked, or from the first again
+ * (null) once the pass reached the end, so that passes in turn check every account with a threshold.
+ */
+export async function detectLowBalances(
+  database: Pick<pg.Pool, "query">,
+  at: Date,
+  accountsMax: number,
+  after: BalanceCheckCursor = null,
+): Promise<{ alerted: number; next: BalanceCheckCursor }> {
+  const result = await database.query<{
+    alerted: string;
+    checked: string;
+    last_kind: string | null;
+    last_id: string | null;
+  }>(
+    `WITH observed AS (
+       SELECT threshold.account_kind, threshold.account_id, threshold.balance_below_won,
+         funds.balance_won - funds.pending_won - funds.held_won AS available_won,
+         funds.balance_won - funds.pending_won - funds.held_won < threshold.balance_below_won AS below,
+         coalesce(state.below, false) AS was_below
+       FROM ${alertThresholdsTable.name} threshold
+       JOIN account_funds funds ON funds.account_kind = threshold.account_kind
+         AND funds.account_id = threshold.account_id
+       LEFT JOIN alert_balance_states state ON state.account_kind = threshold.account_kind
+         AND state.account_id = threshold.account_id
+       WHERE threshold.balance_below_won IS NOT NULL
+         AND ($4::text IS NULL OR (threshold.account_kind, threshold.account_id) > ($4::text, $5::text))
+       ORDER BY threshold.account_kind, threshold.account_id LIMIT $1),
+     changed AS (
+       INSERT INTO alert_balance_states AS state (account_kind, account_id, below, changed_at)
+       SELECT account_kind, account_id, below, $2 FROM observed WHERE below <> was_below
+       ON CONFLICT (account_kind, account_id) DO UPDATE SET below = excluded.below, changed_at = excluded.changed_at
+         WHERE state.below <> excluded.below
+       RETURNING account_kind, account_id, below),
+     alerted AS (
+       INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_type, body)
+       SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), endpoint.webhook_id, 'balance.low',
+         json_build_object('type', 'balance.low', 'timestamp', $3::text, 'data', json_build_object(
+           'account', json_build_object('kind', observed.account_kind, 'id', observed.account_id),
+           'availableWon', observed.available_won::text,
+           'balanceBelowWon', observed.balance_below_won::text))::text
+       FROM changed
+       JOIN observed USING (account_kind, account_id)
+       JOIN ${webhookEndpointsTable.name} endpoint ON endpoint.account_kind = changed.account_kind
+         AND endpoint.account_id = changed.account_id AND endpoint.events::jsonb ? 'balance.low'
+       WHERE changed.below
+       RETURNING 1),
+     last AS (
+       SELECT account_kind, account_id FROM observed ORDER BY account_kind DESC, account_id DESC LIMIT 1)
+     SELECT (SELECT count(*) FROM changed WHERE below)::text AS alerted, (SELECT count(*) FROM alerted) AS messages,
+       (SELECT count(*) FROM observed)::text AS checked,
+       (SELECT account_kind FROM last) AS last_kind, (SELECT account_id FROM last) AS last_id`,
+    [accountsMax, at, at.toISOString(), after?.kind ?? null, after?.id ?? null],
+  );
+  const row = result.rows[0];
+  const full = Number(row?.checked ?? 0) >= accountsMax;
+  return {
+    alerted: Number(row?.alerted ?? 0),
+    next:
+      full && row?.last_kind != null && row.last_id != null ? { kind: row.last_kind, id: row.last_id } : null,
+  };
+}

@@ -1,0 +1,83 @@
+import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import http from "node:http";
+import https from "node:https";
+import type { LookupFunction } from "node:net";
+import { webhookLimits } from "../../kernel/limits";
+import { assertDeliverableUrl, isPrivateAddress } from "./webhook-address";
+import type { SignedHeaders } from "./webhook-signing";
+
+/**
+ * One attempt at sending a signed message: a POST of the body with its three headers, bounded in time and in
+ * the bytes of the answer read. The URL is checked again here (C14), and the connection itself goes only to an
+ * address the check allows (the lookup that connects refuses a private one), so a name that moved to a
+ * private address between the check and the connection is refused too.
+ */
+
+export type AttemptOutcome =
+  | { outcome: "delivered"; responseStatus: number }
+  | { outcome: "failed"; responseStatus: number | null; error: string };
+
+function guardedLookup(allowPrivateNetworks: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+      if (error) return callback(error, "", 0);
+      const allowed = addresses.filter((entry) => allowPrivateNetworks || !isPrivateAddress(entry.address));
+      const first = allowed[0];
+      if (!first) return callback(new Error(`${hostname} resolves only to private addresses`), "", 0);
+      if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, allowed);
+      callback(null, first.address, first.family);
+    });
+  };
+}
+
+export async function sendWebhook(input: {
+  url: string;
+  headers: SignedHeaders;
+  body: string;
+  allowPrivateNetworks: boolean;
+  timeoutMs?: number;
+}): Promise<AttemptOutcome> {
+  let url: URL;
+  try {
+    url = await assertDeliverableUrl(input.url, input.allowPrivateNetworks);
+  } catch (error) {
+    return { outcome: "failed", responseStatus: null, error: (error as Error).message };
+  }
+  const client = url.protocol === "https:" ? https : http;
+  return new Promise((resolve) => {
+    const request = client.request(
+      url,
+      {
+        method: "POST",
+        headers: {
+          ...input.headers,
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(input.body),
+          "user-agent": "won-gateway-webhooks",
+        },
+        timeout: input.timeoutMs ?? webhookLimits.deliveryTimeoutMs,
+        lookup: guardedLookup(input.allowPrivateNetworks),
+      },
+      (response) => {
+        let bytes = 0;
+        const status = response.statusCode ?? 0;
+        const finish = () => {
+          response.destroy();
+          if (status >= 200 && status < 300) resolve({ outcome: "delivered", responseStatus: status });
+          else resolve({ outcome: "failed", responseStatus: status, error: `receiver answered ${status}` });
+        };
+        response.on("data", (chunk: Buffer) => {
+          bytes += chunk.length;
+          if (bytes > webhookLimits.responseBytesMax) finish();
+        });
+        response.on("end", finish);
+        response.on("error", finish);
+      },
+    );
+    request.on("timeout", () => request.destroy(new Error("timed out")));
+    request.on("error", (error) =>
+      resolve({ outcome: "failed", responseStatus: null, error: error.message }),
+    );
+    request.end(input.body);
+  });
+}
