@@ -7,6 +7,7 @@ import type { OrganizationRoleService } from "../../keys/organization-role-servi
 import { type AccountReference, webhookEventTypes } from "../../ledger/events";
 import type { Session } from "../../sessions/session-tokens";
 import { apiErrors, validationErrorOf } from "../api-error";
+import { storableString } from "../http/storable-string";
 import { handleKeyRoute } from "../keys/key-routes";
 import { sessionOf } from "../middleware/authenticate-session";
 import { requestIdOf } from "../middleware/request-id";
@@ -119,7 +120,10 @@ export function createAlertRouters(alerts: AlertService, roles: OrganizationRole
 
   /** The endpoint, when the session may manage it; else 404 (another account's is not told apart). */
   const endpointFor = async (request: Request, response: Response) => {
-    const found = await alerts.find(String(request.params.id));
+    // Text PostgreSQL cannot store (a NUL, a lone surrogate) is refused 400/100 before the database.
+    const id = storableString.safeParse(String(request.params.id));
+    if (!id.success) throw validationErrorOf(id.error);
+    const found = await alerts.find(id.data);
     const session = sessionOf(response.locals);
     const mine =
       found &&
