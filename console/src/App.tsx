@@ -22,6 +22,7 @@ import { PlaygroundPage } from "./pages/playground/playground-page";
 import { AdminStatementPage } from "./pages/statement/admin-statement-page";
 import { StatementPage } from "./pages/statement/statement-page";
 import { UpstreamsPage } from "./pages/upstreams-page";
+import { WebhooksPage } from "./pages/webhooks/webhooks-page";
 
 // The pages with charts (recharts is most of the bundle) load when first shown, not with the sign-in page;
 // so do the accounts and pricing pages, which shared a module with the FX page's chart.
@@ -48,6 +49,7 @@ const userRoutes = [
   { path: "/playground", label: "navPlayground" },
   { path: "/statements", label: "navStatements" },
   { path: "/members", label: "navMembers" },
+  { path: "/webhooks", label: "navWebhooks" },
 ] as const satisfies readonly { path: string; label: MessageKey }[];
 const adminRoutes = [
   { path: "/admin/accounts", label: "navAccounts" },
@@ -230,6 +232,9 @@ function UserArea({ path, navigate }: { path: string; navigate(path: string): vo
       break;
     case "/members":
       page = <MembersPage hasOrganization={hasOrganization} />;
+      break;
+    case "/webhooks":
+      page = <WebhooksPage hasOrganization={hasOrganization} />;
       break;
     default:
       page = <OverviewPage />;

@@ -18,7 +18,7 @@ const userId = "mina";
 const organizationId = "acme";
 const phone = { width: 390, height: 844 };
 const laptop = { width: 1366, height: 768 };
-const userPages = ["/", "/keys", "/usage", "/activity", "/models", "/playground"] as const;
+const userPages = ["/", "/keys", "/usage", "/activity", "/models", "/playground", "/webhooks"] as const;
 const adminPages = [
   "/admin/accounts",
   "/admin/pricing",
@@ -184,8 +184,8 @@ describe("the console at 1366 px and 390 px, in Korean and English", { timeout: 
     const wordBreaks = await page.evaluate<string[]>(
       `${navLinks}.map((link) => getComputedStyle(link).wordBreak)`,
     );
-    // The header's links and the admin pages' tabs, statements and upstreams included.
-    expect(wordBreaks.length).toBe(15);
+    // The header's links and the admin pages' tabs, statements, upstreams and webhooks included.
+    expect(wordBreaks.length).toBe(16);
     expect(new Set(wordBreaks)).toEqual(new Set(["keep-all"]));
     const linesPerLink = await page.evaluate<number[]>(
       `${navLinks}.map((link) => link.getClientRects().length)`,

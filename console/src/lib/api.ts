@@ -7,6 +7,8 @@
  * sign-in. Every write carries the cookie's CSRF token, held in memory here, never in storage.
  */
 
+import type { WebhookEndpoint as ServerWebhookEndpoint } from "../../../src/billing/alerts/alert-service";
+import type { DeliveryView } from "../../../src/billing/alerts/webhook-outbox";
 import type { AccountKey } from "../../../src/billing/read-models/admin-read-model";
 import type { BillingHistoryEntry } from "../../../src/billing/read-models/billing-history";
 import type { DiscountChange, PriceChange } from "../../../src/billing/read-models/pricing-history";
@@ -24,6 +26,7 @@ import type { KeyLimits as ApiKeyLimits, ApiKeyLimitsView } from "../../../src/k
 import type { ApiKeyRecord, IssuedApiKey } from "../../../src/keys/api-key-service";
 import type { OrganizationMember } from "../../../src/keys/organization-role-service";
 import type { OrganizationAction, OrganizationRole } from "../../../src/keys/organization-roles";
+import type { WebhookEventType } from "../../../src/ledger/events";
 import type { LedgerStatus, OnDemandVerification } from "../../../src/ledger/integrity/ledger-status";
 import { addDays } from "./format";
 
@@ -60,6 +63,17 @@ export interface OrganizationMembers {
   organizationId: string;
   you: { userId: string; role: OrganizationRole; actions: OrganizationAction[] };
   data: OrganizationMember[];
+}
+
+/** Alerts by signed webhooks (docs/api.md): an account's low-funds threshold, its endpoints and their deliveries. */
+export type { WebhookEventType };
+export type WebhookEndpoint = ServerWebhookEndpoint;
+/** Only the answer that adds an endpoint carries its signing secret. */
+export type AddedWebhookEndpoint = WebhookEndpoint & { secret: string };
+export type WebhookDelivery = DeliveryView;
+export interface AlertThreshold {
+  isOrganization: boolean;
+  balanceBelowWon: string | null;
 }
 
 export interface SessionInfo {
@@ -271,6 +285,26 @@ export const userApi = {
       "GET",
       `/llm/models${query({ isOrganization: String(isOrganization) })}`,
     ),
+  alertThreshold: (isOrganization: boolean) =>
+    call<AlertThreshold>("user", "GET", `/llm/alerts${query({ isOrganization: String(isOrganization) })}`),
+  /** `null` clears the threshold. */
+  setAlertThreshold: (body: AlertThreshold) => call<AlertThreshold>("user", "PUT", "/llm/alerts", body),
+  webhooks: (isOrganization: boolean) =>
+    call<{ data: WebhookEndpoint[] }>(
+      "user",
+      "GET",
+      `/llm/webhooks${query({ isOrganization: String(isOrganization) })}`,
+    ),
+  addWebhook: (body: { url: string; events: WebhookEventType[]; isOrganization: boolean }) =>
+    call<AddedWebhookEndpoint>("user", "POST", "/llm/webhooks", body),
+  deleteWebhook: (id: string) =>
+    call<{ id: string; deleted: true }>("user", "DELETE", `/llm/webhooks/${encodeURIComponent(id)}`),
+  /** Newest first, at most 100. */
+  webhookDeliveries: (id: string) =>
+    call<{ data: WebhookDelivery[] }>("user", "GET", `/llm/webhooks/${encodeURIComponent(id)}/deliveries`),
+  /** Queues a `webhook.test` message; the answer is its webhook-id. */
+  testWebhook: (id: string) =>
+    call<{ id: string }>("user", "POST", `/llm/webhooks/${encodeURIComponent(id)}/test`),
   /** A fresh key for the playground, replacing the last one; it lives in the page's memory only. */
   playgroundKey: (isOrganization: boolean) =>
     call<NewApiKey & { baseUrl: string }>("user", "POST", "/llm/playground/key", { isOrganization }),

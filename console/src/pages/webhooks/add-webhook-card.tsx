@@ -1,0 +1,99 @@
+import { type FormEvent, useState } from "react";
+import { Card, ErrorMessage } from "../../components/ui";
+import type { AddedWebhookEndpoint, WebhookEventType } from "../../lib/api";
+import { fieldText } from "../../lib/form-fields";
+import { type MessageKey, useI18n } from "../../lib/i18n";
+
+/** A label for every event an endpoint may ask for: a Record, so a new event type is a compile error here. */
+export const webhookEventLabels: Record<WebhookEventType, MessageKey> = {
+  "balance.low": "eventBalanceLow",
+  "key.limit_reached": "eventKeyLimitReached",
+  "statement.closed": "eventStatementClosed",
+};
+const webhookEvents = Object.keys(webhookEventLabels) as WebhookEventType[];
+
+export function AddWebhookCard(props: {
+  adding: boolean;
+  error: unknown;
+  onAdd(endpoint: { url: string; events: WebhookEventType[] }): void;
+}) {
+  const { t } = useI18n();
+  const [noEvent, setNoEvent] = useState(false);
+  function submit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const fields = new FormData(form);
+    const events = webhookEvents.filter((type) => fields.getAll("events").includes(type));
+    // The server refuses an empty list too; said here, next to the boxes, before a round trip.
+    setNoEvent(events.length === 0);
+    if (events.length === 0) return;
+    props.onAdd({ url: fieldText(fields, "url"), events });
+    form.reset();
+  }
+  return (
+    <Card title={t("addWebhookTitle")}>
+      <form className="stack" onSubmit={submit}>
+        <label>
+          {t("webhookUrl")}
+          <input name="url" type="url" required maxLength={2000} placeholder="https://" />
+        </label>
+        <fieldset className="event-choice">
+          <legend>{t("webhookEvents")}</legend>
+          {webhookEvents.map((type) => (
+            <label key={type} className="check">
+              <input type="checkbox" name="events" value={type} />
+              {t(webhookEventLabels[type])}
+            </label>
+          ))}
+          {noEvent && (
+            <p role="alert" className="field-error">
+              {t("webhookEventsRequired")}
+            </p>
+          )}
+        </fieldset>
+        <div>
+          <button type="submit" className="primary" disabled={props.adding}>
+            {t("addWebhook")}
+          </button>
+        </div>
+      </form>
+      <ErrorMessage error={props.error} />
+    </Card>
+  );
+}
+
+/** The signing secret, shown this once in a field that selects and copies whole: the server shows it no more. */
+export function WebhookSecretCard({ added, onDone }: { added: AddedWebhookEndpoint; onDone(): void }) {
+  const { t } = useI18n();
+  const [copied, setCopied] = useState(false);
+  async function copy() {
+    await navigator.clipboard.writeText(added.secret);
+    setCopied(true);
+  }
+  return (
+    <section className="card new-key" aria-labelledby="webhook-secret-title">
+      <h2 id="webhook-secret-title">{t("webhookSecretTitle")}</h2>
+      <p className="muted">{added.url}</p>
+      <p role="alert" className="warning">
+        {t("webhookSecretWarning")}
+      </p>
+      <div className="row wrap">
+        <label className="secret-field">
+          {t("webhookSecretLabel")}
+          <input
+            readOnly
+            value={added.secret}
+            data-testid="webhook-secret"
+            onFocus={(event) => event.currentTarget.select()}
+          />
+        </label>
+        <button type="button" onClick={() => void copy()}>
+          {copied ? t("copied") : t("copy")}
+        </button>
+        <button type="button" onClick={onDone}>
+          {t("done")}
+        </button>
+      </div>
+    </section>
+  );
+}
