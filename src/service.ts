@@ -372,7 +372,6 @@ async function startHolds(
     retryDelaysMs: limits.usageOutboxRetryDelaysMs,
   });
   const keyLimitAlerts = new KeyLimitAlerts({ database: ledger.pool, logger });
-  keyLimitAlerts.start();
   const holds = new GenerationHolds({
     authorizer: new HoldAuthorizer(
       new PostgresUsageAuthorizations(ledger.pool, ledger.store.appendsBeside),

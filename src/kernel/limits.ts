@@ -461,12 +461,10 @@ export const webhookLimits = {
   balanceCheckIntervalMs: 5_000,
   balanceCheckAccountsMax: 1_000,
   /**
-   * `key.limit_reached`: refusals waiting to be written to the outbox (more are dropped and counted), how many
-   * one write takes, how often it runs, and how many written (key, window) pairs a process remembers.
+   * `key.limit_reached`: alerts being written at once (a refusal past it is answered without its alert, counted),
+   * and how many written (key, window) pairs a process remembers.
    */
-  keyLimitAlertQueueMax: 1_000,
-  keyLimitAlertBatchMax: 50,
-  keyLimitAlertFlushIntervalMs: 1_000,
+  keyLimitAlertWritesInFlightMax: 1_000,
   keyLimitAlertsRememberedMax: 10_000,
   /** How often the workers look for months whose statements became final (`statement.closed`), and how many
    * accounts one pass tells (the rest are found by the next passes: a told account is not looked at again). */

@@ -10,10 +10,12 @@ import { enqueueAlert } from "./webhook-outbox";
 /**
  * `key.limit_reached` (C14): at most once per key and window, where the window is the one the refused limit
  * counts in: the minute for the rate limit, the Seoul month for the monthly spend limit, the key's lifetime for
- * the total one. A refusal is only noted on the request path (a bounded in-memory queue, nothing awaited); a
- * timer writes the queue to the outbox in batches, keyed `${keyId}:${window}` so that the outbox holds at most
- * one message per endpoint, key and window across processes. A failed write is logged and counted, never the
- * request's failure; when the queue is full, a refusal is dropped and counted.
+ * the total one. The first refusal of a key's window in this process writes its alert to the outbox before the
+ * refusal is answered, so no crash of the gateway can lose it (at least once, as every webhook); later refusals
+ * of that window wait for that same write or, once it is done, for nothing. The outbox's dedupe key
+ * `${keyId}:${window}` keeps one message per endpoint, key and window across processes. A failed write is logged
+ * and counted, never the request's failure (the next refusal of the window tries again); past
+ * `keyLimitAlertWritesInFlightMax` writes at once a refusal's alert is dropped and counted.
  */
 
 export interface KeyLimitRefused {
@@ -49,80 +51,55 @@ export function keyLimitWindowOf(kind: KeyLimitKind, at: Date): { window: string
 export interface KeyLimitAlertsOptions {
   database: Pick<pg.Pool, "query">;
   logger: Logger;
-  queueMax?: number;
-  batchMax?: number;
-  flushIntervalMs?: number;
+  writesInFlightMax?: number;
 }
 
 export class KeyLimitAlerts {
-  /** Refusals to write, by dedupe key (a second refusal in the same window adds nothing). */
-  private readonly queue = new Map<string, KeyLimitRefused>();
+  /** Writes in flight, by dedupe key: every refusal of that window waits for the same one. */
+  private readonly writing = new Map<string, Promise<void>>();
   /** Dedupe keys this process wrote already (bounded: a hint that saves a statement, the outbox decides). */
   private readonly written = new Set<string>();
-  private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<number> = Promise.resolve(0);
   dropped = 0;
   failed = 0;
 
   constructor(private readonly options: KeyLimitAlertsOptions) {}
 
-  start(): void {
-    this.timer = setInterval(() => {
-      void this.flush();
-    }, this.options.flushIntervalMs ?? webhookLimits.keyLimitAlertFlushIntervalMs);
-    this.timer.unref();
-  }
-
-  /** Notes a refusal; never throws, never waits. */
-  noted(refusal: KeyLimitRefused): void {
+  /** Settles once the refusal's alert is in the outbox (or its write failed, logged); never rejects. */
+  noted(refusal: KeyLimitRefused): Promise<void> {
     const dedupeKey = `${refusal.keyId}:${keyLimitWindowOf(refusal.limit.kind, refusal.at).window}`;
-    if (this.written.has(dedupeKey) || this.queue.has(dedupeKey)) return;
-    if (this.queue.size >= (this.options.queueMax ?? webhookLimits.keyLimitAlertQueueMax)) {
+    if (this.written.has(dedupeKey)) return Promise.resolve();
+    const inFlight = this.writing.get(dedupeKey);
+    if (inFlight) return inFlight;
+    if (
+      this.writing.size >= (this.options.writesInFlightMax ?? webhookLimits.keyLimitAlertWritesInFlightMax)
+    ) {
       this.dropped++;
-      return;
+      return Promise.resolve();
     }
-    this.queue.set(dedupeKey, refusal);
+    const write = this.write(dedupeKey, refusal)
+      .catch((error: unknown) => {
+        this.failed++;
+        this.options.logger.warn(
+          { err: error, dedupeKey },
+          "webhooks: writing a key.limit_reached alert failed",
+        );
+      })
+      .finally(() => this.writing.delete(dedupeKey));
+    this.writing.set(dedupeKey, write);
+    return write;
   }
 
-  /** Writes up to one batch of the queue to the outbox (one flush at a time); answers the refusals written. */
-  flush(): Promise<number> {
-    this.flushing = this.flushing.then(() => this.writeBatch());
-    return this.flushing;
-  }
-
+  /** Waits for the writes in flight. */
   async close(): Promise<void> {
-    clearInterval(this.timer);
-    while (this.queue.size > 0 && (await this.flush()) > 0);
+    await Promise.all(this.writing.values());
   }
 
-  private async writeBatch(): Promise<number> {
-    const batch = [...this.queue].slice(0, this.options.batchMax ?? webhookLimits.keyLimitAlertBatchMax);
-    for (const [dedupeKey] of batch) this.queue.delete(dedupeKey);
-    // A name is a nicety: without it (the read failed), the alerts go out with keyName null.
-    const names = await readKeyNames(
-      this.options.database,
-      batch.map(([, refusal]) => refusal.keyId),
-    ).catch(() => new Map<string, string>());
-    const results = await Promise.allSettled(
-      batch.map(([dedupeKey, refusal]) => this.write(dedupeKey, refusal, names.get(refusal.keyId) ?? null)),
-    );
-    let written = 0;
-    results.forEach((result, index) => {
-      if (result.status === "fulfilled") {
-        written++;
-        return;
-      }
-      this.failed++;
-      this.options.logger.warn(
-        { err: result.reason, dedupeKey: batch[index]?.[0] },
-        "webhooks: writing a key.limit_reached alert failed",
-      );
-    });
-    return written;
-  }
-
-  private async write(dedupeKey: string, refusal: KeyLimitRefused, keyName: string | null): Promise<void> {
+  private async write(dedupeKey: string, refusal: KeyLimitRefused): Promise<void> {
     const { resetsAt } = keyLimitWindowOf(refusal.limit.kind, refusal.at);
+    // A name is a nicety: without it (the read failed), the alert goes out with keyName null.
+    const names = await readKeyNames(this.options.database, [refusal.keyId]).catch(
+      () => new Map<string, string>(),
+    );
     await enqueueAlert(this.options.database, {
       account: refusal.account,
       type: "key.limit_reached",
@@ -131,7 +108,7 @@ export class KeyLimitAlerts {
       data: {
         account: refusal.account,
         keyId: refusal.keyId,
-        keyName,
+        keyName: names.get(refusal.keyId) ?? null,
         limit: refusal.limit.kind,
         limitValue: refusal.limit.value,
         resetsAt: resetsAt?.toISOString() ?? null,

@@ -61,10 +61,10 @@ export interface GenerationHoldsOptions {
   limits: HoldLimits;
   logger: Logger;
   /**
-   * Told of each hold refused by one of its key's own limits (`key.limit_reached`, C14); must not wait or
-   * throw (a throw is logged and ignored): the refusal is answered regardless.
+   * Told of each hold refused by one of its key's own limits (`key.limit_reached`, C14); the refusal is
+   * answered once what it returns settles (its alert durable), and regardless of a failure (logged).
    */
-  onKeyLimitRefused?: (refusal: KeyLimitRefusalNotice) => void;
+  onKeyLimitRefused?: (refusal: KeyLimitRefusalNotice) => Promise<void> | void;
 }
 
 export interface KeyLimitRefusalNotice {
@@ -291,7 +291,7 @@ export class GenerationHolds {
           availableWon: decision.availableWon,
         });
       this.rememberLimitedKey(request.keyId);
-      this.noticeKeyLimit(request, { kind: decision.reason, value: decision.limit });
+      await this.noticeKeyLimit(request, { kind: decision.reason, value: decision.limit });
       throw new HoldRefusedError({
         kind: "key-limit",
         accountKind: request.account.kind,
@@ -334,9 +334,9 @@ export class GenerationHolds {
       );
   }
 
-  private noticeKeyLimit(request: HoldRequest, limit: KeyLimitRefusalNotice["limit"]): void {
+  private async noticeKeyLimit(request: HoldRequest, limit: KeyLimitRefusalNotice["limit"]): Promise<void> {
     try {
-      this.options.onKeyLimitRefused?.({
+      await this.options.onKeyLimitRefused?.({
         keyId: request.keyId,
         account: request.account,
         limit,
