@@ -17,6 +17,7 @@ import { createModelRouter } from "../../src/gateway/models/model-routes";
 import { buildOpenApiDocument } from "../../src/gateway/openapi/openapi-document";
 import { createAdminSessionRouter } from "../../src/gateway/sessions/admin-session-routes";
 import type { ApiKeyService } from "../../src/keys/api-key-service";
+import { webhookEventTypes } from "../../src/ledger/events";
 import { createOperations, type Operations } from "../../src/operations/operations";
 import type { SessionTokens } from "../../src/sessions/session-tokens";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
@@ -87,6 +88,14 @@ describe("GET /openapi.json", () => {
     const result = await new Validator().validate(served as never);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
+  });
+
+  it("describes the body of every message a webhook endpoint receives, under webhooks", () => {
+    const webhooks = (served as unknown as { webhooks: Record<string, { post: Record<string, unknown> }> })
+      .webhooks;
+    expect(Object.keys(webhooks).sort()).toEqual([...webhookEventTypes, "webhook.test"].sort());
+    for (const [type, item] of Object.entries(webhooks))
+      expect(JSON.stringify(item.post.requestBody), type).toContain(`"const":"${type}"`);
   });
 
   it("lists every route the express edge serves", () => {

@@ -237,8 +237,8 @@ export async function detectLowBalances(
        SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), endpoint.webhook_id, 'balance.low',
          json_build_object('type', 'balance.low', 'timestamp', $3::text, 'data', json_build_object(
            'account', json_build_object('kind', observed.account_kind, 'id', observed.account_id),
-           'availableWon', observed.available_won::text,
-           'balanceBelowWon', observed.balance_below_won::text))::text
+           'availableWon', trim_scale(observed.available_won)::text,
+           'balanceBelowWon', trim_scale(observed.balance_below_won)::text))::text
        FROM changed
        JOIN observed USING (account_kind, account_id)
        JOIN ${webhookEndpointsTable.name} endpoint ON endpoint.account_kind = changed.account_kind

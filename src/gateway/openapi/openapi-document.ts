@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { type ApiRoute, type ApplicationErrorCode, apiRoutes, type Security } from "./api-routes";
-import { errorBodySchema } from "./response-schemas";
+import { errorBodySchema, webhookMessageSchemas } from "./response-schemas";
 import { type JsonSchema, jsonSchemaOf, parametersOf } from "./zod-to-openapi-schema";
 
 /**
@@ -143,6 +143,33 @@ export function buildOpenApiDocument(options: { version: string }): Record<strin
       { name: "operations", description: "Health, metrics, this description" },
     ],
     paths,
+    webhooks: webhooksOf(),
     components: { securitySchemes },
   };
+}
+
+/**
+ * What a webhook endpoint receives (OpenAPI 3.1 `webhooks`): each message type's body, signed with the Standard
+ * Webhooks headers (docs/api.md says how to verify them).
+ */
+function webhooksOf(): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(webhookMessageSchemas).map(([type, schema]) => [
+      type,
+      {
+        post: {
+          summary: type,
+          description:
+            "Signed with the headers webhook-id (the same on every retry), webhook-timestamp and webhook-signature",
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: jsonSchemaOf(schema, "output") } },
+          },
+          responses: {
+            "200": { description: "Any 2xx acknowledges the message; anything else is retried for 24 hours" },
+          },
+        },
+      },
+    ]),
+  );
 }

@@ -619,3 +619,51 @@ export const webhookDeliveriesSchema = z
 export const webhookTestSchema = z.object({
   id: z.string().meta({ description: "the test message's webhook-id" }),
 });
+
+/** The account a webhook message is about. */
+const webhookAccount = z.object({ kind: z.enum(accountKinds), id: z.string() });
+
+/** The body of each message a webhook endpoint receives, `{ type, timestamp, data }` (OpenAPI `webhooks`). */
+function webhookMessageOf<Type extends string>(type: Type, data: z.ZodType, description: string) {
+  return z
+    .object({
+      type: z.literal(type),
+      timestamp: instant.meta({
+        description: "when the event happened (webhook-timestamp is the attempt's)",
+      }),
+      data,
+    })
+    .meta({ description });
+}
+
+export const webhookMessageSchemas = {
+  "balance.low": webhookMessageOf(
+    "balance.low",
+    z.object({ account: webhookAccount, availableWon: moneyText, balanceBelowWon: moneyText }),
+    "The account's available funds (balance − pending − open holds) fell below its threshold; sent once per crossing",
+  ),
+  "key.limit_reached": webhookMessageOf(
+    "key.limit_reached",
+    z.object({
+      account: webhookAccount,
+      keyId: z.string(),
+      keyName: z.string().nullable(),
+      limit: z.enum(["rate", "monthly-spend", "total-spend"]),
+      limitValue: z.string().meta({ description: "requests per minute, or won" }),
+      resetsAt: instant
+        .nullable()
+        .meta({ description: "when the window ends; null for the total spend limit" }),
+    }),
+    "A key was refused for one of its limits; at most once per key and window",
+  ),
+  "statement.closed": webhookMessageOf(
+    "statement.closed",
+    z.object({ account: webhookAccount, month: z.string(), from: instant, to: instant }),
+    "A month's statement became final; once per account and month",
+  ),
+  "webhook.test": webhookMessageOf(
+    "webhook.test",
+    z.object({ webhookId: z.string() }),
+    "Sent by POST /llm/webhooks/{id}/test",
+  ),
+} as const;

@@ -2,15 +2,17 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import pino from "pino";
 import { Webhook } from "standardwebhooks";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { pendingChargesTable } from "../../../projections/balances";
 import { detectClosedStatements } from "../../../src/billing/alerts/statement-closed-alerts";
 import { detectLowBalances } from "../../../src/billing/alerts/webhook-outbox";
 import { signedHeaders } from "../../../src/billing/alerts/webhook-signing";
 import { boundsOf, statementMonthOf } from "../../../src/billing/statements/statement-month";
+import { webhookMessageSchemas } from "../../../src/gateway/openapi/response-schemas";
 import { statementLimits } from "../../../src/kernel/limits";
 import { type RunningWebhookWorker, startWebhookWorker } from "../../../workers/deliver-webhooks";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
+import { callJson } from "../../support/json-call";
 
 /**
  * Alerts by signed webhooks (C14) through the real gateway, PostgreSQL and a real HTTP receiver on 127.0.0.1
@@ -24,8 +26,18 @@ interface Received {
   body: { type: string; timestamp: string; data: Record<string, unknown> };
 }
 
+/** A verified message's body, when it is not what /openapi.json's `webhooks` says that type's body is. */
+function undocumentedShapeOf(body: unknown): string | undefined {
+  const type = (body as { type?: string }).type as keyof typeof webhookMessageSchemas;
+  const schema = webhookMessageSchemas[type];
+  if (!schema) return `${String(type)}: a type /openapi.json does not list`;
+  const parsed = schema.safeParse(body);
+  return parsed.success ? undefined : `${type}: ${parsed.error.message}`;
+}
+
 function startReceiver(secret: () => string) {
   const received: Received[] = [];
+  const undocumented: string[] = [];
   let up = false;
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -38,15 +50,16 @@ function startReceiver(secret: () => string) {
       } catch {
         return void response.writeHead(400).end();
       }
-      received.push({
-        id: String(request.headers["webhook-id"]),
-        body: JSON.parse(body) as Received["body"],
-      });
+      const parsed = JSON.parse(body) as Received["body"];
+      const mismatch = undocumentedShapeOf(parsed);
+      if (mismatch !== undefined) undocumented.push(mismatch);
+      received.push({ id: String(request.headers["webhook-id"]), body: parsed });
       response.writeHead(204).end();
     });
   });
   return {
     received,
+    undocumented,
     setUp: (value: boolean) => {
       up = value;
     },
@@ -87,17 +100,7 @@ describe("alerts by signed webhooks", () => {
   let receiverUrl = "";
   const logger = pino({ level: "silent" });
 
-  async function call(base: string, method: string, path: string, token: string, body?: unknown) {
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-  }
+  const call = callJson;
 
   beforeAll(async () => {
     receiverUrl = await receiver.listen();
@@ -107,6 +110,11 @@ describe("alerts by signed webhooks", () => {
     });
     strict = await startGatewayHarness({ label: "webhooks_strict" });
   }, 120_000);
+
+  // Every message received, of any test, is the body /openapi.json documents for its type.
+  afterEach(() => {
+    expect(receiver.undocumented).toEqual([]);
+  });
 
   afterAll(async () => {
     await receiver.close();
