@@ -105,6 +105,32 @@ describe("signing in to the console by OpenID Connect", () => {
     expect(await seriousAccessibilityViolations(page)).toEqual([]);
   });
 
+  it("fits the sign-in page with its button at 390 px and 1366 px, in English and Korean", async () => {
+    const buttonNames = {
+      en: "Sign in with your organization's account",
+      ko: "조직 계정으로 로그인",
+    } as const;
+    await page.context().clearCookies();
+    for (const language of ["en", "ko"] as const) {
+      for (const width of [390, 1366]) {
+        await page.setViewportSize({ width, height: 844 });
+        await page.goto(`${harness.url}/console/`);
+        await page.evaluate(`window.localStorage.setItem("won-console.language", "${language}")`);
+        await page.reload();
+        const button = page.getByRole("button", { name: buttonNames[language] });
+        await button.waitFor();
+        const box = (await button.boundingBox())!;
+        expect(box.x + box.width, `${language} ${width}`).toBeLessThanOrEqual(width);
+        expect(
+          await page.evaluate<number>("document.documentElement.scrollWidth"),
+          `${language} ${width}`,
+        ).toBeLessThanOrEqual(width);
+        await screenshot(page, `oidc-sign-in-${language}-${width}`, { fullPage: false });
+      }
+    }
+    await page.evaluate(`window.localStorage.setItem("won-console.language", "en")`);
+  });
+
   it("refuses a callback whose state is not this sign-in's", async () => {
     // The provider's answer comes back carrying another state, as a forged or replayed callback would.
     provider.answerWithState("forged-state");
