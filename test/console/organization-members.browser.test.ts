@@ -97,6 +97,24 @@ describe("organization roles in the console, in Chromium", { timeout: 120_000 },
     await poll(() => page.getByLabel("Role of minho").inputValue()).toBe("admin");
   });
 
+  it("fits the members page at 390 px and 1366 px in English and Korean", async () => {
+    for (const [language, heading] of [
+      ["en", "Members"],
+      ["ko", "구성원"],
+    ] as const)
+      for (const width of [390, 1366]) {
+        await page.evaluate(`window.localStorage.setItem("won-console.language", "${language}")`);
+        await page.setViewportSize({ width, height: 844 });
+        await page.reload();
+        await page.getByRole("heading", { name: heading }).waitFor();
+        await page.getByTestId("member-row-minho").waitFor();
+        expect(
+          await page.evaluate<number>("document.documentElement.scrollWidth"),
+          `${language} ${width}`,
+        ).toBeLessThanOrEqual(width);
+      }
+  });
+
   it("shows the members page in Korean on a phone", async () => {
     await page.evaluate(`window.localStorage.setItem("won-console.language", "ko")`);
     await page.setViewportSize(phone);

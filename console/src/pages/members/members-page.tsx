@@ -146,7 +146,7 @@ function GrantCard(props: {
   }
   return (
     <Card title={t("grantRoleTitle")}>
-      <form className="row" onSubmit={submit}>
+      <form className="row wrap" onSubmit={submit}>
         <label>
           {t("memberUser")} <input name="userId" required maxLength={200} />
         </label>
