@@ -21,7 +21,7 @@ export const organizationActions = [
   "read-members-activity",
   /** PUT /llm/organization/members/{userId}. */
   "grant-roles",
-  /** The organization's alerts and webhooks (C14): not built yet; their routes are to require this. */
+  /** The organization's alert threshold and webhooks (/llm/alerts, /llm/webhooks), reading them too. */
   "manage-alerts",
 ] as const;
 export type OrganizationAction = (typeof organizationActions)[number];

@@ -17,6 +17,7 @@ import { createModelRouter } from "../../src/gateway/models/model-routes";
 import { buildOpenApiDocument } from "../../src/gateway/openapi/openapi-document";
 import { createAdminSessionRouter } from "../../src/gateway/sessions/admin-session-routes";
 import type { ApiKeyService } from "../../src/keys/api-key-service";
+import { organizationActions, rolesAllowed } from "../../src/keys/organization-roles";
 import { webhookEventTypes } from "../../src/ledger/events";
 import { createOperations, type Operations } from "../../src/operations/operations";
 import type { SessionTokens } from "../../src/sessions/session-tokens";
@@ -88,6 +89,12 @@ describe("GET /openapi.json", () => {
     const result = await new Validator().validate(served as never);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
+  });
+
+  it("says who may do what in an organization, beside the members", () => {
+    const text = JSON.stringify(served);
+    for (const action of organizationActions)
+      expect(text, action).toContain(`${action} (${rolesAllowed[action].join(", ")})`);
   });
 
   it("describes the body of every message a webhook endpoint receives, under webhooks", () => {

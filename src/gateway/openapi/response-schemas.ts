@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { organizationActions, rolesAllowed } from "../../keys/organization-roles";
 import { accountKinds, eventCatalog, fxRateSources, webhookEventTypes } from "../../ledger/events";
 
 /**
@@ -201,9 +202,10 @@ export const organizationMembersSchema = z
       .object({
         userId: z.string(),
         role: organizationRole,
-        actions: z.array(z.string()).meta({
-          description:
-            "what the session's role may do: manage-keys, read-members, set-key-limits, set-key-defaults, read-members-activity, grant-roles, manage-alerts",
+        actions: z.array(z.enum(organizationActions)).meta({
+          description: `what the session's role may do; who may do what: ${organizationActions
+            .map((action) => `${action} (${rolesAllowed[action].join(", ")})`)
+            .join("; ")}`,
         }),
       })
       .meta({ description: "the session's own role (a provider's role claim, when configured, wins)" }),
