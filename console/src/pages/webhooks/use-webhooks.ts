@@ -41,7 +41,7 @@ export function useWebhooks(isOrganization: boolean) {
   return { threshold, list, setThreshold, add, added, setAdded, remove, sendTest };
 }
 
-/** Pending deliveries change within seconds (the worker polls): read again until none is pending. */
+/** Pending deliveries change within seconds (the worker polls): read again until there is one and none is pending. */
 const pendingRefreshMs = 1_000;
 
 export function useWebhookDeliveries(webhookId: string | null) {
@@ -49,7 +49,12 @@ export function useWebhookDeliveries(webhookId: string | null) {
     queryKey: ["webhook-deliveries", webhookId],
     queryFn: () => userApi.webhookDeliveries(webhookId ?? ""),
     enabled: webhookId !== null,
-    refetchInterval: (query) =>
-      query.state.data?.data.some((delivery) => delivery.status === "pending") ? pendingRefreshMs : false,
+    // Also while empty: a log opened with its first (test) message still being queued shows it once it lands.
+    refetchInterval: (query) => {
+      const rows = query.state.data?.data;
+      return rows === undefined || rows.length === 0 || rows.some((delivery) => delivery.status === "pending")
+        ? pendingRefreshMs
+        : false;
+    },
   });
 }
