@@ -1,4 +1,3 @@
-import { once } from "node:events";
 import OpenAI from "openai";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
@@ -10,9 +9,10 @@ import { simulateCompletion } from "../src/providers/simulator/simulated-complet
 import { createTestDatabase, type TestDatabase } from "./support/database";
 import {
   gatewayOriginOf,
+  killOutright,
   provisionKeyWithCredit,
   type ServiceProcess,
-  spawnService,
+  spawnRole,
 } from "./support/service-process";
 import { removeQueueData } from "./workers/queue-test-support";
 
@@ -50,20 +50,9 @@ async function startRole(
   role: "gateway" | "worker",
   environment: NodeJS.ProcessEnv,
 ): Promise<ServiceProcess> {
-  const running = await spawnService(
-    process.execPath,
-    ["--import", "tsx", "src/main.ts", `--role=${role}`],
-    environment,
-    { readyLine: role === "gateway" ? "gateway listening" : "worker running" },
-  );
+  const running = await spawnRole(role, environment);
   started.push(running);
   return running;
-}
-
-async function kill(process_: ServiceProcess): Promise<void> {
-  const exited = once(process_.child, "exit");
-  process_.child.kill("SIGKILL");
-  await exited;
 }
 
 const openaiOf = (url: string, apiKey: string) =>
@@ -209,7 +198,7 @@ describe("what was delivered is billed, with gateways killed outright", () => {
       "SELECT request_id, output_tokens FROM hold_progress WHERE request_id = ANY($1::text[])",
       [streams.map((stream) => stream.requestId)],
     );
-    await kill(gateway);
+    await killOutright(gateway);
     const killedAtMs = Date.now();
     await Promise.all(streams.map((stream) => stream.reading));
     const recordedBeforeKill = new Map(progressRows.map((row) => [row.request_id, row.output_tokens]));
@@ -285,7 +274,7 @@ describe("what was delivered is billed, with gateways killed outright", () => {
               .withResponse(),
           ),
         );
-        await kill(current.gateway);
+        await killOutright(current.gateway);
         for (const { data, response } of answers) {
           expect(response.status).toBe(200);
           answered.push({

@@ -1,4 +1,3 @@
-import { once } from "node:events";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { queueBackendOf } from "../src/billing/queue/queue-backend";
@@ -6,9 +5,10 @@ import { Money } from "../src/kernel/money";
 import { createTestDatabase, type TestDatabase } from "./support/database";
 import {
   gatewayOriginOf,
+  killOutright,
   provisionKeyWithCredit,
   type ServiceProcess,
-  spawnService,
+  spawnRole,
 } from "./support/service-process";
 import { removeQueueData } from "./workers/queue-test-support";
 
@@ -44,22 +44,9 @@ async function startRole(
   role: "gateway" | "worker",
   environment: NodeJS.ProcessEnv,
 ): Promise<ServiceProcess> {
-  const running = await spawnService(
-    process.execPath,
-    ["--import", "tsx", "src/main.ts", `--role=${role}`],
-    environment,
-    {
-      readyLine: role === "gateway" ? "gateway listening" : "worker running",
-    },
-  );
+  const running = await spawnRole(role, environment);
   started.push(running);
   return running;
-}
-
-async function kill(process_: ServiceProcess): Promise<void> {
-  const exited = once(process_.child, "exit");
-  process_.child.kill("SIGKILL");
-  await exited;
 }
 
 const provision = (url: string) => provisionKeyWithCredit(url, adminToken, "crasher", "100000");
@@ -106,7 +93,7 @@ describe("processes killed outright", () => {
     expect(new TextDecoder().decode((await reader.read()).value)).toContain("chat.completion.chunk");
 
     // When the gateway dies mid-stream
-    await kill(gateway);
+    await killOutright(gateway);
     const killedAtMs = Date.now();
     await reader.read().catch(() => undefined);
 
@@ -154,7 +141,7 @@ describe("processes killed outright", () => {
         }),
       }).then((answer) => answer.status);
     const first = await Promise.all(Array.from({ length: 30 }, request));
-    await kill(worker);
+    await killOutright(worker);
     const second = await Promise.all(Array.from({ length: 30 }, request));
     await startRole("worker", environment);
     expect([...first, ...second].every((status) => status === 200)).toBe(true);

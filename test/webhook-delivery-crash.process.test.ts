@@ -1,4 +1,3 @@
-import { once } from "node:events";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import pg from "pg";
@@ -7,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { queueBackendOf } from "../src/billing/queue/queue-backend";
 import { createTestDatabase, type TestDatabase } from "./support/database";
 import { callJson } from "./support/json-call";
-import { gatewayOriginOf, type ServiceProcess, spawnService } from "./support/service-process";
+import { gatewayOriginOf, killOutright, type ServiceProcess, spawnRole } from "./support/service-process";
 import { removeQueueData } from "./workers/queue-test-support";
 
 /**
@@ -40,22 +39,9 @@ async function startRole(
   role: "gateway" | "worker",
   environment: NodeJS.ProcessEnv,
 ): Promise<ServiceProcess> {
-  const running = await spawnService(
-    process.execPath,
-    ["--import", "tsx", "src/main.ts", `--role=${role}`],
-    environment,
-    {
-      readyLine: role === "gateway" ? "gateway listening" : "worker running",
-    },
-  );
+  const running = await spawnRole(role, environment);
   started.push(running);
   return running;
-}
-
-async function kill(process_: ServiceProcess): Promise<void> {
-  const exited = once(process_.child, "exit");
-  process_.child.kill("SIGKILL");
-  await exited;
 }
 
 /** A receiver answering 503 until `up`, then verifying each message's signature and keeping it. */
@@ -170,7 +156,7 @@ describe("webhook alerts across processes killed outright", () => {
     } finally {
       await pool.end();
     }
-    await kill(firstWorker);
+    await killOutright(firstWorker);
 
     // A key refused for its rate limit, its gateway killed as soon as the 429 is answered.
     const chat = async () =>
@@ -189,7 +175,7 @@ describe("webhook alerts across processes killed outright", () => {
     if (second > 50) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1_000));
     expect(await chat()).toBe(200);
     expect(await chat()).toBe(429);
-    await kill(gateway);
+    await killOutright(gateway);
 
     hooks.setUp();
     await startRole("worker", environment);

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
 import { expect } from "vitest";
 
 /** A service process started the way operators start it, its output kept for the test to read. */
@@ -83,4 +84,21 @@ export async function provisionKeyWithCredit(
   });
   expect(key.status).toBe(201);
   return ((await key.json()) as { key: string }).key;
+}
+
+/** One role of the service (`src/main.ts --role=…`), as operators start it, once it says it is ready. */
+export function spawnRole(
+  role: "gateway" | "worker",
+  environment: NodeJS.ProcessEnv,
+): Promise<ServiceProcess> {
+  return spawnService(process.execPath, ["--import", "tsx", "src/main.ts", `--role=${role}`], environment, {
+    readyLine: role === "gateway" ? "gateway listening" : "worker running",
+  });
+}
+
+/** Kills the process outright (SIGKILL: no drain, no flush) and waits until it has exited. */
+export async function killOutright(running: ServiceProcess): Promise<void> {
+  const exited = once(running.child, "exit");
+  running.child.kill("SIGKILL");
+  await exited;
 }
