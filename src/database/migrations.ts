@@ -22,6 +22,7 @@ import { fundsByKindAndChainedHoldsMigration } from "./migrations/0012-funds-by-
 import { requestLogResponseIdsMigration } from "./migrations/0013-request-log-response-ids";
 import { keyAllowedModelsMigration } from "./migrations/0014-key-allowed-models";
 import { webhookOutboxMigration } from "./migrations/0015-webhook-outbox";
+import { chargeBreakdownFunctionMigration } from "./migrations/0016-charge-breakdown-function";
 
 /**
  * The changes to the ledger's tables, in order (migration.ts). Projection tables are not here: each
@@ -43,6 +44,7 @@ export const migrations: readonly Migration[] = [
   requestLogResponseIdsMigration,
   keyAllowedModelsMigration,
   webhookOutboxMigration,
+  chargeBreakdownFunctionMigration,
 ];
 
 /**

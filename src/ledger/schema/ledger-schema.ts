@@ -1,4 +1,5 @@
 import type { DeclaredSchema } from "../../database/declared-schema";
+import { ledgerChargeBreakdownFunction } from "./charging/ledger-charge-breakdown";
 import { consoleSignInCodesRedeemedTable } from "./gateway/console-sign-in-codes-redeemed";
 import { requestLogTable } from "./gateway/request-log";
 import { gatewayInstancesTable } from "./holds/gateway-instances";
@@ -38,8 +39,9 @@ import { webhookSecretsTable } from "./webhooks/webhook-secrets";
 /**
  * Every object of the ledger's database as it stands, one file each in this folder: the log and what guards
  * it, and the read models its append trigger keeps inline (the accounts' funds, open holds, the keys' limits
- * and spend) with the functions that place holds and fold the log. Projection tables are not here: each
- * projection declares its own. src/database/migrations.ts brings a database to it.
+ * and spend) with the functions that place holds and fold the log, and the function that prices a charge
+ * (charging/). Projection tables are not here: each projection declares its own. src/database/migrations.ts
+ * brings a database to it.
  */
 export const ledgerSchema: DeclaredSchema = {
   tables: [
@@ -84,5 +86,6 @@ export const ledgerSchema: DeclaredSchema = {
     ledgerFoldKeyLimitsFunction,
     ledgerRecomputeFundsFunction,
     ledgerAuthorizeUsageFunction,
+    ledgerChargeBreakdownFunction,
   ],
 };
