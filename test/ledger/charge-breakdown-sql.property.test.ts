@@ -2,6 +2,7 @@ import Decimal from "decimal.js";
 import fc from "fast-check";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chargeBreakdownsInDatabase } from "../../src/billing/charging/charge-breakdowns-in-database";
 import {
   type ChargeBreakdown,
   type ChargeInput,
@@ -329,12 +330,22 @@ describe("ledger_charge_breakdown prices exactly as calculateCharge", () => {
     });
   });
 
+  // Fixed seed: the same inputs every run; a failure names the input that differs.
+  const randomPricings = () => fc.sample(pricingArbitrary, { numRuns: 5_000, seed: 20_261_128 });
+
   it("given 5,000 random acceptable inputs, priced 1,000 per statement, then every field is equal", async () => {
-    // Fixed seed: the same inputs every run; a failure names the input that differs.
-    const pricings = fc.sample(pricingArbitrary, { numRuns: 5_000, seed: 20_261_128 });
+    const pricings = randomPricings();
     for (let start = 0; start < pricings.length; start += 1_000) {
       await expectSqlToMatchTypeScript(pricings.slice(start, start + 1_000));
     }
+  });
+
+  it("given the reconciler's statement (chargeBreakdownsInDatabase) over more than one chunk, then it answers calculateCharge's breakdowns in order", async () => {
+    const inputs = randomPricings().slice(0, 1_200).map(chargeInputOf);
+    // when
+    const breakdowns = await chargeBreakdownsInDatabase(pool, inputs);
+    // then
+    expect(breakdowns).toStrictEqual(inputs.map(calculateCharge));
   });
 
   it("given inputs calculateCharge refuses, then the function refuses them too", async () => {

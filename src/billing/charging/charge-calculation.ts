@@ -68,7 +68,8 @@ export interface ChargeBreakdown {
 
 const tokensPerMillion = new Money(1_000_000);
 
-function assertChargeInput(input: ChargeInput): void {
+/** Throws a RangeError naming what makes `input` unpriceable (the limits of charge-limits.ts, C7's inclusions). */
+export function assertChargeInput(input: ChargeInput): void {
   const { tokens, unitPrices, fxRate, discountRate } = input;
   for (const [name, count] of Object.entries(tokens)) {
     if (!isAcceptableTokenCount(count)) throw new RangeError(`${name} is not an acceptable count: ${count}`);

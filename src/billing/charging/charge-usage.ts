@@ -22,11 +22,11 @@ import type { Clock, ProjectionWaiting } from "../commands/projection-waiting";
 import { keyKindLabelOf } from "../metric-labels";
 import { assertWonNotNegative } from "../money-invariants";
 import {
+  type ChargePricingReadModel,
   type PricingInForce,
-  type PricingReadModel,
   PricingUnavailableError,
 } from "../read-models/pricing-read-model";
-import { calculateCharge } from "./charge-calculation";
+import { assertChargeInput, type ChargeBreakdown, type ChargeInput } from "./charge-calculation";
 import { recordedBreakdownOf, tokenCountsForPricing } from "./recorded-charge-breakdown";
 import {
   expectedVersionOf,
@@ -59,7 +59,7 @@ export interface ChargeUsageDependencies {
   /** `append` may be a group-commit appender: many workers' charges then share one commit. */
   store: Pick<EventStore, "readStream" | "readStreams" | "append">;
   waiter: ProjectionWaiting;
-  pricing: PricingReadModel;
+  pricing: ChargePricingReadModel;
   clock: Clock;
   projectionWaitTimeoutMs: number;
 }
@@ -98,8 +98,9 @@ export async function chargeUsage(
 
 /**
  * ChargeUsage for many requests at once, each with its own outcome: one read of all their streams, one
- * pricing query, and appends that a group-commit appender writes in one statement. Each charge keeps its
- * own stream, expected version and derived event id, so exactly-once holds for each as it does alone.
+ * query of the terms in force, one statement pricing every charge (`ledger_charge_breakdown`), and appends
+ * that a group-commit appender writes in one statement. Each charge keeps its own stream, expected version
+ * and derived event id, so exactly-once holds for each as it does alone.
  */
 export async function chargeUsages(
   dependencies: ChargeUsageDependencies,
@@ -154,16 +155,37 @@ export async function chargeUsages(
   );
   // Matched by place: a pricing out of step would charge one request at another's prices.
   assert(pricings.length === toCharge.length, `${pricings.length} pricings for ${toCharge.length} usages`);
+  // Every charge of the batch goes into one list; each stream keeps the places of its own (null: none).
+  const toPrice: { state: UsageStreamState; firstAt: number | null; correctionAt: number | null }[] = [];
+  const inputs: ChargeInput[] = [];
+  const placeOf = (input: ChargeInput | null) => (input ? inputs.push(input) - 1 : null);
+  toCharge.forEach((state, index) => {
+    const pricing = pricings[index] as PricingInForce | PricingUnavailableError;
+    const requestId = state.recorded.data.requestId;
+    if (pricing instanceof PricingUnavailableError) {
+      fail(requestId, pricing);
+      return;
+    }
+    try {
+      const { first, correction } = chargeInputsOf(state, pricing);
+      // Checked one by one, so that a usage the formula refuses fails alone (RangeError), not the statement.
+      for (const input of [first, correction]) if (input) assertChargeInput(input);
+      toPrice.push({ state, firstAt: placeOf(first), correctionAt: placeOf(correction) });
+    } catch (error) {
+      fail(requestId, error);
+    }
+  });
+  if (toPrice.length === 0) return outcomes;
+  const breakdowns = await dependencies.pricing.chargeBreakdowns(inputs);
+  assert(breakdowns.length === inputs.length, `${breakdowns.length} breakdowns for ${inputs.length} charges`);
+  const breakdownAt = (place: number | null) =>
+    place === null ? null : (breakdowns[place] as ChargeBreakdown);
   await Promise.all(
-    toCharge.map(async (state, index) => {
-      const pricing = pricings[index] as PricingInForce | PricingUnavailableError;
+    toPrice.map(async ({ state, firstAt, correctionAt }) => {
       const requestId = state.recorded.data.requestId;
-      if (pricing instanceof PricingUnavailableError) {
-        fail(requestId, pricing);
-        return;
-      }
+      const priced = { first: breakdownAt(firstAt), correction: breakdownAt(correctionAt) };
       try {
-        settle(requestId, await appendCharges(dependencies, state, pricing));
+        settle(requestId, await appendCharges(dependencies, state, priced));
       } catch (error) {
         fail(requestId, error);
       }
@@ -173,13 +195,33 @@ export async function chargeUsages(
 }
 
 /**
- * Appends what the stream still lacks: the first usage's charge, the correction's, or both in one append
- * (a correction's charge is priced like the first: same model, same start, so the same pricing).
+ * The charges a usage stream still lacks, as the formula's inputs: its first usage's, its correction's (null:
+ * already charged or none). A correction's is priced like the first: same model, same start, same pricing.
+ */
+function chargeInputsOf(
+  state: UsageStreamState,
+  pricing: PricingInForce,
+): { first: ChargeInput | null; correction: ChargeInput | null } {
+  const inputOf = (usage: RecordedEventOf<"UsageRecorded">): ChargeInput => ({
+    tokens: tokenCountsForPricing(usage.data.tokens),
+    unitPrices: pricing.unitPrices,
+    fxRate: pricing.fxRate,
+    discountRate: pricing.discount.rate,
+  });
+  return {
+    first: state.charged ? null : inputOf(state.recorded),
+    correction: state.correction && !state.correctionCharged ? inputOf(state.correction) : null,
+  };
+}
+
+/**
+ * Appends what the stream still lacks: the first usage's charge, the correction's, or both in one append,
+ * from the breakdowns priced for them (`chargeInputsOf`).
  */
 async function appendCharges(
   dependencies: ChargeUsageDependencies,
   state: UsageStreamState,
-  pricing: PricingInForce,
+  breakdowns: { first: ChargeBreakdown | null; correction: ChargeBreakdown | null },
 ): Promise<ChargeUsageOutcome> {
   const requestId = state.recorded.data.requestId;
   const events: StreamAppend["events"][number][] = [];
@@ -191,7 +233,8 @@ async function appendCharges(
       tokens: state.charged.data.breakdown.tokens,
     };
   } else {
-    const charged = chargeEventOf(dependencies, state.recorded, pricing, null);
+    assert(breakdowns.first, `no breakdown for the first charge on ${state.recorded.streamId}`);
+    const charged = chargeEventOf(dependencies, state.recorded, breakdowns.first, null);
     first = {
       eventId: usageChargedEventId(requestId),
       amountWon: charged.data.amountWon,
@@ -201,7 +244,8 @@ async function appendCharges(
   }
   let correctionWon: string | undefined;
   if (state.correction && !state.correctionCharged) {
-    const charged = chargeEventOf(dependencies, state.correction, pricing, {
+    assert(breakdowns.correction, `no breakdown for the correction's charge on ${state.recorded.streamId}`);
+    const charged = chargeEventOf(dependencies, state.correction, breakdowns.correction, {
       correctsEventId: first.eventId,
       correctedAmountWon: first.amountWon,
       correctedTokens: first.tokens,
@@ -248,16 +292,10 @@ async function appendCharges(
 function chargeEventOf(
   dependencies: ChargeUsageDependencies,
   usage: RecordedEventOf<"UsageRecorded">,
-  pricing: PricingInForce,
+  breakdown: ChargeBreakdown,
   correction: { correctsEventId: string; correctedAmountWon: string; correctedTokens: UsageTokens } | null,
 ): LedgerEventOf<"UsageCharged"> {
   const requestId = usage.data.requestId;
-  const breakdown = calculateCharge({
-    tokens: tokenCountsForPricing(usage.data.tokens),
-    unitPrices: pricing.unitPrices,
-    fxRate: pricing.fxRate,
-    discountRate: pricing.discount.rate,
-  });
   assertWonNotNegative(breakdown.amountWon, `the charge of ${requestId}`);
   // A first charge releases what its usage put in pending, never negative; a correction's are signed.
   if (correction)

@@ -7,13 +7,15 @@ import { billingLimits } from "../../kernel/limits";
 import { parseMoney } from "../../kernel/money";
 import { type IsoDate, seoulDateOf } from "../../kernel/seoul-calendar";
 import { findModel } from "../../providers/catalog";
-import type { FxRateInForce, UnitPrices } from "../charging/charge-calculation";
+import { chargeBreakdownsInDatabase } from "../charging/charge-breakdowns-in-database";
+import type { ChargeBreakdown, ChargeInput, FxRateInForce, UnitPrices } from "../charging/charge-calculation";
 import { type DiscountRule, type DiscountSelection, selectDiscount } from "../charging/discount-rules";
 
 /**
  * The price, discount and FX rate in force when a request started (C7), read from the prices, discounts
  * and FX-rates projections. The reconciler and the account views ("pending") price through this one
- * module, so a pending amount is exactly what the charge will be.
+ * module, so a pending amount is exactly what the charge will be (the charge is priced in SQL by
+ * `chargeBreakdowns`, which test/ledger/charge-breakdown-sql.property.test.ts holds equal to `calculateCharge`).
  *
  * - Price: the latest `ModelPriceSet` of the model effective at or before the start; none → the catalog
  *   default (seeding records the defaults at first start, so this only covers the instants before it).
@@ -45,6 +47,15 @@ export interface PricingReadModel {
   pricingAt(requests: readonly PricingRequest[]): Promise<PricingInForce[]>;
   /** One answer per request, in order: the pricing, or why that one request cannot be priced. */
   pricingEachAt(requests: readonly PricingRequest[]): Promise<(PricingInForce | PricingUnavailableError)[]>;
+}
+
+/**
+ * What the reconciler reads to charge: the terms in force, and the charges themselves priced in the same
+ * database, a batch per statement (../charging/charge-breakdowns-in-database.ts).
+ */
+export interface ChargePricingReadModel extends PricingReadModel {
+  /** One breakdown per input, in order; each input already passed `assertChargeInput`. */
+  chargeBreakdowns(inputs: readonly ChargeInput[]): Promise<ChargeBreakdown[]>;
 }
 
 export type PricingUnavailableReason = "unknown-model" | "no-fx-rate";
@@ -116,7 +127,7 @@ const pricingStatement = `
   ) fx ON true
   ORDER BY request.ordinal`;
 
-export function createPricingReadModel(database: Pick<pg.Pool, "query">): PricingReadModel {
+export function createPricingReadModel(database: Pick<pg.Pool, "query">): ChargePricingReadModel {
   const pricingEachAt = async (requests: readonly PricingRequest[]) => {
     if (requests.length > billingLimits.pricingRequestsPerQueryMax) {
       throw new RangeError(`at most ${billingLimits.pricingRequestsPerQueryMax} requests per pricing query`);
@@ -152,6 +163,7 @@ export function createPricingReadModel(database: Pick<pg.Pool, "query">): Pricin
   };
   return {
     pricingEachAt,
+    chargeBreakdowns: (inputs) => chargeBreakdownsInDatabase(database, inputs),
     async pricingAt(requests) {
       return (await pricingEachAt(requests)).map((answer) => {
         if (answer instanceof PricingUnavailableError) throw answer;
