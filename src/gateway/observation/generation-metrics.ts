@@ -1,5 +1,7 @@
-import { Counter, Histogram } from "prom-client";
+import { assert } from "../../kernel/assert";
 import { metricsRegistry } from "../../kernel/metrics-registry";
+import { SeriesCounter } from "../../kernel/series-counter";
+import { SeriesHistogram } from "../../kernel/series-histogram";
 
 /**
  * Metrics of the HTTP edge and of generation, named after the OpenTelemetry GenAI semantic conventions
@@ -10,6 +12,9 @@ import { metricsRegistry } from "../../kernel/metrics-registry";
  * `won_gateway_…` for the gateway's own. Labels follow the conventions' attribute names where one exists
  * (`gen_ai_request_model`, `gen_ai_operation_name`, `gen_ai_provider_name`, `error_type`), each from a small
  * closed set (metric-labels.ts). Histogram buckets follow the conventions' advice.
+ *
+ * Every request observes up to seven series; each label combination's series are resolved once and kept
+ * (series-counter.ts, series-histogram.ts), so a request's metrics cost a key and a map lookup.
  */
 
 const generationLabels = [
@@ -21,14 +26,14 @@ const generationLabels = [
 ] as const;
 const requestLabels = [...generationLabels, "status", "error_type"] as const;
 
-const requestsTotal = new Counter({
+const requestsTotal = new SeriesCounter({
   name: "won_gateway_requests_total",
   help: "HTTP requests answered, by model, endpoint, status and key kind",
   labelNames: requestLabels,
   registers: [metricsRegistry],
 });
 
-const requestDurationSeconds = new Histogram({
+const requestDurationSeconds = new SeriesHistogram({
   name: "gen_ai_server_request_duration_seconds",
   help: "Time from receiving a request to its last byte (gen_ai.server.request.duration)",
   labelNames: requestLabels,
@@ -36,7 +41,7 @@ const requestDurationSeconds = new Histogram({
   registers: [metricsRegistry],
 });
 
-const timeToFirstTokenSeconds = new Histogram({
+const timeToFirstTokenSeconds = new SeriesHistogram({
   name: "gen_ai_server_time_to_first_token_seconds",
   help: "Time from receiving a request to the first output token from upstream (gen_ai.server.time_to_first_token)",
   labelNames: generationLabels,
@@ -44,7 +49,7 @@ const timeToFirstTokenSeconds = new Histogram({
   registers: [metricsRegistry],
 });
 
-const tokenUsage = new Histogram({
+const tokenUsage = new SeriesHistogram({
   name: "gen_ai_client_token_usage",
   help: "Tokens of one generation as recorded for billing, by gen_ai_token_type (gen_ai.client.token.usage); _sum is the total",
   labelNames: [...generationLabels, "gen_ai_token_type"],
@@ -52,7 +57,7 @@ const tokenUsage = new Histogram({
   registers: [metricsRegistry],
 });
 
-const timePerOutputTokenSeconds = new Histogram({
+const timePerOutputTokenSeconds = new SeriesHistogram({
   name: "gen_ai_server_time_per_output_token_seconds",
   help: "Time per output token after the first, of a generation that produced two or more (gen_ai.server.time_per_output_token)",
   labelNames: generationLabels,
@@ -62,7 +67,7 @@ const timePerOutputTokenSeconds = new Histogram({
   registers: [metricsRegistry],
 });
 
-const overheadSeconds = new Histogram({
+const overheadSeconds = new SeriesHistogram({
   name: "won_gateway_overhead_seconds",
   help: "Time a generation request spent in the gateway rather than waiting for the upstream",
   labelNames: generationLabels,
@@ -106,29 +111,70 @@ function labelsOf(labels: GenerationLabels) {
   };
 }
 
+function generationKeyOf(labels: GenerationLabels): string {
+  return `${labels.model}\u0000${labels.operationName}\u0000${labels.providerName}\u0000${labels.endpoint}\u0000${labels.keyKind}`;
+}
+
+/**
+ * Label values come from small closed sets (metric-labels.ts); more combinations than this means a value
+ * escaped its set, and the scrape would grow without bound.
+ */
+const labelCombinationsMax = 100_000;
+
+/** Each combination's series, built the first time it is seen and the same ones after. */
+class SeriesByCombination<Labels, Series> {
+  private readonly seriesByKey = new Map<string, Series>();
+
+  constructor(private readonly build: (labels: Labels) => Series) {}
+
+  of(key: string, labels: Labels): Series {
+    let series = this.seriesByKey.get(key);
+    if (series === undefined) {
+      assert(this.seriesByKey.size < labelCombinationsMax, "metric label combinations exceed their bound");
+      series = this.build(labels);
+      this.seriesByKey.set(key, series);
+    }
+    return series;
+  }
+}
+
+const requestSeries = new SeriesByCombination((request: RequestObserved) => {
+  const labels = { ...labelsOf(request), status: request.status, error_type: request.errorType };
+  return { total: requestsTotal.series(labels), duration: requestDurationSeconds.series(labels) };
+});
+
+const generationSeries = new SeriesByCombination((generation: GenerationLabels) => {
+  const labels = labelsOf(generation);
+  return {
+    timeToFirstToken: timeToFirstTokenSeconds.series(labels),
+    overhead: overheadSeconds.series(labels),
+    inputTokens: tokenUsage.series({ ...labels, gen_ai_token_type: "input" }),
+    outputTokens: tokenUsage.series({ ...labels, gen_ai_token_type: "output" }),
+    timePerOutputToken: timePerOutputTokenSeconds.series(labels),
+  };
+});
+
 export const generationMetrics = {
   /** Every request, generation or not. */
   observeRequest(request: RequestObserved): void {
-    const labels = { ...labelsOf(request), status: request.status, error_type: request.errorType };
-    requestsTotal.inc(labels);
-    requestDurationSeconds.observe(labels, request.durationSeconds);
+    const key = `${generationKeyOf(request)}\u0000${request.status}\u0000${request.errorType}`;
+    const series = requestSeries.of(key, request);
+    series.total.inc();
+    series.duration.observe(request.durationSeconds);
   },
 
   /** The generation-only figures of a request that reached the upstream. */
   observeGeneration(generation: GenerationObserved): void {
-    const labels = labelsOf(generation);
+    const series = generationSeries.of(generationKeyOf(generation), generation);
     if (generation.timeToFirstTokenSeconds !== undefined)
-      timeToFirstTokenSeconds.observe(labels, generation.timeToFirstTokenSeconds);
-    if (generation.overheadSeconds !== undefined) overheadSeconds.observe(labels, generation.overheadSeconds);
+      series.timeToFirstToken.observe(generation.timeToFirstTokenSeconds);
+    if (generation.overheadSeconds !== undefined) series.overhead.observe(generation.overheadSeconds);
     if (generation.tokens) {
-      tokenUsage.observe({ ...labels, gen_ai_token_type: "input" }, generation.tokens.input);
-      tokenUsage.observe({ ...labels, gen_ai_token_type: "output" }, generation.tokens.output);
+      series.inputTokens.observe(generation.tokens.input);
+      series.outputTokens.observe(generation.tokens.output);
       // The conventions' definition: the time after the first token over the tokens after the first.
       if (generation.afterFirstTokenSeconds !== undefined && generation.tokens.output > 1)
-        timePerOutputTokenSeconds.observe(
-          labels,
-          generation.afterFirstTokenSeconds / (generation.tokens.output - 1),
-        );
+        series.timePerOutputToken.observe(generation.afterFirstTokenSeconds / (generation.tokens.output - 1));
     }
   },
 };

@@ -19,6 +19,7 @@ import {
   type ParsedGenerationRequest,
   parsedGenerationRequestOf,
 } from "./parsed-generation-request";
+import { plainChatCompletionsRequestOf } from "./plain-chat-completions-request";
 
 /**
  * The body of POST /llm/v1/chat/completions (interface.md), with the protocol's optional parameters (C12).
@@ -120,6 +121,11 @@ export const chatCompletionsParameterNames: ClientParameterNames = {
 };
 
 export function parseChatCompletionsRequest(body: unknown): ParsedGenerationRequest {
+  return plainChatCompletionsRequestOf(body) ?? parseChatCompletionsRequestBySchema(body);
+}
+
+/** Every body through the schema: what `parseChatCompletionsRequest` gives a body the plain reading passes on. */
+export function parseChatCompletionsRequestBySchema(body: unknown): ParsedGenerationRequest {
   const parsed = chatCompletionsRequestSchema.safeParse(body);
   if (!parsed.success) throw validationErrorOf(parsed.error);
   const unknownField = Object.keys(body as object).find((field) => !knownFields.has(field));
