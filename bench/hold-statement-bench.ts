@@ -39,7 +39,7 @@ export async function runHoldStatementBenchmarks(): Promise<Figure[]> {
     await insertClient.query(
       "CREATE TABLE bench_one_row (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, usage json NOT NULL)",
     );
-    const holds = new PostgresUsageAuthorizations(holdsClient, store.appendsBeside);
+    const holds = new PostgresUsageAuthorizations(holdsClient);
     const holdsBackend = await backendPidOf(holdsClient);
     const insertBackend = await backendPidOf(insertClient);
     const insertOne = () =>
@@ -88,14 +88,13 @@ export async function runHoldStatementBenchmarks(): Promise<Figure[]> {
 
 let requestCounter = 0;
 
-/** A hold as the gateway asks for it: a new usage stream's `UsageAuthorized`, without its holdWon. */
+/** A hold as the gateway asks for it: its request's row, and the `UsageAuthorized` it keeps without its holdWon. */
 function authorizationRequest(): UsageAuthorizationRequest {
   requestCounter += 1;
   const requestId = `req_hold_bench_${requestCounter}_${randomUUID()}`;
   const startedAt = new Date().toISOString();
   return {
     eventId: randomUUID(),
-    streamId: `usage-${requestId}`,
     event: {
       data: {
         requestId,

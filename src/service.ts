@@ -11,7 +11,9 @@ import { GenerationHolds } from "./billing/holds/generation-holds";
 import { HoldAuthorizer } from "./billing/holds/hold-authorizer";
 import { HoldPricing } from "./billing/holds/hold-pricing";
 import { HoldProgress } from "./billing/holds/hold-progress";
+import { HoldRowCompletion } from "./billing/holds/hold-row-completion";
 import { PostgresUsageAuthorizations } from "./billing/holds/postgres-usage-authorizations";
+import { SettledHoldsLog } from "./billing/holds/settled-holds-log";
 import { assertSettlementTimings, type SettlementTimings } from "./billing/holds/settlement-timings";
 import { UsageOutbox } from "./billing/holds/usage-outbox";
 import type { ChargeEnqueuer } from "./billing/queue/charge-enqueuer";
@@ -66,7 +68,6 @@ import type { LedgerSigningKey } from "./ledger/integrity/ledger-signing-key";
 import { ProjectionRunner } from "./ledger/projection/projection-runner";
 import { ProjectionWaiter } from "./ledger/projection/projection-waiter";
 import { untilProjectionsPrepared } from "./ledger/projection/projections-prepared";
-import { GroupCommitAppender } from "./ledger/store/group-commit-appender";
 import { type Ledger, openLedger } from "./ledger/store/open-ledger";
 import { PostgresEventStore } from "./ledger/store/postgres-event-store";
 import { upstreamMetrics } from "./operations/upstream-metrics";
@@ -231,6 +232,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     settlementTimings: timings,
     ...httpEdgeOf(app, parts.lifecycle, money, timings, logger, async () => {
       await money.progress.stop();
+      await money.settledLog.close();
       await requestLog.close();
       await money.heartbeat.stop();
       await money.keyLimitAlerts.close();
@@ -337,6 +339,8 @@ function startAdmissionCache(ledger: Ledger, waiter: ProjectionWaiter, logger: L
 interface HoldParts {
   holds: GenerationHolds;
   outbox: UsageOutbox;
+  /** Writes the settled hold rows into the log, off the request path. */
+  settledLog: SettledHoldsLog;
   progress: HoldProgress;
   heartbeat: GatewayHeartbeat;
   /** `key.limit_reached` alerts, noted on the request path and written to the webhook outbox off it. */
@@ -363,8 +367,21 @@ async function startHolds(
     logger,
   });
   progress.start();
+  const settledLog = new SettledHoldsLog({
+    pool: ledger.pool,
+    log: ledger.store.appendsBeside,
+    enqueueCharges: (requestIds) => {
+      for (const requestId of requestIds) options.charges.enqueueCharge(requestId);
+    },
+    logger,
+    batchSizeMax: limits.settledHoldsLogBatchSizeMax,
+    pollIntervalMs: limits.settledHoldsLogPollIntervalMs,
+    lingerMs: limits.settledHoldsLogLingerMs,
+  });
+  settledLog.start();
   const outbox = new UsageOutbox({
-    appender: new GroupCommitAppender(ledger.store, limits.usageAppendBatchSizeMax),
+    completion: new HoldRowCompletion(ledger.pool, limits.usageCompletionBatchSizeMax),
+    log: settledLog,
     store: ledger.store,
     charges: options.charges,
     logger,
@@ -373,10 +390,7 @@ async function startHolds(
   });
   const keyLimitAlerts = new KeyLimitAlerts({ database: ledger.pool, logger });
   const holds = new GenerationHolds({
-    authorizer: new HoldAuthorizer(
-      new PostgresUsageAuthorizations(ledger.pool, ledger.store.appendsBeside),
-      limits.holdBatchSizeMax,
-    ),
+    authorizer: new HoldAuthorizer(new PostgresUsageAuthorizations(ledger.pool), limits.holdBatchSizeMax),
     pricing: new HoldPricing({
       read: createPricingReadModel(ledger.pool),
       ttlMs: limits.holdPricingTtlMs,
@@ -395,7 +409,7 @@ async function startHolds(
     logger,
     onKeyLimitRefused: (refusal) => keyLimitAlerts.noted(refusal),
   });
-  return { holds, outbox, progress, heartbeat, keyLimitAlerts, inFlight: new RequestsInFlight() };
+  return { holds, outbox, settledLog, progress, heartbeat, keyLimitAlerts, inFlight: new RequestsInFlight() };
 }
 
 function modelPriceListOf(ledger: Ledger, logger: Logger): ModelPriceList {
@@ -583,6 +597,7 @@ function httpEdgeOf(
       // left to the orphan sweep, which finds this process gone once its heartbeat row is.
       const unsettled = await money.outbox.drain(limits.usageOutboxDrainMs);
       if (unsettled > 0) logger.error({ unsettled }, "settlements left to the orphan sweep");
+      await money.settledLog.flushWithin(limits.usageOutboxDrainMs);
       return { requestsCut };
     },
     close: async () => {
@@ -592,6 +607,7 @@ function httpEdgeOf(
         server = undefined;
       }
       await money.outbox.drain(limits.usageOutboxDrainMs);
+      await money.settledLog.flushWithin(limits.usageOutboxDrainMs);
       await closeParts();
     },
   };

@@ -3,14 +3,18 @@ import type { Logger } from "pino";
 import { chargeUsages } from "../src/billing/charging/charge-usage";
 import type { Clock, ProjectionWaiting } from "../src/billing/commands/projection-waiting";
 import type { FxRateRefresher } from "../src/billing/fx/fx-rate-refresh";
+import { HoldRowCompletion } from "../src/billing/holds/hold-row-completion";
+import { SettledHoldsLog } from "../src/billing/holds/settled-holds-log";
 import { createChargeQueue } from "../src/billing/queue/charge-queue";
 import type { QueueBackend } from "../src/billing/queue/queue-backend";
 import { createPricingReadModel } from "../src/billing/read-models/pricing-read-model";
 import { advisoryLockKeys } from "../src/database/advisory-lock-keys";
 import { PeriodicLeader } from "../src/database/periodic-leader";
-import { billingLimits } from "../src/kernel/limits";
+import { billingLimits, limits } from "../src/kernel/limits";
+import { errorSummaryOf, throttledLog } from "../src/kernel/throttled-log";
 import type { EventStore } from "../src/ledger/store/event-store";
 import { GroupCommitAppender } from "../src/ledger/store/group-commit-appender";
+import { PostgresEventStore } from "../src/ledger/store/postgres-event-store";
 import {
   type ReconcileUsageSettings,
   type RunningWorker,
@@ -63,6 +67,9 @@ export async function startBillingWorkers(
   const running: RunningWorker[] = [];
   // The sweeper's producer may wait for the queue: it runs in a job, not on a request.
   const chargeQueue = createChargeQueue({ backend, logger, role: "background" });
+  // The orphan sweep's settlements, and those of gateways gone with rows settled, reach the log from here too.
+  if (store instanceof PostgresEventStore)
+    running.push(startSettledHoldsLog(database, store, chargeQueue, logger));
   const leader = new PeriodicLeader({
     connectionString: dependencies.databaseUrl,
     lockKey: advisoryLockKeys.billingLeader,
@@ -92,6 +99,7 @@ export async function startBillingWorkers(
     );
     scheduleOrphanHoldSettlement(leader, {
       database,
+      completion: new HoldRowCompletion(database, billingLimits.orphanHoldsPerSweepMax),
       store: chargeStore,
       pricing,
       queue: chargeQueue,
@@ -125,6 +133,34 @@ export async function startBillingWorkers(
     throw error;
   }
   return { leader, close: () => closeAll(leader, running, chargeQueue) };
+}
+
+function startSettledHoldsLog(
+  database: pg.Pool,
+  store: PostgresEventStore,
+  chargeQueue: Pick<ReturnType<typeof createChargeQueue>, "enqueueCharges">,
+  logger: Logger,
+): RunningWorker {
+  const errors = throttledLog(logger, billingLimits.queueErrorLogIntervalMs);
+  const settledLog = new SettledHoldsLog({
+    pool: database,
+    log: store.appendsBeside,
+    enqueueCharges: (requestIds) =>
+      void chargeQueue
+        .enqueueCharges(requestIds)
+        .catch((error: unknown) =>
+          errors.error(
+            { err: errorSummaryOf(error) },
+            "enqueueing logged usages' charges failed; the pending-charge sweep enqueues them",
+          ),
+        ),
+    logger,
+    batchSizeMax: limits.settledHoldsLogBatchSizeMax,
+    pollIntervalMs: limits.settledHoldsLogPollIntervalMs,
+    lingerMs: limits.settledHoldsLogLingerMs,
+  });
+  settledLog.start();
+  return { close: () => settledLog.close() };
 }
 
 /** The leader first: its tasks use the queues. */

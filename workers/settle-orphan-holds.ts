@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { Logger } from "pino";
 import type { Clock } from "../src/billing/commands/projection-waiting";
+import type { HoldRowCompletion } from "../src/billing/holds/hold-row-completion";
 import {
   HeartbeatWatch,
   type OrphanHoldSettlementOptions,
@@ -38,6 +39,7 @@ export function scheduleOrphanHoldSettlement(
   leader: Pick<PeriodicLeader, "every">,
   dependencies: {
     database: Pick<pg.Pool, "query">;
+    completion: Pick<HoldRowCompletion, "complete">;
     store: Pick<EventStore, "readStreams" | "append">;
     pricing: PricingReadModel;
     queue: Pick<ChargeQueue, "enqueueCharges">;
@@ -59,6 +61,7 @@ export function scheduleOrphanHoldSettlement(
     const { settledCount } = await settleOrphanHolds(
       {
         database: dependencies.database,
+        completion: dependencies.completion,
         store: dependencies.store,
         pricing: dependencies.pricing,
         enqueueCharges: async (requestIds) => {

@@ -23,6 +23,7 @@ import { requestLogResponseIdsMigration } from "./migrations/0013-request-log-re
 import { keyAllowedModelsMigration } from "./migrations/0014-key-allowed-models";
 import { webhookOutboxMigration } from "./migrations/0015-webhook-outbox";
 import { chargeBreakdownFunctionMigration } from "./migrations/0016-charge-breakdown-function";
+import { requestHoldsMigration } from "./migrations/0017-request-holds";
 
 /**
  * The changes to the ledger's tables, in order (migration.ts). Projection tables are not here: each
@@ -45,6 +46,7 @@ export const migrations: readonly Migration[] = [
   keyAllowedModelsMigration,
   webhookOutboxMigration,
   chargeBreakdownFunctionMigration,
+  requestHoldsMigration,
 ];
 
 /**

@@ -58,7 +58,14 @@ export const limits = {
   touchedAccountsPerNotificationMax: 150,
   /** While the database is away, one log line per this interval about failed admission refreshes. */
   admissionCacheErrorLogIntervalMs: 60_000,
-  usageAppendBatchSizeMax: 500,
+  /** Usages completing their hold rows in one statement (C10); concurrent requests share it. */
+  usageCompletionBatchSizeMax: 500,
+  /** Settled hold rows the log writer appends in one statement (src/billing/holds/settled-holds-log.ts). */
+  settledHoldsLogBatchSizeMax: 500,
+  /** How long a log write waits for more settlements to join it: the log trails the rows by about this. */
+  settledHoldsLogLingerMs: 20,
+  /** How often each log writer looks for rows settled elsewhere (another gateway, the orphan sweep). */
+  settledHoldsLogPollIntervalMs: 250,
   /** Holds placed by one statement (C10); concurrent requests share it. */
   holdBatchSizeMax: 500,
   /** Output tokens a hold assumes when a request names no maximum (`max_tokens`, `max_output_tokens`). */
@@ -562,8 +569,8 @@ const batchRelations: LimitRelation[] = [
     holds: ({ limits: service }) => service.requestLogBatchRowsMax <= service.requestLogQueueRowsMax,
   },
   {
-    says: "limits.usageAppendBatchSizeMax ≤ limits.usageOutboxEntriesMax (a group commit is taken from the outbox)",
-    holds: ({ limits: service }) => service.usageAppendBatchSizeMax <= service.usageOutboxEntriesMax,
+    says: "limits.usageCompletionBatchSizeMax ≤ limits.usageOutboxEntriesMax (a group commit is taken from the outbox)",
+    holds: ({ limits: service }) => service.usageCompletionBatchSizeMax <= service.usageOutboxEntriesMax,
   },
   {
     says: "chargeLimits.tokensPerRequestMax ≤ Number.MAX_SAFE_INTEGER (token counts are JS numbers)",

@@ -42,7 +42,7 @@ async function accountFundsDifferences(client: Queryable): Promise<ProjectionDif
      ), compared AS (
        SELECT coalesce(live.account_kind, folded.account_kind) || ':' || coalesce(live.account_id, folded.account_id) AS account,
               column_name, live_value, expected_value
-       FROM folded FULL JOIN account_funds live USING (account_kind, account_id)
+       FROM folded FULL JOIN account_funds_logged live USING (account_kind, account_id)
        CROSS JOIN LATERAL (VALUES
          ('balance_won', live.balance_won, folded.balance_won),
          ('held_won', live.held_won, folded.held_won),
@@ -93,7 +93,7 @@ async function keyTablesDifferences(client: Queryable): Promise<ProjectionDiffer
     `WITH spend AS (
        SELECT 'key_spend' AS table_name, coalesce(live.key_id, folded.key_id)::text || ' ' || coalesce(live.month, folded.month) AS key,
               column_name, live_value, expected_value
-       FROM ledger_fold_key_spend() folded FULL JOIN key_spend live USING (key_id, month)
+       FROM ledger_fold_key_spend() folded FULL JOIN key_spend_logged live USING (key_id, month)
        CROSS JOIN LATERAL (VALUES
          ('held_won', trim_scale(live.held_won)::text, trim_scale(folded.held_won)::text),
          ('pending_won', trim_scale(live.pending_won)::text, trim_scale(folded.pending_won)::text),

@@ -139,19 +139,16 @@ describe("money invariants, on their own", () => {
 describe("money invariants, where the code checks them", () => {
   function authorizationsAnswering(rows: Record<string, unknown>[]) {
     const pool = { query: async () => ({ rows }) } as never;
-    return new PostgresUsageAuthorizations(pool, { transactionOrderOffset: 0n, committed: () => {} });
+    return new PostgresUsageAuthorizations(pool);
   }
   const holdRequest: UsageAuthorizationRequest = {
     eventId: "00000000-0000-4000-8000-0000000000aa",
-    streamId: `usage-${requestId}`,
     event: { data: authorizationData, metadata },
   };
   const heldRow = {
     ordinal: 0,
     hold_won: "5",
     available_won: "5",
-    transaction_order: "7",
-    event_position: "8",
     refusal: null,
     limit_value: null,
   };
@@ -190,7 +187,8 @@ describe("money invariants, where the code checks them", () => {
       discount: { rate: new Money(0), level: "global" },
     };
     const outbox = new UsageOutbox({
-      appender: { append: async () => ({}) as never },
+      completion: { complete: async () => true, hasRow: async () => false, voidIfOpen: async () => false },
+      log: { settled: () => {} },
       store: { readStream: async () => [], append: async () => ({}) as never },
       charges: { enqueueCharge: () => {} },
       logger: pino({ level: "silent" }),
@@ -204,7 +202,6 @@ describe("money invariants, where the code checks them", () => {
           kind: "held",
           holdWon: "5",
           availableWon: "2",
-          position: { commit: 1n, prepare: 1n },
         }),
       },
       pricing: new HoldPricing({

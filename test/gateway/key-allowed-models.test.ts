@@ -97,6 +97,10 @@ describe("keys limited to models", () => {
     // Its own model is served, held and billed as any request.
     const served = await ask(client, "alpha-5.4-mini");
     expect(served.choices[0]?.message.content).toBeTruthy();
+    // The log follows the answer in batches (its hold row witnesses it meanwhile).
+    await expect
+      .poll(async () => (await usageEventsOf(limited.uuid)).length, { timeout: 10_000 })
+      .toBeGreaterThanOrEqual(2);
     const events = await usageEventsOf(limited.uuid);
     expect(events[0]).toEqual({ type: "UsageAuthorized", model: "alpha-5.4-mini" });
     expect(events.every((event) => event.model === null || event.model === "alpha-5.4-mini")).toBe(true);

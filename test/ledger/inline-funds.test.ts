@@ -5,7 +5,6 @@ import { rebuildProjections } from "../../src/ledger/ledger-maintenance";
 import { verifyProjections } from "../../src/ledger/verify-projections";
 import { topUp } from "../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
-import { usageAuthorizationsOf } from "../support/usage-authorizations";
 
 /** The inline funds are derived like any projection: verify compares them with the log, rebuild restores. */
 describe("inline funds in ledger maintenance", () => {
@@ -23,30 +22,36 @@ describe("inline funds in ledger maintenance", () => {
       expectedVersion: "any",
       events: [topUp("ada", "50", "t")],
     });
+    // An open hold in the log, as a release before hold rows appended it (its own statement, unsettled).
     const startedAt = new Date().toISOString();
-    await usageAuthorizationsOf(harness.ledger.pool, harness.store).authorizeUsage([
-      {
-        eventId: "5d0c1f4e-8c4b-4d0e-9a57-1c2b3d4e5f61",
-        streamId: "usage-req_inline",
-        event: {
-          data: {
-            requestId: "req_inline",
-            keyId: "6a1f4f5e-8c4b-4d0e-9a57-1c2b3d4e5f60",
-            account: { kind: "user", id: "ada" },
-            userId: "ada",
-            organizationId: null,
-            model: "alpha-5.4-mini",
-            endpoint: "responses",
-            streamed: false,
-            startedAt,
-            estimate: { inputTokensMax: 100, outputTokensMax: 100, estimatedWon: "7.5" },
-            gatewayInstance: "gateway-test",
-            expiresAt: startedAt,
+    await harness.append({
+      streamId: "usage-req_inline",
+      expectedVersion: "no-stream",
+      events: [
+        {
+          eventId: "5d0c1f4e-8c4b-4d0e-9a57-1c2b3d4e5f61",
+          event: {
+            type: "UsageAuthorized",
+            data: {
+              requestId: "req_inline",
+              keyId: "6a1f4f5e-8c4b-4d0e-9a57-1c2b3d4e5f60",
+              account: { kind: "user", id: "ada" },
+              userId: "ada",
+              organizationId: null,
+              model: "alpha-5.4-mini",
+              endpoint: "responses",
+              streamed: false,
+              startedAt,
+              estimate: { inputTokensMax: 100, outputTokensMax: 100, estimatedWon: "7.5" },
+              gatewayInstance: "gateway-test",
+              expiresAt: startedAt,
+              holdWon: "7.5",
+            },
+            metadata: { actor: "key:x", occurredAt: startedAt },
           },
-          metadata: { actor: "key:x", occurredAt: startedAt },
         },
-      },
-    ]);
+      ],
+    });
     await harness.project();
   }, 60_000);
   afterAll(async () => {

@@ -1,6 +1,6 @@
-import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../../projections";
+import { rowEventOf } from "../../src/billing/holds/hold-row-completion";
 import type { UsageAuthorizationDecision } from "../../src/billing/holds/usage-authorizations";
 import type { ApiKeyLimits, EventData } from "../../src/ledger/events";
 import { inlineFundsName } from "../../src/ledger/inline-funds";
@@ -10,6 +10,7 @@ import type { PostgresEventStore } from "../../src/ledger/store/postgres-event-s
 import { verifyProjections } from "../../src/ledger/verify-projections";
 import { metadata, topUp } from "../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
+import { holdRowCompletionOf, logSettledHolds } from "../support/settled-holds";
 import { usageAuthorizationsOf } from "../support/usage-authorizations";
 
 /**
@@ -59,7 +60,6 @@ function authorization(keyId: string, estimatedWon: string, startedAt = new Date
   };
   return {
     eventId: crypto.randomUUID(),
-    streamId: `usage-${requestId}`,
     event: { data, metadata: metadata({ actor: `key:${keyId}`, occurredAt: startedAt }) },
   };
 }
@@ -70,6 +70,20 @@ describe("per-key limits in the ledger", () => {
   const context = () => ({ pool: harness.ledger.pool, store: harness.store, projections: allProjections });
   const authorize = (...requests: ReturnType<typeof authorization>[]) =>
     usageAuthorizationsOf(harness.ledger.pool, store()).authorizeUsage(requests);
+
+  /** Completes a hold row with its settlement and logs it, as the gateway and the log writer do. */
+  async function settle(
+    requestId: string,
+    event: Extract<EventToAppend["event"], { type: "UsageRecorded" | "UsageVoided" }>,
+  ) {
+    const completed = await holdRowCompletionOf(harness.ledger.pool).complete({
+      requestId,
+      settlement: rowEventOf(crypto.randomUUID(), event),
+      pendingWon: event.type === "UsageRecorded" ? (event.data.pendingWon ?? "0") : "0",
+    });
+    expect(completed).toBe(true);
+    await logSettledHolds(harness.ledger.pool, store());
+  }
 
   async function spendOf(keyId: string) {
     const result = await harness.ledger.pool.query<{
@@ -142,33 +156,30 @@ describe("per-key limits in the ledger", () => {
     const requestId = `req_limits_${requestCounter}`;
     const startedAt = new Date().toISOString();
     const before = await spendOf(otherKey);
+    await settle(requestId, {
+      type: "UsageRecorded",
+      data: {
+        requestId,
+        keyId: otherKey,
+        account,
+        userId: "kim",
+        organizationId: null,
+        model: "alpha-5.4-mini",
+        endpoint: "chat.completions",
+        streamed: false,
+        outcome: "completed",
+        tokens: { input: 10, cached: 0, output: 10, reasoning: 0 },
+        usageSource: "upstream",
+        startedAt,
+        heldWon: "5",
+        pendingWon: "1.25",
+      },
+      metadata: metadata(),
+    });
     await harness.append({
       streamId: `usage-${requestId}`,
-      expectedVersion: 0,
+      expectedVersion: 1,
       events: [
-        {
-          eventId: crypto.randomUUID(),
-          event: {
-            type: "UsageRecorded",
-            data: {
-              requestId,
-              keyId: otherKey,
-              account,
-              userId: "kim",
-              organizationId: null,
-              model: "alpha-5.4-mini",
-              endpoint: "chat.completions",
-              streamed: false,
-              outcome: "completed",
-              tokens: { input: 10, cached: 0, output: 10, reasoning: 0 },
-              usageSource: "upstream",
-              startedAt,
-              heldWon: "5",
-              pendingWon: "1.25",
-            },
-            metadata: metadata(),
-          },
-        },
         {
           eventId: crypto.randomUUID(),
           event: {
@@ -201,19 +212,10 @@ describe("per-key limits in the ledger", () => {
       ],
     });
     // The first hold on the other key is voided: a void names no key, its authorization does.
-    await harness.append({
-      streamId: "usage-req_limits_4",
-      expectedVersion: 0,
-      events: [
-        {
-          eventId: crypto.randomUUID(),
-          event: {
-            type: "UsageVoided",
-            data: { requestId: "req_limits_4", account, releasedWon: "20", reason: "upstream-failed" },
-            metadata: metadata(),
-          },
-        },
-      ],
+    await settle("req_limits_4", {
+      type: "UsageVoided",
+      data: { requestId: "req_limits_4", account, releasedWon: "20", reason: "upstream-failed" },
+      metadata: metadata(),
     });
 
     expect(before).toEqual([
@@ -267,44 +269,12 @@ describe("per-key limits in the ledger", () => {
 
     expect(decisions.map((decision) => decision.kind)).toEqual(["held", "held", "refused"]);
     expect(decisions[2]).toMatchObject({ reason: "rate", limit: "2" });
+    // The two holds are rows until logged, each counted in the minute of its grant.
     const window = await harness.ledger.pool.query(
-      "SELECT requests, window_start = date_trunc('minute', window_start) AS whole_minute FROM key_request_windows WHERE key_id = $1",
+      "SELECT count(*)::int AS requests FROM request_holds WHERE key_id = $1 AND placed_at >= date_trunc('minute', now())",
       [ratedKey],
     );
-    expect(window.rows).toEqual([{ requests: 2, whole_minute: true }]);
-  });
-
-  it("given a caller of an earlier release (the key and start only in each hold's data), then the limits still hold", async () => {
-    const ratedKey = "3e9d6f4b-5c7a-4d8e-9fa0-b1c2d3e4f5a6";
-    await harness.append({
-      streamId: `apikey-${ratedKey}`,
-      expectedVersion: "any",
-      events: [
-        limitsSet(ratedKey, { rateLimitRequestsPerMinute: 1 }, "ad5c6b7a-8f9e-4ead-8cbb-aa9988776655"),
-      ],
-    });
-    // The statement as that release sent it: no key_id or started_at beside the data.
-    const earlierRelease = {
-      query: (config: { text: string; values: unknown[] }) => {
-        const [requests, ...rest] = config.values;
-        const withoutKeyAndStart = (JSON.parse(requests as string) as Record<string, unknown>[]).map(
-          ({ key_id: _key, started_at: _start, ...request }) => request,
-        );
-        expect(withoutKeyAndStart[0]).not.toHaveProperty("key_id");
-        return harness.ledger.pool.query({
-          ...config,
-          values: [JSON.stringify(withoutKeyAndStart), ...rest],
-        });
-      },
-    } as unknown as Pick<pg.Pool, "query">;
-
-    const decisions = await usageAuthorizationsOf(earlierRelease, store()).authorizeUsage([
-      authorization(ratedKey, "1"),
-      authorization(ratedKey, "1"),
-    ]);
-
-    expect(decisions.map((decision) => decision.kind)).toEqual(["held", "refused"]);
-    expect(decisions[1]).toMatchObject({ reason: "rate", limit: "1" });
+    expect(window.rows).toEqual([{ requests: 2 }]);
   });
 
   it("given ApiKeyLimitsSet v2 naming models and a v1 event of an earlier release, then the key's allowed models fold, null for v1", async () => {

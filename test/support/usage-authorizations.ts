@@ -9,5 +9,5 @@ export function usageAuthorizationsOf(
   store: EventStore,
 ): PostgresUsageAuthorizations {
   if (!(store instanceof PostgresEventStore)) throw new Error("holds need the PostgreSQL event store");
-  return new PostgresUsageAuthorizations(pool, store.appendsBeside);
+  return new PostgresUsageAuthorizations(pool);
 }

@@ -14,7 +14,6 @@ import {
   type voidReasons,
 } from "../../ledger/events";
 import { billingMetrics } from "../billing-metrics";
-import { usageStreamIdOf } from "../charging/charge-usage";
 import { keyKindLabelOf } from "../metric-labels";
 import { assertHoldWithinFunds, assertWonNotNegative } from "../money-invariants";
 import type { PricingInForce } from "../read-models/pricing-read-model";
@@ -248,7 +247,6 @@ export class GenerationHolds {
         this.options.authorizer.authorize(
           {
             eventId: randomUUID(),
-            streamId: usageStreamIdOf(request.requestId),
             event: authorizationEvent(request, { ...estimate, estimatedWon }, this.options),
           },
           request.streamed ? "hold-commit" : "usage-commit",

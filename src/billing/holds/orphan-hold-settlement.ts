@@ -1,7 +1,6 @@
 import type pg from "pg";
-import { assert } from "../../kernel/assert";
 import { billingLimits } from "../../kernel/limits";
-import { parseLedgerEvent, type UsageTokens } from "../../ledger/events";
+import { type LedgerEventOf, parseLedgerEvent, type UsageTokens } from "../../ledger/events";
 import {
   type EventStore,
   type RecordedEventOf,
@@ -14,13 +13,16 @@ import { keyKindLabelOf } from "../metric-labels";
 import { assertWonNotNegative } from "../money-invariants";
 import type { PricingInForce, PricingReadModel } from "../read-models/pricing-read-model";
 import { costWonOf } from "./hold-pricing";
+import { type HoldRowCompletion, rowEventOf } from "./hold-row-completion";
 
 /**
  * Settles orphaned holds (C10): holds whose gateway process stopped beating (it died mid-request, or
  * stopped before writing every settlement), and holds neither settled nor renewed within their lifetime
  * (a leak: no living process serves them). Each is settled with a `UsageRecorded` of outcome `interrupted`
- * and source `estimated`, at version 1 of its stream, and its charge enqueued. Should the gateway that
- * served it be alive after all, its own settlement arrives later as a correction (late-settlement.ts).
+ * and source `estimated`, where the gateway's own settlement would go: a hold row is completed in place
+ * (the log writer appends it and enqueues its charge), a hold in the log — placed by an earlier release — gets
+ * it at version 1 of its stream and its charge enqueued here. Should the gateway that served it be alive
+ * after all, its own settlement arrives later as a correction (late-settlement.ts).
  *
  * A gateway is judged dead only on evidence that survives a database outage: the sweeper itself must have
  * been reading the heartbeats, without a break, for the whole window in which the gateway's beat stayed
@@ -48,6 +50,7 @@ export interface OrphanHoldSettlementOptions {
 
 export interface OrphanHoldSettlementDependencies {
   database: Pick<pg.Pool, "query">;
+  completion: Pick<HoldRowCompletion, "complete">;
   store: Pick<EventStore, "readStreams" | "append">;
   pricing: PricingReadModel;
   enqueueCharges: (requestIds: readonly string[]) => Promise<void>;
@@ -89,17 +92,17 @@ export async function settleOrphanHolds(
 ): Promise<{ settledCount: number; watchedMs: number }> {
   const orphans = await findOrphans(dependencies.database, options, watch);
   const outputTokensOf = new Map(orphans.map((row) => [row.request_id, row.output_tokens ?? 0]));
-  const requestIds = orphans.map((row) => row.request_id);
-  const streams = await dependencies.store.readStreams(requestIds.map(usageStreamIdOf));
-  const holds = requestIds
-    .map((requestId) => streams.get(usageStreamIdOf(requestId)) ?? [])
-    // Only a stream that is still just its hold: anything else was settled since the query.
-    .filter((stream) => stream.length === 1 && stream[0]!.type === "UsageAuthorized")
-    .map((stream) => stream[0] as RecordedEventOf<"UsageAuthorized">);
+  const rowHolds = orphans.flatMap((row) => (row.hold === null ? [] : [row.hold]));
+  const logHolds = await holdsInTheLog(
+    dependencies,
+    orphans.flatMap((row) => (row.hold === null ? [row.request_id] : [])),
+  );
+  const holds = [...rowHolds, ...logHolds];
   if (holds.length === 0) return { settledCount: 0, watchedMs: watch.watchedMs };
 
   const pricings = await pricingsOf(dependencies.pricing, holds);
-  const settled: string[] = [];
+  let settledCount = 0;
+  const settledInTheLog: string[] = [];
   for (const [index, hold] of holds.entries()) {
     const tokens: UsageTokens = {
       input: Math.ceil(hold.data.estimate.inputTokensMax / bytesPerEstimatedToken),
@@ -107,12 +110,48 @@ export async function settleOrphanHolds(
       output: outputTokensOf.get(hold.data.requestId) ?? 0,
       reasoning: null,
     };
-    if (await appendSettlement(dependencies, hold, tokens, costWonOf(pricings[index]!, tokens)))
-      settled.push(hold.data.requestId);
+    const settlement = orphanSettlementOf(
+      hold,
+      tokens,
+      costWonOf(pricings[index]!, tokens),
+      dependencies.clock(),
+    );
+    const settled =
+      index < rowHolds.length
+        ? await dependencies.completion.complete({
+            requestId: hold.data.requestId,
+            settlement: rowEventOf(orphanSettlementEventId(hold.data.requestId), settlement),
+            pendingWon: settlement.data.pendingWon!,
+          })
+        : await appendSettlement(dependencies, hold, settlement);
+    if (!settled) continue;
+    settledCount += 1;
+    if (index >= rowHolds.length) settledInTheLog.push(hold.data.requestId);
+    billingMetrics.observeHold({
+      outcome: "orphaned",
+      keyKind: keyKindLabelOf(hold.data.account.kind),
+      amountWon: hold.data.holdWon,
+    });
   }
-  if (settled.length > 0) await dependencies.enqueueCharges(settled);
-  return { settledCount: settled.length, watchedMs: watch.watchedMs };
+  if (settledInTheLog.length > 0) await dependencies.enqueueCharges(settledInTheLog);
+  return { settledCount, watchedMs: watch.watchedMs };
 }
+
+/** The holds of these requests that are still just their stream's hold (anything else was settled since). */
+async function holdsInTheLog(
+  dependencies: OrphanHoldSettlementDependencies,
+  requestIds: readonly string[],
+): Promise<OrphanHold[]> {
+  if (requestIds.length === 0) return [];
+  const streams = await dependencies.store.readStreams(requestIds.map(usageStreamIdOf));
+  return requestIds
+    .map((requestId) => streams.get(usageStreamIdOf(requestId)) ?? [])
+    .filter((stream) => stream.length === 1 && stream[0]!.type === "UsageAuthorized")
+    .map((stream) => stream[0] as RecordedEventOf<"UsageAuthorized">);
+}
+
+/** What the sweep knows of a hold: its authorization, from its row or from the log. */
+type OrphanHold = Pick<RecordedEventOf<"UsageAuthorized">, "eventId" | "data">;
 
 /**
  * Each hold's pricing at its start, `pricingRequestsPerQueryMax` holds per query: a sweep may take more holds
@@ -120,7 +159,7 @@ export async function settleOrphanHolds(
  */
 async function pricingsOf(
   pricing: PricingReadModel,
-  holds: readonly RecordedEventOf<"UsageAuthorized">[],
+  holds: readonly OrphanHold[],
 ): Promise<PricingInForce[]> {
   const pricings: PricingInForce[] = [];
   const chunkSize = billingLimits.pricingRequestsPerQueryMax;
@@ -136,14 +175,15 @@ async function pricingsOf(
 }
 
 /**
- * The holds to settle now, with their last recorded output: none until the watch is long enough. Any
- * failure to read breaks the watch. Also forgets the progress records of requests settled since.
+ * The holds to settle now, with their last recorded output, and for a hold row its authorization (a hold in
+ * the log is read from it): none until the watch is long enough. Any failure to read breaks the watch. Also
+ * forgets the progress records of requests settled since.
  */
 async function findOrphans(
   database: OrphanHoldSettlementDependencies["database"],
   options: OrphanHoldSettlementOptions,
   watch: HeartbeatWatch,
-): Promise<{ request_id: string; output_tokens: number | null }[]> {
+): Promise<OrphanRow[]> {
   try {
     const read = await database.query<{ now_ms: string }>(
       "SELECT (extract(epoch FROM now()) * 1000)::bigint AS now_ms FROM (SELECT count(*) FROM gateway_instances) seen",
@@ -151,8 +191,15 @@ async function findOrphans(
     watch.read(Number(read.rows[0]!.now_ms));
     if (watch.watchedMs < options.presumedDeadAfterMs) return [];
     // A stream's last progress record also renews its hold: expiry counts from the later of the two.
-    const found = await database.query<{ request_id: string; output_tokens: number | null }>(
-      `SELECT holds.request_id, progress.output_tokens FROM open_holds holds
+    const found = await database.query<OrphanRow>(
+      `SELECT holds.request_id, progress.output_tokens, holds.hold
+       FROM (
+         SELECT request_id, gateway_instance, placed_at, expires_at,
+                json_build_object('eventId', authorization_event->'eventId', 'data', authorization_event->'data') AS hold
+         FROM request_holds WHERE settled_at IS NULL
+         UNION ALL
+         SELECT request_id, gateway_instance, placed_at, expires_at, NULL FROM open_holds
+       ) holds
        LEFT JOIN gateway_instances instances ON instances.instance_id = holds.gateway_instance
        LEFT JOIN hold_progress progress ON progress.request_id = holds.request_id
        WHERE holds.placed_at < now() - make_interval(secs => $1 / 1000.0)
@@ -165,6 +212,8 @@ async function findOrphans(
     await database.query(
       `DELETE FROM hold_progress progress
        WHERE NOT EXISTS (SELECT 1 FROM open_holds holds WHERE holds.request_id = progress.request_id)
+         AND NOT EXISTS (SELECT 1 FROM request_holds holds
+                         WHERE holds.request_id = progress.request_id AND holds.settled_at IS NULL)
          AND progress.recorded_at < now() - make_interval(secs => $1 / 1000.0)`,
       [options.holdAgeMinMs],
     );
@@ -175,18 +224,18 @@ async function findOrphans(
   }
 }
 
-/** Appends the orphan's settlement where the gateway's own would go; false when that came first. */
-async function appendSettlement(
-  dependencies: OrphanHoldSettlementDependencies,
-  hold: RecordedEventOf<"UsageAuthorized">,
-  tokens: UsageTokens,
-  pendingWon: string,
-): Promise<boolean> {
+interface OrphanRow {
+  request_id: string;
+  output_tokens: number | null;
+  /** A hold row's authorization; null for a hold in the log. */
+  hold: OrphanHold | null;
+}
+
+/** The orphan's settlement: its estimated usage, releasing the whole hold. */
+function orphanSettlementOf(hold: OrphanHold, tokens: UsageTokens, pendingWon: string, now: Date) {
   const requestId = hold.data.requestId;
-  // Settled where the gateway's own settlement would go, right after the hold, releasing it whole.
-  assert(hold.streamVersion === 0, `the hold of ${requestId} is not its stream's first event`);
   assertWonNotNegative(pendingWon, `the estimated cost of ${requestId}`);
-  const event = parseLedgerEvent({
+  return parseLedgerEvent({
     type: "UsageRecorded",
     data: {
       requestId,
@@ -208,13 +257,23 @@ async function appendSettlement(
       actor: orphanSettlementActor,
       correlationId: requestId,
       causationId: hold.eventId,
-      occurredAt: dependencies.clock().toISOString(),
+      occurredAt: now.toISOString(),
     },
-  });
+  }) as LedgerEventOf<"UsageRecorded">;
+}
+
+/** Appends a logged hold's settlement right after it, where the gateway's own would go; false when that came first. */
+async function appendSettlement(
+  dependencies: OrphanHoldSettlementDependencies,
+  hold: OrphanHold,
+  event: LedgerEventOf<"UsageRecorded">,
+): Promise<boolean> {
+  const requestId = hold.data.requestId;
   try {
     await dependencies.store.append({
-      streamId: hold.streamId,
-      expectedVersion: hold.streamVersion,
+      streamId: usageStreamIdOf(requestId),
+      // Settled where the gateway's own settlement would go, right after the hold, releasing it whole.
+      expectedVersion: 0,
       events: [{ eventId: orphanSettlementEventId(requestId), event }],
     });
   } catch (error) {
@@ -222,10 +281,5 @@ async function appendSettlement(
     if (error instanceof WrongExpectedVersionError) return false;
     throw error;
   }
-  billingMetrics.observeHold({
-    outcome: "orphaned",
-    keyKind: keyKindLabelOf(hold.data.account.kind),
-    amountWon: hold.data.holdWon,
-  });
   return true;
 }

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { assert } from "../../kernel/assert";
+import { schemaVersionOf } from "../../ledger/events";
 import { assertHoldWithinFunds, assertRefusedForFunds } from "../money-invariants";
 import type {
   UsageAuthorizationDecision,
@@ -11,22 +12,18 @@ import type {
 /**
  * Holds behind their own port (C10): `UsageAuthorizations` (usage-authorizations.ts) is billing's, and this
  * is its PostgreSQL implementation. It calls `ledger_authorize_usage` (declared in
- * src/ledger/schema/holds/ledger-authorize-usage.ts), which decides against the inline funds and key limits
- * and appends the granted holds' `UsageAuthorized` to the log in the same statement. It needs the log in the
- * same PostgreSQL database, so the service runs on the PostgreSQL event store (EventStoreDB cannot take part
- * in that transaction: main.ts refuses it for the service's roles).
+ * src/ledger/schema/holds/ledger-authorize-usage.ts), which decides against the funds and key limits — the
+ * log's inline folds and the hold rows not yet logged — and inserts each granted hold's row in the same
+ * statement. It needs the log in the same PostgreSQL database, so the service runs on the PostgreSQL event
+ * store (EventStoreDB cannot take part in that transaction: main.ts refuses it for the service's roles).
  */
 
 export class PostgresUsageAuthorizations implements UsageAuthorizations {
-  constructor(
-    private readonly pool: Pick<pg.Pool, "query">,
-    /** The PostgreSQL event store's `appendsBeside`. */
-    private readonly log: { transactionOrderOffset: bigint; committed(): void },
-  ) {}
+  constructor(private readonly pool: Pick<pg.Pool, "query">) {}
 
   /**
-   * Places holds (C10): each request's `UsageAuthorized` is appended as its usage stream's first event if
-   * the account has at least ₩1 available, in one statement for the whole batch (`ledger_authorize_usage`).
+   * Places holds (C10): each request's hold row is inserted if the account has at least ₩1 available, in one
+   * statement for the whole batch (`ledger_authorize_usage`).
    */
   async authorizeUsage(
     requests: readonly UsageAuthorizationRequest[],
@@ -38,28 +35,29 @@ export class PostgresUsageAuthorizations implements UsageAuthorizations {
       // The statement is its own transaction, so a transaction-local setting made in it governs its commit.
       // Holds whose answer waits for a later synchronous commit need not wait for this one's flush: the
       // WAL is flushed in order, so that later commit makes them durable too (see HoldAuthorizer).
-      text: `SELECT authorized.* FROM ledger_authorize_usage($1::json, $2) authorized,
-               (SELECT set_config('synchronous_commit', $3, true)) commit_setting`,
+      text: `SELECT authorized.* FROM ledger_authorize_usage($1::json) authorized,
+               (SELECT set_config('synchronous_commit', $2, true)) commit_setting`,
       values: [
         JSON.stringify(
           requests.map((request, ordinal) => ({
             ordinal,
             event_id: request.eventId,
-            stream_id: request.streamId,
+            schema_version: authorizationSchemaVersion,
+            request_id: request.event.data.requestId,
             account_kind: request.event.data.account.kind,
             account_id: request.event.data.account.id,
             estimate_won: request.event.data.estimate.estimatedWon,
             key_id: request.event.data.keyId,
             started_at: request.event.data.startedAt,
+            expires_at: request.event.data.expiresAt,
+            gateway_instance: request.event.data.gatewayInstance,
             data: request.event.data,
             metadata: request.event.metadata,
           })),
         ),
-        this.log.transactionOrderOffset,
         commit.waitForFlush ? "on" : "off",
       ],
     });
-    if (result.rows.some((row) => row.hold_won !== null)) this.log.committed();
     // Decisions are matched to requests by place: one row per request, in order, or a hold goes to another.
     assert(
       result.rows.length === requests.length && result.rows.every((row, index) => row.ordinal === index),
@@ -69,12 +67,12 @@ export class PostgresUsageAuthorizations implements UsageAuthorizations {
   }
 }
 
+const authorizationSchemaVersion = schemaVersionOf("UsageAuthorized");
+
 interface AuthorizationRow {
   ordinal: number;
   hold_won: string | null;
   available_won: string;
-  transaction_order: string | null;
-  event_position: string | null;
   refusal: UsageRefusalReason | null;
   limit_value: string | null;
 }
@@ -101,14 +99,5 @@ function decisionOf(row: AuthorizationRow, request: UsageAuthorizationRequest): 
     },
     requestId,
   );
-  assert(
-    row.transaction_order !== null && row.event_position !== null,
-    `the hold of ${requestId} was granted without its UsageAuthorized appended`,
-  );
-  return {
-    kind: "held",
-    holdWon: row.hold_won,
-    availableWon: row.available_won,
-    position: { commit: BigInt(row.transaction_order), prepare: BigInt(row.event_position) },
-  };
+  return { kind: "held", holdWon: row.hold_won, availableWon: row.available_won };
 }

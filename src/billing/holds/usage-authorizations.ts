@@ -1,12 +1,11 @@
 import type { EventData, LedgerEvent } from "../../ledger/events";
-import type { LogPosition } from "../../ledger/store/log-position";
 import type { KeyLimitKind } from "./hold-refusal";
 
 /**
  * The holds port (C10), owned by billing: place holds for a batch of requests, each decided against what
- * its account has really spent and its key's limits, atomically across every gateway process. Implemented
- * in PostgreSQL by postgres-usage-authorizations.ts; the event store's own interface stays append, read and
- * subscribe.
+ * its account has really spent and its key's limits, atomically across every gateway process, each granted
+ * hold a durable row until its settlement is logged with it. Implemented in PostgreSQL by
+ * postgres-usage-authorizations.ts; the event store's own interface stays append, read and subscribe.
  */
 export interface UsageAuthorizations {
   authorizeUsage(
@@ -15,10 +14,12 @@ export interface UsageAuthorizations {
   ): Promise<UsageAuthorizationDecision[]>;
 }
 
-/** A hold to place: the authorization event, its `holdWon` decided by the statement. */
+/**
+ * A hold to place: the authorization event its row keeps until it is logged, its `holdWon` decided by the
+ * statement (and its `occurredAt` set to the grant's time).
+ */
 export interface UsageAuthorizationRequest {
   eventId: string;
-  streamId: string;
   event: {
     data: Omit<EventData<"UsageAuthorized">, "holdWon">;
     metadata: LedgerEvent["metadata"];
@@ -29,7 +30,7 @@ export interface UsageAuthorizationRequest {
 export type UsageRefusalReason = "funds" | KeyLimitKind;
 
 export type UsageAuthorizationDecision =
-  | { kind: "held"; holdWon: string; availableWon: string; position: LogPosition }
+  | { kind: "held"; holdWon: string; availableWon: string }
   /** Less than ₩1 was available to this request (what was, after the holds granted before it). */
   | { kind: "refused"; reason: "funds"; availableWon: string }
   /**

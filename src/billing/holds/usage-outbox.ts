@@ -2,24 +2,23 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { AssertionError } from "../../kernel/assert";
 import type { AccountReference, EventData } from "../../ledger/events";
-import {
-  type EventStore,
-  type StreamAppend,
-  WrongExpectedVersionError,
-} from "../../ledger/store/event-store";
-import type { GroupCommitAppender } from "../../ledger/store/group-commit-appender";
+import type { EventStore, StreamAppend } from "../../ledger/store/event-store";
 import { usageStreamIdOf } from "../charging/charge-usage";
 import type { ChargeEnqueuer } from "../queue/charge-enqueuer";
+import { type HoldRowCompletion, rowEventOf } from "./hold-row-completion";
 import { type LateSettlement, lateSettlementOf, type Settlement } from "./late-settlement";
+import type { SettledHoldsLog } from "./settled-holds-log";
 
 /**
- * What a request leaves to write once it has produced its answer: its `UsageRecorded` (then its charge
- * job), or the `UsageVoided` of a hold that produced nothing. They are group-committed across requests, and
- * retried with backoff while the ledger is away; `record` resolves once the usage is durable, and a
- * complete answer's last bytes wait for that (so a crash can cut only answers that were not complete).
- * Each goes at version 1 of its usage stream, right after the authorization. If the stream is not as this
- * process left it — the orphan sweep settled the hold first, or the hold's commit was lost — the delivered
- * usage is still written (late-settlement.ts): a settlement of the serving gateway is never dropped.
+ * What a request leaves to write once it has produced its answer: its usage, or the void of a hold that
+ * produced nothing, completing its hold row in place (hold-row-completion.ts; the log writer appends the
+ * row's events later, settled-holds-log.ts). Group-committed across requests, and retried with backoff while
+ * the database is away; `record` resolves once the usage is durable, and a complete answer's last bytes wait
+ * for that (so a crash can cut only answers that were not complete).
+ *
+ * If the row is not open — the orphan sweep settled the hold first, or the hold's commit was lost — the
+ * delivered usage is still written (late-settlement.ts), against the usage stream once the row is logged: a
+ * settlement of the serving gateway is never dropped.
  *
  * Bounded: past `entriesMax` waiting writes the gateway stops admitting (`isFull`), rather than holding
  * an unbounded backlog in memory. If the process dies with writes waiting, their holds are orphans, and
@@ -27,7 +26,10 @@ import { type LateSettlement, lateSettlementOf, type Settlement } from "./late-s
  */
 
 export interface UsageOutboxOptions {
-  appender: Pick<GroupCommitAppender, "append">;
+  completion: Pick<HoldRowCompletion, "complete" | "hasRow" | "voidIfOpen">;
+  /** Told of every row settled here, so it is logged soon. */
+  log: Pick<SettledHoldsLog, "settled">;
+  /** For a settlement that finds no open row: the usage stream, read and appended to. */
   store: Pick<EventStore, "readStream" | "append">;
   charges: ChargeEnqueuer;
   logger: Logger;
@@ -51,7 +53,7 @@ export class UsageOutbox {
     return this.waitingCount;
   }
 
-  /** Resolves once the usage is durable in the ledger (written, corrected, or recorded without its hold). */
+  /** Resolves once the usage is durable (in its row, or in the ledger: corrected, or recorded without its hold). */
   record(data: EventData<"UsageRecorded">, actor: string): Promise<void> {
     return this.write({ type: "UsageRecorded", data }, actor);
   }
@@ -109,7 +111,7 @@ export class UsageOutbox {
     const append = appendOf(settlement, actor);
     return this.track(
       settlement.data.account,
-      (written) => void this.appendAttempt(append, settlement, 0, written),
+      (written) => void this.completeAttempt(append, settlement, 0, written),
     );
   }
 
@@ -128,30 +130,39 @@ export class UsageOutbox {
     return written;
   }
 
-  private async appendAttempt(
+  private async completeAttempt(
     append: StreamAppend,
     settlement: Settlement,
     attempt: number,
     written: () => void,
   ): Promise<void> {
     const requestId = settlement.data.requestId;
+    const [{ eventId, event }] = append.events as [StreamAppend["events"][number]];
+    let completed: boolean;
     try {
-      await this.options.appender.append(append);
-      if (settlement.type === "UsageRecorded") this.options.charges.enqueueCharge(requestId);
+      completed = await this.options.completion.complete({
+        requestId,
+        settlement: rowEventOf(eventId, event),
+        pendingWon: settlement.type === "UsageRecorded" ? (settlement.data.pendingWon ?? "0") : "0",
+      });
     } catch (error) {
-      if (error instanceof WrongExpectedVersionError) {
-        await this.settleLate(append, settlement, attempt, written);
-        return;
-      }
       this.retryLater(error, requestId, attempt, () =>
-        this.appendAttempt(append, settlement, attempt + 1, written),
+        this.completeAttempt(append, settlement, attempt + 1, written),
       );
       return;
     }
+    if (!completed) {
+      await this.settleLate(append, settlement, attempt, written);
+      return;
+    }
+    this.options.log.settled();
     written();
   }
 
-  /** The stream moved on without this settlement: write what was delivered as late-settlement.ts says. */
+  /**
+   * The row was not open: once it is logged (a row the sweep settled is logged soon), write what was delivered
+   * against the usage stream, as late-settlement.ts says.
+   */
   private async settleLate(
     original: StreamAppend,
     settlement: Settlement,
@@ -161,7 +172,19 @@ export class UsageOutbox {
     const requestId = settlement.data.requestId;
     let late: LateSettlement;
     try {
+      if (await this.options.completion.hasRow(requestId)) {
+        this.options.log.settled();
+        this.retryLater(undefined, requestId, attempt, () =>
+          this.settleLate(original, settlement, attempt + 1, written),
+        );
+        return;
+      }
       const stream = await this.options.store.readStream(original.streamId);
+      // This very settlement, completed by an attempt whose answer was lost, and logged since.
+      if (stream.some((event) => event.eventId === original.events[0]!.eventId)) {
+        written();
+        return;
+      }
       late = lateSettlementOf(stream, settlement, original.events[0]!.event.metadata);
       if (late.kind === "append") await this.options.store.append(late.append);
     } catch (error) {
@@ -200,35 +223,27 @@ export class UsageOutbox {
     attempt: number,
     written: () => void,
   ): Promise<void> {
-    let settlement: Settlement | undefined;
     try {
-      const stream = await this.options.store.readStream(usageStreamIdOf(requestId));
-      const hold = stream[0];
-      if (stream.length === 1 && hold?.type === "UsageAuthorized") {
-        settlement = {
-          type: "UsageVoided",
-          data: {
-            requestId,
-            account: hold.data.account,
-            releasedWon: hold.data.holdWon,
-            reason: "ledger-unavailable",
-          },
-        };
-      }
+      const voided = await this.options.completion.voidIfOpen(requestId, randomUUID(), {
+        actor,
+        correlationId: requestId,
+        occurredAt: new Date().toISOString(),
+      });
+      if (voided) this.options.log.settled();
     } catch (error) {
       this.retryLater(error, requestId, attempt, () =>
         this.voidIfHeldAttempt(requestId, actor, attempt + 1, written),
       );
       return;
     }
-    if (settlement) await this.appendAttempt(appendOf(settlement, actor), settlement, 0, written);
-    else written();
+    written();
   }
 
+  /** `error` undefined: waiting for the row to be logged, not a failure. */
   private retryLater(error: unknown, requestId: string, attempt: number, retry: () => Promise<void>): void {
     const delays = this.options.retryDelaysMs;
     const delayMs = delays[Math.min(attempt, delays.length - 1)]!;
-    if (attempt % 10 === 0)
+    if (error !== undefined && attempt % 10 === 0)
       this.options.logger.warn(
         { err: error, requestId, attempt },
         "settling a request's hold failed; retrying",

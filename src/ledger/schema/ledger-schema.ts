@@ -5,12 +5,14 @@ import { requestLogTable } from "./gateway/request-log";
 import { gatewayInstancesTable } from "./holds/gateway-instances";
 import { holdProgressTable } from "./holds/hold-progress";
 import { ledgerAuthorizeUsageFunction } from "./holds/ledger-authorize-usage";
+import { requestHoldsTable } from "./holds/request-holds";
 import { accountFundsView } from "./inline-funds/account-funds";
 import { accountFundsAuthorizedTable } from "./inline-funds/account-funds-authorized";
+import { accountFundsLoggedView } from "./inline-funds/account-funds-logged";
 import { accountFundsSettledTable } from "./inline-funds/account-funds-settled";
 import { keyLimitsTable } from "./inline-funds/key-limits";
 import { keyRequestWindowsTable } from "./inline-funds/key-request-windows";
-import { keySpendView } from "./inline-funds/key-spend";
+import { keySpendLoggedView, keySpendView } from "./inline-funds/key-spend";
 import { keySpendAuthorizedTable } from "./inline-funds/key-spend-authorized";
 import { keySpendSettledTable } from "./inline-funds/key-spend-settled";
 import { ledgerAllowedModelsOfFunction } from "./inline-funds/ledger-allowed-models-of";
@@ -21,6 +23,7 @@ import { ledgerFoldKeyRequestWindowsFunction } from "./inline-funds/ledger-fold-
 import { ledgerFoldKeySpendFunction } from "./inline-funds/ledger-fold-key-spend";
 import { ledgerFoldOpenHoldsFunction } from "./inline-funds/ledger-fold-open-holds";
 import { ledgerFundsMovedFunction } from "./inline-funds/ledger-funds-moved";
+import { ledgerHoldMinuteFunction } from "./inline-funds/ledger-hold-minute";
 import { ledgerKeySpendMovementFunction } from "./inline-funds/ledger-key-spend-movement";
 import { ledgerRecomputeFundsFunction } from "./inline-funds/ledger-recompute-funds";
 import { ledgerSeoulMonthFunction } from "./inline-funds/ledger-seoul-month";
@@ -54,6 +57,7 @@ export const ledgerSchema: DeclaredSchema = {
     openHoldsTable,
     gatewayInstancesTable,
     holdProgressTable,
+    requestHoldsTable,
     keyLimitsTable,
     keySpendSettledTable,
     keySpendAuthorizedTable,
@@ -71,10 +75,13 @@ export const ledgerSchema: DeclaredSchema = {
     ledgerEventHashFunction,
     ledgerEventsChainFunction,
     ledgerEventsChainTrigger,
+    accountFundsLoggedView,
     accountFundsView,
+    keySpendLoggedView,
     keySpendView,
     ledgerSeoulMonthFunction,
     ledgerFundsMovedFunction,
+    ledgerHoldMinuteFunction,
     ledgerKeySpendMovementFunction,
     ledgerAllowedModelsOfFunction,
     ledgerApplyFundsFunction,

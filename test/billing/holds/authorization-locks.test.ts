@@ -55,7 +55,7 @@ describe("authorization locks", () => {
   it("given another authorization on the account uncommitted, then a hold waits for it and sees its hold", async () => {
     await other.query("BEGIN");
     const [first] = (
-      await other.query<{ hold_won: string }>("SELECT * FROM ledger_authorize_usage($1::json, 0)", [
+      await other.query<{ hold_won: string }>("SELECT * FROM ledger_authorize_usage($1::json)", [
         JSON.stringify([rawAuthorization("lin", "50")]),
       ])
     ).rows;
@@ -101,21 +101,25 @@ function authorization(accountId: string, estimatedWon: string): UsageAuthorizat
   const data = authorizationData(accountId, estimatedWon);
   return {
     eventId: randomUUID(),
-    streamId: `usage-${data.requestId}`,
     event: { data, metadata: { actor: "key:test", occurredAt: data.startedAt } },
   };
 }
 
 /** The same request as the SQL function takes it (see PostgresUsageAuthorizations.authorizeUsage). */
 function rawAuthorization(accountId: string, estimatedWon: string) {
-  const { eventId, streamId, event } = authorization(accountId, estimatedWon);
+  const { eventId, event } = authorization(accountId, estimatedWon);
   return {
     ordinal: 0,
     event_id: eventId,
-    stream_id: streamId,
+    schema_version: 1,
+    request_id: event.data.requestId,
     account_kind: "user",
     account_id: accountId,
     estimate_won: estimatedWon,
+    key_id: event.data.keyId,
+    started_at: event.data.startedAt,
+    expires_at: event.data.expiresAt,
+    gateway_instance: event.data.gatewayInstance,
     data: event.data,
     metadata: event.metadata,
   };

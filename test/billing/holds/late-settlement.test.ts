@@ -10,10 +10,10 @@ import { createPricingReadModel } from "../../../src/billing/read-models/pricing
 import { Money } from "../../../src/kernel/money";
 import type { EventData } from "../../../src/ledger/events";
 import { rebuildProjections } from "../../../src/ledger/ledger-maintenance";
-import { GroupCommitAppender } from "../../../src/ledger/store/group-commit-appender";
 import type { PostgresEventStore } from "../../../src/ledger/store/postgres-event-store";
 import { verifyProjections } from "../../../src/ledger/verify-projections";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
+import { holdRowCompletionOf, logSettledHolds } from "../../support/settled-holds";
 import { usageAuthorizationsOf } from "../../support/usage-authorizations";
 
 /**
@@ -36,7 +36,8 @@ describe("late settlements become corrections", () => {
 
   const outbox = () =>
     new UsageOutbox({
-      appender: new GroupCommitAppender(store, 10),
+      completion: holdRowCompletionOf(pool()),
+      log: { settled: () => void logSettledHolds(pool(), store) },
       store,
       charges: { enqueueCharge: (requestId) => void enqueued.push(requestId) },
       logger: pino({ level: "silent" }),
@@ -50,7 +51,6 @@ describe("late settlements become corrections", () => {
       [
         {
           eventId: randomUUID(),
-          streamId: `usage-${requestId}`,
           event: {
             data: {
               requestId,
@@ -85,6 +85,7 @@ describe("late settlements become corrections", () => {
     const { settledCount } = await settleOrphanHolds(
       {
         database: pool(),
+        completion: holdRowCompletionOf(pool()),
         store,
         pricing: createPricingReadModel(pool()),
         enqueueCharges: async () => {},
@@ -93,6 +94,7 @@ describe("late settlements become corrections", () => {
       { presumedDeadAfterMs: 10_000, observationGapMaxMs: 3_600_000, holdAgeMinMs: 0, holdsPerSweepMax: 100 },
       watch,
     );
+    await logSettledHolds(pool(), store);
     return settledCount;
   }
 

@@ -4,6 +4,7 @@ import { promisify } from "node:util";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendSyntheticLedger } from "../../../bench/support/synthetic-ledger";
+import { rowEventOf } from "../../../src/billing/holds/hold-row-completion";
 import { proveEvent } from "../../../src/ledger/integrity/event-proof";
 import { sealCheckpoints } from "../../../src/ledger/integrity/ledger-checkpointer";
 import { verifyIntegrity } from "../../../src/ledger/integrity/ledger-integrity";
@@ -11,6 +12,7 @@ import { LedgerSigningKey } from "../../../src/ledger/integrity/ledger-signing-k
 import type { StreamAppend } from "../../../src/ledger/store/event-store";
 import { topUp } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
+import { holdRowCompletionOf, logSettledHolds } from "../../support/settled-holds";
 import { usageAuthorizationsOf } from "../../support/usage-authorizations";
 
 const run = promisify(execFile);
@@ -77,12 +79,12 @@ describe("ledger hash chains and signed checkpoints", () => {
               '{"actor": "funds-function",  "occurredAt": "2026-11-20T03:00:00.000Z"}'
        FROM generate_series(2, 3) version ORDER BY version`,
     );
-    // Holds: ledger_authorize_usage computes each hold's link itself (no trigger), so verify recomputes it.
+    // Holds logged with their settlement: the log writer computes both links itself (no trigger), so verify
+    // recomputes them.
     const startedAt = new Date().toISOString();
     const held = await usageAuthorizationsOf(harness.ledger.pool, harness.store).authorizeUsage(
       ["첫째", "둘째"].map((label, index) => ({
         eventId: randomUUID(),
-        streamId: `usage-req_유나_${index}`,
         event: {
           data: {
             requestId: `req_유나_${index}`,
@@ -103,6 +105,24 @@ describe("ledger hash chains and signed checkpoints", () => {
       })),
     );
     expect(held.map((decision) => decision.kind)).toEqual(["held", "held"]);
+    for (const index of [0, 1]) {
+      const requestId = `req_유나_${index}`;
+      await holdRowCompletionOf(harness.ledger.pool).complete({
+        requestId,
+        settlement: rowEventOf(randomUUID(), {
+          type: "UsageVoided",
+          data: {
+            requestId,
+            account: { kind: "user", id: "유나" },
+            releasedWon: `2.${index}`,
+            reason: "shutdown",
+          },
+          metadata: { actor: "key:x", occurredAt: startedAt },
+        }),
+        pendingWon: "0",
+      });
+    }
+    await logSettledHolds(harness.ledger.pool, harness.store);
     await seal(harness);
   }, 120_000);
   afterAll(async () => {
@@ -122,7 +142,7 @@ describe("ledger hash chains and signed checkpoints", () => {
     const holds = await harness.ledger.pool.query<{ hashed: number }>(
       "SELECT count(chain_hash)::int AS hashed FROM ledger_events WHERE stream_id LIKE 'usage-req_유나_%'",
     );
-    expect(holds.rows[0]!.hashed).toBe(2);
+    expect(holds.rows[0]!.hashed).toBe(4);
   });
 
   it("names an event whose data was updated", async () => {

@@ -1,8 +1,9 @@
 import type { DeclaredTable } from "../../../database/declared-schema";
 
 /**
- * Each key's latest minute (of the database clock, `recorded_at`) with holds and how many it has. A fixed
- * one-minute window: one row per key, and a fold of the log like the rest.
+ * Each key's latest minute with logged holds and how many it has (a hold counts in the minute of its grant,
+ * ledger-hold-minute.ts; the holds not yet logged are counted from their rows). A fixed one-minute window:
+ * one row per key, and a fold of the log like the rest.
  */
 export const keyRequestWindowsTable: DeclaredTable = {
   kind: "table",

@@ -2,11 +2,19 @@ import type { DeclaredFunction, DeclaredTrigger } from "../../../database/declar
 
 /**
  * The inline read models moved by every append, in the appending transaction, whatever path appended: the
- * account's funds (account-funds.ts), the open holds, and each key's spend, request window and limits. A
- * statement trigger, so a batch moves each row once. Holds go to the authorized rows (only
- * ledger_authorize_usage appends them, and it holds those rows' locks already), settlements to the settled
- * ones.
+ * account's funds (account-funds-logged.ts), the open holds, and each key's spend, request window and limits.
+ * A statement trigger, so a batch moves each row once.
+ *
+ * A hold appended with its settlement in one statement (the settled-holds log writer's batches, see
+ * ../holds/request-holds.ts) moves the settled rows only: its hold and its release net there, as the fold nets
+ * them, and the authorized rows — which holds lock — are not touched, so a logged batch never waits for a
+ * hold nor makes one wait. A hold appended alone (by an earlier release) moves the authorized rows and is open
+ * until its settlement.
  */
+/** The streams whose settlement this statement appended (a hold among them is settled in the same batch). */
+const settledHere =
+  "SELECT settled.stream_id FROM inserted settled WHERE settled.type IN ('UsageRecorded', 'UsageVoided')";
+
 export const ledgerApplyFundsFunction: DeclaredFunction = {
   kind: "function",
   name: "ledger_apply_funds",
@@ -14,6 +22,7 @@ export const ledgerApplyFundsFunction: DeclaredFunction = {
     CREATE OR REPLACE FUNCTION ledger_apply_funds() RETURNS trigger LANGUAGE plpgsql AS $$
     DECLARE
       kinds text[];
+      holds_alone boolean := false;
     BEGIN
       -- data is json (text): each data->>'field' parses the whole event again, so each statement reads an
       -- event's fields with one json_to_record (a hold's fields read field by field parsed it a dozen times).
@@ -21,13 +30,17 @@ export const ledgerApplyFundsFunction: DeclaredFunction = {
       -- kinds run below: an append of charges moves two read models, not eight (an empty statement still
       -- costs its executor's start, and a DELETE's plan over an unknown transition table may scan).
       SELECT array_agg(DISTINCT type) INTO kinds FROM inserted;
-
       IF 'UsageAuthorized' = ANY (kinds) THEN
-        -- Holds: only ledger_authorize_usage appends them, and it holds these rows' locks already.
+        holds_alone := EXISTS (SELECT 1 FROM inserted hold
+          WHERE hold.type = 'UsageAuthorized' AND hold.stream_id NOT IN (${settledHere}));
+      END IF;
+
+      IF holds_alone THEN
+        -- Holds appended alone: only an earlier release's hold statement appended them, under these rows' locks.
         INSERT INTO account_funds_authorized AS authorized (account_kind, account_id, authorized_won)
         SELECT hold.account->>'kind', hold.account->>'id', sum(hold."holdWon")
         FROM inserted CROSS JOIN LATERAL json_to_record(inserted.data) AS hold(account json, "holdWon" numeric)
-        WHERE inserted.type = 'UsageAuthorized'
+        WHERE inserted.type = 'UsageAuthorized' AND inserted.stream_id NOT IN (${settledHere})
         GROUP BY 1, 2 ORDER BY 1, 2
         ON CONFLICT (account_kind, account_id) DO UPDATE SET
           authorized_won = authorized.authorized_won + excluded.authorized_won;
@@ -38,6 +51,7 @@ export const ledgerApplyFundsFunction: DeclaredFunction = {
         SELECT moved.account_kind, moved.account_id, sum(moved.balance_won), sum(moved.held_won), sum(moved.pending_won)
         FROM inserted CROSS JOIN LATERAL ledger_funds_moved(inserted.type, inserted.data) moved
         WHERE inserted.type IN ('CreditToppedUp', 'UsageVoided', 'UsageRecorded', 'UsageCharged')
+           OR (inserted.type = 'UsageAuthorized' AND inserted.stream_id IN (${settledHere}))
         GROUP BY moved.account_kind, moved.account_id
         -- Rows are locked in this order: two statements touching the same accounts cannot deadlock.
         ORDER BY moved.account_kind, moved.account_id
@@ -47,12 +61,13 @@ export const ledgerApplyFundsFunction: DeclaredFunction = {
           pending_won = funds.pending_won + excluded.pending_won;
       END IF;
 
-      -- Holds on the authorized rows (under the account's authorized lock), settlements on the settled ones.
-      IF 'UsageAuthorized' = ANY (kinds) THEN
+      -- Holds alone on the authorized rows (under the account's authorized lock), the rest on the settled ones.
+      IF holds_alone THEN
         INSERT INTO key_spend_authorized AS spend (key_id, month, authorized_won)
         SELECT movement.key_id, movement.month, sum(movement.held_won)
         FROM inserted CROSS JOIN LATERAL ledger_key_spend_movement(inserted.type, inserted.data, NULL) movement
-        WHERE inserted.type = 'UsageAuthorized' AND movement.key_id IS NOT NULL
+        WHERE inserted.type = 'UsageAuthorized' AND inserted.stream_id NOT IN (${settledHere})
+          AND movement.key_id IS NOT NULL
         GROUP BY movement.key_id, movement.month
         ORDER BY movement.key_id, movement.month
         ON CONFLICT (key_id, month) DO UPDATE SET authorized_won = spend.authorized_won + excluded.authorized_won;
@@ -74,7 +89,9 @@ export const ledgerApplyFundsFunction: DeclaredFunction = {
           LIMIT 1
         ) authorization_event ON true
         CROSS JOIN LATERAL ledger_key_spend_movement(inserted.type, inserted.data, authorization_event.data) movement
-        WHERE inserted.type IN ('UsageVoided', 'UsageRecorded', 'UsageCharged') AND movement.key_id IS NOT NULL
+        WHERE (inserted.type IN ('UsageVoided', 'UsageRecorded', 'UsageCharged')
+               OR (inserted.type = 'UsageAuthorized' AND inserted.stream_id IN (${settledHere})))
+          AND movement.key_id IS NOT NULL
         GROUP BY movement.key_id, movement.month
         ORDER BY movement.key_id, movement.month
         ON CONFLICT (key_id, month) DO UPDATE SET
@@ -87,9 +104,8 @@ export const ledgerApplyFundsFunction: DeclaredFunction = {
         INSERT INTO key_request_windows AS requests_window (key_id, window_start, requests)
         SELECT held.key_id, held.minute, count(*)
         FROM (
-          SELECT hold."keyId" AS key_id, date_trunc('minute', inserted.recorded_at) AS minute,
-                 max(date_trunc('minute', inserted.recorded_at)) OVER (PARTITION BY hold."keyId") AS latest
-          FROM inserted CROSS JOIN LATERAL json_to_record(inserted.data) AS hold("keyId" uuid)
+          SELECT hold.key_id, hold.minute, max(hold.minute) OVER (PARTITION BY hold.key_id) AS latest
+          FROM inserted CROSS JOIN LATERAL ledger_hold_minute(inserted.data, inserted.metadata) hold
           WHERE inserted.type = 'UsageAuthorized'
         ) held
         WHERE held.minute = held.latest
@@ -119,13 +135,13 @@ export const ledgerApplyFundsFunction: DeclaredFunction = {
           allowed_models = excluded.allowed_models;
       END IF;
 
-      IF 'UsageAuthorized' = ANY (kinds) THEN
+      IF holds_alone THEN
         INSERT INTO open_holds (request_id, account_kind, account_id, held_won, gateway_instance, placed_at, expires_at)
         SELECT hold."requestId", hold.account->>'kind', hold.account->>'id', hold."holdWon", hold."gatewayInstance",
                hold."startedAt", hold."expiresAt"
         FROM inserted CROSS JOIN LATERAL json_to_record(inserted.data) AS hold("requestId" text, account json,
           "holdWon" numeric, "gatewayInstance" text, "startedAt" timestamptz, "expiresAt" timestamptz)
-        WHERE inserted.type = 'UsageAuthorized';
+        WHERE inserted.type = 'UsageAuthorized' AND inserted.stream_id NOT IN (${settledHere});
       END IF;
       IF kinds && ARRAY['UsageRecorded', 'UsageVoided'] THEN
         -- The ids as one array: probes of the primary key, whatever the planner guesses of the transition table.

@@ -16,9 +16,9 @@ export const ledgerFoldKeyRequestWindowsFunction: DeclaredFunction = {
     LANGUAGE sql STABLE PARALLEL SAFE AS $$
       SELECT held.key_id, held.minute, count(*)::integer
       FROM (
-        SELECT (data->>'keyId')::uuid AS key_id, date_trunc('minute', recorded_at) AS minute,
-               max(date_trunc('minute', recorded_at)) OVER (PARTITION BY data->>'keyId') AS latest
-        FROM ledger_events WHERE type = 'UsageAuthorized'
+        SELECT hold.key_id, hold.minute, max(hold.minute) OVER (PARTITION BY hold.key_id) AS latest
+        FROM ledger_events CROSS JOIN LATERAL ledger_hold_minute(ledger_events.data, ledger_events.metadata) hold
+        WHERE ledger_events.type = 'UsageAuthorized'
       ) held
       WHERE held.minute = held.latest
       GROUP BY held.key_id, held.minute

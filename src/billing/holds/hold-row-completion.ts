@@ -1,0 +1,119 @@
+import type pg from "pg";
+import { type LedgerEventType, schemaVersionOf } from "../../ledger/events";
+import { BatchedCalls } from "../../ledger/store/batched-calls";
+
+/**
+ * A request's usage completes its hold row in place (src/ledger/schema/holds/request-holds.ts): the
+ * settlement event the log writer will append, and what the row now costs its account. Group-committed
+ * across requests — one statement and one synchronous commit for every usage that finished meanwhile — so a
+ * complete answer's last bytes, which wait for it, wait for one WAL flush shared with the others. That commit
+ * also makes a JSON request's hold durable (its own commit did not wait for the flush: hold-authorizer.ts).
+ */
+
+/** An event as a hold row keeps it until it is logged. */
+export interface RowEvent {
+  eventId: string;
+  type: LedgerEventType;
+  schemaVersion: number;
+  data: unknown;
+  metadata: unknown;
+}
+
+export function rowEventOf(
+  eventId: string,
+  event: { type: LedgerEventType; data: unknown; metadata: unknown },
+): RowEvent {
+  return {
+    eventId,
+    type: event.type,
+    schemaVersion: schemaVersionOf(event.type),
+    data: event.data,
+    metadata: event.metadata,
+  };
+}
+
+export interface RowCompletion {
+  requestId: string;
+  settlement: RowEvent;
+  /** What the settled row costs its account until logged: the exact cost, or 0 for a void. */
+  pendingWon: string;
+}
+
+export class HoldRowCompletion {
+  private readonly batches: BatchedCalls<RowCompletion, boolean>;
+
+  constructor(
+    private readonly pool: Pick<pg.Pool, "query">,
+    batchSizeMax: number,
+  ) {
+    this.batches = new BatchedCalls((completions) => this.completeBatch(completions), batchSizeMax);
+  }
+
+  /**
+   * True once the row is completed and durable — by this settlement, or already by the same one (a retry
+   * whose first attempt committed before its answer was lost); false when the request has no open row.
+   */
+  complete(completion: RowCompletion): Promise<boolean> {
+    return this.batches.call(completion);
+  }
+
+  /** Whether the request still has a row, open or settled but not yet logged. */
+  async hasRow(requestId: string): Promise<boolean> {
+    const result = await this.pool.query({
+      name: "hold-row-exists",
+      text: "SELECT 1 FROM request_holds WHERE request_id = $1",
+      values: [requestId],
+    });
+    return result.rowCount === 1;
+  }
+
+  /**
+   * Voids the request's hold if its row is open (its statement's outcome was unknown): the void releases the
+   * whole hold the row holds. True when a row was voided.
+   */
+  async voidIfOpen(requestId: string, eventId: string, metadata: unknown): Promise<boolean> {
+    const result = await this.pool.query({
+      name: "hold-row-void",
+      text: `UPDATE request_holds SET pending_won = 0, settled_at = now(),
+               settlement_event = json_build_object('eventId', $2::uuid, 'type', 'UsageVoided', 'schemaVersion', $3::int,
+                 'data', json_build_object('requestId', request_id, 'account', authorization_event->'data'->'account',
+                   'releasedWon', hold_won::text, 'reason', 'ledger-unavailable'),
+                 'metadata', $4::json)
+             WHERE request_id = $1 AND settled_at IS NULL`,
+      values: [requestId, eventId, schemaVersionOf("UsageVoided"), JSON.stringify(metadata)],
+    });
+    return result.rowCount === 1;
+  }
+
+  private async completeBatch(
+    completions: readonly RowCompletion[],
+  ): Promise<PromiseSettledResult<boolean>[]> {
+    const result = await this.pool.query<{ request_id: string }>({
+      name: "hold-row-complete",
+      text: `WITH input AS (
+               SELECT * FROM json_to_recordset($1::json) AS input(request_id text, settlement json, pending_won numeric)
+             )
+             UPDATE request_holds holds
+             SET settlement_event = input.settlement, pending_won = input.pending_won,
+                 settled_at = coalesce(holds.settled_at, now())
+             FROM input
+             WHERE holds.request_id = input.request_id
+               AND (holds.settled_at IS NULL OR holds.settlement_event->>'eventId' = input.settlement->>'eventId')
+             RETURNING holds.request_id`,
+      values: [
+        JSON.stringify(
+          completions.map((completion) => ({
+            request_id: completion.requestId,
+            settlement: completion.settlement,
+            pending_won: completion.pendingWon,
+          })),
+        ),
+      ],
+    });
+    const completed = new Set(result.rows.map((row) => row.request_id));
+    return completions.map((completion) => ({
+      status: "fulfilled",
+      value: completed.has(completion.requestId),
+    }));
+  }
+}

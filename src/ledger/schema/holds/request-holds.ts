@@ -1,0 +1,43 @@
+import type { DeclaredTable } from "../../../database/declared-schema";
+
+/**
+ * The hold of each request not yet in the log (C10, "where the witness lives"): one row per request, granted
+ * by `ledger_authorize_usage` against the account's funds and completed in place by the request's usage or
+ * void. The settled-holds log writer (src/billing/holds/settled-holds-log.ts) later appends each settled
+ * row's events — its `UsageAuthorized`, its settlement and any correction, the events the log always held —
+ * and deletes the row in the same transaction, so a hold's money is always in exactly one place: in this row
+ * or in the log's folds. `account_funds` adds the rows to the folds (account-funds.ts).
+ *
+ * `authorization_event`, `settlement_event` and `correction_event` are the events to append, whole (event id,
+ * type, data, metadata), so a retried or crashed writer appends the very same events. `pending_won` is what a
+ * settled row costs its account until logged: the recorded usage's exact cost (the gateway's delivered usage
+ * when it corrects an orphan estimate), 0 for a void. `placed_at` is the database's clock at the grant (also
+ * the authorization's `occurredAt`), so a key's requests per minute count it in the same minute before and
+ * after it is logged. Operational state like `hold_progress`: not a read model; a rebuild leaves it alone.
+ * Half-full pages, so that completing a row in place usually stays on its page (a heap-only update writes no
+ * index entry).
+ */
+export const requestHoldsTable: DeclaredTable = {
+  kind: "table",
+  name: "request_holds",
+  sql: `
+    CREATE TABLE request_holds (
+      request_id text PRIMARY KEY,
+      account_kind text NOT NULL,
+      account_id text NOT NULL,
+      key_id uuid NOT NULL,
+      month text NOT NULL,
+      hold_won numeric NOT NULL CHECK (hold_won >= 0),
+      gateway_instance text NOT NULL,
+      placed_at timestamptz NOT NULL,
+      expires_at timestamptz NOT NULL,
+      authorization_event json NOT NULL,
+      settlement_event json,
+      correction_event json,
+      pending_won numeric,
+      settled_at timestamptz,
+      CHECK ((settlement_event IS NULL) = (settled_at IS NULL) AND (settled_at IS NULL) = (pending_won IS NULL))
+    ) WITH (fillfactor = 50);
+    CREATE INDEX request_holds_by_account ON request_holds (account_kind, account_id);
+  `,
+};

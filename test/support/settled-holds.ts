@@ -1,0 +1,32 @@
+import type pg from "pg";
+import pino from "pino";
+import { HoldRowCompletion } from "../../src/billing/holds/hold-row-completion";
+import { SettledHoldsLog } from "../../src/billing/holds/settled-holds-log";
+import type { EventStore } from "../../src/ledger/store/event-store";
+import { PostgresEventStore } from "../../src/ledger/store/postgres-event-store";
+
+/**
+ * The settled hold rows of a test's ledger written into the log now, as the service's log writer does
+ * within its linger (src/billing/holds/settled-holds-log.ts); answers the request ids whose usage it logged
+ * recorded (their charges, had a queue been there).
+ */
+export async function logSettledHolds(pool: pg.Pool, store: EventStore): Promise<string[]> {
+  if (!(store instanceof PostgresEventStore)) throw new Error("hold rows need the PostgreSQL event store");
+  const recorded: string[] = [];
+  const log = new SettledHoldsLog({
+    pool,
+    log: store.appendsBeside,
+    enqueueCharges: (requestIds) => void recorded.push(...requestIds),
+    logger: pino({ level: "silent" }),
+    batchSizeMax: 500,
+    pollIntervalMs: 60_000,
+    lingerMs: 0,
+  });
+  while ((await log.writeBatch()) > 0) {}
+  return recorded;
+}
+
+/** Completing hold rows on a test's ledger, as the service does. */
+export function holdRowCompletionOf(pool: pg.Pool): HoldRowCompletion {
+  return new HoldRowCompletion(pool, 100);
+}
