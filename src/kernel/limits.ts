@@ -64,8 +64,8 @@ export const limits = {
   settledHoldsLogBatchSizeMax: 500,
   /** How long a log write waits for more settlements to join it: the log trails the rows by about this. */
   settledHoldsLogLingerMs: 20,
-  /** How often each log writer looks for rows settled elsewhere (another gateway, the orphan sweep). */
-  settledHoldsLogPollIntervalMs: 250,
+  /** How often each log writer looks for rows settled elsewhere (another gateway, the orphan sweep), by a scan. */
+  settledHoldsLogPollIntervalMs: 1_000,
   /** Holds placed by one statement (C10); concurrent requests share it. */
   holdBatchSizeMax: 500,
   /** Output tokens a hold assumes when a request names no maximum (`max_tokens`, `max_output_tokens`). */

@@ -188,7 +188,7 @@ describe("money invariants, where the code checks them", () => {
     };
     const outbox = new UsageOutbox({
       completion: { complete: async () => true, hasRow: async () => false, voidIfOpen: async () => false },
-      log: { settled: () => {} },
+      log: { settled: (_requestId: string) => {} },
       store: { readStream: async () => [], append: async () => ({}) as never },
       charges: { enqueueCharge: () => {} },
       logger: pino({ level: "silent" }),

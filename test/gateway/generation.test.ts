@@ -84,7 +84,8 @@ describe("generation with the official openai client", () => {
       account: { kind: "user", id: "alice" },
       tokens: { input: data.usage!.prompt_tokens, output: data.usage!.completion_tokens },
     });
-    expect(harness.enqueued).toContain(requestId);
+    // Its charge is enqueued once the usage is logged (the log follows the answer in batches).
+    await expect.poll(() => harness.enqueued).toContain(requestId);
   });
 
   it("streams chat completions: role first, usage only on the last chunk", async () => {

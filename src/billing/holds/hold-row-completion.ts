@@ -75,10 +75,10 @@ export class HoldRowCompletion {
     const result = await this.pool.query({
       name: "hold-row-void",
       text: `UPDATE request_holds SET pending_won = 0, settled_at = now(),
-               settlement_event = json_build_object('eventId', $2::uuid, 'type', 'UsageVoided', 'schemaVersion', $3::int,
-                 'data', json_build_object('requestId', request_id, 'account', authorization_event->'data'->'account',
+               settlement_event = jsonb_build_object('eventId', $2::uuid, 'type', 'UsageVoided', 'schemaVersion', $3::int,
+                 'data', jsonb_build_object('requestId', request_id, 'account', authorization_event->'data'->'account',
                    'releasedWon', hold_won::text, 'reason', 'ledger-unavailable'),
-                 'metadata', $4::json)
+                 'metadata', $4::jsonb)
              WHERE request_id = $1 AND settled_at IS NULL`,
       values: [requestId, eventId, schemaVersionOf("UsageVoided"), JSON.stringify(metadata)],
     });
@@ -91,13 +91,15 @@ export class HoldRowCompletion {
     const result = await this.pool.query<{ request_id: string }>({
       name: "hold-row-complete",
       text: `WITH input AS (
-               SELECT * FROM json_to_recordset($1::json) AS input(request_id text, settlement json, pending_won numeric)
+               SELECT * FROM json_to_recordset($1::json) AS input(request_id text, settlement jsonb, pending_won numeric)
              )
              UPDATE request_holds holds
              SET settlement_event = input.settlement, pending_won = input.pending_won,
                  settled_at = coalesce(holds.settled_at, now())
              FROM input
-             WHERE holds.request_id = input.request_id
+             -- The ids as one array: probes of the primary key, whatever the planner guesses of the table.
+             WHERE holds.request_id = ANY (ARRAY(SELECT input.request_id FROM input))
+               AND holds.request_id = input.request_id
                AND (holds.settled_at IS NULL OR holds.settlement_event->>'eventId' = input.settlement->>'eventId')
              RETURNING holds.request_id`,
       values: [

@@ -155,7 +155,7 @@ export class UsageOutbox {
       await this.settleLate(append, settlement, attempt, written);
       return;
     }
-    this.options.log.settled();
+    this.options.log.settled(requestId);
     written();
   }
 
@@ -173,7 +173,7 @@ export class UsageOutbox {
     let late: LateSettlement;
     try {
       if (await this.options.completion.hasRow(requestId)) {
-        this.options.log.settled();
+        this.options.log.settled(requestId);
         this.retryLater(undefined, requestId, attempt, () =>
           this.settleLate(original, settlement, attempt + 1, written),
         );
@@ -229,7 +229,7 @@ export class UsageOutbox {
         correlationId: requestId,
         occurredAt: new Date().toISOString(),
       });
-      if (voided) this.options.log.settled();
+      if (voided) this.options.log.settled(requestId);
     } catch (error) {
       this.retryLater(error, requestId, attempt, () =>
         this.voidIfHeldAttempt(requestId, actor, attempt + 1, written),

@@ -19,13 +19,14 @@ export const requestHoldsMigration: Migration = {
       gateway_instance text NOT NULL,
       placed_at timestamptz NOT NULL,
       expires_at timestamptz NOT NULL,
-      authorization_event json NOT NULL,
-      settlement_event json,
+      authorization_event jsonb NOT NULL,
+      settlement_event jsonb,
       correction_event json,
       pending_won numeric,
       settled_at timestamptz,
       CHECK ((settlement_event IS NULL) = (settled_at IS NULL) AND (settled_at IS NULL) = (pending_won IS NULL))
-    ) WITH (fillfactor = 50);
+    ) WITH (fillfactor = 50, autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000,
+            autovacuum_vacuum_cost_delay = 0);
     CREATE INDEX request_holds_by_account ON request_holds (account_kind, account_id);
   `,
   sqlOnceDeclared: `

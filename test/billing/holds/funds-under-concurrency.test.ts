@@ -157,6 +157,8 @@ describe("funds with no worker charging", () => {
     const oneRequest = pending.dividedBy(served);
     expect(pending.lessThanOrEqualTo(5)).toBe(true);
     expect(new Money(5).minus(pending).lessThan(oneRequest.plus(1))).toBe(true);
+    // Each charge is enqueued once its usage is logged, which follows the answers in batches.
+    await expect.poll(() => gateway.enqueued.length, { timeout: 10_000 }).toBe(served);
     expect(gateway.enqueued).toHaveLength(served);
   }, 120_000);
 });

@@ -37,7 +37,7 @@ describe("late settlements become corrections", () => {
   const outbox = () =>
     new UsageOutbox({
       completion: holdRowCompletionOf(pool()),
-      log: { settled: () => void logSettledHolds(pool(), store) },
+      log: { settled: (_requestId: string) => void logSettledHolds(pool(), store) },
       store,
       charges: { enqueueCharge: (requestId) => void enqueued.push(requestId) },
       logger: pino({ level: "silent" }),

@@ -155,7 +155,7 @@ describe("orphan hold settlement", () => {
     await sweep();
     const outbox = new UsageOutbox({
       completion: holdRowCompletionOf(harness.service.ledger.pool),
-      log: { settled: () => void logSettledHolds(harness.service.ledger.pool, store) },
+      log: { settled: (_requestId: string) => void logSettledHolds(harness.service.ledger.pool, store) },
       store,
       charges: { enqueueCharge: (requestId) => void enqueued.push(`late:${requestId}`) },
       logger: pino({ level: "silent" }),

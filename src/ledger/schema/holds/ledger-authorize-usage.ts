@@ -91,6 +91,11 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
                END AS minute_requests
         FROM request
         LEFT JOIN key_limits limits ON limits.key_id = request.key_id
+      ), funds AS MATERIALIZED (
+        -- Each account's funds once, however many of its requests the batch holds (the view sums its rows).
+        SELECT account_funds.* FROM account_funds
+        WHERE (account_funds.account_kind, account_funds.account_id) IN (
+          SELECT DISTINCT keyed.account_kind, keyed.account_id FROM keyed)
       ), decided AS (
         SELECT keyed.*,
                coalesce(funds.balance_won - funds.pending_won - funds.held_won, 0)
@@ -110,7 +115,7 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
                      PARTITION BY keyed.key_id ORDER BY keyed.ordinal
                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS minute_count
         FROM keyed
-        LEFT JOIN account_funds funds USING (account_kind, account_id)
+        LEFT JOIN funds USING (account_kind, account_id)
       ), judged AS (
         SELECT decided.*,
                CASE WHEN decided.minute_count >= decided.rate_limit_requests_per_minute THEN 'rate'
@@ -127,7 +132,7 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
                                    placed_at, expires_at, authorization_event)
         SELECT granted.request_id, granted.account_kind, granted.account_id, granted.key_id, granted.month,
                granted.hold, granted.gateway_instance, now(), granted.expires_at,
-               json_build_object(
+               jsonb_build_object(
                  'eventId', granted.event_id, 'type', 'UsageAuthorized', 'schemaVersion', granted.schema_version,
                  'data', granted.data::jsonb || jsonb_build_object('holdWon', granted.hold::text),
                  'metadata', granted.metadata::jsonb || jsonb_build_object('occurredAt',
