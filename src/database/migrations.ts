@@ -24,6 +24,7 @@ import { keyAllowedModelsMigration } from "./migrations/0014-key-allowed-models"
 import { webhookOutboxMigration } from "./migrations/0015-webhook-outbox";
 import { chargeBreakdownFunctionMigration } from "./migrations/0016-charge-breakdown-function";
 import { requestHoldsMigration } from "./migrations/0017-request-holds";
+import { keyLimitUsageFunctionMigration } from "./migrations/0018-key-limit-usage-function";
 
 /**
  * The changes to the ledger's tables, in order (migration.ts). Projection tables are not here: each
@@ -47,6 +48,7 @@ export const migrations: readonly Migration[] = [
   webhookOutboxMigration,
   chargeBreakdownFunctionMigration,
   requestHoldsMigration,
+  keyLimitUsageFunctionMigration,
 ];
 
 /**

@@ -5,6 +5,7 @@ import { requestLogTable } from "./gateway/request-log";
 import { gatewayInstancesTable } from "./holds/gateway-instances";
 import { holdProgressTable } from "./holds/hold-progress";
 import { ledgerAuthorizeUsageFunction } from "./holds/ledger-authorize-usage";
+import { ledgerKeyLimitUsageFunction } from "./holds/ledger-key-limit-usage";
 import { requestHoldsTable } from "./holds/request-holds";
 import { accountFundsView } from "./inline-funds/account-funds";
 import { accountFundsAuthorizedTable } from "./inline-funds/account-funds-authorized";
@@ -92,6 +93,7 @@ export const ledgerSchema: DeclaredSchema = {
     ledgerFoldKeyRequestWindowsFunction,
     ledgerFoldKeyLimitsFunction,
     ledgerRecomputeFundsFunction,
+    ledgerKeyLimitUsageFunction,
     ledgerAuthorizeUsageFunction,
     ledgerChargeBreakdownFunction,
   ],

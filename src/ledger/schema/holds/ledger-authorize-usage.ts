@@ -10,7 +10,8 @@ import type { DeclaredFunction } from "../../../database/declared-schema";
  *
  * A hold is refused when its key has reached a limit (../inline-funds/key-limits.ts): the key's requests
  * this minute (holds granted) reach its rate limit, or its held + pending + charged this month or in total
- * reach a spend limit — each counting the key's hold rows not yet logged as well as the log's folds.
+ * reach a spend limit — each counting the key's hold rows not yet logged as well as the log's folds
+ * (ledger-key-limit-usage.ts, asked only for a key with such a limit).
  * Every key pays from one account, whose authorized row the statement locks before deciding, so two
  * statements never decide on one key at once.
  *
@@ -59,38 +60,20 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
           ordinal int, event_id uuid, schema_version smallint, request_id text, account_kind text, account_id text, estimate_won numeric,
           key_id uuid, started_at text, expires_at timestamptz, gateway_instance text, data json, metadata json)
       ), keyed AS MATERIALIZED (
-        -- Materialized, so each lookup runs once per request (inlined, the window sums below repeated them);
-        -- and only for a limit the key has: most keys have none, and a key's spend rows are hot (updated by
-        -- every logged batch), so reading them is the dearest part of this statement. No limit: NULL room,
-        -- never refused. A key's hold rows are found through its account's (every key pays from one).
+        -- Materialized, so each key's usage is looked up once per request; and only for a key with a spend or
+        -- rate limit (most keys have none: NULL room, never refused), by ledger_key_limit_usage, whose
+        -- lookups the plan of this statement then does not hold (see its declaration).
         SELECT request.*, limits.monthly_spend_limit_won, limits.total_spend_limit_won,
-               limits.rate_limit_requests_per_minute,
-               CASE WHEN limits.monthly_spend_limit_won IS NOT NULL THEN
-                 coalesce((SELECT sum(spend.held_won + spend.pending_won + spend.charged_won) FROM key_spend_settled spend
-                   WHERE spend.key_id = request.key_id AND spend.month = request.month), 0)
-                 + coalesce((SELECT sum(spend.authorized_won) FROM key_spend_authorized spend
-                   WHERE spend.key_id = request.key_id AND spend.month = request.month), 0)
-                 + coalesce((SELECT sum(coalesce(holds.pending_won, holds.hold_won)) FROM request_holds holds
-                   WHERE holds.account_kind = request.account_kind AND holds.account_id = request.account_id
-                     AND holds.key_id = request.key_id AND holds.month = request.month), 0) END AS month_spent,
-               CASE WHEN limits.total_spend_limit_won IS NOT NULL THEN
-                 coalesce((SELECT sum(spend.held_won + spend.pending_won + spend.charged_won) FROM key_spend_settled spend
-                   WHERE spend.key_id = request.key_id), 0)
-                 + coalesce((SELECT sum(spend.authorized_won) FROM key_spend_authorized spend
-                   WHERE spend.key_id = request.key_id), 0)
-                 + coalesce((SELECT sum(coalesce(holds.pending_won, holds.hold_won)) FROM request_holds holds
-                   WHERE holds.account_kind = request.account_kind AND holds.account_id = request.account_id
-                     AND holds.key_id = request.key_id), 0) END AS total_spent,
-               CASE WHEN limits.rate_limit_requests_per_minute IS NOT NULL THEN
-                  coalesce((SELECT requests_window.requests FROM key_request_windows requests_window
-                   WHERE requests_window.key_id = request.key_id
-                     AND requests_window.window_start = date_trunc('minute', now())), 0)
-                 + (SELECT count(*) FROM request_holds holds
-                   WHERE holds.account_kind = request.account_kind AND holds.account_id = request.account_id
-                     AND holds.key_id = request.key_id AND holds.placed_at >= date_trunc('minute', now()))
-               END AS minute_requests
+               limits.rate_limit_requests_per_minute, used.month_spent, used.total_spent, used.minute_requests
         FROM request
         LEFT JOIN key_limits limits ON limits.key_id = request.key_id
+        LEFT JOIN LATERAL (
+          SELECT * FROM ledger_key_limit_usage(request.key_id, request.account_kind, request.account_id,
+            request.month, limits.monthly_spend_limit_won IS NOT NULL, limits.total_spend_limit_won IS NOT NULL,
+            limits.rate_limit_requests_per_minute IS NOT NULL)
+          WHERE limits.monthly_spend_limit_won IS NOT NULL OR limits.total_spend_limit_won IS NOT NULL
+             OR limits.rate_limit_requests_per_minute IS NOT NULL
+        ) used ON true
       ), funds AS MATERIALIZED (
         -- Each account's funds once, however many of its requests the batch holds (the view sums its rows).
         SELECT account_funds.* FROM account_funds
