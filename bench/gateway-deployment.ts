@@ -91,6 +91,19 @@ export async function startDeployment(
   };
 }
 
+/** One more gateway-role process beside a running deployment (scale-out: they share its database). */
+export async function startAnotherGateway(
+  environment: NodeJS.ProcessEnv,
+): Promise<{ origin: string; pid: number; stop(): Promise<void> }> {
+  const gateway = await startChild(
+    "src/main.ts",
+    ["--role=gateway"],
+    { ...environment, PORT: "0" },
+    /gateway listening/,
+  );
+  return { origin: originOf(gateway.line), pid: gateway.child.pid!, stop: () => gateway.stop() };
+}
+
 /** The origin in a "gateway listening" log line's base URL. */
 function originOf(listeningLine: string): string {
   const { baseUrl } = JSON.parse(listeningLine) as { baseUrl: string };

@@ -7,17 +7,21 @@ import { runHoldStatementBenchmarks } from "./hold-statement-bench";
 import { runLedgerBenchmarks } from "./ledger-bench";
 import { type Figure, targetMet } from "./measure";
 import { runRequestCostBenchmarks } from "./request-cost-bench";
+import { runScaleOutBenchmarks } from "./scale-out-bench";
 import { runStatementBenchmarks } from "./statement-bench";
 import { runUpstreamResilienceBenchmarks } from "./upstream-resilience-bench";
 
 /** `npm run bench`: every figure beside a baseline measured in the same run, so ratios hold on a noisy machine. */
 
 const rebuildEventCount = Number(process.env.BENCH_REBUILD_EVENTS ?? 1_000_000);
-/** Comma-separated subset of `cost,holds,ledger,gateway,admission,upstream,billing,console,statements` (all by default). */
+/**
+ * Comma-separated subset of `cost,holds,ledger,gateway,scale,admission,upstream,billing,console,statements`
+ * (all by default).
+ */
 const sections = new Set(
-  (process.env.BENCH_ONLY ?? "cost,holds,ledger,gateway,admission,upstream,billing,console,statements").split(
-    ",",
-  ),
+  (
+    process.env.BENCH_ONLY ?? "cost,holds,ledger,gateway,scale,admission,upstream,billing,console,statements"
+  ).split(","),
 );
 
 function formatNumber(value: number): string {
@@ -37,6 +41,8 @@ async function main(): Promise<void> {
   if (sections.has("holds")) figures.push(...(await runHoldStatementBenchmarks()));
   if (sections.has("gateway"))
     figures.push(...(await runGatewayBenchmarks({ redisUrl: process.env.REDIS_URL })));
+  if (sections.has("scale"))
+    figures.push(...(await runScaleOutBenchmarks({ redisUrl: process.env.REDIS_URL })));
   if (sections.has("admission")) figures.push(...(await runAdmissionRefreshBenchmarks()));
   if (sections.has("upstream")) figures.push(...(await runUpstreamResilienceBenchmarks()));
   if (sections.has("billing"))

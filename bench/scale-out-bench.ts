@@ -1,0 +1,266 @@
+import { readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
+import { queueBackendOf } from "../src/billing/queue/queue-backend";
+import { removeQueueData } from "../src/billing/queue/remove-queue-data";
+import { createBenchDatabase } from "./bench-database";
+import {
+  assertHealthy,
+  chatBody,
+  gatewayEnvironment,
+  provisionKey,
+  type RunningDeployment,
+  startAnotherGateway,
+  startDeployment,
+  untilEverythingCharged,
+} from "./gateway-deployment";
+import { type LoadResult, runLoad } from "./load-generator";
+import { type Figure, percentile } from "./measure";
+import { startChild } from "./processes/child-process";
+
+/**
+ * Scale-out and endurance, each beside a baseline from the same run (`BENCH_ONLY=scale`):
+ *
+ * - **Two gateway processes on one PostgreSQL** against one: throughput at 32 connections, split evenly
+ *   between the two, in rounds one, two, two, one (the machine's drift weighs on both alike).
+ * - **A soak**: `BENCH_SOAK_SECONDS` (600 by default) at 32 connections through the gateway as deployed for
+ *   scale-out. Sampled as it runs: how far the slowest projection trails the log (the age of the oldest event
+ *   it has not applied, every 500 ms) and each process's resident memory (every 5 s). Then, once the backlog is
+ *   charged: the charge lag of the soak's usage, and that every request answered was recorded once and
+ *   charged once (its own account, so nothing else counts).
+ */
+
+const connections = 32;
+const roundSeconds = 15;
+const soakSeconds = Number(process.env.BENCH_SOAK_SECONDS ?? 600);
+const lagSampleMs = 500;
+const memorySampleMs = 5_000;
+
+export async function runScaleOutBenchmarks(options: { redisUrl?: string }): Promise<Figure[]> {
+  const database = await createBenchDatabase();
+  const monitor = new pg.Client({ connectionString: database.url, application_name: "bench-monitor" });
+  await monitor.connect();
+  const stops: (() => Promise<void>)[] = [];
+  try {
+    const simulator = await startChild("bench/processes/simulator-process.ts", [], process.env, /^http:/);
+    stops.push(() => simulator.stop());
+    const environment = gatewayEnvironment(database.url, () => simulator.line.trim(), options.redisUrl);
+    const deployment = await startDeployment("scale-out", environment);
+    stops.push(() => deployment.stop());
+    const second = await startAnotherGateway(environment);
+    stops.push(() => second.stop());
+
+    const key = await provisionKey(deployment.origin, monitor);
+    const load = (origin: string, connectionCount: number, seconds: number, bearer = key) =>
+      runLoad({
+        origin,
+        path: "/llm/v1/chat/completions",
+        headers: { authorization: `Bearer ${bearer}` },
+        body: chatBody(false),
+        connections: connectionCount,
+        requestsMax: Number.MAX_SAFE_INTEGER,
+        durationMsMax: seconds * 1_000,
+      });
+    await load(deployment.origin, 8, 5);
+    await load(second.origin, 8, 5);
+
+    const throughput = { one: [] as number[], two: [] as number[] };
+    for (const kind of ["one", "two", "two", "one"] as const) {
+      await untilEverythingCharged(monitor);
+      const results =
+        kind === "one"
+          ? [await load(deployment.origin, connections, roundSeconds)]
+          : await Promise.all([
+              load(deployment.origin, connections / 2, roundSeconds),
+              load(second.origin, connections / 2, roundSeconds),
+            ]);
+      for (const result of results) assertHealthy(result, `${kind} gateway round`);
+      throughput[kind].push(
+        results.reduce((sum, result) => sum + result.requests, 0) /
+          Math.max(...results.map((result) => result.seconds)),
+      );
+    }
+    await untilEverythingCharged(monitor);
+    const mean = (values: readonly number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+    const runs = (values: readonly number[]) => values.map((value) => Math.round(value)).join(", ");
+    const figures: Figure[] = [
+      {
+        name: `gateway req/s, JSON, ${connections} connections, two gateway processes on one PostgreSQL (runs: ${runs(throughput.two)})`,
+        value: mean(throughput.two),
+        unit: "req/s",
+        baseline: mean(throughput.one),
+        baselineName: `one gateway process (runs: ${runs(throughput.one)})`,
+        target: "≥ 1.0×",
+      },
+    ];
+    await second.stop();
+    figures.push(
+      ...(await soakFigures(monitor, deployment, (bearer) =>
+        load(deployment.origin, connections, soakSeconds, bearer),
+      )),
+    );
+    return figures;
+  } finally {
+    for (const stop of stops.reverse()) await stop();
+    await monitor.end();
+    await database.drop();
+    await removeQueueData(queueBackendOf({ redisUrl: options.redisUrl, databaseUrl: database.url }));
+  }
+}
+
+async function soakFigures(
+  monitor: pg.Client,
+  deployment: RunningDeployment,
+  soakLoad: (key: string) => Promise<LoadResult>,
+): Promise<Figure[]> {
+  const soakUser = "bench-soak";
+  const key = await provisionKey(deployment.origin, monitor, soakUser);
+  await untilEverythingCharged(monitor);
+  const processes = { gateway: deployment.pids.gateway, worker: deployment.pids.worker! };
+  const lags: number[] = [];
+  const memory: { gateway: number[]; worker: number[] } = { gateway: [], worker: [] };
+  let running = true;
+  const sampleLag = async () => {
+    while (running) {
+      lags.push(await projectionLagMs(monitor));
+      await sleep(lagSampleMs);
+    }
+  };
+  const sampleMemory = async () => {
+    while (running) {
+      memory.gateway.push(residentMegabytesOf(processes.gateway));
+      memory.worker.push(residentMegabytesOf(processes.worker));
+      await sleep(memorySampleMs);
+    }
+  };
+  const samplers = Promise.all([sampleLag(), sampleMemory()]);
+  let result: LoadResult;
+  try {
+    result = await soakLoad(key);
+  } finally {
+    running = false;
+    await samplers;
+  }
+  assertHealthy(result, "soak");
+  await untilEverythingCharged(monitor);
+  const billed = await billedOnce(monitor, soakUser);
+  if (
+    billed.recorded !== result.requests ||
+    billed.charged !== result.requests ||
+    billed.streamsChargedTwice > 0
+  )
+    throw new Error(
+      `soak: ${result.requests} requests answered, ${billed.recorded} recorded, ${billed.charged} charged, ` +
+        `${billed.streamsChargedTwice} charged twice`,
+    );
+  const chargeLag = await chargeLagMs(monitor, soakUser);
+  const sortedLags = [...lags].sort((left, right) => left - right);
+  // Memory after the first minute (caches filled, JIT warm) against the last sample.
+  const settledAt = Math.min(Math.ceil(60_000 / memorySampleMs), memory.gateway.length - 1);
+  const minutes = (result.seconds / 60).toFixed(1);
+  return [
+    {
+      name: `soak, ${minutes} min at ${connections} connections: requests answered, recorded once and charged once`,
+      value: billed.charged,
+      unit: "charges",
+      baseline: result.requests,
+      baselineName: "requests answered 200",
+      // Fewer or more would already have stopped the soak with the counts (billedOnce).
+      target: "≥ 1.0×",
+    },
+    {
+      name: `soak, ${minutes} min: projection lag p99 (oldest event the slowest projection has not applied, every ${lagSampleMs} ms)`,
+      value: percentile(sortedLags, 0.99),
+      unit: "ms",
+      baseline: percentile(sortedLags, 0.5),
+      baselineName: "its p50",
+      target: "≤ 2,000 ms",
+    },
+    {
+      name: `soak, ${minutes} min: charge lag p99 (recorded → charged)`,
+      value: chargeLag.p99,
+      unit: "ms",
+      baseline: chargeLag.p50,
+      baselineName: "its p50",
+      target: "≤ 2,000 ms",
+    },
+    ...(["gateway", "worker"] as const).map((kind) => ({
+      name: `soak, ${minutes} min: ${kind} resident memory at the end (samples: ${memory[kind].map((value) => Math.round(value)).join(" ")})`,
+      value: memory[kind][memory[kind].length - 1]!,
+      unit: "MB",
+      baseline: memory[kind][settledAt]!,
+      baselineName: "after the first minute",
+      // Flat: within a tenth of what it held once warm.
+      target: "≤ 1.1×",
+    })),
+    {
+      name: `soak, ${minutes} min: throughput`,
+      value: result.requestsPerSecond,
+      unit: "req/s",
+      baseline: result.requests,
+      baselineName: "requests",
+    },
+  ];
+}
+
+/** How long ago the oldest event the slowest projection has not applied was appended (0: none). */
+async function projectionLagMs(monitor: pg.Client): Promise<number> {
+  const result = await monitor.query<{ lag_ms: number }>(
+    `WITH lowest AS (
+       SELECT commit_position, prepare_position FROM projection_checkpoints
+       ORDER BY commit_position, prepare_position LIMIT 1
+     )
+     SELECT coalesce(extract(epoch FROM clock_timestamp() - min(events.recorded_at)) * 1000, 0)::float8 AS lag_ms
+     FROM ledger_events events, lowest
+     WHERE (events.transaction_order, events.position) > (lowest.commit_position, lowest.prepare_position)`,
+  );
+  return result.rows[0]!.lag_ms;
+}
+
+async function billedOnce(
+  monitor: pg.Client,
+  userId: string,
+): Promise<{ recorded: number; charged: number; streamsChargedTwice: number }> {
+  const result = await monitor.query<{ recorded: number; charged: number; twice: number }>(
+    `WITH usage_events AS (
+       SELECT stream_id, type FROM ledger_events
+       WHERE type IN ('UsageRecorded', 'UsageCharged') AND data->'account'->>'kind' = 'user'
+         AND data->'account'->>'id' = $1
+     )
+     SELECT count(*) FILTER (WHERE type = 'UsageRecorded')::int AS recorded,
+            count(*) FILTER (WHERE type = 'UsageCharged')::int AS charged,
+            (SELECT count(*) FROM (SELECT stream_id FROM usage_events WHERE type = 'UsageCharged'
+                                   GROUP BY stream_id HAVING count(*) > 1) twice)::int AS twice
+     FROM usage_events`,
+    [userId],
+  );
+  const row = result.rows[0]!;
+  return { recorded: row.recorded, charged: row.charged, streamsChargedTwice: row.twice };
+}
+
+async function chargeLagMs(monitor: pg.Client, userId: string): Promise<{ p50: number; p99: number }> {
+  const result = await monitor.query<{ p50: number; p99: number }>(
+    `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY lag_ms) AS p50,
+            percentile_cont(0.99) WITHIN GROUP (ORDER BY lag_ms) AS p99
+     FROM (
+       SELECT extract(epoch FROM charged.recorded_at - recorded.recorded_at) * 1000 AS lag_ms
+       FROM ledger_events recorded
+       JOIN ledger_events charged ON charged.stream_id = recorded.stream_id AND charged.type = 'UsageCharged'
+       WHERE recorded.type = 'UsageRecorded' AND recorded.data->'account'->>'kind' = 'user'
+         AND recorded.data->'account'->>'id' = $1
+     ) lags`,
+    [userId],
+  );
+  return { p50: Number(result.rows[0]!.p50), p99: Number(result.rows[0]!.p99) };
+}
+
+/** A process's resident set, in MB, from /proc (Linux); 0 once it is gone. */
+function residentMegabytesOf(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kilobytes = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
+    return kilobytes ? Number(kilobytes) / 1_024 : 0;
+  } catch {
+    return 0;
+  }
+}
