@@ -16,7 +16,17 @@ import {
 } from "./gateway-deployment";
 import { type LoadResult, runLoad } from "./load-generator";
 import { type Figure, percentile } from "./measure";
+import { backendPidsOf } from "./process-cpu";
 import { startChild } from "./processes/child-process";
+import {
+  costPerRequest,
+  hasStatementStatistics,
+  type ProcessKindPids,
+  postgresBackgroundPids,
+  type RequestCost,
+  readCostCounters,
+  readCpu,
+} from "./request-cost";
 
 /**
  * Scale-out and endurance, each beside a baseline from the same run (`BENCH_ONLY=scale`):
@@ -35,6 +45,8 @@ const roundSeconds = 15;
 const soakSeconds = Number(process.env.BENCH_SOAK_SECONDS ?? 600);
 const lagSampleMs = 500;
 const memorySampleMs = 5_000;
+/** An idle backend reports its statistics within 10 s. */
+const statisticsFlushMs = 11_000;
 
 export async function runScaleOutBenchmarks(options: { redisUrl?: string }): Promise<Figure[]> {
   const database = await createBenchDatabase();
@@ -64,9 +76,21 @@ export async function runScaleOutBenchmarks(options: { redisUrl?: string }): Pro
     await load(deployment.origin, 8, 5);
     await load(second.origin, 8, 5);
 
+    // Each round counted on the server as the cost section counts a request (statements, commits, CPU of
+    // every process), so a difference in throughput shows where it comes from.
+    const withStatements = await hasStatementStatistics(monitor);
+    const kinds: ProcessKindPids = {
+      gateways: async () => [deployment.pids.gateway, second.pid],
+      worker: async () => [deployment.pids.worker!],
+      "postgres backends": () => backendPidsOf(monitor, { except: ["bench-monitor"] }),
+      "postgres background": () => postgresBackgroundPids(monitor),
+    };
     const throughput = { one: [] as number[], two: [] as number[] };
+    const costs = { one: [] as RequestCost[], two: [] as RequestCost[] };
     for (const kind of ["one", "two", "two", "one"] as const) {
       await untilEverythingCharged(monitor);
+      await sleep(statisticsFlushMs);
+      const before = { counters: await readCostCounters(monitor, withStatements), cpu: await readCpu(kinds) };
       const results =
         kind === "one"
           ? [await load(deployment.origin, connections, roundSeconds)]
@@ -75,12 +99,14 @@ export async function runScaleOutBenchmarks(options: { redisUrl?: string }): Pro
               load(second.origin, connections / 2, roundSeconds),
             ]);
       for (const result of results) assertHealthy(result, `${kind} gateway round`);
-      throughput[kind].push(
-        results.reduce((sum, result) => sum + result.requests, 0) /
-          Math.max(...results.map((result) => result.seconds)),
-      );
+      const requests = results.reduce((sum, result) => sum + result.requests, 0);
+      throughput[kind].push(requests / Math.max(...results.map((result) => result.seconds)));
+      await untilEverythingCharged(monitor);
+      const cpu = await readCpu(kinds);
+      await sleep(statisticsFlushMs);
+      const after = { counters: await readCostCounters(monitor, withStatements), cpu };
+      costs[kind].push(costPerRequest(before, after, requests));
     }
-    await untilEverythingCharged(monitor);
     const mean = (values: readonly number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
     const runs = (values: readonly number[]) => values.map((value) => Math.round(value)).join(", ");
     const figures: Figure[] = [
@@ -92,6 +118,7 @@ export async function runScaleOutBenchmarks(options: { redisUrl?: string }): Pro
         baselineName: `one gateway process (runs: ${runs(throughput.one)})`,
         target: "≥ 1.0×",
       },
+      ...perRequestFigures(costs),
     ];
     await second.stop();
     figures.push(
@@ -106,6 +133,28 @@ export async function runScaleOutBenchmarks(options: { redisUrl?: string }): Pro
     await database.drop();
     await removeQueueData(queueBackendOf({ redisUrl: options.redisUrl, databaseUrl: database.url }));
   }
+}
+
+/** Per request, two gateway processes against one (each the mean of its rounds). */
+function perRequestFigures(costs: Record<"one" | "two", RequestCost[]>): Figure[] {
+  const mean = (kind: "one" | "two", of: (cost: RequestCost) => number) =>
+    costs[kind].reduce((sum, cost) => sum + of(cost), 0) / costs[kind].length;
+  const wholeBox = (cost: RequestCost) =>
+    Object.values(cost.cpuUsPerRequest).reduce((sum, microseconds) => sum + microseconds, 0);
+  const measures: (readonly [string, string, (cost: RequestCost) => number])[] = [
+    ["CPU, whole box", "µs", wholeBox],
+    ["transactions", "commits", (cost) => cost.transactionsPerRequest],
+    ...(costs.one[0]?.statementsPerRequest === undefined
+      ? []
+      : [["statements", "statements", (cost: RequestCost) => cost.statementsPerRequest ?? 0] as const]),
+  ];
+  return measures.map(([what, unit, of]) => ({
+    name: `per request, JSON, ${connections} connections, two gateway processes: ${what}`,
+    value: mean("two", of),
+    unit,
+    baseline: mean("one", of),
+    baselineName: "one gateway process",
+  }));
 }
 
 async function soakFigures(
