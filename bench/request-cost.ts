@@ -159,7 +159,7 @@ export function costPerRequest(
  * A checkpoint now, before a measured load: the first change to each page after a checkpoint writes the
  * whole page to the WAL, so a timed checkpoint landing in one short load and not in the one it is compared
  * with would weigh on it alone (a one-connection load measured 13.7 KB of WAL per request where 8.8 KB is
- * usual, and holds half again as slow). Skipped where the role may not checkpoint.
+ * usual, and its holds nearly twice as slow). Skipped where the role may not checkpoint.
  */
 export async function checkpointBeforeLoad(monitor: pg.Client): Promise<void> {
   try {
