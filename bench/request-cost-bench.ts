@@ -19,7 +19,6 @@ import type { Figure } from "./measure";
 import { backendKindsByApplication, backendPidsOf } from "./process-cpu";
 import { startChild } from "./processes/child-process";
 import {
-  checkpointBeforeLoad,
   costPerRequest,
   hasStatementStatistics,
   type ProcessKindPids,
@@ -100,7 +99,6 @@ export async function runRequestCostBenchmarks(options: { redisUrl?: string }): 
 
     const measure = async (kinds: ProcessKindPids, run: () => Promise<LoadResult>) => {
       await untilEverythingCharged(monitor);
-      await checkpointBeforeLoad(monitor);
       await sleep(statisticsFlushMs);
       const before = { counters: await readCostCounters(monitor, withStatements), cpu: await readCpu(kinds) };
       const result = await run();

@@ -155,21 +155,6 @@ export function costPerRequest(
   };
 }
 
-/**
- * A checkpoint now, before a measured load: the first change to each page after a checkpoint writes the
- * whole page to the WAL, so a timed checkpoint landing in one short load and not in the one it is compared
- * with would weigh on it alone (a one-connection load measured 13.7 KB of WAL per request where 8.8 KB is
- * usual, and its holds nearly twice as slow). Skipped where the role may not checkpoint.
- */
-export async function checkpointBeforeLoad(monitor: pg.Client): Promise<void> {
-  try {
-    await monitor.query("CHECKPOINT");
-  } catch (error) {
-    // 42501: insufficient privilege (PostgreSQL 15 grants CHECKPOINT to pg_checkpoint and superusers).
-    if ((error as { code?: string }).code !== "42501") throw error;
-  }
-}
-
 /** The server's own processes (WAL writer, checkpointer, autovacuum…), as PostgreSQL lists them. */
 export async function postgresBackgroundPids(monitor: pg.Client): Promise<number[]> {
   const result = await monitor.query<{ pid: number }>(

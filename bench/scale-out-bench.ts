@@ -19,7 +19,6 @@ import { type Figure, percentile } from "./measure";
 import { backendPidsOf } from "./process-cpu";
 import { startChild } from "./processes/child-process";
 import {
-  checkpointBeforeLoad,
   costPerRequest,
   hasStatementStatistics,
   type ProcessKindPids,
@@ -90,7 +89,6 @@ export async function runScaleOutBenchmarks(options: { redisUrl?: string }): Pro
     const costs = { one: [] as RequestCost[], two: [] as RequestCost[] };
     for (const kind of ["one", "two", "two", "one"] as const) {
       await untilEverythingCharged(monitor);
-      await checkpointBeforeLoad(monitor);
       await sleep(statisticsFlushMs);
       const before = { counters: await readCostCounters(monitor, withStatements), cpu: await readCpu(kinds) };
       const results =

@@ -9,8 +9,8 @@ import type { DeclaredFunction } from "../../../database/declared-schema";
  * A function of its own, called only for a key with a spend or rate limit, so that a hold for any other key
  * (most keys) neither runs nor even sets up these lookups: they are most of the hold statement's plan, and a
  * generic plan initialises every sub-plan on each call whether it runs or not. PL/pgSQL, never inlined, for
- * the same reason. STABLE, so it reads in the snapshot of the hold's statement, as the sub-plans it replaced
- * did: taken after the account's lock, it sees every hold of the key (each key pays from that account).
+ * the same reason. The hold locks the key's account first, so what this reads cannot change under the
+ * decision.
  */
 export const ledgerKeyLimitUsageFunction: DeclaredFunction = {
   kind: "function",
