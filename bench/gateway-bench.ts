@@ -5,6 +5,7 @@ import { removeQueueData } from "../src/billing/queue/remove-queue-data";
 import { createBenchDatabase } from "./bench-database";
 import {
   assertHealthy,
+  chargeLagMs,
   chatBody,
   costlyPrompt,
   fastModel,
@@ -610,22 +611,7 @@ async function chargeLagFigures(
   windows: Record<"loaded" | "light", { from: Date; to: Date }[]>,
 ): Promise<Figure[]> {
   await untilEverythingCharged(client);
-  const lag = async (ranges: { from: Date; to: Date }[]) => {
-    const result = await client.query<{ p50: number; p99: number }>(
-      `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY lag_ms) AS p50,
-                percentile_cont(0.99) WITHIN GROUP (ORDER BY lag_ms) AS p99
-         FROM (
-           SELECT extract(epoch FROM charged.recorded_at - recorded.recorded_at) * 1000 AS lag_ms
-           FROM ledger_events recorded
-           JOIN ledger_events charged ON charged.stream_id = recorded.stream_id AND charged.type = 'UsageCharged'
-           JOIN unnest($1::timestamptz[], $2::timestamptz[]) AS window_range(range_from, range_to)
-             ON recorded.recorded_at BETWEEN window_range.range_from AND window_range.range_to
-           WHERE recorded.type = 'UsageRecorded'
-         ) lags`,
-      [ranges.map((range) => range.from), ranges.map((range) => range.to)],
-    );
-    return result.rows[0]!;
-  };
+  const lag = (ranges: { from: Date; to: Date }[]) => chargeLagMs(client, { recordedWithin: ranges });
   const loaded = await lag(windows.loaded);
   const light = await lag(windows.light);
   return [

@@ -123,6 +123,39 @@ export async function untilEverythingCharged(client: pg.Client): Promise<void> {
   }
 }
 
+/**
+ * Lag from UsageRecorded to UsageCharged (commit times in the ledger), p50 and p99, of the usage recorded
+ * within any of `recordedWithin` or charged to `account`. Call it once the backlog is charged.
+ */
+export async function chargeLagMs(
+  client: pg.Client,
+  usage: { recordedWithin: readonly { from: Date; to: Date }[] } | { account: { kind: string; id: string } },
+): Promise<{ p50: number; p99: number }> {
+  const windows = "recordedWithin" in usage ? usage.recordedWithin : undefined;
+  const account = "account" in usage ? usage.account : undefined;
+  const result = await client.query<{ p50: number | null; p99: number | null }>(
+    `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY lag_ms) AS p50,
+            percentile_cont(0.99) WITHIN GROUP (ORDER BY lag_ms) AS p99
+     FROM (
+       SELECT extract(epoch FROM charged.recorded_at - recorded.recorded_at) * 1000 AS lag_ms
+       FROM ledger_events recorded
+       JOIN ledger_events charged ON charged.stream_id = recorded.stream_id AND charged.type = 'UsageCharged'
+       WHERE recorded.type = 'UsageRecorded'
+         AND ($1::timestamptz[] IS NULL OR EXISTS (
+           SELECT 1 FROM unnest($1::timestamptz[], $2::timestamptz[]) AS window_range(range_from, range_to)
+           WHERE recorded.recorded_at BETWEEN window_range.range_from AND window_range.range_to))
+         AND ($3::text IS NULL OR (recorded.data->'account'->>'kind' = $3 AND recorded.data->'account'->>'id' = $4))
+     ) lags`,
+    [
+      windows?.map((range) => range.from) ?? null,
+      windows?.map((range) => range.to) ?? null,
+      account?.kind ?? null,
+      account?.id ?? null,
+    ],
+  );
+  return { p50: Number(result.rows[0]!.p50), p99: Number(result.rows[0]!.p99) };
+}
+
 export function assertHealthy(result: LoadResult, label: string): void {
   if (result.failures > 0)
     throw new Error(`${label}: ${result.failures} of ${result.requests} requests failed`);

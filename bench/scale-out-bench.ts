@@ -6,6 +6,7 @@ import { removeQueueData } from "../src/billing/queue/remove-queue-data";
 import { createBenchDatabase } from "./bench-database";
 import {
   assertHealthy,
+  chargeLagMs,
   chatBody,
   gatewayEnvironment,
   provisionKey,
@@ -207,7 +208,7 @@ async function soakFigures(
       `soak: ${result.requests} requests answered, ${billed.recorded} recorded, ${billed.charged} charged, ` +
         `${billed.streamsChargedTwice} charged twice`,
     );
-  const chargeLag = await chargeLagMs(monitor, soakUser);
+  const chargeLag = await chargeLagMs(monitor, { account: { kind: "user", id: soakUser } });
   const sortedLags = [...lags].sort((left, right) => left - right);
   // Resident memory saws with each major collection (between about 250 and 450 MB at full load), so one
   // sample, or even a minute's median, says little: a leak shows in the saw's floor, what a process still
@@ -297,22 +298,6 @@ async function billedOnce(
   );
   const row = result.rows[0]!;
   return { recorded: row.recorded, charged: row.charged, streamsChargedTwice: row.twice };
-}
-
-async function chargeLagMs(monitor: pg.Client, userId: string): Promise<{ p50: number; p99: number }> {
-  const result = await monitor.query<{ p50: number; p99: number }>(
-    `SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY lag_ms) AS p50,
-            percentile_cont(0.99) WITHIN GROUP (ORDER BY lag_ms) AS p99
-     FROM (
-       SELECT extract(epoch FROM charged.recorded_at - recorded.recorded_at) * 1000 AS lag_ms
-       FROM ledger_events recorded
-       JOIN ledger_events charged ON charged.stream_id = recorded.stream_id AND charged.type = 'UsageCharged'
-       WHERE recorded.type = 'UsageRecorded' AND recorded.data->'account'->>'kind' = 'user'
-         AND recorded.data->'account'->>'id' = $1
-     ) lags`,
-    [userId],
-  );
-  return { p50: Number(result.rows[0]!.p50), p99: Number(result.rows[0]!.p99) };
 }
 
 /** A process's resident set, in MB, from /proc (Linux); 0 once it is gone. */
