@@ -67,8 +67,15 @@ async function settledSpendOf(harness: GatewayHarness, keyId: string): Promise<M
   throw new Error(`holds left on key ${keyId}`);
 }
 
-/** The exact costs of the key's recorded usages. */
+/** The exact costs of the key's recorded usages, once every one is in the log (written in batches). */
 async function usageCostsOf(harness: GatewayHarness, keyId: string): Promise<Money[]> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const rows = await harness.service.ledger.pool.query("SELECT 1 FROM request_holds WHERE key_id = $1", [
+      keyId,
+    ]);
+    if (rows.rowCount === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
   const result = await harness.service.ledger.pool.query<{ cost: string }>(
     "SELECT data->>'pendingWon' AS cost FROM ledger_events WHERE type = 'UsageRecorded' AND data->>'keyId' = $1",
     [keyId],
