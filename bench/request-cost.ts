@@ -68,7 +68,9 @@ export async function readCostCounters(monitor: pg.Client, withStatements: boole
     "SELECT coalesce(max(position), 0)::text AS events FROM ledger_events",
   );
   const tables = await monitor.query<{ relname: string; written: string }>(
-    "SELECT relname, (n_tup_ins + n_tup_upd + n_tup_del)::text AS written FROM pg_stat_user_tables",
+    // Durable rows only: a temporary table (the projection runner's parsed batches) is not WAL-logged.
+    `SELECT relname, (n_tup_ins + n_tup_upd + n_tup_del)::text AS written FROM pg_stat_user_tables
+     WHERE schemaname NOT LIKE 'pg\\_temp\\_%'`,
   );
   const wal = await monitor.query<{ bytes: string; syncs: string; transactions: string }>(
     `SELECT (pg_current_wal_lsn() - '0/0')::text AS bytes, wal.wal_sync::text AS syncs,

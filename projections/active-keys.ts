@@ -3,7 +3,6 @@ import {
   type ProjectionDefinition,
   type ProjectionRows,
 } from "../src/ledger/projection/projection";
-import { shadowName } from "../src/ledger/rebuild/shadow-tables";
 import type { RecordedEventOf } from "../src/ledger/store/event-store";
 import { apiKeyChangeStatements, issuedKeysSelect } from "./api-key-sql-fold";
 
@@ -70,12 +69,12 @@ export const activeKeysProjection: ProjectionDefinition = {
   },
   sqlFold: {
     keyed: [activeKeysTable],
-    statements: [
-      `INSERT INTO ${shadowName(activeKeysTable)} AS shadow (key_id, key_hash, owner_kind, owner_id, issued_by_user_id, status)
+    statements: (into) => [
+      `INSERT INTO ${into(activeKeysTable)} AS stored (key_id, key_hash, owner_kind, owner_id, issued_by_user_id, status)
        ${issuedKeysSelect("key_id, key_hash, owner_kind, owner_id, issued_by_user_id, 1")}
        ON CONFLICT (key_id) DO UPDATE SET key_hash = excluded.key_hash, owner_kind = excluded.owner_kind,
          owner_id = excluded.owner_id, issued_by_user_id = excluded.issued_by_user_id, status = excluded.status`,
-      ...apiKeyChangeStatements(activeKeysTable),
+      ...apiKeyChangeStatements(activeKeysTable, into),
     ],
   },
 };

@@ -1,6 +1,5 @@
 import { defineTable, type ProjectionDefinition } from "../src/ledger/projection/projection";
 import { otherEventRows } from "../src/ledger/rebuild/parsed-events";
-import { shadowName } from "../src/ledger/rebuild/shadow-tables";
 import type { RecordedEventOf } from "../src/ledger/store/event-store";
 
 /**
@@ -82,18 +81,18 @@ export const alertSettingsProjection: ProjectionDefinition = {
   // follows its endpoint's addition in the log) deleted.
   sqlFold: {
     keyed: [alertThresholdsTable, webhookEndpointsTable],
-    statements: [
-      `INSERT INTO ${shadowName(alertThresholdsTable)} AS shadow (account_kind, account_id, balance_below_won)
+    statements: (into) => [
+      `INSERT INTO ${into(alertThresholdsTable)} AS stored (account_kind, account_id, balance_below_won)
        SELECT DISTINCT ON (account_kind, account_id) account_kind, account_id, balance_below_won
        FROM ${otherEventRows.table} WHERE type = 'AlertThresholdSet'
        ORDER BY account_kind, account_id, transaction_order DESC, position DESC
        ON CONFLICT (account_kind, account_id) DO UPDATE SET balance_below_won = excluded.balance_below_won`,
-      `INSERT INTO ${shadowName(webhookEndpointsTable)} (webhook_id, account_kind, account_id, url, events, created_at)
+      `INSERT INTO ${into(webhookEndpointsTable)} (webhook_id, account_kind, account_id, url, events, created_at)
        SELECT webhook_id, account_kind, account_id, url, events, occurred_at
        FROM ${otherEventRows.table} WHERE type = 'WebhookEndpointAdded'
        ON CONFLICT (webhook_id) DO NOTHING`,
-      `DELETE FROM ${shadowName(webhookEndpointsTable)} shadow USING ${otherEventRows.table} removed
-       WHERE removed.type = 'WebhookEndpointRemoved' AND removed.webhook_id = shadow.webhook_id`,
+      `DELETE FROM ${into(webhookEndpointsTable)} stored USING ${otherEventRows.table} removed
+       WHERE removed.type = 'WebhookEndpointRemoved' AND removed.webhook_id = stored.webhook_id`,
     ],
   },
 };

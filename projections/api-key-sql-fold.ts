@@ -1,22 +1,21 @@
-import type { TableDefinition } from "../src/ledger/projection/projection";
+import type { FoldTarget, TableDefinition } from "../src/ledger/projection/projection";
 import { otherEventRows } from "../src/ledger/rebuild/parsed-events";
-import { shadowName } from "../src/ledger/rebuild/shadow-tables";
 
 /**
  * The SQL folds of the two key projections share how a chunk's status changes and deletions apply: a key's
  * events are its own stream (issued, then status changes, then at most a deletion), so after the chunk's
  * issues are inserted, each key takes its latest status change in the chunk, and deleted keys go.
  */
-export function apiKeyChangeStatements(table: TableDefinition): string[] {
-  const shadow = shadowName(table);
+export function apiKeyChangeStatements(table: TableDefinition, into: FoldTarget): string[] {
+  const target = into(table);
   return [
-    `UPDATE ${shadow} shadow SET status = changed.status
+    `UPDATE ${target} stored SET status = changed.status
      FROM (SELECT DISTINCT ON (key_id) key_id, status FROM ${otherEventRows.table}
            WHERE type = 'ApiKeyStatusChanged'
            ORDER BY key_id, transaction_order DESC, position DESC) changed
-     WHERE shadow.key_id = changed.key_id`,
-    `DELETE FROM ${shadow} shadow USING ${otherEventRows.table} deleted
-     WHERE deleted.type = 'ApiKeyDeleted' AND shadow.key_id = deleted.key_id`,
+     WHERE stored.key_id = changed.key_id`,
+    `DELETE FROM ${target} stored USING ${otherEventRows.table} deleted
+     WHERE deleted.type = 'ApiKeyDeleted' AND stored.key_id = deleted.key_id`,
   ];
 }
 

@@ -5,7 +5,6 @@ import {
   type ProjectionRows,
 } from "../src/ledger/projection/projection";
 import { otherEventRows, usageChargedRows, usageRecordedRows } from "../src/ledger/rebuild/parsed-events";
-import { shadowName } from "../src/ledger/rebuild/shadow-tables";
 import type { RecordedEventOf } from "../src/ledger/store/event-store";
 
 /**
@@ -120,8 +119,8 @@ export const balancesProjection: ProjectionDefinition = {
   },
   sqlFold: {
     keyed: [balancesTable, pendingChargesTable],
-    statements: [
-      `INSERT INTO ${shadowName(balancesTable)} AS shadow (account_kind, account_id, topped_up_won, charged_won,
+    statements: (into) => [
+      `INSERT INTO ${into(balancesTable)} AS stored (account_kind, account_id, topped_up_won, charged_won,
          balance_won)
        SELECT account_kind, account_id, trim_scale(sum(topped_up_won)), trim_scale(sum(charged_won)),
               trim_scale(sum(topped_up_won) - sum(charged_won))
@@ -131,13 +130,13 @@ export const balancesProjection: ProjectionDefinition = {
              SELECT account_kind, account_id, 0, amount_won FROM ${usageChargedRows.table}) moved
        GROUP BY account_kind, account_id
        ON CONFLICT (account_kind, account_id) DO UPDATE SET
-         topped_up_won = trim_scale(shadow.topped_up_won + excluded.topped_up_won),
-         charged_won = trim_scale(shadow.charged_won + excluded.charged_won),
-         balance_won = trim_scale(shadow.topped_up_won + excluded.topped_up_won
-                                  - shadow.charged_won - excluded.charged_won)`,
+         topped_up_won = trim_scale(stored.topped_up_won + excluded.topped_up_won),
+         charged_won = trim_scale(stored.charged_won + excluded.charged_won),
+         balance_won = trim_scale(stored.topped_up_won + excluded.topped_up_won
+                                  - stored.charged_won - excluded.charged_won)`,
       // Usage recorded in this chunk and not charged after it in this chunk is pending (the latest record
       // of a request wins, as put replaces a row)…
-      `INSERT INTO ${shadowName(pendingChargesTable)} AS shadow (request_id, account_kind, account_id, model,
+      `INSERT INTO ${into(pendingChargesTable)} AS stored (request_id, account_kind, account_id, model,
          started_at, recorded_at, usage)
        SELECT DISTINCT ON (recorded.request_id) recorded.request_id, recorded.account_kind, recorded.account_id,
               recorded.model, recorded.started_at, recorded.occurred_at,
@@ -152,8 +151,8 @@ export const balancesProjection: ProjectionDefinition = {
          account_id = excluded.account_id, model = excluded.model, started_at = excluded.started_at,
          recorded_at = excluded.recorded_at, usage = excluded.usage`,
       // …and usage recorded in earlier chunks stops being pending when charged here (unless recorded again).
-      `DELETE FROM ${shadowName(pendingChargesTable)} shadow USING ${usageChargedRows.table} charged
-       WHERE shadow.request_id = charged.request_id
+      `DELETE FROM ${into(pendingChargesTable)} stored USING ${usageChargedRows.table} charged
+       WHERE stored.request_id = charged.request_id
          AND NOT EXISTS (
            SELECT 1 FROM ${usageRecordedRows.table} recorded
            WHERE recorded.request_id = charged.request_id

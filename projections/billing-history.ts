@@ -1,6 +1,5 @@
 import { defineTable, type ProjectionDefinition } from "../src/ledger/projection/projection";
 import { usageChargedRows } from "../src/ledger/rebuild/parsed-events";
-import { shadowName } from "../src/ledger/rebuild/shadow-tables";
 import type { RecordedEventOf } from "../src/ledger/store/event-store";
 
 /**
@@ -68,18 +67,18 @@ export const billingHistoryProjection: ProjectionDefinition = {
     });
   },
   sqlFold: {
-    statements: [
-      `INSERT INTO ${shadowName(billingHistoryTable)} (request_id, account_kind, account_id, key_id, model, endpoint,
+    statements: (into) => [
+      `INSERT INTO ${into(billingHistoryTable)} (request_id, account_kind, account_id, key_id, model, endpoint,
          started_at, charged_at, amount_won, breakdown)
        SELECT request_id, account_kind, account_id, key_id, model, endpoint, started_at, occurred_at, amount_won,
               breakdown
        FROM ${usageChargedRows.table} WHERE correction IS NULL`,
       // A correction's charge follows its request's first charge in the log: in this chunk or an earlier one.
-      `UPDATE ${shadowName(billingHistoryTable)} shadow
+      `UPDATE ${into(billingHistoryTable)} stored
        SET charged_at = corrected.occurred_at, amount_won = (corrected.breakdown->>'amountWon')::numeric,
            breakdown = corrected.breakdown
        FROM ${usageChargedRows.table} corrected
-       WHERE corrected.correction IS NOT NULL AND shadow.request_id = corrected.request_id`,
+       WHERE corrected.correction IS NOT NULL AND stored.request_id = corrected.request_id`,
     ],
   },
 };

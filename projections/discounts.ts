@@ -1,6 +1,5 @@
 import { defineTable, type ProjectionDefinition } from "../src/ledger/projection/projection";
 import { otherEventRows } from "../src/ledger/rebuild/parsed-events";
-import { shadowName } from "../src/ledger/rebuild/shadow-tables";
 import type { RecordedEventOf } from "../src/ledger/store/event-store";
 
 /** Discount rule history; a rule keyed by (model or any, organization or any) is replaced by a later one. */
@@ -44,8 +43,8 @@ export const discountsProjection: ProjectionDefinition = {
     });
   },
   sqlFold: {
-    statements: [
-      `INSERT INTO ${shadowName(discountsTable)} (event_id, model, organization_id, rate, effective_at)
+    statements: (into) => [
+      `INSERT INTO ${into(discountsTable)} (event_id, model, organization_id, rate, effective_at)
        SELECT event_id, model, organization_id, rate, occurred_at FROM ${otherEventRows.table}
        WHERE type = 'DiscountSet'`,
     ],

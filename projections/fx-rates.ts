@@ -1,6 +1,5 @@
 import { defineTable, type ProjectionDefinition } from "../src/ledger/projection/projection";
 import { otherEventRows } from "../src/ledger/rebuild/parsed-events";
-import { shadowName } from "../src/ledger/rebuild/shadow-tables";
 import type { RecordedEventOf } from "../src/ledger/store/event-store";
 
 /** Every FX rate update; the rate for a Seoul date is the latest update for the latest date ≤ it. */
@@ -47,8 +46,8 @@ export const fxRatesProjection: ProjectionDefinition = {
     });
   },
   sqlFold: {
-    statements: [
-      `INSERT INTO ${shadowName(fxRatesTable)} (event_id, applies_on, rate_date, rate_krw_per_usd, source, recorded_at)
+    statements: (into) => [
+      `INSERT INTO ${into(fxRatesTable)} (event_id, applies_on, rate_date, rate_krw_per_usd, source, recorded_at)
        SELECT event_id, applies_on, rate_date, rate_krw_per_usd, source, occurred_at FROM ${otherEventRows.table}
        WHERE type = 'FxRateUpdated'`,
     ],

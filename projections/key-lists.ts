@@ -1,5 +1,4 @@
 import { defineTable, type ProjectionDefinition } from "../src/ledger/projection/projection";
-import { shadowName } from "../src/ledger/rebuild/shadow-tables";
 import type { RecordedEventOf } from "../src/ledger/store/event-store";
 import { apiKeyChangeStatements, issuedKeysSelect } from "./api-key-sql-fold";
 
@@ -91,18 +90,18 @@ export const keyListsProjection: ProjectionDefinition = {
   },
   sqlFold: {
     keyed: [keyListsTable, keyNamesTable],
-    statements: [
-      `INSERT INTO ${shadowName(keyNamesTable)} AS shadow (key_id, owner_kind, owner_id, name)
+    statements: (into) => [
+      `INSERT INTO ${into(keyNamesTable)} AS stored (key_id, owner_kind, owner_id, name)
        ${issuedKeysSelect("key_id, owner_kind, owner_id, name")}
        ON CONFLICT (key_id) DO UPDATE SET owner_kind = excluded.owner_kind, owner_id = excluded.owner_id,
          name = excluded.name`,
-      `INSERT INTO ${shadowName(keyListsTable)} AS shadow (key_id, owner_kind, owner_id, name, description, status,
+      `INSERT INTO ${into(keyListsTable)} AS stored (key_id, owner_kind, owner_id, name, description, status,
          key_preview, created_at)
        ${issuedKeysSelect("key_id, owner_kind, owner_id, name, description, 1, key_preview, occurred_at")}
        ON CONFLICT (key_id) DO UPDATE SET owner_kind = excluded.owner_kind, owner_id = excluded.owner_id,
          name = excluded.name, description = excluded.description, status = excluded.status,
          key_preview = excluded.key_preview, created_at = excluded.created_at`,
-      ...apiKeyChangeStatements(keyListsTable),
+      ...apiKeyChangeStatements(keyListsTable, into),
     ],
   },
 };

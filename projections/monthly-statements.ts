@@ -6,7 +6,6 @@ import {
   type ProjectionRows,
 } from "../src/ledger/projection/projection";
 import { otherEventRows, usageChargedRows } from "../src/ledger/rebuild/parsed-events";
-import { shadowName } from "../src/ledger/rebuild/shadow-tables";
 import type { RecordedEvent, RecordedEventOf } from "../src/ledger/store/event-store";
 
 /**
@@ -260,9 +259,9 @@ export const monthlyStatementsProjection: ProjectionDefinition = {
   },
   sqlFold: {
     keyed: [statementMonthsTable, statementChargesTable],
-    statements: [
+    statements: (into) => [
       // The last position of a group: the greatest (transaction order, position) pair, compared as an array.
-      `INSERT INTO ${shadowName(statementMonthsTable)} AS shadow (account_kind, account_id, month, top_ups_won,
+      `INSERT INTO ${into(statementMonthsTable)} AS stored (account_kind, account_id, month, top_ups_won,
          charges_won, corrections_won, charge_count, last_transaction_order, last_position)
        SELECT account_kind, account_id, month, trim_scale(sum(top_up_won)), trim_scale(sum(charge_won)),
               trim_scale(sum(correction_won)), sum(charges)::bigint,
@@ -280,31 +279,31 @@ export const monthlyStatementsProjection: ProjectionDefinition = {
              FROM ${usageChargedRows.table} WHERE correction IS NOT NULL) moved
        GROUP BY account_kind, account_id, month
        ON CONFLICT (account_kind, account_id, month) DO UPDATE SET
-         top_ups_won = trim_scale(shadow.top_ups_won + excluded.top_ups_won),
-         charges_won = trim_scale(shadow.charges_won + excluded.charges_won),
-         corrections_won = trim_scale(shadow.corrections_won + excluded.corrections_won),
-         charge_count = shadow.charge_count + excluded.charge_count,
+         top_ups_won = trim_scale(stored.top_ups_won + excluded.top_ups_won),
+         charges_won = trim_scale(stored.charges_won + excluded.charges_won),
+         corrections_won = trim_scale(stored.corrections_won + excluded.corrections_won),
+         charge_count = stored.charge_count + excluded.charge_count,
          last_transaction_order = CASE WHEN (excluded.last_transaction_order, excluded.last_position)
-             > (shadow.last_transaction_order, shadow.last_position)
-           THEN excluded.last_transaction_order ELSE shadow.last_transaction_order END,
+             > (stored.last_transaction_order, stored.last_position)
+           THEN excluded.last_transaction_order ELSE stored.last_transaction_order END,
          last_position = CASE WHEN (excluded.last_transaction_order, excluded.last_position)
-             > (shadow.last_transaction_order, shadow.last_position)
-           THEN excluded.last_position ELSE shadow.last_position END`,
-      `INSERT INTO ${shadowName(statementChargesTable)} AS shadow (account_kind, account_id, month, model, key_id,
+             > (stored.last_transaction_order, stored.last_position)
+           THEN excluded.last_position ELSE stored.last_position END`,
+      `INSERT INTO ${into(statementChargesTable)} AS stored (account_kind, account_id, month, model, key_id,
          requests, amount_won)
        SELECT account_kind, account_id, ${seoulMonthSql("started_at")}, model, key_id, count(*),
               trim_scale(sum(amount_won))
        FROM ${usageChargedRows.table} WHERE correction IS NULL
        GROUP BY 1, 2, 3, 4, 5
        ON CONFLICT (account_kind, account_id, month, model, key_id) DO UPDATE SET
-         requests = shadow.requests + excluded.requests,
-         amount_won = trim_scale(shadow.amount_won + excluded.amount_won)`,
-      `INSERT INTO ${shadowName(statementTopUpsTable)} (event_id, account_kind, account_id, month, occurred_at,
+         requests = stored.requests + excluded.requests,
+         amount_won = trim_scale(stored.amount_won + excluded.amount_won)`,
+      `INSERT INTO ${into(statementTopUpsTable)} (event_id, account_kind, account_id, month, occurred_at,
          amount_won, reference, log_transaction_order, log_position)
        SELECT event_id, account_kind, account_id, ${seoulMonthSql("occurred_at")}, occurred_at, amount_won,
               reference, transaction_order, position
        FROM ${otherEventRows.table} WHERE type = 'CreditToppedUp'`,
-      `INSERT INTO ${shadowName(statementCorrectionsTable)} (corrects_event_id, request_id, account_kind, account_id,
+      `INSERT INTO ${into(statementCorrectionsTable)} (corrects_event_id, request_id, account_kind, account_id,
          month, key_id, model, occurred_at, amount_won, corrected_amount_won)
        SELECT correction->>'correctsEventId', request_id, account_kind, account_id, ${seoulMonthSql("started_at")},
               key_id, model, occurred_at, amount_won, (correction->>'correctedAmountWon')::numeric

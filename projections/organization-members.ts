@@ -1,6 +1,5 @@
 import { defineTable, type ProjectionDefinition } from "../src/ledger/projection/projection";
 import { otherEventRows } from "../src/ledger/rebuild/parsed-events";
-import { shadowName } from "../src/ledger/rebuild/shadow-tables";
 import type { RecordedEventOf } from "../src/ledger/store/event-store";
 
 /**
@@ -48,10 +47,6 @@ const appearances = `
   UNION ALL
   SELECT organization_id, user_id, role, occurred_at, transaction_order, position
   FROM ${otherEventRows.table} WHERE type = 'OrganizationRoleGranted'`;
-
-const organizations = shadowName(organizationsTable);
-const members = shadowName(organizationMembersTable);
-const keyIssuers = shadowName(organizationKeyIssuersTable);
 
 export const organizationMembersProjection: ProjectionDefinition = {
   name: "organization-members",
@@ -109,18 +104,18 @@ export const organizationMembersProjection: ProjectionDefinition = {
   // is added, as owner when first, unless already there.
   sqlFold: {
     keyed: [organizationsTable, organizationMembersTable, organizationKeyIssuersTable],
-    statements: [
-      `INSERT INTO ${keyIssuers} AS shadow (key_id, organization_id, issued_by_user_id)
+    statements: (into) => [
+      `INSERT INTO ${into(organizationKeyIssuersTable)} AS stored (key_id, organization_id, issued_by_user_id)
        SELECT DISTINCT ON (key_id) key_id, owner_id, issued_by_user_id FROM ${otherEventRows.table}
        WHERE type = 'ApiKeyIssued' AND owner_kind = 'organization'
        ORDER BY key_id, transaction_order DESC, position DESC
        ON CONFLICT (key_id) DO UPDATE SET organization_id = excluded.organization_id,
          issued_by_user_id = excluded.issued_by_user_id`,
-      `INSERT INTO ${organizations} (organization_id, first_member_user_id)
+      `INSERT INTO ${into(organizationsTable)} (organization_id, first_member_user_id)
        SELECT DISTINCT ON (organization_id) organization_id, user_id FROM (${appearances}) appearance
        ORDER BY organization_id, transaction_order, position
        ON CONFLICT (organization_id) DO NOTHING`,
-      `INSERT INTO ${members} AS shadow (organization_id, user_id, role, member_since)
+      `INSERT INTO ${into(organizationMembersTable)} AS stored (organization_id, user_id, role, member_since)
        SELECT DISTINCT ON (granted.organization_id, granted.user_id) granted.organization_id, granted.user_id,
          granted.role, first.occurred_at
        FROM (${appearances}) granted
@@ -130,12 +125,12 @@ export const organizationMembersProjection: ProjectionDefinition = {
        WHERE granted.role IS NOT NULL
        ORDER BY granted.organization_id, granted.user_id, granted.transaction_order DESC, granted.position DESC
        ON CONFLICT (organization_id, user_id) DO UPDATE SET role = excluded.role`,
-      `INSERT INTO ${members} (organization_id, user_id, role, member_since)
+      `INSERT INTO ${into(organizationMembersTable)} (organization_id, user_id, role, member_since)
        SELECT DISTINCT ON (issued.organization_id, issued.user_id) issued.organization_id, issued.user_id,
          CASE WHEN organization.first_member_user_id = issued.user_id THEN 'owner' ELSE 'member' END,
          issued.occurred_at
        FROM (${appearances}) issued
-       JOIN ${organizations} organization ON organization.organization_id = issued.organization_id
+       JOIN ${into(organizationsTable)} organization ON organization.organization_id = issued.organization_id
        WHERE issued.role IS NULL
        ORDER BY issued.organization_id, issued.user_id, issued.transaction_order, issued.position
        ON CONFLICT (organization_id, user_id) DO NOTHING`,

@@ -1,6 +1,5 @@
 import { defineTable, type ProjectionDefinition } from "../src/ledger/projection/projection";
 import { otherEventRows } from "../src/ledger/rebuild/parsed-events";
-import { shadowName } from "../src/ledger/rebuild/shadow-tables";
 import type { RecordedEventOf } from "../src/ledger/store/event-store";
 
 /** Price history per model; the price in force at an instant is the latest set at or before it. */
@@ -47,8 +46,8 @@ export const pricesProjection: ProjectionDefinition = {
     });
   },
   sqlFold: {
-    statements: [
-      `INSERT INTO ${shadowName(pricesTable)} (event_id, model, input_usd_per_million_tokens,
+    statements: (into) => [
+      `INSERT INTO ${into(pricesTable)} (event_id, model, input_usd_per_million_tokens,
          output_usd_per_million_tokens, cached_input_usd_per_million_tokens, effective_at)
        SELECT event_id, model, input_usd_per_million_tokens, output_usd_per_million_tokens,
               cached_input_usd_per_million_tokens, occurred_at

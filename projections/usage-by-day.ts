@@ -2,7 +2,6 @@ import { Money } from "../src/kernel/money";
 import { seoulDateOf } from "../src/kernel/seoul-calendar";
 import { defineTable, type ProjectionDefinition } from "../src/ledger/projection/projection";
 import { usageChargedRows } from "../src/ledger/rebuild/parsed-events";
-import { shadowName } from "../src/ledger/rebuild/shadow-tables";
 import type { RecordedEventOf } from "../src/ledger/store/event-store";
 
 /**
@@ -56,6 +55,17 @@ function correctedSum(count: "input" | "cached" | "output" | "reasoning"): strin
   return `coalesce(sum((correction->'correctedTokens'->>'${count}')::bigint), 0)`;
 }
 
+/** The parsed charges summed per day row, in the table's column order. */
+const chargedSumsByDay = `
+  SELECT (started_at AT TIME ZONE 'Asia/Seoul')::date, account_kind, account_id, model, key_id,
+         count(*) FILTER (WHERE correction IS NULL), trim_scale(sum(amount_won)),
+         coalesce(sum(input_tokens), 0) - ${correctedSum("input")},
+         coalesce(sum(cached_tokens), 0) - ${correctedSum("cached")},
+         coalesce(sum(output_tokens), 0) - ${correctedSum("output")},
+         coalesce(sum(reasoning_tokens), 0) - ${correctedSum("reasoning")}
+  FROM ${usageChargedRows.table}
+  GROUP BY 1, 2, 3, 4, 5`;
+
 export const usageByDayProjection: ProjectionDefinition = {
   name: "usage-by-day",
   version: 2,
@@ -95,32 +105,32 @@ export const usageByDayProjection: ProjectionDefinition = {
   sqlFold: {
     // Each chunk's charges summed per row and appended (an upsert into a keyed shadow cost twice as much),
     // then the rows of a key that several chunks summed merged into one.
-    statements: [
-      `INSERT INTO ${shadowName(usageByDayTable)} (day, account_kind, account_id, model, key_id, requests,
-         amount_won, input_tokens, cached_tokens, output_tokens, reasoning_tokens)
-       SELECT (started_at AT TIME ZONE 'Asia/Seoul')::date, account_kind, account_id, model, key_id,
-              count(*) FILTER (WHERE correction IS NULL), trim_scale(sum(amount_won)),
-              coalesce(sum(input_tokens), 0) - ${correctedSum("input")},
-              coalesce(sum(cached_tokens), 0) - ${correctedSum("cached")},
-              coalesce(sum(output_tokens), 0) - ${correctedSum("output")},
-              coalesce(sum(reasoning_tokens), 0) - ${correctedSum("reasoning")}
-       FROM ${usageChargedRows.table}
-       GROUP BY 1, 2, 3, 4, 5`,
-    ],
-    finish: [
+    statements: (into) => [`INSERT INTO ${into(usageByDayTable)} (${usageByDayColumns}) ${chargedSumsByDay}`],
+    finish: (into) => [
       `CREATE TEMPORARY TABLE rebuild_usage_by_day_merged ON COMMIT DROP AS
        SELECT day, account_kind, account_id, model, key_id, sum(requests)::bigint AS requests,
               trim_scale(sum(amount_won)) AS amount_won, sum(input_tokens)::bigint AS input_tokens,
               sum(cached_tokens)::bigint AS cached_tokens, sum(output_tokens)::bigint AS output_tokens,
               sum(reasoning_tokens)::bigint AS reasoning_tokens
-       FROM ${shadowName(usageByDayTable)}
+       FROM ${into(usageByDayTable)}
        GROUP BY day, account_kind, account_id, model, key_id HAVING count(*) > 1`,
-      `DELETE FROM ${shadowName(usageByDayTable)} shadow USING rebuild_usage_by_day_merged merged
-       WHERE (shadow.day, shadow.account_kind, shadow.account_id, shadow.model, shadow.key_id)
+      `DELETE FROM ${into(usageByDayTable)} stored USING rebuild_usage_by_day_merged merged
+       WHERE (stored.day, stored.account_kind, stored.account_id, stored.model, stored.key_id)
            = (merged.day, merged.account_kind, merged.account_id, merged.model, merged.key_id)`,
-      `INSERT INTO ${shadowName(usageByDayTable)} (${usageByDayColumns}) SELECT ${usageByDayColumns}
+      `INSERT INTO ${into(usageByDayTable)} (${usageByDayColumns}) SELECT ${usageByDayColumns}
        FROM rebuild_usage_by_day_merged`,
       "DROP TABLE rebuild_usage_by_day_merged",
+    ],
+    // A live batch adds its sums to the day's row.
+    batchStatements: [
+      `INSERT INTO ${usageByDayTable.name} AS stored (${usageByDayColumns}) ${chargedSumsByDay}
+       ON CONFLICT (account_kind, account_id, day, model, key_id) DO UPDATE SET
+         requests = stored.requests + excluded.requests,
+         amount_won = trim_scale(stored.amount_won + excluded.amount_won),
+         input_tokens = stored.input_tokens + excluded.input_tokens,
+         cached_tokens = stored.cached_tokens + excluded.cached_tokens,
+         output_tokens = stored.output_tokens + excluded.output_tokens,
+         reasoning_tokens = stored.reasoning_tokens + excluded.reasoning_tokens`,
     ],
   },
 };

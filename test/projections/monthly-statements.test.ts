@@ -7,74 +7,22 @@ import {
   statementMonthsTable,
   statementTopUpsTable,
 } from "../../projections/monthly-statements";
-import type { AccountReference, EventData } from "../../src/ledger/events";
+import type { AccountReference } from "../../src/ledger/events";
 import { rebuildProjections } from "../../src/ledger/ledger-maintenance";
-import type { StreamAppend } from "../../src/ledger/store/event-store";
 import { verifyProjections } from "../../src/ledger/verify-projections";
 import { topUpAt } from "../billing/statements/statement-ledger";
+import { usageCharge } from "../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
 
 /**
- * The monthly-statements projection, folded live (TypeScript) and rebuilt in SQL in small chunks, over a
- * ledger with charges on either side of Seoul's month boundary and corrections of both signs: the same rows,
- * and the sums a statement reads.
+ * The monthly-statements projection, folded live (by its SQL fold, batch by batch) and rebuilt in SQL in
+ * small chunks, over a ledger with charges on either side of Seoul's month boundary and corrections of both
+ * signs: the same rows, the sums a statement reads, and what verify's TypeScript fold gives.
  */
 
 const user: AccountReference = { kind: "user", id: "fold-user" };
-const keyId = "5a5a5a5a-1111-4b4b-8c8c-000000000001";
-
-function charge(
-  requestId: string,
-  startedAt: string,
-  amountWon: string,
-  correction: { correctsEventId: string; correctedAmountWon: string; deliveredWon: string } | null = null,
-  eventId = randomUUID(),
-): StreamAppend {
-  const breakdownWon = correction ? correction.deliveredWon : amountWon;
-  const data: EventData<"UsageCharged"> = {
-    requestId,
-    keyId,
-    account: user,
-    model: "alpha-5.4",
-    endpoint: "chat.completions",
-    startedAt,
-    amountWon,
-    breakdown: {
-      tokens: { input: 10, cached: null, output: 5, reasoning: null },
-      inputUsdPerMillionTokens: "1",
-      cachedInputUsdPerMillionTokens: "0.1",
-      outputUsdPerMillionTokens: "2",
-      usd: "0.00002",
-      fxRateKrwPerUsd: "1400",
-      fxRateDate: "2026-10-01",
-      discountRate: "0",
-      amountWon: breakdownWon,
-      usageSource: "upstream",
-    },
-    releasedPendingWon: null,
-    correction: correction
-      ? {
-          correctsEventId: correction.correctsEventId,
-          correctedAmountWon: correction.correctedAmountWon,
-          correctedTokens: { input: 10, cached: null, output: 5, reasoning: null },
-        }
-      : null,
-  };
-  return {
-    streamId: `usage-${requestId}`,
-    expectedVersion: "any",
-    events: [
-      {
-        eventId,
-        event: {
-          type: "UsageCharged",
-          data,
-          metadata: { actor: "system:reconciler", occurredAt: startedAt },
-        },
-      },
-    ],
-  };
-}
+type ChargeOfUser = Parameters<typeof usageCharge> extends [AccountReference, ...infer Rest] ? Rest : never;
+const charge = (...args: ChargeOfUser) => usageCharge(user, ...args);
 
 let harness: LedgerHarness;
 const context = () => ({ pool: harness.ledger.pool, store: harness.store, projections: allProjections });

@@ -5,12 +5,14 @@ import { contendForLead } from "../../database/advisory-lock-leader";
 import { inOneTransaction } from "../../database/in-one-transaction";
 import { assert } from "../../kernel/assert";
 import { limits } from "../../kernel/limits";
+import { forgetBatchTables } from "../rebuild/parsed-events";
 import { rebuildInSql } from "../rebuild/rebuild-in-sql";
 import type { EventStore, RecordedEvent } from "../store/event-store";
 import { compareLogPositions, type LogPosition, logStart } from "../store/log-position";
 import { anythingChanged, formatCheckpointNotification } from "./checkpoint-notification";
 import type { ProjectionDefinition } from "./projection";
 import { applyProjectionBatch } from "./projection-batch";
+import { applySqlFoldBatch } from "./projection-batch-sql";
 import { createTableStatements } from "./projection-tables";
 
 /**
@@ -18,7 +20,9 @@ import { createTableStatements } from "./projection-tables";
  * session (advisory-lock-leader.ts); the others stand by and take over if it goes away. Each batch writes
  * the rows of every projection and their checkpoints in one transaction, on that session, so a crash never
  * applies an event twice and never skips one; a deposed runner that has not noticed yet fails at its
- * checkpoints' compare-and-set.
+ * checkpoints' compare-and-set. On the PostgreSQL store the projections with SQL folds fold each batch in
+ * the database (projection-batch-sql.ts); the others, and every projection on EventStoreDB, event by event
+ * in this process (projection-batch.ts).
  */
 
 export const checkpointChannel = "projection_checkpoints";
@@ -218,8 +222,13 @@ export class ProjectionRunner {
     const notification = ownTransaction ? this.notificationOf(from, last, events) : anythingChanged;
     if (ownTransaction) await client.query("BEGIN");
     try {
+      const inSql: ProjectionDefinition[] = [];
       for (const projection of this.options.projections) {
         const checkpoint = this.checkpoints.get(projection.name)!;
+        if (this.foldsInSql(projection, checkpoint, from)) {
+          inSql.push(projection);
+          continue;
+        }
         const pending = events.filter(
           (event) =>
             projection.handles.has(event.type) &&
@@ -227,6 +236,8 @@ export class ProjectionRunner {
         );
         await applyProjectionBatch(client, projection, pending);
       }
+      // Within the caller's transaction an earlier batch may have parsed into the same tables.
+      await applySqlFoldBatch(client, inSql, { after: from, events }, !ownTransaction);
       await this.writeCheckpoints(client, last);
       await client.query({
         name: "projection-checkpoints-notify",
@@ -236,12 +247,26 @@ export class ProjectionRunner {
       if (ownTransaction) await client.query("COMMIT");
     } catch (error) {
       if (ownTransaction) await client.query("ROLLBACK").catch(() => {});
+      forgetBatchTables(client);
       throw error;
     }
     for (const checkpoint of this.checkpoints.values()) {
       if (compareLogPositions(checkpoint.position, last) < 0) checkpoint.position = last;
     }
     this.options.onProgress?.(last, events.length);
+  }
+
+  /**
+   * On the PostgreSQL store a projection with an SQL fold folds each batch in SQL, unless its checkpoint
+   * stands past the batch's start (just after it was refolded alone): then its own part of the batch is
+   * folded event by event.
+   */
+  private foldsInSql(projection: ProjectionDefinition, checkpoint: Checkpoint, from: LogPosition): boolean {
+    return (
+      this.options.store.kind === "postgresql" &&
+      projection.sqlFold !== undefined &&
+      compareLogPositions(checkpoint.position, from) === 0
+    );
   }
 
   /**

@@ -3,9 +3,10 @@ import type { RecordedEvent } from "../store/event-store";
 
 /**
  * A projection is a pure fold of ledger events into rows of its own tables. It never decides anything and
- * never reads outside its rows. The runner applies the same fold live (batch by batch, rows and checkpoint
- * in one transaction), `ledger rebuild` over the whole log (or its SQL twin, `sqlFold`), and `ledger verify`
- * in memory.
+ * never reads outside its rows. It has two definitions of one fold: `evolve`, event by event, and its SQL
+ * twin `sqlFold`, set-wise. The runner applies it live, batch by batch, rows and checkpoint in one
+ * transaction (on PostgreSQL by `sqlFold`); `ledger rebuild` over the whole log (on PostgreSQL by `sqlFold`);
+ * `ledger verify` in memory, by `evolve`, and compares.
  *
  * Rule that makes batching possible: the keys of the rows an event touches come from the event itself,
  * never from the contents of another row.
@@ -62,18 +63,36 @@ export interface ProjectionDefinition {
   readonly sqlFold?: SqlFold;
 }
 
+/** Names the table a fold's statement writes: a rebuild's shadow, or the projection's own table. */
+export type FoldTarget = (table: TableDefinition) => string;
+
 /**
- * A projection's fold as SQL statements, run in order on each chunk of the log (src/ledger/rebuild/
- * rebuild-in-sql.ts). They read the chunk's parsed events (src/ledger/rebuild/parsed-events.ts) and write
- * the projection's shadow tables (`shadowName`); a later chunk's statements see what earlier ones wrote.
- * `ledger verify` compares the rows with `evolve`'s, and the tests rebuild both ways.
+ * A projection's fold as SQL statements over parsed events (src/ledger/rebuild/parsed-events.ts), run in
+ * order on each part of the log, a later part's statements seeing what earlier ones wrote: on each chunk of a
+ * rebuild (src/ledger/rebuild/rebuild-in-sql.ts), into shadow tables, and on each batch the runner applies on
+ * the PostgreSQL store (projection-runner.ts), into the projection's own tables. `ledger verify` compares the
+ * rows with `evolve`'s, and the tests fold both ways.
  */
 export interface SqlFold {
   /** Tables the statements update, upsert or delete by key: their shadows are keyed from the start. */
   readonly keyed?: readonly TableDefinition[];
-  readonly statements: readonly string[];
-  /** Run once after the last chunk, before the shadows get their keys (say, to merge rows per key). */
-  readonly finish?: readonly string[];
+  statements(into: FoldTarget): readonly string[];
+  /** A rebuild's, run once after the last chunk, before the shadows get their keys (say, to merge rows per key). */
+  finish?(into: FoldTarget): readonly string[];
+  /**
+   * For a fold with `finish`: what a live batch runs instead of `statements`, leaving the projection's own
+   * tables whole after each batch (their keys hold throughout).
+   */
+  readonly batchStatements?: readonly string[];
+}
+
+/** The statements that fold one live batch into the projection's own tables. */
+export function batchStatementsOf(fold: SqlFold): readonly string[] {
+  if (fold.finish) {
+    if (!fold.batchStatements) throw new Error("an SQL fold with a finish needs statements for live batches");
+    return fold.batchStatements;
+  }
+  return fold.statements((table) => table.name);
 }
 
 export function rowKeyOf(table: TableDefinition, row: Partial<Row>): string {

@@ -4,13 +4,19 @@
  * (PostgreSQL parses json at about 100–200 MB/s per core). So each chunk of the log is parsed once, into
  * three temporary tables every SQL fold reads:
  *
- * - `rebuild_usage_charged` and `rebuild_usage_recorded`, the two kinds of event most of a ledger is;
- * - `rebuild_other_events`, every other kind, `type` telling which, with the fields the folds use (null
+ * - `parsed_usage_charged` and `parsed_usage_recorded`, the two kinds of event most of a ledger is;
+ * - `parsed_other_events`, every other kind, `type` telling which, with the fields the folds use (null
  *   where a kind has no such field).
  *
  * Each row has its event's log position (`transaction_order`, `position`: the log's order) and
  * `occurred_at`, the event's `metadata.occurredAt`. Fields a v1 event lacks are null.
+ *
+ * A rebuild parses the log chunk by chunk (`parseChunk`); the projection runner parses each live batch
+ * (`parseBatch`) into the same tables, so one set of SQL folds serves both.
  */
+
+import type { ClientBase } from "pg";
+import type { LogPosition } from "../store/log-position";
 
 interface ParsedEvents {
   readonly table: string;
@@ -21,13 +27,16 @@ interface ParsedEvents {
   readonly record: string;
   /** More to parse from the record (a nested object), as LATERAL joins. */
   readonly nested?: string;
+  /** Whether events of this type land in this table (`where`, in TypeScript). */
+  holds(type: string): boolean;
 }
 
 const occurredAt = `(event.metadata->>'occurredAt')::timestamptz AS occurred_at`;
 
 export const usageChargedRows = {
-  table: "rebuild_usage_charged",
+  table: "parsed_usage_charged",
   where: `event.type = 'UsageCharged'`,
+  holds: (type: string) => type === "UsageCharged",
   columns: `parsed."requestId" AS request_id, parsed."keyId" AS key_id, parsed.account->>'kind' AS account_kind,
     parsed.account->>'id' AS account_id, parsed.model, parsed.endpoint, parsed."startedAt" AS started_at,
     parsed."amountWon" AS amount_won, parsed.breakdown, tokens.input AS input_tokens,
@@ -42,8 +51,9 @@ export const usageChargedRows = {
 } as const satisfies ParsedEvents;
 
 export const usageRecordedRows = {
-  table: "rebuild_usage_recorded",
+  table: "parsed_usage_recorded",
   where: `event.type = 'UsageRecorded'`,
+  holds: (type: string) => type === "UsageRecorded",
   columns: `parsed."requestId" AS request_id, parsed.account->>'kind' AS account_kind,
     parsed.account->>'id' AS account_id, parsed.model, parsed."startedAt" AS started_at, parsed.tokens,
     parsed."usageSource" AS usage_source, ${occurredAt}`,
@@ -51,8 +61,9 @@ export const usageRecordedRows = {
 } as const satisfies ParsedEvents;
 
 export const otherEventRows = {
-  table: "rebuild_other_events",
+  table: "parsed_other_events",
   where: `event.type NOT IN ('UsageCharged', 'UsageRecorded')`,
+  holds: (type: string) => type !== "UsageCharged" && type !== "UsageRecorded",
   columns: `event.type, event.event_id::text, parsed."keyId" AS key_id, parsed.owner->>'kind' AS owner_kind,
     parsed.owner->>'id' AS owner_id, parsed."issuedByUserId" AS issued_by_user_id, parsed.name,
     parsed.description, parsed."keyHash" AS key_hash, parsed."keyPreview" AS key_preview, parsed.status,
@@ -77,6 +88,11 @@ export const otherEventRows = {
 
 const everyKind: readonly ParsedEvents[] = [usageChargedRows, usageRecordedRows, otherEventRows];
 
+const parsedSelect = (parsed: ParsedEvents) => `
+  SELECT event.transaction_order, event.position, ${parsed.columns}
+  FROM ledger_events event CROSS JOIN LATERAL json_to_record(event.data) AS parsed(${parsed.record})
+  ${parsed.nested ?? ""}`;
+
 /** A chunk of the log: the events of the transactions ordered after `afterOrder`, up to `upToOrder`. */
 export interface ChunkBounds {
   afterOrder: bigint;
@@ -96,18 +112,73 @@ export async function parseChunk(
     await client.query(`DROP TABLE IF EXISTS ${parsed.table}`);
     // CREATE TABLE AS, not INSERT … SELECT: the parse may then run in parallel workers.
     const created = await client.query(
-      `CREATE TEMPORARY TABLE ${parsed.table} ON COMMIT DROP AS
-       SELECT event.transaction_order, event.position, ${parsed.columns}
-       FROM ledger_events event CROSS JOIN LATERAL json_to_record(event.data) AS parsed(${parsed.record})
-       ${parsed.nested ?? ""}
+      `CREATE TEMPORARY TABLE ${parsed.table} ON COMMIT DROP AS ${parsedSelect(parsed)}
        WHERE ${parsed.where}
          AND event.transaction_order > ${chunk.afterOrder} AND event.transaction_order <= ${chunk.upToOrder}`,
     );
     events += created.rowCount ?? 0;
   }
+  sessionsWithBatchTables.delete(client);
   return events;
 }
 
 export async function dropParsedChunk(client: { query(text: string): Promise<unknown> }): Promise<void> {
   for (const parsed of everyKind) await client.query(`DROP TABLE IF EXISTS ${parsed.table}`);
+  sessionsWithBatchTables.delete(client);
+}
+
+/**
+ * Sessions whose three tables stand for live batches: created once per session and emptied at each commit,
+ * for a temporary table created per batch would write the catalog every time. A chunk's parse replaces them
+ * with its own, dropped at commit; a rolled-back batch may have taken them along (`forgetBatchTables`).
+ */
+const sessionsWithBatchTables = new WeakSet<object>();
+
+/** After a failed transaction on `client`: its tables may be gone, the next batch creates them again. */
+export function forgetBatchTables(client: object): void {
+  sessionsWithBatchTables.delete(client);
+}
+
+/**
+ * Parses a live batch — the events of `types` after `after`, up to `upTo` — into the three tables, and
+ * returns how many events it parsed. `alreadyFilled`: an earlier batch of the same transaction filled them.
+ */
+export async function parseBatch(
+  client: Pick<ClientBase, "query">,
+  range: { after: LogPosition; upTo: LogPosition },
+  types: readonly string[],
+  alreadyFilled: boolean,
+): Promise<number> {
+  if (!sessionsWithBatchTables.has(client)) {
+    for (const parsed of everyKind) {
+      await client.query(`DROP TABLE IF EXISTS ${parsed.table}`);
+      await client.query(
+        `CREATE TEMPORARY TABLE ${parsed.table} ON COMMIT DELETE ROWS AS ${parsedSelect(parsed)} WITH NO DATA`,
+      );
+    }
+    sessionsWithBatchTables.add(client);
+  } else if (alreadyFilled) {
+    await client.query(everyKind.map((parsed) => `DELETE FROM ${parsed.table}`).join("; "));
+  }
+  let events = 0;
+  for (const parsed of everyKind) {
+    if (!types.some((type) => parsed.holds(type))) continue;
+    const inserted = await client.query({
+      // Named: planned once per session.
+      name: `parse-batch-${parsed.table}`,
+      text: `INSERT INTO ${parsed.table} ${parsedSelect(parsed)}
+             WHERE ${parsed.where} AND event.type = ANY ($5::text[])
+               AND (event.transaction_order, event.position) > ($1, $2)
+               AND (event.transaction_order, event.position) <= ($3, $4)`,
+      values: [
+        String(range.after.commit),
+        String(range.after.prepare),
+        String(range.upTo.commit),
+        String(range.upTo.prepare),
+        types,
+      ],
+    });
+    events += inserted.rowCount ?? 0;
+  }
+  return events;
 }

@@ -3,7 +3,7 @@ import type { ProjectionDefinition, SqlFold } from "../projection/projection";
 import { type LogPosition, logStart } from "../store/log-position";
 import { visibleTransactionOrderBelow } from "../store/log-visibility";
 import { type ChunkBounds, dropParsedChunk, parseChunk } from "./parsed-events";
-import { ShadowTables } from "./shadow-tables";
+import { ShadowTables, shadowName } from "./shadow-tables";
 
 /**
  * Rebuilds projections by their SQL folds, inside the caller's transaction, from the PostgreSQL store's
@@ -49,12 +49,14 @@ export async function rebuildInSql(
   if (extent) {
     for (const chunk of chunksOf(extent, options.chunkEventsMax)) {
       applied += await parseChunk(client, chunk);
-      for (const fold of folds) for (const statement of fold.statements) await client.query(statement);
+      for (const fold of folds)
+        for (const statement of fold.statements(shadowName)) await client.query(statement);
       options.onProgress?.(applied);
     }
   }
   await dropParsedChunk(client);
-  for (const fold of folds) for (const statement of fold.finish ?? []) await client.query(statement);
+  for (const fold of folds)
+    for (const statement of fold.finish?.(shadowName) ?? []) await client.query(statement);
   await shadows.indexAndSwap();
   return { eventCount: applied, last: extent?.last ?? logStart };
 }
