@@ -60,7 +60,7 @@ export async function runHoldStatementBenchmarks(): Promise<Figure[]> {
         if (decisions.some((decision) => decision.kind !== "held"))
           throw new Error("a benchmark hold was refused: the account ran dry");
         await logClient.query("DELETE FROM request_holds WHERE request_id = ANY ($1::text[])", [
-          requests.map((request) => request.event.data.requestId),
+          requests.map((request) => request.data.requestId),
         ]);
       };
       for (let call = 0; call < warmUpCalls; call++) await placeBatch();
@@ -103,22 +103,19 @@ function authorizationRequest(): UsageAuthorizationRequest {
   const startedAt = new Date().toISOString();
   return {
     eventId: randomUUID(),
-    event: {
-      data: {
-        requestId,
-        keyId,
-        account,
-        userId: account.id,
-        organizationId: null,
-        model: "alpha-5.4-mini",
-        endpoint: "chat.completions",
-        streamed: false,
-        startedAt,
-        estimate: { inputTokensMax: 1_000, outputTokensMax: 1_000, estimatedWon: "0.01" },
-        gatewayInstance: "gateway-hold-bench",
-        expiresAt: new Date(Date.now() + 600_000).toISOString(),
-      },
-      metadata: { actor: `key:${keyId}`, occurredAt: startedAt },
+    data: {
+      requestId,
+      keyId,
+      account,
+      userId: account.id,
+      organizationId: null,
+      model: "alpha-5.4-mini",
+      endpoint: "chat.completions",
+      streamed: false,
+      startedAt,
+      estimate: { inputTokensMax: 1_000, outputTokensMax: 1_000, estimatedWon: "0.01" },
+      gatewayInstance: "gateway-hold-bench",
+      expiresAt: new Date(Date.now() + 600_000).toISOString(),
     },
   };
 }

@@ -25,6 +25,7 @@ import { webhookOutboxMigration } from "./migrations/0015-webhook-outbox";
 import { chargeBreakdownFunctionMigration } from "./migrations/0016-charge-breakdown-function";
 import { requestHoldsMigration } from "./migrations/0017-request-holds";
 import { keyLimitUsageFunctionMigration } from "./migrations/0018-key-limit-usage-function";
+import { narrowHoldRowsMigration } from "./migrations/0019-narrow-hold-rows";
 
 /**
  * The changes to the ledger's tables, in order (migration.ts). Projection tables are not here: each
@@ -49,6 +50,7 @@ export const migrations: readonly Migration[] = [
   chargeBreakdownFunctionMigration,
   requestHoldsMigration,
   keyLimitUsageFunctionMigration,
+  narrowHoldRowsMigration,
 ];
 
 /**

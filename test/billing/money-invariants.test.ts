@@ -143,7 +143,7 @@ describe("money invariants, where the code checks them", () => {
   }
   const holdRequest: UsageAuthorizationRequest = {
     eventId: "00000000-0000-4000-8000-0000000000aa",
-    event: { data: authorizationData, metadata },
+    data: authorizationData,
   };
   const heldRow = {
     ordinal: 0,

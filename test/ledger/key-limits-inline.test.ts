@@ -60,7 +60,7 @@ function authorization(keyId: string, estimatedWon: string, startedAt = new Date
   };
   return {
     eventId: crypto.randomUUID(),
-    event: { data, metadata: metadata({ actor: `key:${keyId}`, occurredAt: startedAt }) },
+    data,
   };
 }
 

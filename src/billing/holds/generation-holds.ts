@@ -247,7 +247,7 @@ export class GenerationHolds {
         this.options.authorizer.authorize(
           {
             eventId: randomUUID(),
-            event: authorizationEvent(request, { ...estimate, estimatedWon }, this.options),
+            data: authorizationData(request, { ...estimate, estimatedWon }, this.options),
           },
           request.streamed ? "hold-commit" : "usage-commit",
         );
@@ -374,7 +374,11 @@ export class GenerationHolds {
   }
 }
 
-function authorizationEvent(
+/**
+ * The data of the request's `UsageAuthorized`, validated with the metadata the event will carry (a hold's:
+ * src/ledger/schema/holds/ledger-hold-authorization.ts) as any append is; the statement fills in `holdWon`.
+ */
+function authorizationData(
   request: HoldRequest,
   estimate: EventData<"UsageAuthorized">["estimate"],
   options: GenerationHoldsOptions,
@@ -398,7 +402,6 @@ function authorizationEvent(
     correlationId: request.requestId,
     occurredAt: new Date().toISOString(),
   };
-  // Validated whole, as any append is; the statement fills in `holdWon`.
   parseLedgerEvent({ type: "UsageAuthorized", data: { ...data, holdWon: estimate.estimatedWon }, metadata });
-  return { data, metadata };
+  return data;
 }

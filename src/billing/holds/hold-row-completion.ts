@@ -76,7 +76,7 @@ export class HoldRowCompletion {
       name: "hold-row-void",
       text: `UPDATE request_holds SET pending_won = 0, settled_at = now(),
                settlement_event = jsonb_build_object('eventId', $2::uuid, 'type', 'UsageVoided', 'schemaVersion', $3::int,
-                 'data', jsonb_build_object('requestId', request_id, 'account', authorization_event->'data'->'account',
+                 'data', jsonb_build_object('requestId', request_id, 'account', jsonb_build_object('kind', account_kind, 'id', account_id),
                    'releasedWon', hold_won::text, 'reason', 'ledger-unavailable'),
                  'metadata', $4::jsonb)
              WHERE request_id = $1 AND settled_at IS NULL`,

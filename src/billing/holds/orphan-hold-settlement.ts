@@ -195,8 +195,9 @@ async function findOrphans(
       `SELECT holds.request_id, progress.output_tokens, holds.hold
        FROM (
          SELECT request_id, gateway_instance, placed_at, expires_at,
-                json_build_object('eventId', authorization_event->'eventId', 'data', authorization_event->'data') AS hold
-         FROM request_holds WHERE settled_at IS NULL
+                jsonb_build_object('eventId', held->'eventId', 'data', held->'data') AS hold
+         FROM request_holds, ledger_hold_authorization(request_holds) held
+         WHERE settled_at IS NULL
          UNION ALL
          SELECT request_id, gateway_instance, placed_at, expires_at, NULL FROM open_holds
        ) holds

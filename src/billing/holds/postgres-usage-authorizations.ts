@@ -37,26 +37,7 @@ export class PostgresUsageAuthorizations implements UsageAuthorizations {
       // WAL is flushed in order, so that later commit makes them durable too (see HoldAuthorizer).
       text: `SELECT authorized.* FROM ledger_authorize_usage($1::json) authorized,
                (SELECT set_config('synchronous_commit', $2, true)) commit_setting`,
-      values: [
-        JSON.stringify(
-          requests.map((request, ordinal) => ({
-            ordinal,
-            event_id: request.eventId,
-            schema_version: authorizationSchemaVersion,
-            request_id: request.event.data.requestId,
-            account_kind: request.event.data.account.kind,
-            account_id: request.event.data.account.id,
-            estimate_won: request.event.data.estimate.estimatedWon,
-            key_id: request.event.data.keyId,
-            started_at: request.event.data.startedAt,
-            expires_at: request.event.data.expiresAt,
-            gateway_instance: request.event.data.gatewayInstance,
-            data: request.event.data,
-            metadata: request.event.metadata,
-          })),
-        ),
-        commit.waitForFlush ? "on" : "off",
-      ],
+      values: [JSON.stringify(requests.map(holdStatementInputOf)), commit.waitForFlush ? "on" : "off"],
     });
     // Decisions are matched to requests by place: one row per request, in order, or a hold goes to another.
     assert(
@@ -69,6 +50,34 @@ export class PostgresUsageAuthorizations implements UsageAuthorizations {
 
 const authorizationSchemaVersion = schemaVersionOf("UsageAuthorized");
 
+/**
+ * One request as `ledger_authorize_usage` takes it: the authorization's fields, which its row keeps as
+ * columns and builds the event from at log time (src/ledger/schema/holds/ledger-hold-authorization.ts).
+ */
+export function holdStatementInputOf(request: UsageAuthorizationRequest, ordinal: number) {
+  const { data } = request;
+  return {
+    ordinal,
+    event_id: request.eventId,
+    schema_version: authorizationSchemaVersion,
+    request_id: data.requestId,
+    account_kind: data.account.kind,
+    account_id: data.account.id,
+    key_id: data.keyId,
+    user_id: data.userId,
+    organization_id: data.organizationId,
+    model: data.model,
+    endpoint: data.endpoint,
+    streamed: data.streamed,
+    started_at: data.startedAt,
+    expires_at: data.expiresAt,
+    gateway_instance: data.gatewayInstance,
+    input_tokens_max: data.estimate.inputTokensMax,
+    output_tokens_max: data.estimate.outputTokensMax,
+    estimate_won: data.estimate.estimatedWon,
+  };
+}
+
 interface AuthorizationRow {
   ordinal: number;
   hold_won: string | null;
@@ -79,7 +88,7 @@ interface AuthorizationRow {
 
 /** One request's decision, checked against what a hold may be (money-invariants.ts). */
 function decisionOf(row: AuthorizationRow, request: UsageAuthorizationRequest): UsageAuthorizationDecision {
-  const requestId = request.event.data.requestId;
+  const requestId = request.data.requestId;
   if (row.hold_won === null) {
     if (row.refusal === null || row.refusal === "funds") {
       assertRefusedForFunds(row.available_won, requestId);
@@ -95,7 +104,7 @@ function decisionOf(row: AuthorizationRow, request: UsageAuthorizationRequest): 
     {
       holdWon: row.hold_won,
       availableWon: row.available_won,
-      estimatedWon: request.event.data.estimate.estimatedWon,
+      estimatedWon: request.data.estimate.estimatedWon,
     },
     requestId,
   );

@@ -7,8 +7,8 @@ import { errorSummaryOf, type ThrottledLog, throttledLog } from "../../kernel/th
  * (src/ledger/schema/holds/request-holds.ts) into the ledger's events, many requests per statement — each
  * request's `UsageAuthorized` and its settlement, at versions 0 and 1 of its usage stream, chained in the
  * statement — and deletes the rows in the same transaction, so each hold's money is in its row or in the log,
- * never in both or neither. The events are the very ones the row keeps (ids included), so a batch retried
- * after a crash appends the same events.
+ * never in both or neither. The events are the ones the row keeps (ids included: its settlement whole, its
+ * authorization as columns), so a batch retried after a crash appends the same events.
  *
  * Any number of writers may run, one in every process that settles (each gateway, and the workers for the
  * orphan sweep's settlements): each takes the rows no other writer holds (`SKIP LOCKED`). A writer logs the
@@ -176,7 +176,7 @@ export class SettledHoldsLog {
  */
 const logSettledHoldsStatementOf = (named: string) => `
   WITH taken AS (
-    SELECT holds.request_id, 'usage-' || holds.request_id AS stream_id, holds.authorization_event AS held,
+    SELECT holds.request_id, 'usage-' || holds.request_id AS stream_id, ledger_hold_authorization(holds) AS held,
            holds.settlement_event AS settled, holds.settled_at
     FROM request_holds holds
     WHERE holds.settled_at IS NOT NULL AND ${named}

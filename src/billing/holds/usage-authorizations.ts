@@ -1,4 +1,4 @@
-import type { EventData, LedgerEvent } from "../../ledger/events";
+import type { EventData } from "../../ledger/events";
 import type { KeyLimitKind } from "./hold-refusal";
 
 /**
@@ -15,15 +15,13 @@ export interface UsageAuthorizations {
 }
 
 /**
- * A hold to place: the authorization event its row keeps until it is logged, its `holdWon` decided by the
- * statement (and its `occurredAt` set to the grant's time).
+ * A hold to place: its authorization event's id and data, which its row keeps until it is logged; the
+ * statement decides its `holdWon`, and the event's metadata is a hold's own — its key as actor, its request
+ * as correlation, the grant's time as `occurredAt` (src/ledger/schema/holds/ledger-hold-authorization.ts).
  */
 export interface UsageAuthorizationRequest {
   eventId: string;
-  event: {
-    data: Omit<EventData<"UsageAuthorized">, "holdWon">;
-    metadata: LedgerEvent["metadata"];
-  };
+  data: Omit<EventData<"UsageAuthorized">, "holdWon">;
 }
 
 /** Which limit refused a hold: the account's funds, or one of the key's own limits. */

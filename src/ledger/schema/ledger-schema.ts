@@ -5,6 +5,7 @@ import { requestLogTable } from "./gateway/request-log";
 import { gatewayInstancesTable } from "./holds/gateway-instances";
 import { holdProgressTable } from "./holds/hold-progress";
 import { ledgerAuthorizeUsageFunction } from "./holds/ledger-authorize-usage";
+import { ledgerHoldAuthorizationFunction } from "./holds/ledger-hold-authorization";
 import { ledgerKeyLimitUsageFunction } from "./holds/ledger-key-limit-usage";
 import { requestHoldsTable } from "./holds/request-holds";
 import { accountFundsView } from "./inline-funds/account-funds";
@@ -95,6 +96,7 @@ export const ledgerSchema: DeclaredSchema = {
     ledgerRecomputeFundsFunction,
     ledgerKeyLimitUsageFunction,
     ledgerAuthorizeUsageFunction,
+    ledgerHoldAuthorizationFunction,
     ledgerChargeBreakdownFunction,
   ],
 };

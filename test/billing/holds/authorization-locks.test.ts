@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { holdStatementInputOf } from "../../../src/billing/holds/postgres-usage-authorizations";
 import type {
   UsageAuthorizationDecision,
   UsageAuthorizationRequest,
@@ -98,31 +99,12 @@ function authorizationData(accountId: string, estimatedWon: string) {
 }
 
 function authorization(accountId: string, estimatedWon: string): UsageAuthorizationRequest {
-  const data = authorizationData(accountId, estimatedWon);
-  return {
-    eventId: randomUUID(),
-    event: { data, metadata: { actor: "key:test", occurredAt: data.startedAt } },
-  };
+  return { eventId: randomUUID(), data: authorizationData(accountId, estimatedWon) };
 }
 
-/** The same request as the SQL function takes it (see PostgresUsageAuthorizations.authorizeUsage). */
+/** The same request as the SQL function takes it. */
 function rawAuthorization(accountId: string, estimatedWon: string) {
-  const { eventId, event } = authorization(accountId, estimatedWon);
-  return {
-    ordinal: 0,
-    event_id: eventId,
-    schema_version: 1,
-    request_id: event.data.requestId,
-    account_kind: "user",
-    account_id: accountId,
-    estimate_won: estimatedWon,
-    key_id: event.data.keyId,
-    started_at: event.data.startedAt,
-    expires_at: event.data.expiresAt,
-    gateway_instance: event.data.gatewayInstance,
-    data: event.data,
-    metadata: event.metadata,
-  };
+  return holdStatementInputOf(authorization(accountId, estimatedWon), 0);
 }
 
 function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -32,22 +32,19 @@ function authorization(requestId: string, gatewayInstance: string, expiresAt: Da
   const startedAt = new Date().toISOString();
   return {
     eventId: randomUUID(),
-    event: {
-      data: {
-        requestId,
-        keyId,
-        account,
-        userId: account.id,
-        organizationId: null,
-        model: "alpha-5.4-mini",
-        endpoint: "chat.completions" as const,
-        streamed: true,
-        startedAt,
-        estimate: { inputTokensMax: bodyBytes, outputTokensMax: 1_024, estimatedWon: "4" },
-        gatewayInstance,
-        expiresAt: expiresAt.toISOString(),
-      },
-      metadata: { actor: `key:${keyId}`, correlationId: requestId, occurredAt: startedAt },
+    data: {
+      requestId,
+      keyId,
+      account,
+      userId: account.id,
+      organizationId: null,
+      model: "alpha-5.4-mini",
+      endpoint: "chat.completions" as const,
+      streamed: true,
+      startedAt,
+      estimate: { inputTokensMax: bodyBytes, outputTokensMax: 1_024, estimatedWon: "4" },
+      gatewayInstance,
+      expiresAt: expiresAt.toISOString(),
     },
   };
 }
@@ -218,11 +215,11 @@ describe("orphan hold settlement", () => {
     const count = billingLimits.pricingRequestsPerQueryMax + 1;
     const holds = Array.from({ length: count }, (_, index) => {
       const hold = authorization(`req_crowd_${index}`, "gateway-dead", new Date(Date.now() + 600_000));
-      hold.event.data = {
-        ...hold.event.data,
+      hold.data = {
+        ...hold.data,
         account: crowded,
         userId: crowded.id,
-        estimate: { ...hold.event.data.estimate, estimatedWon: "0.01" },
+        estimate: { ...hold.data.estimate, estimatedWon: "0.01" },
       };
       return hold;
     });

@@ -85,22 +85,19 @@ describe("ledger hash chains and signed checkpoints", () => {
     const held = await usageAuthorizationsOf(harness.ledger.pool, harness.store).authorizeUsage(
       ["첫째", "둘째"].map((label, index) => ({
         eventId: randomUUID(),
-        event: {
-          data: {
-            requestId: `req_유나_${index}`,
-            keyId: "6a1f4f5e-8c4b-4d0e-9a57-1c2b3d4e5f60",
-            account: { kind: "user" as const, id: "유나" },
-            userId: "유나",
-            organizationId: null,
-            model: "alpha-5.4-mini",
-            endpoint: "responses" as const,
-            streamed: false,
-            startedAt,
-            estimate: { inputTokensMax: 100, outputTokensMax: 100, estimatedWon: `2.${index}` },
-            gatewayInstance: `gateway ${label}`,
-            expiresAt: startedAt,
-          },
-          metadata: { actor: "key:x", occurredAt: startedAt },
+        data: {
+          requestId: `req_유나_${index}`,
+          keyId: "6a1f4f5e-8c4b-4d0e-9a57-1c2b3d4e5f60",
+          account: { kind: "user" as const, id: "유나" },
+          userId: "유나",
+          organizationId: null,
+          model: "alpha-5.4-mini",
+          endpoint: "responses" as const,
+          streamed: false,
+          startedAt,
+          estimate: { inputTokensMax: 100, outputTokensMax: 100, estimatedWon: `2.${index}` },
+          gatewayInstance: `gateway ${label}`,
+          expiresAt: startedAt,
         },
       })),
     );

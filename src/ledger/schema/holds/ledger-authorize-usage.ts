@@ -22,11 +22,12 @@ import type { DeclaredFunction } from "../../../database/declared-schema";
  * whatever the concurrency. A hold cut to the room could be outgrown by its cost while the room freed by
  * other requests' exact costs admits more: several such overshoots could add up.
  *
- * Input: a JSON array of { ordinal, event_id, schema_version, request_id, account_kind, account_id, estimate_won, key_id,
- * started_at, expires_at, gateway_instance, data, metadata }, data without holdWon; the account, estimate,
- * key and times are the data's own, beside it so that reading them parses nothing again. The authorization
- * event kept in the row gets `holdWon`, and the database's clock at the grant as its `occurredAt`. Output:
- * per ordinal, the hold granted (null: refused), what was available to it, and a refusal's reason and limit.
+ * Input: a JSON array of { ordinal, event_id, schema_version, request_id, account_kind, account_id, key_id,
+ * user_id, organization_id, model, endpoint, streamed, started_at, expires_at, gateway_instance,
+ * input_tokens_max, output_tokens_max, estimate_won }: the authorization's fields, which the row keeps as
+ * columns (ledger-hold-authorization.ts builds the event from them, with the grant as `holdWon` and the
+ * database's clock at the grant as its `occurredAt`). Output: per ordinal, the hold granted (null: refused),
+ * what was available to it, and a refusal's reason and limit.
  */
 export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
   kind: "function",
@@ -53,12 +54,12 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
       -- logged batches as last committed.
       RETURN QUERY
       WITH request AS (
-        SELECT request.ordinal, request.event_id, request.schema_version, request.request_id, request.account_kind, request.account_id,
-               request.estimate_won, request.data, request.metadata, request.key_id, request.expires_at,
-               request.gateway_instance, ledger_seoul_month(request.started_at) AS month
+        SELECT request.*, ledger_seoul_month(request.started_at::text) AS month
         FROM json_to_recordset(requests) AS request(
-          ordinal int, event_id uuid, schema_version smallint, request_id text, account_kind text, account_id text, estimate_won numeric,
-          key_id uuid, started_at text, expires_at timestamptz, gateway_instance text, data json, metadata json)
+          ordinal int, event_id uuid, schema_version smallint, request_id text, account_kind text, account_id text,
+          key_id uuid, user_id text, organization_id text, model text, endpoint text, streamed boolean,
+          started_at timestamptz, expires_at timestamptz, gateway_instance text, input_tokens_max bigint,
+          output_tokens_max bigint, estimate_won numeric)
       ), keyed AS MATERIALIZED (
         -- Materialized, so each key's usage is looked up once per request; and only for a key with a spend or
         -- rate limit (most keys have none: NULL room, never refused), by ledger_key_limit_usage, whose
@@ -112,14 +113,14 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
         FROM judged WHERE judged.refused_by IS NULL
       ), inserted AS (
         INSERT INTO request_holds (request_id, account_kind, account_id, key_id, month, hold_won, gateway_instance,
-                                   placed_at, expires_at, authorization_event)
+                                   placed_at, expires_at, authorization_event_id, authorization_schema_version,
+                                   user_id, organization_id, model, endpoint, streamed, started_at,
+                                   input_tokens_max, output_tokens_max, estimated_won)
         SELECT granted.request_id, granted.account_kind, granted.account_id, granted.key_id, granted.month,
-               granted.hold, granted.gateway_instance, now(), granted.expires_at,
-               jsonb_build_object(
-                 'eventId', granted.event_id, 'type', 'UsageAuthorized', 'schemaVersion', granted.schema_version,
-                 'data', granted.data::jsonb || jsonb_build_object('holdWon', granted.hold::text),
-                 'metadata', granted.metadata::jsonb || jsonb_build_object('occurredAt',
-                   to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))
+               granted.hold, granted.gateway_instance, now(), granted.expires_at, granted.event_id,
+               granted.schema_version, granted.user_id, granted.organization_id, granted.model, granted.endpoint,
+               granted.streamed, granted.started_at, granted.input_tokens_max, granted.output_tokens_max,
+               granted.estimate_won
         FROM granted ORDER BY granted.ordinal
       )
       SELECT judged.ordinal, granted.hold, judged.available, judged.refused_by,

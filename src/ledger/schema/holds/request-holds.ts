@@ -8,15 +8,19 @@ import type { DeclaredTable } from "../../../database/declared-schema";
  * and deletes the row in the same transaction, so a hold's money is always in exactly one place: in this row
  * or in the log's folds. `account_funds` adds the rows to the folds (account-funds.ts).
  *
- * `authorization_event` and `settlement_event` are the events to append, whole (event id, type, schema
- * version, data, metadata), so a retried or crashed writer appends the very same events; jsonb, so the writer
- * reads their fields without parsing the text again for each. `pending_won` is what a
+ * The row keeps its authorization as columns — the `UsageAuthorized` event's id, schema version and data
+ * fields, the estimate's as `input_tokens_max`, `output_tokens_max` and `estimated_won` — from which the log
+ * writer builds the event (ledger-hold-authorization.ts): a row a fraction of the event's size, which
+ * completing it in place writes again. `settlement_event` is the settlement to append, whole (event id,
+ * type, schema version, data, metadata), so a retried or crashed writer appends the very same events; jsonb,
+ * so the writer reads its fields without parsing the text again for each. `pending_won` is what a
  * settled row costs its account until logged: the recorded usage's exact cost (the gateway's delivered usage
- * when it corrects an orphan estimate), 0 for a void. `placed_at` is the database's clock at the grant (also
- * the authorization's `occurredAt`), so a key's requests per minute count it in the same minute before and
+ * when it corrects an orphan estimate), 0 for a void. `placed_at` is the database's clock at the grant (the
+ * authorization's `occurredAt`), so a key's requests per minute count it in the same minute before and
  * after it is logged. Operational state like `hold_progress`: not a read model; a rebuild leaves it alone.
- * Half-full pages, so that completing a row in place usually stays on its page (a heap-only update writes no
- * index entry); vacuumed after every thousand dead rows whatever the table's size, as a queue table must be (each
+ * Pages filled to 15% at insert, so that completing a row in place stays on its page (a heap-only update writes
+ * no index entry): the completed version, with its settlement, is about four times the row, and must fit beside
+ * the old version until the page is pruned (at 50%, three completions in four left their page); vacuumed after every thousand dead rows whatever the table's size, as a queue table must be (each
  * request leaves three row versions behind), and readers reach rows by key, never by a scan of the heap, but for
  * the log writer's poll.
  */
@@ -34,13 +38,23 @@ export const requestHoldsTable: DeclaredTable = {
       gateway_instance text NOT NULL,
       placed_at timestamptz NOT NULL,
       expires_at timestamptz NOT NULL,
-      authorization_event jsonb NOT NULL,
       settlement_event jsonb,
       correction_event json,
       pending_won numeric,
       settled_at timestamptz,
+      authorization_event_id uuid NOT NULL,
+      authorization_schema_version smallint NOT NULL,
+      user_id text,
+      organization_id text,
+      model text NOT NULL,
+      endpoint text NOT NULL,
+      streamed boolean NOT NULL,
+      started_at timestamptz NOT NULL,
+      input_tokens_max bigint NOT NULL,
+      output_tokens_max bigint NOT NULL,
+      estimated_won numeric NOT NULL,
       CHECK ((settlement_event IS NULL) = (settled_at IS NULL) AND (settled_at IS NULL) = (pending_won IS NULL))
-    ) WITH (fillfactor = 50, autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000,
+    ) WITH (fillfactor = 15, autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000,
             autovacuum_vacuum_cost_delay = 0);
     CREATE INDEX request_holds_by_account ON request_holds (account_kind, account_id);
   `,
