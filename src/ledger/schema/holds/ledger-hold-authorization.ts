@@ -4,8 +4,8 @@ import type { DeclaredFunction } from "../../../database/declared-schema";
  * A hold row's `UsageAuthorized`, whole (event id, type, schema version, data, metadata), as the log writer
  * appends it and the orphan sweep reads it: built from the row's columns (request-holds.ts), the very event
  * the gateway validated (generation-holds.ts) with the statement's grant in it — `holdWon`, and the grant's
- * time as `occurredAt`. Its metadata is a hold's: the key as actor, the request as correlation (the port
- * refuses a hold whose metadata says otherwise, postgres-usage-authorizations.ts). Instants are written as
+ * time as `occurredAt`. Its metadata is a hold's: the key as actor, the request as correlation (the holds port
+ * takes none: src/billing/holds/usage-authorizations.ts). Instants are written as
  * JavaScript's `toISOString` writes them (UTC, milliseconds), so an instant the gateway sent comes back as it
  * was sent; jsonb, as the row kept the event before, so the text appended and hashed is the same.
  */
