@@ -62,11 +62,15 @@ export async function readAdmission(
              SELECT keys.key_id, keys.key_hash, keys.owner_kind, keys.owner_id, keys.issued_by_user_id,
                     funds.balance_won - funds.pending_won - funds.held_won AS available_won,
                     limits.allowed_models
-             FROM projection_active_keys keys
+             -- One probe of the hash's index per key asked for, whatever the table's statistics: written as
+             -- key_hash = ANY($1), a table of a few thousand keys was scanned whole and each row compared
+             -- with every hash asked for (1,000 keys re-read: 10.9 ms against 4.8).
+             FROM unnest($1::text[]) AS wanted(key_hash)
+             JOIN projection_active_keys keys ON keys.key_hash = wanted.key_hash
              LEFT JOIN account_funds funds
                ON funds.account_kind = keys.owner_kind AND funds.account_id = keys.owner_id
              LEFT JOIN key_limits limits ON limits.key_id = keys.key_id::uuid
-             WHERE keys.key_hash = ANY($1::text[]) AND keys.status = 1
+             WHERE keys.status = 1
            )
            SELECT checkpoint.commit_position, checkpoint.prepare_position, found.*
            FROM (SELECT 1) AS always
