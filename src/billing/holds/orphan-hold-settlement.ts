@@ -194,10 +194,8 @@ async function findOrphans(
     const found = await database.query<OrphanRow>(
       `SELECT holds.request_id, progress.output_tokens, holds.hold
        FROM (
-         SELECT request_id, gateway_instance, placed_at, expires_at,
-                jsonb_build_object('eventId', held->'eventId', 'data', held->'data') AS hold
-         FROM request_holds, ledger_hold_authorization(request_holds) held
-         WHERE settled_at IS NULL
+         SELECT request_id, gateway_instance, placed_at, expires_at, ledger_hold_authorization(holds) AS hold
+         FROM request_holds holds WHERE settled_at IS NULL
          UNION ALL
          SELECT request_id, gateway_instance, placed_at, expires_at, NULL FROM open_holds
        ) holds
