@@ -455,13 +455,48 @@ export function accountTouchedBy(event: LedgerEvent): AccountReference | undefin
   }
 }
 
+/**
+ * Where each event type names the account it touches (`accountTouchedBy`): the data field holding it, or null.
+ * The PostgreSQL log reads an event's head by it (postgres-event-store.ts), without reading the rest of
+ * the event; a test holds it to `accountTouchedBy` for every type.
+ */
+export const accountFieldOf: Record<LedgerEventType, "owner" | "account" | null> = {
+  ApiKeyIssued: "owner",
+  ApiKeyStatusChanged: "owner",
+  ApiKeyDeleted: "owner",
+  ApiKeyLimitsSet: "owner",
+  OrganizationKeyDefaultsSet: null,
+  OrganizationRoleGranted: null,
+  AlertThresholdSet: null,
+  WebhookEndpointAdded: null,
+  WebhookEndpointRemoved: null,
+  CreditToppedUp: "account",
+  UsageAuthorized: "account",
+  UsageRecorded: "account",
+  UsageVoided: "account",
+  UsageCharged: "account",
+  ModelPriceSet: null,
+  DiscountSet: null,
+  FxRateUpdated: null,
+};
+
+/**
+ * What a local copy needs to know of an event to tell what it changed: its type and the account it touched
+ * (`accountTouchedBy`). The projection runner reads only this of each event where it folds in SQL.
+ */
+export interface EventHead {
+  type: LedgerEventType;
+  account: AccountReference | undefined;
+}
+
+export function headOf(event: LedgerEvent): EventHead {
+  return { type: event.type, account: accountTouchedBy(event) };
+}
+
 /** The names (`accountNameOf`) of the accounts a batch of events touched, each once. */
-export function accountsTouchedBy(events: readonly LedgerEvent[]): Set<string> {
+export function accountsTouchedBy(heads: readonly EventHead[]): Set<string> {
   const names = new Set<string>();
-  for (const event of events) {
-    const account = accountTouchedBy(event);
-    if (account) names.add(accountNameOf(account));
-  }
+  for (const { account } of heads) if (account) names.add(accountNameOf(account));
   return names;
 }
 
@@ -494,12 +529,10 @@ const movesOnlyMoney: Record<LedgerEventType, boolean> = {
  * any event but a movement of money. Of the others only the funds moved, so a copy of their keys needs only
  * their funds read again.
  */
-export function accountsWithKeysChangedBy(events: readonly LedgerEvent[]): Set<string> {
+export function accountsWithKeysChangedBy(heads: readonly EventHead[]): Set<string> {
   const names = new Set<string>();
-  for (const event of events) {
-    if (movesOnlyMoney[event.type]) continue;
-    const account = accountTouchedBy(event);
-    if (account) names.add(accountNameOf(account));
+  for (const { type, account } of heads) {
+    if (!movesOnlyMoney[type] && account) names.add(accountNameOf(account));
   }
   return names;
 }

@@ -1,7 +1,7 @@
 import type { ClientBase } from "pg";
 import { assert } from "../../kernel/assert";
+import type { LedgerEventType } from "../events";
 import { parseBatch } from "../rebuild/parsed-events";
-import type { RecordedEvent } from "../store/event-store";
 import type { LogPosition } from "../store/log-position";
 import { batchStatementsOf, type ProjectionDefinition } from "./projection";
 
@@ -18,7 +18,7 @@ import { batchStatementsOf, type ProjectionDefinition } from "./projection";
 export async function applySqlFoldBatch(
   client: Pick<ClientBase, "query">,
   projections: readonly ProjectionDefinition[],
-  batch: { after: LogPosition; events: readonly RecordedEvent[] },
+  batch: { after: LogPosition; events: readonly { type: LedgerEventType; position: LogPosition }[] },
   alreadyFilled: boolean,
 ): Promise<void> {
   const handled = new Set(projections.flatMap((projection) => [...projection.handles]));

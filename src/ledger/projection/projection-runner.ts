@@ -5,9 +5,10 @@ import { contendForLead } from "../../database/advisory-lock-leader";
 import { inOneTransaction } from "../../database/in-one-transaction";
 import { assert } from "../../kernel/assert";
 import { limits } from "../../kernel/limits";
+import { type EventHead, headOf } from "../events";
 import { forgetBatchTables } from "../rebuild/parsed-events";
 import { rebuildInSql } from "../rebuild/rebuild-in-sql";
-import type { EventStore, RecordedEvent } from "../store/event-store";
+import type { EventStore, RecordedEvent, RecordedEventHead } from "../store/event-store";
 import { compareLogPositions, type LogPosition, logStart } from "../store/log-position";
 import { anythingChanged, formatCheckpointNotification } from "./checkpoint-notification";
 import type { ProjectionDefinition } from "./projection";
@@ -22,7 +23,9 @@ import { createTableStatements } from "./projection-tables";
  * applies an event twice and never skips one; a deposed runner that has not noticed yet fails at its
  * checkpoints' compare-and-set. On the PostgreSQL store the projections with SQL folds fold each batch in
  * the database (projection-batch-sql.ts); the others, and every projection on EventStoreDB, event by event
- * in this process (projection-batch.ts).
+ * in this process (projection-batch.ts). Where the store reads heads (PostgreSQL), the runner reads only
+ * each event's head — its place, type and account — and reads a batch's whole events only when a
+ * projection folds it here.
  */
 
 export const checkpointChannel = "projection_checkpoints";
@@ -53,12 +56,12 @@ export interface ProjectionRunnerOptions {
    * with the batch's range, so local copies re-read only that. Without it, or past
    * `touchedPerNotificationMax` names, the NOTIFY says "anything may have changed".
    */
-  touchedBy?: (events: readonly RecordedEvent[]) => ReadonlySet<string>;
+  touchedBy?: (heads: readonly EventHead[]) => ReadonlySet<string>;
   /**
    * Of what `touchedBy` names, what more than its funds changed (the service: the accounts whose keys may
    * have changed); the NOTIFY carries it so copies re-read only the funds of the rest.
    */
-  keysChangedBy?: (events: readonly RecordedEvent[]) => ReadonlySet<string>;
+  keysChangedBy?: (heads: readonly EventHead[]) => ReadonlySet<string>;
   touchedPerNotificationMax?: number;
 }
 
@@ -66,6 +69,17 @@ interface Checkpoint {
   definitionVersion: number;
   position: LogPosition;
 }
+
+/** Consecutive events of the log: their heads, and the whole events where they were read. */
+interface LogBatch {
+  heads: readonly RecordedEventHead[];
+  events?: readonly RecordedEvent[];
+}
+
+const batchOfEvents = (events: readonly RecordedEvent[]): LogBatch => ({
+  heads: events.map((event) => ({ ...headOf(event), position: event.position })),
+  events,
+});
 
 export class ProjectionRunner {
   private checkpoints = new Map<string, Checkpoint>();
@@ -158,17 +172,36 @@ export class ProjectionRunner {
    */
   async catchUp(client: pg.ClientBase, inTransaction = false): Promise<number> {
     let applied = 0;
-    const read = (after: LogPosition) =>
-      this.options.store.readAll({ after, limit: this.options.batchSizeMax });
-    let next = read(this.lowestCheckpoint());
+    let next = this.readBatch(this.lowestCheckpoint());
     for (;;) {
-      const events = await next;
-      if (events.length === 0) return applied;
+      const batch = await next;
+      if (batch.heads.length === 0) return applied;
       // Read the next page while this one is applied: the database and this process work side by side.
-      next = read(events[events.length - 1]!.position);
-      await this.applyBatch(client, events, !inTransaction);
-      applied += events.length;
+      next = this.readBatch(batch.heads[batch.heads.length - 1]!.position);
+      await this.applyBatch(client, batch, !inTransaction);
+      applied += batch.heads.length;
     }
+  }
+
+  private async readBatch(after: LogPosition): Promise<LogBatch> {
+    const { store, batchSizeMax } = this.options;
+    if (store.readAllHeads) return { heads: await store.readAllHeads({ after, limit: batchSizeMax }) };
+    return batchOfEvents(await store.readAll({ after, limit: batchSizeMax }));
+  }
+
+  /**
+   * The whole events of a batch read as heads: the same events, read again by place (the log below its
+   * visible end never changes), or the batch fails and is retried.
+   */
+  private async eventsOf(batch: LogBatch, after: LogPosition): Promise<readonly RecordedEvent[]> {
+    const events = await this.options.store.readAll({ after, limit: batch.heads.length });
+    const last = batch.heads[batch.heads.length - 1]!.position;
+    if (
+      events.length !== batch.heads.length ||
+      compareLogPositions(events[events.length - 1]!.position, last) !== 0
+    )
+      throw new Error("the log read again did not give the batch's events");
+    return events;
   }
 
   /** True while this runner holds the lock and applies events. */
@@ -194,33 +227,31 @@ export class ProjectionRunner {
       await inOneTransaction(session, async () => {
         if (await this.prepare(session, "sql")) await this.catchUp(session, true);
       });
-      await this.options.store.subscribe({
-        after: this.lowestCheckpoint(),
-        batchSizeMax: this.options.batchSizeMax,
-        signal: term,
-        handle: async (events) => {
-          await this.applyBatch(session, events);
-          const lingerMs = this.options.lingerMs ?? 0;
-          if (lingerMs > 0 && events.length < this.options.batchSizeMax)
-            await sleepFor(lingerMs, undefined, { signal: term }).catch(() => {});
-        },
-      });
+      const { store, batchSizeMax } = this.options;
+      const apply = async (batch: LogBatch) => {
+        await this.applyBatch(session, batch);
+        const lingerMs = this.options.lingerMs ?? 0;
+        if (lingerMs > 0 && batch.heads.length < batchSizeMax)
+          await sleepFor(lingerMs, undefined, { signal: term }).catch(() => {});
+      };
+      const following = { after: this.lowestCheckpoint(), batchSizeMax, signal: term };
+      if (store.subscribeToHeads)
+        await store.subscribeToHeads({ ...following, handle: (heads) => apply({ heads }) });
+      else await store.subscribe({ ...following, handle: (events) => apply(batchOfEvents(events)) });
     } finally {
       this.leader = false;
     }
   }
 
-  private async applyBatch(
-    client: pg.ClientBase,
-    events: readonly RecordedEvent[],
-    ownTransaction = true,
-  ): Promise<void> {
+  private async applyBatch(client: pg.ClientBase, batch: LogBatch, ownTransaction = true): Promise<void> {
+    const { heads } = batch;
     const from = this.lowestCheckpoint();
-    const last = events[events.length - 1]!.position;
+    const last = heads[heads.length - 1]!.position;
     // In the caller's transaction every NOTIFY is delivered at its commit, and PostgreSQL folds identical
     // ones: one "anything changed" then, rather than a payload per batch of a whole refold.
-    const notification = ownTransaction ? this.notificationOf(from, last, events) : anythingChanged;
+    const notification = ownTransaction ? this.notificationOf(from, last, heads) : anythingChanged;
     if (ownTransaction) await client.query("BEGIN");
+    let events = batch.events;
     try {
       const inSql: ProjectionDefinition[] = [];
       for (const projection of this.options.projections) {
@@ -229,6 +260,7 @@ export class ProjectionRunner {
           inSql.push(projection);
           continue;
         }
+        events ??= await this.eventsOf(batch, from);
         const pending = events.filter(
           (event) =>
             projection.handles.has(event.type) &&
@@ -237,7 +269,7 @@ export class ProjectionRunner {
         await applyProjectionBatch(client, projection, pending);
       }
       // Within the caller's transaction an earlier batch may have parsed into the same tables.
-      await applySqlFoldBatch(client, inSql, { after: from, events }, !ownTransaction);
+      await applySqlFoldBatch(client, inSql, { after: from, events: heads }, !ownTransaction);
       await this.writeCheckpoints(client, last);
       await client.query({
         name: "projection-checkpoints-notify",
@@ -253,7 +285,7 @@ export class ProjectionRunner {
     for (const checkpoint of this.checkpoints.values()) {
       if (compareLogPositions(checkpoint.position, last) < 0) checkpoint.position = last;
     }
-    this.options.onProgress?.(last, events.length);
+    this.options.onProgress?.(last, heads.length);
   }
 
   /**
@@ -273,13 +305,13 @@ export class ProjectionRunner {
    * The batch applied everything after `from` (the lowest checkpoint) up to `to`; once it commits, every
    * checkpoint stands at `to` or later, which the payload says for the waiters (projection-waiter.ts).
    */
-  private notificationOf(from: LogPosition, to: LogPosition, events: readonly RecordedEvent[]): string {
+  private notificationOf(from: LogPosition, to: LogPosition, heads: readonly EventHead[]): string {
     const touchedBy = this.options.touchedBy;
     if (!touchedBy) return anythingChanged;
     const touchedMax = this.options.touchedPerNotificationMax ?? limits.touchedAccountsPerNotificationMax;
     const projections = this.options.projections.map((projection) => projection.name);
-    const touched = touchedBy(events);
-    const keysChanged = this.options.keysChangedBy?.(events);
+    const touched = touchedBy(heads);
+    const keysChanged = this.options.keysChangedBy?.(heads);
     assert(
       keysChanged === undefined || [...keysChanged].every((name) => touched.has(name)),
       "an account whose keys changed was touched",

@@ -1,4 +1,4 @@
-import type { LedgerEvent } from "../events";
+import type { EventHead, LedgerEvent } from "../events";
 import type { LogPosition } from "./log-position";
 
 /**
@@ -37,17 +37,20 @@ export type RecordedEvent = LedgerEvent & {
   readonly recordedAt: Date;
 };
 
+/** An event's head (events.ts) at its place in the log: what a reader needs that folds events in SQL. */
+export type RecordedEventHead = EventHead & { readonly position: LogPosition };
+
 export interface ReadAllOptions {
   /** Exclusive; the start of the log when absent. */
   after?: LogPosition;
   limit: number;
 }
 
-export interface SubscribeOptions {
+export interface SubscribeOptions<Item = RecordedEvent> {
   after?: LogPosition;
   batchSizeMax: number;
   /** Called with consecutive batches in log order; the next batch waits for the returned promise. */
-  handle(events: readonly RecordedEvent[]): Promise<void>;
+  handle(events: readonly Item[]): Promise<void>;
   signal: AbortSignal;
 }
 
@@ -69,8 +72,15 @@ export interface EventStore {
    * whole log once. Optional: where absent, readers page with `readAll`.
    */
   readWholeLog?(pageSize: number): AsyncIterable<RecordedEvent[]>;
+  /**
+   * The heads of the events `readAll` would read, without their data: optional, where the store can read
+   * less than whole events (PostgreSQL).
+   */
+  readAllHeads?(options: ReadAllOptions): Promise<RecordedEventHead[]>;
   /** Catches up from `after`, then follows the log until the signal aborts. Resolves when stopped. */
   subscribe(options: SubscribeOptions): Promise<void>;
+  /** `subscribe` with the events' heads (`readAllHeads`); optional as it is. */
+  subscribeToHeads?(options: SubscribeOptions<RecordedEventHead>): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -3,7 +3,15 @@ import type { Logger } from "pino";
 import { advisoryLockKeys } from "../../database/advisory-lock-keys";
 import { inOneTransaction } from "../../database/in-one-transaction";
 import { ListenConnection } from "../../database/listen-connection";
-import { type LedgerEvent, type LedgerEventType, schemaVersionOf, upcastEventData } from "../events";
+import {
+  type AccountReference,
+  accountFieldOf,
+  type LedgerEvent,
+  type LedgerEventType,
+  ledgerEventTypes,
+  schemaVersionOf,
+  upcastEventData,
+} from "../events";
 import {
   type AppendResult,
   appendOneByOne,
@@ -12,12 +20,13 @@ import {
   IdempotencyConflictError,
   type ReadAllOptions,
   type RecordedEvent,
+  type RecordedEventHead,
   type StreamAppend,
   type SubscribeOptions,
   WrongExpectedVersionError,
 } from "./event-store";
 import { copyWholeLog } from "./log-copy-reader";
-import { logStart } from "./log-position";
+import { type LogPosition, logStart } from "./log-position";
 import { visibleTransactionOrderBelow } from "./log-visibility";
 
 /**
@@ -161,11 +170,25 @@ export class PostgresEventStore implements EventStore {
   }
 
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
+    const page = await this.readPage("ledger-read-all", eventPage, options);
+    return (JSON.parse(page) as EventArray[]).map(fromEventArray);
+  }
+
+  async readAllHeads(options: ReadAllOptions): Promise<RecordedEventHead[]> {
+    const page = await this.readPage("ledger-read-all-heads", headPage, options);
+    return (JSON.parse(page) as HeadArray[]).map(fromHeadArray);
+  }
+
+  /** One page of the log as one JSON document: parsing it is several times faster than parsing rows one by one. */
+  private async readPage(
+    name: string,
+    pageOf: (order: string) => string,
+    options: ReadAllOptions,
+  ): Promise<string> {
     const after = options.after ?? logStart;
-    // One JSON document per page: parsing it is several times faster than parsing rows one by one.
     const result = await this.pool.query<{ page: string }>({
-      name: "ledger-read-all",
-      text: `SELECT ${eventPage("ORDER BY transaction_order, position")} AS page
+      name,
+      text: `SELECT ${pageOf("ORDER BY transaction_order, position")} AS page
              FROM (
                SELECT * FROM ledger_events
                WHERE (transaction_order, position) > ($1, $2)
@@ -175,23 +198,34 @@ export class PostgresEventStore implements EventStore {
              ) page`,
       values: [after.commit, after.prepare, this.transactionOrderOffset, options.limit],
     });
-    return (JSON.parse(result.rows[0]!.page) as EventArray[]).map(fromEventArray);
+    return result.rows[0]!.page;
   }
 
   readWholeLog(pageSize: number): AsyncIterable<RecordedEvent[]> {
     return copyWholeLog(this.pool, this.transactionOrderOffset, pageSize);
   }
 
-  async subscribe(options: SubscribeOptions): Promise<void> {
+  subscribe(options: SubscribeOptions): Promise<void> {
+    return this.follow((read) => this.readAll(read), options);
+  }
+
+  subscribeToHeads(options: SubscribeOptions<RecordedEventHead>): Promise<void> {
+    return this.follow((read) => this.readAllHeads(read), options);
+  }
+
+  private async follow<Item extends { position: LogPosition }>(
+    read: (options: ReadAllOptions) => Promise<Item[]>,
+    options: SubscribeOptions<Item>,
+  ): Promise<void> {
     const listener = await this.notifications();
     let after = options.after;
     while (!options.signal.aborted) {
       const wake = listener.nextWake(this.pollIntervalMs, options.signal);
-      const events = await this.readAll({ limit: options.batchSizeMax, ...(after ? { after } : {}) });
-      if (events.length > 0) {
+      const items = await read({ limit: options.batchSizeMax, ...(after ? { after } : {}) });
+      if (items.length > 0) {
         wake.cancel();
-        await options.handle(events);
-        after = events[events.length - 1]!.position;
+        await options.handle(items);
+        after = items[items.length - 1]!.position;
         continue;
       }
       await wake.promise;
@@ -482,6 +516,39 @@ function eventPage(order: string): string {
     || ',' || stream_version || ',' || to_json(type)::text || ',' || schema_version || ',' || data::text
     || ',' || metadata::text || ',' || (extract(epoch FROM recorded_at) * 1000) || ']'`;
   return `'[' || coalesce(string_agg(${element}, ',' ${order}), '') || ']'`;
+}
+
+/**
+ * A page of event heads (events.ts `EventHead`), as `eventPage` pages events: each event's place, type and
+ * the account it touched, read from the field `accountFieldOf` names for its type. Only that field of the
+ * data leaves the server.
+ */
+function headPage(order: string): string {
+  const fieldTypes = (field: "owner" | "account") =>
+    ledgerEventTypes
+      .filter((type) => accountFieldOf[type] === field)
+      .map((type) => `'${type}'`)
+      .join(", ");
+  const account = `CASE WHEN type IN (${fieldTypes("owner")}) THEN data->'owner'
+    WHEN type IN (${fieldTypes("account")}) THEN data->'account' END`;
+  const element = `'["' || transaction_order || '","' || position || '",' || to_json(type)::text || ','
+    || coalesce((${account})::text, 'null') || ']'`;
+  return `'[' || coalesce(string_agg(${element}, ',' ${order}), '') || ']'`;
+}
+
+type HeadArray = [
+  transactionOrder: string,
+  position: string,
+  type: LedgerEventType,
+  account: AccountReference | null,
+];
+
+function fromHeadArray([transactionOrder, position, type, account]: HeadArray): RecordedEventHead {
+  return {
+    type,
+    account: account ?? undefined,
+    position: { commit: BigInt(transactionOrder), prepare: BigInt(position) },
+  };
 }
 
 type EventArray = [

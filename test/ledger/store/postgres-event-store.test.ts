@@ -1,14 +1,16 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { appendSyntheticLedger } from "../../../bench/support/synthetic-ledger";
 import { advisoryLockKeys } from "../../../src/database/advisory-lock-keys";
 import { migrate } from "../../../src/database/migrations";
 import { createPool } from "../../../src/database/pool";
+import { headOf, type LedgerEvent, ledgerEventTypes } from "../../../src/ledger/events";
 import { ledgerSchema } from "../../../src/ledger/schema/ledger-schema";
-import type { RecordedEvent } from "../../../src/ledger/store/event-store";
+import type { RecordedEvent, StreamAppend } from "../../../src/ledger/store/event-store";
 import { PostgresEventStore } from "../../../src/ledger/store/postgres-event-store";
 import { createTestDatabase, type TestDatabase } from "../../support/database";
-import { topUp } from "../../support/ledger-fixtures";
+import { metadata, topUp } from "../../support/ledger-fixtures";
 import { describeEventStoreContract } from "./event-store-contract";
 
 /** A migrated database of its own and a store on it; `dispose` closes both and drops the database. */
@@ -138,6 +140,113 @@ async function waitUntil(condition: () => Promise<boolean>, timeoutMs = 10_000):
     if (Date.now() > deadline) throw new Error("condition not met in time");
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+describe("PostgreSQL event store reading heads", () => {
+  let opened: Awaited<ReturnType<typeof openStoreOnNewDatabase>>;
+
+  beforeAll(async () => {
+    opened = await openStoreOnNewDatabase("pgheads");
+    await appendSyntheticLedger(opened.store, { eventCount: 400, seed: 5, userCount: 4 });
+    for (const event of eventsTheSyntheticLedgerLacks()) {
+      await opened.store.append({
+        streamId: `heads-${randomUUID()}`,
+        expectedVersion: "no-stream",
+        events: [{ eventId: randomUUID(), event }],
+      });
+    }
+  }, 60_000);
+  afterAll(() => opened?.dispose());
+
+  it("given a log of every event type, then each head is the event's type and account at its place, in readAll's order", async () => {
+    const events = await opened.store.readAll({ limit: 10_000 });
+    expect(new Set(events.map((event) => event.type))).toEqual(new Set(ledgerEventTypes));
+
+    const heads = await opened.store.readAllHeads({ limit: 10_000 });
+
+    expect(heads).toEqual(events.map((event) => ({ ...headOf(event), position: event.position })));
+    // Read in pages, from a place, as a subscriber reads.
+    const after = events[99]!.position;
+    expect(await opened.store.readAllHeads({ after, limit: 50 })).toEqual(heads.slice(100, 150));
+  });
+
+  it("given a subscriber to heads, then it is handed every head in order", async () => {
+    const expected = await opened.store.readAllHeads({ limit: 10_000 });
+    const received: unknown[] = [];
+    const stopping = new AbortController();
+    const following = opened.store.subscribeToHeads({
+      batchSizeMax: 64,
+      signal: stopping.signal,
+      handle: async (heads) => {
+        received.push(...heads);
+        if (received.length >= expected.length) stopping.abort();
+      },
+    });
+    await following;
+    expect(received).toEqual(expected);
+  });
+});
+
+/** One event of each type the synthetic ledger never appends, each touching an account of its own kind. */
+function eventsTheSyntheticLedgerLacks(): LedgerEvent[] {
+  const account = { kind: "organization", id: "heads-org" } as const;
+  const keyId = randomUUID();
+  const stamped = metadata();
+  return [
+    {
+      type: "ApiKeyLimitsSet",
+      data: {
+        keyId,
+        owner: account,
+        monthlySpendLimitWon: "1000",
+        totalSpendLimitWon: null,
+        rateLimitRequestsPerMinute: 10,
+        allowedModels: null,
+      },
+      metadata: stamped,
+    },
+    {
+      type: "OrganizationKeyDefaultsSet",
+      data: { organizationId: account.id, allowedModels: ["alpha"] },
+      metadata: stamped,
+    },
+    {
+      type: "OrganizationRoleGranted",
+      data: { organizationId: account.id, userId: "heads-user", role: "owner" },
+      metadata: stamped,
+    },
+    { type: "AlertThresholdSet", data: { account, balanceBelowWon: "100" }, metadata: stamped },
+    {
+      type: "WebhookEndpointAdded",
+      data: { webhookId: "heads-hook", account, url: "https://hooks.example/won", events: ["balance.low"] },
+      metadata: stamped,
+    },
+    { type: "WebhookEndpointRemoved", data: { webhookId: "heads-hook", account }, metadata: stamped },
+    {
+      type: "UsageAuthorized",
+      data: {
+        requestId: "heads-request",
+        keyId,
+        account,
+        userId: null,
+        organizationId: account.id,
+        model: "alpha-5.4",
+        endpoint: "responses",
+        streamed: true,
+        startedAt: "2026-11-20T03:00:00.000Z",
+        holdWon: "12",
+        estimate: { inputTokensMax: 100, outputTokensMax: 200, estimatedWon: "12" },
+        gatewayInstance: "heads-gateway",
+        expiresAt: "2026-11-20T03:10:00.000Z",
+      },
+      metadata: stamped,
+    },
+    {
+      type: "UsageVoided",
+      data: { requestId: "heads-request", account, releasedWon: "12", reason: "shutdown", attempts: null },
+      metadata: stamped,
+    },
+  ];
 }
 
 describe("PostgreSQL event store reading many streams", () => {
