@@ -7,7 +7,7 @@ import { migrate } from "../../../src/database/migrations";
 import { createPool } from "../../../src/database/pool";
 import { headOf, type LedgerEvent, ledgerEventTypes } from "../../../src/ledger/events";
 import { ledgerSchema } from "../../../src/ledger/schema/ledger-schema";
-import type { RecordedEvent, StreamAppend } from "../../../src/ledger/store/event-store";
+import type { RecordedEvent } from "../../../src/ledger/store/event-store";
 import { PostgresEventStore } from "../../../src/ledger/store/postgres-event-store";
 import { createTestDatabase, type TestDatabase } from "../../support/database";
 import { metadata, topUp } from "../../support/ledger-fixtures";
