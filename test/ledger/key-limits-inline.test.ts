@@ -174,7 +174,7 @@ describe("per-key limits in the ledger", () => {
         heldWon: "5",
         pendingWon: "1.25",
       },
-      metadata: metadata(),
+      metadata: metadata({ correlationId: requestId }),
     });
     await harness.append({
       streamId: `usage-${requestId}`,
@@ -215,7 +215,7 @@ describe("per-key limits in the ledger", () => {
     await settle("req_limits_4", {
       type: "UsageVoided",
       data: { requestId: "req_limits_4", account, releasedWon: "20", reason: "upstream-failed" },
-      metadata: metadata(),
+      metadata: metadata({ correlationId: "req_limits_4" }),
     });
 
     expect(before).toEqual([

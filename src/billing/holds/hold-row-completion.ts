@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { assert } from "../../kernel/assert";
 import { type LedgerEventType, schemaVersionOf } from "../../ledger/events";
 import { BatchedCalls } from "../../ledger/store/batched-calls";
 
@@ -32,6 +33,41 @@ export function rowEventOf(
   };
 }
 
+/**
+ * Of each settlement's data, the fields its hold row's columns already say, for the same request: the row
+ * keeps the rest, and `ledger_hold_settlement` (src/ledger/schema/holds/ledger-hold-settlement.ts) adds
+ * these back from the columns when the event is logged. A narrower row, which completing it writes whole.
+ */
+const fieldsTheRowSays: Partial<Record<LedgerEventType, readonly string[]>> = {
+  UsageRecorded: [
+    "requestId",
+    "keyId",
+    "account",
+    "userId",
+    "organizationId",
+    "endpoint",
+    "streamed",
+    "startedAt",
+  ],
+  UsageVoided: ["requestId", "account"],
+};
+
+/** A settlement as its row keeps it: without what the row's columns say (`fieldsTheRowSays`). */
+export function rowSettlementOf(settlement: RowEvent): RowEvent {
+  const said = fieldsTheRowSays[settlement.type];
+  assert(said !== undefined, `a hold row is not settled by ${settlement.type}`);
+  const data = { ...(settlement.data as Record<string, unknown>) };
+  const requestId = data.requestId;
+  for (const field of said) delete data[field];
+  const { correlationId, ...metadata } = settlement.metadata as Record<string, unknown>;
+  // The row's id says it, and the function adds it back: a settlement without it would gain it.
+  assert(
+    correlationId === requestId,
+    `the settlement of ${String(requestId)} is correlated with its request`,
+  );
+  return { ...settlement, data, metadata };
+}
+
 export interface RowCompletion {
   requestId: string;
   settlement: RowEvent;
@@ -53,8 +89,8 @@ export class HoldRowCompletion {
    * True once the row is completed and durable — by this settlement, or already by the same one (a retry
    * whose first attempt committed before its answer was lost); false when the request has no open row.
    */
-  complete(completion: RowCompletion): Promise<boolean> {
-    return this.batches.call(completion);
+  async complete(completion: RowCompletion): Promise<boolean> {
+    return this.batches.call({ ...completion, settlement: rowSettlementOf(completion.settlement) });
   }
 
   /** Whether the request still has a row, open or settled but not yet logged. */
@@ -76,8 +112,7 @@ export class HoldRowCompletion {
       name: "hold-row-void",
       text: `UPDATE request_holds SET pending_won = 0, settled_at = now(),
                settlement_event = jsonb_build_object('eventId', $2::uuid, 'type', 'UsageVoided', 'schemaVersion', $3::int,
-                 'data', jsonb_build_object('requestId', request_id, 'account', jsonb_build_object('kind', account_kind, 'id', account_id),
-                   'releasedWon', hold_won::text, 'reason', 'ledger-unavailable'),
+                 'data', jsonb_build_object('releasedWon', hold_won::text, 'reason', 'ledger-unavailable'),
                  'metadata', $4::jsonb)
              WHERE request_id = $1 AND settled_at IS NULL`,
       values: [requestId, eventId, schemaVersionOf("UsageVoided"), JSON.stringify(metadata)],

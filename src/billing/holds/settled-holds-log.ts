@@ -177,7 +177,7 @@ export class SettledHoldsLog {
 const logSettledHoldsStatementOf = (named: string) => `
   WITH taken AS (
     SELECT holds.request_id, 'usage-' || holds.request_id AS stream_id, ledger_hold_authorization(holds) AS held,
-           holds.settlement_event AS settled, holds.settled_at
+           ledger_hold_settlement(holds) AS settled, holds.settled_at
     FROM request_holds holds
     WHERE holds.settled_at IS NOT NULL AND ${named}
     ORDER BY holds.settled_at

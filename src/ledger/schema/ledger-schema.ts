@@ -6,6 +6,7 @@ import { gatewayInstancesTable } from "./holds/gateway-instances";
 import { holdProgressTable } from "./holds/hold-progress";
 import { ledgerAuthorizeUsageFunction } from "./holds/ledger-authorize-usage";
 import { ledgerHoldAuthorizationFunction } from "./holds/ledger-hold-authorization";
+import { ledgerHoldSettlementFunction } from "./holds/ledger-hold-settlement";
 import { ledgerKeyLimitUsageFunction } from "./holds/ledger-key-limit-usage";
 import { requestHoldsTable } from "./holds/request-holds";
 import { accountFundsView } from "./inline-funds/account-funds";
@@ -97,6 +98,7 @@ export const ledgerSchema: DeclaredSchema = {
     ledgerKeyLimitUsageFunction,
     ledgerAuthorizeUsageFunction,
     ledgerHoldAuthorizationFunction,
+    ledgerHoldSettlementFunction,
     ledgerChargeBreakdownFunction,
   ],
 };

@@ -85,7 +85,11 @@ describe("a hold row's authorization", () => {
       settlement: rowEventOf(randomUUID(), {
         type: "UsageVoided",
         data: { requestId: hold.data.requestId, account, releasedWon: "5", reason: "shutdown" },
-        metadata: { actor: `key:${hold.data.keyId}`, occurredAt: new Date().toISOString() },
+        metadata: {
+          actor: `key:${hold.data.keyId}`,
+          correlationId: hold.data.requestId,
+          occurredAt: new Date().toISOString(),
+        },
       }),
       pendingWon: "0",
     });

@@ -114,7 +114,7 @@ describe("ledger hash chains and signed checkpoints", () => {
             releasedWon: `2.${index}`,
             reason: "shutdown",
           },
-          metadata: { actor: "key:x", occurredAt: startedAt },
+          metadata: { actor: "key:x", correlationId: requestId, occurredAt: startedAt },
         }),
         pendingWon: "0",
       });

@@ -11,16 +11,19 @@ import type { DeclaredTable } from "../../../database/declared-schema";
  * The row keeps its authorization as columns — the `UsageAuthorized` event's id, schema version and data
  * fields, the estimate's as `input_tokens_max`, `output_tokens_max` and `estimated_won` — from which the log
  * writer builds the event (ledger-hold-authorization.ts): a row a fraction of the event's size, which
- * completing it in place writes again. `settlement_event` is the settlement to append, whole (event id,
- * type, schema version, data, metadata), so a retried or crashed writer appends the very same events; jsonb,
- * so the writer reads its fields without parsing the text again for each. `pending_won` is what a
+ * completing it in place writes again. `settlement_event` is the settlement to append (event id, type, schema
+ * version, data, metadata) but for what the columns say — the request, its key, account, endpoint and start
+ * (hold-row-completion.ts) — which `ledger_hold_settlement` adds back when the log writer appends it, so a
+ * retried or crashed writer appends the very same events; jsonb, so the writer reads its fields without
+ * parsing the text again for each. `pending_won` is what a
  * settled row costs its account until logged: the recorded usage's exact cost (the gateway's delivered usage
  * when it corrects an orphan estimate), 0 for a void. `placed_at` is the database's clock at the grant (the
  * authorization's `occurredAt`), so a key's requests per minute count it in the same minute before and
  * after it is logged. Operational state like `hold_progress`: not a read model; a rebuild leaves it alone.
  * Pages filled to 15% at insert, so that completing a row in place stays on its page (a heap-only update writes
- * no index entry): the completed version, with its settlement, is about four times the row, and must fit beside
- * the old version until the page is pruned (at 50%, three completions in four left their page); vacuumed after every thousand dead rows whatever the table's size, as a queue table must be (each
+ * no index entry): the completed version, with its settlement, is about three and a half times the row (861
+ * bytes against 237), and must fit beside the old version until the page is pruned (at 50%, three completions in
+ * four left their page); vacuumed after every thousand dead rows whatever the table's size, as a queue table must be (each
  * request leaves three row versions behind), and readers reach rows by key, never by a scan of the heap, but for
  * the log writer's poll.
  */
