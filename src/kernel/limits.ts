@@ -52,10 +52,12 @@ export const limits = {
   admissionCacheRefreshIntervalMs: 1_000,
   /**
    * A projection batch's NOTIFY names the accounts its events touched, so each gateway re-reads only their
-   * keys; a batch touching more says "anything changed" (as does one whose names pass PostgreSQL's
-   * 8,000-byte payload limit). 150 names such as `organization:<uuid>` (52 bytes quoted) fit.
+   * keys; a batch touching more says "anything changed", and so does one whose names pass PostgreSQL's
+   * 8,000-byte payload limit, which bounds it first: about 150 names such as `organization:<uuid>` (52 bytes
+   * quoted) fit, some 300 of 20 bytes. As many as a batch of events can touch: every gateway re-reads every
+   * key it caches after "anything changed", so the names are worth sending whenever they fit.
    */
-  touchedAccountsPerNotificationMax: 150,
+  touchedAccountsPerNotificationMax: 1_000,
   /** While the database is away, one log line per this interval about failed admission refreshes. */
   admissionCacheErrorLogIntervalMs: 60_000,
   /** Usages completing their hold rows in one statement (C10); concurrent requests share it. */
