@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keyIssued, keysOfAccounts, toppedUp } from "../../../bench/support/admission-fixtures";
 import { allProjections } from "../../../projections";
 import { inOneTransaction } from "../../../src/database/in-one-transaction";
+import { limits } from "../../../src/kernel/limits";
 import {
   accountsTouchedBy,
   accountsWithKeysChangedBy,
@@ -92,6 +93,15 @@ describe("the checkpoint notification's payload", () => {
     expect(formatCheckpointNotification(change("user:a", "user:b", "user:c"), 2)).toBe(anythingChanged);
     const long = Array.from({ length: 10 }, (_, index) => `user:${String(index).repeat(1_000)}`);
     expect(formatCheckpointNotification(change(...long), 10)).toBe(anythingChanged);
+  });
+
+  it("given the service's bound, then names as many accounts as the payload holds: some 300 of 20 bytes", () => {
+    const names = Array.from({ length: 300 }, (_, index) => `user:account-${String(index).padStart(7, "0")}`);
+    expect(names[0]).toHaveLength(20);
+
+    const payload = formatCheckpointNotification(change(...names), limits.touchedAccountsPerNotificationMax);
+
+    expect(parseCheckpointNotification(payload)).toEqual(change(...names));
   });
 
   it("reads as 'anything may have changed' whatever it cannot vouch for", () => {
