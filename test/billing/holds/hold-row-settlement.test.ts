@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rowEventOf } from "../../../src/billing/holds/hold-row-completion";
 import type { UsageAuthorizationRequest } from "../../../src/billing/holds/usage-authorizations";
 import { type EventData, parseLedgerEvent } from "../../../src/ledger/events";
-import { metadata } from "../../support/ledger-fixtures";
+import { topUp } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
 import { holdRowCompletionOf, logSettledHolds } from "../../support/settled-holds";
 import { usageAuthorizationsOf } from "../../support/usage-authorizations";
@@ -69,16 +69,7 @@ describe("a hold row's settlement", () => {
     await harness.append({
       streamId: `account-user-${account.id}`,
       expectedVersion: "no-stream",
-      events: [
-        {
-          eventId: randomUUID(),
-          event: {
-            type: "CreditToppedUp",
-            data: { account, amountWon: "1000", reference: "settlement columns" },
-            metadata: metadata(),
-          },
-        },
-      ],
+      events: [topUp(account.id, "1000", "settlement columns")],
     });
   }, 60_000);
   afterAll(async () => {
