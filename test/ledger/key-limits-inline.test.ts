@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../../projections";
 import { rowEventOf } from "../../src/billing/holds/hold-row-completion";
+import { holdStatementInputOf } from "../../src/billing/holds/postgres-usage-authorizations";
 import type { UsageAuthorizationDecision } from "../../src/billing/holds/usage-authorizations";
 import type { ApiKeyLimits, EventData } from "../../src/ledger/events";
 import { inlineFundsName } from "../../src/ledger/inline-funds";
@@ -148,6 +149,33 @@ describe("per-key limits in the ledger", () => {
   it("given the limited key at its limit, when another key of the account asks, then it is held", async () => {
     const [decision] = await authorize(authorization(otherKey, "20"));
     expect(decision).toMatchObject({ kind: "held", holdWon: "20" });
+  });
+
+  it("given a batch of holds for a limited key and a key without limits, then only the limited key's usage is looked up", async () => {
+    // Calls counted by PostgreSQL in this transaction alone (track_functions), which is rolled back.
+    const client = await harness.ledger.pool.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query("SET LOCAL track_functions = 'pl'");
+      const requests = [
+        authorization(limitedKey, "1"),
+        authorization(otherKey, "1"),
+        authorization(otherKey, "1"),
+        authorization(limitedKey, "1"),
+        authorization(otherKey, "1"),
+      ];
+      const decided = await client.query("SELECT * FROM ledger_authorize_usage($1::json)", [
+        JSON.stringify(requests.map((request, ordinal) => holdStatementInputOf(request, ordinal))),
+      ]);
+      expect(decided.rows).toHaveLength(requests.length);
+      const lookups = await client.query<{ calls: string }>(
+        "SELECT calls::text FROM pg_stat_xact_user_functions WHERE funcname = 'ledger_key_limit_usage'",
+      );
+      expect(lookups.rows).toEqual([{ calls: "2" }]);
+    } finally {
+      await client.query("ROLLBACK");
+      client.release();
+    }
   });
 
   it("given holds posted, voided and charged, then the key's spend moves as its account's funds do", async () => {

@@ -63,7 +63,9 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
       ), keyed AS MATERIALIZED (
         -- Materialized, so each key's usage is looked up once per request; and only for a key with a spend or
         -- rate limit (most keys have none: NULL room, never refused), by ledger_key_limit_usage, whose
-        -- lookups the plan of this statement then does not hold (see its declaration).
+        -- lookups the plan of this statement then does not hold (see its declaration). OFFSET 0 keeps the
+        -- lateral query a plan of its own, whose filter on the limits runs before the call: pulled up into
+        -- the join, the filter would run after it, and every key would pay for the call.
         SELECT request.*, limits.monthly_spend_limit_won, limits.total_spend_limit_won,
                limits.rate_limit_requests_per_minute, used.month_spent, used.total_spent, used.minute_requests
         FROM request
@@ -74,6 +76,7 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
             limits.rate_limit_requests_per_minute IS NOT NULL)
           WHERE limits.monthly_spend_limit_won IS NOT NULL OR limits.total_spend_limit_won IS NOT NULL
              OR limits.rate_limit_requests_per_minute IS NOT NULL
+          OFFSET 0
         ) used ON true
       ), funds AS MATERIALIZED (
         -- Each account's funds once, however many of its requests the batch holds (the view sums its rows).
