@@ -68,8 +68,11 @@ export async function startBillingWorkers(
   // The sweeper's producer may wait for the queue: it runs in a job, not on a request.
   const chargeQueue = createChargeQueue({ backend, logger, role: "background" });
   // The orphan sweep's settlements, and those of gateways gone with rows settled, reach the log from here too.
-  if (store instanceof PostgresEventStore)
-    running.push(startSettledHoldsLog(database, store, chargeQueue, logger));
+  const settledLog =
+    store instanceof PostgresEventStore
+      ? startSettledHoldsLog(database, store, chargeQueue, logger)
+      : undefined;
+  if (settledLog) running.push({ close: () => settledLog.close() });
   const leader = new PeriodicLeader({
     connectionString: dependencies.databaseUrl,
     lockKey: advisoryLockKeys.billingLeader,
@@ -100,6 +103,8 @@ export async function startBillingWorkers(
     scheduleOrphanHoldSettlement(leader, {
       database,
       completion: new HoldRowCompletion(database, billingLimits.orphanHoldsPerSweepMax),
+      // Without hold rows (EventStoreDB) the sweep completes none: it settles holds in the log.
+      log: settledLog ?? { settled: () => {} },
       store: chargeStore,
       pricing,
       queue: chargeQueue,
@@ -140,7 +145,7 @@ function startSettledHoldsLog(
   store: PostgresEventStore,
   chargeQueue: Pick<ReturnType<typeof createChargeQueue>, "enqueueCharges">,
   logger: Logger,
-): RunningWorker {
+): SettledHoldsLog {
   const errors = throttledLog(logger, billingLimits.queueErrorLogIntervalMs);
   const settledLog = new SettledHoldsLog({
     pool: database,
@@ -160,7 +165,7 @@ function startSettledHoldsLog(
     lingerMs: limits.settledHoldsLogLingerMs,
   });
   settledLog.start();
-  return { close: () => settledLog.close() };
+  return settledLog;
 }
 
 /** The leader first: its tasks use the queues. */

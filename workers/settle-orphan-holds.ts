@@ -7,6 +7,7 @@ import {
   type OrphanHoldSettlementOptions,
   settleOrphanHolds,
 } from "../src/billing/holds/orphan-hold-settlement";
+import type { SettledHoldsLog } from "../src/billing/holds/settled-holds-log";
 import type { ChargeQueue } from "../src/billing/queue/charge-queue";
 import type { PricingReadModel } from "../src/billing/read-models/pricing-read-model";
 import type { PeriodicLeader } from "../src/database/periodic-leader";
@@ -40,6 +41,7 @@ export function scheduleOrphanHoldSettlement(
   dependencies: {
     database: Pick<pg.Pool, "query">;
     completion: Pick<HoldRowCompletion, "complete">;
+    log: Pick<SettledHoldsLog, "settled">;
     store: Pick<EventStore, "readStreams" | "append">;
     pricing: PricingReadModel;
     queue: Pick<ChargeQueue, "enqueueCharges">;
@@ -62,6 +64,7 @@ export function scheduleOrphanHoldSettlement(
       {
         database: dependencies.database,
         completion: dependencies.completion,
+        log: dependencies.log,
         store: dependencies.store,
         pricing: dependencies.pricing,
         enqueueCharges: async (requestIds) => {

@@ -72,8 +72,13 @@ export const limits = {
    * to 4.0 and the commits from 4.3 to 3.0 (docs/benchmarks.md).
    */
   settledHoldsLogLingerMs: 100,
-  /** How often each log writer looks for rows settled elsewhere (another gateway, the orphan sweep), by a scan. */
-  settledHoldsLogPollIntervalMs: 1_000,
+  /**
+   * How often each log writer looks, by a scan of the hold rows, for settled rows no writer was told of: a
+   * process died between settling rows and logging them, or forgot their ids. Every process names the rows
+   * it settles to its own writer (the gateway its requests', the workers the orphan sweep's), so the scan
+   * finds none in the normal run; it reads the whole table, which holds every row not yet vacuumed away.
+   */
+  settledHoldsLogPollIntervalMs: 5_000,
   /** Holds placed by one statement (C10); concurrent requests share it. */
   holdBatchSizeMax: 500,
   /** Output tokens a hold assumes when a request names no maximum (`max_tokens`, `max_output_tokens`). */

@@ -14,15 +14,16 @@ import { assertWonNotNegative } from "../money-invariants";
 import type { PricingInForce, PricingReadModel } from "../read-models/pricing-read-model";
 import { costWonOf } from "./hold-pricing";
 import { type HoldRowCompletion, rowEventOf } from "./hold-row-completion";
+import type { SettledHoldsLog } from "./settled-holds-log";
 
 /**
  * Settles orphaned holds (C10): holds whose gateway process stopped beating (it died mid-request, or
  * stopped before writing every settlement), and holds neither settled nor renewed within their lifetime
  * (a leak: no living process serves them). Each is settled with a `UsageRecorded` of outcome `interrupted`
  * and source `estimated`, where the gateway's own settlement would go: a hold row is completed in place
- * (the log writer appends it and enqueues its charge), a hold in the log — placed by an earlier release — gets
- * it at version 1 of its stream and its charge enqueued here. Should the gateway that served it be alive
- * after all, its own settlement arrives later as a correction (late-settlement.ts).
+ * (this process's log writer appends it and enqueues its charge), a hold in the log — placed by an earlier
+ * release — gets it at version 1 of its stream and its charge enqueued here. Should the gateway that served
+ * it be alive after all, its own settlement arrives later as a correction (late-settlement.ts).
  *
  * A gateway is judged dead only on evidence that survives a database outage: the sweeper itself must have
  * been reading the heartbeats, without a break, for the whole window in which the gateway's beat stayed
@@ -51,6 +52,8 @@ export interface OrphanHoldSettlementOptions {
 export interface OrphanHoldSettlementDependencies {
   database: Pick<pg.Pool, "query">;
   completion: Pick<HoldRowCompletion, "complete">;
+  /** This process's log writer, told of each row the sweep completed, as the gateway tells its own. */
+  log: Pick<SettledHoldsLog, "settled">;
   store: Pick<EventStore, "readStreams" | "append">;
   pricing: PricingReadModel;
   enqueueCharges: (requestIds: readonly string[]) => Promise<void>;
@@ -126,7 +129,8 @@ export async function settleOrphanHolds(
         : await appendSettlement(dependencies, hold, settlement);
     if (!settled) continue;
     settledCount += 1;
-    if (index >= rowHolds.length) settledInTheLog.push(hold.data.requestId);
+    if (index < rowHolds.length) dependencies.log.settled(hold.data.requestId);
+    else settledInTheLog.push(hold.data.requestId);
     billingMetrics.observeHold({
       outcome: "orphaned",
       keyKind: keyKindLabelOf(hold.data.account.kind),

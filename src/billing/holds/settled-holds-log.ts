@@ -12,8 +12,8 @@ import { errorSummaryOf, type ThrottledLog, throttledLog } from "../../kernel/th
  *
  * Any number of writers may run, one in every process that settles (each gateway, and the workers for the
  * orphan sweep's settlements): each takes the rows no other writer holds (`SKIP LOCKED`). A writer logs the
- * rows its own process settled by their ids (probes of the primary key); only its poll, for rows settled
- * elsewhere (another gateway, the sweep, a process gone), scans the table for settled rows. A batch's commit
+ * rows its own process settled by their ids (probes of the primary key); only its poll, for rows no writer
+ * was told of (their process died before logging them), scans the table for settled rows. A batch's commit
  * does not wait for its WAL flush: the rows are durable already, and a commit lost in a crash loses its
  * whole transaction — the rows come back and are logged again — and every commit after it.
  *
@@ -29,7 +29,7 @@ export interface SettledHoldsLogOptions {
   logger: Logger;
   /** Rows logged by one statement. */
   batchSizeMax: number;
-  /** How often rows settled elsewhere (another process, the orphan sweep) are looked for, by a scan. */
+  /** How often settled rows no writer was told of (their process died first) are looked for, by a scan. */
   pollIntervalMs: number;
   /** How long a write asked for by `settled` waits for more settlements to join it. */
   lingerMs: number;
@@ -41,7 +41,7 @@ export class SettledHoldsLog {
   private writing: Promise<void> | undefined;
   private writeAgain = false;
   private closed = false;
-  /** Rows this process settled, to log by id; `scan`: look for rows settled elsewhere too. */
+  /** Rows this process settled, to log by id; `scan`: look for settled rows no writer was told of too. */
   private readonly settledHere = new Set<string>();
   private scan = false;
   private readonly errors: ThrottledLog;

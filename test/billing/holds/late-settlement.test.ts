@@ -83,6 +83,7 @@ describe("late settlements become corrections", () => {
       {
         database: pool(),
         completion: holdRowCompletionOf(pool()),
+        log: { settled: (_requestId) => {} },
         store,
         pricing: createPricingReadModel(pool()),
         enqueueCharges: async () => {},

@@ -53,6 +53,8 @@ describe("orphan hold settlement", () => {
   let harness: GatewayHarness;
   let store: PostgresEventStore;
   const enqueued: string[] = [];
+  /** The rows the sweep named to its process's log writer. */
+  const namedToLog: string[] = [];
   let watch: HeartbeatWatch;
   /** A sweep, then the log writer's pass over the rows it settled (as the workers' writer does). */
   const sweep = async (sweepWatch = watch) => {
@@ -60,6 +62,7 @@ describe("orphan hold settlement", () => {
       {
         database: harness.service.ledger.pool,
         completion: holdRowCompletionOf(harness.service.ledger.pool),
+        log: { settled: (requestId) => void namedToLog.push(requestId) },
         store,
         pricing: createPricingReadModel(harness.service.ledger.pool),
         enqueueCharges: async (requestIds) => void enqueued.push(...requestIds),
@@ -120,6 +123,7 @@ describe("orphan hold settlement", () => {
     // Then
     expect(first.settledCount).toBe(2);
     expect(second.settledCount).toBe(0);
+    expect(namedToLog.sort()).toEqual(["req_dead", "req_expired"]);
     expect(enqueued.sort()).toEqual(["req_dead", "req_expired"]);
     const dead = await streamOf("req_dead");
     expect(dead.map((event) => event.type)).toEqual(["UsageAuthorized", "UsageRecorded"]);
@@ -233,6 +237,7 @@ describe("orphan hold settlement", () => {
       {
         database: harness.service.ledger.pool,
         completion: holdRowCompletionOf(harness.service.ledger.pool),
+        log: { settled: (_requestId) => {} },
         store,
         pricing: createPricingReadModel(harness.service.ledger.pool),
         enqueueCharges: async () => {},
