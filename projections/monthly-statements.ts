@@ -2,6 +2,7 @@ import { Money } from "../src/kernel/money";
 import { seoulDateOf } from "../src/kernel/seoul-calendar";
 import {
   defineTable,
+  type FoldTarget,
   type ProjectionDefinition,
   type ProjectionRows,
 } from "../src/ledger/projection/projection";
@@ -188,6 +189,61 @@ function addToMonth(
   });
 }
 
+const tableName: FoldTarget = (table) => table.name;
+
+// The last position of a group: the greatest (transaction order, position) pair, compared as an array.
+const monthsUpsert = (into: FoldTarget) => `
+       INSERT INTO ${into(statementMonthsTable)} AS stored (account_kind, account_id, month, top_ups_won,
+         charges_won, corrections_won, charge_count, last_transaction_order, last_position)
+       SELECT account_kind, account_id, month, trim_scale(sum(top_up_won)), trim_scale(sum(charge_won)),
+              trim_scale(sum(correction_won)), sum(charges)::bigint,
+              (max(ARRAY[transaction_order, position]))[1], (max(ARRAY[transaction_order, position]))[2]
+       FROM (SELECT account_kind, account_id, ${seoulMonthSql("occurred_at")} AS month, amount_won AS top_up_won,
+                    0 AS charge_won, 0 AS correction_won, 0 AS charges, transaction_order, position
+             FROM ${otherEventRows.table} WHERE type = 'CreditToppedUp'
+             UNION ALL
+             SELECT account_kind, account_id, ${seoulMonthSql("started_at")}, 0, amount_won, 0, 1,
+                    transaction_order, position
+             FROM ${usageChargedRows.table} WHERE correction IS NULL
+             UNION ALL
+             SELECT account_kind, account_id, ${seoulMonthSql("started_at")}, 0, 0, amount_won, 0,
+                    transaction_order, position
+             FROM ${usageChargedRows.table} WHERE correction IS NOT NULL) moved
+       GROUP BY account_kind, account_id, month
+       ON CONFLICT (account_kind, account_id, month) DO UPDATE SET
+         top_ups_won = trim_scale(stored.top_ups_won + excluded.top_ups_won),
+         charges_won = trim_scale(stored.charges_won + excluded.charges_won),
+         corrections_won = trim_scale(stored.corrections_won + excluded.corrections_won),
+         charge_count = stored.charge_count + excluded.charge_count,
+         last_transaction_order = CASE WHEN (excluded.last_transaction_order, excluded.last_position)
+             > (stored.last_transaction_order, stored.last_position)
+           THEN excluded.last_transaction_order ELSE stored.last_transaction_order END,
+         last_position = CASE WHEN (excluded.last_transaction_order, excluded.last_position)
+             > (stored.last_transaction_order, stored.last_position)
+           THEN excluded.last_position ELSE stored.last_position END`;
+
+const statementChargesColumns = "account_kind, account_id, month, model, key_id, requests, amount_won";
+
+const chargeSumsByGroup = `
+       SELECT account_kind, account_id, ${seoulMonthSql("started_at")}, model, key_id, count(*),
+         trim_scale(sum(amount_won))
+       FROM ${usageChargedRows.table} WHERE correction IS NULL
+       GROUP BY 1, 2, 3, 4, 5`;
+
+const topUpsInsert = (into: FoldTarget) => `
+       INSERT INTO ${into(statementTopUpsTable)} (event_id, account_kind, account_id, month, occurred_at,
+         amount_won, reference, log_transaction_order, log_position)
+       SELECT event_id, account_kind, account_id, ${seoulMonthSql("occurred_at")}, occurred_at, amount_won,
+              reference, transaction_order, position
+       FROM ${otherEventRows.table} WHERE type = 'CreditToppedUp'`;
+
+const correctionsInsert = (into: FoldTarget) => `
+       INSERT INTO ${into(statementCorrectionsTable)} (corrects_event_id, request_id, account_kind, account_id,
+         month, key_id, model, occurred_at, amount_won, corrected_amount_won)
+       SELECT correction->>'correctsEventId', request_id, account_kind, account_id, ${seoulMonthSql("started_at")},
+              key_id, model, occurred_at, amount_won, (correction->>'correctedAmountWon')::numeric
+       FROM ${usageChargedRows.table} WHERE correction IS NOT NULL`;
+
 type Handled = RecordedEventOf<"CreditToppedUp" | "UsageCharged">;
 
 export const monthlyStatementsProjection: ProjectionDefinition = {
@@ -258,56 +314,34 @@ export const monthlyStatementsProjection: ProjectionDefinition = {
     }
   },
   sqlFold: {
-    keyed: [statementMonthsTable, statementChargesTable],
+    keyed: [statementMonthsTable],
+    // Each chunk's charges summed per group and appended, then regrouped once: a group recurs in most chunks
+    // (a month spans them), and an upsert into the keyed shadow cost four times as much.
     statements: (into) => [
-      // The last position of a group: the greatest (transaction order, position) pair, compared as an array.
-      `INSERT INTO ${into(statementMonthsTable)} AS stored (account_kind, account_id, month, top_ups_won,
-         charges_won, corrections_won, charge_count, last_transaction_order, last_position)
-       SELECT account_kind, account_id, month, trim_scale(sum(top_up_won)), trim_scale(sum(charge_won)),
-              trim_scale(sum(correction_won)), sum(charges)::bigint,
-              (max(ARRAY[transaction_order, position]))[1], (max(ARRAY[transaction_order, position]))[2]
-       FROM (SELECT account_kind, account_id, ${seoulMonthSql("occurred_at")} AS month, amount_won AS top_up_won,
-                    0 AS charge_won, 0 AS correction_won, 0 AS charges, transaction_order, position
-             FROM ${otherEventRows.table} WHERE type = 'CreditToppedUp'
-             UNION ALL
-             SELECT account_kind, account_id, ${seoulMonthSql("started_at")}, 0, amount_won, 0, 1,
-                    transaction_order, position
-             FROM ${usageChargedRows.table} WHERE correction IS NULL
-             UNION ALL
-             SELECT account_kind, account_id, ${seoulMonthSql("started_at")}, 0, 0, amount_won, 0,
-                    transaction_order, position
-             FROM ${usageChargedRows.table} WHERE correction IS NOT NULL) moved
-       GROUP BY account_kind, account_id, month
-       ON CONFLICT (account_kind, account_id, month) DO UPDATE SET
-         top_ups_won = trim_scale(stored.top_ups_won + excluded.top_ups_won),
-         charges_won = trim_scale(stored.charges_won + excluded.charges_won),
-         corrections_won = trim_scale(stored.corrections_won + excluded.corrections_won),
-         charge_count = stored.charge_count + excluded.charge_count,
-         last_transaction_order = CASE WHEN (excluded.last_transaction_order, excluded.last_position)
-             > (stored.last_transaction_order, stored.last_position)
-           THEN excluded.last_transaction_order ELSE stored.last_transaction_order END,
-         last_position = CASE WHEN (excluded.last_transaction_order, excluded.last_position)
-             > (stored.last_transaction_order, stored.last_position)
-           THEN excluded.last_position ELSE stored.last_position END`,
-      `INSERT INTO ${into(statementChargesTable)} AS stored (account_kind, account_id, month, model, key_id,
-         requests, amount_won)
-       SELECT account_kind, account_id, ${seoulMonthSql("started_at")}, model, key_id, count(*),
-              trim_scale(sum(amount_won))
-       FROM ${usageChargedRows.table} WHERE correction IS NULL
-       GROUP BY 1, 2, 3, 4, 5
+      monthsUpsert(into),
+      `INSERT INTO ${into(statementChargesTable)} (${statementChargesColumns}) ${chargeSumsByGroup}`,
+      topUpsInsert(into),
+      correctionsInsert(into),
+    ],
+    finish: (into) => [
+      `CREATE TEMPORARY TABLE rebuild_statement_charges_merged ON COMMIT DROP AS
+       SELECT account_kind, account_id, month, model, key_id, sum(requests)::bigint AS requests,
+              trim_scale(sum(amount_won)) AS amount_won
+       FROM ${into(statementChargesTable)} GROUP BY account_kind, account_id, month, model, key_id`,
+      `TRUNCATE ${into(statementChargesTable)}`,
+      `INSERT INTO ${into(statementChargesTable)} (${statementChargesColumns})
+       SELECT ${statementChargesColumns} FROM rebuild_statement_charges_merged`,
+      "DROP TABLE rebuild_statement_charges_merged",
+    ],
+    // A live batch adds its sums to the group's row.
+    batchStatements: [
+      monthsUpsert(tableName),
+      `INSERT INTO ${statementChargesTable.name} AS stored (${statementChargesColumns}) ${chargeSumsByGroup}
        ON CONFLICT (account_kind, account_id, month, model, key_id) DO UPDATE SET
          requests = stored.requests + excluded.requests,
          amount_won = trim_scale(stored.amount_won + excluded.amount_won)`,
-      `INSERT INTO ${into(statementTopUpsTable)} (event_id, account_kind, account_id, month, occurred_at,
-         amount_won, reference, log_transaction_order, log_position)
-       SELECT event_id, account_kind, account_id, ${seoulMonthSql("occurred_at")}, occurred_at, amount_won,
-              reference, transaction_order, position
-       FROM ${otherEventRows.table} WHERE type = 'CreditToppedUp'`,
-      `INSERT INTO ${into(statementCorrectionsTable)} (corrects_event_id, request_id, account_kind, account_id,
-         month, key_id, model, occurred_at, amount_won, corrected_amount_won)
-       SELECT correction->>'correctsEventId', request_id, account_kind, account_id, ${seoulMonthSql("started_at")},
-              key_id, model, occurred_at, amount_won, (correction->>'correctedAmountWon')::numeric
-       FROM ${usageChargedRows.table} WHERE correction IS NOT NULL`,
+      topUpsInsert(tableName),
+      correctionsInsert(tableName),
     ],
   },
 };
