@@ -13,9 +13,13 @@ export const inlineFundsName = "funds (inline)";
 
 type Queryable = Pick<pg.ClientBase, "query">;
 
-/** Folds the whole log into the inline tables again, in the caller's transaction. */
-export async function recomputeInlineFunds(client: Queryable): Promise<void> {
-  await client.query("SELECT ledger_recompute_funds()");
+/**
+ * Folds the whole log into the inline tables again, in the caller's transaction. `foldedUpTo`: the caller
+ * folded the money up to that transaction order already (a rebuild in SQL, from its chunks).
+ */
+export async function recomputeInlineFunds(client: Queryable, foldedUpTo?: bigint): Promise<void> {
+  if (foldedUpTo === undefined) await client.query("SELECT ledger_recompute_funds()");
+  else await client.query("SELECT ledger_recompute_funds($1)", [String(foldedUpTo)]);
 }
 
 /**

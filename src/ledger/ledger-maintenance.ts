@@ -58,10 +58,12 @@ export async function rebuildProjections(
       await takeRunnerLock(client);
       // One transaction: until the rebuild commits, every reader keeps seeing the projections as they were.
       return await inOneTransaction(client, async () => {
-        const rebuilt =
+        // A rebuild in SQL folds the inline read models' money from its chunks as well.
+        const rebuilt: { eventCount: number; last: LogPosition; inlineFundsFoldedUpTo?: bigint } =
           fold === "sql"
             ? await rebuildInSql(client, context.projections, {
                 chunkEventsMax: options.chunkEventsMax ?? limits.rebuildChunkEventsMax,
+                foldInlineFunds: true,
                 ...onProgress,
               })
             : await rebuildInMemory(client, context.store, context.projections, {
@@ -71,7 +73,7 @@ export async function rebuildProjections(
               });
         await writeRebuiltCheckpoints(client, context.projections, rebuilt.last);
         // The read models kept inline by the ledger's own trigger (funds, open holds), in this transaction.
-        await recomputeInlineFunds(client);
+        await recomputeInlineFunds(client, rebuilt.inlineFundsFoldedUpTo);
         return { eventCount: rebuilt.eventCount, checksum: await balanceChecksum(client), fold };
       });
     } finally {

@@ -41,10 +41,10 @@ export const usageChargedRows = {
     parsed.account->>'id' AS account_id, parsed.model, parsed.endpoint, parsed."startedAt" AS started_at,
     parsed."amountWon" AS amount_won, parsed.breakdown, tokens.input AS input_tokens,
     tokens.cached AS cached_tokens, tokens.output AS output_tokens, tokens.reasoning AS reasoning_tokens,
-    parsed.correction, ${occurredAt}`,
+    parsed.correction, parsed."releasedPendingWon" AS released_pending_won, ${occurredAt}`,
   // `correction`: null but on the charge of a correcting usage (rare), whose fields the folds read themselves.
   record: `"requestId" text, "keyId" text, account json, model text, endpoint text, "startedAt" timestamptz,
-    "amountWon" numeric, breakdown json, correction json`,
+    "amountWon" numeric, breakdown json, correction json, "releasedPendingWon" numeric`,
   nested: `LEFT JOIN LATERAL json_to_record(parsed.breakdown) AS charge(tokens json) ON true
     LEFT JOIN LATERAL json_to_record(charge.tokens) AS tokens(input bigint, cached bigint, output bigint,
       reasoning bigint) ON true`,
@@ -56,8 +56,10 @@ export const usageRecordedRows = {
   holds: (type: string) => type === "UsageRecorded",
   columns: `parsed."requestId" AS request_id, parsed.account->>'kind' AS account_kind,
     parsed.account->>'id' AS account_id, parsed.model, parsed."startedAt" AS started_at, parsed.tokens,
-    parsed."usageSource" AS usage_source, ${occurredAt}`,
-  record: `"requestId" text, account json, model text, "startedAt" timestamptz, tokens json, "usageSource" text`,
+    parsed."usageSource" AS usage_source, parsed."keyId" AS key_id, parsed."heldWon" AS held_won,
+    parsed."pendingWon" AS pending_won, ${occurredAt}`,
+  record: `"requestId" text, account json, model text, "startedAt" timestamptz, tokens json, "usageSource" text,
+    "keyId" text, "heldWon" numeric, "pendingWon" numeric`,
 } as const satisfies ParsedEvents;
 
 export const otherEventRows = {
@@ -75,7 +77,8 @@ export const otherEventRows = {
     parsed."organizationId" AS organization_id, parsed.rate, parsed."appliesOn" AS applies_on,
     parsed."rateDate" AS rate_date, parsed."rateKrwPerUsd" AS rate_krw_per_usd, parsed.source,
     parsed."userId" AS user_id, parsed.role, parsed."balanceBelowWon" AS balance_below_won,
-    parsed."webhookId" AS webhook_id, parsed.url, parsed.events, ${occurredAt}`,
+    parsed."webhookId" AS webhook_id, parsed.url, parsed.events, parsed."holdWon" AS hold_won,
+    parsed."releasedWon" AS released_won, parsed."startedAt" AS started_at, event.stream_id, ${occurredAt}`,
   // Each field typed as every kind of event that has one holds it (a kind holding, say, an object where
   // another holds text would fail the cast; the event catalog has none).
   record: `"keyId" text, owner json, "issuedByUserId" text, name text, description text, "keyHash" text,
@@ -83,7 +86,8 @@ export const otherEventRows = {
     "inputUsdPerMillionTokens" numeric, "outputUsdPerMillionTokens" numeric,
     "cachedInputUsdPerMillionTokens" numeric, "organizationId" text, rate numeric, "appliesOn" date,
     "rateDate" date, "rateKrwPerUsd" numeric, source text, "userId" text, role text,
-    "balanceBelowWon" numeric, "webhookId" text, url text, events json`,
+    "balanceBelowWon" numeric, "webhookId" text, url text, events json, "holdWon" numeric, "releasedWon" numeric,
+    "startedAt" timestamptz`,
 } as const satisfies ParsedEvents;
 
 const everyKind: readonly ParsedEvents[] = [usageChargedRows, usageRecordedRows, otherEventRows];

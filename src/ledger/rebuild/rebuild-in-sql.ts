@@ -2,6 +2,7 @@ import type pg from "pg";
 import type { ProjectionDefinition, SqlFold } from "../projection/projection";
 import { type LogPosition, logStart } from "../store/log-position";
 import { visibleTransactionOrderBelow } from "../store/log-visibility";
+import { createFoldedInlineFunds, foldChunkIntoInlineFunds } from "./fold-inline-funds";
 import { type ChunkBounds, dropParsedChunk, parseChunk } from "./parsed-events";
 import { ShadowTables, shadowName } from "./shadow-tables";
 
@@ -19,6 +20,11 @@ import { ShadowTables, shadowName } from "./shadow-tables";
 export interface SqlRebuildOptions {
   /** About this many events per chunk (chunks split the transactions' range, not an exact count). */
   chunkEventsMax: number;
+  /**
+   * Also fold the inline read models' money from the chunks (fold-inline-funds.ts), for
+   * ledger_recompute_funds to finish: the answer's `inlineFundsFoldedUpTo`.
+   */
+  foldInlineFunds?: boolean;
   onProgress?: (appliedEvents: number) => void;
 }
 
@@ -31,7 +37,7 @@ export async function rebuildInSql(
   client: pg.ClientBase,
   projections: readonly ProjectionDefinition[],
   options: SqlRebuildOptions,
-): Promise<{ eventCount: number; last: LogPosition }> {
+): Promise<{ eventCount: number; last: LogPosition; inlineFundsFoldedUpTo?: bigint }> {
   const folds = sqlFoldsOf(projections);
   if (!folds) throw new Error("every projection rebuilt in SQL needs an SQL fold");
   const shadows = new ShadowTables(
@@ -50,11 +56,14 @@ export async function rebuildInSql(
   await client.query("SET LOCAL random_page_cost = 1.1");
   const extent = await visibleLog(client);
   let applied = 0;
+  const foldInlineFunds = options.foldInlineFunds === true && extent !== undefined;
+  if (foldInlineFunds) await createFoldedInlineFunds(client);
   if (extent) {
     for (const chunk of chunksOf(extent, options.chunkEventsMax)) {
       applied += await parseChunk(client, chunk);
       for (const fold of folds)
         for (const statement of fold.statements(shadowName)) await client.query(statement);
+      if (foldInlineFunds) await foldChunkIntoInlineFunds(client);
       options.onProgress?.(applied);
     }
   }
@@ -62,7 +71,11 @@ export async function rebuildInSql(
   for (const fold of folds)
     for (const statement of fold.finish?.(shadowName) ?? []) await client.query(statement);
   await shadows.indexAndSwap();
-  return { eventCount: applied, last: extent?.last ?? logStart };
+  return {
+    eventCount: applied,
+    last: extent?.last ?? logStart,
+    ...(foldInlineFunds ? { inlineFundsFoldedUpTo: extent.upToOrder } : {}),
+  };
 }
 
 export interface VisibleLog {

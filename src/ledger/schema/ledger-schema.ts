@@ -26,7 +26,9 @@ import { ledgerFoldKeyRequestWindowsFunction } from "./inline-funds/ledger-fold-
 import { ledgerFoldKeySpendFunction } from "./inline-funds/ledger-fold-key-spend";
 import { ledgerFoldOpenHoldsFunction } from "./inline-funds/ledger-fold-open-holds";
 import { ledgerFundsMovedFunction } from "./inline-funds/ledger-funds-moved";
+import { ledgerFundsMovementFunction } from "./inline-funds/ledger-funds-movement";
 import { ledgerHoldMinuteFunction } from "./inline-funds/ledger-hold-minute";
+import { ledgerKeySpendChangeFunction } from "./inline-funds/ledger-key-spend-change";
 import { ledgerKeySpendMovementFunction } from "./inline-funds/ledger-key-spend-movement";
 import { ledgerRecomputeFundsFunction } from "./inline-funds/ledger-recompute-funds";
 import { ledgerSeoulMonthFunction } from "./inline-funds/ledger-seoul-month";
@@ -83,8 +85,10 @@ export const ledgerSchema: DeclaredSchema = {
     keySpendLoggedView,
     keySpendView,
     ledgerSeoulMonthFunction,
+    ledgerFundsMovementFunction,
     ledgerFundsMovedFunction,
     ledgerHoldMinuteFunction,
+    ledgerKeySpendChangeFunction,
     ledgerKeySpendMovementFunction,
     ledgerAllowedModelsOfFunction,
     ledgerApplyFundsFunction,
