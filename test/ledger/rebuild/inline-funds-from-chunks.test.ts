@@ -21,17 +21,24 @@ const chargedKey = "8e2f3a4b-5c6d-4e7f-9081-92a3b4c5d6e7";
 const voidedStart = "2026-01-31T15:30:00.000Z";
 const chargedStart = "2026-11-20T02:00:00.000Z";
 
-function authorized(requestId: string, keyId: string, startedAt: string, holdWon: string): EventToAppend {
-  const data: EventData<"UsageAuthorized"> = {
+/** What a request's hold and its usage both say of it. */
+function request(requestId: string, keyId: string, startedAt: string) {
+  return {
     requestId,
     keyId,
     account,
     userId: "lee",
     organizationId: null,
     model: "alpha-5.4",
-    endpoint: "chat.completions",
+    endpoint: "chat.completions" as const,
     streamed: false,
     startedAt,
+  };
+}
+
+function authorized(requestId: string, keyId: string, startedAt: string, holdWon: string): EventToAppend {
+  const data: EventData<"UsageAuthorized"> = {
+    ...request(requestId, keyId, startedAt),
     holdWon,
     estimate: { inputTokensMax: 10, outputTokensMax: 10, estimatedWon: holdWon },
     gatewayInstance: "gateway-test",
@@ -42,18 +49,10 @@ function authorized(requestId: string, keyId: string, startedAt: string, holdWon
 
 function recorded(requestId: string, keyId: string, startedAt: string, heldWon: string, pendingWon: string) {
   const data: EventData<"UsageRecorded"> = {
-    requestId,
-    keyId,
-    account,
-    userId: "lee",
-    organizationId: null,
-    model: "alpha-5.4",
-    endpoint: "chat.completions",
-    streamed: false,
+    ...request(requestId, keyId, startedAt),
     outcome: "completed",
     tokens: { input: 10, cached: null, output: 5, reasoning: null },
     usageSource: "upstream",
-    startedAt,
     heldWon,
     pendingWon,
     corrects: null,
