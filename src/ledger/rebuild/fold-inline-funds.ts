@@ -9,14 +9,15 @@ import { otherEventRows, usageChargedRows, usageRecordedRows } from "./parsed-ev
  * while the rebuild ran — are folded by ledger_recompute_funds itself, once it has locked the live rows.
  */
 
+/** The temporary tables, with the columns of the whole log's folds (planned, not run). */
 export async function createFoldedInlineFunds(client: Pick<pg.ClientBase, "query">): Promise<void> {
   await client.query(
-    `CREATE TEMPORARY TABLE ledger_folded_funds (account_kind text, account_id text, balance_won numeric,
-       held_won numeric, pending_won numeric) ON COMMIT DROP`,
+    `CREATE TEMPORARY TABLE ledger_folded_funds ON COMMIT DROP AS
+     SELECT * FROM ledger_fold_account_funds() WITH NO DATA`,
   );
   await client.query(
-    `CREATE TEMPORARY TABLE ledger_folded_key_spend (key_id uuid, month text, held_won numeric,
-       pending_won numeric, charged_won numeric) ON COMMIT DROP`,
+    `CREATE TEMPORARY TABLE ledger_folded_key_spend ON COMMIT DROP AS
+     SELECT * FROM ledger_fold_key_spend() WITH NO DATA`,
   );
 }
 
