@@ -5,6 +5,7 @@ import {
   type ChargeInput,
   calculateCharge,
   chargeInputOfBreakdown,
+  chargeWonOf,
   type TokenCounts,
 } from "../../src/billing/charging/charge-calculation";
 import { chargeLimits } from "../../src/kernel/limits";
@@ -113,6 +114,21 @@ describe("calculateCharge properties", () => {
         // then
         expect(breakdown.amountWon).toBe(wideAmountWon(breakdown));
         expect(calculateCharge(chargeInputOfBreakdown(breakdown)).amountWon).toBe(breakdown.amountWon);
+      }),
+      { numRuns: 500, examples: [[extremeInput]] },
+    );
+  });
+
+  it("prices the request path's amounts as the breakdown does: chargeWonOf is calculateCharge's amountWon", () => {
+    fc.assert(
+      fc.property(chargeInputArbitrary, (input) => {
+        // given any acceptable input
+        // when
+        const amountWon = chargeWonOf(input);
+        // then
+        const breakdown = calculateCharge(input);
+        expect(amountWon).toBe(breakdown.amountWon);
+        expect(amountWon).toBe(wideAmountWon(breakdown));
       }),
       { numRuns: 500, examples: [[extremeInput]] },
     );

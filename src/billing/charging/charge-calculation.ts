@@ -70,7 +70,12 @@ const tokensPerMillion = new Money(1_000_000);
 
 /** Throws a RangeError naming what makes `input` unpriceable (the limits of charge-limits.ts, C7's inclusions). */
 export function assertChargeInput(input: ChargeInput): void {
-  const { tokens, unitPrices, fxRate, discountRate } = input;
+  assertTokenCounts(input.tokens);
+  assertChargeTerms(input);
+}
+
+/** The token counts' part of `assertChargeInput`. */
+function assertTokenCounts(tokens: TokenCounts): void {
   for (const [name, count] of Object.entries(tokens)) {
     if (!isAcceptableTokenCount(count)) throw new RangeError(`${name} is not an acceptable count: ${count}`);
   }
@@ -80,6 +85,10 @@ export function assertChargeInput(input: ChargeInput): void {
   if (tokens.reasoningTokens > tokens.outputTokens) {
     throw new RangeError("reasoningTokens exceeds outputTokens: output must include reasoning (C7)");
   }
+}
+
+/** The terms' part of `assertChargeInput`: prices, FX rate and discount, whatever the tokens. */
+export function assertChargeTerms({ unitPrices, fxRate, discountRate }: Omit<ChargeInput, "tokens">): void {
   for (const [name, price] of Object.entries(unitPrices)) {
     if (!isAcceptableUnitPrice(price)) throw new RangeError(`${name} is not an acceptable price: ${price}`);
   }
@@ -102,15 +111,7 @@ export function assertChargeInput(input: ChargeInput): void {
 export function calculateCharge(input: ChargeInput): ChargeBreakdown {
   assertChargeInput(input);
   const { tokens, unitPrices, fxRate, discountRate } = input;
-
-  const uncachedInputTokens = new Money(tokens.inputTokens - tokens.cachedInputTokens);
-  const usdTimesMillion = uncachedInputTokens
-    .times(unitPrices.inputUsdPerMillionTokens)
-    .plus(new Money(tokens.cachedInputTokens).times(unitPrices.cachedInputUsdPerMillionTokens))
-    .plus(new Money(tokens.outputTokens).times(unitPrices.outputUsdPerMillionTokens));
-  const amountUsd = usdTimesMillion.dividedBy(tokensPerMillion);
-  const amountWonExact = amountUsd.times(fxRate.rateKrwPerUsd).times(new Money(1).minus(discountRate));
-
+  const { amountUsd, amountWonExact } = exactAmountsOf(input);
   return {
     inputTokens: tokens.inputTokens,
     cachedInputTokens: tokens.cachedInputTokens,
@@ -125,6 +126,31 @@ export function calculateCharge(input: ChargeInput): ChargeBreakdown {
     amountUsd: formatMoney(amountUsd),
     amountWon: formatMoneyFixed(roundChargeWon(amountWonExact), chargeDecimalPlaces),
   };
+}
+
+/**
+ * `calculateCharge(input).amountWon` for terms already asserted with `assertChargeTerms`: the request path
+ * prices every hold and pending cost of a model with the same terms and keeps none of the breakdown, so it
+ * asserts the terms once (hold-pricing.ts) and here only the tokens.
+ */
+export function chargeWonOf(input: ChargeInput): string {
+  assertTokenCounts(input.tokens);
+  return formatMoneyFixed(roundChargeWon(exactAmountsOf(input).amountWonExact), chargeDecimalPlaces);
+}
+
+/** The formula above, exact at every step: both amounts before the one rounding. */
+function exactAmountsOf({ tokens, unitPrices, fxRate, discountRate }: ChargeInput): {
+  amountUsd: Money;
+  amountWonExact: Money;
+} {
+  const uncachedInputTokens = new Money(tokens.inputTokens - tokens.cachedInputTokens);
+  const usdTimesMillion = uncachedInputTokens
+    .times(unitPrices.inputUsdPerMillionTokens)
+    .plus(new Money(tokens.cachedInputTokens).times(unitPrices.cachedInputUsdPerMillionTokens))
+    .plus(new Money(tokens.outputTokens).times(unitPrices.outputUsdPerMillionTokens));
+  const amountUsd = usdTimesMillion.dividedBy(tokensPerMillion);
+  const amountWonExact = amountUsd.times(fxRate.rateKrwPerUsd).times(new Money(1).minus(discountRate));
+  return { amountUsd, amountWonExact };
 }
 
 /** The input a breakdown was computed from, for recomputation by finance or `ledger verify`. */

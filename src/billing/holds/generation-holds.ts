@@ -128,6 +128,12 @@ export interface RequestHold {
   void(reason: (typeof voidReasons)[number], upstream?: SettledUpstream): void;
 }
 
+/** A request's estimate (its `UsageAuthorized.estimate`) and the pricing it was priced with. */
+interface HoldEstimate {
+  pricing: PricingInForce;
+  estimate: EventData<"UsageAuthorized">["estimate"];
+}
+
 export class GenerationHolds {
   private ledgerFailing = false;
   /** What each account had available after this process's last hold on it (bounded: a hint, not a truth). */
@@ -147,12 +153,13 @@ export class GenerationHolds {
   begin(request: HoldRequest, placeAfter?: () => Promise<void>): RequestHold {
     if (this.options.outbox.isFull) throw new LedgerUnavailableError();
     const known = this.options.pricing.peek(request.model, request.discountOrganizationId, request.startedAt);
-    const holdFirst = this.ledgerFailing || !known || this.nearLimit(request, known);
+    const knownEstimate = known && this.estimateOf(request, known);
+    const holdFirst = this.ledgerFailing || !knownEstimate || this.nearLimit(request, knownEstimate);
     let held: { holdWon: string; pricing: PricingInForce } | undefined;
     const placing =
       holdFirst || placeAfter === undefined
-        ? this.place(request)
-        : placeAfter().then(() => this.place(request));
+        ? this.place(request, knownEstimate)
+        : placeAfter().then(() => this.place(request, knownEstimate));
     const placed = placing.then((placement) => {
       held = placement;
     });
@@ -225,30 +232,27 @@ export class GenerationHolds {
     };
   }
 
-  private async place(request: HoldRequest): Promise<{ holdWon: string; pricing: PricingInForce }> {
+  /** `knownEstimate`: the request's estimate under the pricing this process had in memory, if it had one. */
+  private async place(
+    request: HoldRequest,
+    knownEstimate: HoldEstimate | undefined,
+  ): Promise<{ holdWon: string; pricing: PricingInForce }> {
     let pricing: PricingInForce;
     let estimatedWon: string;
     let decision: Awaited<ReturnType<GenerationHoldsOptions["authorizer"]["authorize"]>>;
-    const estimate = { inputTokensMax: request.bodyBytes, outputTokensMax: this.outputTokensMaxOf(request) };
     try {
       pricing = await this.options.pricing.pricingFor(
         request.model,
         request.discountOrganizationId,
         request.startedAt,
       );
-      estimatedWon = costWonOf(pricing, {
-        input: estimate.inputTokensMax,
-        cached: 0,
-        output: estimate.outputTokensMax,
-        reasoning: 0,
-      });
+      const { estimate } =
+        knownEstimate?.pricing === pricing ? knownEstimate : this.estimateOf(request, pricing);
+      estimatedWon = estimate.estimatedWon;
       assertWonNotNegative(estimatedWon, `the estimate of ${request.requestId}`);
       const authorize = () =>
         this.options.authorizer.authorize(
-          {
-            eventId: randomUUID(),
-            data: authorizationData(request, { ...estimate, estimatedWon }, this.options),
-          },
+          { eventId: randomUUID(), data: authorizationData(request, estimate, this.options) },
           request.streamed ? "hold-commit" : "usage-commit",
         );
       // A hold does not wait for a settlement (migration 4), so one committing meanwhile may be missing
@@ -353,20 +357,29 @@ export class GenerationHolds {
     this.keysAtTheirLimit.add(keyId);
   }
 
-  private nearLimit(request: HoldRequest, pricing: PricingInForce): boolean {
+  private nearLimit(request: HoldRequest, { estimate }: HoldEstimate): boolean {
     if (this.keysAtTheirLimit.has(request.keyId)) return true;
     const accountKey = `${request.account.kind}:${request.account.id}`;
     const available =
       this.availableAfterLastHold.get(accountKey) ??
       (request.availableWon === null ? undefined : new Money(request.availableWon));
     if (available === undefined) return true;
+    return available.lessThan(
+      new Money(estimate.estimatedWon).times(this.options.limits.holdFirstBelowHolds),
+    );
+  }
+
+  /** What a hold is priced from (upper bounds of the request's tokens) and its cost under `pricing`. */
+  private estimateOf(request: HoldRequest, pricing: PricingInForce): HoldEstimate {
+    const inputTokensMax = request.bodyBytes;
+    const outputTokensMax = this.outputTokensMaxOf(request);
     const estimatedWon = costWonOf(pricing, {
-      input: request.bodyBytes,
+      input: inputTokensMax,
       cached: 0,
-      output: this.outputTokensMaxOf(request),
+      output: outputTokensMax,
       reasoning: 0,
     });
-    return available.lessThan(new Money(estimatedWon).times(this.options.limits.holdFirstBelowHolds));
+    return { pricing, estimate: { inputTokensMax, outputTokensMax, estimatedWon } };
   }
 
   private outputTokensMaxOf(request: HoldRequest): number {

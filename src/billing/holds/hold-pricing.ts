@@ -1,7 +1,7 @@
 import { assert } from "../../kernel/assert";
 import { seoulDateOf } from "../../kernel/seoul-calendar";
 import type { UsageTokens } from "../../ledger/events";
-import { calculateCharge } from "../charging/charge-calculation";
+import { assertChargeTerms, chargeWonOf } from "../charging/charge-calculation";
 import { tokenCountsForPricing } from "../charging/recorded-charge-breakdown";
 import type { PricingInForce, PricingReadModel } from "../read-models/pricing-read-model";
 
@@ -71,12 +71,20 @@ function keyOf(model: string, organizationId: string | null, startedAt: Date): s
   return `${model}\u0000${organizationId ?? ""}\u0000${seoulDateOf(startedAt)}`;
 }
 
+/** Pricings whose terms were asserted chargeable: a pricing is read once and prices many requests. */
+const chargeableTerms = new WeakSet<PricingInForce>();
+
 /** The exact C7 amount of these tokens under this pricing, as the reconciler will compute it. */
 export function costWonOf(pricing: PricingInForce, tokens: UsageTokens): string {
-  return calculateCharge({
+  const input = {
     tokens: tokenCountsForPricing(tokens),
     unitPrices: pricing.unitPrices,
     fxRate: pricing.fxRate,
     discountRate: pricing.discount.rate,
-  }).amountWon;
+  };
+  if (!chargeableTerms.has(pricing)) {
+    assertChargeTerms(input);
+    chargeableTerms.add(pricing);
+  }
+  return chargeWonOf(input);
 }

@@ -35,11 +35,12 @@ export interface PricingRequest {
   startedAt: Date;
 }
 
+/** Read once and kept: a gateway prices many requests with one (hold-pricing.ts asserts its terms once). */
 export interface PricingInForce {
-  unitPrices: UnitPrices;
-  priceSource: "ledger" | "catalog-default";
-  fxRate: FxRateInForce & { appliesOn: IsoDate };
-  discount: DiscountSelection;
+  readonly unitPrices: Readonly<UnitPrices>;
+  readonly priceSource: "ledger" | "catalog-default";
+  readonly fxRate: Readonly<FxRateInForce & { appliesOn: IsoDate }>;
+  readonly discount: Readonly<DiscountSelection>;
 }
 
 export interface PricingReadModel {
