@@ -131,7 +131,7 @@ export async function parseChunk(
  * A table made by CREATE TABLE AS has no statistics, so the planner guesses a chunk's 400,000 rows at a few
  * thousand and sizes the folds' aggregates and joins for that. A sample of 3,000 rows (a statistics target of
  * 10) costs about 30 ms a table and gives it the counts and distinct values that matter: the folds of a
- * 1,000,000-event rebuild then take seconds less. The target is restored after, so no other ANALYZE in the
+ * 1,000,000-event rebuild then take seconds less. The target is reset after, so no other ANALYZE in the
  * transaction samples that little.
  */
 function sampledAnalyze(table: string): string {
