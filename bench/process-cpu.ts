@@ -80,7 +80,8 @@ export async function cpuDuring<Kind extends string, T>(
   names.forEach((name, index) => {
     const pids = new Set([...pidsBefore[index]!, ...pidsAfter[index]!]);
     let total = 0;
-    for (const pid of pids) total += cpuMsOf(pid) - (before[index]!.get(pid) ?? 0);
+    // A pid gone meanwhile (a pool's idle connection closed) reads 0: it counts nothing, not minus its life.
+    for (const pid of pids) total += Math.max(0, cpuMsOf(pid) - (before[index]!.get(pid) ?? 0));
     cpuMs[name] = total;
   });
   return { result, cpuMs };
