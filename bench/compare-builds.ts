@@ -61,8 +61,14 @@ async function main(): Promise<void> {
     throw new Error(
       "usage: npm run bench:compare -- <checkout of another build, its dependencies installed>",
     );
-  if (order.some((letter) => letter !== "A" && letter !== "B"))
-    throw new Error(`COMPARE_ROUNDS holds only A and B, not ${order.join("")}`);
+  if (
+    order.some((letter) => letter !== "A" && letter !== "B") ||
+    !order.includes("A") ||
+    !order.includes("B")
+  )
+    throw new Error(`COMPARE_ROUNDS takes rounds of both A and B, such as ABBA, not ${order.join("")}`);
+  if (!Number.isInteger(requestsPerRound) || requestsPerRound < 1)
+    throw new Error(`COMPARE_REQUESTS is a whole number of requests, not ${process.env.COMPARE_REQUESTS}`);
   const builds: Build[] = [
     { name: "A", checkout: process.cwd() },
     { name: "B", checkout: path.resolve(other) },
