@@ -130,36 +130,38 @@ async function deploy(
   redis: Redis | undefined,
 ): Promise<DeployedBuild> {
   const database = await createBenchDatabase();
-  const environment = { ...gatewayEnvironment(database.url, () => simulatorUrl, redisUrl), PORT: "0" };
-  const main = path.join(build.checkout, "src/main.ts");
-  const worker = await startChild(main, ["--role=worker"], environment, /worker running/);
-  const gateway = await startChild(main, ["--role=gateway"], environment, /gateway listening/);
-  const monitor = new pg.Client({ connectionString: database.url, application_name: "bench-monitor" });
-  await monitor.connect();
-  const origin = new URL((JSON.parse(gateway.line) as { baseUrl: string }).baseUrl).origin;
-  const key = await provisionKey(origin, monitor);
-  const kinds: ProcessKinds<string> = {
-    gateway: async () => [gateway.child.pid!],
-    worker: async () => [worker.child.pid!],
-    "PostgreSQL backends": () => backendPidsOf(monitor, { except: ["bench-monitor"] }),
-    "PostgreSQL background": () => postgresBackgroundPids(monitor),
-    ...(redis ? { Redis: () => redisServerPid(() => redis.info("server")) } : {}),
+  // What has started, stopped in reverse should a later step fail: no process or database is left behind.
+  const started: (() => Promise<void>)[] = [
+    () => database.drop(),
+    () => removeQueueData(queueBackendOf({ redisUrl, databaseUrl: database.url })),
+  ];
+  const stop = async () => {
+    for (const stopOne of [...started].reverse()) await stopOne();
   };
-  return {
-    ...build,
-    database,
-    monitor,
-    origin,
-    key,
-    kinds,
-    stop: async () => {
-      await gateway.stop();
-      await worker.stop();
-      await monitor.end();
-      await removeQueueData(queueBackendOf({ redisUrl, databaseUrl: database.url }));
-      await database.drop();
-    },
-  };
+  try {
+    const environment = { ...gatewayEnvironment(database.url, () => simulatorUrl, redisUrl), PORT: "0" };
+    const main = path.join(build.checkout, "src/main.ts");
+    const worker = await startChild(main, ["--role=worker"], environment, /worker running/);
+    started.push(() => worker.stop());
+    const gateway = await startChild(main, ["--role=gateway"], environment, /gateway listening/);
+    started.push(() => gateway.stop());
+    const monitor = new pg.Client({ connectionString: database.url, application_name: "bench-monitor" });
+    await monitor.connect();
+    started.push(() => monitor.end());
+    const origin = new URL((JSON.parse(gateway.line) as { baseUrl: string }).baseUrl).origin;
+    const key = await provisionKey(origin, monitor);
+    const kinds: ProcessKinds<string> = {
+      gateway: async () => [gateway.child.pid!],
+      worker: async () => [worker.child.pid!],
+      "PostgreSQL backends": () => backendPidsOf(monitor, { except: ["bench-monitor"] }),
+      "PostgreSQL background": () => postgresBackgroundPids(monitor),
+      ...(redis ? { Redis: () => redisServerPid(() => redis.info("server")) } : {}),
+    };
+    return { ...build, database, monitor, origin, key, kinds, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
 }
 
 function load(build: DeployedBuild, connectionCount: number, requests: number): Promise<LoadResult> {
