@@ -148,13 +148,22 @@ describe("PostgreSQL event store reading heads", () => {
   beforeAll(async () => {
     opened = await openStoreOnNewDatabase("pgheads");
     await appendSyntheticLedger(opened.store, { eventCount: 400, seed: 5, userCount: 4 });
+    let lastEventId = "";
     for (const event of eventsTheSyntheticLedgerLacks()) {
+      lastEventId = randomUUID();
       await opened.store.append({
         streamId: `heads-${randomUUID()}`,
         expectedVersion: "no-stream",
-        events: [{ eventId: randomUUID(), event }],
+        events: [{ eventId: lastEventId, event }],
       });
     }
+    // A reader sees the log only below the oldest transaction still running on the server, another test
+    // file's included: wait until the last append is below it, as a subscriber would.
+    await waitUntil(
+      async () =>
+        (await opened.store.readAll({ limit: 10_000 })).some((event) => event.eventId === lastEventId),
+      30_000,
+    );
   }, 60_000);
   afterAll(() => opened?.dispose());
 
