@@ -5,7 +5,13 @@ import pg from "pg";
 import { queueBackendOf } from "../src/billing/queue/queue-backend";
 import { removeQueueData } from "../src/billing/queue/remove-queue-data";
 import { type BenchDatabase, createBenchDatabase } from "./bench-database";
-import { chatBody, gatewayEnvironment, provisionKey, untilEverythingCharged } from "./gateway-deployment";
+import {
+  assertHealthy,
+  chatBody,
+  gatewayEnvironment,
+  provisionKey,
+  untilEverythingCharged,
+} from "./gateway-deployment";
 import { type LoadResult, runLoad } from "./load-generator";
 import { backendPidsOf, cpuDuring, type ProcessKinds } from "./process-cpu";
 import { startChild } from "./processes/child-process";
@@ -164,8 +170,9 @@ async function deploy(
   }
 }
 
-function load(build: DeployedBuild, connectionCount: number, requests: number): Promise<LoadResult> {
-  return runLoad({
+/** A load whose every request was answered 200: a failed one would make the per-request figures lie. */
+async function load(build: DeployedBuild, connectionCount: number, requests: number): Promise<LoadResult> {
+  const result = await runLoad({
     origin: build.origin,
     path: "/llm/v1/chat/completions",
     headers: { authorization: `Bearer ${build.key}` },
@@ -174,6 +181,8 @@ function load(build: DeployedBuild, connectionCount: number, requests: number): 
     requestsMax: requests,
     durationMsMax: 300_000,
   });
+  assertHealthy(result, `${build.name}, ${connectionCount} connection(s)`);
+  return result;
 }
 
 function totalOf(cpu: Record<string, number>): number {
@@ -185,7 +194,7 @@ function describe(round: Round): string {
     .map(([kind, us]) => `${kind} ${us.toFixed(0)}`)
     .join(", ");
   return (
-    `${round.build}: ${round.loaded.requestsPerSecond.toFixed(0)} req/s (${round.loaded.failures} failed); ` +
+    `${round.build}: ${round.loaded.requestsPerSecond.toFixed(0)} req/s; ` +
     `CPU µs per request: ${cpu}; whole box ${totalOf(round.cpuUsPerRequest).toFixed(0)}; ` +
     `p50 at 1 connection ${round.p50Ms.toFixed(2)} ms`
   );
