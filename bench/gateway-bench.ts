@@ -52,6 +52,9 @@ const slowLatencyRequests = 500;
 /** …taken in this many turns per endpoint. */
 const slowLatencyRounds = 5;
 const slowUpstreamLatencyMs = 5;
+/** A sustained one-connection load: its last turn's p50 beside its first's. */
+const sustainedTurns = 6;
+const sustainedTurnRequests = 1_500;
 /** Accounts (one key each) the keys are rotated over, beside one hot account. */
 const spreadAccounts = 32;
 const overdraftConnections = 64;
@@ -131,6 +134,7 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
       figures.push(...(await throughputFigures(bench, stream)));
       figures.push(...(await latencyFigures(bench, stream)));
     }
+    figures.push(...(await sustainedLatencyFigures(bench)));
     figures.push(...(await chargeLagFigures(monitor, bench.windows)));
     figures.push(...(await slowUpstreamFigures(bench)));
     await untilEverythingCharged(monitor);
@@ -450,6 +454,34 @@ async function latencyFigures(bench: GatewayBench, stream: boolean): Promise<Fig
     });
   }
   return figures;
+}
+
+/**
+ * The one-connection p50 at the end of a sustained load beside its start: each request leaves its hold row
+ * removed behind it, and a hold sums its account's rows, so rows left until autovacuum's next visit (once a
+ * minute) would make every later request slower (docs/operations.md).
+ */
+async function sustainedLatencyFigures(bench: GatewayBench): Promise<Figure[]> {
+  const turns: LoadResult[] = [];
+  for (let turn = 1; turn <= sustainedTurns; turn++)
+    turns.push(
+      await bench.during("light", () =>
+        bench.healthy(`gateway JSON latency, sustained turn ${turn}`, bench.running.origin, {
+          ...light,
+          requests: sustainedTurnRequests,
+        }),
+      ),
+    );
+  return [
+    {
+      name: `latency p50, JSON, 1 connection, the last ${sustainedTurnRequests.toLocaleString("en-US")} of ${(sustainedTurns * sustainedTurnRequests).toLocaleString("en-US")} requests`,
+      value: turns.at(-1)!.p50Ms,
+      unit: "ms",
+      baseline: turns[0]!.p50Ms,
+      baselineName: `the first ${sustainedTurnRequests.toLocaleString("en-US")}'s p50`,
+      target: "≤ 1.2× baseline",
+    },
+  ];
 }
 
 const ascending = (left: number, right: number) => left - right;

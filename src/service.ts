@@ -12,6 +12,7 @@ import { HoldAuthorizer } from "./billing/holds/hold-authorizer";
 import { HoldPricing } from "./billing/holds/hold-pricing";
 import { HoldProgress } from "./billing/holds/hold-progress";
 import { HoldRowCompletion } from "./billing/holds/hold-row-completion";
+import { HoldRowsVacuum } from "./billing/holds/hold-rows-vacuum";
 import { PostgresUsageAuthorizations } from "./billing/holds/postgres-usage-authorizations";
 import { SettledHoldsLog } from "./billing/holds/settled-holds-log";
 import { assertSettlementTimings, type SettlementTimings } from "./billing/holds/settlement-timings";
@@ -233,6 +234,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     ...httpEdgeOf(app, parts.lifecycle, money, timings, logger, async () => {
       await money.progress.stop();
       await money.settledLog.close();
+      await money.holdRowsVacuum.close();
       await requestLog.close();
       await money.heartbeat.stop();
       await money.keyLimitAlerts.close();
@@ -341,6 +343,8 @@ interface HoldParts {
   outbox: UsageOutbox;
   /** Writes the settled hold rows into the log, off the request path. */
   settledLog: SettledHoldsLog;
+  /** Keeps the hold rows' table as small as its live rows, as the log writer removes them. */
+  holdRowsVacuum: HoldRowsVacuum;
   progress: HoldProgress;
   heartbeat: GatewayHeartbeat;
   /** `key.limit_reached` alerts, noted on the request path and written to the webhook outbox off it. */
@@ -367,12 +371,19 @@ async function startHolds(
     logger,
   });
   progress.start();
+  const holdRowsVacuum = new HoldRowsVacuum({
+    pool: ledger.pool,
+    rowsPerVacuum: limits.holdRowsVacuumAfterRows,
+    intervalMinMs: limits.holdRowsVacuumIntervalMinMs,
+    logger,
+  });
   const settledLog = new SettledHoldsLog({
     pool: ledger.pool,
     log: ledger.store.appendsBeside,
     enqueueCharges: (requestIds) => {
       for (const requestId of requestIds) options.charges.enqueueCharge(requestId);
     },
+    vacuum: holdRowsVacuum,
     logger,
     batchSizeMax: limits.settledHoldsLogBatchSizeMax,
     pollIntervalMs: limits.settledHoldsLogPollIntervalMs,
@@ -409,7 +420,16 @@ async function startHolds(
     logger,
     onKeyLimitRefused: (refusal) => keyLimitAlerts.noted(refusal),
   });
-  return { holds, outbox, settledLog, progress, heartbeat, keyLimitAlerts, inFlight: new RequestsInFlight() };
+  return {
+    holds,
+    outbox,
+    settledLog,
+    holdRowsVacuum,
+    progress,
+    heartbeat,
+    keyLimitAlerts,
+    inFlight: new RequestsInFlight(),
+  };
 }
 
 function modelPriceListOf(ledger: Ledger, logger: Logger): ModelPriceList {

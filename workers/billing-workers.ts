@@ -4,6 +4,7 @@ import { chargeUsages } from "../src/billing/charging/charge-usage";
 import type { Clock, ProjectionWaiting } from "../src/billing/commands/projection-waiting";
 import type { FxRateRefresher } from "../src/billing/fx/fx-rate-refresh";
 import { HoldRowCompletion } from "../src/billing/holds/hold-row-completion";
+import { HoldRowsVacuum } from "../src/billing/holds/hold-rows-vacuum";
 import { SettledHoldsLog } from "../src/billing/holds/settled-holds-log";
 import { createChargeQueue } from "../src/billing/queue/charge-queue";
 import type { QueueBackend } from "../src/billing/queue/queue-backend";
@@ -72,7 +73,7 @@ export async function startBillingWorkers(
     store instanceof PostgresEventStore
       ? startSettledHoldsLog(database, store, chargeQueue, logger)
       : undefined;
-  if (settledLog) running.push({ close: () => settledLog.close() });
+  if (settledLog) running.push(settledLog);
   const leader = new PeriodicLeader({
     connectionString: dependencies.databaseUrl,
     lockKey: advisoryLockKeys.billingLeader,
@@ -104,7 +105,7 @@ export async function startBillingWorkers(
       database,
       completion: new HoldRowCompletion(database, billingLimits.orphanHoldsPerSweepMax),
       // Without hold rows (EventStoreDB) the sweep completes none: it settles holds in the log.
-      log: settledLog ?? { settled: () => {} },
+      log: settledLog?.log ?? { settled: () => {} },
       store: chargeStore,
       pricing,
       queue: chargeQueue,
@@ -145,8 +146,14 @@ function startSettledHoldsLog(
   store: PostgresEventStore,
   chargeQueue: Pick<ReturnType<typeof createChargeQueue>, "enqueueCharges">,
   logger: Logger,
-): SettledHoldsLog {
+): RunningWorker & { log: SettledHoldsLog } {
   const errors = throttledLog(logger, billingLimits.queueErrorLogIntervalMs);
+  const vacuum = new HoldRowsVacuum({
+    pool: database,
+    rowsPerVacuum: limits.holdRowsVacuumAfterRows,
+    intervalMinMs: limits.holdRowsVacuumIntervalMinMs,
+    logger,
+  });
   const settledLog = new SettledHoldsLog({
     pool: database,
     log: store.appendsBeside,
@@ -159,13 +166,20 @@ function startSettledHoldsLog(
             "enqueueing logged usages' charges failed; the pending-charge sweep enqueues them",
           ),
         ),
+    vacuum,
     logger,
     batchSizeMax: limits.settledHoldsLogBatchSizeMax,
     pollIntervalMs: limits.settledHoldsLogPollIntervalMs,
     lingerMs: limits.settledHoldsLogLingerMs,
   });
   settledLog.start();
-  return settledLog;
+  return {
+    log: settledLog,
+    close: async () => {
+      await settledLog.close();
+      await vacuum.close();
+    },
+  };
 }
 
 /** The leader first: its tasks use the queues. */

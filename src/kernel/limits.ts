@@ -79,6 +79,14 @@ export const limits = {
    * finds none in the normal run; it reads the whole table, which holds every row not yet vacuumed away.
    */
   settledHoldsLogPollIntervalMs: 5_000,
+  /**
+   * A process vacuums the hold rows once its log writer has removed this many, at most once per interval
+   * (src/billing/holds/hold-rows-vacuum.ts): every removed row left between two visits is one more page that
+   * each hold on its account visits. Each vacuum also has each backend plan the table's statements again
+   * (about a millisecond each), which bounds how often is worth it.
+   */
+  holdRowsVacuumAfterRows: 500,
+  holdRowsVacuumIntervalMinMs: 500,
   /** Holds placed by one statement (C10); concurrent requests share it. */
   holdBatchSizeMax: 500,
   /** Output tokens a hold assumes when a request names no maximum (`max_tokens`, `max_output_tokens`). */

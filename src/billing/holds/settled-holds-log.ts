@@ -26,6 +26,8 @@ export interface SettledHoldsLogOptions {
   /** The PostgreSQL event store's `appendsBeside`: its transaction order offset, and the subscribers' nudge. */
   log: { readonly transactionOrderOffset: bigint; committed(): void };
   enqueueCharges: (requestIds: readonly string[]) => void;
+  /** Told how many rows each batch removed (hold-rows-vacuum.ts). */
+  vacuum: { removed(rows: number): void };
   logger: Logger;
   /** Rows logged by one statement. */
   batchSizeMax: number;
@@ -153,7 +155,10 @@ export class SettledHoldsLog {
       ],
     });
     const logged = result.rows.filter((row) => row.logged);
-    if (logged.length > 0) this.options.log.committed();
+    if (logged.length > 0) {
+      this.options.log.committed();
+      this.options.vacuum.removed(logged.length);
+    }
     const recorded = logged.filter((row) => row.settlement_type === "UsageRecorded");
     if (recorded.length > 0) this.options.enqueueCharges(recorded.map((row) => row.request_id));
     const stuck = result.rows.filter((row) => !row.logged);

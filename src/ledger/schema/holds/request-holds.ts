@@ -23,8 +23,9 @@ import type { DeclaredTable } from "../../../database/declared-schema";
  * Pages filled to 15% at insert, so that completing a row in place stays on its page (a heap-only update writes
  * no index entry): the completed version, with its settlement, is about three and a half times the row (861
  * bytes against 237), and must fit beside the old version until the page is pruned (at 50%, three completions in
- * four left their page); vacuumed after every thousand dead rows whatever the table's size, as a queue table must be (each
- * request leaves three row versions behind), and readers reach rows by key, never by a scan of the heap, but for
+ * four left their page). A queue table (each request leaves three row versions behind): vacuumed by the processes
+ * that remove its rows, every few hundred (src/billing/holds/hold-rows-vacuum.ts), and by autovacuum after every
+ * thousand dead rows whatever the table's size; readers reach rows by key, never by a scan of the heap, but for
  * the log writer's poll.
  */
 export const requestHoldsTable: DeclaredTable = {
