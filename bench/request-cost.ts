@@ -23,6 +23,8 @@ export type CpuReading = Record<string, Map<number, number>>;
 
 export interface StatementCounters {
   calls: number;
+  /** Calls by a client, not from inside a function or trigger (`pg_stat_statements.track = all` counts both). */
+  topLevelCalls: number;
   executionMs: number;
 }
 
@@ -89,8 +91,14 @@ export async function readCostCounters(monitor: pg.Client, withStatements: boole
 }
 
 async function readStatementCounters(monitor: pg.Client): Promise<Map<string, StatementCounters>> {
-  const result = await monitor.query<{ query: string; calls: string; execution_ms: number }>(
-    `SELECT query, sum(calls)::text AS calls, sum(total_exec_time) AS execution_ms
+  const result = await monitor.query<{
+    query: string;
+    calls: string;
+    top_level_calls: string;
+    execution_ms: number;
+  }>(
+    `SELECT query, sum(calls)::text AS calls, coalesce(sum(calls) FILTER (WHERE toplevel), 0)::text AS top_level_calls,
+            sum(total_exec_time) AS execution_ms
      FROM pg_stat_statements
      WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
      GROUP BY query`,
@@ -100,6 +108,7 @@ async function readStatementCounters(monitor: pg.Client): Promise<Map<string, St
       row.query,
       {
         calls: Number(row.calls),
+        topLevelCalls: Number(row.top_level_calls),
         executionMs: row.execution_ms,
       },
     ]),
@@ -130,11 +139,13 @@ export function costPerRequest(
       return {
         text,
         callsPerRequest: per(counters.calls - (earlier?.calls ?? 0)),
+        topLevelCallsPerRequest: per(counters.topLevelCalls - (earlier?.topLevelCalls ?? 0)),
         executionUsPerRequest: per((counters.executionMs - (earlier?.executionMs ?? 0)) * 1_000),
       };
     });
     const ran = deltas.filter((delta) => delta.callsPerRequest > 0);
-    statementsPerRequest = ran.reduce((total, delta) => total + delta.callsPerRequest, 0);
+    // What the clients sent: the statements a function or trigger runs are part of the one that called it.
+    statementsPerRequest = ran.reduce((total, delta) => total + delta.topLevelCallsPerRequest, 0);
     topStatements = ran.sort((left, right) => right.executionUsPerRequest - left.executionUsPerRequest);
   }
   const cpuUsPerRequest: Record<string, number> = {};
