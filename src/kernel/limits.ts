@@ -83,7 +83,9 @@ export const limits = {
    * A process vacuums the hold rows once its log writer has removed this many, at most once per interval
    * (src/billing/holds/hold-rows-vacuum.ts): every removed row left between two visits is one more page that
    * each hold on its account visits. Each vacuum also has each backend plan the table's statements again
-   * (about a millisecond each), which bounds how often is worth it.
+   * (about a millisecond each), which bounds how often is worth it. Against 2,000 rows and 2 s, in alternating
+   * rounds at 32 connections: the holds' execution 179 µs per request against 203, the one-connection p50 2.44
+   * ms against 2.81, throughput and CPU the same within the runs' noise.
    */
   holdRowsVacuumAfterRows: 500,
   holdRowsVacuumIntervalMinMs: 500,

@@ -12,9 +12,7 @@ import { errorSummaryOf, type ThrottledLog, throttledLog } from "../../kernel/th
  * index entries and its page: inserts extend the table rather than reuse the space (only vacuum records free
  * space), and every hold, which sums its account's rows through the account index, visits the pages of the
  * removed rows too, each on a page of its own at this table's fill factor — more with every request until the
- * next visit. Without it, one connection's p50 rose from 3.3 ms to 5.1 and, in another run, to 12.7 within
- * 7,500 requests of an autovacuum, the table from 12 MB to 61; vacuumed every second, 2.9–3.2 ms and 2 MB
- * (docs/operations.md).
+ * next visit (docs/operations.md has the figures).
  *
  * `SKIP_LOCKED`: a vacuum already running (another process's, autovacuum's) does the same work. `TRUNCATE
  * false`: giving emptied pages back to the system takes a lock that stops every hold while it is held; the
