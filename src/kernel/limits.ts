@@ -33,8 +33,12 @@ export const limits = {
   rebuildBatchSizeMax: 10_000,
   /** Projection rows a rebuild holds in memory before writing them out (≈ 1 KB each at most). */
   rebuildRowsInMemoryMax: 100_000,
-  /** Events a rebuild in SQL parses and folds per step; progress is reported after each. */
-  rebuildChunkEventsMax: 250_000,
+  /**
+   * Events a rebuild in SQL parses and folds per step; progress is reported after each. A ledger within one
+   * step needs no merge of what several folded (about a tenth of its rebuild); a step of a million events
+   * takes about 360 MB of temporary tables and as much again of spilled sorts.
+   */
+  rebuildChunkEventsMax: 1_000_000,
   /** A checkpoint seals at most this many events, and seals as soon as this many are sealable. */
   checkpointEventsMax: 10_000,
   /** Fewer events are sealed once the last checkpoint is this old. */

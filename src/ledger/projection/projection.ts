@@ -77,7 +77,10 @@ export interface SqlFold {
   /** Tables the statements update, upsert or delete by key: their shadows are keyed from the start. */
   readonly keyed?: readonly TableDefinition[];
   statements(into: FoldTarget): readonly string[];
-  /** A rebuild's, run once after the last chunk, before the shadows get their keys (say, to merge rows per key). */
+  /**
+   * A rebuild's merge of what several chunks folded into rows per key, run once after the last chunk, before
+   * the shadows get their keys; skipped when one chunk held the whole log, whose rows have nothing to merge.
+   */
   finish?(into: FoldTarget): readonly string[];
   /**
    * For a fold with `finish`: what a live batch runs instead of `statements`, leaving the projection's own

@@ -56,6 +56,7 @@ export async function rebuildInSql(
   await client.query("SET LOCAL random_page_cost = 1.1");
   const extent = await visibleLog(client);
   let applied = 0;
+  let chunksFolded = 0;
   const foldInlineFunds = options.foldInlineFunds === true && extent !== undefined;
   if (foldInlineFunds) await createFoldedInlineFunds(client);
   if (extent) {
@@ -64,12 +65,14 @@ export async function rebuildInSql(
       for (const fold of folds)
         for (const statement of fold.statements(shadowName)) await client.query(statement);
       if (foldInlineFunds) await foldChunkIntoInlineFunds(client);
+      chunksFolded += 1;
       options.onProgress?.(applied);
     }
   }
   await dropParsedChunk(client);
-  for (const fold of folds)
-    for (const statement of fold.finish?.(shadowName) ?? []) await client.query(statement);
+  if (chunksFolded > 1)
+    for (const fold of folds)
+      for (const statement of fold.finish?.(shadowName) ?? []) await client.query(statement);
   await shadows.indexAndSwap();
   return {
     eventCount: applied,

@@ -65,6 +65,23 @@ describe("rebuilding projections with bounded memory, in memory or in SQL", () =
     expect(rebuilt.fold).toBe("sql");
   });
 
+  it("given the whole log in one chunk, then it folds once and merges nothing, with the runner's rows", async () => {
+    const live = await balanceChecksum(harness.ledger.pool);
+    const progress: number[] = [];
+
+    const rebuilt = await rebuildProjections(context(), {
+      fold: "sql",
+      batchSizeMax: 1_000,
+      chunkEventsMax: 1_000_000,
+      onProgress: (applied) => progress.push(applied),
+    });
+
+    expect(progress).toEqual([rebuilt.eventCount]);
+    expect(rebuilt.checksum).toEqual(live);
+    // The folds that merge several chunks' sums per key (usage by day, statement charges) among them.
+    expect(await verifyProjections(context())).toEqual([]);
+  }, 60_000);
+
   it("given appends while it rebuilds in SQL, then the runner folds those after the rebuild: none lost or doubled", async () => {
     let appending = true;
     let appended = 0;
