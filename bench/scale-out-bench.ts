@@ -17,6 +17,7 @@ import {
 } from "./gateway-deployment";
 import { type LoadResult, runLoad } from "./load-generator";
 import { type Figure, percentile } from "./measure";
+import { memoryFloors } from "./memory-floors";
 import { backendPidsOf } from "./process-cpu";
 import { startChild } from "./processes/child-process";
 import {
@@ -46,8 +47,8 @@ const roundSeconds = 15;
 const soakSeconds = Number(process.env.BENCH_SOAK_SECONDS ?? 600);
 const lagSampleMs = 500;
 const memorySampleMs = 5_000;
-/** Each window memory is judged in, in minutes: longer than the slowest cycle between major collections. */
-const memoryWindowMinutes = 2;
+/** The windows memory is judged in (memory-floors.ts): two minutes, longer than the slowest GC cycle. */
+const memoryWindows = { samplesPerMinute: 60_000 / memorySampleMs, windowMinutes: 2 };
 /** An idle backend reports its statistics within 10 s. */
 const statisticsFlushMs = 11_000;
 
@@ -212,21 +213,10 @@ async function soakFigures(
     );
   const chargeLag = await chargeLagMs(monitor, { account: { kind: "user", id: soakUser } });
   const sortedLags = [...lags].sort((left, right) => left - right);
-  // Resident memory saws with each major collection (between about 250 and 450 MB at full load), so one
-  // sample, or even a minute's median, says little: a leak shows in the saw's floor, what a process still
-  // holds after a collection. So each window is longer than the slowest cycle seen between collections (the
-  // worker's, up to about 90 s at full load), or it may hold no floor at all: the lowest sample of minutes two
-  // and three (caches filled, JIT warm) against the lowest of the last two minutes. A soak too short for both
-  // (a trial run) compares its whole run with its last two minutes.
-  const perMinute = Math.round(60_000 / memorySampleMs);
-  const windowSamples = memoryWindowMinutes * perMinute;
-  const warmWindow = (samples: readonly number[]) =>
-    Math.min(
-      ...(samples.length >= perMinute + 2 * windowSamples
-        ? samples.slice(perMinute, perMinute + windowSamples)
-        : samples),
-    );
-  const lastWindow = (samples: readonly number[]) => Math.min(...samples.slice(-windowSamples));
+  const floors = {
+    gateway: memoryFloors(memory.gateway, memoryWindows),
+    worker: memoryFloors(memory.worker, memoryWindows),
+  };
   const minutes = (result.seconds / 60).toFixed(1);
   return [
     {
@@ -255,11 +245,11 @@ async function soakFigures(
       target: "≤ 2,000 ms",
     },
     ...(["gateway", "worker"] as const).map((kind) => ({
-      name: `soak, ${minutes} min: ${kind} resident memory, lowest of the last ${memoryWindowMinutes} minutes (every ${memorySampleMs / 1_000} s: ${memory[kind].map((value) => Math.round(value)).join(" ")})`,
-      value: lastWindow(memory[kind]),
+      name: `soak, ${minutes} min: ${kind} resident memory, lowest of the last ${memoryWindows.windowMinutes} minutes (every ${memorySampleMs / 1_000} s: ${memory[kind].map((value) => Math.round(value)).join(" ")})`,
+      value: floors[kind].last,
       unit: "MB",
-      baseline: warmWindow(memory[kind]),
-      baselineName: `lowest of minutes 2 to ${1 + memoryWindowMinutes}`,
+      baseline: floors[kind].warm,
+      baselineName: `lowest of minutes 2 to ${1 + memoryWindows.windowMinutes}`,
       // Flat: within a tenth of what it held once warm.
       target: "≤ 1.1×",
     })),
