@@ -35,10 +35,11 @@ export const limits = {
   rebuildRowsInMemoryMax: 100_000,
   /**
    * Events a rebuild in SQL parses and folds per step; progress is reported after each. A ledger within one
-   * step needs no merge of what several folded (about a tenth of its rebuild); a step of a million events
-   * takes about 360 MB of temporary tables and as much again of spilled sorts.
+   * step needs no merge of what several folded (about a tenth of its rebuild). The steps are counted from the
+   * log table's statistics, a sample, so a ledger near the limit may take two. A million events take about
+   * 360 MB of temporary tables and as much again of spilled sorts.
    */
-  rebuildChunkEventsMax: 1_000_000,
+  rebuildChunkEventsMax: 2_000_000,
   /** A checkpoint seals at most this many events, and seals as soon as this many are sealable. */
   checkpointEventsMax: 10_000,
   /** Fewer events are sealed once the last checkpoint is this old. */
