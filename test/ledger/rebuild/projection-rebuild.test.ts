@@ -65,7 +65,7 @@ describe("rebuilding projections with bounded memory, in memory or in SQL", () =
     expect(rebuilt.fold).toBe("sql");
   });
 
-  it("given the whole log in one chunk, then it folds once and merges nothing, with the runner's rows", async () => {
+  it("given the whole log in one chunk, then it folds it once, with no merge to make the runner's rows", async () => {
     const live = await balanceChecksum(harness.ledger.pool);
     const progress: number[] = [];
 
