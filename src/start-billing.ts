@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import type { Router } from "express";
 import type pg from "pg";
 import type { Logger } from "pino";
@@ -12,6 +13,8 @@ import { queueBackendOf } from "./billing/queue/queue-backend";
 import type { Config } from "./config";
 import { createAccountRouter } from "./gateway/account/account-router";
 import { createAdminRouter } from "./gateway/admin/admin-router";
+import { billingLimits } from "./kernel/limits";
+import { errorSummaryOf } from "./kernel/throttled-log";
 import type { EventStore } from "./ledger/store/event-store";
 
 /**
@@ -32,7 +35,10 @@ export interface Billing {
   charges: ChargeEnqueuer;
   adminRouter(parts: BillingServiceParts): Router;
   accountRouter(parts: BillingServiceParts): Router;
-  /** Seeds catalog prices and the default FX rate, then starts the workers when asked to. */
+  /**
+   * Seeds catalog prices and the default FX rate (the rate's check may go on in the background past
+   * `firstStartSeedWaitMs`), then starts the workers when asked to.
+   */
   attach(parts: BillingServiceParts): Promise<void>;
   close(): Promise<void>;
 }
@@ -44,6 +50,7 @@ export async function startBilling(options: {
   runWorkers: boolean;
   /** Redis key prefix (BullMQ's default "bull" otherwise): lets test runs share one Redis without mixing jobs. */
   queuePrefix?: string;
+  limits?: { firstStartSeedWaitMs?: number };
 }): Promise<Billing> {
   const { config, logger } = options;
   const clock = () => new Date();
@@ -80,14 +87,38 @@ export async function startBilling(options: {
       }),
     accountRouter: (parts) => createAccountRouter({ database: parts.ledger.pool }),
     async attach(parts) {
-      await seedBilling({
-        store: parts.ledger.store,
-        database: parts.ledger.pool,
-        waiter: parts.waiter,
-        clock,
-        logger,
-        defaultFxRateKrwPerUsd: config.defaultFxRateKrwPerUsd,
+      const seedsStop = new AbortController();
+      const seeding = seedBilling(
+        {
+          store: parts.ledger.store,
+          database: parts.ledger.pool,
+          waiter: parts.waiter,
+          clock,
+          logger,
+          defaultFxRateKrwPerUsd: config.defaultFxRateKrwPerUsd,
+        },
+        { signal: seedsStop.signal },
+      );
+      closers.push(async () => {
+        seedsStop.abort();
+        await seeding.catch(() => {});
       });
+      // A seed that fails in time fails the start; the default-rate check may outlast the wait (a long
+      // transaction elsewhere on the server holds the projections back) and then goes on in the background.
+      const seededInTime = await Promise.race([
+        seeding.then(() => true),
+        delay(options.limits?.firstStartSeedWaitMs ?? billingLimits.firstStartSeedWaitMs, false, {
+          ref: false,
+        }),
+      ]);
+      if (!seededInTime) {
+        seeding.catch((error: unknown) =>
+          logger.error(
+            { err: errorSummaryOf(error) },
+            "first-start seeds failed; the next start retries them",
+          ),
+        );
+      }
       if (!options.runWorkers) return;
       const workers = await startBillingWorkers({
         backend,

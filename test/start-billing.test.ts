@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
+import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { defaultFxRateStreamId } from "../src/billing/commands/seed-billing";
 import { loadConfig } from "../src/config";
 import { type Billing, startBilling } from "../src/start-billing";
 import { chargesOf, runProjections, silentLogger, usageRecorded } from "./billing/billing-ledger-fixtures";
@@ -31,7 +33,11 @@ describe.each([
   beforeEach(async () => {
     harness = await openLedgerHarness("start_billing");
     projections = await runProjections(harness);
-    billing = await startBilling({
+    billing = await startBillingWith();
+  });
+
+  function startBillingWith(limits?: { firstStartSeedWaitMs: number }) {
+    return startBilling({
       config: loadConfig({
         DATABASE_URL: harness.database.url,
         ...(redisUrl === undefined ? {} : { REDIS_URL: redisUrl }),
@@ -42,8 +48,9 @@ describe.each([
       logger: silentLogger,
       runWorkers: true,
       queuePrefix,
+      ...(limits === undefined ? {} : { limits }),
     });
-  });
+  }
 
   afterEach(async () => {
     await billing.close();
@@ -55,6 +62,9 @@ describe.each([
   it("seeds on attach and charges a usage handed to the enqueuer", async () => {
     // Given
     await billing.attach({ ledger: harness.ledger, waiter: projections.waiter });
+    // A request is priced at rates recorded before it started; under a long transaction elsewhere on the
+    // server the default rate may be recorded after the start returns.
+    await eventually("the default rate is recorded", async () => (await defaultRatesRecorded()) === 1);
 
     // When
     await harness.append(
@@ -76,4 +86,51 @@ describe.each([
     const [charge] = await chargesOf(harness, "req_composed");
     expect(charge!.data).toMatchObject({ amountWon: "337.625000" });
   });
+
+  it("given a write transaction open on the server through the start, when it ends, then the default rate is recorded and a usage charged without a restart", async () => {
+    // Given: every projection waits for a transaction older than the seeds (docs/ledger.md)
+    await billing.close();
+    billing = await startBillingWith({ firstStartSeedWaitMs: 200 });
+    const openTransaction = new pg.Client({ connectionString: harness.database.url });
+    await openTransaction.connect();
+    try {
+      await openTransaction.query("BEGIN");
+      await openTransaction.query("SELECT pg_current_xact_id()");
+      await billing.attach({ ledger: harness.ledger, waiter: projections.waiter });
+      expect(await defaultRatesRecorded()).toBe(0);
+    } finally {
+      // When
+      await openTransaction.query("COMMIT");
+      await openTransaction.end();
+    }
+
+    // Then: the rate is recorded, and a request started after it is charged at it
+    await eventually("the default rate is recorded", async () => (await defaultRatesRecorded()) === 1);
+    await harness.append(
+      usageRecorded({
+        requestId: "req_after_wait",
+        account: { kind: "user", id: "grace" },
+        model: "alpha-5.4-mini",
+        tokens: { input: 1_000_000, cached: 0, output: 0, reasoning: 0 },
+        startedAt: new Date().toISOString(),
+      }),
+    );
+    billing.charges.enqueueCharge("req_after_wait");
+    await eventually(
+      "the usage is charged",
+      async () => (await chargesOf(harness, "req_after_wait")).length === 1,
+    );
+    const [charge] = await chargesOf(harness, "req_after_wait");
+    expect(charge!.data).toMatchObject({ amountWon: "337.625000" });
+    expect(await defaultRatesRecorded()).toBe(1);
+  });
+
+  /** Straight from the table: readers of the log wait for the open transaction too. */
+  async function defaultRatesRecorded(): Promise<number> {
+    const result = await harness.ledger.pool.query(
+      "SELECT 1 FROM ledger_events WHERE type = 'FxRateUpdated' AND stream_id = $1",
+      [defaultFxRateStreamId],
+    );
+    return result.rowCount ?? 0;
+  }
 });

@@ -180,6 +180,13 @@ export const billingLimits = {
   chargeProjectionWaitTimeoutMs: 10_000,
   /** An admin write waits at most this long for its projection before answering 503. */
   adminProjectionWaitTimeoutMs: 10_000,
+  /**
+   * A start waits at most this long for the first-start seeds to decide on the default FX rate; past it, the
+   * check goes on in the background until the FX projection catches up (seed-billing.ts).
+   */
+  firstStartSeedWaitMs: 10_000,
+  /** The default-rate check waits for the FX projection in rounds this long: a stop waits at most a round. */
+  seedProjectionWaitRoundMs: 1_000,
   /** Requests priced by one query of the pricing read model. */
   pricingRequestsPerQueryMax: 500,
 

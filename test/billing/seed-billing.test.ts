@@ -1,9 +1,11 @@
+import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   defaultFxRateStreamId,
   type SeedBillingDependencies,
   seedBilling,
 } from "../../src/billing/commands/seed-billing";
+import { billingLimits } from "../../src/kernel/limits";
 import { listModels } from "../../src/providers/catalog";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
 import { fxRateUpdated, modelPriceSet, runProjections, silentLogger } from "./billing-ledger-fixtures";
@@ -21,6 +23,7 @@ let harness: LedgerHarness;
 let projections: Awaited<ReturnType<typeof runProjections>>;
 let dependencies: SeedBillingDependencies;
 let sequence = 0;
+const openTransactions: { release(): Promise<void> }[] = [];
 
 beforeEach(async () => {
   harness = await openLedgerHarness(`seed_${sequence++}`);
@@ -36,6 +39,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
+  for (const transaction of openTransactions.splice(0)) await transaction.release();
   await projections.stop();
   await harness.dispose();
 });
@@ -50,6 +54,38 @@ async function eventsOfType(type: string) {
     [type],
   );
   return result.rows.map((row) => ({ streamId: row.stream_id, data: row.data, metadata: row.metadata }));
+}
+
+/**
+ * A write transaction left open on the server: every projection waits for it to end (the store shows readers
+ * only transactions older than the oldest one running).
+ */
+async function holdProjectionsBack(): Promise<{ release(): Promise<void> }> {
+  const client = new pg.Client({ connectionString: harness.database.url });
+  await client.connect();
+  await client.query("BEGIN");
+  await client.query("SELECT pg_current_xact_id()");
+  let open = true;
+  const transaction = {
+    async release() {
+      if (!open) return;
+      open = false;
+      await client.query("COMMIT");
+      await client.end();
+    },
+  };
+  openTransactions.push(transaction);
+  return transaction;
+}
+
+/** Whether `promise` is still pending after `ms`. */
+async function pendingAfter(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  const marker = Symbol("pending");
+  const first = await Promise.race([
+    promise,
+    new Promise((resolve) => setTimeout(() => resolve(marker), ms)),
+  ]);
+  return first === marker;
 }
 
 describe("seedBilling", () => {
@@ -103,5 +139,36 @@ describe("seedBilling", () => {
     ]);
     expect(await eventsOfType("ModelPriceSet")).toHaveLength(listModels().length);
     expect(await eventsOfType("FxRateUpdated")).toHaveLength(1);
+  });
+
+  it("given the projections held back past a start's wait, when they catch up, then the default rate is recorded without a restart", async () => {
+    // Given
+    const openTransaction = await holdProjectionsBack();
+    const seeding = seedBilling(dependencies);
+    expect(await pendingAfter(seeding, billingLimits.firstStartSeedWaitMs + 1_000)).toBe(true);
+    expect(await eventsOfType("FxRateUpdated")).toHaveLength(0);
+
+    // When
+    await openTransaction.release();
+
+    // Then
+    expect(await seeding).toEqual({ fxRateSeeded: true });
+    expect(await eventsOfType("FxRateUpdated")).toHaveLength(1);
+  });
+
+  it("given the projections held back, when the process stops, then the wait ends with no rate recorded", async () => {
+    // Given
+    await holdProjectionsBack();
+    const stop = new AbortController();
+    const seeding = seedBilling(dependencies, { signal: stop.signal });
+    expect(await pendingAfter(seeding, 1_500)).toBe(true);
+
+    // When
+    stop.abort();
+
+    // Then: within a round of the wait
+    expect(await pendingAfter(seeding, billingLimits.seedProjectionWaitRoundMs + 3_000)).toBe(false);
+    expect(await seeding).toEqual({ fxRateSeeded: false });
+    expect(await eventsOfType("FxRateUpdated")).toHaveLength(0);
   });
 });

@@ -23,6 +23,9 @@ import { modelPriceStreamIdOf } from "./set-model-price";
  * - the default rate goes to stream `fx-rate-default`, also "no-stream": recorded at most once per ledger,
  *   and only when the FX projection holds no rate. The projection is first awaited up to the price seeds,
  *   which on a fresh ledger are its first events, so that "no rate" is not merely "not projected yet".
+ *   It is awaited for as long as it takes: a write transaction held open anywhere on the server (a dump, a
+ *   rebuild) holds every projection back until it ends (docs/ledger.md), and a check given up would leave a
+ *   first start with no rate — no request priced — until the next start.
  */
 
 export const seedActor = "system:first-start";
@@ -38,21 +41,18 @@ export interface SeedBillingDependencies {
   defaultFxRateKrwPerUsd: string;
 }
 
-export async function seedBilling(dependencies: SeedBillingDependencies): Promise<{ fxRateSeeded: boolean }> {
+export interface SeedBillingOptions {
+  /** Ends the wait for the FX projection (the process is stopping): the next start checks again. */
+  signal?: AbortSignal;
+}
+
+export async function seedBilling(
+  dependencies: SeedBillingDependencies,
+  options: SeedBillingOptions = {},
+): Promise<{ fxRateSeeded: boolean }> {
   const seededThrough = await seedModelPrices(dependencies);
-  try {
-    await dependencies.waiter.waitFor(
-      seededThrough,
-      [fxRatesProjection.name],
-      billingLimits.adminProjectionWaitTimeoutMs,
-    );
-  } catch (error) {
-    if (!(error instanceof ProjectionLagError)) throw error;
-    // The projections are busy (a rebuild) or not running: the default rate only matters on a first
-    // start, and no start may fail for it. The next start checks again.
-    dependencies.logger.warn("FX projection not caught up; default FX rate check skipped this start");
+  if (!(await fxProjectionReached(dependencies, seededThrough, options.signal)))
     return { fxRateSeeded: false };
-  }
   const fxRateSeeded = await seedDefaultFxRate(dependencies);
   if (fxRateSeeded) {
     dependencies.logger.info(
@@ -61,6 +61,32 @@ export async function seedBilling(dependencies: SeedBillingDependencies): Promis
     );
   }
   return { fxRateSeeded };
+}
+
+/** Waits in rounds until the FX projection has applied `target`; false when `signal` ends the wait first. */
+async function fxProjectionReached(
+  dependencies: SeedBillingDependencies,
+  target: LogPosition,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  const roundMs = billingLimits.seedProjectionWaitRoundMs;
+  const warnAfterRounds = Math.ceil(billingLimits.firstStartSeedWaitMs / roundMs);
+  for (let round = 1; signal?.aborted !== true; round += 1) {
+    try {
+      await dependencies.waiter.waitFor(target, [fxRatesProjection.name], roundMs);
+      if (round > warnAfterRounds)
+        dependencies.logger.info("FX projection caught up: default FX rate check runs");
+      return true;
+    } catch (error) {
+      if (!(error instanceof ProjectionLagError)) throw error;
+      if (round === warnAfterRounds) {
+        dependencies.logger.warn(
+          "FX projection not caught up (a long write transaction on the database server?): the default FX rate check waits for it",
+        );
+      }
+    }
+  }
+  return false;
 }
 
 /**
