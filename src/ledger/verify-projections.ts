@@ -35,6 +35,7 @@ export async function verifyProjections(
 ): Promise<ProjectionDifference[]> {
   const tables = context.projections.flatMap((projection) => projection.tables);
   return withHeldConnection(context.pool, async (client, isLost) => {
+    const expected = new ShadowTables(client, tables, verifyShadows);
     try {
       await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ");
       const checkpoints = await readCheckpoints(client);
@@ -42,9 +43,8 @@ export async function verifyProjections(
       for (const table of tables) await copyLiveRows(client, table);
       await client.query("COMMIT");
 
-      // The fold's tables live in this transaction only: its end drops them, whichever way it ends.
-      await client.query("BEGIN");
-      const expected = new ShadowTables(client, tables, verifyShadows);
+      // No transaction around the fold: one that wrote all along would hold back every reader of the log on
+      // the server (projections, subscribers) until it ended. The shadows commit each write on their own.
       await expected.create();
       await foldIntoShadows(
         expected,
@@ -70,13 +70,13 @@ export async function verifyProjections(
           );
         }
       }
-      await client.query("ROLLBACK");
       return differences;
     } catch (error) {
       if (!isLost()) await client.query("ROLLBACK").catch(() => {});
       throw error;
     } finally {
       if (!isLost()) {
+        await expected.drop().catch(() => {});
         for (const table of tables) {
           await client.query(`DROP TABLE IF EXISTS ${liveCopyName(table)}`).catch(() => {});
         }

@@ -40,6 +40,25 @@ describe("verifying projections against the log in bounded memory", () => {
     expect(await verifyProjections(context(), bounded)).toEqual([]);
   });
 
+  it("given the fold under way, then no session of it holds a transaction id: the log's readers are not held back", async () => {
+    // The store shows readers only transactions older than the oldest one running on the server: a verify
+    // whose transaction wrote throughout its fold would stop every projection until it ended.
+    const writersSeenAtEachPage: number[] = [];
+    const store: typeof harness.store = Object.create(harness.store);
+    store.readAll = async (options) => {
+      const writers = await harness.ledger.pool.query(
+        `SELECT pid FROM pg_stat_activity
+         WHERE datname = current_database() AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()`,
+      );
+      writersSeenAtEachPage.push(writers.rowCount ?? 0);
+      return harness.store.readAll(options);
+    };
+
+    expect(await verifyProjections({ ...context(), store }, bounded)).toEqual([]);
+    expect(writersSeenAtEachPage.length).toBeGreaterThan(10);
+    expect(writersSeenAtEachPage.filter((count) => count > 0)).toEqual([]);
+  });
+
   it("given its connections killed halfway, then it fails, and the next verify is clean", async () => {
     const verifying = verifyProjections(context(), { ...bounded, pageSizeMax: 200 });
     const killing = (async () => {

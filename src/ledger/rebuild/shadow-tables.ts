@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { inOneTransaction } from "../../database/in-one-transaction";
 import type { Row, TableDefinition } from "../projection/projection";
 import { copyRows } from "../projection/projection-copy";
 import {
@@ -12,16 +13,24 @@ import {
  * beside the live tables, filled while readers still use them, then indexed and renamed into their place in
  * the rebuild's transaction; readers see the old tables until the caller commits (the swap's locks make them
  * wait only for the renames and the commit). A verify's shadows are temporary: the fold it compares with the
- * live rows, dropped afterwards.
+ * live rows, dropped afterwards. A verify folds outside any transaction and commits each write on its own:
+ * the store shows readers only transactions older than the oldest one running on the whole server, so a
+ * transaction that wrote throughout the fold would hold back every projection and subscriber until it ended.
  */
 
 export interface ShadowPlacement {
   readonly suffix: string;
   readonly temporary: boolean;
+  /** Each write in a transaction of its own (the caller folds outside one); else in the caller's. */
+  readonly commitsEachWrite: boolean;
 }
 
-const rebuildShadows: ShadowPlacement = { suffix: "__rebuild", temporary: false };
-export const verifyShadows: ShadowPlacement = { suffix: "__expected", temporary: true };
+const rebuildShadows: ShadowPlacement = { suffix: "__rebuild", temporary: false, commitsEachWrite: false };
+export const verifyShadows: ShadowPlacement = {
+  suffix: "__expected",
+  temporary: true,
+  commitsEachWrite: true,
+};
 
 /** A rebuild's shadow of a table: the name the projections' SQL folds write. */
 export function shadowName(table: TableDefinition): string {
@@ -69,6 +78,17 @@ export class ShadowTables {
    * `null` deleting the row under that key.
    */
   async write(table: TableDefinition, changes: Map<string, Row | null>): Promise<void> {
+    if (this.placement.commitsEachWrite)
+      await inOneTransaction(this.client, () => this.writeRows(table, changes));
+    else await this.writeRows(table, changes);
+  }
+
+  /** Drops every shadow (temporary shadows outlive a transaction: the fold commits as it goes). */
+  async drop(): Promise<void> {
+    for (const table of this.tables) await this.client.query(`DROP TABLE IF EXISTS ${this.nameOf(table)}`);
+  }
+
+  private async writeRows(table: TableDefinition, changes: Map<string, Row | null>): Promise<void> {
     if (!this.keyed.has(table)) {
       await copyRows(this.client, this.nameOf(table), table, present(changes.values()));
       // Later writes merge and evicted rows are read back by key: from now on the shadow needs its key.
