@@ -32,7 +32,8 @@ import { hasStatementStatistics, postgresBackgroundPids, redisServerPid } from "
  * process (the gateway, the worker, the build's database backends, PostgreSQL's background processes, Redis),
  * read from /proc once every charge is posted; then 1,000 at one connection give the p50. Prints every round,
  * the means with B's ratio to A, and — with `pg_stat_statements` loaded — each database's statements by
- * execution time per request.
+ * execution time per request. `COMPARE_NODE_OPTIONS_B` (or `_A`) gives one build's processes Node flags:
+ * the same checkout twice then compares a runtime setting.
  */
 
 const connections = 32;
@@ -145,7 +146,11 @@ async function deploy(
     for (const stopOne of [...started].reverse()) await stopOne();
   };
   try {
-    const environment = { ...gatewayEnvironment(database.url, () => simulatorUrl, redisUrl), PORT: "0" };
+    const environment = {
+      ...gatewayEnvironment(database.url, () => simulatorUrl, redisUrl),
+      PORT: "0",
+      ...nodeOptionsOf(build),
+    };
     const main = path.join(build.checkout, "src/main.ts");
     const worker = await startChild(main, ["--role=worker"], environment, /worker running/);
     started.push(() => worker.stop());
@@ -256,3 +261,9 @@ main().then(
     process.exit(1);
   },
 );
+
+/** `COMPARE_NODE_OPTIONS_B` (or `_A`): Node's flags for one build's processes, to compare runtime settings. */
+function nodeOptionsOf(build: Build): { NODE_OPTIONS?: string } {
+  const options = process.env[`COMPARE_NODE_OPTIONS_${build.name}`];
+  return options === undefined ? {} : { NODE_OPTIONS: options };
+}
