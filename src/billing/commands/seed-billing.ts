@@ -23,9 +23,9 @@ import { modelPriceStreamIdOf } from "./set-model-price";
  * - the default rate goes to stream `fx-rate-default`, also "no-stream": recorded at most once per ledger,
  *   and only when the FX projection holds no rate. The projection is first awaited up to the price seeds,
  *   which on a fresh ledger are its first events, so that "no rate" is not merely "not projected yet".
- *   It is awaited for as long as it takes: a write transaction held open anywhere on the server (a dump, a
- *   rebuild) holds every projection back until it ends (docs/ledger.md), and a check given up would leave a
- *   first start with no rate — no request priced — until the next start.
+ *   It is awaited for as long as it takes: a write transaction held open anywhere on the server (a rebuild,
+ *   a session idle in a transaction that wrote) holds every projection back until it ends (docs/ledger.md),
+ *   and a check given up would leave a first start with no rate — no request priced — until the next start.
  */
 
 export const seedActor = "system:first-start";
