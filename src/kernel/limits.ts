@@ -262,6 +262,8 @@ export const billingLimits = {
   /** Credit amounts are below one trillion won: anything larger is a typo, not a top-up. */
   creditAmountWonBelow: "1000000000000",
   referenceLengthMax: 500,
+  /** An `Idempotency-Key` header's length, at most (Stripe's bound: a UUID or a client's own id fits). */
+  idempotencyKeyLengthMax: 255,
   /** Idle BullMQ queue connections to PostgreSQL per queue or worker (PostgreSQL backend). */
   queueDatabaseConnectionsMax: 4,
   /** Connecting to Redis gives up after this long; ioredis then retries with backoff. */

@@ -42,6 +42,13 @@ async function chargesOf(isOrganization: boolean): Promise<{ requestId: string; 
   return ((await response.json()) as { data: { requestId: string; amountWon: string }[] }).data;
 }
 
+async function balanceOf(user: string): Promise<string> {
+  const response = await fetch(`${harness.url}/admin/accounts/user/${user}`, {
+    headers: { authorization: `Bearer ${testSecrets.adminToken}` },
+  });
+  return ((await response.json()) as { balanceWon: string }).balanceWon;
+}
+
 beforeAll(async () => {
   harness = await startGatewayHarness({
     label: "console_browser",
@@ -287,6 +294,43 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
     expect(Number(account.balanceWon)).toBeGreaterThan(14_999);
     expect(Number(account.balanceWon)).toBeLessThan(15_000);
     await expectAccessible("09-admin-accounts");
+  });
+
+  it("given a top-up recorded but answered 503, when the admin sends it again, then the account is credited once", async () => {
+    // Given: the first attempt reaches the gateway, and its answer is replaced by a 503 on the way back
+    const payer = "yuna";
+    const balanceBefore = await balanceOf(payer);
+    const keysSent: (string | null)[] = [];
+    let attempts = 0;
+    const credits = (url: URL) => url.pathname === `/admin/accounts/user/${payer}/credits`;
+    await page.route(credits, async (route) => {
+      keysSent.push(await route.request().headerValue("idempotency-key"));
+      const answer = await route.fetch();
+      attempts += 1;
+      if (attempts === 1) {
+        await route.fulfill({ status: 503, json: { status: 300, message: "The ledger is unavailable" } });
+      } else {
+        await route.fulfill({ response: answer });
+      }
+    });
+    const topUpForm = page.getByRole("region", { name: "Top up" });
+    await topUpForm.getByLabel("Kind").selectOption("user");
+    await topUpForm.getByLabel("Id", { exact: true }).fill(payer);
+    await topUpForm.getByLabel("Amount (won)").fill("700");
+    await topUpForm.getByLabel("Reference").fill("invoice 2026-11 #43");
+    await topUpForm.getByRole("button", { name: "Top up", exact: true }).click();
+    await poll(() => attempts).toBe(1);
+
+    // When
+    await topUpForm.getByRole("button", { name: "Top up", exact: true }).click();
+    await page.getByTestId("top-up-result").waitFor();
+    await page.unroute(credits);
+
+    // Then
+    expect(keysSent).toHaveLength(2);
+    expect(keysSent[0]).toMatch(/^[0-9a-f]{32}$/);
+    expect(keysSent[1]).toBe(keysSent[0]);
+    expect(Number(await balanceOf(payer))).toBe(Number(balanceBefore) + 700);
   });
 
   it("lets an admin set a key's rate limit from the account's keys", async () => {

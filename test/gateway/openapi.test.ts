@@ -202,6 +202,14 @@ describe("GET /openapi.json", () => {
     expect(limitsBody.requestBody.content["application/json"].schema.properties).toHaveProperty(
       "allowedModels",
     );
+    const credits = served.paths["/admin/accounts/{kind}/{id}/credits"]!.post! as unknown as {
+      parameters: { name: string; in: string; required: boolean; schema: { maxLength?: number } }[];
+    };
+    expect(credits.parameters.find((parameter) => parameter.in === "header")).toMatchObject({
+      name: "idempotency-key",
+      required: false,
+      schema: { maxLength: 255 },
+    });
     const webhookBody = served.paths["/llm/webhooks"]!.post! as {
       requestBody: { content: { "application/json": { schema: { properties: Record<string, unknown> } } } };
     };

@@ -150,8 +150,9 @@ async function call<T>(
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
   path: string,
   body?: unknown,
+  extraHeaders: Record<string, string> = {},
 ): Promise<T> {
-  const headers: Record<string, string> = { accept: "application/json" };
+  const headers: Record<string, string> = { accept: "application/json", ...extraHeaders };
   if (body !== undefined) headers["content-type"] = "application/json";
   if (method !== "GET") headers["x-csrf-token"] = csrf[realm];
   const response = await fetch(path, {
@@ -348,15 +349,14 @@ export const adminApi = {
     }),
   clearKeyLimits: (uuid: string) =>
     call<KeyLimitsView>("admin", "DELETE", `/admin/keys/${encodeURIComponent(uuid)}/limits`),
-  topUp: (kind: string, id: string, amountWon: string, reference: string) =>
+  /** `idempotencyKey`: the same for every attempt at one top-up, so a retried one credits once. */
+  topUp: (kind: string, id: string, amountWon: string, reference: string, idempotencyKey: string) =>
     call<{ balanceWon: string }>(
       "admin",
       "POST",
       `/admin/accounts/${kind}/${encodeURIComponent(id)}/credits`,
-      {
-        amountWon,
-        reference,
-      },
+      { amountWon, reference },
+      { "idempotency-key": idempotencyKey },
     ),
   /** A one-time console sign-in link for a user (minutes-short, single use). */
   signInLink: (body: { userId: string; organizationId?: string }) =>

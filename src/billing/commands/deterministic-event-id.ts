@@ -31,6 +31,14 @@ export function uuidVersion5(namespace: string, name: string): string {
   return uuidOfBytes(bytes);
 }
 
+/**
+ * The top-up an admin client sent under an `Idempotency-Key`: the same key on the same account is the same
+ * top-up, however often the client retries it.
+ */
+export function creditToppedUpEventId(accountStreamId: string, idempotencyKey: string): string {
+  return uuidVersion5(billingEventNamespace, `CreditToppedUp/${accountStreamId}/${idempotencyKey}`);
+}
+
 /** The one `UsageCharged` a request may ever have. */
 export function usageChargedEventId(requestId: string): string {
   return uuidVersion5(billingEventNamespace, `UsageCharged/${requestId}`);

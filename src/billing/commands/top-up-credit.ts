@@ -3,11 +3,13 @@ import type pg from "pg";
 import { balancesProjection } from "../../../projections/balances";
 import { assert } from "../../kernel/assert";
 import { billingLimits } from "../../kernel/limits";
-import { creditDecimalPlaces, formatMoney, type Money } from "../../kernel/money";
+import { creditDecimalPlaces, formatMoney, type Money, parseMoney } from "../../kernel/money";
 import type { AccountReference } from "../../ledger/events";
 import { parseLedgerEvent } from "../../ledger/events";
+import type { RecordedEvent } from "../../ledger/store/event-store";
 import { accountStreamIdOf, readBalanceWon } from "../read-models/account-balances";
 import { type CommandOrigin, metadataOf } from "./command-metadata";
+import { creditToppedUpEventId } from "./deterministic-event-id";
 import type { BillingWriteDependencies } from "./set-model-price";
 
 /** TopUpCredit (C6 `POST /admin/accounts/:kind/:id/credits`): credit an account, answer its new balance. */
@@ -21,28 +23,70 @@ export function isAcceptableCreditAmount(amountWon: Money): boolean {
   );
 }
 
+/** An `Idempotency-Key` already used on this account for a top-up of another amount or reference. */
+export class IdempotencyKeyReusedError extends Error {
+  override readonly name = "IdempotencyKeyReusedError";
+  constructor() {
+    super(
+      "This Idempotency-Key was already used on this account for a top-up of another amount or reference",
+    );
+  }
+}
+
+/**
+ * With an `idempotencyKey`, a retry — after a lost answer or a 503 whose top-up was recorded — credits
+ * nothing more: the event's id is derived from the account and the key, so the store keeps one event, and
+ * the answer is the balance once that one top-up is applied.
+ */
 export async function topUpCredit(
   dependencies: BillingWriteDependencies & { database: Pick<pg.Pool, "query"> },
-  topUp: { account: AccountReference; amountWon: Money; reference: string },
+  topUp: {
+    account: AccountReference;
+    amountWon: Money;
+    reference: string;
+    idempotencyKey?: string | undefined;
+  },
   origin: CommandOrigin,
 ): Promise<{ balanceWon: string }> {
   // The routes refuse any other amount (400) before this: here one is a programmer error, never a top-up.
   assert(isAcceptableCreditAmount(topUp.amountWon), `a top-up of ${topUp.amountWon} won is not a credit`);
+  const data = {
+    account: topUp.account,
+    amountWon: formatMoney(topUp.amountWon),
+    reference: topUp.reference,
+  };
   const event = parseLedgerEvent({
     type: "CreditToppedUp",
-    data: { account: topUp.account, amountWon: formatMoney(topUp.amountWon), reference: topUp.reference },
+    data,
     metadata: metadataOf(origin, dependencies.clock),
   });
-  const appended = await dependencies.store.append({
-    streamId: accountStreamIdOf(topUp.account),
-    expectedVersion: "any",
-    events: [{ eventId: randomUUID(), event }],
-  });
+  const streamId = accountStreamIdOf(topUp.account);
+  let eventId: string = randomUUID();
+  let earlier: RecordedEvent | undefined;
+  if (topUp.idempotencyKey !== undefined) {
+    eventId = creditToppedUpEventId(streamId, topUp.idempotencyKey);
+    earlier = (await dependencies.store.readStream(streamId)).find((stored) => stored.eventId === eventId);
+    if (earlier && !isSameTopUp(earlier.data, data)) throw new IdempotencyKeyReusedError();
+  }
+  // Two retries at once both append: the store recognises the second as the first (same event id).
+  const position =
+    earlier?.position ??
+    (await dependencies.store.append({ streamId, expectedVersion: "any", events: [{ eventId, event }] }))
+      .position;
   await dependencies.waiter.waitFor(
-    appended.position,
+    position,
     [balancesProjection.name],
     dependencies.projectionWaitTimeoutMs,
   );
   // Read after the wait: the balance includes this top-up (and anything the projection applied with it).
   return { balanceWon: await readBalanceWon(dependencies.database, topUp.account) };
+}
+
+function isSameTopUp(stored: unknown, wanted: { amountWon: string; reference: string }): boolean {
+  const earlier = stored as { amountWon?: unknown; reference?: unknown };
+  return (
+    typeof earlier.amountWon === "string" &&
+    parseMoney(earlier.amountWon).eq(parseMoney(wanted.amountWon)) &&
+    earlier.reference === wanted.reference
+  );
 }

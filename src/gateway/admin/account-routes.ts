@@ -1,9 +1,10 @@
 import type { Router } from "express";
-import { topUpCredit } from "../../billing/commands/top-up-credit";
+import { IdempotencyKeyReusedError, topUpCredit } from "../../billing/commands/top-up-credit";
 import { readFundsInFlight } from "../../billing/read-models/account-balances";
 import { readAccountView } from "../../billing/read-models/account-view";
+import { apiErrors } from "../api-error";
 import { type AdminContext, adminOriginOf, parseWith, writeDependenciesOf } from "./admin-context";
-import { accountPathSchema, creditBodySchema } from "./admin-request-schemas";
+import { accountPathSchema, creditBodySchema, creditHeadersSchema } from "./admin-request-schemas";
 
 /**
  * `POST /accounts/:kind/:id/credits` → 201 `{ balanceWon }`, the balance once the top-up is applied.
@@ -14,12 +15,21 @@ import { accountPathSchema, creditBodySchema } from "./admin-request-schemas";
 export function addAccountRoutes(router: Router, context: AdminContext): void {
   router.post("/accounts/:kind/:id/credits", async (request, response) => {
     const account = parseWith(accountPathSchema, request.params);
+    const headers = parseWith(creditHeadersSchema, request.headers);
     const body = parseWith(creditBodySchema, request.body);
     const { balanceWon } = await topUpCredit(
       { ...writeDependenciesOf(context), database: context.database },
-      { account, amountWon: body.amountWon, reference: body.reference },
+      {
+        account,
+        amountWon: body.amountWon,
+        reference: body.reference,
+        idempotencyKey: headers["idempotency-key"],
+      },
       adminOriginOf(response.locals),
-    );
+    ).catch((error: unknown) => {
+      if (error instanceof IdempotencyKeyReusedError) throw apiErrors.validation(error.message);
+      throw error;
+    });
     response.status(201).json({ balanceWon });
   });
 

@@ -55,6 +55,23 @@ export const creditBodySchema = z.object({
   reference: z.string().max(billingLimits.referenceLengthMax).default(""),
 });
 
+/**
+ * A top-up's optional `Idempotency-Key` header (the IETF httpapi draft's field, as payment APIs use it): a
+ * retry with the same key credits the account once.
+ */
+export const creditHeadersSchema = z.object({
+  "idempotency-key": z
+    .string()
+    .min(1)
+    .max(billingLimits.idempotencyKeyLengthMax)
+    .regex(/^[\x21-\x7e]+$/, "must be visible ASCII characters")
+    .optional()
+    .meta({
+      description:
+        "Any unique string per top-up, such as a UUID: a retry with the same key on the same account credits it once, and answers the balance once that top-up is applied",
+    }),
+});
+
 export const modelPriceBodySchema = z.object({
   inputUsdPer1M: unitPriceText,
   outputUsdPer1M: unitPriceText,

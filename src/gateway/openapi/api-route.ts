@@ -14,6 +14,8 @@ export interface ApiRoute {
   security: Security | readonly Security[];
   pathParameters?: z.ZodType;
   query?: z.ZodType;
+  /** Request headers the route reads beyond authentication (an object schema, names in lower case). */
+  headers?: z.ZodType;
   body?: z.ZodType;
   /** Success responses by HTTP status. */
   responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;

@@ -78,6 +78,7 @@ function operationOf(route: ApiRoute) {
   const parameters = [
     ...(route.pathParameters ? parametersOf(route.pathParameters, "path") : []),
     ...(route.query ? parametersOf(route.query, "query") : []),
+    ...(route.headers ? parametersOf(route.headers, "header") : []),
   ];
   const responses = Object.fromEntries(
     Object.entries(route.responses).map(([httpStatus, response]) => [

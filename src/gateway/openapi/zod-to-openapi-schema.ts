@@ -30,11 +30,17 @@ export function jsonSchemaOf(schema: z.ZodType, io: "input" | "output"): JsonSch
   return converted;
 }
 
-/** The properties of an object schema as OpenAPI parameters (query or path). */
+/** The properties of an object schema as OpenAPI parameters (query, path or header). */
 export function parametersOf(
   schema: z.ZodType,
-  location: "query" | "path",
-): { name: string; in: "query" | "path"; required: boolean; schema: JsonSchema; description?: string }[] {
+  location: "query" | "path" | "header",
+): {
+  name: string;
+  in: "query" | "path" | "header";
+  required: boolean;
+  schema: JsonSchema;
+  description?: string;
+}[] {
   const converted = jsonSchemaOf(schema, "input");
   const properties = (converted.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set((converted.required ?? []) as string[]);

@@ -1,3 +1,4 @@
+import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createFxRateRefresher } from "../../../src/billing/fx/fx-rate-refresh";
 import { createKoreaeximClient, type KoreaeximClient } from "../../../src/billing/fx/koreaexim-client";
@@ -119,6 +120,86 @@ describe("POST /admin/accounts/:kind/:id/credits", () => {
   it("refuses an unknown account kind and a body that is not JSON with 400/100", async () => {
     await expectError(await api.admin("POST", "/accounts/team/x/credits", { amountWon: "1" }), 400, 100);
     await expectError(await api.admin("POST", "/accounts/user/x/credits", "{not json"), 400, 100);
+  });
+});
+
+describe("POST /admin/accounts/:kind/:id/credits with an Idempotency-Key", () => {
+  const topUp = (idempotencyKey: string, amountWon = "10000", reference = "invoice 8") =>
+    api.admin(
+      "POST",
+      "/accounts/user/alice/credits",
+      { amountWon, reference },
+      { "idempotency-key": idempotencyKey },
+    );
+  const toppedUp = async () => (await api.ledger.store.readStream("account-user-alice")).length;
+
+  it("given the same top-up sent three times, then the account is credited once and each answer is that balance", async () => {
+    // When
+    const answers = [await topUp("topup-7f3a"), await topUp("topup-7f3a"), await topUp("topup-7f3a")];
+
+    // Then
+    expect(answers.map((answer) => answer.status)).toEqual([201, 201, 201]);
+    for (const answer of answers) expect(await json(answer)).toEqual({ balanceWon: "10000" });
+    expect(await toppedUp()).toBe(1);
+    expect(await json(await topUp("topup-7f3b"))).toEqual({ balanceWon: "20000" });
+    expect(await toppedUp()).toBe(2);
+  });
+
+  it("given a key already used for another amount or reference, then 400/100 and nothing is credited", async () => {
+    // Given
+    expect((await topUp("topup-91c0")).status).toBe(201);
+
+    // When / Then
+    expect(await expectError(await topUp("topup-91c0", "20000"), 400, 100)).toContain("Idempotency-Key");
+    await expectError(await topUp("topup-91c0", "10000", "invoice 9"), 400, 100);
+    expect(await toppedUp()).toBe(1);
+  });
+
+  it.each([
+    ["a space", "two words"],
+    ["a character beyond ASCII", "clé-1"],
+    ["too long", "k".repeat(256)],
+  ])("refuses a key with %s with 400/100", async (_case, idempotencyKey) => {
+    await expectError(await topUp(idempotencyKey), 400, 100);
+    expect(await toppedUp()).toBe(0);
+  });
+});
+
+describe("a top-up answered 503, then retried with its Idempotency-Key", () => {
+  it("given the projections held back past the wait, when the client retries once they caught up, then the account is credited once", async () => {
+    // Given: an admin API whose writes wait 300 ms, and a write transaction open elsewhere on the server
+    await api.close();
+    api = await startBillingApi(`admin_api_${sequence++}`, { projectionWaitTimeoutMs: 300 });
+    const openTransaction = new pg.Client({ connectionString: api.ledger.database.url });
+    await openTransaction.connect();
+    await openTransaction.query("BEGIN");
+    await openTransaction.query("SELECT pg_current_xact_id()");
+    const send = () =>
+      api.admin(
+        "POST",
+        "/accounts/user/alice/credits",
+        { amountWon: "10000", reference: "invoice 10" },
+        { "idempotency-key": "topup-5d21" },
+      );
+
+    // When: the first attempt is recorded but not yet projected
+    try {
+      await expectError(await send(), 503, 300);
+    } finally {
+      await openTransaction.query("COMMIT");
+      await openTransaction.end();
+    }
+    // A client retries a 503 with the same key, pausing between attempts, until it has an answer
+    let retried = await send();
+    for (let attempt = 1; retried.status === 503 && attempt < 50; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      retried = await send();
+    }
+
+    // Then
+    expect(retried.status).toBe(201);
+    expect(await json(retried)).toEqual({ balanceWon: "10000" });
+    expect(await api.ledger.store.readStream("account-user-alice")).toHaveLength(1);
   });
 });
 

@@ -65,6 +65,8 @@ export async function startBillingApi(
     /** Built over this harness's ledger and clock. */
     fxRateRefresher?: (store: EventStore, clock: () => Date) => FxRateRefresher;
     billingHistoryRowsMax?: number;
+    /** How long an admin write waits for its projection before answering 503. */
+    projectionWaitTimeoutMs?: number;
   } = {},
 ): Promise<BillingApiHarness> {
   const ledger = await openLedgerHarness(label);
@@ -83,6 +85,9 @@ export async function startBillingApi(
       ...(options.billingHistoryRowsMax === undefined
         ? {}
         : { billingHistoryRowsMax: options.billingHistoryRowsMax }),
+      ...(options.projectionWaitTimeoutMs === undefined
+        ? {}
+        : { projectionWaitTimeoutMs: options.projectionWaitTimeoutMs }),
     }),
   );
   const account = express.Router();

@@ -14,13 +14,26 @@ function isTopUpAmount(text: string): boolean {
 
 type TopUp = AccountRef & { amountWon: string; reference: string };
 
-/** Credits an account; the amount is checked before sending, and a success shows the new balance. */
+/** 128 random bits in hex (`getRandomValues`, unlike `randomUUID`, works on a console served over plain HTTP). */
+function newIdempotencyKey(): string {
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Credits an account; the amount is checked before sending, and a success shows the new balance. Sending the
+ * same top-up again after a failure (a 503, a lost answer: it may have been recorded) reuses its
+ * Idempotency-Key, so the account is credited once; after a success, the same fields are a new top-up.
+ */
 export function TopUpCard({ onToppedUp }: { onToppedUp(account: AccountRef): void }) {
   const { t } = useI18n();
   const client = useQueryClient();
+  const [unconfirmed, setUnconfirmed] = useState<{ fields: string; idempotencyKey: string }>();
   const topUp = useMutation({
-    mutationFn: (input: TopUp) => adminApi.topUp(input.kind, input.id, input.amountWon, input.reference),
+    mutationFn: (input: TopUp & { idempotencyKey: string }) =>
+      adminApi.topUp(input.kind, input.id, input.amountWon, input.reference, input.idempotencyKey),
     onSuccess: (_result, input) => {
+      setUnconfirmed(undefined);
       onToppedUp({ kind: input.kind, id: input.id });
       void client.invalidateQueries({ queryKey: ["admin"] });
     },
@@ -34,8 +47,15 @@ export function TopUpCard({ onToppedUp }: { onToppedUp(account: AccountRef): voi
     const form = new FormData(event.currentTarget);
     const input = { kind: fieldText(form, "kind"), id: fieldText(form, "id") };
     const amountWon = fieldText(form, "amountWon");
-    if (!isTopUpAmount(amountWon)) setAmountError(true);
-    else topUp.mutate({ ...input, amountWon, reference: fieldText(form, "reference") });
+    if (!isTopUpAmount(amountWon)) {
+      setAmountError(true);
+      return;
+    }
+    const entered = { ...input, amountWon, reference: fieldText(form, "reference") };
+    const fields = JSON.stringify(entered);
+    const idempotencyKey = unconfirmed?.fields === fields ? unconfirmed.idempotencyKey : newIdempotencyKey();
+    setUnconfirmed({ fields, idempotencyKey });
+    topUp.mutate({ ...entered, idempotencyKey });
   }
 
   return (
