@@ -6,7 +6,6 @@ import { billingLimits } from "../../kernel/limits";
 import { creditDecimalPlaces, formatMoney, type Money, parseMoney } from "../../kernel/money";
 import type { AccountReference } from "../../ledger/events";
 import { parseLedgerEvent } from "../../ledger/events";
-import type { RecordedEvent } from "../../ledger/store/event-store";
 import { accountStreamIdOf, readBalanceWon } from "../read-models/account-balances";
 import { type CommandOrigin, metadataOf } from "./command-metadata";
 import { creditToppedUpEventId } from "./deterministic-event-id";
@@ -61,18 +60,22 @@ export async function topUpCredit(
     metadata: metadataOf(origin, dependencies.clock),
   });
   const streamId = accountStreamIdOf(topUp.account);
-  let eventId: string = randomUUID();
-  let earlier: RecordedEvent | undefined;
-  if (topUp.idempotencyKey !== undefined) {
-    eventId = creditToppedUpEventId(streamId, topUp.idempotencyKey);
-    earlier = (await dependencies.store.readStream(streamId)).find((stored) => stored.eventId === eventId);
-    if (earlier && !isSameTopUp(earlier.data, data)) throw new IdempotencyKeyReusedError();
+  const key = topUp.idempotencyKey;
+  const eventId = key === undefined ? randomUUID() : creditToppedUpEventId(streamId, key);
+  // A retry (or a concurrent twin) is recognised by the store as the event it already holds.
+  const { position } = await dependencies.store.append({
+    streamId,
+    expectedVersion: "any",
+    events: [{ eventId, event }],
+  });
+  if (key !== undefined) {
+    // Read back what the store holds under the key: another body stored first means this one credited nothing.
+    const stored = (await dependencies.store.readStream(streamId)).find(
+      (recorded) => recorded.eventId === eventId,
+    );
+    assert(stored, `the store answered an append of ${eventId} it does not hold`);
+    if (!isSameTopUp(stored.data, data)) throw new IdempotencyKeyReusedError();
   }
-  // Two retries at once both append: the store recognises the second as the first (same event id).
-  const position =
-    earlier?.position ??
-    (await dependencies.store.append({ streamId, expectedVersion: "any", events: [{ eventId, event }] }))
-      .position;
   await dependencies.waiter.waitFor(
     position,
     [balancesProjection.name],

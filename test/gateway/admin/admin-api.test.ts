@@ -155,6 +155,22 @@ describe("POST /admin/accounts/:kind/:id/credits with an Idempotency-Key", () =>
     expect(await toppedUp()).toBe(1);
   });
 
+  it("given the same key sent at once with two amounts and five times with one, then one top-up of each key is credited", async () => {
+    // When
+    const twins = await Promise.all([topUp("topup-a1", "100"), topUp("topup-a1", "200")]);
+    const repeats = await Promise.all(Array.from({ length: 5 }, () => topUp("topup-b2", "1000")));
+
+    // Then: one twin credited, the other refused; the five repeats are one top-up
+    const statuses = twins.map((answer) => answer.status).sort();
+    expect(statuses).toEqual([201, 400]);
+    expect(repeats.map((answer) => answer.status)).toEqual([201, 201, 201, 201, 201]);
+    const stored = await api.ledger.store.readStream("account-user-alice");
+    expect(stored).toHaveLength(2);
+    const credited = stored.map((event) => (event.data as { amountWon: string }).amountWon);
+    expect(credited.filter((amount) => amount === "1000")).toHaveLength(1);
+    expect(["100", "200"]).toContain(credited.find((amount) => amount !== "1000"));
+  });
+
   it.each([
     ["a space", "two words"],
     ["a character beyond ASCII", "clé-1"],
