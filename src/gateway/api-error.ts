@@ -87,6 +87,16 @@ export const apiErrors = {
       applicationCodes.modelProcessing,
       "The billing ledger is unavailable; try again shortly",
     ),
+  /**
+   * A write recorded in the ledger whose read models did not catch up in time (every HTTP wait for a
+   * projection follows its write): saying "unavailable" would invite a retry that records it twice.
+   */
+  recordedNotVisibleYet: () =>
+    new ApiError(
+      503,
+      applicationCodes.modelProcessing,
+      "The change was recorded, but the ledger's read models have not caught up yet, so it is not visible; check before sending it again (a top-up sent again without its Idempotency-Key is credited twice)",
+    ),
   /** Below ₩1 available (C3, C10): how much the paying account has, and how it gets more. */
   creditInsufficient: (accountKind: "user" | "organization", availableWon: string) =>
     accountKind === "organization"

@@ -26,8 +26,8 @@ export function toApiError(error: unknown): ApiError {
     return apiErrors.upstreamFailed(error.message, error.retryAfterSeconds);
   if (error instanceof UpstreamThrottledError)
     return apiErrors.upstreamThrottled(error.message, error.retryAfterSeconds);
-  if (error instanceof ProjectionLagError || isDatabaseUnavailable(error))
-    return apiErrors.ledgerUnavailable();
+  if (error instanceof ProjectionLagError) return apiErrors.recordedNotVisibleYet();
+  if (isDatabaseUnavailable(error)) return apiErrors.ledgerUnavailable();
   const bodyParserError = error as { type?: string; status?: number };
   if (bodyParserError.type === "entity.too.large") return apiErrors.validation("Request body is too large");
   if (bodyParserError.type === "entity.parse.failed")

@@ -65,7 +65,11 @@ function errorResponses(route: ApiRoute): Record<string, unknown> {
     add(500, "300: the upstream failed, after every attempt (C13)");
     add(429, "300: the upstream is rate limiting, after every attempt; see Retry-After (C13)");
   }
-  if (route.ledgerUnavailable) add(503, "300: the ledger is unavailable (fail closed)");
+  if (route.ledgerUnavailable) {
+    add(503, "300: the ledger is unavailable (fail closed)");
+    if (route.method !== "get" && route.tag !== "generation")
+      add(503, "300: the write was recorded, but its read models are behind");
+  }
   return Object.fromEntries(
     [...byStatus].map(([httpStatus, meanings]) => [
       String(httpStatus),

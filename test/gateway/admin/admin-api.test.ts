@@ -200,7 +200,7 @@ describe("a top-up answered 503, then retried with its Idempotency-Key", () => {
 
     // When: the first attempt is recorded but not yet projected
     try {
-      await expectError(await send(), 503, 300);
+      expect(await expectError(await send(), 503, 300)).toContain("The change was recorded");
     } finally {
       await openTransaction.query("COMMIT");
       await openTransaction.end();
