@@ -97,6 +97,18 @@ export const apiErrors = {
       applicationCodes.modelProcessing,
       "The change was recorded, but the ledger's read models have not caught up yet, so it is not visible; check before sending it again (a top-up sent again without its Idempotency-Key is credited twice)",
     ),
+  /**
+   * A request nothing prices (C10: holds are priced): no FX rate recorded yet — a first start before its
+   * default rate is recorded — or a model with no price. Fail closed, and say what an admin records.
+   */
+  pricingUnavailable: (reason: "no-fx-rate" | "unknown-model", model: string) =>
+    new ApiError(
+      503,
+      applicationCodes.modelProcessing,
+      reason === "no-fx-rate"
+        ? "No KRW per USD rate is recorded yet, so no request can be priced; an admin records one (POST /admin/fx-rates)"
+        : `No price is recorded for model ${model}, so its requests cannot be priced; an admin sets one (PUT /admin/models/${model}/price)`,
+    ),
   /** Below ₩1 available (C3, C10): how much the paying account has, and how it gets more. */
   creditInsufficient: (accountKind: "user" | "organization", availableWon: string) =>
     accountKind === "organization"

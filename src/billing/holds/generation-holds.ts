@@ -16,7 +16,7 @@ import {
 import { billingMetrics } from "../billing-metrics";
 import { keyKindLabelOf } from "../metric-labels";
 import { assertHoldWithinFunds, assertWonNotNegative } from "../money-invariants";
-import type { PricingInForce } from "../read-models/pricing-read-model";
+import { type PricingInForce, PricingUnavailableError } from "../read-models/pricing-read-model";
 import type { HoldAuthorizer } from "./hold-authorizer";
 import { costWonOf, type HoldPricing } from "./hold-pricing";
 import type { HoldProgress, OutputTokensSoFar } from "./hold-progress";
@@ -273,6 +273,8 @@ export class GenerationHolds {
     } catch (error) {
       // A broken invariant is no outage: it must not read as the ledger being away.
       if (error instanceof AssertionError) throw error;
+      // Nor is a request nothing prices (no FX rate recorded yet, a first start): nothing was held.
+      if (error instanceof PricingUnavailableError) throw error;
       this.ledgerFailing = true;
       this.options.logger.error({ err: error, requestId: request.requestId }, "placing a hold failed");
       // The statement may have committed before its answer was lost: release the hold if it exists.

@@ -2,6 +2,7 @@ import type { ServerResponse } from "node:http";
 import type { ErrorRequestHandler } from "express";
 import type { Logger } from "pino";
 import { type HoldRefusal, HoldRefusedError, LedgerUnavailableError } from "../../billing/holds/hold-refusal";
+import { PricingUnavailableError } from "../../billing/read-models/pricing-read-model";
 import { ProjectionLagError } from "../../ledger/projection/projection-waiter";
 import {
   UnsupportedRequestError,
@@ -19,6 +20,8 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof HoldRefusedError) return apiErrorOfRefusal(error.refusal);
   if (error instanceof LedgerUnavailableError) return apiErrors.ledgerUnavailable();
+  if (error instanceof PricingUnavailableError)
+    return apiErrors.pricingUnavailable(error.reason, error.request.model);
   if ((error as { notFound?: boolean }).notFound === true) return apiErrors.notFound("No such route");
   if (error instanceof UnsupportedRequestError) return apiErrors.validation(error.message);
   if (error instanceof UpstreamRejectedError) return apiErrors.upstreamRejected(error.message);

@@ -1,0 +1,90 @@
+import pino from "pino";
+import { describe, expect, it } from "vitest";
+import { GenerationHolds, type HoldRequest } from "../../../src/billing/holds/generation-holds";
+import { HoldPricing } from "../../../src/billing/holds/hold-pricing";
+import { LedgerUnavailableError } from "../../../src/billing/holds/hold-refusal";
+import { UsageOutbox } from "../../../src/billing/holds/usage-outbox";
+import {
+  type PricingRequest,
+  PricingUnavailableError,
+} from "../../../src/billing/read-models/pricing-read-model";
+import { toApiError } from "../../../src/gateway/middleware/error-handler";
+
+/**
+ * A request nothing prices — no FX rate recorded yet (a first start before its default rate) — fails closed
+ * before anything is held, and says so: not as the ledger being away, which would send an operator after
+ * the database.
+ */
+
+const request: HoldRequest = {
+  requestId: "req_unpriced",
+  keyId: "6f1c2a4e-8d3b-4f5a-9c7e-1b2d3e4f5a6b",
+  account: { kind: "user", id: "unpriced" },
+  userId: "unpriced",
+  organizationId: null,
+  discountOrganizationId: null,
+  availableWon: "100",
+  model: "alpha-5.4-mini",
+  endpoint: "chat.completions",
+  streamed: false,
+  startedAt: new Date("2026-03-02T01:00:00.000Z"),
+  bodyBytes: 4_000,
+  maxOutputTokens: 1_000,
+};
+
+function holdsWithoutRate(authorizations: { count: number }): GenerationHolds {
+  const unpriced = async (requests: readonly PricingRequest[]) => {
+    throw new PricingUnavailableError("no-fx-rate", requests[0]!);
+  };
+  return new GenerationHolds({
+    authorizer: {
+      authorize: async () => {
+        authorizations.count += 1;
+        return { kind: "held", holdWon: "1", availableWon: "100" };
+      },
+    },
+    pricing: new HoldPricing({
+      read: { pricingAt: unpriced, pricingEachAt: unpriced },
+      ttlMs: 60_000,
+      entriesMax: 10,
+    }),
+    outbox: new UsageOutbox({
+      completion: { complete: async () => true, hasRow: async () => false, voidIfOpen: async () => false },
+      log: { settled: () => {} },
+      store: { readStream: async () => [], append: async () => ({}) as never },
+      charges: { enqueueCharge: () => {} },
+      logger: pino({ level: "silent" }),
+      entriesMax: 10,
+      retryDelaysMs: [10],
+    }),
+    progress: { track: () => () => {} },
+    availableNow: async () => "100",
+    gatewayInstance: "gateway-test",
+    limits: {
+      expectedOutputTokens: 1_024,
+      holdFirstBelowHolds: 10,
+      holdLifetimeMs: 660_000,
+      refusalRecheckWaitMs: 10,
+    },
+    logger: pino({ level: "silent" }),
+  });
+}
+
+describe("a request nothing prices", () => {
+  it("given no FX rate recorded, then nothing is held and the answer is 503/300 naming the rate, not the ledger", async () => {
+    // Given
+    const authorizations = { count: 0 };
+    const holds = holdsWithoutRate(authorizations);
+
+    // When
+    const placed = holds.begin(request).placed;
+
+    // Then
+    await expect(placed).rejects.toThrow(PricingUnavailableError);
+    await expect(placed).rejects.not.toThrow(LedgerUnavailableError);
+    expect(authorizations.count).toBe(0);
+    const answer = toApiError(await placed.catch((error: unknown) => error));
+    expect(answer).toMatchObject({ httpStatus: 503, applicationCode: 300 });
+    expect(answer.message).toContain("No KRW per USD rate is recorded yet");
+  });
+});
