@@ -67,24 +67,10 @@ describe.each([
     await eventually("the default rate is recorded", async () => (await defaultRatesRecorded()) === 1);
 
     // When
-    await harness.append(
-      usageRecorded({
-        requestId: "req_composed",
-        account: { kind: "user", id: "frank" },
-        model: "alpha-5.4-mini",
-        tokens: { input: 1_000_000, cached: 0, output: 0, reasoning: 0 },
-        startedAt: new Date().toISOString(),
-      }),
-    );
-    billing.charges.enqueueCharge("req_composed");
+    const charge = await chargeOfUsageStartedNow("req_composed", "frank");
 
     // Then: the catalog's 0.25 USD per 1M input tokens at the default ₩1350.5 per USD
-    await eventually(
-      "the usage is charged",
-      async () => (await chargesOf(harness, "req_composed")).length === 1,
-    );
-    const [charge] = await chargesOf(harness, "req_composed");
-    expect(charge!.data).toMatchObject({ amountWon: "337.625000" });
+    expect(charge).toMatchObject({ amountWon: "337.625000" });
   });
 
   it("given a write transaction open on the server through the start, when it ends, then the default rate is recorded and a usage charged without a restart", async () => {
@@ -106,24 +92,28 @@ describe.each([
 
     // Then: the rate is recorded, and a request started after it is charged at it
     await eventually("the default rate is recorded", async () => (await defaultRatesRecorded()) === 1);
+    expect(await chargeOfUsageStartedNow("req_after_wait", "grace")).toMatchObject({
+      amountWon: "337.625000",
+    });
+    expect(await defaultRatesRecorded()).toBe(1);
+  });
+
+  /** Records a usage of 1M input tokens of alpha-5.4-mini started now, hands it over, and awaits its charge. */
+  async function chargeOfUsageStartedNow(requestId: string, userId: string): Promise<unknown> {
     await harness.append(
       usageRecorded({
-        requestId: "req_after_wait",
-        account: { kind: "user", id: "grace" },
+        requestId,
+        account: { kind: "user", id: userId },
         model: "alpha-5.4-mini",
         tokens: { input: 1_000_000, cached: 0, output: 0, reasoning: 0 },
         startedAt: new Date().toISOString(),
       }),
     );
-    billing.charges.enqueueCharge("req_after_wait");
-    await eventually(
-      "the usage is charged",
-      async () => (await chargesOf(harness, "req_after_wait")).length === 1,
-    );
-    const [charge] = await chargesOf(harness, "req_after_wait");
-    expect(charge!.data).toMatchObject({ amountWon: "337.625000" });
-    expect(await defaultRatesRecorded()).toBe(1);
-  });
+    billing.charges.enqueueCharge(requestId);
+    await eventually("the usage is charged", async () => (await chargesOf(harness, requestId)).length === 1);
+    const [charge] = await chargesOf(harness, requestId);
+    return charge!.data;
+  }
 
   /** Straight from the table: readers of the log wait for the open transaction too. */
   async function defaultRatesRecorded(): Promise<number> {

@@ -42,6 +42,16 @@ async function chargesOf(isOrganization: boolean): Promise<{ requestId: string; 
   return ((await response.json()) as { data: { requestId: string; amountWon: string }[] }).data;
 }
 
+/** The admin's top-up form, filled for a user account (not sent). */
+async function fillTopUpForm(user: string, amountWon: string, reference: string) {
+  const topUpForm = page.getByRole("region", { name: "Top up" });
+  await topUpForm.getByLabel("Kind").selectOption("user");
+  await topUpForm.getByLabel("Id", { exact: true }).fill(user);
+  await topUpForm.getByLabel("Amount (won)").fill(amountWon);
+  await topUpForm.getByLabel("Reference").fill(reference);
+  return topUpForm;
+}
+
 async function balanceOf(user: string): Promise<string> {
   const response = await fetch(`${harness.url}/admin/accounts/user/${user}`, {
     headers: { authorization: `Bearer ${testSecrets.adminToken}` },
@@ -279,20 +289,12 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
     expect(adminCookie).toMatchObject({ httpOnly: true, sameSite: "Strict" });
     expect(adminCookie?.value).not.toContain(testSecrets.adminToken);
 
-    const topUpForm = page.getByRole("region", { name: "Top up" });
-    await topUpForm.getByLabel("Kind").selectOption("user");
-    await topUpForm.getByLabel("Id", { exact: true }).fill(userId);
-    await topUpForm.getByLabel("Amount (won)").fill("5000");
-    await topUpForm.getByLabel("Reference").fill("invoice 2026-11 #42");
+    const topUpForm = await fillTopUpForm(userId, "5000", "invoice 2026-11 #42");
     await topUpForm.getByRole("button", { name: "Top up", exact: true }).click();
     await page.getByTestId("top-up-result").waitFor();
-    const account = (await (
-      await fetch(`${harness.url}/admin/accounts/user/${userId}`, {
-        headers: { authorization: `Bearer ${testSecrets.adminToken}` },
-      })
-    ).json()) as { balanceWon: string };
-    expect(Number(account.balanceWon)).toBeGreaterThan(14_999);
-    expect(Number(account.balanceWon)).toBeLessThan(15_000);
+    const balanceWon = Number(await balanceOf(userId));
+    expect(balanceWon).toBeGreaterThan(14_999);
+    expect(balanceWon).toBeLessThan(15_000);
     await expectAccessible("09-admin-accounts");
   });
 
@@ -313,11 +315,7 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
         await route.fulfill({ response: answer });
       }
     });
-    const topUpForm = page.getByRole("region", { name: "Top up" });
-    await topUpForm.getByLabel("Kind").selectOption("user");
-    await topUpForm.getByLabel("Id", { exact: true }).fill(payer);
-    await topUpForm.getByLabel("Amount (won)").fill("700");
-    await topUpForm.getByLabel("Reference").fill("invoice 2026-11 #43");
+    const topUpForm = await fillTopUpForm(payer, "700", "invoice 2026-11 #43");
     await topUpForm.getByRole("button", { name: "Top up", exact: true }).click();
     await poll(() => attempts).toBe(1);
 
