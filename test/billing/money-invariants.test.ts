@@ -1,14 +1,11 @@
-import pino from "pino";
 import { describe, expect, it } from "vitest";
 import { expectedVersionOf, readUsageStream } from "../../src/billing/charging/usage-stream-state";
 import { topUpCredit } from "../../src/billing/commands/top-up-credit";
-import { GenerationHolds, type HoldRequest } from "../../src/billing/holds/generation-holds";
-import { HoldPricing } from "../../src/billing/holds/hold-pricing";
+import type { HoldRequest } from "../../src/billing/holds/generation-holds";
 import { LedgerUnavailableError } from "../../src/billing/holds/hold-refusal";
 import { lateSettlementOf } from "../../src/billing/holds/late-settlement";
 import { PostgresUsageAuthorizations } from "../../src/billing/holds/postgres-usage-authorizations";
 import type { UsageAuthorizationRequest } from "../../src/billing/holds/usage-authorizations";
-import { UsageOutbox } from "../../src/billing/holds/usage-outbox";
 import {
   assertContiguousVersions,
   assertHoldWithinFunds,
@@ -24,6 +21,7 @@ import { AssertionError } from "../../src/kernel/assert";
 import { Money } from "../../src/kernel/money";
 import type { EventData, LedgerEvent } from "../../src/ledger/events";
 import type { RecordedEvent } from "../../src/ledger/store/event-store";
+import { generationHoldsWithFakes } from "../support/generation-holds-with-fakes";
 
 /**
  * The invariants money rests on (src/billing/money-invariants.ts) stop the work when they break: each is
@@ -186,16 +184,7 @@ describe("money invariants, where the code checks them", () => {
       fxRate: { rateKrwPerUsd: new Money(1_400), rateDate: "2026-02-27", appliesOn: "2026-03-02" },
       discount: { rate: new Money(0), level: "global" },
     };
-    const outbox = new UsageOutbox({
-      completion: { complete: async () => true, hasRow: async () => false, voidIfOpen: async () => false },
-      log: { settled: (_requestId: string) => {} },
-      store: { readStream: async () => [], append: async () => ({}) as never },
-      charges: { enqueueCharge: () => {} },
-      logger: pino({ level: "silent" }),
-      entriesMax: 10,
-      retryDelaysMs: [10],
-    });
-    const holds = new GenerationHolds({
+    const holds = generationHoldsWithFakes({
       // Granted ₩5 with ₩2 available: what a broken statement would answer.
       authorizer: {
         authorize: async () => ({
@@ -204,22 +193,8 @@ describe("money invariants, where the code checks them", () => {
           availableWon: "2",
         }),
       },
-      pricing: new HoldPricing({
-        read: { pricingAt: async () => [pricing], pricingEachAt: async () => [pricing] },
-        ttlMs: 60_000,
-        entriesMax: 10,
-      }),
-      outbox,
-      progress: { track: () => () => {} },
-      availableNow: async () => "2",
-      gatewayInstance: "gateway-test",
-      limits: {
-        expectedOutputTokens: 1_024,
-        holdFirstBelowHolds: 10,
-        holdLifetimeMs: 660_000,
-        refusalRecheckWaitMs: 10,
-      },
-      logger: pino({ level: "silent" }),
+      pricing: { pricingAt: async () => [pricing], pricingEachAt: async () => [pricing] },
+      availableWon: "2",
     });
     const request: HoldRequest = {
       requestId,

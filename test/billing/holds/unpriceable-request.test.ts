@@ -1,14 +1,12 @@
-import pino from "pino";
 import { describe, expect, it } from "vitest";
-import { GenerationHolds, type HoldRequest } from "../../../src/billing/holds/generation-holds";
-import { HoldPricing } from "../../../src/billing/holds/hold-pricing";
+import type { GenerationHolds, HoldRequest } from "../../../src/billing/holds/generation-holds";
 import { LedgerUnavailableError } from "../../../src/billing/holds/hold-refusal";
-import { UsageOutbox } from "../../../src/billing/holds/usage-outbox";
 import {
   type PricingRequest,
   PricingUnavailableError,
 } from "../../../src/billing/read-models/pricing-read-model";
 import { toApiError } from "../../../src/gateway/middleware/error-handler";
+import { generationHoldsWithFakes } from "../../support/generation-holds-with-fakes";
 
 /**
  * A request nothing prices — no FX rate recorded yet (a first start before its default rate) — fails closed
@@ -36,37 +34,15 @@ function holdsWithoutRate(authorizations: { count: number }): GenerationHolds {
   const unpriced = async (requests: readonly PricingRequest[]) => {
     throw new PricingUnavailableError("no-fx-rate", requests[0]!);
   };
-  return new GenerationHolds({
+  return generationHoldsWithFakes({
     authorizer: {
       authorize: async () => {
         authorizations.count += 1;
         return { kind: "held", holdWon: "1", availableWon: "100" };
       },
     },
-    pricing: new HoldPricing({
-      read: { pricingAt: unpriced, pricingEachAt: unpriced },
-      ttlMs: 60_000,
-      entriesMax: 10,
-    }),
-    outbox: new UsageOutbox({
-      completion: { complete: async () => true, hasRow: async () => false, voidIfOpen: async () => false },
-      log: { settled: () => {} },
-      store: { readStream: async () => [], append: async () => ({}) as never },
-      charges: { enqueueCharge: () => {} },
-      logger: pino({ level: "silent" }),
-      entriesMax: 10,
-      retryDelaysMs: [10],
-    }),
-    progress: { track: () => () => {} },
-    availableNow: async () => "100",
-    gatewayInstance: "gateway-test",
-    limits: {
-      expectedOutputTokens: 1_024,
-      holdFirstBelowHolds: 10,
-      holdLifetimeMs: 660_000,
-      refusalRecheckWaitMs: 10,
-    },
-    logger: pino({ level: "silent" }),
+    pricing: { pricingAt: unpriced, pricingEachAt: unpriced },
+    availableWon: "100",
   });
 }
 

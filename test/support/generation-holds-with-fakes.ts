@@ -1,0 +1,39 @@
+import pino from "pino";
+import { GenerationHolds, type GenerationHoldsOptions } from "../../src/billing/holds/generation-holds";
+import { HoldPricing } from "../../src/billing/holds/hold-pricing";
+import { UsageOutbox } from "../../src/billing/holds/usage-outbox";
+import type { PricingReadModel } from "../../src/billing/read-models/pricing-read-model";
+
+/**
+ * A gateway's holds with everything but the authorizer and the pricing read faked to succeed silently: for
+ * tests of what the hold path does with one statement's or one read's answer.
+ */
+export function generationHoldsWithFakes(parts: {
+  authorizer: GenerationHoldsOptions["authorizer"];
+  pricing: PricingReadModel;
+  availableWon: string;
+}): GenerationHolds {
+  return new GenerationHolds({
+    authorizer: parts.authorizer,
+    pricing: new HoldPricing({ read: parts.pricing, ttlMs: 60_000, entriesMax: 10 }),
+    outbox: new UsageOutbox({
+      completion: { complete: async () => true, hasRow: async () => false, voidIfOpen: async () => false },
+      log: { settled: () => {} },
+      store: { readStream: async () => [], append: async () => ({}) as never },
+      charges: { enqueueCharge: () => {} },
+      logger: pino({ level: "silent" }),
+      entriesMax: 10,
+      retryDelaysMs: [10],
+    }),
+    progress: { track: () => () => {} },
+    availableNow: async () => parts.availableWon,
+    gatewayInstance: "gateway-test",
+    limits: {
+      expectedOutputTokens: 1_024,
+      holdFirstBelowHolds: 10,
+      holdLifetimeMs: 660_000,
+      refusalRecheckWaitMs: 10,
+    },
+    logger: pino({ level: "silent" }),
+  });
+}
