@@ -177,8 +177,13 @@ export class UpstreamFailedError extends Error {
     message: string,
     /** The HTTP status of a failed answer (`reason` "status"); absent for a failure reported in a 200. */
     readonly upstreamStatus?: number,
-    /** Set when every endpoint of the model is open: whole seconds until the next probe (C13), at least 1. */
+    /**
+     * For the client: whole seconds (at least 1) until the model's next breaker probe when every endpoint is
+     * open, or until the upstream's `Retry-After` when it outlasted the request's deadline (C13).
+     */
     readonly retryAfterSeconds?: number,
+    /** What the upstream's `Retry-After` asked for (a 500, 502, 503, 504 or 529), from the moment it answered. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
   }

@@ -47,7 +47,21 @@ describe("upstream error messages", () => {
     expect(long.endsWith("…")).toBe(true);
   });
 
-  it("maps 4xx to rejected and 5xx to failed, with the sanitised upstream message", () => {
+  it("cuts a stack trace and all after it, in each language upstream servers are written in (C3)", () => {
+    const traces = [
+      'model crashed\nTraceback (most recent call last):\n  File "/srv/app/server.py", line 88, in handle\n    raise RuntimeError("db down")',
+      'model crashed\n  File "/srv/app/server.py", line 88, in handle',
+      "model crashed\n    at handle (/srv/app/server.js:88:13)\n    at process.processTicksAndRejections",
+      "model crashed\n\tat com.example.Server.handle(Server.java:88)",
+      "model crashed\ngoroutine 1 [running]:\nmain.handle()",
+    ];
+    expect(traces.map((trace) => sanitiseUpstreamMessage(trace, []))).toEqual(Array(5).fill("model crashed"));
+    expect(sanitiseUpstreamMessage("the schema says: at most 4 items (see docs:12:3)", [])).toBe(
+      "the schema says: at most 4 items (see docs:12:3)",
+    );
+  });
+
+  it("maps 4xx to rejected, with the sanitised upstream message, and 5xx to failed, with its status alone", () => {
     const body = JSON.stringify({
       error: { message: "max_tokens: 999999 > 64000, the maximum for this model" },
     });
@@ -58,5 +72,19 @@ describe("upstream error messages", () => {
     const failed = statusError(503, "<html>busy</html>", []);
     expect(failed).toBeInstanceOf(UpstreamFailedError);
     expect(failed).toMatchObject({ reason: "status", message: "upstream failed (HTTP 503)" });
+    const crashed = statusError(
+      500,
+      JSON.stringify({
+        error: { message: 'RuntimeError: db down at /srv/app/db.py\nFile "/srv/app/db.py", line 9' },
+      }),
+      [],
+    );
+    expect(crashed.message).toBe("upstream failed (HTTP 500)");
+    const traceOnly = statusError(
+      400,
+      JSON.stringify({ error: { message: "Traceback (most recent call last):" } }),
+      [],
+    );
+    expect(traceOnly.message).toBe("upstream rejected the request (HTTP 400)");
   });
 });

@@ -53,7 +53,9 @@ function errorCode(error: unknown): string | undefined {
 
 /**
  * The error for a non-2xx answer: 4xx is the request's fault (rejected), anything else the upstream's
- * (failed). The upstream's own message is kept, sanitised, because it tells the client what to fix.
+ * (failed). A rejection keeps the upstream's own message, sanitised, because it tells the client what to fix;
+ * a failure says only the status: what a failing upstream writes is about its own insides (a self-hosted
+ * server's exception and its trace), which C3 never shows a client, and the client can fix nothing in it.
  */
 export function statusError(
   statusCode: number,
@@ -61,17 +63,21 @@ export function statusError(
   secrets: readonly string[],
   retryAfterMs?: number,
 ): UpstreamRejectedError | UpstreamFailedError {
-  const upstreamMessage = extractUpstreamErrorMessage(bodyText);
-  const detail =
-    upstreamMessage === undefined ? "" : `: ${sanitiseUpstreamMessage(upstreamMessage, secrets)}`;
   if (statusCode >= 400 && statusCode < 500) {
+    const detail = detailOf(extractUpstreamErrorMessage(bodyText), secrets);
     return new UpstreamRejectedError(
       statusCode,
       `upstream rejected the request (HTTP ${statusCode})${detail}`,
       retryAfterMs,
     );
   }
-  return new UpstreamFailedError("status", `upstream failed (HTTP ${statusCode})${detail}`, statusCode);
+  return new UpstreamFailedError(
+    "status",
+    `upstream failed (HTTP ${statusCode})`,
+    statusCode,
+    undefined,
+    retryAfterMs,
+  );
 }
 
 /**
@@ -79,6 +85,12 @@ export function statusError(
  * response whose status is "failed".
  */
 export function reportedFailureError(upstreamMessage: string | null | undefined): UpstreamFailedError {
-  const detail = upstreamMessage ? `: ${sanitiseUpstreamMessage(upstreamMessage, [])}` : "";
+  const detail = detailOf(upstreamMessage, []);
   return new UpstreamFailedError("status", `upstream reported a failure${detail}`);
+}
+
+/** The upstream's message, sanitised, as the tail of ours (": …"); nothing when none is left to show. */
+function detailOf(upstreamMessage: string | null | undefined, secrets: readonly string[]): string {
+  const text = upstreamMessage ? sanitiseUpstreamMessage(upstreamMessage, secrets) : "";
+  return text === "" ? "" : `: ${text}`;
 }

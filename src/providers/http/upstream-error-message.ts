@@ -58,12 +58,21 @@ const credentialPatterns: readonly RegExp[] = [
 ];
 
 /**
- * Makes an upstream message safe to show our client: our own secrets (the upstream API key) and anything
- * shaped like a credential are redacted, control characters and runs of whitespace collapse to one space,
- * and the text is cut to `upstreamLimits.messageCharactersMax`.
+ * Where a stack trace starts, in the languages upstream servers are written in: Python's header and frames,
+ * JavaScript's (`at fn (file.js:1:2)`), Java's (`at a.b.C.m(C.java:12)`) and Go's goroutine dump.
+ */
+const stackTraceStart =
+  /Traceback \(most recent call last\)|File "[^"]*", line \d+|\bat \S+ \(\S+:\d+:\d+\)|\bat [\w$.<>]+\([\w$.]+\.(?:java|kt|scala):\d+\)|goroutine \d+ \[/;
+
+/**
+ * Makes an upstream message safe to show our client: a stack trace and what follows it are cut off (C3),
+ * our own secrets (the upstream API key) and anything shaped like a credential are redacted, control
+ * characters and runs of whitespace collapse to one space, and the text is cut to
+ * `upstreamLimits.messageCharactersMax`.
  */
 export function sanitiseUpstreamMessage(message: string, secrets: readonly string[]): string {
-  let text = message;
+  const traceAt = message.search(stackTraceStart);
+  let text = traceAt === -1 ? message : message.slice(0, traceAt);
   for (const secret of secrets) {
     if (secret.length > 0) text = text.split(secret).join(redacted);
   }

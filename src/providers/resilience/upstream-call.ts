@@ -386,26 +386,38 @@ export class UpstreamCall {
   ): Error {
     const made = `${this.attempts.length} ${plural(this.attempts.length)} made`;
     const slug = this.options.chain[0]!.model.slug;
-    if (shortfall?.kind === "throttled" || last?.failure.status === 429) {
-      const untilMs =
-        shortfall?.kind === "throttled" ? shortfall.untilMs : Date.now() + (last?.failure.retryAfterMs ?? 0);
-      const retryAfterSeconds = Math.max(1, Math.ceil((untilMs - Date.now()) / 1_000));
+    const throttledUntilMs =
+      shortfall?.kind === "throttled" ? shortfall.untilMs : Date.now() + (last?.failure.retryAfterMs ?? 0);
+    const throttledSeconds = Math.max(1, Math.ceil((throttledUntilMs - Date.now()) / 1_000));
+    // A 429 answers 429; a 5xx whose Retry-After outlasted the deadline stays the failure it was (C13).
+    const rateLimited =
+      last?.failure.status === 429 ||
+      (shortfall?.kind === "throttled" && this.attempts.some((attempt) => attempt.status === 429));
+    if (rateLimited)
       return new UpstreamThrottledError(
-        retryAfterSeconds,
-        `upstream is rate limiting requests for ${slug} (HTTP 429); ${made}; retry after ${retryAfterSeconds} s`,
+        throttledSeconds,
+        `upstream is rate limiting requests for ${slug} (HTTP 429); ${made}; retry after ${throttledSeconds} s`,
       );
-    }
-    const retryAfterSeconds = this.breakersReopenInSeconds();
+    const breakersReopenInSeconds = this.breakersReopenInSeconds();
     const circuit =
-      retryAfterSeconds === undefined ? "" : `; circuit open, next probe in ${retryAfterSeconds} s`;
+      breakersReopenInSeconds === undefined
+        ? ""
+        : `; circuit open, next probe in ${breakersReopenInSeconds} s`;
     if (last) {
       const error = last.error;
       const reason = error instanceof UpstreamFailedError ? error.reason : "status";
+      if (shortfall?.kind === "throttled")
+        return new UpstreamFailedError(
+          reason,
+          `${error.message}; ${made}; retry after ${throttledSeconds} s${circuit}`,
+          last.failure.status ?? undefined,
+          Math.max(throttledSeconds, breakersReopenInSeconds ?? 0),
+        );
       return new UpstreamFailedError(
         reason,
         `${error.message}; ${made}${circuit}`,
         last.failure.status ?? undefined,
-        retryAfterSeconds,
+        breakersReopenInSeconds,
       );
     }
     if (shortfall?.kind === "capacity")
@@ -417,7 +429,7 @@ export class UpstreamCall {
       "unavailable",
       `every upstream endpoint of ${slug} is unavailable (circuit open); ${made}`,
       undefined,
-      retryAfterSeconds ?? 1,
+      breakersReopenInSeconds ?? 1,
     );
   }
 }

@@ -47,7 +47,8 @@ export function attemptFailureOf(error: unknown): AttemptFailure | undefined {
         status: error.upstreamStatus,
         retryable: retriedFailureStatuses.has(error.upstreamStatus),
         breakerFailure: true,
-        retryAfterMs: undefined,
+        // C13 honours it on every retried status: a 503 or 529 says when the upstream expects to be back.
+        retryAfterMs: retriedFailureStatuses.has(error.upstreamStatus) ? error.retryAfterMs : undefined,
       };
     case "timeout":
     case "connection":

@@ -153,6 +153,39 @@ describe("upstream call (C13)", () => {
     expect(only.served).toHaveLength(1);
   });
 
+  it.each([503, 529])(
+    "honours a %i's Retry-After as a 429's: the retry at that endpoint is never sooner",
+    async (status) => {
+      const [only] = endpoints as [FaultyUpstream];
+      only.setPlan((index) => (index === 0 ? { kind: "status", status, retryAfter: "1" } : { kind: "pass" }));
+      const call = registryOf([only]).call(model, requestFor);
+
+      await call.generate(new AbortController().signal);
+
+      expect(only.served.map((served) => served.fault)).toEqual([String(status), "pass"]);
+      expect(only.served[1]!.atMs - only.served[0]!.atMs).toBeGreaterThanOrEqual(1_000);
+    },
+  );
+
+  it("answers a 503 whose Retry-After outlasts the deadline as the failure it is, 500/300, with when to come back", async () => {
+    const [only] = endpoints as [FaultyUpstream];
+    only.setPlan(() => ({ kind: "status", status: 503, retryAfter: "30" }));
+    const call = registryOf([only], { limits: { ...fastLimits, requestDeadlineMs: 10_000 } }).call(
+      model,
+      requestFor,
+    );
+    const startedMs = Date.now();
+
+    const failure = await call.generate(new AbortController().signal).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(UpstreamFailedError);
+    expect((failure as UpstreamFailedError).upstreamStatus).toBe(503);
+    expect((failure as UpstreamFailedError).retryAfterSeconds).toBe(30);
+    expect((failure as Error).message).toBe("upstream failed (HTTP 503); 1 attempt made; retry after 30 s");
+    expect(Date.now() - startedMs).toBeLessThan(2_000);
+    expect(only.served).toHaveLength(1);
+  });
+
   it("says what the upstream did and how many attempts were made when every attempt fails", async () => {
     const [only] = endpoints as [FaultyUpstream];
     only.setPlan(() => ({ kind: "status", status: 502 }));
