@@ -98,6 +98,17 @@ export const apiErrors = {
       "The change was recorded, but the ledger's read models have not caught up yet, so it is not visible; check before sending it again (a top-up sent again without its Idempotency-Key is credited twice)",
     ),
   /**
+   * A command that lost its append to other writers of the same stream every time it decided again
+   * (ledger/store/conflict-retry.ts): nothing was recorded, so sending it again is safe.
+   */
+  contendedChange: () =>
+    new ApiError(
+      503,
+      applicationCodes.modelProcessing,
+      "Other changes to the same record kept landing first, so this one was not recorded; send it again",
+      1,
+    ),
+  /**
    * A request nothing prices (C10: holds are priced): no FX rate recorded yet — a first start before its
    * default rate is recorded — or a model with no price. Fail closed, and say what an admin records.
    */

@@ -28,6 +28,14 @@ export const limits = {
   projectionLingerMs: 10,
   projectionStandbyRetryMs: 2_000,
   projectionWaitTimeoutMs: 10_000,
+  /**
+   * A command decided on a stream (a key's status, an organization's roles) that lost its append to another
+   * writer decides again on the new state, after a jittered backoff that doubles from the base to the max,
+   * this many times in all (ledger/store/conflict-retry.ts). Within one process such commands take turns.
+   */
+  commandConflictAttemptsMax: 10,
+  commandConflictBackoffBaseMs: 5,
+  commandConflictBackoffMaxMs: 200,
   /** Read-your-writes waiters re-read checkpoints this often when no notification arrives. */
   projectionWaitPollIntervalMs: 100,
   rebuildBatchSizeMax: 10_000,
@@ -623,6 +631,12 @@ const batchRelations: LimitRelation[] = [
 
 /** Timings that only work in one order. */
 const timingRelations: LimitRelation[] = [
+  {
+    says: "limits.commandConflictBackoffBaseMs ≤ limits.commandConflictBackoffMaxMs and limits.commandConflictAttemptsMax ≥ 1",
+    holds: ({ limits: service }) =>
+      service.commandConflictBackoffBaseMs <= service.commandConflictBackoffMaxMs &&
+      service.commandConflictAttemptsMax >= 1,
+  },
   {
     says: "limits.httpKeepAliveTimeoutMs < limits.httpHeadersTimeoutMs (else a kept-alive socket's next request can be cut by the headers timer)",
     holds: ({ limits: service }) => service.httpKeepAliveTimeoutMs < service.httpHeadersTimeoutMs,

@@ -5,7 +5,8 @@ import { keyListsProjection } from "../../projections/key-lists";
 import { organizationMembersProjection } from "../../projections/organization-members";
 import type { AccountReference, EventMetadata, LedgerEvent } from "../ledger/events";
 import type { ProjectionWaiter } from "../ledger/projection/projection-waiter";
-import { type EventStore, type EventToAppend, WrongExpectedVersionError } from "../ledger/store/event-store";
+import { StreamCommands } from "../ledger/store/conflict-retry";
+import type { EventStore, EventToAppend } from "../ledger/store/event-store";
 import type { Session } from "../sessions/session-tokens";
 import { type ApiKeyCaller, type ApiKeyCommand, decideApiKey, foldApiKey } from "./api-key-decider";
 import { type ApiKeyLimitsView, type KeyLimits, readKeyLimits } from "./api-key-limits";
@@ -63,10 +64,10 @@ const keyProjections = [
   keyListsProjection.name,
   organizationMembersProjection.name,
 ];
-const commandRetriesMax = 3;
 
 export class ApiKeyService {
   private readonly now: () => Date;
+  private readonly commands = new StreamCommands();
 
   constructor(private readonly dependencies: Dependencies) {
     this.now = dependencies.now ?? (() => new Date());
@@ -269,7 +270,8 @@ export class ApiKeyService {
 
   private async execute(caller: KeyActor, command: ApiKeyCommand, correlationId: string): Promise<void> {
     const streamId = `apikey-${command.keyId}`;
-    for (let attempt = 0; ; attempt++) {
+    // Decided on the key's events; another change to the key meanwhile means deciding again on its new state.
+    const appended = await this.commands.decideAndAppend(streamId, async () => {
       const decision = decideApiKey(
         foldApiKey(await this.dependencies.store.readStream(streamId)),
         command,
@@ -277,29 +279,22 @@ export class ApiKeyService {
       );
       if (decision.outcome === "not-found")
         throw new ApiKeyNotFoundError(`API key ${command.keyId} not found`);
-      try {
-        const appended = await this.dependencies.store.append({
-          streamId,
-          expectedVersion: decision.expectedVersion,
-          events: [
-            {
-              eventId: randomUUID(),
-              event: { ...decision.event, metadata: this.metadata(caller, correlationId) } as LedgerEvent,
-            },
-          ],
-        });
-        await this.dependencies.waiter.waitFor(
-          appended.position,
-          keyProjections,
-          this.dependencies.projectionWaitTimeoutMs,
-        );
-        return;
-      } catch (error) {
-        // Someone changed the key meanwhile: decide again on the new state.
-        if (error instanceof WrongExpectedVersionError && attempt < commandRetriesMax) continue;
-        throw error;
-      }
-    }
+      return this.dependencies.store.append({
+        streamId,
+        expectedVersion: decision.expectedVersion,
+        events: [
+          {
+            eventId: randomUUID(),
+            event: { ...decision.event, metadata: this.metadata(caller, correlationId) } as LedgerEvent,
+          },
+        ],
+      });
+    });
+    await this.dependencies.waiter.waitFor(
+      appended.position,
+      keyProjections,
+      this.dependencies.projectionWaitTimeoutMs,
+    );
   }
 
   private metadata(caller: KeyActor, correlationId: string): EventMetadata {

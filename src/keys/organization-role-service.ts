@@ -7,7 +7,8 @@ import {
 } from "../../projections/organization-members";
 import type { EventMetadata } from "../ledger/events";
 import type { ProjectionWaiter } from "../ledger/projection/projection-waiter";
-import { type EventStore, type RecordedEvent, WrongExpectedVersionError } from "../ledger/store/event-store";
+import { retryingConflicts, StreamCommands } from "../ledger/store/conflict-retry";
+import type { EventStore, RecordedEvent } from "../ledger/store/event-store";
 import type { Session } from "../sessions/session-tokens";
 import { OrganizationRequiredError } from "./api-key-service";
 import { organizationStreamOf } from "./organization-key-defaults";
@@ -61,12 +62,12 @@ interface Dependencies {
 }
 
 const projections = [organizationMembersProjection.name];
-const grantRetriesMax = 3;
 /** The actor of the grant that makes an organization's first member its owner. */
 export const firstMemberActor = "system:organization-roles";
 
 export class OrganizationRoleService {
   private readonly now: () => Date;
+  private readonly commands = new StreamCommands();
 
   constructor(private readonly dependencies: Dependencies) {
     this.now = dependencies.now ?? (() => new Date());
@@ -137,7 +138,8 @@ export class OrganizationRoleService {
     correlationId: string,
   ): Promise<OrganizationMember> {
     const organizationId = organizationOf(session);
-    for (let attempt = 0; ; attempt++) {
+    // Decided on the members as of the stream's last event: a grant landing meanwhile means deciding again.
+    return this.commands.decideAndAppend(organizationStreamOf(organizationId), async () => {
       const stream = await this.caughtUpStream(organizationId);
       const actorRole = await this.roleOf(session, correlationId);
       const members = await this.members(organizationId);
@@ -160,42 +162,34 @@ export class OrganizationRoleService {
           throw new Error(`unknown decision ${JSON.stringify(unreachable)}`);
         }
       }
-      try {
-        await this.append(
-          organizationId,
-          { userId, role },
-          stream,
-          this.metadata(`user:${session.userId}`, correlationId),
-        );
-        return (await this.members(organizationId)).find((member) => member.userId === userId)!;
-      } catch (error) {
-        // Another grant (or the first member) landed meanwhile: decide again on the new members.
-        if (error instanceof WrongExpectedVersionError && attempt < grantRetriesMax) continue;
-        throw error;
-      }
-    }
+      await this.append(
+        organizationId,
+        { userId, role },
+        stream,
+        this.metadata(`user:${session.userId}`, correlationId),
+      );
+      return (await this.members(organizationId)).find((member) => member.userId === userId)!;
+    });
   }
 
+  /**
+   * Not in the stream's turn: a grant's own decision asks for the actor's role, which may record the first
+   * member on the stream the grant holds the turn of.
+   */
   private async recordFirstMember(organizationId: string, userId: string, correlationId: string) {
-    for (let attempt = 0; ; attempt++) {
+    await retryingConflicts(async () => {
       const stream = await this.dependencies.store.readStream(organizationStreamOf(organizationId));
       if (stream.some((event) => event.type === "OrganizationRoleGranted")) {
         await this.caughtUpStream(organizationId);
         return;
       }
-      try {
-        await this.append(
-          organizationId,
-          { userId, role: "owner" },
-          stream,
-          this.metadata(firstMemberActor, correlationId),
-        );
-        return;
-      } catch (error) {
-        if (error instanceof WrongExpectedVersionError && attempt < grantRetriesMax) continue;
-        throw error;
-      }
-    }
+      await this.append(
+        organizationId,
+        { userId, role: "owner" },
+        stream,
+        this.metadata(firstMemberActor, correlationId),
+      );
+    });
   }
 
   private async append(

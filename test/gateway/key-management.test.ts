@@ -118,6 +118,27 @@ describe("key management (/llm/apis)", () => {
     expect(await modelsStatus(harness, issued.key)).toBe(200);
   });
 
+  it("answers twenty status changes of one key sent at once, each 200, and records each one", async () => {
+    const issued = await harness.issueKey(alice);
+    const statuses = Array.from({ length: 20 }, (_, index) => index % 2);
+
+    const replies = await Promise.all(
+      statuses.map((status) => call(harness, "PATCH", `/llm/apis/${issued.uuid}/status`, alice, { status })),
+    );
+
+    expect(replies.map((reply) => reply.status)).toEqual(statuses.map(() => 200));
+    const changes = await harness.service.ledger.pool.query<{ count: string }>(
+      "SELECT count(*) AS count FROM ledger_events WHERE stream_id = $1 AND type = 'ApiKeyStatusChanged'",
+      [`apikey-${issued.uuid}`],
+    );
+    expect(Number(changes.rows[0]!.count)).toBe(20);
+    const listed = await call(harness, "GET", "/llm/apis", alice);
+    const key = (listed.body.data as { uuid: string; status: number }[]).find(
+      (item) => item.uuid === issued.uuid,
+    );
+    expect(await modelsStatus(harness, issued.key)).toBe(key!.status === 1 ? 200 : 401);
+  }, 60_000);
+
   it("deletes a key for good", async () => {
     const issued = await harness.issueKey(alice);
     const deleted = await call(harness, "DELETE", `/llm/apis/${issued.uuid}`, alice);

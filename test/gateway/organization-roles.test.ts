@@ -254,6 +254,27 @@ describe("roles in an organization", () => {
     expect(bad).toMatchObject({ status: 400, body: { status: 100 } });
   });
 
+  it("twenty grants sent at once each answer 200 and each lands: the grants take turns, none is lost", async () => {
+    const owner = await harness.session("org-burst-owner", "org-burst");
+    expect((await call("GET", "/llm/organization/members", owner)).status).toBe(200);
+    const userIds = Array.from({ length: 20 }, (_, index) => `org-burst-${index}`);
+
+    const replies = await Promise.all(
+      userIds.map((userId) => call("PUT", `/llm/organization/members/${userId}`, owner, { role: "admin" })),
+    );
+
+    expect(replies.map((reply) => reply.status)).toEqual(userIds.map(() => 200));
+    const members = await call("GET", "/llm/organization/members", owner);
+    const listed = members.body.data as { userId: string; role: string }[];
+    expect(
+      listed
+        .filter((member) => member.role === "admin")
+        .map((member) => member.userId)
+        .sort(),
+    ).toEqual([...userIds].sort());
+    expect(await grantsOf("org-burst")).toHaveLength(21);
+  }, 60_000);
+
   it("given all of the above, then ledger verify finds the members equal to a fold of the log, before and after a rebuild", async () => {
     const context = {
       pool: harness.service.ledger.pool,

@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import { type HoldRefusal, HoldRefusedError, LedgerUnavailableError } from "../../billing/holds/hold-refusal";
 import { PricingUnavailableError } from "../../billing/read-models/pricing-read-model";
 import { ProjectionLagError } from "../../ledger/projection/projection-waiter";
+import { WrongExpectedVersionError } from "../../ledger/store/event-store";
 import {
   UnsupportedRequestError,
   UpstreamFailedError,
@@ -30,6 +31,7 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof UpstreamThrottledError)
     return apiErrors.upstreamThrottled(error.message, error.retryAfterSeconds);
   if (error instanceof ProjectionLagError) return apiErrors.recordedNotVisibleYet();
+  if (error instanceof WrongExpectedVersionError) return apiErrors.contendedChange();
   if (isDatabaseUnavailable(error)) return apiErrors.ledgerUnavailable();
   const bodyParserError = error as { type?: string; status?: number };
   if (bodyParserError.type === "entity.too.large") return apiErrors.validation("Request body is too large");
