@@ -104,6 +104,24 @@ describe("errors (C3)", () => {
     expect(reply.body.message).toMatch(/^Invalid API key: /);
   });
 
+  it.each([
+    ["no key", undefined],
+    ["an unknown key", `svc_${"A".repeat(43)}`],
+  ])(
+    "refuses %s with 401/110 even when the body is bad too: not JSON, another type, too large",
+    async (_label, key) => {
+      const bad = [
+        { body: "{not json" },
+        { body: chat(), headers: { "content-type": "text/plain" } },
+        { body: chat("alpha-5.4-mini", { padding: "x".repeat(1024 * 1024 + 1) }) },
+      ];
+      for (const request of bad) {
+        const reply = await post(harness, "/responses", { ...request, ...(key ? { key } : {}) });
+        expectError(reply, 401, 110);
+      }
+    },
+  );
+
   it("answers an unknown route under /llm/v1 with 404/120, a method it does not serve with 405/100, and a body of another type as invalid", async () => {
     expectError(await post(harness, "/embeddings", { key: personal, body: chat() }), 404, 120);
     const wrongMethod = await fetch(`${harness.baseUrl}/chat/completions`, {
