@@ -19,8 +19,9 @@ export const protocolParameters: Readonly<Record<UpstreamProtocol, ReadonlySet<G
     "parallelToolCalls",
     "outputFormat",
     "images",
+    "participantNames",
   ]),
-  // stop, seed and the penalties have no counterpart in this protocol.
+  // stop, seed, the penalties and participant names have no counterpart in this protocol.
   responses: new Set<GenerationParameter>([
     "reasoningEffort",
     "user",
@@ -31,7 +32,8 @@ export const protocolParameters: Readonly<Record<UpstreamProtocol, ReadonlySet<G
     "outputFormat",
     "images",
   ]),
-  // seed, penalties and free-form metadata have no counterpart in this protocol (its metadata is user_id).
+  // seed, penalties, free-form metadata and participant names have no counterpart in this protocol (its
+  // metadata is user_id).
   messages: new Set<GenerationParameter>([
     "stop",
     "reasoningEffort",
@@ -42,7 +44,7 @@ export const protocolParameters: Readonly<Record<UpstreamProtocol, ReadonlySet<G
     "outputFormat",
     "images",
   ]),
-  // user and metadata have no counterpart in this protocol.
+  // user, metadata and participant names have no counterpart in this protocol.
   "generate-content": new Set<GenerationParameter>([
     "stop",
     "seed",

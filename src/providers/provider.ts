@@ -30,10 +30,11 @@ export interface ToolCall {
  * One turn of the conversation. Tool results answer a call by its id; a protocol that names results by
  * function (generateContent) finds the name on the assistant turn that made the call.
  */
+/** `name`: the participant who said it, when the client names one (only chat-completions carries it). */
 export type GenerationMessage =
-  | { role: "system"; content: string }
-  | { role: "user"; content: ContentPart[] }
-  | { role: "assistant"; content: string; toolCalls: ToolCall[] }
+  | { role: "system"; content: string; name?: string }
+  | { role: "user"; content: ContentPart[]; name?: string }
+  | { role: "assistant"; content: string; toolCalls: ToolCall[]; name?: string }
   | { role: "tool"; toolCallId: string; content: string };
 
 /** A function the model may call; `parameters` is a JSON Schema object, passed through as sent. */
@@ -77,7 +78,8 @@ export type GenerationParameter =
   | "toolChoice"
   | "parallelToolCalls"
   | "outputFormat"
-  | "images";
+  | "images"
+  | "participantNames";
 
 export interface GenerationRequest {
   /** Upstream model id (catalog `upstreamModelId`), not the public slug. */

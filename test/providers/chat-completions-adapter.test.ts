@@ -95,6 +95,7 @@ describe("chat-completions adapter: every parameter in the protocol's own words 
         { role: "system", content: "Answer briefly." },
         {
           role: "user",
+          name: "ana",
           content: [
             { type: "text", text: "Compare these, then check the weather." },
             { type: "image", image: { kind: "url", url: "https://images.example/a.png" }, detail: "high" },
@@ -128,6 +129,7 @@ describe("chat-completions adapter: every parameter in the protocol's own words 
         { role: "system", content: "Answer briefly." },
         {
           role: "user",
+          name: "ana",
           content: [
             { type: "text", text: "Compare these, then check the weather." },
             { type: "image_url", image_url: { url: "https://images.example/a.png", detail: "high" } },

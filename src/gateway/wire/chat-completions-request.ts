@@ -2,6 +2,7 @@ import { z } from "zod";
 import { apiErrors, validationErrorOf } from "../api-error";
 import { assertToolExchangesComplete, chatMessagesSchema } from "./chat-message-schemas";
 import { responseFormatSchema, toolChoiceSchema, toolsSchema } from "./chat-tool-schemas";
+import { closedObjectSchema } from "./closed-object-schema";
 import {
   metadataSchema,
   modelSchema,
@@ -78,8 +79,20 @@ const chatCompletionsRequestShape = {
   model: modelSchema,
   messages: chatMessagesSchema,
   stream: streamSchema,
-  // Accepted for compatibility; usage is always asked of the upstream and always sent on the last chunk.
-  stream_options: z.object({}, { error: "must be an object" }).nullish(),
+  // Usage is always asked of the upstream and always sent on the last chunk (interface.md), whatever
+  // `include_usage` says: a client that asks for none ignores the field, as the official clients do.
+  stream_options: closedObjectSchema(
+    {
+      include_usage: z.boolean({ error: "must be a boolean" }).nullish(),
+      include_obfuscation: z
+        .boolean({ error: "must be a boolean" })
+        .nullish()
+        .refine((obfuscation) => obfuscation !== true, {
+          error: "must be false or absent: the gateway adds no obfuscation to stream events",
+        }),
+    },
+    { error: "must be an object", unknownField: "is not a field the gateway serves" },
+  ).nullish(),
   temperature: temperatureSchema,
   top_p: topPSchema,
   max_tokens: outputTokensSchema,
@@ -118,6 +131,7 @@ export const chatCompletionsParameterNames: ClientParameterNames = {
   parallelToolCalls: "parallel_tool_calls",
   outputFormat: "response_format",
   images: "messages: image_url content",
+  participantNames: "messages: name",
 };
 
 export function parseChatCompletionsRequest(body: unknown): ParsedGenerationRequest {
@@ -131,6 +145,9 @@ export function parseChatCompletionsRequestBySchema(body: unknown): ParsedGenera
   const unknownField = Object.keys(body as object).find((field) => !knownFields.has(field));
   if (unknownField !== undefined) throw apiErrors.validation(`${unknownField}: not supported`);
   const request = parsed.data;
+  // The protocol's own rule: options of a stream mean nothing without one.
+  if (request.stream_options != null && request.stream !== true)
+    throw apiErrors.validation("stream_options: only allowed when stream is true");
   assertToolExchangesComplete(request.messages);
   const result = parsedGenerationRequestOf(
     { model: request.model, messages: request.messages, stream: request.stream ?? false },

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { ContentPart, GenerationMessage, ImageSource, ToolCall } from "../../providers/provider";
 import { apiErrors } from "../api-error";
+import { closedObjectSchema } from "./closed-object-schema";
 import { readImageUrl } from "./image-url";
 import { textContentSchema } from "./message-schemas";
 
@@ -78,34 +79,63 @@ const toolCallSchema = z.object(
   { error: "must be an object with id, type and function" },
 );
 
-const systemMessageSchema = z.object({
-  role: z.enum(["system", "developer"]),
-  content: textContentSchema(["text"]),
-});
+/**
+ * A message's fields are closed (C12: a field the gateway would drop unread is refused, naming it), but for
+ * what a client echoes back when it sends a reply's message on as the next turn's history: the protocol's
+ * reply fields and the official client's parsed output. They say nothing to the model; they are accepted
+ * and not sent on.
+ */
+const unknownMessageField = "is not a field of a message the gateway serves";
+/** Carried to the upstreams whose protocol has it; refused for the others (to-generation-request.ts). */
+const participantName = z
+  .string({ error: "must be a string" })
+  .min(1, { error: "must not be empty" })
+  .nullish();
+const echoedReplyFields = {
+  refusal: z.unknown().optional(),
+  annotations: z.unknown().optional(),
+  audio: z.unknown().optional(),
+  function_call: z.unknown().optional(),
+  parsed: z.unknown().optional(),
+};
 
-const userMessageSchema = z.object({ role: z.literal("user"), content: userContentSchema });
+const systemMessageSchema = closedObjectSchema(
+  { role: z.enum(["system", "developer"]), content: textContentSchema(["text"]), name: participantName },
+  { error: "must be an object with role and content", unknownField: unknownMessageField },
+);
 
-const assistantMessageSchema = z
-  .object({
+const userMessageSchema = closedObjectSchema(
+  { role: z.literal("user"), content: userContentSchema, name: participantName },
+  { error: "must be an object with role and content", unknownField: unknownMessageField },
+);
+
+const assistantMessageSchema = closedObjectSchema(
+  {
     role: z.literal("assistant"),
     // Null (or absent) when the turn was only tool calls, as the protocol's replies show it.
     content: textContentSchema(["text"]).nullish(),
     tool_calls: z.array(toolCallSchema, { error: "must be an array of tool calls" }).nullish(),
-  })
-  .superRefine((message, context) => {
-    if (message.content == null && (message.tool_calls ?? []).length === 0)
-      context.addIssue({
-        code: "custom",
-        path: ["content"],
-        message: "must be a string or an array of text parts unless the message has tool_calls",
-      });
-  });
-
-const toolMessageSchema = z.object({
-  role: z.literal("tool"),
-  tool_call_id: z.string({ error: "must be a string" }).min(1, { error: "must not be empty" }),
-  content: textContentSchema(["text"]),
+    name: participantName,
+    ...echoedReplyFields,
+  },
+  { error: "must be an object with role and content", unknownField: unknownMessageField },
+).superRefine((message, context) => {
+  if (message.content == null && (message.tool_calls ?? []).length === 0)
+    context.addIssue({
+      code: "custom",
+      path: ["content"],
+      message: "must be a string or an array of text parts unless the message has tool_calls",
+    });
 });
+
+const toolMessageSchema = closedObjectSchema(
+  {
+    role: z.literal("tool"),
+    tool_call_id: z.string({ error: "must be a string" }).min(1, { error: "must not be empty" }),
+    content: textContentSchema(["text"]),
+  },
+  { error: "must be an object with role, tool_call_id and content", unknownField: unknownMessageField },
+);
 
 const chatRoles = ["system", "developer", "user", "assistant", "tool"];
 
@@ -121,14 +151,16 @@ const chatMessageSchema = z
     },
   )
   .transform((message): GenerationMessage => {
+    const named = message.role !== "tool" && message.name != null ? { name: message.name } : {};
     switch (message.role) {
       case "system":
       case "developer":
-        return { role: "system", content: message.content };
+        return { role: "system", content: message.content, ...named };
       case "user":
-        return { role: "user", content: message.content };
+        return { role: "user", content: message.content, ...named };
       case "assistant":
         return {
+          ...named,
           role: "assistant",
           content: message.content ?? "",
           toolCalls: (message.tool_calls ?? []).map(

@@ -36,7 +36,7 @@ export function plainChatCompletionsRequestOf(body: unknown): ParsedGenerationRe
   const { model, messages, stream, stream_options: streamOptions } = body;
   if (typeof model !== "string" || model === "") return undefined;
   if (!(stream == null || typeof stream === "boolean")) return undefined;
-  if (!(streamOptions == null || isPlainObject(streamOptions))) return undefined;
+  if (!(streamOptions == null || (stream === true && isUsageOptionOnly(streamOptions)))) return undefined;
   const temperature = numberWithin(body.temperature, temperatureMinimum, temperatureMaximum);
   const topP = numberWithin(body.top_p, topPMinimum, topPMaximum);
   const maxTokens = outputTokensOf(body.max_tokens);
@@ -98,4 +98,11 @@ function textMessagesOf(messages: unknown): GenerationMessage[] | undefined {
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** `{ include_usage }` alone, as the official clients send it with a stream; anything else goes to the schema. */
+function isUsageOptionOnly(options: unknown): boolean {
+  if (!isPlainObject(options)) return false;
+  const { include_usage: includeUsage, ...others } = options;
+  return Object.keys(others).length === 0 && (includeUsage == null || typeof includeUsage === "boolean");
 }

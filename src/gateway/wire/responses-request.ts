@@ -121,6 +121,8 @@ export const responsesParameterNames: ClientParameterNames = {
   parallelToolCalls: "parallel_tool_calls",
   outputFormat: "text.format",
   images: "input: input_image content",
+  // The protocol's input messages name no participant: a responses request never has one.
+  participantNames: "input: name",
 };
 
 export function parseResponsesRequest(body: unknown): ParsedGenerationRequest {

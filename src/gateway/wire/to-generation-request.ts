@@ -43,6 +43,8 @@ export function toGenerationRequest(
     )
   )
     refuse("images");
+  if (messages.some((message) => message.role !== "tool" && message.name !== undefined))
+    refuse("participantNames");
   return { ...request, ...rest };
 }
 

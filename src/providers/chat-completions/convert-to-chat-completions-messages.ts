@@ -17,23 +17,25 @@ export interface ChatCompletionsToolCall {
 }
 
 export type ChatCompletionsMessage =
-  | { role: "system"; content: string }
-  | { role: "user"; content: string | ChatCompletionsContentPart[] }
-  | { role: "assistant"; content: string | null; tool_calls?: ChatCompletionsToolCall[] }
+  | { role: "system"; content: string; name?: string }
+  | { role: "user"; content: string | ChatCompletionsContentPart[]; name?: string }
+  | { role: "assistant"; content: string | null; tool_calls?: ChatCompletionsToolCall[]; name?: string }
   | { role: "tool"; tool_call_id: string; content: string };
 
 export function convertToChatCompletionsMessages(
   messages: readonly GenerationMessage[],
 ): ChatCompletionsMessage[] {
   return messages.map((message): ChatCompletionsMessage => {
+    const named = message.role !== "tool" && message.name !== undefined ? { name: message.name } : {};
     switch (message.role) {
       case "system":
-        return { role: "system", content: message.content };
+        return { role: "system", content: message.content, ...named };
       case "user":
-        return { role: "user", content: userContentOf(message.content) };
+        return { role: "user", content: userContentOf(message.content), ...named };
       case "assistant":
-        if (message.toolCalls.length === 0) return { role: "assistant", content: message.content };
+        if (message.toolCalls.length === 0) return { role: "assistant", content: message.content, ...named };
         return {
+          ...named,
           role: "assistant",
           // The protocol's own form of a turn that only called tools.
           content: message.content === "" ? null : message.content,

@@ -37,27 +37,51 @@ describe("parseChatCompletionsRequest: a valid body", () => {
     expect(parsed).toStrictEqual(parseChatCompletionsRequest(valid));
   });
 
-  it("accepts the values that ask for nothing beyond the default, and a message's name", () => {
-    const parsed = parse({
-      n: 1,
-      logprobs: false,
-      logit_bias: {},
-      store: false,
-      modalities: ["text"],
-      messages: [{ role: "user", content: "Hi", name: "ana" }],
-    });
-    expect(parsed).toStrictEqual({
-      model: "alpha-5.4",
-      messages: [{ role: "user", content: [{ type: "text", text: "Hi" }] }],
-      stream: false,
-    });
+  it("accepts the values that ask for nothing beyond the default", () => {
+    const parsed = parse({ n: 1, logprobs: false, logit_bias: {}, store: false, modalities: ["text"] });
+    expect(parsed).toStrictEqual(parseChatCompletionsRequest(valid));
   });
 
-  it("accepts stream_options and acts on none of it", () => {
-    expect(parse({ stream: true, stream_options: { include_usage: false } })).toStrictEqual({
-      ...parseChatCompletionsRequest(valid),
-      stream: true,
+  it("keeps a message's participant name, for the upstreams whose protocol carries it", () => {
+    const parsed = parse({
+      messages: [
+        { role: "system", content: "Moderate.", name: "moderator" },
+        { role: "user", content: "Hi", name: "ana" },
+        { role: "assistant", content: "Hello", name: "bot", refusal: null },
+        { role: "user", content: "Bye", name: null },
+      ],
     });
+    expect(parsed.messages).toStrictEqual([
+      { role: "system", content: "Moderate.", name: "moderator" },
+      { role: "user", content: [{ type: "text", text: "Hi" }], name: "ana" },
+      { role: "assistant", content: "Hello", toolCalls: [], name: "bot" },
+      { role: "user", content: [{ type: "text", text: "Bye" }] },
+    ]);
+  });
+
+  it("accepts a reply's message sent back as history, with the fields the protocol and its clients add", () => {
+    const echoed = {
+      role: "assistant",
+      content: "Erosion.",
+      refusal: null,
+      annotations: [],
+      audio: null,
+      function_call: null,
+      parsed: null,
+    };
+    expect(
+      parse({ messages: [valid.messages[0], echoed, { role: "user", content: "More?" }] }).messages,
+    ).toEqual([
+      { role: "user", content: [{ type: "text", text: "Why do rivers bend?" }] },
+      { role: "assistant", content: "Erosion.", toolCalls: [] },
+      { role: "user", content: [{ type: "text", text: "More?" }] },
+    ]);
+  });
+
+  it("accepts stream_options with a stream and acts on none of it: usage always ends a stream", () => {
+    expect(
+      parse({ stream: true, stream_options: { include_usage: false, include_obfuscation: false } }),
+    ).toStrictEqual({ ...parseChatCompletionsRequest(valid), stream: true });
   });
 
   it("reads every role, developer as system, and joins text parts", () => {
@@ -223,6 +247,30 @@ const weatherCall = {
 };
 
 describe("parseChatCompletionsRequest: tools and tool turns", () => {
+  it.each([
+    [
+      { messages: [{ role: "user", content: "Hi", speaker: "ana" }] },
+      "messages.0.speaker: is not a field of a message the gateway serves",
+    ],
+    [
+      { messages: [{ role: "tool", tool_call_id: "c", content: "1", name: "f" }] },
+      "messages.0.name: is not a field of a message the gateway serves",
+    ],
+    [{ messages: [{ role: "user", content: "Hi", name: "" }] }, "messages.0.name: must not be empty"],
+    [
+      { stream: true, stream_options: { include_usage: true, verbose: true } },
+      "stream_options.verbose: is not a field the gateway serves",
+    ],
+    [
+      { stream: true, stream_options: { include_obfuscation: true } },
+      "stream_options.include_obfuscation: must be false or absent: the gateway adds no obfuscation to stream events",
+    ],
+    [{ stream_options: { include_usage: true } }, "stream_options: only allowed when stream is true"],
+    [{ stream: false, stream_options: {} }, "stream_options: only allowed when stream is true"],
+  ])("refuses %j: %s", (fields, message) => {
+    expectValidationError(() => parse(fields), message);
+  });
+
   it("reads tools, tool_choice and parallel_tool_calls into the internal forms", () => {
     const parsed = parse({
       tools: [weather, { type: "function", function: { name: "get-time_2" } }],

@@ -103,6 +103,19 @@ describe("toGenerationRequest", () => {
 });
 
 describe("toGenerationRequest: parameters a protocol cannot carry (C12)", () => {
+  it("carries participant names to a chat-completions model and refuses them for the other protocols", () => {
+    const named = (slug: string) =>
+      parseChatCompletionsRequest({ model: slug, messages: [{ role: "user", content: "Hi", name: "ana" }] });
+    expect(
+      toGenerationRequest(named("alpha-5.4"), model("alpha-5.4"), chatCompletionsParameterNames).messages,
+    ).toEqual([{ role: "user", content: [{ type: "text", text: "Hi" }], name: "ana" }]);
+    for (const slug of ["alpha-5.4-pro", "delta-4.5-haiku", "beta-3-flash"])
+      expectValidationError(
+        () => toGenerationRequest(named(slug), model(slug), chatCompletionsParameterNames),
+        `messages: name: not supported by ${slug}`,
+      );
+  });
+
   it("refuses metadata for a generateContent model (the protocol has no such field), naming the client's field", () => {
     const parsed = parseChatCompletionsRequest({
       model: "beta-3-flash",

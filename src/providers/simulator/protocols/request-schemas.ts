@@ -27,6 +27,7 @@ const chatMessageSchema = z
       )
       .nullish(),
     tool_call_id: z.string().nullish(),
+    name: z.string().min(1).nullish(),
   })
   .refine((message) => message.role !== "tool" || message.tool_call_id, {
     message: "messages with role 'tool' must have a tool_call_id",
