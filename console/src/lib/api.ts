@@ -399,6 +399,7 @@ export const adminApi = {
       "admin",
       "GET",
       `/admin/events${query({
+        order: "desc",
         stream: parameters.stream,
         type: parameters.type,
         before: parameters.before,

@@ -110,11 +110,11 @@ export const billingQuerySchema = z.object({
 
 export const eventsQuerySchema = z.object({
   stream: z.string().min(1).max(400).optional(),
-  /** Continue in log order after this position (a previous ascending page's `next`). */
+  /** Continue in log order after this position (a previous ascending page's `next`; `0`: the log's start). */
   after: z.string().optional(),
   /** Continue newest first before this position (a previous descending page's `next`). */
   before: z.string().optional(),
-  /** Newest first by default; oldest first with `order=asc` or when `after` is given (as before). */
+  /** In log order by default; newest first with `order=desc` or when `before` is given. */
   order: z.enum(["asc", "desc"], { error: "must be asc or desc" }).optional(),
   /** Event types, comma-separated: `CreditToppedUp,UsageCharged`. */
   type: z

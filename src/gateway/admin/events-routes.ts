@@ -6,6 +6,7 @@ import {
   compareLogPositions,
   formatLogPosition,
   type LogPosition,
+  logStart,
   parseLogPosition,
 } from "../../ledger/store/log-position";
 import { apiErrors } from "../api-error";
@@ -16,11 +17,12 @@ import { eventsQuerySchema } from "./admin-request-schemas";
  * `GET /events?stream&type&order&before&after&limit`: the raw ledger a page at a time, each event with its
  * id and its opaque position.
  *
- * - Newest first by default: `next` is the position to pass as `before` for the next (older) page, null
- *   on the last page. `type` filters on the server (comma-separated event types).
- * - In log order with `order=asc`, or whenever `after` is given (clients from before newest-first pass it):
- *   `next` is the position to pass back as `after`, null only for an empty page — pass it later to follow
- *   the log. Without `type`, this reads through the event store as it always did.
+ * - In log order by default (C6: "the raw ledger, in order"): `next` is the position to pass back as
+ *   `after`, null only for an empty page — pass it later to follow the log. `after=0` is the log's start.
+ *   Without `type`, this reads through the event store.
+ * - Newest first with `order=desc`, or whenever `before` is given (the console's event browser): `next` is
+ *   the position to pass as `before` for the next (older) page, null on the last page.
+ * - `type` filters on the server (comma-separated event types), in either order.
  *
  * Newest first and `type` read the PostgreSQL log directly; on the EventStoreDB store they are refused.
  */
@@ -29,7 +31,7 @@ export function addEventsRoutes(router: Router, context: AdminContext): void {
     const query = parseWith(eventsQuerySchema, request.query);
     const after = query.after === undefined ? undefined : positionOf(query.after, "after");
     const before = query.before === undefined ? undefined : positionOf(query.before, "before");
-    const order = query.order ?? (after !== undefined ? "asc" : "desc");
+    const order = query.order ?? (before !== undefined ? "desc" : "asc");
     const types = query.type as LedgerEventType[] | undefined;
     const followsTheLog = order === "asc" && types === undefined && before === undefined;
     if (!followsTheLog && context.store.kind !== "postgresql")
@@ -70,6 +72,7 @@ async function readInLogOrder(
 }
 
 function positionOf(text: string, field: "after" | "before"): LogPosition {
+  if (field === "after" && text === "0") return logStart;
   try {
     return parseLogPosition(text);
   } catch {

@@ -571,7 +571,7 @@ describe("GET /admin/billing", () => {
 });
 
 describe("GET /admin/events", () => {
-  it("pages through the raw ledger in log order after a position, and filters one stream", async () => {
+  it("pages through the raw ledger in log order by default (C6), after a position, and filters one stream", async () => {
     // Given: four events
     await api.admin("POST", "/accounts/user/alice/credits", { amountWon: "1" });
     await api.admin("POST", "/accounts/user/bob/credits", { amountWon: "2" });
@@ -579,7 +579,8 @@ describe("GET /admin/events", () => {
     await api.admin("POST", "/accounts/user/bob/credits", { amountWon: "4" });
 
     // When
-    const first = await json(await api.admin("GET", "/events?limit=3&order=asc"));
+    const first = await json(await api.admin("GET", "/events?limit=3"));
+    const fromTheStart = await json(await api.admin("GET", "/events?limit=3&after=0"));
     const second = await json(await api.admin("GET", `/events?limit=3&after=${first.next}`));
     const third = await json(await api.admin("GET", `/events?limit=3&after=${second.next}`));
     const alicesOnly = await json(await api.admin("GET", "/events?stream=account-user-alice&order=asc"));
@@ -587,7 +588,9 @@ describe("GET /admin/events", () => {
     // Then
     const amounts = (page: Record<string, unknown>) =>
       (page.data as { data: { amountWon: string } }[]).map((event) => event.data.amountWon);
+    expect(first.order).toBe("asc");
     expect(amounts(first)).toEqual(["1", "2", "3"]);
+    expect(fromTheStart).toEqual(first);
     expect(amounts(second)).toEqual(["4"]);
     expect(third).toEqual({ order: "asc", data: [], next: null });
     expect(amounts(alicesOnly)).toEqual(["1", "3"]);
@@ -600,7 +603,7 @@ describe("GET /admin/events", () => {
     });
   });
 
-  it("lists newest first by default, pages older with before, and filters by type on the server", async () => {
+  it("lists newest first with order=desc, pages older with before, and filters by type on the server", async () => {
     // Given: three top-ups among other events (the seeded prices and FX rate, a discount)
     await api.admin("POST", "/accounts/user/carol/credits", { amountWon: "5" });
     await api.admin("PUT", "/discounts", { model: null, organizationId: "acme", rate: "0.1" });
@@ -608,9 +611,9 @@ describe("GET /admin/events", () => {
     await api.admin("POST", "/accounts/user/dave/credits", { amountWon: "7" });
 
     // When
-    const newest = await json(await api.admin("GET", "/events?limit=2"));
+    const newest = await json(await api.admin("GET", "/events?limit=2&order=desc"));
     const older = await json(await api.admin("GET", `/events?limit=2&before=${newest.next}`));
-    const topUps = await json(await api.admin("GET", "/events?type=CreditToppedUp&limit=3"));
+    const topUps = await json(await api.admin("GET", "/events?type=CreditToppedUp&limit=3&order=desc"));
     const topUpsOrDiscounts = await json(
       await api.admin("GET", "/events?type=CreditToppedUp,DiscountSet&limit=100"),
     );
