@@ -5,11 +5,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccountRouter } from "../../src/gateway/account/account-router";
 import { createActivityRouter } from "../../src/gateway/account/activity-routes";
 import { createReceiptRouter } from "../../src/gateway/account/receipt-routes";
+import { createUsageRouter } from "../../src/gateway/account/usage-routes";
 import { createAdminActivityRouter } from "../../src/gateway/admin/activity-routes";
 import { type AdminRouterDependencies, createAdminRouter } from "../../src/gateway/admin/admin-router";
+import { createConsoleReadRouter } from "../../src/gateway/admin/console-read-routes";
+import { createAdminKeyLimitsRouter } from "../../src/gateway/admin/key-limits-routes";
+import { createUpstreamHealthRouter } from "../../src/gateway/admin/upstream-routes";
 import { createAdminUserAccessRouter } from "../../src/gateway/admin/user-access-routes";
 import { createAlertRouters } from "../../src/gateway/alerts/alert-routes";
 import { createKeyRouter } from "../../src/gateway/keys/key-routes";
+import { createOrganizationKeyDefaultsRouter } from "../../src/gateway/keys/organization-key-defaults-routes";
 import { createOrganizationMemberRouter } from "../../src/gateway/keys/organization-member-routes";
 import { createPlaygroundRouter } from "../../src/gateway/keys/playground-routes";
 import { createLedgerPublicRouter } from "../../src/gateway/ledger/public-key-routes";
@@ -114,9 +119,14 @@ describe("GET /openapi.json", () => {
       ...routesOf("/llm/webhooks", createAlertRouters(unused, unused).webhookRouter),
       ...routesOf("/llm", createAccountRouter({ database: unused })),
       ...routesOf("/llm/usage/activity", createActivityRouter(unused, unused)),
+      ...routesOf("/llm/usage", createUsageRouter(unused, unused)),
+      ...routesOf("/llm/organization/key-defaults", createOrganizationKeyDefaultsRouter(unused, unused)),
       ...routesOf("/llm/models", createModelRouter(unused)),
       ...routesOf("/llm/playground", createPlaygroundRouter(unused)),
       ...routesOf("/admin", createAdminActivityRouter(unused)),
+      ...routesOf("/admin", createConsoleReadRouter(unused)),
+      ...routesOf("/admin", createAdminKeyLimitsRouter(unused)),
+      ...routesOf("/admin", createUpstreamHealthRouter(unused)),
       ...routesOf("/admin", createAdminUserAccessRouter(unused)),
       ...routesOf("/admin", createAdminSessionRouter(unused as SessionTokens)),
       ...routesOf("/admin", createAdminRouter(unused as AdminRouterDependencies)),

@@ -18,7 +18,7 @@ import { activityIssuerOf } from "./activity-routes";
  */
 
 const seoulDate = z.string().refine(isIsoDate, 'must be a date "YYYY-MM-DD" (a Seoul day)');
-const usageQuery = z.object({
+export const usageQuerySchema = z.object({
   from: seoulDate.optional(),
   to: seoulDate.optional(),
   isOrganization: z.enum(["true", "false"], { error: "must be true or false" }).optional(),
@@ -38,7 +38,7 @@ export function createUsageRouter(
   const router = Router();
   router.get("/", async (request, response, next) => {
     try {
-      const parsed = usageQuery.safeParse(request.query);
+      const parsed = usageQuerySchema.safeParse(request.query);
       if (!parsed.success) throw validationErrorOf(parsed.error);
       const { from, to, isOrganization } = parsed.data;
       if (from !== undefined && to !== undefined && from > to) {

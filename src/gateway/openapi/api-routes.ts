@@ -6,6 +6,7 @@ import { accountBillingQuerySchema } from "../account/account-router";
 import { activityQuerySchema } from "../account/activity-routes";
 import { billingRangeSchema } from "../account/billing-range";
 import { billingPageQuerySchema, billingTotalsQuerySchema } from "../account/billing-read-schemas";
+import { usageQuerySchema } from "../account/usage-routes";
 import { adminActivityQuerySchema } from "../admin/activity-routes";
 import {
   accountPathSchema,
@@ -426,6 +427,17 @@ export const apiRoutes: readonly ApiRoute[] = [
   },
   {
     method: "get",
+    path: "/llm/usage",
+    tag: "account",
+    summary:
+      "The caller's charged usage per Seoul day, model and key (a member who is neither owner nor admin: the organization keys they issued)",
+    security: "session",
+    query: usageQuerySchema,
+    responses: { 200: json("Rows of requests, won and tokens", bodies.usageByDaySchema) },
+    errors: [100, 110],
+  },
+  {
+    method: "get",
     path: "/llm/billing/totals",
     tag: "account",
     summary: "Totals of the caller's charges by Seoul day, model or key",
@@ -727,6 +739,27 @@ export const apiRoutes: readonly ApiRoute[] = [
     },
     errors: [],
   },
+  ...(
+    [
+      [
+        "accounts",
+        "Every account with its balance, held and pending won, and requests in flight",
+        "consoleAccountsSchema",
+      ],
+      ["prices", "The price in force per catalog model", "consolePricesSchema"],
+      ["discounts", "The discount rule in force per scope", "consoleDiscountsSchema"],
+    ] as const
+  ).map(
+    ([name, summary, schema]): ApiRoute => ({
+      method: "get",
+      path: `/admin/console/${name}`,
+      tag: "admin",
+      summary: `For the console: ${summary.charAt(0).toLowerCase()}${summary.slice(1)}`,
+      security: "admin",
+      responses: { 200: json(summary, bodies[schema]) },
+      errors: [110],
+    }),
+  ),
   {
     method: "get",
     path: "/healthz",

@@ -281,6 +281,63 @@ export const billingTotalsSchema = z.object({
   amountWon: moneyText,
 });
 
+export const usageByDaySchema = z.object({
+  account: accountReference,
+  from: isoDate.nullable(),
+  to: isoDate.nullable(),
+  data: z.array(
+    z.object({
+      day: isoDate.meta({ description: "a Seoul day" }),
+      model: z.string(),
+      keyId: z.uuid(),
+      keyName: z.string().nullable(),
+      requests: z.number().int(),
+      amountWon: moneyText,
+      inputTokens: z.number().int(),
+      cachedTokens: z.number().int(),
+      outputTokens: z.number().int(),
+      reasoningTokens: z.number().int(),
+    }),
+  ),
+});
+
+export const consoleAccountsSchema = z.object({
+  data: z.array(
+    z.object({
+      kind: z.enum(accountKinds),
+      id: z.string(),
+      balanceWon: moneyText,
+      pendingRequests: z.number().int(),
+      heldWon: moneyText,
+      pendingWon: moneyText,
+    }),
+  ),
+});
+
+export const consolePricesSchema = z.object({
+  data: z.array(
+    z.object({
+      model: z.string(),
+      family: z.string(),
+      inputUsdPer1M: moneyText,
+      outputUsdPer1M: moneyText,
+      cachedInputUsdPer1M: moneyText,
+      effectiveAt: instant.nullable(),
+    }),
+  ),
+});
+
+export const consoleDiscountsSchema = z.object({
+  data: z.array(
+    z.object({
+      model: z.string().nullable(),
+      organizationId: z.string().nullable(),
+      rate: z.string(),
+      effectiveAt: instant,
+    }),
+  ),
+});
+
 export const pricesSchema = z.object({
   data: z.array(
     z.object({
