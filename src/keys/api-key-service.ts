@@ -3,6 +3,7 @@ import type { Pool } from "pg";
 import { activeKeysProjection } from "../../projections/active-keys";
 import { keyListsProjection } from "../../projections/key-lists";
 import { organizationMembersProjection } from "../../projections/organization-members";
+import { assert } from "../kernel/assert";
 import type { AccountReference, EventMetadata, LedgerEvent } from "../ledger/events";
 import type { ProjectionWaiter } from "../ledger/projection/projection-waiter";
 import { StreamCommands } from "../ledger/store/conflict-retry";
@@ -88,7 +89,7 @@ export class ApiKeyService {
 
   /**
    * The admin API's issuance: a key for any account. `issuedByUserId` is the owner for personal keys; for
-   * an organization key, the user it is issued for, or the admin actor when none is named.
+   * an organization key, the member it is issued for (an issuer is a member: never the admin, who is none).
    */
   async issueAsAdmin(
     admin: { admin: string },
@@ -96,8 +97,11 @@ export class ApiKeyService {
     request: { name: string; description: string },
     correlationId: string,
   ): Promise<IssuedApiKey> {
-    const issuedByUserId =
-      target.owner.kind === "user" ? target.owner.id : (target.issuedForUserId ?? admin.admin);
+    assert(
+      target.owner.kind === "user" || target.issuedForUserId !== null,
+      "an organization key issued by an admin names the member it is for",
+    );
+    const issuedByUserId = target.owner.kind === "user" ? target.owner.id : target.issuedForUserId!;
     return this.issueFor(
       admin,
       { owner: target.owner, issuedByUserId },

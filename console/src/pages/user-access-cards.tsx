@@ -108,7 +108,7 @@ export function IssueKeyCard() {
         {kind === "organization" && (
           <label>
             {t("issuedForUser")}
-            <input name="issuedForUserId" maxLength={200} />
+            <input name="issuedForUserId" required maxLength={200} />
           </label>
         )}
         <KeyNameFields />

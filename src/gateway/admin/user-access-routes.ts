@@ -14,8 +14,10 @@ import { parseWith } from "./admin-context";
  * - `POST /admin/sign-in-links` `{ userId, organizationId? }` → 201 `{ path, url, expiresAt }`: a one-time
  *   console sign-in link for that user (minutes-short, single use across restarts). Logged with its actor;
  *   a sign-in link moves no money, so it is not a ledger event.
- * - `POST /admin/keys` `{ account: "user:ID" | "organization:ID", name, description?, issuedForUserId? }` →
+ * - `POST /admin/keys` `{ account: "user:ID" | "organization:ID", name, description?, issuedForUserId }` →
  *   201 as `POST /llm/apis`: a key for any account, its `ApiKeyIssued` event carrying the admin as actor.
+ *   An organization key names the member it is issued for, who becomes a member as by issuing it (its
+ *   owner, if the organization's first): an admin is no member, so the key cannot be the admin's.
  */
 
 const identifier = storableString.trim().min(1, "is required").max(200);
@@ -34,7 +36,22 @@ export const adminIssueKeyBodySchema = z
     /** For an organization key: the member it is for (recorded as its issuing user). */
     issuedForUserId: identifier.optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((body, context) => {
+    const organizationKey = body.account.startsWith("organization:");
+    if (organizationKey && body.issuedForUserId === undefined)
+      context.addIssue({
+        code: "custom",
+        path: ["issuedForUserId"],
+        message: "is required for an organization key: the member it is issued for (its owner, if the first)",
+      });
+    if (!organizationKey && body.issuedForUserId !== undefined)
+      context.addIssue({
+        code: "custom",
+        path: ["issuedForUserId"],
+        message: "is only for an organization key: a personal key is its user's",
+      });
+  });
 
 export function createAdminUserAccessRouter(dependencies: {
   keys: ApiKeyService;

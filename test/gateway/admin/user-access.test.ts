@@ -125,4 +125,30 @@ describe("POST /admin/keys", () => {
       body: { status: 100, message: expect.stringContaining("account") },
     });
   });
+
+  it("refuses an organization key for no member, and a personal key for another user, with 400/100: an admin is no member", async () => {
+    const before = await harness.service.ledger.pool.query("SELECT count(*) FROM ledger_events");
+    expect(await admin("/keys", { account: "organization:nobody-named", name: "orphan" })).toMatchObject({
+      status: 400,
+      body: {
+        status: 100,
+        message: expect.stringMatching(/^issuedForUserId: is required for an organization key/),
+      },
+    });
+    expect(await admin("/keys", { account: "user:sora", name: "x", issuedForUserId: "mina" })).toMatchObject({
+      status: 400,
+      body: {
+        status: 100,
+        message: expect.stringMatching(/^issuedForUserId: is only for an organization key/),
+      },
+    });
+    const after = await harness.service.ledger.pool.query("SELECT count(*) FROM ledger_events");
+    expect(after.rows).toEqual(before.rows);
+    // The organization's first member is then the first person to arrive: its owner.
+    const first = await harness.session("first-person", "nobody-named");
+    const members = await fetch(`${harness.url}/llm/organization/members`, {
+      headers: { authorization: `Bearer ${first}` },
+    });
+    expect(await members.json()).toMatchObject({ you: { userId: "first-person", role: "owner" } });
+  });
 });
