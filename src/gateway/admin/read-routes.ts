@@ -19,7 +19,12 @@ import { accountPathSchema } from "./admin-request-schemas";
  */
 
 export const accountsQuerySchema = z.object({
-  search: z.string().min(1).max(readLimits.searchTextLengthMax).optional(),
+  // Empty is no search, as a form's empty field sends it.
+  search: z
+    .string()
+    .max(readLimits.searchTextLengthMax)
+    .optional()
+    .transform((search) => (search === "" ? undefined : search)),
   kind: z.enum(accountKinds, { error: "must be user or organization" }).optional(),
   limit: z.coerce
     .number({ error: `must be an integer from 1 to ${readLimits.accountsPageRowsMax}` })

@@ -254,6 +254,10 @@ describe("prices, discounts, accounts and keys", () => {
     }
     expect(found).toEqual(["finder-a", "finder-b", "finder-c"]);
     expect(cursor).toBeNull();
+    // An empty search is no search, as a form's empty field sends it (docs/api.md's own example).
+    const unsearched = (await admin("/accounts?search=&kind=user&limit=5")) as Response;
+    expect(unsearched.status).toBe(200);
+    expect(((await unsearched.json()) as { data: unknown[] }).data.length).toBeGreaterThan(0);
     const page = (await (await admin("/accounts?search=finder-b")).json()) as { data: unknown[] };
     expect(page.data).toEqual([
       {
