@@ -744,10 +744,10 @@ export const apiRoutes: readonly ApiRoute[] = [
       [
         "accounts",
         "Every account with its balance, held and pending won, and requests in flight",
-        "consoleAccountsSchema",
+        bodies.consoleAccountsSchema,
       ],
-      ["prices", "The price in force per catalog model", "consolePricesSchema"],
-      ["discounts", "The discount rule in force per scope", "consoleDiscountsSchema"],
+      ["prices", "The price in force per catalog model", bodies.consolePricesSchema],
+      ["discounts", "The discount rule in force per scope", bodies.consoleDiscountsSchema],
     ] as const
   ).map(
     ([name, summary, schema]): ApiRoute => ({
@@ -756,7 +756,7 @@ export const apiRoutes: readonly ApiRoute[] = [
       tag: "admin",
       summary: `For the console: ${summary.charAt(0).toLowerCase()}${summary.slice(1)}`,
       security: "admin",
-      responses: { 200: json(summary, bodies[schema]) },
+      responses: { 200: json(summary, schema) },
       errors: [110],
     }),
   ),
