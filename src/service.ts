@@ -136,6 +136,8 @@ export interface ServiceParts {
   waiter: ProjectionWaiter;
   sessions: SessionTokens;
   keys: ApiKeyService;
+  /** Roles in organizations (C14): one per process, so that grants on one organization take turns. */
+  roles: OrganizationRoleService;
   /** The web console's cookies: CSRF tokens, the admin cookie, one-time sign-in links. */
   consoleAuth: ConsoleAuth;
   logger: Logger;
@@ -184,6 +186,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     hasher,
     projectionWaitTimeoutMs: limits.projectionWaitTimeoutMs,
   });
+  const roles = new OrganizationRoleService({
+    pool: ledger.pool,
+    store: ledger.store,
+    waiter,
+    projectionWaitTimeoutMs: limits.projectionWaitTimeoutMs,
+  });
   const admissionCache = startAdmissionCache(ledger, waiter, logger);
   const upstreams = new UpstreamRegistry(
     options.upstreams,
@@ -202,6 +210,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     waiter,
     sessions,
     keys,
+    roles,
     consoleAuth,
     logger,
     ledgerPublicKey: options.ledgerSigningKey?.publicKey,
@@ -448,13 +457,7 @@ function accountRouterOf(
   parts: ServiceParts,
   generation: { prices: ModelPriceList; keyAdmission: ApiKeyAdmission },
 ): express.Router {
-  const { ledger, sessions, consoleAuth, keys, waiter } = parts;
-  const roles = new OrganizationRoleService({
-    pool: ledger.pool,
-    store: ledger.store,
-    waiter,
-    projectionWaitTimeoutMs: limits.projectionWaitTimeoutMs,
-  });
+  const { ledger, sessions, consoleAuth, keys, roles, waiter } = parts;
   const account = express.Router();
   const sessionRequired = authenticateSession(sessions, consoleAuth);
   account.use("/apis", sessionRequired, createKeyRouter(keys, roles));
@@ -486,6 +489,7 @@ function accountRouterOf(
       database: ledger.pool,
       authenticateKey: (header) => generation.keyAdmission.authenticate(header, { requireCredit: false }),
       sessionRequired,
+      roles,
     }),
   );
   if (options.accountRouter) account.use(sessionRequired, options.accountRouter(parts));

@@ -15,6 +15,7 @@ import { createAccountRouter } from "./gateway/account/account-router";
 import { createAdminRouter } from "./gateway/admin/admin-router";
 import { billingLimits } from "./kernel/limits";
 import { errorSummaryOf } from "./kernel/throttled-log";
+import type { OrganizationRoleService } from "./keys/organization-role-service";
 import type { EventStore } from "./ledger/store/event-store";
 
 /**
@@ -34,7 +35,8 @@ export interface BillingServiceParts {
 export interface Billing {
   charges: ChargeEnqueuer;
   adminRouter(parts: BillingServiceParts): Router;
-  accountRouter(parts: BillingServiceParts): Router;
+  /** `roles`: whose organization charges a session reads (C14). */
+  accountRouter(parts: BillingServiceParts & { roles: Pick<OrganizationRoleService, "roleOf"> }): Router;
   /**
    * Seeds catalog prices and the default FX rate (the rate's check may go on in the background past
    * `firstStartSeedWaitMs`), then starts the workers when asked to.
@@ -85,7 +87,7 @@ export async function startBilling(options: {
         clock,
         ledgerPublicKey: parts.ledgerPublicKey,
       }),
-    accountRouter: (parts) => createAccountRouter({ database: parts.ledger.pool }),
+    accountRouter: (parts) => createAccountRouter({ database: parts.ledger.pool, roles: parts.roles }),
     async attach(parts) {
       const seedsStop = new AbortController();
       const seeding = seedBilling(

@@ -117,7 +117,7 @@ describe("GET /openapi.json", () => {
       ...routesOf("/llm/organization/members", createOrganizationMemberRouter(unused)),
       ...routesOf("/llm/alerts", createAlertRouters(unused, unused).alertRouter),
       ...routesOf("/llm/webhooks", createAlertRouters(unused, unused).webhookRouter),
-      ...routesOf("/llm", createAccountRouter({ database: unused })),
+      ...routesOf("/llm", createAccountRouter({ database: unused, roles: unused })),
       ...routesOf("/llm/usage/activity", createActivityRouter(unused, unused)),
       ...routesOf("/llm/usage", createUsageRouter(unused, unused)),
       ...routesOf("/llm/organization/key-defaults", createOrganizationKeyDefaultsRouter(unused, unused)),

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { billingHistoryTable } from "../../../projections/billing-history";
 import { keyNamesTable } from "../../../projections/key-lists";
+import { organizationKeyIssuersTable } from "../../../projections/organization-members";
 import { canonicalMoney } from "../../kernel/money";
 import type { AccountReference, ChargeBreakdownData } from "../../ledger/events";
 
@@ -14,6 +15,8 @@ export interface BillingHistoryQuery {
   account: AccountReference;
   from: Date | undefined;
   to: Date | undefined;
+  /** Only the charges of the organization keys this user issued (a member's own, C14). */
+  issuedByUserId?: string | undefined;
 }
 
 export interface BillingHistoryEntry {
@@ -55,10 +58,13 @@ export class BillingHistoryTooLargeError extends Error {
   }
 }
 
-/** The WHERE of a query over `billingHistoryTable` for `query`, with `rangeParameters` as $1–$4. */
+/** The WHERE of a query over `billingHistoryTable` for `query`, with `rangeParameters` as $1–$5. */
 export const rangeCondition = `account_kind = $1 AND account_id = $2
   AND ($3::timestamptz IS NULL OR started_at >= $3::timestamptz)
-  AND ($4::timestamptz IS NULL OR started_at < $4::timestamptz)`;
+  AND ($4::timestamptz IS NULL OR started_at < $4::timestamptz)
+  AND ($5::text IS NULL OR key_id IN (
+    SELECT issued.key_id FROM ${organizationKeyIssuersTable.name} issued
+    WHERE issued.organization_id = $2 AND issued.issued_by_user_id = $5))`;
 
 export function rangeParameters(query: BillingHistoryQuery): (string | null)[] {
   return [
@@ -66,6 +72,7 @@ export function rangeParameters(query: BillingHistoryQuery): (string | null)[] {
     query.account.id,
     query.from?.toISOString() ?? null,
     query.to?.toISOString() ?? null,
+    query.issuedByUserId ?? null,
   ];
 }
 
@@ -136,9 +143,9 @@ export async function readChargesAfter(
             breakdown
      FROM ${billingHistoryTable.name} charge
      WHERE ${rangeCondition}
-       AND ($5::timestamptz IS NULL OR (started_at, request_id) ${clauses.after} ($5::timestamptz, $6::text))
+       AND ($6::timestamptz IS NULL OR (started_at, request_id) ${clauses.after} ($6::timestamptz, $7::text))
      ORDER BY ${clauses.orderBy}
-     LIMIT $7`,
+     LIMIT $8`,
     [...rangeParameters(query), after?.startedAt ?? null, after?.requestId ?? null, limit],
   );
   return {

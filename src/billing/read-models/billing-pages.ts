@@ -102,7 +102,7 @@ export async function readBillingTotals(
             sum(count(*)) OVER ()::text AS all_charges, sum(sum(amount_won)) OVER ()::text AS all_amount_won
      FROM ${billingHistoryTable.name} charge
      WHERE ${rangeCondition}
-     GROUP BY 1 ORDER BY 1 LIMIT $5`,
+     GROUP BY 1 ORDER BY 1 LIMIT $6`,
     [...rangeParameters(query), groupsMax + 1],
   );
   if (result.rows.length > groupsMax) throw new TooManyBillingGroupsError(groupsMax);

@@ -5,9 +5,11 @@ import { readBalanceWon, readFundsInFlight } from "../../billing/read-models/acc
 import { countBillingHistory, readBillingHistory } from "../../billing/read-models/billing-history";
 import { readBillingPage, readBillingTotals } from "../../billing/read-models/billing-pages";
 import { billingLimits, readLimits } from "../../kernel/limits";
+import type { OrganizationRoleService } from "../../keys/organization-role-service";
 import type { AccountReference } from "../../ledger/events";
 import { apiErrors, validationErrorOf } from "../api-error";
 import { sessionOf } from "../middleware/authenticate-session";
+import { activityIssuerOf } from "./activity-routes";
 import { billingErrorMapper } from "./billing-error-mapper";
 import { billingRangeOf } from "./billing-range";
 import { billingPageQuerySchema, billingTotalsQuerySchema, isPageQuery } from "./billing-read-schemas";
@@ -17,11 +19,15 @@ import { addSessionStatementRoutes } from "./statement-routes";
 /**
  * The session's own finance (C4): `GET /balance` (each account's `balanceWon`, and `heldWon` / `pendingWon`:
  * what requests in flight hold and what is recorded but not charged yet) and `GET /billing`. Mounted under /llm behind
- * `authenticateSession` (the caller's router does it, as for the key routes).
+ * `authenticateSession` (the caller's router does it, as for the key routes). An organization's charges are
+ * its members' requests: a member who is neither owner nor admin reads those of the keys they issued (C14,
+ * as the activity log), while its balance and statements' totals are the organization's, open to each member.
  */
 
 export interface AccountRouterDependencies {
   database: Pick<pg.Pool, "query" | "connect">;
+  /** A member who is neither owner nor admin reads only the charges of the keys they issued (C14). */
+  roles: Pick<OrganizationRoleService, "roleOf">;
   billingHistoryRowsMax?: number;
   /** What "now" is for statements (the current month, provisional or not); tests fix it. */
   clock?: () => Date;
@@ -36,7 +42,7 @@ export function createAccountRouter(dependencies: AccountRouterDependencies): Ro
   mountBalanceRoute(router, dependencies);
   mountBillingTotalsRoute(router, dependencies);
   mountBillingHistoryRoute(router, dependencies);
-  addSessionStatementRoutes(router, dependencies.database, dependencies.clock);
+  addSessionStatementRoutes(router, dependencies.database, dependencies.roles, dependencies.clock);
   router.use(billingErrorMapper);
   return router;
 }
@@ -72,15 +78,16 @@ function billingAccountOf(request: { query: unknown }, locals: Record<string, un
 }
 
 /** `GET /billing/totals`: the range's charges summed, grouped as asked. */
-function mountBillingTotalsRoute(router: Router, { database }: AccountRouterDependencies): void {
+function mountBillingTotalsRoute(router: Router, { database, roles }: AccountRouterDependencies): void {
   router.get("/billing/totals", async (request, response) => {
     const account = billingAccountOf(request, response.locals);
     const totalsQuery = billingTotalsQuerySchema.safeParse(request.query);
     if (!totalsQuery.success) throw validationErrorOf(totalsQuery.error);
     const { from, to } = billingRangeOf(request.query);
+    const issuedByUserId = await activityIssuerOf(roles, response.locals, account);
     const totals = await readBillingTotals(
       database,
-      { account, from, to },
+      { account, from, to, issuedByUserId },
       totalsQuery.data.groupBy,
       readLimits.billingTotalsGroupsMax,
     );
@@ -96,12 +103,13 @@ function mountBillingTotalsRoute(router: Router, { database }: AccountRouterDepe
 
 /** `GET /billing`: one page when asked (`limit`, `cursor`); without them the whole range, as before. */
 function mountBillingHistoryRoute(router: Router, dependencies: AccountRouterDependencies): void {
-  const { database } = dependencies;
+  const { database, roles } = dependencies;
   const rowsMax = dependencies.billingHistoryRowsMax ?? billingLimits.billingHistoryRowsMax;
   router.get("/billing", async (request, response) => {
     const account = billingAccountOf(request, response.locals);
     const { from, to } = billingRangeOf(request.query);
-    const query = { account, from, to };
+    const issuedByUserId = await activityIssuerOf(roles, response.locals, account);
+    const query = { account, from, to, issuedByUserId };
     const range = { account, from: from?.toISOString() ?? null, to: to?.toISOString() ?? null };
     const pageQuery = billingPageQuerySchema.safeParse(request.query);
     if (!pageQuery.success) throw validationErrorOf(pageQuery.error);

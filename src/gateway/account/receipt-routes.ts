@@ -1,5 +1,6 @@
 import express, { type RequestHandler, type Router } from "express";
 import type pg from "pg";
+import { organizationKeyIssuersTable } from "../../../projections/organization-members";
 import {
   buildChargeReceipt,
   type ChargeReceipt,
@@ -8,6 +9,7 @@ import {
 } from "../../billing/receipts/charge-receipt";
 import { readLimits } from "../../kernel/limits";
 import { looksLikeApiKey } from "../../keys/api-key-secret";
+import type { OrganizationRoleService } from "../../keys/organization-role-service";
 import type { AccountReference } from "../../ledger/events";
 import type { Session } from "../../sessions/session-tokens";
 import { isResponseId, readRequestIdsOfResponse } from "../activity/activity-read-model";
@@ -15,14 +17,16 @@ import { apiErrors, validationErrorOf } from "../api-error";
 import type { Caller } from "../generation/api-key-admission";
 import { storableString } from "../http/storable-string";
 import { bearerTokenOf } from "../middleware/authenticate-session";
+import { activityIssuerOf } from "./activity-routes";
 
 /**
  * `GET /receipts/:requestId` (mounted at /llm): the receipt of a request's charge, for the API key that
  * made the request or a session of the account that paid for it. The request is named by its `x-request-id`
  * or by its reply body's id (`chatcmpl-…`, `resp-…`, what an SDK shows); when requests the caller may read
- * on different gateways share that id, each one's receipt is listed (`{ object: "list", data }`). Anyone
- * else gets the same 404/120 as for a request that does not exist, so an id reveals nothing about other
- * accounts.
+ * on different gateways share that id, each one's receipt is listed (`{ object: "list", data }`). A member
+ * of an organization who is neither owner nor admin reads the receipts of the keys they issued (C14, as the
+ * activity log). Anyone else gets the same 404/120 as for a request that does not exist, so an id reveals
+ * nothing about other accounts or members.
  */
 
 export interface ReceiptRouterDependencies {
@@ -31,10 +35,18 @@ export interface ReceiptRouterDependencies {
   authenticateKey(authorizationHeader: string | undefined): Promise<Pick<Caller, "keyId">>;
   /** The session middleware of the other /llm routes (bearer or cookie). */
   sessionRequired: RequestHandler;
+  roles: Pick<OrganizationRoleService, "roleOf">;
   clock?: () => Date;
 }
 
-type ReceiptCaller = { kind: "key"; keyId: string } | { kind: "session"; session: Session };
+type ReceiptCaller =
+  | { kind: "key"; keyId: string }
+  | {
+      kind: "session";
+      session: Session;
+      /** For an organization's request: the member whose keys alone the session reads, if any (C14). */
+      issuerOf: (account: AccountReference) => Promise<string | undefined>;
+    };
 
 const requestIdSchema = storableString.min(1).max(200);
 
@@ -57,7 +69,11 @@ export function createReceiptRouter(dependencies: ReceiptRouterDependencies): Ro
     const caller: ReceiptCaller =
       typeof response.locals.receiptKeyId === "string"
         ? { kind: "key", keyId: response.locals.receiptKeyId }
-        : { kind: "session", session: response.locals.session as Session };
+        : {
+            kind: "session",
+            session: response.locals.session as Session,
+            issuerOf: (account) => activityIssuerOf(dependencies.roles, response.locals, account),
+          };
     const requestId = requestIdSchema.safeParse(request.params.requestId);
     // Text the ledger cannot hold is no request id at all: refused as bad input, before the database.
     if (!requestId.success) throw validationErrorOf(requestId.error);
@@ -85,23 +101,41 @@ async function readableReceipts(
   const receipts: ChargeReceipt[] = [];
   for (const requestId of requestIds) {
     const rows = await readChargeEvents(database, requestId);
-    if (rows.length > 0 && mayRead(caller, receiptOwnerOf(rows)))
+    if (rows.length > 0 && (await mayRead(database, caller, receiptOwnerOf(rows))))
       receipts.push(await buildChargeReceipt(database, rows, now));
   }
   return receipts;
 }
 
-function mayRead(caller: ReceiptCaller, owner: { keyId: string; account: AccountReference }): boolean {
+async function mayRead(
+  database: Pick<pg.Pool, "query">,
+  caller: ReceiptCaller,
+  owner: { keyId: string; account: AccountReference },
+): Promise<boolean> {
   switch (caller.kind) {
     case "key":
       return caller.keyId === owner.keyId;
-    case "session":
-      return owner.account.kind === "user"
-        ? owner.account.id === caller.session.userId
-        : owner.account.id === caller.session.organizationId;
+    case "session": {
+      if (owner.account.kind === "user") return owner.account.id === caller.session.userId;
+      if (owner.account.id !== caller.session.organizationId) return false;
+      const issuer = await caller.issuerOf(owner.account);
+      return issuer === undefined || (await isOrganizationKeyIssuedBy(database, owner.keyId, issuer));
+    }
     default: {
       const unreachable: never = caller;
       throw new Error(`unhandled caller ${String(unreachable)}`);
     }
   }
+}
+
+async function isOrganizationKeyIssuedBy(
+  database: Pick<pg.Pool, "query">,
+  keyId: string,
+  userId: string,
+): Promise<boolean> {
+  const result = await database.query(
+    `SELECT 1 FROM ${organizationKeyIssuersTable.name} WHERE key_id = $1 AND issued_by_user_id = $2`,
+    [keyId, userId],
+  );
+  return (result.rowCount ?? 0) > 0;
 }

@@ -3,10 +3,12 @@ import type pg from "pg";
 import { z } from "zod";
 import { readMonthlyStatement } from "../../billing/statements/monthly-statement";
 import { statementMonthOf } from "../../billing/statements/statement-month";
+import type { OrganizationRoleService } from "../../keys/organization-role-service";
 import type { AccountReference } from "../../ledger/events";
 import { apiErrors, validationErrorOf } from "../api-error";
 import { sessionOf } from "../middleware/authenticate-session";
 import { sendStatement, statementQuerySchema } from "../statements/statement-response";
+import { activityIssuerOf } from "./activity-routes";
 
 /**
  * `GET /statements?account=personal|organization[&month=YYYY-MM][&format=csv][&lines=charges]`: the monthly
@@ -24,6 +26,7 @@ export const sessionStatementQuerySchema = statementQuerySchema.extend({
 export function addSessionStatementRoutes(
   router: Router,
   database: Pick<pg.Pool, "query" | "connect">,
+  roles: Pick<OrganizationRoleService, "roleOf">,
   clock: () => Date = () => new Date(),
 ): void {
   router.get("/statements", async (request, response) => {
@@ -36,6 +39,14 @@ export function addSessionStatementRoutes(
       if (session.organizationId === null)
         throw apiErrors.validation("account: the session belongs to no organization");
       account = { kind: "organization", id: session.organizationId };
+      // Its totals are the organization's; its lines are its members' requests (C14, as /llm/billing).
+      if (
+        query.lines === "charges" &&
+        (await activityIssuerOf(roles, response.locals, account)) !== undefined
+      )
+        throw apiErrors.organizationRoleRefused(
+          "Your role in the organization (member) may not read other members' charges; the statement without lines=charges is open to you, and /llm/billing lists your own",
+        );
     }
     const now = clock();
     const month = query.month ?? statementMonthOf(now);

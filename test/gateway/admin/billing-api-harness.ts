@@ -9,6 +9,7 @@ import { createAdminRouter } from "../../../src/gateway/admin/admin-router";
 import { createApp } from "../../../src/gateway/app";
 import { authenticateAdmin } from "../../../src/gateway/middleware/authenticate-admin";
 import { authenticateSession } from "../../../src/gateway/middleware/authenticate-session";
+import { OrganizationRoleService } from "../../../src/keys/organization-role-service";
 import type { ProjectionWaiter } from "../../../src/ledger/projection/projection-waiter";
 import type { EventStore } from "../../../src/ledger/store/event-store";
 import { SessionTokens } from "../../../src/sessions/session-tokens";
@@ -93,7 +94,16 @@ export async function startBillingApi(
   const account = express.Router();
   account.use(
     authenticateSession(sessions),
-    createAccountRouter({ database: ledger.ledger.pool, clock: () => now.value }),
+    createAccountRouter({
+      database: ledger.ledger.pool,
+      clock: () => now.value,
+      roles: new OrganizationRoleService({
+        pool: ledger.ledger.pool,
+        store: ledger.store,
+        waiter: projections.waiter,
+        projectionWaitTimeoutMs: 10_000,
+      }),
+    }),
   );
   const noGenerationEndpoints: RequestListener = (_request, response) => {
     response.statusCode = 404;

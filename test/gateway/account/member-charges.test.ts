@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type GatewayHarness, startGatewayHarness, testSecrets } from "../../support/gateway-harness";
+import { callJson } from "../../support/json-call";
+
+/**
+ * An organization's charges are its members' requests (C14: owners and admins alone read other members'
+ * activity): through the real gateway and billing, a member reads the charges, per-key totals and receipts
+ * of the keys they issued, and not the statement's charge lines; the owner reads everyone's; the balance and
+ * the statement's totals stay the organization's, open to each member.
+ */
+
+const organizationId = "org-member-charges";
+let harness: GatewayHarness;
+let owner: string;
+let member: string;
+const requests = { owner: "", member: "" };
+const keys = { owner: "", member: "" };
+
+async function call(path: string, token: string) {
+  return callJson(harness.url, "GET", path, token);
+}
+
+beforeAll(async () => {
+  harness = await startGatewayHarness({
+    label: "member_charges",
+    billing: {},
+    service: { adminToken: testSecrets.adminToken },
+  });
+  owner = await harness.session("mc-owner", organizationId);
+  member = await harness.session("mc-member", organizationId);
+  expect((await call("/llm/organization/members", owner)).status).toBe(200);
+  expect((await call("/llm/organization/members", member)).body).toMatchObject({ you: { role: "member" } });
+  await harness.topUp({ kind: "organization", id: organizationId }, "10000");
+  for (const [who, token] of [
+    ["owner", owner],
+    ["member", member],
+  ] as const) {
+    const issued = await harness.issueKey(token, { isOrganization: true, name: `${who} key` });
+    keys[who] = issued.uuid;
+    const completion = await harness
+      .openai(issued.key)
+      .chat.completions.create({
+        model: "alpha-5.4-mini",
+        max_tokens: 5,
+        messages: [{ role: "user", content: "Hi" }],
+      })
+      .withResponse();
+    requests[who] = completion.response.headers.get("x-request-id")!;
+  }
+  // Both charged: the owner sees both in the organization's billing.
+  for (let attempt = 0; attempt < 300; attempt++) {
+    const billing = await call("/llm/billing?isOrganization=true", owner);
+    if ((billing.body.data as unknown[] | undefined)?.length === 2) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error("the two requests were not charged within 30 s");
+}, 90_000);
+
+afterAll(async () => {
+  await harness?.close();
+});
+
+const requestIdsOf = (body: Record<string, unknown>) =>
+  (body.data as { requestId: string }[]).map((charge) => charge.requestId).sort();
+
+describe("an organization's charges, by role", () => {
+  it("lists a member only the charges of the keys they issued, whole or by page; the owner everyone's", async () => {
+    expect(requestIdsOf((await call("/llm/billing?isOrganization=true", owner)).body)).toEqual(
+      [requests.owner, requests.member].sort(),
+    );
+    expect(requestIdsOf((await call("/llm/billing?isOrganization=true", member)).body)).toEqual([
+      requests.member,
+    ]);
+    expect(requestIdsOf((await call("/llm/billing?isOrganization=true&limit=10", member)).body)).toEqual([
+      requests.member,
+    ]);
+  });
+
+  it("totals a member's own keys only; the owner's totals hold every key", async () => {
+    const groupsOf = async (token: string) =>
+      (
+        (await call("/llm/billing/totals?isOrganization=true&groupBy=key", token)).body.totals as {
+          group: string;
+        }[]
+      )
+        .map((total) => total.group)
+        .sort();
+    expect(await groupsOf(owner)).toEqual([keys.owner, keys.member].sort());
+    expect(await groupsOf(member)).toEqual([keys.member]);
+  });
+
+  it("answers a member's own receipt and refuses another member's as not found, as it would an outsider", async () => {
+    expect((await call(`/llm/receipts/${requests.member}`, member)).status).toBe(200);
+    expect(await call(`/llm/receipts/${requests.owner}`, member)).toMatchObject({
+      status: 404,
+      body: { status: 120 },
+    });
+    expect((await call(`/llm/receipts/${requests.member}`, owner)).status).toBe(200);
+  });
+
+  it("keeps the balance and the statement's totals the organization's, and its charge lines for owners and admins", async () => {
+    const balance = await call("/llm/balance", member);
+    expect(balance.body).toMatchObject({ organization: { id: organizationId } });
+    expect((await call("/llm/statements?account=organization", member)).status).toBe(200);
+    expect(await call("/llm/statements?account=organization&lines=charges", member)).toMatchObject({
+      status: 403,
+      body: { status: 160 },
+    });
+    expect((await call("/llm/statements?account=organization&lines=charges", owner)).status).toBe(200);
+  });
+});
