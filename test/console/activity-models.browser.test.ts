@@ -249,7 +249,7 @@ describe("activity, models and playground in Chromium", { timeout: 120_000 }, ()
   it("shows the event log newest first, filtered by type on the server, with copyable event ids", async () => {
     const admin = { authorization: `Bearer ${testSecrets.adminToken}` };
     const topUps = (await (
-      await fetch(`${harness.url}/admin/events?type=CreditToppedUp`, { headers: admin })
+      await fetch(`${harness.url}/admin/events?type=CreditToppedUp&order=desc`, { headers: admin })
     ).json()) as { data: { eventId: string; streamId: string }[] };
     // Given two top-ups (ara's, then acme's) among many more events (prices, keys, usage).
     expect(topUps.data.map((event) => event.streamId)).toEqual([
@@ -258,7 +258,7 @@ describe("activity, models and playground in Chromium", { timeout: 120_000 }, ()
     ]);
 
     const newest = (await (
-      await fetch(`${harness.url}/admin/events?limit=100`, { headers: admin })
+      await fetch(`${harness.url}/admin/events?limit=100&order=desc`, { headers: admin })
     ).json()) as {
       order: string;
       data: { eventId: string; position: string }[];
@@ -276,7 +276,7 @@ describe("activity, models and playground in Chromium", { timeout: 120_000 }, ()
 
     await page.goto(`${harness.url}/console/admin/events`);
     await page.getByTestId("events-table").waitFor();
-    // The page shows the log as the API gives it: newest first.
+    // The page shows the log newest first, as the API gives it with order=desc.
     expect(await page.getByTestId("event-id").allTextContents()).toEqual(
       newest.data.map((event) => event.eventId),
     );
