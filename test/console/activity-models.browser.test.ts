@@ -208,6 +208,21 @@ describe("activity, models and playground in Chromium", { timeout: 120_000 }, ()
     await screenshot(page, "playground-en-390", { fullPage: false });
   });
 
+  it("gives a message refused before any reply back to its box, with no empty reply and no turn kept", async () => {
+    await page.setViewportSize({ width: 1366, height: 900 });
+    const repliesBefore = await page.getByTestId("playground-reply").count();
+    const messagesBefore = await page.getByTestId("playground-message").count();
+    await page.getByLabel("Temperature").fill("3");
+    await page.getByLabel("Message").fill("Too hot?");
+    await page.getByRole("button", { name: "Send" }).click();
+    // The refusal is said in words, and the message is back in its box to send again.
+    await page.getByRole("alert").filter({ hasText: "temperature:" }).waitFor();
+    await poll(() => page.getByLabel("Message").inputValue()).toBe("Too hot?");
+    expect(await page.getByTestId("playground-reply").count()).toBe(repliesBefore);
+    expect(await page.getByTestId("playground-message").count()).toBe(messagesBefore);
+    await page.getByLabel("Temperature").fill("0.2");
+  });
+
   it("lets an admin mint a sign-in link for a user and issue a key for an organization", async () => {
     await page.setViewportSize({ width: 1366, height: 900 });
     await page.goto(`${harness.url}/console/admin/accounts`);

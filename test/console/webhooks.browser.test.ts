@@ -110,6 +110,20 @@ describe("the webhooks page, in Chromium", { timeout: 120_000 }, () => {
     expect((await api("GET", "/llm/alerts", token)).balanceBelowWon).toBeNull();
   });
 
+  it("keeps what was typed when the gateway refuses an endpoint, and drops the refusal once the form changes", async () => {
+    const url = page.getByLabel("URL");
+    await url.fill("ftp://files.example/hook");
+    await page.getByRole("checkbox", { name: "Funds low (balance.low)" }).check();
+    await page.getByRole("button", { name: "Add endpoint" }).click();
+    const refusal = page.getByText("url must be an absolute http:// or https:// URL", { exact: false });
+    await refusal.waitFor();
+    expect(await url.inputValue()).toBe("ftp://files.example/hook");
+    expect(await page.getByRole("checkbox", { name: "Funds low (balance.low)" }).isChecked()).toBe(true);
+    await url.fill("");
+    await poll(() => refusal.count()).toBe(0);
+    await page.getByRole("checkbox", { name: "Funds low (balance.low)" }).uncheck();
+  });
+
   it("adds an endpoint, shows its secret once, delivers a test and deletes it", async () => {
     await page.getByLabel("URL").fill(receiverUrl);
     await page.getByRole("checkbox", { name: "Funds low (balance.low)" }).check();

@@ -11,3 +11,15 @@ export function optionalFieldText(form: FormData, name: string): string | undefi
 
 /** A decimal number as the pricing and FX APIs accept it: digits, optionally a point and more digits. */
 export const decimalPattern = "\\d+(\\.\\d+)?";
+
+/**
+ * Empties a submitted form once the server accepted what it sent, and only then: a refused submission keeps
+ * what was typed, beside the error that says what to change. `sent` is the mutation's promise (its error is
+ * shown by the mutation's own state, so it is not rethrown here).
+ */
+export function resetWhenAccepted(form: HTMLFormElement, sent: Promise<unknown>): void {
+  sent.then(
+    () => form.reset(),
+    () => {},
+  );
+}

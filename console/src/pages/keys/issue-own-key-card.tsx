@@ -2,24 +2,28 @@ import { type FormEvent, useState } from "react";
 import { KeyNameFields } from "../../components/key-name-fields";
 import { Card, ErrorMessage } from "../../components/ui";
 import type { NewApiKey } from "../../lib/api";
+import { resetWhenAccepted } from "../../lib/form-fields";
 import { useI18n } from "../../lib/i18n";
 
 /** Issues a key of the session's account (or its organization's, as the page's scope says). */
 export function IssueOwnKeyCard(props: {
   issuing: boolean;
   error: unknown;
-  onIssue(fields: { name: string; description: string }): void;
+  onIssue(fields: { name: string; description: string }): Promise<unknown>;
 }) {
   const { t } = useI18n();
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    const form = new FormData(event.currentTarget);
+    const form = event.currentTarget;
+    const fields = new FormData(form);
     // Unlike the other forms, the name and description are sent as typed, spaces included.
-    props.onIssue({
-      name: String(form.get("name") ?? ""),
-      description: String(form.get("description") ?? ""),
-    });
-    event.currentTarget.reset();
+    resetWhenAccepted(
+      form,
+      props.onIssue({
+        name: String(fields.get("name") ?? ""),
+        description: String(fields.get("description") ?? ""),
+      }),
+    );
   }
   return (
     <Card title={t("issueKey")}>

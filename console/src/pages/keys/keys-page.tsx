@@ -28,7 +28,7 @@ export function KeysPage({ hasOrganization }: { hasOrganization: boolean }) {
       <IssueOwnKeyCard
         issuing={keys.issue.isPending}
         error={keys.issue.error}
-        onIssue={(fields) => keys.issue.mutate({ ...fields, isOrganization: keys.isOrganization })}
+        onIssue={(fields) => keys.issue.mutateAsync({ ...fields, isOrganization: keys.isOrganization })}
       />
       {/* Keyed by the secret: a new key's card starts uncopied. */}
       {keys.issued && (

@@ -2,6 +2,7 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { Card, ErrorMessage } from "../../components/ui";
 import { type OrganizationMember, type OrganizationRole, userApi } from "../../lib/api";
+import { resetWhenAccepted } from "../../lib/form-fields";
 import { formatSeoulDateTime } from "../../lib/format";
 import { type MessageKey, useI18n } from "../../lib/i18n";
 import { useOrganizationAccess } from "./use-organization-access";
@@ -55,7 +56,9 @@ export function MembersPage({ hasOrganization }: { hasOrganization: boolean }) {
           onGrant={(userId, role) => grant.mutate({ userId, role })}
         />
       )}
-      {mayGrant && <GrantCard offered={offered} onGrant={(userId, role) => grant.mutate({ userId, role })} />}
+      {mayGrant && (
+        <GrantCard offered={offered} onGrant={(userId, role) => grant.mutateAsync({ userId, role })} />
+      )}
     </>
   );
 }
@@ -132,7 +135,7 @@ function RoleSelect(props: {
 /** A role for a user the organization has not listed yet (the platform says who belongs). */
 function GrantCard(props: {
   offered: OrganizationRole[];
-  onGrant(userId: string, role: OrganizationRole): void;
+  onGrant(userId: string, role: OrganizationRole): Promise<unknown>;
 }) {
   const { t } = useI18n();
   const [role, setRole] = useState<OrganizationRole>("member");
@@ -141,8 +144,7 @@ function GrantCard(props: {
     const form = event.currentTarget;
     const userId = String(new FormData(form).get("userId") ?? "").trim();
     if (userId === "") return;
-    props.onGrant(userId, role);
-    form.reset();
+    resetWhenAccepted(form, props.onGrant(userId, role));
   }
   return (
     <Card title={t("grantRoleTitle")}>

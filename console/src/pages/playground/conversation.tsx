@@ -55,15 +55,21 @@ function TurnItem({ turn }: { turn: Turn }) {
   );
 }
 
-/** Sending needs the playground key; the box empties once the message is on its way. */
+/**
+ * Sending needs the playground key; the box empties once the message is on its way, and gets the message
+ * back when the request is refused before any reply (unless something else was typed meanwhile).
+ */
 function MessageForm({ chat, ready }: { chat: Chat; ready: boolean }) {
   const { t } = useI18n();
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = event.currentTarget;
-    const message = String(new FormData(form).get("message") ?? "").trim();
+    const box = form.elements.namedItem("message") as HTMLTextAreaElement;
+    const message = box.value.trim();
     if (!message || !ready) return;
-    void chat.send(message);
+    void chat.send(message).then((outcome) => {
+      if (outcome === "refused" && box.value === "") box.value = message;
+    });
     form.reset();
   }
   return (

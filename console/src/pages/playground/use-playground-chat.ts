@@ -62,29 +62,47 @@ export function usePlaygroundChat(options: {
   const [streaming, setStreaming] = useState(false);
   const abort = useRef<AbortController | null>(null);
 
-  async function send(message: string) {
+  /**
+   * "refused": the request failed before any reply arrived (a bad parameter, no credit): the conversation is
+   * as it was before the message, which the caller may offer to send again.
+   */
+  async function send(message: string): Promise<"sent" | "refused"> {
     const { key, isOrganization } = options;
-    if (!key) return;
+    if (!key) return "refused";
+    const before = turns;
     const history: Turn[] = [...turns, { role: "user", content: message }];
     setTurns([...history, { role: "assistant", content: "" }]);
     setError(null);
     setStreaming(true);
     const controller = new AbortController();
     abort.current = controller;
+    let replied = false;
     try {
       const requestId = await streamChatCompletion(
         { key, body: chatRequestBody(options.settings, history), signal: controller.signal },
         {
           requestId: (id) => updateReply((turn) => ({ ...turn, requestId: id })),
-          delta: (text) => updateReply((turn) => ({ ...turn, content: turn.content + text })),
-          usage: (usage) => updateReply((turn) => ({ ...turn, usage, costWon: null })),
+          delta: (text) => {
+            replied = true;
+            updateReply((turn) => ({ ...turn, content: turn.content + text }));
+          },
+          usage: (usage) => {
+            replied = true;
+            updateReply((turn) => ({ ...turn, usage, costWon: null }));
+          },
         },
       );
       if (requestId)
         void chargedCostOf(requestId, isOrganization).then((cost) => cost && setCost(requestId, cost));
+      return "sent";
     } catch (caught) {
       // Stop is not an error: the reply keeps what had arrived.
-      if (!controller.signal.aborted) setError(caught);
+      if (controller.signal.aborted) return "sent";
+      setError(caught);
+      if (replied) return "sent";
+      // Refused before a word: no empty reply, and the message not in the history sent next time.
+      setTurns(before);
+      return "refused";
     } finally {
       setStreaming(false);
       abort.current = null;

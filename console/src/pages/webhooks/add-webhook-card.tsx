@@ -1,7 +1,7 @@
 import { type FormEvent, useState } from "react";
 import { Card, ErrorMessage } from "../../components/ui";
 import type { AddedWebhookEndpoint, WebhookEventType } from "../../lib/api";
-import { fieldText } from "../../lib/form-fields";
+import { fieldText, resetWhenAccepted } from "../../lib/form-fields";
 import { type MessageKey, useI18n } from "../../lib/i18n";
 
 /** A label for every event an endpoint may ask for: a Record, so a new event type is a compile error here. */
@@ -15,7 +15,9 @@ const webhookEvents = Object.keys(webhookEventLabels) as WebhookEventType[];
 export function AddWebhookCard(props: {
   adding: boolean;
   error: unknown;
-  onAdd(endpoint: { url: string; events: WebhookEventType[] }): void;
+  onAdd(endpoint: { url: string; events: WebhookEventType[] }): Promise<unknown>;
+  /** The form changed: the last refusal no longer describes it. */
+  onEdit(): void;
 }) {
   const { t } = useI18n();
   const [noEvent, setNoEvent] = useState(false);
@@ -27,12 +29,11 @@ export function AddWebhookCard(props: {
     // The server refuses an empty list too; said here, next to the boxes, before a round trip.
     setNoEvent(events.length === 0);
     if (events.length === 0) return;
-    props.onAdd({ url: fieldText(fields, "url"), events });
-    form.reset();
+    resetWhenAccepted(form, props.onAdd({ url: fieldText(fields, "url"), events }));
   }
   return (
     <Card title={t("addWebhookTitle")}>
-      <form className="stack" onSubmit={submit}>
+      <form className="stack" onSubmit={submit} onChange={props.onEdit}>
         <label>
           {t("webhookUrl")}
           <input name="url" type="url" required maxLength={2000} placeholder="https://" />

@@ -1,6 +1,6 @@
 import type { FormEvent } from "react";
 import { Card, ErrorMessage } from "../../components/ui";
-import { decimalPattern, fieldText } from "../../lib/form-fields";
+import { decimalPattern, fieldText, resetWhenAccepted } from "../../lib/form-fields";
 import { formatWon } from "../../lib/format";
 import { useI18n } from "../../lib/i18n";
 
@@ -9,14 +9,13 @@ export function AlertThresholdCard(props: {
   balanceBelowWon: string | null | undefined;
   saving: boolean;
   error: unknown;
-  onSave(balanceBelowWon: string | null): void;
+  onSave(balanceBelowWon: string | null): Promise<unknown>;
 }) {
   const { t } = useI18n();
   function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = event.currentTarget;
-    props.onSave(fieldText(new FormData(form), "balanceBelowWon"));
-    form.reset();
+    resetWhenAccepted(form, props.onSave(fieldText(new FormData(form), "balanceBelowWon")));
   }
   return (
     <Card title={t("alertThresholdTitle")}>

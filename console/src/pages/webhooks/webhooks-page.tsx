@@ -56,12 +56,13 @@ function ManagedWebhooks({ isOrganization }: { isOrganization: boolean }) {
         balanceBelowWon={webhooks.threshold.data?.balanceBelowWon}
         saving={webhooks.setThreshold.isPending}
         error={webhooks.threshold.error ?? webhooks.setThreshold.error}
-        onSave={(balanceBelowWon) => webhooks.setThreshold.mutate(balanceBelowWon)}
+        onSave={(balanceBelowWon) => webhooks.setThreshold.mutateAsync(balanceBelowWon)}
       />
       <AddWebhookCard
         adding={webhooks.add.isPending}
         error={webhooks.add.error}
-        onAdd={(endpoint) => webhooks.add.mutate({ ...endpoint, isOrganization })}
+        onAdd={(endpoint) => webhooks.add.mutateAsync({ ...endpoint, isOrganization })}
+        onEdit={() => webhooks.add.reset()}
       />
       {webhooks.added && (
         <WebhookSecretCard
