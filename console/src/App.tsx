@@ -108,7 +108,7 @@ export function App() {
   return (
     <I18nContext.Provider value={i18n}>
       <a className="skip-link" href="#main">
-        Skip to content
+        {dictionaries[language].skipToContent}
       </a>
       <Header path={path} navigate={navigate} />
       <main id="main">

@@ -234,7 +234,7 @@ describe("activity, models and playground in Chromium", { timeout: 120_000 }, ()
     const issueForm = page.getByRole("region", { name: "Issue a key for an account" });
     await issueForm.getByLabel("Kind").selectOption("organization");
     await issueForm.getByLabel("Account id").fill("acme");
-    await issueForm.getByLabel("For member (user id, optional)").fill("newcomer");
+    await issueForm.getByLabel("For member (user id)").fill("newcomer");
     await issueForm.getByLabel("Name").fill("acme ci");
     await issueForm.getByRole("button", { name: "Issue" }).click();
     const organizationKey = (await issueForm.getByTestId("admin-new-key").textContent()) ?? "";

@@ -8,6 +8,7 @@ import type { Language } from "./format";
 
 const en = {
   appName: "won-gateway console",
+  skipToContent: "Skip to content",
   language: "Language",
   signIn: "Sign in",
   signOut: "Sign out",
@@ -213,7 +214,7 @@ const en = {
   signInLinkOnce: "Send this link to the user; it works once, until",
   adminIssueKeyTitle: "Issue a key for an account",
   accountId: "Account id",
-  issuedForUser: "For member (user id, optional)",
+  issuedForUser: "For member (user id)",
   message: "Message",
   send: "Send",
   stop: "Stop",
@@ -334,6 +335,7 @@ type Dictionary = { readonly [K in MessageKey]: string };
 
 const ko: Dictionary = {
   appName: "won-gateway 콘솔",
+  skipToContent: "본문으로 건너뛰기",
   language: "언어",
   signIn: "로그인",
   signOut: "로그아웃",
@@ -539,7 +541,7 @@ const ko: Dictionary = {
   signInLinkOnce: "이 링크를 사용자에게 보내세요. 한 번만 쓸 수 있으며 유효 기한:",
   adminIssueKeyTitle: "계정에 키 발급",
   accountId: "계정 ID",
-  issuedForUser: "대상 구성원(사용자 ID, 선택)",
+  issuedForUser: "대상 구성원(사용자 ID)",
   message: "메시지",
   send: "보내기",
   stop: "중지",

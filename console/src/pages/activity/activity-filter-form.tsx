@@ -2,6 +2,7 @@ import type { FormEvent } from "react";
 import type { ActivityFilters, ApiKey, PricedModel, RequestOutcome } from "../../lib/api";
 import { optionalFieldText } from "../../lib/form-fields";
 import { useI18n } from "../../lib/i18n";
+import { systemText } from "../../lib/system-text";
 import { outcomeLabels, requestOutcomes } from "./request-outcomes";
 
 /** The filters a submitted form states; an empty field filters nothing. */
@@ -66,7 +67,7 @@ function ChoiceFilters(props: {
   keys: readonly ApiKey[] | undefined;
   models: readonly PricedModel[] | undefined;
 }) {
-  const { t } = useI18n();
+  const { t, language } = useI18n();
   return (
     <>
       <label>
@@ -84,7 +85,7 @@ function ChoiceFilters(props: {
           <option value="">{t("anyKey")}</option>
           {props.keys?.map((key) => (
             <option key={key.uuid} value={key.uuid}>
-              {key.name} ({key.keyPreview})
+              {systemText(key.name, language)} ({key.keyPreview})
             </option>
           ))}
         </select>

@@ -1,6 +1,7 @@
 import type { ActivityEntry } from "../../lib/api";
 import { formatChargeWon, formatCount, formatSeoulDateTime } from "../../lib/format";
 import { useI18n } from "../../lib/i18n";
+import { systemText } from "../../lib/system-text";
 import { outcomeBadges, outcomeLabels } from "./request-outcomes";
 
 /** One page of the log; a key is named when it is one of the account's keys still listed. */
@@ -52,7 +53,8 @@ function ActivityRow({ entry, keyName }: { entry: ActivityEntry; keyName: string
         </div>
       </td>
       <td>
-        {keyName ?? ""} <code>{entry.keyPreview ?? entry.keyId.slice(0, 8)}</code>
+        {keyName === undefined ? "" : systemText(keyName, language)}{" "}
+        <code>{entry.keyPreview ?? entry.keyId.slice(0, 8)}</code>
       </td>
       <td>
         <span className={outcomeBadges[entry.outcome]}>{t(outcomeLabels[entry.outcome])}</span>{" "}

@@ -65,13 +65,13 @@ function KeyRow({ apiKey: key, ...actions }: { apiKey: ApiKey } & KeyActions) {
 
 /** An active key can be deactivated, an inactive one reactivated; either can be deleted. */
 function KeyRowActions({ apiKey: key, onSetLimits, onAction }: { apiKey: ApiKey } & KeyActions) {
-  const { t } = useI18n();
+  const { t, language } = useI18n();
   const toggle = key.status === 1 ? "deactivate" : "reactivate";
   return (
     <div className="row">
       {onSetLimits && (
         <button type="button" onClick={() => onSetLimits(key)}>
-          {t("setLimits")} <span className="visually-hidden">{key.name}</span>
+          {t("setLimits")} <span className="visually-hidden">{systemText(key.name, language)}</span>
         </button>
       )}
       <button type="button" onClick={() => onAction({ key, action: toggle })}>
