@@ -80,9 +80,9 @@ describe("a key's allowed models in the console, in Chromium", { timeout: 120_00
     await dialog.getByRole("button", { name: "Save limits" }).click();
 
     await poll(() => row.getByTestId(`key-limits-${keyName}`).textContent()).toContain(
-      "only: alpha-5.4-mini, beta",
+      "only: alpha-5.4-mini, beta/*",
     );
-    expect(await allowedModelsOfKey()).toEqual(["alpha-5.4-mini", "beta"]);
+    expect(await allowedModelsOfKey()).toEqual(["alpha-5.4-mini", "beta/*"]);
     expect(await statusOf("alpha-5.4-mini")).toBe(200);
     expect(await statusOf("beta-3.1-pro")).toBe(200);
     expect(await statusOf("gamma-4-3")).toBe(403);
@@ -142,9 +142,25 @@ describe("a key's allowed models in the console, in Chromium", { timeout: 120_00
     await models.getByLabel("zeta · every model of the family").check();
     await page.getByRole("dialog").getByRole("button", { name: "Save limits" }).click();
 
-    await poll(() => page.getByTestId(`admin-key-limits-${keyName}`).textContent()).toContain("only: zeta");
-    expect(await allowedModelsOfKey()).toEqual(["zeta"]);
+    await poll(() => page.getByTestId(`admin-key-limits-${keyName}`).textContent()).toContain("only: zeta/*");
+    expect(await allowedModelsOfKey()).toEqual(["zeta/*"]);
     expect(await statusOf("zeta-mini")).toBe(200);
     expect(await statusOf("alpha-5.4-mini")).toBe(403);
+  });
+
+  it("tells the model epsilon from the family epsilon, a word naming both", async () => {
+    await page.getByRole("button", { name: `Set limits ${keyName}` }).click();
+    const models = page.getByRole("dialog").getByRole("group", { name: "Allowed models" });
+    await models.getByLabel("zeta · every model of the family").uncheck();
+    await models.getByLabel("epsilon", { exact: true }).check();
+    await page.getByRole("dialog").getByRole("button", { name: "Save limits" }).click();
+    await poll(() => allowedModelsOfKey()).toEqual(["epsilon"]);
+    expect(await statusOf("epsilon")).toBe(200);
+    expect(await statusOf("epsilon-pro")).toBe(403);
+
+    await page.getByRole("button", { name: `Set limits ${keyName}` }).click();
+    expect(await models.getByLabel("epsilon", { exact: true }).isChecked()).toBe(true);
+    expect(await models.getByLabel("epsilon · every model of the family").isChecked()).toBe(false);
+    await page.getByRole("dialog").getByRole("button", { name: "Cancel" }).click();
   });
 });

@@ -138,6 +138,32 @@ describe("keys limited to models", () => {
     });
   }, 60_000);
 
+  it("given a word that names a model and a family (epsilon), then the word is the model and epsilon/* the family", async () => {
+    const session = await harness.session("epsilon-user");
+    const key = await harness.issueKey(session, { name: "epsilon" });
+    await harness.topUp({ kind: "user", id: "epsilon-user" }, "1000");
+    const client = harness.openai(key.key, { maxRetries: 0 });
+    const listedWith = async (allowedModels: string[]) => {
+      const set = await call(harness, "PUT", `/llm/apis/${key.uuid}/limits`, session, { allowedModels });
+      expect(set.status).toBe(200);
+      const listed: string[] = [];
+      for await (const model of client.models.list()) listed.push(model.id);
+      return listed;
+    };
+
+    expect(await listedWith(["epsilon"])).toEqual(["epsilon"]);
+    const family = await listedWith(["epsilon/*"]);
+    expect(family).toContain("epsilon");
+    expect(family).toContain("epsilon-pro");
+    expect(family.every((slug) => slug.startsWith("epsilon"))).toBe(true);
+    // A bare family word that is no model's slug is still its family.
+    expect((await listedWith(["beta"])).every((slug) => slug.startsWith("beta-"))).toBe(true);
+    const refused = await call(harness, "PUT", `/llm/apis/${key.uuid}/limits`, session, {
+      allowedModels: ["omega/*"],
+    });
+    expect(refused).toMatchObject({ status: 400, body: { status: 100 } });
+  }, 60_000);
+
   it("given a limited key, when its list is set to null, then every model is listed and served again", async () => {
     const session = await harness.session("seo");
     const limited = await harness.issueKey(session, { name: "cleared" });

@@ -127,12 +127,16 @@ function KeyLimitsForm(
 
 /**
  * The models the key may call, as checkboxes grouped by family: a family's own box allows every model of
- * it (those added later too), a model's box that model. Nothing ticked: every model.
+ * it (those added later too) and sends `<family>/*`, a model's box that model and sends its slug (a word
+ * naming both, `epsilon`, is the model: src/keys/allowed-models.ts). Nothing ticked: every model.
  */
 function AllowedModelsField(props: { models: readonly ModelChoice[]; allowed: readonly string[] | null }) {
   const { t } = useI18n();
   const families = [...new Set(props.models.map((model) => model.family))];
   const ticked = (entry: string) => props.allowed?.includes(entry) ?? false;
+  const isSlug = (word: string) => props.models.some((model) => model.slug === word);
+  // A family saved before `<family>/*` existed is its bare word, unless that word is also a model's slug.
+  const familyTicked = (family: string) => ticked(`${family}/*`) || (ticked(family) && !isSlug(family));
   return (
     <fieldset className="allowed-models" data-testid="allowed-models">
       <legend>{t("allowedModels")}</legend>
@@ -140,7 +144,12 @@ function AllowedModelsField(props: { models: readonly ModelChoice[]; allowed: re
       {families.map((family) => (
         <div key={family} className="model-family">
           <label className="check">
-            <input type="checkbox" name="allowedModels" value={family} defaultChecked={ticked(family)} />
+            <input
+              type="checkbox"
+              name="allowedModels"
+              value={`${family}/*`}
+              defaultChecked={familyTicked(family)}
+            />
             <span>
               <strong>{family}</strong> · {t("wholeFamily")}
             </span>
