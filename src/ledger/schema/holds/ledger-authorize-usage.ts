@@ -15,6 +15,13 @@ import type { DeclaredFunction } from "../../../database/declared-schema";
  * Every key pays from one account, whose authorized row the statement locks before deciding, so two
  * statements never decide on one key at once.
  *
+ * The account's overdraft stays within one request's cost (C10) however the holds interleave: a hold cut
+ * down to the room left (its estimate above what was available) may cost up to its estimate, so until it
+ * settles, the part of its estimate it does not cover counts against the account as if held. Only the last
+ * hold granted can be short of its estimate; the next request waits for a settlement to free real room.
+ * Counted from the open rows of this release (a hold an earlier release appended alone is counted as held).
+ * Requests within the funds keep their whole estimates held, as before: none of them is refused for it.
+ *
  * Unlike the account's, a key's hold is not cut down to the room left under its limit: it stays the whole
  * estimate (which covers the request's cost when the request names its maximum output). So everything the
  * key spent before its last admitted request is less than the limit — each earlier request counts at its
@@ -79,13 +86,19 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
           OFFSET 0
         ) used ON true
       ), funds AS MATERIALIZED (
-        -- Each account's funds once, however many of its requests the batch holds (the view sums its rows).
-        SELECT account_funds.* FROM account_funds
+        -- Each account's funds once, however many of its requests the batch holds (the view sums its rows),
+        -- less what its open holds cut to the room left do not cover (see this function's declaration).
+        SELECT account_funds.*, coalesce(uncovered.won, 0) AS uncovered_won FROM account_funds
+        LEFT JOIN LATERAL (
+          SELECT sum(holds.estimated_won - holds.hold_won) AS won FROM request_holds holds
+          WHERE holds.account_kind = account_funds.account_kind AND holds.account_id = account_funds.account_id
+            AND holds.settled_at IS NULL AND holds.hold_won < holds.estimated_won
+        ) uncovered ON true
         WHERE (account_funds.account_kind, account_funds.account_id) IN (
           SELECT DISTINCT keyed.account_kind, keyed.account_id FROM keyed)
       ), decided AS (
         SELECT keyed.*,
-               coalesce(funds.balance_won - funds.pending_won - funds.held_won, 0)
+               coalesce(funds.balance_won - funds.pending_won - funds.held_won - funds.uncovered_won, 0)
                  - coalesce(sum(keyed.estimate_won) OVER (
                      PARTITION BY keyed.account_kind, keyed.account_id ORDER BY keyed.ordinal
                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS available,
