@@ -4,6 +4,7 @@ import { assertToolExchangesComplete, chatMessagesSchema } from "./chat-message-
 import { responseFormatSchema, toolChoiceSchema, toolsSchema } from "./chat-tool-schemas";
 import { closedObjectSchema } from "./closed-object-schema";
 import {
+  includeObfuscationSchema,
   metadataSchema,
   modelSchema,
   outputTokensSchema,
@@ -84,12 +85,7 @@ const chatCompletionsRequestShape = {
   stream_options: closedObjectSchema(
     {
       include_usage: z.boolean({ error: "must be a boolean" }).nullish(),
-      include_obfuscation: z
-        .boolean({ error: "must be a boolean" })
-        .nullish()
-        .refine((obfuscation) => obfuscation !== true, {
-          error: "must be false or absent: the gateway adds no obfuscation to stream events",
-        }),
+      include_obfuscation: includeObfuscationSchema,
     },
     { error: "must be an object", unknownField: "is not a field the gateway serves" },
   ).nullish(),

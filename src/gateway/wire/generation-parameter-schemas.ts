@@ -101,3 +101,11 @@ export const metadataSchema = z
         });
   })
   .nullish();
+
+/** `stream_options.include_obfuscation` of both formats: the gateway pads no stream event, so only false. */
+export const includeObfuscationSchema = z
+  .boolean({ error: "must be a boolean" })
+  .nullish()
+  .refine((obfuscation) => obfuscation !== true, {
+    error: "must be false or absent: the gateway adds no obfuscation to stream events",
+  });

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { apiErrors, validationErrorOf } from "../api-error";
 import { closedObjectSchema, refusedFieldSchema } from "./closed-object-schema";
 import {
+  includeObfuscationSchema,
   metadataSchema,
   modelSchema,
   outputTokensSchema,
@@ -81,12 +82,7 @@ const responsesRequestSchema = closedObjectSchema(
       .nullish(),
     stream_options: closedObjectSchema(
       {
-        include_obfuscation: z
-          .boolean({ error: "must be a boolean" })
-          .nullish()
-          .refine((obfuscation) => obfuscation !== true, {
-            error: "must be false or absent: the gateway adds no obfuscation to stream events",
-          }),
+        include_obfuscation: includeObfuscationSchema,
       },
       { error: "must be an object", unknownField: "is not a field the gateway serves" },
     ).nullish(),

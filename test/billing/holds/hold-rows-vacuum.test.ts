@@ -9,7 +9,7 @@ import { PostgresEventStore } from "../../../src/ledger/store/postgres-event-sto
 import { topUp } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
 import { holdRowCompletionOf } from "../../support/settled-holds";
-import { usageAuthorizationsOf } from "../../support/usage-authorizations";
+import { personalHoldRequest, usageAuthorizationsOf } from "../../support/usage-authorizations";
 
 /**
  * The hold rows' table is vacuumed by the processes that empty it, not only by autovacuum's visit once a
@@ -20,23 +20,9 @@ const account = { kind: "user" as const, id: "vacuum-holds" };
 const silent = pino({ level: "silent" });
 
 function holdOf(): UsageAuthorizationRequest {
-  return {
-    eventId: randomUUID(),
-    data: {
-      requestId: `req_vacuum_${randomUUID()}`,
-      keyId: randomUUID(),
-      account,
-      userId: account.id,
-      organizationId: null,
-      model: "alpha-5.4-mini",
-      endpoint: "chat.completions",
-      streamed: false,
-      startedAt: new Date().toISOString(),
-      estimate: { inputTokensMax: 1_000, outputTokensMax: 100, estimatedWon: "1" },
-      gatewayInstance: "gateway-vacuum-holds",
-      expiresAt: new Date(Date.now() + 600_000).toISOString(),
-    },
-  };
+  return personalHoldRequest(`req_vacuum_${randomUUID()}`, account.id, {
+    gatewayInstance: "gateway-vacuum-holds",
+  });
 }
 
 describe("vacuuming the hold rows", () => {

@@ -1,12 +1,8 @@
-import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type {
-  UsageAuthorizationDecision,
-  UsageAuthorizationRequest,
-} from "../../../src/billing/holds/usage-authorizations";
-import { metadata } from "../../support/ledger-fixtures";
+import type { UsageAuthorizationDecision } from "../../../src/billing/holds/usage-authorizations";
+import { topUp } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
-import { usageAuthorizationsOf } from "../../support/usage-authorizations";
+import { personalHoldRequest, usageAuthorizationsOf } from "../../support/usage-authorizations";
 
 /**
  * C10's overdraft bound when holds are cut to the room left: each such hold may cost its whole estimate, so
@@ -20,32 +16,14 @@ import { usageAuthorizationsOf } from "../../support/usage-authorizations";
 const account = { kind: "user" as const, id: "short-holds" };
 const estimatedWon = "10";
 
-function holdOf(requestId: string): UsageAuthorizationRequest {
-  return {
-    eventId: randomUUID(),
-    data: {
-      requestId,
-      keyId: randomUUID(),
-      account,
-      userId: account.id,
-      organizationId: null,
-      model: "alpha-5.4-mini",
-      endpoint: "chat.completions",
-      streamed: false,
-      startedAt: new Date().toISOString(),
-      estimate: { inputTokensMax: 1_000, outputTokensMax: 1_000, estimatedWon },
-      gatewayInstance: "gateway-short-holds",
-      expiresAt: new Date(Date.now() + 600_000).toISOString(),
-    },
-  };
-}
-
 describe("holds cut to the room left", () => {
   let harness: LedgerHarness;
 
   async function hold(name: string): Promise<UsageAuthorizationDecision> {
     const [decision] = await usageAuthorizationsOf(harness.ledger.pool, harness.store).authorizeUsage([
-      holdOf(name),
+      personalHoldRequest(name, account.id, {
+        estimate: { inputTokensMax: 1_000, outputTokensMax: 1_000, estimatedWon },
+      }),
     ]);
     return decision!;
   }
@@ -66,16 +44,7 @@ describe("holds cut to the room left", () => {
     await harness.append({
       streamId: `account-user-${account.id}`,
       expectedVersion: "no-stream",
-      events: [
-        {
-          eventId: randomUUID(),
-          event: {
-            type: "CreditToppedUp",
-            data: { account, amountWon: "20", reference: "two estimates" },
-            metadata: metadata(),
-          },
-        },
-      ],
+      events: [topUp(account.id, "20", "two estimates")],
     });
   }, 60_000);
   afterAll(async () => {
@@ -108,16 +77,7 @@ describe("holds cut to the room left", () => {
     await harness.append({
       streamId: `account-user-${account.id}`,
       expectedVersion: "any",
-      events: [
-        {
-          eventId: randomUUID(),
-          event: {
-            type: "CreditToppedUp",
-            data: { account, amountWon: "26", reference: "room again" },
-            metadata: metadata(),
-          },
-        },
-      ],
+      events: [topUp(account.id, "26", "room again")],
     });
     // ₩46 − ₩26 pending = ₩20: two whole holds, and no short one is open, so nothing is held back.
     expect(await hold("e")).toMatchObject({ kind: "held", holdWon: "10" });
