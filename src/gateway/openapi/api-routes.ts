@@ -682,7 +682,7 @@ export const apiRoutes: readonly ApiRoute[] = [
     path: "/admin/events",
     tag: "admin",
     summary:
-      "The raw ledger a page at a time: newest first (before), or in log order (order=asc or after); filter by stream and type",
+      "The raw ledger a page at a time: in log order (after; after=0 is the start), or newest first (order=desc or before); filter by stream and type",
     security: "admin",
     query: eventsQuerySchema,
     responses: { 200: json("A page of events", bodies.eventsPageSchema) },
