@@ -1,6 +1,7 @@
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { queueBackendOf } from "../src/billing/queue/queue-backend";
+import { advisoryLockKeys } from "../src/database/advisory-lock-keys";
 import { Money } from "../src/kernel/money";
 import { createTestDatabase, type TestDatabase } from "./support/database";
 import {
@@ -10,13 +11,13 @@ import {
   type ServiceProcess,
   spawnRole,
 } from "./support/service-process";
-import { removeQueueData } from "./workers/queue-test-support";
+import { eventually, removeQueueData } from "./workers/queue-test-support";
 
 /**
  * Processes killed outright (SIGKILL: no drain, no flush), as deployed for scale-out — one gateway and one
  * worker process on a shared database. A stream cut by its gateway's death is settled from its hold as
- * interrupted, estimated usage and charged within 30 s (C10); a worker killed under load loses and doubles
- * no charge.
+ * interrupted, estimated usage and charged within 30 s (C10), even when the leading worker is frozen then
+ * (SIGSTOP: its sessions stay open); a worker killed under load loses and doubles no charge.
  */
 
 const adminToken = "crash-admin-token-0123456789abcdef0123456789ab";
@@ -69,6 +70,67 @@ afterEach(async () => {
   database = undefined;
 });
 
+/** How many sessions of the test's database hold the billing workers' leader lock. */
+async function billingLeaders(): Promise<number> {
+  const [row] = await query<{ count: number }>(
+    `SELECT count(*)::int AS count FROM pg_locks held
+     WHERE held.locktype = 'advisory' AND held.granted AND held.classid = 0 AND held.objid = $1
+       AND held.database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    [advisoryLockKeys.billingLeader],
+  );
+  return row!.count;
+}
+
+/** A stream under way through the gateway at `url`: its request id once its first chunk has arrived. */
+async function streamUnderWay(url: string, key: string): Promise<string> {
+  const response = await fetch(`${url}/llm/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      model: "alpha-5.4-mini",
+      messages: [{ role: "user", content: "Tell me a long story about rivers and the sea" }],
+      stream: true,
+    }),
+  });
+  expect(response.status).toBe(200);
+  const reader = response.body!.getReader();
+  expect(new TextDecoder().decode((await reader.read()).value)).toContain("chat.completion.chunk");
+  // The rest of the stream is read (to its cut) in the background.
+  void (async () => {
+    while (!(await reader.read().catch(() => ({ done: true }))).done);
+  })();
+  return response.headers.get("x-request-id")!;
+}
+
+/**
+ * Waits until the request's usage is charged, within 30 s of `sinceMs` (C10), and asserts it was settled
+ * from its hold as interrupted, estimated, and charged once, and that nothing is left held or pending.
+ */
+async function expectChargedFromItsHold(requestId: string, sinceMs: number): Promise<void> {
+  let types: string[] = [];
+  while (Date.now() - sinceMs < 30_000) {
+    types = (
+      await query<{ type: string }>(
+        "SELECT type FROM ledger_events WHERE stream_id = $1 ORDER BY stream_version",
+        [`usage-${requestId}`],
+      )
+    ).map((row) => row.type);
+    if (types.includes("UsageCharged")) break;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  expect(types).toEqual(["UsageAuthorized", "UsageRecorded", "UsageCharged"]);
+  const [usage] = await query<{ data: { outcome: string; usageSource: string } }>(
+    "SELECT data FROM ledger_events WHERE stream_id = $1 AND type = 'UsageRecorded'",
+    [`usage-${requestId}`],
+  );
+  expect(usage!.data).toMatchObject({ outcome: "interrupted", usageSource: "estimated" });
+  const [funds] = await query<{ held_won: string; pending_won: string }>(
+    "SELECT held_won::text, pending_won::text FROM account_funds WHERE account_id = 'crasher'",
+  );
+  expect(Number(funds!.held_won)).toBe(0);
+  expect(Number(funds!.pending_won)).toBe(0);
+}
+
 describe("processes killed outright", () => {
   it("charges a stream cut by its gateway's death within 30 s, as interrupted and estimated", async () => {
     // Given a worker, a gateway and a stream under way through it
@@ -77,49 +139,45 @@ describe("processes killed outright", () => {
     await startRole("worker", environment);
     const gateway = await startRole("gateway", environment);
     const url = gatewayOriginOf(gateway);
-    const key = await provision(url);
-    const response = await fetch(`${url}/llm/v1/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        model: "alpha-5.4-mini",
-        messages: [{ role: "user", content: "Tell me a long story about rivers and the sea" }],
-        stream: true,
-      }),
-    });
-    expect(response.status).toBe(200);
-    const requestId = response.headers.get("x-request-id")!;
-    const reader = response.body!.getReader();
-    expect(new TextDecoder().decode((await reader.read()).value)).toContain("chat.completion.chunk");
+    const requestId = await streamUnderWay(url, await provision(url));
 
     // When the gateway dies mid-stream
     await killOutright(gateway);
-    const killedAtMs = Date.now();
-    await reader.read().catch(() => undefined);
 
     // Then the hold is settled and charged, once, within 30 s
-    let types: string[] = [];
-    while (Date.now() - killedAtMs < 30_000) {
-      types = (
-        await query<{ type: string }>(
-          "SELECT type FROM ledger_events WHERE stream_id = $1 ORDER BY stream_version",
-          [`usage-${requestId}`],
-        )
-      ).map((row) => row.type);
-      if (types.includes("UsageCharged")) break;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-    expect(types).toEqual(["UsageAuthorized", "UsageRecorded", "UsageCharged"]);
-    const [usage] = await query<{ data: { outcome: string; usageSource: string } }>(
-      "SELECT data FROM ledger_events WHERE stream_id = $1 AND type = 'UsageRecorded'",
+    await expectChargedFromItsHold(requestId, Date.now());
+  }, 150_000);
+
+  it("charges a dead gateway's stream within 30 s while the leading worker is frozen, and once", async () => {
+    // Given a leading worker, a stand-by, a gateway and a stream under way through it
+    database = await createTestDatabase("crash_frozen_leader");
+    const environment = environmentOf(database);
+    const leader = await startRole("worker", environment);
+    await eventually("the worker leads", async () => (await billingLeaders()) === 1, 30_000);
+    await startRole("worker", environment);
+    const gateway = await startRole("gateway", environment);
+    const url = gatewayOriginOf(gateway);
+    const requestId = await streamUnderWay(url, await provision(url));
+
+    // When the leading worker freezes (its sessions and their locks stay open), then the gateway dies
+    leader.child.kill("SIGSTOP");
+    await killOutright(gateway);
+    const killedAtMs = Date.now();
+
+    // Then the stand-by takes the lead and the hold is settled and charged within 30 s
+    await expectChargedFromItsHold(requestId, killedAtMs);
+
+    // And once the frozen worker thaws, nothing is settled or charged twice
+    leader.child.kill("SIGCONT");
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    const [counts] = await query<{ usages: number; charges: number }>(
+      `SELECT count(*) FILTER (WHERE type = 'UsageRecorded')::int AS usages,
+              count(*) FILTER (WHERE type = 'UsageCharged')::int AS charges
+       FROM ledger_events WHERE stream_id = $1`,
       [`usage-${requestId}`],
     );
-    expect(usage!.data).toMatchObject({ outcome: "interrupted", usageSource: "estimated" });
-    const [funds] = await query<{ held_won: string; pending_won: string }>(
-      "SELECT held_won::text, pending_won::text FROM account_funds WHERE account_id = 'crasher'",
-    );
-    expect(Number(funds!.held_won)).toBe(0);
-    expect(Number(funds!.pending_won)).toBe(0);
+    expect(counts).toEqual({ usages: 1, charges: 1 });
+    expect(await billingLeaders()).toBe(1);
   }, 150_000);
 
   it("loses and doubles no charge when the worker is killed under load and another takes over", async () => {

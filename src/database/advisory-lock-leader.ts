@@ -13,6 +13,12 @@ import type { AdvisoryLockKey } from "./advisory-lock-keys";
  * leader's term too: the term signal aborts on the client's 'error' or 'end', and on a liveness check the
  * server does not answer in time (a silently dead connection raises neither event).
  *
+ * A frozen process (SIGSTOP, a paused VM) raises nothing either, and keeps its socket open for the server:
+ * so the leader touches its session every `standbyRetryMs` (at most a quarter of `sessionIdleMaxMs`), and the
+ * session itself asks PostgreSQL to end it when it has been idle longer than `sessionIdleMaxMs`, between
+ * statements or inside a transaction. A frozen leader's lock is then freed within that bound, by the server,
+ * whatever the process does; when it thaws, its session is gone and its term ends.
+ *
  * Leadership is exclusive while sessions are healthy, not absolute: a deposed leader learns of its loss
  * only at its next statement or check, and may still be finishing work when its successor starts. What a
  * leader does must be idempotent, or guarded in the database itself, as the projection runner's checkpoint
@@ -34,6 +40,8 @@ export interface AdvisoryLockLeaderOptions {
    * no liveness check, which would wait behind them, and a lost session shows when its next statement fails.
    */
   queryTimeoutMs: number | "unbounded";
+  /** The server ends the lock session after this long without a statement (default: the limit's). */
+  sessionIdleMaxMs?: number;
   /**
    * The work of one term, on the lock session. It should return soon after `term` aborts (the process
    * stops, or the session is lost); the session is ended only then, so it may finish what it was doing.
@@ -93,6 +101,7 @@ async function attemptToLead(
   onTermLasted: () => void,
 ): Promise<void> {
   const queryTimeoutMs = options.queryTimeoutMs === "unbounded" ? undefined : options.queryTimeoutMs;
+  const idleMaxMs = options.sessionIdleMaxMs ?? databaseSessionLimits.leaderSessionIdleMaxMs;
   const session = new pg.Client({
     connectionString: options.connectionString,
     application_name: options.applicationName,
@@ -113,15 +122,24 @@ async function attemptToLead(
       ),
     );
     if (!locked.rows[0]?.locked) return;
+    // Set once the lock is held: a stand-by's session lives only for its attempt.
+    await session.query(
+      timed(
+        {
+          text: `SELECT set_config('idle_session_timeout', $1, false),
+                        set_config('idle_in_transaction_session_timeout', $1, false)`,
+          values: [String(idleMaxMs)],
+        },
+        leaderSessionSetupTimeoutMs,
+      ),
+    );
     const termOver = new AbortController();
     const term = AbortSignal.any([stopping, lost.signal, termOver.signal]);
     const lasted = setTimeout(onTermLasted, options.standbyRetryMs);
-    if (queryTimeoutMs !== undefined) {
-      void checkLiveness(session, term, lost, {
-        everyMs: options.standbyRetryMs,
-        answerWithinMs: 2 * queryTimeoutMs,
-      });
-    }
+    void touchSession(session, term, lost, {
+      everyMs: Math.min(options.standbyRetryMs, Math.floor(idleMaxMs / 4)),
+      answerWithinMs: queryTimeoutMs === undefined ? undefined : 2 * queryTimeoutMs,
+    });
     try {
       await options.lead(session, term);
     } finally {
@@ -139,20 +157,35 @@ async function attemptToLead(
 }
 
 /**
- * Asks the session `SELECT 1` every `standbyRetryMs` while the term lasts; no answer in time ends the term.
- * The check queues behind at most the one statement the lead has in flight, itself bounded by
- * `queryTimeoutMs`, so twice that bound never cuts a live session short. An error the server sent (the
- * lead's transaction failed) is an answer: the session is alive.
+ * Asks the session `SELECT 1` every `everyMs` while the term lasts, which keeps it from being idle, and
+ * checks that it is alive: no answer within `answerWithinMs` ends the term. The check queues behind at most
+ * the one statement the lead has in flight, itself bounded by `queryTimeoutMs`, so twice that bound never
+ * cuts a live session short. An error the server sent (the lead's transaction failed) is an answer: the
+ * session is alive. Without a bound (a lead whose statements may run for minutes) nothing is checked, and
+ * a touch still queued behind a long statement is not followed by another: that statement keeps the
+ * session busy meanwhile.
  */
-async function checkLiveness(
+async function touchSession(
   session: pg.Client,
   term: AbortSignal,
   lost: AbortController,
-  timing: { everyMs: number; answerWithinMs: number },
+  timing: { everyMs: number; answerWithinMs: number | undefined },
 ): Promise<void> {
+  let touchQueued = false;
   while (!term.aborted) {
     await sleep(timing.everyMs, undefined, { signal: term }).catch(() => {});
     if (term.aborted) return;
+    if (timing.answerWithinMs === undefined) {
+      if (touchQueued) continue;
+      touchQueued = true;
+      session
+        .query("SELECT 1")
+        .catch(() => {}) // A lost session shows at the lead's next statement.
+        .finally(() => {
+          touchQueued = false;
+        });
+      continue;
+    }
     try {
       await session.query(timed({ text: "SELECT 1" }, timing.answerWithinMs));
     } catch (error) {

@@ -173,6 +173,12 @@ export const databaseSessionLimits = {
   periodicLeaderQueryTimeoutMs: 10_000,
   /** Each statement of the checkpointer (a seal of many events may take a while). */
   checkpointerQueryTimeoutMs: 60_000,
+  /**
+   * PostgreSQL ends a leader's lock session idle this long (between statements, or inside a transaction),
+   * freeing its lock for a stand-by. A living leader touches its session far more often; a frozen process
+   * (SIGSTOP, a VM paused) keeps its socket open and would otherwise hold the lead for as long as it is frozen.
+   */
+  leaderSessionIdleMaxMs: 10_000,
   listenReconnectDelayInitialMs: 100,
   listenReconnectDelayMaxMs: 5_000,
   /** Each LISTEN reconnect attempt gives up after this long; the next one follows after the backoff. */
@@ -662,6 +668,15 @@ const timingRelations: LimitRelation[] = [
   {
     says: "limits.checkpointPollIntervalMs ≤ limits.checkpointIntervalMs (the checkpointer looks at least once per interval)",
     holds: ({ limits: service }) => service.checkpointPollIntervalMs <= service.checkpointIntervalMs,
+  },
+  {
+    says: "defaultSettlementTimings.presumedDeadAfterMs + databaseSessionLimits.leaderSessionIdleMaxMs + billingLimits.billingLeaderStandbyRetryMs + defaultSettlementTimings.orphanSweepIntervalMs ≤ 25 s (C10 settles an orphan within 30 s, when the leading worker froze too)",
+    holds: ({ defaultSettlementTimings: timings, databaseSessionLimits: sessions, billingLimits: billing }) =>
+      timings.presumedDeadAfterMs +
+        sessions.leaderSessionIdleMaxMs +
+        billing.billingLeaderStandbyRetryMs +
+        timings.orphanSweepIntervalMs <=
+      25_000,
   },
   {
     says: "billingLimits.reconcileUsageStalledCheckIntervalMs < billingLimits.reconcileUsageLockDurationMs (a dead worker's job is found while its lock is still the measure)",

@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -8,7 +9,8 @@ import { eventually } from "../workers/queue-test-support";
 
 /**
  * The leader primitive on a real PostgreSQL: of several contenders exactly one leads; when its session dies
- * (terminated, or silent) its term ends and another takes over; stopping ends the session and frees the lock.
+ * (terminated, or silent) or its process freezes, its term ends and another takes over; stopping ends the
+ * session and frees the lock.
  */
 
 let database: TestDatabase;
@@ -214,7 +216,7 @@ describe("advisory lock leader", () => {
       expect(String(silent.failures[0])).toMatch(/timeout/i);
       const successor = contender("successor");
       try {
-        await eventually("the successor leads", async () => successor.leading, takeoverBoundMs);
+        await eventually("the successor leads", async () => successor!.leading, takeoverBoundMs);
       } finally {
         await successor.stop();
       }
@@ -223,6 +225,55 @@ describe("advisory lock leader", () => {
       await silent.stop();
     }
   }, 30_000);
+
+  it.each(["idle", "in-transaction"] as const)(
+    "frees the lock of a frozen leader (SIGSTOP, session %s) within its idle bound, and the thawed leader's term ends",
+    async (mode) => {
+      // Given: a leader in a process of its own, whose session the server ends after 1 s idle
+      const child = spawn(
+        process.execPath,
+        ["--import", "tsx", "test/database/support/leading-process.ts", database.url, mode],
+        { stdio: ["ignore", "pipe", "pipe"] },
+      );
+      let output = "";
+      child.stdout.on("data", (chunk) => {
+        output += String(chunk);
+      });
+      child.stderr.on("data", (chunk) => {
+        output += String(chunk);
+      });
+      let successor: Contender | undefined;
+      try {
+        await eventually("the process leads", async () => output.includes("leading"), 30_000);
+        successor = contender("successor");
+        await sleep(1_500);
+        // Touched more often than its idle bound, the living leader's session lasts beyond it.
+        expect(await lockHolders()).toEqual(["contender-frozen"]);
+        expect(successor.leading).toBe(false);
+
+        // When: the process freezes, its socket open, answering nothing
+        child.kill("SIGSTOP");
+        const frozenAtMs = Date.now();
+
+        // Then: the server ends the idle session and the stand-by leads, within the bound and a retry or two
+        await eventually("the successor leads", async () => successor!.leading, takeoverBoundMs);
+        expect(Date.now() - frozenAtMs).toBeGreaterThanOrEqual(900);
+        expect(await lockHolders()).toEqual(["contender-successor"]);
+
+        // When: it thaws, its session is gone: its term ends and the loss is reported
+        child.kill("SIGCONT");
+        await eventually("the thawed term ends", async () => output.includes("term ended"), takeoverBoundMs);
+        await eventually("the loss is reported", async () => output.includes("lost:"), takeoverBoundMs);
+        expect(output).toMatch(/lost: .*(idle|terminat)/i);
+        expect(await lockHolders()).toEqual(["contender-successor"]);
+      } finally {
+        child.kill("SIGCONT");
+        child.kill("SIGKILL");
+        await successor?.stop();
+      }
+    },
+    45_000,
+  );
 
   it("gives every use of an advisory lock its own key", () => {
     const keys = Object.values(advisoryLockKeys);
