@@ -226,6 +226,41 @@ describe("advisory lock leader", () => {
     }
   }, 30_000);
 
+  it("keeps a living leader's session beyond its idle bound, with unbounded statements longer than it", async () => {
+    // Given: a leader whose statements are unbounded (as the projection runner's), its session ended by the
+    // server after 400 ms idle, whose lead runs a statement of 1.2 s inside a transaction, then waits
+    let longStatementDone = false;
+    let terms = 0;
+    const leader = contender("unbounded", {
+      queryTimeoutMs: "unbounded",
+      sessionIdleMaxMs: 400,
+      lead: async (session, term) => {
+        terms += 1;
+        leader.leading = true;
+        await session.query("BEGIN");
+        await session.query("SELECT pg_sleep(1.2)");
+        await session.query("COMMIT");
+        longStatementDone = true;
+        await untilAborted(term);
+        leader.leading = false;
+      },
+    });
+    try {
+      // When: it leads for five times its idle bound
+      await eventually("it leads", async () => leader.leading, takeoverBoundMs);
+      await sleep(2_000);
+
+      // Then: its statement ran to its end, and the same session still holds the lock, nothing lost
+      expect(longStatementDone).toBe(true);
+      expect(leader.leading).toBe(true);
+      expect(terms).toBe(1);
+      expect(await lockHolders()).toEqual(["contender-unbounded"]);
+      expect(leader.failures).toEqual([]);
+    } finally {
+      await leader.stop();
+    }
+  });
+
   it.each(["idle", "in-transaction"] as const)(
     "frees the lock of a frozen leader (SIGSTOP, session %s) within its idle bound, and the thawed leader's term ends",
     async (mode) => {
