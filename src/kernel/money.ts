@@ -19,9 +19,14 @@ export const chargeDecimalPlaces = 6;
 export const creditDecimalPlaces = 2;
 
 const decimalStringPattern = /^-?(0|[1-9]\d*)(\.\d+)?$/;
+/**
+ * No amount, price or rate is longer. PostgreSQL's NUMERIC refuses more than 16,383 decimals: one such
+ * text in an event would stop every projection that casts it, for good (the log is append-only).
+ */
+export const decimalStringLengthMax = 100;
 
 export function isDecimalString(text: string): boolean {
-  return decimalStringPattern.test(text);
+  return text.length <= decimalStringLengthMax && decimalStringPattern.test(text);
 }
 
 /** Parses a decimal string; anything else (numbers, exponents, blanks) is a programmer error upstream. */

@@ -1,8 +1,8 @@
 import { type NextFunction, type Request, type Response, Router } from "express";
 import { z } from "zod";
 import { type AlertService, WebhookRequestError } from "../../billing/alerts/alert-service";
-import { webhookLimits } from "../../kernel/limits";
-import { isDecimalString } from "../../kernel/money";
+import { keyLimitBounds, webhookLimits } from "../../kernel/limits";
+import { creditDecimalPlaces, formatMoney, isDecimalString, parseMoney } from "../../kernel/money";
 import type { OrganizationRoleService } from "../../keys/organization-role-service";
 import { type AccountReference, webhookEventTypes } from "../../ledger/events";
 import type { Session } from "../../sessions/session-tokens";
@@ -22,8 +22,21 @@ export const alertThresholdBodySchema = z
   .object({
     isOrganization: z.boolean().optional(),
     balanceBelowWon: z
-      .string()
-      .refine((value) => isDecimalString(value) && !value.startsWith("-"), "must be a decimal string ≥ 0")
+      .string({ error: 'must be a decimal string such as "5000", or null' })
+      // abort: the checks below parse the text, and zod runs every refinement unless one aborts.
+      .refine((value) => isDecimalString(value) && !value.startsWith("-"), {
+        error: 'must be a decimal string ≥ 0 such as "5000"',
+        abort: true,
+      })
+      .refine(
+        (value) => parseMoney(value).decimalPlaces() <= creditDecimalPlaces,
+        `must have at most ${creditDecimalPlaces} decimal places`,
+      )
+      .refine(
+        (value) => parseMoney(value).lessThanOrEqualTo(keyLimitBounds.spendLimitWonMax),
+        `must be at most ${keyLimitBounds.spendLimitWonMax}`,
+      )
+      .transform((value) => formatMoney(parseMoney(value)))
       .nullable(),
   })
   .strict();

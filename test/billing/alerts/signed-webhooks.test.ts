@@ -136,6 +136,22 @@ describe("alerts by signed webhooks", () => {
     }
   });
 
+  it("given a threshold too long, too precise, too large or negative, then 400/100, and a valid one is kept in its one form", async () => {
+    const token = await harness.session("threshold-user");
+    // 16,384 decimals: past what PostgreSQL's NUMERIC holds, so an event carrying it would stop every
+    // projection that casts it.
+    for (const balanceBelowWon of [`0.${"1".repeat(16_384)}`, "1.005", "1000000000001", "-1", "1e3"]) {
+      const reply = await call(harness.url, "PUT", "/llm/alerts", token, { balanceBelowWon });
+      expect(reply.status, balanceBelowWon.slice(0, 20)).toBe(400);
+      expect(reply.body).toMatchObject({ status: 100 });
+    }
+    const kept = await call(harness.url, "PUT", "/llm/alerts", token, { balanceBelowWon: "5000.50" });
+    expect(kept.body).toEqual({ isOrganization: false, balanceBelowWon: "5000.5" });
+    expect((await call(harness.url, "GET", "/llm/alerts", token)).body).toMatchObject({
+      balanceBelowWon: "5000.5",
+    });
+  });
+
   it("given a replayed (old timestamp) or tampered delivery, when verified with the documented verifier, then it fails", () => {
     const key = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
     const body = JSON.stringify({ type: "balance.low", timestamp: new Date().toISOString(), data: {} });
