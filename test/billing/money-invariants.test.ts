@@ -205,6 +205,7 @@ describe("money invariants, where the code checks them", () => {
       discountOrganizationId: null,
       availableWon: "2",
       model: "alpha-5.4-mini",
+      fallbackModels: [],
       endpoint: "chat.completions",
       streamed: true,
       startedAt: new Date(startedAt),

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../../projections";
 import { modelFamilies } from "../../src/config";
 import { metricsRegistry } from "../../src/kernel/metrics-registry";
+import { Money } from "../../src/kernel/money";
 import type { EventData } from "../../src/ledger/events";
 import { verifyProjections } from "../../src/ledger/verify-projections";
 import { findModel, installModels } from "../../src/providers/catalog";
@@ -400,5 +401,18 @@ describe("upstream resilience through the gateway (C13)", () => {
     expect(charged.breakdown.inputUsdPerMillionTokens).toBe("3");
     expect(charged.breakdown.outputUsdPerMillionTokens).toBe("15");
     expect(charged.amountWon).toBe(recorded.pendingWon);
+    // The hold was priced as the dearer of the two models that could answer (C10: whichever answers, the
+    // request costs no more than its hold's estimate): gamma-4-3, not the cheaper zeta-mini requested.
+    const { inputTokensMax, outputTokensMax, estimatedWon } = authorized.estimate;
+    const estimateAt = (inputUsdPerMillion: string, outputUsdPerMillion: string) =>
+      new Money(inputTokensMax)
+        .times(inputUsdPerMillion)
+        .plus(new Money(outputTokensMax).times(outputUsdPerMillion))
+        .dividedBy(1_000_000)
+        .times(charged.breakdown.fxRateKrwPerUsd)
+        .times(new Money(1).minus(charged.breakdown.discountRate))
+        .toDecimalPlaces(6, Money.ROUND_HALF_UP);
+    expect(new Money(estimatedWon).equals(estimateAt("3", "15"))).toBe(true);
+    expect(estimateAt("0.15", "0.15").lessThan(estimatedWon)).toBe(true);
   }, 120_000);
 });

@@ -84,6 +84,12 @@ export interface HoldRequest {
   /** What the admission read last saw available to the account; null when unknown. */
   availableWon: string | null;
   model: string;
+  /**
+   * The fallbacks that may answer instead (C13), in the order they would be tried: the hold is priced as
+   * the dearest of the models that may answer, so that whichever does, the request costs no more than its
+   * estimate (C10's overdraft bound, and a key's spend limit, rest on that).
+   */
+  fallbackModels: readonly string[];
   endpoint: EventData<"UsageAuthorized">["endpoint"];
   streamed: boolean;
   startedAt: Date;
@@ -128,9 +134,13 @@ export interface RequestHold {
   void(reason: (typeof voidReasons)[number], upstream?: SettledUpstream): void;
 }
 
-/** A request's estimate (its `UsageAuthorized.estimate`) and the pricing it was priced with. */
+/**
+ * A request's estimate (its `UsageAuthorized.estimate`), the pricing of the model requested (its usage's,
+ * when that model answers) and the pricings of every model that may answer, the estimate's dearest.
+ */
 interface HoldEstimate {
   pricing: PricingInForce;
+  pricings: readonly PricingInForce[];
   estimate: EventData<"UsageAuthorized">["estimate"];
 }
 
@@ -152,8 +162,12 @@ export class GenerationHolds {
    */
   begin(request: HoldRequest, placeAfter?: () => Promise<void>): RequestHold {
     if (this.options.outbox.isFull) throw new LedgerUnavailableError();
-    const known = this.options.pricing.peek(request.model, request.discountOrganizationId, request.startedAt);
-    const knownEstimate = known && this.estimateOf(request, known);
+    const known = this.modelsThatMayAnswer(request).map((model) =>
+      this.options.pricing.peek(model, request.discountOrganizationId, request.startedAt),
+    );
+    const knownEstimate = known.every((pricing) => pricing !== undefined)
+      ? this.estimateOf(request, known)
+      : undefined;
     const holdFirst = this.ledgerFailing || !knownEstimate || this.nearLimit(request, knownEstimate);
     let held: { holdWon: string; pricing: PricingInForce } | undefined;
     const placing =
@@ -241,13 +255,16 @@ export class GenerationHolds {
     let estimatedWon: string;
     let decision: Awaited<ReturnType<GenerationHoldsOptions["authorizer"]["authorize"]>>;
     try {
-      pricing = await this.options.pricing.pricingFor(
-        request.model,
-        request.discountOrganizationId,
-        request.startedAt,
+      const pricings = await Promise.all(
+        this.modelsThatMayAnswer(request).map((model) =>
+          this.options.pricing.pricingFor(model, request.discountOrganizationId, request.startedAt),
+        ),
       );
-      const { estimate } =
-        knownEstimate?.pricing === pricing ? knownEstimate : this.estimateOf(request, pricing);
+      const sameAsKnown =
+        knownEstimate !== undefined && pricings.every((one, index) => knownEstimate.pricings[index] === one);
+      const held = sameAsKnown ? knownEstimate : this.estimateOf(request, pricings);
+      pricing = held.pricing;
+      const { estimate } = held;
       estimatedWon = estimate.estimatedWon;
       assertWonNotNegative(estimatedWon, `the estimate of ${request.requestId}`);
       const authorize = () =>
@@ -371,17 +388,25 @@ export class GenerationHolds {
     );
   }
 
-  /** What a hold is priced from (upper bounds of the request's tokens) and its cost under `pricing`. */
-  private estimateOf(request: HoldRequest, pricing: PricingInForce): HoldEstimate {
+  /** The model requested, then the fallbacks that may answer instead. */
+  private modelsThatMayAnswer(request: HoldRequest): string[] {
+    return [request.model, ...request.fallbackModels];
+  }
+
+  /**
+   * What a hold is priced from (upper bounds of the request's tokens) and its cost: under the dearest of
+   * `pricings` (the requested model's first, then its fallbacks').
+   */
+  private estimateOf(request: HoldRequest, pricings: readonly PricingInForce[]): HoldEstimate {
+    const [pricing] = pricings;
+    assert(pricing !== undefined, `the hold of ${request.requestId} is priced by at least its own model`);
     const inputTokensMax = request.bodyBytes;
     const outputTokensMax = this.outputTokensMaxOf(request);
-    const estimatedWon = costWonOf(pricing, {
-      input: inputTokensMax,
-      cached: 0,
-      output: outputTokensMax,
-      reasoning: 0,
-    });
-    return { pricing, estimate: { inputTokensMax, outputTokensMax, estimatedWon } };
+    const tokens = { input: inputTokensMax, cached: 0, output: outputTokensMax, reasoning: 0 };
+    const estimatedWon = pricings
+      .map((each) => costWonOf(each, tokens))
+      .reduce((dearest, each) => (new Money(each).greaterThan(dearest) ? each : dearest));
+    return { pricing, pricings, estimate: { inputTokensMax, outputTokensMax, estimatedWon } };
   }
 
   private outputTokensMaxOf(request: HoldRequest): number {

@@ -113,6 +113,15 @@ export function generationHandler(
     // Before the hold: a model the key may not call costs nothing and reaches no upstream (C14).
     if (!mayCallModel(caller.allowedModels, model)) throw apiErrors.modelNotAllowed(slug);
     const upstreamRequest = format.toGenerationRequest(parsed, model);
+    // A fallback the key may not call is skipped, as one that cannot take the request is; those left may
+    // answer, and the hold is priced as the dearest of them.
+    const fallbackRequests = new Map<CatalogModel, GenerationRequest>();
+    for (const slug of model.fallbacks ?? []) {
+      const fallback = findModel(slug);
+      if (!fallback || !mayCallModel(caller.allowedModels, fallback)) continue;
+      const fallbackRequest = fallbackRequestOf(format, parsed, fallback);
+      if (fallbackRequest) fallbackRequests.set(fallback, fallbackRequest);
+    }
     // The upstream call below is made in this turn; a hold that need not come first waits until it has
     // left, so the upstream works while the hold is priced and its statement runs. On a box whose cores
     // the database shares, a statement sent first could take the gateway's core before the request left.
@@ -126,6 +135,7 @@ export function generationHandler(
         discountOrganizationId: discountOrganizationOf(caller.account),
         availableWon: caller.availableWon,
         model: model.slug,
+        fallbackModels: [...fallbackRequests.keys()].map((fallback) => fallback.slug),
         endpoint: format.endpoint,
         streamed: parsed.stream,
         startedAt,
@@ -142,12 +152,9 @@ export function generationHandler(
       caller,
       model,
       upstreamRequest,
-      // A fallback the key may not call is skipped, as one that cannot take the request is.
-      upstream: dependencies.upstreams.call(model, (candidate) => {
-        if (candidate === model) return upstreamRequest;
-        if (!mayCallModel(caller.allowedModels, candidate)) return null;
-        return fallbackRequestOf(format, parsed, candidate);
-      }),
+      upstream: dependencies.upstreams.call(model, (candidate) =>
+        candidate === model ? upstreamRequest : (fallbackRequests.get(candidate) ?? null),
+      ),
       startedAt,
       replyMs,
       streamed: parsed.stream,

@@ -23,6 +23,7 @@ const request: HoldRequest = {
   discountOrganizationId: null,
   availableWon: "100",
   model: "alpha-5.4-mini",
+  fallbackModels: [],
   endpoint: "chat.completions",
   streamed: false,
   startedAt: new Date("2026-03-02T01:00:00.000Z"),
