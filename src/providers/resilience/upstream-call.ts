@@ -340,14 +340,24 @@ export class UpstreamCall {
   private breakersReopenInSeconds(): number | undefined {
     const nowMs = Date.now();
     let soonestMs = Number.POSITIVE_INFINITY;
-    for (const route of this.options.chain)
+    for (const route of this.options.chain) {
+      // A fallback that cannot take the request is no way to an answer, however its breakers stand.
+      if (this.requestFor(route.model) === null) continue;
       for (const { breaker } of route.entries) soonestMs = Math.min(soonestMs, breaker.reopensInMs(nowMs));
+    }
     if (soonestMs === 0 || soonestMs === Number.POSITIVE_INFINITY) return undefined;
     return Math.max(1, Math.ceil(soonestMs / 1_000));
   }
 
   /** The request for a model on an endpoint; null when that (fallback) model cannot take it. */
   private requestOf(model: CatalogModel, entry: RouteEntry): GenerationRequest | null {
+    const request = this.requestFor(model);
+    if (request === null || entry.upstreamModelId === undefined) return request;
+    return { ...request, upstreamModelId: entry.upstreamModelId };
+  }
+
+  /** The request as `model` takes it, built once; null for a fallback that cannot take it. */
+  private requestFor(model: CatalogModel): GenerationRequest | null {
     let request = this.requests.get(model.slug);
     if (request === undefined) {
       request = this.options.requestFor(model);
@@ -355,8 +365,7 @@ export class UpstreamCall {
         throw new Error(`the request for ${model.slug} itself was refused after it was accepted`);
       this.requests.set(model.slug, request);
     }
-    if (request === null || entry.upstreamModelId === undefined) return request;
-    return { ...request, upstreamModelId: entry.upstreamModelId };
+    return request;
   }
 
   /** Jittered exponential backoff: half the step for sure, the other half at random (never all at once). */

@@ -280,6 +280,29 @@ describe("upstream call (C13)", () => {
     expect(retryAfterSeconds).toBeLessThanOrEqual(openMs / 1_000);
   });
 
+  it("says when to come back while the model's breakers are open, past a fallback that cannot take the request", async () => {
+    const [only] = endpoints as [FaultyUpstream];
+    const registry = registryOf([only], { limits: { ...fastLimits, breakerOpenMs: 60_000 } });
+    only.setPlan(() => ({ kind: "status", status: 503 }));
+    // A fallback whose breaker is closed, skipped for these requests (the key may not call it, or it cannot
+    // take the request): it is no way to an answer.
+    const withFallback: CatalogModel = { ...model, fallbacks: ["delta-4.5-haiku"] };
+    const skippingFallback = (target: CatalogModel) => (target === withFallback ? requestFor(target) : null);
+    while (healthOf(registry, "gamma-0").breakerState !== "open")
+      await registry
+        .call(withFallback, skippingFallback)
+        .generate(new AbortController().signal)
+        .catch(() => {});
+
+    const call = registry.call(withFallback, skippingFallback);
+    const failure = await call.generate(new AbortController().signal).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(UpstreamFailedError);
+    expect(call.attempts.map(({ model: slug }) => slug)).toEqual(["gamma-4-5"]);
+    expect((failure as Error).message).toMatch(/1 attempt made; circuit open, next probe in \d+ s/);
+    expect((failure as UpstreamFailedError).retryAfterSeconds).toBeGreaterThanOrEqual(1);
+  });
+
   it("closes an open breaker when a panic attempt is served, and answers that request", async () => {
     const [only] = endpoints as [FaultyUpstream];
     const registry = registryOf([only], { limits: { ...fastLimits, breakerOpenMs: 60_000 } });
