@@ -206,6 +206,7 @@ describe("money invariants, where the code checks them", () => {
       availableWon: "2",
       model: "alpha-5.4-mini",
       fallbackModels: [],
+      keyHasLimits: false,
       endpoint: "chat.completions",
       streamed: true,
       startedAt: new Date(startedAt),

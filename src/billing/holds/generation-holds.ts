@@ -83,6 +83,11 @@ export interface HoldRequest {
   discountOrganizationId: string | null;
   /** What the admission read last saw available to the account; null when unknown. */
   availableWon: string | null;
+  /**
+   * Whether the key has a spend or rate limit: its hold then goes first, since this process cannot tell
+   * how near the limit the key is, and a refused request must reach no upstream.
+   */
+  keyHasLimits: boolean;
   model: string;
   /**
    * The fallbacks that may answer instead (C13), in the order they would be tried: the hold is priced as
@@ -153,6 +158,12 @@ export class GenerationHolds {
    * a client hammering a key over its limit costs no upstream call (bounded, like the accounts).
    */
   private readonly keysAtTheirLimit = new Set<string>();
+  /**
+   * The estimates of this process's holds whose statements have not answered yet, by account: a burst on
+   * one account counts what it has already asked for, not only the room the last answer left, so a request
+   * sent upstream ahead of its hold fits beside every hold in flight here.
+   */
+  private readonly estimatesInFlight = new Map<string, Money>();
 
   constructor(private readonly options: GenerationHoldsOptions) {}
 
@@ -170,10 +181,12 @@ export class GenerationHolds {
       : undefined;
     const holdFirst = this.ledgerFailing || !knownEstimate || this.nearLimit(request, knownEstimate);
     let held: { holdWon: string; pricing: PricingInForce } | undefined;
-    const placing =
+    const inFlight = knownEstimate && this.reserve(request.account, knownEstimate.estimate.estimatedWon);
+    const placing = (
       holdFirst || placeAfter === undefined
         ? this.place(request, knownEstimate)
-        : placeAfter().then(() => this.place(request, knownEstimate));
+        : placeAfter().then(() => this.place(request, knownEstimate))
+    ).finally(() => inFlight?.release());
     const placed = placing.then((placement) => {
       held = placement;
     });
@@ -377,15 +390,34 @@ export class GenerationHolds {
   }
 
   private nearLimit(request: HoldRequest, { estimate }: HoldEstimate): boolean {
-    if (this.keysAtTheirLimit.has(request.keyId)) return true;
+    if (request.keyHasLimits || this.keysAtTheirLimit.has(request.keyId)) return true;
     const accountKey = `${request.account.kind}:${request.account.id}`;
     const available =
       this.availableAfterLastHold.get(accountKey) ??
       (request.availableWon === null ? undefined : new Money(request.availableWon));
     if (available === undefined) return true;
-    return available.lessThan(
-      new Money(estimate.estimatedWon).times(this.options.limits.holdFirstBelowHolds),
+    const inFlight = this.estimatesInFlight.get(accountKey) ?? new Money(0);
+    return available
+      .minus(inFlight)
+      .lessThan(new Money(estimate.estimatedWon).times(this.options.limits.holdFirstBelowHolds));
+  }
+
+  /** Counts a hold as in flight until `release` (once its statement has answered, either way). */
+  private reserve(account: AccountReference, estimatedWon: string): { release: () => void } {
+    const accountKey = `${account.kind}:${account.id}`;
+    const amount = new Money(estimatedWon);
+    this.estimatesInFlight.set(
+      accountKey,
+      (this.estimatesInFlight.get(accountKey) ?? new Money(0)).plus(amount),
     );
+    return {
+      release: () => {
+        const left = this.estimatesInFlight.get(accountKey)!.minus(amount);
+        assert(!left.isNegative(), `the estimates in flight on ${accountKey} went below zero`);
+        if (left.isZero()) this.estimatesInFlight.delete(accountKey);
+        else this.estimatesInFlight.set(accountKey, left);
+      },
+    };
   }
 
   /** The model requested, then the fallbacks that may answer instead. */

@@ -22,6 +22,8 @@ export interface AdmissionRecord {
   availableWon: string;
   /** The slugs and family words the key may call; null: every model. */
   allowedModels: AllowedModels;
+  /** Whether the key has a spend or rate limit (its holds then go before its upstream calls). */
+  hasSpendOrRateLimit: boolean;
 }
 
 export interface AdmissionSnapshot {
@@ -45,6 +47,7 @@ interface Row {
   issued_by_user_id: string;
   available_won: string | null;
   allowed_models: string[] | null;
+  has_spend_or_rate_limit: boolean | null;
 }
 
 export async function readAdmission(
@@ -61,7 +64,9 @@ export async function readAdmission(
            ), found AS (
              SELECT keys.key_id, keys.key_hash, keys.owner_kind, keys.owner_id, keys.issued_by_user_id,
                     funds.balance_won - funds.pending_won - funds.held_won AS available_won,
-                    limits.allowed_models
+                    limits.allowed_models,
+                    (limits.monthly_spend_limit_won IS NOT NULL OR limits.total_spend_limit_won IS NOT NULL
+                      OR limits.rate_limit_requests_per_minute IS NOT NULL) AS has_spend_or_rate_limit
              -- One probe of the hash's index per key asked for, whatever the table's statistics: written as
              -- key_hash = ANY($1), a table of a few thousand keys was scanned whole and each row compared
              -- with every hash asked for (1,000 keys re-read: 10.9 ms against 4.8).
@@ -94,6 +99,8 @@ export async function readAdmission(
       hasCredit: !new Money(row.available_won ?? "0").lessThan(minimumBalanceWon),
       availableWon: row.available_won ?? "0",
       allowedModels: row.allowed_models,
+      // No limits row: never limited.
+      hasSpendOrRateLimit: row.has_spend_or_rate_limit === true,
     });
   }
   return { position, records };

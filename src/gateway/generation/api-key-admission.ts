@@ -21,6 +21,8 @@ export interface Caller {
   availableWon: string;
   /** The slugs and family words the key may call (C14); null: every model. */
   allowedModels: AllowedModels;
+  /** Whether the key has a spend or rate limit (C13), as this process last read it. */
+  hasSpendOrRateLimit: boolean;
 }
 
 export class ApiKeyAdmission {
@@ -66,6 +68,7 @@ export class ApiKeyAdmission {
       organizationId: isOrganizationKey ? record.owner.id : null,
       availableWon: record.availableWon,
       allowedModels: record.allowedModels,
+      hasSpendOrRateLimit: record.hasSpendOrRateLimit,
     };
   }
 }

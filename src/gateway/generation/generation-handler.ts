@@ -134,6 +134,7 @@ export function generationHandler(
         organizationId: caller.organizationId,
         discountOrganizationId: discountOrganizationOf(caller.account),
         availableWon: caller.availableWon,
+        keyHasLimits: caller.hasSpendOrRateLimit,
         model: model.slug,
         fallbackModels: [...fallbackRequests.keys()].map((fallback) => fallback.slug),
         endpoint: format.endpoint,

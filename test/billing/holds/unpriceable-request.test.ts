@@ -24,6 +24,7 @@ const request: HoldRequest = {
   availableWon: "100",
   model: "alpha-5.4-mini",
   fallbackModels: [],
+  keyHasLimits: false,
   endpoint: "chat.completions",
   streamed: false,
   startedAt: new Date("2026-03-02T01:00:00.000Z"),

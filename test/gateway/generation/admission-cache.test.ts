@@ -24,6 +24,7 @@ function record(keyHash: string, hasCredit = true, ownerId = "u"): AdmissionReco
     hasCredit,
     availableWon: hasCredit ? "100" : "0",
     allowedModels: null,
+    hasSpendOrRateLimit: false,
   };
 }
 
