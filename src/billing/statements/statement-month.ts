@@ -9,9 +9,10 @@ export type StatementMonth = string;
 
 const monthPattern = /^(\d{4})-(0[1-9]|1[0-2])$/;
 
+/** From the epoch's year to the last whose next month is still a four-digit year's. */
 export function isStatementMonth(text: string): text is StatementMonth {
   const match = monthPattern.exec(text);
-  return match !== null && Number(match[1]) >= 1970;
+  return match !== null && Number(match[1]) >= 1970 && text !== "9999-12";
 }
 
 /** The Asia/Seoul calendar month in which `instant` falls. */

@@ -443,7 +443,7 @@ describe("monthly statements", () => {
     expect(statement).toEqual(await statementOf(`/statements/user/${user.id}?month=2026-11`));
   });
 
-  it.each(["2026-13", "2026-1", "26-10", "", "2026-10-01"])(
+  it.each(["2026-13", "2026-1", "26-10", "", "2026-10-01", "1969-12", "9999-12"])(
     "refuses the month %j with 400/100",
     async (month) => {
       const response = await api.admin(
