@@ -1,10 +1,12 @@
 import type { BillingHistoryEntry } from "../../billing/read-models/billing-history";
+import { isDecimalString } from "../../kernel/money";
 
 /**
  * Billing history as CSV (RFC 4180): a header row, one row per charge with its whole breakdown, CRLF line
  * ends, and a field quoted (inner quotes doubled) when it holds a comma, a quote, CR or LF. A count the
- * upstream did not report is an empty field, never 0. Values are written as they are: no spreadsheet
- * escaping, so that the file is what the ledger says.
+ * upstream did not report is an empty field, never 0. Values are written as they are, numbers always, but
+ * for one thing: a text a spreadsheet would take for a formula (a key's name such as `=HYPERLINK(…)`, which
+ * any user can give) starts with an apostrophe, which spreadsheets show as text (OWASP, "CSV injection").
  */
 
 type Column = readonly [header: string, value: (entry: BillingHistoryEntry) => string | number | null];
@@ -38,8 +40,15 @@ const lineEnd = "\r\n";
 
 export function csvField(value: string | number | null): string {
   if (value === null) return "";
-  const text = String(value);
+  const text = asText(String(value));
   return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/** What a spreadsheet starts a formula with; a decimal such as "-12.5" is a number, and stays one. */
+const formulaStart = /^[=+\-@\t\r]/;
+
+function asText(text: string): string {
+  return formulaStart.test(text) && !isDecimalString(text) ? `'${text}` : text;
 }
 
 export function billingCsvHeader(): string {
