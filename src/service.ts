@@ -601,7 +601,7 @@ function httpEdgeOf(
         });
         listening.keepAliveTimeout = limits.httpKeepAliveTimeoutMs;
         listening.headersTimeout = limits.httpHeadersTimeoutMs;
-        listening.requestTimeout = 0;
+        listening.requestTimeout = limits.httpRequestTimeoutMs;
         listening.on("error", reject);
         listening.on("clientError", answerClientError);
       }),

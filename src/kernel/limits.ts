@@ -147,6 +147,11 @@ export const limits = {
 
   httpKeepAliveTimeoutMs: 65_000,
   httpHeadersTimeoutMs: 66_000,
+  /**
+   * A request's headers and body must arrive within this long (408 otherwise): a body sent a byte at a
+   * time holds no memory past it. Node counts only the request; a streamed answer may last its own bound.
+   */
+  httpRequestTimeoutMs: 120_000,
   /** After cutting requests still running at the drain bound, their handlers get this long to record usage. */
   shutdownCutGraceMs: 1_000,
   /** After the drain, closing queues, workers and pools gets this long before the process exits anyway. */
@@ -646,6 +651,10 @@ const timingRelations: LimitRelation[] = [
   {
     says: "limits.httpKeepAliveTimeoutMs < limits.httpHeadersTimeoutMs (else a kept-alive socket's next request can be cut by the headers timer)",
     holds: ({ limits: service }) => service.httpKeepAliveTimeoutMs < service.httpHeadersTimeoutMs,
+  },
+  {
+    says: "limits.httpHeadersTimeoutMs < limits.httpRequestTimeoutMs (the headers are part of the request)",
+    holds: ({ limits: service }) => service.httpHeadersTimeoutMs < service.httpRequestTimeoutMs,
   },
   {
     says: "limits.usageOutboxDrainMs < limits.shutdownCloseMs (the settlements' drain runs inside the stop's close bound, after which the process exits anyway)",

@@ -1,3 +1,5 @@
+import { once } from "node:events";
+import { connect } from "node:net";
 import fc from "fast-check";
 import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -121,6 +123,31 @@ describe("errors (C3)", () => {
       }
     },
   );
+
+  it("answers a request without a valid key 401/110 before its body has arrived, reading none of it", async () => {
+    // A 512 KiB body declared (within the limit) and 1 KiB of it sent, then nothing: a client holding the
+    // gateway's memory with bodies it never finishes needs a key to make the gateway read them at all.
+    const url = new URL(`${harness.baseUrl}/chat/completions`);
+    const socket = connect(Number(url.port), url.hostname);
+    await once(socket, "connect");
+    socket.write(
+      `POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\ncontent-type: application/json\r\n` +
+        `content-length: ${512 * 1024}\r\n\r\n${"x".repeat(1024)}`,
+    );
+    let answer = "";
+    socket.on("data", (chunk) => {
+      answer += String(chunk);
+    });
+    const answered = await Promise.race([
+      new Promise<boolean>((resolve) =>
+        socket.on("data", () => answer.includes("\r\n\r\n") && resolve(true)),
+      ),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000)),
+    ]);
+    socket.destroy();
+    expect(answered).toBe(true);
+    expect(answer).toMatch(/^HTTP\/1\.1 401 /);
+  });
 
   it("answers an unknown route under /llm/v1 with 404/120, a method it does not serve with 405/100, and a body of another type as invalid", async () => {
     expectError(await post(harness, "/embeddings", { key: personal, body: chat() }), 404, 120);

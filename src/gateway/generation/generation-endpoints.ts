@@ -53,19 +53,17 @@ export function createGenerationEndpoints(
   const generate = (format: ClientFormat): Endpoint => {
     const handle = generationHandler(format, dependencies);
     return async (request, response, requestId) => {
-      const body = await readMeasuredJsonBody(request, options.requestBodyBytesMax).catch(
-        async (error: unknown) => {
-          // A missing or invalid key is 401/110 whatever the body (interface.md): asked only when the body
-          // failed, since the handler authenticates every request whose body was read.
-          await dependencies.admission.authenticate(request.headers.authorization, { requireCredit: false });
-          throw error;
-        },
-      );
+      // The key first: a missing or invalid one is 401/110 whatever the body (interface.md), and a client
+      // without a key makes this process read, hold or parse no body at all.
+      const caller = await dependencies.admission.authenticate(request.headers.authorization, {
+        requireCredit: false,
+      });
+      const body = await readMeasuredJsonBody(request, options.requestBodyBytesMax);
       // Named before validation, so a refused request of a served model is counted under that model.
       const observation = observationOf(response);
       if (observation) observation.model = modelNamedBy(body.value);
       await handle({
-        authorization: request.headers.authorization,
+        caller,
         body: body.value,
         bodyBytes: body.bytes,
         requestId,

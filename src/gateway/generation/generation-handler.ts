@@ -83,7 +83,8 @@ type Outcome = "completed" | "client-disconnected" | "upstream-failed" | Gateway
 
 /** A request as the edge hands it over: its id minted, its body read (undefined when there was none). */
 export interface GenerationExchange {
-  authorization: string | undefined;
+  /** Authenticated before the body was read: a request without a valid key costs no body read. */
+  caller: Caller;
   body: unknown;
   /** The body's size once inflated: the hold's bound on input tokens. */
   bodyBytes: number;
@@ -97,10 +98,9 @@ export function generationHandler(
   dependencies: GenerationDependencies,
 ): (exchange: GenerationExchange) => Promise<void> {
   const now = dependencies.now ?? (() => new Date());
-  return async ({ authorization, body, bodyBytes, requestId, response }) => {
+  return async ({ caller, body, bodyBytes, requestId, response }) => {
     const startedAt = now();
     const observation = observationOf(response);
-    const caller = await dependencies.admission.authenticate(authorization, { requireCredit: false });
     observation?.admitted(caller);
     const parsed = format.parse(body);
     const slug = parsed.model;
