@@ -63,7 +63,7 @@ import { errorSummaryOf, throttledLog } from "./kernel/throttled-log";
 import { ApiKeyHasher } from "./keys/api-key-secret";
 import { ApiKeyService } from "./keys/api-key-service";
 import { OrganizationRoleService } from "./keys/organization-role-service";
-import { accountsTouchedBy, accountsWithKeysChangedBy } from "./ledger/events";
+import { accountsTouchedBy, accountsWithKeysChangedBy, pricingChangedBy } from "./ledger/events";
 import { runCheckpointer } from "./ledger/integrity/ledger-checkpointer";
 import type { LedgerSigningKey } from "./ledger/integrity/ledger-signing-key";
 import { ProjectionRunner } from "./ledger/projection/projection-runner";
@@ -215,7 +215,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     logger,
     ledgerPublicKey: options.ledgerSigningKey?.publicKey,
   };
-  const money = await startHolds(options, ledger, timings);
+  const money = await startHolds(options, ledger, timings, waiter);
   const prices = modelPriceListOf(ledger, logger);
   const keyAdmission = new ApiKeyAdmission(
     admissionCache,
@@ -295,6 +295,8 @@ async function startProjections(options: ServiceOptions, ledger: Ledger): Promis
     touchedBy: accountsTouchedBy,
     // …and which of them had their keys changed: of the others, gateways re-read only the funds.
     keysChangedBy: accountsWithKeysChangedBy,
+    // …and whether a price, discount or FX rate changed: gateways then drop the pricing they hold.
+    pricingChangedBy,
     onError: (error) => logger.error({ err: error }, "projection runner stopped; retrying"),
     onRecovered: () => logger.info("projection runner recovered"),
   });
@@ -365,6 +367,7 @@ async function startHolds(
   options: ServiceOptions,
   ledger: Ledger,
   timings: SettlementTimings,
+  waiter: ProjectionWaiter,
 ): Promise<HoldParts> {
   const logger = options.logger;
   // Holds are placed by one PostgreSQL statement together with the funds check and the append (C10);
@@ -409,13 +412,16 @@ async function startHolds(
     retryDelaysMs: limits.usageOutboxRetryDelaysMs,
   });
   const keyLimitAlerts = new KeyLimitAlerts({ database: ledger.pool, logger });
+  const pricing = new HoldPricing({
+    read: createPricingReadModel(ledger.pool),
+    ttlMs: limits.holdPricingTtlMs,
+    entriesMax: limits.holdPricingEntriesMax,
+  });
+  // Dropped when a projection batch changes a price, a discount or a rate, and by this process's own changes.
+  waiter.addLocalReadModel(pricing);
   const holds = new GenerationHolds({
     authorizer: new HoldAuthorizer(new PostgresUsageAuthorizations(ledger.pool), limits.holdBatchSizeMax),
-    pricing: new HoldPricing({
-      read: createPricingReadModel(ledger.pool),
-      ttlMs: limits.holdPricingTtlMs,
-      entriesMax: limits.holdPricingEntriesMax,
-    }),
+    pricing,
     outbox,
     progress,
     availableNow: (account) => readAvailableWon(ledger.pool, account),

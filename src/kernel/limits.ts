@@ -115,7 +115,10 @@ export const limits = {
   holdHintEntriesMax: 10_000,
   /** A refused hold waits at most this long for the account's answered requests to settle, then retries. */
   holdRefusalRecheckWaitMs: 2_000,
-  /** How long a gateway process prices holds with the prices, rate and discount it read. */
+  /**
+   * The longest a gateway process prices holds with the prices, rate and discount it read: a change's
+   * notification drops them at once (hold-pricing.ts); this bounds a lost notification.
+   */
   holdPricingTtlMs: 5_000,
   holdPricingEntriesMax: 10_000,
   /** Usage settlements waiting to be written; past this the gateway answers 503 instead of admitting. */

@@ -537,6 +537,18 @@ export function accountsWithKeysChangedBy(heads: readonly EventHead[]): Set<stri
   return names;
 }
 
+/** The events that change what a request is priced with (C7): a price, a discount, an FX rate. */
+const pricingEventTypes: ReadonlySet<string> = new Set<LedgerEventType>([
+  "ModelPriceSet",
+  "DiscountSet",
+  "FxRateUpdated",
+]);
+
+/** Whether a batch may change what requests are priced with: a process keeps its pricing copy otherwise. */
+export function pricingChangedBy(heads: readonly EventHead[]): boolean {
+  return heads.some(({ type }) => pricingEventTypes.has(type));
+}
+
 /** An event before it is stamped with metadata (what a decision produces). */
 export type UnstampedLedgerEvent = LedgerEvent extends infer Event
   ? Event extends LedgerEvent

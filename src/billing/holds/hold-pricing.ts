@@ -1,15 +1,25 @@
+import { discountsProjection } from "../../../projections/discounts";
+import { fxRatesProjection } from "../../../projections/fx-rates";
+import { pricesProjection } from "../../../projections/prices";
 import { assert } from "../../kernel/assert";
 import { seoulDateOf } from "../../kernel/seoul-calendar";
 import type { UsageTokens } from "../../ledger/events";
+import type { CheckpointChange } from "../../ledger/projection/checkpoint-notification";
+import type { LocalReadModel } from "../../ledger/projection/projection-waiter";
+import type { LogPosition } from "../../ledger/store/log-position";
 import { assertChargeTerms, chargeWonOf } from "../charging/charge-calculation";
 import { tokenCountsForPricing } from "../charging/recorded-charge-breakdown";
 import type { PricingInForce, PricingReadModel } from "../read-models/pricing-read-model";
 
 /**
  * The price, FX rate and discount a gateway process prices holds and pending costs with, kept in memory per
- * (model, organization, Seoul date) so that a request costs no pricing query. An entry older than `ttlMs`
- * is still used while a fresh one loads in the background: a price change reaches holds within about
- * `ttlMs`, and the charge itself is always priced by the reconciler from the ledger (C7).
+ * (model, organization, Seoul date) so that a request costs no pricing query. A projection batch that
+ * changed a price, a discount or an FX rate (its NOTIFY says so; a notification that does not say, a
+ * reconnect) drops every entry, and a command of this process that changed one drops them before it
+ * answers: the next request reads the pricing in force. An entry older than `ttlMs` is never used (a lost
+ * notification). The charge itself is always priced by the reconciler from the ledger (C7); priced the same
+ * way here, a request's hold covers what it will be charged and its pending cost is its charge, but for a
+ * request that starts within the notification's way to this process after a change.
  */
 
 interface Entry {
@@ -25,25 +35,42 @@ export interface HoldPricingOptions {
   nowMs?: () => number;
 }
 
-export class HoldPricing {
+export class HoldPricing implements LocalReadModel {
+  readonly projections = [pricesProjection.name, discountsProjection.name, fxRatesProjection.name];
   private readonly entries = new Map<string, Entry>();
+  /** Moves whenever the entries are dropped, so that a read begun before is not kept after. */
+  private generation = 0;
   private readonly nowMs: () => number;
 
   constructor(private readonly options: HoldPricingOptions) {
     this.nowMs = options.nowMs ?? Date.now;
   }
 
-  /** What is in memory now, without waiting (a stale entry is refreshed in the background). */
+  /** What is in memory now, without waiting; undefined (and a load begun) when nothing current is. */
   peek(model: string, organizationId: string | null, startedAt: Date): PricingInForce | undefined {
     const entry = this.entries.get(keyOf(model, organizationId, startedAt));
-    if (entry && this.nowMs() - entry.loadedAtMs > this.options.ttlMs) {
-      this.load(model, organizationId, startedAt).catch(() => {});
-    }
-    return entry?.pricing;
+    if (entry?.pricing !== undefined && this.nowMs() - entry.loadedAtMs <= this.options.ttlMs)
+      return entry.pricing;
+    this.load(model, organizationId, startedAt).catch(() => {});
+    return undefined;
   }
 
   async pricingFor(model: string, organizationId: string | null, startedAt: Date): Promise<PricingInForce> {
     return this.peek(model, organizationId, startedAt) ?? this.load(model, organizationId, startedAt);
+  }
+
+  checkpointsAdvanced(change?: CheckpointChange): void {
+    if (change?.pricingChanged !== false) this.dropAll();
+  }
+
+  /** A command of this process changed a price, a discount or a rate, now in the projections: forget. */
+  async catchUpTo(_target: LogPosition): Promise<void> {
+    this.dropAll();
+  }
+
+  private dropAll(): void {
+    this.entries.clear();
+    this.generation += 1;
   }
 
   private load(model: string, organizationId: string | null, startedAt: Date): Promise<PricingInForce> {
@@ -51,11 +78,14 @@ export class HoldPricing {
     const entry = this.entries.get(key);
     if (entry?.loading) return entry.loading;
     if (!entry && this.entries.size >= this.options.entriesMax) this.entries.clear();
+    const generation = this.generation;
     const loading = this.options.read
       .pricingAt([{ model, organizationId, startedAt }])
       .then(([pricing]) => {
         assert(pricing, `the pricing read model answered nothing for ${model}`);
-        this.entries.set(key, { pricing, loading: undefined, loadedAtMs: this.nowMs() });
+        // Read before a change this process has since heard of: good for this request, kept for none.
+        if (generation === this.generation)
+          this.entries.set(key, { pricing, loading: undefined, loadedAtMs: this.nowMs() });
         return pricing;
       })
       .finally(() => {

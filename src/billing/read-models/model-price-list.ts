@@ -69,8 +69,9 @@ export class ModelPriceList {
         .finally(() => this.loading.delete(key));
       this.loading.set(key, loading);
     }
-    // A stale list still answers while the fresh one loads.
-    return entry?.prices ?? loading;
+    // A stale list waits for the fresh one (which falls back to it if reading fails): a price changed
+    // shows within the list's ttl, as documented, however long the list went unasked.
+    return loading;
   }
 
   private async load(organizationId: string | null, now: Date): Promise<ModelPrices> {

@@ -28,6 +28,12 @@ export interface CheckpointChange {
    */
   keysChanged?: ReadonlySet<string>;
   /**
+   * Whether the batch may have changed what a request is priced with (a price, a discount, an FX rate):
+   * false lets a process keep the pricing it has in memory. Absent (a runner of an earlier release, or one
+   * not told): it may have.
+   */
+  pricingChanged?: boolean;
+  /**
    * The projections whose checkpoints stand at `to` or later once the batch committed: every projection of
    * the runner that sent it. Absent from a runner of an earlier release.
    */
@@ -51,6 +57,8 @@ const payloadSchema = z.object({
   // Added later still, read the same way: a payload without it says any touched account's keys may have
   // changed (a copy of an earlier release re-reads them all, as it always did).
   keysChanged: z.array(z.string()).optional(),
+  // Added later still: without it, the batch may have changed any pricing.
+  pricingChanged: z.boolean().optional(),
 });
 
 export function formatCheckpointNotification(change: CheckpointChange, touchedMax: number): string {
@@ -63,6 +71,7 @@ export function formatCheckpointNotification(change: CheckpointChange, touchedMa
     touched: [...change.touched],
     ...(change.projections ? { projections: [...change.projections] } : {}),
     ...(change.keysChanged ? { keysChanged: [...change.keysChanged] } : {}),
+    ...(change.pricingChanged === undefined ? {} : { pricingChanged: change.pricingChanged }),
   };
   const text = JSON.stringify(payload);
   // Names are not bounded in length: a few long ones can fill the payload before `touchedMax` does.
@@ -80,6 +89,7 @@ export function parseCheckpointNotification(text: string): CheckpointChange | un
       touched: new Set(payload.touched),
       ...(payload.projections ? { projections: payload.projections } : {}),
       ...(payload.keysChanged ? { keysChanged: new Set(payload.keysChanged) } : {}),
+      ...(payload.pricingChanged === undefined ? {} : { pricingChanged: payload.pricingChanged }),
     };
     return compareLogPositions(change.from, change.to) < 0 ? change : undefined;
   } catch {

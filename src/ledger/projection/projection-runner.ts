@@ -62,6 +62,8 @@ export interface ProjectionRunnerOptions {
    * have changed); the NOTIFY carries it so copies re-read only the funds of the rest.
    */
   keysChangedBy?: (heads: readonly EventHead[]) => ReadonlySet<string>;
+  /** Whether the batch may change what requests are priced with; the NOTIFY says so (pricing copies). */
+  pricingChangedBy?: (heads: readonly EventHead[]) => boolean;
   touchedPerNotificationMax?: number;
 }
 
@@ -316,8 +318,16 @@ export class ProjectionRunner {
       keysChanged === undefined || [...keysChanged].every((name) => touched.has(name)),
       "an account whose keys changed was touched",
     );
+    const pricingChanged = this.options.pricingChangedBy?.(heads);
     return formatCheckpointNotification(
-      { from, to, touched, projections, ...(keysChanged ? { keysChanged } : {}) },
+      {
+        from,
+        to,
+        touched,
+        projections,
+        ...(keysChanged ? { keysChanged } : {}),
+        ...(pricingChanged === undefined ? {} : { pricingChanged }),
+      },
       touchedMax,
     );
   }
