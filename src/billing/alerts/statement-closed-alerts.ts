@@ -3,6 +3,7 @@ import { webhookEndpointsTable } from "../../../projections/alert-settings";
 import { pendingChargesTable } from "../../../projections/balances";
 import { statementMonthsTable } from "../../../projections/monthly-statements";
 import { statementLimits, webhookLimits } from "../../kernel/limits";
+import { requestHoldsTable } from "../../ledger/schema/holds/request-holds";
 import { openHoldsTable } from "../../ledger/schema/inline-funds/open-holds";
 import { boundsOf, type StatementMonth, statementMonthOf } from "../statements/statement-month";
 
@@ -48,6 +49,9 @@ export async function detectClosedStatements(
          AND NOT EXISTS (SELECT 1 FROM ${openHoldsTable.name} hold
            WHERE hold.account_kind = endpoint.account_kind AND hold.account_id = endpoint.account_id
              AND hold.placed_at < $2)
+         AND NOT EXISTS (SELECT 1 FROM ${requestHoldsTable.name} hold
+           WHERE hold.account_kind = endpoint.account_kind AND hold.account_id = endpoint.account_id
+             AND hold.started_at < $2)
        ORDER BY endpoint.account_kind, endpoint.account_id LIMIT $3)
      INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_type, body, dedupe_key)
      SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), endpoint.webhook_id, 'statement.closed',

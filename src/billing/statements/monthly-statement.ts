@@ -11,6 +11,7 @@ import { formatMoney, Money, parseMoney, sumMoney } from "../../kernel/money";
 import type { AccountReference } from "../../ledger/events";
 import { describeCheckpoint } from "../../ledger/integrity/event-proof";
 import { checkpointCovering } from "../../ledger/integrity/ledger-checkpoint";
+import { requestHoldsTable } from "../../ledger/schema/holds/request-holds";
 import { openHoldsTable } from "../../ledger/schema/inline-funds/open-holds";
 import { readKeyNames } from "../read-models/key-names";
 import { boundsOf, type StatementMonth } from "./statement-month";
@@ -250,11 +251,15 @@ async function readLines(client: Queryable, key: StatementKey) {
  * dead gateway's hold waits for the sweep). Either keeps the month provisional, whatever the clock says.
  */
 async function hasUsageUnsettled(client: Queryable, account: AccountReference, end: Date): Promise<boolean> {
+  // A request's usage is first its hold row (running, or settled and not yet logged), then a pending charge
+  // (logged, not yet charged); a hold in the log not settled yet is an open hold.
   const unsettled = await client.query(
     `SELECT 1 FROM ${pendingChargesTable.name}
      WHERE account_kind = $1 AND account_id = $2 AND started_at < $3
      UNION ALL
      SELECT 1 FROM ${openHoldsTable.name} WHERE account_kind = $1 AND account_id = $2 AND placed_at < $3
+     UNION ALL
+     SELECT 1 FROM ${requestHoldsTable.name} WHERE account_kind = $1 AND account_id = $2 AND started_at < $3
      LIMIT 1`,
     [account.kind, account.id, end.toISOString()],
   );

@@ -13,6 +13,7 @@ import { statementLimits } from "../../../src/kernel/limits";
 import { type RunningWebhookWorker, startWebhookWorker } from "../../../workers/deliver-webhooks";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
 import { callJson } from "../../support/json-call";
+import { personalHoldRequest, usageAuthorizationsOf } from "../../support/usage-authorizations";
 
 /**
  * Alerts by signed webhooks (C14) through the real gateway, PostgreSQL and a real HTTP receiver on 127.0.0.1
@@ -409,6 +410,13 @@ describe("alerts by signed webhooks", () => {
     // Provisional: the month, or its settlement grace, is not over yet.
     expect(await detectClosedStatements(pool, new Date())).toBe(0);
     expect(await detectClosedStatements(pool, new Date(graceOver - 1_000))).toBe(0);
+    // A request of the month still running on its hold row (nothing of it in the log yet): not final.
+    const [running] = await usageAuthorizationsOf(pool, harness.service.ledger.store).authorizeUsage([
+      personalHoldRequest("statement-running", userId),
+    ]);
+    expect(running).toMatchObject({ kind: "held" });
+    expect(await detectClosedStatements(pool, new Date(graceOver + 30_000))).toBe(0);
+    await pool.query("DELETE FROM request_holds WHERE request_id = 'statement-running'");
     expect(await detectClosedStatements(pool, new Date(graceOver + 60_000))).toBe(1);
     expect(await detectClosedStatements(pool, new Date(graceOver + 120_000))).toBe(0);
     const told = await pool.query(

@@ -13,6 +13,7 @@ import {
   chargeRecordedUsage,
   startBillingApi,
 } from "../../gateway/admin/billing-api-harness";
+import { personalHoldRequest, usageAuthorizationsOf } from "../../support/usage-authorizations";
 import { discountSet, fxRateUpdated, modelPriceSet } from "../billing-ledger-fixtures";
 import { holdAt, type StatementUsage, topUpAt, usageAt, voidOf } from "./statement-ledger";
 
@@ -490,6 +491,23 @@ describe("monthly statements", () => {
     await api.ledger.append(holdAt(streaming, "12.5"));
     expect((await statementOf(path)).provisional).toBe(true);
     await api.ledger.append(voidOf(streaming, "12.5"));
+    expect((await statementOf(path)).provisional).toBe(false);
+  });
+
+  it("keeps a month provisional past its grace while a request started in it runs on its hold row, final once the row goes", async () => {
+    const userId = "statement-row-streamer";
+    const path = `/statements/user/${userId}?month=2026-10`;
+    await api.ledger.append(
+      topUpAt({ kind: "user", id: userId }, "100", "row streamer", "2026-10-02T00:00:00.000Z"),
+    );
+    await api.ledger.visible();
+    // A stream started at 2026-10-31 23:50 KST, still running: its hold is a row, nothing of it in the log.
+    const [decision] = await usageAuthorizationsOf(api.ledger.ledger.pool, api.ledger.store).authorizeUsage([
+      personalHoldRequest("st-oct-row-stream", userId, { startedAt: "2026-10-31T14:50:00.000Z" }),
+    ]);
+    expect(decision).toMatchObject({ kind: "held" });
+    expect((await statementOf(path)).provisional).toBe(true);
+    await api.ledger.ledger.pool.query("DELETE FROM request_holds WHERE request_id = 'st-oct-row-stream'");
     expect((await statementOf(path)).provisional).toBe(false);
   });
 });
