@@ -112,6 +112,7 @@ export function receiptFailures(receipt: ChargeReceipt, trustedPublicKey: Buffer
     if (data === undefined) return;
     lastData = data;
     checkRequest(receipt, charge, data, failures, label);
+    checkCopies(receipt, charge, data, index === 0, failures, label);
     const chainHash = checkChain(charge, failures, label);
     checkAmount(charge, data, earlier, failures, label);
     earlier.push({ eventId: charge.event.eventId, data });
@@ -147,6 +148,46 @@ function checkRequest(
     charge.event.streamId !== usageStreamIdOf(receipt.requestId)
   )
     failures.push(`request: ${label}: not a charge of request ${receipt.requestId}`);
+}
+
+/**
+ * What the receipt shows beside the sealed events, for people to read — each charge's type, amount and
+ * breakdown, and the request's account, key, model, endpoint and start (from its first charge) — must be
+ * what the events say: a copy altered would show a reader figures the ledger never held.
+ */
+function checkCopies(
+  receipt: ChargeReceipt,
+  charge: ReceiptCharge,
+  data: ChargeData,
+  first: boolean,
+  failures: string[],
+  label: string,
+): void {
+  const differing = [
+    ...(charge.type === charge.event.type ? [] : ["type"]),
+    ...(sameJson(charge.breakdown, data.breakdown) ? [] : ["breakdown"]),
+  ];
+  if (first)
+    for (const field of ["account", "keyId", "model", "endpoint", "startedAt"] as const)
+      if (!sameJson(receipt[field], (data as unknown as Record<string, unknown>)[field]))
+        differing.push(field);
+  if (differing.length > 0)
+    failures.push(`copies: ${label}: the receipt's ${differing.join(", ")} differ from what the event says`);
+}
+
+/** Equal as JSON values, whatever the order of their keys. */
+function sameJson(one: unknown, other: unknown): boolean {
+  return JSON.stringify(sortedKeys(one)) === JSON.stringify(sortedKeys(other));
+}
+
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .sort(([one], [other]) => (one < other ? -1 : one > other ? 1 : 0))
+      .map(([key, entry]) => [key, sortedKeys(entry)]),
+  );
 }
 
 /** The event's bytes rehashed onto the previous hash; answers the chain hash for the inclusion check. */

@@ -273,6 +273,7 @@ export function receiptFailures(receipt, publicKeyPem) {
     if (data === undefined) return;
     lastData = data;
     checkRequest(receipt, charge, data, failures, label);
+    checkCopies(receipt, charge, data, index === 0, failures, label);
     const chainHash = checkChain(charge, failures, label);
     checkAmount(charge, data, earlier, failures, label);
     earlier.push({ eventId: charge.event.eventId, data });
@@ -304,6 +305,38 @@ function parseChargeData(charge, failures, label) {
     failures.push(`format: ${label}: the event's data or metadata is not JSON`);
     return undefined;
   }
+}
+
+/**
+ * What the receipt shows beside the sealed events, for people to read — each charge's type, amount and
+ * breakdown, and the request's account, key, model, endpoint and start (from its first charge) — must be
+ * what the events say: a copy altered would show a reader figures the ledger never held.
+ */
+function checkCopies(receipt, charge, data, first, failures, label) {
+  const differing = [
+    ...(charge.type === charge.event.type ? [] : ["type"]),
+    ...(sameJson(charge.breakdown, data.breakdown) ? [] : ["breakdown"]),
+  ];
+  if (first)
+    for (const field of ["account", "keyId", "model", "endpoint", "startedAt"])
+      if (!sameJson(receipt[field], data[field])) differing.push(field);
+  if (differing.length > 0)
+    failures.push(`copies: ${label}: the receipt's ${differing.join(", ")} differ from what the event says`);
+}
+
+/** Equal as JSON values, whatever the order of their keys. */
+function sameJson(one, other) {
+  return JSON.stringify(sortedKeys(one)) === JSON.stringify(sortedKeys(other));
+}
+
+function sortedKeys(value) {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .sort(([one], [other]) => (one < other ? -1 : one > other ? 1 : 0))
+      .map(([key, entry]) => [key, sortedKeys(entry)]),
+  );
 }
 
 /** A receipt's charges must all be charge events of its own request, on that request's usage stream. */

@@ -226,6 +226,26 @@ const alterations: [string, (receipt: ChargeReceipt) => void, string][] = [
     "amount",
   ],
   [
+    "a breakdown shown beside the event with other tokens, FX rate and discount",
+    (receipt) => {
+      const breakdown = receipt.charges[0]!.breakdown;
+      receipt.charges[0]!.breakdown = {
+        ...breakdown,
+        tokens: { ...breakdown.tokens, output: 1 },
+        fxRateKrwPerUsd: "1",
+        discountRate: "0.99",
+      };
+    },
+    "copies",
+  ],
+  [
+    "a model shown that the event does not say",
+    (receipt) => {
+      receipt.model = "alpha-5.4-pro";
+    },
+    "copies",
+  ],
+  [
     "a charge of another request",
     (receipt) => {
       receipt.requestId = "someone-else";
