@@ -31,7 +31,10 @@ export function createProbeMetrics(
     help: "Age of the oldest ledger event a projection has not applied yet, 0 when current (absent while unknown)",
     registers: [registry],
     async collect() {
+      // A gauge without labels reads 0 once reset: its one series is removed, so that unknown is absent,
+      // never "caught up" (an alert on the lag would stay quiet exactly while the database is away).
       this.reset();
+      this.remove();
       const current = probes();
       if (!current) return;
       const lag = await within(current.projectionLagSeconds(), probeTimeoutMs).catch(() => undefined);
