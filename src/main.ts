@@ -330,6 +330,10 @@ main().catch((error: unknown) => {
     process.stderr.write(`${error.message}\n`);
     process.exit(2);
   }
-  process.stderr.write(`won-gateway failed to start: ${(error as Error).stack ?? String(error)}\n`);
+  // A dependency that answered with an error code (a refused connection, a database that does not exist)
+  // is one line, as the ledger command says it; anything else is a defect, with where it happened.
+  const operational = typeof (error as { code?: unknown })?.code === "string";
+  const said = operational ? (error as Error).message : ((error as Error).stack ?? String(error));
+  process.stderr.write(`won-gateway failed to start: ${said}\n`);
   process.exit(1);
 });

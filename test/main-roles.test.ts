@@ -7,8 +7,9 @@ async function startMain(
   args: string[],
   extraEnvironment: Record<string, string> = {},
 ): Promise<{ code: number | null; stderr: string }> {
-  const environment = { ...process.env, ...extraEnvironment };
+  const environment: NodeJS.ProcessEnv = { ...process.env };
   delete environment.DATABASE_URL;
+  Object.assign(environment, extraEnvironment);
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
     env: environment,
     stdio: ["ignore", "ignore", "pipe"],
@@ -35,6 +36,20 @@ describe("process roles", () => {
       "invalid configuration: MODELS_FILE /nonexistent/models.yaml cannot be read (ENOENT)",
     );
   });
+
+  it.each(["gateway", "worker"])(
+    "says in one line that --role=%s cannot reach PostgreSQL, and exits 1",
+    async (role) => {
+      const { code, stderr } = await startMain([`--role=${role}`], {
+        DATABASE_URL: "postgres://postgres@127.0.0.1:1/nothing",
+        SESSION_SECRET: "roles-session-secret-0123456789abcdef0123456789",
+        KEY_PEPPER: "roles-key-pepper-0123456789abcdef0123456789abcd",
+      });
+      expect(code).toBe(1);
+      expect(stderr.trim()).toMatch(/^won-gateway failed to start: connect ECONNREFUSED 127\.0\.0\.1:1$/);
+    },
+    60_000,
+  );
 
   it("refuses an unknown role", async () => {
     const { code, stderr } = await startMain(["--role=edge"]);
