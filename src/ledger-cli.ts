@@ -19,7 +19,7 @@ import { balanceChecksum, rebuildProjections } from "./ledger/ledger-maintenance
 import { describeDifference, differenceCount } from "./ledger/rebuild/projection-differences";
 import { eventIdAt } from "./ledger/store/event-log-browser";
 import { type LogPosition, parseLogPosition } from "./ledger/store/log-position";
-import { openLedger } from "./ledger/store/open-ledger";
+import { LedgerSchemaError, openLedger } from "./ledger/store/open-ledger";
 import { verifyProjections } from "./ledger/verify-projections";
 
 /**
@@ -60,6 +60,9 @@ async function main(argv: readonly string[]): Promise<number> {
     eventStoreUrl: config.eventStoreUrl,
     applicationName: `ledger-${command}`,
     connectionsMax: limits.ledgerCliDatabaseConnectionsMax,
+    // A check run against the wrong database (an empty one, an older release's) must say so, not make it
+    // a ledger, nor migrate a deployment's schema underneath its gateways.
+    schema: "as-found",
   });
   try {
     const context = { pool: ledger.pool, store: ledger.store, projections: allProjections };
@@ -231,8 +234,9 @@ async function countEvents(context: Parameters<typeof verifyProjections>[0]): Pr
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
+    const misconfigured = error instanceof ConfigError || error instanceof LedgerSchemaError;
     const message = error instanceof ConfigError ? error.message : `ledger: ${(error as Error).message}`;
     process.stderr.write(`${message}\n`);
-    process.exit(error instanceof ConfigError ? 2 : 1);
+    process.exit(misconfigured ? 2 : 1);
   },
 );

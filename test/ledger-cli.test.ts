@@ -1,7 +1,9 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../projections";
+import { createTestDatabase } from "./support/database";
 import { type LedgerHarness, openLedgerHarness, projectSyntheticLedger } from "./support/ledger-harness";
 
 const run = promisify(execFile);
@@ -78,4 +80,29 @@ describe("npm run ledger -- rebuild | verify", () => {
     );
     expect(verdict.output).toContain("verify: 2 difference(s)");
   }, 120_000);
+});
+
+describe("npm run ledger -- against a database that holds no ledger", () => {
+  it.each(["verify", "rebuild", "checkpoint"])(
+    "%s refuses it, exit 2, naming it, and creates nothing in it",
+    async (command) => {
+      const empty = await createTestDatabase("cli_no_ledger");
+      try {
+        const verdict = await ledgerCli(command, empty.url);
+
+        expect(verdict.code).toBe(2);
+        expect(verdict.output.trim()).toBe(
+          `ledger: the database ${empty.name} at ${new URL(empty.url).hostname}:${new URL(empty.url).port || "5432"} holds no ledger: start this release's service on it first (it migrates the schema); this command changes nothing`,
+        );
+        const client = new pg.Client({ connectionString: empty.url });
+        await client.connect();
+        const tables = await client.query("SELECT 1 FROM pg_tables WHERE schemaname = 'public'");
+        await client.end();
+        expect(tables.rowCount).toBe(0);
+      } finally {
+        await empty.drop();
+      }
+    },
+    60_000,
+  );
 });

@@ -122,6 +122,31 @@ async function migrateInTransaction(
   );
 }
 
+/**
+ * Why this database's schema is not one this release can read as it stands — no ledger at all, a migration
+ * of this release not applied, other declared objects — or undefined when it is this release's (or a
+ * newer one's, whose declarations are in force). For commands that must not change what they look at.
+ */
+export async function schemaShortfallOf(
+  pool: Pick<pg.Pool, "query">,
+  objects: readonly DeclaredObject[],
+): Promise<string | undefined> {
+  const tables = await pool.query<{ migrations: string | null; declared: string | null }>(
+    "SELECT to_regclass('schema_migrations')::text AS migrations, to_regclass('schema_declared_objects')::text AS declared",
+  );
+  if (tables.rows[0]?.migrations == null || tables.rows[0].declared == null) return "holds no ledger";
+  const applied = await pool.query<{ id: number }>("SELECT id FROM schema_migrations");
+  const appliedIds = new Set(applied.rows.map((row) => row.id));
+  if (applied.rows.some((row) => row.id > migrations.length)) return undefined;
+  const missing = migrations.filter((migration) => !appliedIds.has(migration.id));
+  if (missing.length > 0)
+    return `lacks ${missing.length} of this release's schema migrations (the first: ${missing[0]!.name})`;
+  const last = await pool.query<{ digest: string }>("SELECT digest FROM schema_declared_objects");
+  if (last.rows[0]?.digest !== declaredObjectsDigest(objects))
+    return "holds views and functions of another release";
+  return undefined;
+}
+
 /** Every migration has the next id: a gap or a repeat is a merge gone wrong, caught at load. */
 for (const [index, migration] of migrations.entries()) {
   if (migration.id !== index + 1) {

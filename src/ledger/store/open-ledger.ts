@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { Logger } from "pino";
-import { migrate } from "../../database/migrations";
+import { migrate, schemaShortfallOf } from "../../database/migrations";
 import { createPool } from "../../database/pool";
 import { limits } from "../../kernel/limits";
 import { ledgerSchema } from "../schema/ledger-schema";
@@ -26,6 +26,11 @@ export async function openLedger(options: {
   connectionsMax?: number;
   /** Reports of the LISTEN connection (lost, restored). */
   logger?: Logger;
+  /**
+   * "migrate" (the service): bring the schema to this release's. "as-found" (the ledger command): change
+   * nothing, and refuse a database whose schema is not this release's (LedgerSchemaError).
+   */
+  schema?: "migrate" | "as-found";
 }): Promise<Ledger> {
   const pool = createPool({
     url: options.databaseUrl,
@@ -33,7 +38,13 @@ export async function openLedger(options: {
     applicationName: options.applicationName,
   });
   try {
-    await migrate(pool, ledgerSchema.objects);
+    if (options.schema === "as-found") {
+      const shortfall = await schemaShortfallOf(pool, ledgerSchema.objects);
+      if (shortfall !== undefined)
+        throw new LedgerSchemaError(
+          `${databaseNameOf(options.databaseUrl)} ${shortfall}: start this release's service on it first (it migrates the schema); this command changes nothing`,
+        );
+    } else await migrate(pool, ledgerSchema.objects);
     const store: EventStore = options.eventStoreUrl
       ? new EventStoreDbEventStore(options.eventStoreUrl)
       : await PostgresEventStore.open({
@@ -54,5 +65,20 @@ export async function openLedger(options: {
   } catch (error) {
     await pool.end().catch(() => {});
     throw error;
+  }
+}
+
+/** A database whose schema a command that changes nothing cannot read as it stands. */
+export class LedgerSchemaError extends Error {
+  override readonly name = "LedgerSchemaError";
+}
+
+/** Host, port and database of a URL, never its credentials: what a message may name. */
+function databaseNameOf(databaseUrl: string): string {
+  try {
+    const url = new URL(databaseUrl);
+    return `the database ${url.pathname.slice(1) || "postgres"} at ${url.hostname}:${url.port || "5432"}`;
+  } catch {
+    return "the database";
   }
 }
