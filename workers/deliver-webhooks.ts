@@ -12,6 +12,7 @@ import {
 import { sendWebhook } from "../src/billing/alerts/webhook-sender";
 import { signedHeaders } from "../src/billing/alerts/webhook-signing";
 import { webhookLimits } from "../src/kernel/limits";
+import { errorSummaryOf, throttledLog } from "../src/kernel/throttled-log";
 
 /**
  * The webhook worker (C14), in every worker process: leases due messages of the outbox (so two workers
@@ -122,9 +123,17 @@ export function startWebhookWorker(
     return pass.alerted;
   }
 
-  const tick = (work: () => Promise<unknown>, what: string) => () => {
-    if (closed) return;
-    running = running.then(work).catch((error) => logger.warn({ err: error }, `webhooks: ${what} failed`));
+  // A pass that fails (the database away) fails again every poll: the first failure is logged, then one a
+  // minute, then a line when it works again.
+  const tick = (work: () => Promise<unknown>, what: string) => {
+    const errors = throttledLog(logger, webhookLimits.passErrorLogIntervalMs);
+    return () => {
+      if (closed) return;
+      running = running
+        .then(work)
+        .then(() => errors.recovered(`webhooks: ${what} works again`))
+        .catch((error: unknown) => errors.error({ err: errorSummaryOf(error) }, `webhooks: ${what} failed`));
+    };
   };
   const delivery = setInterval(tick(deliverDue, "delivery pass"), settings.pollIntervalMs);
   const statements = setInterval(

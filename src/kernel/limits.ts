@@ -510,6 +510,8 @@ export const webhookLimits = {
   urlLengthMax: 2_048,
   /** Endpoints one account may have. */
   endpointsPerAccountMax: 20,
+  /** A delivery or check pass failing on every poll is logged once, then at most once per this. */
+  passErrorLogIntervalMs: 60_000,
   /** Rows one worker leases per pass, and sends at once. */
   deliveryBatchSizeMax: 20,
   deliveryConcurrencyMax: 8,

@@ -131,6 +131,7 @@ export class SettledHoldsLog {
         for (const requestId of requestIds) this.settledHere.delete(requestId);
       }
       if (scan) while ((await this.writeBatch()) === this.options.batchSizeMax && !this.closed) {}
+      this.errors.recovered("logging settled holds works again");
     } catch (error) {
       this.errors.error({ err: errorSummaryOf(error) }, "logging settled holds failed; retrying");
     }
