@@ -30,7 +30,8 @@ import { type AdmissionRecord, type AdmissionSnapshot, admissionProjections } fr
  * the notification reaches it. In case one is lost, a timer reads where the projections are each tick (no
  * key) and re-reads everything only when the copy has not reached, a tick later, where they were: a cost
  * that does not grow with the keys cached. Unknown keys are never cached: a flood of made-up keys cannot
- * crowd out real ones.
+ * crowd out real ones. Keys not cached are read one statement at a time, those that arrive while one is in
+ * flight together in the next: a flood of made-up keys costs a statement per round trip, not per request.
  */
 
 interface Entry {
@@ -52,6 +53,11 @@ export interface AdmissionCacheOptions {
 }
 
 const everything = "everything";
+
+interface KeyWaiter {
+  resolve: (snapshot: AdmissionSnapshot) => void;
+  reject: (error: unknown) => void;
+}
 /** What a refresh re-reads: every cached key, or those of the accounts a run of batches touched. */
 type RefreshScope = CheckpointChange | typeof everything;
 
@@ -69,6 +75,9 @@ export class AdmissionCache implements LocalReadModel {
   /** Where the projections were at the timer's last tick; undefined until a tick has read it. */
   private projectionsAtLastTick: LogPosition | undefined;
   private ticking = false;
+  /** Whether a read of keys not cached is in flight, and the keys that arrived meanwhile, by their waiters. */
+  private keyReadInFlight = false;
+  private keysWaiting: Map<string, KeyWaiter[]> | undefined;
   private readonly nowMs: () => number;
 
   constructor(private readonly options: AdmissionCacheOptions) {
@@ -98,7 +107,7 @@ export class AdmissionCache implements LocalReadModel {
       cached.lastUsedAtMs = this.nowMs();
       return cached.record;
     }
-    const snapshot = await this.options.read([keyHash]);
+    const snapshot = await this.readKey(keyHash);
     const record = snapshot.records.get(keyHash);
     // A read older than the last refresh may predate a change that refresh saw: use it once, keep it not.
     if (
@@ -109,6 +118,42 @@ export class AdmissionCache implements LocalReadModel {
       this.add(keyHash, { record, account: accountNameOf(record.owner), readAt: snapshot.position });
     }
     return record;
+  }
+
+  /**
+   * A key not cached is read at once when no such read is in flight; else it waits for that read and goes
+   * with every other key that arrived meanwhile, in one statement.
+   */
+  private readKey(keyHash: string): Promise<AdmissionSnapshot> {
+    if (!this.keyReadInFlight) return this.readKeys([keyHash]);
+    this.keysWaiting ??= new Map();
+    const waiting = this.keysWaiting;
+    return new Promise((resolve, reject) => {
+      const waiters = waiting.get(keyHash);
+      if (waiters) waiters.push({ resolve, reject });
+      else waiting.set(keyHash, [{ resolve, reject }]);
+    });
+  }
+
+  private readKeys(keyHashes: readonly string[]): Promise<AdmissionSnapshot> {
+    this.keyReadInFlight = true;
+    const reading = this.options.read(keyHashes);
+    const next = () => {
+      this.keyReadInFlight = false;
+      const waiting = this.keysWaiting;
+      this.keysWaiting = undefined;
+      if (!waiting) return;
+      this.readKeys([...waiting.keys()]).then(
+        (snapshot) => {
+          for (const waiters of waiting.values()) for (const { resolve } of waiters) resolve(snapshot);
+        },
+        (error: unknown) => {
+          for (const waiters of waiting.values()) for (const { reject } of waiters) reject(error);
+        },
+      );
+    };
+    reading.then(next, next);
+    return reading;
   }
 
   /** `change` undefined: anything may have changed. */

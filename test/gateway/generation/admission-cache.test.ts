@@ -79,6 +79,27 @@ describe("admission cache", () => {
     expect(reads.calls).toHaveLength(1);
   });
 
+  it("reads the keys that arrive while one is read in one statement after it: a flood costs a read per round trip", async () => {
+    const reads = scriptedReads();
+    const cache = cacheWith(reads.read);
+
+    const first = cache.find("made-up-0");
+    const others = Array.from({ length: 50 }, (_, index) => cache.find(`made-up-${index + 1}`));
+    const again = cache.find("made-up-1");
+    expect(reads.calls.map((call) => call.keyHashes)).toEqual([["made-up-0"]]);
+    reads.calls[0]!.answer(snapshot(1));
+    expect(await first).toBeUndefined();
+    await settle();
+
+    expect(reads.calls).toHaveLength(2);
+    expect(reads.calls[1]!.keyHashes).toEqual(
+      Array.from({ length: 50 }, (_, index) => `made-up-${index + 1}`),
+    );
+    reads.calls[1]!.answer(snapshot(1, record("made-up-7")));
+    expect((await Promise.all(others)).filter(Boolean)).toEqual([record("made-up-7")]);
+    expect(await again).toBeUndefined();
+  });
+
   it("never keeps an unknown key: each attempt reads again", async () => {
     const reads = scriptedReads();
     const cache = cacheWith(reads.read);
@@ -328,6 +349,7 @@ describe("admission cache", () => {
       const sameAccount = cache.find("b3"); // read at 2, before the batch's end: may miss its change
       const otherAccount = cache.find("c2"); // read at 2 too, but nothing touched user:c up to 3
       reads.calls[1]!.answer(snapshot(2, record("b3", true, "b")));
+      await settle(); // c2 waited for b3's read, and is read next
       reads.calls[2]!.answer(snapshot(2, record("c2", true, "c")));
       await Promise.all([sameAccount, otherAccount]);
       reads.calls[0]!.answer(snapshot(3, ...recordsOf("b1", "b2")));
