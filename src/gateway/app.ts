@@ -7,6 +7,7 @@ import { baseUrlHint, refuseNonJsonBodies } from "./middleware/base-url-hint";
 import { errorHandler } from "./middleware/error-handler";
 import { refuseUnstorableText } from "./middleware/refuse-unstorable-text";
 import { requestId } from "./middleware/request-id";
+import { securityHeaders } from "./middleware/security-headers";
 import { requestObserver } from "./observation/request-observation";
 
 /**
@@ -45,6 +46,7 @@ export function createApp(options: {
   app.set("etag", false);
   app.set("trust proxy", false);
   app.use(requestId());
+  app.use(securityHeaders());
   if (options.routers.operations) app.use(options.routers.operations);
   app.use(baseUrlHint());
   app.use(refuseNonJsonBodies());

@@ -249,4 +249,20 @@ describe("GET /docs", () => {
     expect(html).toContain('fetch("/openapi.json")');
     expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href=|https?:\/\//);
   });
+
+  it.each(["/docs", "/console/", "/llm/balance"])(
+    "answers %s with headers that let no other page frame it, run another origin's script or sniff its type",
+    async (path) => {
+      const response = await fetch(`${harness.url}${path}`);
+      const policy = response.headers.get("content-security-policy") ?? "";
+      expect(policy).toContain("frame-ancestors 'none'");
+      expect(policy).toMatch(/script-src 'self' 'sha256-[A-Za-z0-9+/]+=*'/);
+      expect(policy).not.toContain("upgrade-insecure-requests");
+      expect(response.headers.get("x-frame-options")).toBe("DENY");
+      expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+      expect(response.headers.get("referrer-policy")).toBe("no-referrer");
+      // A gateway on plain HTTP: HSTS is its TLS proxy's to send.
+      expect(response.headers.get("strict-transport-security")).toBeNull();
+    },
+  );
 });

@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+
 /**
  * GET /docs: a self-contained page that renders /openapi.json in the browser — no CDN, no bundle, nothing
  * fetched but the document itself, so it works offline and behind any firewall. Each operation shows its
@@ -75,3 +77,8 @@ fetch("/openapi.json").then((response) => response.json()).then((document_) => {
 </body>
 </html>
 `;
+
+/** The page's one inline script, by its hash: what the Content-Security-Policy lets run (security-headers.ts). */
+export const docsPageScriptHash = `'sha256-${createHash("sha256")
+  .update(/<script>([\s\S]*?)<\/script>/.exec(docsPageHtml)![1]!)
+  .digest("base64")}'`;
