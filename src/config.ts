@@ -32,7 +32,11 @@ const optionalText = z
   .optional()
   .transform((value) => (value === undefined || value.trim() === "" ? undefined : value.trim()));
 
-const port = z.coerce.number().int().min(0).max(65_535);
+/** Empty is unset, as for every other variable: `PORT=` is the default port, not port 0 (any free one). */
+const port = z.preprocess(
+  (value) => (typeof value === "string" && value.trim() === "" ? undefined : value),
+  z.coerce.number().int().min(0).max(65_535).optional(),
+);
 const url = (protocols: readonly string[]) =>
   optionalText.refine(
     (value) => value === undefined || protocols.some((protocol) => value.startsWith(`${protocol}://`)),
@@ -62,7 +66,7 @@ const familyVariables = Object.fromEntries(
 );
 
 const environmentSchema = z.object({
-  PORT: port.default(8080),
+  PORT: port.transform((value) => value ?? 8080),
   HOST: z.string().min(1).default("127.0.0.1"),
   DATABASE_URL: url(["postgres", "postgresql"]),
   EVENTSTORE_URL: url(["esdb", "esdb+discover"]),
