@@ -66,6 +66,7 @@ import { OrganizationRoleService } from "./keys/organization-role-service";
 import { accountsTouchedBy, accountsWithKeysChangedBy, pricingChangedBy } from "./ledger/events";
 import { runCheckpointer } from "./ledger/integrity/ledger-checkpointer";
 import type { LedgerSigningKey } from "./ledger/integrity/ledger-signing-key";
+import { checkpointSignedByAnotherKey } from "./ledger/integrity/ledger-status";
 import { ProjectionRunner } from "./ledger/projection/projection-runner";
 import { ProjectionWaiter } from "./ledger/projection/projection-waiter";
 import { untilProjectionsPrepared } from "./ledger/projection/projections-prepared";
@@ -172,6 +173,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const logger = options.logger;
   const timings = assertSettlementTimings({ ...defaultSettlementTimings, ...options.settlementTimings });
   const ledger = await openServiceLedger(options);
+  await warnOfAnotherSigningKey(ledger, options.ledgerSigningKey, logger);
   const projections = await startProjections(options, ledger);
   const waiter = new ProjectionWaiter(ledger.pool, options.databaseUrl, limits.projectionWaitPollIntervalMs, {
     logger,
@@ -327,6 +329,24 @@ async function startProjections(options: ServiceOptions, ledger: Ledger): Promis
       await Promise.all(running);
     },
   };
+}
+
+/**
+ * A signing key that did not seal the ledger's latest checkpoint is said at start, once: nothing else
+ * would show it until a customer's receipt failed its signature check under the published key.
+ */
+async function warnOfAnotherSigningKey(
+  ledger: Ledger,
+  key: LedgerSigningKey | undefined,
+  logger: Logger,
+): Promise<void> {
+  if (key === undefined || ledger.store.kind !== "postgresql") return;
+  const sequence = await checkpointSignedByAnotherKey(ledger.pool, key.publicKey);
+  if (sequence !== undefined)
+    logger.warn(
+      { checkpoint: sequence },
+      "LEDGER_SIGNING_KEY did not sign the ledger's latest checkpoint: /ledger/public-key publishes a key its receipts fail under; give every process the key that sealed it",
+    );
 }
 
 /**

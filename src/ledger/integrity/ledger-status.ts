@@ -116,3 +116,18 @@ export class OnDemandLedgerVerifier {
     };
   }
 }
+
+/**
+ * The latest checkpoint's sequence when `publicKey` does not verify its signature: this process was given
+ * another signing key than the one that sealed the ledger (a mistyped LEDGER_SIGNING_KEY, another
+ * deployment's), so /ledger/public-key would publish a key its receipts fail under. Undefined when it
+ * verifies, or nothing is sealed yet.
+ */
+export async function checkpointSignedByAnotherKey(
+  client: Queryable,
+  publicKey: Buffer,
+): Promise<number | undefined> {
+  const latest = await latestCheckpoint(client);
+  if (latest === undefined) return undefined;
+  return verifySignature(publicKey, checkpointHashOf(latest), latest.signature) ? undefined : latest.sequence;
+}

@@ -1,7 +1,10 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LedgerSigningKey } from "../../../src/ledger/integrity/ledger-signing-key";
-import { OnDemandLedgerVerifier } from "../../../src/ledger/integrity/ledger-status";
+import {
+  checkpointSignedByAnotherKey,
+  OnDemandLedgerVerifier,
+} from "../../../src/ledger/integrity/ledger-status";
 import { topUp } from "../../console/support/patient";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../../support/gateway-harness";
 
@@ -89,6 +92,14 @@ describe("GET /admin/ledger/status", () => {
     });
     expect(status.latest!.checkpoint.eventCount).toBeGreaterThan(0);
     expect(Date.parse(status.latest!.checkpoint.sealedAt)).not.toBeNaN();
+  });
+
+  it("given a process with another signing key, then finds that its key did not sign the latest checkpoint", async () => {
+    const latest = (await sealedStatus()).latest!.checkpoint.sequence;
+    const other = LedgerSigningKey.parse(Buffer.alloc(32, 9).toString("base64"));
+    const pool = harness.service.ledger.pool;
+    expect(await checkpointSignedByAnotherKey(pool, signingKey.publicKey)).toBeUndefined();
+    expect(await checkpointSignedByAnotherKey(pool, other.publicKey)).toBeGreaterThanOrEqual(latest);
   });
 
   it("refuses without the admin token", async () => {
