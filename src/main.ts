@@ -224,7 +224,8 @@ async function startRole(config: Config, role: Role, logger: Logger): Promise<Ru
     logger,
     adminRouter: billing.adminRouter,
     accountRouter: billing.accountRouter,
-    operationsRouter: (parts) => operations.router(parts),
+    // With a METRICS_PORT, /metrics (revenue by model, traffic) is served there alone, off the API's port.
+    operationsRouter: (parts) => operations.router(parts, { metrics: config.metricsPort === undefined }),
     applicationName: `won-gateway-${role}`,
     // The edge leaves background work to workers: the projections run beside the reconciler.
     runProjections: role !== "gateway",
@@ -251,7 +252,10 @@ async function startRole(config: Config, role: Role, logger: Logger): Promise<Ru
   };
 }
 
-/** A gateway listens on PORT; a worker serves health and metrics on METRICS_PORT when asked. */
+/**
+ * A gateway listens on PORT; any role given a METRICS_PORT serves health and metrics there (a gateway then
+ * serves /metrics there alone).
+ */
 async function listenAsRole(
   config: Config,
   role: Role,
@@ -266,12 +270,12 @@ async function listenAsRole(
       `invalid configuration: ${variable} ${port} is in use on ${config.host}; set ${variable} to a free port`,
     );
   };
+  const metricsPort = config.metricsPort;
+  if (metricsPort !== undefined)
+    await running.operations
+      .listen(metricsPort, config.host)
+      .catch((error: unknown) => portInUse(error, "METRICS_PORT", metricsPort));
   if (role === "worker") {
-    const metricsPort = config.metricsPort;
-    if (metricsPort !== undefined)
-      await running.operations
-        .listen(metricsPort, config.host)
-        .catch((error: unknown) => portInUse(error, "METRICS_PORT", metricsPort));
     logger.info({ role }, "worker running");
     return undefined;
   }

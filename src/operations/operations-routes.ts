@@ -14,6 +14,8 @@ export function createOperationsRouter(options: {
   extraMetrics: () => Promise<string>;
   /** The API version shown in the document. */
   version: string;
+  /** Whether /metrics is served here (not on a gateway's API port when it has a METRICS_PORT). */
+  metrics?: boolean;
 }): Router {
   const router = express.Router();
   // Built on first request, then kept: the document only changes with the code.
@@ -32,6 +34,7 @@ export function createOperationsRouter(options: {
     const report = await options.readiness.check();
     response.status(report.status === "ready" ? 200 : 503).json(report);
   });
+  if (options.metrics === false) return router;
   router.get("/metrics", async (_request, response) => {
     const [{ contentType, text }, extra] = await Promise.all([metricsText(), options.extraMetrics()]);
     response.status(200).type(contentType).send(`${text}${extra}`);

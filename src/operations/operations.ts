@@ -21,9 +21,12 @@ const apiVersion = "0.1.0";
 
 export interface Operations {
   readiness: Readiness;
-  /** The routes, bound to the service's ledger; pass as `operationsRouter` to `startService`. */
-  router(parts: { ledger: { pool: pg.Pool; store: EventStore } }): Router;
-  /** Serves the same routes on their own port (worker role). Resolves with the bound URL. */
+  /**
+   * The routes, bound to the service's ledger; pass as `operationsRouter` to `startService`. Without
+   * `/metrics` when `metrics` is false: a gateway with a METRICS_PORT serves them there alone.
+   */
+  router(parts: { ledger: { pool: pg.Pool; store: EventStore } }, options?: { metrics: boolean }): Router;
+  /** Serves every route, /metrics included, on their own port (METRICS_PORT). Resolves with the bound URL. */
   listen(port: number, host: string): Promise<string>;
   close(): Promise<void>;
 }
@@ -41,22 +44,20 @@ export function createOperations(options: {
   const readiness = new Readiness(bounds);
   let probes: DependencyProbes | undefined;
   const probeMetrics = createProbeMetrics(() => probes, bounds.probeTimeoutMs);
-  const routes = createOperationsRouter({
-    readiness,
-    extraMetrics: () => probeMetrics.metrics(),
-    version: apiVersion,
-  });
+  const routerOptions = { readiness, extraMetrics: () => probeMetrics.metrics(), version: apiVersion };
+  const routes = createOperationsRouter(routerOptions);
+  const routesWithoutMetrics = createOperationsRouter({ ...routerOptions, metrics: false });
   let server: Server | undefined;
   return {
     readiness,
-    router(parts) {
+    router(parts, routeOptions = { metrics: true }) {
       probes ??= createDependencyProbes({
         pool: parts.ledger.pool,
         store: parts.ledger.store,
         queueBackend: options.queueBackend,
       });
       readiness.attach(probes);
-      return routes;
+      return routeOptions.metrics ? routes : routesWithoutMetrics;
     },
     listen: (port, host) =>
       new Promise((resolve, reject) => {

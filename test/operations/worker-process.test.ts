@@ -7,7 +7,8 @@ import { eventually } from "../workers/queue-test-support";
 
 /**
  * A worker-role process (no HTTP API) serves its health and metrics on METRICS_PORT: the composition root
- * wires the operations surface as the compose healthchecks expect. (Its exit code on SIGTERM belongs to the
+ * wires the operations surface as the compose healthchecks expect. A gateway given one serves /metrics there
+ * alone, off its public port. (Its exit code on SIGTERM belongs to the
  * shutdown's own tests: today it is 143, before and after this surface was added.)
  */
 
@@ -66,4 +67,54 @@ describe("worker role", () => {
     await exited;
     expect(stderr).toBe("");
   }, 90_000);
+});
+
+describe("gateway role with a METRICS_PORT", () => {
+  it("serves /metrics there alone, off its API port, and /health on both", async () => {
+    const [apiPort, metricsPort] = [await freePort(), await freePort()];
+    const environment: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATABASE_URL: database.url,
+      SESSION_SECRET: testSecrets.sessionSecret,
+      KEY_PEPPER: testSecrets.keyPepper,
+      PORT: String(apiPort),
+      METRICS_PORT: String(metricsPort),
+      LOG_LEVEL: "warn",
+    };
+    delete environment.REDIS_URL;
+    // A worker first: it prepares the projections the gateway waits for.
+    const workerEnvironment: NodeJS.ProcessEnv = { ...environment, PORT: "0" };
+    delete workerEnvironment.METRICS_PORT;
+    const worker = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--role=worker"], {
+      env: workerEnvironment,
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    const gateway = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--role=gateway"], {
+      env: environment,
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    for (const child of [worker, gateway])
+      child.stderr.on("data", (chunk) => {
+        stderr += String(chunk);
+      });
+    const exited = [worker, gateway].map((child) => new Promise((resolve) => child.once("exit", resolve)));
+    try {
+      await eventually(
+        "the gateway listens",
+        async () =>
+          (await fetch(`http://127.0.0.1:${apiPort}/health/live`).catch(() => undefined))?.ok === true,
+        60_000,
+      );
+      const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+      expect(metrics.status).toBe(200);
+      expect(await metrics.text()).toContain("won_gateway_requests_total");
+      expect((await fetch(`http://127.0.0.1:${apiPort}/metrics`)).status).toBe(404);
+      expect((await fetch(`http://127.0.0.1:${metricsPort}/health/live`)).status).toBe(200);
+    } finally {
+      gateway.kill("SIGTERM");
+      worker.kill("SIGTERM");
+    }
+    await Promise.all(exited);
+  }, 150_000);
 });
