@@ -158,26 +158,29 @@ async function printLatestCheckpoint(context: Parameters<typeof verifyProjection
   return 0;
 }
 
+/**
+ * Exit codes a script can act on: 0 proven; 1 the inclusion path does not lead to the checkpoint's root
+ * (tampering); 2 bad usage; 3 not sealed yet (ask again after the next checkpoint); 4 no such event. Stdout
+ * is the proof as JSON alone; what is said about it goes to stderr.
+ */
 async function prove(context: Parameters<typeof verifyProjections>[0], named: string): Promise<number> {
   const eventId = await eventIdNamedBy(context, named);
   if (eventId === "malformed") {
     process.stderr.write(`not an event id or a log position: ${named}\n`);
     return 2;
   }
-  if (eventId === undefined) {
-    process.stdout.write(`no event at ${named}\n`);
-    return 1;
-  }
-  const proof = await proveEvent(context.pool, eventId);
-  if (!proof) {
-    process.stdout.write(`no event ${eventId}\n`);
-    return 1;
+  const proof = eventId === undefined ? undefined : await proveEvent(context.pool, eventId);
+  if (eventId === undefined || !proof) {
+    process.stderr.write(`no event ${eventId === undefined ? `at ${named}` : eventId}\n`);
+    return 4;
   }
   process.stdout.write(`${JSON.stringify(proof, null, 2)}\n`);
   if (!proof.checkpoint) {
-    process.stdout.write(`event ${eventId} is not sealed by a checkpoint yet\n`);
-    return 1;
+    process.stderr.write(`event ${eventId} is not sealed by a checkpoint yet\n`);
+    return 3;
   }
+  if (!proof.checkpoint.rootMatches)
+    process.stderr.write(`event ${eventId}: its inclusion path does not lead to the checkpoint's root\n`);
   return proof.checkpoint.rootMatches ? 0 : 1;
 }
 

@@ -21,16 +21,19 @@ const signingKey = LedgerSigningKey.parse(signingKeyText);
 const attackerKey = LedgerSigningKey.parse(Buffer.alloc(32, 9).toString("base64"));
 const sealOptions = { eventsMax: 1_500, intervalMs: 0, checkpointsMax: 100, sealPartial: true };
 
-async function ledgerCli(args: string[], databaseUrl: string): Promise<{ code: number; output: string }> {
+async function ledgerCli(
+  args: string[],
+  databaseUrl: string,
+): Promise<{ code: number; output: string; stdout: string }> {
   try {
     const { stdout, stderr } = await run("npx", ["tsx", "src/ledger-cli.ts", ...args], {
       env: { ...process.env, DATABASE_URL: databaseUrl, LEDGER_SIGNING_KEY: signingKeyText },
       maxBuffer: 16 * 1024 * 1024,
     });
-    return { code: 0, output: stdout + stderr };
+    return { code: 0, output: stdout + stderr, stdout };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, output: failed.stdout + failed.stderr };
+    return { code: failed.code, output: failed.stdout + failed.stderr, stdout: failed.stdout };
   }
 }
 
@@ -250,11 +253,19 @@ describe("ledger hash chains and signed checkpoints", () => {
     expect(byId.code).toBe(0);
     expect(byPosition).toEqual(byId);
     expect(byPosition.output).toContain('"rootMatches": true');
-    expect(await ledgerCli(["prove", "1-1"], harness.database.url)).toEqual({
-      code: 1,
+    expect(JSON.parse(byId.stdout)).toMatchObject({ checkpoint: { rootMatches: true } });
+    expect(await ledgerCli(["prove", "1-1"], harness.database.url)).toMatchObject({
+      code: 4,
       output: "no event at 1-1\n",
     });
     expect((await ledgerCli(["prove", "yesterday"], harness.database.url)).code).toBe(2);
+    // An event appended after the last seal: its proof, without a checkpoint, and 3: ask again later.
+    const unsealed = topUp("prove-later", "1", "after the seal");
+    await harness.append({ streamId: "account-user-prove-later", expectedVersion: "any", events: [unsealed] });
+    const later = await ledgerCli(["prove", unsealed.eventId], harness.database.url);
+    expect(later.code).toBe(3);
+    expect(JSON.parse(later.stdout).checkpoint ?? null).toBeNull();
+    expect(later.output).toContain(`event ${unsealed.eventId} is not sealed by a checkpoint yet`);
   }, 120_000);
 
   it("exits 1 from `ledger verify` naming a committed tampering, 0 before it", async () => {
