@@ -104,8 +104,10 @@ describe("gateway role with a METRICS_PORT", () => {
         "the gateway listens",
         async () =>
           (await fetch(`http://127.0.0.1:${apiPort}/health/live`).catch(() => undefined))?.ok === true,
-        60_000,
-      );
+        90_000,
+      ).catch((error: unknown) => {
+        throw new Error(`${String(error)}; the processes said: ${stderr}`);
+      });
       const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
       expect(metrics.status).toBe(200);
       expect(await metrics.text()).toContain("won_gateway_requests_total");

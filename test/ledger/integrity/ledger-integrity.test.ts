@@ -261,7 +261,11 @@ describe("ledger hash chains and signed checkpoints", () => {
     expect((await ledgerCli(["prove", "yesterday"], harness.database.url)).code).toBe(2);
     // An event appended after the last seal: its proof, without a checkpoint, and 3: ask again later.
     const unsealed = topUp("prove-later", "1", "after the seal");
-    await harness.append({ streamId: "account-user-prove-later", expectedVersion: "any", events: [unsealed] });
+    await harness.append({
+      streamId: "account-user-prove-later",
+      expectedVersion: "any",
+      events: [unsealed],
+    });
     const later = await ledgerCli(["prove", unsealed.eventId], harness.database.url);
     expect(later.code).toBe(3);
     expect(JSON.parse(later.stdout).checkpoint ?? null).toBeNull();
