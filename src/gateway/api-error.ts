@@ -1,4 +1,5 @@
 import type { ZodError } from "zod";
+import { webhookLimits } from "../kernel/limits";
 import { seoulWallClockOf } from "../kernel/seoul-calendar";
 
 /**
@@ -143,6 +144,17 @@ export const apiErrors = {
       applicationCodes.keyRateLimited,
       `This API key reached its rate limit of ${requestsPerMinute} requests per minute; retry after ${retryAfterSeconds} s`,
       retryAfterSeconds,
+    ),
+  /**
+   * An endpoint with as many test messages waiting for delivery as it may have (they are retried for a day,
+   * from the outbox every account shares): 429/130, once one is delivered or given up.
+   */
+  testMessagesThrottled: () =>
+    new ApiError(
+      429,
+      applicationCodes.keyRateLimited,
+      `This endpoint already has ${webhookLimits.pendingTestMessagesMax} test messages waiting for delivery; send another once one is delivered (GET …/deliveries)`,
+      webhookLimits.testMessagesRetryAfterSeconds,
     ),
   /**
    * A key over a spend limit (C13): 400/140, the message naming the limit, and for a monthly one when it

@@ -510,6 +510,9 @@ export const webhookLimits = {
   urlLengthMax: 2_048,
   /** Endpoints one account may have. */
   endpointsPerAccountMax: 20,
+  /** Test messages of one endpoint waiting for delivery at most (429/130 beyond, with this Retry-After). */
+  pendingTestMessagesMax: 5,
+  testMessagesRetryAfterSeconds: 60,
   /** A delivery or check pass failing on every poll is logged once, then at most once per this. */
   passErrorLogIntervalMs: 60_000,
   /** Rows one worker leases per pass, and sends at once. */

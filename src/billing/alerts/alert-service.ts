@@ -141,7 +141,8 @@ export class AlertService {
     return listDeliveries(this.dependencies.pool, webhookId);
   }
 
-  sendTest(webhookId: string): Promise<string> {
+  /** The test message's id; null when the endpoint has too many waiting for delivery. */
+  sendTest(webhookId: string): Promise<string | null> {
     return enqueueTestMessage(this.dependencies.pool, webhookId, this.now());
   }
 

@@ -59,14 +59,27 @@ export async function enqueueAlert(
 }
 
 /** A test message for one endpoint (`POST /llm/webhooks/{id}/test`). */
-export async function enqueueTestMessage(database: Pick<pg.Pool, "query">, webhookId: string, at: Date) {
+/**
+ * A test message for the endpoint, unless `webhookLimits.pendingTestMessagesMax` of its test messages still
+ * wait for delivery: every message is retried for a day, from one outbox all accounts share, so a loop of
+ * test requests to an endpoint that does not answer must not fill it. Null when refused.
+ */
+export async function enqueueTestMessage(
+  database: Pick<pg.Pool, "query">,
+  webhookId: string,
+  at: Date,
+): Promise<string | null> {
   const deliveryId = `msg_${randomUUID().replaceAll("-", "")}`;
   const body = messageBody("webhook.test", at, { webhookId });
-  await database.query(
-    `INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_type, body) VALUES ($1, $2, 'webhook.test', $3)`,
-    [deliveryId, webhookId, body],
+  const result = await database.query<{ delivery_id: string }>(
+    `INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_type, body)
+     SELECT $1, $2, 'webhook.test', $3
+     WHERE (SELECT count(*) FROM webhook_deliveries
+            WHERE webhook_id = $2 AND event_type = 'webhook.test' AND status = 'pending') < $4
+     RETURNING delivery_id`,
+    [deliveryId, webhookId, body, webhookLimits.pendingTestMessagesMax],
   );
-  return deliveryId;
+  return result.rows[0]?.delivery_id ?? null;
 }
 
 /** Leases up to `count` due messages of endpoints that still exist, for `leaseMs`, to `owner`. */

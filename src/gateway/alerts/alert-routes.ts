@@ -171,7 +171,9 @@ export function createAlertRouters(alerts: AlertService, roles: OrganizationRole
     "/:id/test",
     handle(async (request, response) => {
       const found = await endpointFor(request, response);
-      response.status(202).json({ id: await alerts.sendTest(found.endpoint.id) });
+      const sent = await alerts.sendTest(found.endpoint.id);
+      if (sent === null) throw apiErrors.testMessagesThrottled();
+      response.status(202).json({ id: sent });
     }),
   );
   return { alertRouter, webhookRouter };

@@ -123,6 +123,34 @@ describe("alerts by signed webhooks", () => {
     await strict?.close();
   });
 
+  it("given an endpoint with five test messages waiting, then a sixth is 429/130 with Retry-After, and none is queued", async () => {
+    const token = await harness.session("test-flood-user");
+    // A receiver that never answers: nothing the worker could deliver (no worker runs here anyway).
+    const added = await call(harness.url, "POST", "/llm/webhooks", token, {
+      url: "http://127.0.0.1:9/never",
+      events: ["balance.low"],
+    });
+    expect(added.status).toBe(201);
+    for (let index = 0; index < 5; index++)
+      expect((await call(harness.url, "POST", `/llm/webhooks/${added.body.id}/test`, token)).status).toBe(
+        202,
+      );
+
+    const refused = await fetch(`${harness.url}/llm/webhooks/${added.body.id}/test`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}` },
+    });
+
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({ status: 130, error: { type: "rate_limit_error" } });
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    const queued = await harness.service.ledger.pool.query(
+      "SELECT 1 FROM webhook_deliveries WHERE webhook_id = $1 AND event_type = 'webhook.test'",
+      [added.body.id],
+    );
+    expect(queued.rowCount).toBe(5);
+  });
+
   it("given no WEBHOOK_ALLOW_PRIVATE_NETWORKS, when a webhook on a loopback or private address is added, then 400/100", async () => {
     const token = await strict.session("private-url-user");
     for (const url of [
