@@ -58,9 +58,8 @@ export async function enqueueAlert(
   return result.rowCount ?? 0;
 }
 
-/** A test message for one endpoint (`POST /llm/webhooks/{id}/test`). */
 /**
- * A test message for the endpoint, unless `webhookLimits.pendingTestMessagesMax` of its test messages still
+ * A test message for one endpoint (`POST /llm/webhooks/{id}/test`), unless `webhookLimits.pendingTestMessagesMax` of its test messages still
  * wait for delivery: every message is retried for a day, from one outbox all accounts share, so a loop of
  * test requests to an endpoint that does not answer must not fill it. Null when refused.
  */

@@ -58,6 +58,7 @@ interface KeyWaiter {
   resolve: (snapshot: AdmissionSnapshot) => void;
   reject: (error: unknown) => void;
 }
+
 /** What a refresh re-reads: every cached key, or those of the accounts a run of batches touched. */
 type RefreshScope = CheckpointChange | typeof everything;
 
