@@ -16,7 +16,9 @@ import {
   csrfHeaderName,
   sessionCookieName,
 } from "./console-auth";
+import { languageOf } from "./console-server-page";
 import { mountOidcRoutes } from "./oidc-routes";
+import { signInConfirmationPage } from "./sign-in-confirmation-page";
 
 /**
  * The web console (issue #15), served by the gateway under /console:
@@ -146,6 +148,16 @@ function mountSignInRoute(router: Router, { sessions, consoleAuth }: ConsoleRout
     response.setHeader("cache-control", "no-store");
     response.setHeader("referrer-policy", "no-referrer");
     const code = typeof request.query.code === "string" ? request.query.code : "";
+    // Led here by another site (Fetch Metadata, which browsers send): ask first, redeem nothing. Opened
+    // directly (typed, pasted, from a terminal: "none") or from this site, sign in at once.
+    const from = request.headers["sec-fetch-site"];
+    if (code && (from === "cross-site" || from === "same-site")) {
+      response
+        .status(200)
+        .type("text/html")
+        .send(signInConfirmationPage(code, languageOf(request.headers["accept-language"])));
+      return;
+    }
     const session = code ? await consoleAuth.redeemSignInCode(code) : undefined;
     if (!session) {
       response.redirect(303, "/console/?signIn=expired");

@@ -1,13 +1,12 @@
 import { sessionLimits } from "../../kernel/limits";
 import type { OidcRefusalReason, OidcSignInRefused } from "../../sessions/oidc-sign-in";
+import { consoleServerPage, escapeHtml, type Language } from "./console-server-page";
 
 /**
  * The page a refused OpenID Connect sign-in answers: why, in Korean or English (as the browser asks), in the
  * console's look, with a way back. Server-rendered so it says why without the app's JavaScript; it names an
  * OAuth error code or a claim's name at most, never a token, a secret or a stack.
  */
-
-type Language = "en" | "ko";
 
 const transactionMinutes = sessionLimits.oidcTransactionTtlSeconds / 60;
 
@@ -66,49 +65,16 @@ export function refusalStatusOf(reason: OidcRefusalReason): number {
   return 400;
 }
 
-export function languageOf(acceptLanguage: string | undefined): Language {
-  const first = (acceptLanguage ?? "").split(",")[0]?.trim().toLowerCase() ?? "";
-  return first.startsWith("ko") ? "ko" : "en";
-}
-
 export function oidcRefusalPage(refusal: OidcSignInRefused, language: Language): string {
   const text = texts[language];
   const detail = refusal.detail
     ? `<p class="muted">${text.detail}: <code>${escapeHtml(refusal.detail)}</code></p>`
     : "";
-  return `<!doctype html>
-<html lang="${language}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${text.title}</title>
-<style>
-:root { font-family: system-ui, "Apple SD Gothic Neo", "Noto Sans KR", "Malgun Gothic", sans-serif;
-  color: #1f2937; background: #f5f6f8; line-height: 1.5; }
-:root:lang(ko) { word-break: keep-all; }
-body { margin: 0; padding: 2rem 1rem; }
-main { max-width: 32rem; margin: 0 auto; background: #fff; border: 1px solid #e5e7eb; border-radius: 8px;
-  padding: 1rem 1.25rem; }
-h1 { font-size: 1.1rem; margin: 0 0 0.75rem; }
-.warning { background: #fef3c7; border: 1px solid #b45309; color: #78350f; padding: 0.5rem 0.75rem;
-  border-radius: 4px; }
-.muted { color: #4b5563; }
-code { overflow-wrap: break-word; }
-a { color: #1d4ed8; }
-</style>
-</head>
-<body>
-<main aria-labelledby="refusal-title">
-<h1 id="refusal-title">${text.title}</h1>
-<p class="warning" data-reason="${refusal.reason}">${reasons[refusal.reason][language]}</p>
+  return consoleServerPage(
+    language,
+    text.title,
+    `<p class="warning" data-reason="${refusal.reason}">${reasons[refusal.reason][language]}</p>
 ${detail}
-<p><a href="/console/">${text.back}</a></p>
-</main>
-</body>
-</html>
-`;
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
+<p><a href="/console/">${text.back}</a></p>`,
+  );
 }

@@ -4,7 +4,8 @@ import { sessionLimits } from "../../kernel/limits";
 import { type OidcSignIn, OidcSignInRefused } from "../../sessions/oidc-sign-in";
 import type { Session } from "../../sessions/session-tokens";
 import { type ConsoleAuth, cookieOf, oidcTransactionCookieName } from "./console-auth";
-import { languageOf, oidcRefusalPage, refusalStatusOf } from "./oidc-refusal-page";
+import { languageOf } from "./console-server-page";
+import { oidcRefusalPage, refusalStatusOf } from "./oidc-refusal-page";
 
 /**
  * Console sign-in by OpenID Connect (C14): `GET /console/sign-in/oidc` sends the browser to the provider with

@@ -212,6 +212,43 @@ describe("the first-start sign-in link", () => {
   });
 });
 
+describe("a sign-in link another site leads to (login CSRF)", () => {
+  it("asks before signing in, redeeming nothing, and its own link signs in", async () => {
+    const code = await harness.service.consoleAuth.mintSignInCode({ userId: "eve", organizationId: null });
+    for (const from of ["cross-site", "same-site"]) {
+      const led = await fetch(`${harness.url}/console/sign-in?code=${code}`, {
+        redirect: "manual",
+        headers: { "sec-fetch-site": from, "accept-language": "ko-KR,ko;q=0.9" },
+      });
+      expect(led.status, from).toBe(200);
+      expect(led.headers.getSetCookie()).toEqual([]);
+      const page = await led.text();
+      expect(page).toContain("콘솔에 로그인할까요?");
+      expect(page).toContain(`href="/console/sign-in?code=${code}"`);
+    }
+
+    // Following the page's own link is a navigation of this site: it signs in, once.
+    const confirmed = await fetch(`${harness.url}/console/sign-in?code=${code}`, {
+      redirect: "manual",
+      headers: { "sec-fetch-site": "same-origin" },
+    });
+    expect(confirmed.status).toBe(303);
+    expect(confirmed.headers.get("location")).toBe("/console/");
+    const session = cookieValueOf(setCookieOf(confirmed, "session"));
+    expect(await harness.service.sessions.verify(session)).toEqual({ userId: "eve", organizationId: null });
+  });
+
+  it("signs in at once when the link is opened directly (typed, pasted, from the start banner)", async () => {
+    const code = await harness.service.consoleAuth.mintSignInCode({ userId: "demo", organizationId: null });
+    const opened = await fetch(`${harness.url}/console/sign-in?code=${code}`, {
+      redirect: "manual",
+      headers: { "sec-fetch-site": "none" },
+    });
+    expect(opened.status).toBe(303);
+    expect(opened.headers.get("location")).toBe("/console/");
+  });
+});
+
 describe("sign-in by OpenID Connect, not configured", () => {
   it("is not offered, and its routes answer a page saying it is not set up", async () => {
     const options = await fetch(`${harness.url}/console/api/sign-in-options`);
