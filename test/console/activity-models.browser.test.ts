@@ -3,6 +3,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatChargeWon } from "../../console/src/lib/format";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
+import { waitForLedgerAtRest } from "../support/ledger-at-rest";
 import { type Browser, launchBrowser, screenshot, seriousAccessibilityViolations } from "./support/browser";
 import { patienceMs, poll } from "./support/patient";
 
@@ -262,6 +263,8 @@ describe("activity, models and playground in Chromium", { timeout: 120_000 }, ()
   });
 
   it("shows the event log newest first, filtered by type on the server, with copyable event ids", async () => {
+    // The earlier requests' usages and charges land after their answers: the log is read once they have.
+    await waitForLedgerAtRest(harness);
     const admin = { authorization: `Bearer ${testSecrets.adminToken}` };
     const topUps = (await (
       await fetch(`${harness.url}/admin/events?type=CreditToppedUp&order=desc`, { headers: admin })
