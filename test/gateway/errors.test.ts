@@ -76,6 +76,12 @@ describe("errors (C3)", () => {
     ["temperature above 2", 400, 100, chat("alpha-5.4-mini", { temperature: 2.01 })],
     ["top_p below 0", 400, 100, chat("alpha-5.4-mini", { top_p: -0.1 })],
     ["max_tokens not a number", 400, 100, chat("alpha-5.4-mini", { max_tokens: "many" })],
+    [
+      "max_tokens more than a request is priced for",
+      400,
+      100,
+      chat("alpha-5.4-mini", { max_tokens: Number.MAX_SAFE_INTEGER }),
+    ],
     ["stream not a boolean", 400, 100, chat("alpha-5.4-mini", { stream: "yes" })],
     [
       "unknown role",

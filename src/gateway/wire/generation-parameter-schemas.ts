@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { chargeLimits } from "../../kernel/limits";
 import type { ReasoningEffort } from "../../providers/provider";
 
 /**
@@ -13,10 +14,11 @@ export const topPMinimum = 0;
 export const topPMaximum = 1;
 
 /**
- * The only bound on a token limit: it must survive the trip upstream as an exact JSON number. Anything an
- * upstream finds too large it rejects itself (400/300), with its own, model-specific, message.
+ * The only bound on a token limit: the most tokens a request can be priced for (the hold prices the limit
+ * before the upstream answers). Anything an upstream finds too large below it, it rejects itself (400/300),
+ * with its own, model-specific, message.
  */
-export const outputTokensMaximum = Number.MAX_SAFE_INTEGER;
+export const outputTokensMaximum = chargeLimits.tokensPerRequestMax;
 
 export const modelSchema = z
   .string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") })
@@ -34,6 +36,7 @@ export const outputTokensSchema = z
       issue.code === "too_big" ? `must be at most ${outputTokensMaximum}` : "must be a positive integer",
   })
   .positive({ error: "must be a positive integer" })
+  .max(outputTokensMaximum, { error: `must be at most ${outputTokensMaximum}` })
   .nullish();
 
 function rangeSchema(minimum: number, maximum: number) {

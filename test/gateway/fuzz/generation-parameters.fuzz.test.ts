@@ -44,7 +44,12 @@ const number = (min: number, max: number) =>
     },
     { arbitrary: fc.constantFrom(min - 0.01, max + 0.01, min - 1e6, max + 1e6), weight: 1 },
   );
-const tokens = fc.oneof(fc.integer({ min: -2, max: 64 }), fc.constant(2 ** 60), fc.constant(0.5));
+const tokens = fc.oneof(
+  fc.integer({ min: -2, max: 64 }),
+  fc.integer({ min: 2 ** 39, max: Number.MAX_SAFE_INTEGER }),
+  fc.constant(2 ** 60),
+  fc.constant(0.5),
+);
 const pngDataUrl =
   "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 const functionName = fc.constantFrom("get_weather", "lookup", "bad name!", "");

@@ -124,7 +124,7 @@ describe("parseChatCompletionsRequest: ranges at their edges", () => {
     ["top_p", 0],
     ["top_p", 1],
     ["max_tokens", 1],
-    ["max_tokens", Number.MAX_SAFE_INTEGER],
+    ["max_tokens", 1_000_000_000_000],
     ["max_completion_tokens", 1],
   ])("accepts %s %d", (field, value) => {
     expect(() => parse({ [field]: value })).not.toThrow();
@@ -146,10 +146,11 @@ describe("parseChatCompletionsRequest: rejections are 400/100 naming the field",
     ["max_tokens fractional", { max_tokens: 1.5 }, "max_tokens: must be a positive integer"],
     ["max_tokens as a string", { max_tokens: "10" }, "max_tokens: must be a positive integer"],
     [
-      "max_tokens beyond exact numbers",
-      { max_tokens: 2 ** 53 },
-      "max_tokens: must be at most 9007199254740991",
+      "max_tokens beyond what a request is priced for",
+      { max_tokens: 1_000_000_000_001 },
+      "max_tokens: must be at most 1000000000000",
     ],
+    ["max_tokens beyond exact numbers", { max_tokens: 2 ** 53 }, "max_tokens: must be at most 1000000000000"],
     [
       "max_completion_tokens 0",
       { max_completion_tokens: 0 },

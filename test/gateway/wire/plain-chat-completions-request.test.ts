@@ -30,7 +30,7 @@ const plainBodies: Record<string, unknown>[] = [
   },
   {
     ...base,
-    max_tokens: Number.MAX_SAFE_INTEGER,
+    max_tokens: 1_000_000_000_000,
     messages: [
       { role: "system", content: "Be brief." },
       { role: "developer", content: "" },
@@ -59,6 +59,7 @@ const passedOnBodies: Record<string, unknown>[] = [
   { ...base, top_p: -0.1 },
   { ...base, max_tokens: 0 },
   { ...base, max_tokens: 1.5 },
+  { ...base, max_tokens: 1_000_000_000_001 },
   { ...base, max_tokens: Number.MAX_SAFE_INTEGER + 1 },
   { ...base, max_tokens: 10, max_completion_tokens: 20 },
   { ...base, n: 1 },
