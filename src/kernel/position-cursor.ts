@@ -1,9 +1,10 @@
+import { isCanonicalUtcInstant } from "./instant-range";
 import { isStorableText } from "./storable-text";
 
 /**
  * A page's cursor over rows ordered by (start instant, request id): the last row's position as base64url
- * JSON, opaque to clients. Decoding checks its shape strictly (the instant as the reader writes it, the id as
- * storable text of bounded length) and answers undefined for anything else, so a forged cursor is bad input.
+ * JSON, opaque to clients. Decoding checks its shape strictly (the instant as the reader writes it and a real
+ * one, the id as storable text of bounded length) and answers undefined for anything else, so a forged cursor is bad input.
  */
 export interface StartPosition {
   startedAt: string;
@@ -22,6 +23,7 @@ export function decodePositionCursor(text: string, instantPattern: RegExp): Star
       decoded.length === 2 &&
       typeof decoded[0] === "string" &&
       instantPattern.test(decoded[0]) &&
+      isCanonicalUtcInstant(decoded[0]) &&
       typeof decoded[1] === "string" &&
       decoded[1].length <= 200 &&
       isStorableText(decoded[1])

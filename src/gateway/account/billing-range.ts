@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isInstantInRange } from "../../kernel/instant-range";
 import { isIsoDate, startInstantOfSeoulDate } from "../../kernel/seoul-calendar";
 import { apiErrors, validationErrorOf } from "../api-error";
 
@@ -14,7 +15,8 @@ const instantOrSeoulDate = z
     (text) => isIsoDate(text) || z.iso.datetime({ offset: true }).safeParse(text).success,
     'must be a date "YYYY-MM-DD" (a Seoul day) or an ISO 8601 instant with offset',
   )
-  .transform((text) => (isIsoDate(text) ? startInstantOfSeoulDate(text) : new Date(text)));
+  .transform((text) => (isIsoDate(text) ? startInstantOfSeoulDate(text) : new Date(text)))
+  .refine(isInstantInRange, "must lie in the years 1 to 9999");
 
 export const billingRangeSchema = z.object({
   from: instantOrSeoulDate.optional(),

@@ -71,13 +71,25 @@ async function readInLogOrder(
     .slice(0, limit);
 }
 
+/**
+ * No store hands out a position beyond a signed 64-bit pair (PostgreSQL's `bigint`s; EventStoreDB's would
+ * take a log of exabytes), so anything outside one is no `next` of ours, and PostgreSQL could not compare it.
+ */
+const positionPartMax = 2n ** 63n - 1n;
+
 function positionOf(text: string, field: "after" | "before"): LogPosition {
   if (field === "after" && text === "0") return logStart;
+  const invalid = () =>
+    apiErrors.validation(`${field}: must be a position returned as next by a previous page`);
+  let position: LogPosition;
   try {
-    return parseLogPosition(text);
+    position = parseLogPosition(text);
   } catch {
-    throw apiErrors.validation(`${field}: must be a position returned as next by a previous page`);
+    throw invalid();
   }
+  const withinRange = (part: bigint) => part >= logStart.commit && part <= positionPartMax;
+  if (!withinRange(position.commit) || !withinRange(position.prepare)) throw invalid();
+  return position;
 }
 
 function eventJsonOf(event: RecordedEvent) {

@@ -95,6 +95,10 @@ describe("GET /llm/billing", () => {
       "/billing?isOrganization=true",
       "/billing?isOrganization=maybe",
       "/billing?from=11/20",
+      "/billing?from=0000-01-01T00:00:00Z",
+      "/billing?to=9999-12-31T23:00:00-09:00",
+      `/billing?limit=10&cursor=${forgedCursor("2026-99-99T99:99:99.999999Z")}`,
+      `/billing?limit=10&cursor=${forgedCursor("2026-02-30T00:00:00.000000Z")}`,
     ]) {
       const response = await get(path, token);
       expect(response.status).toBe(400);
@@ -102,6 +106,11 @@ describe("GET /llm/billing", () => {
     }
   });
 });
+
+/** A cursor of the shape the billing pages hand out, over an instant that never was. */
+function forgedCursor(startedAt: string): string {
+  return Buffer.from(JSON.stringify([startedAt, "req_forged"])).toString("base64url");
+}
 
 async function eventuallyRows(
   path: string,

@@ -246,6 +246,9 @@ describe("GET /llm/usage/activity", () => {
     const session = await harness.session("cho");
     for (const [query, field] of [
       ["cursor=bm90LWEtY3Vyc29y", "cursor"],
+      [`cursor=${Buffer.from('["2026-13-01T00:00:00.000Z","r"]').toString("base64url")}`, "cursor"],
+      [`cursor=${Buffer.from('["0000-01-01T00:00:00.000Z","r"]').toString("base64url")}`, "cursor"],
+      ["from=0000-01-01T00:00:00Z", "from"],
       ["limit=0", "limit"],
       ["limit=501", "limit"],
       ["status=abc", "status"],

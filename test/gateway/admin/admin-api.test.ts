@@ -638,6 +638,11 @@ describe("GET /admin/events", () => {
     await expectError(await api.admin("GET", "/events?before=abc"), 400, 100);
     await expectError(await api.admin("GET", "/events?order=sideways"), 400, 100);
     await expectError(await api.admin("GET", "/events?after=abc"), 400, 100);
+    // Positions no store hands out, beyond PostgreSQL's bigint or below the log's start.
+    await expectError(await api.admin("GET", "/events?after=99999999999999999999-0"), 400, 100);
+    await expectError(await api.admin("GET", "/events?before=9223372036854775808-0"), 400, 100);
+    await expectError(await api.admin("GET", "/events?after=1-9223372036854775808"), 400, 100);
+    await expectError(await api.admin("GET", "/events?after=-2-0"), 400, 100);
     await expectError(await api.admin("GET", "/events?limit=100000"), 400, 100);
     await expectError(await api.admin("GET", "/events?limit=0"), 400, 100);
   });
