@@ -181,17 +181,18 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   await waiter.start();
   const hasher = new ApiKeyHasher(options.keyPepper);
   const sessions = new SessionTokens(options.sessionSecret);
+  const roles = new OrganizationRoleService({
+    pool: ledger.pool,
+    store: ledger.store,
+    waiter,
+    projectionWaitTimeoutMs: limits.projectionWaitTimeoutMs,
+  });
   const keys = new ApiKeyService({
     pool: ledger.pool,
     store: ledger.store,
     waiter,
     hasher,
-    projectionWaitTimeoutMs: limits.projectionWaitTimeoutMs,
-  });
-  const roles = new OrganizationRoleService({
-    pool: ledger.pool,
-    store: ledger.store,
-    waiter,
+    organizationMembers: roles,
     projectionWaitTimeoutMs: limits.projectionWaitTimeoutMs,
   });
   const admissionCache = startAdmissionCache(ledger, waiter, logger);

@@ -55,6 +55,10 @@ interface Dependencies {
   store: EventStore;
   waiter: ProjectionWaiter;
   hasher: ApiKeyHasher;
+  /** Records an organization's first member before its first key (OrganizationRoleService). */
+  organizationMembers: {
+    admitKeyIssuer(organizationId: string, userId: string, correlationId: string): Promise<void>;
+  };
   projectionWaitTimeoutMs: number;
   now?: () => Date;
 }
@@ -117,6 +121,8 @@ export class ApiKeyService {
     correlationId: string,
   ): Promise<IssuedApiKey> {
     const { owner, issuedByUserId } = target;
+    if (owner.kind === "organization")
+      await this.dependencies.organizationMembers.admitKeyIssuer(owner.id, issuedByUserId, correlationId);
     const keyId = randomUUID();
     const key = generateApiKeyValue();
     const metadata = this.metadata(actor, correlationId);

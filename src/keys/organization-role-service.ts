@@ -97,12 +97,23 @@ export class OrganizationRoleService {
    */
   async roleOf(session: Session, correlationId: string): Promise<OrganizationRole> {
     const organizationId = organizationOf(session);
-    let granted = await this.grantedRoleOf(organizationId, session.userId);
-    if (granted === undefined && !(await this.isKnown(organizationId))) {
-      await this.recordFirstMember(organizationId, session.userId, correlationId);
-      granted = await this.grantedRoleOf(organizationId, session.userId);
-    }
+    const granted =
+      (await this.grantedRoleOf(organizationId, session.userId)) ??
+      ((await this.recordFirstMemberIfNone(organizationId, session.userId, correlationId))
+        ? await this.grantedRoleOf(organizationId, session.userId)
+        : undefined);
     return effectiveRoleOf(granted, claimedRoleOf(session));
+  }
+
+  /**
+   * Before `userId` issues the organization's key (through the API or an admin): when the organization has
+   * no member yet, its first is recorded here, on its stream. Issuing makes the issuer a member on the key's
+   * own stream, which a concurrent first request's grant does not contend with; without this, both could be
+   * decided first, and two owners made (C14: the first member alone).
+   */
+  async admitKeyIssuer(organizationId: string, userId: string, correlationId: string): Promise<void> {
+    if ((await this.grantedRoleOf(organizationId, userId)) === undefined)
+      await this.recordFirstMemberIfNone(organizationId, userId, correlationId);
   }
 
   /** The session's role, when it may take the action; else OrganizationRoleRefusedError. */
@@ -234,6 +245,17 @@ export class OrganizationRoleService {
       [organizationId, userId],
     );
     return result.rows[0]?.role;
+  }
+
+  /** Whether the organization was unknown, so that a first member was (or is being) recorded. */
+  private async recordFirstMemberIfNone(
+    organizationId: string,
+    userId: string,
+    correlationId: string,
+  ): Promise<boolean> {
+    if (await this.isKnown(organizationId)) return false;
+    await this.recordFirstMember(organizationId, userId, correlationId);
+    return true;
   }
 
   private async isKnown(organizationId: string): Promise<boolean> {

@@ -1,5 +1,7 @@
+import { randomBytes, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../../projections";
+import { organizationMembersProjection } from "../../projections/organization-members";
 import { rebuildProjections } from "../../src/ledger/ledger-maintenance";
 import { verifyProjections } from "../../src/ledger/verify-projections";
 import { type GatewayHarness, startGatewayHarness } from "../support/gateway-harness";
@@ -96,9 +98,37 @@ describe("roles in an organization", () => {
     expect(await grantsOf("org-first")).toHaveLength(1);
   });
 
+  /** An organization key's issuance as a release before roles wrote it: the key's event, and no grant. */
+  async function issueKeyWithoutGrant(organizationId: string, userId: string): Promise<void> {
+    const keyId = randomUUID();
+    const appended = await harness.service.ledger.store.append({
+      streamId: `apikey-${keyId}`,
+      expectedVersion: "no-stream",
+      events: [
+        {
+          eventId: randomUUID(),
+          event: {
+            type: "ApiKeyIssued",
+            data: {
+              keyId,
+              owner: { kind: "organization", id: organizationId },
+              issuedByUserId: userId,
+              name: `${userId}'s key`,
+              description: "",
+              keyHash: randomBytes(32).toString("hex"),
+              keyPreview: "svc_…abcd",
+            },
+            metadata: { actor: `user:${userId}`, occurredAt: new Date().toISOString() },
+          },
+        },
+      ],
+    });
+    await harness.service.waiter.waitFor(appended.position, [organizationMembersProjection.name], 10_000);
+  }
+
   it("given an organization whose first key was issued before roles, then its issuer is the owner and later issuers members", async () => {
-    await harness.issueKey(await harness.session("early-issuer", "org-early"), { isOrganization: true });
-    await harness.issueKey(await harness.session("late-issuer", "org-early"), { isOrganization: true });
+    await issueKeyWithoutGrant("org-early", "early-issuer");
+    await issueKeyWithoutGrant("org-early", "late-issuer");
     const reply = await call(
       "GET",
       "/llm/organization/members",
@@ -112,6 +142,34 @@ describe("roles in an organization", () => {
       ],
     });
     expect(await grantsOf("org-early")).toEqual([]);
+  });
+
+  it("given a first key issued while another user's first request asks for their role, then one of them is owner", async () => {
+    // Ten fresh organizations, each seen first by two users at once: one issuing a key, one listing members.
+    for (let trial = 0; trial < 10; trial++) {
+      const organizationId = `org-race-${trial}`;
+      const [issuer, visitor] = await Promise.all([
+        harness.session("issuer", organizationId),
+        harness.session("visitor", organizationId),
+      ]);
+      const [issued, listed] = await Promise.all([
+        call("POST", "/llm/apis", issuer, { name: "first", isOrganization: true }),
+        call("GET", "/llm/organization/members", visitor),
+      ]);
+      expect(issued.status).toBe(201);
+      expect(listed.status).toBe(200);
+      const members = await call("GET", "/llm/organization/members", visitor);
+      const owners = (members.body.data as { userId: string; role: string }[]).filter(
+        (member) => member.role === "owner",
+      );
+      expect(owners, organizationId).toHaveLength(1);
+      expect(await grantsOf(organizationId)).toEqual([
+        {
+          data: { organizationId, userId: owners[0]!.userId, role: "owner" },
+          actor: "system:organization-roles",
+        },
+      ]);
+    }
   });
 
   it("walks every organization route with every role: each is served, or refused 403/160", async () => {
