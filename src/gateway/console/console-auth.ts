@@ -12,7 +12,8 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
  * cookie (the admin token exchanged once, never kept by the page), and one-time sign-in links.
  *
  * Every secret here is derived from SESSION_SECRET under its own label, so a token of one kind never
- * verifies as another: an admin cookie is not a user session, a sign-in code is not a session.
+ * verifies as another: an admin cookie is not a user session, a sign-in code is not a session. The admin
+ * cookie's key is derived from ADMIN_TOKEN too, so that rotating the token signs every admin out.
  */
 
 export const sessionCookieName = "session";
@@ -44,7 +45,10 @@ export class ConsoleAuth {
     private readonly redeemedCodes: RedeemedSignInCodes,
   ) {
     this.csrfKey = derive(sessionSecret, "console-csrf");
-    this.adminKey = derive(sessionSecret, "console-admin");
+    this.adminKey = derive(
+      sessionSecret,
+      `console-admin:${adminToken === undefined ? "" : digest(adminToken).toString("hex")}`,
+    );
     this.signInKey = derive(sessionSecret, "console-sign-in");
     this.oidcKey = derive(sessionSecret, "console-oidc");
     this.adminTokenDigest = adminToken === undefined ? undefined : digest(adminToken);
