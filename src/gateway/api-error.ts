@@ -1,5 +1,6 @@
 import type { ZodError } from "zod";
 import { webhookLimits } from "../kernel/limits";
+import { canonicalMoney } from "../kernel/money";
 import { seoulWallClockOf } from "../kernel/seoul-calendar";
 
 /**
@@ -225,10 +226,14 @@ function creditAdviceOf(accountKind: "user" | "organization", availableWon: stri
   );
 }
 
-/** "₩1,234,567.5", "-₩3.2": the decimal string as stored, its whole part grouped as ko-KR groups it. */
+/**
+ * "₩1,234,567.5", "-₩3.2": the amount exactly, in the API's one form of money (no trailing zeros, as a
+ * NUMERIC computation may leave them), its whole part grouped as ko-KR groups it.
+ */
 function wonText(decimal: string): string {
-  const negative = decimal.startsWith("-");
-  const [whole = "0", fraction] = (negative ? decimal.slice(1) : decimal).split(".");
+  const canonical = canonicalMoney(decimal);
+  const negative = canonical.startsWith("-");
+  const [whole = "0", fraction] = (negative ? canonical.slice(1) : canonical).split(".");
   const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
   return `${negative ? "-" : ""}₩${grouped}${fraction ? `.${fraction}` : ""}`;
 }

@@ -1,5 +1,6 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { apiErrors } from "../../src/gateway/api-error";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
 
 /**
@@ -209,11 +210,18 @@ describe("too little credit", () => {
 
     expect(error.status).toBe(400);
     expect(error.error).toMatchObject({ code: 400 });
-    expect(error.message).toMatch(
-      /Organization credit is insufficient: the organization has ₩0(\.0+)? available/,
-    );
+    expect(error.message).toMatch(/Organization credit is insufficient: the organization has ₩0 available/);
     expect(error.message).toContain("POST /admin/accounts/organization/{id}/credits");
     expect(error.message).not.toContain("empty-organization");
+  });
+
+  it.each([
+    ["0.933000", "₩0.933"],
+    ["1234567.500", "₩1,234,567.5"],
+    ["-23.969500", "-₩23.9695"],
+    ["0.000000", "₩0"],
+  ])("given %s won available as NUMERIC answers it, then the refusal says %s", (availableWon, said) => {
+    expect(apiErrors.creditInsufficient("user", availableWon).message).toContain(`has ${said} available`);
   });
 });
 
