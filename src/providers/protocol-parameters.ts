@@ -58,3 +58,14 @@ export const protocolParameters: Readonly<Record<UpstreamProtocol, ReadonlySet<G
     "images",
   ]),
 };
+
+/**
+ * The highest temperature each protocol's upstream takes; the client formats take 0 to 2 (interface.md), so
+ * a higher one than its model's protocol takes cannot be honoured and is refused, naming the range (C12).
+ */
+export const protocolTemperatureMaximum: Readonly<Record<UpstreamProtocol, number>> = {
+  "chat-completions": 2,
+  responses: 2,
+  messages: 1,
+  "generate-content": 2,
+};

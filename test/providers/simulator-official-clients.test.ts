@@ -280,6 +280,24 @@ describe("anthropic client against the simulator", () => {
     expect(message.usage.output_tokens).toBeLessThanOrEqual(4);
   });
 
+  it("refuses a temperature above 1 with a 400, as the messages API samples in 0 to 1", async () => {
+    // This client's types no longer carry temperature (deprecated upstream), so the body is sent as such.
+    const withTemperature = (temperature: number) =>
+      fetch(`${simulator.url}/v1/messages`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "x-api-key": "test-key",
+          "anthropic-version": "2023-06-01",
+        },
+        body: JSON.stringify({ ...params, temperature }),
+      });
+    const refused = await withTemperature(1.5);
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
+    expect((await withTemperature(1)).status).toBe(200);
+  });
+
   it("sees a simulated 529 as an overloaded error", async () => {
     simulator.setFault({ kind: "status", status: 529, message: "Overloaded" });
     await expect(client().messages.create(params)).rejects.toMatchObject({

@@ -1,5 +1,5 @@
 import type { CatalogModel } from "../../providers/catalog";
-import { protocolParameters } from "../../providers/protocol-parameters";
+import { protocolParameters, protocolTemperatureMaximum } from "../../providers/protocol-parameters";
 import type { GenerationParameter, GenerationRequest, SamplingParameter } from "../../providers/provider";
 import { apiErrors } from "../api-error";
 import type { ClientParameterNames, ParsedGenerationRequest } from "./parsed-generation-request";
@@ -7,8 +7,8 @@ import type { ClientParameterNames, ParsedGenerationRequest } from "./parsed-gen
 /**
  * The upstream request of a validated client request, for either format. A parameter the model ignores
  * (catalog `ignoredParameters`) was validated like any other and is now left out (C5); a parameter the
- * client did not send stays absent; a parameter the model's protocol cannot carry is refused, naming the
- * client's field (C12).
+ * client did not send stays absent; a parameter the model's protocol cannot carry, or not at that value, is
+ * refused, naming the client's field (C12).
  */
 export function toGenerationRequest(
   parsed: ParsedGenerationRequest,
@@ -20,7 +20,14 @@ export function toGenerationRequest(
   }
   const { model: _slug, stream: _stream, temperature, topP, maxOutputTokens, messages, ...rest } = parsed;
   const request: GenerationRequest = { upstreamModelId: model.upstreamModelId, messages };
-  if (temperature !== undefined && sends(model, "temperature")) request.temperature = temperature;
+  if (temperature !== undefined && sends(model, "temperature")) {
+    const temperatureMaximum = protocolTemperatureMaximum[model.protocol];
+    if (temperature > temperatureMaximum)
+      throw apiErrors.validation(
+        `temperature: must be from 0 to ${temperatureMaximum} inclusive for ${model.slug}`,
+      );
+    request.temperature = temperature;
+  }
   if (topP !== undefined && sends(model, "top_p")) request.topP = topP;
   if (maxOutputTokens !== undefined) {
     // A cap from the models file: a larger ask cannot be honoured, so it is refused rather than cut (C12).

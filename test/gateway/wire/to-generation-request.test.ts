@@ -132,4 +132,21 @@ describe("toGenerationRequest: parameters a protocol cannot carry (C12)", () => 
       "metadata: not supported by beta-3-flash",
     );
   });
+
+  it("refuses a temperature above 1 for a messages model (its upstream samples in 0 to 1), carries 1, and carries 2 elsewhere", () => {
+    const at = (slug: string, temperature: number) =>
+      toGenerationRequest(
+        parseChatCompletionsRequest({ model: slug, messages, temperature }),
+        model(slug),
+        chatCompletionsParameterNames,
+      );
+    expectValidationError(
+      () => at("delta-4.6-opus", 1.5),
+      "temperature: must be from 0 to 1 inclusive for delta-4.6-opus",
+    );
+    expect(at("delta-4.6-opus", 1).temperature).toBe(1);
+    for (const slug of ["alpha-5.4", "beta-3-flash", "gamma-4-5"]) expect(at(slug, 2).temperature).toBe(2);
+    // A model that ignores temperature takes the formats' whole range, as before.
+    expect(at("delta-4.7-opus", 1.5).temperature).toBeUndefined();
+  });
 });

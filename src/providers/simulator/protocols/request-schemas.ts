@@ -4,6 +4,9 @@ import { z } from "zod";
 
 const textPartsSchema = z.array(z.object({ type: z.string().optional(), text: z.string().nullish() }));
 const tokenLimitSchema = z.number().int().positive();
+/** Each protocol's sampling ranges, as its upstream refuses values outside them. */
+const temperatureUpTo = (maximum: number) => z.number().min(0).max(maximum).nullish();
+const topPSchema = z.number().min(0).max(1).nullish();
 
 const chatContentPartSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("text"), text: z.string() }),
@@ -41,6 +44,8 @@ export const chatCompletionsRequestSchema = z
     messages: z.array(chatMessageSchema).min(1),
     max_completion_tokens: tokenLimitSchema.nullish(),
     max_tokens: tokenLimitSchema.nullish(),
+    temperature: temperatureUpTo(2),
+    top_p: topPSchema,
     stream: z.boolean().nullish(),
     stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
     tools: z
@@ -130,6 +135,8 @@ export const responsesRequestSchema = z.object({
   instructions: z.string().nullish(),
   input: z.union([z.string(), z.array(responsesInputItemSchema)]),
   max_output_tokens: tokenLimitSchema.nullish(),
+  temperature: temperatureUpTo(2),
+  top_p: topPSchema,
   stream: z.boolean().nullish(),
   tools: z
     .array(
@@ -221,6 +228,9 @@ export const messagesRequestSchema = z
     model: z.string().min(1),
     // Required by the protocol: the simulator rejects its absence exactly as the real upstream does.
     max_tokens: tokenLimitSchema,
+    // The messages protocol samples in 0 to 1, half the other protocols' range.
+    temperature: temperatureUpTo(1),
+    top_p: topPSchema,
     system: z.union([z.string(), z.array(messagesTextBlockSchema)]).nullish(),
     messages: z
       .array(
