@@ -2,27 +2,40 @@ import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
 
 /**
- * Where a webhook may be sent (C14): not to a loopback, private, link-local or unspecified address, unless the
- * deployment allows private networks (`WEBHOOK_ALLOW_PRIVATE_NETWORKS=true`). Checked on the addresses the host
- * resolves to, when an endpoint is added and again at each delivery (a name may move).
+ * Where a webhook may be sent (C14): not to a loopback, private, link-local, multicast, reserved or
+ * unspecified address (nor any IPv6 form of one), unless the deployment allows private networks
+ * (`WEBHOOK_ALLOW_PRIVATE_NETWORKS=true`). Checked on the addresses the host resolves to, when an endpoint is
+ * added and again at each delivery (a name may move).
  */
 
-const refused = new BlockList();
-for (const [network, prefix] of [
+/** IPv4 networks no webhook goes to: this host, private, shared, loopback, link-local, multicast, reserved. */
+const refusedIpv4Networks = [
   ["0.0.0.0", 8],
   ["10.0.0.0", 8],
   ["100.64.0.0", 10],
   ["127.0.0.0", 8],
   ["169.254.0.0", 16],
   ["172.16.0.0", 12],
+  ["192.0.0.0", 24],
   ["192.168.0.0", 16],
-] as const)
+  ["198.18.0.0", 15],
+  // Multicast, then reserved up to the broadcast address.
+  ["224.0.0.0", 4],
+  ["240.0.0.0", 4],
+] as const;
+
+const refused = new BlockList();
+for (const [network, prefix] of refusedIpv4Networks) {
   refused.addSubnet(network, prefix, "ipv4");
+  // The same network reached through NAT64's well-known prefix (64:ff9b::10.0.0.1).
+  refused.addSubnet(`64:ff9b::${network}`, 96 + prefix, "ipv6");
+}
 for (const [network, prefix] of [
-  ["::", 128],
-  ["::1", 128],
+  // Unspecified, loopback and the deprecated IPv4-compatible form (::127.0.0.1): none is a public host.
+  ["::", 96],
   ["fc00::", 7],
   ["fe80::", 10],
+  ["ff00::", 8],
 ] as const)
   refused.addSubnet(network, prefix, "ipv6");
 

@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import { isPrivateAddress } from "../../../src/billing/alerts/webhook-address";
+
+/** Which addresses a webhook may reach (C14), in every form a URL or a resolver may give one. */
+
+/** The host of a URL as the gateway reads it: WHATWG URLs rewrite IPv6 literals (`::127.0.0.1` → `::7f00:1`). */
+const hostOf = (literal: string) => new URL(`http://${literal}/`).hostname.replace(/^\[(.*)\]$/, "$1");
+
+describe("isPrivateAddress", () => {
+  it.each([
+    "127.0.0.1",
+    "10.1.2.3",
+    "169.254.169.254",
+    "0.0.0.0",
+    "100.64.0.1",
+    "192.0.0.8",
+    "198.18.0.1",
+    "224.0.0.1",
+    "239.255.255.250",
+    "255.255.255.255",
+    "::",
+    "::1",
+    "fd00::1",
+    "fe80::1",
+    "ff02::1",
+  ])("refuses %s", (address) => {
+    expect(isPrivateAddress(address)).toBe(true);
+  });
+
+  it.each([
+    ["[::127.0.0.1]", "IPv4-compatible loopback"],
+    ["[::ffff:127.0.0.1]", "IPv4-mapped loopback"],
+    ["[::ffff:10.0.0.1]", "IPv4-mapped private"],
+    ["[64:ff9b::127.0.0.1]", "NAT64 loopback"],
+    ["[64:ff9b::169.254.169.254]", "NAT64 link-local"],
+  ])("refuses %s (%s) as a URL writes it", (literal) => {
+    expect(isPrivateAddress(hostOf(literal))).toBe(true);
+  });
+
+  it.each([
+    "8.8.8.8",
+    "1.1.1.1",
+    "2001:4860:4860::8888",
+    hostOf("[::ffff:8.8.8.8]"),
+    hostOf("[64:ff9b::8.8.8.8]"),
+  ])("lets %s through", (address) => {
+    expect(isPrivateAddress(address)).toBe(false);
+  });
+
+  it("refuses what is no address at all", () => {
+    expect(isPrivateAddress("example.com")).toBe(true);
+  });
+});
