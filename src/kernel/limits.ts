@@ -365,8 +365,15 @@ export const statementLimits = {
   exportAccountsMax: 100_000_000,
 } as const;
 
+/**
+ * The longest id of a user or an organization, wherever one is taken: a session, a sign-in claim, and every
+ * route naming an account or a member. One bound, so that whoever can sign in can be funded and given a role.
+ */
+const accountIdLengthMax = 256;
+
 /** Sessions (C4) and the console's own tokens. */
 export const sessionLimits = {
+  accountIdLengthMax,
   /** A session minted without a lifetime (POST /admin/sessions, the console's sign-in) lasts this long. */
   sessionTtlSecondsDefault: 12 * 60 * 60,
   sessionTtlSecondsMax: 30 * 24 * 60 * 60,
@@ -379,7 +386,7 @@ export const sessionLimits = {
   /** Each call to the identity provider (discovery, JWKS, token, userinfo) gives up after this long. */
   oidcProviderTimeoutSeconds: 10,
   /** A claim naming a user, an organization or a role longer than this is refused, not stored. */
-  oidcClaimTextLengthMax: 256,
+  oidcClaimTextLengthMax: accountIdLengthMax,
 } as const;
 
 /** Per-key limits bigger than any sane budget are refused rather than stored (a typo of zeros). */

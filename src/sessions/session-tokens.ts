@@ -1,4 +1,5 @@
 import { errors, jwtVerify, SignJWT } from "jose";
+import { sessionLimits } from "../kernel/limits";
 import { isStorableText } from "../kernel/storable-text";
 
 /**
@@ -36,7 +37,9 @@ export class SessionTokens {
       !isAccountId(session.userId) ||
       (session.organizationId !== null && !isAccountId(session.organizationId))
     )
-      throw new Error("a session's user and organization ids must be non-empty text PostgreSQL can store");
+      throw new Error(
+        `a session's user and organization ids must be non-empty text PostgreSQL can store, at most ${sessionLimits.accountIdLengthMax} characters`,
+      );
     const issuedAt = Math.floor(now.getTime() / 1_000);
     const expiresAtSeconds = issuedAt + ttlSeconds;
     const claims = {
@@ -75,7 +78,9 @@ export class SessionTokens {
   }
 }
 
-/** Whether an id can name an account: non-empty text PostgreSQL can store. */
+/** Whether an id can name an account: non-empty text PostgreSQL can store, within the ids' one bound. */
 function isAccountId(id: unknown): id is string {
-  return typeof id === "string" && id !== "" && isStorableText(id);
+  return (
+    typeof id === "string" && id !== "" && id.length <= sessionLimits.accountIdLengthMax && isStorableText(id)
+  );
 }

@@ -5,7 +5,7 @@ import {
   isAcceptableUnitPrice,
 } from "../../billing/charging/charge-limits";
 import { isAcceptableCreditAmount } from "../../billing/commands/top-up-credit";
-import { billingLimits } from "../../kernel/limits";
+import { billingLimits, sessionLimits } from "../../kernel/limits";
 import { isDecimalString, type Money, parseMoney } from "../../kernel/money";
 import { isIsoDate } from "../../kernel/seoul-calendar";
 import { accountKinds, ledgerEventTypes } from "../../ledger/events";
@@ -36,7 +36,19 @@ const unitPriceText = acceptableMoney(
 const isoDateText = z.string().refine(isIsoDate, 'must be a date "YYYY-MM-DD"');
 
 /** An account or organization id, as a path, a body or a cursor carries it. */
-export const accountIdentifier = storableString.min(1).max(200);
+export const accountIdentifier = storableString.min(1).max(sessionLimits.accountIdLengthMax);
+
+const accountTextMessage = "must be user:ID or organization:ID";
+
+/** An account as one text, "user:ID" or "organization:ID" (a query, a body), read as its reference. */
+export const accountReferenceText = z
+  .string({ error: accountTextMessage })
+  .regex(/^(user|organization):/, accountTextMessage)
+  .transform((text) => {
+    const separator = text.indexOf(":");
+    return { kind: text.slice(0, separator), id: text.slice(separator + 1) };
+  })
+  .pipe(z.object({ kind: z.enum(accountKinds), id: accountIdentifier }));
 
 export const accountPathSchema = z.object({
   kind: z.enum(accountKinds, { error: "must be user or organization" }),
@@ -102,9 +114,7 @@ export const fxRateBodySchema = z
   });
 
 export const billingQuerySchema = z.object({
-  account: z
-    .string({ error: "must be user:ID or organization:ID" })
-    .regex(/^(user|organization):.{1,200}$/, "must be user:ID or organization:ID"),
+  account: accountReferenceText,
   format: z.enum(["json", "csv"], { error: "must be json or csv" }).default("json"),
 });
 

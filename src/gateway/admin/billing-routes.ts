@@ -2,7 +2,6 @@ import type { Router } from "express";
 import { countBillingHistory, readBillingHistory } from "../../billing/read-models/billing-history";
 import { readBillingPage, readBillingTotals } from "../../billing/read-models/billing-pages";
 import { billingLimits, readLimits } from "../../kernel/limits";
-import type { AccountReference } from "../../ledger/events";
 import { billingRangeOf } from "../account/billing-range";
 import {
   billingPageQuerySchema,
@@ -21,9 +20,8 @@ import { billingCsvHeader, billingCsvRows } from "./billing-csv";
  */
 export function addBillingRoutes(router: Router, context: AdminContext): void {
   router.get("/billing", async (request, response) => {
-    const { account: accountText, format } = parseWith(billingQuerySchema, request.query);
+    const { account, format } = parseWith(billingQuerySchema, request.query);
     const { from, to } = billingRangeOf(request.query);
-    const account = accountOf(accountText);
     const query = { account, from, to };
     // One page when asked (`limit`, `cursor`); without them the whole range, as before.
     const page = parseWith(billingPageQuerySchema, request.query);
@@ -71,10 +69,9 @@ export function addBillingRoutes(router: Router, context: AdminContext): void {
 
   /** `GET /billing/totals?account&from&to&groupBy=day|model|key`: exact sums per group and overall. */
   router.get("/billing/totals", async (request, response) => {
-    const { account: accountText } = parseWith(billingQuerySchema, request.query);
+    const { account } = parseWith(billingQuerySchema, request.query);
     const { groupBy } = parseWith(billingTotalsQuerySchema, request.query);
     const { from, to } = billingRangeOf(request.query);
-    const account = accountOf(accountText);
     const totals = await readBillingTotals(
       context.database,
       { account, from, to },
@@ -89,12 +86,4 @@ export function addBillingRoutes(router: Router, context: AdminContext): void {
       ...totals,
     });
   });
-}
-
-function accountOf(text: string): AccountReference {
-  const separator = text.indexOf(":");
-  const kind = text.slice(0, separator);
-  const id = text.slice(separator + 1);
-  if (kind !== "user" && kind !== "organization") throw new Error(`schema let through account kind ${kind}`);
-  return { kind, id };
 }

@@ -1,13 +1,14 @@
 import { Router } from "express";
 import type { Logger } from "pino";
 import { z } from "zod";
+import { sessionLimits } from "../../kernel/limits";
 import type { ApiKeyService } from "../../keys/api-key-service";
-import type { AccountReference } from "../../ledger/events";
 import type { ConsoleAuth } from "../console/console-auth";
 import { storableString } from "../http/storable-string";
 import { handleKeyRoute } from "../keys/key-routes";
 import { requestIdOf } from "../middleware/request-id";
 import { parseWith } from "./admin-context";
+import { accountReferenceText } from "./admin-request-schemas";
 
 /**
  * Getting a user in and equipped without curl tricks:
@@ -20,7 +21,7 @@ import { parseWith } from "./admin-context";
  *   owner, if the organization's first): an admin is no member, so the key cannot be the admin's.
  */
 
-const identifier = storableString.trim().min(1, "is required").max(200);
+const identifier = storableString.trim().min(1, "is required").max(sessionLimits.accountIdLengthMax);
 
 export const signInLinkBodySchema = z
   .object({ userId: identifier, organizationId: identifier.nullish() })
@@ -28,9 +29,7 @@ export const signInLinkBodySchema = z
 
 export const adminIssueKeyBodySchema = z
   .object({
-    account: z
-      .string({ error: "must be user:ID or organization:ID" })
-      .regex(/^(user|organization):.{1,200}$/, "must be user:ID or organization:ID"),
+    account: accountReferenceText,
     name: z.string().trim().min(1, "is required").max(200),
     description: z.string().max(2_000).optional().default(""),
     /** For an organization key: the member it is for (recorded as its issuing user). */
@@ -38,7 +37,7 @@ export const adminIssueKeyBodySchema = z
   })
   .strict()
   .superRefine((body, context) => {
-    const organizationKey = body.account.startsWith("organization:");
+    const organizationKey = body.account.kind === "organization";
     if (organizationKey && body.issuedForUserId === undefined)
       context.addIssue({
         code: "custom",
@@ -85,7 +84,7 @@ export function createAdminUserAccessRouter(dependencies: {
       const body = parseWith(adminIssueKeyBodySchema, request.body ?? {});
       const issued = await dependencies.keys.issueAsAdmin(
         { admin: actorOf(response.locals) },
-        { owner: accountOf(body.account), issuedForUserId: body.issuedForUserId ?? null },
+        { owner: body.account, issuedForUserId: body.issuedForUserId ?? null },
         { name: body.name, description: body.description },
         requestIdOf(response.locals),
       );
@@ -93,11 +92,4 @@ export function createAdminUserAccessRouter(dependencies: {
     }),
   );
   return router;
-}
-
-function accountOf(text: string): AccountReference {
-  const separator = text.indexOf(":");
-  const kind = text.slice(0, separator);
-  if (kind !== "user" && kind !== "organization") throw new Error(`schema let through account kind ${kind}`);
-  return { kind, id: text.slice(separator + 1) };
 }

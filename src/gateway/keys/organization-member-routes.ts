@@ -1,5 +1,6 @@
 import { Router } from "express";
 import { z } from "zod";
+import { sessionLimits } from "../../kernel/limits";
 import type { OrganizationRoleService } from "../../keys/organization-role-service";
 import { organizationRoles } from "../../keys/organization-roles";
 import { validationErrorOf } from "../api-error";
@@ -14,7 +15,9 @@ import { handleKeyRoute } from "./key-routes";
  * otherwise). C14; the role table is in docs/api.md, "Roles in an organization".
  */
 
-export const memberPathSchema = z.object({ userId: storableString.min(1).max(200) });
+export const memberPathSchema = z.object({
+  userId: storableString.min(1).max(sessionLimits.accountIdLengthMax),
+});
 
 export const memberRoleBodySchema = z
   .object({ role: z.enum(organizationRoles, { error: "must be owner, admin or member" }) })

@@ -7,8 +7,8 @@ import { validationErrorOf } from "../api-error";
 /** POST /admin/sessions (C6): mints a session token, as the platform that logs users in would. */
 
 const mintBody = z.object({
-  userId: z.string().trim().min(1, "is required").max(200),
-  organizationId: z.string().trim().min(1).max(200).nullish(),
+  userId: z.string().trim().min(1, "is required").max(sessionLimits.accountIdLengthMax),
+  organizationId: z.string().trim().min(1).max(sessionLimits.accountIdLengthMax).nullish(),
   ttlSeconds: z.number().int().min(1).max(sessionLimits.sessionTtlSecondsMax).optional(),
 });
 
