@@ -124,6 +124,8 @@ export type FinishReason = "stop" | "length" | "content_filter" | "tool_calls" |
  */
 export type GenerationStreamPart =
   | { type: "text-delta"; text: string }
+  /** More of the model's refusal, in protocols that say one apart from text (see GenerationResult). */
+  | { type: "refusal-delta"; text: string }
   | { type: "tool-call-start"; index: number; id: string; name: string }
   | { type: "tool-call-delta"; index: number; argumentsDelta: string }
   | { type: "usage"; usage: ReportedUsage }
@@ -131,6 +133,11 @@ export type GenerationStreamPart =
 
 export interface GenerationResult {
   text: string;
+  /**
+   * The model declining to answer, in its words, where its protocol says so apart from the text
+   * (chat-completions `refusal`, a responses `refusal` part); absent otherwise.
+   */
+  refusal?: string;
   /** In the order the model made them; empty when it made none. */
   toolCalls: ToolCall[];
   finishReason: FinishReason;

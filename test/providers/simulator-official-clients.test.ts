@@ -217,6 +217,26 @@ describe("openai client against the simulator", () => {
     });
   });
 
+  it("reads a simulated refusal where the protocol puts one: message.refusal, and a responses refusal part", async () => {
+    simulator.setFault({ kind: "refuse" });
+    const completion = await client().chat.completions.create({ model: "alpha-5.4", messages });
+    expect(completion.choices[0]!.message).toMatchObject({ content: null, refusal: expected.text });
+    const streamed = await client()
+      .chat.completions.stream({ model: "alpha-5.4", messages })
+      .finalChatCompletion();
+    expect(streamed.choices[0]!.message).toMatchObject({ content: null, refusal: expected.text });
+    const response = await client().responses.create({
+      model: "alpha-5.4-pro",
+      instructions: system,
+      input: question,
+    });
+    expect(response.output[0]).toMatchObject({ content: [{ type: "refusal", refusal: expected.text }] });
+    const final = await client()
+      .responses.stream({ model: "alpha-5.4-pro", instructions: system, input: question })
+      .finalResponse();
+    expect(final.output[0]).toMatchObject({ content: [{ type: "refusal", refusal: expected.text }] });
+  });
+
   it("sees a simulated 400 as BadRequestError carrying the message", async () => {
     simulator.setFault({ kind: "status", status: 400, message: "temperature out of range" });
     await expect(client().chat.completions.create({ model: "alpha-5.4", messages })).rejects.toMatchObject({

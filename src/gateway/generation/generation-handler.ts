@@ -259,7 +259,7 @@ async function jsonGeneration(
       if (gatewayCut) throw apiErrors.gatewayStopping();
       throw error;
     }
-    if (result.text !== "" || result.toolCalls.length > 0) observation?.firstToken();
+    if (!nothingProduced(result)) observation?.firstToken();
     const usage = resolveUsage(result.usage, context.upstreamRequest, result);
     await untilDurable(postUsage(context, "completed", usage), context, dependencies);
     sendJson(
@@ -269,6 +269,7 @@ async function jsonGeneration(
         model: context.upstream.answeringModel.slug,
         createdAtMs: context.replyMs,
         text: result.text,
+        ...(result.refusal === undefined ? {} : { refusal: result.refusal }),
         toolCalls: result.toolCalls,
         finishReason: result.finishReason,
         usage: usage.client,
@@ -302,9 +303,12 @@ async function streamGeneration(
   }
 }
 
+/** What a generation produced: its text, its refusal (where the protocol says one apart) and its calls. */
+type Produced = { text: string; refusal?: string | undefined; toolCalls: readonly ToolCall[] };
+
 /** What relaying a stream left to settle: what was produced and reported, and how the relay ended. */
 interface Relayed {
-  produced: { text: string; toolCalls: ToolCall[] };
+  produced: Produced & { toolCalls: ToolCall[] };
   reported: ReportedUsage | null;
   finishReason: FinishReason;
   failure: unknown;
@@ -343,7 +347,7 @@ async function relayStream(
 ): Promise<Relayed> {
   const sink = sseSink(response);
   const relayed: Relayed = {
-    produced: { text: "", toolCalls: [] },
+    produced: { text: "", refusal: "", toolCalls: [] },
     reported: null,
     finishReason: "stop",
     failure: undefined,
@@ -391,6 +395,12 @@ function relayPart(
       produced.text += part.text;
       progress.delivered(part.text);
       relayed.open().delta(part.text);
+      return;
+    case "refusal-delta":
+      observation?.firstToken();
+      produced.refusal += part.text;
+      progress.delivered(part.text);
+      relayed.open().refusalDelta(part.text);
       return;
     case "tool-call-start":
       observation?.firstToken();
@@ -474,8 +484,8 @@ function settledUpstreamOf(context: GenerationContext): SettledUpstream {
   };
 }
 
-function nothingProduced(produced: { text: string; toolCalls: readonly ToolCall[] }): boolean {
-  return produced.text === "" && produced.toolCalls.length === 0;
+function nothingProduced(produced: Produced): boolean {
+  return produced.text === "" && !produced.refusal && produced.toolCalls.length === 0;
 }
 
 /** The usage replaces the hold; resolves once it is durable in the ledger. */

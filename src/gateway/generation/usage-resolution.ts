@@ -17,7 +17,7 @@ export interface ResolvedUsage {
 export function resolveUsage(
   reported: ReportedUsage | null,
   request: GenerationRequest,
-  produced: { text: string; toolCalls: readonly ToolCall[] },
+  produced: { text: string; refusal?: string | undefined; toolCalls: readonly ToolCall[] },
 ): ResolvedUsage {
   const inputTokens = reported?.inputTokens ?? null;
   const outputTokens = reported?.outputTokens ?? null;
@@ -25,7 +25,8 @@ export function resolveUsage(
   const tokens: UsageTokens = {
     input: inputTokens ?? estimateInputTokens(request),
     cached: reported?.cachedInputTokens ?? null,
-    output: outputTokens ?? estimateOutputTokens(produced.text, produced.toolCalls),
+    output:
+      outputTokens ?? estimateOutputTokens(produced.text + (produced.refusal ?? ""), produced.toolCalls),
     reasoning: reported?.reasoningTokens ?? null,
   };
   return {

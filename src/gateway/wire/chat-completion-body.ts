@@ -10,7 +10,8 @@ import { type CompletedReply, unixSecondsOf } from "./wire-reply";
  * what a client needs.
  *
  * A reply with tool calls carries them as `message.tool_calls`, in the order the model made them, with
- * `content` null when the model wrote no text beside them, as the protocol shows it.
+ * `content` null when the model wrote no text beside them, as the protocol shows it. A refusal is
+ * `message.refusal`, with `content` null.
  */
 
 export interface ChatCompletionUsageBody {
@@ -43,6 +44,8 @@ export interface ChatCompletionToolCallBody {
 export interface ChatCompletionMessageBody {
   role: "assistant";
   content: string | null;
+  /** Only when the model declined: its words, beside no content (as the protocol shows a refusal). */
+  refusal?: string;
   tool_calls?: ChatCompletionToolCallBody[];
 }
 
@@ -59,7 +62,7 @@ export function chatCompletionBodyOf(reply: CompletedReply): ChatCompletionBody 
     choices: [
       {
         index: 0,
-        message: chatCompletionMessageOf(reply.text, reply.toolCalls),
+        message: chatCompletionMessageOf(reply.text, reply.toolCalls, reply.refusal),
         finish_reason: chatFinishReasonOf(reply.finishReason),
       },
     ],
@@ -67,7 +70,12 @@ export function chatCompletionBodyOf(reply: CompletedReply): ChatCompletionBody 
   };
 }
 
-function chatCompletionMessageOf(text: string, toolCalls: readonly ToolCall[]): ChatCompletionMessageBody {
+function chatCompletionMessageOf(
+  text: string,
+  toolCalls: readonly ToolCall[],
+  refusal: string | undefined,
+): ChatCompletionMessageBody {
+  if (refusal) return { role: "assistant", content: text === "" ? null : text, refusal };
   if (toolCalls.length === 0) return { role: "assistant", content: text };
   return {
     role: "assistant",

@@ -10,7 +10,8 @@ import { type ReplyIdentity, type ReplyStream, unixSecondsOf } from "./wire-repl
 /**
  * The chat-completions stream (interface.md, Events; C5): `data: <chunk>` frames, the first one's delta
  * carrying `role: "assistant"`, text chunks with no `usage` key, a last chunk with an empty delta, the finish
- * reason and `usage`, then `data: [DONE]`. Tool calls stream as the protocol streams them: per call, a
+ * reason and `usage`, then `data: [DONE]`. A refusal streams in the delta's `refusal` field, as the protocol
+ * streams one. Tool calls stream as the protocol streams them: per call, a
  * chunk with its index, id, type and name, then chunks with its index and pieces of its arguments. A failure
  * after the stream started is one error frame (the C3 error body, whose `error` key makes the official client
  * throw with its message), then `data: [DONE]`.
@@ -57,6 +58,19 @@ class ChatCompletionsStreamWriter implements ChatCompletionsStream {
     assertNotClosed(this.state, "write a delta");
     if (text === "") return;
     this.sink.write(this.textChunk(text));
+  }
+
+  /**
+   * A refusal streams in its own field; when it opens the stream, its chunk also carries the role, with
+   * `content: null`, as the protocol streams a reply that declines.
+   */
+  refusalDelta(text: string): void {
+    assertNotClosed(this.state, "write a refusal");
+    if (text === "") return;
+    const delta =
+      this.state === "unopened" ? { role: "assistant", content: null, refusal: text } : { refusal: text };
+    this.state = "open";
+    this.sink.write(`${this.chunkPrefix}{"index":0,"delta":${JSON.stringify(delta)}${toolChunkSuffix}`);
   }
 
   /**

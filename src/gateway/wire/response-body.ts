@@ -12,7 +12,8 @@ import { type CompletedReply, type ReplyIdentity, unixSecondsOf } from "./wire-r
  * Output items: the message (`resp-<ms>-msg`, interface.md), then one `function_call` item per call the model
  * made, in order, with ids in the same spirit: `resp-<ms>-fc<n>`, n the call's position from 0. A reply made
  * only of calls has no message item, as in the protocol itself: an empty assistant message would be sent
- * back as a turn by every client that replays `output` as the next request's input.
+ * back as a turn by every client that replays `output` as the next request's input. A refusal is a
+ * `refusal` part of the message, as the protocol shows one.
  */
 
 export type ResponseStatus = "in_progress" | "completed" | "incomplete" | "failed";
@@ -24,12 +25,20 @@ export interface OutputTextPart {
   annotations: [];
 }
 
+/** The model declining to answer, in its words: a part of its own, as the protocol shows a refusal. */
+export interface RefusalPart {
+  type: "refusal";
+  refusal: string;
+}
+
+export type MessagePart = OutputTextPart | RefusalPart;
+
 export interface MessageItem {
   id: string;
   type: "message";
   status: MessageItemStatus;
   role: "assistant";
-  content: OutputTextPart[];
+  content: MessagePart[];
 }
 
 export type FunctionCallItemStatus = "in_progress" | "completed" | "incomplete";
@@ -110,10 +119,14 @@ export function outputTextPartOf(text: string): OutputTextPart {
   return { type: "output_text", text, annotations: [] };
 }
 
+export function refusalPartOf(refusal: string): RefusalPart {
+  return { type: "refusal", refusal };
+}
+
 export function messageItemOf(
   itemId: string,
   status: MessageItemStatus,
-  content: OutputTextPart[],
+  content: MessagePart[],
 ): MessageItem {
   return { id: itemId, type: "message", status, role: "assistant", content };
 }
@@ -125,10 +138,11 @@ export function messageItemOf(
  */
 export function responseBodyOf(reply: CompletedReply): ResponseBody {
   const { itemId } = responseIdsOf(reply.createdAtMs);
-  const message =
-    reply.text !== "" || reply.toolCalls.length === 0
-      ? [messageItemOf(itemId, "completed", [outputTextPartOf(reply.text)])]
-      : [];
+  const parts: MessagePart[] = [];
+  if (reply.text !== "" || (!reply.refusal && reply.toolCalls.length === 0))
+    parts.push(outputTextPartOf(reply.text));
+  if (reply.refusal) parts.push(refusalPartOf(reply.refusal));
+  const message = parts.length > 0 ? [messageItemOf(itemId, "completed", parts)] : [];
   const calls = reply.toolCalls.map((call, index) =>
     functionCallItemOf(functionCallItemIdOf(reply.createdAtMs, index), call, "completed"),
   );
@@ -154,11 +168,12 @@ export function finishedResponseBodyOf(
 /**
  * `response.created`: "the response body with empty text and zero usage", whose item interface.md (States)
  * shows as completed. The response itself is still in progress. A reply that opens with a function call
- * (the stream knows when it writes this) has no message item to show.
+ * (the stream knows when it writes this) has no message item to show, nor has one that opens with a refusal
+ * (its item is not the empty text one).
  */
 export function createdResponseBodyOf(
   identity: ReplyIdentity,
-  opensWith: "text" | "call" = "text",
+  opensWith: "text" | "call" | "refusal" = "text",
 ): ResponseBody {
   const { itemId } = responseIdsOf(identity.createdAtMs);
   return responseBody(identity, {

@@ -9,9 +9,11 @@ import {
   functionCallItemIdOf,
   functionCallItemOf,
   inProgressResponseBodyOf,
+  type MessagePart,
   messageItemOf,
   type OutputItem,
   outputTextPartOf,
+  refusalPartOf,
   responseIdsOf,
 } from "./response-body";
 import { assertNotClosed, type StreamWriterState } from "./stream-writer-state";
@@ -27,7 +29,9 @@ import type { ReplyIdentity, ReplyStream } from "./wire-reply";
  * `output_item.added` (arguments ""), `function_call_arguments.delta` × n, `function_call_arguments.done`,
  * `output_item.done`. One item is open at a time: the next item's start closes the one before, so every
  * item's events are contiguous, in output_index order. Text after a call (no upstream is known to send it)
- * opens a message item of its own rather than reopen a closed one.
+ * opens a message item of its own rather than reopen a closed one. A refusal is a message item whose one part
+ * is a `refusal`: `content_part.added`, `response.refusal.delta` × n, `response.refusal.done`,
+ * `content_part.done`, as the protocol streams one.
  *
  * A failure after the stream started is one `response.failed` event, then `data: [DONE]`. Its response has
  * status "failed" and `error` { code, message }; beside it the event carries the C3 error body (`error`,
@@ -49,6 +53,9 @@ interface StreamedMessage {
   kind: "message";
   id: string;
   outputIndex: number;
+  /** Its one part: text, or the model's refusal (a message of its own, as the protocol streams one). */
+  part: MessagePart["type"];
+  /** The part's text so far: the output text, or the refusal's words. */
   text: string;
   /** `…,"delta":` of this item's text deltas, less the sequence number before it. */
   deltaInfix: string;
@@ -89,12 +96,31 @@ class ResponsesStreamWriter implements ResponsesStream {
     if (text === "") return;
     const opening = this.opening("text");
     const message =
-      this.openItem?.kind === "message" ? { item: this.openItem, events: "" } : this.openMessage();
+      this.openItem?.kind === "message" && this.openItem.part === "output_text"
+        ? { item: this.openItem, events: "" }
+        : this.openMessage("output_text");
     message.item.text += text;
     this.text += text;
     const sequenceNumber = this.nextSequenceNumber++;
     this.sink.write(
       `${opening}${message.events}${this.deltaPrefix}${sequenceNumber}${message.item.deltaInfix}${JSON.stringify(text)}}\n\n`,
+    );
+  }
+
+  /** `response.refusal.delta` events in a message item whose one part is the refusal. */
+  refusalDelta(text: string): void {
+    assertNotClosed(this.state, "write a refusal");
+    if (text === "") return;
+    const opening = this.opening("refusal");
+    const message =
+      this.openItem?.kind === "message" && this.openItem.part === "refusal"
+        ? { item: this.openItem, events: "" }
+        : this.openMessage("refusal");
+    message.item.text += text;
+    this.sink.write(
+      opening +
+        message.events +
+        this.event("response.refusal.delta", { ...this.partPosition(message.item), delta: text }),
     );
   }
 
@@ -176,7 +202,7 @@ class ResponsesStreamWriter implements ResponsesStream {
    * with text (or is completed or failed with none) also opens its message item here, as interface.md's
    * table shows; one that opens with a call opens nothing more.
    */
-  private opening(opensWith: "text" | "call"): string {
+  private opening(opensWith: "text" | "call" | "refusal"): string {
     if (this.state !== "unopened") return "";
     this.state = "open";
     const events =
@@ -185,11 +211,12 @@ class ResponsesStreamWriter implements ResponsesStream {
         response_id: this.responseId,
         response: inProgressResponseBodyOf(this.identity),
       });
-    return opensWith === "text" ? events + this.openMessage().events : events;
+    if (opensWith === "call") return events;
+    return events + this.openMessage(opensWith === "text" ? "output_text" : "refusal").events;
   }
 
-  /** A new message item and its one output_text part, after closing the item before it. */
-  private openMessage(): { item: StreamedMessage; events: string } {
+  /** A new message item and its one part (text or refusal), after closing the item before it. */
+  private openMessage(part: MessagePart["type"]): { item: StreamedMessage; events: string } {
     const closing = this.closeOpenItem();
     const outputIndex = this.items.length;
     const { itemId } = responseIdsOf(this.identity.createdAtMs);
@@ -200,6 +227,7 @@ class ResponsesStreamWriter implements ResponsesStream {
       kind: "message",
       id,
       outputIndex,
+      part,
       text: "",
       deltaInfix: `,${position},"delta":`,
     };
@@ -212,10 +240,7 @@ class ResponsesStreamWriter implements ResponsesStream {
         output_index: outputIndex,
         item: messageItemOf(id, "in_progress", []),
       }) +
-      this.event("response.content_part.added", {
-        ...this.partPosition(item),
-        part: outputTextPartOf(""),
-      });
+      this.event("response.content_part.added", { ...this.partPosition(item), part: partOf(item) });
     return { item, events };
   }
 
@@ -237,8 +262,10 @@ class ResponsesStreamWriter implements ResponsesStream {
     } else {
       const position = this.partPosition(item);
       events =
-        this.event("response.output_text.done", { ...position, text: item.text }) +
-        this.event("response.content_part.done", { ...position, part: outputTextPartOf(item.text) });
+        (item.part === "refusal"
+          ? this.event("response.refusal.done", { ...position, refusal: item.text })
+          : this.event("response.output_text.done", { ...position, text: item.text })) +
+        this.event("response.content_part.done", { ...position, part: partOf(item) });
     }
     return (
       events +
@@ -274,6 +301,10 @@ class ResponsesStreamWriter implements ResponsesStream {
 
 function outputItemOf(item: StreamedItem, status: "completed" | "incomplete"): OutputItem {
   return item.kind === "message"
-    ? messageItemOf(item.id, status, [outputTextPartOf(item.text)])
+    ? messageItemOf(item.id, status, [partOf(item)])
     : functionCallItemOf(item.id, item.call, status);
+}
+
+function partOf(message: StreamedMessage): MessagePart {
+  return message.part === "refusal" ? refusalPartOf(message.text) : outputTextPartOf(message.text);
 }

@@ -13,6 +13,8 @@ export interface ReplyIdentity {
 /** A finished generation, ready to be shown as one JSON body. */
 export interface CompletedReply extends ReplyIdentity {
   text: string;
+  /** The model declining to answer, in its words (GenerationResult.refusal); absent when it did not. */
+  refusal?: string;
   /** The function calls the model made, in order; empty when it made none. */
   toolCalls: ToolCall[];
   finishReason: FinishReason;
@@ -34,6 +36,8 @@ export function unixSecondsOf(createdAtMs: number): number {
 export interface ReplyStream {
   /** One text event; an empty delta writes nothing. */
   delta(text: string): void;
+  /** More of the model's refusal, in this format's refusal event; an empty delta writes nothing. */
+  refusalDelta(text: string): void;
   /** A function call begins: its position among the reply's calls (from 0), id and name. */
   toolCallStart(index: number, id: string, name: string): void;
   /** More of the arguments' JSON text of the call started at `index`. */

@@ -27,7 +27,11 @@ export const chatCompletionSchema = z.object({
   choices: z
     .array(
       z.object({
-        message: z.object({ content: z.string().nullish(), tool_calls: z.array(toolCallSchema).nullish() }),
+        message: z.object({
+          content: z.string().nullish(),
+          refusal: z.string().nullish(),
+          tool_calls: z.array(toolCallSchema).nullish(),
+        }),
         finish_reason: z.string().nullish(),
       }),
     )
@@ -48,7 +52,11 @@ export const chatCompletionChunkSchema = z.object({
     .array(
       z.object({
         delta: z
-          .object({ content: z.string().nullish(), tool_calls: z.array(toolCallDeltaSchema).nullish() })
+          .object({
+            content: z.string().nullish(),
+            refusal: z.string().nullish(),
+            tool_calls: z.array(toolCallDeltaSchema).nullish(),
+          })
           .nullish(),
         finish_reason: z.string().nullish(),
       }),

@@ -11,6 +11,7 @@ export function convertChatCompletionsResponse(reply: unknown): GenerationResult
   return {
     // Content is null when the model refused or called a tool; either way there is no text.
     text: choice.message.content ?? "",
+    ...(choice.message.refusal ? { refusal: choice.message.refusal } : {}),
     toolCalls: (choice.message.tool_calls ?? []).map((call) => ({
       id: call.id,
       name: call.function.name,

@@ -36,6 +36,7 @@ export function convertChatCompletionsStream(
       const chunk = parseUpstreamReply(chatCompletionChunkSchema, payload);
       const choice = chunk.choices?.[0];
       if (choice?.delta?.content) parts.push({ type: "text-delta", text: choice.delta.content });
+      if (choice?.delta?.refusal) parts.push({ type: "refusal-delta", text: choice.delta.refusal });
       if (choice?.delta?.tool_calls) toolCalls.convert(choice.delta.tool_calls, parts);
       if (choice?.finish_reason) finishReason = mapChatCompletionsFinishReason(choice.finish_reason);
       if (chunk.usage) usage = convertChatCompletionsUsage(chunk.usage);

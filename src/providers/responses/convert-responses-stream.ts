@@ -21,7 +21,8 @@ import {
 type StartedCalls = Map<number, { index: number; argumentsSent: boolean }>;
 
 /**
- * Responses stream events to stream parts: text from `response.output_text.delta`; a function call from
+ * Responses stream events to stream parts: text from `response.output_text.delta` (a refusal from
+ * `response.refusal.delta`); a function call from
  * its `response.output_item.added` (id and name) and `response.function_call_arguments.delta` events; usage
  * and finish from the terminal `response.completed` / `response.incomplete`; `response.failed` and `error`
  * are failures. Calls are numbered by their order among the reply's calls, not by output_index (which counts
@@ -57,6 +58,11 @@ function convertResponsesEvent(
     case "response.output_text.delta": {
       const { delta } = parseUpstreamReply(outputTextDeltaEventSchema, payload);
       if (delta) parts.push({ type: "text-delta", text: delta });
+      return undefined;
+    }
+    case "response.refusal.delta": {
+      const { delta } = parseUpstreamReply(outputTextDeltaEventSchema, payload);
+      if (delta) parts.push({ type: "refusal-delta", text: delta });
       return undefined;
     }
     case "response.output_item.added": {

@@ -27,7 +27,9 @@ const responseOutcomeFields = {
 /** A message item's text parts, or a function call (`call_id` names it in the next request's output). */
 const outputItemSchema = z.object({
   type: z.string(),
-  content: z.array(z.object({ type: z.string(), text: z.string().nullish() })).nullish(),
+  content: z
+    .array(z.object({ type: z.string(), text: z.string().nullish(), refusal: z.string().nullish() }))
+    .nullish(),
   call_id: z.string().nullish(),
   name: z.string().nullish(),
   arguments: z.string().nullish(),

@@ -56,6 +56,8 @@ export interface SimulatedToolCall {
 export interface SimulatedTurn extends Omit<SimulatedCompletion, "finish"> {
   readonly toolCalls: readonly SimulatedToolCall[];
   readonly finish: "stop" | "length" | "tool_calls";
+  /** The text is the model declining (the simulator's `refuse`), for protocols that say so apart. */
+  readonly refused?: boolean;
 }
 
 /** What the simulated upstream bills per image: a flat count, like a low-detail image upstream. */

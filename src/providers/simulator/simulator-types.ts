@@ -8,13 +8,16 @@ import type { IncomingHttpHeaders } from "node:http";
  * - unexpected-shape: answer 200 with JSON that does not follow the protocol.
  * - break-stream: send `afterDeltas` deltas, then the protocol's error event, or destroy the socket, or
  *   stall without ever finishing. Only streams break; a JSON request is answered normally.
+ * - refuse: the model declines, its answer's words given as a refusal where the protocol says one apart
+ *   (chat-completions `refusal`, a responses `refusal` part); the other protocols answer as usual.
  */
 export type SimulatorFault =
   | { kind: "status"; status: number; message?: string }
   | { kind: "hang" }
   | { kind: "malformed-json" }
   | { kind: "unexpected-shape" }
-  | { kind: "break-stream"; afterDeltas: number; mode: StreamBreakMode };
+  | { kind: "break-stream"; afterDeltas: number; mode: StreamBreakMode }
+  | { kind: "refuse" };
 
 export type StreamBreakMode = "error-event" | "destroy-socket" | "stall";
 

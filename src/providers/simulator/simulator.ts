@@ -122,7 +122,7 @@ async function answer(
   route: SimulatorRoute,
   input: SimulationInput,
 ): Promise<void> {
-  const completion = simulateTurn({
+  const turn = simulateTurn({
     messages: input.messages,
     maxOutputTokens: input.maxOutputTokens,
     tools: input.tools ?? [],
@@ -131,6 +131,8 @@ async function answer(
     outputFormat: input.outputFormat,
     imageCount: input.imageCount ?? 0,
   });
+  const completion =
+    state.fault?.kind === "refuse" && turn.toolCalls.length === 0 ? { ...turn, refused: true } : turn;
   state.replyCount += 1;
   const context: ReplyContext = {
     id: `${idPrefixes[route.protocol]}${state.replyCount}`,

@@ -64,6 +64,14 @@ function renderStream(completion: SimulatedTurn, context: ReplyContext): StreamT
     "data: [DONE]\n\n";
   if (completion.toolCalls.length > 0)
     return { ...toolCallStream(completion.toolCalls, chunk, choice), closing, failure };
+  // A refusal streams as its own field, the content staying null, as upstream streams one.
+  if (completion.refused)
+    return {
+      opening: chunk([choice({ role: "assistant", content: null, refusal: "" }, null)]),
+      deltas: completion.pieces.map((piece) => chunk([choice({ refusal: piece }, null)])),
+      closing,
+      failure,
+    };
   return {
     opening: chunk([choice({ role: "assistant", content: "", refusal: null }, null)]),
     deltas: completion.pieces.map((piece) => chunk([choice({ content: piece }, null)])),
@@ -195,10 +203,11 @@ export const chatCompletionsSimulation: SimulatedProtocol = {
           index: 0,
           message: {
             role: "assistant",
-            // A reply that only calls tools has no text: null, as upstream sends it.
-            content: toolCalls.length > 0 && completion.text === "" ? null : completion.text,
+            // A reply that only calls tools, or refuses, has no text: null, as upstream sends it.
+            content:
+              completion.refused || (toolCalls.length > 0 && completion.text === "") ? null : completion.text,
             ...(toolCalls.length > 0 && { tool_calls: toolCalls }),
-            refusal: null,
+            refusal: completion.refused ? completion.text : null,
             annotations: [],
           },
           logprobs: null,

@@ -26,6 +26,11 @@ function outputText(text: string) {
   return { type: "output_text", text, annotations: [], logprobs: [] };
 }
 
+/** The message's one part: its text, or the model's refusal in words. */
+function contentPart(completion: SimulatedTurn, text: string) {
+  return completion.refused ? { type: "refusal", refusal: text } : outputText(text);
+}
+
 function messageItem(context: ReplyContext, status: ResponseStatus, content: unknown[]) {
   return { id: `msg_${context.id}`, type: "message", status, role: "assistant", content };
 }
@@ -54,7 +59,7 @@ function functionCallItem(
 function finalOutput(completion: SimulatedTurn, context: ReplyContext, status: ResponseStatus): unknown[] {
   if (completion.toolCalls.length > 0)
     return completion.toolCalls.map((call, index) => functionCallItem(context, call, index, "completed"));
-  return [messageItem(context, status, [outputText(completion.text)])];
+  return [messageItem(context, status, [contentPart(completion, completion.text)])];
 }
 
 function responseBody(
@@ -119,17 +124,24 @@ function renderTextStream(completion: SimulatedTurn, context: ReplyContext): Str
       output_index: 0,
       item: messageItem(context, "in_progress", []),
     }),
-    event(3, "response.content_part.added", { ...part, part: outputText("") }),
+    event(3, "response.content_part.added", { ...part, part: contentPart(completion, "") }),
   ].join("");
   const deltasStart = 4;
   const deltas = completion.pieces.map((piece, index) =>
-    event(deltasStart + index, "response.output_text.delta", { ...part, delta: piece, logprobs: [] }),
+    completion.refused
+      ? event(deltasStart + index, "response.refusal.delta", { ...part, delta: piece })
+      : event(deltasStart + index, "response.output_text.delta", { ...part, delta: piece, logprobs: [] }),
   );
   const afterDeltas = deltasStart + deltas.length;
-  const finalItem = messageItem(context, status, [outputText(completion.text)]);
+  const finalItem = messageItem(context, status, [contentPart(completion, completion.text)]);
   const closing = [
-    event(afterDeltas, "response.output_text.done", { ...part, text: completion.text, logprobs: [] }),
-    event(afterDeltas + 1, "response.content_part.done", { ...part, part: outputText(completion.text) }),
+    completion.refused
+      ? event(afterDeltas, "response.refusal.done", { ...part, refusal: completion.text })
+      : event(afterDeltas, "response.output_text.done", { ...part, text: completion.text, logprobs: [] }),
+    event(afterDeltas + 1, "response.content_part.done", {
+      ...part,
+      part: contentPart(completion, completion.text),
+    }),
     event(afterDeltas + 2, "response.output_item.done", { output_index: 0, item: finalItem }),
     event(afterDeltas + 3, `response.${status}`, {
       response: responseBody(context, status, [finalItem], usage(completion)),
