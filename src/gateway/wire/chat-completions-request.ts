@@ -4,6 +4,7 @@ import { assertToolExchangesComplete, chatMessagesSchema } from "./chat-message-
 import { responseFormatSchema, toolChoiceSchema, toolsSchema } from "./chat-tool-schemas";
 import { closedObjectSchema } from "./closed-object-schema";
 import {
+  endUserOf,
   includeObfuscationSchema,
   metadataSchema,
   modelSchema,
@@ -103,6 +104,7 @@ const chatCompletionsRequestShape = {
   frequency_penalty: penaltySchema,
   reasoning_effort: reasoningEffortSchema,
   user: userSchema,
+  safety_identifier: userSchema,
   metadata: metadataSchema,
   ...refusedParameterSchemas,
 };
@@ -120,7 +122,7 @@ export const chatCompletionsParameterNames: ClientParameterNames = {
   presencePenalty: "presence_penalty",
   frequencyPenalty: "frequency_penalty",
   reasoningEffort: "reasoning_effort",
-  user: "user",
+  user: "user (or safety_identifier)",
   metadata: "metadata",
   tools: "tools",
   toolChoice: "tool_choice",
@@ -163,7 +165,8 @@ export function parseChatCompletionsRequestBySchema(body: unknown): ParsedGenera
   if (request.presence_penalty != null) result.presencePenalty = request.presence_penalty;
   if (request.frequency_penalty != null) result.frequencyPenalty = request.frequency_penalty;
   if (request.reasoning_effort != null) result.reasoningEffort = request.reasoning_effort;
-  if (request.user != null) result.user = request.user;
+  const endUser = endUserOf(request.user, request.safety_identifier);
+  if (endUser !== undefined) result.user = endUser;
   if (request.metadata != null) result.metadata = request.metadata;
   return result;
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { chargeLimits } from "../../kernel/limits";
 import type { ReasoningEffort } from "../../providers/provider";
+import { apiErrors } from "../api-error";
 
 /**
  * The fields both client formats share, with messages that complete the sentence `<field>: …`
@@ -78,6 +79,20 @@ export const userSchema = z
   .string({ error: "must be a string" })
   .max(userCharactersMax, { error: `must be at most ${userCharactersMax} characters` })
   .nullish();
+
+/**
+ * The end user's id of either format: `safety_identifier` is the protocols' current name for it and `user`
+ * their deprecated one. The same value under both is harmless; two different values have no meaning we
+ * could pick without guessing.
+ */
+export function endUserOf(
+  user: string | null | undefined,
+  safetyIdentifier: string | null | undefined,
+): string | undefined {
+  if (user != null && safetyIdentifier != null && user !== safetyIdentifier)
+    throw apiErrors.validation("user: conflicts with safety_identifier; send only one of them");
+  return safetyIdentifier ?? user ?? undefined;
+}
 
 /** The bounds both client formats document for `metadata`. */
 export const metadataKeysMax = 16;

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { apiErrors, validationErrorOf } from "../api-error";
 import { closedObjectSchema, refusedFieldSchema } from "./closed-object-schema";
 import {
+  endUserOf,
   includeObfuscationSchema,
   metadataSchema,
   modelSchema,
@@ -131,7 +132,7 @@ export function parseResponsesRequest(body: unknown): ParsedGenerationRequest {
   checkToolChoice(toolChoice, tools);
   const optional = {
     reasoningEffort: request.reasoning?.effort ?? undefined,
-    user: userOf(request.user ?? undefined, request.safety_identifier ?? undefined),
+    user: endUserOf(request.user, request.safety_identifier),
     metadata: request.metadata ?? undefined,
     tools,
     toolChoice,
@@ -152,16 +153,6 @@ export function parseResponsesRequest(body: unknown): ParsedGenerationRequest {
   for (const [name, value] of Object.entries(optional))
     if (value !== undefined) Object.assign(parsedRequest, { [name]: value });
   return parsedRequest;
-}
-
-/**
- * `safety_identifier` is the protocol's current name for the end user's id and `user` its deprecated one:
- * the same value under both is harmless, two different values have no meaning we could pick without guessing.
- */
-function userOf(user: string | undefined, safetyIdentifier: string | undefined): string | undefined {
-  if (user !== undefined && safetyIdentifier !== undefined && user !== safetyIdentifier)
-    throw apiErrors.validation("user: conflicts with safety_identifier; send only one of them");
-  return safetyIdentifier ?? user;
 }
 
 /** A choice that needs a tool needs one to choose from, as every upstream would answer after the hold. */

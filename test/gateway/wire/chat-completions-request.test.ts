@@ -544,6 +544,15 @@ describe("parseChatCompletionsRequest: response_format and the sampling paramete
     expect(parse({ stop: ["a", "b", "c", "d"] }).stop).toStrictEqual(["a", "b", "c", "d"]);
   });
 
+  it("reads safety_identifier as the end user, as user is read; the same value under both is one", () => {
+    expect(parse({ safety_identifier: "user-42" }).user).toBe("user-42");
+    expect(parse({ user: "same", safety_identifier: "same" }).user).toBe("same");
+    expectValidationError(
+      () => parse({ user: "a", safety_identifier: "b" }),
+      "user: conflicts with safety_identifier; send only one of them",
+    );
+  });
+
   const manyKeys = Object.fromEntries(Array.from({ length: 17 }, (_, index) => [`k${index}`, "v"]));
   it.each<[string, Record<string, unknown>, string]>([
     [
