@@ -197,6 +197,13 @@ describe("key management (/llm/apis)", () => {
     ["POST", "/llm/apis", { description: "no name" }, "name"],
     ["POST", "/llm/apis", { name: "x", isOrganization: "yes" }, "isOrganization"],
     ["POST", "/llm/apis", { name: "org key without org", isOrganization: true }, "isOrganization"],
+    // A misspelt field is named, rather than a personal key issued in place of an organization's.
+    [
+      "POST",
+      "/llm/apis",
+      { name: "misspelt", isOrganisation: true },
+      "isOrganisation: is not a field of a key",
+    ],
     ["GET", "/llm/apis?isOrganization=maybe", undefined, "isOrganization"],
   ] as const)("rejects %s %s %j with 400/100 naming the field", async (method, path, body, field) => {
     const result = await call(harness, method, path, alice, body);

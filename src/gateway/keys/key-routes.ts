@@ -14,14 +14,22 @@ import { apiErrors, validationErrorOf } from "../api-error";
 import { storableString } from "../http/storable-string";
 import { sessionOf } from "../middleware/authenticate-session";
 import { requestIdOf } from "../middleware/request-id";
+import { closedObjectSchema } from "../wire/closed-object-schema";
 
 /** Key management (/llm/apis, C4), behind a logged-in session. */
 
-const issueBody = z.object({
-  name: z.string().trim().min(1, "is required").max(200),
-  description: z.string().max(2_000).optional().default(""),
-  isOrganization: z.boolean().optional().default(false),
-});
+// Closed: a misspelt field (`isOrganisation`) would otherwise issue a personal key without a word.
+const issueBody = closedObjectSchema(
+  {
+    name: z.string().trim().min(1, "is required").max(200),
+    description: z.string().max(2_000).optional().default(""),
+    isOrganization: z.boolean().optional().default(false),
+  },
+  {
+    error: "must be a JSON object",
+    unknownField: "is not a field of a key (name, description, isOrganization)",
+  },
+);
 
 const statusBody = z.object({ status: z.union([z.literal(0), z.literal(1)], { error: "must be 1 or 0" }) });
 
