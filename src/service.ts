@@ -15,7 +15,11 @@ import { HoldRowCompletion } from "./billing/holds/hold-row-completion";
 import { HoldRowsVacuum } from "./billing/holds/hold-rows-vacuum";
 import { PostgresUsageAuthorizations } from "./billing/holds/postgres-usage-authorizations";
 import { SettledHoldsLog } from "./billing/holds/settled-holds-log";
-import { assertSettlementTimings, type SettlementTimings } from "./billing/holds/settlement-timings";
+import {
+  assertSettlementTimings,
+  holdConfirmationMaxAgeMs,
+  type SettlementTimings,
+} from "./billing/holds/settlement-timings";
 import { UsageOutbox } from "./billing/holds/usage-outbox";
 import type { ChargeEnqueuer } from "./billing/queue/charge-enqueuer";
 import { ModelPriceList } from "./billing/read-models/model-price-list";
@@ -401,6 +405,7 @@ async function startHolds(
     gatewayInstance: heartbeat.instanceId,
     progressIntervalMs: timings.progressIntervalMs,
     holdLifetimeMs: timings.holdLifetimeMs,
+    confirmationMaxAgeMs: holdConfirmationMaxAgeMs(timings),
     logger,
   });
   progress.start();

@@ -185,6 +185,17 @@ export const apiErrors = {
       applicationCodes.modelProcessing,
       "The gateway is shutting down and ended this request before it completed; send it again",
     ),
+  /**
+   * The orphan sweep released the request's hold, presuming this gateway process dead (paused, or out of
+   * touch with the database for too long): it delivers nothing more (C10). What was delivered is billed.
+   */
+  holdReleased: () =>
+    new ApiError(
+      503,
+      applicationCodes.modelProcessing,
+      "This gateway was out of touch with the billing ledger long enough that the request's hold was released, so the request was ended; what was delivered is billed. Send it again",
+      1,
+    ),
   /** A stream ran past the gateway's total stream deadline; what it delivered is billed. */
   streamDeadlineExceeded: (deadlineMs: number) =>
     new ApiError(

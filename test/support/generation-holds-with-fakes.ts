@@ -25,7 +25,8 @@ export function generationHoldsWithFakes(parts: {
       entriesMax: 10,
       retryDelaysMs: [10],
     }),
-    progress: { track: () => () => {} },
+    // Holds the fakes place stay standing: the release of one is hold-progress's own test.
+    progress: { track: () => () => {}, stillHeld: () => true },
     availableNow: async () => parts.availableWon,
     gatewayInstance: "gateway-test",
     limits: {

@@ -53,7 +53,7 @@ export interface GenerationHoldsOptions {
   authorizer: Pick<HoldAuthorizer, "authorize">;
   pricing: HoldPricing;
   outbox: UsageOutbox;
-  progress: Pick<HoldProgress, "track">;
+  progress: Pick<HoldProgress, "track" | "stillHeld">;
   /** The database's view of what an account has available now, or null when it has no funds row. */
   availableNow: (account: AccountReference) => Promise<string | null>;
   gatewayInstance: string;
@@ -130,9 +130,15 @@ export interface RequestHold {
   readonly placed: Promise<void>;
   /**
    * Once the hold is placed, until it settles: its renewal and the output so far, recorded every few
-   * seconds with the process's other requests (hold-progress.ts).
+   * seconds with the process's other requests (hold-progress.ts). `onReleased`: the orphan sweep settled the
+   * hold meanwhile (it presumed this process dead); the request must deliver nothing more.
    */
-  trackProgress(outputTokensSoFar: OutputTokensSoFar): void;
+  trackProgress(outputTokensSoFar: OutputTokensSoFar, onReleased: () => void): void;
+  /**
+   * Whether the request may deliver more output now: true while its hold was confirmed recently, else the
+   * next record's answer (HoldProgress.stillHeld). Only once progress is tracked.
+   */
+  stillHeld(): true | Promise<boolean>;
   /** The usage replaces the hold; resolves once it is durable in the ledger. */
   post(usage: UsageToSettle): Promise<void>;
   /** After a request that produced nothing: the hold is released whole. */
@@ -198,10 +204,11 @@ export class GenerationHolds {
     return {
       holdFirst,
       placed,
-      trackProgress: (outputTokensSoFar) => {
+      trackProgress: (outputTokensSoFar, onReleased) => {
         assert(held, `progress of ${request.requestId} tracked before its hold was placed`);
-        untrack = this.options.progress.track(request.requestId, outputTokensSoFar);
+        untrack = this.options.progress.track(request.requestId, outputTokensSoFar, onReleased);
       },
+      stillHeld: () => this.options.progress.stillHeld(request.requestId),
       post: (usage) => {
         assert(held, `usage of ${request.requestId} posted without a placed hold`);
         untrack();

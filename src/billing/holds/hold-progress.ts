@@ -7,6 +7,11 @@ import type { Logger } from "pino";
  * settles a running request's hold however long it runs, and a request whose process dies is billed for
  * the output counted at its last record. Nothing is written while no request is in flight.
  *
+ * The same statement answers which of those holds are no longer open: settled by the orphan sweep, which
+ * presumed this process dead (paused, or cut off from the database, past its judgement). Their requests are
+ * cut (`onReleased`), and no request delivers output on a confirmation older than the sweep could take to
+ * judge (`stillHeld`): what a released hold no longer covers is never served, so the overdraft stays bounded.
+ *
  * The row is operational state (declared in src/ledger/schema/holds/hold-progress.ts): the money it
  * justifies is written into the ledger by the settlement that reads it.
  */
@@ -17,37 +22,84 @@ export interface HoldProgressOptions {
   progressIntervalMs: number;
   /** A renewal makes the hold good for this long from the moment it is recorded. */
   holdLifetimeMs: number;
+  /**
+   * How long a hold's last confirmation (its placement, or a record that found it open) lets output flow
+   * without another (settlementTimings' `holdConfirmationMaxAgeMs`): less than the sweep could take to
+   * judge this process dead and release it.
+   */
+  confirmationMaxAgeMs: number;
   logger: Logger;
+  /** Monotonic milliseconds (tests pass their own). */
+  nowMs?: () => number;
 }
 
 /** What a request in flight tells about itself: its output so far, in tokens (0 for a JSON answer). */
 export type OutputTokensSoFar = () => number;
 
+interface TrackedRequest {
+  outputTokensSoFar: OutputTokensSoFar;
+  /** Called once, when a record finds the hold released: the sweep settled it, presuming this process dead. */
+  onReleased: () => void;
+  /** When the hold was last known open: its placement, then each record that found it so. */
+  confirmedAtMs: number;
+}
+
+/** A record that failed leaves the requests waiting for confirmation to try again this soon. */
+const confirmationRetryMs = 250;
+
 export class HoldProgress {
-  private readonly inFlight = new Map<string, OutputTokensSoFar>();
+  private readonly inFlight = new Map<string, TrackedRequest>();
   private timer: NodeJS.Timeout | undefined;
   private recording: Promise<void> | undefined;
   private failing = false;
+  private readonly nowMs: () => number;
 
-  constructor(private readonly options: HoldProgressOptions) {}
+  constructor(private readonly options: HoldProgressOptions) {
+    this.nowMs = options.nowMs ?? (() => performance.now());
+  }
 
-  /** From the hold's placement to its settlement; the returned function ends the tracking. */
-  track(requestId: string, outputTokensSoFar: OutputTokensSoFar): () => void {
-    this.inFlight.set(requestId, outputTokensSoFar);
-    return () => this.inFlight.delete(requestId);
+  /**
+   * From the hold's placement (its first confirmation) to its settlement; the returned function ends the
+   * tracking. `onReleased` is called if a record finds the hold released.
+   */
+  track(requestId: string, outputTokensSoFar: OutputTokensSoFar, onReleased: () => void): () => void {
+    const tracked = { outputTokensSoFar, onReleased, confirmedAtMs: this.nowMs() };
+    this.inFlight.set(requestId, tracked);
+    return () => {
+      if (this.inFlight.get(requestId) === tracked) this.inFlight.delete(requestId);
+    };
   }
 
   get inFlightCount(): number {
     return this.inFlight.size;
   }
 
+  /**
+   * Whether the request may deliver more output: true at once while its hold's last confirmation is recent
+   * (every request, between records, on a process that reaches the database); else a promise of the next
+   * record's answer, retried while the database is away (output waits; an outage proves nothing), false
+   * once the hold is found released or the request is no longer tracked. A process paused or cut off from
+   * the database past the sweep's judgement thus delivers nothing its hold no longer covers (C10).
+   */
+  stillHeld(requestId: string): true | Promise<boolean> {
+    const tracked = this.inFlight.get(requestId);
+    if (tracked !== undefined && this.nowMs() - tracked.confirmedAtMs <= this.options.confirmationMaxAgeMs)
+      return true;
+    return this.confirm(requestId);
+  }
+
+  private async confirm(requestId: string): Promise<boolean> {
+    for (;;) {
+      const tracked = this.inFlight.get(requestId);
+      if (tracked === undefined) return false;
+      if (this.nowMs() - tracked.confirmedAtMs <= this.options.confirmationMaxAgeMs) return true;
+      await this.recordOnce();
+      if (this.failing) await new Promise((resolve) => setTimeout(resolve, confirmationRetryMs));
+    }
+  }
+
   start(): void {
-    this.timer ??= setInterval(() => {
-      // One record at a time: a slow database never piles statements up.
-      this.recording ??= this.record().finally(() => {
-        this.recording = undefined;
-      });
-    }, this.options.progressIntervalMs);
+    this.timer ??= setInterval(() => void this.recordOnce(), this.options.progressIntervalMs);
     this.timer.unref();
   }
 
@@ -57,26 +109,49 @@ export class HoldProgress {
     await this.recording;
   }
 
-  /** Writes one record now (the interval does this on its own; tests and shutdown call it directly). */
+  /** One record at a time: a slow database never piles statements up, and a caller joins the one running. */
+  private recordOnce(): Promise<void> {
+    this.recording ??= this.record().finally(() => {
+      this.recording = undefined;
+    });
+    return this.recording;
+  }
+
+  /**
+   * Writes one record now (the interval does this on its own; tests and shutdown call it directly): renews
+   * every hold in flight, records its output so far, and learns which holds are no longer open.
+   */
   async record(): Promise<void> {
     if (this.inFlight.size === 0) return;
-    const requests = [...this.inFlight].map(([requestId, outputTokensSoFar]) => ({
+    const sentAtMs = this.nowMs();
+    const snapshot = [...this.inFlight];
+    const requests = snapshot.map(([requestId, tracked]) => ({
       request_id: requestId,
-      output_tokens: outputTokensSoFar(),
+      output_tokens: tracked.outputTokensSoFar(),
     }));
+    let released: Set<string>;
     try {
-      await this.options.pool.query({
+      const result = await this.options.pool.query<{ request_id: string }>({
         name: "hold-progress",
-        text: `INSERT INTO hold_progress AS progress (request_id, gateway_instance, output_tokens, renewed_until,
-                 recorded_at)
-               SELECT request.request_id, $1, request.output_tokens,
-                      now() + make_interval(secs => $2 / 1000.0), now()
-               FROM json_to_recordset($3::json) AS request(request_id text, output_tokens integer)
-               ORDER BY request.request_id
-               ON CONFLICT (request_id) DO UPDATE SET output_tokens = excluded.output_tokens,
-                 renewed_until = excluded.renewed_until, recorded_at = excluded.recorded_at`,
+        // The holds found settled are answered from the statement's snapshot, taken before its writes.
+        text: `WITH request AS (
+                 SELECT * FROM json_to_recordset($3::json) AS request(request_id text, output_tokens integer)
+               ), recorded AS (
+                 INSERT INTO hold_progress AS progress (request_id, gateway_instance, output_tokens,
+                   renewed_until, recorded_at)
+                 SELECT request.request_id, $1, request.output_tokens,
+                        now() + make_interval(secs => $2 / 1000.0), now()
+                 FROM request
+                 ORDER BY request.request_id
+                 ON CONFLICT (request_id) DO UPDATE SET output_tokens = excluded.output_tokens,
+                   renewed_until = excluded.renewed_until, recorded_at = excluded.recorded_at
+               )
+               SELECT request.request_id FROM request
+               WHERE NOT EXISTS (SELECT 1 FROM request_holds holds
+                                 WHERE holds.request_id = request.request_id AND holds.settled_at IS NULL)`,
         values: [this.options.gatewayInstance, this.options.holdLifetimeMs, JSON.stringify(requests)],
       });
+      released = new Set(result.rows.map((row) => row.request_id));
       if (this.failing) this.options.logger.info("recording the progress of requests in flight again");
       this.failing = false;
     } catch (error) {
@@ -84,6 +159,21 @@ export class HoldProgress {
       if (!this.failing)
         this.options.logger.error({ err: error }, "recording the progress of requests in flight failed");
       this.failing = true;
+      return;
+    }
+    for (const [requestId, tracked] of snapshot) {
+      // Settled here meanwhile (its own usage) or still running: only a request still tracked is told.
+      if (this.inFlight.get(requestId) !== tracked) continue;
+      if (!released.has(requestId)) {
+        tracked.confirmedAtMs = Math.max(tracked.confirmedAtMs, sentAtMs);
+        continue;
+      }
+      this.inFlight.delete(requestId);
+      this.options.logger.warn(
+        { requestId },
+        "this request's hold was released by the orphan sweep (this process was presumed dead): cutting it",
+      );
+      tracked.onReleased();
     }
   }
 }

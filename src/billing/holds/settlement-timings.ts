@@ -71,5 +71,21 @@ export function assertSettlementTimings(timings: SettlementTimings): SettlementT
   assert(progressIntervalMs * 3 <= holdLifetimeMs, "progressIntervalMs × 3 must be ≤ holdLifetimeMs");
   // A crash loses at most the output of one progress interval, which must be shorter than the wait to settle.
   assert(progressIntervalMs <= presumedDeadAfterMs, "progressIntervalMs must be ≤ presumedDeadAfterMs");
+  // A healthy gateway's holds are confirmed (every progress interval) long before their confirmation ages
+  // out, so its output never waits for one.
+  assert(
+    holdConfirmationMaxAgeMs(timings) >= progressIntervalMs * 2,
+    "heartbeatIntervalMs + progressIntervalMs × 3 must be ≤ presumedDeadAfterMs",
+  );
   return timings;
+}
+
+/**
+ * How long a gateway's output may flow on its hold's last confirmation (placed, or found open by a progress
+ * record): the sweep releases a hold only once the gateway's heartbeat, at most one beat older than that
+ * confirmation, has stood still for `presumedDeadAfterMs`; one progress interval more is the margin for the
+ * statement's own time and the output being written when the age is checked.
+ */
+export function holdConfirmationMaxAgeMs(timings: SettlementTimings): number {
+  return timings.presumedDeadAfterMs - timings.heartbeatIntervalMs - timings.progressIntervalMs;
 }

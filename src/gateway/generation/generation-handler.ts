@@ -3,10 +3,10 @@ import type { ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import { billingMetrics } from "../../billing/billing-metrics";
 import { discountOrganizationOf } from "../../billing/charging/charge-usage";
-
 import type { GenerationHolds, RequestHold, SettledUpstream } from "../../billing/holds/generation-holds";
 import type { SettlementTimings } from "../../billing/holds/settlement-timings";
 import { mayCallModel } from "../../keys/allowed-models";
+import type { voidReasons } from "../../ledger/events";
 import { type CatalogModel, findModel } from "../../providers/catalog";
 import { upstreamRequestsOfThisTurnWritten } from "../../providers/http/upstream-http-client";
 import type {
@@ -18,7 +18,7 @@ import type {
 } from "../../providers/provider";
 import type { UpstreamCall } from "../../providers/resilience/upstream-call";
 
-import { apiErrors } from "../api-error";
+import { type ApiError, apiErrors } from "../api-error";
 import { sendJson } from "../http/json-response";
 import { toApiError } from "../middleware/error-handler";
 import { observationOf, type RequestObservation } from "../observation/request-observation";
@@ -237,7 +237,11 @@ async function jsonGeneration(
   context: GenerationContext,
   response: ServerResponse,
 ): Promise<void> {
-  const { signal, clientGone, cut, release } = upstreamAbort(response, context.hold, dependencies.inFlight);
+  const { signal, clientGone, cut, cutNow, release } = upstreamAbort(
+    response,
+    context.hold,
+    dependencies.inFlight,
+  );
   try {
     const observation = context.observation;
     observation?.upstreamStarted();
@@ -246,18 +250,31 @@ async function jsonGeneration(
     generating.catch(() => {});
     await context.hold.placed;
     // Nothing is delivered before the whole answer: the progress record only renews the hold.
-    context.hold.trackProgress(() => 0);
+    context.hold.trackProgress(
+      () => 0,
+      () => cutNow(new GatewayCut("interrupted")),
+    );
     let result: Awaited<typeof generating>;
     try {
       result = await generating;
     } catch (error) {
       const gatewayCut = cut();
       context.hold.void(
-        gatewayCut ? "shutdown" : clientGone() ? "client-disconnected" : "upstream-failed",
+        gatewayCut
+          ? voidReasonOf(gatewayCut.reason)
+          : clientGone()
+            ? "client-disconnected"
+            : "upstream-failed",
         settledUpstreamOf(context),
       );
-      if (gatewayCut) throw apiErrors.gatewayStopping();
+      if (gatewayCut) throw cutErrorOf(gatewayCut.reason, dependencies);
       throw error;
+    }
+    // The answer leaves only on a hold still standing: a released one covers nothing more (C10).
+    const held = context.hold.stillHeld();
+    if (held !== true && !(await held)) {
+      context.hold.void(voidReasonOf("interrupted"), settledUpstreamOf(context));
+      throw apiErrors.holdReleased();
     }
     if (!nothingProduced(result)) observation?.firstToken();
     const usage = resolveUsage(result.usage, context.upstreamRequest, result);
@@ -296,7 +313,7 @@ async function streamGeneration(
     Math.max(0, context.startedAt.getTime() + dependencies.timings.streamDeadlineMs - Date.now()),
   );
   try {
-    await streamUntilSettled(format, dependencies, context, response, { signal, clientGone, cut });
+    await streamUntilSettled(format, dependencies, context, response, { signal, clientGone, cut, cutNow });
   } finally {
     clearTimeout(deadline);
     release();
@@ -322,9 +339,16 @@ async function streamUntilSettled(
   dependencies: GenerationDependencies,
   context: GenerationContext,
   response: ServerResponse,
-  control: { signal: AbortSignal; clientGone: () => boolean; cut: () => GatewayCut | undefined },
+  control: {
+    signal: AbortSignal;
+    clientGone: () => boolean;
+    cut: () => GatewayCut | undefined;
+    cutNow: (gatewayCut: GatewayCut) => void;
+  },
 ): Promise<void> {
-  const relayed = await relayStream(format, context, response, control.signal);
+  const relayed = await relayStream(format, context, response, control.signal, () =>
+    control.cutNow(new GatewayCut("interrupted")),
+  );
   // A refused or failed hold is the answer, whatever the upstream did meanwhile (it was aborted).
   await context.hold.placed;
   const gatewayCut = control.cut();
@@ -338,12 +362,16 @@ async function streamUntilSettled(
   await settleStream(outcome, relayed, dependencies, context, response);
 }
 
-/** Relays the upstream's stream to the client, once the hold is placed, until it ends or fails. */
+/**
+ * Relays the upstream's stream to the client, once the hold is placed, until it ends or fails; each batch
+ * only while the hold stands (`onReleased` cuts the request once it is found released).
+ */
 async function relayStream(
   format: ClientFormat,
   context: GenerationContext,
   response: ServerResponse,
   signal: AbortSignal,
+  onReleased: () => void,
 ): Promise<Relayed> {
   const sink = sseSink(response);
   const relayed: Relayed = {
@@ -370,7 +398,12 @@ async function relayStream(
       if (!holdPlaced) {
         await context.hold.placed;
         holdPlaced = true;
-        context.hold.trackProgress(() => progress.outputTokens);
+        context.hold.trackProgress(() => progress.outputTokens, onReleased);
+      }
+      const held = context.hold.stillHeld();
+      if (held !== true && !(await held)) {
+        onReleased();
+        break;
       }
       for (const part of parts) relayPart(part, relayed, progress, context.observation);
       if (response.writableNeedDrain) await drained(response, signal);
@@ -440,7 +473,8 @@ async function settleStream(
   const usageOfProduced = () => resolveUsage(relayed.reported, context.upstreamRequest, relayed.produced);
   // What a stream cut short delivered is billed; nothing delivered releases the hold whole.
   const settleCut = (cutOutcome: Exclude<Outcome, "completed">) => {
-    if (nothingProduced(relayed.produced)) context.hold.void(cutOutcome, settledUpstreamOf(context));
+    if (nothingProduced(relayed.produced))
+      context.hold.void(voidReasonOf(cutOutcome), settledUpstreamOf(context));
     else void postUsage(context, cutOutcome, usageOfProduced());
   };
   switch (outcome) {
@@ -456,14 +490,11 @@ async function settleStream(
       return;
     case "upstream-failed":
     case "shutdown":
-    case "deadline-exceeded": {
+    case "deadline-exceeded":
+    case "interrupted": {
       settleCut(outcome);
       const error =
-        outcome === "shutdown"
-          ? apiErrors.gatewayStopping()
-          : outcome === "deadline-exceeded"
-            ? apiErrors.streamDeadlineExceeded(dependencies.timings.streamDeadlineMs)
-            : toApiError(relayed.failure);
+        outcome === "upstream-failed" ? toApiError(relayed.failure) : cutErrorOf(outcome, dependencies);
       if (!relayed.clientStream) throw outcome === "upstream-failed" ? relayed.failure : error;
       if (!response.writableEnded) relayed.clientStream.fail(error);
       return;
@@ -471,6 +502,28 @@ async function settleStream(
     default: {
       const unreachable: never = outcome;
       throw new Error(`unknown outcome ${unreachable}`);
+    }
+  }
+}
+
+/** A request cut with nothing produced releases its hold for this reason. */
+function voidReasonOf(outcome: Exclude<Outcome, "completed">): (typeof voidReasons)[number] {
+  // A hold the sweep released corrects to nothing delivered as a request the ledger cut (late-settlement.ts).
+  return outcome === "interrupted" ? "ledger-unavailable" : outcome;
+}
+
+/** What the client is told of a request the gateway cut. */
+function cutErrorOf(reason: GatewayCutReason, dependencies: GenerationDependencies): ApiError {
+  switch (reason) {
+    case "shutdown":
+      return apiErrors.gatewayStopping();
+    case "deadline-exceeded":
+      return apiErrors.streamDeadlineExceeded(dependencies.timings.streamDeadlineMs);
+    case "interrupted":
+      return apiErrors.holdReleased();
+    default: {
+      const unreachable: never = reason;
+      throw new Error(`unknown cut ${unreachable}`);
     }
   }
 }

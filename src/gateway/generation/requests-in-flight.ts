@@ -1,11 +1,12 @@
 /**
  * The generation requests this process is serving, so that it can end them itself: at the drain bound of a
- * stop (`shutdown`), or when a stream outlives its deadline (`deadline-exceeded`). A cut request ends as its
- * format says (a stream with the format's own error event) and is billed for what it delivered, with an
- * outcome that says the gateway cut it, not the client (C10).
+ * stop (`shutdown`), when a stream outlives its deadline (`deadline-exceeded`), or when the orphan sweep
+ * released its hold, presuming this process dead (`interrupted`, as the sweep's own settlement says). A cut
+ * request ends as its format says (a stream with the format's own error event) and is billed for what it
+ * delivered, with an outcome that says the gateway cut it, not the client (C10).
  */
 
-export type GatewayCutReason = "shutdown" | "deadline-exceeded";
+export type GatewayCutReason = "shutdown" | "deadline-exceeded" | "interrupted";
 
 /** The abort reason of a request the gateway cut. */
 export class GatewayCut extends Error {

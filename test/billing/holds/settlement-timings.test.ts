@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { HeartbeatWatch } from "../../../src/billing/holds/orphan-hold-settlement";
-import { assertSettlementTimings } from "../../../src/billing/holds/settlement-timings";
+import {
+  assertSettlementTimings,
+  holdConfirmationMaxAgeMs,
+} from "../../../src/billing/holds/settlement-timings";
 import { loadConfig } from "../../../src/config";
 import { ConfigError } from "../../../src/kernel/config-error";
 import { defaultSettlementTimings } from "../../../src/kernel/limits";
@@ -11,8 +14,9 @@ import { defaultSettlementTimings } from "../../../src/kernel/limits";
  */
 
 describe("settlement timings", () => {
-  it("given the defaults, then they hold together", () => {
+  it("given the defaults, then they hold together, and a hold's confirmation lets output flow for 6 s", () => {
     expect(assertSettlementTimings(defaultSettlementTimings)).toEqual(defaultSettlementTimings);
+    expect(holdConfirmationMaxAgeMs(defaultSettlementTimings)).toBe(6_000);
   });
 
   it.each([
@@ -21,6 +25,11 @@ describe("settlement timings", () => {
     [{ orphanSweepIntervalMs: 6_000 }, "orphanSweepIntervalMs must be < observationGapMaxMs"],
     [{ observationGapMaxMs: 20_000 }, "observationGapMaxMs must be < presumedDeadAfterMs"],
     [{ streamDeadlineMs: 0 }, "streamDeadlineMs must be a positive whole number"],
+    // A hold's confirmation would age out between two healthy records: output would wait for nothing.
+    [
+      { presumedDeadAfterMs: 7_000, observationGapMaxMs: 4_000, orphanSweepIntervalMs: 2_000 },
+      "heartbeatIntervalMs + progressIntervalMs × 3 must be ≤ presumedDeadAfterMs",
+    ],
   ])("given %o, then start is refused naming the relation", (change, message) => {
     expect(() => assertSettlementTimings({ ...defaultSettlementTimings, ...change })).toThrow(message);
   });

@@ -1,0 +1,138 @@
+import { randomUUID } from "node:crypto";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HoldProgress } from "../../../src/billing/holds/hold-progress";
+import { topUp } from "../../support/ledger-fixtures";
+import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
+import { holdRowCompletionOf } from "../../support/settled-holds";
+import { personalHoldRequest, usageAuthorizationsOf } from "../../support/usage-authorizations";
+
+/**
+ * The progress record of a gateway's requests in flight (C10) also tells it which holds the orphan sweep
+ * released meanwhile (it presumed the process dead): those requests are told, and no request delivers on a
+ * confirmation older than the sweep could take to judge — while the database is away, it waits rather than
+ * guess.
+ */
+
+const account = { kind: "user" as const, id: "progress-holds" };
+const confirmationMaxAgeMs = 6_000;
+
+describe("the progress record's confirmation of holds", () => {
+  let harness: LedgerHarness;
+
+  beforeAll(async () => {
+    harness = await openLedgerHarness("hold_progress");
+    await harness.append({
+      streamId: `account-user-${account.id}`,
+      expectedVersion: "no-stream",
+      events: [topUp(account.id, "1000", "progress holds")],
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await harness?.dispose();
+  });
+
+  /** Two holds placed now, as the gateway places them. */
+  async function placedHolds(): Promise<[string, string]> {
+    const holds = [0, 1].map(() => personalHoldRequest(`req_progress_${randomUUID()}`, account.id));
+    const decisions = await usageAuthorizationsOf(harness.ledger.pool, harness.store).authorizeUsage(holds);
+    expect(decisions.map((decision) => decision.kind)).toEqual(["held", "held"]);
+    return [holds[0]!.data.requestId, holds[1]!.data.requestId];
+  }
+
+  function progressWith(pool: HoldProgress["options"]["pool"], clock: { ms: number }) {
+    return new HoldProgress({
+      pool,
+      gatewayInstance: "gateway-progress",
+      progressIntervalMs: 2_000,
+      holdLifetimeMs: 660_000,
+      confirmationMaxAgeMs,
+      logger: pino({ level: "silent" }),
+      nowMs: () => clock.ms,
+    });
+  }
+
+  it("given one hold released by the sweep, when the confirmation has aged, then that request is told and refused more output, the other goes on", async () => {
+    const [released, running] = await placedHolds();
+    const clock = { ms: 0 };
+    const progress = progressWith(harness.ledger.pool, clock);
+    const told: string[] = [];
+    progress.track(
+      released,
+      () => 3,
+      () => told.push(released),
+    );
+    progress.track(
+      running,
+      () => 5,
+      () => told.push(running),
+    );
+    expect(progress.stillHeld(released)).toBe(true);
+
+    // The sweep settles the first hold (any settlement but the gateway's own closes its row).
+    expect(
+      await holdRowCompletionOf(harness.ledger.pool).voidIfOpen(released, randomUUID(), { actor: "test" }),
+    ).toBe(true);
+    clock.ms = confirmationMaxAgeMs + 1;
+
+    expect(await progress.stillHeld(running)).toBe(true);
+    expect(told).toEqual([released]);
+    expect(await progress.stillHeld(released)).toBe(false);
+    // Confirmed by that record: no statement until the confirmation ages again.
+    expect(progress.stillHeld(running)).toBe(true);
+    const recorded = await harness.ledger.pool.query<{ output_tokens: number }>(
+      "SELECT output_tokens FROM hold_progress WHERE request_id = $1",
+      [running],
+    );
+    expect(recorded.rows).toEqual([{ output_tokens: 5 }]);
+  });
+
+  it("given the database away when the confirmation has aged, then the output waits, and goes on once a record confirms the hold", async () => {
+    const [, running] = await placedHolds();
+    const clock = { ms: 0 };
+    let away = true;
+    const pool = {
+      query: ((...args: Parameters<typeof harness.ledger.pool.query>) =>
+        away
+          ? Promise.reject(new Error("connection refused"))
+          : harness.ledger.pool.query(...args)) as typeof harness.ledger.pool.query,
+    };
+    const progress = progressWith(pool, clock);
+    progress.track(
+      running,
+      () => 1,
+      () => {
+        throw new Error("a hold still open is never told released");
+      },
+    );
+    clock.ms = confirmationMaxAgeMs + 1;
+
+    const waiting = progress.stillHeld(running);
+    expect(waiting).toBeInstanceOf(Promise);
+    const answer = await Promise.race([
+      waiting,
+      new Promise((resolve) => setTimeout(() => resolve("waiting"), 800)),
+    ]);
+    expect(answer).toBe("waiting");
+    away = false;
+    expect(await waiting).toBe(true);
+  });
+
+  it("given a request settled by its own gateway, then it is no longer confirmed and never told released", async () => {
+    const [settled] = await placedHolds();
+    const clock = { ms: 0 };
+    const progress = progressWith(harness.ledger.pool, clock);
+    const untrack = progress.track(
+      settled,
+      () => 2,
+      () => {
+        throw new Error("a request settled here is never told released");
+      },
+    );
+    untrack();
+    await holdRowCompletionOf(harness.ledger.pool).voidIfOpen(settled, randomUUID(), { actor: "test" });
+    clock.ms = confirmationMaxAgeMs + 1;
+    await progress.record();
+    expect(await progress.stillHeld(settled)).toBe(false);
+  });
+});

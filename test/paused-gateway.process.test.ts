@@ -1,0 +1,214 @@
+import OpenAI from "openai";
+import pg from "pg";
+import { afterEach, describe, expect, it } from "vitest";
+import { queueBackendOf } from "../src/billing/queue/queue-backend";
+import { Money, sumMoney } from "../src/kernel/money";
+import { createTestDatabase, type TestDatabase } from "./support/database";
+import {
+  gatewayOriginOf,
+  provisionKeyWithCredit,
+  type ServiceProcess,
+  spawnRole,
+} from "./support/service-process";
+import { removeQueueData } from "./workers/queue-test-support";
+
+/**
+ * A gateway process paused (SIGSTOP) past the orphan sweep's judgement, its streams' holds released and
+ * their money spent through another gateway meanwhile, then resumed (C10): it delivers nothing its released
+ * holds no longer cover — the output its upstream sent during the pause is not relayed, each stream ends
+ * with an error saying why — so the account ends no lower than minus one request's cost, and every request
+ * is billed for what its client received, once.
+ */
+
+const adminToken = "paused-admin-token-0123456789abcdef0123456789ab";
+const model = "alpha-5.4-pro";
+const streamCount = 10;
+const creditWon = "150";
+
+const started: ServiceProcess[] = [];
+let database: TestDatabase | undefined;
+
+function environmentOf(database: TestDatabase, simulatorTokensPerSecond: number): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    DATABASE_URL: database.url,
+    SESSION_SECRET: "paused-session-secret-0123456789abcdef01234567",
+    KEY_PEPPER: "paused-key-pepper-0123456789abcdef0123456789abcd",
+    ADMIN_TOKEN: adminToken,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    SIMULATOR_TOKENS_PER_SECOND: String(simulatorTokensPerSecond),
+    LOG_LEVEL: "info",
+  };
+}
+
+async function startRole(role: "gateway" | "worker", environment: NodeJS.ProcessEnv) {
+  const running = await spawnRole(role, environment);
+  started.push(running);
+  return running;
+}
+
+async function query<Row extends pg.QueryResultRow>(sql: string, values: unknown[] = []): Promise<Row[]> {
+  const client = new pg.Client({ connectionString: database!.url });
+  await client.connect();
+  try {
+    return (await client.query<Row>(sql, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(condition: () => Promise<boolean>, waitMs: number, what: string): Promise<void> {
+  const deadlineMs = Date.now() + waitMs;
+  while (!(await condition())) {
+    if (Date.now() > deadlineMs) throw new Error(`timed out waiting until ${what}`);
+    await sleep(250);
+  }
+}
+
+afterEach(async () => {
+  for (const running of started.splice(0)) {
+    if (running.child.exitCode !== null) continue;
+    running.child.kill("SIGCONT");
+    running.child.kill("SIGKILL");
+  }
+  if (database && process.env.REDIS_URL)
+    await removeQueueData(queueBackendOf({ redisUrl: process.env.REDIS_URL, databaseUrl: database.url }));
+  await database?.drop();
+  database = undefined;
+});
+
+describe("a gateway paused past the sweep's judgement", () => {
+  it("given its streams' holds released and spent elsewhere, when it resumes, then it relays nothing more, and the account ends no lower than minus one request", async () => {
+    // Given a worker (it sweeps), a gateway whose upstream streams 10 tokens a second (answers of 13-57
+    // tokens: still running a second in), and a second gateway answering at once
+    database = await createTestDatabase("paused_gateway");
+    await startRole("worker", environmentOf(database, 0));
+    const paused = await startRole("gateway", environmentOf(database, 10));
+    const other = await startRole("gateway", environmentOf(database, 0));
+    const apiKey = await provisionKeyWithCredit(gatewayOriginOf(paused), adminToken, "paused", creditWon);
+    const client = (gateway: ServiceProcess) =>
+      new OpenAI({ apiKey, baseURL: `${gatewayOriginOf(gateway)}/llm/v1`, maxRetries: 0, timeout: 120_000 });
+
+    // ten streams on the first gateway, each read until its first content
+    const streams = await Promise.all(
+      Array.from({ length: streamCount }, async (_, index) => {
+        const { data, response } = await client(paused)
+          .chat.completions.create({
+            model,
+            messages: [
+              { role: "user", content: `Tell me a long story about rivers and the sea, part ${index}` },
+            ],
+            max_tokens: 60,
+            stream: true,
+          })
+          .withResponse();
+        const received = { text: "", finished: false, failure: undefined as unknown };
+        let contentArrived = () => {};
+        const firstContent = new Promise<void>((resolve) => (contentArrived = resolve));
+        const reading = (async () => {
+          try {
+            for await (const chunk of data) {
+              const choice = chunk.choices[0];
+              if (choice?.delta?.content) {
+                received.text += choice.delta.content;
+                contentArrived();
+              }
+              if (choice?.finish_reason) received.finished = true;
+            }
+          } catch (error) {
+            received.failure = error;
+          } finally {
+            contentArrived();
+          }
+        })();
+        return { requestId: response.headers.get("x-request-id")!, received, firstContent, reading };
+      }),
+    );
+    await Promise.all(streams.map((stream) => stream.firstContent));
+    const requestIds = streams.map((stream) => stream.requestId);
+
+    // When it is paused until the sweep has settled every one of its holds
+    paused.child.kill("SIGSTOP");
+    const receivedBeforeResume = new Map<string, string>();
+    await until(
+      async () =>
+        (
+          await query<{ count: number }>(
+            `SELECT count(*)::int AS count FROM ledger_events
+             WHERE type = 'UsageRecorded' AND metadata->>'actor' = 'system:orphan-hold-sweep'
+               AND stream_id = ANY($1::text[])`,
+            [requestIds.map((requestId) => `usage-${requestId}`)],
+          )
+        )[0]!.count === streamCount,
+      60_000,
+      "the sweep settled every paused stream",
+    );
+    // and the money the sweep released is spent through the other gateway, until it refuses
+    let refused = false;
+    while (!refused) {
+      const answers = await Promise.allSettled(
+        Array.from({ length: 4 }, () =>
+          client(other).chat.completions.create({
+            model,
+            messages: [{ role: "user", content: "Tell me a long story about rivers and the sea, part 0" }],
+            max_tokens: 60,
+          }),
+        ),
+      );
+      refused = answers.some(
+        (answer) => answer.status === "rejected" && (answer.reason as { status?: number }).status === 400,
+      );
+    }
+    for (const stream of streams) receivedBeforeResume.set(stream.requestId, stream.received.text);
+    paused.child.kill("SIGCONT");
+    await Promise.all(streams.map((stream) => stream.reading));
+
+    // Then no stream received a byte after the resume, and each ended with the error saying why
+    for (const stream of streams) {
+      expect(stream.received.text, stream.requestId).toBe(receivedBeforeResume.get(stream.requestId));
+      if (stream.received.finished) continue; // answered in full before the pause
+      expect(String(stream.received.failure)).toMatch(/hold was released/);
+    }
+    // And every request is charged once; nothing stays held or pending; the balance is the credit less the
+    // charges, and no lower than minus the dearest hold (one request's most)
+    await until(
+      async () => {
+        const [left] = await query<{ holds: number; uncharged: number }>(
+          `SELECT (SELECT count(*) FROM request_holds)::int AS holds,
+                  (SELECT count(*) FROM (
+                     SELECT stream_id FROM ledger_events WHERE type IN ('UsageRecorded', 'UsageCharged')
+                     GROUP BY stream_id
+                     HAVING count(*) FILTER (WHERE type = 'UsageRecorded')
+                          <> count(*) FILTER (WHERE type = 'UsageCharged')) streams)::int AS uncharged`,
+        );
+        return left!.holds === 0 && left!.uncharged === 0;
+      },
+      60_000,
+      "every usage is logged and charged",
+    );
+    const [funds] = await query<{ held_won: string; pending_won: string; balance_won: string }>(
+      "SELECT held_won::text, pending_won::text, balance_won::text FROM account_funds WHERE account_id = 'paused'",
+    );
+    const charges = await query<{ amount_won: string }>(
+      "SELECT data->>'amountWon' AS amount_won FROM ledger_events WHERE type = 'UsageCharged'",
+    );
+    const holds = await query<{ hold_won: string }>(
+      "SELECT data->>'holdWon' AS hold_won FROM ledger_events WHERE type = 'UsageAuthorized'",
+    );
+    const balance = new Money(funds!.balance_won);
+    expect({
+      held: new Money(funds!.held_won).toFixed(),
+      pending: new Money(funds!.pending_won).toFixed(),
+    }).toEqual({ held: "0", pending: "0" });
+    expect(balance.toFixed()).toBe(
+      new Money(creditWon).minus(sumMoney(charges.map((row) => new Money(row.amount_won)))).toFixed(),
+    );
+    const dearestHold = holds
+      .map((row) => new Money(row.hold_won))
+      .reduce((a, b) => (a.greaterThan(b) ? a : b));
+    expect(balance.greaterThanOrEqualTo(dearestHold.negated()), `balance ₩${balance.toFixed()}`).toBe(true);
+  }, 240_000);
+});
