@@ -271,10 +271,15 @@ async function jsonGeneration(
       throw error;
     }
     // The answer leaves only on a hold still standing: a released one covers nothing more (C10).
-    const held = context.hold.stillHeld();
+    const held = stillHeld(context.hold, signal);
     if (held !== true && !(await held)) {
-      context.hold.void(voidReasonOf("interrupted"), settledUpstreamOf(context));
-      throw apiErrors.holdReleased();
+      const gatewayCut = cut();
+      context.hold.void(
+        gatewayCut ? voidReasonOf(gatewayCut.reason) : "client-disconnected",
+        settledUpstreamOf(context),
+      );
+      if (gatewayCut) throw cutErrorOf(gatewayCut.reason, dependencies);
+      return; // The client left while the answer waited: there is no one to answer.
     }
     if (!nothingProduced(result)) observation?.firstToken();
     const usage = resolveUsage(result.usage, context.upstreamRequest, result);
@@ -400,7 +405,7 @@ async function relayStream(
         holdPlaced = true;
         context.hold.trackProgress(() => progress.outputTokens, onReleased);
       }
-      const held = context.hold.stillHeld();
+      const held = stillHeld(context.hold, signal);
       if (held !== true && !(await held)) {
         onReleased();
         break;
@@ -504,6 +509,25 @@ async function settleStream(
       throw new Error(`unknown outcome ${unreachable}`);
     }
   }
+}
+
+/**
+ * Whether the request may deliver more: at once while its hold was confirmed recently (every request of a
+ * process that reaches the database); else once the next record answers, or false when the request is
+ * aborted meanwhile (its client gone, a cut), which ends a wait through a database outage.
+ */
+function stillHeld(hold: RequestHold, signal: AbortSignal): true | Promise<boolean> {
+  const held = hold.stillHeld();
+  if (held === true) return true;
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise<boolean>((resolve) => {
+    const aborted = () => resolve(false);
+    signal.addEventListener("abort", aborted, { once: true });
+    void held.then((answer) => {
+      signal.removeEventListener("abort", aborted);
+      resolve(answer);
+    });
+  });
 }
 
 /** A request cut with nothing produced releases its hold for this reason. */
