@@ -2,7 +2,10 @@ import { randomUUID } from "node:crypto";
 import type { Pool } from "pg";
 import { activeKeysProjection } from "../../projections/active-keys";
 import { keyListsProjection } from "../../projections/key-lists";
-import { organizationMembersProjection } from "../../projections/organization-members";
+import {
+  organizationKeyIssuersTable,
+  organizationMembersProjection,
+} from "../../projections/organization-members";
 import { assert } from "../kernel/assert";
 import type { AccountReference, EventMetadata, LedgerEvent } from "../ledger/events";
 import type { ProjectionWaiter } from "../ledger/projection/projection-waiter";
@@ -10,7 +13,7 @@ import { StreamCommands } from "../ledger/store/conflict-retry";
 import type { EventStore, EventToAppend } from "../ledger/store/event-store";
 import type { Session } from "../sessions/session-tokens";
 import { type ApiKeyCaller, type ApiKeyCommand, decideApiKey, foldApiKey } from "./api-key-decider";
-import { type ApiKeyLimitsView, type KeyLimits, readKeyLimits } from "./api-key-limits";
+import { type ApiKeyLimitsView, type ApiKeySpend, type KeyLimits, readKeyLimits } from "./api-key-limits";
 import { type ApiKeyHasher, generateApiKeyValue, previewOf } from "./api-key-secret";
 import {
   defaultLimitsOf,
@@ -32,9 +35,21 @@ export interface ApiKeyRecord {
   status: 0 | 1;
   keyPreview: string;
   createdAt: string;
-  /** The key's limits and its spend this Seoul month and in total. */
+  /** The key's limits and its spend this Seoul month and in total (null: another member's, see SpendShown). */
   limits: ApiKeyLimitsView["limits"];
-  spend: ApiKeyLimitsView["spend"];
+  spend: ApiKeySpend | null;
+}
+
+/**
+ * Whose keys' spend a reader sees: every key's (owners, admins, personal keys), or only the keys one member
+ * issued — a member reads no other member's activity (C14), and a key's spend is its issuer's activity.
+ */
+export type SpendShown = { of: "every-key" } | { of: "keys-issued-by"; userId: string };
+
+/** A key's limits, and its spend when the reader may see it. */
+export interface ShownKeyLimits {
+  limits: ApiKeyLimitsView["limits"];
+  spend: ApiKeySpend | null;
 }
 
 export interface IssuedApiKey extends Omit<ApiKeyRecord, "keyPreview" | "limits" | "spend"> {
@@ -207,7 +222,11 @@ export class ApiKeyService {
     return { organizationId, allowedModels };
   }
 
-  async list(session: Session, isOrganization: boolean): Promise<ApiKeyRecord[]> {
+  async list(
+    session: Session,
+    isOrganization: boolean,
+    spendShown: SpendShown = { of: "every-key" },
+  ): Promise<ApiKeyRecord[]> {
     const owner = ownerFor(session, isOrganization);
     const result = await this.dependencies.pool.query<{
       key_id: string;
@@ -221,11 +240,8 @@ export class ApiKeyService {
        WHERE owner_kind = $1 AND owner_id = $2 ORDER BY created_at DESC, key_id`,
       [owner.kind, owner.id],
     );
-    const limits = await readKeyLimits(
-      this.dependencies.pool,
-      result.rows.map((row) => row.key_id),
-      this.now(),
-    );
+    const keyIds = result.rows.map((row) => row.key_id);
+    const limits = await this.shownLimits(keyIds, spendShown);
     return result.rows.map((row) => ({
       uuid: row.key_id,
       name: row.name,
@@ -238,6 +254,27 @@ export class ApiKeyService {
     }));
   }
 
+  /** The keys' limits, and their spend where `spendShown` lets the reader see it. */
+  private async shownLimits(
+    keyIds: readonly string[],
+    spendShown: SpendShown,
+  ): Promise<Map<string, ShownKeyLimits>> {
+    const views: Map<string, ShownKeyLimits> = await readKeyLimits(
+      this.dependencies.pool,
+      keyIds,
+      this.now(),
+    );
+    if (spendShown.of === "every-key") return views;
+    const issued = await this.dependencies.pool.query<{ key_id: string }>(
+      `SELECT key_id FROM ${organizationKeyIssuersTable.name}
+       WHERE key_id = ANY($1::text[]) AND issued_by_user_id = $2`,
+      [keyIds, spendShown.userId],
+    );
+    const own = new Set(issued.rows.map((row) => row.key_id));
+    for (const [keyId, view] of views) if (!own.has(keyId)) views.set(keyId, { ...view, spend: null });
+    return views;
+  }
+
   /** The owner of a key the caller manages (its own or its organization's); else ApiKeyNotFoundError. */
   async ownerOfManagedKey(caller: KeyActor, keyId: string): Promise<AccountReference> {
     const state = foldApiKey(await this.dependencies.store.readStream(`apikey-${keyId}`));
@@ -246,12 +283,16 @@ export class ApiKeyService {
     return state.owner;
   }
 
-  /** A key's limits and spend, for the session that owns it or for an admin. */
-  async readLimits(caller: KeyActor, keyId: string): Promise<ApiKeyLimitsView> {
+  /** A key's limits and spend (where `spendShown` lets the reader see it), for its owner or an admin. */
+  async readLimits(
+    caller: KeyActor,
+    keyId: string,
+    spendShown: SpendShown = { of: "every-key" },
+  ): Promise<ShownKeyLimits> {
     const state = foldApiKey(await this.dependencies.store.readStream(`apikey-${keyId}`));
     if (state.kind === "absent" || state.kind === "deleted" || !mayManage(caller, state.owner))
       throw new ApiKeyNotFoundError(`API key ${keyId} not found`);
-    return (await readKeyLimits(this.dependencies.pool, [keyId], this.now())).get(keyId)!;
+    return (await this.shownLimits([keyId], spendShown)).get(keyId)!;
   }
 
   /**

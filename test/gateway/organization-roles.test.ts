@@ -234,6 +234,23 @@ describe("roles in an organization", () => {
     };
     expect(await keysSeenBy(sessions.admin, 2)).toEqual([ownerKey.uuid, memberKey.uuid].sort());
     expect(await keysSeenBy(sessions.member, 1)).toEqual([memberKey.uuid]);
+
+    // A key's spend is its issuer's activity: a member sees it for their own keys alone, in the list and
+    // in a key's limits; every member still lists (and manages) every organization key.
+    const spendsSeenBy = async (token: string) => {
+      const listed = await call("GET", "/llm/apis?isOrganization=true", token);
+      return Object.fromEntries(
+        (listed.body.data as { uuid: string; spend: unknown }[]).map((key) => [key.uuid, key.spend]),
+      );
+    };
+    const spend = expect.objectContaining({ monthWon: expect.any(String), totalWon: expect.any(String) });
+    expect(await spendsSeenBy(sessions.owner)).toEqual({ [ownerKey.uuid]: spend, [memberKey.uuid]: spend });
+    expect(await spendsSeenBy(sessions.member)).toEqual({ [ownerKey.uuid]: null, [memberKey.uuid]: spend });
+    const limitsSeenBy = async (token: string, uuid: string) =>
+      (await call("GET", `/llm/apis/${uuid}/limits`, token)).body;
+    expect(await limitsSeenBy(sessions.member, ownerKey.uuid)).toMatchObject({ spend: null });
+    expect(await limitsSeenBy(sessions.member, memberKey.uuid)).toMatchObject({ spend });
+    expect(await limitsSeenBy(sessions.admin, memberKey.uuid)).toMatchObject({ spend });
   }, 60_000);
 
   it("only an owner makes owners or changes an owner's role", async () => {

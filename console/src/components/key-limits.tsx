@@ -1,13 +1,16 @@
 import { useMutation } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
-import type { KeyLimits, KeyLimitsView } from "../lib/api";
+import type { KeyLimits, ShownKeyLimitsView } from "../lib/api";
 import { optionalFieldText } from "../lib/form-fields";
 import { formatCount, formatWon } from "../lib/format";
 import { useI18n } from "../lib/i18n";
 import { ErrorMessage, useModalDialog } from "./ui";
 
-/** A key's limits and its spend this Seoul month, as one table cell. */
-export function KeyLimitsSummary({ view, testId }: { view: KeyLimitsView; testId: string }) {
+/**
+ * A key's limits and its spend this Seoul month, as one table cell; no spend line where the reader may not
+ * see it (another member's key).
+ */
+export function KeyLimitsSummary({ view, testId }: { view: ShownKeyLimitsView; testId: string }) {
   const { t } = useI18n();
   const { limits, spend } = view;
   const parts = [
@@ -23,9 +26,11 @@ export function KeyLimitsSummary({ view, testId }: { view: KeyLimitsView; testId
   return (
     <div data-testid={testId}>
       <div>{parts.length === 0 ? <span className="muted">{t("noLimits")}</span> : parts.join(" · ")}</div>
-      <div className="muted">
-        {t("spendThisMonth")} ({spend.month}): <span className="number">{formatWon(spend.monthWon)}</span>
-      </div>
+      {spend === null ? null : (
+        <div className="muted">
+          {t("spendThisMonth")} ({spend.month}): <span className="number">{formatWon(spend.monthWon)}</span>
+        </div>
+      )}
     </div>
   );
 }

@@ -23,7 +23,7 @@ import type {
 import type { EndpointHealth } from "../../../src/gateway/generation/upstream-registry";
 import type { PricedModel } from "../../../src/gateway/models/priced-model-list";
 import type { KeyLimits as ApiKeyLimits, ApiKeyLimitsView } from "../../../src/keys/api-key-limits";
-import type { ApiKeyRecord, IssuedApiKey } from "../../../src/keys/api-key-service";
+import type { ApiKeyRecord, IssuedApiKey, ShownKeyLimits } from "../../../src/keys/api-key-service";
 import type { OrganizationMember } from "../../../src/keys/organization-role-service";
 import type { OrganizationAction, OrganizationRole } from "../../../src/keys/organization-roles";
 import type { WebhookEventType } from "../../../src/ledger/events";
@@ -49,6 +49,8 @@ export type LedgerStatusView = LedgerStatus & { store: string; signingKeyConfigu
 export type LedgerVerification = OnDemandVerification | { outcome: "unsupported"; store: string };
 export type KeyLimits = ApiKeyLimits;
 export type KeyLimitsView = ApiKeyLimitsView;
+/** A key's limits and its spend, null where the reader may not see it (another member's key, C14). */
+export type ShownKeyLimitsView = ShownKeyLimits;
 export type AccountKeyRow = AccountKey;
 
 /** Dates cross JSON as ISO strings. */

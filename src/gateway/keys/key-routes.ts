@@ -5,11 +5,14 @@ import {
   ApiKeyNotFoundError,
   type ApiKeyService,
   OrganizationRequiredError,
+  type SpendShown,
 } from "../../keys/api-key-service";
 import {
   OrganizationRoleRefusedError,
   type OrganizationRoleService,
 } from "../../keys/organization-role-service";
+import type { AccountReference } from "../../ledger/events";
+import { activityIssuerOf } from "../account/activity-routes";
 import { apiErrors, validationErrorOf } from "../api-error";
 import { storableString } from "../http/storable-string";
 import { sessionOf } from "../middleware/authenticate-session";
@@ -57,6 +60,18 @@ async function requireLimitsRole(
     await roles.require(session, "set-key-limits", requestIdOf(response.locals));
 }
 
+const everyKeysSpend: SpendShown = { of: "every-key" };
+
+/** A member who may not read other members' activity sees the spend of the keys they issued alone (C14). */
+async function spendShownTo(
+  roles: OrganizationRoleService,
+  locals: Record<string, unknown>,
+  owner: AccountReference,
+): Promise<SpendShown> {
+  const issuer = await activityIssuerOf(roles, locals, owner);
+  return issuer === undefined ? everyKeysSpend : { of: "keys-issued-by", userId: issuer };
+}
+
 export function createKeyRouter(service: ApiKeyService, roles: OrganizationRoleService): Router {
   const router = Router();
 
@@ -64,8 +79,16 @@ export function createKeyRouter(service: ApiKeyService, roles: OrganizationRoleS
     "/",
     handle(async (request, response) => {
       const query = parse(listQuery, request.query);
-      const keys = await service.list(sessionOf(response.locals), query.isOrganization === "true");
-      response.json({ data: keys });
+      const isOrganization = query.isOrganization === "true";
+      const session = sessionOf(response.locals);
+      const owner: AccountReference = isOrganization
+        ? { kind: "organization", id: session.organizationId ?? "" }
+        : { kind: "user", id: session.userId };
+      const spendShown =
+        isOrganization && session.organizationId !== null
+          ? await spendShownTo(roles, response.locals, owner)
+          : everyKeysSpend;
+      response.json({ data: await service.list(session, isOrganization, spendShown) });
     }),
   );
 
@@ -93,7 +116,10 @@ export function createKeyRouter(service: ApiKeyService, roles: OrganizationRoleS
     "/:uuid/limits",
     handle(async (request, response) => {
       const keyId = keyIdOf(request);
-      response.json({ uuid: keyId, ...(await service.readLimits(sessionOf(response.locals), keyId)) });
+      const session = sessionOf(response.locals);
+      const owner = await service.ownerOfManagedKey(session, keyId);
+      const spendShown = await spendShownTo(roles, response.locals, owner);
+      response.json({ uuid: keyId, ...(await service.readLimits(session, keyId, spendShown)) });
     }),
   );
 
