@@ -281,6 +281,11 @@ async function jsonGeneration(
       if (gatewayCut) throw cutErrorOf(gatewayCut.reason, dependencies);
       return; // The client left while the answer waited: there is no one to answer.
     }
+    // Gone before its answer: nothing was delivered, so nothing is billed (C10).
+    if (clientGone()) {
+      context.hold.void("client-disconnected", settledUpstreamOf(context));
+      return;
+    }
     if (!nothingProduced(result)) observation?.firstToken();
     const usage = resolveUsage(result.usage, context.upstreamRequest, result);
     await untilDurable(postUsage(context, "completed", usage), context, dependencies);
