@@ -347,8 +347,10 @@ describe("keys limited to models", () => {
       body: { status: 100, message: expect.stringContaining("no organization") },
     });
     const events = await harness.service.ledger.store.readStream("organization-globex");
+    // The organization's first key recorded mia as its first member (its owner) on the same stream.
     expect(events.map((event) => [event.type, event.metadata.actor])).toEqual([
       ["OrganizationKeyDefaultsSet", "admin"],
+      ["OrganizationRoleGranted", "system:organization-roles"],
       ["OrganizationKeyDefaultsSet", "user:mia"],
     ]);
   }, 60_000);
