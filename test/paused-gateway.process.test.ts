@@ -81,36 +81,46 @@ afterEach(async () => {
 });
 
 describe("a gateway paused past the sweep's judgement", () => {
-  it("given its streams' holds released and spent elsewhere, when it resumes, then it relays nothing more, and the account ends no lower than minus one request", async () => {
-    // Given a worker (it sweeps), a gateway whose upstream streams 10 tokens a second (answers of 13-57
-    // tokens: still running a second in), and a second gateway answering at once
-    database = await createTestDatabase("paused_gateway");
-    await startRole("worker", environmentOf(database, 0));
-    const paused = await startRole("gateway", environmentOf(database, 10));
-    const other = await startRole("gateway", environmentOf(database, 0));
-    const apiKey = await provisionKeyWithCredit(gatewayOriginOf(paused), adminToken, "paused", creditWon);
-    const client = (gateway: ServiceProcess) =>
-      new OpenAI({ apiKey, baseURL: `${gatewayOriginOf(gateway)}/llm/v1`, maxRetries: 0, timeout: 120_000 });
+  it.each([
+    ["streaming", 0, "first-content"],
+    ["waiting for its first token", 5_000, "holds-placed"],
+  ] as const)(
+    "given its streams' holds released (%s) and spent elsewhere, when it resumes, then it relays nothing more, and the account ends no lower than minus one request",
+    async (_when, firstTokenLatencyMs, pauseOnce) => {
+      // Given a worker (it sweeps), a gateway whose upstream streams 10 tokens a second (answers of 13-57
+      // tokens: still running a second in), after a first token latency, and a second one answering at once
+      database = await createTestDatabase("paused_gateway");
+      await startRole("worker", environmentOf(database, 0));
+      const paused = await startRole("gateway", {
+        ...environmentOf(database, 10),
+        SIMULATOR_LATENCY_MS: String(firstTokenLatencyMs),
+      });
+      const other = await startRole("gateway", environmentOf(database, 0));
+      const apiKey = await provisionKeyWithCredit(gatewayOriginOf(paused), adminToken, "paused", creditWon);
+      const client = (gateway: ServiceProcess) =>
+        new OpenAI({
+          apiKey,
+          baseURL: `${gatewayOriginOf(gateway)}/llm/v1`,
+          maxRetries: 0,
+          timeout: 120_000,
+        });
 
-    // ten streams on the first gateway, each read until its first content
-    const streams = await Promise.all(
-      Array.from({ length: streamCount }, async (_, index) => {
-        const { data, response } = await client(paused)
-          .chat.completions.create({
-            model,
-            messages: [
-              { role: "user", content: `Tell me a long story about rivers and the sea, part ${index}` },
-            ],
-            max_tokens: 60,
-            stream: true,
-          })
-          .withResponse();
+      // ten streams on the first gateway, each read until its first content or until its hold is placed
+      const streams = Array.from({ length: streamCount }, (_, index) => {
         const received = { text: "", finished: false, failure: undefined as unknown };
         let contentArrived = () => {};
         const firstContent = new Promise<void>((resolve) => (contentArrived = resolve));
         const reading = (async () => {
           try {
-            for await (const chunk of data) {
+            const stream = await client(paused).chat.completions.create({
+              model,
+              messages: [
+                { role: "user", content: `Tell me a long story about rivers and the sea, part ${index}` },
+              ],
+              max_tokens: 60,
+              stream: true,
+            });
+            for await (const chunk of stream) {
               const choice = chunk.choices[0];
               if (choice?.delta?.content) {
                 received.text += choice.delta.content;
@@ -124,91 +134,104 @@ describe("a gateway paused past the sweep's judgement", () => {
             contentArrived();
           }
         })();
-        return { requestId: response.headers.get("x-request-id")!, received, firstContent, reading };
-      }),
-    );
-    await Promise.all(streams.map((stream) => stream.firstContent));
-    const requestIds = streams.map((stream) => stream.requestId);
+        return { received, firstContent, reading };
+      });
+      if (pauseOnce === "first-content") await Promise.all(streams.map((stream) => stream.firstContent));
+      else
+        await until(
+          async () =>
+            (await query<{ count: number }>("SELECT count(*)::int AS count FROM request_holds"))[0]!.count ===
+            streamCount,
+          30_000,
+          "every stream's hold is placed",
+        );
+      const requestIds = (
+        await query<{ request_id: string }>("SELECT request_id FROM request_holds WHERE settled_at IS NULL")
+      ).map((row) => row.request_id);
+      expect(requestIds).toHaveLength(streamCount);
 
-    // When it is paused until the sweep has settled every one of its holds
-    paused.child.kill("SIGSTOP");
-    const receivedBeforeResume = new Map<string, string>();
-    await until(
-      async () =>
-        (
-          await query<{ count: number }>(
-            `SELECT count(*)::int AS count FROM ledger_events
+      // When it is paused until the sweep has settled every one of its holds
+      paused.child.kill("SIGSTOP");
+      const receivedBeforeResume = new Map<string, string>();
+      await until(
+        async () =>
+          (
+            await query<{ count: number }>(
+              `SELECT count(*)::int AS count FROM ledger_events
              WHERE type = 'UsageRecorded' AND metadata->>'actor' = 'system:orphan-hold-sweep'
                AND stream_id = ANY($1::text[])`,
-            [requestIds.map((requestId) => `usage-${requestId}`)],
-          )
-        )[0]!.count === streamCount,
-      60_000,
-      "the sweep settled every paused stream",
-    );
-    // and the money the sweep released is spent through the other gateway, until it refuses
-    let refused = false;
-    while (!refused) {
-      const answers = await Promise.allSettled(
-        Array.from({ length: 4 }, () =>
-          client(other).chat.completions.create({
-            model,
-            messages: [{ role: "user", content: "Tell me a long story about rivers and the sea, part 0" }],
-            max_tokens: 60,
-          }),
-        ),
+              [requestIds.map((requestId) => `usage-${requestId}`)],
+            )
+          )[0]!.count === streamCount,
+        60_000,
+        "the sweep settled every paused stream",
       );
-      refused = answers.some(
-        (answer) => answer.status === "rejected" && (answer.reason as { status?: number }).status === 400,
-      );
-    }
-    for (const stream of streams) receivedBeforeResume.set(stream.requestId, stream.received.text);
-    paused.child.kill("SIGCONT");
-    await Promise.all(streams.map((stream) => stream.reading));
+      // and the money the sweep released is spent through the other gateway, until it refuses
+      let refused = false;
+      while (!refused) {
+        const answers = await Promise.allSettled(
+          Array.from({ length: 4 }, () =>
+            client(other).chat.completions.create({
+              model,
+              messages: [{ role: "user", content: "Tell me a long story about rivers and the sea, part 0" }],
+              max_tokens: 60,
+            }),
+          ),
+        );
+        refused = answers.some(
+          (answer) => answer.status === "rejected" && (answer.reason as { status?: number }).status === 400,
+        );
+      }
+      for (const [index, stream] of streams.entries())
+        receivedBeforeResume.set(String(index), stream.received.text);
+      paused.child.kill("SIGCONT");
+      await Promise.all(streams.map((stream) => stream.reading));
 
-    // Then no stream received a byte after the resume, and each ended with the error saying why
-    for (const stream of streams) {
-      expect(stream.received.text, stream.requestId).toBe(receivedBeforeResume.get(stream.requestId));
-      if (stream.received.finished) continue; // answered in full before the pause
-      expect(String(stream.received.failure)).toMatch(/hold was released/);
-    }
-    // And every request is charged once; nothing stays held or pending; the balance is the credit less the
-    // charges, and no lower than minus the dearest hold (one request's most)
-    await until(
-      async () => {
-        const [left] = await query<{ holds: number; uncharged: number }>(
-          `SELECT (SELECT count(*) FROM request_holds)::int AS holds,
+      // Then no stream received a byte after the resume, and each ended with the error saying why
+      for (const [index, stream] of streams.entries()) {
+        expect(stream.received.text, `stream ${index}`).toBe(receivedBeforeResume.get(String(index)));
+        if (stream.received.finished) continue; // answered in full before the pause
+        expect(String(stream.received.failure)).toMatch(/hold was released/);
+      }
+      // And every request is charged once; nothing stays held or pending; the balance is the credit less the
+      // charges, and no lower than minus the dearest hold (one request's most)
+      await until(
+        async () => {
+          const [left] = await query<{ holds: number; uncharged: number }>(
+            `SELECT (SELECT count(*) FROM request_holds)::int AS holds,
                   (SELECT count(*) FROM (
                      SELECT stream_id FROM ledger_events WHERE type IN ('UsageRecorded', 'UsageCharged')
                      GROUP BY stream_id
                      HAVING count(*) FILTER (WHERE type = 'UsageRecorded')
                           <> count(*) FILTER (WHERE type = 'UsageCharged')) streams)::int AS uncharged`,
-        );
-        return left!.holds === 0 && left!.uncharged === 0;
-      },
-      60_000,
-      "every usage is logged and charged",
-    );
-    const [funds] = await query<{ held_won: string; pending_won: string; balance_won: string }>(
-      "SELECT held_won::text, pending_won::text, balance_won::text FROM account_funds WHERE account_id = 'paused'",
-    );
-    const charges = await query<{ amount_won: string }>(
-      "SELECT data->>'amountWon' AS amount_won FROM ledger_events WHERE type = 'UsageCharged'",
-    );
-    const holds = await query<{ hold_won: string }>(
-      "SELECT data->>'holdWon' AS hold_won FROM ledger_events WHERE type = 'UsageAuthorized'",
-    );
-    const balance = new Money(funds!.balance_won);
-    expect({
-      held: new Money(funds!.held_won).toFixed(),
-      pending: new Money(funds!.pending_won).toFixed(),
-    }).toEqual({ held: "0", pending: "0" });
-    expect(balance.toFixed()).toBe(
-      new Money(creditWon).minus(sumMoney(charges.map((row) => new Money(row.amount_won)))).toFixed(),
-    );
-    const dearestHold = holds
-      .map((row) => new Money(row.hold_won))
-      .reduce((a, b) => (a.greaterThan(b) ? a : b));
-    expect(balance.greaterThanOrEqualTo(dearestHold.negated()), `balance ₩${balance.toFixed()}`).toBe(true);
-  }, 240_000);
+          );
+          return left!.holds === 0 && left!.uncharged === 0;
+        },
+        60_000,
+        "every usage is logged and charged",
+      );
+      const [funds] = await query<{ held_won: string; pending_won: string; balance_won: string }>(
+        "SELECT held_won::text, pending_won::text, balance_won::text FROM account_funds WHERE account_id = 'paused'",
+      );
+      const charges = await query<{ amount_won: string }>(
+        "SELECT data->>'amountWon' AS amount_won FROM ledger_events WHERE type = 'UsageCharged'",
+      );
+      const holds = await query<{ hold_won: string }>(
+        "SELECT data->>'holdWon' AS hold_won FROM ledger_events WHERE type = 'UsageAuthorized'",
+      );
+      const balance = new Money(funds!.balance_won);
+      expect({
+        held: new Money(funds!.held_won).toFixed(),
+        pending: new Money(funds!.pending_won).toFixed(),
+      }).toEqual({ held: "0", pending: "0" });
+      expect(balance.toFixed()).toBe(
+        new Money(creditWon).minus(sumMoney(charges.map((row) => new Money(row.amount_won)))).toFixed(),
+      );
+      const dearestHold = holds
+        .map((row) => new Money(row.hold_won))
+        .reduce((a, b) => (a.greaterThan(b) ? a : b));
+      expect(balance.greaterThanOrEqualTo(dearestHold.negated()), `balance ₩${balance.toFixed()}`).toBe(true);
+    },
+    240_000,
+  );
 });

@@ -26,7 +26,7 @@ export function generationHoldsWithFakes(parts: {
       retryDelaysMs: [10],
     }),
     // Holds the fakes place stay standing: the release of one is hold-progress's own test.
-    progress: { track: () => () => {}, stillHeld: () => true },
+    progress: { track: () => () => {}, stillHeld: () => true, clockMs: () => 0 },
     availableNow: async () => parts.availableWon,
     gatewayInstance: "gateway-test",
     limits: {

@@ -53,7 +53,7 @@ export interface GenerationHoldsOptions {
   authorizer: Pick<HoldAuthorizer, "authorize">;
   pricing: HoldPricing;
   outbox: UsageOutbox;
-  progress: Pick<HoldProgress, "track" | "stillHeld">;
+  progress: Pick<HoldProgress, "track" | "stillHeld" | "clockMs">;
   /** The database's view of what an account has available now, or null when it has no funds row. */
   availableNow: (account: AccountReference) => Promise<string | null>;
   gatewayInstance: string;
@@ -155,6 +155,16 @@ interface HoldEstimate {
   estimate: EventData<"UsageAuthorized">["estimate"];
 }
 
+/**
+ * A placed hold: its amount, the pricing it was placed under, and when it was asked for — its first
+ * confirmation (HoldProgress): the statement that placed it ran after that, never before.
+ */
+interface Placement {
+  holdWon: string;
+  pricing: PricingInForce;
+  askedAtMs: number;
+}
+
 export class GenerationHolds {
   private ledgerFailing = false;
   /** What each account had available after this process's last hold on it (bounded: a hint, not a truth). */
@@ -186,7 +196,7 @@ export class GenerationHolds {
       ? this.estimateOf(request, known)
       : undefined;
     const holdFirst = this.ledgerFailing || !knownEstimate || this.nearLimit(request, knownEstimate);
-    let held: { holdWon: string; pricing: PricingInForce } | undefined;
+    let held: Placement | undefined;
     const inFlight = knownEstimate && this.reserve(request.account, knownEstimate.estimate.estimatedWon);
     const placing = (
       holdFirst || placeAfter === undefined
@@ -206,7 +216,12 @@ export class GenerationHolds {
       placed,
       trackProgress: (outputTokensSoFar, onReleased) => {
         assert(held, `progress of ${request.requestId} tracked before its hold was placed`);
-        untrack = this.options.progress.track(request.requestId, outputTokensSoFar, onReleased);
+        untrack = this.options.progress.track(
+          request.requestId,
+          outputTokensSoFar,
+          onReleased,
+          held.askedAtMs,
+        );
       },
       stillHeld: () => this.options.progress.stillHeld(request.requestId),
       post: (usage) => {
@@ -267,11 +282,9 @@ export class GenerationHolds {
   }
 
   /** `knownEstimate`: the request's estimate under the pricing this process had in memory, if it had one. */
-  private async place(
-    request: HoldRequest,
-    knownEstimate: HoldEstimate | undefined,
-  ): Promise<{ holdWon: string; pricing: PricingInForce }> {
+  private async place(request: HoldRequest, knownEstimate: HoldEstimate | undefined): Promise<Placement> {
     let pricing: PricingInForce;
+    let askedAtMs = 0;
     let estimatedWon: string;
     let decision: Awaited<ReturnType<GenerationHoldsOptions["authorizer"]["authorize"]>>;
     try {
@@ -287,11 +300,13 @@ export class GenerationHolds {
       const { estimate } = held;
       estimatedWon = estimate.estimatedWon;
       assertWonNotNegative(estimatedWon, `the estimate of ${request.requestId}`);
-      const authorize = () =>
-        this.options.authorizer.authorize(
+      const authorize = () => {
+        askedAtMs = this.options.progress.clockMs();
+        return this.options.authorizer.authorize(
           { eventId: randomUUID(), data: authorizationData(request, estimate, this.options) },
           request.streamed ? "hold-commit" : "usage-commit",
         );
+      };
       // A hold does not wait for a settlement (migration 4), so one committing meanwhile may be missing
       // from its snapshot. Before refusing, once: after this process's own settlements of the account (a
       // client sending one request after another), or when the database's view of the account, read anew,
@@ -344,7 +359,7 @@ export class GenerationHolds {
     this.keysAtTheirLimit.delete(request.keyId);
     billingMetrics.observeHold({ outcome: "placed", keyKind, amountWon: decision.holdWon });
     this.availableAfterLastHold.set(accountKey, new Money(decision.availableWon).minus(decision.holdWon));
-    return { holdWon: decision.holdWon, pricing };
+    return { holdWon: decision.holdWon, pricing, askedAtMs };
   }
 
   private async hasRoomNow(account: AccountReference): Promise<boolean> {

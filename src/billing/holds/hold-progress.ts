@@ -58,12 +58,24 @@ export class HoldProgress {
     this.nowMs = options.nowMs ?? (() => performance.now());
   }
 
+  /** This process's monotonic clock, the one confirmations are timed on. */
+  clockMs(): number {
+    return this.nowMs();
+  }
+
   /**
-   * From the hold's placement (its first confirmation) to its settlement; the returned function ends the
-   * tracking. `onReleased` is called if a record finds the hold released.
+   * From the hold's placement to its settlement; the returned function ends the tracking. `placedAskedAtMs`
+   * (clockMs) is its first confirmation: when the statement that placed it was asked for, so that a process
+   * paused between the statement and its answer does not count the hold as confirmed after the pause.
+   * `onReleased` is called if a record finds the hold released.
    */
-  track(requestId: string, outputTokensSoFar: OutputTokensSoFar, onReleased: () => void): () => void {
-    const tracked = { outputTokensSoFar, onReleased, confirmedAtMs: this.nowMs() };
+  track(
+    requestId: string,
+    outputTokensSoFar: OutputTokensSoFar,
+    onReleased: () => void,
+    placedAskedAtMs: number,
+  ): () => void {
+    const tracked = { outputTokensSoFar, onReleased, confirmedAtMs: placedAskedAtMs };
     this.inFlight.set(requestId, tracked);
     return () => {
       if (this.inFlight.get(requestId) === tracked) this.inFlight.delete(requestId);

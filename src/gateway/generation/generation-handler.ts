@@ -400,6 +400,11 @@ async function relayStream(
     },
   };
   const progress = new OutputProgress();
+  // Tracked from its placement, not its first token: a slow first token must not look freshly confirmed.
+  context.hold.placed.then(
+    () => context.hold.trackProgress(() => progress.outputTokens, onReleased),
+    () => {},
+  );
   let holdPlaced = false;
   context.observation?.upstreamStarted();
   try {
@@ -408,7 +413,6 @@ async function relayStream(
       if (!holdPlaced) {
         await context.hold.placed;
         holdPlaced = true;
-        context.hold.trackProgress(() => progress.outputTokens, onReleased);
       }
       const held = stillHeld(context.hold, signal);
       if (held !== true && !(await held)) {

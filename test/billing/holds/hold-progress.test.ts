@@ -61,11 +61,13 @@ describe("the progress record's confirmation of holds", () => {
       released,
       () => 3,
       () => told.push(released),
+      0,
     );
     progress.track(
       running,
       () => 5,
       () => told.push(running),
+      0,
     );
     expect(progress.stillHeld(released)).toBe(true);
 
@@ -104,6 +106,7 @@ describe("the progress record's confirmation of holds", () => {
       () => {
         throw new Error("a hold still open is never told released");
       },
+      0,
     );
     clock.ms = confirmationMaxAgeMs + 1;
 
@@ -118,6 +121,25 @@ describe("the progress record's confirmation of holds", () => {
     expect(await waiting).toBe(true);
   });
 
+  it("given a hold placed before a pause longer than the confirmation's age, then its first output waits for a record, which finds it released", async () => {
+    const [released] = await placedHolds();
+    const clock = { ms: 1_000 };
+    const progress = progressWith(harness.ledger.pool, clock);
+    // The statement was asked for at 1 s; the process then stood still, and the sweep released the hold.
+    const askedAtMs = clock.ms;
+    await holdRowCompletionOf(harness.ledger.pool).voidIfOpen(released, randomUUID(), { actor: "test" });
+    clock.ms += 16_000;
+    const told: string[] = [];
+    progress.track(
+      released,
+      () => 0,
+      () => told.push(released),
+      askedAtMs,
+    );
+    expect(await progress.stillHeld(released)).toBe(false);
+    expect(told).toEqual([released]);
+  });
+
   it("given a request settled by its own gateway, then it is no longer confirmed and never told released", async () => {
     const [settled] = await placedHolds();
     const clock = { ms: 0 };
@@ -128,6 +150,7 @@ describe("the progress record's confirmation of holds", () => {
       () => {
         throw new Error("a request settled here is never told released");
       },
+      0,
     );
     untrack();
     await holdRowCompletionOf(harness.ledger.pool).voidIfOpen(settled, randomUUID(), { actor: "test" });
