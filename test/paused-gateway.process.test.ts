@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { queueBackendOf } from "../src/billing/queue/queue-backend";
 import { Money, sumMoney } from "../src/kernel/money";
 import { createTestDatabase, type TestDatabase } from "./support/database";
+import { waitForLedgerAtRest } from "./support/ledger-at-rest";
 import {
   gatewayOriginOf,
   provisionKeyWithCredit,
@@ -48,14 +49,13 @@ async function startRole(role: "gateway" | "worker", environment: NodeJS.Process
   return running;
 }
 
+/** The test's own connections to the database the processes share. */
+let pool: pg.Pool | undefined;
+
+const testPool = () => (pool ??= new pg.Pool({ connectionString: database!.url, max: 2 }));
+
 async function query<Row extends pg.QueryResultRow>(sql: string, values: unknown[] = []): Promise<Row[]> {
-  const client = new pg.Client({ connectionString: database!.url });
-  await client.connect();
-  try {
-    return (await client.query<Row>(sql, values)).rows;
-  } finally {
-    await client.end();
-  }
+  return (await testPool().query<Row>(sql, values)).rows;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -74,6 +74,8 @@ afterEach(async () => {
     running.child.kill("SIGCONT");
     running.child.kill("SIGKILL");
   }
+  await pool?.end();
+  pool = undefined;
   if (database && process.env.REDIS_URL)
     await removeQueueData(queueBackendOf({ redisUrl: process.env.REDIS_URL, databaseUrl: database.url }));
   await database?.drop();
@@ -195,21 +197,7 @@ describe("a gateway paused past the sweep's judgement", () => {
       }
       // And every request is charged once; nothing stays held or pending; the balance is the credit less the
       // charges, and no lower than minus the dearest hold (one request's most)
-      await until(
-        async () => {
-          const [left] = await query<{ holds: number; uncharged: number }>(
-            `SELECT (SELECT count(*) FROM request_holds)::int AS holds,
-                  (SELECT count(*) FROM (
-                     SELECT stream_id FROM ledger_events WHERE type IN ('UsageRecorded', 'UsageCharged')
-                     GROUP BY stream_id
-                     HAVING count(*) FILTER (WHERE type = 'UsageRecorded')
-                          <> count(*) FILTER (WHERE type = 'UsageCharged')) streams)::int AS uncharged`,
-          );
-          return left!.holds === 0 && left!.uncharged === 0;
-        },
-        60_000,
-        "every usage is logged and charged",
-      );
+      await waitForLedgerAtRest(testPool(), 60_000);
       const [funds] = await query<{ held_won: string; pending_won: string; balance_won: string }>(
         "SELECT held_won::text, pending_won::text, balance_won::text FROM account_funds WHERE account_id = 'paused'",
       );

@@ -264,7 +264,7 @@ describe("activity, models and playground in Chromium", { timeout: 120_000 }, ()
 
   it("shows the event log newest first, filtered by type on the server, with copyable event ids", async () => {
     // The earlier requests' usages and charges land after their answers: the log is read once they have.
-    await waitForLedgerAtRest(harness);
+    await waitForLedgerAtRest(harness.service.ledger.pool);
     const admin = { authorization: `Bearer ${testSecrets.adminToken}` };
     const topUps = (await (
       await fetch(`${harness.url}/admin/events?type=CreditToppedUp&order=desc`, { headers: admin })
