@@ -103,8 +103,10 @@ export function sendError(
   if (observation) observation.error = apiError;
   if (apiError.httpStatus >= 500)
     context.logger.error({ err: error, requestId: context.requestId }, "request failed");
+  // A body already under way (an export, a page of rows) cannot turn into an error body: the connection is
+  // dropped before its last chunk, so the client sees a transfer cut short, never a complete-looking file.
   if (response.headersSent) {
-    response.end();
+    response.destroy();
     return;
   }
   if (apiError.retryAfterSeconds !== undefined)
