@@ -15,6 +15,8 @@ const wonFormat = new Intl.NumberFormat("ko-KR", {
   minimumFractionDigits: 0,
   maximumFractionDigits: 2,
   roundingMode: "halfExpand",
+  // A debt that rounds to nothing shows as nothing, not as "-₩0".
+  signDisplay: "negative",
 });
 
 /** Intl formats a decimal string exactly; the cast is only for lib typings that know numbers alone. */

@@ -32,6 +32,8 @@ describe("won formatting (ko-KR everywhere)", () => {
     expect(formatWon("9999.873412")).toBe("₩9,999.87");
     expect(formatWon("-12.5")).toBe("-₩12.5");
     expect(formatWon("0")).toBe("₩0");
+    expect(formatWon("-0.004")).toBe("₩0");
+    expect(formatWon("-0.005")).toBe("-₩0.01");
   });
 
   it("rounds half-up on the exact decimal, never through a float", () => {
