@@ -1,4 +1,5 @@
 import Decimal from "decimal.js";
+import { decimalStringLengthMax, isDecimalString } from "./decimal-text";
 
 /**
  * Money arithmetic. Amounts are Decimal in memory, NUMERIC in PostgreSQL and decimal strings in JSON and
@@ -18,16 +19,7 @@ export const chargeDecimalPlaces = 6;
 /** Credit amounts carry at most 2 decimal places (C6). */
 export const creditDecimalPlaces = 2;
 
-const decimalStringPattern = /^-?(0|[1-9]\d*)(\.\d+)?$/;
-/**
- * No amount, price or rate is longer. PostgreSQL's NUMERIC refuses more than 16,383 decimals: one such
- * text in an event would stop every projection that casts it, for good (the log is append-only).
- */
-export const decimalStringLengthMax = 100;
-
-export function isDecimalString(text: string): boolean {
-  return text.length <= decimalStringLengthMax && decimalStringPattern.test(text);
-}
+export { decimalStringLengthMax, isDecimalString };
 
 /** Parses a decimal string; anything else (numbers, exponents, blanks) is a programmer error upstream. */
 export function parseMoney(text: string): Money {

@@ -22,6 +22,7 @@ import { fxSeries } from "../../console/src/lib/fx-series";
 import { dictionaries, preferredLanguage } from "../../console/src/lib/i18n";
 import { takeSseData } from "../../console/src/lib/sse";
 import { dailySeries } from "../../console/src/lib/usage-series";
+import { billingCsvHeader } from "../../src/gateway/admin/billing-csv";
 
 /** The console's money, date, CSV and language rules, which every page relies on. */
 
@@ -174,9 +175,11 @@ describe("charges CSV", () => {
     expect(header?.split(",")).toHaveLength(22);
     expect(header).toContain(",key_id,key_name,model,");
     expect(row).toBe(
-      'req_1,2026-11-23T11:26:11.000Z,2026-11-23T11:26:12.000Z,user,mina,3fe9cf43-0000-4000-8000-000000000000,"batch, nightly",' +
-        "alpha-5.4-mini,chat.completions,11,,28,0,0.25,0.025,2,0.00005875,1400,2026-11-23,0,0.082250,upstream",
+      'req_1,user,mina,3fe9cf43-0000-4000-8000-000000000000,"batch, nightly",alpha-5.4-mini,chat.completions,' +
+        "2026-11-23T11:26:11.000Z,2026-11-23T11:26:12.000Z,11,,28,0,0.25,0.025,2,0.00005875,1400,2026-11-23,0,0.082250,upstream",
     );
+    // One schema with the server's exports, column for column.
+    expect(`${header}\r\n`).toBe(billingCsvHeader());
     expect(end).toBe("");
   });
 

@@ -1,5 +1,5 @@
 import type { BillingHistoryEntry } from "../../billing/read-models/billing-history";
-import { isDecimalString } from "../../kernel/money";
+import { isDecimalString } from "../../kernel/decimal-text";
 
 /**
  * Billing history as CSV (RFC 4180): a header row, one row per charge with its whole breakdown, CRLF line
