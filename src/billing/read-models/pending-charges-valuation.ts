@@ -4,14 +4,16 @@ import { billingLimits } from "../../kernel/limits";
 import { formatMoney, Money, parseMoney } from "../../kernel/money";
 import type { AccountReference, UsageTokens } from "../../ledger/events";
 import { calculateCharge } from "../charging/charge-calculation";
-import { discountOrganizationOf } from "../charging/charge-usage";
+import { discountOrganizationOf, usageStreamIdOf } from "../charging/charge-usage";
 import { tokenCountsForPricing } from "../charging/recorded-charge-breakdown";
 import type { PricingReadModel } from "./pricing-read-model";
 
 /**
  * `pendingWon` of an account (C6 `GET /admin/accounts/:kind/:id`): its usage recorded but not charged
  * yet, priced with the same read model and formula as the reconciler — so it is exactly what the pending
- * charges will amount to, unless a price, discount or rate in force at their start is corrected later.
+ * charges will amount to, unless a price, discount or rate in force at their start is corrected later. A
+ * pending correction (a late settlement after the sweep's estimate was charged) is charged the difference:
+ * its usage's charge less what its request was already charged.
  */
 
 export class TooManyPendingChargesError extends Error {
@@ -31,6 +33,8 @@ interface PendingRow {
   model: string;
   started_at: string;
   usage: { tokens: UsageTokens };
+  /** What the request was charged before this usage: its corrected estimate's charge, "0" for a first usage. */
+  charged_won: string;
 }
 
 export async function valuePendingCharges(
@@ -68,7 +72,7 @@ export async function valuePendingCharges(
         fxRate: inForce.fxRate,
         discountRate: inForce.discount.rate,
       });
-      total = total.plus(parseMoney(charge.amountWon));
+      total = total.plus(parseMoney(charge.amountWon)).minus(parseMoney(row.charged_won));
     });
     after = rows[rows.length - 1]!.request_id;
     if (rows.length < pageSize) break;
@@ -83,12 +87,22 @@ async function readPendingPage(
   pageSize: number,
 ): Promise<PendingRow[]> {
   const result = await database.query<PendingRow>(
-    `SELECT request_id, model, to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS started_at, usage
-     FROM ${pendingChargesTable.name}
-     WHERE account_kind = $1 AND account_id = $2 AND request_id > $3
-     ORDER BY request_id
+    `SELECT pending.request_id, pending.model,
+            to_char(pending.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS started_at,
+            pending.usage,
+            (SELECT coalesce(sum((charged.data->>'amountWon')::numeric), 0)::text FROM ledger_events charged
+             WHERE charged.stream_id = $5 || pending.request_id AND charged.type = 'UsageCharged'
+               -- Charges before the pending usage alone (a corrected estimate's); its own charge, once
+               -- appended, removes the row as the projection applies it, as for every usage.
+               AND charged.stream_version < (
+                 SELECT max(recorded.stream_version) FROM ledger_events recorded
+                 WHERE recorded.stream_id = charged.stream_id AND recorded.type = 'UsageRecorded')
+            ) AS charged_won
+     FROM ${pendingChargesTable.name} pending
+     WHERE pending.account_kind = $1 AND pending.account_id = $2 AND pending.request_id > $3
+     ORDER BY pending.request_id
      LIMIT $4`,
-    [account.kind, account.id, after, pageSize],
+    [account.kind, account.id, after, pageSize, usageStreamIdOf("")],
   );
   return result.rows;
 }

@@ -2,6 +2,7 @@ import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createFxRateRefresher } from "../../../src/billing/fx/fx-rate-refresh";
 import { createKoreaeximClient, type KoreaeximClient } from "../../../src/billing/fx/koreaexim-client";
+import type { RecordedEventOf } from "../../../src/ledger/store/event-store";
 import { silentLogger, usageRecorded } from "../../billing/billing-ledger-fixtures";
 import { type FakeKoreaeximServer, startFakeKoreaeximServer } from "../../billing/fake-koreaexim-server";
 import { type BillingApiHarness, chargeRecordedUsage, startBillingApi } from "./billing-api-harness";
@@ -263,6 +264,44 @@ describe("GET /admin/accounts/:kind/:id", () => {
       pendingWon: "2000",
       ...noHold,
     });
+  });
+
+  it("shows a pending correction at the difference it will be charged, not at its whole usage", async () => {
+    // Given: a sweep's estimate charged (A = 1,000 input tokens × 2 USD/1M × 1000 = ₩2), then the gateway's
+    // own settlement correcting it (B = 1,000,000 output tokens × 4 USD/1M × 1000 = ₩4000), not charged yet
+    await givenPricing();
+    await api.admin("POST", "/accounts/user/late/credits", { amountWon: "10000" });
+    const late = { kind: "user" as const, id: "late" };
+    const startedAt = "2026-11-20T02:00:00.000Z";
+    await api.ledger.append(
+      usageRecorded({
+        requestId: "req_late",
+        account: late,
+        tokens: { input: 1_000, cached: null, output: 0, reasoning: null },
+        startedAt,
+      }),
+    );
+    await charge("req_late");
+    const [estimate] = await api.ledger.store.readStream("usage-req_late");
+    const correction = usageRecorded({
+      requestId: "req_late",
+      account: late,
+      tokens: { input: 0, cached: 0, output: 1_000_000, reasoning: 0 },
+      startedAt,
+    });
+    const correcting = correction.events[0]!.event as { data: Record<string, unknown> };
+    correcting.data.heldWon = "0";
+    correcting.data.corrects = { eventId: estimate!.eventId, pendingWon: "0" };
+    await api.ledger.append({ ...correction, expectedVersion: "any" });
+
+    // Then: pending is B − A, what the reconciler then charges for the correction
+    expect(await waitForPending("user/late", "3998")).toMatchObject({ pendingWon: "3998" });
+    await charge("req_late");
+    const charges = (await api.ledger.store.readStream("usage-req_late")).filter(
+      (event) => event.type === "UsageCharged",
+    ) as RecordedEventOf<"UsageCharged">[];
+    expect(charges.map((event) => event.data.amountWon)).toEqual(["2.000000", "3998.000000"]);
+    expect((await waitForPending("user/late", "0")).pendingWon).toBe("0");
   });
 
   it("shows ₩0 for an account nobody topped up", async () => {
