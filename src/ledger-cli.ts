@@ -7,7 +7,7 @@ import { loadConfig } from "./config";
 import { loadOrCreateLocalSecrets, startLocalDatabase } from "./database/local-data";
 import { ConfigError } from "./kernel/config-error";
 import { limits } from "./kernel/limits";
-import { describeCheckpoint, proveEvent } from "./ledger/integrity/event-proof";
+import { describeCheckpoint, isProven, proveEvent } from "./ledger/integrity/event-proof";
 import { latestCheckpoint } from "./ledger/integrity/ledger-checkpoint";
 import { verifyIntegrity } from "./ledger/integrity/ledger-integrity";
 import { type LedgerSigningKey, rawPublicKeyOfPem } from "./ledger/integrity/ledger-signing-key";
@@ -74,7 +74,7 @@ async function main(argv: readonly string[]): Promise<number> {
       case "checkpoint":
         return await printLatestCheckpoint(context);
       case "prove":
-        return await prove(context, argv[1]!);
+        return await prove(context, argv[1]!, signingKey?.publicKey);
       case "verify-receipt":
         throw new Error("verify-receipt needs no database and is answered before one is opened");
       default: {
@@ -159,17 +159,22 @@ async function printLatestCheckpoint(context: Parameters<typeof verifyProjection
 }
 
 /**
- * Exit codes a script can act on: 0 proven; 1 the inclusion path does not lead to the checkpoint's root
- * (tampering); 2 bad usage; 3 not sealed yet (ask again after the next checkpoint); 4 no such event. Stdout
- * is the proof as JSON alone; what is said about it goes to stderr.
+ * Exit codes a script can act on: 0 proven; 1 a link does not hold (the event altered, the path not leading
+ * to the root, the checkpoint's hash or signature forged: tampering); 2 bad usage; 3 not sealed yet (ask again
+ * after the next checkpoint); 4 no such event. Stdout is the proof as JSON alone; what is said about it goes
+ * to stderr.
  */
-async function prove(context: Parameters<typeof verifyProjections>[0], named: string): Promise<number> {
+async function prove(
+  context: Parameters<typeof verifyProjections>[0],
+  named: string,
+  trustedPublicKey: Buffer | undefined,
+): Promise<number> {
   const eventId = await eventIdNamedBy(context, named);
   if (eventId === "malformed") {
     process.stderr.write(`not an event id or a log position: ${named}\n`);
     return 2;
   }
-  const proof = eventId === undefined ? undefined : await proveEvent(context.pool, eventId);
+  const proof = eventId === undefined ? undefined : await proveEvent(context.pool, eventId, trustedPublicKey);
   if (eventId === undefined || !proof) {
     process.stderr.write(`no event ${eventId === undefined ? `at ${named}` : eventId}\n`);
     return 4;
@@ -179,9 +184,23 @@ async function prove(context: Parameters<typeof verifyProjections>[0], named: st
     process.stderr.write(`event ${eventId} is not sealed by a checkpoint yet\n`);
     return 3;
   }
-  if (!proof.checkpoint.rootMatches)
-    process.stderr.write(`event ${eventId}: its inclusion path does not lead to the checkpoint's root\n`);
-  return proof.checkpoint.rootMatches ? 0 : 1;
+  const { checkpoint } = proof;
+  const broken = [
+    proof.event.hashMatches ? undefined : "its bytes do not hash to its chain hash (altered)",
+    checkpoint.rootMatches ? undefined : "its inclusion path does not lead to the checkpoint's root",
+    checkpoint.hashMatches
+      ? undefined
+      : `checkpoint #${checkpoint.sequence}'s fields do not hash to its hash`,
+    checkpoint.signatureValid === false
+      ? `checkpoint #${checkpoint.sequence}'s signature is not valid under the ledger signing key (forged)`
+      : undefined,
+  ].filter((said) => said !== undefined);
+  for (const said of broken) process.stderr.write(`event ${eventId}: ${said}\n`);
+  if (checkpoint.signatureValid === null)
+    process.stderr.write(
+      "no ledger signing key to check the checkpoint's signature with (set LEDGER_SIGNING_KEY)\n",
+    );
+  return isProven(proof) ? 0 : 1;
 }
 
 /** Offline: reads the receipt and the trusted key from files (or the configured key), never the database. */

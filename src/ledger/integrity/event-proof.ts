@@ -2,14 +2,18 @@ import type { ClientBase } from "pg";
 import { formatLogPosition, logStart } from "../store/log-position";
 import { readLeavesBetween } from "./checkpoint-leaves";
 import { genesisHash } from "./event-hash";
-import { checkpointCovering, type LedgerCheckpoint } from "./ledger-checkpoint";
+import { checkpointCovering, checkpointHashOf, type LedgerCheckpoint } from "./ledger-checkpoint";
 import { checkpointEventsLimit } from "./ledger-integrity";
+import { verifySignature } from "./ledger-signing-key";
 import { inclusionPath, rootFromInclusionPath } from "./merkle-tree";
 
 /**
  * `ledger prove <event id>`: what links one event to a signed checkpoint — its chain hash and the hash it
  * chains to, its leaf index in the checkpoint and the RFC 6962 inclusion path to the checkpoint's root.
- * Anyone holding the ledger's public key can check it without the database.
+ * Anyone holding the ledger's public key can check it without the database. Before printing it, each link
+ * is checked here too: the event's bytes hash to its chain hash, the path leads to the root, the checkpoint's
+ * fields hash to its hash, and its signature is valid under the trusted key — so a proof of an altered event
+ * or of a forged checkpoint says so (`isProven`).
  */
 
 type Queryable = Pick<ClientBase, "query">;
@@ -23,6 +27,8 @@ export interface EventProof {
     chainHash: string | null;
     previousHash: string;
     leaf: string;
+    /** The event's stored bytes hash, after the hash it chains to, to its chain hash (not altered). */
+    hashMatches: boolean;
   };
   checkpoint?: {
     sequence: number;
@@ -38,10 +44,29 @@ export interface EventProof {
     inclusionPath: string[];
     /** The path recomputed to the stored root here, before printing. */
     rootMatches: boolean;
+    /** The checkpoint's fields hash to its stored hash. */
+    hashMatches: boolean;
+    /** Its signature under the trusted key; null when no key was given to check it with. */
+    signatureValid: boolean | null;
   };
 }
 
-export async function proveEvent(client: Queryable, eventId: string): Promise<EventProof | undefined> {
+/** Every link of the proof holds (a signature unchecked for want of a key does not count against it). */
+export function isProven(proof: EventProof): boolean {
+  const checkpoint = proof.checkpoint;
+  return (
+    proof.event.hashMatches &&
+    checkpoint?.rootMatches === true &&
+    checkpoint.hashMatches &&
+    checkpoint.signatureValid !== false
+  );
+}
+
+export async function proveEvent(
+  client: Queryable,
+  eventId: string,
+  trustedPublicKey?: Buffer,
+): Promise<EventProof | undefined> {
   const found = await client.query<{
     stream_id: string;
     stream_version: number;
@@ -49,13 +74,20 @@ export async function proveEvent(client: Queryable, eventId: string): Promise<Ev
     position: string;
     chain_hash: Buffer | null;
     previous_hash: Buffer | null;
+    recomputed_hash: Buffer;
   }>(
-    `SELECT event.stream_id, event.stream_version, event.transaction_order::text AS transaction_order,
-            event.position::text AS position, event.chain_hash,
-            (SELECT previous.chain_hash FROM ledger_events previous
-             WHERE previous.stream_id = event.stream_id AND previous.stream_version = event.stream_version - 1) AS previous_hash
-     FROM ledger_events event WHERE event.event_id = $1::uuid`,
-    [eventId],
+    `SELECT linked.*, ledger_event_hash(coalesce(linked.previous_hash, $2), linked.stream_id, linked.stream_version,
+              linked.event_id, linked.type, linked.schema_version, linked.data, linked.metadata) AS recomputed_hash
+     FROM (
+       SELECT event.stream_id, event.stream_version, event.transaction_order::text AS transaction_order,
+              event.position::text AS position, event.chain_hash, event.event_id, event.type,
+              event.schema_version, event.data, event.metadata,
+              (SELECT previous.chain_hash FROM ledger_events previous
+               WHERE previous.stream_id = event.stream_id AND previous.stream_version = event.stream_version - 1)
+                 AS previous_hash
+       FROM ledger_events event WHERE event.event_id = $1::uuid
+     ) linked`,
+    [eventId, genesisHash],
   );
   const row = found.rows[0];
   if (!row) return undefined;
@@ -70,6 +102,7 @@ export async function proveEvent(client: Queryable, eventId: string): Promise<Ev
       chainHash: row.chain_hash?.toString("hex") ?? null,
       previousHash: (row.previous_hash ?? genesisHash).toString("hex"),
       leaf: "",
+      hashMatches: row.chain_hash?.equals(row.recomputed_hash) === true,
     },
   };
   if (!covering || covering.checkpoint.eventCount > checkpointEventsLimit) return proof;
@@ -95,6 +128,11 @@ export async function proveEvent(client: Queryable, eventId: string): Promise<Ev
     rootMatches: rootFromInclusionPath(leaf, leafIndex, checkpoint.eventCount, path).equals(
       checkpoint.eventsRoot,
     ),
+    hashMatches: checkpointHashOf(checkpoint).equals(checkpoint.checkpointHash),
+    signatureValid:
+      trustedPublicKey === undefined
+        ? null
+        : verifySignature(trustedPublicKey, checkpointHashOf(checkpoint), checkpoint.signature),
   };
   return proof;
 }

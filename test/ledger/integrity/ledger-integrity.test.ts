@@ -5,7 +5,7 @@ import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendSyntheticLedger } from "../../../bench/support/synthetic-ledger";
 import { rowEventOf } from "../../../src/billing/holds/hold-row-completion";
-import { proveEvent } from "../../../src/ledger/integrity/event-proof";
+import { isProven, proveEvent } from "../../../src/ledger/integrity/event-proof";
 import { sealCheckpoints } from "../../../src/ledger/integrity/ledger-checkpointer";
 import { verifyIntegrity } from "../../../src/ledger/integrity/ledger-integrity";
 import { LedgerSigningKey } from "../../../src/ledger/integrity/ledger-signing-key";
@@ -238,6 +238,50 @@ describe("ledger hash chains and signed checkpoints", () => {
     expect(proof?.checkpoint?.rootMatches).toBe(true);
     expect(proof?.checkpoint?.inclusionPath.length).toBeGreaterThan(5);
     expect(proof?.checkpoint?.publicKey).toBe(signingKey.publicKey.toString("hex"));
+  });
+
+  it("refuses to call proven an event whose bytes were altered, or one sealed by a forged checkpoint", async () => {
+    const event = await harness.ledger.pool.query<{ event_id: string }>(
+      "SELECT event_id::text FROM ledger_events ORDER BY transaction_order, position LIMIT 1 OFFSET 1500",
+    );
+    const eventId = event.rows[0]!.event_id;
+    const honest = await proveEvent(harness.ledger.pool, eventId, signingKey.publicKey);
+    expect(honest?.event.hashMatches).toBe(true);
+    expect(honest?.checkpoint).toMatchObject({ rootMatches: true, hashMatches: true, signatureValid: true });
+    expect(isProven(honest!)).toBe(true);
+
+    const proofAfter = async (tamper: (client: pg.PoolClient) => Promise<void>) => {
+      const client = await harness.ledger.pool.connect();
+      try {
+        await client.query("BEGIN");
+        await client.query("ALTER TABLE ledger_events DISABLE TRIGGER ledger_events_immutable");
+        await client.query("ALTER TABLE ledger_checkpoints DISABLE TRIGGER ledger_checkpoints_immutable");
+        await tamper(client);
+        return (await proveEvent(client, eventId, signingKey.publicKey))!;
+      } finally {
+        await client.query("ROLLBACK");
+        client.release();
+      }
+    };
+    // Its data edited, its chain hash left as it was: the leaf still leads to the root, the bytes do not.
+    const altered = await proofAfter(async (client) => {
+      await client.query(
+        `UPDATE ledger_events SET data = jsonb_set(data::jsonb, '{tampered}', 'true')::json WHERE event_id = $1`,
+        [eventId],
+      );
+    });
+    expect(altered.event.hashMatches).toBe(false);
+    expect(altered.checkpoint?.rootMatches).toBe(true);
+    expect(isProven(altered)).toBe(false);
+    // The sealing checkpoint's signature zeroed.
+    const forged = await proofAfter(async (client) => {
+      await client.query("UPDATE ledger_checkpoints SET signature = $1 WHERE sequence = $2", [
+        Buffer.alloc(64),
+        honest!.checkpoint!.sequence,
+      ]);
+    });
+    expect(forged.checkpoint?.signatureValid).toBe(false);
+    expect(isProven(forged)).toBe(false);
   });
 
   it("proves an event named by the log position the console shows as by its id, with `ledger prove`", async () => {
