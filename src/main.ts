@@ -334,9 +334,12 @@ main().catch((error: unknown) => {
     process.stderr.write(`${error.message}\n`);
     process.exit(2);
   }
-  // A dependency that answered with an error code (a refused connection, a database that does not exist)
-  // is one line, as the ledger command says it; anything else is a defect, with where it happened.
-  const operational = typeof (error as { code?: unknown })?.code === "string";
+  // A dependency that answered with an error code (a refused connection, a database that does not exist), or
+  // a database that accepted the connection and never answered (pg says so without a code), is one line, as
+  // the ledger command says it; anything else is a defect, with where it happened.
+  const operational =
+    typeof (error as { code?: unknown })?.code === "string" ||
+    /^(Connection terminated|timeout exceeded when trying to connect)/.test((error as Error)?.message ?? "");
   const said = operational ? (error as Error).message : ((error as Error).stack ?? String(error));
   process.stderr.write(`won-gateway failed to start: ${said}\n`);
   process.exit(1);

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { type AddressInfo, createServer } from "node:net";
 import { describe, expect, it } from "vitest";
 
 /** The composition root refuses a role it cannot serve, with one line naming the problem (C2). */
@@ -50,6 +51,24 @@ describe("process roles", () => {
     },
     60_000,
   );
+
+  it("says in one line that PostgreSQL accepted the connection and never answered, and exits 1", async () => {
+    // A database host that takes the connection and says nothing (a hung server, a black-holing proxy).
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = silent.address() as AddressInfo;
+      const { code, stderr } = await startMain(["--role=worker"], {
+        DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/nothing`,
+        SESSION_SECRET: "roles-session-secret-0123456789abcdef0123456789",
+        KEY_PEPPER: "roles-key-pepper-0123456789abcdef0123456789abcd",
+      });
+      expect(code).toBe(1);
+      expect(stderr.trim()).toMatch(/^won-gateway failed to start: [^\n]*timeout[^\n]*$/);
+    } finally {
+      silent.close();
+    }
+  }, 90_000);
 
   it("refuses an unknown role", async () => {
     const { code, stderr } = await startMain(["--role=edge"]);
