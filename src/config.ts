@@ -32,11 +32,8 @@ const optionalText = z
   .optional()
   .transform((value) => (value === undefined || value.trim() === "" ? undefined : value.trim()));
 
-/** Empty is unset, as for every other variable: `PORT=` is the default port, not port 0 (any free one). */
-const port = z.preprocess(
-  (value) => (typeof value === "string" && value.trim() === "" ? undefined : value),
-  z.coerce.number().int().min(0).max(65_535).optional(),
-);
+/** `PORT=0` is any free port; `PORT=` is unset (loadConfig), so the default port, not port 0. */
+const port = z.coerce.number().int().min(0).max(65_535).optional();
 const url = (protocols: readonly string[]) =>
   optionalText.refine(
     (value) => value === undefined || protocols.some((protocol) => value.startsWith(`${protocol}://`)),
@@ -189,7 +186,11 @@ export interface Config {
 }
 
 export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = environmentSchema.safeParse(environment);
+  // Empty is unset, for every variable: `SHUTDOWN_DRAIN_MS=` (a compose file's blank) is the default.
+  const set = Object.fromEntries(
+    Object.entries(environment).filter(([, value]) => value === undefined || value.trim() !== ""),
+  );
+  const parsed = environmentSchema.safeParse(set);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new ConfigError(`invalid configuration: ${issue.path.join(".")} ${issue.message}`);

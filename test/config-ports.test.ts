@@ -14,6 +14,13 @@ describe("PORT and METRICS_PORT", () => {
     expect(loadConfig({ METRICS_PORT: "9464" }).metricsPort).toBe(9464);
   });
 
+  it("takes the default for any other empty variable, a number's too", () => {
+    const defaults = loadConfig({});
+    const blanks = loadConfig({ MAX_BODY_BYTES: "", SHUTDOWN_DRAIN_MS: " ", LOG_LEVEL: "" });
+    expect(blanks.settlementTimings.shutdownDrainMs).toBe(defaults.settlementTimings.shutdownDrainMs);
+    expect(blanks).toEqual(defaults);
+  });
+
   it.each(["http", "-1", "65536", "80.5"])("refuses PORT=%s", (value) => {
     expect(() => loadConfig({ PORT: value })).toThrow(/^invalid configuration: PORT /);
   });
