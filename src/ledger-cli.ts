@@ -19,7 +19,7 @@ import { balanceChecksum, rebuildProjections } from "./ledger/ledger-maintenance
 import { describeDifference, differenceCount } from "./ledger/rebuild/projection-differences";
 import { eventIdAt } from "./ledger/store/event-log-browser";
 import { type LogPosition, parseLogPosition } from "./ledger/store/log-position";
-import { LedgerSchemaError, openLedger } from "./ledger/store/open-ledger";
+import { openLedger } from "./ledger/store/open-ledger";
 import { verifyProjections } from "./ledger/verify-projections";
 
 /**
@@ -55,16 +55,17 @@ async function main(argv: readonly string[]): Promise<number> {
   const localDatabase = config.databaseUrl
     ? undefined
     : await startLocalDatabase((await loadOrCreateLocalSecrets()).secrets.postgresPassword);
-  const ledger = await openLedger({
-    databaseUrl: config.databaseUrl ?? localDatabase!.url,
-    eventStoreUrl: config.eventStoreUrl,
-    applicationName: `ledger-${command}`,
-    connectionsMax: limits.ledgerCliDatabaseConnectionsMax,
-    // A check run against the wrong database (an empty one, an older release's) must say so, not make it
-    // a ledger, nor migrate a deployment's schema underneath its gateways.
-    schema: "as-found",
-  });
+  let ledger: Awaited<ReturnType<typeof openLedger>> | undefined;
   try {
+    ledger = await openLedger({
+      databaseUrl: config.databaseUrl ?? localDatabase!.url,
+      eventStoreUrl: config.eventStoreUrl,
+      applicationName: `ledger-${command}`,
+      connectionsMax: limits.ledgerCliDatabaseConnectionsMax,
+      // A check run against the wrong database (an empty one, an older release's) must say so, not make it
+      // a ledger, nor migrate a deployment's schema underneath its gateways.
+      schema: "as-found",
+    });
     const context = { pool: ledger.pool, store: ledger.store, projections: allProjections };
     switch (command) {
       case "rebuild":
@@ -83,7 +84,8 @@ async function main(argv: readonly string[]): Promise<number> {
       }
     }
   } finally {
-    await ledger.close();
+    // The embedded database stops with the command, whether or not the ledger opened.
+    await ledger?.close();
     await localDatabase?.stop();
   }
 }
@@ -256,9 +258,10 @@ async function countEvents(context: Parameters<typeof verifyProjections>[0]): Pr
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    const misconfigured = error instanceof ConfigError || error instanceof LedgerSchemaError;
+    // 1 is kept for what a check found (tampering, a difference): a check that could not run (a database
+    // unreachable, a value it refused, the wrong database) is 2, as bad usage is.
     const message = error instanceof ConfigError ? error.message : `ledger: ${(error as Error).message}`;
     process.stderr.write(`${message}\n`);
-    process.exit(misconfigured ? 2 : 1);
+    process.exit(2);
   },
 );

@@ -106,3 +106,15 @@ describe("npm run ledger -- against a database that holds no ledger", () => {
     60_000,
   );
 });
+
+describe("npm run ledger -- when the check cannot run", () => {
+  it.each(["verify", "checkpoint"])(
+    "%s against a database it cannot reach says so in one line and exits 2, not 1 (1 is what a check found)",
+    async (command) => {
+      const verdict = await ledgerCli(command, "postgres://postgres@127.0.0.1:1/nothing");
+      expect(verdict.code).toBe(2);
+      expect(verdict.output.trim()).toMatch(/^ledger: connect ECONNREFUSED 127\.0\.0\.1:1$/);
+    },
+    60_000,
+  );
+});
