@@ -37,19 +37,32 @@ async function ledgerCli(
   }
 }
 
-/** Tampers as an attacker with database access would, checks, then rolls the tampering back. */
-async function problemsAfter(harness: LedgerHarness, tamper: (client: pg.PoolClient) => Promise<void>) {
+/** Tampers as an attacker with database access would, runs `check` on the result, then rolls it back. */
+async function afterTampering<Checked>(
+  harness: LedgerHarness,
+  tamper: (client: pg.PoolClient) => Promise<void>,
+  check: (client: pg.PoolClient) => Promise<Checked>,
+): Promise<Checked> {
   const client = await harness.ledger.pool.connect();
   try {
     await client.query("BEGIN");
     await client.query("ALTER TABLE ledger_events DISABLE TRIGGER ledger_events_immutable");
     await client.query("ALTER TABLE ledger_checkpoints DISABLE TRIGGER ledger_checkpoints_immutable");
     await tamper(client);
-    return (await verifyIntegrity(client, signingKey.publicKey)).problems;
+    return await check(client);
   } finally {
     await client.query("ROLLBACK");
     client.release();
   }
+}
+
+/** What `verify` finds after the tampering. */
+function problemsAfter(harness: LedgerHarness, tamper: (client: pg.PoolClient) => Promise<void>) {
+  return afterTampering(
+    harness,
+    tamper,
+    async (client) => (await verifyIntegrity(client, signingKey.publicKey)).problems,
+  );
 }
 
 async function seal(harness: LedgerHarness): Promise<void> {
@@ -250,19 +263,12 @@ describe("ledger hash chains and signed checkpoints", () => {
     expect(honest?.checkpoint).toMatchObject({ rootMatches: true, hashMatches: true, signatureValid: true });
     expect(isProven(honest!)).toBe(true);
 
-    const proofAfter = async (tamper: (client: pg.PoolClient) => Promise<void>) => {
-      const client = await harness.ledger.pool.connect();
-      try {
-        await client.query("BEGIN");
-        await client.query("ALTER TABLE ledger_events DISABLE TRIGGER ledger_events_immutable");
-        await client.query("ALTER TABLE ledger_checkpoints DISABLE TRIGGER ledger_checkpoints_immutable");
-        await tamper(client);
-        return (await proveEvent(client, eventId, signingKey.publicKey))!;
-      } finally {
-        await client.query("ROLLBACK");
-        client.release();
-      }
-    };
+    const proofAfter = (tamper: (client: pg.PoolClient) => Promise<void>) =>
+      afterTampering(
+        harness,
+        tamper,
+        async (client) => (await proveEvent(client, eventId, signingKey.publicKey))!,
+      );
     // Its data edited, its chain hash left as it was: the leaf still leads to the root, the bytes do not.
     const altered = await proofAfter(async (client) => {
       await client.query(
