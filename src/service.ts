@@ -7,6 +7,7 @@ import { AlertService } from "./billing/alerts/alert-service";
 import { KeyLimitAlerts } from "./billing/alerts/key-limit-alerts";
 import { readAvailableWon } from "./billing/holds/account-available";
 import { GatewayHeartbeat } from "./billing/holds/gateway-heartbeat";
+import { GatewaySession } from "./billing/holds/gateway-session";
 import { GenerationHolds } from "./billing/holds/generation-holds";
 import { HoldAuthorizer } from "./billing/holds/hold-authorizer";
 import { HoldPricing } from "./billing/holds/hold-pricing";
@@ -20,6 +21,7 @@ import {
   holdConfirmationMaxAgeMs,
   type SettlementTimings,
 } from "./billing/holds/settlement-timings";
+import { SweptHoldReserves } from "./billing/holds/swept-hold-reserves";
 import { UsageOutbox } from "./billing/holds/usage-outbox";
 import type { ChargeEnqueuer } from "./billing/queue/charge-enqueuer";
 import { ModelPriceList } from "./billing/read-models/model-price-list";
@@ -253,6 +255,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await money.holdRowsVacuum.close();
       await requestLog.close();
       await money.heartbeat.stop();
+      await money.session.stop();
       await money.keyLimitAlerts.close();
       admissionCache.stop();
       await projections.stop();
@@ -383,6 +386,7 @@ interface HoldParts {
   holdRowsVacuum: HoldRowsVacuum;
   progress: HoldProgress;
   heartbeat: GatewayHeartbeat;
+  session: GatewaySession;
   /** `key.limit_reached` alerts, noted on the request path and written to the webhook outbox off it. */
   keyLimitAlerts: KeyLimitAlerts;
   inFlight: RequestsInFlight;
@@ -400,6 +404,8 @@ async function startHolds(
   assert(ledger.store instanceof PostgresEventStore, "the service runs on the PostgreSQL event store");
   const heartbeat = new GatewayHeartbeat(ledger.pool, timings.heartbeatIntervalMs, logger);
   await heartbeat.start();
+  const session = new GatewaySession(ledger.pool, heartbeat.instanceId, timings.heartbeatIntervalMs, logger);
+  await session.start();
   const progress = new HoldProgress({
     pool: ledger.pool,
     gatewayInstance: heartbeat.instanceId,
@@ -432,6 +438,7 @@ async function startHolds(
     completion: new HoldRowCompletion(ledger.pool, limits.usageCompletionBatchSizeMax),
     log: settledLog,
     store: ledger.store,
+    reserves: new SweptHoldReserves(ledger.pool),
     charges: options.charges,
     logger,
     entriesMax: limits.usageOutboxEntriesMax,
@@ -468,6 +475,7 @@ async function startHolds(
     holdRowsVacuum,
     progress,
     heartbeat,
+    session,
     keyLimitAlerts,
     inFlight: new RequestsInFlight(),
   };

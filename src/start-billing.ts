@@ -136,6 +136,7 @@ export async function startBilling(options: {
           intervalMs: config.settlementTimings.orphanSweepIntervalMs,
           presumedDeadAfterMs: config.settlementTimings.presumedDeadAfterMs,
           observationGapMaxMs: config.settlementTimings.observationGapMaxMs,
+          reserveMs: config.settlementTimings.holdLifetimeMs,
         },
       });
       // After the charge queue: closing it sends the charges it still holds, which this process's

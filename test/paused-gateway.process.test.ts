@@ -3,6 +3,7 @@ import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { queueBackendOf } from "../src/billing/queue/queue-backend";
 import { Money, sumMoney } from "../src/kernel/money";
+import { simulateCompletion } from "../src/providers/simulator/simulated-completion";
 import { createTestDatabase, type TestDatabase } from "./support/database";
 import { waitForLedgerAtRest } from "./support/ledger-at-rest";
 import {
@@ -14,17 +15,30 @@ import {
 import { removeQueueData } from "./workers/queue-test-support";
 
 /**
- * A gateway process paused (SIGSTOP) past the orphan sweep's judgement, its streams' holds released and
- * their money spent through another gateway meanwhile, then resumed (C10): it delivers nothing its released
- * holds no longer cover — the output its upstream sent during the pause is not relayed, each stream ends
- * with an error saying why — so the account ends no lower than minus one request's cost, and every request
- * is billed for what its client received, once.
+ * A gateway process paused (SIGSTOP) past the orphan sweep's judgement, its streams' holds settled and the
+ * account's money spent through another gateway meanwhile, then resumed (C10): it delivers nothing its
+ * released holds no longer cover — the output its upstream sent during the pause is not relayed, each stream
+ * ends with an error saying why — and what it delivered before the pause that its last progress record did
+ * not count, which it bills on resuming, was kept back for it (the swept holds' reserves): the account ends
+ * no lower than minus one request's cost, and every request is billed for what its client received, once.
  */
 
 const adminToken = "paused-admin-token-0123456789abcdef0123456789ab";
 const model = "alpha-5.4-pro";
 const streamCount = 10;
 const creditWon = "150";
+const maxTokens = 60;
+
+/**
+ * Prompts whose answers run to 45 tokens or more (over 4.5 s at 10 tokens a second), so every stream is still
+ * running whenever the gateway is paused.
+ */
+const longAnswerPrompts = Array.from(
+  { length: 200 },
+  (_, index) => `Tell me a long story about rivers and the sea, part ${index}`,
+)
+  .filter((text) => simulateCompletion([{ role: "user", text }], maxTokens).outputTokens >= 45)
+  .slice(0, streamCount);
 
 const started: ServiceProcess[] = [];
 let database: TestDatabase | undefined;
@@ -60,6 +74,30 @@ async function query<Row extends pg.QueryResultRow>(sql: string, values: unknown
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** How long ago, in ms, the gateway's last progress record was written (null: none yet). */
+async function lastProgressRecordAgeMs(): Promise<number | null> {
+  const [record] = await query<{ age_ms: number | null }>(
+    "SELECT (extract(epoch FROM now() - max(recorded_at)) * 1000)::int AS age_ms FROM hold_progress",
+  );
+  return record!.age_ms;
+}
+
+/** Returns as soon as the gateway writes its next progress record (within 50 ms of it). */
+async function untilTheNextProgressRecord(): Promise<void> {
+  const deadlineMs = Date.now() + 10_000;
+  for (;;) {
+    const ageMs = await lastProgressRecordAgeMs();
+    if (ageMs !== null && ageMs < 50) return;
+    if (Date.now() > deadlineMs) throw new Error("timed out waiting for the gateway's next progress record");
+    await sleep(20);
+  }
+}
+
+/** Returns once the gateway's last progress record is `ageMs` old. */
+async function untilProgressRecordAged(ageMs: number): Promise<void> {
+  await sleep(ageMs - (await lastProgressRecordAgeMs())!);
+}
+
 async function until(condition: () => Promise<boolean>, waitMs: number, what: string): Promise<void> {
   const deadlineMs = Date.now() + waitMs;
   while (!(await condition())) {
@@ -84,17 +122,19 @@ afterEach(async () => {
 
 describe("a gateway paused past the sweep's judgement", () => {
   it.each([
-    ["streaming", 0, "first-content"],
-    ["waiting for its first token", 5_000, "holds-placed"],
+    ["streaming", 10, 0, "first-content"],
+    ["waiting for its first token", 10, 5_000, "holds-placed"],
+    ["streaming, its last progress record counting none of their output", 20, 0, "before-next-record"],
   ] as const)(
-    "given its streams' holds released (%s) and spent elsewhere, when it resumes, then it relays nothing more, and the account ends no lower than minus one request",
-    async (_when, firstTokenLatencyMs, pauseOnce) => {
-      // Given a worker (it sweeps), a gateway whose upstream streams 10 tokens a second (answers of 13-57
-      // tokens: still running a second in), after a first token latency, and a second one answering at once
+    "given its streams' holds settled by the sweep (%s) and the account's money spent elsewhere, when it resumes, then it relays nothing more, and the account ends no lower than minus one request",
+    async (_when, tokensPerSecond, firstTokenLatencyMs, pauseOnce) => {
+      // Given a worker (it sweeps), a gateway whose upstream streams 10 or 20 tokens a second (answers of 45-57
+      // tokens: still running two seconds in), after a first token latency, and a second one answering at once
+      expect(longAnswerPrompts).toHaveLength(streamCount);
       database = await createTestDatabase("paused_gateway");
       await startRole("worker", environmentOf(database, 0));
       const paused = await startRole("gateway", {
-        ...environmentOf(database, 10),
+        ...environmentOf(database, tokensPerSecond),
         SIMULATOR_LATENCY_MS: String(firstTokenLatencyMs),
       });
       const other = await startRole("gateway", environmentOf(database, 0));
@@ -108,7 +148,7 @@ describe("a gateway paused past the sweep's judgement", () => {
         });
 
       // ten streams on the first gateway, each read until its first content or until its hold is placed
-      const streams = Array.from({ length: streamCount }, (_, index) => {
+      const openStream = (prompt: string) => {
         const received = { text: "", finished: false, failure: undefined as unknown };
         let contentArrived = () => {};
         const firstContent = new Promise<void>((resolve) => (contentArrived = resolve));
@@ -116,10 +156,8 @@ describe("a gateway paused past the sweep's judgement", () => {
           try {
             const stream = await client(paused).chat.completions.create({
               model,
-              messages: [
-                { role: "user", content: `Tell me a long story about rivers and the sea, part ${index}` },
-              ],
-              max_tokens: 60,
+              messages: [{ role: "user", content: prompt }],
+              max_tokens: maxTokens,
               stream: true,
             });
             for await (const chunk of stream) {
@@ -137,9 +175,24 @@ describe("a gateway paused past the sweep's judgement", () => {
           }
         })();
         return { received, firstContent, reading };
-      });
+      };
+      // Where the last record counts none of their output: opened just after a progress record (written
+      // every 2 s while a request is in flight: a first stream's), paused just before the next. What each
+      // delivered meanwhile is output the sweep cannot know of, which the gateway bills when it resumes.
+      let anchor: { requestId: string; stream: ReturnType<typeof openStream> } | undefined;
+      if (pauseOnce === "before-next-record") {
+        const stream = openStream(longAnswerPrompts[0]!);
+        await stream.firstContent;
+        const [hold] = await query<{ request_id: string }>("SELECT request_id FROM request_holds");
+        anchor = { requestId: hold!.request_id, stream };
+        await untilTheNextProgressRecord();
+      }
+      const streams = longAnswerPrompts.map(openStream);
       if (pauseOnce === "first-content") await Promise.all(streams.map((stream) => stream.firstContent));
-      else
+      else if (pauseOnce === "before-next-record") {
+        await Promise.all(streams.map((stream) => stream.firstContent));
+        await untilProgressRecordAged(1_750);
+      } else
         await until(
           async () =>
             (await query<{ count: number }>("SELECT count(*)::int AS count FROM request_holds"))[0]!.count ===
@@ -149,7 +202,9 @@ describe("a gateway paused past the sweep's judgement", () => {
         );
       const requestIds = (
         await query<{ request_id: string }>("SELECT request_id FROM request_holds WHERE settled_at IS NULL")
-      ).map((row) => row.request_id);
+      )
+        .map((row) => row.request_id)
+        .filter((requestId) => requestId !== anchor?.requestId);
       expect(requestIds).toHaveLength(streamCount);
 
       // When it is paused until the sweep has settled every one of its holds
@@ -176,7 +231,7 @@ describe("a gateway paused past the sweep's judgement", () => {
             client(other).chat.completions.create({
               model,
               messages: [{ role: "user", content: "Tell me a long story about rivers and the sea, part 0" }],
-              max_tokens: 60,
+              max_tokens: maxTokens,
             }),
           ),
         );
@@ -187,7 +242,7 @@ describe("a gateway paused past the sweep's judgement", () => {
       for (const [index, stream] of streams.entries())
         receivedBeforeResume.set(String(index), stream.received.text);
       paused.child.kill("SIGCONT");
-      await Promise.all(streams.map((stream) => stream.reading));
+      await Promise.all([...streams, ...(anchor ? [anchor.stream] : [])].map((stream) => stream.reading));
 
       // Then no stream received a byte after the resume, and each ended with the error saying why
       for (const [index, stream] of streams.entries()) {
@@ -195,8 +250,21 @@ describe("a gateway paused past the sweep's judgement", () => {
         if (stream.received.finished) continue; // answered in full before the pause
         expect(String(stream.received.failure)).toMatch(/hold was released/);
       }
-      // And every request is charged once; nothing stays held or pending; the balance is the credit less the
-      // charges, and no lower than minus the dearest hold (one request's most)
+      // And the gateway's own settlement of each request corrected the sweep's estimate; every request is
+      // charged once; nothing stays held or pending; the balance is the credit less the charges, and no lower
+      // than minus the dearest hold (one request's most)
+      await until(
+        async () =>
+          (
+            await query<{ count: number }>(
+              `SELECT count(*)::int AS count FROM ledger_events
+               WHERE type = 'UsageRecorded' AND data->>'corrects' IS NOT NULL AND stream_id = ANY($1::text[])`,
+              [requestIds.map((requestId) => `usage-${requestId}`)],
+            )
+          )[0]!.count === streamCount,
+        60_000,
+        "the gateway corrected every estimate",
+      );
       await waitForLedgerAtRest(testPool(), 60_000);
       const [funds] = await query<{ held_won: string; pending_won: string; balance_won: string }>(
         "SELECT held_won::text, pending_won::text, balance_won::text FROM account_funds WHERE account_id = 'paused'",

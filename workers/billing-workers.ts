@@ -6,6 +6,7 @@ import type { FxRateRefresher } from "../src/billing/fx/fx-rate-refresh";
 import { HoldRowCompletion } from "../src/billing/holds/hold-row-completion";
 import { HoldRowsVacuum } from "../src/billing/holds/hold-rows-vacuum";
 import { SettledHoldsLog } from "../src/billing/holds/settled-holds-log";
+import { SweptHoldReserves } from "../src/billing/holds/swept-hold-reserves";
 import { createChargeQueue } from "../src/billing/queue/charge-queue";
 import type { QueueBackend } from "../src/billing/queue/queue-backend";
 import { createPricingReadModel } from "../src/billing/read-models/pricing-read-model";
@@ -104,6 +105,7 @@ export async function startBillingWorkers(
     scheduleOrphanHoldSettlement(leader, {
       database,
       completion: new HoldRowCompletion(database, billingLimits.orphanHoldsPerSweepMax),
+      reserves: new SweptHoldReserves(database),
       // Without hold rows (EventStoreDB) the sweep completes none: it settles holds in the log.
       log: settledLog?.log ?? { settled: () => {} },
       store: chargeStore,

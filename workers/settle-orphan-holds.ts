@@ -8,6 +8,7 @@ import {
   settleOrphanHolds,
 } from "../src/billing/holds/orphan-hold-settlement";
 import type { SettledHoldsLog } from "../src/billing/holds/settled-holds-log";
+import type { SweptHoldReserves } from "../src/billing/holds/swept-hold-reserves";
 import type { ChargeQueue } from "../src/billing/queue/charge-queue";
 import type { PricingReadModel } from "../src/billing/read-models/pricing-read-model";
 import type { PeriodicLeader } from "../src/database/periodic-leader";
@@ -34,13 +35,16 @@ export const orphanHoldSweepSettings: OrphanHoldSweepSettings = {
   observationGapMaxMs: defaultSettlementTimings.observationGapMaxMs,
   holdAgeMinMs: billingLimits.orphanHoldAgeMinMs,
   holdsPerSweepMax: billingLimits.orphanHoldsPerSweepMax,
+  // Kept back as long as a hold lasts unrenewed: the upstream's timeout, and a minute to settle.
+  reserveMs: defaultSettlementTimings.holdLifetimeMs,
 };
 
 export function scheduleOrphanHoldSettlement(
   leader: Pick<PeriodicLeader, "every">,
   dependencies: {
     database: Pick<pg.Pool, "query">;
-    completion: Pick<HoldRowCompletion, "complete">;
+    completion: Pick<HoldRowCompletion, "completeSwept">;
+    reserves: Pick<SweptHoldReserves, "reserve" | "release" | "releaseEnded">;
     log: Pick<SettledHoldsLog, "settled">;
     store: Pick<EventStore, "readStreams" | "append">;
     pricing: PricingReadModel;
@@ -64,6 +68,7 @@ export function scheduleOrphanHoldSettlement(
       {
         database: dependencies.database,
         completion: dependencies.completion,
+        reserves: dependencies.reserves,
         log: dependencies.log,
         store: dependencies.store,
         pricing: dependencies.pricing,

@@ -20,6 +20,11 @@ export const advisoryLockKeys = {
    * appends to one stream take turns instead of racing for its next version (ledger/store).
    */
   anyVersionAppends: 7_310_029,
+  /**
+   * Each gateway process's session, with its instance id's hash as the second key, held for the process's
+   * life: the orphan sweep tells a dead gateway from a paused or cut-off one by it (billing/holds).
+   */
+  gatewaySession: 7_310_030,
 } as const satisfies Record<string, number>;
 
 export type AdvisoryLockKey = (typeof advisoryLockKeys)[keyof typeof advisoryLockKeys];

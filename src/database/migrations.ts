@@ -26,6 +26,7 @@ import { chargeBreakdownFunctionMigration } from "./migrations/0016-charge-break
 import { requestHoldsMigration } from "./migrations/0017-request-holds";
 import { keyLimitUsageFunctionMigration } from "./migrations/0018-key-limit-usage-function";
 import { narrowHoldRowsMigration } from "./migrations/0019-narrow-hold-rows";
+import { sweptHoldReservesMigration } from "./migrations/0020-swept-hold-reserves";
 
 /**
  * The changes to the ledger's tables, in order (migration.ts). Projection tables are not here: each
@@ -51,6 +52,7 @@ export const migrations: readonly Migration[] = [
   requestHoldsMigration,
   keyLimitUsageFunctionMigration,
   narrowHoldRowsMigration,
+  sweptHoldReservesMigration,
 ];
 
 /**

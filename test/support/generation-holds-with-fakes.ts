@@ -20,6 +20,7 @@ export function generationHoldsWithFakes(parts: {
       completion: { complete: async () => true, hasRow: async () => false, voidIfOpen: async () => false },
       log: { settled: () => {} },
       store: { readStream: async () => [], append: async () => ({}) as never },
+      reserves: { release: async () => {} },
       charges: { enqueueCharge: () => {} },
       logger: pino({ level: "silent" }),
       entriesMax: 10,

@@ -93,6 +93,37 @@ export class HoldRowCompletion {
     return this.batches.call({ ...completion, settlement: rowSettlementOf(completion.settlement) });
   }
 
+  /**
+   * The orphan sweep's completion of a row (orphan-hold-settlement.ts), not batched. With `reserveMs`, what
+   * the estimated usage does not use of the hold's estimate stays reserved on the account that long
+   * (src/ledger/schema/holds/swept-hold-reserves.ts), written by the same statement, so no snapshot sees the
+   * hold released before its gateway's own settlement could arrive. True as `complete`.
+   */
+  async completeSwept(completion: RowCompletion, reserveMs: number | undefined): Promise<boolean> {
+    const settlement = rowSettlementOf(completion.settlement);
+    const result = await this.pool.query({
+      name: "hold-row-complete-swept",
+      text: `WITH completed AS (
+               UPDATE request_holds holds
+               SET settlement_event = $2::jsonb, pending_won = $3::numeric, settled_at = coalesce(holds.settled_at, now())
+               WHERE holds.request_id = $1
+                 AND (holds.settled_at IS NULL OR holds.settlement_event->>'eventId' = $2::jsonb->>'eventId')
+               RETURNING holds.request_id, holds.account_kind, holds.account_id, holds.gateway_instance,
+                         greatest(holds.hold_won, holds.estimated_won) - holds.pending_won AS unused_won
+             ), reserved AS (
+               INSERT INTO swept_hold_reserves (request_id, account_kind, account_id, gateway_instance, reserved_won,
+                                                reserved_until)
+               SELECT request_id, account_kind, account_id, gateway_instance, unused_won,
+                      now() + make_interval(secs => $4 / 1000.0)
+               FROM completed WHERE $4::bigint IS NOT NULL AND unused_won > 0
+               ON CONFLICT (request_id) DO NOTHING
+             )
+             SELECT request_id FROM completed`,
+      values: [completion.requestId, JSON.stringify(settlement), completion.pendingWon, reserveMs ?? null],
+    });
+    return result.rowCount === 1;
+  }
+
   /** Whether the request still has a row, open or settled but not yet logged. */
   async hasRow(requestId: string): Promise<boolean> {
     const result = await this.pool.query({

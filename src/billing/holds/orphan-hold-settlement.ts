@@ -15,6 +15,7 @@ import type { PricingInForce, PricingReadModel } from "../read-models/pricing-re
 import { costWonOf } from "./hold-pricing";
 import { type HoldRowCompletion, rowEventOf } from "./hold-row-completion";
 import type { SettledHoldsLog } from "./settled-holds-log";
+import type { SweptHoldReserves } from "./swept-hold-reserves";
 
 /**
  * Settles orphaned holds (C10): holds whose gateway process stopped beating (it died mid-request, or
@@ -33,6 +34,13 @@ import type { SettledHoldsLog } from "./settled-holds-log";
  * What is known of an orphan is its hold and its last progress record. The input is estimated at four
  * bytes a token of the request body (the bytes bound the tokens from above, and four is the usual ratio);
  * the output is what the last progress record counted as delivered (0 when there was none).
+ *
+ * A gateway presumed dead while it lived (paused, or cut off from the database) may have delivered more
+ * than its last record counted, and bills it later by its correction. So while the hold's gateway still has
+ * its session (gateway-session.ts), what the estimate does not use of the hold stays reserved for
+ * `reserveMs`, or until that correction arrives or the session ends (swept-hold-reserves.ts): the sweep never
+ * frees money another request could spend before the correction takes it. A gateway whose session is gone
+ * died, and its holds' money is free at once.
  */
 
 export const orphanSettlementActor = "system:orphan-hold-sweep";
@@ -47,11 +55,14 @@ export interface OrphanHoldSettlementOptions {
   holdAgeMinMs: number;
   /** Holds settled by one sweep. */
   holdsPerSweepMax: number;
+  /** What a swept hold's estimate does not use stays reserved this long for its gateway's correction. */
+  reserveMs: number;
 }
 
 export interface OrphanHoldSettlementDependencies {
   database: Pick<pg.Pool, "query">;
-  completion: Pick<HoldRowCompletion, "complete">;
+  completion: Pick<HoldRowCompletion, "completeSwept">;
+  reserves: Pick<SweptHoldReserves, "reserve" | "release" | "releaseEnded">;
   /** This process's log writer, told of each row the sweep completed, as the gateway tells its own. */
   log: Pick<SettledHoldsLog, "settled">;
   store: Pick<EventStore, "readStreams" | "append">;
@@ -94,7 +105,11 @@ export async function settleOrphanHolds(
   watch: HeartbeatWatch,
 ): Promise<{ settledCount: number; watchedMs: number }> {
   const orphans = await findOrphans(dependencies.database, options, watch);
+  await dependencies.reserves.releaseEnded();
   const outputTokensOf = new Map(orphans.map((row) => [row.request_id, row.output_tokens ?? 0]));
+  const reserveMsOf = new Map(
+    orphans.map((row) => [row.request_id, row.gateway_session_alive ? options.reserveMs : undefined]),
+  );
   const rowHolds = orphans.flatMap((row) => (row.hold === null ? [] : [row.hold]));
   const logHolds = await holdsInTheLog(
     dependencies,
@@ -121,12 +136,15 @@ export async function settleOrphanHolds(
     );
     const settled =
       index < rowHolds.length
-        ? await dependencies.completion.complete({
-            requestId: hold.data.requestId,
-            settlement: rowEventOf(orphanSettlementEventId(hold.data.requestId), settlement),
-            pendingWon: settlement.data.pendingWon!,
-          })
-        : await appendSettlement(dependencies, hold, settlement);
+        ? await dependencies.completion.completeSwept(
+            {
+              requestId: hold.data.requestId,
+              settlement: rowEventOf(orphanSettlementEventId(hold.data.requestId), settlement),
+              pendingWon: settlement.data.pendingWon!,
+            },
+            reserveMsOf.get(hold.data.requestId),
+          )
+        : await appendSettlement(dependencies, hold, settlement, reserveMsOf.get(hold.data.requestId));
     if (!settled) continue;
     settledCount += 1;
     if (index < rowHolds.length) dependencies.log.settled(hold.data.requestId);
@@ -196,7 +214,8 @@ async function findOrphans(
     if (watch.watchedMs < options.presumedDeadAfterMs) return [];
     // A stream's last progress record also renews its hold: expiry counts from the later of the two.
     const found = await database.query<OrphanRow>(
-      `SELECT holds.request_id, progress.output_tokens, holds.hold
+      `SELECT holds.request_id, progress.output_tokens, holds.hold,
+              ledger_gateway_session_alive(holds.gateway_instance) AS gateway_session_alive
        FROM (
          SELECT request_id, gateway_instance, placed_at, expires_at, ledger_hold_authorization(holds) AS hold
          FROM request_holds holds WHERE settled_at IS NULL
@@ -232,6 +251,8 @@ interface OrphanRow {
   output_tokens: number | null;
   /** A hold row's authorization; null for a hold in the log. */
   hold: OrphanHold | null;
+  /** Whether the hold's gateway still has its session: paused or cut off, not dead (gateway-session.ts). */
+  gateway_session_alive: boolean;
 }
 
 /** The orphan's settlement: its estimated usage, releasing the whole hold. */
@@ -265,13 +286,27 @@ function orphanSettlementOf(hold: OrphanHold, tokens: UsageTokens, pendingWon: s
   }) as LedgerEventOf<"UsageRecorded">;
 }
 
-/** Appends a logged hold's settlement right after it, where the gateway's own would go; false when that came first. */
+/**
+ * Appends a logged hold's settlement right after it, where the gateway's own would go, with `reserveMs` its
+ * reserve placed first; false when the gateway's own came first (and the reserve is released).
+ */
 async function appendSettlement(
   dependencies: OrphanHoldSettlementDependencies,
   hold: OrphanHold,
   event: LedgerEventOf<"UsageRecorded">,
+  reserveMs: number | undefined,
 ): Promise<boolean> {
   const requestId = hold.data.requestId;
+  if (reserveMs !== undefined)
+    await dependencies.reserves.reserve(
+      hold.data,
+      {
+        holdWon: hold.data.holdWon,
+        estimatedWon: hold.data.estimate.estimatedWon,
+        estimatedCostWon: event.data.pendingWon!,
+      },
+      reserveMs,
+    );
   try {
     await dependencies.store.append({
       streamId: usageStreamIdOf(requestId),
@@ -280,8 +315,11 @@ async function appendSettlement(
       events: [{ eventId: orphanSettlementEventId(requestId), event }],
     });
   } catch (error) {
-    // The gateway's own settlement came first: nothing is left to settle.
-    if (error instanceof WrongExpectedVersionError) return false;
+    // The gateway's own settlement came first: nothing is left to settle, nor to keep back for it.
+    if (error instanceof WrongExpectedVersionError) {
+      await dependencies.reserves.release(requestId);
+      return false;
+    }
     throw error;
   }
   return true;

@@ -8,6 +8,7 @@ import type { ChargeEnqueuer } from "../queue/charge-enqueuer";
 import { type HoldRowCompletion, rowEventOf } from "./hold-row-completion";
 import { type LateSettlement, lateSettlementOf, type Settlement } from "./late-settlement";
 import type { SettledHoldsLog } from "./settled-holds-log";
+import type { SweptHoldReserves } from "./swept-hold-reserves";
 
 /**
  * What a request leaves to write once it has produced its answer: its usage, or the void of a hold that
@@ -18,7 +19,8 @@ import type { SettledHoldsLog } from "./settled-holds-log";
  *
  * If the row is not open — the orphan sweep settled the hold first, or the hold's commit was lost — the
  * delivered usage is still written (late-settlement.ts), against the usage stream once the row is logged: a
- * settlement of the serving gateway is never dropped.
+ * settlement of the serving gateway is never dropped. Once it is in the log, what the sweep kept back for it
+ * is released (swept-hold-reserves.ts).
  *
  * Bounded: past `entriesMax` waiting writes the gateway stops admitting (`isFull`), rather than holding
  * an unbounded backlog in memory. If the process dies with writes waiting, their holds are orphans, and
@@ -31,6 +33,8 @@ export interface UsageOutboxOptions {
   log: Pick<SettledHoldsLog, "settled">;
   /** For a settlement that finds no open row: the usage stream, read and appended to. */
   store: Pick<EventStore, "readStream" | "append">;
+  /** What the sweep kept back for a late settlement, released once it is written. */
+  reserves: Pick<SweptHoldReserves, "release">;
   charges: ChargeEnqueuer;
   logger: Logger;
   entriesMax: number;
@@ -187,6 +191,9 @@ export class UsageOutbox {
       }
       late = lateSettlementOf(stream, settlement, original.events[0]!.event.metadata);
       if (late.kind === "append") await this.options.store.append(late.append);
+      // After the correction, never before (the money it bills was kept back for it); a release that fails
+      // is retried, and the retry finds the correction written ("already-corrected") and releases again.
+      await this.options.reserves.release(requestId);
     } catch (error) {
       // A broken invariant (money-invariants.ts) would break again: it stops the process, never retried.
       if (error instanceof AssertionError) throw error;

@@ -5,10 +5,12 @@ import { requestLogTable } from "./gateway/request-log";
 import { gatewayInstancesTable } from "./holds/gateway-instances";
 import { holdProgressTable } from "./holds/hold-progress";
 import { ledgerAuthorizeUsageFunction } from "./holds/ledger-authorize-usage";
+import { ledgerGatewaySessionAliveFunction } from "./holds/ledger-gateway-session-alive";
 import { ledgerHoldAuthorizationFunction } from "./holds/ledger-hold-authorization";
 import { ledgerHoldSettlementFunction } from "./holds/ledger-hold-settlement";
 import { ledgerKeyLimitUsageFunction } from "./holds/ledger-key-limit-usage";
 import { requestHoldsTable } from "./holds/request-holds";
+import { sweptHoldReservesTable } from "./holds/swept-hold-reserves";
 import { accountFundsView } from "./inline-funds/account-funds";
 import { accountFundsAuthorizedTable } from "./inline-funds/account-funds-authorized";
 import { accountFundsLoggedView } from "./inline-funds/account-funds-logged";
@@ -63,6 +65,7 @@ export const ledgerSchema: DeclaredSchema = {
     gatewayInstancesTable,
     holdProgressTable,
     requestHoldsTable,
+    sweptHoldReservesTable,
     keyLimitsTable,
     keySpendSettledTable,
     keySpendAuthorizedTable,
@@ -103,6 +106,7 @@ export const ledgerSchema: DeclaredSchema = {
     ledgerAuthorizeUsageFunction,
     ledgerHoldAuthorizationFunction,
     ledgerHoldSettlementFunction,
+    ledgerGatewaySessionAliveFunction,
     ledgerChargeBreakdownFunction,
   ],
 };

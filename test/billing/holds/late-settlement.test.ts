@@ -1,15 +1,19 @@
 import { randomUUID } from "node:crypto";
 import pino from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { allProjections } from "../../../projections";
 import { chargeUsages } from "../../../src/billing/charging/charge-usage";
+import { GatewaySession } from "../../../src/billing/holds/gateway-session";
 import { costWonOf } from "../../../src/billing/holds/hold-pricing";
 import { HeartbeatWatch, settleOrphanHolds } from "../../../src/billing/holds/orphan-hold-settlement";
+import { SweptHoldReserves } from "../../../src/billing/holds/swept-hold-reserves";
 import { UsageOutbox } from "../../../src/billing/holds/usage-outbox";
 import { createPricingReadModel } from "../../../src/billing/read-models/pricing-read-model";
+import { defaultSettlementTimings } from "../../../src/kernel/limits";
 import { Money } from "../../../src/kernel/money";
 import type { EventData } from "../../../src/ledger/events";
 import { rebuildProjections } from "../../../src/ledger/ledger-maintenance";
+import type { RecordedEventOf } from "../../../src/ledger/store/event-store";
 import type { PostgresEventStore } from "../../../src/ledger/store/postgres-event-store";
 import { verifyProjections } from "../../../src/ledger/verify-projections";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
@@ -39,13 +43,15 @@ describe("late settlements become corrections", () => {
       completion: holdRowCompletionOf(pool()),
       log: { settled: (_requestId: string) => void logSettledHolds(pool(), store) },
       store,
+      reserves: new SweptHoldReserves(pool()),
       charges: { enqueueCharge: (requestId) => void enqueued.push(requestId) },
       logger: pino({ level: "silent" }),
       entriesMax: 10,
       retryDelaysMs: [10],
     });
 
-  async function hold(requestId: string): Promise<string> {
+  /** A hold of ₩5 asked for on `holder`: its decision, and the request's start. */
+  async function authorize(requestId: string, holder: typeof account = account) {
     const startedAt = new Date().toISOString();
     const [decision] = await usageAuthorizationsOf(harness.service.ledger.pool, store).authorizeUsage(
       [
@@ -54,8 +60,8 @@ describe("late settlements become corrections", () => {
           data: {
             requestId,
             keyId,
-            account,
-            userId: account.id,
+            account: holder,
+            userId: holder.id,
             organizationId: null,
             model,
             endpoint: "chat.completions",
@@ -69,7 +75,12 @@ describe("late settlements become corrections", () => {
       ],
       { waitForFlush: true },
     );
-    expect(decision?.kind).toBe("held");
+    return { decision: decision!, startedAt };
+  }
+
+  async function hold(requestId: string, holder: typeof account = account): Promise<string> {
+    const { decision, startedAt } = await authorize(requestId, holder);
+    expect(decision.kind).toBe("held");
     return startedAt;
   }
 
@@ -83,13 +94,20 @@ describe("late settlements become corrections", () => {
       {
         database: pool(),
         completion: holdRowCompletionOf(pool()),
+        reserves: new SweptHoldReserves(pool()),
         log: { settled: (_requestId) => {} },
         store,
         pricing: createPricingReadModel(pool()),
         enqueueCharges: async () => {},
         clock: () => new Date(),
       },
-      { presumedDeadAfterMs: 10_000, observationGapMaxMs: 3_600_000, holdAgeMinMs: 0, holdsPerSweepMax: 100 },
+      {
+        presumedDeadAfterMs: 10_000,
+        observationGapMaxMs: 3_600_000,
+        holdAgeMinMs: 0,
+        holdsPerSweepMax: 100,
+        reserveMs: defaultSettlementTimings.holdLifetimeMs,
+      },
       watch,
     );
     await logSettledHolds(pool(), store);
@@ -112,6 +130,7 @@ describe("late settlements become corrections", () => {
     requestId: string,
     startedAt: string,
     tokens: EventData<"UsageRecorded">["tokens"],
+    holder: typeof account = account,
   ): Promise<EventData<"UsageRecorded">> {
     const [pricing] = await createPricingReadModel(pool()).pricingAt([
       { model, organizationId: null, startedAt: new Date(startedAt) },
@@ -119,8 +138,8 @@ describe("late settlements become corrections", () => {
     return {
       requestId,
       keyId,
-      account,
-      userId: account.id,
+      account: holder,
+      userId: holder.id,
       organizationId: null,
       model,
       endpoint: "chat.completions",
@@ -138,11 +157,11 @@ describe("late settlements become corrections", () => {
     (await store.readStream(`usage-${requestId}`)).map((event) =>
       event.type === "UsageRecorded" && event.data.corrects ? "UsageRecorded(correction)" : event.type,
     );
-  const funds = async () =>
+  const funds = async (holder: typeof account = account) =>
     (
       await pool().query<{ balance_won: string; held_won: string; pending_won: string }>(
         "SELECT balance_won, held_won, pending_won FROM account_funds WHERE account_kind = $1 AND account_id = $2",
-        [account.kind, account.id],
+        [holder.kind, holder.id],
       )
     ).rows[0]!;
   const billingRow = async (requestId: string) => {
@@ -227,6 +246,49 @@ describe("late settlements become corrections", () => {
     const row = await billingRow("req_corrected");
     expect(new Money(row!.amount_won).equals(delivered.pendingWon!)).toBe(true);
     expect(row!.breakdown.tokens.output).toBe(2_000);
+  });
+
+  it("given a request the sweep settled, then what its estimate did not use stays held until its gateway's correction takes it: no other request spends it meanwhile", async () => {
+    // Given an account with room for one ₩5 hold, and that hold settled by the sweep at its estimate
+    const holder = { kind: "user" as const, id: "reserve-keeper" };
+    await harness.topUp(holder, "5.5");
+    // Its gateway paused, or cut off, past the sweep's judgement: its session still held
+    const session = new GatewaySession(pool(), "gateway-partitioned", 60_000, pino({ level: "silent" }));
+    await session.start();
+    onTestFinished(() => session.stop());
+    const startedAt = await hold("req_reserved", holder);
+    expect(await sweep()).toBe(1);
+    const [, estimate] = await store.readStream("usage-req_reserved");
+    const estimatedWon = (estimate as RecordedEventOf<"UsageRecorded">).data.pendingWon!;
+
+    // Then the hold still counts whole: its estimate pending, the rest held for the gateway's correction
+    const swept = await funds(holder);
+    expect(new Money(swept.pending_won).equals(estimatedWon)).toBe(true);
+    expect(new Money(swept.held_won).equals(new Money("5").minus(estimatedWon))).toBe(true);
+    // and a request the money the estimate did not bill would have let in is refused
+    const meanwhile = await authorize("req_spending_the_reserve", holder);
+    expect(meanwhile.decision).toMatchObject({ kind: "refused", reason: "funds" });
+
+    // When the gateway's own settlement arrives: more output than the sweep knew of, within the hold
+    const delivered = await deliveredUsage(
+      "req_reserved",
+      startedAt,
+      { input: 900, cached: null, output: 1_000, reasoning: null },
+      holder,
+    );
+    expect(new Money(delivered.pendingWon!).lessThanOrEqualTo("5")).toBe(true);
+    await outbox().record(delivered, `key:${keyId}`);
+
+    // Then the correction took what it bills and freed the rest: nothing held, the delivered cost pending
+    const corrected = await funds(holder);
+    expect({ held: new Money(corrected.held_won).toFixed(), pending: corrected.pending_won }).toEqual({
+      held: "0",
+      pending: new Money(delivered.pendingWon!).toFixed(6),
+    });
+    const reserves = await pool().query(
+      "SELECT 1 FROM swept_hold_reserves WHERE request_id = 'req_reserved'",
+    );
+    expect(reserves.rowCount).toBe(0);
   });
 
   it("given the estimate already charged, when the gateway's usage arrives, then only the difference is charged", async () => {

@@ -1,10 +1,13 @@
 import { randomUUID } from "node:crypto";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GatewaySession } from "../../../src/billing/holds/gateway-session";
 import { HeartbeatWatch, settleOrphanHolds } from "../../../src/billing/holds/orphan-hold-settlement";
+import { SweptHoldReserves } from "../../../src/billing/holds/swept-hold-reserves";
 import { UsageOutbox } from "../../../src/billing/holds/usage-outbox";
 import { createPricingReadModel } from "../../../src/billing/read-models/pricing-read-model";
-import { billingLimits } from "../../../src/kernel/limits";
+import { billingLimits, defaultSettlementTimings } from "../../../src/kernel/limits";
+import { Money } from "../../../src/kernel/money";
 import type { PostgresEventStore } from "../../../src/ledger/store/postgres-event-store";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
 import { holdRowCompletionOf, logSettledHolds } from "../../support/settled-holds";
@@ -26,6 +29,7 @@ async function longWatch(pool: { query(text: string): Promise<{ rows: { now_ms: 
 }
 
 const account = { kind: "user" as const, id: "orphaned" };
+const silent = pino({ level: "silent" });
 const keyId = "6a1f4f5e-8c4b-4d0e-9a57-1c2b3d4e5f60";
 
 function authorization(requestId: string, gatewayInstance: string, expiresAt: Date, bodyBytes = 4_000) {
@@ -56,19 +60,27 @@ describe("orphan hold settlement", () => {
   /** The rows the sweep named to its process's log writer. */
   const namedToLog: string[] = [];
   let watch: HeartbeatWatch;
+  let paused: GatewaySession | undefined;
   /** A sweep, then the log writer's pass over the rows it settled (as the workers' writer does). */
-  const sweep = async (sweepWatch = watch) => {
+  const sweep = async (sweepWatch = watch, reserveMs: number = defaultSettlementTimings.holdLifetimeMs) => {
     const result = await settleOrphanHolds(
       {
         database: harness.service.ledger.pool,
         completion: holdRowCompletionOf(harness.service.ledger.pool),
+        reserves: new SweptHoldReserves(harness.service.ledger.pool),
         log: { settled: (requestId) => void namedToLog.push(requestId) },
         store,
         pricing: createPricingReadModel(harness.service.ledger.pool),
         enqueueCharges: async (requestIds) => void enqueued.push(...requestIds),
         clock: () => new Date(),
       },
-      { presumedDeadAfterMs: 10_000, observationGapMaxMs: 3_600_000, holdAgeMinMs: 0, holdsPerSweepMax: 100 },
+      {
+        presumedDeadAfterMs: 10_000,
+        observationGapMaxMs: 3_600_000,
+        holdAgeMinMs: 0,
+        holdsPerSweepMax: 100,
+        reserveMs,
+      },
       sweepWatch,
     );
     enqueued.push(...(await logSettledHolds(harness.service.ledger.pool, store)));
@@ -90,6 +102,17 @@ describe("orphan hold settlement", () => {
       )
     ).rows;
 
+  /** What the sweep keeps back of these requests' holds, in won. */
+  const reservesOf = async (requestIds: string[]) =>
+    Object.fromEntries(
+      (
+        await harness.service.ledger.pool.query<{ request_id: string; reserved_won: string }>(
+          "SELECT request_id, reserved_won::text FROM swept_hold_reserves WHERE request_id = ANY($1)",
+          [requestIds],
+        )
+      ).rows.map((row) => [row.request_id, new Money(row.reserved_won).toFixed()]),
+    );
+
   beforeAll(async () => {
     harness = await startGatewayHarness({ label: "orphan_holds" });
     store = harness.service.ledger.store as PostgresEventStore;
@@ -98,8 +121,12 @@ describe("orphan hold settlement", () => {
     await harness.service.ledger.pool.query(
       "INSERT INTO gateway_instances (instance_id, seen_at) VALUES ('gateway-alive', now())",
     );
+    // A gateway paused past the sweep's judgement: no recent heartbeat, its session still held.
+    paused = new GatewaySession(harness.service.ledger.pool, "gateway-paused", 60_000, silent);
+    await paused.start();
   }, 60_000);
   afterAll(async () => {
+    await paused?.stop();
     await harness?.close();
   });
 
@@ -142,8 +169,91 @@ describe("orphan hold settlement", () => {
       "SELECT held_won, pending_won FROM account_funds WHERE account_id = $1",
       [account.id],
     );
-    // 1,000 input tokens of alpha-5.4-mini at $0.25/1M and ₩1,400/$: ₩0.35 pending per settled hold.
+    // 1,000 input tokens of alpha-5.4-mini at $0.25/1M and ₩1,400/$: ₩0.35 pending per settled hold; their
+    // gateways have no session (they died): nothing is kept back, and only the live hold stays held.
+    expect(await reservesOf(["req_dead", "req_expired"])).toEqual({});
     expect(funds.rows[0]).toEqual({ held_won: "4", pending_won: "0.700000" });
+  });
+
+  it("given a paused gateway's hold an earlier release logged alone, when the sweep settles it, then it keeps back what the estimate did not use, as for a row", async () => {
+    const hold = authorization("req_logged_alone", "gateway-paused", new Date(Date.now() + 600_000));
+    await store.append({
+      streamId: "usage-req_logged_alone",
+      expectedVersion: "no-stream",
+      events: [
+        {
+          eventId: hold.eventId,
+          event: {
+            type: "UsageAuthorized",
+            data: { ...hold.data, holdWon: "4" },
+            metadata: {
+              actor: "key:earlier",
+              correlationId: "req_logged_alone",
+              occurredAt: hold.data.startedAt,
+            },
+          },
+        },
+      ],
+    });
+
+    await sweep();
+
+    expect((await streamOf("req_logged_alone")).map((event) => event.type)).toEqual([
+      "UsageAuthorized",
+      "UsageRecorded",
+    ]);
+    expect(await reservesOf(["req_logged_alone"])).toEqual({ req_logged_alone: "3.65" });
+  });
+
+  it("given a paused gateway's swept hold, when its reserve's time passes, then the account no longer counts it, and the next sweep removes it", async () => {
+    const holder = { kind: "user" as const, id: "reserve-expiring" };
+    await harness.topUp(holder, "10");
+    const hold = authorization("req_reserve_expires", "gateway-paused", new Date(Date.now() + 600_000));
+    await usageAuthorizationsOf(harness.service.ledger.pool, store).authorizeUsage(
+      [{ ...hold, data: { ...hold.data, account: holder, userId: holder.id } }],
+      { waitForFlush: true },
+    );
+    const heldOf = async () =>
+      (
+        await harness.service.ledger.pool.query<{ held_won: string }>(
+          "SELECT held_won::text FROM account_funds WHERE account_id = $1",
+          [holder.id],
+        )
+      ).rows[0]!.held_won;
+
+    // A reserve of 50 ms
+    await sweep(watch, 50);
+    expect(await reservesOf(["req_reserve_expires"])).toEqual({ req_reserve_expires: "3.65" });
+    expect(Number(await heldOf())).toBe(3.65);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+
+    expect(Number(await heldOf())).toBe(0);
+    await sweep();
+    expect(await reservesOf(["req_reserve_expires"])).toEqual({});
+  });
+
+  it("given a paused gateway's swept hold, when its session ends (it died after all), then the next sweep frees what was kept back", async () => {
+    const holder = { kind: "user" as const, id: "reserve-of-the-dead" };
+    await harness.topUp(holder, "10");
+    const dying = new GatewaySession(harness.service.ledger.pool, "gateway-dying", 60_000, silent);
+    await dying.start();
+    const hold = authorization("req_gateway_dies", "gateway-dying", new Date(Date.now() + 600_000));
+    await usageAuthorizationsOf(harness.service.ledger.pool, store).authorizeUsage(
+      [{ ...hold, data: { ...hold.data, account: holder, userId: holder.id } }],
+      { waitForFlush: true },
+    );
+    await sweep();
+    expect(await reservesOf(["req_gateway_dies"])).toEqual({ req_gateway_dies: "3.65" });
+
+    await dying.stop();
+    await sweep();
+
+    expect(await reservesOf(["req_gateway_dies"])).toEqual({});
+    const funds = await harness.service.ledger.pool.query<{ held_won: string }>(
+      "SELECT held_won::text FROM account_funds WHERE account_id = $1",
+      [holder.id],
+    );
+    expect(Number(funds.rows[0]!.held_won)).toBe(0);
   });
 
   it("given a hold the sweep settled, when its gateway's own settlement arrives late, then it is recorded as a correction", async () => {
@@ -158,6 +268,7 @@ describe("orphan hold settlement", () => {
       completion: holdRowCompletionOf(harness.service.ledger.pool),
       log: { settled: (_requestId: string) => void logSettledHolds(harness.service.ledger.pool, store) },
       store,
+      reserves: new SweptHoldReserves(harness.service.ledger.pool),
       charges: { enqueueCharge: (requestId) => void enqueued.push(`late:${requestId}`) },
       logger: pino({ level: "silent" }),
       entriesMax: 10,
@@ -237,6 +348,7 @@ describe("orphan hold settlement", () => {
       {
         database: harness.service.ledger.pool,
         completion: holdRowCompletionOf(harness.service.ledger.pool),
+        reserves: new SweptHoldReserves(harness.service.ledger.pool),
         log: { settled: (_requestId) => {} },
         store,
         pricing: createPricingReadModel(harness.service.ledger.pool),
@@ -248,6 +360,7 @@ describe("orphan hold settlement", () => {
         observationGapMaxMs: 3_600_000,
         holdAgeMinMs: 0,
         holdsPerSweepMax: billingLimits.orphanHoldsPerSweepMax,
+        reserveMs: defaultSettlementTimings.holdLifetimeMs,
       },
       watch,
     );

@@ -16,8 +16,12 @@ import type { DeclaredView } from "../../../database/declared-schema";
  * commit sees it. Two authorizations on one account still serialise on the authorized row, so the
  * check-and-hold stays atomic across every gateway.
  *
+ * Held also counts what the orphan sweep keeps back of the holds it settled, until its time
+ * (../holds/swept-hold-reserves.ts): a snapshot sees a swept hold whole, open or as its estimate plus its
+ * reserve, both written by one statement.
+ *
  * The hold rows are summed per account through their account index: a hot account has its requests in
- * flight and one batch of settled rows not yet logged.
+ * flight and one batch of settled rows not yet logged. The reserves likewise (almost always none).
  */
 export const accountFundsView: DeclaredView = {
   kind: "view",
@@ -25,7 +29,7 @@ export const accountFundsView: DeclaredView = {
   sql: `
     CREATE OR REPLACE VIEW account_funds AS
     SELECT logged.account_kind, logged.account_id, logged.balance_won,
-           logged.held_won + coalesce(unlogged.held_won, 0) AS held_won,
+           logged.held_won + coalesce(unlogged.held_won, 0) + coalesce(reserved.won, 0) AS held_won,
            logged.pending_won + coalesce(unlogged.pending_won, 0) AS pending_won
     FROM account_funds_logged logged
     LEFT JOIN LATERAL (
@@ -33,6 +37,11 @@ export const accountFundsView: DeclaredView = {
              sum(holds.pending_won) AS pending_won
       FROM request_holds holds
       WHERE holds.account_kind = logged.account_kind AND holds.account_id = logged.account_id
-    ) unlogged ON true;
+    ) unlogged ON true
+    LEFT JOIN LATERAL (
+      SELECT sum(reserves.reserved_won) AS won FROM swept_hold_reserves reserves
+      WHERE reserves.account_kind = logged.account_kind AND reserves.account_id = logged.account_id
+        AND reserves.reserved_until > now()
+    ) reserved ON true;
   `,
 };
