@@ -108,12 +108,13 @@ export class HoldRowCompletion {
                SET settlement_event = $2::jsonb, pending_won = $3::numeric, settled_at = coalesce(holds.settled_at, now())
                WHERE holds.request_id = $1
                  AND (holds.settled_at IS NULL OR holds.settlement_event->>'eventId' = $2::jsonb->>'eventId')
-               RETURNING holds.request_id, holds.account_kind, holds.account_id, holds.gateway_instance,
+               RETURNING holds.request_id, holds.account_kind, holds.account_id, holds.key_id, holds.month,
+                         holds.gateway_instance,
                          greatest(holds.hold_won, holds.estimated_won) - holds.pending_won AS unused_won
              ), reserved AS (
-               INSERT INTO swept_hold_reserves (request_id, account_kind, account_id, gateway_instance, reserved_won,
-                                                reserved_until)
-               SELECT request_id, account_kind, account_id, gateway_instance, unused_won,
+               INSERT INTO swept_hold_reserves (request_id, account_kind, account_id, key_id, month,
+                                                gateway_instance, reserved_won, reserved_until)
+               SELECT request_id, account_kind, account_id, key_id, month, gateway_instance, unused_won,
                       now() + make_interval(secs => $4 / 1000.0)
                FROM completed WHERE $4::bigint IS NOT NULL AND unused_won > 0
                ON CONFLICT (request_id) DO NOTHING

@@ -17,22 +17,30 @@ export class SweptHoldReserves {
    * snapshot sees the hold released and not yet reserved; `release` it if the settlement is not appended.
    */
   async reserve(
-    hold: { requestId: string; account: AccountReference; gatewayInstance: string },
+    hold: {
+      requestId: string;
+      account: AccountReference;
+      keyId: string;
+      startedAt: string;
+      gatewayInstance: string;
+    },
     amounts: { holdWon: string; estimatedWon: string; estimatedCostWon: string },
     reserveMs: number,
   ): Promise<void> {
     await this.database.query({
       name: "swept-hold-reserve",
-      text: `INSERT INTO swept_hold_reserves (request_id, account_kind, account_id, gateway_instance, reserved_won,
-                                              reserved_until)
-             SELECT $1, $2, $3, $4, unused.won, now() + make_interval(secs => $8 / 1000.0)
-             FROM (SELECT greatest($5::numeric, $6::numeric) - $7::numeric AS won) unused
+      text: `INSERT INTO swept_hold_reserves (request_id, account_kind, account_id, key_id, month, gateway_instance,
+                                              reserved_won, reserved_until)
+             SELECT $1, $2, $3, $4, ledger_seoul_month($5), $6, unused.won, now() + make_interval(secs => $10 / 1000.0)
+             FROM (SELECT greatest($7::numeric, $8::numeric) - $9::numeric AS won) unused
              WHERE unused.won > 0
              ON CONFLICT (request_id) DO NOTHING`,
       values: [
         hold.requestId,
         hold.account.kind,
         hold.account.id,
+        hold.keyId,
+        hold.startedAt,
         hold.gatewayInstance,
         amounts.holdWon,
         amounts.estimatedWon,

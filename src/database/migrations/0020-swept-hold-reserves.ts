@@ -13,6 +13,8 @@ export const sweptHoldReservesMigration: Migration = {
       request_id text PRIMARY KEY,
       account_kind text NOT NULL,
       account_id text NOT NULL,
+      key_id uuid NOT NULL,
+      month text NOT NULL,
       gateway_instance text NOT NULL,
       reserved_won numeric NOT NULL CHECK (reserved_won > 0),
       reserved_until timestamptz NOT NULL

@@ -51,7 +51,7 @@ describe("late settlements become corrections", () => {
     });
 
   /** A hold of ₩5 asked for on `holder`: its decision, and the request's start. */
-  async function authorize(requestId: string, holder: typeof account = account) {
+  async function authorize(requestId: string, holder: typeof account = account, key = keyId) {
     const startedAt = new Date().toISOString();
     const [decision] = await usageAuthorizationsOf(harness.service.ledger.pool, store).authorizeUsage(
       [
@@ -59,7 +59,7 @@ describe("late settlements become corrections", () => {
           eventId: randomUUID(),
           data: {
             requestId,
-            keyId,
+            keyId: key,
             account: holder,
             userId: holder.id,
             organizationId: null,
@@ -78,8 +78,8 @@ describe("late settlements become corrections", () => {
     return { decision: decision!, startedAt };
   }
 
-  async function hold(requestId: string, holder: typeof account = account): Promise<string> {
-    const { decision, startedAt } = await authorize(requestId, holder);
+  async function hold(requestId: string, holder: typeof account = account, key = keyId): Promise<string> {
+    const { decision, startedAt } = await authorize(requestId, holder, key);
     expect(decision.kind).toBe("held");
     return startedAt;
   }
@@ -289,6 +289,66 @@ describe("late settlements become corrections", () => {
       "SELECT 1 FROM swept_hold_reserves WHERE request_id = 'req_reserved'",
     );
     expect(reserves.rowCount).toBe(0);
+  });
+
+  it("given a key with a monthly spend limit, then what the sweep keeps back of its swept hold counts against the key until the correction", async () => {
+    // Given a key limited to ₩5 a month, and its ₩5 hold settled by the sweep while its gateway is paused
+    const holder = { kind: "user" as const, id: "reserve-of-a-limited-key" };
+    const limitedKey = "5e0c1d2b-3a4f-4b6c-8d7e-9f0a1b2c3d4e";
+    await harness.topUp(holder, "100");
+    await store.append({
+      streamId: `apikey-${limitedKey}`,
+      expectedVersion: "no-stream",
+      events: [
+        {
+          eventId: randomUUID(),
+          event: {
+            type: "ApiKeyLimitsSet",
+            data: {
+              keyId: limitedKey,
+              owner: holder,
+              monthlySpendLimitWon: "5",
+              totalSpendLimitWon: null,
+              rateLimitRequestsPerMinute: null,
+              allowedModels: null,
+            },
+            metadata: { actor: `user:${holder.id}`, occurredAt: new Date().toISOString() },
+          },
+        },
+      ],
+    });
+    const session = new GatewaySession(pool(), "gateway-partitioned", 60_000, pino({ level: "silent" }));
+    await session.start();
+    onTestFinished(() => session.stop());
+    const startedAt = await hold("req_limited_reserved", holder, limitedKey);
+    expect(await sweep()).toBe(1);
+
+    // Then the key's month still counts the whole hold, and its next request is refused by its limit
+    const spendOf = (key: string) =>
+      pool().query<{ held_won: string; pending_won: string }>(
+        "SELECT held_won::text, pending_won::text FROM key_spend WHERE key_id = $1",
+        [key],
+      );
+    const [spend] = (await spendOf(limitedKey)).rows;
+    expect(new Money(spend!.held_won).plus(spend!.pending_won).toFixed()).toBe("5");
+    const meanwhile = await authorize("req_limited_meanwhile", holder, limitedKey);
+    expect(meanwhile.decision).toMatchObject({ kind: "refused", reason: "monthly-spend" });
+
+    // When the gateway's correction arrives, billing less than the hold
+    const delivered = await deliveredUsage(
+      "req_limited_reserved",
+      startedAt,
+      { input: 900, cached: null, output: 100, reasoning: null },
+      holder,
+    );
+    await outbox().record({ ...delivered, keyId: limitedKey }, `key:${limitedKey}`);
+
+    // Then the key's month counts what was delivered, and nothing held
+    const [corrected] = (await spendOf(limitedKey)).rows;
+    expect({ held: new Money(corrected!.held_won).toFixed(), pending: corrected!.pending_won }).toEqual({
+      held: "0",
+      pending: new Money(delivered.pendingWon!).toFixed(6),
+    });
   });
 
   it("given the estimate already charged, when the gateway's usage arrives, then only the difference is charged", async () => {

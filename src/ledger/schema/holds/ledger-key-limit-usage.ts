@@ -3,8 +3,9 @@ import type { DeclaredFunction } from "../../../database/declared-schema";
 /**
  * What a key has used against each limit it has (../inline-funds/key-limits.ts), as a hold decides on it
  * (ledger-authorize-usage.ts): its held + pending + charged this Asia/Seoul month and in total, and its
- * requests this minute (holds granted) — each the log's folds plus the key's hold rows not yet logged. Null
- * for a limit not asked for, which is not read.
+ * requests this minute (holds granted) — each the log's folds plus the key's hold rows not yet logged, and
+ * for spend what the orphan sweep keeps back of the key's swept holds (swept-hold-reserves.ts). Null for a
+ * limit not asked for, which is not read.
  *
  * A function of its own, called only for a key with a spend or rate limit, so that a hold for any other key
  * (most keys) neither runs nor even sets up these lookups: they are most of the hold statement's plan, and a
@@ -31,7 +32,10 @@ export const ledgerKeyLimitUsageFunction: DeclaredFunction = {
           + coalesce((SELECT sum(coalesce(holds.pending_won, holds.hold_won)) FROM request_holds holds
             WHERE holds.account_kind = of_account_kind
               AND holds.account_id = of_account_id
-              AND holds.key_id = of_key AND holds.month = of_month), 0);
+              AND holds.key_id = of_key AND holds.month = of_month), 0)
+          + coalesce((SELECT sum(reserves.reserved_won) FROM swept_hold_reserves reserves
+            WHERE reserves.account_kind = of_account_kind AND reserves.account_id = of_account_id
+              AND reserves.key_id = of_key AND reserves.month = of_month AND reserves.reserved_until > now()), 0);
       END IF;
       IF total_limited THEN
         total_spent :=
@@ -41,7 +45,10 @@ export const ledgerKeyLimitUsageFunction: DeclaredFunction = {
             WHERE spend.key_id = of_key), 0)
           + coalesce((SELECT sum(coalesce(holds.pending_won, holds.hold_won)) FROM request_holds holds
             WHERE holds.account_kind = of_account_kind
-              AND holds.account_id = of_account_id AND holds.key_id = of_key), 0);
+              AND holds.account_id = of_account_id AND holds.key_id = of_key), 0)
+          + coalesce((SELECT sum(reserves.reserved_won) FROM swept_hold_reserves reserves
+            WHERE reserves.account_kind = of_account_kind AND reserves.account_id = of_account_id
+              AND reserves.key_id = of_key AND reserves.reserved_until > now()), 0);
       END IF;
       IF rate_limited THEN
         minute_requests :=

@@ -3,7 +3,8 @@ import type { DeclaredTable } from "../../../database/declared-schema";
 /**
  * What the orphan sweep keeps back of each hold it settled while the hold's gateway still had its session
  * (C10, "what was delivered is billed"): the part of the hold's estimate the sweep's estimated usage did not
- * use, still counted as held on the account (../inline-funds/account-funds.ts). Such a gateway was presumed
+ * use, still counted as held on the account (../inline-funds/account-funds.ts) and on the key, in the month
+ * of the request's start (../inline-funds/key-spend.ts, ledger-key-limit-usage.ts). Such a gateway was presumed
  * dead while it lived — paused, or cut off from the database — and may have delivered output its last
  * progress record did not count; its correction bills it later (src/billing/holds/usage-outbox.ts), and this
  * keeps the money for it, so that other requests cannot spend it meanwhile.
@@ -25,6 +26,8 @@ export const sweptHoldReservesTable: DeclaredTable = {
       request_id text PRIMARY KEY,
       account_kind text NOT NULL,
       account_id text NOT NULL,
+      key_id uuid NOT NULL,
+      month text NOT NULL,
       gateway_instance text NOT NULL,
       reserved_won numeric NOT NULL CHECK (reserved_won > 0),
       reserved_until timestamptz NOT NULL

@@ -31,7 +31,8 @@ export const keySpendLoggedView: DeclaredView = {
 /**
  * What each key has spent per Seoul month: the log's (`key_spend_logged`) and its hold rows not yet logged
  * (../holds/request-holds.ts), counted as `account_funds` counts them — an open hold as held, a settled one
- * as its pending cost.
+ * as its pending cost, what the orphan sweep keeps back of a swept hold (../holds/swept-hold-reserves.ts) as
+ * held until its time.
  */
 export const keySpendView: DeclaredView = {
   kind: "view",
@@ -47,6 +48,9 @@ export const keySpendView: DeclaredView = {
       SELECT holds.key_id, holds.month, CASE WHEN holds.settled_at IS NULL THEN holds.hold_won ELSE 0 END,
              coalesce(holds.pending_won, 0), 0
       FROM request_holds holds
+      UNION ALL
+      SELECT reserves.key_id, reserves.month, reserves.reserved_won, 0, 0
+      FROM swept_hold_reserves reserves WHERE reserves.reserved_until > now()
     ) parts
     GROUP BY parts.key_id, parts.month;
   `,
