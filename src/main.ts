@@ -156,7 +156,13 @@ async function main(): Promise<void> {
   const role = roleOf(process.argv.slice(2));
   refuseUnsupportedTopology(config, role);
   const logger = createLogger(config.logLevel);
-  const running = await startRole(config, role, logger);
+  const running = await startRole(config, role, logger, signals.startAborted).catch((error: unknown) => {
+    if (!signals.startAborted.aborted) throw error;
+    // Stopped while it waited for what may never come (a worker to prepare the projections).
+    logger.info({ signal: signals.startAborted.reason }, "stopped before it had started");
+    logger.flush();
+    process.exit(0);
+  });
   const baseUrl = await listenAsRole(config, role, running, logger);
   await printBanner(running, baseUrl);
   signals.onStop((signal) =>
@@ -169,16 +175,23 @@ async function main(): Promise<void> {
 }
 
 /**
- * From the first moment: a signal during start-up stops the process once it has started, cleanly. SIGINT
- * twice (a terminal's Ctrl-C reaches npm, which forwards it, and this process) is one stop.
+ * From the first moment: a signal during start-up stops the process once it has started, cleanly — or at
+ * once, through `startAborted`, if start-up is waiting for something that may never come. SIGINT twice (a
+ * terminal's Ctrl-C reaches npm, which forwards it, and this process) is one stop.
  */
-function stopSignalsFromTheStart(): { onStop(stop: (signal: StopSignal) => Promise<void>): void } {
+function stopSignalsFromTheStart(): {
+  startAborted: AbortSignal;
+  onStop(stop: (signal: StopSignal) => Promise<void>): void;
+} {
   let signalDuringStart: StopSignal | undefined;
+  const duringStart = new AbortController();
   let onStopSignal = (signal: StopSignal) => {
     signalDuringStart ??= signal;
+    duringStart.abort(signal);
   };
   for (const signal of stopSignals) process.on(signal, () => onStopSignal(signal));
   return {
+    startAborted: duringStart.signal,
     onStop(stop) {
       let stopping = false;
       onStopSignal = (signal) => {
@@ -192,7 +205,12 @@ function stopSignalsFromTheStart(): { onStop(stop: (signal: StopSignal) => Promi
 }
 
 /** The role's parts, in order: models, database, upstreams, billing, operations, the service. */
-async function startRole(config: Config, role: Role, logger: Logger): Promise<RunningRole> {
+async function startRole(
+  config: Config,
+  role: Role,
+  logger: Logger,
+  startAborted: AbortSignal,
+): Promise<RunningRole> {
   const modelUpstreams = await installModelsFile(config);
   const database = await resolveDatabase(config, logger);
   const { upstreams, simulator } = await resolveUpstreams(config);
@@ -210,7 +228,14 @@ async function startRole(config: Config, role: Role, logger: Logger): Promise<Ru
     queueBackend: queueBackendOf({ redisUrl: config.redisUrl, databaseUrl: database.url }),
     logger,
   });
+  // Closed after the service, whether it started or failed to: the embedded database last.
+  const closeBesideTheService = async () => {
+    await operations.close();
+    await simulator?.close();
+    await database.local?.stop();
+  };
   const service = await startService({
+    startAborted,
     databaseUrl: database.url,
     eventStoreUrl: config.eventStoreUrl,
     sessionSecret: database.secrets.sessionSecret,
@@ -233,6 +258,13 @@ async function startRole(config: Config, role: Role, logger: Logger): Promise<Ru
     settlementTimings: config.settlementTimings,
     oidc: config.oidc,
     webhookAllowPrivateNetworks: config.webhookAllowPrivateNetworks,
+  }).catch(async (error: unknown) => {
+    // What started is closed, the embedded database too, rather than left running without its process.
+    await billing
+      .close()
+      .then(closeBesideTheService)
+      .catch((closing: unknown) => logger.error({ err: closing }, "closing after a failed start failed"));
+    throw error;
   });
   await billing.attach(service);
   return {
@@ -245,9 +277,7 @@ async function startRole(config: Config, role: Role, logger: Logger): Promise<Ru
     closeAll: async () => {
       await billing.close();
       await service.close();
-      await operations.close();
-      await simulator?.close();
-      await database.local?.stop();
+      await closeBesideTheService();
     },
   };
 }

@@ -119,6 +119,8 @@ export interface ServiceOptions {
    * prepared the projections. Default true.
    */
   runProjections?: boolean;
+  /** Aborted by a stop signal during start-up: ends the wait for a worker's projections (start fails). */
+  startAborted?: AbortSignal;
   /**
    * Signs ledger checkpoints. Processes that run the projections also run the checkpointer (one leads);
    * without a key nothing is sealed.
@@ -180,7 +182,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const timings = assertSettlementTimings({ ...defaultSettlementTimings, ...options.settlementTimings });
   const ledger = await openServiceLedger(options);
   await warnOfAnotherSigningKey(ledger, options.ledgerSigningKey, logger);
-  const projections = await startProjections(options, ledger);
+  const projections = await startProjections(options, ledger).catch(async (error: unknown) => {
+    await ledger.close();
+    throw error;
+  });
   const waiter = new ProjectionWaiter(ledger.pool, options.databaseUrl, limits.projectionWaitPollIntervalMs, {
     logger,
   });
@@ -289,6 +294,7 @@ async function startProjections(options: ServiceOptions, ledger: Ledger): Promis
       pollIntervalMs: limits.projectionStandbyRetryMs,
       onWaiting: (missing) =>
         logger.info({ missing }, "waiting for a worker process to prepare the projections"),
+      ...(options.startAborted ? { signal: options.startAborted } : {}),
     });
     return { stop: async () => {} };
   }

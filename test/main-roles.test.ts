@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { type AddressInfo, createServer } from "node:net";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { createTestDatabase } from "./support/database";
 
 /** The composition root refuses a role it cannot serve, with one line naming the problem (C2). */
 
@@ -67,6 +68,39 @@ describe("process roles", () => {
       expect(stderr.trim()).toMatch(/^won-gateway failed to start: [^\n]*timeout[^\n]*$/);
     } finally {
       silent.close();
+    }
+  }, 90_000);
+
+  it("given a gateway waiting for a worker to prepare the projections, when it is told to stop, then it stops at once, and says so", async () => {
+    const database = await createTestDatabase("gateway_waiting_for_a_worker");
+    try {
+      const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--role=gateway"], {
+        env: {
+          ...process.env,
+          DATABASE_URL: database.url,
+          SESSION_SECRET: "roles-session-secret-0123456789abcdef0123456789",
+          KEY_PEPPER: "roles-key-pepper-0123456789abcdef0123456789abcd",
+          PORT: "0",
+          LOG_LEVEL: "info",
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stdout = "";
+      child.stdout.on("data", (chunk) => {
+        stdout += String(chunk);
+      });
+      const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+      await vi.waitFor(
+        () => expect(stdout).toContain("waiting for a worker process to prepare the projections"),
+        { timeout: 60_000, interval: 100 },
+      );
+
+      child.kill("SIGTERM");
+
+      expect(await exited).toBe(0);
+      expect(stdout).toContain("stopped before it had started");
+    } finally {
+      await database.drop();
     }
   }, 90_000);
 

@@ -1,18 +1,21 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
 import type { ProjectionDefinition } from "./projection";
 
 /**
  * For a process that reads projections but does not run them (`--role=gateway`): resolves once a runner
  * has prepared every projection at the definition version this code knows. The runner creates a
- * projection's tables and writes its checkpoint row in one transaction, so the row is the proof.
+ * projection's tables and writes its checkpoint row in one transaction, so the row is the proof. Rejects
+ * with `signal`'s reason once it aborts (the process is stopped while it waits: no worker may ever come).
  */
 export async function untilProjectionsPrepared(
   pool: pg.Pool,
   projections: readonly ProjectionDefinition[],
-  options: { pollIntervalMs: number; onWaiting: (missing: string[]) => void },
+  options: { pollIntervalMs: number; onWaiting: (missing: string[]) => void; signal?: AbortSignal },
 ): Promise<void> {
   let reported = false;
   for (;;) {
+    options.signal?.throwIfAborted();
     const stored = await pool.query<{ projection: string; definition_version: number }>(
       "SELECT projection, definition_version FROM projection_checkpoints",
     );
@@ -25,6 +28,6 @@ export async function untilProjectionsPrepared(
       reported = true;
       options.onWaiting(missing);
     }
-    await new Promise((resolve) => setTimeout(resolve, options.pollIntervalMs));
+    await sleep(options.pollIntervalMs, undefined, options.signal ? { signal: options.signal } : {});
   }
 }
