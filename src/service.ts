@@ -1,4 +1,4 @@
-import { createServer, type RequestListener, type Server } from "node:http";
+import { createServer, type RequestListener, type Server, type ServerResponse } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import express from "express";
 import type { Logger } from "pino";
@@ -629,10 +629,22 @@ function httpEdgeOf(
   logger: Logger,
   closeParts: () => Promise<void>,
 ): Pick<RunningService, "requestListener" | "listen" | "drain" | "close"> {
-  // While draining, a kept-alive connection is closed after its response instead of waiting for more.
+  // While draining, a kept-alive connection is closed after its response instead of waiting for more: so
+  // its client sends its next request elsewhere, rather than on a connection the drain is about to close.
+  // The responses already in flight when the drain starts say so too, unless their headers are out.
+  const unanswered = new Set<ServerResponse>();
   const requestListener: RequestListener = (request, response) => {
     if (lifecycle.draining) response.setHeader("connection", "close");
+    else {
+      unanswered.add(response);
+      response.once("close", () => unanswered.delete(response));
+    }
     app(request, response);
+  };
+  const startDraining = () => {
+    lifecycle.draining = true;
+    for (const response of unanswered) if (!response.headersSent) response.setHeader("connection", "close");
+    unanswered.clear();
   };
   let server: Server | undefined;
   return {
@@ -652,7 +664,7 @@ function httpEdgeOf(
         listening.on("clientError", answerClientError);
       }),
     drain: async () => {
-      lifecycle.draining = true;
+      startDraining();
       let requestsCut = 0;
       if (server) {
         requestsCut = await drainServer(
@@ -671,7 +683,7 @@ function httpEdgeOf(
       return { requestsCut };
     },
     close: async () => {
-      lifecycle.draining = true;
+      startDraining();
       if (server) {
         await drainServer(server, money.inFlight, 0, limits.shutdownCutGraceMs);
         server = undefined;
