@@ -27,4 +27,10 @@ export function refuseUnsupportedTopology(config: Config, role: Role): void {
   // Embedded PostgreSQL belongs to one process; separate roles must meet in a database they share.
   if (role !== "all" && !config.databaseUrl)
     throw new ConfigError(`invalid configuration: DATABASE_URL is required with --role=${role}`);
+  // A worker listens on METRICS_PORT alone; a gateway on PORT as well, which cannot be the same port.
+  const { port, metricsPort } = config;
+  if (role !== "worker" && metricsPort !== undefined && metricsPort !== 0 && metricsPort === port)
+    throw new ConfigError(
+      `invalid configuration: METRICS_PORT ${metricsPort} is also PORT; a gateway serves metrics on a port of their own`,
+    );
 }
