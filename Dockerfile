@@ -31,17 +31,20 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean --force
 
 FROM ${NODE_IMAGE} AS runtime
+# Every role serves /health/* on METRICS_PORT (a worker opens no other port), so one probe checks them all; a
+# gateway serves /health/* on PORT too, and /metrics (revenue by model, traffic) on METRICS_PORT alone.
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
-    PORT=8080
+    PORT=8080 \
+    METRICS_PORT=9464
 WORKDIR /app
 COPY --from=production-dependencies --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
 COPY --from=build --chown=root:root /app/console/dist ./console/dist
 COPY --chown=root:root package.json ./
 USER node
-EXPOSE 8080
+EXPOSE 8080 9464
 HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=6 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/health/live').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.METRICS_PORT || process.env.PORT || 8080) + '/health/live').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["node", "--enable-source-maps", "dist/main.js"]
 CMD ["--role=gateway"]
