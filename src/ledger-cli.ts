@@ -4,17 +4,14 @@ import { allProjections } from "../projections";
 import type { ChargeReceipt } from "./billing/receipts/charge-receipt";
 import { receiptFailures } from "./billing/receipts/receipt-verification";
 import { loadConfig } from "./config";
-import { loadOrCreateLocalSecrets, startLocalDatabase } from "./database/local-data";
+import { loadLocalSecrets, localDataDirectory, startLocalDatabase } from "./database/local-data";
 import { ConfigError } from "./kernel/config-error";
 import { limits } from "./kernel/limits";
 import { describeCheckpoint, isProven, proveEvent } from "./ledger/integrity/event-proof";
 import { latestCheckpoint } from "./ledger/integrity/ledger-checkpoint";
 import { verifyIntegrity } from "./ledger/integrity/ledger-integrity";
 import { type LedgerSigningKey, rawPublicKeyOfPem } from "./ledger/integrity/ledger-signing-key";
-import {
-  existingLedgerSigningKeyOf,
-  ledgerSigningKeyOf,
-} from "./ledger/integrity/ledger-signing-key-setting";
+import { existingLedgerSigningKeyOf } from "./ledger/integrity/ledger-signing-key-setting";
 import { balanceChecksum, rebuildProjections } from "./ledger/ledger-maintenance";
 import { describeDifference, differenceCount } from "./ledger/rebuild/projection-differences";
 import { eventIdAt } from "./ledger/store/event-log-browser";
@@ -51,10 +48,18 @@ async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const config = loadConfig();
-  const signingKey = await ledgerSigningKeyOf(config);
-  const localDatabase = config.databaseUrl
-    ? undefined
-    : await startLocalDatabase((await loadOrCreateLocalSecrets()).secrets.postgresPassword);
+  // Without DATABASE_URL, the embedded setup's database, if this checkout has one: a check never creates it
+  // (a first `npm start` would then find a setup already there, and not print its admin token and demo key).
+  const localSecrets = config.databaseUrl ? undefined : await loadLocalSecrets();
+  if (!config.databaseUrl && !localSecrets) {
+    process.stderr.write(
+      `ledger: no DATABASE_URL, and no embedded setup in ${localDataDirectory} to read: set DATABASE_URL, or start the service here first (npm start); this command changes nothing\n`,
+    );
+    return 2;
+  }
+  // The key that sealed the checkpoints, if any: a check never generates one (a new key has signed nothing).
+  const signingKey = await existingLedgerSigningKeyOf(config);
+  const localDatabase = localSecrets ? await startLocalDatabase(localSecrets.postgresPassword) : undefined;
   let ledger: Awaited<ReturnType<typeof openLedger>> | undefined;
   try {
     ledger = await openLedger({

@@ -1,4 +1,8 @@
 import { execFile } from "node:child_process";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -101,6 +105,48 @@ describe("npm run ledger -- against a database that holds no ledger", () => {
         expect(tables.rowCount).toBe(0);
       } finally {
         await empty.drop();
+      }
+    },
+    60_000,
+  );
+});
+
+describe("npm run ledger -- without DATABASE_URL, in a checkout with no embedded setup", () => {
+  it.each(["verify", "checkpoint", "rebuild"])(
+    "%s says there is no ledger to read, exits 2, and creates no embedded setup",
+    async (command) => {
+      const checkout = await mkdtemp(join(tmpdir(), "ledger-cli-no-setup-"));
+      try {
+        const environment: NodeJS.ProcessEnv = { ...process.env };
+        delete environment.DATABASE_URL;
+        // tsx by its path: the checkout has no node_modules to find it in.
+        const verdict = await run(
+          process.execPath,
+          [
+            "--import",
+            new URL("../node_modules/tsx/dist/loader.mjs", import.meta.url).href,
+            fileURLToPath(new URL("../src/ledger-cli.ts", import.meta.url)),
+            command,
+          ],
+          {
+            cwd: checkout,
+            env: environment,
+          },
+        ).then(
+          ({ stdout, stderr }) => ({ code: 0, output: stdout + stderr }),
+          (error: { code: number; stdout: string; stderr: string }) => ({
+            code: error.code,
+            output: error.stdout + error.stderr,
+          }),
+        );
+
+        expect(verdict).toEqual({
+          code: 2,
+          output: `ledger: no DATABASE_URL, and no embedded setup in ${join(checkout, ".data")} to read: set DATABASE_URL, or start the service here first (npm start); this command changes nothing\n`,
+        });
+        expect(await readdir(checkout)).toEqual([]);
+      } finally {
+        await rm(checkout, { recursive: true, force: true });
       }
     },
     60_000,

@@ -22,13 +22,15 @@ const localSecretsSchema = z.object({
 });
 export type LocalSecrets = z.infer<typeof localSecretsSchema>;
 
+/** The embedded setup's secrets, if this checkout has one (`npm start` ran here without DATABASE_URL). */
+export async function loadLocalSecrets(): Promise<LocalSecrets | undefined> {
+  if (!existsSync(localSecretsFile)) return undefined;
+  return localSecretsSchema.parse(JSON.parse(await readFile(localSecretsFile, "utf8")));
+}
+
 export async function loadOrCreateLocalSecrets(): Promise<{ secrets: LocalSecrets; created: boolean }> {
-  if (existsSync(localSecretsFile)) {
-    return {
-      secrets: localSecretsSchema.parse(JSON.parse(await readFile(localSecretsFile, "utf8"))),
-      created: false,
-    };
-  }
+  const existing = await loadLocalSecrets();
+  if (existing) return { secrets: existing, created: false };
   const secrets: LocalSecrets = {
     postgresPassword: randomBytes(18).toString("base64url"),
     adminToken: `admin_${randomBytes(32).toString("base64url")}`,
