@@ -12,6 +12,7 @@ import type { AccountReference } from "../../ledger/events";
 import { describeCheckpoint } from "../../ledger/integrity/event-proof";
 import { checkpointCovering } from "../../ledger/integrity/ledger-checkpoint";
 import { requestHoldsTable } from "../../ledger/schema/holds/request-holds";
+import { sweptHoldReservesTable } from "../../ledger/schema/holds/swept-hold-reserves";
 import { openHoldsTable } from "../../ledger/schema/inline-funds/open-holds";
 import { readKeyNames } from "../read-models/key-names";
 import { boundsOf, type StatementMonth } from "./statement-month";
@@ -136,7 +137,7 @@ async function readInSnapshot(
   const key: StatementKey = [account.kind, account.id, month];
   const totals = await readBalances(client, key);
   const { topUps, groups, corrections } = await readLines(client, key);
-  const pending = await hasUsageUnsettled(client, account, end);
+  const pending = await hasUsageUnsettled(client, account, month, end);
   const keyNames = await readKeyNames(client, [
     ...groups.map((row) => row.key_id),
     ...corrections.map((row) => row.keyId),
@@ -244,13 +245,19 @@ async function readLines(client: Queryable, key: StatementKey) {
   return { topUps: topUps.rows, groups: groups.rows, corrections: corrections.rows };
 }
 
-/** Whether a request started before the month's end has usage recorded but not charged yet. */
 /**
- * Whether a request started before the month's end is not yet final: its usage recorded but not charged, or
- * its hold still open (a stream may run for STREAM_DEADLINE_MS, longer than the grace after the month, and a
- * dead gateway's hold waits for the sweep). Either keeps the month provisional, whatever the clock says.
+ * Whether a request started before the month's end is not yet final: its usage recorded but not charged, its
+ * hold still open (a stream may run for STREAM_DEADLINE_MS, longer than the grace after the month, and a
+ * dead gateway's hold waits for the sweep), or its hold swept while its gateway lived, whose correction may
+ * still come (swept_hold_reserves, by the Seoul month its request started in). Any keeps the month
+ * provisional, whatever the clock says.
  */
-async function hasUsageUnsettled(client: Queryable, account: AccountReference, end: Date): Promise<boolean> {
+async function hasUsageUnsettled(
+  client: Queryable,
+  account: AccountReference,
+  month: StatementMonth,
+  end: Date,
+): Promise<boolean> {
   // A request's usage is first its hold row (running, or settled and not yet logged), then a pending charge
   // (logged, not yet charged); a hold in the log not settled yet is an open hold.
   const unsettled = await client.query(
@@ -260,8 +267,11 @@ async function hasUsageUnsettled(client: Queryable, account: AccountReference, e
      SELECT 1 FROM ${openHoldsTable.name} WHERE account_kind = $1 AND account_id = $2 AND placed_at < $3
      UNION ALL
      SELECT 1 FROM ${requestHoldsTable.name} WHERE account_kind = $1 AND account_id = $2 AND started_at < $3
+     UNION ALL
+     SELECT 1 FROM ${sweptHoldReservesTable.name}
+     WHERE account_kind = $1 AND account_id = $2 AND month <= $4 AND reserved_until > now()
      LIMIT 1`,
-    [account.kind, account.id, end.toISOString()],
+    [account.kind, account.id, end.toISOString(), month],
   );
   return unsettled.rows.length > 0;
 }

@@ -510,4 +510,25 @@ describe("monthly statements", () => {
     await api.ledger.ledger.pool.query("DELETE FROM request_holds WHERE request_id = 'st-oct-row-stream'");
     expect((await statementOf(path)).provisional).toBe(false);
   });
+
+  it("keeps a month provisional past its grace while the sweep keeps money back for a request started in it, final once that ends", async () => {
+    const userId = "statement-swept-streamer";
+    const path = `/statements/user/${userId}?month=2026-10`;
+    await api.ledger.append(
+      topUpAt({ kind: "user", id: userId }, "100", "swept streamer", "2026-10-02T00:00:00.000Z"),
+    );
+    await api.ledger.visible();
+    expect((await statementOf(path)).provisional).toBe(false);
+    // An October request's hold, swept while its gateway lived on: its correction may still change October.
+    await api.ledger.ledger.pool.query(
+      `INSERT INTO swept_hold_reserves (request_id, account_kind, account_id, key_id, month, gateway_instance,
+                                        reserved_won, reserved_until)
+       VALUES ('st-oct-swept', 'user', $1, $2, '2026-10', 'gateway-paused', 7.5, now() + interval '10 minutes')`,
+      [userId, keyA],
+    );
+    expect((await statementOf(path)).provisional).toBe(true);
+    // A reserve ended (its gateway's correction came, or its session ended, or its time passed)
+    await api.ledger.ledger.pool.query("DELETE FROM swept_hold_reserves WHERE request_id = 'st-oct-swept'");
+    expect((await statementOf(path)).provisional).toBe(false);
+  });
 });
