@@ -50,6 +50,13 @@ export interface StatementCorrection {
   correctedAmountWon: string;
 }
 
+/** The corrections of the organization's other members together, in a member's view (C14): nothing named. */
+export type OtherMembersCorrections = Record<
+  "requestId" | "keyId" | "keyName" | "model" | "occurredAt",
+  null
+> &
+  Pick<StatementCorrection, "amountWon" | "correctedAmountWon">;
+
 export interface StatementChargeGroup {
   requests: number;
   amountWon: string;
@@ -75,8 +82,9 @@ export interface MonthlyStatement {
   checkpoint: ReturnType<typeof describeCheckpoint> | null;
   topUps: StatementTopUp[];
   chargesByModel: (StatementChargeGroup & { model: string })[];
-  chargesByKey: (StatementChargeGroup & { keyId: string; keyName: string | null })[];
-  corrections: StatementCorrection[];
+  /** Per key; a null key: the keys of the organization's other members, together (a member's view, C14). */
+  chargesByKey: (StatementChargeGroup & { keyId: string | null; keyName: string | null })[];
+  corrections: (StatementCorrection | OtherMembersCorrections)[];
   generatedAt: string;
 }
 

@@ -3,6 +3,7 @@ import type pg from "pg";
 import { z } from "zod";
 import { readMonthlyStatement } from "../../billing/statements/monthly-statement";
 import { statementMonthOf } from "../../billing/statements/statement-month";
+import { statementSeenByMember } from "../../billing/statements/statement-seen-by-member";
 import type { OrganizationRoleService } from "../../keys/organization-role-service";
 import type { AccountReference } from "../../ledger/events";
 import { apiErrors, validationErrorOf } from "../api-error";
@@ -35,15 +36,15 @@ export function addSessionStatementRoutes(
     if (!parsed.success) throw validationErrorOf(parsed.error);
     const query = parsed.data;
     let account: AccountReference = { kind: "user", id: session.userId };
+    // A member of the organization, who reads the activity of the keys they issued alone (C14).
+    let member: string | undefined;
     if (query.account === "organization") {
       if (session.organizationId === null)
         throw apiErrors.validation("account: the session belongs to no organization");
       account = { kind: "organization", id: session.organizationId };
+      member = await activityIssuerOf(roles, response.locals, account);
       // Its totals are the organization's; its lines are its members' requests (C14, as /llm/billing).
-      if (
-        query.lines === "charges" &&
-        (await activityIssuerOf(roles, response.locals, account)) !== undefined
-      )
+      if (query.lines === "charges" && member !== undefined)
         throw apiErrors.organizationRoleRefused(
           "Your role in the organization (member) may not read other members' charges; the statement without lines=charges is open to you, and /llm/billing lists your own",
         );
@@ -51,6 +52,11 @@ export function addSessionStatementRoutes(
     const now = clock();
     const month = query.month ?? statementMonthOf(now);
     const statement = await readMonthlyStatement(database, account, month, now);
-    await sendStatement(response, database, statement, { ...query, month });
+    await sendStatement(
+      response,
+      database,
+      member === undefined ? statement : await statementSeenByMember(database, statement, member),
+      { ...query, month },
+    );
   });
 }

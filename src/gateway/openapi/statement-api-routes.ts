@@ -62,7 +62,10 @@ export const statementSchema = z
     ),
     chargesByKey: z.array(
       z.object({
-        keyId: z.string(),
+        keyId: z.string().nullable().meta({
+          description:
+            "null: the keys other members of the organization issued, together (what a member reads; C14)",
+        }),
         keyName: keyName,
         requests: z.number().int(),
         amountWon: moneyText,
@@ -70,11 +73,13 @@ export const statementSchema = z
     ),
     corrections: z.array(
       z.object({
-        requestId: z.string(),
-        keyId: z.string(),
+        requestId: z.string().nullable().meta({
+          description: "null, with keyId, model and occurredAt: other members' corrections, together (C14)",
+        }),
+        keyId: z.string().nullable(),
         keyName: keyName,
-        model: z.string(),
-        occurredAt: instant,
+        model: z.string().nullable(),
+        occurredAt: instant.nullable(),
         amountWon: moneyText.meta({ description: "what the correction added to the request's charge" }),
         correctedAmountWon: moneyText.meta({ description: "the request's first charge" }),
       }),

@@ -25,6 +25,8 @@ function row(cells: Cells): string {
   return cells.map((cell) => csvField(cell)).join(",") + lineEnd;
 }
 
+const otherMembersKeys = "other members' keys";
+
 export const statementCsvColumns = ["section", "id", "date", "description", "count", "amount_won"] as const;
 
 export function statementCsvHead(statement: MonthlyStatement): string {
@@ -53,12 +55,13 @@ export function statementCsvHead(statement: MonthlyStatement): string {
     ...statement.chargesByModel.map(
       (group): Cells => ["charges_by_model", group.model, "", "", group.requests, group.amountWon],
     ),
+    // A member's view folds other members' keys into one line, which names none (C14).
     ...statement.chargesByKey.map(
       (group): Cells => [
         "charges_by_key",
-        group.keyId,
+        group.keyId ?? "",
         "",
-        group.keyName ?? "",
+        group.keyId === null ? otherMembersKeys : (group.keyName ?? ""),
         group.requests,
         group.amountWon,
       ],
@@ -66,9 +69,9 @@ export function statementCsvHead(statement: MonthlyStatement): string {
     ...statement.corrections.map(
       (correction): Cells => [
         "correction",
-        correction.requestId,
-        correction.occurredAt,
-        `${correction.model}: first charged ${correction.correctedAmountWon}`,
+        correction.requestId ?? "",
+        correction.occurredAt ?? "",
+        `${correction.model ?? otherMembersKeys}: first charged ${correction.correctedAmountWon}`,
         null,
         correction.amountWon,
       ],

@@ -342,7 +342,7 @@ describe("monthly statements", () => {
     for (const group of statement.chargesByModel)
       expect(amountOf("charges_by_model", group.model)).toBe(group.amountWon);
     for (const group of statement.chargesByKey)
-      expect(amountOf("charges_by_key", group.keyId)).toBe(group.amountWon);
+      expect(amountOf("charges_by_key", group.keyId!)).toBe(group.amountWon);
     expect(rows.find((row) => row[1] === "provisional")?.[3]).toBe("false");
     expect(rows.find((row) => row[1] === "checkpoint")?.[3]).toBe(
       `#${statement.checkpoint!.sequence} ${statement.checkpoint!.checkpointHash}`,

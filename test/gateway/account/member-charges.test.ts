@@ -98,6 +98,36 @@ describe("an organization's charges, by role", () => {
     expect((await call(`/llm/receipts/${requests.member}`, owner)).status).toBe(200);
   });
 
+  it("shows a member the statement's line of the keys they issued and other members' keys as one line naming none; the owner each key", async () => {
+    type KeyLine = { keyId: string | null; keyName: string | null; requests: number; amountWon: string };
+    const statementOf = async (token: string) =>
+      (await call("/llm/statements?account=organization", token)).body as {
+        chargesWon: string;
+        chargeCount: number;
+        chargesByKey: KeyLine[];
+      };
+    const owners = await statementOf(owner);
+    const members = await statementOf(member);
+    const lineOf = (keyId: string) => owners.chargesByKey.find((line) => line.keyId === keyId)!;
+
+    expect(owners.chargesByKey.map((line) => line.keyId).sort()).toEqual([keys.owner, keys.member].sort());
+    expect(members).toMatchObject({ chargesWon: owners.chargesWon, chargeCount: owners.chargeCount });
+    expect(members.chargesByKey).toEqual([
+      lineOf(keys.member),
+      { keyId: null, keyName: null, requests: 1, amountWon: lineOf(keys.owner).amountWon },
+    ]);
+    const csv = await fetch(`${harness.url}/llm/statements?account=organization&format=csv`, {
+      headers: { authorization: `Bearer ${member}` },
+    });
+    const text = await csv.text();
+    expect(csv.status).toBe(200);
+    expect(text).toContain(`charges_by_key,,,other members' keys,1,${lineOf(keys.owner).amountWon}`);
+    for (const seen of [JSON.stringify(members), text]) {
+      expect(seen).not.toContain(keys.owner);
+      expect(seen).not.toContain("owner key");
+    }
+  });
+
   it("keeps the balance and the statement's totals the organization's, and its charge lines for owners and admins", async () => {
     const balance = await call("/llm/balance", member);
     expect(balance.body).toMatchObject({ organization: { id: organizationId } });

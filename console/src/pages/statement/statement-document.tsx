@@ -23,11 +23,16 @@ export function StatementDocument({ statement }: { statement: MonthlyStatementVi
         title={word("byKey")}
         label={word("key")}
         testId="statement-by-key"
-        rows={statement.chargesByKey.map((group) => ({
-          ...group,
-          name: group.keyName === null ? word("unnamedKey") : systemText(group.keyName, language),
-          id: group.keyId,
-        }))}
+        rows={statement.chargesByKey.map(({ keyId, keyName, ...group }) =>
+          // A member reads other members' keys as one line, which names none (C14).
+          keyId === null
+            ? { ...group, name: word("otherMembersKeys") }
+            : {
+                ...group,
+                name: keyName === null ? word("unnamedKey") : systemText(keyName, language),
+                id: keyId,
+              },
+        )}
         total={statement.chargesWon}
         totalRequests={statement.chargeCount}
       />
