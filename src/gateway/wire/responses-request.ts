@@ -126,6 +126,9 @@ export function parseResponsesRequest(body: unknown): ParsedGenerationRequest {
   const parsed = responsesRequestSchema.safeParse(body);
   if (!parsed.success) throw validationErrorOf(parsed.error);
   const request = parsed.data;
+  // The protocol's own rule, as for chat completions: options of a stream mean nothing without one.
+  if (request.stream_options != null && request.stream !== true)
+    throw apiErrors.validation("stream_options: only allowed when stream is true");
   const input = messagesOfInput(request.input);
   const tools = functionToolsOf(request.tools);
   const toolChoice = toolChoiceOf(request.tool_choice);

@@ -70,12 +70,13 @@ describe("parseResponsesRequest: a valid body", () => {
       include: [],
       truncation: "disabled",
       service_tier: "auto",
+      stream: true,
       stream_options: { include_obfuscation: false },
       previous_response_id: null,
       text: { format: { type: "text" } },
     });
     // The default format, free text, is what every upstream returns unasked: nothing to send.
-    expect(parsed).toStrictEqual(parseResponsesRequest(valid));
+    expect(parsed).toStrictEqual(parseResponsesRequest({ ...valid, stream: true }));
   });
 
   it("reads tools, tool choice, parallel calls, format, reasoning effort, metadata and the end user", () => {
@@ -388,6 +389,16 @@ describe("parseResponsesRequest: rejections are 400/100 naming the field", () =>
       "a parameter of another format",
       { max_tokens: 10 },
       "max_tokens: is not a parameter of the responses format",
+    ],
+    [
+      "stream options without a stream",
+      { stream_options: { include_obfuscation: false } },
+      "stream_options: only allowed when stream is true",
+    ],
+    [
+      "stream options with stream false",
+      { stream: false, stream_options: {} },
+      "stream_options: only allowed when stream is true",
     ],
   ])("%s", (_case, fields, message) => {
     expectValidationError(() => parse(fields), message);
