@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { organizationKeyIssuersTable } from "../../../projections/organization-members";
 import { formatMoney, parseMoney, sumMoney } from "../../kernel/money";
-import type { MonthlyStatement } from "./monthly-statement";
+import { assertStatementAddsUp, type MonthlyStatement } from "./monthly-statement";
 
 /**
  * An organization's statement as a member reads it (C14): its totals are the organization's, open to each
@@ -24,7 +24,7 @@ export async function statementSeenByMember(
   const othersCorrections = statement.corrections.filter((line) => !isOwn(line.keyId));
   const sum = (amounts: readonly string[]) =>
     formatMoney(sumMoney(amounts.map((amount) => parseMoney(amount))));
-  return {
+  const seen: MonthlyStatement = {
     ...statement,
     chargesByKey: [
       ...statement.chargesByKey.filter((line) => isOwn(line.keyId)),
@@ -56,6 +56,9 @@ export async function statementSeenByMember(
           ]),
     ],
   };
+  // Folding moves no money: every list still sums to its total.
+  assertStatementAddsUp(seen);
+  return seen;
 }
 
 /** Of `keyIds`, those `userId` issued for the organization. */
