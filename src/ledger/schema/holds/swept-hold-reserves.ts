@@ -4,10 +4,10 @@ import type { DeclaredTable } from "../../../database/declared-schema";
  * What the orphan sweep keeps back of each hold it settled while the hold's gateway still had its session
  * (C10, "what was delivered is billed"): the part of the hold's estimate the sweep's estimated usage did not
  * use, still counted as held on the account (../inline-funds/account-funds.ts) and on the key, in the month
- * of the request's start (../inline-funds/key-spend.ts, ledger-key-limit-usage.ts). Such a gateway was presumed
- * dead while it lived — paused, or cut off from the database — and may have delivered output its last
- * progress record did not count; its correction bills it later (src/billing/holds/usage-outbox.ts), and this
- * keeps the money for it, so that other requests cannot spend it meanwhile.
+ * of the request's start (../inline-funds/key-spend.ts, ledger-key-limit-usage.ts). Such a gateway was
+ * presumed dead while it lived — paused, or cut off from the database — and may have delivered output its
+ * last progress record did not count; its correction bills it later (src/billing/holds/usage-outbox.ts), and
+ * this keeps the money for it, so that other requests cannot spend it meanwhile.
  *
  * A row lasts until that correction arrives (which removes it), the gateway's session ends (it died: it will
  * bill nothing more; ledger-gateway-session-alive.ts), or `reserved_until` — one hold lifetime after the
