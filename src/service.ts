@@ -410,8 +410,6 @@ async function startHolds(
   assert(ledger.store instanceof PostgresEventStore, "the service runs on the PostgreSQL event store");
   const heartbeat = new GatewayHeartbeat(ledger.pool, timings.heartbeatIntervalMs, logger);
   await heartbeat.start();
-  const session = new GatewaySession(ledger.pool, heartbeat.instanceId, timings.heartbeatIntervalMs, logger);
-  await session.start();
   const progress = new HoldProgress({
     pool: ledger.pool,
     gatewayInstance: heartbeat.instanceId,
@@ -421,6 +419,12 @@ async function startHolds(
     logger,
   });
   progress.start();
+  // Taken before the first hold; while it is lost, no request relays output (hold-progress.ts).
+  const session = new GatewaySession(ledger.pool, heartbeat.instanceId, timings.heartbeatIntervalMs, logger, {
+    onLost: () => progress.sessionLost(),
+    onTaken: () => progress.sessionTaken(),
+  });
+  await session.start();
   const holdRowsVacuum = new HoldRowsVacuum({
     pool: ledger.pool,
     rowsPerVacuum: limits.holdRowsVacuumAfterRows,

@@ -10,9 +10,16 @@ import { advisoryLockKeys } from "../../database/advisory-lock-keys";
  * deliver and bill what it delivered, whose swept holds it keeps money back for (swept-hold-reserves.ts).
  * Unlike a leader's session, it has no idle bound: a paused process must keep it.
  *
- * A lost connection (the server restarted, the backend was ended) is replaced and the lock taken again every
- * `retryMs` until it is; meanwhile the sweep sees this process as without its session, as a dead one.
+ * A lost connection (the server restarted, the backend was ended, the network reset it) is replaced and the
+ * lock taken again every `retryMs` until it is; meanwhile the sweep sees this process as without its session,
+ * as a dead one, and keeps nothing back for it: `onLost` and `onTaken` tell the process (its requests' output
+ * waits meanwhile, hold-progress.ts).
  */
+
+export interface GatewaySessionEvents {
+  onLost: () => void;
+  onTaken: () => void;
+}
 export class GatewaySession {
   private client: pg.PoolClient | undefined;
   private retry: NodeJS.Timeout | undefined;
@@ -24,6 +31,7 @@ export class GatewaySession {
     private readonly instanceId: string,
     private readonly retryMs: number,
     private readonly logger: Logger,
+    private readonly events: GatewaySessionEvents,
   ) {}
 
   /** Takes the session (before this process's first hold, so no hold of it is ever swept without it). */
@@ -61,6 +69,7 @@ export class GatewaySession {
       return;
     }
     this.client = client;
+    this.events.onTaken();
   }
 
   private lost(client: pg.PoolClient, error: Error): void {
@@ -68,6 +77,7 @@ export class GatewaySession {
     this.client = undefined;
     client.release(true);
     if (this.stopped) return;
+    this.events.onLost();
     this.logger.error({ err: error }, "the gateway's session was lost; taking it again");
     this.takeAgainLater();
   }

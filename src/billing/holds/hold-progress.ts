@@ -12,6 +12,11 @@ import type { Logger } from "pino";
  * cut (`onReleased`), and no request delivers output on a confirmation older than the sweep could take to
  * judge (`stillHeld`): what a released hold no longer covers is never served, so the overdraft stays bounded.
  *
+ * Nor while this process is without its session (gateway-session.ts; `sessionLost` until `sessionTaken`): the
+ * sweep keeps nothing back for a gateway whose session is gone (swept-hold-reserves.ts), so what it delivered
+ * past its last record would be billed, if the sweep judged it dead meanwhile, on money spent elsewhere. Its
+ * requests' output waits until the session is taken again and a record after that confirms their holds.
+ *
  * The row is operational state (declared in src/ledger/schema/holds/hold-progress.ts): the money it
  * justifies is written into the ledger by the settlement that reads it.
  */
@@ -52,6 +57,10 @@ export class HoldProgress {
   private timer: NodeJS.Timeout | undefined;
   private recording: Promise<void> | undefined;
   private failing = false;
+  /** Since when this process has been without its session (clockMs); undefined while it has it. */
+  private withoutSessionSinceMs: number | undefined;
+  /** When the session was last taken again (clockMs): only a record sent after it confirms a hold. */
+  private sessionTakenAtMs = Number.NEGATIVE_INFINITY;
   private readonly nowMs: () => number;
 
   constructor(private readonly options: HoldProgressOptions) {
@@ -75,7 +84,10 @@ export class HoldProgress {
     onReleased: () => void,
     placedAskedAtMs: number,
   ): () => void {
-    const tracked = { outputTokensSoFar, onReleased, confirmedAtMs: placedAskedAtMs };
+    // Placed while this process is without its session: not a confirmation output may flow on.
+    const confirmedAtMs =
+      this.withoutSessionSinceMs === undefined ? placedAskedAtMs : Number.NEGATIVE_INFINITY;
+    const tracked = { outputTokensSoFar, onReleased, confirmedAtMs };
     this.inFlight.set(requestId, tracked);
     return () => {
       if (this.inFlight.get(requestId) === tracked) this.inFlight.delete(requestId);
@@ -106,8 +118,22 @@ export class HoldProgress {
       if (tracked === undefined) return false;
       if (this.nowMs() - tracked.confirmedAtMs <= this.options.confirmationMaxAgeMs) return true;
       await this.recordOnce();
-      if (this.failing) await new Promise((resolve) => setTimeout(resolve, confirmationRetryMs));
+      if (this.failing || this.withoutSessionSinceMs !== undefined)
+        await new Promise((resolve) => setTimeout(resolve, confirmationRetryMs));
     }
+  }
+
+  /** This process lost its session: no hold counts as confirmed until it is taken again and a record says so. */
+  sessionLost(): void {
+    this.withoutSessionSinceMs ??= this.nowMs();
+    for (const tracked of this.inFlight.values()) tracked.confirmedAtMs = Number.NEGATIVE_INFINITY;
+  }
+
+  /** This process has its session again: the next record confirms the holds it finds open. */
+  sessionTaken(): void {
+    if (this.withoutSessionSinceMs === undefined) return;
+    this.withoutSessionSinceMs = undefined;
+    this.sessionTakenAtMs = this.nowMs();
   }
 
   start(): void {
@@ -177,7 +203,8 @@ export class HoldProgress {
       // Settled here meanwhile (its own usage) or still running: only a request still tracked is told.
       if (this.inFlight.get(requestId) !== tracked) continue;
       if (!released.has(requestId)) {
-        tracked.confirmedAtMs = Math.max(tracked.confirmedAtMs, sentAtMs);
+        if (this.withoutSessionSinceMs === undefined && sentAtMs >= this.sessionTakenAtMs)
+          tracked.confirmedAtMs = Math.max(tracked.confirmedAtMs, sentAtMs);
         continue;
       }
       this.inFlight.delete(requestId);

@@ -37,7 +37,10 @@ describe("a gateway's session", () => {
   });
 
   it("given a gateway that took its session, then it is alive until it stops, and another instance never is", async () => {
-    const session = new GatewaySession(harness.ledger.pool, "gateway-one", 50, pino({ level: "silent" }));
+    const session = new GatewaySession(harness.ledger.pool, "gateway-one", 50, pino({ level: "silent" }), {
+      onLost: () => {},
+      onTaken: () => {},
+    });
     await session.start();
 
     expect(await isAlive("gateway-one")).toBe(true);
@@ -47,8 +50,12 @@ describe("a gateway's session", () => {
     await vi.waitFor(async () => expect(await isAlive("gateway-one")).toBe(false), { timeout: 5_000 });
   });
 
-  it("given its session's connection ended by the server, then the gateway takes its session again", async () => {
-    const session = new GatewaySession(harness.ledger.pool, "gateway-reset", 50, pino({ level: "silent" }));
+  it("given its session's connection ended by the server, then the gateway is told, and takes its session again", async () => {
+    const told: string[] = [];
+    const session = new GatewaySession(harness.ledger.pool, "gateway-reset", 50, pino({ level: "silent" }), {
+      onLost: () => told.push("lost"),
+      onTaken: () => told.push("taken"),
+    });
     await session.start();
     const first = await backendOf("gateway-reset");
 
@@ -63,6 +70,8 @@ describe("a gateway's session", () => {
       { timeout: 10_000, interval: 50 },
     );
     expect(await isAlive("gateway-reset")).toBe(true);
+    // The process was told, so its requests' output waited meanwhile (hold-progress.ts).
+    expect(told).toEqual(["taken", "lost", "taken"]);
     await session.stop();
   });
 });

@@ -121,6 +121,35 @@ describe("the progress record's confirmation of holds", () => {
     expect(await waiting).toBe(true);
   });
 
+  it("given this process without its session, then no request relays output, a hold placed meanwhile neither, until the session is taken again and a record confirms", async () => {
+    const [before, during] = await placedHolds();
+    const clock = { ms: 0 };
+    const progress = progressWith(harness.ledger.pool, clock);
+    const stillOpen = () => {
+      throw new Error("a hold still open is never told released");
+    };
+    progress.track(before, () => 2, stillOpen, 0);
+    expect(progress.stillHeld(before)).toBe(true);
+
+    // The session is lost (its connection reset): the sweep would keep nothing back for this process now
+    progress.sessionLost();
+    progress.track(during, () => 0, stillOpen, clock.ms);
+    const waiting = [progress.stillHeld(before), progress.stillHeld(during)];
+    expect(waiting.every((answer) => answer instanceof Promise)).toBe(true);
+    // Records still go through (the database answers), but confirm nothing without the session
+    const answer = await Promise.race([
+      Promise.all(waiting),
+      new Promise((resolve) => setTimeout(() => resolve("waiting"), 800)),
+    ]);
+    expect(answer).toBe("waiting");
+
+    clock.ms += 1;
+    progress.sessionTaken();
+    clock.ms += 1;
+    expect(await Promise.all(waiting)).toEqual([true, true]);
+    expect(progress.stillHeld(before)).toBe(true);
+  });
+
   it("given a hold placed before a pause longer than the confirmation's age, then its first output waits for a record, which finds it released", async () => {
     const [released] = await placedHolds();
     const clock = { ms: 1_000 };

@@ -20,6 +20,9 @@ import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-
 import { holdRowCompletionOf, logSettledHolds } from "../../support/settled-holds";
 import { usageAuthorizationsOf } from "../../support/usage-authorizations";
 
+/** A test's stand-in for a paused gateway: its session held, nothing listening to it. */
+const unheard = { onLost: () => {}, onTaken: () => {} };
+
 /**
  * C10, "what was delivered is billed": when the orphan sweep settled a request with its estimate before the
  * gateway that served it could (it was presumed dead), the gateway's settlement is recorded as a correction
@@ -253,7 +256,13 @@ describe("late settlements become corrections", () => {
     const holder = { kind: "user" as const, id: "reserve-keeper" };
     await harness.topUp(holder, "5.5");
     // Its gateway paused, or cut off, past the sweep's judgement: its session still held
-    const session = new GatewaySession(pool(), "gateway-partitioned", 60_000, pino({ level: "silent" }));
+    const session = new GatewaySession(
+      pool(),
+      "gateway-partitioned",
+      60_000,
+      pino({ level: "silent" }),
+      unheard,
+    );
     await session.start();
     onTestFinished(() => session.stop());
     const startedAt = await hold("req_reserved", holder);
@@ -317,7 +326,13 @@ describe("late settlements become corrections", () => {
         },
       ],
     });
-    const session = new GatewaySession(pool(), "gateway-partitioned", 60_000, pino({ level: "silent" }));
+    const session = new GatewaySession(
+      pool(),
+      "gateway-partitioned",
+      60_000,
+      pino({ level: "silent" }),
+      unheard,
+    );
     await session.start();
     onTestFinished(() => session.stop());
     const startedAt = await hold("req_limited_reserved", holder, limitedKey);

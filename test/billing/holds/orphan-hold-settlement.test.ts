@@ -13,6 +13,9 @@ import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-
 import { holdRowCompletionOf, logSettledHolds } from "../../support/settled-holds";
 import { usageAuthorizationsOf } from "../../support/usage-authorizations";
 
+/** A test's stand-in for a paused gateway: its session held, nothing listening to it. */
+const unheard = { onLost: () => {}, onTaken: () => {} };
+
 /**
  * C10 orphans: a hold whose gateway process stopped beating, or that outlived its request, is settled by
  * the sweep as an interrupted, estimated usage — once, whoever else tries — and, once its row is logged,
@@ -122,7 +125,7 @@ describe("orphan hold settlement", () => {
       "INSERT INTO gateway_instances (instance_id, seen_at) VALUES ('gateway-alive', now())",
     );
     // A gateway paused past the sweep's judgement: no recent heartbeat, its session still held.
-    paused = new GatewaySession(harness.service.ledger.pool, "gateway-paused", 60_000, silent);
+    paused = new GatewaySession(harness.service.ledger.pool, "gateway-paused", 60_000, silent, unheard);
     await paused.start();
   }, 60_000);
   afterAll(async () => {
@@ -235,7 +238,7 @@ describe("orphan hold settlement", () => {
   it("given a paused gateway's swept hold, when its session ends (it died after all), then the next sweep frees what was kept back", async () => {
     const holder = { kind: "user" as const, id: "reserve-of-the-dead" };
     await harness.topUp(holder, "10");
-    const dying = new GatewaySession(harness.service.ledger.pool, "gateway-dying", 60_000, silent);
+    const dying = new GatewaySession(harness.service.ledger.pool, "gateway-dying", 60_000, silent, unheard);
     await dying.start();
     const hold = authorization("req_gateway_dies", "gateway-dying", new Date(Date.now() + 600_000));
     await usageAuthorizationsOf(harness.service.ledger.pool, store).authorizeUsage(
