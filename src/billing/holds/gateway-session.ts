@@ -86,7 +86,8 @@ export class GatewaySession {
     this.retry = setTimeout(() => {
       this.take().then(
         () => {
-          if (this.failing) this.logger.info("the gateway's session is taken again");
+          // Every retake follows a loss, which was logged: say it is over.
+          this.logger.info("the gateway's session is taken again");
           this.failing = false;
         },
         (error: unknown) => {
