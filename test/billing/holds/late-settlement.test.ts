@@ -41,6 +41,22 @@ describe("late settlements become corrections", () => {
   const enqueued: string[] = [];
   const pool = () => harness.service.ledger.pool;
 
+  /**
+   * The holds' gateway (`gateway-partitioned`) paused or cut off past the sweep's judgement, its session
+   * still held, until the test ends.
+   */
+  async function holdThePartitionedGatewaysSession(): Promise<void> {
+    const session = new GatewaySession(
+      pool(),
+      "gateway-partitioned",
+      60_000,
+      pino({ level: "silent" }),
+      unheard,
+    );
+    await session.start();
+    onTestFinished(() => session.stop());
+  }
+
   const outbox = () =>
     new UsageOutbox({
       completion: holdRowCompletionOf(pool()),
@@ -256,15 +272,7 @@ describe("late settlements become corrections", () => {
     const holder = { kind: "user" as const, id: "reserve-keeper" };
     await harness.topUp(holder, "5.5");
     // Its gateway paused, or cut off, past the sweep's judgement: its session still held
-    const session = new GatewaySession(
-      pool(),
-      "gateway-partitioned",
-      60_000,
-      pino({ level: "silent" }),
-      unheard,
-    );
-    await session.start();
-    onTestFinished(() => session.stop());
+    await holdThePartitionedGatewaysSession();
     const startedAt = await hold("req_reserved", holder);
     expect(await sweep()).toBe(1);
     const [, estimate] = await store.readStream("usage-req_reserved");
@@ -326,15 +334,7 @@ describe("late settlements become corrections", () => {
         },
       ],
     });
-    const session = new GatewaySession(
-      pool(),
-      "gateway-partitioned",
-      60_000,
-      pino({ level: "silent" }),
-      unheard,
-    );
-    await session.start();
-    onTestFinished(() => session.stop());
+    await holdThePartitionedGatewaysSession();
     const startedAt = await hold("req_limited_reserved", holder, limitedKey);
     expect(await sweep()).toBe(1);
 
