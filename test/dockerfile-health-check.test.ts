@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { queueBackendOf } from "../src/billing/queue/queue-backend";
 import { createTestDatabase, type TestDatabase } from "./support/database";
+import { freePort } from "./support/free-port";
 import { type ServiceProcess, spawnRole } from "./support/service-process";
 import { removeQueueData } from "./workers/queue-test-support";
 
@@ -33,14 +33,6 @@ function imageEnvironment(): Record<string, string> {
 function healthCheckCommand(): string[] {
   const check = /^HEALTHCHECK .*\\\n\s*CMD (\[.*\])$/m.exec(dockerfile)![1]!;
   return JSON.parse(check) as string[];
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 function runHealthCheck(environment: NodeJS.ProcessEnv): Promise<number | null> {

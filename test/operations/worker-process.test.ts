@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/database";
+import { freePort } from "../support/free-port";
 import { testSecrets } from "../support/gateway-harness";
 import { eventually } from "../workers/queue-test-support";
 
@@ -19,15 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await database?.drop();
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (typeof address !== "object" || !address) throw new Error("no port");
-  return address.port;
-}
 
 describe("worker role", () => {
   it("serves /health/ready and /metrics on METRICS_PORT, and stops on SIGTERM", async () => {
