@@ -1,0 +1,118 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ApiKeyLimits } from "../../../src/ledger/events";
+import { metadata, topUp } from "../../support/ledger-fixtures";
+import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
+import { personalHoldRequest, usageAuthorizationsOf } from "../../support/usage-authorizations";
+
+/**
+ * One call of `ledger_authorize_usage` decides a group commit's holds in order, each against what the
+ * snapshot shows plus what the batch granted before it. A request the batch refuses (by its key's limits or
+ * for funds) holds nothing, so it must take nothing from the requests after it: neither the account's room
+ * nor its key's rate or spend.
+ */
+
+let accounts = 0;
+
+describe("the holds of one batch", () => {
+  let harness: LedgerHarness;
+
+  /** A personal account topped up with `amountWon`, and a key of it with `limits`. */
+  async function accountWith(amountWon: string, limits: Partial<ApiKeyLimits> = {}) {
+    accounts += 1;
+    const userId = `batch-${accounts}`;
+    const limitedKey = randomUUID();
+    await harness.append(
+      {
+        streamId: `account-user-${userId}`,
+        expectedVersion: "no-stream",
+        events: [topUp(userId, amountWon, "t")],
+      },
+      {
+        streamId: `apikey-${limitedKey}`,
+        expectedVersion: "no-stream",
+        events: [
+          {
+            eventId: randomUUID(),
+            event: {
+              type: "ApiKeyLimitsSet",
+              data: {
+                keyId: limitedKey,
+                owner: { kind: "user", id: userId },
+                monthlySpendLimitWon: null,
+                totalSpendLimitWon: null,
+                rateLimitRequestsPerMinute: null,
+                ...limits,
+              },
+              metadata: metadata({ actor: `user:${userId}` }),
+            },
+          },
+        ],
+      },
+    );
+    return { userId, limitedKey };
+  }
+
+  const request = (userId: string, keyId: string, estimatedWon: string) =>
+    personalHoldRequest(`req_batch_${randomUUID()}`, userId, {
+      keyId,
+      estimate: { inputTokensMax: 100, outputTokensMax: 100, estimatedWon },
+    });
+  const authorize = (...requests: ReturnType<typeof request>[]) =>
+    usageAuthorizationsOf(harness.ledger.pool, harness.store).authorizeUsage(requests);
+
+  beforeAll(async () => {
+    harness = await openLedgerHarness("batch_hold_decisions");
+  }, 60_000);
+  afterAll(async () => {
+    await harness?.dispose();
+  });
+
+  it("given a key refused by its rate limit, then another key of the account is held with the room it left", async () => {
+    const { userId, limitedKey } = await accountWith("50", { rateLimitRequestsPerMinute: 1 });
+    const otherKey = randomUUID();
+
+    const decisions = await authorize(
+      request(userId, limitedKey, "30"),
+      request(userId, limitedKey, "30"),
+      request(userId, otherKey, "30"),
+      request(userId, otherKey, "5"),
+    );
+
+    expect(decisions).toEqual([
+      { kind: "held", holdWon: "30", availableWon: "50" },
+      { kind: "refused", reason: "rate", limit: "1", availableWon: "20" },
+      // ₩20 left after the first: the refused second holds nothing, so the third is held, cut to the room.
+      { kind: "held", holdWon: "20", availableWon: "20" },
+      // The cut hold may still cost its whole ₩30 estimate (C10), so nothing is left for the fourth.
+      { kind: "refused", reason: "funds", availableWon: "-10" },
+    ]);
+    const held = await harness.ledger.pool.query<{ held: string }>(
+      "SELECT trim_scale(sum(hold_won))::text AS held FROM request_holds WHERE account_id = $1",
+      [userId],
+    );
+    expect(held.rows).toEqual([{ held: "50" }]);
+  });
+
+  it("given a key refused by its monthly limit, then its refused requests do not count toward its rate", async () => {
+    const { userId, limitedKey } = await accountWith("1000", {
+      monthlySpendLimitWon: "10",
+      rateLimitRequestsPerMinute: 2,
+    });
+
+    const decisions = await authorize(
+      request(userId, limitedKey, "10"),
+      request(userId, limitedKey, "1"),
+      request(userId, limitedKey, "1"),
+      request(userId, limitedKey, "1"),
+    );
+
+    // One request granted this minute, under the rate of 2: every refusal after it is the monthly limit's.
+    expect(decisions.map((decision) => (decision.kind === "held" ? "held" : decision.reason))).toEqual([
+      "held",
+      "monthly-spend",
+      "monthly-spend",
+      "monthly-spend",
+    ]);
+  });
+});
