@@ -244,9 +244,19 @@ describe("a gateway paused past the sweep's judgement", () => {
       paused.child.kill("SIGCONT");
       await Promise.all([...streams, ...(anchor ? [anchor.stream] : [])].map((stream) => stream.reading));
 
-      // Then no stream received a byte after the resume, and each ended with the error saying why
+      // Then no stream received output decided after the resume, and each ended with the error saying why.
+      // A stop can land between a chunk's check and its write (the frames of one turn are written together at
+      // its end): that write, decided before the pause, goes out after it — the text of one upstream read, a
+      // token at this pace or two where the read caught up. It was counted as delivered when it was decided,
+      // so the gateway's correction below bills it.
       for (const [index, stream] of streams.entries()) {
-        expect(stream.received.text, `stream ${index}`).toBe(receivedBeforeResume.get(String(index)));
+        const before = receivedBeforeResume.get(String(index))!;
+        expect(stream.received.text.startsWith(before), `stream ${index}`).toBe(true);
+        const afterResume = stream.received.text.slice(before.length);
+        expect(
+          afterResume.split(" ").filter(Boolean).length,
+          `stream ${index}: "${afterResume}"`,
+        ).toBeLessThanOrEqual(2);
         if (stream.received.finished) continue; // answered in full before the pause
         expect(String(stream.received.failure)).toMatch(/hold was released/);
       }
