@@ -2,14 +2,20 @@ import { defineTable, type ProjectionDefinition } from "../src/ledger/projection
 import { otherEventRows } from "../src/ledger/rebuild/parsed-events";
 import type { RecordedEventOf } from "../src/ledger/store/event-store";
 
-/** Discount rule history; a rule keyed by (model or any, organization or any) is replaced by a later one. */
+/**
+ * Discount rule history; a rule keyed by (model or any, organization or any) is replaced by a later one, and
+ * a row without a rate removes the scope's rule from its instant on (`DiscountSet` v2). Each scope is one
+ * stream, so its stream version orders its changes as the log does, even two made in one millisecond.
+ */
 
 type Row = {
   event_id: string;
   model: string | null;
   organization_id: string | null;
-  rate: string;
+  /** null: the scope's rule removed. */
+  rate: string | null;
   effective_at: string;
+  stream_version: number;
 };
 
 export const discountsTable = defineTable<Row>({
@@ -20,6 +26,7 @@ export const discountsTable = defineTable<Row>({
     organization_id: "text",
     rate: "numeric",
     effective_at: "timestamptz",
+    stream_version: "integer",
   },
   primaryKey: ["event_id"],
   indexes: [
@@ -29,7 +36,7 @@ export const discountsTable = defineTable<Row>({
 
 export const discountsProjection: ProjectionDefinition = {
   name: "discounts",
-  version: 1,
+  version: 2,
   handles: new Set(["DiscountSet"]),
   tables: [discountsTable],
   evolve(rows, recorded) {
@@ -40,12 +47,13 @@ export const discountsProjection: ProjectionDefinition = {
       organization_id: event.data.organizationId,
       rate: event.data.rate,
       effective_at: event.metadata.occurredAt,
+      stream_version: event.streamVersion,
     });
   },
   sqlFold: {
     statements: (into) => [
-      `INSERT INTO ${into(discountsTable)} (event_id, model, organization_id, rate, effective_at)
-       SELECT event_id, model, organization_id, rate, occurred_at FROM ${otherEventRows.table}
+      `INSERT INTO ${into(discountsTable)} (event_id, model, organization_id, rate, effective_at, stream_version)
+       SELECT event_id, model, organization_id, rate, occurred_at, stream_version FROM ${otherEventRows.table}
        WHERE type = 'DiscountSet'`,
     ],
   },

@@ -2,7 +2,10 @@ import { defineTable, type ProjectionDefinition } from "../src/ledger/projection
 import { otherEventRows } from "../src/ledger/rebuild/parsed-events";
 import type { RecordedEventOf } from "../src/ledger/store/event-store";
 
-/** Price history per model; the price in force at an instant is the latest set at or before it. */
+/**
+ * Price history per model; the price in force at an instant is the latest set at or before it. Each model's
+ * prices are one stream, so its stream version orders them as the log does, even two set in one millisecond.
+ */
 
 type Row = {
   event_id: string;
@@ -11,6 +14,7 @@ type Row = {
   output_usd_per_million_tokens: string;
   cached_input_usd_per_million_tokens: string;
   effective_at: string;
+  stream_version: number;
 };
 
 export const pricesTable = defineTable<Row>({
@@ -22,6 +26,7 @@ export const pricesTable = defineTable<Row>({
     output_usd_per_million_tokens: "numeric",
     cached_input_usd_per_million_tokens: "numeric",
     effective_at: "timestamptz",
+    stream_version: "integer",
   },
   primaryKey: ["event_id"],
   indexes: [
@@ -31,7 +36,7 @@ export const pricesTable = defineTable<Row>({
 
 export const pricesProjection: ProjectionDefinition = {
   name: "prices",
-  version: 1,
+  version: 2,
   handles: new Set(["ModelPriceSet"]),
   tables: [pricesTable],
   evolve(rows, recorded) {
@@ -43,14 +48,15 @@ export const pricesProjection: ProjectionDefinition = {
       output_usd_per_million_tokens: event.data.outputUsdPerMillionTokens,
       cached_input_usd_per_million_tokens: event.data.cachedInputUsdPerMillionTokens,
       effective_at: event.metadata.occurredAt,
+      stream_version: event.streamVersion,
     });
   },
   sqlFold: {
     statements: (into) => [
       `INSERT INTO ${into(pricesTable)} (event_id, model, input_usd_per_million_tokens,
-         output_usd_per_million_tokens, cached_input_usd_per_million_tokens, effective_at)
+         output_usd_per_million_tokens, cached_input_usd_per_million_tokens, effective_at, stream_version)
        SELECT event_id, model, input_usd_per_million_tokens, output_usd_per_million_tokens,
-              cached_input_usd_per_million_tokens, occurred_at
+              cached_input_usd_per_million_tokens, occurred_at, stream_version
        FROM ${otherEventRows.table} WHERE type = 'ModelPriceSet'`,
     ],
   },

@@ -211,10 +211,12 @@ function discountSet(ledger: SyntheticLedger): StreamAppend {
   const model = ledger.random() < 0.5 ? null : ledger.model();
   const organizationId =
     ledger.random() < 0.5 ? null : `org-${Math.floor(ledger.random() * ledger.organizations)}`;
+  // One change in ten removes the scope's rule (v2's null rate).
+  const drawn = ledger.random() * 0.3;
   return ledger.append(`discount-${model ?? "any"}-${organizationId ?? "any"}`, [
     {
       type: "DiscountSet",
-      data: { model, organizationId, rate: (ledger.random() * 0.3).toFixed(2) },
+      data: { model, organizationId, rate: drawn < 0.03 ? null : drawn.toFixed(2) },
       metadata: ledger.metadata("admin"),
     },
   ]);

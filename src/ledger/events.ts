@@ -137,7 +137,8 @@ const discountSet = z.object({
   model: z.string().min(1).nullable(),
   /** null: any organization (and personal keys). */
   organizationId: z.string().min(1).nullable(),
-  rate: decimalString,
+  /** null (v2): the scope's rule is removed, and a less specific one applies again. */
+  rate: decimalString.nullable(),
 });
 
 export const fxRateSources = ["koreaexim", "admin", "default"] as const;
@@ -349,7 +350,7 @@ export const eventCatalog = {
   WebhookEndpointRemoved: { schemaVersion: 1, data: webhookEndpointRemoved },
   CreditToppedUp: { schemaVersion: 1, data: creditToppedUp },
   ModelPriceSet: { schemaVersion: 1, data: modelPriceSet },
-  DiscountSet: { schemaVersion: 1, data: discountSet },
+  DiscountSet: { schemaVersion: 2, data: discountSet },
   FxRateUpdated: { schemaVersion: 1, data: fxRateUpdated },
   UsageAuthorized: { schemaVersion: 1, data: usageAuthorized },
   UsageRecorded: { schemaVersion: 3, data: usageRecorded },
@@ -395,7 +396,8 @@ export function schemaVersionOf(type: LedgerEventType): number {
  * between held, pending and balance (C10); v1 events moved none of it, which null says. v3 of
  * `UsageRecorded` and `UsageCharged` added corrections (`corrects`, `correction`: no earlier event is one),
  * and with v2 of `UsageVoided` the upstream attempts (`attempts`: older events recorded none). v2 of
- * `ApiKeyLimitsSet` added the models a key may call (`allowedModels`: a v1 key could call every model).
+ * `ApiKeyLimitsSet` added the models a key may call (`allowedModels`: a v1 key could call every model), and v2
+ * of `DiscountSet` a removed rule (`rate` null: a v1 event always set one, so it reads unchanged).
  */
 export function upcastEventData(type: LedgerEventType, schemaVersion: number, data: unknown): unknown {
   const current = schemaVersionOf(type);
@@ -409,6 +411,7 @@ export function upcastEventData(type: LedgerEventType, schemaVersion: number, da
     return { releasedPendingWon: null, correction: null, ...(data as object) };
   if (schemaVersion === 2 && type === "UsageCharged") return { correction: null, ...(data as object) };
   if (schemaVersion === 1 && type === "ApiKeyLimitsSet") return { allowedModels: null, ...(data as object) };
+  if (schemaVersion === 1 && type === "DiscountSet") return data;
   throw new Error(`${type} v${schemaVersion} cannot be read by this release (knows v${current})`);
 }
 

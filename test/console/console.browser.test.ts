@@ -392,6 +392,18 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
     await poll(() => newestDiscount.textContent()).toContain("15%");
     expect(await newestDiscount.textContent()).toContain(organizationId);
     await expectAccessible("10b-admin-pricing-history");
+
+    // Removed after confirmation: gone from the rules in force, and the history says who removed it.
+    const discountsTable = page.getByTestId("discounts-table");
+    await discountsTable.getByRole("button", { name: `Remove: any model · ${organizationId}` }).click();
+    const dialog = page.getByRole("dialog");
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toContain("Remove this rule?");
+    await expectAccessible("10c-admin-discount-remove");
+    await dialog.getByRole("button", { name: "Remove" }).click();
+    await poll(() => discountsTable.textContent()).not.toContain(organizationId);
+    await poll(() => newestDiscount.textContent()).toContain("removed");
+    expect(await newestDiscount.textContent()).toContain("admin:console");
   });
 
   it("records a manual FX rate and shows the history, in the table and a chart", async () => {

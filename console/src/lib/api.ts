@@ -374,6 +374,13 @@ export const adminApi = {
   discounts: () => call<{ data: ConsoleDiscountRow[] }>("admin", "GET", "/admin/console/discounts"),
   setDiscount: (discount: { model: string | null; organizationId: string | null; rate: string }) =>
     call<unknown>("admin", "PUT", "/admin/discounts", discount),
+  /** Ends a scope's rule: a scope left out (null) is "any", so it is left out of the query too. */
+  removeDiscount: (scope: { model: string | null; organizationId: string | null }) => {
+    const query = new URLSearchParams();
+    if (scope.model !== null) query.set("model", scope.model);
+    if (scope.organizationId !== null) query.set("organizationId", scope.organizationId);
+    return call<unknown>("admin", "DELETE", `/admin/discounts?${query}`);
+  },
   priceHistory: (model: string | null) =>
     call<{ data: PriceChange[] }>(
       "admin",

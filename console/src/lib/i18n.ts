@@ -237,6 +237,10 @@ const en = {
   saved: "Saved",
   discounts: "Discounts",
   setDiscount: "Set discount",
+  removeDiscount: "Remove",
+  confirmRemoveDiscount:
+    "Remove this rule? Requests from now on get the next less specific rule, or none; charges already priced keep theirs.",
+  discountRemoved: "removed",
   anyModel: "any model",
   anyAccount: "any account (personal keys too)",
   organizationId: "Organization id",
@@ -564,6 +568,10 @@ const ko: Dictionary = {
   saved: "저장됨",
   discounts: "할인",
   setDiscount: "할인 설정",
+  removeDiscount: "삭제",
+  confirmRemoveDiscount:
+    "이 규칙을 삭제할까요? 지금부터의 요청에는 그다음으로 구체적인 규칙이 적용되거나 할인이 없습니다. 이미 계산된 요금은 그대로입니다.",
+  discountRemoved: "삭제됨",
   anyModel: "모든 모델",
   anyAccount: "모든 계정 (개인 키 포함)",
   organizationId: "조직 ID",

@@ -2,6 +2,8 @@ import { randomUUID } from "node:crypto";
 import { discountsProjection } from "../../../projections/discounts";
 import { formatMoney } from "../../kernel/money";
 import { parseLedgerEvent } from "../../ledger/events";
+import { retryingConflicts } from "../../ledger/store/conflict-retry";
+import type { ExpectedVersion } from "../../ledger/store/event-store";
 import { findModel } from "../../providers/catalog";
 import { isAcceptableDiscountRate } from "../charging/charge-limits";
 import type { DiscountRule } from "../charging/discount-rules";
@@ -12,13 +14,27 @@ import { UnknownModelError } from "./unknown-model-error";
 /**
  * SetDiscount (C6 `PUT /admin/discounts`): the rule for one (model or any, organization or any) scope,
  * replacing the scope's previous rule from the moment it is recorded. A rate of 0 is a rule too: it
- * exempts the scope from a broader discount.
+ * exempts the scope from a broader discount. RemoveDiscount (`DELETE /admin/discounts`) ends the scope's
+ * rule from the moment it is recorded, so the next less specific rule applies again: the same event with no
+ * rate (`DiscountSet` v2). Requests already started keep the rule in force at their start (C7).
  */
 
 const anyScope = "*";
 
-export const discountStreamIdOf = (rule: Pick<DiscountRule, "model" | "organizationId">) =>
-  `discount-${rule.model ?? anyScope}:${rule.organizationId ?? anyScope}`;
+export type DiscountScope = Pick<DiscountRule, "model" | "organizationId">;
+
+export const discountStreamIdOf = (scope: DiscountScope) =>
+  `discount-${scope.model ?? anyScope}:${scope.organizationId ?? anyScope}`;
+
+/** The scope has no rule in force to remove (404/120 at the edge). */
+export class NoDiscountRuleError extends Error {
+  override readonly name = "NoDiscountRuleError";
+  constructor(scope: DiscountScope) {
+    super(
+      `No discount rule is in force for model ${scope.model ?? "any"} and organization ${scope.organizationId ?? "any"}`,
+    );
+  }
+}
 
 export async function setDiscount(
   dependencies: BillingWriteDependencies,
@@ -27,14 +43,38 @@ export async function setDiscount(
 ): Promise<{ effectiveAt: string }> {
   if (rule.model !== null && findModel(rule.model) === undefined) throw new UnknownModelError(rule.model);
   if (!isAcceptableDiscountRate(rule.rate)) throw new RangeError(`unacceptable discount rate ${rule.rate}`);
+  return recordDiscount(dependencies, { ...rule, rate: formatMoney(rule.rate) }, origin, "any");
+}
+
+export async function removeDiscount(
+  dependencies: BillingWriteDependencies,
+  scope: DiscountScope,
+  origin: CommandOrigin,
+): Promise<{ effectiveAt: string }> {
+  if (scope.model !== null && findModel(scope.model) === undefined) throw new UnknownModelError(scope.model);
+  const streamId = discountStreamIdOf(scope);
+  // Appended at the version it read: a rule set meanwhile is decided on again, never removed unseen.
+  return retryingConflicts(async () => {
+    const latest = ((await dependencies.store.readStreams([streamId])).get(streamId) ?? []).at(-1);
+    if (latest?.type !== "DiscountSet" || latest.data.rate === null) throw new NoDiscountRuleError(scope);
+    return recordDiscount(dependencies, { ...scope, rate: null }, origin, latest.streamVersion);
+  });
+}
+
+async function recordDiscount(
+  dependencies: BillingWriteDependencies,
+  data: DiscountScope & { rate: string | null },
+  origin: CommandOrigin,
+  expectedVersion: ExpectedVersion,
+): Promise<{ effectiveAt: string }> {
   const event = parseLedgerEvent({
     type: "DiscountSet",
-    data: { model: rule.model, organizationId: rule.organizationId, rate: formatMoney(rule.rate) },
+    data: { model: data.model, organizationId: data.organizationId, rate: data.rate },
     metadata: metadataOf(origin, dependencies.clock),
   });
   const appended = await dependencies.store.append({
-    streamId: discountStreamIdOf(rule),
-    expectedVersion: "any",
+    streamId: discountStreamIdOf(data),
+    expectedVersion,
     events: [{ eventId: randomUUID(), event }],
   });
   await dependencies.waiter.waitFor(

@@ -40,7 +40,7 @@ export async function readPricesInForce(database: Database): Promise<PriceInForc
             to_char(effective_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS effective_at
      FROM ${pricesTable.name}
      WHERE effective_at <= now()
-     ORDER BY model, effective_at DESC, event_id DESC`,
+     ORDER BY model, stream_version DESC`,
   );
   return result.rows.map((row) => ({
     model: row.model,
@@ -66,11 +66,14 @@ export async function readDiscountsInForce(database: Database): Promise<Discount
     rate: string;
     effective_at: string;
   }>(
-    `SELECT DISTINCT ON (model, organization_id) model, organization_id, rate::text AS rate,
-            to_char(effective_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS effective_at
-     FROM ${discountsTable.name}
-     WHERE effective_at <= now()
-     ORDER BY model NULLS FIRST, organization_id NULLS FIRST, effective_at DESC, event_id DESC`,
+    `SELECT * FROM (
+       SELECT DISTINCT ON (model, organization_id) model, organization_id, rate::text AS rate,
+              to_char(effective_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS effective_at
+       FROM ${discountsTable.name}
+       WHERE effective_at <= now()
+       ORDER BY model NULLS FIRST, organization_id NULLS FIRST, stream_version DESC
+     ) latest
+     WHERE latest.rate IS NOT NULL`,
   );
   return result.rows.map((row) => ({
     model: row.model,

@@ -31,7 +31,8 @@ export interface PriceChange extends ChangeAuthor {
 export interface DiscountChange extends ChangeAuthor {
   model: string | null;
   organizationId: string | null;
-  rate: string;
+  /** null: the scope's rule was removed. */
+  rate: string | null;
 }
 
 /** The price changes of the given models, newest first, at most `limit`. */

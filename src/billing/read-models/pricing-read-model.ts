@@ -17,15 +17,17 @@ import { type DiscountRule, type DiscountSelection, selectDiscount } from "../ch
  * module, so a pending amount is exactly what the charge will be (the charge is priced in SQL by
  * `chargeBreakdowns`, which test/ledger/charge-breakdown-sql.property.test.ts holds equal to `calculateCharge`).
  *
- * - Price: the latest `ModelPriceSet` of the model effective at or before the start; none → the catalog
+ * - Price: the last `ModelPriceSet` of the model effective at or before the start; none → the catalog
  *   default (seeding records the defaults at first start, so this only covers the instants before it).
- * - Discount: per (model or any, organization or any) the latest rule effective at or before the start;
- *   the most specific applicable one wins (`selectDiscount`).
+ * - Discount: per (model or any, organization or any) the last rule effective at or before the start,
+ *   none where that latest change removed the scope's rule; the most specific applicable one wins
+ *   (`selectDiscount`).
  * - FX: D = the Seoul date of the start; among the rates recorded at or before the start, the one with the
  *   latest `appliesOn` ≤ D, and among those the latest recorded. Its rate date is what the charge records.
  *
- * Events with the same effective instant are ordered by event id: the projections do not keep the log
- * position, and a fixed order is better than an arbitrary one.
+ * "Last" is in the log's order: a model's prices and a scope's discounts are each one stream, whose version
+ * orders two changes made in one millisecond too. FX rates recorded in one millisecond are ordered by event
+ * id: the projection does not keep the log position, and a fixed order is better than an arbitrary one.
  */
 
 export interface PricingRequest {
@@ -108,15 +110,16 @@ const pricingStatement = `
                 WHERE discount.effective_at <= request.started_at
                   AND (discount.model IS NULL OR discount.model = request.model)
                   AND (discount.organization_id IS NULL OR discount.organization_id = request.organization_id)
-                ORDER BY discount.model, discount.organization_id, discount.effective_at DESC, discount.event_id DESC
+                ORDER BY discount.model, discount.organization_id, discount.stream_version DESC
                ) rule
+          WHERE rule.rate IS NOT NULL
          ) AS discount_rules
   FROM request
   LEFT JOIN LATERAL (
     SELECT input_usd_per_million_tokens, cached_input_usd_per_million_tokens, output_usd_per_million_tokens
     FROM ${pricesTable.name}
     WHERE model = request.model AND effective_at <= request.started_at
-    ORDER BY effective_at DESC, event_id DESC
+    ORDER BY stream_version DESC
     LIMIT 1
   ) price ON true
   LEFT JOIN LATERAL (

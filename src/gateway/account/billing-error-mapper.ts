@@ -1,4 +1,5 @@
 import type { ErrorRequestHandler } from "express";
+import { NoDiscountRuleError } from "../../billing/commands/set-discount";
 import { UnknownModelError } from "../../billing/commands/unknown-model-error";
 import { KoreaeximError } from "../../billing/fx/koreaexim-errors";
 import { BillingHistoryTooLargeError } from "../../billing/read-models/billing-history";
@@ -15,7 +16,9 @@ import { ApiError, apiErrors, applicationCodes } from "../api-error";
  * (ProjectionLagError and a database down become 503/300 there, the rest 500 without details).
  */
 export function billingApiErrorOf(error: unknown): unknown {
-  if (error instanceof UnknownModelError) return apiErrors.notFound(error.message);
+  if (error instanceof UnknownModelError || error instanceof NoDiscountRuleError) {
+    return apiErrors.notFound(error.message);
+  }
   if (error instanceof BillingHistoryTooLargeError) return apiErrors.validation(error.message);
   if (error instanceof InvalidBillingCursorError || error instanceof TooManyBillingGroupsError)
     return apiErrors.validation(error.message);

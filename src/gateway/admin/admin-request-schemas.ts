@@ -97,6 +97,18 @@ export const discountBodySchema = z.object({
   rate: acceptableMoney("0.15", isAcceptableDiscountRate, "must be between 0 and 1, at most 10 decimals"),
 });
 
+/**
+ * `DELETE /admin/discounts`: the scope whose rule ends, a parameter left out meaning "any". Strict, so a
+ * misspelt parameter is refused rather than read as "any" (which would remove a broader rule).
+ */
+export const discountScopeQuerySchema = z
+  .object({
+    model: z.string().min(1).optional(),
+    organizationId: accountIdentifier.optional(),
+  })
+  .strict()
+  .transform((scope) => ({ model: scope.model ?? null, organizationId: scope.organizationId ?? null }));
+
 export const fxRateBodySchema = z
   .object({
     appliesOn: isoDateText,

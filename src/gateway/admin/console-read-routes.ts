@@ -1,8 +1,8 @@
 import { Router as createRouter, type Router } from "express";
 import type pg from "pg";
 import { balancesTable, pendingChargesTable } from "../../../projections/balances";
-import { discountsTable } from "../../../projections/discounts";
 import { pricesTable } from "../../../projections/prices";
+import { type DiscountInForce, readDiscountsInForce } from "../../billing/read-models/admin-read-model";
 import { readLimits } from "../../kernel/limits";
 import { canonicalMoney } from "../../kernel/money";
 import { listModels } from "../../providers/catalog";
@@ -39,12 +39,8 @@ export interface ConsolePriceRow {
   effectiveAt: string | null;
 }
 
-export interface ConsoleDiscountRow {
-  model: string | null;
-  organizationId: string | null;
-  rate: string;
-  effectiveAt: string;
-}
+/** The rule in force per scope, as `GET /admin/discounts` reads it. */
+export type ConsoleDiscountRow = DiscountInForce;
 
 export function createConsoleReadRouter(database: Pick<pg.Pool, "query">): Router {
   const router = createRouter();
@@ -55,7 +51,7 @@ export function createConsoleReadRouter(database: Pick<pg.Pool, "query">): Route
     response.json({ data: await readConsolePrices(database) });
   });
   router.get("/console/discounts", async (_request, response) => {
-    response.json({ data: await readConsoleDiscounts(database) });
+    response.json({ data: await readDiscountsInForce(database) });
   });
   return router;
 }
@@ -100,7 +96,7 @@ async function readConsolePrices(database: Pick<pg.Pool, "query">): Promise<Cons
     `SELECT DISTINCT ON (model) model, input_usd_per_million_tokens, output_usd_per_million_tokens,
             cached_input_usd_per_million_tokens, effective_at
        FROM ${pricesTable.name}
-      ORDER BY model, effective_at DESC, event_id DESC`,
+      ORDER BY model, stream_version DESC`,
   );
   const byModel = new Map(result.rows.map((row) => [row.model, row]));
   return listModels().map((model) => {
@@ -114,23 +110,4 @@ async function readConsolePrices(database: Pick<pg.Pool, "query">): Promise<Cons
       effectiveAt: row ? new Date(row.effective_at).toISOString() : null,
     };
   });
-}
-
-async function readConsoleDiscounts(database: Pick<pg.Pool, "query">): Promise<ConsoleDiscountRow[]> {
-  const result = await database.query<{
-    model: string | null;
-    organization_id: string | null;
-    rate: string;
-    effective_at: string;
-  }>(
-    `SELECT DISTINCT ON (model, organization_id) model, organization_id, rate, effective_at
-       FROM ${discountsTable.name}
-      ORDER BY model, organization_id, effective_at DESC, event_id DESC`,
-  );
-  return result.rows.map((row) => ({
-    model: row.model,
-    organizationId: row.organization_id,
-    rate: row.rate,
-    effectiveAt: new Date(row.effective_at).toISOString(),
-  }));
 }

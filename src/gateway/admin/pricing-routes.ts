@@ -1,5 +1,5 @@
 import type { Router } from "express";
-import { setDiscount } from "../../billing/commands/set-discount";
+import { removeDiscount, setDiscount } from "../../billing/commands/set-discount";
 import { setModelPrice } from "../../billing/commands/set-model-price";
 import { readDiscountHistory, readPriceHistory } from "../../billing/read-models/pricing-history";
 import { billingLimits } from "../../kernel/limits";
@@ -10,13 +10,15 @@ import { type AdminContext, adminOriginOf, parseWith, writeDependenciesOf } from
 import {
   discountBodySchema,
   discountHistoryQuerySchema,
+  discountScopeQuerySchema,
   modelPathSchema,
   modelPriceBodySchema,
   priceHistoryQuerySchema,
 } from "./admin-request-schemas";
 
 /**
- * `PUT /models/:slug/price` and `PUT /discounts`: in force from the moment they answer 200.
+ * `PUT /models/:slug/price` and `PUT /discounts`: in force from the moment they answer 200, as is the end of
+ * a scope's rule by `DELETE /discounts?model=&organizationId=` (a parameter left out: any).
  * `GET /prices/history` and `GET /discounts/history`: every change, who made it and when, newest first.
  */
 export function addPricingRoutes(router: Router, context: AdminContext): void {
@@ -60,6 +62,19 @@ export function addPricingRoutes(router: Router, context: AdminContext): void {
       rate: formatMoney(body.rate),
       effectiveAt,
     });
+  });
+
+  router.delete("/discounts", async (request, response) => {
+    const scope = parseWith(discountScopeQuerySchema, request.query);
+    if (scope.model !== null && findModel(scope.model) === undefined) {
+      throw apiErrors.notFound(`Unknown model: ${scope.model}`);
+    }
+    const { effectiveAt } = await removeDiscount(
+      writeDependenciesOf(context),
+      scope,
+      adminOriginOf(response.locals),
+    );
+    response.json({ ...scope, rate: null, effectiveAt });
   });
 
   router.get("/prices/history", async (request, response) => {

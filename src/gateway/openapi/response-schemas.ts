@@ -389,7 +389,7 @@ export const discountHistorySchema = z.object({
       ...changeAuthor,
       model: z.string().nullable(),
       organizationId: z.string().nullable(),
-      rate: moneyText,
+      rate: moneyText.nullable().meta({ description: "null: the scope's rule was removed" }),
     }),
   ),
 });
@@ -445,6 +445,12 @@ export const discountSchema = z.object({
   organizationId: z.string().nullable(),
   rate: moneyText,
   effectiveAt: instant,
+});
+export const discountRemovedSchema = z.object({
+  model: z.string().nullable(),
+  organizationId: z.string().nullable(),
+  rate: z.null(),
+  effectiveAt: instant.meta({ description: "from this instant the next less specific rule applies" }),
 });
 const fxRate = z.object({
   appliesOn: isoDate,

@@ -14,7 +14,7 @@ import { anythingChanged, formatCheckpointNotification } from "./checkpoint-noti
 import type { ProjectionDefinition } from "./projection";
 import { applyProjectionBatch } from "./projection-batch";
 import { applySqlFoldBatch } from "./projection-batch-sql";
-import { createTableStatements } from "./projection-tables";
+import { addMissingColumns, createTableStatements } from "./projection-tables";
 
 /**
  * Runs every projection from the log. One process at a time leads, holding the runner lock on a dedicated
@@ -103,6 +103,10 @@ export class ProjectionRunner {
     for (const projection of this.options.projections) {
       for (const statement of projection.tables.flatMap(createTableStatements)) await client.query(statement);
     }
+    await addMissingColumns(
+      client,
+      this.options.projections.flatMap((projection) => projection.tables),
+    );
     const stored = await client.query<{
       projection: string;
       definition_version: number;

@@ -45,6 +45,35 @@ export function createTableStatements(table: TableDefinition): string[] {
   ];
 }
 
+/**
+ * Adds to existing projection tables the columns their definitions have gained since they were created
+ * (CREATE TABLE IF NOT EXISTS leaves a standing table as it is), so a definition stays the one place a table
+ * is declared. The projection's version moves with such a change, and its refold fills the column. Only a
+ * missing column is altered: ALTER TABLE locks the table even when it changes nothing.
+ */
+export async function addMissingColumns(
+  client: Queryable,
+  tables: readonly TableDefinition[],
+): Promise<void> {
+  const existing = await client.query<{ table_name: string; column_name: string }>(
+    `SELECT table_name, column_name FROM information_schema.columns
+     WHERE table_schema = current_schema() AND table_name = ANY($1::text[])`,
+    [tables.map((table) => table.name)],
+  );
+  const has = new Set(existing.rows.map((row) => `${row.table_name}.${row.column_name}`));
+  for (const table of tables) {
+    for (const column of columnNames(table)) {
+      if (has.has(`${table.name}.${column}`)) continue;
+      if (table.primaryKey.includes(column)) {
+        throw new Error(`${table.name} cannot gain the key column ${column}: a new key needs a new table`);
+      }
+      await client.query(
+        `ALTER TABLE ${table.name} ADD COLUMN IF NOT EXISTS ${column} ${sqlTypes[columnType(table, column)]}`,
+      );
+    }
+  }
+}
+
 /** A session's private table with the columns of `table`, keyed later if at all. */
 export function createUnkeyedTemporaryTableStatement(table: TableDefinition, name: string): string {
   return `CREATE TEMPORARY TABLE ${name} (${columnDefinitions(table)})`;

@@ -78,7 +78,8 @@ export const otherEventRows = {
     parsed."rateDate" AS rate_date, parsed."rateKrwPerUsd" AS rate_krw_per_usd, parsed.source,
     parsed."userId" AS user_id, parsed.role, parsed."balanceBelowWon" AS balance_below_won,
     parsed."webhookId" AS webhook_id, parsed.url, parsed.events, parsed."holdWon" AS hold_won,
-    parsed."releasedWon" AS released_won, parsed."startedAt" AS started_at, event.stream_id, ${occurredAt}`,
+    parsed."releasedWon" AS released_won, parsed."startedAt" AS started_at, event.stream_id,
+    event.stream_version, ${occurredAt}`,
   // Each field typed as every kind of event that has one holds it (a kind holding, say, an object where
   // another holds text would fail the cast; the event catalog has none).
   record: `"keyId" text, owner json, "issuedByUserId" text, name text, description text, "keyHash" text,

@@ -346,6 +346,33 @@ describe("PUT /admin/models/:slug/price", () => {
     expect(event).toMatchObject({ type: "ModelPriceSet", metadata: { actor: "admin" } });
   });
 
+  it("given five prices set in one millisecond, then the last one set is in force, for reads and for charges", async () => {
+    expect((await api.admin("POST", "/fx-rates", { appliesOn: "2026-11-20", rate: "1000" })).status).toBe(
+      201,
+    );
+    for (const inputUsdPer1M of ["1", "2", "3", "4", "5"]) {
+      const set = await api.admin("PUT", "/models/alpha-5.4/price", { inputUsdPer1M, outputUsdPer1M: "1" });
+      expect(set.status).toBe(200);
+    }
+
+    const prices = (await json(await api.admin("GET", "/prices"))).data as Record<string, unknown>[];
+    expect(prices.find((price) => price.model === "alpha-5.4")).toMatchObject({ inputUsdPer1M: "5" });
+    await api.ledger.append(
+      usageRecorded({
+        requestId: "req_same_millisecond",
+        account: alice,
+        tokens: { input: 1_000_000, cached: null, output: 0, reasoning: null },
+        startedAt: "2026-11-20T02:00:00.000Z",
+      }),
+    );
+    await charge("req_same_millisecond");
+    const [charged] = (await api.ledger.store.readStream("usage-req_same_millisecond")).filter(
+      (event) => event.type === "UsageCharged",
+    ) as RecordedEventOf<"UsageCharged">[];
+    // 1M input tokens at the last price, 5 USD, and ₩1000 per USD
+    expect(charged?.data.amountWon).toBe("5000.000000");
+  });
+
   it("answers 404/120 for an unknown slug and 400/100 for numbers or out-of-range prices", async () => {
     await expectError(
       await api.admin("PUT", "/models/gpt-9/price", { inputUsdPer1M: "1", outputUsdPer1M: "1" }),
@@ -402,6 +429,78 @@ describe("PUT /admin/discounts", () => {
       400,
       100,
     );
+  });
+});
+
+describe("DELETE /admin/discounts", () => {
+  it("ends a scope's rule: requests started after it get the next less specific rule, those before keep it", async () => {
+    // Given: acme's 50% and a 20% for alpha-5.4 at acme, both in force from 01:00
+    await givenPricing();
+    await api.admin("POST", "/accounts/organization/acme/credits", { amountWon: "10000" });
+    const organizationRule = { model: null, organizationId: "acme", rate: "0.5" };
+    expect((await api.admin("PUT", "/discounts", organizationRule)).status).toBe(200);
+    const modelRule = { model: "alpha-5.4", organizationId: "acme", rate: "0.2" };
+    expect((await api.admin("PUT", "/discounts", modelRule)).status).toBe(200);
+
+    // When: the model's rule is removed at 03:00
+    api.now.value = new Date("2026-11-20T03:00:00.000Z");
+    const removed = await api.admin("DELETE", "/discounts?model=alpha-5.4&organizationId=acme");
+
+    // Then: the event says who ended it and when; the organization's rule is the one in force
+    expect(removed.status).toBe(200);
+    expect(await json(removed)).toEqual({
+      model: "alpha-5.4",
+      organizationId: "acme",
+      rate: null,
+      effectiveAt: "2026-11-20T03:00:00.000Z",
+    });
+    expect((await api.ledger.store.readStream("discount-alpha-5.4:acme")).at(-1)).toMatchObject({
+      type: "DiscountSet",
+      data: { model: "alpha-5.4", organizationId: "acme", rate: null },
+      metadata: { actor: "admin", correlationId: removed.headers.get("x-request-id") },
+    });
+    expect((await json(await api.admin("GET", "/discounts"))).data).toEqual([
+      { ...organizationRule, effectiveAt: "2026-11-20T01:00:00.000Z" },
+    ]);
+    const history = (await json(await api.admin("GET", "/discounts/history"))).data as {
+      rate: string | null;
+    }[];
+    expect(history.map((change) => change.rate)).toEqual([null, "0.2", "0.5"]);
+
+    // And: 1M input tokens at 2 USD and ₩1000 per USD: ₩2000 less 20% before the removal, less 50% after
+    await api.ledger.append(
+      ...["02:59:59.999", "03:00:00.001"].map((time, index) =>
+        usageRecorded({
+          requestId: `req_removal_${index}`,
+          account: acme,
+          tokens: { input: 1_000_000, cached: null, output: 0, reasoning: null },
+          startedAt: `2026-11-20T${time}Z`,
+        }),
+      ),
+    );
+    await charge("req_removal_0");
+    await charge("req_removal_1");
+    const charged = async (requestId: string) => {
+      const events = (await api.ledger.store.readStream(`usage-${requestId}`)).filter(
+        (event) => event.type === "UsageCharged",
+      ) as RecordedEventOf<"UsageCharged">[];
+      return events.map((event) => [event.data.amountWon, event.data.breakdown.discountRate]);
+    };
+    expect(await charged("req_removal_0")).toEqual([["1600.000000", "0.2"]]);
+    expect(await charged("req_removal_1")).toEqual([["1000.000000", "0.5"]]);
+  });
+
+  it("answers 404/120 for a scope without a rule or an unknown model, and 400/100 for a parameter it does not know", async () => {
+    await expectError(await api.admin("DELETE", "/discounts?organizationId=acme"), 404, 120);
+    expect(
+      (await api.admin("PUT", "/discounts", { model: null, organizationId: null, rate: "0.1" })).status,
+    ).toBe(200);
+    // A misspelt scope is refused, not read as "any" (which would end the global rule).
+    await expectError(await api.admin("DELETE", "/discounts?modle=alpha-5.4"), 400, 100);
+    await expectError(await api.admin("DELETE", "/discounts?model=nope"), 404, 120);
+    expect((await api.admin("DELETE", "/discounts")).status).toBe(200);
+    await expectError(await api.admin("DELETE", "/discounts"), 404, 120);
+    expect((await json(await api.admin("GET", "/discounts"))).data).toEqual([]);
   });
 });
 

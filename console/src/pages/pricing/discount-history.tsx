@@ -4,7 +4,7 @@ import { adminApi, type DiscountChange } from "../../lib/api";
 import { formatRate, formatSeoulDateTime } from "../../lib/format";
 import { useI18n } from "../../lib/i18n";
 
-/** Every discount change of every scope, newest first, replaced rules included. */
+/** Every discount change of every scope, newest first, replaced and removed rules included. */
 export function DiscountHistory() {
   const { t, language } = useI18n();
   const history = useQuery({ queryKey: ["admin", "discount-history"], queryFn: adminApi.discountHistory });
@@ -30,7 +30,9 @@ export function DiscountHistory() {
                   <td>{formatSeoulDateTime(change.effectiveAt, language)}</td>
                   <td>{change.model ?? t("anyModel")}</td>
                   <td>{change.organizationId ?? t("anyAccount")}</td>
-                  <td className="number">{formatRate(change.rate)}</td>
+                  <td className="number">
+                    {change.rate === null ? t("discountRemoved") : formatRate(change.rate)}
+                  </td>
                   <td>{change.actor}</td>
                 </tr>
               ))}

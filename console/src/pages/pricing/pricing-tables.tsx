@@ -1,17 +1,27 @@
-import { Card, ErrorMessage } from "../../components/ui";
-import type { ConsoleDiscountRow, ConsolePriceRow } from "../../lib/api";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { Card, ConfirmDialog, ErrorMessage } from "../../components/ui";
+import { adminApi, type ConsoleDiscountRow, type ConsolePriceRow } from "../../lib/api";
 import { formatDecimal, formatRate, formatSeoulDateTime } from "../../lib/format";
 import { useI18n } from "../../lib/i18n";
 
-/** The discounts in force, by scope. */
+/** The discounts in force, by scope, each removable (the next less specific rule then applies). */
 export function DiscountsCard(props: {
   discounts: readonly ConsoleDiscountRow[] | undefined;
   error: unknown;
 }) {
   const { t, language } = useI18n();
+  const client = useQueryClient();
+  const [removing, setRemoving] = useState<ConsoleDiscountRow | null>(null);
+  const remove = useMutation({
+    mutationFn: adminApi.removeDiscount,
+    onSuccess: () => void client.invalidateQueries({ queryKey: ["admin"] }),
+  });
+  const scopeText = (discount: ConsoleDiscountRow) =>
+    `${discount.model ?? t("anyModel")} · ${discount.organizationId ?? t("anyAccount")}`;
   return (
     <Card title={t("discounts")}>
-      <ErrorMessage error={props.error} />
+      <ErrorMessage error={props.error ?? remove.error} />
       <div className="table-scroll">
         <table data-testid="discounts-table">
           <thead>
@@ -20,6 +30,9 @@ export function DiscountsCard(props: {
               <th scope="col">{t("organization")}</th>
               <th scope="col">{t("rate")}</th>
               <th scope="col">{t("effectiveAt")}</th>
+              <th scope="col">
+                <span className="visually-hidden">{t("actions")}</span>
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -29,11 +42,33 @@ export function DiscountsCard(props: {
                 <td>{discount.organizationId ?? t("anyAccount")}</td>
                 <td className="number">{formatRate(discount.rate)}</td>
                 <td>{formatSeoulDateTime(discount.effectiveAt, language)}</td>
+                <td>
+                  <button
+                    type="button"
+                    className="danger"
+                    aria-label={`${t("removeDiscount")}: ${scopeText(discount)}`}
+                    disabled={remove.isPending}
+                    onClick={() => setRemoving(discount)}
+                  >
+                    {t("removeDiscount")}
+                  </button>
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
       </div>
+      <ConfirmDialog
+        open={removing !== null}
+        message={removing ? `${scopeText(removing)}: ${t("confirmRemoveDiscount")}` : ""}
+        confirmLabel={t("removeDiscount")}
+        danger
+        onCancel={() => setRemoving(null)}
+        onConfirm={() => {
+          if (removing) remove.mutate({ model: removing.model, organizationId: removing.organizationId });
+          setRemoving(null);
+        }}
+      />
     </Card>
   );
 }
