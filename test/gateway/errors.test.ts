@@ -211,21 +211,18 @@ describe("errors (C3)", () => {
       { kind: "malformed-json" },
     ] as const) {
       harness.simulator.setFault(fault);
-      expectError(
-        await post(harness, "/chat/completions", { key: personal, body: chat("delta-4.5-haiku") }),
-        500,
-        300,
-      );
-      expectError(
-        await post(harness, "/responses", {
+      // At once: each makes its default 8 attempts with backoff (a hang's each cut at 500 ms), about 7 s,
+      // at upstreams of two providers, whose breakers count apart.
+      const [chatAnswer, responsesAnswer] = await Promise.all([
+        post(harness, "/chat/completions", { key: personal, body: chat("delta-4.5-haiku") }),
+        post(harness, "/responses", {
           key: personal,
           body: JSON.stringify({ model: "beta-3-flash", input: "Hi" }),
         }),
-        500,
-        300,
-      );
+      ]);
+      expectError(chatAnswer, 500, 300);
+      expectError(responsesAnswer, 500, 300);
     }
-    // Each failing request made its default 8 attempts with backoff (a hang's each cut at 500 ms).
   }, 120_000);
 
   it("blocks a personal key below ₩1 with 400/401 and an organization key with 400/400; exactly ₩1 passes", async () => {
