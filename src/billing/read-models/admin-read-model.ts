@@ -58,7 +58,7 @@ export interface DiscountInForce {
   effectiveAt: string;
 }
 
-/** The latest rule of every (model or any, organization or any) scope; a rate of 0 is a rule too. */
+/** The latest rule of every (model or any, organization or any) scope; a rate of 0 is a rule too, a removed one none. */
 export async function readDiscountsInForce(database: Database): Promise<DiscountInForce[]> {
   const result = await database.query<{
     model: string | null;
