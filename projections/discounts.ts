@@ -5,7 +5,7 @@ import type { RecordedEventOf } from "../src/ledger/store/event-store";
 /**
  * Discount rule history; a rule keyed by (model or any, organization or any) is replaced by a later one, and
  * a row without a rate removes the scope's rule from its instant on (`DiscountSet` v2). Each scope is one
- * stream, so its stream version orders its changes as the log does, even two made in one millisecond.
+ * stream, so its stream version orders two changes made in one millisecond as the log does.
  */
 
 type Row = {

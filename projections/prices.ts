@@ -4,7 +4,7 @@ import type { RecordedEventOf } from "../src/ledger/store/event-store";
 
 /**
  * Price history per model; the price in force at an instant is the latest set at or before it. Each model's
- * prices are one stream, so its stream version orders them as the log does, even two set in one millisecond.
+ * prices are one stream, so its stream version orders two set in one millisecond as the log does.
  */
 
 type Row = {

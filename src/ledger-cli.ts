@@ -13,10 +13,11 @@ import { verifyIntegrity } from "./ledger/integrity/ledger-integrity";
 import { type LedgerSigningKey, rawPublicKeyOfPem } from "./ledger/integrity/ledger-signing-key";
 import { existingLedgerSigningKeyOf } from "./ledger/integrity/ledger-signing-key-setting";
 import { balanceChecksum, rebuildProjections } from "./ledger/ledger-maintenance";
+import { projectionsNotPrepared } from "./ledger/projection/projections-prepared";
 import { describeDifference, differenceCount } from "./ledger/rebuild/projection-differences";
 import { eventIdAt } from "./ledger/store/event-log-browser";
 import { type LogPosition, parseLogPosition } from "./ledger/store/log-position";
-import { openLedger } from "./ledger/store/open-ledger";
+import { LedgerSchemaError, openLedger } from "./ledger/store/open-ledger";
 import { verifyProjections } from "./ledger/verify-projections";
 
 /**
@@ -125,6 +126,13 @@ async function verify(
   context: Parameters<typeof verifyProjections>[0],
   signingKey: LedgerSigningKey | undefined,
 ): Promise<number> {
+  // Projections an earlier release folded (a worker of this one has not led yet) are not this fold's to
+  // compare: say so, as for a schema of another release.
+  const unprepared = await projectionsNotPrepared(context.pool, context.projections);
+  if (unprepared.length > 0)
+    throw new LedgerSchemaError(
+      `the projections ${unprepared.join(", ")} are not folded by this release's definitions: start this release's worker on the database first (it refolds them); this command changes nothing`,
+    );
   const integrity =
     context.store.kind === "postgresql"
       ? await verifyIntegrity(context.pool, signingKey?.publicKey)

@@ -74,6 +74,7 @@ import { runCheckpointer } from "./ledger/integrity/ledger-checkpointer";
 import type { LedgerSigningKey } from "./ledger/integrity/ledger-signing-key";
 import { checkpointSignedByAnotherKey } from "./ledger/integrity/ledger-status";
 import { ProjectionRunner } from "./ledger/projection/projection-runner";
+import { addMissingColumns } from "./ledger/projection/projection-tables";
 import { ProjectionWaiter } from "./ledger/projection/projection-waiter";
 import { untilProjectionsPrepared } from "./ledger/projection/projections-prepared";
 import { type Ledger, openLedger } from "./ledger/store/open-ledger";
@@ -298,6 +299,12 @@ async function startProjections(options: ServiceOptions, ledger: Ledger): Promis
     });
     return { stop: async () => {} };
   }
+  // Before any work: a worker of this release may charge (and read prices) while an earlier release's still
+  // leads, and a column added inside the leader's refold would lock the table until that commits.
+  await addMissingColumns(
+    ledger.pool,
+    allProjections.flatMap((projection) => projection.tables),
+  );
   const stopping = new AbortController();
   const runner = new ProjectionRunner({
     pool: ledger.pool,

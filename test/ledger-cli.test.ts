@@ -84,6 +84,24 @@ describe("npm run ledger -- rebuild | verify", () => {
     );
     expect(verdict.output).toContain("verify: 2 difference(s)");
   }, 120_000);
+
+  it("says the projections another release folded are not this release's to compare, exit 2, and changes nothing", async () => {
+    await harness.ledger.pool.query(
+      "UPDATE projection_checkpoints SET definition_version = definition_version - 1 WHERE projection = 'prices'",
+    );
+    try {
+      const verdict = await ledgerCli("verify", harness.database.url);
+
+      expect(verdict.code).toBe(2);
+      expect(verdict.output.trim()).toBe(
+        "ledger: the projections prices are not folded by this release's definitions: start this release's worker on the database first (it refolds them); this command changes nothing",
+      );
+    } finally {
+      await harness.ledger.pool.query(
+        "UPDATE projection_checkpoints SET definition_version = definition_version + 1 WHERE projection = 'prices'",
+      );
+    }
+  }, 120_000);
 });
 
 describe("npm run ledger -- against a database that holds no ledger", () => {

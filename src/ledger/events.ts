@@ -391,6 +391,16 @@ export function schemaVersionOf(type: LedgerEventType): number {
 }
 
 /**
+ * The version an event is stored as: its type's, except where an earlier version says the same. A discount
+ * rule with a rate is what `DiscountSet` v1 said, so it is written as v1, which an earlier release reads
+ * during a rollout; only a removal (rate null) needs v2.
+ */
+export function writtenSchemaVersionOf(event: LedgerEvent): number {
+  if (event.type === "DiscountSet" && event.data.rate !== null) return 1;
+  return schemaVersionOf(event.type);
+}
+
+/**
  * Brings data stored under an older schema version to the current shape, and refuses data written by a
  * newer release than this one. v2 of `UsageRecorded` and `UsageCharged` added the money the usage moves
  * between held, pending and balance (C10); v1 events moved none of it, which null says. v3 of

@@ -46,18 +46,29 @@ export async function setDiscount(
   return recordDiscount(dependencies, { ...rule, rate: formatMoney(rule.rate) }, origin, "any");
 }
 
+/**
+ * A model the catalog no longer lists may still have a rule (a models file changed): it can be removed, so no
+ * catalog check here; a scope without a rule in force is NoDiscountRuleError either way.
+ */
 export async function removeDiscount(
   dependencies: BillingWriteDependencies,
   scope: DiscountScope,
   origin: CommandOrigin,
 ): Promise<{ effectiveAt: string }> {
-  if (scope.model !== null && findModel(scope.model) === undefined) throw new UnknownModelError(scope.model);
   const streamId = discountStreamIdOf(scope);
   // Appended at the version it read: a rule set meanwhile is decided on again, never removed unseen.
   return retryingConflicts(async () => {
-    const latest = ((await dependencies.store.readStreams([streamId])).get(streamId) ?? []).at(-1);
+    const changes = (await dependencies.store.readStreams([streamId])).get(streamId) ?? [];
+    // A stream may hold two scopes (an organization named "*" shares the "any organization" scope's): the
+    // scope's own last change decides.
+    const latest = changes.findLast(
+      (change) =>
+        change.type === "DiscountSet" &&
+        change.data.model === scope.model &&
+        change.data.organizationId === scope.organizationId,
+    );
     if (latest?.type !== "DiscountSet" || latest.data.rate === null) throw new NoDiscountRuleError(scope);
-    return recordDiscount(dependencies, { ...scope, rate: null }, origin, latest.streamVersion);
+    return recordDiscount(dependencies, { ...scope, rate: null }, origin, changes.at(-1)!.streamVersion);
   });
 }
 

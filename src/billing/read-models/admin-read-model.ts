@@ -40,7 +40,7 @@ export async function readPricesInForce(database: Database): Promise<PriceInForc
             to_char(effective_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS effective_at
      FROM ${pricesTable.name}
      WHERE effective_at <= now()
-     ORDER BY model, stream_version DESC`,
+     ORDER BY model, effective_at DESC, stream_version DESC NULLS LAST, event_id DESC`,
   );
   return result.rows.map((row) => ({
     model: row.model,
@@ -71,7 +71,7 @@ export async function readDiscountsInForce(database: Database): Promise<Discount
               to_char(effective_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS effective_at
        FROM ${discountsTable.name}
        WHERE effective_at <= now()
-       ORDER BY model NULLS FIRST, organization_id NULLS FIRST, stream_version DESC
+       ORDER BY model NULLS FIRST, organization_id NULLS FIRST, effective_at DESC, stream_version DESC NULLS LAST, event_id DESC
      ) latest
      WHERE latest.rate IS NOT NULL`,
   );

@@ -25,9 +25,10 @@ import { type DiscountRule, type DiscountSelection, selectDiscount } from "../ch
  * - FX: D = the Seoul date of the start; among the rates recorded at or before the start, the one with the
  *   latest `appliesOn` ≤ D, and among those the latest recorded. Its rate date is what the charge records.
  *
- * "Last" is in the log's order: a model's prices and a scope's discounts are each one stream, whose version
- * orders two changes made in one millisecond too. FX rates recorded in one millisecond are ordered by event
- * id: the projection does not keep the log position, and a fixed order is better than an arbitrary one.
+ * "Last" is the latest effective, and of two changes made in one millisecond the later in the log: a model's
+ * prices and a scope's discounts are each one stream, whose version orders them (a row an earlier release
+ * folded has none; event id then, as FX rates recorded in one millisecond are ordered: the projection keeps no
+ * log position, and a fixed order is better than an arbitrary one).
  */
 
 export interface PricingRequest {
@@ -110,7 +111,8 @@ const pricingStatement = `
                 WHERE discount.effective_at <= request.started_at
                   AND (discount.model IS NULL OR discount.model = request.model)
                   AND (discount.organization_id IS NULL OR discount.organization_id = request.organization_id)
-                ORDER BY discount.model, discount.organization_id, discount.stream_version DESC
+                ORDER BY discount.model, discount.organization_id, discount.effective_at DESC,
+                         discount.stream_version DESC NULLS LAST, discount.event_id DESC
                ) rule
           WHERE rule.rate IS NOT NULL
          ) AS discount_rules
@@ -119,7 +121,7 @@ const pricingStatement = `
     SELECT input_usd_per_million_tokens, cached_input_usd_per_million_tokens, output_usd_per_million_tokens
     FROM ${pricesTable.name}
     WHERE model = request.model AND effective_at <= request.started_at
-    ORDER BY stream_version DESC
+    ORDER BY effective_at DESC, stream_version DESC NULLS LAST, event_id DESC
     LIMIT 1
   ) price ON true
   LEFT JOIN LATERAL (

@@ -96,7 +96,7 @@ async function readConsolePrices(database: Pick<pg.Pool, "query">): Promise<Cons
     `SELECT DISTINCT ON (model) model, input_usd_per_million_tokens, output_usd_per_million_tokens,
             cached_input_usd_per_million_tokens, effective_at
        FROM ${pricesTable.name}
-      ORDER BY model, stream_version DESC`,
+      ORDER BY model, effective_at DESC, stream_version DESC NULLS LAST, event_id DESC`,
   );
   const byModel = new Map(result.rows.map((row) => [row.model, row]));
   return listModels().map((model) => {

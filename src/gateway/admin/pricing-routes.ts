@@ -65,10 +65,14 @@ export function addPricingRoutes(router: Router, context: AdminContext): void {
   });
 
   router.delete("/discounts", async (request, response) => {
-    const scope = parseWith(discountScopeQuerySchema, request.query);
-    if (scope.model !== null && findModel(scope.model) === undefined) {
-      throw apiErrors.notFound(`Unknown model: ${scope.model}`);
+    // The scope is the query's: a body (the PUT's shape, say) would otherwise be ignored, and the scope left
+    // out read as "any", ending the broadest rule.
+    if (request.body !== undefined && Object.keys(request.body as object).length > 0) {
+      throw apiErrors.validation(
+        "DELETE /admin/discounts takes its scope in the query (model, organizationId), not in a body",
+      );
     }
+    const scope = parseWith(discountScopeQuerySchema, request.query);
     const { effectiveAt } = await removeDiscount(
       writeDependenciesOf(context),
       scope,

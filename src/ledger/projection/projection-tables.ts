@@ -46,10 +46,11 @@ export function createTableStatements(table: TableDefinition): string[] {
 }
 
 /**
- * Adds to existing projection tables the columns their definitions have gained since they were created
+ * Adds to the standing projection tables the columns their definitions have gained since they were created
  * (CREATE TABLE IF NOT EXISTS leaves a standing table as it is), so a definition stays the one place a table
  * is declared. The projection's version moves with such a change, and its refold fills the column. Only a
- * missing column is altered: ALTER TABLE locks the table even when it changes nothing.
+ * missing column is altered, each in the caller's transaction: ALTER TABLE locks the table even when it changes
+ * nothing, and holds the lock to the commit. A table not created yet is left to its CREATE.
  */
 export async function addMissingColumns(
   client: Queryable,
@@ -61,7 +62,8 @@ export async function addMissingColumns(
     [tables.map((table) => table.name)],
   );
   const has = new Set(existing.rows.map((row) => `${row.table_name}.${row.column_name}`));
-  for (const table of tables) {
+  const standing = new Set(existing.rows.map((row) => row.table_name));
+  for (const table of tables.filter((table) => standing.has(table.name))) {
     for (const column of columnNames(table)) {
       if (has.has(`${table.name}.${column}`)) continue;
       if (table.primaryKey.includes(column)) {

@@ -16,13 +16,7 @@ export async function untilProjectionsPrepared(
   let reported = false;
   for (;;) {
     options.signal?.throwIfAborted();
-    const stored = await pool.query<{ projection: string; definition_version: number }>(
-      "SELECT projection, definition_version FROM projection_checkpoints",
-    );
-    const versions = new Map(stored.rows.map((row) => [row.projection, row.definition_version]));
-    const missing = projections
-      .filter((projection) => versions.get(projection.name) !== projection.version)
-      .map((projection) => projection.name);
+    const missing = await projectionsNotPrepared(pool, projections);
     if (missing.length === 0) return;
     if (!reported) {
       reported = true;
@@ -30,4 +24,18 @@ export async function untilProjectionsPrepared(
     }
     await sleep(options.pollIntervalMs, undefined, options.signal ? { signal: options.signal } : {});
   }
+}
+
+/** The projections no runner has prepared at the definition version this code knows (none yet, or another's). */
+export async function projectionsNotPrepared(
+  pool: Pick<pg.Pool, "query">,
+  projections: readonly ProjectionDefinition[],
+): Promise<string[]> {
+  const stored = await pool.query<{ projection: string; definition_version: number }>(
+    "SELECT projection, definition_version FROM projection_checkpoints",
+  );
+  const versions = new Map(stored.rows.map((row) => [row.projection, row.definition_version]));
+  return projections
+    .filter((projection) => versions.get(projection.name) !== projection.version)
+    .map((projection) => projection.name);
 }

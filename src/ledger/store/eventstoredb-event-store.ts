@@ -16,8 +16,8 @@ import {
   type EventMetadata,
   isLedgerEventType,
   type LedgerEventType,
-  schemaVersionOf,
   upcastEventData,
+  writtenSchemaVersionOf,
 } from "../events";
 import { eventChainHash, genesisHash } from "../integrity/event-hash";
 import {
@@ -84,7 +84,7 @@ export class EventStoreDbEventStore implements EventStore {
   private async appendChained(append: StreamAppend, head: StreamHead): Promise<AppendResult> {
     let previousHash = head.chainHash;
     const events = append.events.map(({ eventId, event }, index) => {
-      const schemaVersion = schemaVersionOf(event.type);
+      const schemaVersion = writtenSchemaVersionOf(event);
       const chainHash = eventChainHash(previousHash, {
         streamId: append.streamId,
         streamVersion: head.version + 1 + index,

@@ -9,8 +9,8 @@ import {
   type LedgerEvent,
   type LedgerEventType,
   ledgerEventTypes,
-  schemaVersionOf,
   upcastEventData,
+  writtenSchemaVersionOf,
 } from "../events";
 import {
   type AppendResult,
@@ -489,7 +489,7 @@ function toInsertRows(appends: readonly StreamAppend[]): InsertRow[] {
         stream_id: append.streamId,
         index_in_stream: (offset ?? 0) + index,
         type: event.type,
-        schema_version: schemaVersionOf(event.type),
+        schema_version: writtenSchemaVersionOf(event),
         data: event.data,
         metadata: event.metadata,
         expected_version: expected,

@@ -502,6 +502,66 @@ describe("DELETE /admin/discounts", () => {
     await expectError(await api.admin("DELETE", "/discounts"), 404, 120);
     expect((await json(await api.admin("GET", "/discounts"))).data).toEqual([]);
   });
+  it("given a scope in a body, then 400/100 and nothing is removed: the scope is the query's", async () => {
+    expect(
+      (await api.admin("PUT", "/discounts", { model: null, organizationId: null, rate: "0.1" })).status,
+    ).toBe(200);
+    await expectError(
+      await api.admin("DELETE", "/discounts", { model: "alpha-5.4", organizationId: null }),
+      400,
+      100,
+    );
+    expect((await json(await api.admin("GET", "/discounts"))).data).toMatchObject([{ rate: "0.1" }]);
+  });
+
+  it("given an organization named *, then its rule and the any-organization rule are removed apart", async () => {
+    // "*" names "any" in a discount stream's id, so both scopes' changes share one stream.
+    expect(
+      (await api.admin("PUT", "/discounts", { model: null, organizationId: null, rate: "0.1" })).status,
+    ).toBe(200);
+    await expectError(await api.admin("DELETE", "/discounts?organizationId=*"), 404, 120);
+    expect(
+      (await api.admin("PUT", "/discounts", { model: null, organizationId: "*", rate: "0.3" })).status,
+    ).toBe(200);
+    expect((await api.admin("DELETE", "/discounts?organizationId=*")).status).toBe(200);
+    expect((await json(await api.admin("GET", "/discounts"))).data).toMatchObject([
+      { model: null, organizationId: null, rate: "0.1" },
+    ]);
+    expect((await api.admin("DELETE", "/discounts")).status).toBe(200);
+    expect((await json(await api.admin("GET", "/discounts"))).data).toEqual([]);
+  });
+
+  it("given a rule of a model the catalog no longer lists, then it can still be removed", async () => {
+    await api.ledger.append({
+      streamId: "discount-retired-model:acme",
+      expectedVersion: "no-stream",
+      events: [
+        {
+          eventId: crypto.randomUUID(),
+          event: {
+            type: "DiscountSet",
+            data: { model: "retired-model", organizationId: "acme", rate: "0.2" },
+            metadata: { actor: "admin", occurredAt: "2026-11-20T00:30:00.000Z" },
+          },
+        },
+      ],
+    });
+    const removed = await api.admin("DELETE", "/discounts?model=retired-model&organizationId=acme");
+    expect(removed.status).toBe(200);
+  });
+
+  it("writes a rule with a rate as DiscountSet v1, which an earlier release reads, and a removal as v2", async () => {
+    await api.admin("PUT", "/discounts", { model: null, organizationId: "acme", rate: "0.1" });
+    await api.admin("DELETE", "/discounts?organizationId=acme");
+    const stored = await api.ledger.ledger.pool.query<{ rate: string | null; schema_version: number }>(
+      `SELECT data->>'rate' AS rate, schema_version FROM ledger_events
+       WHERE stream_id = 'discount-*:acme' ORDER BY stream_version`,
+    );
+    expect(stored.rows).toEqual([
+      { rate: "0.1", schema_version: 1 },
+      { rate: null, schema_version: 2 },
+    ]);
+  });
 });
 
 describe("FX rates", () => {

@@ -1,0 +1,112 @@
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import pino from "pino";
+import { afterAll, describe, expect, it } from "vitest";
+import { modelFamilies } from "../../src/config";
+import { advisoryLockKeys } from "../../src/database/advisory-lock-keys";
+import type { ModelFamily } from "../../src/providers/provider";
+import { type RunningService, type ServiceOptions, startService } from "../../src/service";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+import { testSecrets } from "../support/gateway-harness";
+import { metadata } from "../support/ledger-fixtures";
+import { eventually } from "../workers/queue-test-support";
+
+/**
+ * A release whose projection gained a column (the prices' stream version) may start its workers while an
+ * earlier release's still leads: each adds the column to the standing table as it starts, in a moment of its
+ * own, so it can charge (and read prices) at once, and no refold holds the table locked while it adds it.
+ */
+
+function workerOptions(databaseUrl: string): ServiceOptions {
+  return {
+    databaseUrl,
+    ...testSecrets,
+    // Never called: no generation request is made here.
+    upstreams: Object.fromEntries(
+      modelFamilies.map((family) => [family, { baseUrl: "http://127.0.0.1:9", apiKey: "unused" }]),
+    ) as Record<ModelFamily, { baseUrl: string; apiKey: string }>,
+    charges: { enqueueCharge: () => {} },
+    requestBodyBytesMax: 1024 * 1024,
+    logger: pino({ level: "silent" }),
+  };
+}
+
+describe("a worker of a release whose projection gained a column", () => {
+  let database: TestDatabase | undefined;
+  const running: RunningService[] = [];
+  const clients: pg.Client[] = [];
+
+  afterAll(async () => {
+    for (const service of running) await service.close();
+    for (const client of clients) await client.end();
+    await database?.drop();
+  });
+
+  it("given an earlier release's table and its worker leading, when it starts, then the column is there before it leads", async () => {
+    database = await createTestDatabase("columns_before_leading");
+    const first = await startService(workerOptions(database.url));
+    await first.ledger.store.append({
+      streamId: "model-price-alpha-5.4",
+      expectedVersion: "any",
+      events: [
+        {
+          eventId: randomUUID(),
+          event: {
+            type: "ModelPriceSet",
+            data: {
+              model: "alpha-5.4",
+              inputUsdPerMillionTokens: "2",
+              outputUsdPerMillionTokens: "4",
+              cachedInputUsdPerMillionTokens: "1",
+            },
+            metadata: metadata(),
+          },
+        },
+      ],
+    });
+    await eventually("the price is folded", async () => {
+      const folded = await first.ledger.pool
+        .query("SELECT 1 FROM projection_model_prices")
+        .catch(() => ({ rowCount: 0 }));
+      return (folded.rowCount ?? 0) > 0;
+    });
+    await first.close();
+
+    // The prices as the earlier release left them, its worker leading the projections
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    clients.push(client);
+    await client.query("ALTER TABLE projection_model_prices DROP COLUMN stream_version");
+    await client.query(
+      "UPDATE projection_checkpoints SET definition_version = 1 WHERE projection = 'prices'",
+    );
+    const earlierLeader = new pg.Client({ connectionString: database.url });
+    await earlierLeader.connect();
+    clients.push(earlierLeader);
+    await earlierLeader.query("SELECT pg_advisory_lock($1)", [advisoryLockKeys.projectionRunner]);
+
+    // When this release's worker starts, standing by
+    running.push(await startService(workerOptions(database.url)));
+
+    // Then the column is there while the earlier worker still leads: prices read as this release reads them
+    const version = async () =>
+      (
+        await client.query<{ definition_version: number }>(
+          "SELECT definition_version FROM projection_checkpoints WHERE projection = 'prices'",
+        )
+      ).rows[0]!.definition_version;
+    expect(await version()).toBe(1);
+    const prices = await client.query(
+      "SELECT model FROM projection_model_prices ORDER BY effective_at DESC, stream_version DESC NULLS LAST",
+    );
+    expect(prices.rowCount).toBeGreaterThan(0);
+
+    // And once it leads, it refolds the table at this release's definition
+    await earlierLeader.query("SELECT pg_advisory_unlock($1)", [advisoryLockKeys.projectionRunner]);
+    await eventually("this release's worker refolded the prices", async () => (await version()) === 2);
+    const unversioned = await client.query(
+      "SELECT 1 FROM projection_model_prices WHERE stream_version IS NULL",
+    );
+    expect(unversioned.rowCount).toBe(0);
+  }, 60_000);
+});
