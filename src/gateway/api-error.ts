@@ -230,8 +230,8 @@ function spendLimitMessageOf(
 function creditAdviceOf(accountKind: "user" | "organization", availableWon: string): string {
   const whose = accountKind === "organization" ? "the organization" : "your account";
   return (
-    `${whose} has ${wonText(availableWon)} available (its balance less what running requests hold and ` +
-    "what is not yet charged), and a request needs at least ₩1. Ask an administrator to top it up " +
+    `${whose} has ${wonText(availableWon)} available (its balance less what running requests hold or may ` +
+    "still cost, and what is not yet charged), and a request needs at least ₩1. Ask an administrator to top it up " +
     `(the console's Accounts page, or POST /admin/accounts/${accountKind}/{id}/credits); ` +
     "GET /llm/balance shows the balance"
   );

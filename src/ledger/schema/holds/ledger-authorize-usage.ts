@@ -22,8 +22,9 @@ import type { DeclaredFunction } from "../../../database/declared-schema";
  *
  * The account's overdraft stays within one request's cost (C10) however the holds interleave: a hold cut
  * down to the room left (its estimate above what was available) may cost up to its estimate, so until it
- * settles, the part of its estimate it does not cover counts against the account as if held. Only the last
- * hold granted can be short of its estimate; the next request waits for a settlement to free real room.
+ * settles, the part of its estimate it does not cover counts against the account as if held, so a later hold
+ * is granted (or cut) only against room beyond that whole estimate: of the cut holds open at once, only the
+ * last one's shortfall is uncounted.
  * Counted from the open rows of this release (a hold an earlier release appended alone is counted as held).
  * Requests within the funds keep their whole estimates held, as before: none of them is refused for it.
  *

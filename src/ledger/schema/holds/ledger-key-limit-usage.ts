@@ -5,7 +5,8 @@ import type { DeclaredFunction } from "../../../database/declared-schema";
  * (ledger-authorize-usage.ts): its held + pending + charged this Asia/Seoul month and in total, and its
  * requests this minute (holds granted) — each the log's folds plus the key's hold rows not yet logged, and
  * for spend what the orphan sweep keeps back of the key's swept holds (swept-hold-reserves.ts). Null for a
- * limit not asked for, which is not read.
+ * limit not asked for, which is not read. An open hold counts at its estimate: the key's hold is never cut
+ * (ledger-authorize-usage.ts says why), even where its account's was cut to the room left.
  *
  * A function of its own, called only for a key with a spend or rate limit, so that a hold for any other key
  * (most keys) neither runs nor even sets up these lookups: they are most of the hold statement's plan, and a
@@ -29,7 +30,7 @@ export const ledgerKeyLimitUsageFunction: DeclaredFunction = {
             WHERE spend.key_id = of_key AND spend.month = of_month), 0)
           + coalesce((SELECT sum(spend.authorized_won) FROM key_spend_authorized spend
             WHERE spend.key_id = of_key AND spend.month = of_month), 0)
-          + coalesce((SELECT sum(coalesce(holds.pending_won, holds.hold_won)) FROM request_holds holds
+          + coalesce((SELECT sum(coalesce(holds.pending_won, holds.estimated_won)) FROM request_holds holds
             WHERE holds.account_kind = of_account_kind
               AND holds.account_id = of_account_id
               AND holds.key_id = of_key AND holds.month = of_month), 0)
@@ -43,7 +44,7 @@ export const ledgerKeyLimitUsageFunction: DeclaredFunction = {
             WHERE spend.key_id = of_key), 0)
           + coalesce((SELECT sum(spend.authorized_won) FROM key_spend_authorized spend
             WHERE spend.key_id = of_key), 0)
-          + coalesce((SELECT sum(coalesce(holds.pending_won, holds.hold_won)) FROM request_holds holds
+          + coalesce((SELECT sum(coalesce(holds.pending_won, holds.estimated_won)) FROM request_holds holds
             WHERE holds.account_kind = of_account_kind
               AND holds.account_id = of_account_id AND holds.key_id = of_key), 0)
           + coalesce((SELECT sum(reserves.reserved_won) FROM swept_hold_reserves reserves

@@ -32,7 +32,8 @@ export const keySpendLoggedView: DeclaredView = {
  * What each key has spent per Seoul month: the log's (`key_spend_logged`) and its hold rows not yet logged
  * (../holds/request-holds.ts), counted as `account_funds` counts them — an open hold as held, a settled one
  * as its pending cost, what the orphan sweep keeps back of a swept hold (../holds/swept-hold-reserves.ts) as
- * held until its time.
+ * held until its time — but for an open hold its account cut to the room left, which the key holds at its
+ * whole estimate, as its limits count it (../holds/ledger-key-limit-usage.ts).
  */
 export const keySpendView: DeclaredView = {
   kind: "view",
@@ -45,7 +46,7 @@ export const keySpendView: DeclaredView = {
       SELECT logged.key_id, logged.month, logged.held_won, logged.pending_won, logged.charged_won
       FROM key_spend_logged logged
       UNION ALL
-      SELECT holds.key_id, holds.month, CASE WHEN holds.settled_at IS NULL THEN holds.hold_won ELSE 0 END,
+      SELECT holds.key_id, holds.month, CASE WHEN holds.settled_at IS NULL THEN holds.estimated_won ELSE 0 END,
              coalesce(holds.pending_won, 0), 0
       FROM request_holds holds
       UNION ALL
