@@ -9,7 +9,8 @@ import { personalHoldRequest, usageAuthorizationsOf } from "../../support/usage-
  * One call of `ledger_authorize_usage` decides a group commit's holds in order, each against what the
  * snapshot shows plus what the batch granted before it. A request the batch refuses (by its key's limits or
  * for funds) holds nothing, so it must take nothing from the requests after it: neither the account's room
- * nor its key's rate or spend.
+ * nor its key's rate or spend. A hold its account cut to the room left still counts whole for its key, in one
+ * batch as across two.
  */
 
 let accounts = 0;
@@ -115,6 +116,7 @@ describe("the holds of one batch", () => {
       "monthly-spend",
     ]);
   });
+
   it("given a key's hold cut by its account, then the key counts it at its estimate, in one batch or across two", async () => {
     // ₩2 on the account, ₩5 a month on the key: the first request's ₩30 estimate is held cut to ₩2.
     const apart = await accountWith("2", { monthlySpendLimitWon: "5" });
