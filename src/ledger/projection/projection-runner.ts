@@ -98,6 +98,8 @@ export class ProjectionRunner {
    * has an SQL fold as `ledger rebuild` does, into shadow tables swapped in at the end, up to the log's
    * visible end: several times faster than its TypeScript fold, and no row of the old tables is deleted
    * one by one. Otherwise its rows are deleted and the caller's catch-up folds the whole log again.
+   * A projection a newer release folded is never refolded back: that throws ProjectionsOfNewerReleaseError,
+   * ending the term (the lock is let go, and contended for again after the stand-by wait).
    */
   async prepare(client: pg.ClientBase, refold: "sql" | "events" = "events"): Promise<boolean> {
     for (const projection of this.options.projections) {
@@ -116,6 +118,12 @@ export class ProjectionRunner {
       "SELECT projection, definition_version, commit_position, prepare_position FROM projection_checkpoints",
     );
     const storedByName = new Map(stored.rows.map((row) => [row.projection, row]));
+    // A newer release's worker folded these (a rollout, this process not replaced yet): refolding them at this
+    // release's definitions would undo its tables under its gateways. Leading is left to that release.
+    const newer = this.options.projections.filter(
+      (projection) => (storedByName.get(projection.name)?.definition_version ?? 0) > projection.version,
+    );
+    if (newer.length > 0) throw new ProjectionsOfNewerReleaseError(newer, storedByName);
     this.checkpoints.clear();
     const stale: ProjectionDefinition[] = [];
     for (const projection of this.options.projections) {
@@ -382,6 +390,25 @@ export class ProjectionRunner {
        SET definition_version = EXCLUDED.definition_version, commit_position = $3, prepare_position = $4,
            updated_at = now()`,
       [projection.name, projection.version, String(position.commit), String(position.prepare)],
+    );
+  }
+}
+
+/** The projections were folded at definitions newer than this process knows: it must not lead them. */
+export class ProjectionsOfNewerReleaseError extends Error {
+  override readonly name = "ProjectionsOfNewerReleaseError";
+  constructor(
+    projections: readonly ProjectionDefinition[],
+    stored: ReadonlyMap<string, { definition_version: number }>,
+  ) {
+    const named = projections
+      .map(
+        (projection) =>
+          `${projection.name} (v${stored.get(projection.name)?.definition_version}, this process knows v${projection.version})`,
+      )
+      .join(", ");
+    super(
+      `the projections ${named} are folded by a newer release: this process does not lead them; replace it with that release`,
     );
   }
 }
