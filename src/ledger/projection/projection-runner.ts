@@ -408,7 +408,7 @@ export class ProjectionsOfNewerReleaseError extends Error {
       )
       .join(", ");
     super(
-      `the projections ${named} are folded by a newer release: this process does not lead them; replace it with that release`,
+      `the projections ${named} are folded by a newer release: this process does not lead them; replace it with that release, or, to go back to this one, rebuild them with it (npm run ledger -- rebuild)`,
     );
   }
 }
