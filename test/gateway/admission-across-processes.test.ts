@@ -1,9 +1,6 @@
-import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { modelFamilies } from "../../src/config";
-import type { ModelFamily } from "../../src/providers/provider";
 import { type RunningService, startService } from "../../src/service";
-import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
+import { type GatewayHarness, serviceOptionsOf, startGatewayHarness } from "../support/gateway-harness";
 import { eventually } from "../workers/queue-test-support";
 
 /**
@@ -32,18 +29,13 @@ describe("admission across gateway processes", () => {
 
   beforeAll(async () => {
     first = await startGatewayHarness({ label: "admission_processes" });
-    second = await startService({
-      databaseUrl: first.database.url,
-      ...testSecrets,
-      upstreams: Object.fromEntries(
-        modelFamilies.map((family) => [family, { baseUrl: first.simulator.url, apiKey: "upstream" }]),
-      ) as Record<ModelFamily, { baseUrl: string; apiKey: string }>,
-      charges: { enqueueCharge: () => {} },
-      requestBodyBytesMax: 1024 * 1024,
-      logger: pino({ level: "silent" }),
-      // As `--role=gateway`: the first process runs the projections, this one only reads them.
-      runProjections: false,
-    });
+    second = await startService(
+      serviceOptionsOf(first.database.url, {
+        upstreamUrl: first.simulator.url,
+        // As `--role=gateway`: the first process runs the projections, this one only reads them.
+        runProjections: false,
+      }),
+    );
     secondBaseUrl = `${(await second.listen(0, "127.0.0.1")).url}/llm/v1`;
   });
 

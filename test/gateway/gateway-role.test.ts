@@ -2,13 +2,11 @@ import { Writable } from "node:stream";
 import pg from "pg";
 import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
-import { modelFamilies } from "../../src/config";
 import { advisoryLockKeys } from "../../src/database/advisory-lock-keys";
 import { limits } from "../../src/kernel/limits";
-import type { ModelFamily } from "../../src/providers/provider";
 import { type RunningService, type ServiceOptions, startService } from "../../src/service";
 import { createTestDatabase, type TestDatabase } from "../support/database";
-import { testSecrets } from "../support/gateway-harness";
+import { serviceOptionsOf } from "../support/gateway-harness";
 import { eventually } from "../workers/queue-test-support";
 
 /**
@@ -23,17 +21,8 @@ function serviceOptions(databaseUrl: string, logLines: string[]): ServiceOptions
       done();
     },
   });
-  return {
-    databaseUrl,
-    ...testSecrets,
-    // Never called: no generation request is made here.
-    upstreams: Object.fromEntries(
-      modelFamilies.map((family) => [family, { baseUrl: "http://127.0.0.1:9", apiKey: "unused" }]),
-    ) as Record<ModelFamily, { baseUrl: string; apiKey: string }>,
-    charges: { enqueueCharge: () => {} },
-    requestBodyBytesMax: 1024 * 1024,
-    logger: pino({ level: "info" }, sink),
-  };
+  // No generation request is made here: the upstreams are never called.
+  return serviceOptionsOf(databaseUrl, { logger: pino({ level: "info" }, sink) });
 }
 
 async function runnerLocksHeld(databaseUrl: string): Promise<number> {

@@ -1,13 +1,10 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
-import { modelFamilies } from "../../src/config";
 import { advisoryLockKeys } from "../../src/database/advisory-lock-keys";
-import type { ModelFamily } from "../../src/providers/provider";
-import { type RunningService, type ServiceOptions, startService } from "../../src/service";
+import { type RunningService, startService } from "../../src/service";
 import { createTestDatabase, type TestDatabase } from "../support/database";
-import { testSecrets } from "../support/gateway-harness";
+import { serviceOptionsOf } from "../support/gateway-harness";
 import { metadata } from "../support/ledger-fixtures";
 import { eventually } from "../workers/queue-test-support";
 
@@ -16,20 +13,6 @@ import { eventually } from "../workers/queue-test-support";
  * earlier release's still leads: each adds the column to the standing table as it starts, in a moment of its
  * own, so it can charge (and read prices) at once, and no refold holds the table locked while it adds it.
  */
-
-function workerOptions(databaseUrl: string): ServiceOptions {
-  return {
-    databaseUrl,
-    ...testSecrets,
-    // Never called: no generation request is made here.
-    upstreams: Object.fromEntries(
-      modelFamilies.map((family) => [family, { baseUrl: "http://127.0.0.1:9", apiKey: "unused" }]),
-    ) as Record<ModelFamily, { baseUrl: string; apiKey: string }>,
-    charges: { enqueueCharge: () => {} },
-    requestBodyBytesMax: 1024 * 1024,
-    logger: pino({ level: "silent" }),
-  };
-}
 
 describe("a worker of a release whose projection gained a column", () => {
   let database: TestDatabase | undefined;
@@ -44,7 +27,7 @@ describe("a worker of a release whose projection gained a column", () => {
 
   it("given an earlier release's table and its worker leading, when it starts, then the column is there before it leads", async () => {
     database = await createTestDatabase("columns_before_leading");
-    const first = await startService(workerOptions(database.url));
+    const first = await startService(serviceOptionsOf(database.url));
     await first.ledger.store.append({
       streamId: "model-price-alpha-5.4",
       expectedVersion: "any",
@@ -86,7 +69,7 @@ describe("a worker of a release whose projection gained a column", () => {
     await earlierLeader.query("SELECT pg_advisory_lock($1)", [advisoryLockKeys.projectionRunner]);
 
     // When this release's worker starts, standing by
-    running.push(await startService(workerOptions(database.url)));
+    running.push(await startService(serviceOptionsOf(database.url)));
 
     // Then the column is there while the earlier worker still leads: prices read as this release reads them
     const version = async () =>

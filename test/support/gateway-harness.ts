@@ -46,6 +46,28 @@ export const testSecrets = {
   adminToken: "test-admin-token-0123456789abcdef0123456789ab",
 };
 
+/**
+ * A service as a test starts one in process beside others: these secrets, every model family at
+ * `upstreamUrl` (by default a closed port: a test that makes no generation request), charges dropped.
+ */
+export function serviceOptionsOf(
+  databaseUrl: string,
+  overrides: Partial<ServiceOptions> & { upstreamUrl?: string } = {},
+): ServiceOptions {
+  const { upstreamUrl = "http://127.0.0.1:9", ...options } = overrides;
+  return {
+    databaseUrl,
+    ...testSecrets,
+    upstreams: Object.fromEntries(
+      modelFamilies.map((family) => [family, { baseUrl: upstreamUrl, apiKey: "upstream" }]),
+    ) as Record<ModelFamily, { baseUrl: string; apiKey: string }>,
+    charges: { enqueueCharge: () => {} },
+    requestBodyBytesMax: 1024 * 1024,
+    logger: pino({ level: "silent" }),
+    ...options,
+  };
+}
+
 export async function startGatewayHarness(
   options: {
     label?: string;

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { AccountReference, EventData, EventMetadata } from "../../src/ledger/events";
+import type { AccountReference, ApiKeyLimits, EventData, EventMetadata } from "../../src/ledger/events";
 import type { EventToAppend, StreamAppend } from "../../src/ledger/store/event-store";
 
 export const fixedInstant = "2026-11-20T03:00:00.000Z";
@@ -22,6 +22,37 @@ export function topUp(
       data: { account: { kind: "user", id: accountId }, amountWon, reference },
       metadata: metadata(),
     },
+  };
+}
+
+/** A key's limits set on its stream (`apikey-<uuid>`), any limit left out none. */
+export function keyLimitsSet(
+  keyId: string,
+  owner: AccountReference,
+  limits: Partial<ApiKeyLimits>,
+  eventMetadata: EventMetadata = metadata(),
+): StreamAppend {
+  return {
+    streamId: `apikey-${keyId}`,
+    expectedVersion: "any",
+    events: [
+      {
+        eventId: randomUUID(),
+        event: {
+          type: "ApiKeyLimitsSet",
+          data: {
+            keyId,
+            owner,
+            monthlySpendLimitWon: null,
+            totalSpendLimitWon: null,
+            rateLimitRequestsPerMinute: null,
+            allowedModels: null,
+            ...limits,
+          },
+          metadata: eventMetadata,
+        },
+      },
+    ],
   };
 }
 

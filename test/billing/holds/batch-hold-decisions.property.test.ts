@@ -6,7 +6,7 @@ import type { UsageAuthorizationDecision } from "../../../src/billing/holds/usag
 import { Money } from "../../../src/kernel/money";
 import type { ApiKeyLimits } from "../../../src/ledger/events";
 import type { StreamAppend } from "../../../src/ledger/store/event-store";
-import { metadata, topUp } from "../../support/ledger-fixtures";
+import { keyLimitsSet, topUp } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
 import { personalHoldRequest } from "../../support/usage-authorizations";
 
@@ -91,28 +91,9 @@ describe("the holds of one batch, against the rule decided in turn", () => {
         expectedVersion: "no-stream" as const,
         events: [topUp(userIdOf(account), accounts[account], "t")],
       })),
-      ...keyNames.map((name) => ({
-        streamId: `apikey-${keyIds[name]}`,
-        expectedVersion: "no-stream" as const,
-        events: [
-          {
-            eventId: randomUUID(),
-            event: {
-              type: "ApiKeyLimitsSet" as const,
-              data: {
-                keyId: keyIds[name],
-                owner: { kind: "user" as const, id: userIdOf(keys[name].account) },
-                monthlySpendLimitWon: null,
-                totalSpendLimitWon: null,
-                rateLimitRequestsPerMinute: null,
-                allowedModels: null,
-                ...keys[name].limits,
-              },
-              metadata: metadata(),
-            },
-          },
-        ],
-      })),
+      ...keyNames.map((name) =>
+        keyLimitsSet(keyIds[name], { kind: "user", id: userIdOf(keys[name].account) }, keys[name].limits),
+      ),
     ];
     await harness.append(...appends);
   }, 60_000);

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApiKeyLimits } from "../../../src/ledger/events";
-import { metadata, topUp } from "../../support/ledger-fixtures";
+import { keyLimitsSet, metadata, topUp } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
 import { personalHoldRequest, usageAuthorizationsOf } from "../../support/usage-authorizations";
 
@@ -29,27 +29,7 @@ describe("the holds of one batch", () => {
         expectedVersion: "no-stream",
         events: [topUp(userId, amountWon, "t")],
       },
-      {
-        streamId: `apikey-${limitedKey}`,
-        expectedVersion: "no-stream",
-        events: [
-          {
-            eventId: randomUUID(),
-            event: {
-              type: "ApiKeyLimitsSet",
-              data: {
-                keyId: limitedKey,
-                owner: { kind: "user", id: userId },
-                monthlySpendLimitWon: null,
-                totalSpendLimitWon: null,
-                rateLimitRequestsPerMinute: null,
-                ...limits,
-              },
-              metadata: metadata({ actor: `user:${userId}` }),
-            },
-          },
-        ],
-      },
+      keyLimitsSet(limitedKey, { kind: "user", id: userId }, limits, metadata({ actor: `user:${userId}` })),
     );
     return { userId, limitedKey };
   }

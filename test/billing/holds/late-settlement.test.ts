@@ -17,6 +17,7 @@ import type { RecordedEventOf } from "../../../src/ledger/store/event-store";
 import type { PostgresEventStore } from "../../../src/ledger/store/postgres-event-store";
 import { verifyProjections } from "../../../src/ledger/verify-projections";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
+import { keyLimitsSet } from "../../support/ledger-fixtures";
 import { holdRowCompletionOf, logSettledHolds } from "../../support/settled-holds";
 import { usageAuthorizationsOf } from "../../support/usage-authorizations";
 
@@ -313,27 +314,14 @@ describe("late settlements become corrections", () => {
     const holder = { kind: "user" as const, id: "reserve-of-a-limited-key" };
     const limitedKey = "5e0c1d2b-3a4f-4b6c-8d7e-9f0a1b2c3d4e";
     await harness.topUp(holder, "100");
-    await store.append({
-      streamId: `apikey-${limitedKey}`,
-      expectedVersion: "no-stream",
-      events: [
-        {
-          eventId: randomUUID(),
-          event: {
-            type: "ApiKeyLimitsSet",
-            data: {
-              keyId: limitedKey,
-              owner: holder,
-              monthlySpendLimitWon: "5",
-              totalSpendLimitWon: null,
-              rateLimitRequestsPerMinute: null,
-              allowedModels: null,
-            },
-            metadata: { actor: `user:${holder.id}`, occurredAt: new Date().toISOString() },
-          },
-        },
-      ],
-    });
+    await store.append(
+      keyLimitsSet(
+        limitedKey,
+        holder,
+        { monthlySpendLimitWon: "5" },
+        { actor: `user:${holder.id}`, occurredAt: new Date().toISOString() },
+      ),
+    );
     await holdThePartitionedGatewaysSession();
     const startedAt = await hold("req_limited_reserved", holder, limitedKey);
     expect(await sweep()).toBe(1);
