@@ -49,8 +49,9 @@ export function createTableStatements(table: TableDefinition): string[] {
  * Adds to the standing projection tables the columns their definitions have gained since they were created
  * (CREATE TABLE IF NOT EXISTS leaves a standing table as it is), so a definition stays the one place a table
  * is declared. The projection's version moves with such a change, and its refold fills the column. Only a
- * missing column is altered, each in the caller's transaction: ALTER TABLE locks the table even when it changes
- * nothing, and holds the lock to the commit. A table not created yet is left to its CREATE.
+ * missing column is altered: ALTER TABLE locks the table even when it changes nothing, and holds the lock to
+ * its transaction's commit, so a worker calls this on its pool as it starts (each ALTER committing at once),
+ * before it may lead a refold. A table not created yet is left to its CREATE.
  */
 export async function addMissingColumns(
   client: Queryable,
