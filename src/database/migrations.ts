@@ -27,6 +27,7 @@ import { requestHoldsMigration } from "./migrations/0017-request-holds";
 import { keyLimitUsageFunctionMigration } from "./migrations/0018-key-limit-usage-function";
 import { narrowHoldRowsMigration } from "./migrations/0019-narrow-hold-rows";
 import { sweptHoldReservesMigration } from "./migrations/0020-swept-hold-reserves";
+import { holdsDecidedInTurnMigration } from "./migrations/0021-holds-decided-in-turn";
 
 /**
  * The changes to the ledger's tables, in order (migration.ts). Projection tables are not here: each
@@ -53,6 +54,7 @@ export const migrations: readonly Migration[] = [
   keyLimitUsageFunctionMigration,
   narrowHoldRowsMigration,
   sweptHoldReservesMigration,
+  holdsDecidedInTurnMigration,
 ];
 
 /**

@@ -3,7 +3,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DeclaredObject } from "../../src/database/declared-schema";
+import { type DeclaredObject, declaredObjectsDigest } from "../../src/database/declared-schema";
 import { migrate, migrations } from "../../src/database/migrations";
 import { ledgerSchema } from "../../src/ledger/schema/ledger-schema";
 import { migrate as migrateBeforeSchemaHome } from "../fixtures/migrations-before-schema-home/migrations";
@@ -110,6 +110,26 @@ async function inlineReadModels(pool: pg.Pool) {
     requestWindows: await rows("SELECT key_id, requests FROM key_request_windows ORDER BY 1"),
   };
 }
+
+/**
+ * The declarations as the last migration left them. A release that changes a declaration adds a migration,
+ * even an empty one (docs/schema.md): that is how an older process, restarted during a rollout, knows a newer
+ * release migrated the database and leaves its declarations in force. Changing one without a migration puts the
+ * older definitions back under the newer release's processes; this record makes that a failing test.
+ */
+const declarationsOfTheLastMigration = {
+  migrationId: 21,
+  digest: "f279f60b13d5c893d62fd0cd75ce12b3512283e44f289ba3e2b568bd5b4381a9",
+};
+
+describe("a change of declarations", () => {
+  it("comes with a migration of its own, and the record here names both", () => {
+    expect(
+      { migrationId: migrations.length, digest: declaredObjectsDigest(ledgerSchema.objects) },
+      "declarations changed: add a migration (its sql may be empty, docs/schema.md) and record its id and the new digest here",
+    ).toEqual(declarationsOfTheLastMigration);
+  });
+});
 
 describe("the declared schema", () => {
   let declared: SchemaCatalog;
