@@ -129,9 +129,14 @@ async function verify(
   // Projections an earlier release folded (a worker of this one has not led yet) are not this fold's to
   // compare: say so, as for a schema of another release.
   const unprepared = await projectionsNotPrepared(context.pool, context.projections);
+  const newer = unprepared.filter((projection) => (projection.folded ?? 0) > projection.known);
+  if (newer.length > 0)
+    throw new LedgerSchemaError(
+      `the projections ${newer.map((projection) => projection.name).join(", ")} are folded by a newer release's definitions: verify with that release, or, to go back to this one, rebuild them with it (npm run ledger -- rebuild); this command changes nothing`,
+    );
   if (unprepared.length > 0)
     throw new LedgerSchemaError(
-      `the projections ${unprepared.join(", ")} are not folded by this release's definitions: start this release's worker on the database first (it refolds them); this command changes nothing`,
+      `the projections ${unprepared.map((projection) => projection.name).join(", ")} are not folded by this release's definitions: start this release's worker on the database first (it refolds them); this command changes nothing`,
     );
   const integrity =
     context.store.kind === "postgresql"

@@ -73,8 +73,8 @@ import { accountsTouchedBy, accountsWithKeysChangedBy, pricingChangedBy } from "
 import { runCheckpointer } from "./ledger/integrity/ledger-checkpointer";
 import type { LedgerSigningKey } from "./ledger/integrity/ledger-signing-key";
 import { checkpointSignedByAnotherKey } from "./ledger/integrity/ledger-status";
+import { addMissingColumnsAtStart } from "./ledger/projection/projection-columns-at-start";
 import { ProjectionRunner } from "./ledger/projection/projection-runner";
-import { addMissingColumns } from "./ledger/projection/projection-tables";
 import { ProjectionWaiter } from "./ledger/projection/projection-waiter";
 import { untilProjectionsPrepared } from "./ledger/projection/projections-prepared";
 import { type Ledger, openLedger } from "./ledger/store/open-ledger";
@@ -301,9 +301,10 @@ async function startProjections(options: ServiceOptions, ledger: Ledger): Promis
   }
   // Before any work: a worker of this release may charge (and read prices) while an earlier release's still
   // leads, and a column added inside the leader's refold would lock the table until that commits.
-  await addMissingColumns(
+  await addMissingColumnsAtStart(
     ledger.pool,
     allProjections.flatMap((projection) => projection.tables),
+    { lockWaitMs: limits.projectionColumnLockWaitMs, attemptsMax: limits.projectionColumnAttemptsMax },
   );
   const stopping = new AbortController();
   const runner = new ProjectionRunner({

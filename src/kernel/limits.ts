@@ -27,6 +27,12 @@ export const limits = {
   /** The live runner gathers light traffic into fewer transactions; read-your-writes waits this much more. */
   projectionLingerMs: 10,
   projectionStandbyRetryMs: 2_000,
+  /**
+   * A column a projection gained is added as a worker starts: each ALTER waits this long at most for its
+   * table (readers queue behind a waiting ALTER), then tries again after as long, this many times in all.
+   */
+  projectionColumnLockWaitMs: 1_000,
+  projectionColumnAttemptsMax: 30,
   projectionWaitTimeoutMs: 10_000,
   /**
    * A command decided on a stream (a key's status, an organization's roles) that lost its append to another

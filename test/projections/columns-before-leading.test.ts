@@ -1,11 +1,14 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
+import { pricesProjection } from "../../projections/prices";
 import { advisoryLockKeys } from "../../src/database/advisory-lock-keys";
+import { addMissingColumnsAtStart } from "../../src/ledger/projection/projection-columns-at-start";
 import { type RunningService, startService } from "../../src/service";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { serviceOptionsOf } from "../support/gateway-harness";
 import { metadata } from "../support/ledger-fixtures";
+import { openLedgerHarness } from "../support/ledger-harness";
 import { eventually } from "../workers/queue-test-support";
 
 /**
@@ -91,5 +94,44 @@ describe("a worker of a release whose projection gained a column", () => {
       "SELECT 1 FROM projection_model_prices WHERE stream_version IS NULL",
     );
     expect(unversioned.rowCount).toBe(0);
+  }, 60_000);
+  it("given a long transaction holding the table, then the start waits for it without queuing its readers", async () => {
+    const harness = await openLedgerHarness("columns_lock_wait");
+    const pool = harness.ledger.pool;
+    const holder = await pool.connect();
+    try {
+      await pool.query("ALTER TABLE projection_model_prices DROP COLUMN stream_version");
+      // A transaction that read the table and stays open for 3 s (a refold, a rebuild, a slow report)
+      await holder.query("BEGIN");
+      await holder.query("SELECT count(*) FROM projection_model_prices");
+      const released = (async () => {
+        await new Promise((resolve) => setTimeout(resolve, 3_000));
+        await holder.query("COMMIT");
+      })();
+
+      const adding = addMissingColumnsAtStart(pool, pricesProjection.tables, {
+        lockWaitMs: 200,
+        attemptsMax: 50,
+      });
+      // Meanwhile the table's readers are served: none waits out the transaction behind the ALTER (3 s).
+
+      const readsMs: number[] = [];
+      for (let read = 0; read < 20; read++) {
+        const startedMs = performance.now();
+        await pool.query("SELECT count(*) FROM projection_model_prices");
+        readsMs.push(performance.now() - startedMs);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      await Promise.all([adding, released]);
+
+      expect(Math.max(...readsMs)).toBeLessThan(1_500);
+      const columns = await pool.query(
+        "SELECT 1 FROM information_schema.columns WHERE table_name = 'projection_model_prices' AND column_name = 'stream_version'",
+      );
+      expect(columns.rowCount).toBe(1);
+    } finally {
+      holder.release();
+      await harness.dispose();
+    }
   }, 60_000);
 });

@@ -46,17 +46,16 @@ export function createTableStatements(table: TableDefinition): string[] {
 }
 
 /**
- * Adds to the standing projection tables the columns their definitions have gained since they were created
- * (CREATE TABLE IF NOT EXISTS leaves a standing table as it is), so a definition stays the one place a table
- * is declared. The projection's version moves with such a change, and its refold fills the column. Only a
- * missing column is altered: ALTER TABLE locks the table even when it changes nothing, and holds the lock to
- * its transaction's commit, so a worker calls this on its pool as it starts (each ALTER committing at once),
- * before it may lead a refold. A table not created yet is left to its CREATE.
+ * The `ALTER TABLE … ADD COLUMN` statements that give the standing projection tables the columns their
+ * definitions have gained since they were created (CREATE TABLE IF NOT EXISTS leaves a standing table as it
+ * is), so a definition stays the one place a table is declared: the projection's version moves with such a
+ * change, and its refold fills the column. Only a missing column is altered (ALTER TABLE locks the table even
+ * when it changes nothing); a table not created yet is left to its CREATE.
  */
-export async function addMissingColumns(
+export async function missingColumnStatements(
   client: Queryable,
   tables: readonly TableDefinition[],
-): Promise<void> {
+): Promise<string[]> {
   const existing = await client.query<{ table_name: string; column_name: string }>(
     `SELECT table_name, column_name FROM information_schema.columns
      WHERE table_schema = current_schema() AND table_name = ANY($1::text[])`,
@@ -64,17 +63,28 @@ export async function addMissingColumns(
   );
   const has = new Set(existing.rows.map((row) => `${row.table_name}.${row.column_name}`));
   const standing = new Set(existing.rows.map((row) => row.table_name));
-  for (const table of tables.filter((table) => standing.has(table.name))) {
-    for (const column of columnNames(table)) {
-      if (has.has(`${table.name}.${column}`)) continue;
-      if (table.primaryKey.includes(column)) {
-        throw new Error(`${table.name} cannot gain the key column ${column}: a new key needs a new table`);
-      }
-      await client.query(
-        `ALTER TABLE ${table.name} ADD COLUMN IF NOT EXISTS ${column} ${sqlTypes[columnType(table, column)]}`,
-      );
-    }
-  }
+  return tables
+    .filter((table) => standing.has(table.name))
+    .flatMap((table) =>
+      columnNames(table)
+        .filter((column) => !has.has(`${table.name}.${column}`))
+        .map((column) => {
+          if (table.primaryKey.includes(column)) {
+            throw new Error(
+              `${table.name} cannot gain the key column ${column}: a new key needs a new table`,
+            );
+          }
+          return `ALTER TABLE ${table.name} ADD COLUMN IF NOT EXISTS ${column} ${sqlTypes[columnType(table, column)]}`;
+        }),
+    );
+}
+
+/** Adds the missing columns (`missingColumnStatements`) in the caller's transaction. */
+export async function addMissingColumns(
+  client: Queryable,
+  tables: readonly TableDefinition[],
+): Promise<void> {
+  for (const statement of await missingColumnStatements(client, tables)) await client.query(statement);
 }
 
 /** A session's private table with the columns of `table`, keyed later if at all. */

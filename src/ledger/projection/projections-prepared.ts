@@ -16,7 +16,7 @@ export async function untilProjectionsPrepared(
   let reported = false;
   for (;;) {
     options.signal?.throwIfAborted();
-    const missing = await projectionsNotPrepared(pool, projections);
+    const missing = (await projectionsNotPrepared(pool, projections)).map((projection) => projection.name);
     if (missing.length === 0) return;
     if (!reported) {
       reported = true;
@@ -26,16 +26,23 @@ export async function untilProjectionsPrepared(
   }
 }
 
-/** The projections no runner has prepared at the definition version this code knows (none yet, or another's). */
+/**
+ * The projections no runner has prepared at the definition version this code knows: none yet, an earlier
+ * release's (`folded` below `known`, or undefined) or a newer one's (`folded` above it).
+ */
 export async function projectionsNotPrepared(
   pool: Pick<pg.Pool, "query">,
   projections: readonly ProjectionDefinition[],
-): Promise<string[]> {
+): Promise<{ name: string; folded: number | undefined; known: number }[]> {
   const stored = await pool.query<{ projection: string; definition_version: number }>(
     "SELECT projection, definition_version FROM projection_checkpoints",
   );
   const versions = new Map(stored.rows.map((row) => [row.projection, row.definition_version]));
   return projections
     .filter((projection) => versions.get(projection.name) !== projection.version)
-    .map((projection) => projection.name);
+    .map((projection) => ({
+      name: projection.name,
+      folded: versions.get(projection.name),
+      known: projection.version,
+    }));
 }
