@@ -85,41 +85,39 @@ describe("npm run ledger -- rebuild | verify", () => {
     expect(verdict.output).toContain("verify: 2 difference(s)");
   }, 120_000);
 
-  it("says projections a newer release folded are that release's to verify, exit 2, and changes nothing", async () => {
-    await harness.ledger.pool.query(
-      "UPDATE projection_checkpoints SET definition_version = definition_version + 1 WHERE projection = 'prices'",
-    );
-    try {
-      const verdict = await ledgerCli("verify", harness.database.url);
+  it.each([
+    [
+      "a newer release folded are that release's to verify",
+      1,
+      "folded by a newer release's definitions: verify with that release, or, to go back to this one, rebuild them with it (npm run ledger -- rebuild)",
+    ],
+    [
+      "an earlier release folded are not this release's to compare",
+      -1,
+      "not folded by this release's definitions: start this release's worker on the database first (it refolds them)",
+    ],
+  ])(
+    "says projections %s, exit 2, and changes nothing",
+    async (_whose, versionsAhead, said) => {
+      const moveVersion = (by: number) =>
+        harness.ledger.pool.query(
+          "UPDATE projection_checkpoints SET definition_version = definition_version + $1 WHERE projection = 'prices'",
+          [by],
+        );
+      await moveVersion(versionsAhead);
+      try {
+        const verdict = await ledgerCli("verify", harness.database.url);
 
-      expect(verdict.code).toBe(2);
-      expect(verdict.output.trim()).toBe(
-        "ledger: the projections prices are folded by a newer release's definitions: verify with that release, or, to go back to this one, rebuild them with it (npm run ledger -- rebuild); this command changes nothing",
-      );
-    } finally {
-      await harness.ledger.pool.query(
-        "UPDATE projection_checkpoints SET definition_version = definition_version - 1 WHERE projection = 'prices'",
-      );
-    }
-  }, 120_000);
-
-  it("says the projections an earlier release folded are not this release's to compare, exit 2, and changes nothing", async () => {
-    await harness.ledger.pool.query(
-      "UPDATE projection_checkpoints SET definition_version = definition_version - 1 WHERE projection = 'prices'",
-    );
-    try {
-      const verdict = await ledgerCli("verify", harness.database.url);
-
-      expect(verdict.code).toBe(2);
-      expect(verdict.output.trim()).toBe(
-        "ledger: the projections prices are not folded by this release's definitions: start this release's worker on the database first (it refolds them); this command changes nothing",
-      );
-    } finally {
-      await harness.ledger.pool.query(
-        "UPDATE projection_checkpoints SET definition_version = definition_version + 1 WHERE projection = 'prices'",
-      );
-    }
-  }, 120_000);
+        expect(verdict.code).toBe(2);
+        expect(verdict.output.trim()).toBe(
+          `ledger: the projections prices are ${said}; this command changes nothing`,
+        );
+      } finally {
+        await moveVersion(-versionsAhead);
+      }
+    },
+    120_000,
+  );
 });
 
 describe("npm run ledger -- against a database that holds no ledger", () => {
