@@ -307,6 +307,7 @@ async function startProjections(options: ServiceOptions, ledger: Ledger): Promis
     { lockWaitMs: limits.projectionColumnLockWaitMs, attemptsMax: limits.projectionColumnAttemptsMax },
   );
   const stopping = new AbortController();
+  let lastStandingAside: string | undefined;
   const runner = new ProjectionRunner({
     pool: ledger.pool,
     connectionString: options.databaseUrl,
@@ -323,6 +324,12 @@ async function startProjections(options: ServiceOptions, ledger: Ledger): Promis
     pricingChangedBy,
     onError: (error) => logger.error({ err: error }, "projection runner stopped; retrying"),
     onRecovered: () => logger.info("projection runner recovered"),
+    // Each time the lock is free again the runner finds the same newer projections: say so once.
+    onStandingAside: (reason) => {
+      if (reason.message === lastStandingAside) return;
+      lastStandingAside = reason.message;
+      logger.warn({ reason: reason.message }, "projection runner stands aside for a newer release");
+    },
   });
   const running: Promise<void>[] = [runner.run(stopping.signal)];
   // PostgreSQL only: the checkpoints seal the PostgreSQL log's order.

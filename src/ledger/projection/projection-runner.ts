@@ -50,6 +50,11 @@ export interface ProjectionRunnerOptions {
   onError?: (error: unknown) => void;
   /** Called when it works again after `onError`: leading, or standing by behind another process. */
   onRecovered?: () => void;
+  /**
+   * Called when a term ends at once because a newer release folded the projections (rollout): not a
+   * failure to recover from, but this process standing aside until that release leads or it is rebuilt.
+   */
+  onStandingAside?: (reason: ProjectionsOfNewerReleaseError) => void;
   onProgress?: (position: LogPosition, eventCount: number) => void;
   /**
    * Names what a batch's events touched (the service: their accounts); each batch's NOTIFY carries them
@@ -99,7 +104,7 @@ export class ProjectionRunner {
    * visible end: several times faster than its TypeScript fold, and no row of the old tables is deleted
    * one by one. Otherwise its rows are deleted and the caller's catch-up folds the whole log again.
    * A projection a newer release folded is never refolded back: that throws ProjectionsOfNewerReleaseError,
-   * ending the term (the lock is let go, and contended for again after the stand-by wait).
+   * which ends a term at once (the lock is let go, and contended for again after the stand-by wait).
    */
   async prepare(client: pg.ClientBase, refold: "sql" | "events" = "events"): Promise<boolean> {
     for (const projection of this.options.projections) {
@@ -238,9 +243,15 @@ export class ProjectionRunner {
   private async lead(session: pg.Client, term: AbortSignal): Promise<void> {
     this.leader = true;
     try {
-      await inOneTransaction(session, async () => {
-        if (await this.prepare(session, "sql")) await this.catchUp(session, true);
-      });
+      try {
+        await inOneTransaction(session, async () => {
+          if (await this.prepare(session, "sql")) await this.catchUp(session, true);
+        });
+      } catch (error) {
+        if (!(error instanceof ProjectionsOfNewerReleaseError)) throw error;
+        this.options.onStandingAside?.(error);
+        return;
+      }
       const { store, batchSizeMax } = this.options;
       const apply = async (batch: LogBatch) => {
         await this.applyBatch(session, batch);

@@ -2,7 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../../../projections";
 import { rebuildProjections } from "../../../src/ledger/ledger-maintenance";
 import type { ProjectionDefinition } from "../../../src/ledger/projection/projection";
-import { ProjectionRunner } from "../../../src/ledger/projection/projection-runner";
+import {
+  ProjectionRunner,
+  type ProjectionRunnerOptions,
+  ProjectionsOfNewerReleaseError,
+} from "../../../src/ledger/projection/projection-runner";
 import { verifyProjections } from "../../../src/ledger/verify-projections";
 import { topUp } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness, projectSyntheticLedger } from "../../support/ledger-harness";
@@ -28,6 +32,7 @@ describe("a projection whose definition changed, when a runner starts leading", 
   const startRunner = (
     projections: readonly ProjectionDefinition[],
     sizes: { batchSizeMax: number; refoldChunkEventsMax: number },
+    reports: Pick<ProjectionRunnerOptions, "onError" | "onRecovered" | "onStandingAside"> = {},
   ) => {
     const runner = new ProjectionRunner({
       pool: harness.ledger.pool,
@@ -36,6 +41,7 @@ describe("a projection whose definition changed, when a runner starts leading", 
       projections,
       standbyRetryMs: 50,
       ...sizes,
+      ...reports,
     });
     const stop = new AbortController();
     const running = runner.run(stop.signal);
@@ -114,6 +120,29 @@ describe("a projection whose definition changed, when a runner starts leading", 
         `the projections discounts (v${discounts.version + 1}, this process knows v${discounts.version}) are folded by a newer release`,
       );
       await client.query("ROLLBACK");
+
+      // Running, it stands aside each time it takes the lock, and that is reported as such: not as a failure
+      // followed by a recovery on every turn of the lock.
+      const reported: string[] = [];
+      const stop = startRunner(
+        allProjections,
+        { batchSizeMax: 1_000, refoldChunkEventsMax: 1_000 },
+        {
+          onError: (error) => reported.push(`error: ${String(error)}`),
+          onRecovered: () => reported.push("recovered"),
+          onStandingAside: (reason) =>
+            reported.push(`aside: ${reason instanceof ProjectionsOfNewerReleaseError}`),
+        },
+      );
+      try {
+        await eventually(
+          "the runner took the lock and stood aside three times",
+          async () => reported.length >= 3,
+        );
+      } finally {
+        await stop();
+      }
+      expect(new Set(reported)).toEqual(new Set(["aside: true"]));
       expect(await storedVersion("discounts")).toBe(discounts.version + 1);
       const rowsAfter = await harness.ledger.pool.query(
         "SELECT event_id FROM projection_discounts ORDER BY 1",
