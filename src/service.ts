@@ -293,8 +293,24 @@ async function startProjections(options: ServiceOptions, ledger: Ledger): Promis
   if (!(options.runProjections ?? true)) {
     await untilProjectionsPrepared(ledger.pool, allProjections, {
       pollIntervalMs: limits.projectionStandbyRetryMs,
-      onWaiting: (missing) =>
-        logger.info({ missing }, "waiting for a worker process to prepare the projections"),
+      onWaiting: (notPrepared) => {
+        const newer = notPrepared.filter(({ folded, known }) => folded !== undefined && folded > known);
+        if (newer.length === 0)
+          logger.info(
+            { missing: notPrepared.map(({ name }) => name) },
+            "waiting for a worker process to prepare the projections",
+          );
+        // A newer release's workers folded them: no worker of this release will lead them (projection-runner.ts).
+        else
+          logger.warn(
+            {
+              newer: newer.map(
+                ({ name, folded, known }) => `${name} (v${folded}, this process knows v${known})`,
+              ),
+            },
+            "waiting: the projections are folded by a newer release; replace this process with that release, or rebuild them with this one (npm run ledger -- rebuild)",
+          );
+      },
       ...(options.startAborted ? { signal: options.startAborted } : {}),
     });
     return { stop: async () => {} };

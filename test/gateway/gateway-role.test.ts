@@ -83,4 +83,46 @@ describe("a gateway-role process", () => {
     await new Promise((resolve) => setTimeout(resolve, limits.projectionStandbyRetryMs + 1_000));
     expect(await runnerLocksHeld(databaseUrl)).toBe(0);
   });
+
+  it("given projections a newer release folded, then it says it waits for that release or a rebuild, and starts once they are this release's", async () => {
+    // The first test's database, its projections prepared by this release's worker.
+    const databaseUrl = database!.url;
+    const pool = new pg.Pool({ connectionString: databaseUrl });
+    try {
+      // As a newer release's worker leaves them during a rollout: the discounts at a definition beyond ours.
+      const folded = await pool.query<{ definition_version: number }>(
+        "UPDATE projection_checkpoints SET definition_version = definition_version + 1 WHERE projection = 'discounts' RETURNING definition_version",
+      );
+      const newerVersion = folded.rows[0]!.definition_version;
+      const edgeLog: string[] = [];
+      let edgeReady = false;
+      const edgeStarting = startService({
+        ...serviceOptions(databaseUrl, edgeLog),
+        runProjections: false,
+      }).then((service) => {
+        running.push(service);
+        edgeReady = true;
+        return service;
+      });
+      await eventually("the edge says a newer release folded the discounts", async () =>
+        edgeLog.some(
+          (line) =>
+            line.includes("the projections are folded by a newer release") &&
+            line.includes(`discounts (v${newerVersion}, this process knows v${newerVersion - 1})`),
+        ),
+      );
+      expect(edgeLog.some((line) => line.includes("waiting for a worker process"))).toBe(false);
+      expect(edgeReady).toBe(false);
+
+      // Back at this release's definition (a rebuild with it would leave it so): the edge starts.
+      await pool.query(
+        "UPDATE projection_checkpoints SET definition_version = $1 WHERE projection = 'discounts'",
+        [newerVersion - 1],
+      );
+      await edgeStarting;
+      expect(edgeReady).toBe(true);
+    } finally {
+      await pool.end();
+    }
+  });
 });

@@ -11,19 +11,33 @@ import type { ProjectionDefinition } from "./projection";
 export async function untilProjectionsPrepared(
   pool: pg.Pool,
   projections: readonly ProjectionDefinition[],
-  options: { pollIntervalMs: number; onWaiting: (missing: string[]) => void; signal?: AbortSignal },
+  options: {
+    pollIntervalMs: number;
+    /** Told once, and again whenever what it waits for changes (a rollout moving on, a rebuild). */
+    onWaiting: (notPrepared: NotPreparedProjection[]) => void;
+    signal?: AbortSignal;
+  },
 ): Promise<void> {
-  let reported = false;
+  let reported: string | undefined;
   for (;;) {
     options.signal?.throwIfAborted();
-    const missing = (await projectionsNotPrepared(pool, projections)).map((projection) => projection.name);
-    if (missing.length === 0) return;
-    if (!reported) {
-      reported = true;
-      options.onWaiting(missing);
+    const notPrepared = await projectionsNotPrepared(pool, projections);
+    if (notPrepared.length === 0) return;
+    const waitingFor = JSON.stringify(notPrepared);
+    if (waitingFor !== reported) {
+      reported = waitingFor;
+      options.onWaiting(notPrepared);
     }
     await sleep(options.pollIntervalMs, undefined, options.signal ? { signal: options.signal } : {});
   }
+}
+
+export interface NotPreparedProjection {
+  name: string;
+  /** The definition version its tables were folded at; undefined: none yet. */
+  folded: number | undefined;
+  /** The version this code knows. */
+  known: number;
 }
 
 /**
@@ -33,7 +47,7 @@ export async function untilProjectionsPrepared(
 export async function projectionsNotPrepared(
   pool: Pick<pg.Pool, "query">,
   projections: readonly ProjectionDefinition[],
-): Promise<{ name: string; folded: number | undefined; known: number }[]> {
+): Promise<NotPreparedProjection[]> {
   const stored = await pool.query<{ projection: string; definition_version: number }>(
     "SELECT projection, definition_version FROM projection_checkpoints",
   );
