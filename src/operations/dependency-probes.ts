@@ -8,7 +8,7 @@ import { compareLogPositions, type LogPosition } from "../ledger/store/log-posit
 
 /**
  * One question per dependency the gateway needs, each answered within a bound or failing: readiness and
- * the scrape-time gauges (queue depth, projection lag) ask the same probes.
+ * the scrape-time gauges (queue depth, projection lag, the holds' log lag) ask the same probes.
  */
 
 export const queueDepthStates = ["waiting", "active", "delayed", "failed"] as const;
@@ -21,6 +21,11 @@ export interface DependencyProbes {
   queueDepth(): Promise<QueueDepth>;
   /** Age in seconds of the oldest event a projection has not applied yet; 0 when they are all current. */
   projectionLagSeconds(): Promise<number>;
+  /**
+   * Age in seconds of the oldest settled hold row not yet written to the log (settled-holds-log.ts); 0 when
+   * none waits. Its usage is neither in the log nor charged until it is.
+   */
+  holdsLogLagSeconds(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -75,6 +80,14 @@ export function createDependencyProbes(options: {
       const [oldest] = await options.store.readAll({ after: lowest, limit: 1 });
       if (!oldest) return 0;
       return Math.max(0, (clock().getTime() - oldest.recordedAt.getTime()) / 1_000);
+    },
+    async holdsLogLagSeconds() {
+      // Rows leave the table as they are logged, so the settled ones are few unless the writers fail.
+      const oldest = await options.pool.query<{ settled_at: Date | null }>(
+        "SELECT min(settled_at) AS settled_at FROM request_holds WHERE settled_at IS NOT NULL",
+      );
+      const settledAt = oldest.rows[0]?.settled_at;
+      return settledAt ? Math.max(0, (clock().getTime() - settledAt.getTime()) / 1_000) : 0;
     },
     async close() {
       await queue?.close().catch(() => {});

@@ -3,9 +3,9 @@ import type { DependencyProbes } from "./dependency-probes";
 import { queueDepthStates, within } from "./dependency-probes";
 
 /**
- * Gauges read from the dependencies at scrape time: charge-queue depth and projection lag, each absent
- * from a scrape whose probe failed (readiness says why). One registry per running service (its own probes),
- * appended to the shared registry's text by the /metrics handler.
+ * Gauges read from the dependencies at scrape time: charge-queue depth, projection lag and the holds' log
+ * lag, each absent from a scrape whose probe failed (readiness says why). One registry per running service
+ * (its own probes), appended to the shared registry's text by the /metrics handler.
  */
 export function createProbeMetrics(
   probes: () => DependencyProbes | undefined,
@@ -26,20 +26,44 @@ export function createProbeMetrics(
       for (const state of queueDepthStates) this.set({ queue: "usage-charges", state }, depth[state]);
     },
   });
+  lagGauge(
+    registry,
+    "won_gateway_projection_lag_seconds",
+    "Age of the oldest ledger event a projection has not applied yet, 0 when current (absent while unknown)",
+    () => probes()?.projectionLagSeconds(),
+    probeTimeoutMs,
+  );
+  lagGauge(
+    registry,
+    "won_gateway_holds_log_lag_seconds",
+    "Age of the oldest settled hold not yet written to the ledger's log, 0 when none waits (absent while unknown)",
+    () => probes()?.holdsLogLagSeconds(),
+    probeTimeoutMs,
+  );
+  return registry;
+}
+
+/** A gauge of one lag, in seconds, read by `probe` at each scrape. */
+function lagGauge(
+  registry: Registry,
+  name: string,
+  help: string,
+  probe: () => Promise<number> | undefined,
+  probeTimeoutMs: number,
+): void {
   new Gauge({
-    name: "won_gateway_projection_lag_seconds",
-    help: "Age of the oldest ledger event a projection has not applied yet, 0 when current (absent while unknown)",
+    name,
+    help,
     registers: [registry],
     async collect() {
       // A gauge without labels reads 0 once reset: its one series is removed, so that unknown is absent,
       // never "caught up" (an alert on the lag would stay quiet exactly while the database is away).
       this.reset();
       this.remove();
-      const current = probes();
-      if (!current) return;
-      const lag = await within(current.projectionLagSeconds(), probeTimeoutMs).catch(() => undefined);
+      const asked = probe();
+      if (!asked) return;
+      const lag = await within(asked, probeTimeoutMs).catch(() => undefined);
       if (lag !== undefined) this.set(lag);
     },
   });
-  return registry;
 }

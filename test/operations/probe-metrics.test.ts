@@ -3,35 +3,45 @@ import type { DependencyProbes } from "../../src/operations/dependency-probes";
 import { createProbeMetrics } from "../../src/operations/probe-metrics";
 
 /**
- * The gauges read at scrape time are absent while their probe fails: an alert on the projection lag must
- * not read "caught up" (0) while PostgreSQL is away.
+ * The lags read at scrape time are absent while their probe fails: an alert on a lag must not read
+ * "caught up" (0) while PostgreSQL is away.
  */
 
-function probesAnswering(lag: () => Promise<number>): DependencyProbes {
+type Lag = () => Promise<number>;
+
+function probesAnswering(lags: { projections: Lag; holdsLog: Lag }): DependencyProbes {
   return {
     postgresql: async () => {},
     queueDepth: async () => ({ waiting: 2, active: 1, delayed: 0, failed: 0 }),
-    projectionLagSeconds: lag,
+    projectionLagSeconds: () => lags.projections(),
+    holdsLogLagSeconds: () => lags.holdsLog(),
     close: async () => {},
   };
 }
 
-const lagSamples = (text: string) =>
-  text.split("\n").filter((line) => line.startsWith("won_gateway_projection_lag_seconds"));
+const samplesOf = (text: string, name: string) =>
+  text.split("\n").filter((line) => line.startsWith(`${name} `));
 
 describe("probe metrics", () => {
-  it("shows the projection lag when known, and no sample at all while its probe fails or hangs", async () => {
-    let lag: () => Promise<number> = async () => 1.5;
-    const registry = createProbeMetrics(() => probesAnswering(() => lag()), 100);
+  it.each([
+    ["won_gateway_projection_lag_seconds", "projections"],
+    ["won_gateway_holds_log_lag_seconds", "holdsLog"],
+  ] as const)(
+    "shows %s when known, and no sample at all while its probe fails or hangs",
+    async (name, probed) => {
+      let lag: Lag = async () => 1.5;
+      const lags = { projections: async () => 0, holdsLog: async () => 0, [probed]: () => lag() };
+      const registry = createProbeMetrics(() => probesAnswering(lags), 100);
 
-    expect(lagSamples(await registry.metrics())).toEqual(["won_gateway_projection_lag_seconds 1.5"]);
-    lag = async () => {
-      throw new Error("connect ECONNREFUSED");
-    };
-    expect(lagSamples(await registry.metrics())).toEqual([]);
-    lag = () => new Promise(() => {});
-    expect(lagSamples(await registry.metrics())).toEqual([]);
-    lag = async () => 0;
-    expect(lagSamples(await registry.metrics())).toEqual(["won_gateway_projection_lag_seconds 0"]);
-  });
+      expect(samplesOf(await registry.metrics(), name)).toEqual([`${name} 1.5`]);
+      lag = async () => {
+        throw new Error("connect ECONNREFUSED");
+      };
+      expect(samplesOf(await registry.metrics(), name)).toEqual([]);
+      lag = () => new Promise(() => {});
+      expect(samplesOf(await registry.metrics(), name)).toEqual([]);
+      lag = async () => 0;
+      expect(samplesOf(await registry.metrics(), name)).toEqual([`${name} 0`]);
+    },
+  );
 });
