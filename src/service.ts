@@ -192,7 +192,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   await waiter.start();
   const hasher = new ApiKeyHasher(options.keyPepper);
-  const sessions = new SessionTokens(options.sessionSecret);
+  const sessions = new SessionTokens(options.sessionSecret, options.oidc?.roleClaim !== undefined);
   const roles = new OrganizationRoleService({
     pool: ledger.pool,
     store: ledger.store,

@@ -1,6 +1,7 @@
 import * as client from "openid-client";
 import { sessionLimits } from "../kernel/limits";
 import { isStorableText } from "../kernel/storable-text";
+import { organizationRoles } from "../ledger/events";
 import type { Session } from "./session-tokens";
 
 /**
@@ -162,8 +163,19 @@ export function sessionOfClaims(claims: Record<string, unknown>, settings: OidcS
     : null;
   // A role means something only within an organization: without one, none is carried.
   const providerRole =
-    settings.roleClaim && organizationId !== null ? claimText(claims, settings.roleClaim) : undefined;
+    settings.roleClaim && organizationId !== null ? roleClaimOf(claims, settings.roleClaim) : undefined;
   return { userId, organizationId, ...(providerRole === undefined ? {} : { providerRole }) };
+}
+
+/**
+ * The role claim's value, which never refuses a sign-in: text is carried verbatim (a role of ours decides,
+ * anything else is ignored where roles are read); a list — as providers that give a user several roles send
+ * it — carries the strongest role of ours it names; any other value, or none of ours, carries no role.
+ */
+function roleClaimOf(claims: Record<string, unknown>, name: string): string | undefined {
+  const value = claims[name];
+  if (Array.isArray(value)) return organizationRoles.find((role) => value.includes(role));
+  return typeof value === "string" && value !== "" && isAccountIdText(value) ? value : undefined;
 }
 
 /** A claim's value as an id: a string or a whole number (some providers number their users); absent: undefined. */
@@ -171,9 +183,12 @@ function claimText(claims: Record<string, unknown>, name: string): string | unde
   const value = claims[name];
   if (value === undefined || value === null || value === "") return undefined;
   const text = typeof value === "number" && Number.isSafeInteger(value) ? String(value) : value;
-  if (typeof text !== "string" || text.length > sessionLimits.oidcClaimTextLengthMax || !isStorableText(text))
-    throw new OidcSignInRefused("claim-invalid", name);
+  if (typeof text !== "string" || !isAccountIdText(text)) throw new OidcSignInRefused("claim-invalid", name);
   return text;
+}
+
+function isAccountIdText(text: string): boolean {
+  return text.length <= sessionLimits.oidcClaimTextLengthMax && isStorableText(text);
 }
 
 /** What went wrong, in the words the refusal page uses; anything unforeseen is the provider's failure. */

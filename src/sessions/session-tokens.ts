@@ -5,7 +5,8 @@ import { isStorableText } from "../kernel/storable-text";
 /**
  * Logged-in sessions (C4): HS256 JWTs signed with SESSION_SECRET, claims `sub` (user id), optional `org`
  * (organization id) and `exp`. The platform that logs users in mints them; so does POST /admin/sessions.
- * A console sign-in by OpenID Connect adds `org_role` when the provider's role claim is configured.
+ * A console sign-in by OpenID Connect adds `org_role` when the provider's role claim is configured, and only
+ * then is it read.
  */
 
 export interface Session {
@@ -23,7 +24,15 @@ const algorithm = "HS256";
 export class SessionTokens {
   private readonly key: Uint8Array;
 
-  constructor(secret: string) {
+  /**
+   * `providerRoles`: whether a token's `org_role` is read — only while a provider's role claim is configured
+   * (C14, "a provider's role claim, when configured, wins"). Otherwise it is ignored, whoever put it there: a
+   * platform's own claim of that name, or a sign-in from before the claim was unconfigured.
+   */
+  constructor(
+    secret: string,
+    private readonly providerRoles: boolean,
+  ) {
     this.key = new TextEncoder().encode(secret);
   }
 
@@ -67,7 +76,10 @@ export class SessionTokens {
       // Signed by the platform, yet no account could be named by it: not a session this service can serve.
       if (organizationId !== null && !isAccountId(organizationId)) return undefined;
       const providerRole =
-        organizationId !== null && typeof payload.org_role === "string" && isAccountId(payload.org_role)
+        this.providerRoles &&
+        organizationId !== null &&
+        typeof payload.org_role === "string" &&
+        isAccountId(payload.org_role)
           ? payload.org_role
           : undefined;
       return { userId: payload.sub, organizationId, ...(providerRole === undefined ? {} : { providerRole }) };

@@ -299,23 +299,68 @@ describe("roles in an organization", () => {
     );
   }, 60_000);
 
-  it("a role claimed by the identity provider wins over the grants; a claim naming no role of ours is ignored", async () => {
+  it("with the provider's role claim configured, a claimed role wins over the grants; a claim naming no role of ours is ignored", async () => {
     const owner = await harness.session("org-claims-owner", "org-claims");
     expect((await call("GET", "/llm/organization/members", owner)).status).toBe(200);
-    const claimed = async (userId: string, providerRole: string) =>
-      (await harness.service.sessions.mint({ userId, organizationId: "org-claims", providerRole }, 3_600))
-        .token;
-    const claimedAdmin = await claimed("org-claims-by-provider", "admin");
-    const claimedStranger = await claimed("org-claims-stranger", "superuser");
+    // A gateway on the same ledger whose console signs in by OpenID Connect, the provider's role claim read.
+    const withClaims = await startGatewayHarness({
+      database: harness.database,
+      service: {
+        oidc: {
+          issuer: "http://127.0.0.1:9/",
+          clientId: "console",
+          clientSecret: undefined,
+          userClaim: "sub",
+          organizationClaim: "org",
+          roleClaim: "org_role",
+        },
+      },
+    });
+    try {
+      const claimed = async (userId: string, providerRole: string) =>
+        (
+          await withClaims.service.sessions.mint(
+            { userId, organizationId: "org-claims", providerRole },
+            3_600,
+          )
+        ).token;
+      const claimedAdmin = await claimed("org-claims-by-provider", "admin");
+      const claimedStranger = await claimed("org-claims-stranger", "superuser");
+      const callWithClaims = (token: string) =>
+        callJson(withClaims.url, "PUT", "/llm/organization/key-defaults", token, { allowedModels: null });
 
-    // Granted nothing, an admin by the provider's claim: may set the organization's defaults.
-    expect(
-      (await call("PUT", "/llm/organization/key-defaults", claimedAdmin, { allowedModels: null })).status,
-    ).toBe(200);
-    // A claim that names no role of ours leaves the grants to decide: a member, refused.
+      // Granted nothing, an admin by the provider's claim: may set the organization's defaults.
+      expect((await callWithClaims(claimedAdmin)).status).toBe(200);
+      // A claim that names no role of ours leaves the grants to decide: a member, refused.
+      expectRefused(await callWithClaims(claimedStranger));
+    } finally {
+      await withClaims.close();
+    }
+  });
+
+  it("without the provider's role claim configured, a token's org_role is ignored: the grants decide", async () => {
+    const owner = await harness.session("org-unclaimed-owner", "org-unclaimed");
+    expect((await call("GET", "/llm/organization/members", owner)).status).toBe(200);
+    // Signed with the session secret and carrying the claim's name, as a platform's own token might.
+    const intruder = (
+      await harness.service.sessions.mint(
+        { userId: "org-unclaimed-intruder", organizationId: "org-unclaimed", providerRole: "owner" },
+        3_600,
+      )
+    ).token;
+    const events = await eventCount();
+
+    const members = await call("GET", "/llm/organization/members", intruder);
+    expect(members.status).toBe(200);
+    expect(members.body.you).toMatchObject({ role: "member" });
     expectRefused(
-      await call("PUT", "/llm/organization/key-defaults", claimedStranger, { allowedModels: null }),
+      await call("PUT", "/llm/organization/members/org-unclaimed-owner", intruder, { role: "member" }),
     );
+    expectRefused(
+      await call("PUT", "/llm/organization/members/org-unclaimed-intruder", intruder, { role: "owner" }),
+    );
+    expectRefused(await call("PUT", "/llm/organization/key-defaults", intruder, { allowedModels: null }));
+    expect(await eventCount()).toBe(events);
   });
 
   it("refuses a bad role 400/100 and a session of no organization 400/100", async () => {

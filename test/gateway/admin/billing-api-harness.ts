@@ -73,7 +73,7 @@ export async function startBillingApi(
   const ledger = await openLedgerHarness(label);
   const projections = await runProjections(ledger);
   const now = { value: new Date("2026-11-20T01:00:00.000Z") };
-  const sessions = new SessionTokens(sessionSecret);
+  const sessions = new SessionTokens(sessionSecret, false);
   const admin = express.Router();
   admin.use(
     authenticateAdmin(adminToken),
