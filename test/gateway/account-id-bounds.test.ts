@@ -51,6 +51,10 @@ describe("ids of 256 characters", () => {
     expect((await admin("GET", `/admin/activity?account=user:${userId}`)).status).toBe(200);
     expect((await admin("GET", `/admin/billing?account=organization:${organizationId}`)).status).toBe(200);
     expect((await admin("POST", "/admin/sign-in-links", { userId, organizationId })).status).toBe(201);
+    expect(
+      (await admin("PUT", `/admin/organizations/${organizationId}/key-defaults`, { allowedModels: null }))
+        .status,
+    ).toBe(200);
     const key = await admin("POST", "/admin/keys", {
       account: `organization:${organizationId}`,
       name: "for a member",
@@ -68,6 +72,8 @@ describe("ids of 256 characters", () => {
       await admin("GET", `/admin/billing?account=user:${id}`),
       await admin("POST", "/admin/sign-in-links", { userId: id }),
       await admin("POST", "/admin/keys", { account: `user:${id}`, name: "k" }),
+      await admin("GET", `/admin/organizations/${id}/key-defaults`),
+      await admin("PUT", `/admin/organizations/${id}/key-defaults`, { allowedModels: null }),
       await callJson(
         harness.url,
         "PUT",
