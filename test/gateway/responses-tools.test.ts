@@ -201,6 +201,7 @@ describe("the responses format with tools, structured output and images", () => 
       reasoning: { effort: "low" },
       metadata: { team: "search" },
       safety_identifier: "user-42",
+      tools: [weatherTool],
       parallel_tool_calls: false,
       store: false,
     });
@@ -216,6 +217,25 @@ describe("the responses format with tools, structured output and images", () => 
     await client.responses.create({ model, input: "Hi", user: "user-7" });
     expect(harness.simulator.lastRequest()!.body).toMatchObject({ safety_identifier: "user-7" });
   });
+
+  it.each([
+    ["responses", model],
+    ["chat-completions", "alpha-5.4-mini"],
+  ])(
+    "given tool_choice and parallel_tool_calls but no tools, then a %s upstream is asked without them, as chat completions asks",
+    async (_protocol, served) => {
+      const reply = await client.responses.create({
+        model: served,
+        input: "Hi",
+        tool_choice: "none",
+        parallel_tool_calls: false,
+      });
+      expect(reply.status).toBe("completed");
+      const body = harness.simulator.lastRequest()!.body as Record<string, unknown>;
+      expect(body).not.toHaveProperty("tool_choice");
+      expect(body).not.toHaveProperty("parallel_tool_calls");
+    },
+  );
 
   it.each<[string, Record<string, unknown>, string]>([
     ["previous_response_id", { previous_response_id: "resp_1" }, "previous_response_id: not supported"],

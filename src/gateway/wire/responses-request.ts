@@ -138,8 +138,10 @@ export function parseResponsesRequest(body: unknown): ParsedGenerationRequest {
     user: endUserOf(request.user, request.safety_identifier),
     metadata: request.metadata ?? undefined,
     tools,
-    toolChoice,
-    parallelToolCalls: request.parallel_tool_calls ?? undefined,
+    // As for chat completions: without tools, "none", "auto" and either parallel_tool_calls ask for what the
+    // model does anyway, and upstreams refuse them there; they are left out.
+    toolChoice: tools === undefined ? undefined : toolChoice,
+    parallelToolCalls: tools === undefined ? undefined : (request.parallel_tool_calls ?? undefined),
     outputFormat: outputFormatOf(request.text),
   };
   const parsedRequest = parsedGenerationRequestOf(

@@ -112,6 +112,16 @@ describe("parseResponsesRequest: a valid body", () => {
     expect(parse({ user: "same", safety_identifier: "same" }).user).toBe("same");
   });
 
+  it("leaves out tool_choice none or auto and parallel_tool_calls when there are no tools, as for chat completions", () => {
+    for (const fields of [
+      { tool_choice: "none" },
+      { tool_choice: "auto", parallel_tool_calls: true },
+      { parallel_tool_calls: false },
+      { tools: [], tool_choice: "auto" },
+    ])
+      expect(parse(fields), JSON.stringify(fields)).toStrictEqual(parseResponsesRequest(valid));
+  });
+
   it("joins a turn's function calls to the assistant message before them, and reads their outputs", () => {
     const parsed = parse({
       input: [
