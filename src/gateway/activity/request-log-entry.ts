@@ -12,7 +12,8 @@ export const requestOutcomes = ["served", "refused", "failed", "cut"] as const;
 /**
  * served: answered in full; refused: the gateway said no before the upstream answered (validation, an
  * unknown model, credit, a key limit); failed: the upstream rejected or failed it, or the ledger was down;
- * cut: the client left before the end (or the gateway cut it at shutdown).
+ * cut: the client left before the end, or the gateway cut it (at shutdown, at the stream deadline, or its
+ * hold released while its process was presumed dead).
  */
 export type RequestOutcome = (typeof requestOutcomes)[number];
 
@@ -33,7 +34,10 @@ export interface RequestLogEntry {
   timeToFirstTokenMs: number | null;
   /** As recorded for billing; null when nothing was produced. */
   tokens: UsageTokens | null;
-  /** The error body's `error.type`, or `client_disconnected` for a cut request; null when served. */
+  /**
+   * The error body's `error.type` (a stream's error event's), or `client_disconnected` for a request its
+   * client left; null when served.
+   */
   errorType: string | null;
   /** The reply's body id (`chatcmpl-…`, `resp-…`); null when the request never got that far. */
   responseId: string | null;
@@ -51,9 +55,15 @@ export interface ObservedEnd {
   error: ApiError | undefined;
 }
 
+/** The settlements of requests the gateway itself ended early: a shutdown, a deadline, a released hold. */
+const gatewayCuts: ReadonlySet<UsageOutcome> = new Set(["shutdown", "deadline-exceeded", "interrupted"]);
+
 export function requestOutcomeOf(end: ObservedEnd): { outcome: RequestOutcome; errorType: string | null } {
   if (end.generationOutcome === "upstream-failed")
     return { outcome: "failed", errorType: errorTypeOf(end.error) ?? "model_processing_error" };
+  // Whatever was answered instead (a stream's error event, or an error for a JSON answer), the gateway cut it.
+  if (end.generationOutcome !== undefined && gatewayCuts.has(end.generationOutcome))
+    return { outcome: "cut", errorType: errorTypeOf(end.error) };
   if (end.error !== undefined) {
     // 300: the upstream rejected or failed it, or the ledger was unavailable; every other code is a refusal.
     const outcome = end.error.applicationCode === 300 ? "failed" : "refused";

@@ -510,6 +510,8 @@ async function settleStream(
       const error =
         outcome === "upstream-failed" ? toApiError(relayed.failure) : cutErrorOf(outcome, dependencies);
       if (!relayed.clientStream) throw outcome === "upstream-failed" ? relayed.failure : error;
+      // Sent as the stream's error event: the activity log tells why the stream ended from it.
+      if (context.observation) context.observation.error ??= error;
       if (!response.writableEnded) relayed.clientStream.fail(error);
       return;
     }

@@ -263,6 +263,18 @@ describe("what was delivered is billed", () => {
     const recorded = await recordedUsageOf(harness, result.requestId);
     expect(recorded.data).toMatchObject({ outcome: "deadline-exceeded", usageSource: "estimated" });
     expect(recorded.data.tokens!.output).toBeGreaterThan(0);
+    // The activity log says the gateway cut it, and why, though its status was 200 (rows are written in batches).
+    let logged: { outcome: string; error_type: string | null; http_status: number } | undefined;
+    for (let attempt = 0; attempt < 100 && !logged; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      logged = (
+        await harness.service.ledger.pool.query(
+          "SELECT outcome, error_type, http_status FROM request_log WHERE request_id = $1",
+          [result.requestId],
+        )
+      ).rows[0];
+    }
+    expect(logged).toEqual({ outcome: "cut", error_type: "model_processing_error", http_status: 200 });
   }, 60_000);
 
   it("given streams running at the drain bound, when the gateway stops, then each client gets an error event and its usage says the gateway cut it (shutdown)", async () => {
