@@ -1,3 +1,4 @@
+import { canonicalMoney } from "../kernel/money";
 import type { ModelFamily, SamplingParameter, UpstreamProtocol } from "./provider";
 
 /**
@@ -125,12 +126,14 @@ function entry(
   cachedInputUsdPerMillionTokens: UsdPerMillionTokens,
   ignoredParameters: readonly SamplingParameter[] = noIgnoredParameters,
 ): CatalogEntry {
+  // Written as prices are read ("0.50"), kept as money crosses the API ("0.5": docs/api.md, "Money").
+  const canonical = (price: UsdPerMillionTokens) => canonicalMoney(price) as UsdPerMillionTokens;
   return {
     family,
     protocol,
-    inputUsdPerMillionTokens,
-    outputUsdPerMillionTokens,
-    cachedInputUsdPerMillionTokens,
+    inputUsdPerMillionTokens: canonical(inputUsdPerMillionTokens),
+    outputUsdPerMillionTokens: canonical(outputUsdPerMillionTokens),
+    cachedInputUsdPerMillionTokens: canonical(cachedInputUsdPerMillionTokens),
     ignoredParameters,
     created: catalogCreatedUnixSeconds,
   };

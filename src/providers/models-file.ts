@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { parse } from "yaml";
 import { z } from "zod";
-import { isDecimalString } from "../kernel/money";
+import { canonicalMoney, isDecimalString } from "../kernel/money";
 import {
   type CatalogEndpoint,
   type CatalogModel,
@@ -38,7 +38,8 @@ const samplingParameters = ["temperature", "top_p"] as const satisfies readonly 
 const usdPerMillionTokens = z
   .string({ error: 'must be a decimal string such as "1.25"' })
   .refine(isDecimalString, 'must be a decimal string such as "1.25"')
-  .transform((text) => text as UsdPerMillionTokens);
+  // Money crosses the API in one form (docs/api.md, "Money"): "2.50" is kept, and shown, as "2.5".
+  .transform((text) => canonicalMoney(text) as UsdPerMillionTokens);
 
 const environmentVariableName = z
   .string()

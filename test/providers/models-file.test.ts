@@ -108,7 +108,8 @@ describe("loading a models file", () => {
       slug: "alpha-5.5",
       protocol: "responses",
       upstreamModelId: "a-55",
-      inputUsdPerMillionTokens: "2.50",
+      // The built-in catalog's price, in money's one form.
+      inputUsdPerMillionTokens: "2.5",
       ignoredParameters: ["temperature", "top_p"],
     });
     expect(model!.upstream).toBeUndefined();
@@ -129,11 +130,17 @@ describe("loading a models file", () => {
         "  acme-chat-2:",
         "    family: gamma",
         "    protocol: chat-completions",
-        "    prices: { inputUsdPer1M: '1', outputUsdPer1M: '2' }",
+        "    prices: { inputUsdPer1M: '1.50', outputUsdPer1M: '2.000' }",
         "",
       ].join("\n"),
     );
-    const [sonnet] = await loadModelsFile(path, environment);
+    const [sonnet, acme] = await loadModelsFile(path, environment);
+    // Prices are kept in money's one form, as an admin's are.
+    expect(acme).toMatchObject({
+      inputUsdPerMillionTokens: "1.5",
+      outputUsdPerMillionTokens: "2",
+      cachedInputUsdPerMillionTokens: "1.5",
+    });
     expect(sonnet).toMatchObject({
       slug: "delta-4.6-sonnet",
       fallbacks: ["delta-4.5-haiku", "acme-chat-2"],

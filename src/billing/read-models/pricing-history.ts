@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { discountsTable } from "../../../projections/discounts";
+import { canonicalMoney } from "../../kernel/money";
 import type { EventStore, RecordedEvent, RecordedEventOf } from "../../ledger/store/event-store";
 import { compareLogPositions } from "../../ledger/store/log-position";
 import { discountStreamIdOf } from "../commands/set-discount";
@@ -48,9 +49,10 @@ export async function readPriceHistory(
     .map((event) => ({
       ...authorOf(event),
       model: event.data.model,
-      inputUsdPer1M: event.data.inputUsdPerMillionTokens,
-      outputUsdPer1M: event.data.outputUsdPerMillionTokens,
-      cachedInputUsdPer1M: event.data.cachedInputUsdPerMillionTokens,
+      // A ledger's first prices were seeded as the catalog wrote them ("10.00"): shown in money's one form.
+      inputUsdPer1M: canonicalMoney(event.data.inputUsdPerMillionTokens),
+      outputUsdPer1M: canonicalMoney(event.data.outputUsdPerMillionTokens),
+      cachedInputUsdPer1M: canonicalMoney(event.data.cachedInputUsdPerMillionTokens),
     }));
 }
 

@@ -104,9 +104,11 @@ async function readConsolePrices(database: Pick<pg.Pool, "query">): Promise<Cons
     return {
       model: model.slug,
       family: model.family,
-      inputUsdPer1M: row?.input_usd_per_million_tokens ?? model.inputUsdPerMillionTokens,
-      outputUsdPer1M: row?.output_usd_per_million_tokens ?? model.outputUsdPerMillionTokens,
-      cachedInputUsdPer1M: row?.cached_input_usd_per_million_tokens ?? model.cachedInputUsdPerMillionTokens,
+      inputUsdPer1M: canonicalMoney(row?.input_usd_per_million_tokens ?? model.inputUsdPerMillionTokens),
+      outputUsdPer1M: canonicalMoney(row?.output_usd_per_million_tokens ?? model.outputUsdPerMillionTokens),
+      cachedInputUsdPer1M: canonicalMoney(
+        row?.cached_input_usd_per_million_tokens ?? model.cachedInputUsdPerMillionTokens,
+      ),
       effectiveAt: row ? new Date(row.effective_at).toISOString() : null,
     };
   });

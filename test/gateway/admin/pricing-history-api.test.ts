@@ -1,5 +1,9 @@
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { modelPriceStreamIdOf } from "../../../src/billing/commands/set-model-price";
+import { isCanonicalMoney } from "../../../src/kernel/money";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../../support/gateway-harness";
+import { eventually } from "../../workers/queue-test-support";
 
 /**
  * Price and discount history for the console: every change read back from the ledger with who made it,
@@ -77,6 +81,45 @@ describe("GET /admin/prices/history", () => {
     expect(all.data.map((change) => change.effectiveAt)).toEqual(sorted.map((change) => change.effectiveAt));
     const page = (await (await admin("/prices/history?limit=2")).json()) as { data: PriceChange[] };
     expect(page.data).toEqual(all.data.slice(0, 2));
+  });
+
+  it('shows every price in money\'s one form, a price an earlier release seeded as the catalog wrote it ("10.00") too', async () => {
+    await harness.service.ledger.store.append({
+      streamId: modelPriceStreamIdOf("delta-4.6-opus"),
+      expectedVersion: "any",
+      events: [
+        {
+          eventId: randomUUID(),
+          event: {
+            type: "ModelPriceSet",
+            data: {
+              model: "delta-4.6-opus",
+              inputUsdPerMillionTokens: "5.00",
+              outputUsdPerMillionTokens: "25.00",
+              cachedInputUsdPerMillionTokens: "0.50",
+            },
+            metadata: { actor: "system:seed", occurredAt: new Date().toISOString() },
+          },
+        },
+      ],
+    });
+    const history = (await (await admin("/prices/history?limit=1000")).json()) as { data: PriceChange[] };
+    expect(history.data.find((change) => change.model === "delta-4.6-opus")).toMatchObject({
+      inputUsdPer1M: "5",
+      outputUsdPer1M: "25",
+      cachedInputUsdPer1M: "0.5",
+    });
+    const listed = async () =>
+      ((await (await admin("/console/prices")).json()) as { data: PriceChange[] }).data;
+    await eventually("the console lists the price appended", async () =>
+      (await listed()).some((price) => price.model === "delta-4.6-opus" && price.outputUsdPer1M === "25"),
+    );
+    const prices = [...history.data, ...(await listed())].flatMap((price) => [
+      price.inputUsdPer1M,
+      price.outputUsdPer1M,
+      price.cachedInputUsdPer1M,
+    ]);
+    expect(prices.filter((price) => !isCanonicalMoney(price))).toEqual([]);
   });
 
   it("answers 404/120 for an unknown model and 400/100 for a limit out of bounds", async () => {
