@@ -81,7 +81,8 @@ export interface MonthlyStatement {
   /** The signed checkpoint that seals every event this statement sums; null until one does. */
   checkpoint: ReturnType<typeof describeCheckpoint> | null;
   topUps: StatementTopUp[];
-  chargesByModel: (StatementChargeGroup & { model: string })[];
+  /** Per model; a null model: the requests of the organization's other members, together (a member's view, C14). */
+  chargesByModel: (StatementChargeGroup & { model: string | null })[];
   /** Per key; a null key: the keys of the organization's other members, together (a member's view, C14). */
   chargesByKey: (StatementChargeGroup & { keyId: string | null; keyName: string | null })[];
   corrections: (StatementCorrection | OtherMembersCorrections)[];
@@ -109,6 +110,25 @@ export async function readMonthlyStatement(
   month: StatementMonth,
   now: Date,
 ): Promise<MonthlyStatement> {
+  return (await readMonthlyStatementWithGroups(database, account, month, now)).statement;
+}
+
+/** One model's charges on one key in the month: what `chargesByModel` and `chargesByKey` each sum. */
+export interface StatementChargeCell extends StatementChargeGroup {
+  model: string;
+  keyId: string;
+}
+
+/**
+ * The statement, and the model × key groups its two lists sum, read in the statement's snapshot: what a
+ * member's view (statement-seen-by-member.ts) folds by whose key each group is.
+ */
+export async function readMonthlyStatementWithGroups(
+  database: Pick<pg.Pool, "connect">,
+  account: AccountReference,
+  month: StatementMonth,
+  now: Date,
+): Promise<{ statement: MonthlyStatement; chargeGroups: StatementChargeCell[] }> {
   const client = await database.connect();
   try {
     // One snapshot: the projection commits each batch's rows together, so the totals and lines agree.
@@ -140,7 +160,7 @@ async function readInSnapshot(
   account: AccountReference,
   month: StatementMonth,
   now: Date,
-): Promise<MonthlyStatement> {
+): Promise<{ statement: MonthlyStatement; chargeGroups: StatementChargeCell[] }> {
   const { start, end } = boundsOf(month);
   const key: StatementKey = [account.kind, account.id, month];
   const totals = await readBalances(client, key);
@@ -182,7 +202,13 @@ async function readInSnapshot(
     generatedAt: now.toISOString(),
   };
   assertStatementAddsUp(statement);
-  return statement;
+  const chargeGroups = groups.map((row) => ({
+    model: row.model,
+    keyId: row.key_id,
+    requests: Number(row.requests),
+    amountWon: won(parseMoney(row.amount_won)),
+  }));
+  return { statement, chargeGroups };
 }
 
 /** The statement's account and month, as the first three query parameters. */

@@ -1,7 +1,7 @@
 import type { Router } from "express";
 import type pg from "pg";
 import { z } from "zod";
-import { readMonthlyStatement } from "../../billing/statements/monthly-statement";
+import { readMonthlyStatementWithGroups } from "../../billing/statements/monthly-statement";
 import { statementMonthOf } from "../../billing/statements/statement-month";
 import { statementSeenByMember } from "../../billing/statements/statement-seen-by-member";
 import type { OrganizationRoleService } from "../../keys/organization-role-service";
@@ -51,11 +51,13 @@ export function addSessionStatementRoutes(
     }
     const now = clock();
     const month = query.month ?? statementMonthOf(now);
-    const statement = await readMonthlyStatement(database, account, month, now);
+    const { statement, chargeGroups } = await readMonthlyStatementWithGroups(database, account, month, now);
     await sendStatement(
       response,
       database,
-      member === undefined ? statement : await statementSeenByMember(database, statement, member),
+      member === undefined
+        ? statement
+        : await statementSeenByMember(database, statement, chargeGroups, member),
       { ...query, month },
     );
   });

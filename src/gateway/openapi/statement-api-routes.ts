@@ -58,7 +58,14 @@ export const statementSchema = z
       z.object({ eventId: z.string(), occurredAt: instant, amountWon: moneyText, reference: z.string() }),
     ),
     chargesByModel: z.array(
-      z.object({ model: z.string(), requests: z.number().int(), amountWon: moneyText }),
+      z.object({
+        model: z.string().nullable().meta({
+          description:
+            "null: the requests of the keys other members of the organization issued, together (what a member reads; C14)",
+        }),
+        requests: z.number().int(),
+        amountWon: moneyText,
+      }),
     ),
     chargesByKey: z.array(
       z.object({

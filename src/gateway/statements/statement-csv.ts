@@ -52,10 +52,17 @@ export function statementCsvHead(statement: MonthlyStatement): string {
     ...statement.topUps.map(
       (topUp): Cells => ["top_up", topUp.eventId, topUp.occurredAt, topUp.reference, null, topUp.amountWon],
     ),
+    // A member's view folds other members' requests into one line per list, which names none (C14).
     ...statement.chargesByModel.map(
-      (group): Cells => ["charges_by_model", group.model, "", "", group.requests, group.amountWon],
+      (group): Cells => [
+        "charges_by_model",
+        group.model ?? "",
+        "",
+        group.model === null ? otherMembersKeys : "",
+        group.requests,
+        group.amountWon,
+      ],
     ),
-    // A member's view folds other members' keys into one line, which names none (C14).
     ...statement.chargesByKey.map(
       (group): Cells => [
         "charges_by_key",

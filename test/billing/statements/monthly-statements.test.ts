@@ -340,7 +340,7 @@ describe("monthly statements", () => {
       statement.topUps.map((topUp) => [topUp.reference, topUp.amountWon]),
     );
     for (const group of statement.chargesByModel)
-      expect(amountOf("charges_by_model", group.model)).toBe(group.amountWon);
+      expect(amountOf("charges_by_model", group.model!)).toBe(group.amountWon);
     for (const group of statement.chargesByKey)
       expect(amountOf("charges_by_key", group.keyId!)).toBe(group.amountWon);
     expect(rows.find((row) => row[1] === "provisional")?.[3]).toBe("false");

@@ -15,6 +15,8 @@ let owner: string;
 let member: string;
 const requests = { owner: "", member: "" };
 const keys = { owner: "", member: "" };
+/** Each member's requests go to a model of their own, so a statement line by model could name whose they are. */
+const models = { owner: "gamma-4-5", member: "alpha-5.4-mini" };
 
 async function call(path: string, token: string) {
   return callJson(harness.url, "GET", path, token);
@@ -40,7 +42,7 @@ beforeAll(async () => {
     const completion = await harness
       .openai(issued.key)
       .chat.completions.create({
-        model: "alpha-5.4-mini",
+        model: models[who],
         max_tokens: 5,
         messages: [{ role: "user", content: "Hi" }],
       })
@@ -100,10 +102,12 @@ describe("an organization's charges, by role", () => {
 
   it("shows a member the statement's line of the keys they issued and other members' keys as one line naming none; the owner each key", async () => {
     type KeyLine = { keyId: string | null; keyName: string | null; requests: number; amountWon: string };
+    type ModelLine = { model: string | null; requests: number; amountWon: string };
     const statementOf = async (token: string) =>
       (await call("/llm/statements?account=organization", token)).body as {
         chargesWon: string;
         chargeCount: number;
+        chargesByModel: ModelLine[];
         chargesByKey: KeyLine[];
       };
     const owners = await statementOf(owner);
@@ -111,10 +115,19 @@ describe("an organization's charges, by role", () => {
     const lineOf = (keyId: string) => owners.chargesByKey.find((line) => line.keyId === keyId)!;
 
     expect(owners.chargesByKey.map((line) => line.keyId).sort()).toEqual([keys.owner, keys.member].sort());
+    expect(owners.chargesByModel.map((line) => [line.model, line.requests])).toEqual([
+      [models.member, 1],
+      [models.owner, 1],
+    ]);
     expect(members).toMatchObject({ chargesWon: owners.chargesWon, chargeCount: owners.chargeCount });
     expect(members.chargesByKey).toEqual([
       lineOf(keys.member),
       { keyId: null, keyName: null, requests: 1, amountWon: lineOf(keys.owner).amountWon },
+    ]);
+    // By model too: the member's own requests by model, and other members' as one line naming no model.
+    expect(members.chargesByModel).toEqual([
+      { model: models.member, requests: 1, amountWon: lineOf(keys.member).amountWon },
+      { model: null, requests: 1, amountWon: lineOf(keys.owner).amountWon },
     ]);
     const csv = await fetch(`${harness.url}/llm/statements?account=organization&format=csv`, {
       headers: { authorization: `Bearer ${member}` },
@@ -122,9 +135,11 @@ describe("an organization's charges, by role", () => {
     const text = await csv.text();
     expect(csv.status).toBe(200);
     expect(text).toContain(`charges_by_key,,,other members' keys,1,${lineOf(keys.owner).amountWon}`);
+    expect(text).toContain(`charges_by_model,,,other members' keys,1,${lineOf(keys.owner).amountWon}`);
     for (const seen of [JSON.stringify(members), text]) {
       expect(seen).not.toContain(keys.owner);
       expect(seen).not.toContain("owner key");
+      expect(seen).not.toContain(models.owner);
     }
   });
 

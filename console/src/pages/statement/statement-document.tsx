@@ -15,7 +15,11 @@ export function StatementDocument({ statement }: { statement: MonthlyStatementVi
         title={word("byModel")}
         label={word("model")}
         testId="statement-by-model"
-        rows={statement.chargesByModel.map((group) => ({ ...group, name: group.model }))}
+        rows={statement.chargesByModel.map(({ model, ...group }) => ({
+          ...group,
+          // A member reads other members' requests as one line, which names none (C14).
+          name: model ?? word("otherMembersKeys"),
+        }))}
         total={statement.chargesWon}
         totalRequests={statement.chargeCount}
       />
