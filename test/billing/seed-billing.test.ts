@@ -101,7 +101,7 @@ describe("seedBilling", () => {
     expect(alpha?.data).toEqual({
       model: "alpha-5.4",
       inputUsdPerMillionTokens: "1.25",
-      outputUsdPerMillionTokens: "10.00",
+      outputUsdPerMillionTokens: "10",
       cachedInputUsdPerMillionTokens: "0.125",
     });
     const rates = await eventsOfType("FxRateUpdated");
