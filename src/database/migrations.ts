@@ -28,6 +28,7 @@ import { keyLimitUsageFunctionMigration } from "./migrations/0018-key-limit-usag
 import { narrowHoldRowsMigration } from "./migrations/0019-narrow-hold-rows";
 import { sweptHoldReservesMigration } from "./migrations/0020-swept-hold-reserves";
 import { holdsDecidedInTurnMigration } from "./migrations/0021-holds-decided-in-turn";
+import { holdsCheckTheKeyMigration } from "./migrations/0022-holds-check-the-key";
 
 /**
  * The changes to the ledger's tables, in order (migration.ts). Projection tables are not here: each
@@ -55,6 +56,7 @@ export const migrations: readonly Migration[] = [
   narrowHoldRowsMigration,
   sweptHoldReservesMigration,
   holdsDecidedInTurnMigration,
+  holdsCheckTheKeyMigration,
 ];
 
 /**

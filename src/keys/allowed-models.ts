@@ -26,13 +26,22 @@ export function mayCallModel(
   allowedModels: AllowedModels,
   model: { readonly slug: string; readonly family: string },
 ): boolean {
-  return allowedModels === null || allowedModels.some((entry) => entryAllows(entry, model));
+  if (allowedModels === null) return true;
+  const allowing = entriesAllowing(model);
+  return allowedModels.some((entry) => allowing.includes(entry));
 }
 
-function entryAllows(entry: string, model: { readonly slug: string; readonly family: string }): boolean {
-  if (entry === model.slug) return true;
-  if (entry.endsWith(familySuffix)) return entry.slice(0, -familySuffix.length) === model.family;
-  return entry === model.family && findModel(entry) === undefined;
+/**
+ * Every entry of an allowed-models list that allows `model`: its slug, its family's `<family>/*`, and its
+ * family's bare word when no model has that slug. A list allows the model when it holds one of them (the
+ * hold statement asks so too, src/ledger/schema/holds/ledger-authorize-usage.ts).
+ */
+export function entriesAllowing(model: { readonly slug: string; readonly family: string }): string[] {
+  return [
+    model.slug,
+    familyEntryOf(model.family),
+    ...(findModel(model.family) === undefined ? [model.family] : []),
+  ];
 }
 
 /** Of the catalog, the models a key may call, in the catalog's order. */

@@ -5,13 +5,56 @@ import type { UsageAuthorizationRequest } from "../../src/billing/holds/usage-au
 import type { EventStore } from "../../src/ledger/store/event-store";
 import { PostgresEventStore } from "../../src/ledger/store/postgres-event-store";
 
-/** The holds port on a test's ledger, as the service wires it (service.ts). */
+/**
+ * The holds port on a test's ledger, as the service wires it (service.ts), for keys a test makes up: a hold
+ * is refused for a key the active-keys projection does not hold active, so while the holds are decided each
+ * request's key not in it stands there as an issued, active key would (`withKeysActive`).
+ */
 export function usageAuthorizationsOf(
   pool: Pick<pg.Pool, "query">,
   store: EventStore,
-): PostgresUsageAuthorizations {
+): Pick<PostgresUsageAuthorizations, "authorizeUsage"> {
   if (!(store instanceof PostgresEventStore)) throw new Error("holds need the PostgreSQL event store");
-  return new PostgresUsageAuthorizations(pool);
+  const authorizations = new PostgresUsageAuthorizations(pool);
+  return {
+    authorizeUsage: (requests, commit) =>
+      withKeysActive(pool, requests, () => authorizations.authorizeUsage(requests, commit)),
+  };
+}
+
+/**
+ * Runs `decide` with each request's key in the active-keys projection as an issued, active key of its
+ * account, then removes the rows it added: the projection stays a fold of the log (`ledger verify`), and a
+ * key a test entered itself (deactivated, say) is left as it is. The hash is made up: no test presents it.
+ */
+export async function withKeysActive<Result>(
+  pool: Pick<pg.Pool, "query">,
+  requests: readonly Pick<UsageAuthorizationRequest, "data">[],
+  decide: () => Promise<Result>,
+): Promise<Result> {
+  const added = await pool.query<{ key_id: string }>(
+    `INSERT INTO projection_active_keys (key_id, key_hash, owner_kind, owner_id, issued_by_user_id, status)
+     SELECT DISTINCT key.key_id, 'test-key-' || key.key_id, key.owner_kind, key.owner_id, key.owner_id, 1
+     FROM json_to_recordset($1::json) AS key(key_id text, owner_kind text, owner_id text)
+     ON CONFLICT (key_id) DO NOTHING
+     RETURNING key_id`,
+    [
+      JSON.stringify(
+        requests.map(({ data }) => ({
+          key_id: data.keyId,
+          owner_kind: data.account.kind,
+          owner_id: data.account.id,
+        })),
+      ),
+    ],
+  );
+  try {
+    return await decide();
+  } finally {
+    await pool.query("DELETE FROM projection_active_keys WHERE key_id = ANY($1::text[])", [
+      added.rows.map((row) => row.key_id),
+    ]);
+  }
 }
 
 /**

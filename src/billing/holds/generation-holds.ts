@@ -346,13 +346,17 @@ export class GenerationHolds {
           accountKind: request.account.kind,
           availableWon: decision.availableWon,
         });
+      // The key changed after this process's copy admitted the request: told as admission would tell it.
+      if (!("limit" in decision))
+        throw new HoldRefusedError(
+          decision.reason === "key-inactive"
+            ? { kind: "key-inactive" }
+            : { kind: "model-not-allowed", model: request.model },
+        );
+      const limit = { kind: decision.reason, value: decision.limit };
       this.rememberLimitedKey(request.keyId);
-      await this.noticeKeyLimit(request, { kind: decision.reason, value: decision.limit });
-      throw new HoldRefusedError({
-        kind: "key-limit",
-        accountKind: request.account.kind,
-        limit: { kind: decision.reason, value: decision.limit },
-      });
+      await this.noticeKeyLimit(request, limit);
+      throw new HoldRefusedError({ kind: "key-limit", accountKind: request.account.kind, limit });
     }
     // What this process remembers as available after the hold rests on the hold being within the funds.
     assertHoldWithinFunds({ ...decision, estimatedWon }, request.requestId);

@@ -1,6 +1,8 @@
 import type pg from "pg";
 import { assert } from "../../kernel/assert";
+import { entriesAllowing } from "../../keys/allowed-models";
 import { schemaVersionOf } from "../../ledger/events";
+import { findModel } from "../../providers/catalog";
 import { assertHoldWithinFunds, assertRefusedForFunds } from "../money-invariants";
 import type {
   UsageAuthorizationDecision,
@@ -50,6 +52,13 @@ export class PostgresUsageAuthorizations implements UsageAuthorizations {
 
 const authorizationSchemaVersion = schemaVersionOf("UsageAuthorized");
 
+/** A hold is asked for a model the gateway found in the catalog; any other is a defect, never a refusal. */
+function catalogModelOf(slug: string) {
+  const model = findModel(slug);
+  assert(model !== undefined, `a hold was asked for ${slug}, which the catalog does not list`);
+  return model;
+}
+
 /**
  * One request as `ledger_authorize_usage` takes it: the authorization's fields, which its row keeps as
  * columns and builds the event from at log time (src/ledger/schema/holds/ledger-hold-authorization.ts).
@@ -67,6 +76,7 @@ export function holdStatementInputOf(request: UsageAuthorizationRequest, ordinal
     user_id: data.userId,
     organization_id: data.organizationId,
     model: data.model,
+    model_entries: entriesAllowing(catalogModelOf(data.model)),
     endpoint: data.endpoint,
     streamed: data.streamed,
     started_at: data.startedAt,
@@ -94,6 +104,8 @@ function decisionOf(row: AuthorizationRow, request: UsageAuthorizationRequest): 
       assertRefusedForFunds(row.available_won, requestId);
       return { kind: "refused", reason: "funds", availableWon: row.available_won };
     }
+    if (row.refusal === "key-inactive" || row.refusal === "model-not-allowed")
+      return { kind: "refused", reason: row.refusal, availableWon: row.available_won };
     assert(
       row.limit_value !== null,
       `the hold of ${requestId} was refused by a ${row.refusal} limit it has not`,

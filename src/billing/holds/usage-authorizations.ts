@@ -25,7 +25,12 @@ export interface UsageAuthorizationRequest {
 }
 
 /** Which limit refused a hold: the account's funds, or one of the key's own limits. */
-export type UsageRefusalReason = "funds" | KeyLimitKind;
+/**
+ * Why no hold: funds, a key limit, or the key no longer usable as the gateway's copy had it — deactivated or
+ * deleted since (`key-inactive`), or no longer allowed the model (`model-not-allowed`).
+ */
+export type UsageRefusalReason = "funds" | KeyLimitKind | KeyRevokedReason;
+export type KeyRevokedReason = "key-inactive" | "model-not-allowed";
 
 export type UsageAuthorizationDecision =
   | { kind: "held"; holdWon: string; availableWon: string }
@@ -35,4 +40,6 @@ export type UsageAuthorizationDecision =
    * The key reached a limit (`limit`: requests per minute, or won): its holds this minute, or its held +
    * pending + charged this Seoul month or in total.
    */
-  | { kind: "refused"; reason: KeyLimitKind; limit: string; availableWon: string };
+  | { kind: "refused"; reason: KeyLimitKind; limit: string; availableWon: string }
+  /** The key was deactivated or deleted, or its allowed models changed, after this gateway's copy read it. */
+  | { kind: "refused"; reason: KeyRevokedReason; availableWon: string };

@@ -122,6 +122,17 @@ export class AdmissionCache implements LocalReadModel {
   }
 
   /**
+   * The key as the projections hold it now, whatever this copy holds: for the reads that answer from the
+   * key alone (listing its models), which no hold checks after them (C4: a change made through another
+   * process holds for the next request). A key gone from the projections leaves this copy too.
+   */
+  async findFresh(keyHash: string): Promise<AdmissionRecord | undefined> {
+    const record = (await this.readKey(keyHash)).records.get(keyHash);
+    if (!record) this.remove(keyHash);
+    return record;
+  }
+
+  /**
    * A key not cached is read at once when no such read is in flight; else it waits for that read and goes
    * with every other key that arrived meanwhile, in one statement.
    */

@@ -27,7 +27,10 @@ export interface Caller {
 
 export class ApiKeyAdmission {
   constructor(
-    private readonly admissionRecords: { find(keyHash: string): Promise<AdmissionRecord | undefined> },
+    private readonly admissionRecords: {
+      find(keyHash: string): Promise<AdmissionRecord | undefined>;
+      findFresh(keyHash: string): Promise<AdmissionRecord | undefined>;
+    },
     private readonly hasher: ApiKeyHasher,
     /** Tells the admin token apart, so that sending it here is answered as that mistake. */
     private readonly isAdminToken: (presented: string) => boolean = () => false,
@@ -46,16 +49,23 @@ export class ApiKeyAdmission {
     return this.authenticate(authorizationHeader, { requireCredit: true });
   }
 
+  /**
+   * `fresh`: the key as the projections hold it now, not as this process's copy last read it — for a read
+   * no hold checks after it (the model list), so that a key changed through another process is answered as
+   * changed at once (C4). A generation request's hold checks the key itself (ledger-authorize-usage.ts).
+   */
   async authenticate(
     authorizationHeader: string | undefined,
-    options: { requireCredit: boolean },
+    options: { requireCredit: boolean; fresh?: boolean },
   ): Promise<Caller> {
     if (authorizationHeader === undefined) throw apiErrors.unauthorized(missingApiKeyMessage);
     const presented = bearerTokenOfHeader(authorizationHeader);
     if (!presented) throw apiErrors.unauthorized(notBearerMessageOf(authorizationHeader));
     if (!looksLikeApiKey(presented)) throw apiErrors.unauthorized(this.notKeyMessageOf(presented));
     const keyHash = this.hasher.hash(presented);
-    const record = await this.admissionRecords.find(keyHash);
+    const record = await (options.fresh
+      ? this.admissionRecords.findFresh(keyHash)
+      : this.admissionRecords.find(keyHash));
     if (!record || !this.hasher.matches(record.keyHash, keyHash))
       throw apiErrors.unauthorized(invalidApiKeyMessages.unknown);
     if (options.requireCredit && !record.hasCredit)

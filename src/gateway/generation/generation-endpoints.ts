@@ -39,6 +39,7 @@ export function createGenerationEndpoints(
   const retrieveModel: Endpoint = async (request, response) => {
     const caller = await dependencies.admission.authenticate(request.headers.authorization, {
       requireCredit: false,
+      fresh: true,
     });
     const id = decodedPathSegment(endpointPathOf(request.url ?? "").slice(modelPathPrefix.length));
     const models = await pricedModels(
@@ -77,6 +78,7 @@ export function createGenerationEndpoints(
       async (request, response) => {
         const caller = await dependencies.admission.authenticate(request.headers.authorization, {
           requireCredit: false,
+          fresh: true,
         });
         const data = await pricedModels(
           dependencies.prices,

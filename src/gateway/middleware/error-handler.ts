@@ -11,7 +11,7 @@ import {
   UpstreamRejectedError,
   UpstreamThrottledError,
 } from "../../providers/provider";
-import { ApiError, apiErrors, errorBodyOf } from "../api-error";
+import { ApiError, apiErrors, errorBodyOf, invalidApiKeyMessages } from "../api-error";
 import { sendJson } from "../http/json-response";
 import { keyLimitRefusalOf } from "../key-limit-refusal";
 import { observationOf } from "../observation/request-observation";
@@ -50,6 +50,11 @@ function apiErrorOfRefusal(refusal: HoldRefusal): ApiError {
       return apiErrors.creditInsufficient(refusal.accountKind, refusal.availableWon);
     case "key-limit":
       return keyLimitRefusalOf({ reason: refusal.limit.kind, limit: refusal.limit.value }, new Date());
+    // Found by the hold, after this gateway's copy of the key admitted the request: told as admission tells it.
+    case "key-inactive":
+      return apiErrors.unauthorized(invalidApiKeyMessages.unknown);
+    case "model-not-allowed":
+      return apiErrors.modelNotAllowed(refusal.model);
     default: {
       const unreachable: never = refusal;
       throw new Error(`unknown refusal ${JSON.stringify(unreachable)}`);

@@ -9,7 +9,7 @@ import type {
 import type { PostgresEventStore } from "../../../src/ledger/store/postgres-event-store";
 import { topUp } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
-import { usageAuthorizationsOf } from "../../support/usage-authorizations";
+import { usageAuthorizationsOf, withKeysActive } from "../../support/usage-authorizations";
 
 /**
  * What an authorization waits for (migration 4): another authorization on the same account — the check and
@@ -55,10 +55,14 @@ describe("authorization locks", () => {
 
   it("given another authorization on the account uncommitted, then a hold waits for it and sees its hold", async () => {
     await other.query("BEGIN");
+    // The same request as the SQL function takes it, on a transaction of its own.
+    const request = authorization("lin", "50");
     const [first] = (
-      await other.query<{ hold_won: string }>("SELECT * FROM ledger_authorize_usage($1::json)", [
-        JSON.stringify([rawAuthorization("lin", "50")]),
-      ])
+      await withKeysActive(harness.ledger.pool, [request], () =>
+        other.query<{ hold_won: string }>("SELECT * FROM ledger_authorize_usage($1::json)", [
+          JSON.stringify([holdStatementInputOf(request, 0)]),
+        ]),
+      )
     ).rows;
     expect(first?.hold_won).toBe("50");
     let second: UsageAuthorizationDecision[] | undefined;
@@ -100,11 +104,6 @@ function authorizationData(accountId: string, estimatedWon: string) {
 
 function authorization(accountId: string, estimatedWon: string): UsageAuthorizationRequest {
   return { eventId: randomUUID(), data: authorizationData(accountId, estimatedWon) };
-}
-
-/** The same request as the SQL function takes it. */
-function rawAuthorization(accountId: string, estimatedWon: string) {
-  return holdStatementInputOf(authorization(accountId, estimatedWon), 0);
 }
 
 function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T> {

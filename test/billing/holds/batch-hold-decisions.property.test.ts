@@ -8,7 +8,7 @@ import type { ApiKeyLimits } from "../../../src/ledger/events";
 import type { StreamAppend } from "../../../src/ledger/store/event-store";
 import { keyLimitsSet, topUp } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
-import { personalHoldRequest } from "../../support/usage-authorizations";
+import { personalHoldRequest, withKeysActive } from "../../support/usage-authorizations";
 
 /**
  * `ledger_authorize_usage` decides a batch as if each request had a statement of its own, in order. Checked
@@ -74,7 +74,7 @@ function canonical(decision: UsageAuthorizationDecision): UsageAuthorizationDeci
   const availableWon = new Money(decision.availableWon).toFixed();
   if (decision.kind === "held")
     return { ...decision, holdWon: new Money(decision.holdWon).toFixed(), availableWon };
-  if (decision.reason === "funds") return { ...decision, availableWon };
+  if (!("limit" in decision)) return { ...decision, availableWon };
   return { ...decision, limit: new Money(decision.limit).toFixed(), availableWon };
 }
 
@@ -118,13 +118,14 @@ describe("the holds of one batch, against the rule decided in turn", () => {
           async (batch) => {
             await client.query("BEGIN");
             try {
-              const decided = await authorizations.authorizeUsage(
-                batch.map(({ key, estimatedWon }) =>
-                  personalHoldRequest(`req_property_${randomUUID()}`, userIdOf(keys[key].account), {
-                    keyId: keyIds[key],
-                    estimate: { inputTokensMax: 100, outputTokensMax: 100, estimatedWon },
-                  }),
-                ),
+              const requests = batch.map(({ key, estimatedWon }) =>
+                personalHoldRequest(`req_property_${randomUUID()}`, userIdOf(keys[key].account), {
+                  keyId: keyIds[key],
+                  estimate: { inputTokensMax: 100, outputTokensMax: 100, estimatedWon },
+                }),
+              );
+              const decided = await withKeysActive(client, requests, () =>
+                authorizations.authorizeUsage(requests),
               );
               expect(decided.map(canonical)).toEqual(decideInTurn(batch).map(canonical));
             } finally {

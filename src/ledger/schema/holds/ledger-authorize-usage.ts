@@ -13,6 +13,13 @@ import type { DeclaredFunction } from "../../../database/declared-schema";
  * rate from the requests after it. The lookups are set-wise (one plan for the batch); only the decision
  * loops, at a few microseconds per request.
  *
+ * A hold is refused when its key may no longer be used as the request's gateway found it: deactivated or
+ * deleted (its row in the active-keys projection, which a key's management call waits for, C4), or no longer
+ * allowed the request's model (its inline limits, C14; the request names the `allowed_models` entries that
+ * would allow its model, src/keys/allowed-models.ts). A gateway admits requests from its own copy of the keys,
+ * which another process's change reaches a notification later: deciding here, with the grant, makes a key
+ * change effective for the next request on every gateway.
+ *
  * A hold is refused when its key has reached a limit (../inline-funds/key-limits.ts): the key's requests
  * this minute (holds granted) reach its rate limit, or its held + pending + charged this month or in total
  * reach a spend limit — each counting the key's hold rows not yet logged as well as the log's folds
@@ -36,8 +43,8 @@ import type { DeclaredFunction } from "../../../database/declared-schema";
  * other requests' exact costs admits more: several such overshoots could add up.
  *
  * Input: a JSON array of { ordinal, event_id, schema_version, request_id, account_kind, account_id, key_id,
- * user_id, organization_id, model, endpoint, streamed, started_at, expires_at, gateway_instance,
- * input_tokens_max, output_tokens_max, estimate_won }: the authorization's fields, which the row keeps as
+ * user_id, organization_id, model, model_entries, endpoint, streamed, started_at, expires_at,
+ * gateway_instance, input_tokens_max, output_tokens_max, estimate_won }: the authorization's fields, which the row keeps as
  * columns (ledger-hold-authorization.ts builds the event from them, with the grant as `holdWon` and the
  * database's clock at the grant as its `occurredAt`). Output: per ordinal, the hold granted (null: refused),
  * what was available to it, and a refusal's reason and limit.
@@ -90,8 +97,8 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
         WITH request AS (
           SELECT request.*, ledger_seoul_month(request.started_at::text) AS month
           FROM json_to_recordset(requests) AS request(
-            ordinal int, account_kind text, account_id text, key_id uuid, started_at timestamptz,
-            estimate_won numeric)
+            ordinal int, account_kind text, account_id text, key_id uuid, model_entries text[],
+            started_at timestamptz, estimate_won numeric)
         ), keyed AS MATERIALIZED (
           -- Materialized, so each key's usage is looked up once per request; and only for a key with a spend
           -- or rate limit (most keys have none: never refused), by ledger_key_limit_usage, whose lookups the
@@ -99,8 +106,12 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
           -- query a plan of its own, whose filter on the limits runs before the call: pulled up into the join,
           -- the filter would run after it, and every key would pay for the call.
           SELECT request.*, limits.monthly_spend_limit_won, limits.total_spend_limit_won,
-                 limits.rate_limit_requests_per_minute, used.month_spent, used.total_spent, used.minute_requests
+                 limits.rate_limit_requests_per_minute, used.month_spent, used.total_spent, used.minute_requests,
+                 coalesce(active.status = 1, false) AS key_active,
+                 coalesce(limits.allowed_models IS NULL OR limits.allowed_models && request.model_entries, false)
+                   AS model_allowed
           FROM request
+          LEFT JOIN projection_active_keys active ON active.key_id = request.key_id::text
           LEFT JOIN key_limits limits ON limits.key_id = request.key_id
           LEFT JOIN LATERAL (
             SELECT * FROM ledger_key_limit_usage(request.key_id, request.account_kind, request.account_id,
@@ -137,7 +148,9 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
         total_room := candidate.total_spend_limit_won - coalesce(candidate.total_spent, 0)
           - coalesce((granted_won ->> key_entry)::numeric, 0);
         minute_count := coalesce(candidate.minute_requests, 0) + coalesce((granted_requests ->> key_entry)::bigint, 0);
-        refused_by := CASE WHEN minute_count >= candidate.rate_limit_requests_per_minute THEN 'rate'
+        refused_by := CASE WHEN NOT candidate.key_active THEN 'key-inactive'
+                           WHEN NOT candidate.model_allowed THEN 'model-not-allowed'
+                           WHEN minute_count >= candidate.rate_limit_requests_per_minute THEN 'rate'
                            WHEN month_room <= 0 THEN 'monthly-spend'
                            WHEN total_room <= 0 THEN 'total-spend'
                            WHEN available < 1 THEN 'funds' END;
