@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PostgresUsageAuthorizations } from "../../../src/billing/holds/postgres-usage-authorizations";
 import type { ApiKeyLimits } from "../../../src/ledger/events";
 import { keyLimitsSet, metadata, topUp } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
@@ -10,7 +11,8 @@ import { personalHoldRequest, usageAuthorizationsOf } from "../../support/usage-
  * snapshot shows plus what the batch granted before it. A request the batch refuses (by its key's limits or
  * for funds) holds nothing, so it must take nothing from the requests after it: neither the account's room
  * nor its key's rate or spend. A hold its account cut to the room left still counts whole for its key, in one
- * batch as across two.
+ * batch as across two. A key deactivated, deleted or no longer allowed the model since its gateway read it
+ * is refused first, and takes nothing either.
  */
 
 let accounts = 0;
@@ -47,6 +49,44 @@ describe("the holds of one batch", () => {
   }, 60_000);
   afterAll(async () => {
     await harness?.dispose();
+  });
+
+  it("given keys deactivated, deleted or no longer allowed the model since their gateway read them, then each is refused and takes nothing", async () => {
+    const { userId, limitedKey: restrictedKey } = await accountWith("50", { allowedModels: ["beta"] });
+    const [deactivatedKey, deletedKey, activeKey] = [randomUUID(), randomUUID(), randomUUID()];
+    // The active keys as the projection leaves them: one deactivated, one active, and each restricted one
+    // active; the deleted key has no row.
+    const keyRows = [
+      [deactivatedKey, 0],
+      [restrictedKey, 1],
+      [activeKey, 1],
+    ] as const;
+    for (const [keyId, status] of keyRows)
+      await harness.ledger.pool.query(
+        `INSERT INTO projection_active_keys (key_id, key_hash, owner_kind, owner_id, issued_by_user_id, status)
+         VALUES ($1, $2, 'user', $3, $3, $4)`,
+        [keyId, `test-key-${keyId}`, userId, status],
+      );
+    try {
+      const decisions = await new PostgresUsageAuthorizations(harness.ledger.pool).authorizeUsage([
+        request(userId, deactivatedKey, "30"),
+        request(userId, deletedKey, "30"),
+        // alpha-5.4-mini, which a key allowed only beta may no longer call.
+        request(userId, restrictedKey, "30"),
+        request(userId, activeKey, "40"),
+      ]);
+
+      expect(decisions).toEqual([
+        { kind: "refused", reason: "key-inactive", availableWon: "50" },
+        { kind: "refused", reason: "key-inactive", availableWon: "50" },
+        { kind: "refused", reason: "model-not-allowed", availableWon: "50" },
+        { kind: "held", holdWon: "40", availableWon: "50" },
+      ]);
+    } finally {
+      await harness.ledger.pool.query("DELETE FROM projection_active_keys WHERE key_id = ANY($1::text[])", [
+        keyRows.map(([keyId]) => keyId),
+      ]);
+    }
   });
 
   it("given a key refused by its rate limit, then another key of the account is held with the room it left", async () => {
