@@ -5,7 +5,7 @@ import { type GatewayHarness, startGatewayHarness, testSecrets } from "../suppor
 
 /**
  * The mistakes a newcomer makes first each get an answer that says what to do: a base URL of `…/v1`, the
- * bare host or `…/llm` (a 404 naming `/llm/v1`), `curl -d` without a Content-Type (send
+ * bare host, `…/llm` or `…/LLM/v1` (a 404 naming `/llm/v1`), `curl -d` without a Content-Type (send
  * `Content-Type: application/json`), no Authorization header ("Missing API key", still 401/110), a key that is
  * wrong, sent without `Bearer `, the admin token or another provider's `sk-…` key (each said, still 401/110),
  * an unknown model (pointing at GET /llm/v1/models), too little credit (how much, and how to top up, still
@@ -32,6 +32,8 @@ describe("a wrong base URL", () => {
     ["…/v1", "/v1"],
     ["the bare host", ""],
     ["…/llm", "/llm"],
+    ["…/LLM/v1", "/LLM/v1"],
+    ["…/llm/V1", "/llm/V1"],
   ])(
     "given the official client with base URL %s, then chat and models say to use /llm/v1 with 404/120",
     async (_name, suffix) => {
