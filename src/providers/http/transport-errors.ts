@@ -8,18 +8,23 @@ const timeoutCodes: ReadonlySet<string> = new Set([
   "ETIMEDOUT",
 ]);
 
-const connectionCodes: ReadonlySet<string> = new Set([
-  "UND_ERR_SOCKET",
-  "UND_ERR_CLOSED",
+/** No connection was made: refused, no such host, no route. */
+const unreachableCodes: ReadonlySet<string> = new Set([
   "ECONNREFUSED",
-  "ECONNRESET",
-  "ECONNABORTED",
-  "EPIPE",
   "ENOTFOUND",
   "EAI_AGAIN",
   "EHOSTUNREACH",
   "ENETUNREACH",
   "ENETDOWN",
+]);
+
+/** A connection was made, then lost: closed or reset by the upstream (or between), before or mid-answer. */
+const droppedCodes: ReadonlySet<string> = new Set([
+  "UND_ERR_SOCKET",
+  "UND_ERR_CLOSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
 ]);
 
 const malformedCodes: ReadonlySet<string> = new Set([
@@ -41,7 +46,10 @@ export function mapTransportError(error: unknown, signal: AbortSignal): unknown 
   const code = errorCode(error);
   if (code === undefined) return error;
   if (timeoutCodes.has(code)) return new UpstreamFailedError("timeout", "upstream did not answer in time");
-  if (connectionCodes.has(code)) return new UpstreamFailedError("connection", "could not reach the upstream");
+  if (unreachableCodes.has(code))
+    return new UpstreamFailedError("connection", "could not reach the upstream");
+  if (droppedCodes.has(code))
+    return new UpstreamFailedError("connection", "the connection to the upstream was closed or reset");
   if (malformedCodes.has(code)) return new UpstreamFailedError("malformed", "upstream sent a broken reply");
   return error;
 }
