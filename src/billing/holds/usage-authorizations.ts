@@ -24,7 +24,6 @@ export interface UsageAuthorizationRequest {
   data: Omit<EventData<"UsageAuthorized">, "holdWon">;
 }
 
-/** Which limit refused a hold: the account's funds, or one of the key's own limits. */
 /**
  * Why no hold: funds, a key limit, or the key no longer usable as the gateway's copy had it — deactivated or
  * deleted since (`key-inactive`), or no longer allowed the model (`model-not-allowed`).

@@ -44,10 +44,11 @@ import type { DeclaredFunction } from "../../../database/declared-schema";
  *
  * Input: a JSON array of { ordinal, event_id, schema_version, request_id, account_kind, account_id, key_id,
  * user_id, organization_id, model, model_entries, endpoint, streamed, started_at, expires_at,
- * gateway_instance, input_tokens_max, output_tokens_max, estimate_won }: the authorization's fields, which the row keeps as
- * columns (ledger-hold-authorization.ts builds the event from them, with the grant as `holdWon` and the
- * database's clock at the grant as its `occurredAt`). Output: per ordinal, the hold granted (null: refused),
- * what was available to it, and a refusal's reason and limit.
+ * gateway_instance, input_tokens_max, output_tokens_max, estimate_won }: the authorization's fields, which
+ * the row keeps as columns (ledger-hold-authorization.ts builds the event from them, with the grant as
+ * `holdWon` and the database's clock at the grant as its `occurredAt`), and the allowed-models entries that
+ * would allow its model. Output: per ordinal, the hold granted (null: refused), what was available to it, and
+ * a refusal's reason and limit.
  */
 export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
   kind: "function",
