@@ -98,7 +98,7 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
         WITH request AS (
           SELECT request.*, ledger_seoul_month(request.started_at::text) AS month
           FROM json_to_recordset(requests) AS request(
-            ordinal int, account_kind text, account_id text, key_id uuid, model_entries text[],
+            ordinal int, account_kind text, account_id text, key_id uuid, model_entries json,
             started_at timestamptz, estimate_won numeric)
         ), keyed AS MATERIALIZED (
           -- Materialized, so each key's usage is looked up once per request; and only for a key with a spend
@@ -106,13 +106,19 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
           -- plan of this statement then does not hold (see its declaration). OFFSET 0 keeps the lateral
           -- query a plan of its own, whose filter on the limits runs before the call: pulled up into the join,
           -- the filter would run after it, and every key would pay for the call.
+          -- The key's active row is one primary-key probe per request (lateral, kept apart by OFFSET 0),
+          -- whatever the table's size: joined whole, the generic plan hashed the whole table on every call.
           SELECT request.*, limits.monthly_spend_limit_won, limits.total_spend_limit_won,
                  limits.rate_limit_requests_per_minute, used.month_spent, used.total_spent, used.minute_requests,
                  coalesce(active.status = 1, false) AS key_active,
-                 coalesce(limits.allowed_models IS NULL OR limits.allowed_models && request.model_entries, false)
-                   AS model_allowed
+                 -- The request's entries are read only for a key limited to some models; most keys are not.
+                 CASE WHEN limits.allowed_models IS NULL THEN true
+                      ELSE limits.allowed_models && ARRAY(SELECT json_array_elements_text(request.model_entries))
+                 END AS model_allowed
           FROM request
-          LEFT JOIN projection_active_keys active ON active.key_id = request.key_id::text
+          LEFT JOIN LATERAL (
+            SELECT keys.status FROM projection_active_keys keys WHERE keys.key_id = request.key_id::text OFFSET 0
+          ) active ON true
           LEFT JOIN key_limits limits ON limits.key_id = request.key_id
           LEFT JOIN LATERAL (
             SELECT * FROM ledger_key_limit_usage(request.key_id, request.account_kind, request.account_id,
