@@ -50,32 +50,43 @@ describe("a gateway-role process", () => {
     await database?.drop();
   });
 
+  /** A gateway-role process starting on the database: what it logs, and whether it has started yet. */
+  function startEdge(databaseUrl: string) {
+    const log: string[] = [];
+    let ready = false;
+    const starting = startService({ ...serviceOptions(databaseUrl, log), runProjections: false }).then(
+      (service) => {
+        running.push(service);
+        ready = true;
+        return service;
+      },
+    );
+    return {
+      log,
+      starting,
+      get ready() {
+        return ready;
+      },
+    };
+  }
+
   it("waits for a worker to prepare the projections, then serves without ever leading them", async () => {
     database = await createTestDatabase("gateway_role");
     const databaseUrl = database.url;
-    const edgeLog: string[] = [];
-    let edgeReady = false;
-    const edgeStarting = startService({
-      ...serviceOptions(databaseUrl, edgeLog),
-      runProjections: false,
-    }).then((service) => {
-      running.push(service);
-      edgeReady = true;
-      return service;
-    });
+    const edge = startEdge(databaseUrl);
     await eventually("the edge says it waits for a worker", async () =>
-      edgeLog.some((line) => line.includes("waiting for a worker process to prepare the projections")),
+      edge.log.some((line) => line.includes("waiting for a worker process to prepare the projections")),
     );
-    expect(edgeReady).toBe(false);
+    expect(edge.ready).toBe(false);
     expect(await runnerLocksHeld(databaseUrl)).toBe(0);
 
     const worker = await startService(serviceOptions(databaseUrl, []));
-    const edge = await edgeStarting;
+    const started = await edge.starting;
     await eventually(
       "the worker leads the projections",
       async () => (await runnerLocksHeld(databaseUrl)) === 1,
     );
-    const listening = await edge.listen(0, "127.0.0.1");
+    const listening = await started.listen(0, "127.0.0.1");
     expect((await fetch(`${listening.url}/healthz`)).status).toBe(200);
 
     await worker.close();
@@ -94,33 +105,24 @@ describe("a gateway-role process", () => {
         "UPDATE projection_checkpoints SET definition_version = definition_version + 1 WHERE projection = 'discounts' RETURNING definition_version",
       );
       const newerVersion = folded.rows[0]!.definition_version;
-      const edgeLog: string[] = [];
-      let edgeReady = false;
-      const edgeStarting = startService({
-        ...serviceOptions(databaseUrl, edgeLog),
-        runProjections: false,
-      }).then((service) => {
-        running.push(service);
-        edgeReady = true;
-        return service;
-      });
+      const edge = startEdge(databaseUrl);
       await eventually("the edge says a newer release folded the discounts", async () =>
-        edgeLog.some(
+        edge.log.some(
           (line) =>
             line.includes("the projections are folded by a newer release") &&
             line.includes(`discounts (v${newerVersion}, this process knows v${newerVersion - 1})`),
         ),
       );
-      expect(edgeLog.some((line) => line.includes("waiting for a worker process"))).toBe(false);
-      expect(edgeReady).toBe(false);
+      expect(edge.log.some((line) => line.includes("waiting for a worker process"))).toBe(false);
+      expect(edge.ready).toBe(false);
 
       // Back at this release's definition (a rebuild with it would leave it so): the edge starts.
       await pool.query(
         "UPDATE projection_checkpoints SET definition_version = $1 WHERE projection = 'discounts'",
         [newerVersion - 1],
       );
-      await edgeStarting;
-      expect(edgeReady).toBe(true);
+      await edge.starting;
+      expect(edge.ready).toBe(true);
     } finally {
       await pool.end();
     }

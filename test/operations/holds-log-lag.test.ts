@@ -10,7 +10,7 @@ import { createProbeMetrics } from "../../src/operations/probe-metrics";
 import { topUp } from "../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
 import { holdRowCompletionOf, logSettledHolds } from "../support/settled-holds";
-import { usageAuthorizationsOf } from "../support/usage-authorizations";
+import { personalHoldRequest, usageAuthorizationsOf } from "../support/usage-authorizations";
 
 /**
  * A settled hold row the log writers cannot write (its usage stream is in the log already: a request id used
@@ -19,26 +19,6 @@ import { usageAuthorizationsOf } from "../support/usage-authorizations";
  */
 
 const account = { kind: "user" as const, id: "log-lag" };
-
-function holdOf(requestId: string): UsageAuthorizationRequest {
-  return {
-    eventId: randomUUID(),
-    data: {
-      requestId,
-      keyId: randomUUID(),
-      account,
-      userId: account.id,
-      organizationId: null,
-      model: "alpha-5.4-mini",
-      endpoint: "chat.completions",
-      streamed: false,
-      startedAt: new Date().toISOString(),
-      estimate: { inputTokensMax: 1_000, outputTokensMax: 100, estimatedWon: "3.25" },
-      gatewayInstance: "gateway-log-lag",
-      expiresAt: new Date(Date.now() + 600_000).toISOString(),
-    },
-  };
-}
 
 describe("the holds' log lag", () => {
   let harness: LedgerHarness;
@@ -66,7 +46,7 @@ describe("the holds' log lag", () => {
         data: {
           requestId: hold.data.requestId,
           account,
-          releasedWon: "3.25",
+          releasedWon: hold.data.estimate.estimatedWon,
           reason: "upstream-failed",
           attempts: [],
         },
@@ -83,10 +63,10 @@ describe("the holds' log lag", () => {
 
   it("given a settled row no writer can log, then the gauge shows its age until an operator removes it", async () => {
     const requestId = `req_twice_${randomUUID()}`;
-    await placeAndVoid(holdOf(requestId));
+    await placeAndVoid(personalHoldRequest(requestId, account.id));
     await logSettledHolds(harness.ledger.pool, harness.store);
     // The same request id held again: its row settles, but its usage stream is in the log already.
-    await placeAndVoid(holdOf(requestId));
+    await placeAndVoid(personalHoldRequest(requestId, account.id));
     const logLines: string[] = [];
     const writer = new SettledHoldsLog({
       pool: harness.ledger.pool,
@@ -122,7 +102,7 @@ describe("the holds' log lag", () => {
 
       // Rows that can be logged leave no lag behind: only the kept one counts.
       const logged = `req_logged_${randomUUID()}`;
-      await placeAndVoid(holdOf(logged));
+      await placeAndVoid(personalHoldRequest(logged, account.id));
       expect(await writer.writeBatch()).toBe(2);
       now = new Date(kept.rows[0]!.settled_at.getTime() + 50_000);
       expect(await probes.holdsLogLagSeconds()).toBeCloseTo(50, 3);
