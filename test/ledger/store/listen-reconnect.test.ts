@@ -44,9 +44,13 @@ afterAll(async () => {
 
 /** Terminates the backends of `applicationName` in the test's database while it refuses new connections. */
 async function outage(applicationName: string, duringOutage: () => Promise<void> = async () => {}) {
-  // Connections the pool will need during the outage are opened before it: an append, its NOTIFY, the
-  // visibility check, and the subscriber's read may overlap, with room to spare (one more would be refused).
-  await Promise.all(Array.from({ length: 8 }, () => harness.ledger.pool.query("SELECT pg_sleep(0.01)")));
+  // The pool is filled to its bound before the outage, so it cannot open a connection during it: an
+  // append, its NOTIFY, the visibility check and the subscriber's read take pooled ones. Filling it only
+  // part way left a race: a read woken just before the outage could still be opening a connection when
+  // the database began refusing them.
+  const pool = harness.ledger.pool;
+  await Promise.all(Array.from({ length: pool.options.max }, () => pool.query("SELECT pg_sleep(0.01)")));
+  expect(pool.totalCount).toBe(pool.options.max);
   const database = harness.database.name;
   await admin.query(`ALTER DATABASE ${database} ALLOW_CONNECTIONS false`);
   try {
