@@ -141,6 +141,8 @@ const environmentSchema = z.object({
   OIDC_USER_CLAIM: claimName,
   OIDC_ORGANIZATION_CLAIM: claimName,
   OIDC_ROLE_CLAIM: claimName,
+  // The origin browsers reach the gateway at, behind a TLS-terminating proxy (docs/console.md).
+  PUBLIC_URL: url(["https", "http"]),
   // Webhooks to loopback, private and link-local addresses (C14): refused unless this is "true".
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: z.enum(["true", "false"]).default("false"),
   ...familyVariables,
@@ -181,6 +183,8 @@ export interface Config {
   upstreamResilience: ResilienceLimits;
   /** Console sign-in by OpenID Connect; undefined when OIDC_ISSUER is unset. */
   oidc: OidcSettings | undefined;
+  /** `PUBLIC_URL` as an origin; undefined: each request's own scheme and Host. */
+  publicUrl: URL | undefined;
   /** Webhooks may go to loopback, private and link-local addresses (tests, closed networks). */
   webhookAllowPrivateNetworks: boolean;
 }
@@ -226,6 +230,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
     settlementTimings,
     upstreamResilience: upstreamResilienceOf(values),
     oidc: oidcOf(values),
+    publicUrl: publicUrlOf(values.PUBLIC_URL),
     webhookAllowPrivateNetworks: values.WEBHOOK_ALLOW_PRIVATE_NETWORKS === "true",
   };
 }
@@ -256,6 +261,21 @@ function oidcOf(values: z.infer<typeof environmentSchema>): OidcSettings | undef
     organizationClaim: values.OIDC_ORGANIZATION_CLAIM,
     roleClaim: values.OIDC_ROLE_CLAIM,
   };
+}
+
+/** `PUBLIC_URL` names an origin: a path, query or credentials would be dropped from every URL built on it. */
+function publicUrlOf(value: string | undefined): URL | undefined {
+  if (value === undefined) return undefined;
+  const parsed = URL.canParse(value) ? new URL(value) : undefined;
+  if (!parsed || !isOriginOnly(parsed))
+    throw new ConfigError(
+      "invalid configuration: PUBLIC_URL must be an origin such as https://llm.example.com (no path, query or credentials)",
+    );
+  return parsed;
+}
+
+function isOriginOnly(url: URL): boolean {
+  return url.pathname === "/" && !url.search && !url.hash && !url.username && !url.password;
 }
 
 /** The upstream retry and breaker limits the environment sets, with their relations checked. */

@@ -258,6 +258,7 @@ async function startRole(
     settlementTimings: config.settlementTimings,
     oidc: config.oidc,
     webhookAllowPrivateNetworks: config.webhookAllowPrivateNetworks,
+    publicUrl: config.publicUrl,
   }).catch(async (error: unknown) => {
     // What started is closed, the embedded database too, rather than left running without its process.
     await billing

@@ -133,6 +133,8 @@ export interface ServiceOptions {
   oidc?: OidcSettings | undefined;
   /** Webhooks may go to loopback, private and link-local addresses (`WEBHOOK_ALLOW_PRIVATE_NETWORKS`). */
   webhookAllowPrivateNetworks?: boolean;
+  /** `PUBLIC_URL`: the origin browsers reach the gateway at; absent: each request's own. */
+  publicUrl?: URL | undefined;
 }
 
 /** Whether the process is stopping; readiness answers 503 from the moment it is (C11). */
@@ -629,6 +631,7 @@ function applicationOf(
     },
     requestBodyBytesMax: options.requestBodyBytesMax,
     logger: parts.logger,
+    publicUrl: options.publicUrl,
     isServedModel: (slug) => findModel(slug) !== undefined,
     familyOf: (slug) => findModel(slug)?.family,
     requestLog: (entry) => edge.requestLog.write(entry),

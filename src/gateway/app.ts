@@ -5,6 +5,7 @@ import type { RequestLogEntry } from "./activity/request-log-entry";
 import { isGenerationPath } from "./generation/generation-endpoints";
 import { baseUrlHint, refuseNonJsonBodies } from "./middleware/base-url-hint";
 import { errorHandler } from "./middleware/error-handler";
+import { setPublicUrl } from "./middleware/public-origin";
 import { refuseUnstorableText } from "./middleware/refuse-unstorable-text";
 import { requestId } from "./middleware/request-id";
 import { securityHeaders } from "./middleware/security-headers";
@@ -34,6 +35,8 @@ export function createApp(options: {
   routers: GatewayRouters;
   requestBodyBytesMax: number;
   logger: Logger;
+  /** `PUBLIC_URL`: the origin browsers reach the gateway at (middleware/public-origin.ts). */
+  publicUrl?: URL | undefined;
   /** Whether a model slug is served (the metrics label every other string "unknown"). */
   isServedModel?: (slug: string) => boolean;
   /** The family of a served model, the `gen_ai_provider_name` label. */
@@ -45,6 +48,7 @@ export function createApp(options: {
   app.disable("x-powered-by");
   app.set("etag", false);
   app.set("trust proxy", false);
+  setPublicUrl(app, options.publicUrl);
   app.use(requestId());
   app.use(securityHeaders());
   if (options.routers.operations) app.use(options.routers.operations);

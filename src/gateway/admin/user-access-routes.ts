@@ -6,6 +6,7 @@ import type { ApiKeyService } from "../../keys/api-key-service";
 import type { ConsoleAuth } from "../console/console-auth";
 import { storableString } from "../http/storable-string";
 import { handleKeyRoute } from "../keys/key-routes";
+import { publicOriginOf } from "../middleware/public-origin";
 import { requestIdOf } from "../middleware/request-id";
 import { parseWith } from "./admin-context";
 import { accountReferenceText } from "./admin-request-schemas";
@@ -73,7 +74,7 @@ export function createAdminUserAccessRouter(dependencies: {
     response.setHeader("cache-control", "no-store");
     response.status(201).json({
       path,
-      url: `${request.protocol}://${request.get("host")}${path}`,
+      url: `${publicOriginOf(request)}${path}`,
       expiresAt: expiresAt.toISOString(),
     });
   });

@@ -8,6 +8,7 @@ import { sessionLimits } from "../../kernel/limits";
 import type { OidcSignIn } from "../../sessions/oidc-sign-in";
 import type { Session, SessionTokens } from "../../sessions/session-tokens";
 import { apiErrors, validationErrorOf } from "../api-error";
+import { reachedOverHttps } from "../middleware/public-origin";
 import {
   adminCookieName,
   adminHintCookieName,
@@ -229,14 +230,19 @@ function setCookie(request: Request, response: Response, name: string, value: st
   response.cookie(name, value, {
     httpOnly: true,
     sameSite: "strict",
-    secure: request.secure,
+    secure: reachedOverHttps(request),
     path: "/",
     maxAge: ttlSeconds * 1_000,
   });
 }
 
 function clearCookie(request: Request, response: Response, name: string) {
-  response.clearCookie(name, { httpOnly: true, sameSite: "strict", secure: request.secure, path: "/" });
+  response.clearCookie(name, {
+    httpOnly: true,
+    sameSite: "strict",
+    secure: reachedOverHttps(request),
+    path: "/",
+  });
 }
 
 /** The page-readable hint that an admin cookie exists (console-auth.ts, adminHintCookieName). */
@@ -244,12 +250,16 @@ function setAdminHint(request: Request, response: Response, ttlSeconds: number) 
   response.cookie(adminHintCookieName, "1", {
     httpOnly: false,
     sameSite: "strict",
-    secure: request.secure,
+    secure: reachedOverHttps(request),
     path: "/console",
     maxAge: ttlSeconds * 1_000,
   });
 }
 
 function clearAdminHint(request: Request, response: Response) {
-  response.clearCookie(adminHintCookieName, { sameSite: "strict", secure: request.secure, path: "/console" });
+  response.clearCookie(adminHintCookieName, {
+    sameSite: "strict",
+    secure: reachedOverHttps(request),
+    path: "/console",
+  });
 }

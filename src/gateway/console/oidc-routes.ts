@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { sessionLimits } from "../../kernel/limits";
 import { type OidcSignIn, OidcSignInRefused } from "../../sessions/oidc-sign-in";
 import type { Session } from "../../sessions/session-tokens";
+import { publicOriginOf, reachedOverHttps } from "../middleware/public-origin";
 import { type ConsoleAuth, cookieOf, oidcTransactionCookieName } from "./console-auth";
 import { languageOf } from "./console-server-page";
 import { oidcRefusalPage, refusalStatusOf } from "./oidc-refusal-page";
@@ -67,9 +68,9 @@ function configured(oidc: OidcSignIn | undefined): OidcSignIn {
   return oidc;
 }
 
-/** The callback at the origin the browser used; register `<origin>/console/oidc/callback` at the provider. */
+/** The callback at the public origin; register `<origin>/console/oidc/callback` at the provider. */
 function callbackUrlOf(request: Request): string {
-  return `${request.protocol}://${request.get("host")}${oidcCallbackPath}`;
+  return `${publicOriginOf(request)}${oidcCallbackPath}`;
 }
 
 /**
@@ -80,7 +81,7 @@ function transactionCookieOptions(request: Request, { clearing = false } = {}) {
   return {
     httpOnly: true,
     sameSite: "lax" as const,
-    secure: request.secure,
+    secure: reachedOverHttps(request),
     path: "/console/oidc",
     ...(clearing ? {} : { maxAge: sessionLimits.oidcTransactionTtlSeconds * 1_000 }),
   };

@@ -1,6 +1,7 @@
 import type { RequestHandler } from "express";
 import { apiErrors } from "../api-error";
 import { hasBody, refuseNonJsonBody } from "../http/request-body";
+import { publicOriginOf } from "./public-origin";
 
 /**
  * Requests that missed the API because of a wrong base URL get a 404 saying which one to use: an
@@ -35,7 +36,7 @@ export function baseUrlHint(): RequestHandler {
       next();
       return;
     }
-    const origin = `${request.protocol}://${request.get("host") ?? "localhost"}`;
+    const origin = publicOriginOf(request);
     next(
       apiErrors.notFound(
         `No such route: ${path}. The API's base URL is ${origin}/llm/v1 (for example POST ${origin}/llm/v1/chat/completions)`,
