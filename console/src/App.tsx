@@ -1,7 +1,7 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, lazy, type ReactNode, Suspense, useEffect, useMemo, useState } from "react";
+import { type FormEvent, lazy, type ReactNode, Suspense, useEffect, useMemo, useRef, useState } from "react";
 import { ErrorMessage } from "./components/ui";
-import { ApiFailure, adminApi, userApi } from "./lib/api";
+import { ApiFailure, adminApi, userApi, whenUnauthenticated } from "./lib/api";
 import type { Language } from "./lib/format";
 import {
   dictionaries,
@@ -101,10 +101,15 @@ export function App() {
     setPath(next);
   };
   const isAdmin = path.startsWith("/admin");
-  useEffect(() => {
-    const label = [...userRoutes, ...adminRoutes].find((route) => route.path === path)?.label;
-    document.title = `${label ? `${dictionaries[language][label]} · ` : ""}${dictionaries[language].appName}`;
-  }, [path, language]);
+  const client = useQueryClient();
+  // A call refused as unauthenticated: the session is asked again, and the area shows what it says now.
+  useEffect(
+    () =>
+      whenUnauthenticated((realm) => {
+        void client.invalidateQueries({ queryKey: [realm === "user" ? "session" : "admin-session"] });
+      }),
+    [client],
+  );
   return (
     <I18nContext.Provider value={i18n}>
       <a className="skip-link" href="#main">
@@ -122,6 +127,18 @@ export function App() {
       </main>
     </I18nContext.Provider>
   );
+}
+
+/** The page's title: its label (none: the overview), then the console's name. */
+function useDocumentTitle(label: MessageKey | undefined) {
+  const { t } = useI18n();
+  useEffect(() => {
+    document.title = `${label ? `${t(label)} · ` : ""}${t("appName")}`;
+  }, [label, t]);
+}
+
+function routeLabelOf(path: string): MessageKey | undefined {
+  return [...userRoutes, ...adminRoutes].find((route) => route.path === path)?.label;
 }
 
 /** Links of one nav; the current page is marked for assistive technology and styling. */
@@ -206,8 +223,14 @@ function UserArea({ path, navigate }: { path: string; navigate(path: string): vo
   const { t } = useI18n();
   const client = useQueryClient();
   const session = useQuery({ queryKey: ["session"], queryFn: userApi.session, retry: false });
+  // Kept by the query after a refetch fails: a session that was here and has ended.
+  const signedIn = session.isSuccess;
+  const identity = session.data && `${session.data.userId} ${session.data.organizationId ?? ""}`;
+  const changedFrom = useSessionChange(signedIn ? identity : undefined);
+  useDocumentTitle(signedIn ? routeLabelOf(path) : "signInTitle");
   if (session.isPending) return <p>{t("loading")}</p>;
-  if (!session.data) return <SignIn onSignedIn={() => void client.invalidateQueries()} />;
+  if (!signedIn)
+    return <SignIn ended={session.data !== undefined} onSignedIn={() => void client.invalidateQueries()} />;
   const { userId, organizationId } = session.data;
   const hasOrganization = organizationId !== null;
   let page: ReactNode;
@@ -249,21 +272,57 @@ function UserArea({ path, navigate }: { path: string; navigate(path: string): vo
         <button
           type="button"
           onClick={async () => {
-            await userApi.signOut();
-            client.clear();
+            // Refused only when the cookie is another session's now (whenUnauthenticated asks again).
+            if (!(await userApi.signOut().then(() => true, unauthenticatedAsFalse))) return;
+            // Nothing of this session stays cached, and the session is asked again (whatever the page).
+            client.removeQueries({ predicate: (query) => query.queryKey[0] !== "session" });
             navigate("/");
-            await client.invalidateQueries();
+            await client.resetQueries({ queryKey: ["session"] });
           }}
         >
           {t("signOut")}
         </button>
       </div>
+      {changedFrom !== undefined && (
+        <p role="status" className="warning" data-testid="session-changed">
+          {t("sessionChanged")}
+        </p>
+      )}
       {page}
     </>
   );
 }
 
-function SignIn({ onSignedIn }: { onSignedIn(): void }) {
+/**
+ * Another tab signed someone else in (the cookie is the browser's, not the tab's): what this tab cached of
+ * the previous session is dropped and asked again, and the change is said. Returns the previous identity.
+ */
+function useSessionChange(identity: string | undefined): string | undefined {
+  const client = useQueryClient();
+  const shown = useRef(identity);
+  const [changedFrom, setChangedFrom] = useState<string | undefined>();
+  useEffect(() => {
+    if (identity === undefined) {
+      // Signed out, or the session ended: whoever signs in next is not a change made in another tab.
+      shown.current = undefined;
+      setChangedFrom(undefined);
+      return;
+    }
+    const previous = shown.current;
+    shown.current = identity;
+    if (previous === undefined || previous === identity) return;
+    setChangedFrom(previous);
+    void client.resetQueries({ predicate: (query) => query.queryKey[0] !== "session" });
+  }, [identity, client]);
+  return identity === undefined ? undefined : changedFrom;
+}
+
+function unauthenticatedAsFalse(error: unknown): false {
+  if (error instanceof ApiFailure && error.httpStatus === 401) return false;
+  throw error;
+}
+
+function SignIn({ ended, onSignedIn }: { ended: boolean; onSignedIn(): void }) {
   const { t } = useI18n();
   const [error, setError] = useState<unknown>(null);
   const expiredLink = new URLSearchParams(window.location.search).get("signIn") === "expired";
@@ -282,6 +341,11 @@ function SignIn({ onSignedIn }: { onSignedIn(): void }) {
     <section className="card narrow" aria-labelledby="sign-in-title">
       <h1 id="sign-in-title">{t("signInTitle")}</h1>
       {expiredLink && <p className="warning">{t("signInExpired")}</p>}
+      {ended && !expiredLink && (
+        <p className="warning" role="status" data-testid="session-ended">
+          {t("sessionEnded")}
+        </p>
+      )}
       {options.data?.oidc && (
         // A plain navigation: the gateway answers with the redirect to the identity provider.
         <form method="get" action={`${base}/sign-in/oidc`} className="stack">
@@ -320,6 +384,7 @@ function AdminArea({ path, navigate }: { path: string; navigate(path: string): v
     retry: false,
     enabled: mayBeSignedIn,
   });
+  useDocumentTitle(mayBeSignedIn && session.isSuccess ? routeLabelOf(path) : "adminSignInTitle");
   if (mayBeSignedIn && session.isPending) return <p>{t("loading")}</p>;
   if (!mayBeSignedIn || session.isError) {
     return (
@@ -361,7 +426,7 @@ function AdminArea({ path, navigate }: { path: string; navigate(path: string): v
         <button
           type="button"
           onClick={async () => {
-            await adminApi.signOut();
+            await adminApi.signOut().catch(unauthenticatedAsFalse);
             setMayBeSignedIn(false);
             client.removeQueries({ queryKey: ["admin-session"] });
           }}

@@ -1,4 +1,4 @@
-import { errors, jwtVerify, SignJWT } from "jose";
+import { decodeJwt, errors, jwtVerify, SignJWT } from "jose";
 import { sessionLimits } from "../kernel/limits";
 import { isStorableText } from "../kernel/storable-text";
 
@@ -88,6 +88,13 @@ export class SessionTokens {
       throw error;
     }
   }
+}
+
+/** Whole seconds until a verified token's `exp` (0 once past): what a cookie carrying it may live. */
+export function secondsUntilExpiry(verifiedToken: string, nowMs = Date.now()): number {
+  const { exp } = decodeJwt(verifiedToken);
+  if (typeof exp !== "number") throw new Error("a verified session token has an exp");
+  return Math.max(0, Math.floor(exp - nowMs / 1_000));
 }
 
 /** Whether an id can name an account: non-empty text PostgreSQL can store, within the ids' one bound. */

@@ -145,7 +145,22 @@ export class ApiFailure extends Error {
 
 const csrf = { user: "", admin: "" };
 
-type Realm = keyof typeof csrf;
+export type Realm = keyof typeof csrf;
+
+/** The session exchanges themselves: a 401 there is their answer, not news that a session ended. */
+const sessionPaths = new Set(["/console/api/session", "/console/api/admin-session"]);
+let unauthenticated: (realm: Realm) => void = () => {};
+
+/**
+ * Told when any other call of a realm is refused as unauthenticated: its session expired, was signed out in
+ * another tab, or was replaced there by someone else's (the CSRF token held here no longer matches).
+ */
+export function whenUnauthenticated(listener: (realm: Realm) => void): () => void {
+  unauthenticated = listener;
+  return () => {
+    unauthenticated = () => {};
+  };
+}
 
 async function call<T>(
   realm: Realm,
@@ -164,12 +179,18 @@ async function call<T>(
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   const text = await response.text();
-  const parsed = text ? (JSON.parse(text) as unknown) : undefined;
+  // A proxy in front of the gateway may answer an error with a page of its own: the status says enough.
+  const parsed = text && (response.ok || isJson(response)) ? (JSON.parse(text) as unknown) : undefined;
+  if (response.status === 401 && !sessionPaths.has(path)) unauthenticated(realm);
   if (!response.ok) {
     const error = parsed as { status?: number; message?: string } | undefined;
     throw new ApiFailure(response.status, error?.status, error?.message ?? response.statusText);
   }
   return parsed as T;
+}
+
+function isJson(response: Response): boolean {
+  return /^application\/(?:[\w.+-]+\+)?json\b/i.test(response.headers.get("content-type") ?? "");
 }
 
 function query(parameters: Record<string, string | undefined>): string {

@@ -17,6 +17,9 @@ const en = {
     "Paste a session token (from your platform or POST /admin/sessions). It is exchanged for an httpOnly cookie and never kept by this page.",
   sessionToken: "Session token",
   signInExpired: "That sign-in link was already used or has expired. Sign in with a session token.",
+  sessionEnded: "Your session has ended. Sign in again.",
+  sessionChanged:
+    "You signed in as someone else in another tab or window: this page now shows that session, and what it showed before is gone.",
   signInWithOidc: "Sign in with your organization's account",
   signInOr: "Or paste a session token:",
   adminSignInTitle: "Admin sign-in",
@@ -348,6 +351,9 @@ const ko: Dictionary = {
     "세션 토큰을 붙여 넣으세요(플랫폼 또는 POST /admin/sessions에서 발급). httpOnly 쿠키로 교환되며 이 페이지에 저장되지 않습니다.",
   sessionToken: "세션 토큰",
   signInExpired: "이미 사용했거나 만료된 로그인 링크입니다. 세션 토큰으로 로그인하세요.",
+  sessionEnded: "세션이 끝났습니다. 다시 로그인하세요.",
+  sessionChanged:
+    "다른 탭이나 창에서 다른 사용자로 로그인했습니다. 이 페이지는 이제 그 세션을 보여 주며, 이전에 보이던 내용은 지웠습니다.",
   signInWithOidc: "조직 계정으로 로그인",
   signInOr: "또는 세션 토큰을 붙여 넣으세요:",
   adminSignInTitle: "관리자 로그인",

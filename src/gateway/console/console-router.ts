@@ -6,7 +6,7 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import { sessionLimits } from "../../kernel/limits";
 import type { OidcSignIn } from "../../sessions/oidc-sign-in";
-import type { Session, SessionTokens } from "../../sessions/session-tokens";
+import { type Session, type SessionTokens, secondsUntilExpiry } from "../../sessions/session-tokens";
 import { apiErrors, validationErrorOf } from "../api-error";
 import { reachedOverHttps } from "../middleware/public-origin";
 import {
@@ -86,7 +86,9 @@ function mountSessionRoutes(router: Router, { sessions, consoleAuth }: ConsoleRo
     if (!parsed.success) throw validationErrorOf(parsed.error);
     const session = await sessions.verify(parsed.data.token);
     if (!session) throw apiErrors.unauthorized("The session token is invalid or expired");
-    setCookie(request, response, sessionCookieName, parsed.data.token, consoleSessionTtlSeconds);
+    // The cookie dies with its token: a browser then asks for a sign-in instead of sending a dead session.
+    const ttlSeconds = Math.min(consoleSessionTtlSeconds, secondsUntilExpiry(parsed.data.token));
+    setCookie(request, response, sessionCookieName, parsed.data.token, ttlSeconds);
     response.json({ ...session, csrfToken: consoleAuth.csrfTokenOf(parsed.data.token) });
   });
 
@@ -99,7 +101,9 @@ function mountSessionRoutes(router: Router, { sessions, consoleAuth }: ConsoleRo
   });
 
   router.delete("/api/session", (request, response) => {
-    requireCsrf(request, consoleAuth, sessionCookieName);
+    // Without the cookie (it expired, or another tab signed out) there is nothing to end: not an error.
+    if (cookieOf(request.headers.cookie, sessionCookieName) !== undefined)
+      requireCsrf(request, consoleAuth, sessionCookieName);
     clearCookie(request, response, sessionCookieName);
     response.json({ signedOut: true });
   });
@@ -136,7 +140,8 @@ function mountAdminSessionRoutes(router: Router, { consoleAuth, adminEnabled }: 
   });
 
   router.delete("/api/admin-session", (request, response) => {
-    requireCsrf(request, consoleAuth, adminCookieName);
+    if (cookieOf(request.headers.cookie, adminCookieName) !== undefined)
+      requireCsrf(request, consoleAuth, adminCookieName);
     clearCookie(request, response, adminCookieName);
     clearAdminHint(request, response);
     response.json({ signedOut: true });

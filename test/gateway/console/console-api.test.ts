@@ -138,6 +138,27 @@ describe("the session cookie", () => {
     expect(signedOut.status).toBe(200);
     expect(setCookieOf(signedOut, "session")).toMatch(/Expires=Thu, 01 Jan 1970/);
   });
+
+  it("signs out a browser whose cookie is already gone without an error, as the admin cookie does", async () => {
+    for (const path of ["/console/api/session", "/console/api/admin-session"]) {
+      const signedOut = await fetch(`${harness.url}${path}`, { method: "DELETE" });
+      expect(signedOut.status, path).toBe(200);
+      expect(await signedOut.json(), path).toEqual({ signedOut: true });
+    }
+  });
+
+  it("gives the cookie no longer a life than its token's", async () => {
+    const { token } = await harness.service.sessions.mint({ userId: "sora", organizationId: null }, 60);
+    const accepted = await fetch(`${harness.url}/console/api/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ token }),
+    });
+    expect(accepted.status).toBe(200);
+    const maxAge = Number(/Max-Age=(\d+)/.exec(setCookieOf(accepted, "session"))?.[1]);
+    expect(maxAge).toBeGreaterThanOrEqual(58);
+    expect(maxAge).toBeLessThanOrEqual(60);
+  });
 });
 
 describe("the admin cookie", () => {

@@ -1,0 +1,111 @@
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type GatewayHarness, startGatewayHarness } from "../support/gateway-harness";
+import { type Browser, launchBrowser } from "./support/browser";
+import { patienceMs } from "./support/patient";
+
+/**
+ * A console session ends or changes under an open page: its token expires, its cookie is gone before the
+ * user signs out, or another tab signs someone else in (the cookie is the browser's, not the tab's). The
+ * page says so and shows what the browser's session is now; it never goes on looking signed in as before.
+ */
+
+let harness: GatewayHarness;
+let browser: Browser;
+let page: Page;
+const uncaught: string[] = [];
+
+beforeAll(async () => {
+  harness = await startGatewayHarness({ label: "console_session_lifecycle" });
+  browser = await launchBrowser({ locale: "en-US", origin: harness.url });
+  page = browser.page;
+  page.setDefaultTimeout(patienceMs);
+  page.on("pageerror", (error) => uncaught.push(error.message));
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await harness?.close();
+});
+
+beforeEach(async () => {
+  await browser.context.clearCookies();
+  uncaught.length = 0;
+});
+
+async function signIn(into: Page, token: string, { goto = true } = {}): Promise<void> {
+  if (goto) await into.goto(`${harness.url}/console/`);
+  await into.getByLabel("Session token").fill(token);
+  await into.getByRole("button", { name: "Sign in", exact: true }).click();
+}
+
+function signedInAs(on: Page) {
+  return on.getByTestId("signed-in-as");
+}
+
+describe("a console session that ends or changes under an open page, in Chromium", {
+  timeout: 120_000,
+}, () => {
+  it("given a session that expires, when the user moves on, then the sign-in form says it ended", async () => {
+    const { token } = await harness.service.sessions.mint({ userId: "hana", organizationId: null }, 3);
+    await signIn(page, token);
+    await signedInAs(page).getByText("hana").waitFor();
+
+    await page.waitForTimeout(4_000);
+    await page.getByRole("link", { name: "API keys" }).click();
+
+    await page.getByTestId("session-ended").waitFor();
+    expect(await page.getByRole("heading", { name: "Sign in to the console" }).isVisible()).toBe(true);
+    expect(await signedInAs(page).count()).toBe(0);
+    expect(await page.title()).toBe("Sign in to the console · won-gateway console");
+    expect(uncaught).toEqual([]);
+  });
+
+  it("given the cookie already gone, when the user signs out, then the sign-in form shows, with no error", async () => {
+    await signIn(page, await harness.session("hana"));
+    await signedInAs(page).getByText("hana").waitFor();
+    await browser.context.clearCookies();
+
+    await page.getByRole("button", { name: "Sign out" }).click();
+
+    await page.getByRole("heading", { name: "Sign in to the console" }).waitFor();
+    expect(await page.getByRole("alert").count()).toBe(0);
+    expect(uncaught).toEqual([]);
+  });
+
+  it("given another tab signs someone else in, when this tab writes, then it says so and shows that session", async () => {
+    await signIn(page, await harness.session("hana"));
+    await page.getByRole("link", { name: "API keys" }).click();
+    await signedInAs(page).getByText("hana").waitFor();
+    const otherTab = await browser.context.newPage();
+    try {
+      // The other tab opens signed in as hana (the same cookie), signs out, and signs solo in.
+      await otherTab.goto(`${harness.url}/console/`);
+      await signedInAs(otherTab).getByText("hana").waitFor();
+      await otherTab.getByRole("button", { name: "Sign out" }).click();
+      await signIn(otherTab, await harness.session("solo"), { goto: false });
+      await signedInAs(otherTab).getByText("solo").waitFor();
+
+      await page.bringToFront();
+      await page.getByLabel("Name").fill("from the first tab");
+      await page.getByRole("button", { name: "Issue", exact: true }).click();
+
+      await page.getByTestId("session-changed").waitFor();
+      await signedInAs(page).getByText("solo").waitFor();
+      // The write was refused: no key was issued for either user.
+      for (const userId of ["hana", "solo"]) {
+        const keys = await fetch(`${harness.url}/llm/apis`, {
+          headers: { authorization: `Bearer ${await harness.session(userId)}` },
+        });
+        expect(((await keys.json()) as { data: unknown[] }).data, userId).toEqual([]);
+      }
+      // And this tab now writes as the session it shows.
+      await page.getByLabel("Name").fill("as solo");
+      await page.getByRole("button", { name: "Issue", exact: true }).click();
+      await page.getByTestId("new-key-value").waitFor();
+      expect(uncaught).toEqual([]);
+    } finally {
+      await otherTab.close();
+    }
+  });
+});
