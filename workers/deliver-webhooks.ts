@@ -8,6 +8,8 @@ import {
   leaseDueMessages,
   type OutboxMessage,
   recordAttempt,
+  releaseLease,
+  sweepRemovedEndpoints,
 } from "../src/billing/alerts/webhook-outbox";
 import { sendWebhook } from "../src/billing/alerts/webhook-sender";
 import { signedHeaders } from "../src/billing/alerts/webhook-signing";
@@ -19,13 +21,16 @@ import { errorSummaryOf, throttledLog } from "../src/kernel/throttled-log";
  * never send one at once; a dead worker's lease lapses and another sends it), signs each attempt afresh, and
  * reschedules a failed one by the retry schedule until the retry window has passed. It also looks for
  * accounts newly below their low-funds threshold and for months whose statements became final, off the request
- * path. The schedule, window and poll interval
- * are options so that tests can run them in seconds.
+ * path. Each kind of pass runs on its own, so a slow receiver holds up neither the checks nor other receivers
+ * for longer than an attempt's deadline; stopping ends the attempts in flight (their messages are due again at
+ * once). The schedule, window and poll interval are options so that tests can run them in seconds.
  */
 
 export interface WebhookWorkerSettings {
   pollIntervalMs: number;
   leaseMs: number;
+  /** An attempt's deadline, from its start to its answer's status (webhook-sender.ts). */
+  attemptTimeoutMs: number;
   retryDelaysMs: readonly number[];
   retryWindowMs: number;
   batchSizeMax: number;
@@ -38,6 +43,7 @@ export interface WebhookWorkerSettings {
 export const defaultWebhookWorkerSettings: WebhookWorkerSettings = {
   pollIntervalMs: webhookLimits.deliveryPollIntervalMs,
   leaseMs: webhookLimits.deliveryLeaseMs,
+  attemptTimeoutMs: webhookLimits.deliveryTimeoutMs,
   retryDelaysMs: webhookLimits.retryDelaysMs,
   retryWindowMs: webhookLimits.retryWindowMs,
   batchSizeMax: webhookLimits.deliveryBatchSizeMax,
@@ -47,14 +53,18 @@ export const defaultWebhookWorkerSettings: WebhookWorkerSettings = {
 };
 
 export interface RunningWebhookWorker {
-  /** One pass now (tests), as the timer would. */
+  /** One pass now (tests), as the timer would, resolving once its attempts ended: how many it made. */
   deliverDue(): Promise<number>;
   /** One low-funds pass now (tests), as the timer would: the accounts alerted. */
   checkBalances(): Promise<number>;
   close(): Promise<void>;
 }
 
-/** When the attempt after `attempts` failed ones goes, or null when the retry window is over. */
+/**
+ * When the attempt after `attempts` failed ones goes, or null when the retry window is over. A delay that
+ * would pass the window's end is cut to it: the last attempt is made as the window closes, so a receiver back
+ * within the window (C14: retried for 24 h) gets the message.
+ */
 export function nextAttemptAt(
   message: Pick<OutboxMessage, "attempts" | "createdAt">,
   now: Date,
@@ -62,8 +72,9 @@ export function nextAttemptAt(
 ): Date | null {
   const delays = settings.retryDelaysMs;
   const delayMs = delays[Math.min(message.attempts, delays.length - 1)] ?? 0;
-  const next = new Date(now.getTime() + delayMs);
-  return next.getTime() - message.createdAt.getTime() > settings.retryWindowMs ? null : next;
+  const windowEndMs = message.createdAt.getTime() + settings.retryWindowMs;
+  if (now.getTime() >= windowEndMs) return null;
+  return new Date(Math.min(now.getTime() + delayMs, windowEndMs));
 }
 
 async function deliverOne(
@@ -71,6 +82,7 @@ async function deliverOne(
   owner: string,
   message: OutboxMessage,
   settings: WebhookWorkerSettings,
+  stopping: AbortSignal,
 ): Promise<void> {
   const headers = signedHeaders(message.secret, message.deliveryId, new Date(), message.body);
   const sent = await sendWebhook({
@@ -78,7 +90,14 @@ async function deliverOne(
     headers,
     body: message.body,
     allowPrivateNetworks: settings.allowPrivateNetworks,
+    timeoutMs: settings.attemptTimeoutMs,
+    signal: stopping,
   });
+  // Cut short by the worker stopping: due again at once, elsewhere or after the restart, and not counted.
+  if (stopping.aborted && sent.outcome !== "delivered") {
+    await releaseLease(database, owner, message);
+    return;
+  }
   if (sent.outcome === "delivered") {
     await recordAttempt(database, owner, message, { delivered: true, responseStatus: sent.responseStatus });
     return;
@@ -98,16 +117,42 @@ export function startWebhookWorker(
 ): RunningWebhookWorker {
   const settings = { ...defaultWebhookWorkerSettings, ...overrides };
   const owner = `worker-${randomUUID()}`;
-  let closed = false;
-  let running: Promise<unknown> = Promise.resolve();
+  const stopping = new AbortController();
+  const passes = new Set<Promise<unknown>>();
+
+  // Attempts run beside the passes, each in one of `deliveryConcurrencyMax` slots: a pass leases only what
+  // the free slots can take and starts it, so a slow receiver holds its slot until its deadline and nothing
+  // else. An attempt that fails to record its end (the database away) leaves its lease to lapse.
+  const attempts = new Set<Promise<void>>();
+  const attemptErrors = throttledLog(logger, webhookLimits.passErrorLogIntervalMs);
+  async function startDue(): Promise<Promise<void>[]> {
+    const free = webhookLimits.deliveryConcurrencyMax - attempts.size;
+    if (free <= 0) return [];
+    const due = await leaseDueMessages(
+      database,
+      owner,
+      Math.min(free, settings.batchSizeMax),
+      settings.leaseMs,
+    );
+    return due.map((message) => {
+      const attempt: Promise<void> = deliverOne(database, owner, message, settings, stopping.signal)
+        .then(() => attemptErrors.recovered("webhooks: delivery attempts record again"))
+        .catch((error: unknown) =>
+          attemptErrors.error(
+            { err: errorSummaryOf(error) },
+            "webhooks: a delivery attempt failed to record",
+          ),
+        )
+        .finally(() => attempts.delete(attempt));
+      attempts.add(attempt);
+      return attempt;
+    });
+  }
 
   async function deliverDue(): Promise<number> {
-    const due = await leaseDueMessages(database, owner, settings.batchSizeMax, settings.leaseMs);
-    for (let start = 0; start < due.length; start += webhookLimits.deliveryConcurrencyMax) {
-      const slice = due.slice(start, start + webhookLimits.deliveryConcurrencyMax);
-      await Promise.all(slice.map((message) => deliverOne(database, owner, message, settings)));
-    }
-    return due.length;
+    const started = await startDue();
+    await Promise.all(started);
+    return started.length;
   }
 
   // Where the next low-funds pass starts (in memory: a restarted worker starts again from the first account).
@@ -123,33 +168,48 @@ export function startWebhookWorker(
     return pass.alerted;
   }
 
+  // Each kind of pass runs alone: a timer that fires while its last pass still runs waits for the next one.
   // A pass that fails (the database away) fails again every poll: the first failure is logged, then one a
   // minute, then a line when it works again.
   const tick = (work: () => Promise<unknown>, what: string) => {
     const errors = throttledLog(logger, webhookLimits.passErrorLogIntervalMs);
+    let running = false;
     return () => {
-      if (closed) return;
-      running = running
-        .then(work)
+      if (stopping.signal.aborted || running) return;
+      running = true;
+      const pass = work()
         .then(() => errors.recovered(`webhooks: ${what} works again`))
-        .catch((error: unknown) => errors.error({ err: errorSummaryOf(error) }, `webhooks: ${what} failed`));
+        .catch((error: unknown) => errors.error({ err: errorSummaryOf(error) }, `webhooks: ${what} failed`))
+        .finally(() => {
+          running = false;
+          passes.delete(pass);
+        });
+      passes.add(pass);
     };
   };
-  const delivery = setInterval(tick(deliverDue, "delivery pass"), settings.pollIntervalMs);
+  const delivery = setInterval(tick(startDue, "delivery pass"), settings.pollIntervalMs);
   const statements = setInterval(
     tick(() => detectClosedStatements(database, new Date()), "closed statements check"),
     webhookLimits.statementCheckIntervalMs,
   );
   const balances = setInterval(tick(checkBalances, "low-funds check"), settings.balanceCheckIntervalMs);
+  const sweep = setInterval(
+    tick(
+      () => sweepRemovedEndpoints(database, webhookLimits.secretWithoutEndpointKeptMs),
+      "removed webhooks sweep",
+    ),
+    webhookLimits.removedEndpointSweepIntervalMs,
+  );
   return {
     deliverDue,
     checkBalances,
     async close() {
-      closed = true;
+      stopping.abort();
       clearInterval(delivery);
       clearInterval(balances);
       clearInterval(statements);
-      await running;
+      clearInterval(sweep);
+      await Promise.all([...passes, ...attempts]);
     },
   };
 }

@@ -531,6 +531,13 @@ export const webhookLimits = {
   /** Rows one worker leases per pass, and sends at once. */
   deliveryBatchSizeMax: 20,
   deliveryConcurrencyMax: 8,
+  /**
+   * A signing secret whose endpoint is not in the projection is a removed endpoint's once it is this old (a
+   * new endpoint's secret is written just before its event): the workers' sweep deletes it.
+   */
+  secretWithoutEndpointKeptMs: 24 * 3_600_000,
+  /** How often the workers sweep what a cut-short removal left (`sweepRemovedEndpoints`). */
+  removedEndpointSweepIntervalMs: 60_000,
   /** A leased row is due again after this long if its worker did not finish it (died). */
   deliveryLeaseMs: 60_000,
   /** How often a worker looks for due rows. */

@@ -128,13 +128,20 @@ export class AlertService {
   }
 
   async removeWebhook(webhookId: string, account: AccountReference, actor: string, correlationId: string) {
-    await this.append(`webhook-${webhookId}`, {
-      type: "WebhookEndpointRemoved",
-      data: { webhookId, account },
-      metadata: this.metadata(actor, correlationId),
-    });
-    await cancelPendingMessages(this.dependencies.pool, webhookId);
-    await this.dependencies.pool.query("DELETE FROM webhook_secrets WHERE webhook_id = $1", [webhookId]);
+    // Its messages and secret go as soon as the removal is in the log, before the wait for the projection
+    // (which may time out); what a crash in between leaves, the workers' sweep removes (webhook-outbox.ts).
+    await this.append(
+      `webhook-${webhookId}`,
+      {
+        type: "WebhookEndpointRemoved",
+        data: { webhookId, account },
+        metadata: this.metadata(actor, correlationId),
+      },
+      async () => {
+        await cancelPendingMessages(this.dependencies.pool, webhookId);
+        await this.dependencies.pool.query("DELETE FROM webhook_secrets WHERE webhook_id = $1", [webhookId]);
+      },
+    );
   }
 
   deliveries(webhookId: string): Promise<DeliveryView[]> {
@@ -146,12 +153,14 @@ export class AlertService {
     return enqueueTestMessage(this.dependencies.pool, webhookId, this.now());
   }
 
-  private async append(streamId: string, event: LedgerEvent) {
+  /** Appends, runs `thenAtOnce` (if any), then waits until the projection shows the change. */
+  private async append(streamId: string, event: LedgerEvent, thenAtOnce?: () => Promise<void>) {
     const appended = await this.dependencies.store.append({
       streamId,
       expectedVersion: "any",
       events: [{ eventId: randomUUID(), event }],
     });
+    await thenAtOnce?.();
     await this.dependencies.waiter.waitFor(
       appended.position,
       [alertSettingsProjection.name],

@@ -1,11 +1,9 @@
 import type pg from "pg";
 import { webhookEndpointsTable } from "../../../projections/alert-settings";
-import { pendingChargesTable } from "../../../projections/balances";
 import { statementMonthsTable } from "../../../projections/monthly-statements";
 import { statementLimits, webhookLimits } from "../../kernel/limits";
-import { requestHoldsTable } from "../../ledger/schema/holds/request-holds";
-import { openHoldsTable } from "../../ledger/schema/inline-funds/open-holds";
 import { boundsOf, type StatementMonth, statementMonthOf } from "../statements/statement-month";
+import { usageUnsettledCondition } from "../statements/unsettled-usage";
 
 /**
  * `statement.closed` (C14): once a month's statement is final, as monthly-statement.ts decides it (the month
@@ -43,15 +41,12 @@ export async function detectClosedStatements(
          AND EXISTS (SELECT 1 FROM ${statementMonthsTable.name} statement
            WHERE statement.account_kind = endpoint.account_kind AND statement.account_id = endpoint.account_id
              AND statement.month <= $1)
-         AND NOT EXISTS (SELECT 1 FROM ${pendingChargesTable.name} pending
-           WHERE pending.account_kind = endpoint.account_kind AND pending.account_id = endpoint.account_id
-             AND pending.started_at < $2)
-         AND NOT EXISTS (SELECT 1 FROM ${openHoldsTable.name} hold
-           WHERE hold.account_kind = endpoint.account_kind AND hold.account_id = endpoint.account_id
-             AND hold.placed_at < $2)
-         AND NOT EXISTS (SELECT 1 FROM ${requestHoldsTable.name} hold
-           WHERE hold.account_kind = endpoint.account_kind AND hold.account_id = endpoint.account_id
-             AND hold.started_at < $2)
+         AND NOT ${usageUnsettledCondition({
+           accountKind: "endpoint.account_kind",
+           accountId: "endpoint.account_id",
+           monthEnd: "$2::timestamptz",
+           month: "$1",
+         })}
        ORDER BY endpoint.account_kind, endpoint.account_id LIMIT $3)
      INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_type, body, dedupe_key)
      SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), endpoint.webhook_id, 'statement.closed',

@@ -81,7 +81,10 @@ export async function enqueueTestMessage(
   return result.rows[0]?.delivery_id ?? null;
 }
 
-/** Leases up to `count` due messages of endpoints that still exist, for `leaseMs`, to `owner`. */
+/**
+ * Leases up to `count` due messages of endpoints that still exist, for `leaseMs`, to `owner`. A message of a
+ * removed endpoint is never chosen, so such messages cannot take every slot of a pass from live ones.
+ */
 export async function leaseDueMessages(
   database: Pick<pg.Pool, "query">,
   owner: string,
@@ -101,7 +104,9 @@ export async function leaseDueMessages(
        SELECT delivery.delivery_id FROM webhook_deliveries delivery
        WHERE delivery.status = 'pending' AND delivery.next_attempt_at <= now()
          AND (delivery.leased_until IS NULL OR delivery.leased_until < now())
-       ORDER BY delivery.next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+         AND EXISTS (SELECT FROM ${webhookEndpointsTable.name} endpoint WHERE endpoint.webhook_id = delivery.webhook_id)
+         AND EXISTS (SELECT FROM webhook_secrets secret WHERE secret.webhook_id = delivery.webhook_id)
+       ORDER BY delivery.next_attempt_at LIMIT $2 FOR UPDATE OF delivery SKIP LOCKED)
      UPDATE webhook_deliveries delivery
      SET leased_until = now() + make_interval(secs => $3::double precision / 1000), lease_owner = $1
      FROM due, webhook_secrets secret, ${webhookEndpointsTable.name} endpoint
@@ -147,6 +152,40 @@ export async function recordAttempt(
      WHERE delivery_id = $1 AND lease_owner = $2 AND status = 'pending'`,
     [message.deliveryId, owner, result.responseStatus, result.error.slice(0, 500), result.nextAttemptAt],
   );
+}
+
+/** An attempt its worker stopped before it ended: due again at once, not counted as an attempt. */
+export async function releaseLease(database: Pick<pg.Pool, "query">, owner: string, message: OutboxMessage) {
+  await database.query(
+    `UPDATE webhook_deliveries SET leased_until = NULL
+     WHERE delivery_id = $1 AND lease_owner = $2 AND status = 'pending'`,
+    [message.deliveryId, owner],
+  );
+}
+
+/**
+ * What a removal leaves when it was cut short (its projection wait timed out, or its process died between
+ * the event and the cleanup): pending messages of endpoints no longer in the projection are cancelled, and
+ * signing secrets of endpoints gone for longer than `secretsKeptMs` deleted. A message is only ever written
+ * for an endpoint the projection shows, so one without it belongs to a removed endpoint; a secret is written
+ * just before its endpoint's event, so only an old one without its endpoint is a removed endpoint's.
+ */
+export async function sweepRemovedEndpoints(
+  database: Pick<pg.Pool, "query">,
+  secretsKeptMs: number,
+): Promise<{ cancelled: number; secretsDeleted: number }> {
+  const cancelled = await database.query(
+    `UPDATE webhook_deliveries delivery SET status = 'cancelled', leased_until = NULL
+     WHERE delivery.status = 'pending'
+       AND NOT EXISTS (SELECT FROM ${webhookEndpointsTable.name} endpoint WHERE endpoint.webhook_id = delivery.webhook_id)`,
+  );
+  const secrets = await database.query(
+    `DELETE FROM webhook_secrets secret
+     WHERE secret.created_at < now() - make_interval(secs => $1::double precision / 1000)
+       AND NOT EXISTS (SELECT FROM ${webhookEndpointsTable.name} endpoint WHERE endpoint.webhook_id = secret.webhook_id)`,
+    [secretsKeptMs],
+  );
+  return { cancelled: cancelled.rowCount ?? 0, secretsDeleted: secrets.rowCount ?? 0 };
 }
 
 /** Pending messages of a removed endpoint are not sent. */

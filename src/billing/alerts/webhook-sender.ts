@@ -30,12 +30,19 @@ function guardedLookup(allowPrivateNetworks: boolean): LookupFunction {
   };
 }
 
+/**
+ * The attempt ends `timeoutMs` after it starts, whatever the receiver does: a socket's idle timeout alone
+ * would let a receiver that drips a byte of its answer now and then hold the attempt for hours. Once the
+ * status line has come, the deadline judges the attempt by it; before, the attempt failed.
+ */
 export async function sendWebhook(input: {
   url: string;
   headers: SignedHeaders;
   body: string;
   allowPrivateNetworks: boolean;
   timeoutMs?: number;
+  /** Aborted: the attempt ends at once as failed ("stopped"), e.g. when its worker stops. */
+  signal?: AbortSignal;
 }): Promise<AttemptOutcome> {
   let url: URL;
   try {
@@ -44,7 +51,22 @@ export async function sendWebhook(input: {
     return { outcome: "failed", responseStatus: null, error: (error as Error).message };
   }
   const client = url.protocol === "https:" ? https : http;
+  const timeoutMs = input.timeoutMs ?? webhookLimits.deliveryTimeoutMs;
   return new Promise((resolve) => {
+    let status: number | undefined;
+    let settled = false;
+    const settle = (outcome: AttemptOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      input.signal?.removeEventListener("abort", onAbort);
+      request.destroy();
+      resolve(outcome);
+    };
+    const byStatus = (): AttemptOutcome =>
+      status! >= 200 && status! < 300
+        ? { outcome: "delivered", responseStatus: status! }
+        : { outcome: "failed", responseStatus: status!, error: `receiver answered ${status}` };
     const request = client.request(
       url,
       {
@@ -55,29 +77,32 @@ export async function sendWebhook(input: {
           "content-length": Buffer.byteLength(input.body),
           "user-agent": "won-gateway-webhooks",
         },
-        timeout: input.timeoutMs ?? webhookLimits.deliveryTimeoutMs,
         lookup: guardedLookup(input.allowPrivateNetworks),
       },
       (response) => {
         let bytes = 0;
-        const status = response.statusCode ?? 0;
-        const finish = () => {
-          response.destroy();
-          if (status >= 200 && status < 300) resolve({ outcome: "delivered", responseStatus: status });
-          else resolve({ outcome: "failed", responseStatus: status, error: `receiver answered ${status}` });
-        };
+        status = response.statusCode ?? 0;
         response.on("data", (chunk: Buffer) => {
           bytes += chunk.length;
-          if (bytes > webhookLimits.responseBytesMax) finish();
+          if (bytes > webhookLimits.responseBytesMax) settle(byStatus());
         });
-        response.on("end", finish);
-        response.on("error", finish);
+        response.on("end", () => settle(byStatus()));
+        response.on("error", () => settle(byStatus()));
       },
     );
-    request.on("timeout", () => request.destroy(new Error("timed out")));
-    request.on("error", (error) =>
-      resolve({ outcome: "failed", responseStatus: null, error: error.message }),
+    const deadline = setTimeout(
+      () =>
+        settle(
+          status === undefined
+            ? { outcome: "failed", responseStatus: null, error: `no answer within ${timeoutMs} ms` }
+            : byStatus(),
+        ),
+      timeoutMs,
     );
+    const onAbort = () => settle({ outcome: "failed", responseStatus: null, error: "stopped" });
+    if (input.signal?.aborted) onAbort();
+    else input.signal?.addEventListener("abort", onAbort, { once: true });
+    request.on("error", (error) => settle({ outcome: "failed", responseStatus: null, error: error.message }));
     request.end(input.body);
   });
 }

@@ -16,6 +16,7 @@ import { sweptHoldReservesTable } from "../../ledger/schema/holds/swept-hold-res
 import { openHoldsTable } from "../../ledger/schema/inline-funds/open-holds";
 import { readKeyNames } from "../read-models/key-names";
 import { boundsOf, type StatementMonth } from "./statement-month";
+import { usageUnsettledCondition } from "./unsettled-usage";
 
 /**
  * The monthly statement of one account: what finance closes a month with. Read from the monthly-statements
@@ -279,35 +280,18 @@ async function readLines(client: Queryable, key: StatementKey) {
   return { topUps: topUps.rows, groups: groups.rows, corrections: corrections.rows };
 }
 
-/**
- * Whether a request started before the month's end is not yet final: its usage recorded but not charged, its
- * hold still open (a stream may run for STREAM_DEADLINE_MS, longer than the grace after the month, and a
- * dead gateway's hold waits for the sweep), or its hold swept while its gateway lived, whose correction may
- * still come (swept_hold_reserves, by the Seoul month its request started in). Any keeps the month
- * provisional, whatever the clock says.
- */
+/** Whether a request started before the month's end is not yet final (unsettled-usage.ts). */
 async function hasUsageUnsettled(
   client: Queryable,
   account: AccountReference,
   month: StatementMonth,
   end: Date,
 ): Promise<boolean> {
-  // A request's usage is first its hold row (running, or settled and not yet logged), then a pending charge
-  // (logged, not yet charged); a hold in the log not settled yet is an open hold.
-  const unsettled = await client.query(
-    `SELECT 1 FROM ${pendingChargesTable.name}
-     WHERE account_kind = $1 AND account_id = $2 AND started_at < $3
-     UNION ALL
-     SELECT 1 FROM ${openHoldsTable.name} WHERE account_kind = $1 AND account_id = $2 AND placed_at < $3
-     UNION ALL
-     SELECT 1 FROM ${requestHoldsTable.name} WHERE account_kind = $1 AND account_id = $2 AND started_at < $3
-     UNION ALL
-     SELECT 1 FROM ${sweptHoldReservesTable.name}
-     WHERE account_kind = $1 AND account_id = $2 AND month <= $4 AND reserved_until > now()
-     LIMIT 1`,
+  const unsettled = await client.query<{ unsettled: boolean }>(
+    `SELECT ${usageUnsettledCondition({ accountKind: "$1", accountId: "$2", monthEnd: "$3", month: "$4" })} AS unsettled`,
     [account.kind, account.id, end.toISOString(), month],
   );
-  return unsettled.rows.length > 0;
+  return unsettled.rows[0]!.unsettled;
 }
 
 /** The signed checkpoint covering the last event the totals include; null when none does yet. */

@@ -445,6 +445,16 @@ describe("alerts by signed webhooks", () => {
     expect(running).toMatchObject({ kind: "held" });
     expect(await detectClosedStatements(pool, new Date(graceOver + 30_000))).toBe(0);
     await pool.query("DELETE FROM request_holds WHERE request_id = 'statement-running'");
+    // A hold of the month swept while its gateway lived, its correction still possible: not final either,
+    // as the statement itself says.
+    await pool.query(
+      `INSERT INTO swept_hold_reserves
+         (request_id, account_kind, account_id, key_id, month, gateway_instance, reserved_won, reserved_until)
+       VALUES ('statement-swept', 'user', $1, gen_random_uuid(), $2, 'gateway-a', 10, now() + interval '1 hour')`,
+      [userId, month],
+    );
+    expect(await detectClosedStatements(pool, new Date(graceOver + 45_000))).toBe(0);
+    await pool.query("DELETE FROM swept_hold_reserves WHERE request_id = 'statement-swept'");
     expect(await detectClosedStatements(pool, new Date(graceOver + 60_000))).toBe(1);
     expect(await detectClosedStatements(pool, new Date(graceOver + 120_000))).toBe(0);
     const told = await pool.query(

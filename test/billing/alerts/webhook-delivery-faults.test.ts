@@ -1,0 +1,246 @@
+import { randomUUID } from "node:crypto";
+import { createServer as createHttpServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createServer as createTcpServer, type Socket, type Server as TcpServer } from "node:net";
+import pino from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { alertSettingsProjection } from "../../../projections/alert-settings";
+import { sweepRemovedEndpoints } from "../../../src/billing/alerts/webhook-outbox";
+import { webhookLimits } from "../../../src/kernel/limits";
+import { type RunningWebhookWorker, startWebhookWorker } from "../../../workers/deliver-webhooks";
+import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
+import { callJson as call } from "../../support/json-call";
+
+/**
+ * Webhook delivery when receivers misbehave and removals are cut short (C14): a receiver that drips its
+ * answer a byte at a time holds one attempt until its deadline and nobody else; a stopping worker ends its
+ * attempts at once; the messages of an endpoint whose removal stopped after its event take no slot from live
+ * endpoints, and the workers' sweep cancels them and deletes the secret. Real gateway, PostgreSQL and
+ * receivers on 127.0.0.1.
+ */
+
+const logger = pino({ level: "silent" });
+const attemptTimeoutMs = 3_000;
+
+/** Answers every POST at once with 204, keeping the ids it got. */
+function startHealthyReceiver() {
+  const received: string[] = [];
+  const server: Server = createHttpServer((request, response) => {
+    request.resume();
+    request.on("end", () => {
+      received.push(String(request.headers["webhook-id"]));
+      response.writeHead(204).end();
+    });
+  });
+  return { received, server };
+}
+
+/** Reads the request, then sends its answer's status line and headers one byte every 200 ms, forever. */
+function startDrippingReceiver() {
+  const sockets = new Set<Socket>();
+  const server: TcpServer = createTcpServer((socket) => {
+    sockets.add(socket);
+    socket.on("error", () => {});
+    socket.on("close", () => sockets.delete(socket));
+    const answer = `HTTP/1.1 200 OK\r\nX-Slow: ${"a".repeat(100_000)}`;
+    let sent = 0;
+    const drip = setInterval(() => {
+      if (socket.destroyed) return clearInterval(drip);
+      socket.write(answer[sent++ % answer.length]!);
+    }, 200);
+    socket.on("close", () => clearInterval(drip));
+  });
+  return { sockets, server };
+}
+
+async function listen(server: Server | TcpServer): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+}
+
+async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+let harness: GatewayHarness;
+const healthy = startHealthyReceiver();
+const dripping = startDrippingReceiver();
+let healthyUrl = "";
+let drippingUrl = "";
+
+beforeAll(async () => {
+  healthyUrl = await listen(healthy.server);
+  drippingUrl = await listen(dripping.server);
+  harness = await startGatewayHarness({
+    label: "webhook_faults",
+    service: { webhookAllowPrivateNetworks: true },
+  });
+}, 120_000);
+
+afterAll(async () => {
+  for (const socket of dripping.sockets) socket.destroy();
+  await new Promise((resolve) => dripping.server.close(resolve));
+  healthy.server.closeAllConnections();
+  await new Promise((resolve) => healthy.server.close(resolve));
+  await harness?.close();
+});
+
+async function addWebhook(userId: string, url: string, events: string[] = ["statement.closed"]) {
+  const token = await harness.session(userId);
+  const added = await call(harness.url, "POST", "/llm/webhooks", token, { url, events });
+  expect(added.status).toBe(201);
+  return { token, webhookId: String(added.body.id) };
+}
+
+async function sendTest(token: string, webhookId: string): Promise<string> {
+  const sent = await call(harness.url, "POST", `/llm/webhooks/${webhookId}/test`, token);
+  expect(sent.status).toBe(202);
+  return String(sent.body.id);
+}
+
+async function deliveryRow(deliveryId: string) {
+  const result = await harness.service.ledger.pool.query<{
+    status: string;
+    attempts: number;
+    last_error: string | null;
+    leased_until: Date | null;
+  }>("SELECT status, attempts, last_error, leased_until FROM webhook_deliveries WHERE delivery_id = $1", [
+    deliveryId,
+  ]);
+  return result.rows[0]!;
+}
+
+function startWorker(overrides: Parameters<typeof startWebhookWorker>[2] = {}): RunningWebhookWorker {
+  return startWebhookWorker(harness.service.ledger.pool, logger, {
+    pollIntervalMs: 50,
+    balanceCheckIntervalMs: 50,
+    retryDelaysMs: [60_000],
+    attemptTimeoutMs,
+    allowPrivateNetworks: true,
+    ...overrides,
+  });
+}
+
+describe("webhook delivery when receivers misbehave", () => {
+  it("given a receiver that drips its answer, then its attempt ends at the deadline, and meanwhile other receivers get theirs and low funds are still found", async () => {
+    const slow = await addWebhook("drip-owner", drippingUrl);
+    const fine = await addWebhook("fine-owner", healthyUrl, ["balance.low"]);
+    const worker = startWorker();
+    try {
+      const slowDelivery = await sendTest(slow.token, slow.webhookId);
+      await until("the slow attempt started", () => dripping.sockets.size > 0);
+      const startedAtMs = Date.now();
+
+      const fineDelivery = await sendTest(fine.token, fine.webhookId);
+      await until("the other receiver got its message", () => healthy.received.includes(fineDelivery), 2_000);
+      await harness.topUp({ kind: "user", id: "fine-owner" }, "1000");
+      const threshold = await call(harness.url, "PUT", "/llm/alerts", fine.token, {
+        balanceBelowWon: "5000",
+      });
+      expect(threshold.status).toBe(200);
+      await until(
+        "the low-funds alert was written",
+        async () =>
+          (
+            await harness.service.ledger.pool.query(
+              "SELECT 1 FROM webhook_deliveries WHERE webhook_id = $1 AND event_type = 'balance.low'",
+              [fine.webhookId],
+            )
+          ).rowCount === 1,
+        2_000,
+      );
+      // All of that happened while the slow attempt was still running.
+      expect(Date.now() - startedAtMs).toBeLessThan(attemptTimeoutMs);
+      expect((await deliveryRow(slowDelivery)).attempts).toBe(0);
+
+      await until("the slow attempt ended", async () => (await deliveryRow(slowDelivery)).attempts === 1);
+      expect(Date.now() - startedAtMs).toBeLessThan(attemptTimeoutMs + 2_000);
+      expect(await deliveryRow(slowDelivery)).toMatchObject({
+        status: "pending",
+        last_error: `no answer within ${attemptTimeoutMs} ms`,
+      });
+    } finally {
+      await worker.close();
+    }
+  }, 30_000);
+
+  it("given an attempt in flight, when the worker stops, then it stops at once and the message is due again, its attempt not counted", async () => {
+    const slow = await addWebhook("drip-stopped", drippingUrl);
+    const worker = startWorker({ attemptTimeoutMs: 60_000 });
+    const deliveryId = await sendTest(slow.token, slow.webhookId);
+    await until("the attempt started", async () => (await deliveryRow(deliveryId)).leased_until !== null);
+    await until("the receiver has the request", () => dripping.sockets.size > 0);
+
+    const stoppingAtMs = Date.now();
+    await worker.close();
+
+    expect(Date.now() - stoppingAtMs).toBeLessThan(1_000);
+    expect(await deliveryRow(deliveryId)).toMatchObject({
+      status: "pending",
+      attempts: 0,
+      leased_until: null,
+    });
+    await harness.service.ledger.pool.query(
+      "UPDATE webhook_deliveries SET status = 'cancelled' WHERE delivery_id = $1",
+      [deliveryId],
+    );
+  }, 30_000);
+
+  it("given a removal cut short after its event, then its messages take no slot from live endpoints, and the sweep cancels them and deletes its secret once old", async () => {
+    const pool = harness.service.ledger.pool;
+    const removed = await addWebhook("removed-owner", healthyUrl);
+    const orphans = [];
+    for (let index = 0; index < webhookLimits.pendingTestMessagesMax; index++)
+      orphans.push(await sendTest(removed.token, removed.webhookId));
+    // The removal's event is logged and projected; its process died before it cancelled and deleted anything.
+    const appended = await harness.service.ledger.store.append({
+      streamId: `webhook-${removed.webhookId}`,
+      expectedVersion: "any",
+      events: [
+        {
+          eventId: randomUUID(),
+          event: {
+            type: "WebhookEndpointRemoved",
+            data: { webhookId: removed.webhookId, account: { kind: "user", id: "removed-owner" } },
+            metadata: { actor: "user:removed-owner", occurredAt: new Date().toISOString() },
+          },
+        },
+      ],
+    });
+    await harness.service.waiter.waitFor(appended.position, [alertSettingsProjection.name], 10_000);
+    const live = await addWebhook("live-owner", healthyUrl);
+    const liveDelivery = await sendTest(live.token, live.webhookId);
+
+    // A pass leases fewer rows than the removed endpoint has due, all older than the live one's.
+    const worker = startWorker({ batchSizeMax: 2 });
+    try {
+      await until("the live endpoint got its message", () => healthy.received.includes(liveDelivery), 5_000);
+    } finally {
+      await worker.close();
+    }
+    expect(healthy.received).not.toEqual(expect.arrayContaining([orphans[0]]));
+
+    expect(await sweepRemovedEndpoints(pool, webhookLimits.secretWithoutEndpointKeptMs)).toEqual({
+      cancelled: orphans.length,
+      secretsDeleted: 0,
+    });
+    for (const deliveryId of orphans) expect((await deliveryRow(deliveryId)).status).toBe("cancelled");
+    await pool.query(
+      "UPDATE webhook_secrets SET created_at = now() - interval '25 hours' WHERE webhook_id = $1",
+      [removed.webhookId],
+    );
+    expect(await sweepRemovedEndpoints(pool, webhookLimits.secretWithoutEndpointKeptMs)).toEqual({
+      cancelled: 0,
+      secretsDeleted: 1,
+    });
+    const secrets = await pool.query<{ webhook_id: string }>(
+      "SELECT webhook_id FROM webhook_secrets WHERE webhook_id = ANY($1)",
+      [[removed.webhookId, live.webhookId]],
+    );
+    expect(secrets.rows.map((row) => row.webhook_id)).toEqual([live.webhookId]);
+  }, 30_000);
+});
