@@ -3,6 +3,7 @@ import { balancesProjection } from "../projections/balances";
 import { localSecretsFile } from "./database/local-data";
 import { demoCreditReference, demoKeyDescription } from "./kernel/system-texts";
 import { formatWonForPeople } from "./kernel/won-text";
+import { WrongExpectedVersionError } from "./ledger/store/event-store";
 import type { ServiceParts } from "./service";
 
 /** First embedded start: a demo user with ₩10,000 and a key, so a newcomer can `curl` at once. */
@@ -11,28 +12,39 @@ const demoUserId = "demo";
 const demoCreditWon = "10000";
 const demoSessionTtlSeconds = 30 * 24 * 60 * 60;
 
-export async function seedDemoAccount(
+/**
+ * Seeds the demo account unless its account stream exists (an earlier start seeded it), and answers what the
+ * banner shows; undefined when it was there already. Decided by the log, not by whether the secrets file was
+ * just written: a first start that failed before this point (a port in use) leaves the file, not the demo.
+ */
+export async function seedDemoAccountOnce(
   service: ServiceParts,
-): Promise<{ apiKey: string; sessionToken: string; consoleSignInCode: string }> {
+): Promise<{ apiKey: string; sessionToken: string; consoleSignInCode: string } | undefined> {
   const session = { userId: demoUserId, organizationId: null };
-  const appended = await service.ledger.store.append({
-    streamId: `account-user-${demoUserId}`,
-    expectedVersion: "any",
-    events: [
-      {
-        eventId: randomUUID(),
-        event: {
-          type: "CreditToppedUp",
-          data: {
-            account: { kind: "user", id: demoUserId },
-            amountWon: demoCreditWon,
-            reference: demoCreditReference,
+  const appended = await service.ledger.store
+    .append({
+      streamId: `account-user-${demoUserId}`,
+      expectedVersion: "no-stream",
+      events: [
+        {
+          eventId: randomUUID(),
+          event: {
+            type: "CreditToppedUp",
+            data: {
+              account: { kind: "user", id: demoUserId },
+              amountWon: demoCreditWon,
+              reference: demoCreditReference,
+            },
+            metadata: { actor: "system:first-start", occurredAt: new Date().toISOString() },
           },
-          metadata: { actor: "system:first-start", occurredAt: new Date().toISOString() },
         },
-      },
-    ],
-  });
+      ],
+    })
+    .catch((error: unknown) => {
+      if (error instanceof WrongExpectedVersionError) return undefined;
+      throw error;
+    });
+  if (!appended) return undefined;
   await service.waiter.waitFor(appended.position, [balancesProjection.name], 30_000);
   const issued = await service.keys.issue(
     session,

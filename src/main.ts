@@ -6,7 +6,7 @@ import {
   localSecretsFile,
   startLocalDatabase,
 } from "./database/local-data";
-import { printFirstStartBanner, seedDemoAccount } from "./demo-account";
+import { printFirstStartBanner, seedDemoAccountOnce } from "./demo-account";
 import type { EndpointUpstream, FamilyUpstream } from "./gateway/generation/upstream-registry";
 import { ConfigError } from "./kernel/config-error";
 import { limits } from "./kernel/limits";
@@ -37,7 +37,7 @@ interface Secrets {
 async function resolveDatabase(
   config: Config,
   logger: Logger,
-): Promise<{ url: string; local?: LocalDatabase; secrets: Secrets; firstStart: boolean }> {
+): Promise<{ url: string; local?: LocalDatabase; secrets: Secrets }> {
   if (config.databaseUrl) {
     if (!config.sessionSecret)
       throw new ConfigError("invalid configuration: SESSION_SECRET is required when DATABASE_URL is set");
@@ -50,10 +50,9 @@ async function resolveDatabase(
         keyPepper: config.keyPepper,
         adminToken: config.adminToken,
       },
-      firstStart: false,
     };
   }
-  const { secrets, created } = await loadOrCreateLocalSecrets();
+  const { secrets } = await loadOrCreateLocalSecrets();
   logger.info("no DATABASE_URL: starting embedded PostgreSQL in ./.data/");
   const local = await startLocalDatabase(secrets.postgresPassword, (line) =>
     logger.debug({ postgres: line }),
@@ -66,7 +65,6 @@ async function resolveDatabase(
       keyPepper: config.keyPepper ?? secrets.keyPepper,
       adminToken: config.adminToken ?? secrets.adminToken,
     },
-    firstStart: created,
   };
 }
 
@@ -213,16 +211,35 @@ async function startRole(
 ): Promise<RunningRole> {
   const modelUpstreams = await installModelsFile(config);
   const database = await resolveDatabase(config, logger);
-  const { upstreams, simulator } = await resolveUpstreams(config);
-  const ledgerSigningKey = await ledgerSigningKeyOf(config);
+  // Whatever fails from here on stops what has started, the embedded database last, rather than leave it
+  // running without its process (a later start would join it, and never stop it).
+  let closeStarted = async () => {
+    await database.local?.stop();
+  };
+  const startedOrClosed = <Part>(starting: Promise<Part>): Promise<Part> =>
+    starting.catch(async (error: unknown) => {
+      await closeStarted().catch((closing: unknown) =>
+        logger.error({ err: closing }, "closing after a failed start failed"),
+      );
+      throw error;
+    });
+  const { upstreams, simulator } = await startedOrClosed(resolveUpstreams(config));
+  const closeDatabase = closeStarted;
+  closeStarted = async () => {
+    await simulator?.close();
+    await closeDatabase();
+  };
+  const ledgerSigningKey = await startedOrClosed(ledgerSigningKeyOf(config));
   if (!ledgerSigningKey && role !== "gateway")
     logger.warn("no LEDGER_SIGNING_KEY: the ledger's events are hash-chained but no checkpoint is sealed");
-  const billing = await startBilling({
-    config,
-    databaseUrl: database.url,
-    logger,
-    runWorkers: role !== "gateway",
-  });
+  const billing = await startedOrClosed(
+    startBilling({
+      config,
+      databaseUrl: database.url,
+      logger,
+      runWorkers: role !== "gateway",
+    }),
+  );
   // Readiness and metrics; the shutdown calls `operations.readiness.startDraining()` first.
   const operations = createOperations({
     queueBackend: queueBackendOf({ redisUrl: config.redisUrl, databaseUrl: database.url }),
@@ -234,39 +251,38 @@ async function startRole(
     await simulator?.close();
     await database.local?.stop();
   };
-  const service = await startService({
-    startAborted,
-    databaseUrl: database.url,
-    eventStoreUrl: config.eventStoreUrl,
-    sessionSecret: database.secrets.sessionSecret,
-    keyPepper: database.secrets.keyPepper,
-    adminToken: database.secrets.adminToken,
-    upstreams,
-    modelUpstreams,
-    upstreamResilience: { modelEndpoints: modelEndpointsOf(), limits: config.upstreamResilience },
-    charges: billing.charges,
-    requestBodyBytesMax: config.requestBodyBytesMax,
-    logger,
-    adminRouter: billing.adminRouter,
-    accountRouter: billing.accountRouter,
-    // With a METRICS_PORT, /metrics (revenue by model, traffic) is served there alone, off the API's port.
-    operationsRouter: (parts) => operations.router(parts, { metrics: config.metricsPort === undefined }),
-    applicationName: `won-gateway-${role}`,
-    // The edge leaves background work to workers: the projections run beside the reconciler.
-    runProjections: role !== "gateway",
-    ledgerSigningKey,
-    settlementTimings: config.settlementTimings,
-    oidc: config.oidc,
-    webhookAllowPrivateNetworks: config.webhookAllowPrivateNetworks,
-    publicUrl: config.publicUrl,
-  }).catch(async (error: unknown) => {
-    // What started is closed, the embedded database too, rather than left running without its process.
-    await billing
-      .close()
-      .then(closeBesideTheService)
-      .catch((closing: unknown) => logger.error({ err: closing }, "closing after a failed start failed"));
-    throw error;
-  });
+  closeStarted = async () => {
+    await billing.close();
+    await closeBesideTheService();
+  };
+  const service = await startedOrClosed(
+    startService({
+      startAborted,
+      databaseUrl: database.url,
+      eventStoreUrl: config.eventStoreUrl,
+      sessionSecret: database.secrets.sessionSecret,
+      keyPepper: database.secrets.keyPepper,
+      adminToken: database.secrets.adminToken,
+      upstreams,
+      modelUpstreams,
+      upstreamResilience: { modelEndpoints: modelEndpointsOf(), limits: config.upstreamResilience },
+      charges: billing.charges,
+      requestBodyBytesMax: config.requestBodyBytesMax,
+      logger,
+      adminRouter: billing.adminRouter,
+      accountRouter: billing.accountRouter,
+      // With a METRICS_PORT, /metrics (revenue by model, traffic) is served there alone, off the API's port.
+      operationsRouter: (parts) => operations.router(parts, { metrics: config.metricsPort === undefined }),
+      applicationName: `won-gateway-${role}`,
+      // The edge leaves background work to workers: the projections run beside the reconciler.
+      runProjections: role !== "gateway",
+      ledgerSigningKey,
+      settlementTimings: config.settlementTimings,
+      oidc: config.oidc,
+      webhookAllowPrivateNetworks: config.webhookAllowPrivateNetworks,
+      publicUrl: config.publicUrl,
+    }),
+  );
   await billing.attach(service);
   return {
     database,
@@ -294,9 +310,10 @@ async function listenAsRole(
   logger: Logger,
 ): Promise<string | undefined> {
   // A port in use is an operator's mistake, not a crash: stop what started, then say which setting to change.
-  const portInUse = async (error: unknown, variable: "PORT" | "METRICS_PORT", port: number) => {
-    if ((error as { code?: unknown }).code !== "EADDRINUSE") throw error;
+  // Any other failure to listen stops what started too.
+  const listenFailed = async (error: unknown, variable: "PORT" | "METRICS_PORT", port: number) => {
     await running.closeAll();
+    if ((error as { code?: unknown }).code !== "EADDRINUSE") throw error;
     throw new ConfigError(
       `invalid configuration: ${variable} ${port} is in use on ${config.host}; set ${variable} to a free port`,
     );
@@ -305,14 +322,14 @@ async function listenAsRole(
   if (metricsPort !== undefined)
     await running.operations
       .listen(metricsPort, config.host)
-      .catch((error: unknown) => portInUse(error, "METRICS_PORT", metricsPort));
+      .catch((error: unknown) => listenFailed(error, "METRICS_PORT", metricsPort));
   if (role === "worker") {
     logger.info({ role }, "worker running");
     return undefined;
   }
   const { url } = await running.service
     .listen(config.port, config.host)
-    .catch((error: unknown) => portInUse(error, "PORT", config.port));
+    .catch((error: unknown) => listenFailed(error, "PORT", config.port));
   const baseUrl = `${url}/llm/v1`;
   logger.info({ baseUrl, role }, "gateway listening");
   return baseUrl;
@@ -321,8 +338,9 @@ async function listenAsRole(
 async function printBanner(running: RunningRole, baseUrl: string | undefined): Promise<void> {
   if (!baseUrl) return;
   const { database, service } = running;
-  if (database.firstStart) {
-    const demo = await seedDemoAccount(service);
+  // The first embedded start that gets this far (an earlier one may have failed before it) seeds the demo.
+  const demo = database.local ? await seedDemoAccountOnce(service) : undefined;
+  if (demo) {
     printFirstStartBanner({ baseUrl, adminToken: database.secrets.adminToken, ...demo });
     return;
   }

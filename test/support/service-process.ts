@@ -18,10 +18,11 @@ export async function spawnService(
   command: string,
   args: readonly string[],
   environment: NodeJS.ProcessEnv,
-  options: { readyLine: string; detached?: boolean },
+  options: { readyLine: string; detached?: boolean; cwd?: string },
 ): Promise<ServiceProcess> {
   const child = spawn(command, args, {
     env: environment,
+    ...(options.cwd ? { cwd: options.cwd } : {}),
     detached: options.detached ?? false,
     stdio: ["ignore", "pipe", "pipe"],
   });
