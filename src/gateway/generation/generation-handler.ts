@@ -259,13 +259,9 @@ async function jsonGeneration(
       result = await generating;
     } catch (error) {
       const gatewayCut = cut();
-      context.hold.void(
-        gatewayCut
-          ? voidReasonOf(gatewayCut.reason)
-          : clientGone()
-            ? "client-disconnected"
-            : "upstream-failed",
-        settledUpstreamOf(context),
+      voidHold(
+        context,
+        gatewayCut ? gatewayCut.reason : clientGone() ? "client-disconnected" : "upstream-failed",
       );
       if (gatewayCut) throw cutErrorOf(gatewayCut.reason, dependencies);
       throw error;
@@ -274,16 +270,13 @@ async function jsonGeneration(
     const held = stillHeld(context.hold, signal);
     if (held !== true && !(await held)) {
       const gatewayCut = cut();
-      context.hold.void(
-        gatewayCut ? voidReasonOf(gatewayCut.reason) : "client-disconnected",
-        settledUpstreamOf(context),
-      );
+      voidHold(context, gatewayCut ? gatewayCut.reason : "client-disconnected");
       if (gatewayCut) throw cutErrorOf(gatewayCut.reason, dependencies);
       return; // The client left while the answer waited: there is no one to answer.
     }
     // Gone before its answer: nothing was delivered, so nothing is billed (C10).
     if (clientGone()) {
-      context.hold.void("client-disconnected", settledUpstreamOf(context));
+      voidHold(context, "client-disconnected");
       return;
     }
     if (!nothingProduced(result)) observation?.firstToken();
@@ -487,8 +480,7 @@ async function settleStream(
   const usageOfProduced = () => resolveUsage(relayed.reported, context.upstreamRequest, relayed.produced);
   // What a stream cut short delivered is billed; nothing delivered releases the hold whole.
   const settleCut = (cutOutcome: Exclude<Outcome, "completed">) => {
-    if (nothingProduced(relayed.produced))
-      context.hold.void(voidReasonOf(cutOutcome), settledUpstreamOf(context));
+    if (nothingProduced(relayed.produced)) voidHold(context, cutOutcome);
     else void postUsage(context, cutOutcome, usageOfProduced());
   };
   switch (outcome) {
@@ -539,6 +531,15 @@ function stillHeld(hold: RequestHold, signal: AbortSignal): true | Promise<boole
       resolve(answer);
     });
   });
+}
+
+/**
+ * A request that produced nothing releases its hold whole, and the activity log is told how it ended (it has
+ * no usage to learn that from): cut by the gateway, by its client, or failed upstream.
+ */
+function voidHold(context: GenerationContext, outcome: Exclude<Outcome, "completed">): void {
+  context.observation?.endedWithout(outcome);
+  context.hold.void(voidReasonOf(outcome), settledUpstreamOf(context));
 }
 
 /** A request cut with nothing produced releases its hold for this reason. */

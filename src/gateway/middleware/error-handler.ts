@@ -106,7 +106,19 @@ export function sendError(
   const apiError = toApiError(error);
   const observation = observationOf(response);
   if (observation) observation.error = apiError;
-  if (apiError.httpStatus >= 500)
+  // An answer the gateway chose (a cut at shutdown, a ledger outage it reports) is said in a line; anything
+  // else is a failure, with where it happened.
+  if (apiError.httpStatus >= 500 && error instanceof ApiError)
+    context.logger.warn(
+      {
+        requestId: context.requestId,
+        status: apiError.httpStatus,
+        code: apiError.applicationCode,
+        message: apiError.message,
+      },
+      "request answered with an error",
+    );
+  else if (apiError.httpStatus >= 500)
     context.logger.error({ err: error, requestId: context.requestId }, "request failed");
   // A body already under way (an export, a page of rows) cannot turn into an error body: the connection is
   // dropped before its last chunk, so the client sees a transfer cut short, never a complete-looking file.

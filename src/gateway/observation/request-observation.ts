@@ -74,6 +74,11 @@ export class RequestObservation {
     this.generationOutcome = outcome;
   }
 
+  /** The request ended with nothing produced (no usage to record): how. */
+  endedWithout(outcome: UsageOutcome): void {
+    this.generationOutcome = outcome;
+  }
+
   /** The request is handed to the upstream. */
   upstreamStarted(): void {
     this.upstreamStartedAtMs ??= performance.now();

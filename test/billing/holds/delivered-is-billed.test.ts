@@ -1,4 +1,6 @@
+import { Writable } from "node:stream";
 import OpenAI from "openai";
+import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { allProjections } from "../../../projections";
 import { Money } from "../../../src/kernel/money";
@@ -303,6 +305,59 @@ describe("what was delivered is billed", () => {
       expect(recorded?.data).toMatchObject({ outcome: "shutdown" });
       expect(recorded!.data.tokens!.output).toBeGreaterThan(0);
     }
+  }, 60_000);
+
+  it("given a JSON request running at the drain bound, when the gateway stops, then it is answered 503, nothing is billed, and the activity log says the gateway cut it, without a failure logged", async () => {
+    const lines: { level: number; msg: string; err?: unknown }[] = [];
+    const logger = pino(
+      { level: "info" },
+      new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(JSON.parse(String(chunk)) as { level: number; msg: string });
+          done();
+        },
+      }),
+    );
+    const harness = await startGatewayHarness({
+      label: "delivered_drain_json",
+      simulator: { tokensPerSecond: 5 },
+      service: { settlementTimings: { shutdownDrainMs: 1_000 }, logger },
+    });
+    harnesses.push(harness);
+    const key = await provisionedKey(harness);
+    const client = new OpenAI({ apiKey: key, baseURL: harness.baseUrl, maxRetries: 0 });
+    const answered = client.chat.completions
+      .create({ model: "alpha-5.4-mini", messages: [{ role: "user", content: streamPrompt }] })
+      .withResponse()
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+
+    expect((await harness.service.drain()).requestsCut).toBe(1);
+    const error = await answered;
+
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(503);
+    expect(String(error)).toContain("shutting down");
+    const requestId = (error as InstanceType<typeof OpenAI.APIError>).headers?.get("x-request-id") ?? "";
+    const events = await usageEventsOf(harness, requestId);
+    expect(events.map((event) => event.type)).not.toContain("UsageRecorded");
+    let logged: { outcome: string; error_type: string | null; http_status: number } | undefined;
+    for (let attempt = 0; attempt < 100 && !logged; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      logged = (
+        await harness.service.ledger.pool.query(
+          "SELECT outcome, error_type, http_status FROM request_log WHERE request_id = $1",
+          [requestId],
+        )
+      ).rows[0];
+    }
+    expect(logged).toEqual({ outcome: "cut", error_type: "model_processing_error", http_status: 503 });
+    // An answer the gateway chose: a warning line, not a failure with its stack.
+    expect(lines.filter((line) => line.msg === "request failed")).toEqual([]);
+    expect(lines.filter((line) => line.msg === "request answered with an error")).toHaveLength(1);
   }, 60_000);
 
   it("given an account with room, when requests alternate between two gateways back to back, then none is refused", async () => {
