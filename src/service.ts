@@ -693,7 +693,7 @@ function httpEdgeOf(
           server = listening;
           const address = listening.address();
           const boundPort = typeof address === "object" && address ? address.port : port;
-          resolve({ server: listening, url: `http://${host}:${boundPort}` });
+          resolve({ server: listening, url: `http://${urlHostOf(host)}:${boundPort}` });
         });
         listening.keepAliveTimeout = limits.httpKeepAliveTimeoutMs;
         listening.headersTimeout = limits.httpHeadersTimeoutMs;
@@ -769,4 +769,13 @@ async function drainServer(
   server.closeAllConnections();
   await closed;
   return Math.max(requestsCut, busy);
+}
+
+/**
+ * The host of a URL reaching a server bound to `host`: a wildcard bind (every address) is reached at
+ * localhost, and an IPv6 literal goes in brackets (`HOST=::` made `http://:::8080`).
+ */
+export function urlHostOf(host: string): string {
+  if (host === "0.0.0.0" || host === "::" || host === "[::]") return "localhost";
+  return host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
 }

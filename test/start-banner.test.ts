@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { urlHostOf } from "../src/service";
 import { startBannerLines } from "../src/start-banner";
 import { createTestDatabase, type TestDatabase } from "./support/database";
 import { spawnService } from "./support/service-process";
@@ -20,7 +21,7 @@ afterAll(async () => {
   await database?.drop();
 });
 
-function environmentFor(port: number): NodeJS.ProcessEnv {
+function environmentFor(port: number, host = "127.0.0.1"): NodeJS.ProcessEnv {
   const environment: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: database.url,
@@ -28,7 +29,7 @@ function environmentFor(port: number): NodeJS.ProcessEnv {
     KEY_PEPPER: "banner-key-pepper-0123456789abcdef0123456789abcd",
     ADMIN_TOKEN: "banner-admin-token-0123456789abcdef0123456789",
     PORT: String(port),
-    HOST: "127.0.0.1",
+    HOST: host,
     LOG_LEVEL: "warn",
   };
   // BullMQ on this test's own database, so no queue is shared with another test.
@@ -59,6 +60,30 @@ describe("the start banner", () => {
       service.child.kill("SIGTERM");
       await once(service.child, "exit");
     }
+  }, 120_000);
+
+  it("given a wildcard HOST (every address, as the image binds), then the base URL printed is one a client can call", async () => {
+    const service = await spawnService(
+      process.execPath,
+      ["--import", "tsx", "src/main.ts"],
+      environmentFor(0, "0.0.0.0"),
+      { readyLine: "a new link" },
+    );
+    try {
+      const baseUrl = /base URL +(\S+)/.exec(service.output())?.[1];
+      expect(baseUrl).toMatch(/^http:\/\/localhost:\d+\/llm\/v1$/);
+      const models = await fetch(`${baseUrl}/models`);
+      expect(models.status).toBe(401);
+    } finally {
+      service.child.kill("SIGTERM");
+      await once(service.child, "exit");
+    }
+    expect([urlHostOf("::"), urlHostOf("::1"), urlHostOf("[::1]"), urlHostOf("gateway.internal")]).toEqual([
+      "localhost",
+      "[::1]",
+      "[::1]",
+      "gateway.internal",
+    ]);
   }, 120_000);
 
   it("given the embedded database, then it names the secrets file and prints a fresh sign-in link", () => {

@@ -113,6 +113,22 @@ describe("GET /metrics", () => {
     expect(overheadSeconds).toBeLessThanOrEqual(totalSeconds);
   });
 
+  it("labels models requests with their key's kind, and a retrieved model with its name", async () => {
+    const before = await scrape();
+    const client = harness.openai(apiKey);
+    await client.models.list();
+    await client.models.retrieve("alpha-5.4-mini");
+    const after = await scrape();
+    const delta = (labels: Record<string, string>) =>
+      sampleValue(after, "won_gateway_requests_total", labels) -
+      sampleValue(before, "won_gateway_requests_total", labels);
+    const models = { endpoint: "models", key_kind: "personal", status: "200" };
+    expect(delta({ ...models, gen_ai_request_model: "none" })).toBe(1);
+    expect(delta({ ...models, gen_ai_request_model: "alpha-5.4-mini", gen_ai_provider_name: "alpha" })).toBe(
+      1,
+    );
+  });
+
   it("counts a streamed request's time to first token and tokens on the responses endpoint", async () => {
     const before = await scrape();
     const stream = harness

@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { discountOrganizationOf } from "../../billing/charging/charge-usage";
 import type { ModelPriceList } from "../../billing/read-models/model-price-list";
 import type { AllowedModels } from "../../keys/allowed-models";
+import type { AccountReference } from "../../ledger/events";
 import { findModel } from "../../providers/catalog";
 import { type ApiError, apiErrors } from "../api-error";
 import { sendJsonText } from "../http/json-response";
@@ -42,6 +43,7 @@ export function createGenerationEndpoints(
       fresh: true,
     });
     const id = decodedPathSegment(endpointPathOf(request.url ?? "").slice(modelPathPrefix.length));
+    labelModelsRequest(response, caller, id);
     const models = await pricedModels(
       dependencies.prices,
       discountOrganizationOf(caller.account),
@@ -80,6 +82,7 @@ export function createGenerationEndpoints(
           requireCredit: false,
           fresh: true,
         });
+        labelModelsRequest(response, caller);
         const data = await pricedModels(
           dependencies.prices,
           discountOrganizationOf(caller.account),
@@ -166,4 +169,15 @@ function endpointPathOf(url: string): string {
   const queryStart = url.indexOf("?");
   const path = url.slice(generationPathPrefix.length, queryStart === -1 ? undefined : queryStart);
   return path.endsWith("/") ? path.slice(0, -1) : path;
+}
+
+/** A models request's metrics name its key's kind, and the model asked for (the list names none). */
+function labelModelsRequest(
+  response: ServerResponse,
+  caller: { keyId: string; account: AccountReference },
+  model?: string,
+): void {
+  const observation = observationOf(response);
+  observation?.admitted(caller);
+  if (observation && model !== undefined) observation.model = model;
 }
