@@ -3,7 +3,12 @@
 # node as PID 1 (exec form) so SIGTERM reaches the shutdown handler directly.
 #
 #   docker build -t won-gateway .
-#   docker run --rm -e DATABASE_URL=… -e SESSION_SECRET=… -e KEY_PEPPER=… won-gateway --role=gateway
+#   docker run --rm --stop-timeout 45 -e DATABASE_URL=… -e SESSION_SECRET=… -e KEY_PEPPER=… won-gateway
+#
+# With no --role the container runs every role; a --role=gateway container waits until a --role=worker one
+# has prepared the projections (docker-compose.yml runs both). A stop may take SHUTDOWN_DRAIN_MS + 21 s
+# (the drain, the cut, the close): docker's default 10 s would kill it before its usage is recorded, so
+# give --stop-timeout (compose: stop_grace_period) at least that.
 #
 # The source is TypeScript with extensionless imports (moduleResolution "Bundler"), which Node cannot load
 # as emitted by tsc; esbuild bundles our modules into dist/ and leaves every package external.
