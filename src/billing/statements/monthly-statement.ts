@@ -1,5 +1,4 @@
 import type pg from "pg";
-import { pendingChargesTable } from "../../../projections/balances";
 import {
   statementChargesTable,
   statementCorrectionsTable,
@@ -11,9 +10,6 @@ import { formatMoney, Money, parseMoney, sumMoney } from "../../kernel/money";
 import type { AccountReference } from "../../ledger/events";
 import { describeCheckpoint } from "../../ledger/integrity/event-proof";
 import { checkpointCovering } from "../../ledger/integrity/ledger-checkpoint";
-import { requestHoldsTable } from "../../ledger/schema/holds/request-holds";
-import { sweptHoldReservesTable } from "../../ledger/schema/holds/swept-hold-reserves";
-import { openHoldsTable } from "../../ledger/schema/inline-funds/open-holds";
 import { readKeyNames } from "../read-models/key-names";
 import { boundsOf, type StatementMonth } from "./statement-month";
 import { usageUnsettledCondition } from "./unsettled-usage";
