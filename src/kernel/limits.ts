@@ -528,7 +528,7 @@ export const webhookLimits = {
   testMessagesRetryAfterSeconds: 60,
   /** A delivery or check pass failing on every poll is logged once, then at most once per this. */
   passErrorLogIntervalMs: 60_000,
-  /** Rows one worker leases per pass, and sends at once. */
+  /** Rows one worker leases per pass at most: no more than its free sending slots, of which it has 8. */
   deliveryBatchSizeMax: 20,
   deliveryConcurrencyMax: 8,
   /**
