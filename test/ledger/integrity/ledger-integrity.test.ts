@@ -75,6 +75,43 @@ async function seal(harness: LedgerHarness): Promise<void> {
   }
 }
 
+/** Tampering committed, as `ledger` commands in their own processes see it. */
+async function commitTampering(
+  harness: LedgerHarness,
+  tamper: (client: pg.PoolClient) => Promise<void>,
+): Promise<void> {
+  const client = await harness.ledger.pool.connect();
+  try {
+    await client.query("BEGIN");
+    await client.query("ALTER TABLE ledger_events DISABLE TRIGGER ledger_events_immutable");
+    await client.query("ALTER TABLE ledger_checkpoints DISABLE TRIGGER ledger_checkpoints_immutable");
+    await tamper(client);
+    await client.query("ALTER TABLE ledger_events ENABLE TRIGGER ledger_events_immutable");
+    await client.query("ALTER TABLE ledger_checkpoints ENABLE TRIGGER ledger_checkpoints_immutable");
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK");
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** Runs `check` with the tampering committed, then undoes it with `restore`. */
+async function whileTampered<Checked>(
+  harness: LedgerHarness,
+  tamper: (client: pg.PoolClient) => Promise<void>,
+  restore: (client: pg.PoolClient) => Promise<void>,
+  check: () => Promise<Checked>,
+): Promise<Checked> {
+  await commitTampering(harness, tamper);
+  try {
+    return await check();
+  } finally {
+    await commitTampering(harness, restore);
+  }
+}
+
 describe("ledger hash chains and signed checkpoints", () => {
   let harness: LedgerHarness;
 
@@ -321,6 +358,56 @@ describe("ledger hash chains and signed checkpoints", () => {
     expect(JSON.parse(later.stdout).checkpoint ?? null).toBeNull();
     expect(later.output).toContain(`event ${unsealed.eventId} is not sealed by a checkpoint yet`);
   }, 120_000);
+
+  it.each([
+    [
+      "an amount that is no number",
+      `jsonb_set(data::jsonb, '{amountWon}', '"ten thousand"')::json`,
+      "schema_version",
+    ],
+    ["a version no release wrote", "data", "9"],
+  ])(
+    "exits 1 from `ledger verify` with its findings and summary when tampering leaves an event unreadable: %s",
+    async (_what, data, schemaVersion) => {
+      await harness.project();
+      const victim = await harness.ledger.pool.query<{
+        event_id: string;
+        data: string;
+        schema_version: number;
+      }>(
+        "SELECT event_id::text, data::text, schema_version FROM ledger_events WHERE stream_id = 'account-user-유나' AND stream_version = 0",
+      );
+      const original = victim.rows[0]!;
+      const verdict = await whileTampered(
+        harness,
+        async (client) => {
+          await client.query(
+            `UPDATE ledger_events SET data = ${data}, schema_version = ${schemaVersion} WHERE event_id = $1`,
+            [original.event_id],
+          );
+        },
+        async (client) => {
+          await client.query(
+            "UPDATE ledger_events SET data = $2::json, schema_version = $3 WHERE event_id = $1",
+            [original.event_id, original.data, original.schema_version],
+          );
+        },
+        () => ledgerCli(["verify"], harness.database.url),
+      );
+      expect(verdict.code).toBe(1);
+      expect(verdict.output).toContain(
+        `broken link: stream account-user-유나 version 0 (event ${original.event_id}): chain hash does not match the event`,
+      );
+      expect(verdict.output).toMatch(
+        /verify: the projections were not compared: the log does not fold \(.+\)/,
+      );
+      expect(verdict.output).toContain(
+        "verify: 1 broken link(s) in the ledger's hash chains and checkpoints",
+      );
+      expect(verdict.output).not.toContain("ledger: ");
+    },
+    120_000,
+  );
 
   it("exits 1 from `ledger verify` naming a committed tampering, 0 before it", async () => {
     await harness.project();
