@@ -222,6 +222,12 @@ async function prove(
     return 4;
   }
   process.stdout.write(`${JSON.stringify(proof, null, 2)}\n`);
+  if (proof.rangeBroken) {
+    process.stderr.write(
+      `event ${eventId}: ${proof.rangeBroken.problem}: its checkpoint's range no longer matches (tampering)\n`,
+    );
+    return 1;
+  }
   if (!proof.checkpoint) {
     process.stderr.write(`event ${eventId} is not sealed by a checkpoint yet\n`);
     return 3;

@@ -141,6 +141,13 @@ export async function buildChargeReceipt(
 async function receiptChargeOf(client: Queryable, row: ChargeEventRow, now: Date): Promise<ReceiptCharge> {
   const proof = await proveEvent(client, row.event_id);
   if (!proof) throw new Error(`event ${row.event_id} vanished while its receipt was made`);
+  // Sealed, but its checkpoint's range no longer holds what it sealed: no path to the root can be given, and
+  // "not sealed yet, ask again" would be said forever. Never answered (500, logged), as a statement that does
+  // not add up: `ledger verify` names the tampering.
+  if (proof.rangeBroken)
+    throw new Error(
+      `no receipt for event ${row.event_id}: ${proof.rangeBroken.problem}; run npm run ledger -- verify`,
+    );
   const data = JSON.parse(row.data_text) as ChargeData;
   // An event written before the chain existed is sealed by its hash over the genesis hash (checkpoint-leaves.ts).
   const previousHash =

@@ -49,6 +49,12 @@ export interface EventProof {
     /** Its signature under the trusted key; null when no key was given to check it with. */
     signatureValid: boolean | null;
   };
+  /**
+   * The checkpoint whose range holds the event when that range no longer holds what it sealed (events
+   * inserted into it or removed from it, or a count no checkpoint seals): the event is sealed, but no path
+   * to the root can be given from the log as it is now. Tampering, never "not sealed yet".
+   */
+  rangeBroken?: { sequence: number; problem: string };
 }
 
 /** Every link of the proof holds (a signature unchecked for want of a key does not count against it). */
@@ -105,16 +111,26 @@ export async function proveEvent(
       hashMatches: row.chain_hash?.equals(row.recomputed_hash) === true,
     },
   };
-  if (!covering || covering.checkpoint.eventCount > checkpointEventsLimit) return proof;
+  if (!covering) return proof;
   const { checkpoint, previous } = covering;
-  const leaves = await readLeavesBetween(
-    client,
-    previous?.last ?? logStart,
-    checkpoint.last,
-    checkpoint.eventCount,
-  );
+  if (checkpoint.eventCount > checkpointEventsLimit) {
+    proof.rangeBroken = {
+      sequence: checkpoint.sequence,
+      problem: `checkpoint #${checkpoint.sequence} claims ${checkpoint.eventCount} events, more than any checkpoint seals`,
+    };
+    return proof;
+  }
+  const rangeStart = previous?.last ?? logStart;
+  // One more than it sealed: a range holding more events than its checkpoint counts is found, not cut short.
+  const leaves = await readLeavesBetween(client, rangeStart, checkpoint.last, checkpoint.eventCount + 1);
   const leafIndex = leaves.findIndex((leaf) => leaf.eventId === eventId);
-  if (leafIndex < 0) return proof;
+  if (leaves.length !== checkpoint.eventCount || leafIndex < 0) {
+    proof.rangeBroken = {
+      sequence: checkpoint.sequence,
+      problem: `checkpoint #${checkpoint.sequence} sealed ${checkpoint.eventCount} events after ${formatLogPosition(rangeStart)} through ${formatLogPosition(checkpoint.last)}, the log now holds ${leaves.length > checkpoint.eventCount ? "more" : leaves.length} there (events inserted or removed)`,
+    };
+    return proof;
+  }
   const leaf = leaves[leafIndex]!.leaf;
   const path = inclusionPath(
     leaves.map((entry) => entry.leaf),

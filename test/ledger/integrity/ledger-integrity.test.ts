@@ -5,6 +5,7 @@ import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendSyntheticLedger } from "../../../bench/support/synthetic-ledger";
 import { rowEventOf } from "../../../src/billing/holds/hold-row-completion";
+import { buildChargeReceipt, readChargeEvents } from "../../../src/billing/receipts/charge-receipt";
 import { isProven, proveEvent } from "../../../src/ledger/integrity/event-proof";
 import { sealCheckpoints } from "../../../src/ledger/integrity/ledger-checkpointer";
 import { verifyIntegrity } from "../../../src/ledger/integrity/ledger-integrity";
@@ -110,6 +111,36 @@ async function whileTampered<Checked>(
   } finally {
     await commitTampering(harness, restore);
   }
+}
+
+/** Inserts a forged event inside checkpoint #`sequence`'s range (a transaction order between its bounds). */
+async function insertForgedEventInto(client: pg.PoolClient, sequence: number): Promise<void> {
+  const bounds = await client.query<{ after: string; last: string }>(
+    `SELECT previous.last_transaction_order::text AS after, sealing.last_transaction_order::text AS last
+     FROM ledger_checkpoints sealing JOIN ledger_checkpoints previous ON previous.sequence = sealing.sequence - 1
+     WHERE sealing.sequence = $1`,
+    [sequence],
+  );
+  const { after, last } = bounds.rows[0]!;
+  expect(BigInt(after) + 1n).toBeLessThan(BigInt(last));
+  await client.query(
+    `INSERT INTO ledger_events (transaction_order, event_id, stream_id, stream_version, type, schema_version, data, metadata)
+     VALUES ($1::bigint + 1, gen_random_uuid(), 'account-user-forged', 0, 'CreditToppedUp', 1,
+             '{"account":{"kind":"user","id":"forged"},"amountWon":"1000000","reference":"forged"}',
+             '{"actor":"forger","occurredAt":"2026-11-20T03:00:00.000Z"}')`,
+    [after],
+  );
+}
+
+/** The event a checkpoint's range ends with. */
+async function lastEventOf(harness: LedgerHarness, sequence: number): Promise<string> {
+  const last = await harness.ledger.pool.query<{ event_id: string }>(
+    `SELECT event.event_id::text FROM ledger_events event JOIN ledger_checkpoints checkpoint
+       ON (event.transaction_order, event.position) = (checkpoint.last_transaction_order, checkpoint.last_position)
+     WHERE checkpoint.sequence = $1`,
+    [sequence],
+  );
+  return last.rows[0]!.event_id;
 }
 
 describe("ledger hash chains and signed checkpoints", () => {
@@ -358,6 +389,74 @@ describe("ledger hash chains and signed checkpoints", () => {
     expect(JSON.parse(later.stdout).checkpoint ?? null).toBeNull();
     expect(later.output).toContain(`event ${unsealed.eventId} is not sealed by a checkpoint yet`);
   }, 120_000);
+
+  it("calls a sealed event's proof broken, not unsealed, when its checkpoint's range no longer holds what it sealed", async () => {
+    const eventId = await lastEventOf(harness, 2);
+    const proofAfter = (tamper: (client: pg.PoolClient) => Promise<void>) =>
+      afterTampering(
+        harness,
+        tamper,
+        async (client) => (await proveEvent(client, eventId, signingKey.publicKey))!,
+      );
+    // A forged event inside the range: the range's real last event would fall off a read of its count.
+    const inserted = await proofAfter((client) => insertForgedEventInto(client, 2));
+    expect(inserted.checkpoint).toBeUndefined();
+    expect(inserted.rangeBroken?.sequence).toBe(2);
+    expect(inserted.rangeBroken?.problem).toMatch(
+      /^checkpoint #2 sealed \d+ events after .* through .*, the log now holds more there \(events inserted or removed\)$/,
+    );
+    expect(isProven(inserted)).toBe(false);
+    const oversized = await proofAfter(async (client) => {
+      await client.query("UPDATE ledger_checkpoints SET event_count = 100001 WHERE sequence = 2");
+    });
+    expect(oversized.rangeBroken).toEqual({
+      sequence: 2,
+      problem: "checkpoint #2 claims 100001 events, more than any checkpoint seals",
+    });
+
+    const shrunk = await whileTampered(
+      harness,
+      async (client) => {
+        await client.query("UPDATE ledger_checkpoints SET event_count = event_count - 1 WHERE sequence = 2");
+      },
+      async (client) => {
+        await client.query("UPDATE ledger_checkpoints SET event_count = event_count + 1 WHERE sequence = 2");
+      },
+      () => ledgerCli(["prove", eventId], harness.database.url),
+    );
+    expect(shrunk.code).toBe(1);
+    expect(shrunk.output).toMatch(
+      new RegExp(
+        `event ${eventId}: checkpoint #2 sealed \\d+ events after .* through .*, the log now holds more there \\(events inserted or removed\\): its checkpoint's range no longer matches \\(tampering\\)`,
+      ),
+    );
+    expect(shrunk.output).not.toContain("not sealed");
+  }, 120_000);
+
+  it("refuses a receipt, rather than calling it not sealed, when its checkpoint's range was tampered", async () => {
+    const charged = await harness.ledger.pool.query<{ request_id: string; sequence: string }>(
+      `SELECT event.data->>'requestId' AS request_id, checkpoint.sequence::text AS sequence
+       FROM ledger_events event JOIN ledger_checkpoints checkpoint
+         ON (checkpoint.last_transaction_order, checkpoint.last_position) >= (event.transaction_order, event.position)
+       WHERE event.type = 'UsageCharged' AND checkpoint.sequence > 1
+       ORDER BY checkpoint.sequence, event.transaction_order DESC, event.position DESC LIMIT 1`,
+    );
+    const { request_id: requestId, sequence } = charged.rows[0]!;
+    const refused = await afterTampering(
+      harness,
+      (client) => insertForgedEventInto(client, Number(sequence)),
+      async (client) =>
+        buildChargeReceipt(client, await readChargeEvents(client, requestId), new Date()).then(
+          () => "answered",
+          (error: Error) => error.message,
+        ),
+    );
+    expect(refused).toMatch(
+      new RegExp(
+        `^no receipt for event .*: checkpoint #${sequence} sealed \\d+ events .*the log now holds more there`,
+      ),
+    );
+  });
 
   it.each([
     [
