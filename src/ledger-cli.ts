@@ -7,11 +7,11 @@ import { loadConfig } from "./config";
 import { loadLocalSecrets, localDataDirectory, startLocalDatabase } from "./database/local-data";
 import { ConfigError } from "./kernel/config-error";
 import { limits } from "./kernel/limits";
-import { describeCheckpoint, isProven, proveEvent } from "./ledger/integrity/event-proof";
-import { latestCheckpoint } from "./ledger/integrity/ledger-checkpoint";
+import { isProven, proveEvent } from "./ledger/integrity/event-proof";
 import { verifyIntegrity } from "./ledger/integrity/ledger-integrity";
 import { type LedgerSigningKey, rawPublicKeyOfPem } from "./ledger/integrity/ledger-signing-key";
 import { existingLedgerSigningKeyOf } from "./ledger/integrity/ledger-signing-key-setting";
+import { readLedgerStatus } from "./ledger/integrity/ledger-status";
 import { balanceChecksum, rebuildProjections } from "./ledger/ledger-maintenance";
 import { projectionsNotPrepared } from "./ledger/projection/projections-prepared";
 import { describeDifference, differenceCount } from "./ledger/rebuild/projection-differences";
@@ -24,7 +24,7 @@ import { verifyProjections } from "./ledger/verify-projections";
  * `npm run ledger -- rebuild`: drop and rebuild every projection from the log, print the balance checksum.
  * `npm run ledger -- verify`: check every hash chain and checkpoint, fold the log afresh and compare with the
  * live projections; exit 1 on any broken link or difference.
- * `npm run ledger -- checkpoint`: print the latest signed checkpoint.
+ * `npm run ledger -- checkpoint`: print the latest signed checkpoint once its hash, chain and signature hold.
  * `npm run ledger -- prove <event id | position>`: print what links that event to a signed checkpoint; the
  *   event is named by its id or by its log position ("1234-56"), as the console's event log shows either.
  * `npm run ledger -- verify-receipt <file> [--public-key <pem file>]`: check a charge receipt offline against
@@ -79,7 +79,7 @@ async function main(argv: readonly string[]): Promise<number> {
       case "verify":
         return await verify(context, signingKey);
       case "checkpoint":
-        return await printLatestCheckpoint(context);
+        return await printLatestCheckpoint(context, signingKey?.publicKey);
       case "prove":
         return await prove(context, argv[1]!, signingKey?.publicKey);
       case "verify-receipt":
@@ -190,13 +190,39 @@ async function projectionDifferencesOf(
   }
 }
 
-async function printLatestCheckpoint(context: Parameters<typeof verifyProjections>[0]): Promise<number> {
-  const checkpoint = await latestCheckpoint(context.pool);
-  if (!checkpoint) {
+/**
+ * What operators publish: the latest checkpoint, printed (stdout, JSON alone) only once it holds as `verify`
+ * holds it — its fields hash to its hash, it chains to the previous one, and under the configured key its
+ * signature is valid and its stored public key is that key. Else 1, each mismatch named on stderr, nothing
+ * on stdout to publish.
+ */
+async function printLatestCheckpoint(
+  context: Parameters<typeof verifyProjections>[0],
+  trustedPublicKey: Buffer | undefined,
+): Promise<number> {
+  const { latest } = await readLedgerStatus(context.pool, trustedPublicKey);
+  if (!latest) {
     process.stdout.write("no checkpoint yet\n");
     return 1;
   }
-  process.stdout.write(`${JSON.stringify(describeCheckpoint(checkpoint), null, 2)}\n`);
+  const name = `checkpoint #${latest.checkpoint.sequence}`;
+  const broken = [
+    latest.hashMatches ? undefined : `${name}: hash does not match its fields`,
+    latest.chainsToPrevious
+      ? undefined
+      : `${name}: does not chain to checkpoint #${latest.checkpoint.sequence - 1} (previous hash differs)`,
+    latest.signatureValid === false
+      ? `${name}: signature is not valid under the ledger signing key (forged or altered)`
+      : undefined,
+    trustedPublicKey === undefined || latest.checkpoint.publicKey === trustedPublicKey.toString("hex")
+      ? undefined
+      : `${name}: its public key ${latest.checkpoint.publicKey} is not the ledger signing key's ${trustedPublicKey.toString("hex")}`,
+  ].filter((said) => said !== undefined);
+  for (const said of broken) process.stderr.write(`${said}\n`);
+  if (broken.length > 0) return 1;
+  if (trustedPublicKey === undefined)
+    process.stderr.write("checkpoint: no LEDGER_SIGNING_KEY, its signature not checked\n");
+  process.stdout.write(`${JSON.stringify(latest.checkpoint, null, 2)}\n`);
   return 0;
 }
 

@@ -508,6 +508,40 @@ describe("ledger hash chains and signed checkpoints", () => {
     120_000,
   );
 
+  it("prints the latest checkpoint only when it holds under the ledger signing key, else exits 1 naming why", async () => {
+    const latest = await harness.ledger.pool.query<{
+      sequence: string;
+      checkpoint_hash: Buffer;
+      signature: Buffer;
+      public_key: Buffer;
+    }>(
+      "SELECT sequence::text, checkpoint_hash, signature, public_key FROM ledger_checkpoints ORDER BY sequence DESC LIMIT 1",
+    );
+    const { sequence, checkpoint_hash, signature, public_key } = latest.rows[0]!;
+    const forged = await whileTampered(
+      harness,
+      async (client) => {
+        await client.query(
+          "UPDATE ledger_checkpoints SET signature = $1, public_key = $2 WHERE sequence = $3",
+          [attackerKey.sign(checkpoint_hash), attackerKey.publicKey, sequence],
+        );
+      },
+      async (client) => {
+        await client.query(
+          "UPDATE ledger_checkpoints SET signature = $1, public_key = $2 WHERE sequence = $3",
+          [signature, public_key, sequence],
+        );
+      },
+      () => ledgerCli(["checkpoint"], harness.database.url),
+    );
+    expect(forged.code).toBe(1);
+    expect(forged.stdout).toBe("");
+    expect(forged.output).toBe(
+      `checkpoint #${sequence}: signature is not valid under the ledger signing key (forged or altered)\n` +
+        `checkpoint #${sequence}: its public key ${attackerKey.publicKey.toString("hex")} is not the ledger signing key's ${signingKey.publicKey.toString("hex")}\n`,
+    );
+  }, 120_000);
+
   it("exits 1 from `ledger verify` naming a committed tampering, 0 before it", async () => {
     await harness.project();
     const clean = await ledgerCli(["verify"], harness.database.url);
