@@ -194,7 +194,7 @@ async function projectionDifferencesOf(
  * What operators publish: the latest checkpoint, printed (stdout, JSON alone) only once it holds as `verify`
  * holds it — its fields hash to its hash, it chains to the previous one, and under the configured key its
  * signature is valid and its stored public key is that key. Else 1, each mismatch named on stderr, nothing
- * on stdout to publish.
+ * on stdout to publish; 3 while nothing is sealed yet (ask again after the first checkpoint), as `prove`.
  */
 async function printLatestCheckpoint(
   context: Parameters<typeof verifyProjections>[0],
@@ -202,8 +202,8 @@ async function printLatestCheckpoint(
 ): Promise<number> {
   const { latest } = await readLedgerStatus(context.pool, trustedPublicKey);
   if (!latest) {
-    process.stdout.write("no checkpoint yet\n");
-    return 1;
+    process.stderr.write("no checkpoint yet: ask again after the first one is sealed\n");
+    return 3;
   }
   const name = `checkpoint #${latest.checkpoint.sequence}`;
   const broken = [

@@ -60,6 +60,14 @@ describe("npm run ledger -- rebuild | verify", () => {
     expect(checksumLine.exec(after.output)?.[1]).toBe(liveChecksum?.[1]);
   }, 240_000);
 
+  it("answers `checkpoint` before the first one is sealed with 3, not yet, and not 1, found", async () => {
+    const verdict = await ledgerCli("checkpoint", harness.database.url);
+    expect(verdict).toEqual({
+      code: 3,
+      output: "no checkpoint yet: ask again after the first one is sealed\n",
+    });
+  }, 60_000);
+
   it("names a corrupted projection row and exits 1", async () => {
     const victim = await harness.ledger.pool.query<{ account_kind: string; account_id: string }>(
       "SELECT account_kind, account_id FROM projection_balances ORDER BY account_id LIMIT 1",
