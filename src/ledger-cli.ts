@@ -2,14 +2,14 @@ import { readFile } from "node:fs/promises";
 import { SingleBar } from "cli-progress";
 import { allProjections } from "../projections";
 import type { ChargeReceipt } from "./billing/receipts/charge-receipt";
-import { receiptFailures } from "./billing/receipts/receipt-verification";
+import { receiptFailures, receiptFailuresUnderPem } from "./billing/receipts/receipt-verification";
 import { loadConfig } from "./config";
 import { loadLocalSecrets, localDataDirectory, startLocalDatabase } from "./database/local-data";
 import { ConfigError } from "./kernel/config-error";
 import { limits } from "./kernel/limits";
 import { isProven, proveEvent } from "./ledger/integrity/event-proof";
 import { verifyIntegrity } from "./ledger/integrity/ledger-integrity";
-import { type LedgerSigningKey, rawPublicKeyOfPem } from "./ledger/integrity/ledger-signing-key";
+import type { LedgerSigningKey } from "./ledger/integrity/ledger-signing-key";
 import { existingLedgerSigningKeyOf } from "./ledger/integrity/ledger-signing-key-setting";
 import { readLedgerStatus } from "./ledger/integrity/ledger-status";
 import { balanceChecksum, rebuildProjections } from "./ledger/ledger-maintenance";
@@ -286,11 +286,13 @@ async function verifyReceiptFile(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${usage}\n`);
     return 2;
   }
-  // Only a key given, configured or already kept in ./.data/ is trusted: this never generates one.
-  const trustedKey =
-    keyFile === undefined
-      ? (await existingLedgerSigningKeyOf(loadConfig()))?.publicKey
-      : rawPublicKeyOfPem(await readFile(keyFile, "utf8"));
+  const receipt = JSON.parse(await readFile(files[0]!, "utf8")) as ChargeReceipt;
+  // A key file given is judged as verify-receipt.mjs judges it: one that is no Ed25519 public key is a
+  // verdict (1), in the script's words, not a check that could not run.
+  if (keyFile !== undefined)
+    return printReceiptVerdict(receiptFailuresUnderPem(receipt, await readFile(keyFile, "utf8")));
+  // Only a key configured or already kept in ./.data/ is trusted: this never generates one.
+  const trustedKey = (await existingLedgerSigningKeyOf(loadConfig()))?.publicKey;
   if (trustedKey === undefined) {
     process.stderr.write(
       "verify-receipt: give --public-key (the PEM from GET /ledger/public-key), set LEDGER_SIGNING_KEY, or run it " +
@@ -298,10 +300,10 @@ async function verifyReceiptFile(argv: readonly string[]): Promise<number> {
     );
     return 2;
   }
-  const failures = receiptFailures(
-    JSON.parse(await readFile(files[0]!, "utf8")) as ChargeReceipt,
-    trustedKey,
-  );
+  return printReceiptVerdict(receiptFailures(receipt, trustedKey));
+}
+
+function printReceiptVerdict(failures: readonly string[]): number {
   process.stdout.write(failures.length === 0 ? "valid\n" : `${failures.join("\n")}\n`);
   return failures.length === 0 ? 0 : 1;
 }

@@ -2,7 +2,7 @@ import { formatMoney, Money, parseMoney } from "../../kernel/money";
 import type { ChargeBreakdownData } from "../../ledger/events";
 import { eventChainHash } from "../../ledger/integrity/event-hash";
 import { checkpointHashOf } from "../../ledger/integrity/ledger-checkpoint";
-import { verifySignature } from "../../ledger/integrity/ledger-signing-key";
+import { rawPublicKeyOfPem, verifySignature } from "../../ledger/integrity/ledger-signing-key";
 import { rootFromInclusionPath } from "../../ledger/integrity/merkle-tree";
 import { parseLogPosition } from "../../ledger/store/log-position";
 import { calculateCharge, chargeInputOfBreakdown } from "../charging/charge-calculation";
@@ -98,11 +98,30 @@ function checkAmount(
   }
 }
 
+/**
+ * As verify-receipt.mjs given a PEM: a receipt that is none is said first, then a key that is no Ed25519
+ * public key (a verdict on what was given, in the script's words), then every failed check under the key.
+ */
+export function receiptFailuresUnderPem(receipt: ChargeReceipt, publicKeyPem: string): string[] {
+  const notReceipt = notReceiptFailure(receipt);
+  if (notReceipt) return [notReceipt];
+  let publicKey: Buffer;
+  try {
+    publicKey = rawPublicKeyOfPem(publicKeyPem);
+  } catch (error) {
+    return [
+      error instanceof RangeError
+        ? "signature: the public key is not an Ed25519 key"
+        : "signature: the public key is not a PEM public key",
+    ];
+  }
+  return receiptFailures(receipt, publicKey);
+}
+
 /** Every failed check of `receipt` under the trusted raw Ed25519 key, each "name: why"; empty when valid. */
 export function receiptFailures(receipt: ChargeReceipt, trustedPublicKey: Buffer): string[] {
-  if (receipt?.format !== receiptFormat) return [`format: not a ${receiptFormat} receipt`];
-  if (!Array.isArray(receipt.charges) || receipt.charges.length === 0)
-    return ["format: the receipt holds no charge"];
+  const notReceipt = notReceiptFailure(receipt);
+  if (notReceipt) return [notReceipt];
   const failures: string[] = [];
   const earlier: { eventId: string; data: ChargeData }[] = [];
   let lastData: ChargeData | undefined;
@@ -120,6 +139,14 @@ export function receiptFailures(receipt: ChargeReceipt, trustedPublicKey: Buffer
   });
   checkTotal(receipt, earlier, lastData, failures);
   return failures;
+}
+
+/** Why `receipt` is no receipt to check at all, if it is none. */
+function notReceiptFailure(receipt: ChargeReceipt): string | undefined {
+  if (receipt?.format !== receiptFormat) return `format: not a ${receiptFormat} receipt`;
+  if (!Array.isArray(receipt.charges) || receipt.charges.length === 0)
+    return "format: the receipt holds no charge";
+  return undefined;
 }
 
 /** The event's data, or undefined (and a failure) when its data or metadata is not JSON. */

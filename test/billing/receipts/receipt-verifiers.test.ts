@@ -311,6 +311,34 @@ describe("receipt verifiers", () => {
     expect(standaloneFailures(altered, publicKeyPemOf(signingKey.publicKey))).toEqual(failures);
   });
 
+  it("given a public key file that is no Ed25519 public key, then both give the same verdict, exit 1", async () => {
+    const receiptFile = path.join(directory, "receipt-for-bad-keys.json");
+    await writeFile(receiptFile, JSON.stringify(sealed));
+    const { generateKeyPairSync } = await import("node:crypto");
+    const rsa = generateKeyPairSync("rsa", { modulusLength: 1024 }).publicKey.export({
+      type: "spki",
+      format: "pem",
+    });
+    for (const [name, pem, said] of [
+      ["garbage.pem", "garbage\n", "signature: the public key is not a PEM public key\n"],
+      ["rsa.pem", rsa.toString(), "signature: the public key is not an Ed25519 key\n"],
+    ] as const) {
+      const keyFile = path.join(directory, name);
+      await writeFile(keyFile, pem);
+      const standalone = await exitOf("node", [standalonePath, receiptFile, keyFile]);
+      const cli = await exitOf("npx", [
+        "tsx",
+        "src/ledger-cli.ts",
+        "verify-receipt",
+        receiptFile,
+        "--public-key",
+        keyFile,
+      ]);
+      expect(standalone).toEqual({ code: 1, output: said });
+      expect(cli).toEqual(standalone);
+    }
+  }, 120_000);
+
   it("given a key that did not sign the checkpoint, then both refuse the signature", () => {
     const failures = receiptFailures(sealed, otherKey.publicKey);
     expect(failures).toEqual([expect.stringMatching(/^signature: /)]);
