@@ -257,6 +257,7 @@ function checkSeal(
     return;
   }
   try {
+    assertWellFormedSeal(seal);
     const checkpoint = seal.checkpoint;
     const path = seal.inclusionPath.map((sibling, step) => hex(sibling, 32, `inclusionPath[${step}]`));
     let root: Buffer | undefined;
@@ -284,6 +285,28 @@ function checkSeal(
 }
 
 type SealedCheckpoint = Extract<ReceiptSeal, { status: "sealed" }>["checkpoint"];
+
+/**
+ * A receipt is the customer's file, whatever it holds: a seal's fields of the wrong kind are named, as
+ * verify-receipt.mjs names them, before any is used.
+ */
+function assertWellFormedSeal(seal: Extract<ReceiptSeal, { status: "sealed" }>): void {
+  const checkpoint = seal.checkpoint as Partial<SealedCheckpoint> | null;
+  if (checkpoint === null || typeof checkpoint !== "object") throw new Error("checkpoint is not an object");
+  if (!Array.isArray(seal.inclusionPath)) throw new Error("inclusionPath is not a list of hashes");
+  if (!Number.isSafeInteger(checkpoint.sequence) || checkpoint.sequence! < 1)
+    throw new Error("checkpoint.sequence is not a sequence number");
+  if (
+    !Number.isSafeInteger(checkpoint.eventCount) ||
+    checkpoint.eventCount! < 1 ||
+    checkpoint.eventCount! > 2 ** 31 - 1
+  )
+    throw new Error("checkpoint.eventCount is not a count of events");
+  if (typeof checkpoint.last !== "string" || !/^(-?\d+)-(-?\d+)$/.test(checkpoint.last))
+    throw new Error("checkpoint.last is not a log position");
+  if (typeof checkpoint.sealedAt !== "string" || Number.isNaN(Date.parse(checkpoint.sealedAt)))
+    throw new Error("checkpoint.sealedAt is not an instant");
+}
 
 /** The checkpoint's hash from its fields; throws on a field that is not well-formed hex. */
 function recomputedCheckpointHash(checkpoint: SealedCheckpoint): Buffer {

@@ -375,6 +375,7 @@ function checkSeal(charge, chainHash, publicKey, failures, label) {
     return;
   }
   try {
+    assertWellFormedSeal(seal);
     const checkpoint = seal.checkpoint;
     const path = seal.inclusionPath.map((sibling, step) => hex(sibling, 32, `inclusionPath[${step}]`));
     const root = chainHash && rootFromInclusionPath(chainHash, seal.leafIndex, checkpoint.eventCount, path);
@@ -394,6 +395,25 @@ function checkSeal(charge, chainHash, publicKey, failures, label) {
   } catch (error) {
     failures.push(`checkpoint: ${label}: ${error.message}`);
   }
+}
+
+/** A seal's fields of the wrong kind, named before any is used (as receipt-verification.ts names them). */
+function assertWellFormedSeal(seal) {
+  const checkpoint = seal.checkpoint;
+  if (checkpoint === null || typeof checkpoint !== "object") throw new Error("checkpoint is not an object");
+  if (!Array.isArray(seal.inclusionPath)) throw new Error("inclusionPath is not a list of hashes");
+  if (!Number.isSafeInteger(checkpoint.sequence) || checkpoint.sequence < 1)
+    throw new Error("checkpoint.sequence is not a sequence number");
+  if (
+    !Number.isSafeInteger(checkpoint.eventCount) ||
+    checkpoint.eventCount < 1 ||
+    checkpoint.eventCount > 2 ** 31 - 1
+  )
+    throw new Error("checkpoint.eventCount is not a count of events");
+  if (typeof checkpoint.last !== "string" || !/^(-?\d+)-(-?\d+)$/.test(checkpoint.last))
+    throw new Error("checkpoint.last is not a log position");
+  if (typeof checkpoint.sealedAt !== "string" || Number.isNaN(Date.parse(checkpoint.sealedAt)))
+    throw new Error("checkpoint.sealedAt is not an instant");
 }
 
 /** The receipt's total must be the sum of its charges and the request's latest charge. */

@@ -311,6 +311,53 @@ describe("receipt verifiers", () => {
     expect(standaloneFailures(altered, publicKeyPemOf(signingKey.publicKey))).toEqual(failures);
   });
 
+  it.each([
+    ["a sealing time that is no instant", { sealedAt: "yesterday" }, "checkpoint.sealedAt is not an instant"],
+    [
+      "a sealing time that is no text",
+      { sealedAt: 1_763_607_660_000 },
+      "checkpoint.sealedAt is not an instant",
+    ],
+    ["a range end that is no log position", { last: null }, "checkpoint.last is not a log position"],
+    ["a sequence that is no number", { sequence: "2" }, "checkpoint.sequence is not a sequence number"],
+    [
+      "an event count that is no count",
+      { eventCount: 1.5 },
+      "checkpoint.eventCount is not a count of events",
+    ],
+  ])("given a checkpoint with %s, then both name the field, in the same words", (_name, fields, said) => {
+    const altered = copy(sealed);
+    Object.assign(sealOf(altered).checkpoint, fields);
+    const failures = receiptFailures(altered, signingKey.publicKey);
+    expect(failures).toContainEqual(
+      expect.stringMatching(new RegExp(`^checkpoint: charge 1 \\(.*\\): ${said}$`)),
+    );
+    expect(standaloneFailures(altered, publicKeyPemOf(signingKey.publicKey))).toEqual(failures);
+  });
+
+  it.each([
+    [
+      "no inclusion path",
+      (seal: Extract<ChargeReceipt["charges"][number]["seal"], { status: "sealed" }>) => {
+        (seal as { inclusionPath: unknown }).inclusionPath = null;
+      },
+      "inclusionPath is not a list of hashes",
+    ],
+    [
+      "no checkpoint",
+      (seal: Extract<ChargeReceipt["charges"][number]["seal"], { status: "sealed" }>) => {
+        (seal as { checkpoint: unknown }).checkpoint = null;
+      },
+      "checkpoint is not an object",
+    ],
+  ])("given a seal with %s, then both name it, in the same words", (_name, alter, said) => {
+    const altered = copy(sealed);
+    alter(sealOf(altered));
+    const failures = receiptFailures(altered, signingKey.publicKey);
+    expect(failures).toEqual([expect.stringMatching(new RegExp(`^checkpoint: charge 1 \\(.*\\): ${said}$`))]);
+    expect(standaloneFailures(altered, publicKeyPemOf(signingKey.publicKey))).toEqual(failures);
+  });
+
   it("given a public key file that is no Ed25519 public key, then both give the same verdict, exit 1", async () => {
     const receiptFile = path.join(directory, "receipt-for-bad-keys.json");
     await writeFile(receiptFile, JSON.stringify(sealed));
