@@ -238,8 +238,8 @@ async function prove(
   trustedPublicKey: Buffer | undefined,
 ): Promise<number> {
   const eventId = await eventIdNamedBy(context, named);
-  if (eventId === "malformed") {
-    process.stderr.write(`not an event id or a log position: ${named}\n`);
+  if (typeof eventId === "object") {
+    process.stderr.write(`${eventId.malformed}\n`);
     return 2;
   }
   const proof = eventId === undefined ? undefined : await proveEvent(context.pool, eventId, trustedPublicKey);
@@ -308,18 +308,29 @@ function printReceiptVerdict(failures: readonly string[]): number {
   return failures.length === 0 ? 0 : 1;
 }
 
-/** The event id given, or the id of the event at the log position given. */
+/** The log's positions are two PostgreSQL bigints: one outside them names no event, and the database refuses it. */
+const positionPartMin = -(2n ** 63n);
+const positionPartMax = 2n ** 63n - 1n;
+
+/** The event id given, or the id of the event at the log position given; why it names none, if malformed. */
 async function eventIdNamedBy(
   context: Parameters<typeof verifyProjections>[0],
   named: string,
-): Promise<string | undefined | "malformed"> {
+): Promise<string | undefined | { malformed: string }> {
   if (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(named)) return named;
   let position: LogPosition;
   try {
     position = parseLogPosition(named);
   } catch {
-    return "malformed";
+    return { malformed: `not an event id or a log position: ${named}` };
   }
+  const outOfRange = [position.commit, position.prepare].some(
+    (part) => part < positionPartMin || part > positionPartMax,
+  );
+  if (outOfRange)
+    return {
+      malformed: `not a log position: ${named} (each part is at most ${positionPartMax}, at least ${positionPartMin})`,
+    };
   return eventIdAt(context.pool, position);
 }
 

@@ -377,6 +377,16 @@ describe("ledger hash chains and signed checkpoints", () => {
       output: "no event at 1-1\n",
     });
     expect((await ledgerCli(["prove", "yesterday"], harness.database.url)).code).toBe(2);
+    // A position past the log's 64-bit integers is bad input, said as such, not a database error.
+    expect(await ledgerCli(["prove", "99999999999999999999-1"], harness.database.url)).toMatchObject({
+      code: 2,
+      output:
+        "not a log position: 99999999999999999999-1 (each part is at most 9223372036854775807, at least -9223372036854775808)\n",
+    });
+    expect(await ledgerCli(["prove", "1--9223372036854775809"], harness.database.url)).toMatchObject({
+      code: 2,
+      output: expect.stringMatching(/^not a log position: 1--9223372036854775809 /),
+    });
     // An event appended after the last seal: its proof, without a checkpoint, and 3: ask again later.
     const unsealed = topUp("prove-later", "1", "after the seal");
     await harness.append({
