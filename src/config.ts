@@ -189,17 +189,42 @@ export interface Config {
   webhookAllowPrivateNetworks: boolean;
 }
 
-export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config {
-  // Empty is unset, for every variable: `SHUTDOWN_DRAIN_MS=` (a compose file's blank) is the default.
-  const set = Object.fromEntries(
+/** Empty is unset, for every variable: `SHUTDOWN_DRAIN_MS=` (a compose file's blank) is the default. */
+function setVariablesOf(environment: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(
     Object.entries(environment).filter(([, value]) => value === undefined || value.trim() !== ""),
   );
-  const parsed = environmentSchema.safeParse(set);
+}
+
+function parsedOrRefused<Parsed>(parsed: z.ZodSafeParseResult<Parsed>): Parsed {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new ConfigError(`invalid configuration: ${issue.path.join(".")} ${issue.message}`);
   }
-  const values = parsed.data as z.infer<typeof environmentSchema> & Record<string, string | undefined>;
+  return parsed.data;
+}
+
+/** What `npm run ledger` reads; only these variables are checked, so a service's own (`PORT`) never stops it. */
+export type LedgerCommandConfig = Pick<Config, "databaseUrl" | "eventStoreUrl" | "ledgerSigningKey">;
+
+export function loadLedgerCommandConfig(environment: NodeJS.ProcessEnv = process.env): LedgerCommandConfig {
+  const values = parsedOrRefused(
+    environmentSchema
+      .pick({ DATABASE_URL: true, EVENTSTORE_URL: true, LEDGER_SIGNING_KEY: true })
+      .safeParse(setVariablesOf(environment)),
+  );
+  return {
+    databaseUrl: values.DATABASE_URL,
+    eventStoreUrl: values.EVENTSTORE_URL,
+    ledgerSigningKey: values.LEDGER_SIGNING_KEY,
+  };
+}
+
+export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config {
+  const values = parsedOrRefused(environmentSchema.safeParse(setVariablesOf(environment))) as z.infer<
+    typeof environmentSchema
+  > &
+    Record<string, string | undefined>;
   const upstreams = Object.fromEntries(
     modelFamilies.map((family) => {
       const prefix = family.toUpperCase();

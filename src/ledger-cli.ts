@@ -3,7 +3,7 @@ import { SingleBar } from "cli-progress";
 import { allProjections } from "../projections";
 import type { ChargeReceipt } from "./billing/receipts/charge-receipt";
 import { receiptFailures, receiptFailuresUnderPem } from "./billing/receipts/receipt-verification";
-import { loadConfig } from "./config";
+import { loadLedgerCommandConfig } from "./config";
 import { loadLocalSecrets, localDataDirectory, startLocalDatabase } from "./database/local-data";
 import { ConfigError } from "./kernel/config-error";
 import { limits } from "./kernel/limits";
@@ -48,7 +48,7 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${usage}\n`);
     return 2;
   }
-  const config = loadConfig();
+  const config = loadLedgerCommandConfig();
   // Without DATABASE_URL, the embedded setup's database, if this checkout has one: a check never creates it
   // (a first `npm start` would then find a setup already there, and not print its admin token and demo key).
   const localSecrets = config.databaseUrl ? undefined : await loadLocalSecrets();
@@ -292,7 +292,7 @@ async function verifyReceiptFile(argv: readonly string[]): Promise<number> {
   if (keyFile !== undefined)
     return printReceiptVerdict(receiptFailuresUnderPem(receipt, await readFile(keyFile, "utf8")));
   // Only a key configured or already kept in ./.data/ is trusted: this never generates one.
-  const trustedKey = (await existingLedgerSigningKeyOf(loadConfig()))?.publicKey;
+  const trustedKey = (await existingLedgerSigningKeyOf(loadLedgerCommandConfig()))?.publicKey;
   if (trustedKey === undefined) {
     process.stderr.write(
       "verify-receipt: give --public-key (the PEM from GET /ledger/public-key), set LEDGER_SIGNING_KEY, or run it " +

@@ -12,10 +12,14 @@ import { type LedgerHarness, openLedgerHarness, projectSyntheticLedger } from ".
 
 const run = promisify(execFile);
 
-async function ledgerCli(command: string, databaseUrl: string): Promise<{ code: number; output: string }> {
+async function ledgerCli(
+  command: string,
+  databaseUrl: string,
+  environment: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; output: string }> {
   try {
     const { stdout, stderr } = await run("npx", ["tsx", "src/ledger-cli.ts", command], {
-      env: { ...process.env, DATABASE_URL: databaseUrl },
+      env: { ...process.env, ...environment, DATABASE_URL: databaseUrl },
       maxBuffer: 16 * 1024 * 1024,
     });
     return { code: 0, output: stdout + stderr };
@@ -205,4 +209,17 @@ describe("npm run ledger -- when the check cannot run", () => {
     },
     60_000,
   );
+
+  it("checks only the variables the command reads: a service's PORT=abc does not stop it, a bad DATABASE_URL does", async () => {
+    const unrelated = await ledgerCli("verify", "postgres://postgres@127.0.0.1:1/nothing", {
+      PORT: "abc",
+      METRICS_PORT: "-1",
+    });
+    expect(unrelated.output.trim()).toMatch(/^ledger: connect ECONNREFUSED 127\.0\.0\.1:1$/);
+    const read = await ledgerCli("verify", "mysql://127.0.0.1:1/nothing");
+    expect(read.code).toBe(2);
+    expect(read.output.trim()).toMatch(
+      /^invalid configuration: DATABASE_URL must be a URL starting with postgres:\/\//,
+    );
+  }, 60_000);
 });
