@@ -221,6 +221,39 @@ describe("the console at 1366 px and 390 px, in Korean and English", { timeout: 
     expect(await page.getByRole("button", { name: "Refresh from the bank now" }).count()).toBe(0);
   });
 
+  it("wraps a long name without spaces inside the key dialogs on a phone", async () => {
+    const longName = "y".repeat(200);
+    await harness.issueKey(sessionToken, { name: longName });
+    await setLanguage("en");
+    await open("/keys");
+    await page.setViewportSize(phone);
+    const row = page.getByTestId(`key-row-${longName}`);
+    const overflowOf = (selector: string) =>
+      page.evaluate<{ text: number; dialog: number; dialogScroll: number }>(
+        `(() => {
+          const dialog = document.querySelector("dialog[open]");
+          const text = dialog.querySelector(${JSON.stringify(selector)});
+          return { text: text.scrollWidth, dialog: dialog.clientWidth, dialogScroll: dialog.scrollWidth };
+        })()`,
+      );
+    for (const [button, selector] of [
+      ["Delete", "p"],
+      ["Set limits", "h2"],
+    ] as const) {
+      await row.getByRole("button", { name: new RegExp(`^${button}`) }).click();
+      await page.locator("dialog[open]").waitFor();
+      await screenshot(page, `layout-long-name-${button.replace(" ", "-").toLowerCase()}-390`, {
+        fullPage: false,
+      });
+      const sizes = await overflowOf(selector);
+      expect(sizes.text, button).toBeLessThanOrEqual(sizes.dialog);
+      expect(sizes.dialogScroll, button).toBeLessThanOrEqual(sizes.dialog);
+      expect(await pageWidth(), button).toBeLessThanOrEqual(phone.width);
+      await page.getByRole("dialog").getByRole("button", { name: "Cancel" }).click();
+      await page.locator("dialog[open]").waitFor({ state: "detached" });
+    }
+  });
+
   it("shows /docs with names as code, not markdown backticks", async () => {
     await page.goto(`${harness.url}/docs`);
     await poll(() => page.locator("details.operation").count()).toBeGreaterThan(20);
