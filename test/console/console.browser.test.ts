@@ -23,6 +23,10 @@ let page: Page;
 let apiKey = "";
 let sessionToken = "";
 
+/** The element that has focus, as its tag and text (evaluated in the page). */
+const focused = () =>
+  page.evaluate<string>("document.activeElement?.tagName + ': ' + document.activeElement?.textContent");
+
 /** Everything the page keeps in Web Storage, as one string (evaluated in the page). */
 const browserStorage = "JSON.stringify({ ...window.localStorage, ...window.sessionStorage })";
 
@@ -109,6 +113,8 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
     await page.getByLabel("Description").fill("issued in Chromium");
     await page.getByRole("button", { name: "Issue", exact: true }).click();
     await page.getByTestId("new-key-value").waitFor();
+    // Issue was disabled while the key was made: focus is on the new key's card, not lost to the page.
+    await poll(focused).toBe("H2: Your new API key");
     expect(await page.getByRole("alert").first().textContent()).toContain("you will not see this key again");
     const shown = (await page.getByTestId("new-key-value").textContent()) ?? "";
     expect(shown).toMatch(/^svc_[A-Za-z0-9_-]{43}$/);
@@ -210,6 +216,8 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
     await row.getByRole("button", { name: "Delete" }).click();
     await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
     await poll(() => page.getByTestId("key-row-browser key").count()).toBe(0);
+    // The focused Delete went with its row: focus is on the page's heading, not lost to the page.
+    await poll(focused).toBe("H1: API keys");
     await screenshot(page, "07-keys-after-delete");
   });
 

@@ -154,6 +154,12 @@ describe("the webhooks page, in Chromium", { timeout: 120_000 }, () => {
     await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
     await poll(() => row.count()).toBe(0);
     await page.getByText("No endpoints yet.").waitFor();
+    // The focused Delete went with its row: focus is on the list's heading, not lost to the page.
+    expect(
+      await page.evaluate<string>(
+        "document.activeElement?.tagName + ': ' + document.activeElement?.textContent",
+      ),
+    ).toBe("H2: Endpoints");
     const token = await harness.session(owner, organizationId);
     expect((await api("GET", "/llm/webhooks", token)).data).toEqual([]);
   });

@@ -1,4 +1,4 @@
-import { type FormEvent, useState } from "react";
+import { type FormEvent, useEffect, useRef, useState } from "react";
 import { KeyNameFields } from "../../components/key-name-fields";
 import { Card, ErrorMessage } from "../../components/ui";
 import type { NewApiKey } from "../../lib/api";
@@ -42,13 +42,18 @@ export function IssueOwnKeyCard(props: {
 export function NewKeyCard({ issued, onDone }: { issued: NewApiKey; onDone(): void }) {
   const { t } = useI18n();
   const [copied, setCopied] = useState(false);
+  // Issue is disabled while the key is made, so focus has left it: it lands on the secret's card.
+  const title = useRef<HTMLHeadingElement>(null);
+  useEffect(() => title.current?.focus(), []);
   async function copy() {
     await navigator.clipboard.writeText(issued.key);
     setCopied(true);
   }
   return (
     <section className="card new-key" aria-labelledby="new-key-title">
-      <h2 id="new-key-title">{t("newKeyTitle")}</h2>
+      <h2 id="new-key-title" ref={title} tabIndex={-1}>
+        {t("newKeyTitle")}
+      </h2>
       <p role="alert" className="warning">
         {t("newKeyWarning")}
       </p>

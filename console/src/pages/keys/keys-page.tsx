@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { useRef, useState } from "react";
 import { KeyLimitsDialog } from "../../components/key-limits";
 import { ErrorMessage } from "../../components/ui";
 import { useI18n } from "../../lib/i18n";
@@ -13,13 +13,17 @@ export function KeysPage({ hasOrganization }: { hasOrganization: boolean }) {
   const { t } = useI18n();
   const keys = useKeys();
   const [pending, setPending] = useState<PendingKeyAction | null>(null);
+  // A deleted key's row goes with the button that had focus: focus moves to the page's heading instead.
+  const heading = useRef<HTMLHeadingElement>(null);
   const rows = keys.list.data?.data;
   // A personal key's limits are its owner's; an organization key's, its owners' and admins' (C14).
   const access = useOrganizationAccess(hasOrganization);
   const maySetLimits = !keys.isOrganization || access.may("set-key-limits");
   return (
     <>
-      <h1>{t("navKeys")}</h1>
+      <h1 ref={heading} tabIndex={-1}>
+        {t("navKeys")}
+      </h1>
       <KeyScopeChoice
         isOrganization={keys.isOrganization}
         hasOrganization={hasOrganization}
@@ -48,7 +52,13 @@ export function KeysPage({ hasOrganization }: { hasOrganization: boolean }) {
         pending={pending}
         onCancel={() => setPending(null)}
         onConfirm={() => {
-          if (pending) keys.change.mutate(pending);
+          if (pending) {
+            keys.change.mutate(pending, {
+              onSuccess: () => {
+                if (pending.action === "delete") heading.current?.focus();
+              },
+            });
+          }
           setPending(null);
         }}
       />

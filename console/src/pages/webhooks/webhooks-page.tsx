@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { useRef, useState } from "react";
 import { ConfirmDialog, ErrorMessage } from "../../components/ui";
 import type { WebhookEndpoint } from "../../lib/api";
 import { useI18n } from "../../lib/i18n";
@@ -47,6 +47,8 @@ function ManagedWebhooks({ isOrganization }: { isOrganization: boolean }) {
   const webhooks = useWebhooks(isOrganization);
   const [deleting, setDeleting] = useState<WebhookEndpoint | null>(null);
   const [shownLog, setShownLog] = useState<WebhookEndpoint | null>(null);
+  // A deleted endpoint's row goes with the button that had focus: focus moves to the list's heading instead.
+  const listHeading = useRef<HTMLHeadingElement>(null);
   const endpoints = webhooks.list.data?.data;
   // A deleted endpoint's log goes with it.
   const logEndpoint = endpoints?.find((endpoint) => endpoint.id === shownLog?.id) ?? null;
@@ -71,7 +73,9 @@ function ManagedWebhooks({ isOrganization }: { isOrganization: boolean }) {
           onDone={() => webhooks.setAdded(null)}
         />
       )}
-      <h2>{t("webhooksTitle")}</h2>
+      <h2 ref={listHeading} tabIndex={-1}>
+        {t("webhooksTitle")}
+      </h2>
       <ErrorMessage error={webhooks.list.error ?? webhooks.remove.error ?? webhooks.sendTest.error} />
       {endpoints && endpoints.length === 0 && <p>{t("noWebhooks")}</p>}
       {endpoints && endpoints.length > 0 && (
@@ -96,7 +100,7 @@ function ManagedWebhooks({ isOrganization }: { isOrganization: boolean }) {
         danger
         onCancel={() => setDeleting(null)}
         onConfirm={() => {
-          if (deleting) webhooks.remove.mutate(deleting);
+          if (deleting) webhooks.remove.mutate(deleting, { onSuccess: () => listHeading.current?.focus() });
           setDeleting(null);
         }}
       />
