@@ -193,7 +193,11 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
   it("deactivates the key after confirmation, and the next call is refused", async () => {
     await page.getByRole("link", { name: "API keys" }).click();
     const row = page.getByTestId("key-row-browser key");
-    await row.getByRole("button", { name: "Deactivate" }).click();
+    // Each row's buttons are told apart by the key's name, for those who hear them rather than see the row.
+    for (const name of ["Set limits browser key", "Deactivate browser key", "Delete browser key"]) {
+      expect(await page.getByRole("button", { name, exact: true }).count(), name).toBe(1);
+    }
+    await row.getByRole("button", { name: "Deactivate browser key", exact: true }).click();
     const dialog = page.getByRole("dialog");
     await dialog.waitFor();
     expect(await dialog.textContent()).toContain("Deactivate this key?");

@@ -67,18 +67,20 @@ function KeyRow({ apiKey: key, ...actions }: { apiKey: ApiKey } & KeyActions) {
 function KeyRowActions({ apiKey: key, onSetLimits, onAction }: { apiKey: ApiKey } & KeyActions) {
   const { t, language } = useI18n();
   const toggle = key.status === 1 ? "deactivate" : "reactivate";
+  // Every row has the same buttons: the key's name, for assistive technology only, tells them apart.
+  const forThisKey = <span className="visually-hidden">{systemText(key.name, language)}</span>;
   return (
     <div className="row">
       {onSetLimits && (
         <button type="button" onClick={() => onSetLimits(key)}>
-          {t("setLimits")} <span className="visually-hidden">{systemText(key.name, language)}</span>
+          {t("setLimits")} {forThisKey}
         </button>
       )}
       <button type="button" onClick={() => onAction({ key, action: toggle })}>
-        {t(toggle)}
+        {t(toggle)} {forThisKey}
       </button>
       <button type="button" className="danger" onClick={() => onAction({ key, action: "delete" })}>
-        {t("delete")}
+        {t("delete")} {forThisKey}
       </button>
     </div>
   );
