@@ -285,6 +285,21 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
     expect(await page.getByTestId("personal-balance-pending").textContent()).toMatch(/^₩[\d,.]+$/);
   });
 
+  it("offers the keys of the account chosen in the activity filter, before it is applied", async () => {
+    await page.getByRole("link", { name: "Activity" }).click();
+    const filter = page.getByRole("form", { name: "Filter" });
+    const keyChoices = () => filter.getByLabel("Key").locator("option").allTextContents();
+    await poll(async () => (await keyChoices()).join("|")).toContain("limited key");
+    expect((await keyChoices()).join("|")).not.toContain("team key");
+
+    await filter.getByLabel("Account").selectOption("organization");
+    await poll(async () => (await keyChoices()).join("|")).toContain("team key");
+    expect((await keyChoices()).join("|")).not.toContain("limited key");
+    await filter.getByLabel("Account").selectOption("personal");
+    await poll(async () => (await keyChoices()).join("|")).toContain("limited key");
+    expect((await keyChoices()).join("|")).not.toContain("team key");
+  });
+
   it("lets an admin sign in with the admin token and top up an account with a reference", async () => {
     // Admin links are for admins only: an operator opens the admin area by its address.
     expect(await page.getByRole("link", { name: "Accounts" }).count()).toBe(0);

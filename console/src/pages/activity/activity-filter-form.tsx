@@ -24,6 +24,8 @@ export function ActivityFilterForm(props: {
   keys: readonly ApiKey[] | undefined;
   models: readonly PricedModel[] | undefined;
   onApply(filters: ActivityFilters, isOrganization: boolean): void;
+  /** The account picked, before Apply: the key and model choices follow it. */
+  onChooseAccount(isOrganization: boolean): void;
   onRefresh(): void;
 }) {
   const { t } = useI18n();
@@ -44,7 +46,11 @@ export function ActivityFilterForm(props: {
       </label>
       <label>
         {t("scope")}
-        <select name="scope" defaultValue="personal">
+        <select
+          name="scope"
+          defaultValue="personal"
+          onChange={(event) => props.onChooseAccount(event.currentTarget.value === "organization")}
+        >
           <option value="personal">{t("personal")}</option>
           {props.hasOrganization && <option value="organization">{t("organization")}</option>}
         </select>

@@ -25,9 +25,10 @@ export function ActivityPage({ hasOrganization }: { hasOrganization: boolean }) 
       <ActivityFilterForm
         filters={activity.filters}
         hasOrganization={hasOrganization}
-        keys={activity.keys.data?.data}
+        keys={activity.chosenKeys.data?.data}
         models={activity.models.data?.data}
         onApply={activity.applyFilters}
+        onChooseAccount={activity.setChosenIsOrganization}
         onRefresh={() => void page.refetch()}
       />
       <ErrorMessage error={page.error} />

@@ -7,18 +7,24 @@ export const activityPageRows = 50;
 
 /**
  * The filters in force (the last 30 Seoul days to start), the account they apply to, and the page of
- * activity they select; the keys and models of that account fill the filter's choices and name the keys.
+ * activity they select; the keys of that account name the rows' keys. The form's key and model choices are
+ * those of the account chosen in the form, applied or not yet.
  */
 export function useActivity() {
   const today = seoulDateOf(new Date());
   const [filters, setFilters] = useState<ActivityFilters>({ from: addDays(today, -29), to: today });
   const [isOrganization, setIsOrganization] = useState(false);
+  const [chosenIsOrganization, setChosenIsOrganization] = useState(false);
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const pageIndex = cursors.length - 1;
   const keys = useQuery({ queryKey: ["keys", isOrganization], queryFn: () => userApi.keys(isOrganization) });
+  const chosenKeys = useQuery({
+    queryKey: ["keys", chosenIsOrganization],
+    queryFn: () => userApi.keys(chosenIsOrganization),
+  });
   const models = useQuery({
-    queryKey: ["models", isOrganization],
-    queryFn: () => userApi.models(isOrganization),
+    queryKey: ["models", chosenIsOrganization],
+    queryFn: () => userApi.models(chosenIsOrganization),
   });
   const page = useQuery({
     queryKey: ["activity", filters, isOrganization, cursors[pageIndex]],
@@ -30,7 +36,19 @@ export function useActivity() {
   const applyFilters = (next: ActivityFilters, nextIsOrganization: boolean) => {
     setFilters(next);
     setIsOrganization(nextIsOrganization);
+    setChosenIsOrganization(nextIsOrganization);
     setCursors([undefined]);
   };
-  return { filters, applyFilters, keys, models, page, cursors, setCursors, pageIndex };
+  return {
+    filters,
+    applyFilters,
+    keys,
+    chosenKeys,
+    setChosenIsOrganization,
+    models,
+    page,
+    cursors,
+    setCursors,
+    pageIndex,
+  };
 }
