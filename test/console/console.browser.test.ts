@@ -359,11 +359,14 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
   });
 
   it("lets an admin set a key's rate limit from the account's keys", async () => {
-    await page
-      .getByTestId("accounts-table")
+    const accounts = page.getByTestId("accounts-table");
+    // The column and its buttons open an account's details: "Breakdown" is a charge's, not an account's.
+    expect(await accounts.locator("thead th").last().textContent()).toBe("Details");
+    expect(await accounts.textContent()).not.toContain("Breakdown");
+    await accounts
       .getByRole("row")
       .filter({ hasText: userId })
-      .getByRole("button")
+      .getByRole("button", { name: `Details ${userId}` })
       .click();
     await page.getByTestId("account-funds").waitFor();
     expect(await page.getByTestId("account-funds").textContent()).toMatch(

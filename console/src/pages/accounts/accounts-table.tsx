@@ -19,7 +19,7 @@ export function AccountsTable(props: {
             <th scope="col">{t("held")}</th>
             <th scope="col">{t("pending")}</th>
             <th scope="col">{t("pendingRequests")}</th>
-            <th scope="col">{t("details")}</th>
+            <th scope="col">{t("accountDetails")}</th>
           </tr>
         </thead>
         <tbody>
@@ -45,7 +45,7 @@ function AccountRow(props: { account: ConsoleAccountRow; onDetails(account: Acco
       <td className="number">{formatCount(account.pendingRequests)}</td>
       <td>
         <button type="button" onClick={() => props.onDetails({ kind: account.kind, id: account.id })}>
-          {t("details")} <span className="visually-hidden">{account.id}</span>
+          {t("accountDetails")} <span className="visually-hidden">{account.id}</span>
         </button>
       </td>
     </tr>
