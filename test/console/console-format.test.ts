@@ -21,7 +21,7 @@ import {
 import { fxSeries } from "../../console/src/lib/fx-series";
 import { dictionaries, preferredLanguage } from "../../console/src/lib/i18n";
 import { takeSseData } from "../../console/src/lib/sse";
-import { dailySeries } from "../../console/src/lib/usage-series";
+import { usagePeriodOf, usageSeries } from "../../console/src/lib/usage-series";
 import { billingCsvHeader } from "../../src/gateway/admin/billing-csv";
 
 /** The console's money, date, CSV and language rules, which every page relies on. */
@@ -224,19 +224,56 @@ describe("usage chart series", () => {
   });
 
   it("has one row per day of the range, zero where nothing was used, summed per group", () => {
-    const series = dailySeries(
+    const series = usageSeries(
       [day({}), day({ keyId: "k2", amountWon: "0.25" }), day({ day: "2026-11-24", model: "beta-3-flash" })],
       { from: "2026-11-22", to: "2026-11-24" },
       (row) => row.model,
       (row) => microWonOf(row.amountWon),
       (micro) => Number(wonOfMicroWon(micro)),
     );
+    expect(series.period).toBe("day");
     expect(series.groups).toEqual(["alpha-5.4-mini", "beta-3-flash"]);
     expect(series.rows).toEqual([
-      { day: "2026-11-22", "alpha-5.4-mini": 0.75, "beta-3-flash": 0 },
-      { day: "2026-11-23", "alpha-5.4-mini": 0, "beta-3-flash": 0 },
-      { day: "2026-11-24", "alpha-5.4-mini": 0, "beta-3-flash": 0.5 },
+      { start: "2026-11-22", "alpha-5.4-mini": 0.75, "beta-3-flash": 0 },
+      { start: "2026-11-23", "alpha-5.4-mini": 0, "beta-3-flash": 0 },
+      { start: "2026-11-24", "alpha-5.4-mini": 0, "beta-3-flash": 0.5 },
     ]);
+  });
+
+  it("charts a long range in longer periods, every day of it in a bar, the first clipped to the range", () => {
+    expect(usagePeriodOf({ from: "2026-09-01", to: "2026-11-30" })).toBe("day");
+    expect(usagePeriodOf({ from: "2025-11-30", to: "2026-11-30" })).toBe("week");
+    expect(usagePeriodOf({ from: "2024-01-01", to: "2026-11-30" })).toBe("month");
+    expect(usagePeriodOf({ from: "1990-01-01", to: "2026-11-30" })).toBe("year");
+    const measure = [
+      (row: UsageDay) => microWonOf(row.amountWon),
+      (micro: bigint) => Number(wonOfMicroWon(micro)),
+    ] as const;
+    // Given usage on the first day and on days past the 400th of a range of almost three years:
+    const months = usageSeries(
+      [day({ day: "2024-01-01" }), day({ day: "2026-11-23" }), day({ day: "2026-11-30", amountWon: "2" })],
+      { from: "2024-01-01", to: "2026-11-30" },
+      (row) => row.model,
+      ...measure,
+    );
+    expect(months.period).toBe("month");
+    expect(months.rows).toHaveLength(35);
+    expect(months.rows[0]).toEqual({ start: "2024-01-01", "alpha-5.4-mini": 0.5 });
+    expect(months.rows.at(-1)).toEqual({ start: "2026-11-01", "alpha-5.4-mini": 2.5 });
+    const weeks = usageSeries(
+      [day({ day: "2025-12-03" }), day({ day: "2025-12-07" }), day({ day: "2025-12-08" })],
+      { from: "2025-12-03", to: "2026-11-30" },
+      (row) => row.model,
+      ...measure,
+    );
+    // 2025-12-03 is a Wednesday: the first week is clipped to the range, the next starts on Monday 12-08.
+    expect(weeks.rows.slice(0, 2)).toEqual([
+      { start: "2025-12-03", "alpha-5.4-mini": 1 },
+      { start: "2025-12-08", "alpha-5.4-mini": 0.5 },
+    ]);
+    expect(weeks.rows.at(-1)).toEqual({ start: "2026-11-30", "alpha-5.4-mini": 0 });
+    const years = usageSeries([], { from: "0001-01-01", to: "9999-12-31" }, (row) => row.model, ...measure);
+    expect(years.rows).toHaveLength(9999);
   });
 });
 

@@ -163,6 +163,16 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
     await poll(() => page.getByTestId("chart-won").locator(".recharts-bar-rectangle").count()).toBe(1);
     await poll(() => page.getByTestId("chart-tokens").locator(".recharts-bar-rectangle").count()).toBe(1);
     expect(await page.getByTestId("usage-total-won").textContent()).not.toBe("₩0");
+    // A range of almost three years is charted by month, today's charge in its bar.
+    const filter = page.getByRole("form", { name: "Filter" });
+    await filter.getByLabel("From").fill("2024-01-01");
+    await filter.getByRole("button", { name: "Apply" }).click();
+    await poll(() => page.getByTestId("chart-won").getByRole("heading").textContent()).toBe("Won per month");
+    await poll(() => page.getByTestId("chart-won").locator(".recharts-bar-rectangle").count()).toBe(1);
+    await poll(() => page.getByTestId("chart-tokens").locator(".recharts-bar-rectangle").count()).toBe(1);
+    expect(await page.getByTestId("chart-tokens").getByRole("heading").textContent()).toBe(
+      "Tokens per month",
+    );
 
     const [download] = await Promise.all([
       page.waitForEvent("download"),

@@ -158,3 +158,18 @@ export function formatShortDate(date: string, language: Language): string {
     day: "numeric",
   }).format(new Date(Date.UTC(year!, month! - 1, day!)));
 }
+
+/** A period of a usage chart shown by its first date: "Nov 23" (a day or a week), "Nov 2026", "2026". */
+export function formatPeriodStart(
+  date: string,
+  period: "day" | "week" | "month" | "year",
+  language: Language,
+): string {
+  if (period === "day" || period === "week") return formatShortDate(date, language);
+  const [year, month] = date.split("-").map(Number);
+  return new Intl.DateTimeFormat(language === "ko" ? "ko-KR" : "en-US", {
+    timeZone: "UTC",
+    year: "numeric",
+    month: period === "month" ? "short" : undefined,
+  }).format(new Date(Date.UTC(year!, month! - 1, 1)));
+}

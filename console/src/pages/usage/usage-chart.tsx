@@ -1,15 +1,15 @@
 import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { niceTicks } from "../../lib/chart-ticks";
-import { formatShortDate } from "../../lib/format";
+import { formatPeriodStart } from "../../lib/format";
 import { useI18n } from "../../lib/i18n";
-import type { DailySeries } from "../../lib/usage-series";
+import type { UsageSeries } from "../../lib/usage-series";
 
 const palette = ["#2563eb", "#d97706", "#059669", "#db2777", "#7c3aed", "#0891b2", "#65a30d", "#dc2626"];
 
-/** A value per day as bars stacked by group (model or key), one colour per group. */
+/** A value per period (a day, a week, …) as bars stacked by group (model or key), one colour per group. */
 export function UsageChart(props: {
   title: string;
-  series: DailySeries;
+  series: UsageSeries;
   testId: string;
   formatValue: (value: number) => string;
   integers: boolean;
@@ -32,8 +32,8 @@ export function UsageChart(props: {
         <BarChart data={props.series.rows} margin={{ top: 8, left: 4, right: 12 }}>
           <CartesianGrid strokeDasharray="3 3" vertical={false} />
           <XAxis
-            dataKey="day"
-            tickFormatter={(day: string) => formatShortDate(day, language)}
+            dataKey="start"
+            tickFormatter={(start: string) => formatPeriodStart(start, props.series.period, language)}
             minTickGap={16}
           />
           <YAxis
@@ -45,7 +45,7 @@ export function UsageChart(props: {
           />
           <Tooltip
             formatter={(value) => props.formatValue(Number(value))}
-            labelFormatter={(day) => formatShortDate(String(day), language)}
+            labelFormatter={(start) => formatPeriodStart(String(start), props.series.period, language)}
           />
           <Legend />
           {props.series.groups.map((group, index) => (

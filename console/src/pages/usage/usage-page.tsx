@@ -1,12 +1,27 @@
 import { useState } from "react";
 import { ErrorMessage } from "../../components/ui";
 import { addDays, formatCount, formatWon, seoulDateOf } from "../../lib/format";
-import { useI18n } from "../../lib/i18n";
+import { type MessageKey, useI18n } from "../../lib/i18n";
+import type { UsagePeriod } from "../../lib/usage-series";
 import { ChargesTable } from "./charges-table";
 import { UsageChart } from "./usage-chart";
 import { UsageFilterForm } from "./usage-filter-form";
 import { UsageTotalCard } from "./usage-total-card";
 import { type UsageGrouping, useUsageSummary } from "./use-usage-summary";
+
+/** A long range is charted in weeks, months or years: the chart's title says which. */
+const wonTitles: Record<UsagePeriod, MessageKey> = {
+  day: "wonPerDay",
+  week: "wonPerWeek",
+  month: "wonPerMonth",
+  year: "wonPerYear",
+};
+const tokenTitles: Record<UsagePeriod, MessageKey> = {
+  day: "tokensPerDay",
+  week: "tokensPerWeek",
+  month: "tokensPerMonth",
+  year: "tokensPerYear",
+};
 
 /**
  * Totals and charts come from the usage-by-day read model (one row per day × model × key, whatever the
@@ -36,14 +51,14 @@ export function UsagePage({ hasOrganization }: { hasOrganization: boolean }) {
       <UsageTotalCard totals={summary.totals} />
       <div className="grid two">
         <UsageChart
-          title={t("wonPerDay")}
+          title={t(wonTitles[summary.won.period])}
           series={summary.won}
           testId="chart-won"
           formatValue={(value) => formatWon(String(value))}
           integers={false}
         />
         <UsageChart
-          title={t("tokensPerDay")}
+          title={t(tokenTitles[summary.tokens.period])}
           series={summary.tokens}
           testId="chart-tokens"
           formatValue={(value) => formatCount(value)}

@@ -3,12 +3,15 @@ import { type Range, type UsageDay, userApi } from "../../lib/api";
 import { microWonOf, sumWon, wonOfMicroWon } from "../../lib/format";
 import { useI18n } from "../../lib/i18n";
 import { keyLabelOf } from "../../lib/key-label";
-import { dailySeries } from "../../lib/usage-series";
+import { usageSeries } from "../../lib/usage-series";
 
 export type UsageGrouping = "model" | "key";
 export type DateRange = Range & { from: string; to: string };
 
-/** The range's usage by day from the read model: totals, and won and tokens per day stacked by group. */
+/**
+ * The range's usage by day from the read model: totals, and won and tokens per period (a day, or longer for a
+ * long range: lib/usage-series.ts) stacked by group.
+ */
 export function useUsageSummary(range: DateRange, isOrganization: boolean, groupBy: UsageGrouping) {
   const usage = useQuery({
     queryKey: ["usage", range, isOrganization],
@@ -18,14 +21,14 @@ export function useUsageSummary(range: DateRange, isOrganization: boolean, group
   const days = usage.data?.data ?? [];
   const groupOf = (day: UsageDay) =>
     groupBy === "model" ? day.model : keyLabelOf(day.keyId, day.keyName, language);
-  const won = dailySeries(
+  const won = usageSeries(
     days,
     range,
     groupOf,
     (day) => microWonOf(day.amountWon),
     (micro) => Number(wonOfMicroWon(micro)),
   );
-  const tokens = dailySeries(
+  const tokens = usageSeries(
     days,
     range,
     groupOf,
