@@ -254,6 +254,44 @@ describe("the console at 1366 px and 390 px, in Korean and English", { timeout: 
     }
   });
 
+  it("keeps the usage charts' plots whole under a legend of many keys with long names", async () => {
+    const names = Array.from({ length: 12 }, (_unused, index) => `team-${index}-${"q".repeat(80)}`);
+    for (const name of names) {
+      const { key } = await harness.issueKey(sessionToken, { name });
+      await harness.openai(key).chat.completions.create({
+        model: "alpha-5.4-mini",
+        messages: [{ role: "user", content: "legend" }],
+      });
+    }
+    await setLanguage("en");
+    const legend = page.getByTestId("chart-won").getByRole("listitem");
+    await poll(async () => {
+      await open("/usage");
+      await page.getByLabel("Group by").selectOption("key");
+      return legend.count();
+    }).toBeGreaterThanOrEqual(names.length + 1);
+    for (const viewport of [phone, laptop]) {
+      await page.setViewportSize(viewport);
+      await page.waitForTimeout(150);
+      await screenshot(page, `layout-usage-legend-${viewport.width}`);
+      for (const chart of ["chart-won", "chart-tokens"]) {
+        // A plot squeezed to nothing has no grid at all.
+        const grid = page.getByTestId(chart).locator(".recharts-cartesian-grid");
+        const height = (await grid.count()) === 0 ? 0 : (await grid.boundingBox())!.height;
+        expect(height, `${chart} at ${viewport.width} px`).toBeGreaterThan(150);
+      }
+      expect(await pageWidth(), `usage at ${viewport.width} px`).toBeLessThanOrEqual(viewport.width);
+    }
+    // The whole name is each legend item's title; what shows is cut short.
+    const titles = await Promise.all((await legend.all()).map((item) => item.getAttribute("title")));
+    for (const name of names) {
+      expect(
+        titles.some((title) => title?.startsWith(`${name} · `)),
+        name,
+      ).toBe(true);
+    }
+  });
+
   it("shows /docs with names as code, not markdown backticks", async () => {
     await page.goto(`${harness.url}/docs`);
     await poll(() => page.locator("details.operation").count()).toBeGreaterThan(20);

@@ -1,4 +1,4 @@
-import { Bar, BarChart, CartesianGrid, Legend, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import { Bar, BarChart, CartesianGrid, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { niceTicks } from "../../lib/chart-ticks";
 import { formatPeriodStart } from "../../lib/format";
 import { useI18n } from "../../lib/i18n";
@@ -47,7 +47,6 @@ export function UsageChart(props: {
             formatter={(value) => props.formatValue(Number(value))}
             labelFormatter={(start) => formatPeriodStart(String(start), props.series.period, language)}
           />
-          <Legend />
           {props.series.groups.map((group, index) => (
             <Bar
               key={group}
@@ -59,6 +58,29 @@ export function UsageChart(props: {
           ))}
         </BarChart>
       </ResponsiveContainer>
+      <ChartLegend groups={props.series.groups} />
     </figure>
+  );
+}
+
+/**
+ * The groups' colours under the plot, not inside its fixed height: many keys or long names wrap onto more
+ * lines of the legend instead of squeezing the bars out. A long name is cut short; its whole text is the
+ * item's title (and what a screen reader reads).
+ */
+function ChartLegend({ groups }: { groups: readonly string[] }) {
+  return (
+    <ul className="chart-legend">
+      {groups.map((group, index) => (
+        <li key={group} title={group}>
+          <span
+            className="swatch"
+            style={{ background: palette[index % palette.length] }}
+            aria-hidden="true"
+          />
+          <span className="chart-legend-name">{group}</span>
+        </li>
+      ))}
+    </ul>
   );
 }
