@@ -138,6 +138,43 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
     expect(storage).not.toContain(sessionToken);
   });
 
+  it("selects the new key and says to copy it with the keyboard where the browser gives no clipboard", async () => {
+    // Plain HTTP under a host name other than localhost is no secure context: navigator.clipboard is undefined.
+    const origin = harness.url.replace("127.0.0.1", "console.test");
+    const insecure = await launchBrowser({
+      locale: "en-US",
+      origin,
+      args: ["--host-resolver-rules=MAP console.test 127.0.0.1"],
+      clipboard: false,
+    });
+    try {
+      const other = insecure.page;
+      other.setDefaultTimeout(patienceMs);
+      await other.goto(`${origin}/console/`);
+      expect(await other.evaluate<boolean>("window.isSecureContext")).toBe(false);
+      await other.getByLabel("Session token").fill(sessionToken);
+      await other.getByRole("button", { name: "Sign in" }).click();
+      await other.getByTestId("personal-balance").waitFor();
+      await other.getByRole("link", { name: "API keys" }).click();
+      await other.getByLabel("Name").fill("insecure copy key");
+      await other.getByRole("button", { name: "Issue", exact: true }).click();
+      const shown = (await other.getByTestId("new-key-value").textContent()) ?? "";
+      expect(shown).toMatch(/^svc_/);
+      await other.getByRole("button", { name: "Copy", exact: true }).click();
+      await poll(() => other.getByRole("status").filter({ hasText: "Ctrl+C" }).textContent()).toBe(
+        "The browser did not let this page copy: the text is selected, press Ctrl+C (⌘C on a Mac) to copy it.",
+      );
+      expect(await other.evaluate<string>("window.getSelection().toString()")).toBe(shown);
+      await other.getByRole("button", { name: "Done" }).click();
+      const row = other.getByTestId("key-row-insecure copy key");
+      await row.getByRole("button", { name: "Delete insecure copy key" }).click();
+      await other.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+      await poll(() => row.count()).toBe(0);
+    } finally {
+      await insecure.close();
+    }
+  });
+
   it("shows the charge of a call made with the official client, in the table, the chart and the CSV", async () => {
     const completion = await harness.openai(apiKey).chat.completions.create({
       model,

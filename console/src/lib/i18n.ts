@@ -86,6 +86,8 @@ const en = {
   newKeyWarning: "Copy it now: you will not see this key again. Only a hash is stored.",
   copy: "Copy",
   copied: "Copied",
+  copySelected:
+    "The browser did not let this page copy: the text is selected, press Ctrl+C (⌘C on a Mac) to copy it.",
   done: "Done",
   keyPreview: "Key",
   status: "Status",
@@ -427,6 +429,8 @@ const ko: Dictionary = {
   newKeyWarning: "지금 복사하세요. 이 키는 다시 볼 수 없습니다. 해시만 저장됩니다.",
   copy: "복사",
   copied: "복사됨",
+  copySelected:
+    "브라우저가 이 페이지의 복사를 허용하지 않았습니다. 텍스트를 선택해 두었으니 Ctrl+C(Mac은 ⌘C)로 복사하세요.",
   done: "완료",
   keyPreview: "키",
   status: "상태",

@@ -1,5 +1,6 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
+import { CopyableCode } from "../components/copy-button";
 import { KeyNameFields } from "../components/key-name-fields";
 import { Card, ErrorMessage } from "../components/ui";
 import { adminApi } from "../lib/api";
@@ -13,22 +14,6 @@ import { useI18n } from "../lib/i18n";
 
 function field(form: FormData, name: string): string {
   return String(form.get(name) ?? "").trim();
-}
-
-function CopyButton({ text }: { text: string }) {
-  const { t } = useI18n();
-  const [copied, setCopied] = useState(false);
-  return (
-    <button
-      type="button"
-      onClick={async () => {
-        await navigator.clipboard.writeText(text);
-        setCopied(true);
-      }}
-    >
-      {copied ? t("copied") : t("copy")}
-    </button>
-  );
 }
 
 export function SignInLinkCard() {
@@ -63,8 +48,7 @@ export function SignInLinkCard() {
             {t("signInLinkOnce")} {formatSeoulDateTime(mint.data.expiresAt, language)}
           </p>
           <div className="row wrap">
-            <code data-testid="sign-in-link">{mint.data.url}</code>
-            <CopyButton text={mint.data.url} />
+            <CopyableCode text={mint.data.url} testId="sign-in-link" />
           </div>
         </div>
       )}
@@ -123,8 +107,7 @@ export function IssueKeyCard() {
             {t("newKeyWarning")}
           </p>
           <div className="row wrap">
-            <code data-testid="admin-new-key">{issue.data.key}</code>
-            <CopyButton text={issue.data.key} />
+            <CopyableCode text={issue.data.key} testId="admin-new-key" />
           </div>
         </div>
       )}

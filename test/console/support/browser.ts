@@ -17,22 +17,41 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-export async function launchBrowser(options: { locale: string; origin: string }): Promise<Browser> {
+/**
+ * `args` are Chromium's own switches beside ours, e.g. `--host-resolver-rules=MAP console.test 127.0.0.1` to
+ * open the gateway under a host name that is not a secure context over plain HTTP; such an origin has no
+ * clipboard to grant (`clipboard: false`).
+ */
+export async function launchBrowser(options: {
+  locale: string;
+  origin: string;
+  args?: readonly string[];
+  clipboard?: boolean;
+}): Promise<Browser> {
+  const clipboard = options.clipboard ?? true;
   const profile = await mkdtemp(path.join(tmpdir(), "console-chromium-"));
   const downloads = path.join(profile, "downloads");
   await mkdir(downloads);
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: chromiumPath,
     headless: true,
-    args: ["--no-sandbox", "--disable-background-networking", "--disable-gpu", "--disable-dev-shm-usage"],
+    args: [
+      "--no-sandbox",
+      "--disable-background-networking",
+      "--disable-gpu",
+      "--disable-dev-shm-usage",
+      ...(options.args ?? []),
+    ],
     locale: options.locale,
     timezoneId: "UTC",
     viewport: { width: 1280, height: 900 },
     acceptDownloads: true,
     downloadsPath: downloads,
-    permissions: ["clipboard-read", "clipboard-write"],
+    permissions: clipboard ? ["clipboard-read", "clipboard-write"] : [],
   });
-  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: options.origin });
+  if (clipboard) {
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: options.origin });
+  }
   const page = context.pages()[0] ?? (await context.newPage());
   return {
     context,

@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { CopyableCode } from "../../components/copy-button";
 import type { LedgerEventRow } from "../../lib/api";
 import { formatSeoulDateTime } from "../../lib/format";
 import { useI18n } from "../../lib/i18n";
@@ -33,10 +33,9 @@ function EventRow({ row }: { row: LedgerEventRow }) {
   return (
     <tr data-testid="event-row">
       <td>
-        <code className="event-id" data-testid="event-id">
-          {row.eventId}
-        </code>{" "}
-        <CopyEventId eventId={row.eventId} />
+        <CopyableCode text={row.eventId} testId="event-id" codeClassName="event-id" buttonClassName="small">
+          <span className="visually-hidden"> {row.eventId}</span>
+        </CopyableCode>
         <div className="muted">
           {t("position")} <code>{row.position}</code>
         </div>
@@ -52,23 +51,5 @@ function EventRow({ row }: { row: LedgerEventRow }) {
         </details>
       </td>
     </tr>
-  );
-}
-
-function CopyEventId({ eventId }: { eventId: string }) {
-  const { t } = useI18n();
-  const [copied, setCopied] = useState(false);
-  return (
-    <button
-      type="button"
-      className="small"
-      onClick={async () => {
-        await navigator.clipboard.writeText(eventId);
-        setCopied(true);
-      }}
-    >
-      {copied ? t("copied") : t("copy")}
-      <span className="visually-hidden"> {eventId}</span>
-    </button>
   );
 }

@@ -1,4 +1,5 @@
-import { type FormEvent, useEffect, useRef, useState } from "react";
+import { type FormEvent, useEffect, useRef } from "react";
+import { CopyableCode } from "../../components/copy-button";
 import { KeyNameFields } from "../../components/key-name-fields";
 import { Card, ErrorMessage } from "../../components/ui";
 import type { NewApiKey } from "../../lib/api";
@@ -41,14 +42,9 @@ export function IssueOwnKeyCard(props: {
 /** The new key's secret, shown this once with a copy button: the server keeps only its hash. */
 export function NewKeyCard({ issued, onDone }: { issued: NewApiKey; onDone(): void }) {
   const { t } = useI18n();
-  const [copied, setCopied] = useState(false);
   // Issue is disabled while the key is made, so focus has left it: it lands on the secret's card.
   const title = useRef<HTMLHeadingElement>(null);
   useEffect(() => title.current?.focus(), []);
-  async function copy() {
-    await navigator.clipboard.writeText(issued.key);
-    setCopied(true);
-  }
   return (
     <section className="card new-key" aria-labelledby="new-key-title">
       <h2 id="new-key-title" ref={title} tabIndex={-1}>
@@ -57,11 +53,8 @@ export function NewKeyCard({ issued, onDone }: { issued: NewApiKey; onDone(): vo
       <p role="alert" className="warning">
         {t("newKeyWarning")}
       </p>
-      <div className="row">
-        <code data-testid="new-key-value">{issued.key}</code>
-        <button type="button" onClick={() => void copy()}>
-          {copied ? t("copied") : t("copy")}
-        </button>
+      <div className="row wrap">
+        <CopyableCode text={issued.key} testId="new-key-value" />
         <button type="button" onClick={onDone}>
           {t("done")}
         </button>

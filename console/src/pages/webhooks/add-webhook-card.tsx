@@ -1,4 +1,5 @@
-import { type FormEvent, useState } from "react";
+import { type FormEvent, useRef, useState } from "react";
+import { CopyButton } from "../../components/copy-button";
 import { Card, ErrorMessage } from "../../components/ui";
 import type { AddedWebhookEndpoint, WebhookEventType } from "../../lib/api";
 import { fieldText, resetWhenAccepted } from "../../lib/form-fields";
@@ -66,11 +67,7 @@ export function AddWebhookCard(props: {
 /** The signing secret, shown this once in a field that selects and copies whole: the server shows it no more. */
 export function WebhookSecretCard({ added, onDone }: { added: AddedWebhookEndpoint; onDone(): void }) {
   const { t } = useI18n();
-  const [copied, setCopied] = useState(false);
-  async function copy() {
-    await navigator.clipboard.writeText(added.secret);
-    setCopied(true);
-  }
+  const secretField = useRef<HTMLInputElement>(null);
   return (
     <section className="card new-key" aria-labelledby="webhook-secret-title">
       <h2 id="webhook-secret-title">{t("webhookSecretTitle")}</h2>
@@ -82,15 +79,14 @@ export function WebhookSecretCard({ added, onDone }: { added: AddedWebhookEndpoi
         <label className="secret-field">
           {t("webhookSecretLabel")}
           <input
+            ref={secretField}
             readOnly
             value={added.secret}
             data-testid="webhook-secret"
             onFocus={(event) => event.currentTarget.select()}
           />
         </label>
-        <button type="button" onClick={() => void copy()}>
-          {copied ? t("copied") : t("copy")}
-        </button>
+        <CopyButton text={added.secret} target={secretField} />
         <button type="button" onClick={onDone}>
           {t("done")}
         </button>
