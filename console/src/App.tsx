@@ -365,7 +365,7 @@ function SignIn({ ended, onSignedIn }: { ended: boolean; onSignedIn(): void }) {
           {t("signIn")}
         </button>
       </form>
-      <ErrorMessage error={error} />
+      <ErrorMessage error={error} unauthenticated="invalidToken" />
       <p className="muted">
         <a href={`${base}/admin/accounts`}>{t("adminSignInLink")}</a>
       </p>

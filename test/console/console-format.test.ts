@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { BillingHistoryEntry, UsageDay } from "../../console/src/lib/api";
+import { ApiFailure } from "../../console/src/lib/api";
 import { niceTicks } from "../../console/src/lib/chart-ticks";
 import { chargesCsv, chargesCsvHeader, chargesCsvRows, csvField } from "../../console/src/lib/csv";
+import { errorTextOf } from "../../console/src/lib/error-text";
 import {
   addDays,
   datesBetween,
@@ -118,6 +120,50 @@ describe("Seoul dates", () => {
     expect(formatSeoulDateTime(instant, "ko")).toMatch(/^2026\. 11\. 23\. (오후|PM) 8:04:15$/);
     expect(formatShortDate("2026-11-23", "en")).toBe("Nov 23");
     expect(formatShortDate("2026-11-23", "ko")).toMatch(/^(11월 23일|11\. 23\.|Nov 23|M11 23)$/);
+  });
+});
+
+describe("error texts", () => {
+  it("says an unreachable gateway and an ended session in the page's words, with no English of the browser's", () => {
+    expect(errorTextOf(new TypeError("Failed to fetch"))).toEqual({
+      sentence: "errorUnreachable",
+      detail: null,
+    });
+    expect(errorTextOf(new TypeError("NetworkError when attempting to fetch resource."))).toEqual({
+      sentence: "errorUnreachable",
+      detail: null,
+    });
+    expect(errorTextOf(new ApiFailure(401, 1, "Unauthorized"))).toEqual({
+      sentence: "sessionEnded",
+      detail: null,
+    });
+    // On a sign-in form a 401 is the token refused, not a session ended.
+    expect(errorTextOf(new ApiFailure(401, 1, "Unauthorized"), { unauthenticated: "invalidToken" })).toEqual({
+      sentence: "invalidToken",
+      detail: null,
+    });
+    expect(dictionaries.ko.errorUnreachable).toBe(
+      "게이트웨이에 연결할 수 없습니다. 네트워크 연결을 확인하고 다시 시도하세요.",
+    );
+  });
+
+  it("keeps the server's own message after a translated sentence, and translates no server text", () => {
+    const refused = new ApiFailure(400, 100, "temperature: must be at most 2");
+    expect(errorTextOf(refused)).toEqual({
+      sentence: "errorRefused",
+      detail: "temperature: must be at most 2",
+    });
+    expect(errorTextOf(new ApiFailure(403, 160, "owners and admins only")).sentence).toBe("errorForbidden");
+    expect(errorTextOf(new ApiFailure(404, 40, "no such key")).sentence).toBe("errorNotFound");
+    expect(errorTextOf(new ApiFailure(429, 30, "slow down")).sentence).toBe("errorTooManyRequests");
+    expect(errorTextOf(new ApiFailure(502, undefined, "Bad Gateway"))).toEqual({
+      sentence: "errorGatewayFailed",
+      detail: "Bad Gateway",
+    });
+    expect(errorTextOf(new Error("stream cut"))).toEqual({ sentence: "error", detail: "stream cut" });
+    for (const sentence of ["errorRefused", "errorForbidden", "errorGatewayFailed"] as const) {
+      expect(dictionaries.ko[sentence]).not.toBe(dictionaries.en[sentence]);
+    }
   });
 });
 

@@ -561,6 +561,39 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
     await expectAccessible("14-overview-ko");
   });
 
+  it("says in Korean that the gateway could not be reached, and prefixes the server's refusal in Korean", async () => {
+    await page.getByRole("link", { name: "API 키" }).click();
+    await page.getByTestId("key-row-limited key").waitFor();
+    // Given a refusal the server words itself, when a key is issued, then the page says in Korean it was
+    // refused and keeps the server's words (they name the field).
+    const keysPath = /\/llm\/apis(\?|$)/;
+    await page.route(keysPath, (route) =>
+      route.request().method() === "POST"
+        ? route.fulfill({
+            status: 400,
+            contentType: "application/json",
+            body: JSON.stringify({ status: 100, message: "name: must not be blank" }),
+          })
+        : route.fallback(),
+    );
+    await page.getByLabel("이름").fill("refused key");
+    await page.getByRole("button", { name: "발급", exact: true }).click();
+    await poll(() => page.getByRole("alert").filter({ hasText: "name:" }).textContent()).toBe(
+      "게이트웨이가 요청을 받아들이지 않았습니다: name: must not be blank",
+    );
+    await page.unroute(keysPath);
+    // Given no answer at all (the browser's "Failed to fetch"), when the organization's keys are read, then
+    // the page says in Korean that the gateway could not be reached.
+    await page.route(keysPath, (route) => route.abort("internetdisconnected"));
+    await page.getByRole("radio", { name: "조직" }).check();
+    await poll(() => page.getByRole("alert").filter({ hasText: "게이트웨이" }).last().textContent()).toBe(
+      "게이트웨이에 연결할 수 없습니다. 네트워크 연결을 확인하고 다시 시도하세요.",
+    );
+    expect(await page.evaluate<string>("document.body.innerText")).not.toContain("Failed to fetch");
+    await page.unroute(keysPath);
+    await page.getByRole("radio", { name: "개인" }).check();
+  });
+
   it("would notice an inaccessible page (the axe check is not vacuous)", async () => {
     await page.setContent(
       '<html lang="en"><head><title>t</title></head><body><main><input></main></body></html>',

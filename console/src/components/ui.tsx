@@ -1,6 +1,6 @@
 import { type ReactNode, useEffect, useRef } from "react";
-import { ApiFailure } from "../lib/api";
-import { useI18n } from "../lib/i18n";
+import { errorTextOf } from "../lib/error-text";
+import { type MessageKey, useI18n } from "../lib/i18n";
 
 /**
  * The few building blocks the console needs, on native elements: `<dialog>` gives focus trapping, Escape and
@@ -44,13 +44,18 @@ export function ConfirmDialog(props: {
   );
 }
 
-export function ErrorMessage({ error }: { error: unknown }) {
+/**
+ * An error in the page's language (lib/error-text.ts): an unreachable gateway and an ended session said
+ * plainly, the server's own message kept after a translated sentence. `unauthenticated` is what a 401 means
+ * where it is not an ended session (a sign-in form: the token was refused).
+ */
+export function ErrorMessage({ error, unauthenticated }: { error: unknown; unauthenticated?: MessageKey }) {
   const { t } = useI18n();
   if (!error) return null;
-  const text = error instanceof ApiFailure || error instanceof Error ? error.message : String(error);
+  const { sentence, detail } = errorTextOf(error, unauthenticated ? { unauthenticated } : {});
   return (
     <p role="alert" className="error">
-      {t("error")}: {text}
+      {detail === null ? t(sentence) : `${t(sentence)}: ${detail}`}
     </p>
   );
 }
