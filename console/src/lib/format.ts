@@ -133,13 +133,6 @@ export function addDays(date: string, days: number): string {
   return utc.toISOString().slice(0, 10);
 }
 
-/** Every date from `from` to `to`, both included. */
-export function datesBetween(from: string, to: string, daysMax = 400): string[] {
-  const dates: string[] = [];
-  for (let date = from; date <= to && dates.length < daysMax; date = addDays(date, 1)) dates.push(date);
-  return dates;
-}
-
 /** An instant shown in Seoul time, in the page's language: "2026. 11. 23. 오후 8:04:15" / "Nov 23, 2026, 8:04:15 PM". */
 export function formatSeoulDateTime(iso: string, language: Language): string {
   return new Intl.DateTimeFormat(language === "ko" ? "ko-KR" : "en-US", {
