@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawnService } from "./support/service-process";
@@ -15,8 +16,13 @@ import { spawnService } from "./support/service-process";
  * README describes — it prints the demo key, whose account holds ₩10,000 — and stops its database when it stops.
  */
 
-const tsx = path.resolve("node_modules/.bin/tsx");
-const main = path.resolve("src/main.ts");
+// One process, as `npm start` runs it (node --import tsx): a killed test leaves no child of a tsx wrapper.
+const node = process.execPath;
+const mainArgs = [
+  "--import",
+  pathToFileURL(path.resolve("node_modules/tsx/dist/loader.mjs")).href,
+  path.resolve("src/main.ts"),
+];
 let checkout: string;
 let taken: Server;
 let takenPort: number;
@@ -58,15 +64,15 @@ describe("the first start in a fresh checkout, without DATABASE_URL", () => {
     // Given: a first start stopped by its configuration once the database was up (an upstream's key without
     // its base URL), and then one whose port is taken
     const misconfigured = await spawnService(
-      tsx,
-      [main],
+      node,
+      mainArgs,
       { ...newcomerEnvironment(takenPort), ALPHA_API_KEY: "sk-test" },
       { readyLine: "ALPHA_BASE_URL", cwd: checkout },
     );
     if (misconfigured.child.exitCode === null) await once(misconfigured.child, "exit");
     expect(misconfigured.child.exitCode).toBe(2);
     expect(await embeddedPostgresPids()).toEqual([]);
-    const failed = await spawnService(tsx, [main], newcomerEnvironment(takenPort), {
+    const failed = await spawnService(node, mainArgs, newcomerEnvironment(takenPort), {
       readyLine: "is in use",
       cwd: checkout,
     });
@@ -75,7 +81,7 @@ describe("the first start in a fresh checkout, without DATABASE_URL", () => {
     expect(await embeddedPostgresPids()).toEqual([]);
 
     // When: started again on a free port
-    const started = await spawnService(tsx, [main], newcomerEnvironment(0), {
+    const started = await spawnService(node, mainArgs, newcomerEnvironment(0), {
       readyLine: "curl http",
       cwd: checkout,
     });

@@ -42,7 +42,11 @@ export async function spawnService(
       .find((line) => line.includes(options.readyLine));
     if (readyLine !== undefined) return { child, output: () => output, readyLine };
     if (child.exitCode !== null) throw new Error(`${command} ${args.join(" ")} exited: ${output}`);
-    if (Date.now() > deadlineMs) throw new Error(`${command} ${args.join(" ")} did not start: ${output}`);
+    if (Date.now() > deadlineMs) {
+      // A test that fails here leaves no process behind it.
+      child.kill("SIGKILL");
+      throw new Error(`${command} ${args.join(" ")} did not start: ${output}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
