@@ -154,6 +154,24 @@ afterEach(async () => {
   database = undefined;
 });
 
+/** The request's activity-log row, once its batch is written (up to 10 s). */
+async function activityRowOf(
+  harness: GatewayHarness,
+  requestId: string,
+): Promise<{ outcome: string; error_type: string | null; http_status: number } | undefined> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const row = (
+      await harness.service.ledger.pool.query(
+        "SELECT outcome, error_type, http_status FROM request_log WHERE request_id = $1",
+        [requestId],
+      )
+    ).rows[0];
+    if (row) return row;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return undefined;
+}
+
 async function provisionedKey(harness: GatewayHarness, credit = "10000"): Promise<string> {
   await harness.topUp({ kind: "user", id: account }, credit);
   return (await harness.issueKey(await harness.session(account))).key;
@@ -266,16 +284,7 @@ describe("what was delivered is billed", () => {
     expect(recorded.data).toMatchObject({ outcome: "deadline-exceeded", usageSource: "estimated" });
     expect(recorded.data.tokens!.output).toBeGreaterThan(0);
     // The activity log says the gateway cut it, and why, though its status was 200 (rows are written in batches).
-    let logged: { outcome: string; error_type: string | null; http_status: number } | undefined;
-    for (let attempt = 0; attempt < 100 && !logged; attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      logged = (
-        await harness.service.ledger.pool.query(
-          "SELECT outcome, error_type, http_status FROM request_log WHERE request_id = $1",
-          [result.requestId],
-        )
-      ).rows[0];
-    }
+    const logged = await activityRowOf(harness, result.requestId);
     expect(logged).toEqual({ outcome: "cut", error_type: "model_processing_error", http_status: 200 });
   }, 60_000);
 
@@ -344,16 +353,7 @@ describe("what was delivered is billed", () => {
     const requestId = (error as InstanceType<typeof OpenAI.APIError>).headers?.get("x-request-id") ?? "";
     const events = await usageEventsOf(harness, requestId);
     expect(events.map((event) => event.type)).not.toContain("UsageRecorded");
-    let logged: { outcome: string; error_type: string | null; http_status: number } | undefined;
-    for (let attempt = 0; attempt < 100 && !logged; attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      logged = (
-        await harness.service.ledger.pool.query(
-          "SELECT outcome, error_type, http_status FROM request_log WHERE request_id = $1",
-          [requestId],
-        )
-      ).rows[0];
-    }
+    const logged = await activityRowOf(harness, requestId);
     expect(logged).toEqual({ outcome: "cut", error_type: "model_processing_error", http_status: 503 });
     // An answer the gateway chose: a warning line, not a failure with its stack.
     expect(lines.filter((line) => line.msg === "request failed")).toEqual([]);

@@ -66,6 +66,21 @@ async function exitOf(
   }
 }
 
+/** Both verifiers on one receipt file under one PEM key file, as a customer runs them. */
+async function verdictsOf(receiptFile: string, keyFile: string) {
+  return {
+    standalone: await exitOf("node", [standalonePath, receiptFile, keyFile]),
+    cli: await exitOf("npx", [
+      "tsx",
+      "src/ledger-cli.ts",
+      "verify-receipt",
+      receiptFile,
+      "--public-key",
+      keyFile,
+    ]),
+  };
+}
+
 beforeAll(async () => {
   standaloneFailures = (
     (await import(pathToFileURL(standalonePath).href)) as { receiptFailures: StandaloneFailures }
@@ -372,15 +387,7 @@ describe("receipt verifiers", () => {
     ] as const) {
       const keyFile = path.join(directory, name);
       await writeFile(keyFile, pem);
-      const standalone = await exitOf("node", [standalonePath, receiptFile, keyFile]);
-      const cli = await exitOf("npx", [
-        "tsx",
-        "src/ledger-cli.ts",
-        "verify-receipt",
-        receiptFile,
-        "--public-key",
-        keyFile,
-      ]);
+      const { standalone, cli } = await verdictsOf(receiptFile, keyFile);
       expect(standalone).toEqual({ code: 1, output: said });
       expect(cli).toEqual(standalone);
     }
@@ -402,27 +409,11 @@ describe("receipt verifiers", () => {
     await writeFile(alteredFile, JSON.stringify(altered));
     await writeFile(keyFile, publicKeyPemOf(signingKey.publicKey));
 
-    const standalone = await exitOf("node", [standalonePath, receiptFile, keyFile]);
-    const cli = await exitOf("npx", [
-      "tsx",
-      "src/ledger-cli.ts",
-      "verify-receipt",
-      receiptFile,
-      "--public-key",
-      keyFile,
-    ]);
+    const { standalone, cli } = await verdictsOf(receiptFile, keyFile);
     expect(standalone).toEqual({ code: 0, output: "valid\n" });
     expect(cli).toEqual({ code: 0, output: "valid\n" });
 
-    const standaloneAltered = await exitOf("node", [standalonePath, alteredFile, keyFile]);
-    const cliAltered = await exitOf("npx", [
-      "tsx",
-      "src/ledger-cli.ts",
-      "verify-receipt",
-      alteredFile,
-      "--public-key",
-      keyFile,
-    ]);
+    const { standalone: standaloneAltered, cli: cliAltered } = await verdictsOf(alteredFile, keyFile);
     expect(standaloneAltered.code).toBe(1);
     expect(standaloneAltered.output).toMatch(
       /^chain: charge 1 \(UsageCharged .*\): the event's bytes do not hash/m,

@@ -38,6 +38,12 @@ async function ledgerCli(
   }
 }
 
+/** The log's and the checkpoints' triggers refusing any change, off (as an attacker turns them) or on again. */
+async function immutability(client: pg.PoolClient, turn: "DISABLE" | "ENABLE"): Promise<void> {
+  await client.query(`ALTER TABLE ledger_events ${turn} TRIGGER ledger_events_immutable`);
+  await client.query(`ALTER TABLE ledger_checkpoints ${turn} TRIGGER ledger_checkpoints_immutable`);
+}
+
 /** Tampers as an attacker with database access would, runs `check` on the result, then rolls it back. */
 async function afterTampering<Checked>(
   harness: LedgerHarness,
@@ -47,8 +53,7 @@ async function afterTampering<Checked>(
   const client = await harness.ledger.pool.connect();
   try {
     await client.query("BEGIN");
-    await client.query("ALTER TABLE ledger_events DISABLE TRIGGER ledger_events_immutable");
-    await client.query("ALTER TABLE ledger_checkpoints DISABLE TRIGGER ledger_checkpoints_immutable");
+    await immutability(client, "DISABLE");
     await tamper(client);
     return await check(client);
   } finally {
@@ -84,11 +89,9 @@ async function commitTampering(
   const client = await harness.ledger.pool.connect();
   try {
     await client.query("BEGIN");
-    await client.query("ALTER TABLE ledger_events DISABLE TRIGGER ledger_events_immutable");
-    await client.query("ALTER TABLE ledger_checkpoints DISABLE TRIGGER ledger_checkpoints_immutable");
+    await immutability(client, "DISABLE");
     await tamper(client);
-    await client.query("ALTER TABLE ledger_events ENABLE TRIGGER ledger_events_immutable");
-    await client.query("ALTER TABLE ledger_checkpoints ENABLE TRIGGER ledger_checkpoints_immutable");
+    await immutability(client, "ENABLE");
     await client.query("COMMIT");
   } catch (error) {
     await client.query("ROLLBACK");
