@@ -14,6 +14,7 @@ let harness: GatewayHarness;
 let browser: Browser;
 let page: Page;
 const uncaught: string[] = [];
+const sessionLifetimeSeconds = 10;
 
 beforeAll(async () => {
   harness = await startGatewayHarness({ label: "console_session_lifecycle" });
@@ -47,11 +48,18 @@ describe("a console session that ends or changes under an open page, in Chromium
   timeout: 120_000,
 }, () => {
   it("given a session that expires, when the user moves on, then the sign-in form says it ended", async () => {
-    const { token } = await harness.service.sessions.mint({ userId: "hana", organizationId: null }, 3);
-    await signIn(page, token);
+    // Minted once the form shows, to live long enough to sign in on a loaded machine; the test then waits
+    // for its expiry.
+    await page.goto(`${harness.url}/console/`);
+    await page.getByLabel("Session token").waitFor();
+    const { token, expiresAt } = await harness.service.sessions.mint(
+      { userId: "hana", organizationId: null },
+      sessionLifetimeSeconds,
+    );
+    await signIn(page, token, { goto: false });
     await signedInAs(page).getByText("hana").waitFor();
 
-    await page.waitForTimeout(4_000);
+    await page.waitForTimeout(Math.max(0, expiresAt.getTime() - Date.now()) + 1_000);
     await page.getByRole("link", { name: "API keys" }).click();
 
     await page.getByTestId("session-ended").waitFor();
