@@ -8,10 +8,15 @@ import { loadLocalSecrets, localDataDirectory, startLocalDatabase } from "./data
 import { ConfigError } from "./kernel/config-error";
 import { limits } from "./kernel/limits";
 import { isProven, proveEvent } from "./ledger/integrity/event-proof";
+import type { LedgerCheckpoint } from "./ledger/integrity/ledger-checkpoint";
 import { verifyIntegrity } from "./ledger/integrity/ledger-integrity";
 import type { LedgerSigningKey } from "./ledger/integrity/ledger-signing-key";
 import { existingLedgerSigningKeyOf } from "./ledger/integrity/ledger-signing-key-setting";
 import { readLedgerStatus } from "./ledger/integrity/ledger-status";
+import {
+  parsePublishedCheckpoint,
+  publishedCheckpointProblems,
+} from "./ledger/integrity/published-checkpoint";
 import { balanceChecksum, rebuildProjections } from "./ledger/ledger-maintenance";
 import { projectionsNotPrepared } from "./ledger/projection/projections-prepared";
 import { describeDifference, differenceCount } from "./ledger/rebuild/projection-differences";
@@ -22,8 +27,9 @@ import { verifyProjections } from "./ledger/verify-projections";
 
 /**
  * `npm run ledger -- rebuild`: drop and rebuild every projection from the log, print the balance checksum.
- * `npm run ledger -- verify`: check every hash chain and checkpoint, fold the log afresh and compare with the
- * live projections; exit 1 on any broken link or difference.
+ * `npm run ledger -- verify [--against <checkpoint file>]`: check every hash chain and checkpoint, fold the log
+ *   afresh and compare with the live projections; exit 1 on any broken link or difference. Given a checkpoint
+ *   published earlier, also that the ledger still holds it, unchanged.
  * `npm run ledger -- checkpoint`: print the latest signed checkpoint once its hash, chain and signature hold.
  * `npm run ledger -- prove <event id | position>`: print what links that event to a signed checkpoint; the
  *   event is named by its id or by its log position ("1234-56"), as the console's event log shows either.
@@ -33,7 +39,7 @@ import { verifyProjections } from "./ledger/verify-projections";
  */
 
 const usage =
-  "usage: npm run ledger -- rebuild | verify | checkpoint | prove <event id | position> | verify-receipt <file> [--public-key <pem file>]";
+  "usage: npm run ledger -- rebuild | verify [--against <checkpoint file>] | checkpoint | prove <event id | position> | verify-receipt <file> [--public-key <pem file>]";
 const commands = ["rebuild", "verify", "checkpoint", "prove", "verify-receipt"] as const;
 type Command = (typeof commands)[number];
 
@@ -41,10 +47,16 @@ function isCommand(text: string | undefined): text is Command {
   return (commands as readonly (string | undefined)[]).includes(text);
 }
 
+function argumentsFit(command: Command, rest: readonly string[]): boolean {
+  if (command === "prove") return rest.length === 1;
+  if (command === "verify") return rest.length === 0 || (rest.length === 2 && rest[0] === "--against");
+  return rest.length === 0;
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   const command = argv[0];
   if (command === "verify-receipt") return await verifyReceiptFile(argv.slice(1));
-  if (!isCommand(command) || (command === "prove") !== (argv.length === 2)) {
+  if (!isCommand(command) || !argumentsFit(command, argv.slice(1))) {
     process.stderr.write(`${usage}\n`);
     return 2;
   }
@@ -60,6 +72,9 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   // The key that sealed the checkpoints, if any: a check never generates one (a new key has signed nothing).
   const signingKey = await existingLedgerSigningKeyOf(config);
+  const published =
+    command === "verify" && argv[2] ? await readPublishedCheckpoint(argv[2], signingKey) : undefined;
+  if (published === "refused") return 2;
   const localDatabase = localSecrets ? await startLocalDatabase(localSecrets.postgresPassword) : undefined;
   let ledger: Awaited<ReturnType<typeof openLedger>> | undefined;
   try {
@@ -77,7 +92,7 @@ async function main(argv: readonly string[]): Promise<number> {
       case "rebuild":
         return await rebuild(context);
       case "verify":
-        return await verify(context, signingKey);
+        return await verify(context, signingKey, published);
       case "checkpoint":
         return await printLatestCheckpoint(context, signingKey?.publicKey);
       case "prove":
@@ -125,6 +140,7 @@ async function rebuild(context: Parameters<typeof rebuildProjections>[0]): Promi
 async function verify(
   context: Parameters<typeof verifyProjections>[0],
   signingKey: LedgerSigningKey | undefined,
+  published: LedgerCheckpoint | undefined,
 ): Promise<number> {
   // Projections an earlier release folded (a worker of this one has not led yet) are not this fold's to
   // compare: say so, as for a schema of another release.
@@ -138,10 +154,23 @@ async function verify(
     throw new LedgerSchemaError(
       `the projections ${unprepared.map((projection) => projection.name).join(", ")} are not folded by this release's definitions: start this release's worker on the database first (it refolds them); this command changes nothing`,
     );
+  if (published && context.store.kind !== "postgresql") {
+    process.stderr.write(
+      "verify: --against compares checkpoints, which are sealed on the PostgreSQL store only; this command changes nothing\n",
+    );
+    return 2;
+  }
   const integrity =
     context.store.kind === "postgresql"
       ? await verifyIntegrity(context.pool, signingKey?.publicKey)
       : undefined;
+  if (integrity && published) {
+    integrity.problems.push(...(await publishedCheckpointProblems(context.pool, published)));
+    if (integrity.problems.length === 0)
+      process.stdout.write(
+        `verify: the ledger holds published checkpoint #${published.sequence}, unchanged\n`,
+      );
+  }
   if (integrity) {
     for (const problem of integrity.problems) process.stdout.write(`broken link: ${problem}\n`);
     if (!integrity.signaturesChecked)
@@ -188,6 +217,29 @@ async function projectionDifferencesOf(
     );
     return "unreadable";
   }
+}
+
+/** The checkpoint file `verify --against` names, or "refused" once said why on stderr (exit 2). */
+async function readPublishedCheckpoint(
+  file: string,
+  signingKey: LedgerSigningKey | undefined,
+): Promise<LedgerCheckpoint | "refused"> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    process.stderr.write(
+      `verify: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? "unreadable"}\n`,
+    );
+    return "refused";
+  }
+  const parsed = parsePublishedCheckpoint(text, signingKey?.publicKey);
+  if ("refusal" in parsed) {
+    process.stderr.write(`verify: ${file}: ${parsed.refusal}; this command changes nothing\n`);
+    return "refused";
+  }
+  if (!signingKey) process.stderr.write(`verify: no LEDGER_SIGNING_KEY, ${file}'s signature not checked\n`);
+  return parsed.checkpoint;
 }
 
 /**

@@ -13,6 +13,7 @@ import { LedgerSigningKey } from "../../../src/ledger/integrity/ledger-signing-k
 import type { StreamAppend } from "../../../src/ledger/store/event-store";
 import { topUp } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
+import { immutability, whileTampered } from "../../support/ledger-tampering";
 import { holdRowCompletionOf, logSettledHolds } from "../../support/settled-holds";
 import { usageAuthorizationsOf } from "../../support/usage-authorizations";
 
@@ -36,12 +37,6 @@ async function ledgerCli(
     const failed = error as { code: number; stdout: string; stderr: string };
     return { code: failed.code, output: failed.stdout + failed.stderr, stdout: failed.stdout };
   }
-}
-
-/** The log's and the checkpoints' triggers refusing any change, off (as an attacker turns them) or on again. */
-async function immutability(client: pg.PoolClient, turn: "DISABLE" | "ENABLE"): Promise<void> {
-  await client.query(`ALTER TABLE ledger_events ${turn} TRIGGER ledger_events_immutable`);
-  await client.query(`ALTER TABLE ledger_checkpoints ${turn} TRIGGER ledger_checkpoints_immutable`);
 }
 
 /** Tampers as an attacker with database access would, runs `check` on the result, then rolls it back. */
@@ -78,41 +73,6 @@ async function seal(harness: LedgerHarness): Promise<void> {
     await sealCheckpoints(client, signingKey, sealOptions);
   } finally {
     client.release();
-  }
-}
-
-/** Tampering committed, as `ledger` commands in their own processes see it. */
-async function commitTampering(
-  harness: LedgerHarness,
-  tamper: (client: pg.PoolClient) => Promise<void>,
-): Promise<void> {
-  const client = await harness.ledger.pool.connect();
-  try {
-    await client.query("BEGIN");
-    await immutability(client, "DISABLE");
-    await tamper(client);
-    await immutability(client, "ENABLE");
-    await client.query("COMMIT");
-  } catch (error) {
-    await client.query("ROLLBACK");
-    throw error;
-  } finally {
-    client.release();
-  }
-}
-
-/** Runs `check` with the tampering committed, then undoes it with `restore`. */
-async function whileTampered<Checked>(
-  harness: LedgerHarness,
-  tamper: (client: pg.PoolClient) => Promise<void>,
-  restore: (client: pg.PoolClient) => Promise<void>,
-  check: () => Promise<Checked>,
-): Promise<Checked> {
-  await commitTampering(harness, tamper);
-  try {
-    return await check();
-  } finally {
-    await commitTampering(harness, restore);
   }
 }
 
