@@ -1,3 +1,4 @@
+import { errors as undiciErrors } from "undici";
 import { UpstreamFailedError, UpstreamRejectedError } from "../provider";
 import { extractUpstreamErrorMessage, sanitiseUpstreamMessage } from "./upstream-error-message";
 
@@ -27,12 +28,40 @@ const droppedCodes: ReadonlySet<string> = new Set([
   "EPIPE",
 ]);
 
+/**
+ * No secure connection could be set up: the handshake failed (TLS spoken to a plain HTTP port, no common
+ * protocol) or the certificate was refused (Node's codes for OpenSSL's X509 verification errors).
+ */
+const tlsCodes: ReadonlySet<string> = new Set([
+  "EPROTO",
+  "CERT_HAS_EXPIRED",
+  "CERT_NOT_YET_VALID",
+  "CERT_REVOKED",
+  "CERT_UNTRUSTED",
+  "CERT_REJECTED",
+  "CERT_SIGNATURE_FAILURE",
+  "CERT_CHAIN_TOO_LONG",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY",
+  "INVALID_CA",
+  "INVALID_PURPOSE",
+  "PATH_LENGTH_EXCEEDED",
+  "HOSTNAME_MISMATCH",
+]);
+const tlsCodePrefixes: readonly string[] = ["ERR_SSL_", "ERR_TLS_"];
+
+/**
+ * A reply that broke HTTP itself. undici's own parser errors carry no code (HTTPParserError: a status
+ * line, a header or a chunk size that does not parse), so they are told apart by class.
+ */
 const malformedCodes: ReadonlySet<string> = new Set([
   "UND_ERR_RES_CONTENT_LENGTH_MISMATCH",
   "UND_ERR_RES_EXCEEDED_MAX_SIZE",
-  "HPE_INVALID_CHUNK_SIZE",
-  "HPE_INVALID_CONSTANT",
-  "HPE_INVALID_HEADER_TOKEN",
+  "UND_ERR_HEADERS_OVERFLOW",
 ]);
 
 /**
@@ -43,6 +72,7 @@ const malformedCodes: ReadonlySet<string> = new Set([
 export function mapTransportError(error: unknown, signal: AbortSignal): unknown {
   if (signal.aborted) return signal.reason ?? error;
   if (error instanceof UpstreamFailedError || error instanceof UpstreamRejectedError) return error;
+  if (error instanceof undiciErrors.HTTPParserError) return brokenReply();
   const code = errorCode(error);
   if (code === undefined) return error;
   if (timeoutCodes.has(code)) return new UpstreamFailedError("timeout", "upstream did not answer in time");
@@ -50,8 +80,14 @@ export function mapTransportError(error: unknown, signal: AbortSignal): unknown 
     return new UpstreamFailedError("connection", "could not reach the upstream");
   if (droppedCodes.has(code))
     return new UpstreamFailedError("connection", "the connection to the upstream was closed or reset");
-  if (malformedCodes.has(code)) return new UpstreamFailedError("malformed", "upstream sent a broken reply");
+  if (tlsCodes.has(code) || tlsCodePrefixes.some((prefix) => code.startsWith(prefix)))
+    return new UpstreamFailedError("connection", "could not make a secure connection to the upstream");
+  if (malformedCodes.has(code)) return brokenReply();
   return error;
+}
+
+function brokenReply(): UpstreamFailedError {
+  return new UpstreamFailedError("malformed", "upstream sent a broken reply");
 }
 
 function errorCode(error: unknown): string | undefined {
