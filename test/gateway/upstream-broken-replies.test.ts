@@ -170,4 +170,21 @@ describe("upstream replies broken below the protocol (C3, C13)", () => {
       "connection",
     ]);
   });
+
+  it("given a 503 and then a reply that is not JSON, when a client asks, then 500/300 says what the upstream did and that 2 attempts were made", async () => {
+    simulator.setFault({ kind: "malformed-json" });
+    gamma.setPlan((index) => (index === 0 ? { kind: "status", status: 503 } : { kind: "pass" }));
+
+    const failure = await failureOf(
+      harness.openai(apiKey).chat.completions.create({
+        model: "gamma-4-5",
+        messages: [{ role: "user", content: "Hello" }],
+      }),
+    );
+
+    expect(failure.status).toBe(500);
+    expect(failure.error).toMatchObject({ code: 300 });
+    expect(failure.message).toContain("upstream sent a reply that is not JSON; 2 attempts made");
+    expect(gamma.served.map((served) => served.fault)).toEqual(["503", "pass"]);
+  });
 });

@@ -5,6 +5,7 @@ import {
   type GenerationResult,
   type GenerationStreamPart,
   UpstreamFailedError,
+  UpstreamRejectedError,
   UpstreamThrottledError,
 } from "../provider";
 import type { UpstreamAdapter } from "../upstream-adapter";
@@ -200,7 +201,11 @@ export class UpstreamCall {
       const outcome = await this.attempt(choice.route, entry, signal, start, iteration > 0, choice.panic);
       if ("answered" in outcome) return outcome.answered;
       const { error, failure } = outcome;
-      if (!failure.retryable) throw error;
+      if (!failure.retryable) {
+        // A rejection is the request's own fault and says so; a failure says how many attempts led to it (C13).
+        if (error instanceof UpstreamRejectedError) throw error;
+        throw this.exhausted({ error, failure }, undefined);
+      }
       tried.add(entry.endpoint);
       if (failure.retryAfterMs !== undefined)
         notBefore.set(entry.endpoint, Date.now() + failure.retryAfterMs);
