@@ -184,7 +184,10 @@ export class UpstreamFailedError extends Error {
     readonly reason: "status" | "timeout" | "connection" | "malformed" | "unavailable",
     /** Already sanitised: safe to show the client. */
     message: string,
-    /** The HTTP status of a failed answer (`reason` "status"); absent for a failure reported in a 200. */
+    /**
+     * The HTTP status of a failed answer (`reason` "status"). For a failure reported in a 200, the status its
+     * error event stands for (a messages `overloaded_error`: 529), else absent.
+     */
     readonly upstreamStatus?: number,
     /**
      * For the client: whole seconds (at least 1) until the model's next breaker probe when every endpoint is

@@ -8,6 +8,7 @@ import { candidateFinishReason, candidateText, withToolCalls } from "./convert-g
 import { candidateToolCalls } from "./convert-generate-content-tool-calls";
 import { convertGenerateContentUsage } from "./convert-generate-content-usage";
 import { generateContentResponseSchema } from "./generate-content-schemas";
+import { mapGenerateContentErrorStatus } from "./map-generate-content-error-status";
 
 /**
  * `:streamGenerateContent?alt=sse` chunks to stream parts. Every chunk is a whole response holding the next
@@ -24,7 +25,8 @@ export function convertGenerateContentStream(
   return convertEventStream(batches, {
     convert(event, parts) {
       const payload = parseUpstreamJson(event.data);
-      if (hasErrorMember(payload)) throw reportedFailureError(messageOf(payload));
+      if (hasErrorMember(payload))
+        throw reportedFailureError(messageOf(payload), mapGenerateContentErrorStatus(payload));
       const chunk = parseUpstreamReply(generateContentResponseSchema, payload);
       const text = candidateText(chunk);
       if (text) parts.push({ type: "text-delta", text });

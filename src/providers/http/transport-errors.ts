@@ -126,11 +126,15 @@ export function statusError(
 
 /**
  * A failure the upstream reported inside a 200 reply: an error event in a stream that had started, or a
- * response whose status is "failed".
+ * response whose status is "failed". `standsForStatus`: the HTTP status the protocol says the event stands
+ * for (an overload's 529), so that before any output it is retried as that status would be (C13).
  */
-export function reportedFailureError(upstreamMessage: string | null | undefined): UpstreamFailedError {
+export function reportedFailureError(
+  upstreamMessage: string | null | undefined,
+  standsForStatus?: number,
+): UpstreamFailedError {
   const detail = detailOf(upstreamMessage, []);
-  return new UpstreamFailedError("status", `upstream reported a failure${detail}`);
+  return new UpstreamFailedError("status", `upstream reported a failure${detail}`, standsForStatus);
 }
 
 /** The upstream's message, sanitised, as the tail of ours (": …"); nothing when none is left to show. */

@@ -6,6 +6,7 @@ import type { GenerationStreamPart } from "../provider";
 import { convertEventStream } from "../stream-conversion";
 import { type MessagesReplyOptions, plainReply } from "./convert-messages-response";
 import { convertMessagesUsage, mergeMessagesUsage } from "./convert-messages-usage";
+import { mapMessagesErrorStatus } from "./map-messages-error-status";
 import { mapMessagesFinishReason } from "./map-messages-finish-reason";
 import {
   contentBlockDeltaEventSchema,
@@ -104,7 +105,7 @@ function convertMessagesEvent(
       state.stopped = true;
       return;
     case "error":
-      throw reportedFailureError(messageOf(payload));
+      throw reportedFailureError(messageOf(payload), mapMessagesErrorStatus(payload));
     default:
       return;
   }

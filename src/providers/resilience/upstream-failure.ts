@@ -12,7 +12,8 @@ export interface AttemptFailure {
   retryable: boolean;
   /**
    * Counts against the endpoint's breaker: it did not serve. A 429 does not (the endpoint is up and says
-   * when to come back), nor does a 4xx (the request's fault) or a failure reported inside a 200.
+   * when to come back), nor does a 4xx (the request's fault) or a failure reported inside a 200 that
+   * stands for no status.
    */
   breakerFailure: boolean;
   /** The upstream's `Retry-After`, from the moment it answered. */
