@@ -91,4 +91,34 @@ describe.each([
     );
     expect(types).not.toContain("response.output_text.delta");
   });
+
+  it("given the chat refusal sent back as history, when the conversation goes on, then it is served and the upstream reads the words as the assistant's turn", async () => {
+    const declined = (await harness.openai(key).chat.completions.create({ model, messages: question }))
+      .choices[0]!.message;
+    harness.simulator.setFault(undefined);
+
+    const next = await harness.openai(key).chat.completions.create({
+      model,
+      messages: [...question, declined, { role: "user", content: "Why not?" }],
+    });
+
+    expect(next.choices[0]!.message.content).toEqual(expect.stringMatching(/\S/));
+    expect(JSON.stringify(harness.simulator.lastRequest()!.body)).toContain(JSON.stringify(declined.refusal));
+  });
+
+  it("given the responses refusal sent back as input, when the conversation goes on, then it is served and the upstream reads the words as the assistant's turn", async () => {
+    const [declined] = (await harness.openai(key).responses.create({ model, input: question })).output;
+    if (declined?.type !== "message" || declined.content[0]?.type !== "refusal")
+      throw new Error(`expected a refusal, got ${JSON.stringify(declined)}`);
+    const words = declined.content[0].refusal;
+    harness.simulator.setFault(undefined);
+
+    const next = await harness.openai(key).responses.create({
+      model,
+      input: [...question, declined, { role: "user", content: "Why not?" }],
+    });
+
+    expect(next.output_text).toEqual(expect.stringMatching(/\S/));
+    expect(JSON.stringify(harness.simulator.lastRequest()!.body)).toContain(JSON.stringify(words));
+  });
 });

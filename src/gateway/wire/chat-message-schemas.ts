@@ -7,9 +7,10 @@ import { textContentSchema } from "./message-schemas";
 
 /**
  * The chat-completions messages: system (or developer), user with text and image parts, assistant with text
- * and the tool calls it made, and tool results answering those calls by id. Each becomes one internal
- * message; a conversation whose tool results and calls do not pair up is refused, as the protocol itself
- * refuses it, so that every upstream (some name a result by its call's function) receives a whole exchange.
+ * (or the words with which it declined) and the tool calls it made, and tool results answering those calls
+ * by id. Each becomes one internal message; a conversation whose tool results and calls do not pair up is
+ * refused, as the protocol itself refuses it, so that every upstream (some name a result by its call's
+ * function) receives a whole exchange.
  */
 
 const imageDetails = ["auto", "low", "high"] as const;
@@ -83,7 +84,7 @@ const toolCallSchema = z.object(
  * A message's fields are closed (C12: a field the gateway would drop unread is refused, naming it), but for
  * what a client echoes back when it sends a reply's message on as the next turn's history: the protocol's
  * reply fields and the official client's parsed output. They say nothing to the model; they are accepted
- * and not sent on.
+ * and not sent on. A reply's `refusal` is the exception: it is what the model said (assistantWordsOf).
  */
 const unknownMessageField = "is not a field of a message the gateway serves";
 /** Carried to the upstreams whose protocol has it; refused for the others (to-generation-request.ts). */
@@ -92,7 +93,6 @@ const participantName = z
   .min(1, { error: "must not be empty" })
   .nullish();
 const echoedReplyFields = {
-  refusal: z.unknown().optional(),
   annotations: z.unknown().optional(),
   audio: z.unknown().optional(),
   function_call: z.unknown().optional(),
@@ -109,24 +109,57 @@ const userMessageSchema = closedObjectSchema(
   { error: "must be an object with role and content", unknownField: unknownMessageField },
 );
 
+/**
+ * A turn where the model declined is sent back as the gateway answered it — `refusal` beside null content —
+ * or with the protocol's refusal parts in its content. The refusal is what the assistant said, so the
+ * upstream reads it as the turn's text: no upstream protocol takes a refusal as input, and some refuse an
+ * empty assistant turn.
+ */
+const assistantPartSchema = z.discriminatedUnion(
+  "type",
+  [
+    textPartSchema,
+    z.object({ type: z.literal("refusal"), refusal: z.string({ error: "must be a string" }) }),
+  ],
+  {
+    error: (issue) =>
+      issue.code === "invalid_union"
+        ? 'must be "text" or "refusal": only text content is supported'
+        : "must be a content part object",
+  },
+);
+
+const assistantContentSchema = z
+  .preprocess(
+    (content) => (typeof content === "string" ? [{ type: "text", text: content }] : content),
+    z.array(assistantPartSchema, { error: "must be a string or an array of text and refusal parts" }),
+  )
+  .transform((parts) => parts.map((part) => (part.type === "text" ? part.text : part.refusal)).join(""));
+
 const assistantMessageSchema = closedObjectSchema(
   {
     role: z.literal("assistant"),
-    // Null (or absent) when the turn was only tool calls, as the protocol's replies show it.
-    content: textContentSchema(["text"]).nullish(),
+    // Null (or absent) when the turn was only tool calls or a refusal, as the protocol's replies show it.
+    content: assistantContentSchema.nullish(),
+    refusal: z.string({ error: "must be a string" }).nullish(),
     tool_calls: z.array(toolCallSchema, { error: "must be an array of tool calls" }).nullish(),
     name: participantName,
     ...echoedReplyFields,
   },
   { error: "must be an object with role and content", unknownField: unknownMessageField },
 ).superRefine((message, context) => {
-  if (message.content == null && (message.tool_calls ?? []).length === 0)
+  if (message.content == null && message.refusal == null && (message.tool_calls ?? []).length === 0)
     context.addIssue({
       code: "custom",
       path: ["content"],
-      message: "must be a string or an array of text parts unless the message has tool_calls",
+      message: "must be a string or an array of text parts unless the message has tool_calls or a refusal",
     });
 });
+
+/** The assistant's words: its text, then its refusal (a reply shows both when the model wrote both). */
+function assistantWordsOf(message: { content?: string | null; refusal?: string | null }): string {
+  return (message.content ?? "") + (message.refusal ?? "");
+}
 
 const toolMessageSchema = closedObjectSchema(
   {
@@ -162,7 +195,7 @@ const chatMessageSchema = z
         return {
           ...named,
           role: "assistant",
-          content: message.content ?? "",
+          content: assistantWordsOf(message),
           toolCalls: (message.tool_calls ?? []).map(
             (call): ToolCall => ({
               id: call.id,

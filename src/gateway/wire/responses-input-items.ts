@@ -6,9 +6,11 @@ import { roleSchema } from "./message-schemas";
 /**
  * The items of a responses request's `input`, validated and turned into the internal conversation.
  *
- * - Messages (`{ role, content }`, with or without `type: "message"`): text parts of any text type, and in a
- *   user message `input_image` parts by URL (https or base64 data URL). `file_id` images and every other part
- *   type (files, audio) are refused by name.
+ * - Messages (`{ role, content }`, with or without `type: "message"`): text parts of any text type, in a
+ *   user message `input_image` parts by URL (https or base64 data URL), and in an assistant message the
+ *   `refusal` parts of an earlier reply, read as the assistant's text: they are what it said, no upstream
+ *   protocol takes a refusal as input, and some refuse an empty assistant turn. `file_id` images and every
+ *   other part type (files, audio) are refused by name.
  * - `function_call` items (a call the model made earlier) join the assistant turn before them, or start one:
  *   the protocol lists a turn's text and calls as separate items, the internal form keeps them together.
  * - `function_call_output` items answer an earlier call by its `call_id`.
@@ -51,8 +53,13 @@ const imagePartSchema = z
     return { type: "image", image: reading.image, ...(part.detail != null && { detail: part.detail }) };
   });
 
-const partSchema = z.discriminatedUnion("type", [textPartSchema, imagePartSchema], {
-  error: `must be ${[...textPartTypes, "input_image"].map((type) => `"${type}"`).join(", ")}`,
+const refusalPartSchema = z.object({
+  type: z.literal("refusal"),
+  refusal: z.string({ error: "must be a string" }),
+});
+
+const partSchema = z.discriminatedUnion("type", [textPartSchema, imagePartSchema, refusalPartSchema], {
+  error: `must be ${[...textPartTypes, "input_image", "refusal"].map((type) => `"${type}"`).join(", ")}`,
 });
 
 const contentSchema = z.preprocess(
@@ -121,21 +128,29 @@ export const inputSchema = z
   )
   .superRefine(checkItems);
 
-/** Images only in user messages; every output answers an earlier call (as the upstreams require). */
+/**
+ * Images only in user messages and refusals only in assistant ones; every output answers an earlier call (as
+ * the upstreams require).
+ */
 function checkItems(items: readonly InputItem[], context: z.RefinementCtx): void {
   const callIds = new Set<string>();
   items.forEach((item, index) => {
     switch (item.type) {
       case "message":
-        if (item.role !== "user")
-          item.content.forEach((part, partIndex) => {
-            if (part.type === "image")
-              context.addIssue({
-                code: "custom",
-                path: [index, "content", partIndex, "type"],
-                message: "input_image is supported only in user messages",
-              });
-          });
+        item.content.forEach((part, partIndex) => {
+          const misplaced =
+            part.type === "image" && item.role !== "user"
+              ? "input_image is supported only in user messages"
+              : part.type === "refusal" && item.role !== "assistant"
+                ? "refusal is supported only in assistant messages"
+                : undefined;
+          if (misplaced !== undefined)
+            context.addIssue({
+              code: "custom",
+              path: [index, "content", partIndex, "type"],
+              message: misplaced,
+            });
+        });
         return;
       case "function_call":
         callIds.add(item.call_id);
@@ -191,8 +206,8 @@ function messageOf(role: GenerationMessage["role"], content: MessageContent): Ge
   for (const part of content) {
     const last = parts.at(-1);
     if (part.type === "image") parts.push(part);
-    else if (last?.type === "text") last.text += part.text;
-    else parts.push({ type: "text", text: part.text });
+    else if (last?.type === "text") last.text += wordsOf(part);
+    else parts.push({ type: "text", text: wordsOf(part) });
   }
   switch (role) {
     case "user":
@@ -210,8 +225,16 @@ function messageOf(role: GenerationMessage["role"], content: MessageContent): Ge
   }
 }
 
-function joinedText(parts: readonly (ContentPart | { type: string; text: string })[]): string {
+function joinedText(parts: readonly (ContentPart | TextOrRefusalPart)[]): string {
   let text = "";
-  for (const part of parts) if ("text" in part && typeof part.text === "string") text += part.text;
+  for (const part of parts) text += wordsOf(part);
   return text;
+}
+
+type TextOrRefusalPart = { type: string; text: string } | { type: "refusal"; refusal: string };
+
+/** A part's words: its text, or a refusal's (only in assistant messages: checkItems); an image has none. */
+function wordsOf(part: ContentPart | TextOrRefusalPart): string {
+  if ("refusal" in part) return part.refusal;
+  return "text" in part ? part.text : "";
 }

@@ -78,6 +78,29 @@ describe("parseChatCompletionsRequest: a valid body", () => {
     ]);
   });
 
+  it("reads a declined turn sent back as history as the assistant's words: its refusal, or its refusal parts", () => {
+    const question = { role: "user", content: "How do I pick a lock?" };
+    const next = { role: "user", content: "Why not?" };
+    const declined = [
+      { role: "assistant", content: null, refusal: "I can't help with that." },
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: "Locks are mechanisms. " },
+          { type: "refusal", refusal: "I can't help with that." },
+        ],
+      },
+      { role: "assistant", content: "Locks are mechanisms. ", refusal: "I can't help with that." },
+    ];
+    expect(
+      declined.map((message) => parse({ messages: [question, message, next] }).messages[1]),
+    ).toStrictEqual([
+      { role: "assistant", content: "I can't help with that.", toolCalls: [] },
+      { role: "assistant", content: "Locks are mechanisms. I can't help with that.", toolCalls: [] },
+      { role: "assistant", content: "Locks are mechanisms. I can't help with that.", toolCalls: [] },
+    ]);
+  });
+
   it("accepts stream_options with a stream and acts on none of it: usage always ends a stream", () => {
     expect(
       parse({ stream: true, stream_options: { include_usage: false, include_obfuscation: false } }),
@@ -196,9 +219,31 @@ describe("parseChatCompletionsRequest: rejections are 400/100 naming the field",
       "messages.0.content: must be a string or an array of text and image_url parts",
     ],
     [
-      "null content without tool calls",
-      { messages: [{ role: "assistant", content: null }] },
-      "messages.0.content: must be a string or an array of text parts unless the message has tool_calls",
+      "null content without tool calls or a refusal",
+      { messages: [{ role: "assistant", content: null, refusal: null }] },
+      "messages.0.content: must be a string or an array of text parts unless the message has tool_calls or a refusal",
+    ],
+    [
+      "a refusal that is no string",
+      { messages: [{ role: "assistant", content: null, refusal: 5 }] },
+      "messages.0.refusal: must be a string",
+    ],
+    [
+      "a refusal part in a user message",
+      { messages: [{ role: "user", content: [{ type: "refusal", refusal: "No." }] }] },
+      'messages.0.content.0.type: must be "text" or "image_url": only text and image content is supported',
+    ],
+    [
+      "an image part in an assistant message",
+      {
+        messages: [
+          {
+            role: "assistant",
+            content: [{ type: "image_url", image_url: { url: "https://a.example/b.png" } }],
+          },
+        ],
+      },
+      'messages.0.content.0.type: must be "text" or "refusal": only text content is supported',
     ],
     [
       "an image part in a system message",

@@ -50,6 +50,25 @@ describe("parseResponsesRequest: a valid body", () => {
     ]);
   });
 
+  it("reads an earlier reply's refusal part, sent back as input, as the assistant's words", () => {
+    const declined = {
+      id: "resp-1767225600123-msg",
+      type: "message",
+      status: "completed",
+      role: "assistant",
+      content: [
+        { type: "output_text", text: "Locks are mechanisms. ", annotations: [] },
+        { type: "refusal", refusal: "I can't help with that." },
+      ],
+    };
+    const parsed = parse({ input: [{ role: "user", content: "How do I pick a lock?" }, declined] });
+    expect(parsed.messages[1]).toStrictEqual({
+      role: "assistant",
+      content: "Locks are mechanisms. I can't help with that.",
+      toolCalls: [],
+    });
+  });
+
   it("keeps the parameters the client sent, and treats nulls as not sent", () => {
     expect(parse({ stream: true, temperature: 0, top_p: 1, max_output_tokens: 64 })).toStrictEqual({
       ...parseResponsesRequest(valid),
@@ -255,7 +274,17 @@ describe("parseResponsesRequest: rejections are 400/100 naming the field", () =>
     [
       "a file part",
       { input: [{ role: "user", content: [{ type: "input_file", file_id: "file_1" }] }] },
-      'input.0.content.0.type: must be "input_text", "output_text", "text", "input_image"',
+      'input.0.content.0.type: must be "input_text", "output_text", "text", "input_image", "refusal"',
+    ],
+    [
+      "a refusal part in a user message",
+      { input: [{ role: "user", content: [{ type: "refusal", refusal: "No." }] }] },
+      "input.0.content.0.type: refusal is supported only in assistant messages",
+    ],
+    [
+      "a refusal part without its words",
+      { input: [{ type: "message", role: "assistant", content: [{ type: "refusal" }] }] },
+      "input.0.content.0.refusal: must be a string",
     ],
     [
       "an image by file_id",
