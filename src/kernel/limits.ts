@@ -404,8 +404,8 @@ export const keyLimitBounds = {
 } as const;
 
 /**
- * How long the gateway waits on one upstream (src/providers/http/upstream-timeouts.ts says what each is);
- * the models file may override them per endpoint.
+ * How long the gateway waits on one upstream (src/providers/http/upstream-timeouts.ts says what each is), for
+ * every endpoint alike; only the service's options (tests) pass others.
  */
 export const upstreamTimeoutDefaults = Object.freeze({
   connectTimeoutMs: 10_000,
