@@ -1,5 +1,6 @@
 import express, { type RequestHandler, type Router } from "express";
 import type pg from "pg";
+import { z } from "zod";
 import { organizationKeyIssuersTable } from "../../../projections/organization-members";
 import {
   buildChargeReceipt,
@@ -48,7 +49,8 @@ type ReceiptCaller =
       issuerOf: (account: AccountReference) => Promise<string | undefined>;
     };
 
-const requestIdSchema = storableString.min(1).max(200);
+/** A request id (`x-request-id`) or a reply's id; text the ledger cannot hold is no id at all (400/100). */
+export const receiptPathSchema = z.object({ requestId: storableString.min(1).max(200) });
 
 export function createReceiptRouter(dependencies: ReceiptRouterDependencies): Router {
   const router = express.Router();
@@ -74,14 +76,12 @@ export function createReceiptRouter(dependencies: ReceiptRouterDependencies): Ro
             session: response.locals.session as Session,
             issuerOf: (account) => activityIssuerOf(dependencies.roles, response.locals, account),
           };
-    const requestId = requestIdSchema.safeParse(request.params.requestId);
-    // Text the ledger cannot hold is no request id at all: refused as bad input, before the database.
-    if (!requestId.success) throw validationErrorOf(requestId.error);
-    const receipts = await readableReceipts(dependencies.database, caller, requestId.data, clock());
+    const path = receiptPathSchema.safeParse(request.params);
+    if (!path.success) throw validationErrorOf(path.error);
+    const { requestId } = path.data;
+    const receipts = await readableReceipts(dependencies.database, caller, requestId, clock());
     if (receipts.length === 0)
-      throw apiErrors.notFound(
-        `No receipt for request ${requestId.data}: it is not charged yet or not yours`,
-      );
+      throw apiErrors.notFound(`No receipt for request ${requestId}: it is not charged yet or not yours`);
     // One request: its receipt. A response id two gateways gave the caller's requests: each, listed.
     response.json(receipts.length === 1 ? receipts[0] : { object: "list", data: receipts });
   });

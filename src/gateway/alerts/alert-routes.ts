@@ -52,7 +52,8 @@ export const addWebhookBodySchema = z
 /** `?isOrganization=true`: the session's organization's alerts or webhooks; else the user's. */
 export const alertAccountQuerySchema = z.object({ isOrganization: z.enum(["true", "false"]).optional() });
 
-export const webhookPathSchema = z.object({ id: z.string().min(1) });
+/** Text PostgreSQL cannot store (a NUL, a lone surrogate) is refused 400/100 before the database. */
+export const webhookPathSchema = z.object({ id: storableString.min(1) });
 
 /** Whether a GET asks for the organization's alerts or webhooks (400/100 for another value). */
 function isOrganizationQueried(request: Request): boolean {
@@ -133,10 +134,9 @@ export function createAlertRouters(alerts: AlertService, roles: OrganizationRole
 
   /** The endpoint, when the session may manage it; else 404 (another account's is not told apart). */
   const endpointFor = async (request: Request, response: Response) => {
-    // Text PostgreSQL cannot store (a NUL, a lone surrogate) is refused 400/100 before the database.
-    const id = storableString.safeParse(String(request.params.id));
-    if (!id.success) throw validationErrorOf(id.error);
-    const found = await alerts.find(id.data);
+    const path = webhookPathSchema.safeParse(request.params);
+    if (!path.success) throw validationErrorOf(path.error);
+    const found = await alerts.find(path.data.id);
     const session = sessionOf(response.locals);
     const mine =
       found &&

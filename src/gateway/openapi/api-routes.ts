@@ -89,7 +89,7 @@ function keyLimitsRoutes(path: string, tag: Tag, security: Security, whose: stri
       security,
       pathParameters: keyPath,
       responses: answer,
-      errors: [110, 120],
+      errors: [100, 110, 120],
     },
     {
       method: "put",
@@ -111,7 +111,7 @@ function keyLimitsRoutes(path: string, tag: Tag, security: Security, whose: stri
       security,
       pathParameters: keyPath,
       responses: answer,
-      errors: [110, 120, ...roleRefusal],
+      errors: [100, 110, 120, ...roleRefusal],
       ledgerUnavailable: true,
     },
   ];
@@ -210,7 +210,7 @@ const alertRoutes: ApiRoute[] = [
     security: "session",
     pathParameters: webhookPathSchema,
     responses: { 200: json("Removed", bodies.webhookRemovedSchema) },
-    errors: [110, 120, 160],
+    errors: [100, 110, 120, 160],
     ledgerUnavailable: true,
   },
   {
@@ -221,7 +221,7 @@ const alertRoutes: ApiRoute[] = [
     security: "session",
     pathParameters: webhookPathSchema,
     responses: { 200: json("The deliveries", bodies.webhookDeliveriesSchema) },
-    errors: [110, 120, 160],
+    errors: [100, 110, 120, 160],
   },
   {
     method: "post",
@@ -231,7 +231,7 @@ const alertRoutes: ApiRoute[] = [
     security: "session",
     pathParameters: webhookPathSchema,
     responses: { 202: json("Queued", bodies.webhookTestSchema) },
-    errors: [110, 120, 160],
+    errors: [100, 110, 120, 130, 160],
   },
 ];
 

@@ -14,7 +14,8 @@ const errorMeanings: Record<ApplicationErrorCode, { httpStatus: number; meaning:
   120: { httpStatus: 404, meaning: "120: target not found" },
   130: {
     httpStatus: 429,
-    meaning: "130: the key reached its rate limit; `Retry-After` gives the whole seconds to wait",
+    meaning:
+      "130: the key reached its rate limit, or a webhook endpoint has 5 test messages waiting; `Retry-After` gives the whole seconds to wait",
   },
   140: {
     httpStatus: 400,

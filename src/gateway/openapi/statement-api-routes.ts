@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { receiptPathSchema } from "../../gateway/account/receipt-routes";
 import { sessionStatementQuerySchema } from "../../gateway/account/statement-routes";
 import { accountPathSchema } from "../../gateway/admin/admin-request-schemas";
 import { chargesExportQuerySchema } from "../../gateway/admin/statement-routes";
@@ -165,9 +166,9 @@ export const statementAndReceiptRoutes: readonly ApiRoute[] = [
     summary:
       "The verifiable receipt of a request's charge, for the API key that made it or a session of the paying account",
     security: ["apiKey", "session"],
-    pathParameters: z.object({ requestId: z.string() }),
+    pathParameters: receiptPathSchema,
     responses: { 200: { description: "The receipt", schema: receiptSchema } },
-    errors: [110, 120],
+    errors: [100, 110, 120],
   },
   {
     method: "get",
