@@ -24,16 +24,29 @@ const refusedIpv4Networks = [
   ["240.0.0.0", 4],
 ] as const;
 
+/** An IPv4 network's first address as the two 16-bit groups IPv6 writes it in ("127.0.0.0" → "7f00:0"). */
+function hexGroupsOf(ipv4: string): string {
+  const [a = 0, b = 0, c = 0, d = 0] = ipv4.split(".").map(Number);
+  return `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+}
+
 const refused = new BlockList();
 for (const [network, prefix] of refusedIpv4Networks) {
   refused.addSubnet(network, prefix, "ipv4");
-  // The same network reached through NAT64's well-known prefix (64:ff9b::10.0.0.1).
+  // The same network reached through NAT64's well-known prefix (64:ff9b::10.0.0.1), as an IPv4-translated
+  // address (::ffff:0:10.0.0.1), or through a 6to4 prefix (2002:a00:1::, the IPv4 address in bits 16–47).
   refused.addSubnet(`64:ff9b::${network}`, 96 + prefix, "ipv6");
+  refused.addSubnet(`::ffff:0:${network}`, 96 + prefix, "ipv6");
+  refused.addSubnet(`2002:${hexGroupsOf(network)}::`, 16 + prefix, "ipv6");
 }
 for (const [network, prefix] of [
   // Unspecified, loopback and the deprecated IPv4-compatible form (::127.0.0.1): none is a public host.
   ["::", 96],
+  // NAT64 for local use (RFC 8215): it translates to whatever IPv4 network the site chose.
+  ["64:ff9b:1::", 48],
   ["fc00::", 7],
+  // Site-local (deprecated, still routed where configured) and link-local.
+  ["fec0::", 10],
   ["fe80::", 10],
   ["ff00::", 8],
 ] as const)

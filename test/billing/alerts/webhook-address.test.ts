@@ -33,6 +33,11 @@ describe("isPrivateAddress", () => {
     ["[::ffff:10.0.0.1]", "IPv4-mapped private"],
     ["[64:ff9b::127.0.0.1]", "NAT64 loopback"],
     ["[64:ff9b::169.254.169.254]", "NAT64 link-local"],
+    ["[64:ff9b:1::a00:1]", "local-use NAT64"],
+    ["[::ffff:0:127.0.0.1]", "IPv4-translated loopback"],
+    ["[2002:7f00:1::]", "6to4 of loopback"],
+    ["[2002:a9fe:a9fe::1]", "6to4 of link-local"],
+    ["[fec0::1]", "site-local"],
   ])("refuses %s (%s) as a URL writes it", (literal) => {
     expect(isPrivateAddress(hostOf(literal))).toBe(true);
   });
@@ -43,6 +48,7 @@ describe("isPrivateAddress", () => {
     "2001:4860:4860::8888",
     hostOf("[::ffff:8.8.8.8]"),
     hostOf("[64:ff9b::8.8.8.8]"),
+    hostOf("[2002:808:808::1]"),
   ])("lets %s through", (address) => {
     expect(isPrivateAddress(address)).toBe(false);
   });
