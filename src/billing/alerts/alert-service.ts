@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Pool } from "pg";
 import { alertSettingsProjection, webhookEndpointsTable } from "../../../projections/alert-settings";
+import { KeyedTurns } from "../../kernel/keyed-turns";
 import { webhookLimits } from "../../kernel/limits";
 import type { AccountReference, EventMetadata, LedgerEvent, WebhookEventType } from "../../ledger/events";
 import type { ProjectionWaiter } from "../../ledger/projection/projection-waiter";
@@ -44,6 +45,7 @@ export class WebhookRequestError extends Error {
 
 export class AlertService {
   private readonly now: () => Date;
+  private readonly addTurns = new KeyedTurns();
 
   constructor(private readonly dependencies: Dependencies) {
     this.now = dependencies.now ?? (() => new Date());
@@ -84,25 +86,30 @@ export class AlertService {
       if (error instanceof WebhookAddressRefusedError) throw new WebhookRequestError(error.message);
       throw error;
     }
-    if ((await this.list(account)).length >= webhookLimits.endpointsPerAccountMax)
-      throw new WebhookRequestError(
-        `an account has at most ${webhookLimits.endpointsPerAccountMax} webhooks`,
-      );
-    const webhookId = `wh_${randomUUID().replaceAll("-", "")}`;
-    const secret = newWebhookSecret();
-    // The secret first: an endpoint the log names always has one to sign with.
-    await this.dependencies.pool.query("INSERT INTO webhook_secrets (webhook_id, secret) VALUES ($1, $2)", [
-      webhookId,
-      secret,
-    ]);
-    const events = [...new Set(request.events)];
-    await this.append(`webhook-${webhookId}`, {
-      type: "WebhookEndpointAdded",
-      data: { webhookId, account, url: request.url, events },
-      metadata: this.metadata(actor, correlationId),
+    // Counted and added in one turn per account, the add answered once the projection lists it: adds sent
+    // at once would otherwise all count the endpoints before any of them landed, and all pass the bound.
+    // Another gateway process's adds still interleave with these, at most one per process at a time.
+    return this.addTurns.run(`${account.kind}:${account.id}`, async () => {
+      if ((await this.list(account)).length >= webhookLimits.endpointsPerAccountMax)
+        throw new WebhookRequestError(
+          `an account has at most ${webhookLimits.endpointsPerAccountMax} webhooks`,
+        );
+      const webhookId = `wh_${randomUUID().replaceAll("-", "")}`;
+      const secret = newWebhookSecret();
+      // The secret first: an endpoint the log names always has one to sign with.
+      await this.dependencies.pool.query("INSERT INTO webhook_secrets (webhook_id, secret) VALUES ($1, $2)", [
+        webhookId,
+        secret,
+      ]);
+      const events = [...new Set(request.events)];
+      await this.append(`webhook-${webhookId}`, {
+        type: "WebhookEndpointAdded",
+        data: { webhookId, account, url: request.url, events },
+        metadata: this.metadata(actor, correlationId),
+      });
+      const added = await this.find(webhookId);
+      return { ...added!.endpoint, secret };
     });
-    const added = await this.find(webhookId);
-    return { ...added!.endpoint, secret };
   }
 
   async list(account: AccountReference): Promise<WebhookEndpoint[]> {

@@ -9,7 +9,7 @@ import { detectLowBalances } from "../../../src/billing/alerts/webhook-outbox";
 import { signedHeaders } from "../../../src/billing/alerts/webhook-signing";
 import { boundsOf, statementMonthOf } from "../../../src/billing/statements/statement-month";
 import { webhookMessageSchemas } from "../../../src/gateway/openapi/response-schemas";
-import { statementLimits } from "../../../src/kernel/limits";
+import { statementLimits, webhookLimits } from "../../../src/kernel/limits";
 import { type RunningWebhookWorker, startWebhookWorker } from "../../../workers/deliver-webhooks";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
 import { callJson } from "../../support/json-call";
@@ -149,6 +149,24 @@ describe("alerts by signed webhooks", () => {
       [added.body.id],
     );
     expect(queued.rowCount).toBe(5);
+  });
+
+  it("given 30 endpoints added at once to one account, then 20 are added and the rest refused 400/100", async () => {
+    const token = await harness.session("many-endpoints-user");
+    const replies = await Promise.all(
+      Array.from({ length: 30 }, (_, index) =>
+        call(harness.url, "POST", "/llm/webhooks", token, {
+          url: `${receiverUrl}?endpoint=${index}`,
+          events: ["balance.low"],
+        }),
+      ),
+    );
+    const statuses = replies.map((reply) => reply.status);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(webhookLimits.endpointsPerAccountMax);
+    for (const refused of replies.filter((reply) => reply.status !== 201))
+      expect(refused).toMatchObject({ status: 400, body: { status: 100 } });
+    const listed = await call(harness.url, "GET", "/llm/webhooks", token);
+    expect(listed.body.data).toHaveLength(webhookLimits.endpointsPerAccountMax);
   });
 
   it("given no WEBHOOK_ALLOW_PRIVATE_NETWORKS, when a webhook on a loopback or private address is added, then 400/100", async () => {
