@@ -1,7 +1,7 @@
 import { Router } from "express";
 import { z } from "zod";
 import type { ApiKeyService } from "../../keys/api-key-service";
-import { rotatePlaygroundKey } from "../../keys/playground-key";
+import { PlaygroundKeys } from "../../keys/playground-key";
 import { validationErrorOf } from "../api-error";
 import { sessionOf } from "../middleware/authenticate-session";
 import { requestIdOf } from "../middleware/request-id";
@@ -20,13 +20,13 @@ export const playgroundKeyBodySchema = z
 
 export function createPlaygroundRouter(keys: ApiKeyService): Router {
   const router = Router();
+  const playgroundKeys = new PlaygroundKeys(keys);
   router.post(
     "/key",
     handleKeyRoute(async (request, response) => {
       const parsed = playgroundKeyBodySchema.safeParse(request.body ?? {});
       if (!parsed.success) throw validationErrorOf(parsed.error);
-      const issued = await rotatePlaygroundKey(
-        keys,
+      const issued = await playgroundKeys.rotate(
         sessionOf(response.locals),
         parsed.data.isOrganization,
         requestIdOf(response.locals),

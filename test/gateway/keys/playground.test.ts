@@ -108,6 +108,26 @@ describe("POST /llm/playground/key", () => {
     expect((await harness.openai(after.body.key as string).models.list()).data.length).toBeGreaterThan(0);
   });
 
+  it("given a playground opened in six tabs at once, twice, then each gets a key and one playground key is listed", async () => {
+    const session = await harness.session("many-tabs");
+    const playgroundKeysListed = async () =>
+      ((await call("GET", "/llm/apis", session)).body.data as { name: string; uuid: string }[])
+        .filter((key) => key.name === "Console playground")
+        .map((key) => key.uuid);
+    for (const round of [1, 2]) {
+      const replies = await Promise.all(
+        Array.from({ length: 6 }, () => call("POST", "/llm/playground/key", session, {})),
+      );
+      expect(
+        replies.map((reply) => reply.status),
+        `round ${round}: ${JSON.stringify(replies.find((reply) => reply.status !== 201)?.body)}`,
+      ).toEqual([201, 201, 201, 201, 201, 201]);
+      const listed = await playgroundKeysListed();
+      expect(listed, `round ${round}`).toHaveLength(1);
+      expect(replies.map((reply) => reply.body.uuid)).toContain(listed[0]);
+    }
+  });
+
   it("refuses without a session (401/110) and with a bad body (400/100)", async () => {
     const anonymous = await fetch(`${harness.url}/llm/playground/key`, { method: "POST" });
     expect(anonymous.status).toBe(401);
