@@ -25,6 +25,11 @@ export const advisoryLockKeys = {
    * life: the orphan sweep tells a dead gateway from a paused or cut-off one by it (billing/holds).
    */
   gatewaySession: 7_310_030,
+  /**
+   * A webhook endpoint's test messages, per transaction, with the endpoint id's hash as the second key: each
+   * is counted against the bound of waiting ones after the one before it is added (billing/alerts).
+   */
+  webhookTestMessages: 7_310_031,
 } as const satisfies Record<string, number>;
 
 export type AdvisoryLockKey = (typeof advisoryLockKeys)[keyof typeof advisoryLockKeys];

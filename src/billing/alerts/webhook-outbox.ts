@@ -1,13 +1,16 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { alertThresholdsTable, webhookEndpointsTable } from "../../../projections/alert-settings";
+import { advisoryLockKeys } from "../../database/advisory-lock-keys";
+import { inOneTransaction } from "../../database/in-one-transaction";
 import { assert } from "../../kernel/assert";
 import { webhookLimits } from "../../kernel/limits";
 import type { AccountReference, WebhookEventType } from "../../ledger/events";
 
 /**
  * The webhook outbox (src/ledger/schema/webhooks/webhook-deliveries.ts): messages written once per endpoint,
- * leased by a worker, marked delivered or rescheduled. Everything here is one statement.
+ * leased by a worker, marked delivered or rescheduled. Everything here is one statement, but for a test
+ * message's count and add, which take turns per endpoint.
  */
 
 export type MessageType = WebhookEventType | "webhook.test";
@@ -64,21 +67,34 @@ export async function enqueueAlert(
  * test requests to an endpoint that does not answer must not fill it. Null when refused.
  */
 export async function enqueueTestMessage(
-  database: Pick<pg.Pool, "query">,
+  database: Pick<pg.Pool, "connect">,
   webhookId: string,
   at: Date,
 ): Promise<string | null> {
   const deliveryId = `msg_${randomUUID().replaceAll("-", "")}`;
   const body = messageBody("webhook.test", at, { webhookId });
-  const result = await database.query<{ delivery_id: string }>(
-    `INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_type, body)
-     SELECT $1, $2, 'webhook.test', $3
-     WHERE (SELECT count(*) FROM webhook_deliveries
-            WHERE webhook_id = $2 AND event_type = 'webhook.test' AND status = 'pending') < $4
-     RETURNING delivery_id`,
-    [deliveryId, webhookId, body, webhookLimits.pendingTestMessagesMax],
-  );
-  return result.rows[0]?.delivery_id ?? null;
+  const client = await database.connect();
+  try {
+    return await inOneTransaction(client, async () => {
+      // One endpoint's test messages are counted and added in turns: counted at once, each would see the
+      // waiting messages of before and all would pass the bound.
+      await client.query("SELECT pg_advisory_xact_lock($1::int, hashtext($2))", [
+        advisoryLockKeys.webhookTestMessages,
+        webhookId,
+      ]);
+      const result = await client.query<{ delivery_id: string }>(
+        `INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_type, body)
+         SELECT $1, $2, 'webhook.test', $3
+         WHERE (SELECT count(*) FROM webhook_deliveries
+                WHERE webhook_id = $2 AND event_type = 'webhook.test' AND status = 'pending') < $4
+         RETURNING delivery_id`,
+        [deliveryId, webhookId, body, webhookLimits.pendingTestMessagesMax],
+      );
+      return result.rows[0]?.delivery_id ?? null;
+    });
+  } finally {
+    client.release();
+  }
 }
 
 /**

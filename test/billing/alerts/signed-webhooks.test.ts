@@ -151,6 +151,44 @@ describe("alerts by signed webhooks", () => {
     expect(queued.rowCount).toBe(5);
   });
 
+  it("given 40 test messages sent at once to each of three endpoints, then five of each are queued and the rest 429/130", async () => {
+    const token = await harness.session("test-burst-user");
+    const endpointIds: string[] = [];
+    for (let index = 0; index < 3; index++) {
+      const added = await call(harness.url, "POST", "/llm/webhooks", token, {
+        url: `http://127.0.0.1:9/never?endpoint=${index}`,
+        events: ["balance.low"],
+      });
+      endpointIds.push(added.body.id as string);
+    }
+    const sendTest = async (webhookId: string) => {
+      const sent = await fetch(`${harness.url}/llm/webhooks/${webhookId}/test`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}` },
+      });
+      return { webhookId, status: sent.status };
+    };
+    const sent = await Promise.all(
+      endpointIds.flatMap((webhookId) => Array.from({ length: 40 }, () => sendTest(webhookId))),
+    );
+    for (const webhookId of endpointIds) {
+      const statuses = sent.filter((one) => one.webhookId === webhookId).map((one) => one.status);
+      const queued = await harness.service.ledger.pool.query(
+        "SELECT 1 FROM webhook_deliveries WHERE webhook_id = $1 AND event_type = 'webhook.test'",
+        [webhookId],
+      );
+      expect({
+        accepted: statuses.filter((status) => status === 202).length,
+        refused: statuses.filter((status) => status === 429).length,
+        queued: queued.rowCount,
+      }).toEqual({
+        accepted: webhookLimits.pendingTestMessagesMax,
+        refused: 40 - webhookLimits.pendingTestMessagesMax,
+        queued: webhookLimits.pendingTestMessagesMax,
+      });
+    }
+  });
+
   it("given 30 endpoints added at once to one account, then 20 are added and the rest refused 400/100", async () => {
     const token = await harness.session("many-endpoints-user");
     const replies = await Promise.all(
