@@ -33,10 +33,15 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof ProjectionLagError) return apiErrors.recordedNotVisibleYet();
   if (error instanceof WrongExpectedVersionError) return apiErrors.contendedChange();
   if (isDatabaseUnavailable(error)) return apiErrors.ledgerUnavailable();
-  const bodyParserError = error as { type?: string; status?: number };
+  const bodyParserError = error as { type?: string; status?: number; body?: unknown };
   if (bodyParserError.type === "entity.too.large") return apiErrors.validation("Request body is too large");
   if (bodyParserError.type === "entity.parse.failed")
-    return apiErrors.validation("Request body is not valid JSON");
+    return apiErrors.validation(
+      // The parser takes objects and arrays alone: a bare number, string or literal is JSON all the same.
+      isJsonText(bodyParserError.body)
+        ? "Request body must be a JSON object"
+        : "Request body is not valid JSON",
+    );
   if (bodyParserError.type === "encoding.unsupported" || bodyParserError.type === "charset.unsupported") {
     return apiErrors.validation("Unsupported request body encoding");
   }
@@ -130,4 +135,14 @@ export function sendError(
     response.setHeader("retry-after", String(apiError.retryAfterSeconds));
   if (apiError.allowedMethods !== undefined) response.setHeader("allow", apiError.allowedMethods.join(", "));
   sendJson(response, apiError.httpStatus, errorBodyOf(apiError));
+}
+
+function isJsonText(body: unknown): boolean {
+  if (typeof body !== "string") return false;
+  try {
+    JSON.parse(body);
+    return true;
+  } catch {
+    return false;
+  }
 }

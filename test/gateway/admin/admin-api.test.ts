@@ -120,8 +120,19 @@ describe("POST /admin/accounts/:kind/:id/credits", () => {
 
   it("refuses an unknown account kind and a body that is not JSON with 400/100", async () => {
     await expectError(await api.admin("POST", "/accounts/team/x/credits", { amountWon: "1" }), 400, 100);
-    await expectError(await api.admin("POST", "/accounts/user/x/credits", "{not json"), 400, 100);
+    expect(
+      await expectError(await api.admin("POST", "/accounts/user/x/credits", "{not json"), 400, 100),
+    ).toBe("Request body is not valid JSON");
   });
+
+  it.each(["5", '"10000"', "null", "true"])(
+    "refuses a body of JSON that is no object (%s) with 400/100, saying what it must be",
+    async (body) => {
+      expect(await expectError(await api.admin("POST", "/accounts/user/x/credits", body), 400, 100)).toBe(
+        "Request body must be a JSON object",
+      );
+    },
+  );
 });
 
 describe("POST /admin/accounts/:kind/:id/credits with an Idempotency-Key", () => {
