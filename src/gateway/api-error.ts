@@ -55,6 +55,13 @@ export const invalidApiKeyMessages = {
   unknown: `${invalidApiKeyMessage}: no active key matches it (mistyped, deactivated or deleted). ${whereKeysComeFrom}; a key is shown in full only once, when issued`,
 } as const;
 
+/** Why an account route (a session's) refused: nothing presented as a session, or an API key in its place. */
+export const sessionRequiredMessages = {
+  noSession: "A logged-in session is required",
+  apiKey:
+    "A logged-in session is required: this is an API key (svc_…), which opens the generation API (/llm/v1) and receipts; this route takes a session token (the console's sign-in, or POST /admin/sessions with the admin token)",
+} as const;
+
 export const apiErrors = {
   validation: (message: string) => new ApiError(400, applicationCodes.validation, message),
   unauthorized: (message = invalidApiKeyMessage) => new ApiError(401, applicationCodes.unauthorized, message),

@@ -9,7 +9,8 @@ import { type GatewayHarness, startGatewayHarness, testSecrets } from "../suppor
  * `Content-Type: application/json`), no Authorization header ("Missing API key", still 401/110), a key that is
  * wrong, sent without `Bearer `, the admin token or another provider's `sk-…` key (each said, still 401/110),
  * an unknown model (pointing at GET /llm/v1/models), too little credit (how much, and how to top up, still
- * 400/401 and 400/400), a GET on a generation endpoint (405, `Allow: POST`) and an empty responses `input`.
+ * 400/401 and 400/400), a GET on a generation endpoint (405, `Allow: POST`), an empty responses `input`, and
+ * an API key sent to an account route, which takes a session (still 401/110).
  */
 
 let harness: GatewayHarness;
@@ -149,6 +150,28 @@ describe("a credential that is no API key", () => {
       const body = (await answer.json()) as { status: number; message: string };
       expect(body.status).toBe(110);
       expect(body.message).toContain(says);
+    }
+  });
+});
+
+describe("an API key on an account route", () => {
+  it("given the demo key on GET /llm/usage/activity, then 401/110 says it is an API key and the route takes a session token", async () => {
+    const answer = await fetch(`${harness.url}/llm/usage/activity`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+
+    expect(answer.status).toBe(401);
+    const body = (await answer.json()) as { status: number; message: string };
+    expect(body.status).toBe(110);
+    expect(body.message).toMatch(/^A logged-in session is required: this is an API key \(svc_…\)/);
+    expect(body.message).toContain("POST /admin/sessions");
+  });
+
+  it("given no credential or a token that is no session, then 401/110 says only that a session is required", async () => {
+    for (const headers of [{}, { authorization: "Bearer not-a-session" }] as Record<string, string>[]) {
+      const answer = await fetch(`${harness.url}/llm/usage/activity`, { headers });
+      expect(answer.status).toBe(401);
+      expect(((await answer.json()) as { message: string }).message).toBe("A logged-in session is required");
     }
   });
 });

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { sessionLimits } from "../../kernel/limits";
 import type { OidcSignIn } from "../../sessions/oidc-sign-in";
 import { type Session, type SessionTokens, secondsUntilExpiry } from "../../sessions/session-tokens";
-import { apiErrors, validationErrorOf } from "../api-error";
+import { apiErrors, sessionRequiredMessages, validationErrorOf } from "../api-error";
 import { reachedOverHttps } from "../middleware/public-origin";
 import {
   adminCookieName,
@@ -96,7 +96,7 @@ function mountSessionRoutes(router: Router, { sessions, consoleAuth }: ConsoleRo
     response.setHeader("cache-control", "no-store");
     const token = cookieOf(request.headers.cookie, sessionCookieName);
     const session = token ? await sessions.verify(token) : undefined;
-    if (!token || !session) throw apiErrors.unauthorized("A logged-in session is required");
+    if (!token || !session) throw apiErrors.unauthorized(sessionRequiredMessages.noSession);
     response.json({ ...session, csrfToken: consoleAuth.csrfTokenOf(token) });
   });
 

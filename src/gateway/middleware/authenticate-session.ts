@@ -1,6 +1,7 @@
 import type { Request, RequestHandler } from "express";
+import { looksLikeApiKey } from "../../keys/api-key-secret";
 import type { Session, SessionTokens } from "../../sessions/session-tokens";
-import { apiErrors } from "../api-error";
+import { apiErrors, sessionRequiredMessages } from "../api-error";
 import {
   type ConsoleAuth,
   cookieOf,
@@ -21,7 +22,13 @@ export function authenticateSession(tokens: SessionTokens, csrf?: ConsoleAuth): 
     const token = bearer ?? cookieOf(request.headers.cookie, sessionCookieName);
     const session = token ? await tokens.verify(token) : undefined;
     if (!session) {
-      next(apiErrors.unauthorized("A logged-in session is required"));
+      // An API key where a session goes is a newcomer's first slip: say which credential this route takes.
+      const presentedApiKey = bearer !== undefined && looksLikeApiKey(bearer);
+      next(
+        apiErrors.unauthorized(
+          presentedApiKey ? sessionRequiredMessages.apiKey : sessionRequiredMessages.noSession,
+        ),
+      );
       return;
     }
     if (bearer === undefined && csrf && !isSafeMethod(request.method)) {
