@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { balancesProjection } from "../projections/balances";
-import { localSecretsFile } from "./database/local-data";
+import { localLedgerSigningKeyFile, localSecretsFile } from "./database/local-data";
 import { demoCreditReference, demoKeyDescription } from "./kernel/system-texts";
 import { formatWonForPeople } from "./kernel/won-text";
 import { WrongExpectedVersionError } from "./ledger/store/event-store";
@@ -81,6 +81,7 @@ export function firstStartBannerLines(details: FirstStartBannerDetails): string[
     `  web console     ${origin}/console/sign-in?code=${details.consoleSignInCode}`,
     '                  (signs "demo" in once, within 15 minutes; each later start prints a fresh link)',
     `  secrets         ${localSecretsFile} (admin token, session secret, key pepper)`,
+    `                  ${localLedgerSigningKeyFile} (ledger signing key)`,
     "",
     `  curl ${details.baseUrl}/chat/completions -H "Authorization: Bearer ${details.apiKey}" \\`,
     `    -H "Content-Type: application/json" -d '{"model":"alpha-5.4-mini","messages":[{"role":"user","content":"Hello"}]}'`,

@@ -3,6 +3,7 @@ import { type Config, loadConfig, modelFamilies } from "./config";
 import {
   type LocalDatabase,
   loadOrCreateLocalSecrets,
+  localLedgerSigningKeyFile,
   localSecretsFile,
   startLocalDatabase,
 } from "./database/local-data";
@@ -346,7 +347,9 @@ async function printBanner(running: RunningRole, baseUrl: string | undefined): P
   }
   printStartBanner({
     baseUrl,
-    secrets: database.local ? { kind: "file", path: localSecretsFile } : { kind: "environment" },
+    secrets: database.local
+      ? { kind: "file", path: localSecretsFile, ledgerSigningKeyPath: localLedgerSigningKeyFile }
+      : { kind: "environment" },
     demoSignInCode: database.local ? await demoSignInCodeOf(service) : undefined,
   });
 }

@@ -9,8 +9,8 @@ import type { ServiceParts } from "./service";
 
 export interface StartBannerDetails {
   baseUrl: string;
-  /** Where the admin token, session secret and key pepper come from. */
-  secrets: { kind: "file"; path: string } | { kind: "environment" };
+  /** Where the admin token, session secret, key pepper and ledger signing key come from. */
+  secrets: { kind: "file"; path: string; ledgerSigningKeyPath: string } | { kind: "environment" };
   /** A one-time sign-in link's code for the demo user, when there is one. */
   demoSignInCode: string | undefined;
 }
@@ -19,8 +19,11 @@ export function startBannerLines(details: StartBannerDetails): string[] {
   const origin = details.baseUrl.replace(/\/llm\/v1$/, "");
   const secrets =
     details.secrets.kind === "file"
-      ? `${details.secrets.path} (admin token, session secret, key pepper; unless set in the environment)`
-      : "the environment: ADMIN_TOKEN, SESSION_SECRET, KEY_PEPPER, LEDGER_SIGNING_KEY";
+      ? [
+          `${details.secrets.path} (admin token, session secret, key pepper)`,
+          `${details.secrets.ledgerSigningKeyPath} (ledger signing key); unless set in the environment`,
+        ]
+      : ["the environment: ADMIN_TOKEN, SESSION_SECRET, KEY_PEPPER, LEDGER_SIGNING_KEY"];
   return [
     "",
     "won-gateway is running.",
@@ -32,7 +35,8 @@ export function startBannerLines(details: StartBannerDetails): string[] {
           `  sign in       ${origin}/console/sign-in?code=${details.demoSignInCode}`,
           '                (signs "demo" in once, within 15 minutes)',
         ]),
-    `  secrets       ${secrets}`,
+    `  secrets       ${secrets[0]}`,
+    ...secrets.slice(1).map((line) => `                ${line}`),
     `  a new link    POST ${origin}/admin/sign-in-links {"userId":"…"} with the admin token`,
     "",
   ];

@@ -86,14 +86,20 @@ describe("the start banner", () => {
     ]);
   }, 120_000);
 
-  it("given the embedded database, then it names the secrets file and prints a fresh sign-in link", () => {
+  it("given the embedded database, then it names the secrets and signing key files and prints a fresh sign-in link", () => {
     const lines = startBannerLines({
       baseUrl: "http://127.0.0.1:8080/llm/v1",
-      secrets: { kind: "file", path: "/srv/app/.data/secrets.json" },
+      secrets: {
+        kind: "file",
+        path: "/srv/app/.data/secrets.json",
+        ledgerSigningKeyPath: "/srv/app/.data/ledger-signing-key",
+      },
       demoSignInCode: "code-123",
     });
     expect(lines).toContain("  sign in       http://127.0.0.1:8080/console/sign-in?code=code-123");
     expect(lines.join("\n")).toContain("secrets       /srv/app/.data/secrets.json (admin token");
+    // The signing key lives apart from secrets.json: a backup of the banner's files keeps both.
+    expect(lines.join("\n")).toContain("/srv/app/.data/ledger-signing-key (ledger signing key)");
   });
 });
 

@@ -7,7 +7,8 @@ import { startEmbeddedPostgres } from "./embedded-postgres";
 
 /**
  * The zero-install home, `./.data/`: the embedded PostgreSQL cluster and the secrets generated for it
- * (admin token, session secret, key pepper), kept so that restarts keep sessions and keys valid.
+ * (admin token, session secret, key pepper; the ledger signing key in a file of its own), kept so that
+ * restarts keep sessions, keys and checkpoint signatures valid.
  */
 
 export const localDataDirectory = path.resolve(".data");
@@ -88,7 +89,7 @@ async function runningClusterPort(): Promise<number | undefined> {
   }
 }
 
-const signingKeyFile = path.join(localDataDirectory, "ledger-signing-key");
+export const localLedgerSigningKeyFile = path.join(localDataDirectory, "ledger-signing-key");
 
 /**
  * The embedded setup's ledger signing key (an Ed25519 seed, base64url), generated once and kept apart from
@@ -96,17 +97,20 @@ const signingKeyFile = path.join(localDataDirectory, "ledger-signing-key");
  */
 /** The embedded setup's ledger signing key if one was generated; never generates one. */
 export async function readLocalLedgerSigningKey(): Promise<string | undefined> {
-  if (!existsSync(signingKeyFile)) return undefined;
-  return (await readFile(signingKeyFile, "utf8")).trim();
+  if (!existsSync(localLedgerSigningKeyFile)) return undefined;
+  return (await readFile(localLedgerSigningKeyFile, "utf8")).trim();
 }
 
 export async function loadOrCreateLedgerSigningKey(generateSeed: () => string): Promise<string> {
-  if (existsSync(signingKeyFile)) return (await readFile(signingKeyFile, "utf8")).trim();
+  if (existsSync(localLedgerSigningKeyFile))
+    return (await readFile(localLedgerSigningKeyFile, "utf8")).trim();
   const seed = generateSeed();
   await mkdir(localDataDirectory, { recursive: true });
-  await writeFile(signingKeyFile, `${seed}\n`, { mode: 0o600, flag: "wx" }).catch(async (error: unknown) => {
-    // Another process of this checkout wrote it first: use theirs.
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-  });
-  return (await readFile(signingKeyFile, "utf8")).trim();
+  await writeFile(localLedgerSigningKeyFile, `${seed}\n`, { mode: 0o600, flag: "wx" }).catch(
+    async (error: unknown) => {
+      // Another process of this checkout wrote it first: use theirs.
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    },
+  );
+  return (await readFile(localLedgerSigningKeyFile, "utf8")).trim();
 }
