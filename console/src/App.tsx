@@ -325,6 +325,8 @@ function unauthenticatedAsFalse(error: unknown): false {
 function SignIn({ ended, onSignedIn }: { ended: boolean; onSignedIn(): void }) {
   const { t } = useI18n();
   const [error, setError] = useState<unknown>(null);
+  // An API key pasted here is a newcomer's slip: a refusal then says which credential the console takes.
+  const [refusedApiKey, setRefusedApiKey] = useState(false);
   const expiredLink = new URLSearchParams(window.location.search).get("signIn") === "expired";
   const options = useQuery({ queryKey: ["sign-in-options"], queryFn: userApi.signInOptions, retry: false });
   async function submit(event: FormEvent<HTMLFormElement>) {
@@ -334,6 +336,7 @@ function SignIn({ ended, onSignedIn }: { ended: boolean; onSignedIn(): void }) {
       await userApi.signIn(token);
       onSignedIn();
     } catch (caught) {
+      setRefusedApiKey(token.startsWith("svc_"));
       setError(caught);
     }
   }
@@ -365,7 +368,10 @@ function SignIn({ ended, onSignedIn }: { ended: boolean; onSignedIn(): void }) {
           {t("signIn")}
         </button>
       </form>
-      <ErrorMessage error={error} unauthenticated="invalidToken" />
+      <ErrorMessage
+        error={error}
+        unauthenticated={refusedApiKey ? "apiKeyIsNoSessionToken" : "invalidToken"}
+      />
       <p className="muted">
         <a href={`${base}/admin/accounts`}>{t("adminSignInLink")}</a>
       </p>

@@ -69,6 +69,17 @@ describe("a console session that ends or changes under an open page, in Chromium
     expect(uncaught).toEqual([]);
   });
 
+  it("given an API key pasted for a session token, then the refusal says which credential the console takes", async () => {
+    const { key } = await harness.issueKey(await harness.session("kai"));
+    await signIn(page, key);
+
+    await page.getByRole("alert").getByText("That is an API key (svc_…)", { exact: false }).waitFor();
+    expect(await signedInAs(page).count()).toBe(0);
+    await signIn(page, "not a token at all", { goto: false });
+    await page.getByRole("alert").getByText("The token was refused.").waitFor();
+    expect(uncaught).toEqual([]);
+  });
+
   it("given the cookie already gone, when the user signs out, then the sign-in form shows, with no error", async () => {
     await signIn(page, await harness.session("hana"));
     await signedInAs(page).getByText("hana").waitFor();

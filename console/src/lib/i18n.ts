@@ -26,6 +26,8 @@ const en = {
   adminSignInHelp: "The admin token is exchanged once for an httpOnly cookie; this page never stores it.",
   adminToken: "Admin token",
   invalidToken: "The token was refused.",
+  apiKeyIsNoSessionToken:
+    "That is an API key (svc_…): it opens the generation API, not the console. Sign in with a session token, from your platform or POST /admin/sessions.",
   adminTokenRefused:
     "The admin token was not accepted. Use the ADMIN_TOKEN the gateway runs with (on the embedded setup it is in ./.data/).",
   navOverview: "Overview",
@@ -375,6 +377,8 @@ const ko: Dictionary = {
   adminSignInHelp: "관리자 토큰은 한 번 httpOnly 쿠키로 교환되며 이 페이지에 저장되지 않습니다.",
   adminToken: "관리자 토큰",
   invalidToken: "토큰이 거부되었습니다.",
+  apiKeyIsNoSessionToken:
+    "API 키(svc_…)입니다. API 키는 생성 API용이며 콘솔에는 쓸 수 없습니다. 플랫폼 또는 POST /admin/sessions에서 발급한 세션 토큰으로 로그인하세요.",
   adminTokenRefused:
     "관리자 토큰이 맞지 않습니다. 게이트웨이가 사용하는 ADMIN_TOKEN을 입력하세요 (내장 설정에서는 ./.data/ 안에 있습니다).",
   navOverview: "개요",
