@@ -2,7 +2,11 @@ import { defineTable, type ProjectionDefinition } from "../src/ledger/projection
 import { otherEventRows } from "../src/ledger/rebuild/parsed-events";
 import type { RecordedEventOf } from "../src/ledger/store/event-store";
 
-/** Every FX rate update; the rate for a Seoul date is the latest update for the latest date ≤ it. */
+/**
+ * Every FX rate update; the rate for a Seoul date is the latest update for the latest date ≤ it. Each day's
+ * rates are one stream (`fx-rate-<day>`), so its stream version orders two set in one millisecond as the log
+ * does.
+ */
 
 type Row = {
   event_id: string;
@@ -11,6 +15,7 @@ type Row = {
   rate_krw_per_usd: string;
   source: string;
   recorded_at: string;
+  stream_version: number;
 };
 
 export const fxRatesTable = defineTable<Row>({
@@ -22,6 +27,7 @@ export const fxRatesTable = defineTable<Row>({
     rate_krw_per_usd: "numeric",
     source: "text",
     recorded_at: "timestamptz",
+    stream_version: "integer",
   },
   primaryKey: ["event_id"],
   indexes: [
@@ -31,7 +37,7 @@ export const fxRatesTable = defineTable<Row>({
 
 export const fxRatesProjection: ProjectionDefinition = {
   name: "fx-rates",
-  version: 1,
+  version: 2,
   handles: new Set(["FxRateUpdated"]),
   tables: [fxRatesTable],
   evolve(rows, recorded) {
@@ -43,13 +49,15 @@ export const fxRatesProjection: ProjectionDefinition = {
       rate_krw_per_usd: event.data.rateKrwPerUsd,
       source: event.data.source,
       recorded_at: event.metadata.occurredAt,
+      stream_version: event.streamVersion,
     });
   },
   sqlFold: {
     statements: (into) => [
-      `INSERT INTO ${into(fxRatesTable)} (event_id, applies_on, rate_date, rate_krw_per_usd, source, recorded_at)
-       SELECT event_id, applies_on, rate_date, rate_krw_per_usd, source, occurred_at FROM ${otherEventRows.table}
-       WHERE type = 'FxRateUpdated'`,
+      `INSERT INTO ${into(fxRatesTable)} (event_id, applies_on, rate_date, rate_krw_per_usd, source, recorded_at,
+         stream_version)
+       SELECT event_id, applies_on, rate_date, rate_krw_per_usd, source, occurred_at, stream_version
+       FROM ${otherEventRows.table} WHERE type = 'FxRateUpdated'`,
     ],
   },
 };

@@ -2,7 +2,10 @@ import type pg from "pg";
 import { fxRatesTable } from "../../../projections/fx-rates";
 import type { FxRateRecord } from "./fx-rate-in-force";
 
-/** Every recorded FX rate, newest first (by the day it applies on, then by when it was recorded). */
+/**
+ * Every recorded FX rate, newest first: by the day it applies on, then by when it was recorded, and of two
+ * recorded in one millisecond the later in the log (the day's stream version).
+ */
 
 export interface FxRateHistoryEntry extends FxRateRecord {
   recordedAt: string;
@@ -22,7 +25,7 @@ export async function readFxRateHistory(
     `SELECT applies_on::text AS applies_on, rate_date::text AS rate_date, rate_krw_per_usd::text AS rate_krw_per_usd,
             source, to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS recorded_at
      FROM ${fxRatesTable.name}
-     ORDER BY applies_on DESC, recorded_at DESC, event_id DESC
+     ORDER BY applies_on DESC, recorded_at DESC, stream_version DESC NULLS LAST, event_id DESC
      LIMIT $1`,
     [rowsMax],
   );

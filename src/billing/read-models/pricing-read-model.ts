@@ -26,9 +26,8 @@ import { type DiscountRule, type DiscountSelection, selectDiscount } from "../ch
  *   latest `appliesOn` ≤ D, and among those the latest recorded. Its rate date is what the charge records.
  *
  * "Last" is the latest effective, and of two changes made in one millisecond the later in the log: a model's
- * prices and a scope's discounts are each one stream, whose version orders them (a row an earlier release
- * folded has none; event id then, as FX rates recorded in one millisecond are ordered: the projection keeps no
- * log position, and a fixed order is better than an arbitrary one).
+ * prices, a scope's discounts and a day's FX rates are each one stream, whose version orders them (a row an
+ * earlier release folded has none; event id then: a fixed order is better than an arbitrary one).
  */
 
 export interface PricingRequest {
@@ -128,7 +127,7 @@ const pricingStatement = `
     SELECT rate_krw_per_usd, rate_date, applies_on
     FROM ${fxRatesTable.name}
     WHERE applies_on <= request.seoul_date AND recorded_at <= request.started_at
-    ORDER BY applies_on DESC, recorded_at DESC, event_id DESC
+    ORDER BY applies_on DESC, recorded_at DESC, stream_version DESC NULLS LAST, event_id DESC
     LIMIT 1
   ) fx ON true
   ORDER BY request.ordinal`;

@@ -615,6 +615,34 @@ describe("FX rates", () => {
     ]);
   });
 
+  it("given five rates for one day set in one millisecond, then the last one set is in force, for the history and for charges", async () => {
+    // Given: five corrections of 20 November's rate, all recorded at api.now
+    for (const rate of ["1001", "1002", "1003", "1004", "1005"]) {
+      expect((await api.admin("POST", "/fx-rates", { appliesOn: "2026-11-20", rate })).status).toBe(201);
+    }
+    await api.admin("PUT", "/models/alpha-5.4/price", { inputUsdPer1M: "1", outputUsdPer1M: "1" });
+
+    // When: a request started after them is charged
+    await api.ledger.append(
+      usageRecorded({
+        requestId: "req_rate_same_millisecond",
+        account: alice,
+        tokens: { input: 1_000_000, cached: null, output: 0, reasoning: null },
+        startedAt: "2026-11-20T02:00:00.000Z",
+      }),
+    );
+    await charge("req_rate_same_millisecond");
+
+    // Then: the history lists the last one first, and the charge takes it
+    const history = (await json(await api.admin("GET", "/fx-rates"))).data as Record<string, unknown>[];
+    expect(history.map((record) => record.rate)).toEqual(["1005", "1004", "1003", "1002", "1001"]);
+    const [charged] = (await api.ledger.store.readStream("usage-req_rate_same_millisecond")).filter(
+      (event) => event.type === "UsageCharged",
+    ) as RecordedEventOf<"UsageCharged">[];
+    // 1M input tokens at 1 USD per 1M, at ₩1005 per USD
+    expect(charged?.data.amountWon).toBe("1005.000000");
+  });
+
   it("refuses bad dates, a rate date after the day it applies on, and numbers with 400/100", async () => {
     await expectError(
       await api.admin("POST", "/fx-rates", { appliesOn: "2026-02-30", rate: "1400" }),
