@@ -34,11 +34,22 @@ const optionalText = z
 
 /** `PORT=0` is any free port; `PORT=` is unset (loadConfig), so the default port, not port 0. */
 const port = z.coerce.number().int().min(0).max(65_535).optional();
-const url = (protocols: readonly string[]) =>
+/**
+ * A URL its client can parse, so that a typo (a port that is no number) stops the start naming the variable,
+ * not later as a bare "Invalid URL" — or never, where a queue's client retries it forever.
+ */
+const url = (protocols: readonly string[], parses: (value: string) => boolean = URL.canParse) =>
   optionalText.refine(
-    (value) => value === undefined || protocols.some((protocol) => value.startsWith(`${protocol}://`)),
+    (value) =>
+      value === undefined ||
+      (protocols.some((protocol) => value.startsWith(`${protocol}://`)) && parses(value)),
     `must be a URL starting with ${protocols.map((protocol) => `${protocol}://`).join(" or ")}`,
   );
+/** As pg reads it: a Unix socket's URL names no host (`postgres://user@/db?host=/run/postgresql`). */
+const parsesAsPostgresUrl = (value: string) =>
+  URL.canParse(value) || URL.canParse(value.replace("@/", "@socket/"));
+/** An EventStoreDB connection string may list a cluster's hosts (`esdb://a:2113,b:2113`): no URL parser reads it. */
+const isAnything = () => true;
 const secret = optionalText.refine(
   (value) => value === undefined || value.length >= 32,
   "must be at least 32 characters",
@@ -65,8 +76,8 @@ const familyVariables = Object.fromEntries(
 const environmentSchema = z.object({
   PORT: port.transform((value) => value ?? 8080),
   HOST: z.string().min(1).default("127.0.0.1"),
-  DATABASE_URL: url(["postgres", "postgresql"]),
-  EVENTSTORE_URL: url(["esdb", "esdb+discover"]),
+  DATABASE_URL: url(["postgres", "postgresql"], parsesAsPostgresUrl),
+  EVENTSTORE_URL: url(["esdb", "esdb+discover"], isAnything),
   REDIS_URL: url(["redis", "rediss"]),
   ADMIN_TOKEN: secret,
   SESSION_SECRET: secret,
