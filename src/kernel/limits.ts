@@ -79,6 +79,12 @@ export const limits = {
   touchedAccountsPerNotificationMax: 1_000,
   /** While the database is away, one log line per this interval about failed admission refreshes. */
   admissionCacheErrorLogIntervalMs: 60_000,
+  /**
+   * While the ledger is away, one log line per this interval about each kind of failure every request meets
+   * (holds not placed, requests refused 503, settlements retried): the access log has every request, and a
+   * line or three per request would bury everything else.
+   */
+  ledgerOutageLogIntervalMs: 30_000,
   /** Usages completing their hold rows in one statement (C10); concurrent requests share it. */
   usageCompletionBatchSizeMax: 500,
   /** Settled hold rows the log writer appends in one statement (src/billing/holds/settled-holds-log.ts). */

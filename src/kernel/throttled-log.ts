@@ -7,6 +7,8 @@ import type { Logger } from "pino";
  */
 export interface ThrottledLog {
   error(details: Record<string, unknown>, message: string): void;
+  /** As `error`, at warn level: a failure retried, which the same throttle counts. */
+  warn(details: Record<string, unknown>, message: string): void;
   /** The work succeeded: after errors, one info line (`message`, with how many failed); else nothing. */
   recovered(message: string): void;
 }
@@ -15,18 +17,20 @@ export function throttledLog(logger: Logger, intervalMs: number, now: () => numb
   let lastLoggedAtMs: number | undefined;
   let suppressed = 0;
   let failuresSinceRecovery = 0;
+  const failed = (level: "error" | "warn", details: Record<string, unknown>, message: string) => {
+    failuresSinceRecovery += 1;
+    const current = now();
+    if (lastLoggedAtMs !== undefined && current - lastLoggedAtMs < intervalMs) {
+      suppressed += 1;
+      return;
+    }
+    logger[level]({ ...details, suppressedSinceLast: suppressed }, message);
+    lastLoggedAtMs = current;
+    suppressed = 0;
+  };
   return {
-    error(details, message) {
-      failuresSinceRecovery += 1;
-      const current = now();
-      if (lastLoggedAtMs !== undefined && current - lastLoggedAtMs < intervalMs) {
-        suppressed += 1;
-        return;
-      }
-      logger.error({ ...details, suppressedSinceLast: suppressed }, message);
-      lastLoggedAtMs = current;
-      suppressed = 0;
-    },
+    error: (details, message) => failed("error", details, message),
+    warn: (details, message) => failed("warn", details, message),
     recovered(message) {
       if (failuresSinceRecovery === 0) return;
       logger.info({ failures: failuresSinceRecovery }, message);

@@ -45,3 +45,21 @@ describe("a throttled log", () => {
     ]);
   });
 });
+
+describe("a throttled log's warnings", () => {
+  it("are throttled with its errors, at warn level", () => {
+    const { logger, lines } = capturingLogger();
+    let nowMs = 0;
+    const log = throttledLog(logger, 60_000, () => nowMs);
+
+    for (; nowMs < 61_000; nowMs += 1_000) log.warn({}, "retrying");
+    log.error({}, "failed");
+
+    expect(lines.map(({ level, msg, suppressedSinceLast }) => ({ level, msg, suppressedSinceLast }))).toEqual(
+      [
+        { level: 40, msg: "retrying", suppressedSinceLast: 0 },
+        { level: 40, msg: "retrying", suppressedSinceLast: 59 },
+      ],
+    );
+  });
+});

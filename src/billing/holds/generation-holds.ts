@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { AssertionError, assert } from "../../kernel/assert";
 import { limits } from "../../kernel/limits";
 import { Money } from "../../kernel/money";
+import { type ThrottledLog, throttledLog } from "../../kernel/throttled-log";
 import {
   type AccountReference,
   type EventData,
@@ -181,7 +182,12 @@ export class GenerationHolds {
    */
   private readonly estimatesInFlight = new Map<string, Money>();
 
-  constructor(private readonly options: GenerationHoldsOptions) {}
+  /** Every request fails to place its hold while the ledger is away: a line per interval, not per request. */
+  private readonly placementFailures: ThrottledLog;
+
+  constructor(private readonly options: GenerationHoldsOptions) {
+    this.placementFailures = throttledLog(options.logger, limits.ledgerOutageLogIntervalMs);
+  }
 
   /**
    * `placeAfter`: when the hold need not come first, it is placed once the promise this returns resolves (the
@@ -328,12 +334,13 @@ export class GenerationHolds {
       // Nor is a request nothing prices (no FX rate recorded yet, a first start): nothing was held.
       if (error instanceof PricingUnavailableError) throw error;
       this.ledgerFailing = true;
-      this.options.logger.error({ err: error, requestId: request.requestId }, "placing a hold failed");
+      this.placementFailures.error({ err: error, requestId: request.requestId }, "placing a hold failed");
       // The statement may have committed before its answer was lost: release the hold if it exists.
       this.options.outbox.voidIfHeld(request.requestId, request.account, `key:${request.keyId}`);
       throw new LedgerUnavailableError();
     }
     this.ledgerFailing = false;
+    this.placementFailures.recovered("placing holds works again");
     const accountKey = `${request.account.kind}:${request.account.id}`;
     if (this.availableAfterLastHold.size >= limits.holdHintEntriesMax) this.availableAfterLastHold.clear();
     const keyKind = keyKindLabelOf(request.account.kind);

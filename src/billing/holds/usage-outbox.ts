@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { AssertionError } from "../../kernel/assert";
+import { limits } from "../../kernel/limits";
+import { type ThrottledLog, throttledLog } from "../../kernel/throttled-log";
 import type { AccountReference, EventData } from "../../ledger/events";
 import type { EventStore, StreamAppend } from "../../ledger/store/event-store";
 import { usageStreamIdOf } from "../charging/charge-usage";
@@ -47,7 +49,12 @@ export class UsageOutbox {
   /** The settlements still being written, per account (`kind:id`). */
   private readonly writingByAccount = new Map<string, Set<Promise<void>>>();
 
-  constructor(private readonly options: UsageOutboxOptions) {}
+  /** While the ledger is away every request's settlement is retried: a line per interval, not per request. */
+  private readonly retryFailures: ThrottledLog;
+
+  constructor(private readonly options: UsageOutboxOptions) {
+    this.retryFailures = throttledLog(options.logger, limits.ledgerOutageLogIntervalMs);
+  }
 
   get isFull(): boolean {
     return this.waitingCount >= this.options.entriesMax;
@@ -251,7 +258,7 @@ export class UsageOutbox {
     const delays = this.options.retryDelaysMs;
     const delayMs = delays[Math.min(attempt, delays.length - 1)]!;
     if (error !== undefined && attempt % 10 === 0)
-      this.options.logger.warn(
+      this.retryFailures.warn(
         { err: error, requestId, attempt },
         "settling a request's hold failed; retrying",
       );

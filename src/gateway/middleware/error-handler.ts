@@ -3,6 +3,8 @@ import type { ErrorRequestHandler } from "express";
 import type { Logger } from "pino";
 import { type HoldRefusal, HoldRefusedError, LedgerUnavailableError } from "../../billing/holds/hold-refusal";
 import { PricingUnavailableError } from "../../billing/read-models/pricing-read-model";
+import { limits } from "../../kernel/limits";
+import { type ThrottledLog, throttledLog } from "../../kernel/throttled-log";
 import { ProjectionLagError } from "../../ledger/projection/projection-waiter";
 import { WrongExpectedVersionError } from "../../ledger/store/event-store";
 import {
@@ -94,6 +96,18 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   );
 }
 
+/** One throttle per service logger: the generation endpoints and the express routes share it. */
+const ledgerOutageLogs = new WeakMap<Logger, ThrottledLog>();
+
+function ledgerOutageLogOf(logger: Logger): ThrottledLog {
+  let log = ledgerOutageLogs.get(logger);
+  if (!log) {
+    log = throttledLog(logger, limits.ledgerOutageLogIntervalMs);
+    ledgerOutageLogs.set(logger, log);
+  }
+  return log;
+}
+
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error, _request, response, _next) => {
     sendError(response, error, { logger, requestId: response.locals.requestId });
@@ -122,6 +136,12 @@ export function sendError(
         message: apiError.message,
       },
       "request answered with an error",
+    );
+  // The ledger away fails every request alike: said once an interval, each request in the access log.
+  else if (error instanceof LedgerUnavailableError || isDatabaseUnavailable(error))
+    ledgerOutageLogOf(context.logger).error(
+      { err: error, requestId: context.requestId },
+      "request failed: the ledger is unavailable",
     );
   else if (apiError.httpStatus >= 500)
     context.logger.error({ err: error, requestId: context.requestId }, "request failed");
