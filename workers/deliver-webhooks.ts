@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import type { Logger } from "pino";
 import { detectClosedStatements } from "../src/billing/alerts/statement-closed-alerts";
+import { webhookMetrics } from "../src/billing/alerts/webhook-metrics";
 import {
   type BalanceCheckCursor,
   detectLowBalances,
@@ -100,14 +101,17 @@ async function deliverOne(
   }
   if (sent.outcome === "delivered") {
     await recordAttempt(database, owner, message, { delivered: true, responseStatus: sent.responseStatus });
+    webhookMetrics.attempted("delivered");
     return;
   }
+  const next = nextAttemptAt(message, new Date(), settings);
   await recordAttempt(database, owner, message, {
     delivered: false,
     responseStatus: sent.responseStatus,
     error: sent.error,
-    nextAttemptAt: nextAttemptAt(message, new Date(), settings),
+    nextAttemptAt: next,
   });
+  webhookMetrics.attempted(next === null ? "failed" : "retried");
 }
 
 export function startWebhookWorker(

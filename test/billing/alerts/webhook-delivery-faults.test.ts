@@ -7,7 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { alertSettingsProjection } from "../../../projections/alert-settings";
 import { sweepRemovedEndpoints } from "../../../src/billing/alerts/webhook-outbox";
 import { webhookLimits } from "../../../src/kernel/limits";
+import { metricsText } from "../../../src/kernel/metrics-registry";
 import { type RunningWebhookWorker, startWebhookWorker } from "../../../workers/deliver-webhooks";
+import { sampleValue } from "../../operations/prometheus-text";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
 import { callJson as call } from "../../support/json-call";
 
@@ -33,6 +35,15 @@ function startHealthyReceiver() {
     });
   });
   return { received, server };
+}
+
+/** Answers every POST at once with 500. */
+function startFailingReceiver() {
+  const server: Server = createHttpServer((request, response) => {
+    request.resume();
+    request.on("end", () => response.writeHead(500).end());
+  });
+  return { server };
 }
 
 /** Reads the request, then sends its answer's status line and headers one byte every 200 ms, forever. */
@@ -69,12 +80,15 @@ async function until(what: string, condition: () => boolean | Promise<boolean>, 
 let harness: GatewayHarness;
 const healthy = startHealthyReceiver();
 const dripping = startDrippingReceiver();
+const failing = startFailingReceiver();
 let healthyUrl = "";
 let drippingUrl = "";
+let failingUrl = "";
 
 beforeAll(async () => {
   healthyUrl = await listen(healthy.server);
   drippingUrl = await listen(dripping.server);
+  failingUrl = await listen(failing.server);
   harness = await startGatewayHarness({
     label: "webhook_faults",
     service: { webhookAllowPrivateNetworks: true },
@@ -86,6 +100,8 @@ afterAll(async () => {
   await new Promise((resolve) => dripping.server.close(resolve));
   healthy.server.closeAllConnections();
   await new Promise((resolve) => healthy.server.close(resolve));
+  failing.server.closeAllConnections();
+  await new Promise((resolve) => failing.server.close(resolve));
   await harness?.close();
 });
 
@@ -126,6 +142,29 @@ function startWorker(overrides: Parameters<typeof startWebhookWorker>[2] = {}): 
 }
 
 describe("webhook delivery when receivers misbehave", () => {
+  it("given a receiver answering 500, then /metrics counts each attempt: retried while the window lasts, failed once it is over", async () => {
+    const attempts = async (outcome: string) =>
+      sampleValue((await metricsText()).text, "won_gateway_webhook_attempts_total", { outcome });
+    const before = { retried: await attempts("retried"), failed: await attempts("failed") };
+    const down = await addWebhook("down-owner", failingUrl);
+    const worker = startWorker({ retryDelaysMs: [0], retryWindowMs: 1_500 });
+    try {
+      const deliveryId = await sendTest(down.token, down.webhookId);
+
+      await until(
+        "the message failed for good",
+        async () => (await deliveryRow(deliveryId)).status === "failed",
+      );
+
+      const { attempts: made } = await deliveryRow(deliveryId);
+      expect(made).toBeGreaterThan(1);
+      expect(await attempts("retried")).toBe(before.retried + made - 1);
+      expect(await attempts("failed")).toBe(before.failed + 1);
+    } finally {
+      await worker.close();
+    }
+  }, 30_000);
+
   it("given a receiver that drips its answer, then its attempt ends at the deadline, and meanwhile other receivers get theirs and low funds are still found", async () => {
     const slow = await addWebhook("drip-owner", drippingUrl);
     const fine = await addWebhook("fine-owner", healthyUrl, ["balance.low"]);
