@@ -3,28 +3,24 @@ import { firstStartBannerLines } from "../src/demo-account";
 
 /** What the first embedded start prints: amounts as a person reads them, as the README writes them. */
 
+const bannerDetails = {
+  baseUrl: "http://127.0.0.1:8080/llm/v1",
+  apiKey: "svc_demo",
+  sessionToken: "session",
+  consoleSignInCode: "code",
+  adminToken: "admin",
+};
+
 describe("the first start's banner", () => {
   it("says the demo credit with grouped digits (₩10,000)", () => {
-    const lines = firstStartBannerLines({
-      baseUrl: "http://127.0.0.1:8080/llm/v1",
-      apiKey: "svc_demo",
-      sessionToken: "session",
-      consoleSignInCode: "code",
-      adminToken: "admin",
-    });
+    const lines = firstStartBannerLines(bannerDetails);
     const keyLine = lines.find((line) => line.includes("demo API key"));
     expect(keyLine).toContain('(user "demo", ₩10,000)');
     expect(lines.join("\n")).not.toMatch(/₩\d{4}/);
   });
 
   it("names both files the secrets live in: secrets.json and the ledger signing key", () => {
-    const lines = firstStartBannerLines({
-      baseUrl: "http://127.0.0.1:8080/llm/v1",
-      apiKey: "svc_demo",
-      sessionToken: "session",
-      consoleSignInCode: "code",
-      adminToken: "admin",
-    });
+    const lines = firstStartBannerLines(bannerDetails);
     const text = lines.join("\n");
     expect(text).toMatch(/secrets +\S+\/\.data\/secrets\.json \(admin token, session secret, key pepper\)/);
     expect(text).toMatch(/\S+\/\.data\/ledger-signing-key \(ledger signing key\)/);
