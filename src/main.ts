@@ -12,6 +12,7 @@ import type { EndpointUpstream, FamilyUpstream } from "./gateway/generation/upst
 import { ConfigError } from "./kernel/config-error";
 import { limits } from "./kernel/limits";
 import { ledgerSigningKeyOf } from "./ledger/integrity/ledger-signing-key-setting";
+import { configErrorOfListenFailure } from "./listen-failure";
 import { createLogger, type Logger } from "./logger";
 import { createOperations } from "./operations/operations";
 import { type Role, refuseUnsupportedTopology, roleOf } from "./process-role";
@@ -310,14 +311,11 @@ async function listenAsRole(
   running: RunningRole,
   logger: Logger,
 ): Promise<string | undefined> {
-  // A port in use is an operator's mistake, not a crash: stop what started, then say which setting to change.
-  // Any other failure to listen stops what started too.
-  const listenFailed = async (error: unknown, variable: "PORT" | "METRICS_PORT", port: number) => {
+  // A port in use or a host that is no address here is an operator's mistake, not a crash: stop what started,
+  // then say which setting to change. Any other failure to listen stops what started too.
+  const listenFailed = async (error: unknown, portVariable: "PORT" | "METRICS_PORT", port: number) => {
     await running.closeAll();
-    if ((error as { code?: unknown }).code !== "EADDRINUSE") throw error;
-    throw new ConfigError(
-      `invalid configuration: ${variable} ${port} is in use on ${config.host}; set ${variable} to a free port`,
-    );
+    throw configErrorOfListenFailure(error, { host: config.host, port, portVariable }) ?? error;
   };
   const metricsPort = config.metricsPort;
   if (metricsPort !== undefined)

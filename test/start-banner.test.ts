@@ -132,3 +132,37 @@ describe("a port in use", () => {
     }
   }, 120_000);
 });
+
+describe("a HOST that is no address of this machine", () => {
+  it.each([
+    [
+      "a name that does not resolve",
+      "no-such-host.invalid",
+      "invalid configuration: HOST no-such-host.invalid does not resolve to an address; set HOST to an address of this machine (127.0.0.1, or 0.0.0.0 for all)",
+    ],
+    [
+      "an address of another machine",
+      "192.0.2.1",
+      "invalid configuration: HOST 192.0.2.1 is not an address of this machine; set HOST to one (127.0.0.1, or 0.0.0.0 for all)",
+    ],
+  ])(
+    "given %s, then the start stops with one line naming HOST and exit 2",
+    async (_case, host, line) => {
+      // When
+      const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+        env: environmentFor(0, host),
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stderr = "";
+      child.stderr.on("data", (chunk) => {
+        stderr += String(chunk);
+      });
+      const [code] = (await once(child, "exit")) as [number | null];
+
+      // Then
+      expect(code).toBe(2);
+      expect(stderr.trim()).toBe(line);
+    },
+    120_000,
+  );
+});
