@@ -1,87 +1,115 @@
 import {
-  type AppendExpectedRevision,
+  type AllStreamResolvedEvent,
   BACKWARDS,
   END,
+  type AppendResult as EsdbAppendResult,
+  type RecordedEvent as EsdbRecordedEvent,
   WrongExpectedVersionError as EsdbWrongExpectedVersionError,
   EventStoreDBClient,
   excludeSystemEvents,
   FORWARDS,
   jsonEvent,
-  NO_STREAM,
-  type Position,
+  type ReadStreamOptions,
   START,
   StreamNotFoundError,
 } from "@eventstore/db-client";
-import {
-  type EventMetadata,
-  isLedgerEventType,
-  type LedgerEventType,
-  upcastEventData,
-  writtenSchemaVersionOf,
-} from "../events";
-import { eventChainHash, genesisHash } from "../integrity/event-hash";
+import { assert } from "../../kernel/assert";
+import { KeyedTurns } from "../../kernel/keyed-turns";
+import { writtenSchemaVersionOf } from "../events";
+import { eventChainHash } from "../integrity/event-hash";
 import {
   type AppendResult,
   appendOneByOne,
   type EventStore,
-  IdempotencyConflictError,
   type ReadAllOptions,
   type RecordedEvent,
   type StreamAppend,
   type SubscribeOptions,
   WrongExpectedVersionError,
 } from "./event-store";
+import {
+  actualVersionOf,
+  isLedgerRecord,
+  type StreamHead,
+  storedAppendOf,
+  streamHeadOf,
+  toExpectedRevision,
+  toLogPosition,
+  toReadPosition,
+  toRecordedEvent,
+  toStreamVersion,
+} from "./eventstoredb-mapping";
 import { compareLogPositions, type LogPosition } from "./log-position";
 
 /**
- * EventStoreDB event store (selected by EVENTSTORE_URL). Stream revisions are the store's own versions;
- * the global position is the (commit, prepare) pair of the transaction file. The schema version travels in
- * the event metadata. EventStoreDB has no multi-stream transaction: `appendBatch` appends one by one.
+ * EventStoreDB event store (selected by EVENTSTORE_URL), through `@eventstore/db-client`. Stream revisions
+ * are the store's versions; the global position is the (commit, prepare) pair of the transaction file. The
+ * schema version and the chain hash travel in each event's metadata. EventStoreDB has no multi-stream
+ * transaction: `appendBatch` appends one by one. Conversions to and from the client are
+ * eventstoredb-mapping.ts.
  */
 export class EventStoreDbEventStore implements EventStore {
   readonly kind = "eventstoredb";
   private readonly client: EventStoreDBClient;
+  private readonly turns = new KeyedTurns();
 
   constructor(connectionString: string) {
-    this.client = EventStoreDBClient.connectionString`${connectionString}`;
+    this.client = EventStoreDBClient.connectionString(connectionString);
   }
 
   /**
    * The appender computes each event's chain hash (event-hash.ts, as PostgreSQL's trigger does) and keeps
    * it in the event's metadata; the hashed data and metadata texts are JSON.stringify of the event's data
    * and of its ledger metadata (without the store's own fields), which is what the client stores. To
-   * chain to the head it read, the append expects that head's revision; under "any", a lost race is
-   * read and chained again, a bounded number of times.
+   * chain to the head it read, the append expects that head's revision.
+   *
+   * Appends to one stream take turns within this process, as PostgreSQL's "any" appends take theirs: raced
+   * again and again, writers under "any" lose in lockstep (one wins a round), and the last of 20 would
+   * lose more than the retries allow. A conflict with another process is read again and retried.
+   *
+   * Event ids: the server is idempotent only for a retry sent with the expected revision of the original,
+   * and stores a known id again under a revision that matches. So the ids are looked up in the stream
+   * itself, as PostgreSQL's unique index does: on every "any" append (the whole stream is read), and
+   * whenever the expected version is not the head's.
    */
   async append(append: StreamAppend): Promise<AppendResult> {
-    for (let attempt = 0; ; attempt++) {
-      const head = await this.streamHead(append.streamId);
-      if (append.expectedVersion !== "any") {
-        const expected = append.expectedVersion === "no-stream" ? -1 : append.expectedVersion;
-        if (expected !== head.version) {
-          const stored = await this.findStoredAppend(append);
-          if (stored) return stored;
-          throw new WrongExpectedVersionError(append.streamId, append.expectedVersion, head.version);
-        }
+    if (append.events.length === 0) throw new RangeError(`append to ${append.streamId} has no events`);
+    const expected = expectedVersionOf(append);
+    return this.turns.run(append.streamId, async () => {
+      let actualVersion = -1;
+      for (let attempt = 0; attempt < appendAttemptsMax; attempt++) {
+        const place = await this.placeOf(append, expected);
+        if ("stored" in place) return place.stored;
+        const outcome = await this.appendChained(append, place.head);
+        if (!("conflict" in outcome)) return outcome;
+        // Read again: the ids may be stored by now, or the head moved past the expectation.
+        actualVersion = outcome.conflict ?? place.head.version;
       }
-      try {
-        return await this.appendChained(append, head);
-      } catch (error) {
-        if (!(error instanceof EsdbWrongExpectedVersionError)) throw error;
-        const stored = await this.findStoredAppend(append);
-        if (stored) return stored;
-        if (append.expectedVersion === "any" && attempt < anyVersionRetriesMax) continue;
-        const actual = error.actualVersion;
-        throw new WrongExpectedVersionError(
-          append.streamId,
-          append.expectedVersion,
-          typeof actual === "bigint" ? Number(actual) : -1,
-        );
-      }
-    }
+      throw new WrongExpectedVersionError(append.streamId, append.expectedVersion, actualVersion);
+    });
   }
 
-  private async appendChained(append: StreamAppend, head: StreamHead): Promise<AppendResult> {
+  /** The head an append goes after, or its stored result; a head other than the one expected is refused. */
+  private async placeOf(
+    append: StreamAppend,
+    expected: "any" | number,
+  ): Promise<{ stored: AppendResult } | { head: StreamHead }> {
+    if (expected === "any") {
+      const streamEvents = await this.readStreamEvents(append.streamId, wholeStream);
+      const stored = storedAppendOf(append, streamEvents);
+      return stored ? { stored } : { head: streamHeadOf(streamEvents.at(-1)) };
+    }
+    const head = streamHeadOf((await this.readStreamEvents(append.streamId, lastEvent))[0]);
+    if (head.version === expected) return { head };
+    const stored = storedAppendOf(append, await this.readStreamEvents(append.streamId, wholeStream));
+    if (stored) return { stored };
+    throw new WrongExpectedVersionError(append.streamId, append.expectedVersion, head.version);
+  }
+
+  private async appendChained(
+    append: StreamAppend,
+    head: StreamHead,
+  ): Promise<AppendResult | { conflict: number | undefined }> {
     let previousHash = head.chainHash;
     const events = append.events.map(({ eventId, event }, index) => {
       const schemaVersion = writtenSchemaVersionOf(event);
@@ -102,52 +130,31 @@ export class EventStoreDbEventStore implements EventStore {
         metadata: { ...event.metadata, schemaVersion, chainHash: chainHash.toString("hex") },
       });
     });
-    const result = await this.client.appendToStream(append.streamId, events, {
-      expectedRevision: toExpectedRevision(head.version),
-    });
-    if (!result.position) throw new Error("EventStoreDB returned no position for an append");
+    let result: EsdbAppendResult;
+    try {
+      result = await this.client.appendToStream(append.streamId, events, {
+        expectedRevision: toExpectedRevision(head.version),
+      });
+    } catch (error) {
+      if (error instanceof EsdbWrongExpectedVersionError) return { conflict: actualVersionOf(error) };
+      throw error;
+    }
+    // With `throwOnAppendFailure=false` in the connection string the client resolves a conflict instead
+    // of throwing it; its batch append then reports the stream's revision wrongly (as 1), so take none.
+    if (!result.success) return { conflict: undefined };
     return {
       streamId: append.streamId,
-      streamVersion: Number(result.nextExpectedRevision),
-      position: fromPosition(result.position),
+      streamVersion: toStreamVersion(result.nextExpectedRevision),
+      position: toLogPosition(result.position, `the append to ${append.streamId}`),
     };
   }
 
-  /** The stream's last revision (-1 when it has none) and the hash the next event chains to. */
-  private async streamHead(streamId: string): Promise<StreamHead> {
+  /** The stream's events as the client gives them; none for a stream that does not exist. */
+  private async readStreamEvents(streamId: string, options: ReadStreamOptions): Promise<EsdbRecordedEvent[]> {
+    const events: EsdbRecordedEvent[] = [];
     try {
-      for await (const resolved of this.client.readStream(streamId, {
-        direction: BACKWARDS,
-        fromRevision: END,
-        maxCount: 1,
-      })) {
-        const event = resolved.event;
-        if (!event) continue;
-        const stored = (event.metadata as { chainHash?: unknown } | undefined)?.chainHash;
-        return {
-          version: Number(event.revision),
-          // An event written before the chain existed: the next one starts it, as in PostgreSQL.
-          chainHash: typeof stored === "string" ? Buffer.from(stored, "hex") : genesisHash,
-        };
-      }
-    } catch (error) {
-      if (!(error instanceof StreamNotFoundError)) throw error;
-    }
-    return { version: -1, chainHash: genesisHash };
-  }
-
-  async appendBatch(appends: readonly StreamAppend[]): Promise<PromiseSettledResult<AppendResult>[]> {
-    return appendOneByOne(this, appends);
-  }
-
-  async readStream(streamId: string): Promise<RecordedEvent[]> {
-    const events: RecordedEvent[] = [];
-    try {
-      for await (const resolved of this.client.readStream(streamId, {
-        direction: FORWARDS,
-        fromRevision: START,
-      })) {
-        if (resolved.event) events.push(toRecordedEvent(resolved.event));
+      for await (const resolved of this.client.readStream(streamId, options)) {
+        if (resolved.event) events.push(resolved.event);
       }
     } catch (error) {
       if (error instanceof StreamNotFoundError) return [];
@@ -156,35 +163,52 @@ export class EventStoreDbEventStore implements EventStore {
     return events;
   }
 
+  async appendBatch(appends: readonly StreamAppend[]): Promise<PromiseSettledResult<AppendResult>[]> {
+    return appendOneByOne(this, appends);
+  }
+
+  async readStream(streamId: string): Promise<RecordedEvent[]> {
+    return (await this.readStreamEvents(streamId, wholeStream)).map(toRecordedEvent);
+  }
+
   async readStreams(streamIds: readonly string[]): Promise<Map<string, RecordedEvent[]>> {
     const read = await Promise.all(
-      streamIds.map(async (streamId) => [streamId, await this.readStream(streamId)] as const),
+      [...new Set(streamIds)].map(async (streamId) => [streamId, await this.readStream(streamId)] as const),
     );
     return new Map(read);
   }
 
+  /**
+   * The client (6.x) reads $all without a server-side filter, so a page of the server's own events and
+   * other applications' would come back empty, which every reader takes for the end of the log. So it
+   * reads on, page after page, until it has `limit` ledger events or the log ends (a page shorter than
+   * asked for); each page starts at the last record of the one before.
+   */
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
+    assert(Number.isSafeInteger(options.limit) && options.limit > 0, "readAll reads at least one event");
+    const pageEvents = Math.max(options.limit + 1, allPageEventsMin);
     const events: RecordedEvent[] = [];
-    // The read starts at `after` inclusive, so ask for one more and drop it.
-    const read = this.client.readAll({
-      direction: FORWARDS,
-      fromPosition: options.after ? toPosition(options.after) : START,
-      maxCount: options.limit + 1,
-    });
-    for await (const resolved of read) {
-      const event = resolved.event;
-      if (!event || !isLedgerEventType(event.type) || event.streamId.startsWith("$")) continue;
-      const recorded = toRecordedEvent(event);
-      if (options.after && compareLogPositions(recorded.position, options.after) <= 0) continue;
-      events.push(recorded);
-      if (events.length === options.limit) break;
+    let cursor = options.after;
+    for (;;) {
+      const page = this.client.readAll({
+        direction: FORWARDS,
+        fromPosition: toReadPosition(cursor),
+        maxCount: pageEvents,
+      });
+      const read = await collectLedgerEvents(page, cursor, events, options.limit);
+      if (events.length === options.limit || read.records < pageEvents) return events;
+      assert(
+        read.last !== undefined && (cursor === undefined || compareLogPositions(read.last, cursor) > 0),
+        "a full page of $all ends past where it started",
+      );
+      cursor = read.last;
     }
-    return events;
   }
 
   async subscribe(options: SubscribeOptions): Promise<void> {
+    if (options.signal.aborted) return;
     const subscription = this.client.subscribeToAll({
-      fromPosition: options.after ? toPosition(options.after) : START,
+      fromPosition: toReadPosition(options.after),
       filter: excludeSystemEvents(),
     });
     const stop = () => void subscription.unsubscribe();
@@ -193,7 +217,7 @@ export class EventStoreDbEventStore implements EventStore {
       for await (const resolved of subscription) {
         if (options.signal.aborted) break;
         const event = resolved.event;
-        if (!event || !isLedgerEventType(event.type)) continue;
+        if (!event || !isLedgerRecord(event)) continue;
         const recorded = toRecordedEvent(event);
         if (options.after && compareLogPositions(recorded.position, options.after) <= 0) continue;
         await options.handle([recorded]);
@@ -207,68 +231,51 @@ export class EventStoreDbEventStore implements EventStore {
   async close(): Promise<void> {
     await this.client.dispose();
   }
+}
 
-  private async findStoredAppend(append: StreamAppend): Promise<AppendResult | undefined> {
-    const wanted = new Set(append.events.map((entry) => entry.eventId));
-    const stored = (await this.readStream(append.streamId)).filter((event) => wanted.has(event.eventId));
-    if (stored.length === 0) return undefined;
-    if (stored.length !== wanted.size) throw new IdempotencyConflictError(append.streamId);
-    const last = stored[stored.length - 1]!;
-    return { streamId: append.streamId, streamVersion: last.streamVersion, position: last.position };
+/** Attempts of one append that lost to another process's append of the same stream. */
+const appendAttemptsMax = 10;
+/** A page of $all holds at least this many records, ledger events or not. */
+const allPageEventsMin = 100;
+const wholeStream: ReadStreamOptions = { direction: FORWARDS, fromRevision: START };
+const lastEvent: ReadStreamOptions = { direction: BACKWARDS, fromRevision: END, maxCount: 1 };
+
+function expectedVersionOf(append: StreamAppend): "any" | number {
+  const expected = append.expectedVersion;
+  if (expected === "any") return "any";
+  if (expected === "no-stream") return -1;
+  if (!Number.isSafeInteger(expected) || expected < 0)
+    throw new RangeError(`bad expected version ${expected}`);
+  return expected;
+}
+
+interface AllPage extends AsyncIterable<AllStreamResolvedEvent> {
+  cancel(): Promise<void>;
+}
+
+/**
+ * Adds a page's ledger events after `after` to `events`, up to `limit`; says how many records the page
+ * held and where its last one was. A page left early is cancelled, so its call does not stay open.
+ */
+async function collectLedgerEvents(
+  page: AllPage,
+  after: LogPosition | undefined,
+  events: RecordedEvent[],
+  limit: number,
+): Promise<{ records: number; last: LogPosition | undefined }> {
+  let records = 0;
+  let last: LogPosition | undefined;
+  for await (const resolved of page) {
+    records++;
+    const event = resolved.event;
+    if (!event) continue;
+    last = toLogPosition(event.position, `event ${event.id} of ${event.streamId}`);
+    if ((after && compareLogPositions(last, after) <= 0) || !isLedgerRecord(event)) continue;
+    events.push(toRecordedEvent(event));
+    if (events.length === limit) {
+      await page.cancel();
+      break;
+    }
   }
-}
-
-const anyVersionRetriesMax = 10;
-
-interface StreamHead {
-  version: number;
-  chainHash: Buffer;
-}
-
-function toExpectedRevision(headVersion: number): AppendExpectedRevision {
-  return headVersion < 0 ? NO_STREAM : BigInt(headVersion);
-}
-
-function toPosition(position: LogPosition): Position {
-  return { commit: position.commit, prepare: position.prepare };
-}
-
-function fromPosition(position: Position): LogPosition {
-  return { commit: position.commit, prepare: position.prepare };
-}
-
-interface EsdbRecordedEvent {
-  id: string;
-  streamId: string;
-  revision: bigint;
-  type: string;
-  created: Date;
-  data: unknown;
-  metadata: unknown;
-  position?: Position;
-}
-
-function toRecordedEvent(event: EsdbRecordedEvent): RecordedEvent {
-  if (!isLedgerEventType(event.type))
-    throw new Error(`unknown event type ${event.type} in ${event.streamId}`);
-  if (!event.position) throw new Error(`event ${event.id} has no log position`);
-  const {
-    schemaVersion,
-    chainHash: _chainHash,
-    ...metadata
-  } = event.metadata as EventMetadata & {
-    schemaVersion: number;
-    chainHash?: string;
-  };
-  const type: LedgerEventType = event.type;
-  return {
-    type,
-    data: upcastEventData(type, schemaVersion, event.data),
-    metadata,
-    eventId: event.id,
-    streamId: event.streamId,
-    streamVersion: Number(event.revision),
-    position: fromPosition(event.position),
-    recordedAt: event.created,
-  } as RecordedEvent;
+  return { records, last };
 }

@@ -6,7 +6,7 @@ import {
   type RecordedEvent,
   WrongExpectedVersionError,
 } from "../../../src/ledger/store/event-store";
-import { compareLogPositions } from "../../../src/ledger/store/log-position";
+import { compareLogPositions, logStart } from "../../../src/ledger/store/log-position";
 import { topUp } from "../../support/ledger-fixtures";
 
 export interface StoreUnderTest {
@@ -123,6 +123,21 @@ export function describeEventStoreContract(name: string, open: () => Promise<Sto
       ).rejects.toBeInstanceOf(IdempotencyConflictError);
     });
 
+    it("treats a retry with expected version any of the same event ids as the same append", async () => {
+      const streamId = stream("idempotent-any");
+      const events = [topUp("u1", "5", "once"), topUp("u1", "6", "twice")];
+      const first = await store.append({ streamId, expectedVersion: "any", events });
+      await store.append({ streamId, expectedVersion: "any", events: [topUp("u1", "7", "later")] });
+
+      const retry = await store.append({ streamId, expectedVersion: "any", events });
+
+      expect(retry).toEqual(first);
+      expect((await store.readStream(streamId)).map((event) => event.streamVersion)).toEqual([0, 1, 2]);
+      await expect(
+        store.append({ streamId, expectedVersion: "any", events: [events[0]!, topUp("u1", "1", "new")] }),
+      ).rejects.toBeInstanceOf(IdempotencyConflictError);
+    });
+
     it("lets concurrent writers with expected version any all land, with contiguous versions", async () => {
       const streamId = stream("any");
       await Promise.all(
@@ -179,6 +194,31 @@ export function describeEventStoreContract(name: string, open: () => Promise<Sto
       const mine = seen.filter((event) => event.streamId === streamId);
       expect(mine.map((event) => event.streamVersion)).toEqual([0, 1, 2, 3, 4, 5, 6]);
       expect(mine.at(-1)!.position).toEqual(appended.position);
+    });
+
+    it("reads and follows the log from its start given as logStart, as rebuilds and projections pass it", async () => {
+      await store.append({
+        streamId: stream("start"),
+        expectedVersion: "no-stream",
+        events: [topUp("u1", "1", "s")],
+      });
+
+      // A page of one: the log's first event, past whatever the server holds of its own.
+      const [first] = await store.readAll({ after: logStart, limit: 1 });
+      expect(first).toBeDefined();
+      expect(await store.readAll({ limit: 1 })).toEqual([first]);
+      const controller = new AbortController();
+      const received: RecordedEvent[] = [];
+      await store.subscribe({
+        after: logStart,
+        batchSizeMax: 1,
+        signal: controller.signal,
+        handle: async (events) => {
+          received.push(...events);
+          controller.abort();
+        },
+      });
+      expect(received[0]).toEqual(first);
     });
 
     it("delivers 16 concurrent writers × 1,000 events to a subscriber exactly once, in a stable order", async () => {
