@@ -22,9 +22,14 @@ export async function sendBillingJson(
   response.end("]}");
 }
 
-/** Writes with backpressure: waits for the socket to drain rather than buffering the whole export. */
+/**
+ * Writes with backpressure: waits for the socket to drain rather than buffering the whole export. A client
+ * that left while the next page was read has had its one `close` already, and no `drain` follows: the write
+ * fails at once then, so the route ends (its error handler stays silent for a response already gone).
+ */
 export function write(response: Response, chunk: string): Promise<void> {
   if (chunk === "") return Promise.resolve();
+  if (response.destroyed) return Promise.reject(clientWentAway());
   if (response.write(chunk)) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const onDrain = () => {
@@ -33,9 +38,13 @@ export function write(response: Response, chunk: string): Promise<void> {
     };
     const onClose = () => {
       response.off("drain", onDrain);
-      reject(new Error("client went away during the export"));
+      reject(clientWentAway());
     };
     response.once("drain", onDrain);
     response.once("close", onClose);
   });
+}
+
+function clientWentAway(): Error {
+  return new Error("client went away during the export");
 }
