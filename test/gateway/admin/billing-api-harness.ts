@@ -5,6 +5,7 @@ import { chargeUsage } from "../../../src/billing/charging/charge-usage";
 import { createFxRateRefresher, type FxRateRefresher } from "../../../src/billing/fx/fx-rate-refresh";
 import { createPricingReadModel } from "../../../src/billing/read-models/pricing-read-model";
 import { createAccountRouter } from "../../../src/gateway/account/account-router";
+import { createUsageRouter } from "../../../src/gateway/account/usage-routes";
 import { createAdminRouter } from "../../../src/gateway/admin/admin-router";
 import { createApp } from "../../../src/gateway/app";
 import { authenticateAdmin } from "../../../src/gateway/middleware/authenticate-admin";
@@ -18,8 +19,8 @@ import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harn
 
 /**
  * The real HTTP edge (`createApp`) with billing's admin and account routers mounted as the service mounts
- * them — admin behind `authenticateAdmin`, account behind `authenticateSession` — on an ephemeral port,
- * over a ledger with its projections running. The generation router is an empty stub.
+ * them — admin behind `authenticateAdmin`, account and usage by day behind `authenticateSession` — on an
+ * ephemeral port, over a ledger with its projections running. The generation router is an empty stub.
  */
 
 export const adminToken = "test-admin-token-0123456789abcdef0123456789ab";
@@ -91,20 +92,18 @@ export async function startBillingApi(
         : { projectionWaitTimeoutMs: options.projectionWaitTimeoutMs }),
     }),
   );
+  const roles = new OrganizationRoleService({
+    pool: ledger.ledger.pool,
+    store: ledger.store,
+    waiter: projections.waiter,
+    projectionWaitTimeoutMs: 10_000,
+  });
   const account = express.Router();
   account.use(
     authenticateSession(sessions),
-    createAccountRouter({
-      database: ledger.ledger.pool,
-      clock: () => now.value,
-      roles: new OrganizationRoleService({
-        pool: ledger.ledger.pool,
-        store: ledger.store,
-        waiter: projections.waiter,
-        projectionWaitTimeoutMs: 10_000,
-      }),
-    }),
+    createAccountRouter({ database: ledger.ledger.pool, clock: () => now.value, roles }),
   );
+  account.use("/usage", createUsageRouter(ledger.ledger.pool, roles));
   const noGenerationEndpoints: RequestListener = (_request, response) => {
     response.statusCode = 404;
     response.end();

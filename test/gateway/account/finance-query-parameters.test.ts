@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { billingHistoryProjection } from "../../../projections/billing-history";
+import { usageByDayProjection } from "../../../projections/usage-by-day";
+import { compareLogPositions, parseLogPosition } from "../../../src/ledger/store/log-position";
+import { fxRateUpdated, modelPriceSet } from "../../billing/billing-ledger-fixtures";
+import { usageAt } from "../../billing/statements/statement-ledger";
+import { type BillingApiHarness, chargeRecordedUsage, startBillingApi } from "../admin/billing-api-harness";
+
+/**
+ * The query parameters of the finance reads — statements, the finance export, the billing history and its
+ * totals, usage by day — as finance types them: a parameter given twice, an instant with its Seoul offset
+ * written as is in the URL. Given two charges on either side of Seoul's midnight of 1 February 2026.
+ */
+
+const user = { kind: "user", id: "finance-queries" } as const;
+const keyId = "0b7d0c9e-4444-4a4a-8b8b-000000000004";
+let api: BillingApiHarness;
+let session = "";
+
+const charges = [
+  // 2026-01-31 23:59:59.999 KST: January.
+  { requestId: "fq-january", startedAt: "2026-01-31T14:59:59.999Z" },
+  // 2026-02-01 00:00:00 KST: February, though still 31 January in UTC.
+  { requestId: "fq-february", startedAt: "2026-01-31T15:00:00.000Z" },
+];
+
+beforeAll(async () => {
+  api = await startBillingApi("finance_query_parameters");
+  const settingsAt = "2025-12-31T15:00:00.000Z";
+  await api.ledger.append(
+    modelPriceSet("alpha-5.4", { input: "1.25", cachedInput: "0.125", output: "10" }, settingsAt),
+    fxRateUpdated({ appliesOn: "2026-01-01", rateDate: "2025-12-31", rateKrwPerUsd: "1391.7" }, settingsAt),
+    ...charges.map((charge) =>
+      usageAt({
+        ...charge,
+        account: user,
+        keyId,
+        model: "alpha-5.4",
+        tokens: { input: 1_000, cached: 0, output: 100, reasoning: 0 },
+      }),
+    ),
+  );
+  let last = parseLogPosition("0-0");
+  for (const { requestId } of charges) {
+    await chargeRecordedUsage(api, requestId);
+    for (const event of await api.ledger.store.readStream(`usage-${requestId}`))
+      if (compareLogPositions(event.position, last) > 0) last = event.position;
+  }
+  await api.waiter.waitFor(last, [billingHistoryProjection.name, usageByDayProjection.name], 10_000);
+  session = await api.session(user.id, null);
+}, 60_000);
+
+afterAll(async () => {
+  await api?.close();
+});
+
+function asSession(path: string): Promise<Response> {
+  return fetch(`${api.url}${path}`, { headers: { authorization: `Bearer ${session}` } });
+}
+
+async function errorOf(
+  response: Response,
+): Promise<{ httpStatus: number; status: unknown; message: unknown }> {
+  const body = (await response.json()) as { status: unknown; message: unknown };
+  return { httpStatus: response.status, status: body.status, message: body.message };
+}
+
+describe("a parameter given twice", () => {
+  it.each([
+    ["admin", "/statements/user/finance-queries?month=2026-01&month=2026-02", "month"],
+    ["admin", "/statements/user/finance-queries?month=2026-01&format=csv&format=json", "format"],
+    ["admin", "/exports/charges?month=2026-01&month=2026-02", "month"],
+    ["admin", "/billing?account=user:finance-queries&from=2026-01-01&from=2026-01-02", "from"],
+    ["admin", "/billing/totals?account=user:finance-queries&groupBy=day&groupBy=model", "groupBy"],
+    ["session", "/llm/statements?month=2026-01&month=2026-02", "month"],
+    ["session", "/llm/billing?to=2026-02-01&to=2026-03-01", "to"],
+    ["session", "/llm/billing?limit=10&cursor=a&cursor=b", "cursor"],
+    ["session", "/llm/billing/totals?groupBy=day&from=2026-01-01&from=2026-01-02", "from"],
+    ["session", "/llm/usage?from=2026-01-01&from=2026-01-02", "from"],
+  ])("is refused with 400/100 saying so (%s %s)", async (caller, path, parameter) => {
+    // When
+    const response = caller === "admin" ? await api.admin("GET", path) : await asSession(path);
+
+    // Then
+    expect(await errorOf(response)).toEqual({
+      httpStatus: 400,
+      status: 100,
+      message: `${parameter}: given 2 times; give it once`,
+    });
+  });
+});
