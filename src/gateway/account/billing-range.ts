@@ -9,8 +9,16 @@ import { apiErrors, validationErrorOf } from "../api-error";
  * inclusive, `to` exclusive, so `from=2026-11-01&to=2026-12-01` is exactly November in Seoul.
  */
 
+/**
+ * A query's `+` decodes to a space (application/x-www-form-urlencoded), so `…T09:00:00+09:00` typed as is in
+ * a URL — the offset every Seoul instant has — arrives as `…T09:00:00 09:00`. A space before the offset of a
+ * time can mean nothing else: it is read as the `+` it was.
+ */
+const offsetPlusDecodedAsSpace = /(T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?) (\d{2}(?::?\d{2})?)$/;
+
 const instantOrSeoulDate = z
   .string()
+  .transform((text) => text.replace(offsetPlusDecodedAsSpace, "$1+$2"))
   .refine(
     (text) => isIsoDate(text) || z.iso.datetime({ offset: true }).safeParse(text).success,
     'must be a date "YYYY-MM-DD" (a Seoul day) or an ISO 8601 instant with offset',

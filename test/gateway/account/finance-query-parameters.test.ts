@@ -89,3 +89,40 @@ describe("a parameter given twice", () => {
     });
   });
 });
+
+describe("an instant with its Seoul offset typed as is in the URL", () => {
+  // A `+` in a query decodes to a space: `…T00:00:00+09:00` arrives as `…T00:00:00 09:00`.
+  const seoulFebruaryFirst = "2026-02-01T00:00:00+09:00";
+
+  it("is the instant it names, in the billing totals, as when its + is percent-encoded", async () => {
+    // When
+    const typed = await asSession(`/llm/billing/totals?groupBy=day&from=${seoulFebruaryFirst}`);
+    const encoded = await asSession(
+      `/llm/billing/totals?groupBy=day&from=${encodeURIComponent(seoulFebruaryFirst)}`,
+    );
+
+    // Then
+    expect(typed.status, await typed.clone().text()).toBe(200);
+    const totals = await typed.json();
+    expect(totals).toMatchObject({
+      from: "2026-01-31T15:00:00.000Z",
+      totals: [{ group: "2026-02-01", charges: 1 }],
+      charges: 1,
+    });
+    expect(totals).toEqual(await encoded.json());
+  });
+
+  it("is the instant it names, as the end of the admin's billing history", async () => {
+    // When
+    const response = await api.admin(
+      "GET",
+      `/billing?account=user:${user.id}&from=2026-01-31T00:00:00+09:00&to=${seoulFebruaryFirst}`,
+    );
+
+    // Then
+    expect(response.status, await response.clone().text()).toBe(200);
+    const history = (await response.json()) as { from: string; to: string; data: { requestId: string }[] };
+    expect(history).toMatchObject({ from: "2026-01-30T15:00:00.000Z", to: "2026-01-31T15:00:00.000Z" });
+    expect(history.data.map((charge) => charge.requestId)).toEqual(["fq-january"]);
+  });
+});
