@@ -26,5 +26,15 @@ export const billingTotalsQuerySchema = z.object({
 
 /** Whether the query asks for one page rather than the whole range. */
 export function isPageQuery(query: z.infer<typeof billingPageQuerySchema>): boolean {
-  return query.limit !== undefined || query.cursor !== undefined || query.order !== undefined;
+  return pagingParameterOf(query) !== undefined;
+}
+
+/** The first paging parameter the query gives, if any: it asks for one page rather than the whole range. */
+export function pagingParameterOf(
+  query: z.infer<typeof billingPageQuerySchema>,
+): "limit" | "cursor" | "order" | undefined {
+  if (query.limit !== undefined) return "limit";
+  if (query.cursor !== undefined) return "cursor";
+  if (query.order !== undefined) return "order";
+  return undefined;
 }

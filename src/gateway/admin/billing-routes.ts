@@ -6,9 +6,10 @@ import { billingRangeOf } from "../account/billing-range";
 import {
   billingPageQuerySchema,
   billingTotalsQuerySchema,
-  isPageQuery,
+  pagingParameterOf,
 } from "../account/billing-read-schemas";
 import { sendBillingJson, write } from "../account/billing-response";
+import { apiErrors } from "../api-error";
 import { type AdminContext, parseWith } from "./admin-context";
 import { billingQuerySchema } from "./admin-request-schemas";
 import { billingCsvHeader, billingCsvRows } from "./billing-csv";
@@ -23,9 +24,15 @@ export function addBillingRoutes(router: Router, context: AdminContext): void {
     const { account, format } = parseWith(billingQuerySchema, request.query);
     const { from, to } = billingRangeOf(request.query);
     const query = { account, from, to };
-    // One page when asked (`limit`, `cursor`); without them the whole range, as before.
+    // One page when asked (`limit`, `cursor`, `order`); without them the whole range, as before. A CSV has
+    // no place for a next cursor: paging it is refused, never answered with the whole range as if asked.
     const page = parseWith(billingPageQuerySchema, request.query);
-    if (isPageQuery(page) && format === "json") {
+    const paging = pagingParameterOf(page);
+    if (paging !== undefined && format === "csv")
+      throw apiErrors.validation(
+        `${paging}: pages the JSON answer; format=csv is the whole range, oldest first`,
+      );
+    if (paging !== undefined) {
       const { data, nextCursor } = await readBillingPage(context.database, query, {
         limit: page.limit ?? readLimits.billingPageRowsDefault,
         cursor: page.cursor,

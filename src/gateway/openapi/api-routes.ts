@@ -566,7 +566,7 @@ export const apiRoutes: readonly ApiRoute[] = [
     path: "/admin/billing",
     tag: "admin",
     summary:
-      "An account's charges with their breakdown, as JSON or CSV; one JSON page with limit/cursor/order",
+      "An account's charges with their breakdown, as JSON or CSV; one JSON page with limit/cursor/order (with format=csv: 400/100)",
     security: "admin",
     query: z.object({
       ...billingQuerySchema.shape,

@@ -126,3 +126,24 @@ describe("an instant with its Seoul offset typed as is in the URL", () => {
     expect(history.data.map((charge) => charge.requestId)).toEqual(["fq-january"]);
   });
 });
+
+describe("paging the admin's billing CSV", () => {
+  it.each([
+    ["limit", "limit=1"],
+    ["cursor", "cursor=abc"],
+    ["order", "order=newest"],
+  ])(
+    "is refused with 400/100 rather than answered whole as if %s were not there",
+    async (parameter, paging) => {
+      // When
+      const response = await api.admin("GET", `/billing?account=user:${user.id}&format=csv&${paging}`);
+
+      // Then
+      expect(await errorOf(response)).toEqual({
+        httpStatus: 400,
+        status: 100,
+        message: `${parameter}: pages the JSON answer; format=csv is the whole range, oldest first`,
+      });
+    },
+  );
+});
