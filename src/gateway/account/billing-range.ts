@@ -16,14 +16,25 @@ import { apiErrors, validationErrorOf } from "../api-error";
  */
 const offsetPlusDecodedAsSpace = /(T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?) (\d{2}(?::?\d{2})?)$/;
 
+/**
+ * The first Seoul date a range may name, as the first statement month: no charge is older, and the runtime's
+ * time-zone data misplaces Seoul's midnights before 1908 (its local mean time, an offset in seconds), so
+ * "1900-01-01" was refused as no date at all. An older bound is an instant with its offset.
+ */
+export const rangeSeoulDateMin = "1970-01-01";
+
+export function isRangeSeoulDate(text: string): boolean {
+  return isIsoDate(text) && text >= rangeSeoulDateMin;
+}
+
 const instantOrSeoulDate = z
   .string()
   .transform((text) => text.replace(offsetPlusDecodedAsSpace, "$1+$2"))
   .refine(
-    (text) => isIsoDate(text) || z.iso.datetime({ offset: true }).safeParse(text).success,
-    'must be a date "YYYY-MM-DD" (a Seoul day) or an ISO 8601 instant with offset',
+    (text) => isRangeSeoulDate(text) || z.iso.datetime({ offset: true }).safeParse(text).success,
+    `must be a date "YYYY-MM-DD" from ${rangeSeoulDateMin} (a Seoul day) or an ISO 8601 instant with offset`,
   )
-  .transform((text) => (isIsoDate(text) ? startInstantOfSeoulDate(text) : new Date(text)))
+  .transform((text) => (isRangeSeoulDate(text) ? startInstantOfSeoulDate(text) : new Date(text)))
   .refine(isInstantInRange, "must lie in the years 1 to 9999");
 
 export const billingRangeSchema = z.object({

@@ -3,13 +3,13 @@ import type pg from "pg";
 import { z } from "zod";
 import { readUsageByDay, type UsageDayRow } from "../../billing/read-models/usage-by-day";
 import { readLimits } from "../../kernel/limits";
-import { isIsoDate } from "../../kernel/seoul-calendar";
 import type { OrganizationRoleService } from "../../keys/organization-role-service";
 import type { AccountReference } from "../../ledger/events";
 import { apiErrors, validationErrorOf } from "../api-error";
 import { sessionOf } from "../middleware/authenticate-session";
 import { refuseRepeatedQueryParameters } from "../middleware/refuse-repeated-query-parameters";
 import { activityIssuerOf } from "./activity-routes";
+import { isRangeSeoulDate, rangeSeoulDateMin } from "./billing-range";
 
 /**
  * `GET /llm/usage?from&to&isOrganization` (session): the caller's charged usage per Seoul day × model × key,
@@ -18,7 +18,9 @@ import { activityIssuerOf } from "./activity-routes";
  * is neither owner nor admin: only the organization keys they issued, C14).
  */
 
-const seoulDate = z.string().refine(isIsoDate, 'must be a date "YYYY-MM-DD" (a Seoul day)');
+const seoulDate = z
+  .string()
+  .refine(isRangeSeoulDate, `must be a date "YYYY-MM-DD" from ${rangeSeoulDateMin} (a Seoul day)`);
 export const usageQuerySchema = z.object({
   from: seoulDate.optional(),
   to: seoulDate.optional(),

@@ -147,3 +147,27 @@ describe("paging the admin's billing CSV", () => {
     },
   );
 });
+
+describe("a Seoul date the ranges do not take", () => {
+  it.each([
+    ["/llm/billing?from=0001-01-01", "from", "or an ISO 8601 instant with offset"],
+    ["/llm/billing/totals?groupBy=day&to=1900-01-01", "to", "or an ISO 8601 instant with offset"],
+    ["/llm/usage?from=1908-03-31", "from", ""],
+  ])("is refused with the bound it is outside, not as no date (%s)", async (path, parameter, orInstant) => {
+    // When
+    const response = await asSession(path);
+
+    // Then
+    expect(await errorOf(response)).toEqual({
+      httpStatus: 400,
+      status: 100,
+      message: `${parameter}: must be a date "YYYY-MM-DD" from 1970-01-01 (a Seoul day)${orInstant ? ` ${orInstant}` : ""}`,
+    });
+  });
+
+  it("is no bound on an instant: the years 1 to 9999 stay open", async () => {
+    const response = await asSession("/llm/billing/totals?groupBy=day&from=0001-01-01T00:00:00Z");
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ from: "0001-01-01T00:00:00.000Z", charges: 2 });
+  });
+});
