@@ -260,9 +260,17 @@ function wonText(decimal: string): string {
 export function validationErrorOf(error: ZodError): ApiError {
   const issue = error.issues[0];
   if (!issue) return apiErrors.validation("Invalid request");
-  const path = issue.path.map(String).join(".");
-  return apiErrors.validation(path ? `${path}: ${issue.message}` : issue.message);
+  // zod reports unknown fields on their object; the field itself is named, as every other field is.
+  const unknownField = issue.code === "unrecognized_keys";
+  const path = (unknownField ? [...issue.path, issue.keys[0]!] : issue.path).map(String).join(".");
+  const message =
+    unknownField && zodUnknownFieldWording.test(issue.message) ? unknownFieldMessage : issue.message;
+  return apiErrors.validation(path ? `${path}: ${message}` : message);
 }
+
+/** zod's default words for an unknown field (`Unrecognized key: "x"`), where a schema gives none of its own. */
+const zodUnknownFieldWording = /^Unrecognized keys?: /;
+const unknownFieldMessage = "is not a field of this request";
 
 export interface ErrorBody {
   status: ApplicationCode;

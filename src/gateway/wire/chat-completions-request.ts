@@ -109,11 +109,10 @@ const chatCompletionsRequestShape = {
   ...refusedParameterSchemas,
 };
 
-const chatCompletionsRequestSchema = z.object(chatCompletionsRequestShape, {
+const chatCompletionsRequestSchema = closedObjectSchema(chatCompletionsRequestShape, {
   error: "request body must be a JSON object",
+  unknownField: "not supported",
 });
-
-const knownFields = new Set(Object.keys(chatCompletionsRequestShape));
 
 /** The chat-completions field of each optional parameter, for errors that name it. */
 export const chatCompletionsParameterNames: ClientParameterNames = {
@@ -140,8 +139,6 @@ export function parseChatCompletionsRequest(body: unknown): ParsedGenerationRequ
 export function parseChatCompletionsRequestBySchema(body: unknown): ParsedGenerationRequest {
   const parsed = chatCompletionsRequestSchema.safeParse(body);
   if (!parsed.success) throw validationErrorOf(parsed.error);
-  const unknownField = Object.keys(body as object).find((field) => !knownFields.has(field));
-  if (unknownField !== undefined) throw apiErrors.validation(`${unknownField}: not supported`);
   const request = parsed.data;
   // The protocol's own rule: options of a stream mean nothing without one.
   if (request.stream_options != null && request.stream !== true)
