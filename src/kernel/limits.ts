@@ -4,9 +4,9 @@ import { ConfigError } from "./config-error";
  * Every bound of the service, named with its unit last, in this one file (TigerBeetle's `constants.zig`), in
  * one object per concern: `limits` (the service's own machinery: pools, projections, checkpoints, holds, the
  * outbox, the request log, HTTP, the stop), `billingLimits`, `chargeLimits`, `readLimits`, `statementLimits`,
- * `sessionLimits`, `keyLimitBounds`, `upstreamLimits`, and the defaults an operator or a test may override:
- * `upstreamTimeoutDefaults`, `koreaeximDefaultLimits`, `resilienceLimitDefaults`, `defaultSettlementTimings`,
- * with `environmentRanges` for what src/config.ts accepts from the environment.
+ * `sessionLimits`, `keyTextLimits`, `keyLimitBounds`, `upstreamLimits`, and the defaults an operator or a test
+ * may override: `upstreamTimeoutDefaults`, `koreaeximDefaultLimits`, `resilienceLimitDefaults`,
+ * `defaultSettlementTimings`, with `environmentRanges` for what src/config.ts accepts from the environment.
  *
  * The relations between them are asserted when this module loads (`assertLimitRelations`), so a change that
  * makes two limits contradict each other stops every process and test at once, naming the relation; the
@@ -399,6 +399,12 @@ export const sessionLimits = {
   oidcProviderTimeoutSeconds: 10,
   /** A claim naming a user, an organization or a role longer than this is refused, not stored. */
   oidcClaimTextLengthMax: accountIdLengthMax,
+} as const;
+
+/** What a person names and describes an API key with, shown in the console, statements and exports. */
+export const keyTextLimits = {
+  nameLengthMax: 200,
+  descriptionLengthMax: 2_000,
 } as const;
 
 /** Per-key limits bigger than any sane budget are refused rather than stored (a typo of zeros). */

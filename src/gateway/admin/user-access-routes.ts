@@ -6,6 +6,7 @@ import type { ApiKeyService } from "../../keys/api-key-service";
 import type { ConsoleAuth } from "../console/console-auth";
 import { storableString } from "../http/storable-string";
 import { handleKeyRoute } from "../keys/key-routes";
+import { keyDescriptionSchema, keyNameSchema } from "../keys/key-text-schemas";
 import { publicOriginOf } from "../middleware/public-origin";
 import { requestIdOf } from "../middleware/request-id";
 import { parseWith } from "./admin-context";
@@ -31,8 +32,8 @@ export const signInLinkBodySchema = z
 export const adminIssueKeyBodySchema = z
   .object({
     account: accountReferenceText,
-    name: z.string().trim().min(1, "is required").max(200),
-    description: z.string().max(2_000).optional().default(""),
+    name: keyNameSchema,
+    description: keyDescriptionSchema,
     /** For an organization key: the member it is for (recorded as its issuing user). */
     issuedForUserId: identifier.optional(),
   })

@@ -18,14 +18,15 @@ import { storableString } from "../http/storable-string";
 import { sessionOf } from "../middleware/authenticate-session";
 import { requestIdOf } from "../middleware/request-id";
 import { closedObjectSchema } from "../wire/closed-object-schema";
+import { keyDescriptionSchema, keyNameSchema } from "./key-text-schemas";
 
 /** Key management (/llm/apis, C4), behind a logged-in session. */
 
 // Closed: a misspelt field (`isOrganisation`) would otherwise issue a personal key without a word.
 const issueBody = closedObjectSchema(
   {
-    name: z.string().trim().min(1, "is required").max(200),
-    description: z.string().max(2_000).optional().default(""),
+    name: keyNameSchema,
+    description: keyDescriptionSchema,
     isOrganization: z.boolean().optional().default(false),
   },
   {
