@@ -1,4 +1,5 @@
 import * as client from "openid-client";
+import { isAccountId } from "../kernel/account-id";
 import { sessionLimits } from "../kernel/limits";
 import { isStorableText } from "../kernel/storable-text";
 import { organizationRoles } from "../ledger/events";
@@ -175,7 +176,7 @@ export function sessionOfClaims(claims: Record<string, unknown>, settings: OidcS
 function roleClaimOf(claims: Record<string, unknown>, name: string): string | undefined {
   const value = claims[name];
   if (Array.isArray(value)) return organizationRoles.find((role) => value.includes(role));
-  return typeof value === "string" && value !== "" && isAccountIdText(value) ? value : undefined;
+  return typeof value === "string" && value !== "" && isRoleText(value) ? value : undefined;
 }
 
 /** A claim's value as an id: a string or a whole number (some providers number their users); absent: undefined. */
@@ -183,11 +184,12 @@ function claimText(claims: Record<string, unknown>, name: string): string | unde
   const value = claims[name];
   if (value === undefined || value === null || value === "") return undefined;
   const text = typeof value === "number" && Number.isSafeInteger(value) ? String(value) : value;
-  if (typeof text !== "string" || !isAccountIdText(text)) throw new OidcSignInRefused("claim-invalid", name);
+  if (!isAccountId(text)) throw new OidcSignInRefused("claim-invalid", name);
   return text;
 }
 
-function isAccountIdText(text: string): boolean {
+/** A role claim's text: carried when storable and within the claims' bound (a role of ours decides). */
+function isRoleText(text: string): boolean {
   return text.length <= sessionLimits.oidcClaimTextLengthMax && isStorableText(text);
 }
 

@@ -1,6 +1,6 @@
 import { decodeJwt, errors, jwtVerify, SignJWT } from "jose";
+import { isAccountId } from "../kernel/account-id";
 import { sessionLimits } from "../kernel/limits";
-import { isStorableText } from "../kernel/storable-text";
 
 /**
  * Logged-in sessions (C4): HS256 JWTs signed with SESSION_SECRET, claims `sub` (user id), optional `org`
@@ -47,7 +47,7 @@ export class SessionTokens {
       (session.organizationId !== null && !isAccountId(session.organizationId))
     )
       throw new Error(
-        `a session's user and organization ids must be non-empty text PostgreSQL can store, at most ${sessionLimits.accountIdLengthMax} characters`,
+        `a session's user and organization ids must be text PostgreSQL can store, 1 to ${sessionLimits.accountIdLengthMax} characters, neither blank nor with whitespace at either end`,
       );
     const issuedAt = Math.floor(now.getTime() / 1_000);
     const expiresAtSeconds = issuedAt + ttlSeconds;
@@ -95,11 +95,4 @@ export function secondsUntilExpiry(verifiedToken: string, nowMs = Date.now()): n
   const { exp } = decodeJwt(verifiedToken);
   if (typeof exp !== "number") throw new Error("a verified session token has an exp");
   return Math.max(0, Math.floor(exp - nowMs / 1_000));
-}
-
-/** Whether an id can name an account: non-empty text PostgreSQL can store, within the ids' one bound. */
-function isAccountId(id: unknown): id is string {
-  return (
-    typeof id === "string" && id !== "" && id.length <= sessionLimits.accountIdLengthMax && isStorableText(id)
-  );
 }

@@ -46,4 +46,16 @@ describe("an ID token's claims as a session", () => {
     expect(() => sessionOfClaims({ sub: "a".repeat(300) }, settings)).toThrow("claim-invalid (sub)");
     expect(sessionOfClaims({ sub: 1001 }, settings).userId).toBe("1001");
   });
+
+  it("refuses a user or organization claim that is blank or has whitespace at either end, never trimming it", () => {
+    for (const sub of [" ", "\t", " mina", "mina\n"])
+      expect(() => sessionOfClaims({ sub }, settings), JSON.stringify(sub)).toThrow("claim-invalid (sub)");
+    expect(() => sessionOfClaims({ sub: "mina", org_id: "acme " }, settings)).toThrow(
+      "claim-invalid (org_id)",
+    );
+    expect(sessionOfClaims({ sub: "kim mina", org_id: "acme corp" }, settings)).toEqual({
+      userId: "kim mina",
+      organizationId: "acme corp",
+    });
+  });
 });

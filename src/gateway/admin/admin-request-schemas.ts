@@ -5,10 +5,11 @@ import {
   isAcceptableUnitPrice,
 } from "../../billing/charging/charge-limits";
 import { isAcceptableCreditAmount } from "../../billing/commands/top-up-credit";
-import { billingLimits, sessionLimits } from "../../kernel/limits";
+import { billingLimits } from "../../kernel/limits";
 import { isDecimalString, type Money, parseMoney } from "../../kernel/money";
 import { isIsoDate } from "../../kernel/seoul-calendar";
 import { accountKinds, ledgerEventTypes } from "../../ledger/events";
+import { accountIdentifier } from "../http/account-identifier";
 import { storableString } from "../http/storable-string";
 
 /**
@@ -34,9 +35,6 @@ const unitPriceText = acceptableMoney(
 );
 
 const isoDateText = z.string().refine(isIsoDate, 'must be a date "YYYY-MM-DD"');
-
-/** An account or organization id, as a path, a body or a cursor carries it. */
-export const accountIdentifier = storableString.min(1).max(sessionLimits.accountIdLengthMax);
 
 const accountTextMessage = "must be user:ID or organization:ID";
 

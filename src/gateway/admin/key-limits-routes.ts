@@ -3,10 +3,10 @@ import { z } from "zod";
 import { keyLimitsBodySchema, noKeyLimits } from "../../keys/api-key-limits";
 import type { ApiKeyService } from "../../keys/api-key-service";
 import { organizationKeyDefaultsBodySchema } from "../../keys/organization-key-defaults";
+import { accountIdentifier } from "../http/account-identifier";
 import { handleKeyRoute, keyIdOf } from "../keys/key-routes";
 import { requestIdOf } from "../middleware/request-id";
 import { parseWith } from "./admin-context";
-import { accountIdentifier } from "./admin-request-schemas";
 
 /**
  * An admin's hand on any key's limits (the sessions' own routes are `/llm/apis/:uuid/limits`):

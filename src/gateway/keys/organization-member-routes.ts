@@ -1,10 +1,9 @@
 import { Router } from "express";
 import { z } from "zod";
-import { sessionLimits } from "../../kernel/limits";
 import type { OrganizationRoleService } from "../../keys/organization-role-service";
 import { organizationRoles } from "../../keys/organization-roles";
 import { validationErrorOf } from "../api-error";
-import { storableString } from "../http/storable-string";
+import { accountIdentifier } from "../http/account-identifier";
 import { sessionOf } from "../middleware/authenticate-session";
 import { requestIdOf } from "../middleware/request-id";
 import { handleKeyRoute } from "./key-routes";
@@ -15,9 +14,7 @@ import { handleKeyRoute } from "./key-routes";
  * otherwise). C14; the role table is in docs/api.md, "Roles in an organization".
  */
 
-export const memberPathSchema = z.object({
-  userId: storableString.min(1).max(sessionLimits.accountIdLengthMax),
-});
+export const memberPathSchema = z.object({ userId: accountIdentifier });
 
 export const memberRoleBodySchema = z
   .object({ role: z.enum(organizationRoles, { error: "must be owner, admin or member" }) })
