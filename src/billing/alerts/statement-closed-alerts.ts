@@ -42,8 +42,7 @@ export async function detectClosedStatements(
            WHERE statement.account_kind = endpoint.account_kind AND statement.account_id = endpoint.account_id
              AND statement.month <= $1)
          AND NOT ${usageUnsettledCondition({
-           accountKind: "endpoint.account_kind",
-           accountId: "endpoint.account_id",
+           account: { kind: "endpoint.account_kind", id: "endpoint.account_id" },
            monthEnd: "$2::timestamptz",
            month: "$1",
          })}

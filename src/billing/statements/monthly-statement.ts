@@ -12,7 +12,7 @@ import { describeCheckpoint } from "../../ledger/integrity/event-proof";
 import { checkpointCovering } from "../../ledger/integrity/ledger-checkpoint";
 import { readKeyNames } from "../read-models/key-names";
 import { boundsOf, type StatementMonth } from "./statement-month";
-import { usageUnsettledCondition } from "./unsettled-usage";
+import { isMonthProvisional } from "./unsettled-usage";
 
 /**
  * The monthly statement of one account: what finance closes a month with. Read from the monthly-statements
@@ -162,7 +162,7 @@ async function readInSnapshot(
   const key: StatementKey = [account.kind, account.id, month];
   const totals = await readBalances(client, key);
   const { topUps, groups, corrections } = await readLines(client, key);
-  const pending = await hasUsageUnsettled(client, account, month, end);
+  const provisional = await isMonthProvisional(client, month, now, account);
   const keyNames = await readKeyNames(client, [
     ...groups.map((row) => row.key_id),
     ...corrections.map((row) => row.keyId),
@@ -181,7 +181,7 @@ async function readInSnapshot(
     closingBalanceWon: won(parseMoney(totals.closing_won)),
     signConvention: statementSignConvention,
     chargeCount: Number(totals.charge_count ?? "0"),
-    provisional: now.getTime() < end.getTime() + statementLimits.settlementGraceMs || pending,
+    provisional,
     checkpoint: await checkpointSealing(client, totals),
     topUps: topUps.map((row) => ({ ...row, amountWon: won(parseMoney(row.amountWon)) })),
     chargesByModel: groupBy(groups, (row) => row.model).map(([model, group]) => ({ model, ...group })),
@@ -277,19 +277,6 @@ async function readLines(client: Queryable, key: StatementKey) {
 }
 
 /** Whether a request started before the month's end is not yet final (unsettled-usage.ts). */
-async function hasUsageUnsettled(
-  client: Queryable,
-  account: AccountReference,
-  month: StatementMonth,
-  end: Date,
-): Promise<boolean> {
-  const unsettled = await client.query<{ unsettled: boolean }>(
-    `SELECT ${usageUnsettledCondition({ accountKind: "$1", accountId: "$2", monthEnd: "$3", month: "$4" })} AS unsettled`,
-    [account.kind, account.id, end.toISOString(), month],
-  );
-  return unsettled.rows[0]!.unsettled;
-}
-
 /** The signed checkpoint covering the last event the totals include; null when none does yet. */
 async function checkpointSealing(
   client: Queryable,

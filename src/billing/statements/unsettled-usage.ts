@@ -1,7 +1,11 @@
+import type pg from "pg";
 import { pendingChargesTable } from "../../../projections/balances";
+import { statementLimits } from "../../kernel/limits";
+import type { AccountReference } from "../../ledger/events";
 import { requestHoldsTable } from "../../ledger/schema/holds/request-holds";
 import { sweptHoldReservesTable } from "../../ledger/schema/holds/swept-hold-reserves";
 import { openHoldsTable } from "../../ledger/schema/inline-funds/open-holds";
+import { boundsOf, type StatementMonth } from "./statement-month";
 
 /**
  * Whether an account has a request started before a month's end that is not yet final: its usage recorded
@@ -10,18 +14,20 @@ import { openHoldsTable } from "../../ledger/schema/inline-funds/open-holds";
  * or its hold swept while its gateway lived, whose correction may still come (swept_hold_reserves, by the
  * Seoul month its request started in). Any keeps the month's statement provisional, whatever the clock says.
  *
- * One SQL condition, for the statement (monthly-statement.ts) and for `statement.closed`
+ * One SQL condition, for the statement (monthly-statement.ts), the finance export and `statement.closed`
  * (statement-closed-alerts.ts) alike: each argument is an SQL expression (a column or a parameter), the month
- * end a timestamptz and the month its `YYYY-MM` text.
+ * end a timestamptz and the month its `YYYY-MM` text; without an account, any account's usage counts.
  */
 export function usageUnsettledCondition(sql: {
-  accountKind: string;
-  accountId: string;
+  account: { kind: string; id: string } | undefined;
   monthEnd: string;
   month: string;
 }): string {
+  const { account } = sql;
   const ofAccount = (table: string) =>
-    `${table}.account_kind = ${sql.accountKind} AND ${table}.account_id = ${sql.accountId}`;
+    account === undefined
+      ? "TRUE"
+      : `${table}.account_kind = ${account.kind} AND ${table}.account_id = ${account.id}`;
   return `(
     EXISTS (SELECT FROM ${pendingChargesTable.name} pending
             WHERE ${ofAccount("pending")} AND pending.started_at < ${sql.monthEnd})
@@ -32,4 +38,27 @@ export function usageUnsettledCondition(sql: {
     OR EXISTS (SELECT FROM ${sweptHoldReservesTable.name} reserve
                WHERE ${ofAccount("reserve")} AND reserve.month <= ${sql.month} AND reserve.reserved_until > now())
   )`;
+}
+
+/**
+ * Whether a month may still change — for one account's statement, or for every account's (the finance
+ * export): until its end and the settlement grace after it are over, and after that while usage started in
+ * it is unsettled.
+ */
+export async function isMonthProvisional(
+  client: Pick<pg.ClientBase, "query">,
+  month: StatementMonth,
+  now: Date,
+  account: AccountReference | undefined,
+): Promise<boolean> {
+  const { end } = boundsOf(month);
+  if (now.getTime() < end.getTime() + statementLimits.settlementGraceMs) return true;
+  const condition = usageUnsettledCondition({
+    account: account === undefined ? undefined : { kind: "$3", id: "$4" },
+    monthEnd: "$1::timestamptz",
+    month: "$2",
+  });
+  const values = [end.toISOString(), month, ...(account === undefined ? [] : [account.kind, account.id])];
+  const unsettled = await client.query<{ unsettled: boolean }>(`SELECT ${condition} AS unsettled`, values);
+  return unsettled.rows[0]!.unsettled;
 }

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { readMonthCharges } from "../../billing/statements/finance-export";
 import { readMonthlyStatement } from "../../billing/statements/monthly-statement";
 import { isStatementMonth } from "../../billing/statements/statement-month";
+import { isMonthProvisional } from "../../billing/statements/unsettled-usage";
 import { write } from "../account/billing-response";
 import { sendStatement, statementQuerySchema } from "../statements/statement-response";
 import { type AdminContext, parseWith } from "./admin-context";
@@ -12,7 +13,9 @@ import { billingCsvHeader, billingCsvRows } from "./billing-csv";
 /**
  * `GET /statements/:kind/:id?month=YYYY-MM[&format=csv][&lines=charges]`: any account's monthly statement.
  * `GET /exports/charges?month=YYYY-MM`: the month's charges of every account as one CSV with the billing
- * history's columns, streamed; it sums exactly to the month's statements' `chargesWon`.
+ * history's columns, streamed; it sums exactly to the month's statements' `chargesWon`. A month that may
+ * still change says so where a file saved from it shows it: its name ends `-provisional` (and the
+ * `x-export-provisional` header says `true`), so a partial month is not filed as the closed one.
  */
 
 export const chargesExportQuerySchema = z.object({
@@ -31,7 +34,12 @@ export function addStatementRoutes(router: Router, context: AdminContext): void 
 
   router.get("/exports/charges", async (request, response) => {
     const { month } = parseWith(chargesExportQuerySchema, request.query);
-    response.status(200).type("text/csv; charset=utf-8").attachment(`charges-${month}.csv`);
+    const provisional = await isMonthProvisional(context.database, month, context.clock(), undefined);
+    response
+      .status(200)
+      .type("text/csv; charset=utf-8")
+      .attachment(provisional ? `charges-${month}-provisional.csv` : `charges-${month}.csv`)
+      .setHeader("x-export-provisional", String(provisional));
     await write(response, billingCsvHeader());
     for await (const page of readMonthCharges(context.database, month, undefined))
       await write(response, billingCsvRows(page));

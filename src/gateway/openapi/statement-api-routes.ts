@@ -188,7 +188,14 @@ export const statementAndReceiptRoutes: readonly ApiRoute[] = [
     summary: "The month's charges of every account as one CSV with the billing history's columns, streamed",
     security: "admin",
     query: chargesExportQuerySchema,
-    responses: { 200: { description: "CSV", contentType: "text/csv", schema: z.string() } },
+    responses: {
+      200: {
+        description:
+          "CSV, as the file charges-YYYY-MM.csv; while the month may still change (as a statement's provisional), charges-YYYY-MM-provisional.csv, with the header x-export-provisional: true",
+        contentType: "text/csv",
+        schema: z.string(),
+      },
+    },
     errors: [100, 110],
   },
   {

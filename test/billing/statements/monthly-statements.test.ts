@@ -511,6 +511,34 @@ describe("monthly statements", () => {
     expect((await statementOf(path)).provisional).toBe(false);
   });
 
+  it("names an export of a month that may still change provisional, in its file name and a header", async () => {
+    const exportOf = async (month: string) => {
+      const response = await api.admin("GET", `/exports/charges?month=${month}`);
+      await response.text();
+      return {
+        file: response.headers.get("content-disposition"),
+        provisional: response.headers.get("x-export-provisional"),
+      };
+    };
+    // November is within its settlement grace on the harness's clock (2026-11-20); October is past it.
+    expect(await exportOf("2026-11")).toEqual({
+      file: "attachment; filename=charges-2026-11-provisional.csv",
+      provisional: "true",
+    });
+    expect(await exportOf("2026-10")).toEqual({
+      file: "attachment; filename=charges-2026-10.csv",
+      provisional: "false",
+    });
+    // Any account's request started in October and still running keeps October's export provisional.
+    const [decision] = await usageAuthorizationsOf(api.ledger.ledger.pool, api.ledger.store).authorizeUsage([
+      personalHoldRequest("st-oct-export-stream", user.id, { startedAt: "2026-10-31T14:50:00.000Z" }),
+    ]);
+    expect(decision).toMatchObject({ kind: "held" });
+    expect(await exportOf("2026-10")).toMatchObject({ provisional: "true" });
+    await api.ledger.ledger.pool.query("DELETE FROM request_holds WHERE request_id = 'st-oct-export-stream'");
+    expect(await exportOf("2026-10")).toMatchObject({ provisional: "false" });
+  });
+
   it("keeps a month provisional past its grace while the sweep keeps money back for a request started in it, final once that ends", async () => {
     const userId = "statement-swept-streamer";
     const path = `/statements/user/${userId}?month=2026-10`;
