@@ -275,7 +275,7 @@ describe("chat completions with tools, structured output, images and parameters"
     ["store: not supported", { store: true }],
     ["functions: not supported", { functions: [{ name: "f", parameters: {} }] }],
     ["function_call: not supported", { function_call: "auto" }],
-    ["service_tier: not supported", { service_tier: "priority" }],
+    ['service_tier: must be "auto" or absent', { service_tier: "priority" }],
   ])("refuses %s with 400/100 before any upstream call", async (message, fields) => {
     const response = await fetch(`${harness.baseUrl}/chat/completions`, {
       method: "POST",

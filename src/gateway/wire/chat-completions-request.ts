@@ -12,6 +12,7 @@ import {
   penaltySchema,
   reasoningEffortSchema,
   seedSchema,
+  serviceTierSchema,
   streamSchema,
   temperatureSchema,
   topPSchema,
@@ -31,7 +32,7 @@ import { plainChatCompletionsRequestOf } from "./plain-chat-completions-request"
  * deprecated `functions` — and any field the protocol does not have: the protocol's own reference refuses
  * unrecognised arguments, and a parameter dropped unread would change the answer without telling (C12).
  * Values that ask for nothing beyond the default (`n: 1`, `logprobs: false`, `logit_bias: {}`,
- * `store: false`, text-only `modalities`) are accepted.
+ * `store: false`, text-only `modalities`, `service_tier: "auto"`) are accepted.
  */
 
 /** Stop sequences: the protocol's bound of four. */
@@ -72,6 +73,8 @@ const refusedParameterSchemas = {
     .nullish(),
   web_search_options: refusedSchema("web search is not served"),
   store: z.literal(false, { error: "not supported: the gateway does not store completions" }).nullish(),
+  // As in the responses format: "auto", the default, is accepted; a named tier is refused.
+  service_tier: serviceTierSchema,
   // The deprecated pair would need the legacy reply shape (`function_call`, role "function") as well.
   functions: refusedSchema("deprecated; send tools"),
   function_call: refusedSchema("deprecated; send tool_choice"),

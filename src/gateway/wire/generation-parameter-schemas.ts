@@ -120,6 +120,14 @@ export const metadataSchema = z
   })
   .nullish();
 
+/**
+ * `service_tier` of both formats: "auto", the protocols' default, asks for nothing the gateway does not do
+ * anyway (each upstream serves at its own tier); any named tier is one it cannot choose upstream (C12).
+ */
+export const serviceTierSchema = z
+  .literal("auto", { error: 'must be "auto" or absent: the gateway chooses no service tier' })
+  .nullish();
+
 /** `stream_options.include_obfuscation` of both formats: the gateway pads no stream event, so only false. */
 export const includeObfuscationSchema = z
   .boolean({ error: "must be a boolean" })

@@ -7,6 +7,7 @@ import {
   metadataSchema,
   modelSchema,
   outputTokensSchema,
+  serviceTierSchema,
   streamSchema,
   temperatureSchema,
   topPSchema,
@@ -78,9 +79,7 @@ const responsesRequestSchema = closedObjectSchema(
         error: 'must be "disabled" or absent: the gateway never truncates the conversation',
       })
       .nullish(),
-    service_tier: z
-      .literal("auto", { error: 'must be "auto" or absent: the gateway chooses no service tier' })
-      .nullish(),
+    service_tier: serviceTierSchema,
     stream_options: closedObjectSchema(
       {
         include_obfuscation: includeObfuscationSchema,

@@ -38,7 +38,14 @@ describe("parseChatCompletionsRequest: a valid body", () => {
   });
 
   it("accepts the values that ask for nothing beyond the default", () => {
-    const parsed = parse({ n: 1, logprobs: false, logit_bias: {}, store: false, modalities: ["text"] });
+    const parsed = parse({
+      n: 1,
+      logprobs: false,
+      logit_bias: {},
+      store: false,
+      modalities: ["text"],
+      service_tier: "auto",
+    });
     expect(parsed).toStrictEqual(parseChatCompletionsRequest(valid));
   });
 
@@ -693,7 +700,11 @@ describe("parseChatCompletionsRequest: what the gateway cannot honour is refused
     ],
     ["store: true", { store: true }, "store: not supported: the gateway does not store completions"],
     ["a field the protocol does not have", { temperature_boost: 1 }, "temperature_boost: not supported"],
-    ["service_tier", { service_tier: "flex" }, "service_tier: not supported"],
+    [
+      "a named service_tier",
+      { service_tier: "flex" },
+      'service_tier: must be "auto" or absent: the gateway chooses no service tier',
+    ],
   ])("%s", (_case, fields, message) => {
     expectValidationError(() => parse(fields), message);
   });

@@ -116,6 +116,18 @@ describe("chat completions through the official client", () => {
     expect(usages).toEqual([chatUsage]);
   });
 
+  it("service_tier auto, the protocol's default, is served as the responses format serves it; a named tier is refused by name", async () => {
+    const completion = await client.chat.completions.create({ ...chatParams, service_tier: "auto" });
+    expect(completion.choices[0]?.message.content).toBe(cannedText);
+    expect(server.parsedRequests).toHaveLength(1);
+    await expect(
+      client.chat.completions.create({ ...chatParams, service_tier: "priority" }),
+    ).rejects.toMatchObject({
+      constructor: OpenAI.BadRequestError,
+      message: '400 service_tier: must be "auto" or absent: the gateway chooses no service tier',
+    });
+  });
+
   it("a validation error reaches the caller as BadRequestError with our message", async () => {
     await expect(client.chat.completions.create({ ...chatParams, temperature: 2.5 })).rejects.toMatchObject({
       constructor: OpenAI.BadRequestError,
