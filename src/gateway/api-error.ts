@@ -22,18 +22,34 @@ export const applicationCodes = {
 } as const;
 export type ApplicationCode = (typeof applicationCodes)[keyof typeof applicationCodes];
 
+export interface ApiErrorHeaders {
+  /** Whole seconds after which the same request may succeed: sent as `Retry-After` (C13). */
+  retryAfterSeconds?: number;
+  /** The methods the path does serve, sent as `Allow` with a 405. */
+  allowedMethods?: readonly string[];
+  /**
+   * False when sending the same request again could do twice what was done once: sent as
+   * `x-should-retry: false`, which the official OpenAI-style clients obey over their own rule (they resend
+   * every 408, 409, 429 and 5xx on their own, twice by default).
+   */
+  sendAgainSafe?: false;
+}
+
 export class ApiError extends Error {
   override readonly name = "ApiError";
+  readonly retryAfterSeconds: number | undefined;
+  readonly allowedMethods: readonly string[] | undefined;
+  readonly sendAgainSafe: false | undefined;
   constructor(
     readonly httpStatus: number,
     readonly applicationCode: ApplicationCode,
     message: string,
-    /** Whole seconds after which the same request may succeed: sent as `Retry-After` (C13). */
-    readonly retryAfterSeconds?: number,
-    /** The methods the path does serve, sent as `Allow` with a 405. */
-    readonly allowedMethods?: readonly string[],
+    headers: ApiErrorHeaders = {},
   ) {
     super(message);
+    this.retryAfterSeconds = headers.retryAfterSeconds;
+    this.allowedMethods = headers.allowedMethods;
+    this.sendAgainSafe = headers.sendAgainSafe;
   }
 }
 
@@ -72,8 +88,7 @@ export const apiErrors = {
       405,
       applicationCodes.validation,
       `${method} is not served at ${path}: use ${allowedMethods.join(" or ")}`,
-      undefined,
-      allowedMethods,
+      { allowedMethods },
     ),
   /** A slug no model answers to, pointing at the list of those that do (the caller's own list). */
   unknownModel: (slug: string, listPath = "GET /llm/v1/models") =>
@@ -85,10 +100,10 @@ export const apiErrors = {
   upstreamRejected: (message: string) => new ApiError(400, applicationCodes.modelProcessing, message),
   /** With `retryAfterSeconds` when every endpoint of the model is open: when the next probe goes (C13). */
   upstreamFailed: (message: string, retryAfterSeconds?: number) =>
-    new ApiError(500, applicationCodes.modelProcessing, message, retryAfterSeconds),
+    new ApiError(500, applicationCodes.modelProcessing, message, { retryAfterSeconds }),
   /** Every attempt was refused with 429 (C13). */
   upstreamThrottled: (message: string, retryAfterSeconds: number) =>
-    new ApiError(429, applicationCodes.modelProcessing, message, retryAfterSeconds),
+    new ApiError(429, applicationCodes.modelProcessing, message, { retryAfterSeconds }),
   /** Fail closed: without a working ledger nothing is generated, so nothing goes unbilled. */
   ledgerUnavailable: () =>
     new ApiError(
@@ -98,13 +113,15 @@ export const apiErrors = {
     ),
   /**
    * A write recorded in the ledger whose read models did not catch up in time (every HTTP wait for a
-   * projection follows its write): saying "unavailable" would invite a retry that records it twice.
+   * projection follows its write): saying "unavailable" would invite a retry that records it twice, and so
+   * would a client's automatic retry of a 503, which `x-should-retry: false` stops.
    */
   recordedNotVisibleYet: () =>
     new ApiError(
       503,
       applicationCodes.modelProcessing,
       "The change was recorded, but the ledger's read models have not caught up yet, so it is not visible; check before sending it again (a top-up sent again without its Idempotency-Key is credited twice)",
+      { sendAgainSafe: false },
     ),
   /**
    * A command that lost its append to other writers of the same stream every time it decided again
@@ -115,7 +132,7 @@ export const apiErrors = {
       503,
       applicationCodes.modelProcessing,
       "Other changes to the same record kept landing first, so this one was not recorded; send it again",
-      1,
+      { retryAfterSeconds: 1 },
     ),
   /**
    * A request nothing prices (C10: holds are priced): no FX rate recorded yet — a first start before its
@@ -151,7 +168,7 @@ export const apiErrors = {
       429,
       applicationCodes.keyRateLimited,
       `This API key reached its rate limit of ${requestsPerMinute} requests per minute; retry after ${retryAfterSeconds} s`,
-      retryAfterSeconds,
+      { retryAfterSeconds },
     ),
   /**
    * An endpoint with as many test messages waiting for delivery as it may have (they are retried for a day,
@@ -162,7 +179,7 @@ export const apiErrors = {
       429,
       applicationCodes.keyRateLimited,
       `This endpoint already has ${webhookLimits.pendingTestMessagesMax} test messages waiting for delivery; send another once one is delivered (GET …/deliveries)`,
-      webhookLimits.testMessagesRetryAfterSeconds,
+      { retryAfterSeconds: webhookLimits.testMessagesRetryAfterSeconds },
     ),
   /**
    * A key over a spend limit (C13): 400/140, the message naming the limit, and for a monthly one when it
@@ -201,7 +218,7 @@ export const apiErrors = {
       503,
       applicationCodes.modelProcessing,
       "This gateway was out of touch with the billing ledger long enough that the request's hold was released, so the request was ended; what was delivered is billed. Send it again",
-      1,
+      { retryAfterSeconds: 1 },
     ),
   /** A stream ran past the gateway's total stream deadline; what it delivered is billed. */
   streamDeadlineExceeded: (deadlineMs: number) =>

@@ -154,6 +154,7 @@ export function sendError(
   if (apiError.retryAfterSeconds !== undefined)
     response.setHeader("retry-after", String(apiError.retryAfterSeconds));
   if (apiError.allowedMethods !== undefined) response.setHeader("allow", apiError.allowedMethods.join(", "));
+  if (apiError.sendAgainSafe === false) response.setHeader("x-should-retry", "false");
   sendJson(response, apiError.httpStatus, errorBodyOf(apiError));
 }
 

@@ -69,7 +69,7 @@ function errorResponses(route: ApiRoute): Record<string, unknown> {
   if (route.ledgerUnavailable) {
     add(503, "300: the ledger is unavailable (fail closed)");
     if (route.method !== "get" && route.tag !== "generation")
-      add(503, "300: the write was recorded, but its read models are behind");
+      add(503, "300: the write was recorded, but its read models are behind (x-should-retry: false)");
   }
   return Object.fromEntries(
     [...byStatus].map(([httpStatus, meanings]) => [
