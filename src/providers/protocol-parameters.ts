@@ -19,6 +19,7 @@ export const protocolParameters: Readonly<Record<UpstreamProtocol, ReadonlySet<G
     "parallelToolCalls",
     "outputFormat",
     "images",
+    "imageDetail",
     "participantNames",
   ]),
   // stop, seed, the penalties and participant names have no counterpart in this protocol.
@@ -31,9 +32,10 @@ export const protocolParameters: Readonly<Record<UpstreamProtocol, ReadonlySet<G
     "parallelToolCalls",
     "outputFormat",
     "images",
+    "imageDetail",
   ]),
-  // seed, penalties, free-form metadata and participant names have no counterpart in this protocol (its
-  // metadata is user_id).
+  // seed, penalties, free-form metadata, an image's detail and participant names have no counterpart in this
+  // protocol (its metadata is user_id).
   messages: new Set<GenerationParameter>([
     "stop",
     "reasoningEffort",
@@ -44,7 +46,7 @@ export const protocolParameters: Readonly<Record<UpstreamProtocol, ReadonlySet<G
     "outputFormat",
     "images",
   ]),
-  // user, metadata and participant names have no counterpart in this protocol.
+  // user, metadata, a per-image detail and participant names have no counterpart in this protocol.
   "generate-content": new Set<GenerationParameter>([
     "stop",
     "seed",

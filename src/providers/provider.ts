@@ -11,7 +11,8 @@ export type SamplingParameter = "temperature" | "top_p";
 
 /**
  * An image in a user message: a URL the upstream fetches itself, or the bytes of a `data:` URL. `detail` is
- * the chat-completions hint (low / high / auto); protocols without it leave it out.
+ * the chat-completions hint (low / high / auto); protocols without it leave it out, and are sent only "auto"
+ * (a low or high detail is refused for them: `imageDetail`).
  */
 export type ImageSource = { kind: "url"; url: string } | { kind: "base64"; mediaType: string; data: string };
 
@@ -79,6 +80,8 @@ export type GenerationParameter =
   | "parallelToolCalls"
   | "outputFormat"
   | "images"
+  /** An image's `detail` of "low" or "high"; "auto", the protocols' default, asks for nothing. */
+  | "imageDetail"
   | "participantNames";
 
 export interface GenerationRequest {

@@ -1,3 +1,4 @@
+import OpenAI from "openai";
 import { zodResponseFormat, zodTextFormat } from "openai/helpers/zod";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -24,6 +25,8 @@ interface ProtocolCase {
   carriedImage(body: Body): CarriedImage;
   /** The stop sequences, for a protocol that has them. */
   carriedStop?(body: Body): unknown;
+  /** The first image's detail, for a protocol that has the hint; without it, low or high is refused. */
+  carriedDetail?(body: Body): unknown;
 }
 
 const pixelPng =
@@ -44,6 +47,11 @@ const cases: ProtocolCase[] = [
       return fromDataUrl(parts.find((part) => part.type === "image_url")?.image_url?.url);
     },
     carriedStop: (body) => body.stop,
+    carriedDetail: (body) => {
+      const parts = (body.messages as { content: { type: string; image_url?: { detail?: string } }[] }[])[0]!
+        .content;
+      return parts.find((part) => part.type === "image_url")?.image_url?.detail;
+    },
   },
   {
     model: "alpha-5.4-pro",
@@ -51,6 +59,10 @@ const cases: ProtocolCase[] = [
     carriedImage: (body) => {
       const parts = (body.input as { content: { type: string; image_url?: string }[] }[])[0]!.content;
       return fromDataUrl(parts.find((part) => part.type === "input_image")?.image_url);
+    },
+    carriedDetail: (body) => {
+      const parts = (body.input as { content: { type: string; detail?: string }[] }[])[0]!.content;
+      return parts.find((part) => part.type === "input_image")?.detail;
     },
   },
   {
@@ -194,6 +206,35 @@ describe.each(cases)("the chat-completions client against $model ($protocol upst
     expect(protocolCase.carriedImage(body)).toEqual({ mediaType: "image/png", data: pixelPng });
     if (protocolCase.carriedStop) expect(protocolCase.carriedStop(body)).toEqual(["END", "STOP"]);
   });
+  it("given an image's detail high, then a protocol with the hint receives it, and one without refuses it by name before any upstream call", async () => {
+    const request = {
+      model,
+      messages: [
+        {
+          role: "user" as const,
+          content: [
+            { type: "text" as const, text: "What is in this picture?" },
+            {
+              type: "image_url" as const,
+              image_url: { url: `data:image/png;base64,${pixelPng}`, detail: "high" as const },
+            },
+          ],
+        },
+      ],
+    };
+    const sent = harness.openai(apiKey).chat.completions.create(request);
+
+    if (protocolCase.carriedDetail) {
+      await sent;
+      expect(protocolCase.carriedDetail(harness.simulator.lastRequest()!.body as Body)).toBe("high");
+    } else {
+      await expect(sent).rejects.toMatchObject({
+        constructor: OpenAI.BadRequestError,
+        message: `400 messages: image_url.detail: "high" is not supported by ${model}, which takes images at its own resolution; send "auto" or leave it out`,
+      });
+      expect(harness.simulator.recordedRequests()).toHaveLength(0);
+    }
+  });
 });
 
 describe.each(cases)("the responses client against $model ($protocol upstream)", (protocolCase) => {
@@ -282,5 +323,30 @@ describe.each(cases)("the responses client against $model ($protocol upstream)",
     expect(response.output_text.length).toBeGreaterThan(0);
     const body = harness.simulator.lastRequest()!.body as Body;
     expect(protocolCase.carriedImage(body)).toEqual({ mediaType: "image/png", data: pixelPng });
+  });
+  it("given an input_image's detail low, then a protocol with the hint receives it, and one without refuses it by name before any upstream call", async () => {
+    const sent = harness.openai(apiKey).responses.create({
+      model,
+      input: [
+        {
+          role: "user",
+          content: [
+            { type: "input_text", text: "What is in this picture?" },
+            { type: "input_image", image_url: `data:image/png;base64,${pixelPng}`, detail: "low" },
+          ],
+        },
+      ],
+    });
+
+    if (protocolCase.carriedDetail) {
+      await sent;
+      expect(protocolCase.carriedDetail(harness.simulator.lastRequest()!.body as Body)).toBe("low");
+    } else {
+      await expect(sent).rejects.toMatchObject({
+        constructor: OpenAI.BadRequestError,
+        message: `400 input: input_image.detail: "low" is not supported by ${model}, which takes images at its own resolution; send "auto" or leave it out`,
+      });
+      expect(harness.simulator.recordedRequests()).toHaveLength(0);
+    }
   });
 });

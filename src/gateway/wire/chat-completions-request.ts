@@ -131,6 +131,7 @@ export const chatCompletionsParameterNames: ClientParameterNames = {
   parallelToolCalls: "parallel_tool_calls",
   outputFormat: "response_format",
   images: "messages: image_url content",
+  imageDetail: "messages: image_url.detail",
   participantNames: "messages: name",
 };
 

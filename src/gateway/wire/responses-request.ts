@@ -117,6 +117,7 @@ export const responsesParameterNames: ClientParameterNames = {
   parallelToolCalls: "parallel_tool_calls",
   outputFormat: "text.format",
   images: "input: input_image content",
+  imageDetail: "input: input_image.detail",
   // The protocol's input messages name no participant: a responses request never has one.
   participantNames: "input: name",
 };

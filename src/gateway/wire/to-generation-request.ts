@@ -44,12 +44,16 @@ export function toGenerationRequest(
   };
   for (const [parameter, value] of Object.entries(rest) as [GenerationParameter, unknown][])
     if (value !== undefined) refuse(parameter);
-  if (
-    messages.some(
-      (message) => message.role === "user" && message.content.some((part) => part.type === "image"),
-    )
-  )
-    refuse("images");
+  const images = messages.flatMap((message) =>
+    message.role === "user" ? message.content.filter((part) => part.type === "image") : [],
+  );
+  if (images.length > 0) refuse("images");
+  // "auto" is what every protocol does unasked; "low" or "high" changes what the image costs and shows.
+  const detail = images.find((image) => image.detail === "low" || image.detail === "high")?.detail;
+  if (detail !== undefined && !carried.has("imageDetail"))
+    throw apiErrors.validation(
+      `${names.imageDetail}: "${detail}" is not supported by ${model.slug}, which takes images at its own resolution; send "auto" or leave it out`,
+    );
   if (messages.some((message) => message.role !== "tool" && message.name !== undefined))
     refuse("participantNames");
   return { ...request, ...rest };

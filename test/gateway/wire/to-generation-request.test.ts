@@ -3,7 +3,7 @@ import {
   chatCompletionsParameterNames,
   parseChatCompletionsRequest,
 } from "../../../src/gateway/wire/chat-completions-request";
-import { parseResponsesRequest } from "../../../src/gateway/wire/responses-request";
+import { parseResponsesRequest, responsesParameterNames } from "../../../src/gateway/wire/responses-request";
 import { toGenerationRequest } from "../../../src/gateway/wire/to-generation-request";
 import { type CatalogModel, findModel } from "../../../src/providers/catalog";
 import { protocolParameters } from "../../../src/providers/protocol-parameters";
@@ -114,6 +114,44 @@ describe("toGenerationRequest: parameters a protocol cannot carry (C12)", () => 
         () => toGenerationRequest(named(slug), model(slug), chatCompletionsParameterNames),
         `messages: name: not supported by ${slug}`,
       );
+  });
+
+  it("carries an image's low or high detail to the chat-completions and responses protocols, takes auto everywhere, and refuses low or high for the others naming the client's field", () => {
+    const url = "https://example.com/a.png";
+    const chat = (slug: string, detail: "auto" | "low" | "high") =>
+      toGenerationRequest(
+        parseChatCompletionsRequest({
+          model: slug,
+          messages: [{ role: "user", content: [{ type: "image_url", image_url: { url, detail } }] }],
+        }),
+        model(slug),
+        chatCompletionsParameterNames,
+      );
+    const responses = (slug: string, detail: "auto" | "low" | "high") =>
+      toGenerationRequest(
+        parseResponsesRequest({
+          model: slug,
+          input: [{ role: "user", content: [{ type: "input_image", image_url: url, detail }] }],
+        }),
+        model(slug),
+        responsesParameterNames,
+      );
+    for (const slug of ["alpha-5.4", "gamma-4-5", "alpha-5.4-pro"]) {
+      expect(chat(slug, "high").messages[0]).toMatchObject({ content: [{ detail: "high" }] });
+      expect(responses(slug, "low").messages[0]).toMatchObject({ content: [{ detail: "low" }] });
+    }
+    for (const slug of ["delta-4.6-sonnet", "beta-3-flash"]) {
+      expect(chat(slug, "auto").messages).toHaveLength(1);
+      expect(responses(slug, "auto").messages).toHaveLength(1);
+      expectValidationError(
+        () => chat(slug, "low"),
+        `messages: image_url.detail: "low" is not supported by ${slug}, which takes images at its own resolution; send "auto" or leave it out`,
+      );
+      expectValidationError(
+        () => responses(slug, "high"),
+        `input: input_image.detail: "high" is not supported by ${slug}, which takes images at its own resolution; send "auto" or leave it out`,
+      );
+    }
   });
 
   it("refuses metadata for a generateContent model (the protocol has no such field), naming the client's field", () => {
