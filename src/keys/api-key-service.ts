@@ -9,6 +9,7 @@ import {
 import { assert } from "../kernel/assert";
 import type { AccountReference, EventMetadata, LedgerEvent } from "../ledger/events";
 import type { ProjectionWaiter } from "../ledger/projection/projection-waiter";
+import { readBackRecorded } from "../ledger/projection/recorded-not-visible";
 import { StreamCommands } from "../ledger/store/conflict-retry";
 import type { EventStore, EventToAppend } from "../ledger/store/event-store";
 import type { Session } from "../sessions/session-tokens";
@@ -162,10 +163,12 @@ export class ApiKeyService {
       expectedVersion: "no-stream",
       events: [issued, ...(await this.defaultLimitsEvents(issued, { keyId, owner }))],
     });
-    await this.dependencies.waiter.waitFor(
-      appended.position,
-      keyProjections,
-      this.dependencies.projectionWaitTimeoutMs,
+    await readBackRecorded(() =>
+      this.dependencies.waiter.waitFor(
+        appended.position,
+        keyProjections,
+        this.dependencies.projectionWaitTimeoutMs,
+      ),
     );
     return {
       uuid: keyId,
@@ -341,10 +344,12 @@ export class ApiKeyService {
         ],
       });
     });
-    await this.dependencies.waiter.waitFor(
-      appended.position,
-      keyProjections,
-      this.dependencies.projectionWaitTimeoutMs,
+    await readBackRecorded(() =>
+      this.dependencies.waiter.waitFor(
+        appended.position,
+        keyProjections,
+        this.dependencies.projectionWaitTimeoutMs,
+      ),
     );
   }
 

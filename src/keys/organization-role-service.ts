@@ -7,6 +7,7 @@ import {
 } from "../../projections/organization-members";
 import type { EventMetadata } from "../ledger/events";
 import type { ProjectionWaiter } from "../ledger/projection/projection-waiter";
+import { readBackRecorded } from "../ledger/projection/recorded-not-visible";
 import { retryingConflicts, StreamCommands } from "../ledger/store/conflict-retry";
 import type { EventStore, RecordedEvent } from "../ledger/store/event-store";
 import type { Session } from "../sessions/session-tokens";
@@ -219,10 +220,12 @@ export class OrganizationRoleService {
         },
       ],
     });
-    await this.dependencies.waiter.waitFor(
-      appended.position,
-      projections,
-      this.dependencies.projectionWaitTimeoutMs,
+    await readBackRecorded(() =>
+      this.dependencies.waiter.waitFor(
+        appended.position,
+        projections,
+        this.dependencies.projectionWaitTimeoutMs,
+      ),
     );
   }
 

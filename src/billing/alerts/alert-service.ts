@@ -5,6 +5,7 @@ import { KeyedTurns } from "../../kernel/keyed-turns";
 import { webhookLimits } from "../../kernel/limits";
 import type { AccountReference, EventMetadata, LedgerEvent, WebhookEventType } from "../../ledger/events";
 import type { ProjectionWaiter } from "../../ledger/projection/projection-waiter";
+import { readBackRecorded } from "../../ledger/projection/recorded-not-visible";
 import type { EventStore } from "../../ledger/store/event-store";
 import { assertDeliverableUrl, WebhookAddressRefusedError } from "./webhook-address";
 import {
@@ -107,7 +108,7 @@ export class AlertService {
         data: { webhookId, account, url: request.url, events },
         metadata: this.metadata(actor, correlationId),
       });
-      const added = await this.find(webhookId);
+      const added = await readBackRecorded(() => this.find(webhookId));
       return { ...added!.endpoint, secret };
     });
   }
@@ -167,12 +168,14 @@ export class AlertService {
       expectedVersion: "any",
       events: [{ eventId: randomUUID(), event }],
     });
-    await thenAtOnce?.();
-    await this.dependencies.waiter.waitFor(
-      appended.position,
-      [alertSettingsProjection.name],
-      this.dependencies.projectionWaitTimeoutMs,
-    );
+    await readBackRecorded(async () => {
+      await thenAtOnce?.();
+      await this.dependencies.waiter.waitFor(
+        appended.position,
+        [alertSettingsProjection.name],
+        this.dependencies.projectionWaitTimeoutMs,
+      );
+    });
   }
 
   private metadata(actor: string, correlationId: string): EventMetadata {

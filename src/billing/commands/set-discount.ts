@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { discountsProjection } from "../../../projections/discounts";
 import { formatMoney } from "../../kernel/money";
 import { parseLedgerEvent } from "../../ledger/events";
+import { readBackRecorded } from "../../ledger/projection/recorded-not-visible";
 import { retryingConflicts } from "../../ledger/store/conflict-retry";
 import type { ExpectedVersion } from "../../ledger/store/event-store";
 import { findModel } from "../../providers/catalog";
@@ -88,10 +89,12 @@ async function recordDiscount(
     expectedVersion,
     events: [{ eventId: randomUUID(), event }],
   });
-  await dependencies.waiter.waitFor(
-    appended.position,
-    [discountsProjection.name],
-    dependencies.projectionWaitTimeoutMs,
+  await readBackRecorded(() =>
+    dependencies.waiter.waitFor(
+      appended.position,
+      [discountsProjection.name],
+      dependencies.projectionWaitTimeoutMs,
+    ),
   );
   return { effectiveAt: event.metadata.occurredAt };
 }

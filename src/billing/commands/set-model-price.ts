@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { pricesProjection } from "../../../projections/prices";
 import { formatMoney, type Money } from "../../kernel/money";
 import { parseLedgerEvent } from "../../ledger/events";
+import { readBackRecorded } from "../../ledger/projection/recorded-not-visible";
 import type { EventStore } from "../../ledger/store/event-store";
 import { findModel } from "../../providers/catalog";
 import { isAcceptableUnitPrice } from "../charging/charge-limits";
@@ -56,10 +57,12 @@ export async function setModelPrice(
     events: [{ eventId: randomUUID(), event }],
   });
   // The next charge and the next read see the new price.
-  await dependencies.waiter.waitFor(
-    appended.position,
-    [pricesProjection.name],
-    dependencies.projectionWaitTimeoutMs,
+  await readBackRecorded(() =>
+    dependencies.waiter.waitFor(
+      appended.position,
+      [pricesProjection.name],
+      dependencies.projectionWaitTimeoutMs,
+    ),
   );
   return { effectiveAt: event.metadata.occurredAt };
 }

@@ -6,6 +6,7 @@ import { billingLimits } from "../../kernel/limits";
 import { creditDecimalPlaces, formatMoney, type Money, parseMoney } from "../../kernel/money";
 import type { AccountReference } from "../../ledger/events";
 import { parseLedgerEvent } from "../../ledger/events";
+import { readBackRecorded } from "../../ledger/projection/recorded-not-visible";
 import { accountStreamIdOf, readBalanceWon } from "../read-models/account-balances";
 import { type CommandOrigin, metadataOf } from "./command-metadata";
 import { creditToppedUpEventId } from "./deterministic-event-id";
@@ -70,19 +71,21 @@ export async function topUpCredit(
   });
   if (key !== undefined) {
     // Read back what the store holds under the key: another body stored first means this one credited nothing.
-    const stored = (await dependencies.store.readStream(streamId)).find(
+    const stored = (await readBackRecorded(() => dependencies.store.readStream(streamId))).find(
       (recorded) => recorded.eventId === eventId,
     );
     assert(stored, `the store answered an append of ${eventId} it does not hold`);
     if (!isSameTopUp(stored.data, data)) throw new IdempotencyKeyReusedError();
   }
-  await dependencies.waiter.waitFor(
-    position,
-    [balancesProjection.name],
-    dependencies.projectionWaitTimeoutMs,
-  );
-  // Read after the wait: the balance includes this top-up (and anything the projection applied with it).
-  return { balanceWon: await readBalanceWon(dependencies.database, topUp.account) };
+  return readBackRecorded(async () => {
+    await dependencies.waiter.waitFor(
+      position,
+      [balancesProjection.name],
+      dependencies.projectionWaitTimeoutMs,
+    );
+    // Read after the wait: the balance includes this top-up (and anything the projection applied with it).
+    return { balanceWon: await readBalanceWon(dependencies.database, topUp.account) };
+  });
 }
 
 function isSameTopUp(stored: unknown, wanted: { amountWon: string; reference: string }): boolean {

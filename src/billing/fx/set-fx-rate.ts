@@ -1,6 +1,7 @@
 import { fxRatesProjection } from "../../../projections/fx-rates";
 import { formatMoney, type Money } from "../../kernel/money";
 import { type IsoDate, isIsoDate } from "../../kernel/seoul-calendar";
+import { readBackRecorded } from "../../ledger/projection/recorded-not-visible";
 import { isAcceptableFxRate } from "../charging/charge-limits";
 import type { CommandOrigin } from "../commands/command-metadata";
 import type { BillingWriteDependencies } from "../commands/set-model-price";
@@ -30,10 +31,12 @@ export async function setFxRate(
     },
     origin,
   );
-  await dependencies.waiter.waitFor(
-    appended.position,
-    [fxRatesProjection.name],
-    dependencies.projectionWaitTimeoutMs,
+  await readBackRecorded(() =>
+    dependencies.waiter.waitFor(
+      appended.position,
+      [fxRatesProjection.name],
+      dependencies.projectionWaitTimeoutMs,
+    ),
   );
   return { recordedAt };
 }

@@ -6,6 +6,7 @@ import { PricingUnavailableError } from "../../billing/read-models/pricing-read-
 import { limits } from "../../kernel/limits";
 import { type ThrottledLog, throttledLog } from "../../kernel/throttled-log";
 import { ProjectionLagError } from "../../ledger/projection/projection-waiter";
+import { RecordedNotVisibleError } from "../../ledger/projection/recorded-not-visible";
 import { WrongExpectedVersionError } from "../../ledger/store/event-store";
 import {
   UnsupportedRequestError,
@@ -32,7 +33,8 @@ export function toApiError(error: unknown): ApiError {
     return apiErrors.upstreamFailed(error.message, error.retryAfterSeconds);
   if (error instanceof UpstreamThrottledError)
     return apiErrors.upstreamThrottled(error.message, error.retryAfterSeconds);
-  if (error instanceof ProjectionLagError) return apiErrors.recordedNotVisibleYet();
+  if (error instanceof ProjectionLagError || error instanceof RecordedNotVisibleError)
+    return apiErrors.recordedNotVisibleYet();
   if (error instanceof WrongExpectedVersionError) return apiErrors.contendedChange();
   if (isDatabaseUnavailable(error)) return apiErrors.ledgerUnavailable();
   const bodyParserError = error as { type?: string; status?: number; body?: unknown };
@@ -138,7 +140,11 @@ export function sendError(
       "request answered with an error",
     );
   // The ledger away fails every request alike: said once an interval, each request in the access log.
-  else if (error instanceof LedgerUnavailableError || isDatabaseUnavailable(error))
+  else if (
+    error instanceof LedgerUnavailableError ||
+    isDatabaseUnavailable(error) ||
+    (error instanceof RecordedNotVisibleError && isDatabaseUnavailable(error.cause))
+  )
     ledgerOutageLogOf(context.logger).error(
       { err: error, requestId: context.requestId },
       "request failed: the ledger is unavailable",
