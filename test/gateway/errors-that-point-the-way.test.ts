@@ -9,8 +9,9 @@ import { type GatewayHarness, startGatewayHarness, testSecrets } from "../suppor
  * `Content-Type: application/json`), no Authorization header ("Missing API key", still 401/110), a key that is
  * wrong, sent without `Bearer `, the admin token or another provider's `sk-…` key (each said, still 401/110),
  * an unknown model (pointing at GET /llm/v1/models), too little credit (how much, and how to top up, still
- * 400/401 and 400/400), a GET on a generation endpoint (405, `Allow: POST`), an empty responses `input`, and
- * an API key sent to an account route, which takes a session (still 401/110).
+ * 400/401 and 400/400), a GET on a generation endpoint (405, `Allow: POST`), an OpenAI route not served here
+ * (404/120 naming what is), an empty responses `input`, and an API key sent to an account route, which takes a
+ * session (still 401/110).
  */
 
 let harness: GatewayHarness;
@@ -282,6 +283,45 @@ describe("a GET on a generation endpoint", () => {
     });
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toMatchObject({ status: 120 });
+  });
+});
+
+describe("an OpenAI route the gateway does not serve", () => {
+  const served =
+    "this gateway serves POST /llm/v1/chat/completions, POST /llm/v1/responses and GET /llm/v1/models";
+
+  it("given the official client's responses.retrieve, delete and cancel, then 404/120 says no responses are kept", async () => {
+    const client = new OpenAI({ apiKey: key, baseURL: harness.baseUrl, maxRetries: 0 });
+    for (const call of [
+      () => client.responses.retrieve("resp-1796000000000"),
+      () => client.responses.delete("resp-1796000000000"),
+      () => client.responses.cancel("resp-1796000000000"),
+    ]) {
+      const error = await call().then(
+        () => undefined,
+        (failure: unknown) => failure,
+      );
+      expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+      const notFound = error as InstanceType<typeof OpenAI.NotFoundError>;
+      expect(notFound.error).toMatchObject({ code: 120 });
+      expect(notFound.message).toContain(`This gateway keeps no responses, so none can be retrieved`);
+      expect(notFound.message).toContain(served);
+    }
+  });
+
+  it("given chat.completions.retrieve and embeddings.create, then 404/120 says what is served", async () => {
+    const client = new OpenAI({ apiKey: key, baseURL: harness.baseUrl, maxRetries: 0 });
+    const stored = await client.chat.completions.retrieve("chatcmpl-1796000000000").then(
+      () => undefined,
+      (failure: unknown) => failure as InstanceType<typeof OpenAI.NotFoundError>,
+    );
+    expect(stored?.message).toContain("This gateway stores no chat completions");
+    const embeddings = await client.embeddings.create({ model: "alpha-5.4-mini", input: "Hello" }).then(
+      () => undefined,
+      (failure: unknown) => failure as InstanceType<typeof OpenAI.NotFoundError>,
+    );
+    expect(embeddings).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(embeddings?.message).toContain(`No such route: /llm/v1/embeddings; ${served}`);
   });
 });
 

@@ -125,9 +125,28 @@ function unservedError(endpoints: ReadonlyMap<string, Endpoint>, method: string,
           const routeMethod = route.slice(0, route.indexOf(" "));
           return routeMethod === "GET" ? ["GET", "HEAD"] : [routeMethod];
         });
-  if (allowed.length === 0) return apiErrors.notFound("No such route");
+  if (allowed.length === 0) return apiErrors.notFound(notServedMessageOf(path));
   return apiErrors.methodNotAllowed(method, `${generationPathPrefix}${path}`, allowed);
 }
+
+const servedRoutes =
+  "this gateway serves POST /llm/v1/chat/completions, POST /llm/v1/responses and GET /llm/v1/models";
+
+/**
+ * A path of the OpenAI-style API this gateway does not serve, said so with what it does serve: an SDK's
+ * `responses.retrieve`, `chat.completions.retrieve` or `embeddings.create` gets a reason, not a bare 404.
+ */
+function notServedMessageOf(path: string): string {
+  const shown = `${generationPathPrefix}${path.length > unservedPathShownMax ? `${path.slice(0, unservedPathShownMax)}…` : path}`;
+  if (path.startsWith("/responses/"))
+    return `No such route: ${shown}. This gateway keeps no responses, so none can be retrieved, listed, cancelled or deleted; ${servedRoutes}`;
+  if (path.startsWith("/chat/completions/"))
+    return `No such route: ${shown}. This gateway stores no chat completions, so none can be retrieved, listed, updated or deleted; ${servedRoutes}`;
+  return `No such route: ${shown}; ${servedRoutes}`;
+}
+
+/** The client's path is its own text: enough of it to recognise, not a page of it echoed back. */
+const unservedPathShownMax = 100;
 
 /** A model outside the key's list reads as absent, as the list it gets does not show it (C14). */
 function modelNotFoundError(id: string, allowedModels: AllowedModels): ApiError {
