@@ -1,59 +1,13 @@
 import type pg from "pg";
-import { z } from "zod";
-import { keyLimitBounds } from "../kernel/limits";
-import { creditDecimalPlaces, formatMoney, isDecimalString, parseMoney } from "../kernel/money";
+import { formatMoney, parseMoney } from "../kernel/money";
 import { seoulDateOf } from "../kernel/seoul-calendar";
 import type { ApiKeyLimits } from "../ledger/events";
-import { allowedModelsBodySchema } from "./allowed-models";
 
 /**
- * Per-key limits (src/ledger/schema/holds/ledger-authorize-usage.ts enforces them when a hold is placed): how they are
- * written on the wire, and how a key's limits and spend are read back. Both read the inline tables the
- * ledger's trigger keeps, so a limit just set and a hold just granted are seen at once.
+ * Per-key limits (src/ledger/schema/holds/ledger-authorize-usage.ts enforces them when a hold is placed): how a
+ * key's limits and spend are read back, from the inline tables the ledger's trigger keeps, so a limit just set
+ * and a hold just granted are seen at once. The body that writes them is src/gateway/keys/key-limits-bodies.ts.
  */
-
-const spendLimitWon = z
-  .string({ error: 'must be a decimal string such as "50000", or null' })
-  // abort: the checks below parse the text, and zod runs every refinement unless one aborts.
-  .refine(isDecimalString, { error: 'must be a decimal string such as "50000", or null', abort: true })
-  .refine((text) => parseMoney(text).greaterThan(0), "must be more than 0")
-  .refine(
-    (text) => parseMoney(text).decimalPlaces() <= creditDecimalPlaces,
-    `must have at most ${creditDecimalPlaces} decimal places`,
-  )
-  .refine(
-    (text) => parseMoney(text).lessThanOrEqualTo(keyLimitBounds.spendLimitWonMax),
-    `must be at most ${keyLimitBounds.spendLimitWonMax}`,
-  )
-  .transform((text) => formatMoney(parseMoney(text)));
-
-/**
- * `PUT …/limits`: the key's limits from now on. A field left out or null is no limit, so the body states
- * every limit the key has (PUT replaces); `{}` clears them all, as `DELETE …/limits` does. `allowedModels`
- * left out or null: the key may call every model.
- */
-export const keyLimitsBodySchema = z
-  .object({
-    monthlySpendLimitWon: spendLimitWon.nullable().optional(),
-    totalSpendLimitWon: spendLimitWon.nullable().optional(),
-    rateLimitRequestsPerMinute: z
-      .number({ error: "must be an integer, or null" })
-      .int("must be an integer")
-      .min(1, "must be at least 1")
-      .max(keyLimitBounds.rateLimitRequestsPerMinuteMax)
-      .nullable()
-      .optional(),
-    allowedModels: allowedModelsBodySchema.nullable().optional(),
-  })
-  .strict()
-  .transform(
-    (body): KeyLimits => ({
-      monthlySpendLimitWon: body.monthlySpendLimitWon ?? null,
-      totalSpendLimitWon: body.totalSpendLimitWon ?? null,
-      rateLimitRequestsPerMinute: body.rateLimitRequestsPerMinute ?? null,
-      allowedModels: body.allowedModels ?? null,
-    }),
-  );
 
 /** A key's limits as the API reads and writes them: every field stated (the event's v1 had no models). */
 export type KeyLimits = Required<{ [Field in keyof ApiKeyLimits]: NonNullable<ApiKeyLimits[Field]> | null }>;

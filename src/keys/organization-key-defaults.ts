@@ -1,7 +1,5 @@
-import { z } from "zod";
 import type { EventData } from "../ledger/events";
 import type { RecordedEvent } from "../ledger/store/event-store";
-import { allowedModelsBodySchema } from "./allowed-models";
 
 /**
  * An organization's defaults for its new keys: the models they may call. A fold of the organization's own
@@ -48,9 +46,3 @@ export function defaultLimitsOf(
     allowedModels: defaults.allowedModels,
   };
 }
-
-/** `PUT …/key-defaults`: `allowedModels` as a key's (null or left out: every model). */
-export const organizationKeyDefaultsBodySchema = z
-  .object({ allowedModels: allowedModelsBodySchema.nullable().optional() })
-  .strict()
-  .transform((body) => ({ allowedModels: body.allowedModels ?? null }));

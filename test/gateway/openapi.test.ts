@@ -209,6 +209,22 @@ describe("GET /openapi.json", () => {
     expect(undocumented).toEqual([]);
   });
 
+  it("shows every request body closed (additionalProperties false), as the gateway refuses a field it does not list", () => {
+    type Body = { content: { "application/json": { schema: { additionalProperties?: unknown } } } };
+    const bodies = Object.entries(served.paths).flatMap(([path, item]) =>
+      Object.entries(item).flatMap(([method, operation]) =>
+        operation.requestBody === undefined
+          ? []
+          : [{ route: `${method} ${path}`, body: operation.requestBody as Body }],
+      ),
+    );
+    expect(bodies.length).toBeGreaterThan(10);
+    const open = bodies.filter(
+      ({ body }) => body.content["application/json"].schema.additionalProperties !== false,
+    );
+    expect(open.map(({ route }) => route)).toEqual([]);
+  });
+
   it("documents the 429/130 of a webhook endpoint's test with 5 test messages waiting", () => {
     // Answered by the gateway (signed-webhooks.test.ts) and listed in docs/api.md's error table.
     const test = served.paths["/llm/webhooks/{id}/test"]!.post! as {

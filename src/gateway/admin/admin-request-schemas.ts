@@ -11,10 +11,12 @@ import { isIsoDate } from "../../kernel/seoul-calendar";
 import { accountKinds, ledgerEventTypes } from "../../ledger/events";
 import { accountIdentifier } from "../http/account-identifier";
 import { storableString } from "../http/storable-string";
+import { closedBodySchema } from "../wire/closed-object-schema";
 
 /**
  * Request shapes of the admin API (C6). Money is a decimal string, never a JSON number: a number has
- * already lost digits by the time it is parsed, so it is refused (400/100) rather than converted.
+ * already lost digits by the time it is parsed, so it is refused (400/100) rather than converted. Bodies are
+ * closed: a misspelt field (`referense`, `cachedInputUsdPer1m`) is refused naming it, never read as left out.
  */
 
 const moneyText = (example: string) =>
@@ -56,7 +58,7 @@ export const accountPathSchema = z.object({
 /** `PUT /models/:slug/price`: the slug is looked up in the catalog (unknown: 404/120). */
 export const modelPathSchema = z.object({ slug: storableString });
 
-export const creditBodySchema = z.object({
+export const creditBodySchema = closedBodySchema({
   amountWon: acceptableMoney(
     "10000",
     isAcceptableCreditAmount,
@@ -82,14 +84,14 @@ export const creditHeadersSchema = z.object({
     }),
 });
 
-export const modelPriceBodySchema = z.object({
+export const modelPriceBodySchema = closedBodySchema({
   inputUsdPer1M: unitPriceText,
   outputUsdPer1M: unitPriceText,
   /** Absent: the input price, i.e. no discount for cached input (never billed below the input price). */
   cachedInputUsdPer1M: unitPriceText.optional(),
 });
 
-export const discountBodySchema = z.object({
+export const discountBodySchema = closedBodySchema({
   model: z.string().min(1).nullable().default(null),
   organizationId: accountIdentifier.nullable().default(null),
   rate: acceptableMoney("0.15", isAcceptableDiscountRate, "must be between 0 and 1, at most 10 decimals"),
@@ -107,21 +109,15 @@ export const discountScopeQuerySchema = z
   .strict()
   .transform((scope) => ({ model: scope.model ?? null, organizationId: scope.organizationId ?? null }));
 
-export const fxRateBodySchema = z
-  .object({
-    appliesOn: isoDateText,
-    rate: acceptableMoney(
-      "1483.40",
-      isAcceptableFxRate,
-      "must be above 0, below 1000000, at most 10 decimals",
-    ),
-    /** Absent: the rate is the rate of `appliesOn` itself. */
-    rateDate: isoDateText.optional(),
-  })
-  .refine((body) => body.rateDate === undefined || body.rateDate <= body.appliesOn, {
-    message: "must not be after appliesOn",
-    path: ["rateDate"],
-  });
+export const fxRateBodySchema = closedBodySchema({
+  appliesOn: isoDateText,
+  rate: acceptableMoney("1483.40", isAcceptableFxRate, "must be above 0, below 1000000, at most 10 decimals"),
+  /** Absent: the rate is the rate of `appliesOn` itself. */
+  rateDate: isoDateText.optional(),
+}).refine((body) => body.rateDate === undefined || body.rateDate <= body.appliesOn, {
+  message: "must not be after appliesOn",
+  path: ["rateDate"],
+});
 
 export const billingQuerySchema = z.object({
   account: accountReferenceText,

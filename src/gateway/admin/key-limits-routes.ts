@@ -1,9 +1,9 @@
 import { Router as createRouter, type Router } from "express";
 import { z } from "zod";
-import { keyLimitsBodySchema, noKeyLimits } from "../../keys/api-key-limits";
+import { noKeyLimits } from "../../keys/api-key-limits";
 import type { ApiKeyService } from "../../keys/api-key-service";
-import { organizationKeyDefaultsBodySchema } from "../../keys/organization-key-defaults";
 import { accountIdentifier } from "../http/account-identifier";
+import { keyLimitsBodySchema, organizationKeyDefaultsBodySchema } from "../keys/key-limits-bodies";
 import { handleKeyRoute, keyIdOf } from "../keys/key-routes";
 import { requestIdOf } from "../middleware/request-id";
 import { parseWith } from "./admin-context";

@@ -1,6 +1,5 @@
 import { Router } from "express";
 import type { Logger } from "pino";
-import { z } from "zod";
 import { sessionLimits } from "../../kernel/limits";
 import type { ApiKeyService } from "../../keys/api-key-service";
 import type { ConsoleAuth } from "../console/console-auth";
@@ -9,6 +8,7 @@ import { handleKeyRoute } from "../keys/key-routes";
 import { keyDescriptionSchema, keyNameSchema } from "../keys/key-text-schemas";
 import { publicOriginOf } from "../middleware/public-origin";
 import { requestIdOf } from "../middleware/request-id";
+import { closedBodySchema } from "../wire/closed-object-schema";
 import { parseWith } from "./admin-context";
 import { accountReferenceText } from "./admin-request-schemas";
 
@@ -25,34 +25,32 @@ import { accountReferenceText } from "./admin-request-schemas";
 
 const identifier = storableString.trim().min(1, "is required").max(sessionLimits.accountIdLengthMax);
 
-export const signInLinkBodySchema = z
-  .object({ userId: identifier, organizationId: identifier.nullish() })
-  .strict();
+export const signInLinkBodySchema = closedBodySchema({
+  userId: identifier,
+  organizationId: identifier.nullish(),
+});
 
-export const adminIssueKeyBodySchema = z
-  .object({
-    account: accountReferenceText,
-    name: keyNameSchema,
-    description: keyDescriptionSchema,
-    /** For an organization key: the member it is for (recorded as its issuing user). */
-    issuedForUserId: identifier.optional(),
-  })
-  .strict()
-  .superRefine((body, context) => {
-    const organizationKey = body.account.kind === "organization";
-    if (organizationKey && body.issuedForUserId === undefined)
-      context.addIssue({
-        code: "custom",
-        path: ["issuedForUserId"],
-        message: "is required for an organization key: the member it is issued for (its owner, if the first)",
-      });
-    if (!organizationKey && body.issuedForUserId !== undefined)
-      context.addIssue({
-        code: "custom",
-        path: ["issuedForUserId"],
-        message: "is only for an organization key: a personal key is its user's",
-      });
-  });
+export const adminIssueKeyBodySchema = closedBodySchema({
+  account: accountReferenceText,
+  name: keyNameSchema,
+  description: keyDescriptionSchema,
+  /** For an organization key: the member it is for (recorded as its issuing user). */
+  issuedForUserId: identifier.optional(),
+}).superRefine((body, context) => {
+  const organizationKey = body.account.kind === "organization";
+  if (organizationKey && body.issuedForUserId === undefined)
+    context.addIssue({
+      code: "custom",
+      path: ["issuedForUserId"],
+      message: "is required for an organization key: the member it is issued for (its owner, if the first)",
+    });
+  if (!organizationKey && body.issuedForUserId !== undefined)
+    context.addIssue({
+      code: "custom",
+      path: ["issuedForUserId"],
+      message: "is only for an organization key: a personal key is its user's",
+    });
+});
 
 export function createAdminUserAccessRouter(dependencies: {
   keys: ApiKeyService;

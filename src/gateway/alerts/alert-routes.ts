@@ -11,6 +11,7 @@ import { storableString } from "../http/storable-string";
 import { handleKeyRoute } from "../keys/key-routes";
 import { sessionOf } from "../middleware/authenticate-session";
 import { requestIdOf } from "../middleware/request-id";
+import { closedBodySchema } from "../wire/closed-object-schema";
 
 /**
  * Alerts by signed webhooks (C14, docs/api.md): `PUT /llm/alerts`, and `/llm/webhooks` (add, list, remove,
@@ -18,36 +19,32 @@ import { requestIdOf } from "../middleware/request-id";
  * owners and admins manage (403/160). An endpoint of another account is 404/120.
  */
 
-export const alertThresholdBodySchema = z
-  .object({
-    isOrganization: z.boolean().optional(),
-    balanceBelowWon: z
-      .string({ error: 'must be a decimal string such as "5000", or null' })
-      // abort: the checks below parse the text, and zod runs every refinement unless one aborts.
-      .refine((value) => isDecimalString(value) && !value.startsWith("-"), {
-        error: 'must be a decimal string ≥ 0 such as "5000"',
-        abort: true,
-      })
-      .refine(
-        (value) => parseMoney(value).decimalPlaces() <= creditDecimalPlaces,
-        `must have at most ${creditDecimalPlaces} decimal places`,
-      )
-      .refine(
-        (value) => parseMoney(value).lessThanOrEqualTo(keyLimitBounds.spendLimitWonMax),
-        `must be at most ${keyLimitBounds.spendLimitWonMax}`,
-      )
-      .transform((value) => formatMoney(parseMoney(value)))
-      .nullable(),
-  })
-  .strict();
+export const alertThresholdBodySchema = closedBodySchema({
+  isOrganization: z.boolean().optional(),
+  balanceBelowWon: z
+    .string({ error: 'must be a decimal string such as "5000", or null' })
+    // abort: the checks below parse the text, and zod runs every refinement unless one aborts.
+    .refine((value) => isDecimalString(value) && !value.startsWith("-"), {
+      error: 'must be a decimal string ≥ 0 such as "5000"',
+      abort: true,
+    })
+    .refine(
+      (value) => parseMoney(value).decimalPlaces() <= creditDecimalPlaces,
+      `must have at most ${creditDecimalPlaces} decimal places`,
+    )
+    .refine(
+      (value) => parseMoney(value).lessThanOrEqualTo(keyLimitBounds.spendLimitWonMax),
+      `must be at most ${keyLimitBounds.spendLimitWonMax}`,
+    )
+    .transform((value) => formatMoney(parseMoney(value)))
+    .nullable(),
+});
 
-export const addWebhookBodySchema = z
-  .object({
-    url: z.string().min(1).max(webhookLimits.urlLengthMax),
-    events: z.array(z.enum(webhookEventTypes)).min(1).max(webhookEventTypes.length),
-    isOrganization: z.boolean().optional(),
-  })
-  .strict();
+export const addWebhookBodySchema = closedBodySchema({
+  url: z.string().min(1).max(webhookLimits.urlLengthMax),
+  events: z.array(z.enum(webhookEventTypes)).min(1).max(webhookEventTypes.length),
+  isOrganization: z.boolean().optional(),
+});
 
 /** `?isOrganization=true`: the session's organization's alerts or webhooks; else the user's. */
 export const alertAccountQuerySchema = z.object({ isOrganization: z.enum(["true", "false"]).optional() });

@@ -9,6 +9,7 @@ import type { OidcSignIn } from "../../sessions/oidc-sign-in";
 import { type Session, type SessionTokens, secondsUntilExpiry } from "../../sessions/session-tokens";
 import { apiErrors, sessionRequiredMessages, validationErrorOf } from "../api-error";
 import { reachedOverHttps } from "../middleware/public-origin";
+import { closedBodySchema } from "../wire/closed-object-schema";
 import {
   adminCookieName,
   adminHintCookieName,
@@ -43,8 +44,8 @@ export const consoleDistDirectory =
   ) ?? path.resolve("console/dist");
 export const consoleSessionTtlSeconds = sessionLimits.sessionTtlSecondsDefault;
 
-const sessionBody = z.object({ token: z.string().min(1).max(4_096) });
-const adminSessionBody = z.object({ adminToken: z.string().min(1).max(4_096) });
+const sessionBody = closedBodySchema({ token: z.string().min(1).max(4_096) });
+const adminSessionBody = closedBodySchema({ adminToken: z.string().min(1).max(4_096) });
 
 interface ConsoleRouterOptions {
   sessions: SessionTokens;

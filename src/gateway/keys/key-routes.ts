@@ -1,6 +1,6 @@
 import { type NextFunction, type Request, type Response, Router } from "express";
 import { z } from "zod";
-import { keyLimitsBodySchema, noKeyLimits } from "../../keys/api-key-limits";
+import { noKeyLimits } from "../../keys/api-key-limits";
 import {
   ApiKeyNotFoundError,
   type ApiKeyService,
@@ -17,25 +17,25 @@ import { apiErrors, validationErrorOf } from "../api-error";
 import { storableString } from "../http/storable-string";
 import { sessionOf } from "../middleware/authenticate-session";
 import { requestIdOf } from "../middleware/request-id";
-import { closedObjectSchema } from "../wire/closed-object-schema";
+import { closedBodySchema } from "../wire/closed-object-schema";
+import { keyLimitsBodySchema } from "./key-limits-bodies";
 import { keyDescriptionSchema, keyNameSchema } from "./key-text-schemas";
 
 /** Key management (/llm/apis, C4), behind a logged-in session. */
 
 // Closed: a misspelt field (`isOrganisation`) would otherwise issue a personal key without a word.
-const issueBody = closedObjectSchema(
+const issueBody = closedBodySchema(
   {
     name: keyNameSchema,
     description: keyDescriptionSchema,
     isOrganization: z.boolean().optional().default(false),
   },
-  {
-    error: "must be a JSON object",
-    unknownField: "is not a field of a key (name, description, isOrganization)",
-  },
+  { unknownField: "is not a field of a key (name, description, isOrganization)" },
 );
 
-const statusBody = z.object({ status: z.union([z.literal(0), z.literal(1)], { error: "must be 1 or 0" }) });
+const statusBody = closedBodySchema({
+  status: z.union([z.literal(0), z.literal(1)], { error: "must be 1 or 0" }),
+});
 
 const listQuery = z.object({
   isOrganization: z.enum(["true", "false"], { error: "must be true or false" }).optional(),

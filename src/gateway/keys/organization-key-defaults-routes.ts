@@ -1,10 +1,10 @@
 import { Router } from "express";
 import type { ApiKeyService } from "../../keys/api-key-service";
-import { organizationKeyDefaultsBodySchema } from "../../keys/organization-key-defaults";
 import type { OrganizationRoleService } from "../../keys/organization-role-service";
 import { apiErrors, validationErrorOf } from "../api-error";
 import { sessionOf } from "../middleware/authenticate-session";
 import { requestIdOf } from "../middleware/request-id";
+import { organizationKeyDefaultsBodySchema } from "./key-limits-bodies";
 import { handleKeyRoute } from "./key-routes";
 
 /**

@@ -6,6 +6,7 @@ import { validationErrorOf } from "../api-error";
 import { accountIdentifier } from "../http/account-identifier";
 import { sessionOf } from "../middleware/authenticate-session";
 import { requestIdOf } from "../middleware/request-id";
+import { closedBodySchema } from "../wire/closed-object-schema";
 import { handleKeyRoute } from "./key-routes";
 
 /**
@@ -16,9 +17,9 @@ import { handleKeyRoute } from "./key-routes";
 
 export const memberPathSchema = z.object({ userId: accountIdentifier });
 
-export const memberRoleBodySchema = z
-  .object({ role: z.enum(organizationRoles, { error: "must be owner, admin or member" }) })
-  .strict();
+export const memberRoleBodySchema = closedBodySchema({
+  role: z.enum(organizationRoles, { error: "must be owner, admin or member" }),
+});
 
 export function createOrganizationMemberRouter(roles: OrganizationRoleService): Router {
   const router = Router();

@@ -5,6 +5,7 @@ import { PlaygroundKeys } from "../../keys/playground-key";
 import { validationErrorOf } from "../api-error";
 import { sessionOf } from "../middleware/authenticate-session";
 import { requestIdOf } from "../middleware/request-id";
+import { closedBodySchema } from "../wire/closed-object-schema";
 import { handleKeyRoute } from "./key-routes";
 
 /**
@@ -14,9 +15,9 @@ import { handleKeyRoute } from "./key-routes";
  * the reply's `x-request-id`.
  */
 
-export const playgroundKeyBodySchema = z
-  .object({ isOrganization: z.boolean({ error: "must be true or false" }).optional().default(false) })
-  .strict();
+export const playgroundKeyBodySchema = closedBodySchema({
+  isOrganization: z.boolean({ error: "must be true or false" }).optional().default(false),
+});
 
 export function createPlaygroundRouter(keys: ApiKeyService): Router {
   const router = Router();

@@ -1,7 +1,5 @@
 import { z } from "zod";
 import { readLimits } from "../../kernel/limits";
-import { keyLimitsBodySchema } from "../../keys/api-key-limits";
-import { organizationKeyDefaultsBodySchema } from "../../keys/organization-key-defaults";
 import { accountBillingQuerySchema } from "../account/account-router";
 import { activityQuerySchema } from "../account/activity-routes";
 import { billingRangeSchema } from "../account/billing-range";
@@ -31,6 +29,7 @@ import {
   alertThresholdBodySchema,
   webhookPathSchema,
 } from "../alerts/alert-routes";
+import { keyLimitsBodySchema, organizationKeyDefaultsBodySchema } from "../keys/key-limits-bodies";
 import { issueKeyBodySchema, keyStatusBodySchema, listKeysQuerySchema } from "../keys/key-routes";
 import { memberPathSchema, memberRoleBodySchema } from "../keys/organization-member-routes";
 import { playgroundKeyBodySchema } from "../keys/playground-routes";

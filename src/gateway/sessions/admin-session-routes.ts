@@ -3,10 +3,11 @@ import { z } from "zod";
 import { sessionLimits } from "../../kernel/limits";
 import type { SessionTokens } from "../../sessions/session-tokens";
 import { validationErrorOf } from "../api-error";
+import { closedBodySchema } from "../wire/closed-object-schema";
 
 /** POST /admin/sessions (C6): mints a session token, as the platform that logs users in would. */
 
-const mintBody = z.object({
+const mintBody = closedBodySchema({
   userId: z.string().trim().min(1, "is required").max(sessionLimits.accountIdLengthMax),
   organizationId: z.string().trim().min(1).max(sessionLimits.accountIdLengthMax).nullish(),
   ttlSeconds: z.number().int().min(1).max(sessionLimits.sessionTtlSecondsMax).optional(),

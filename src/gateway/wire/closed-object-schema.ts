@@ -18,6 +18,21 @@ export function closedObjectSchema<Shape extends z.core.$ZodLooseShape>(
 }
 
 /**
+ * A request body, closed as every body is, so that a misspelt field (`referense` on a top-up) is refused
+ * rather than read as left out: `referense: is not a field of this request (amountWon, reference)`. The
+ * fields listed are the shape's own, so the message shows the right spelling and cannot fall behind.
+ */
+export function closedBodySchema<Shape extends z.core.$ZodLooseShape>(
+  shape: Shape,
+  options: { unknownField?: string } = {},
+) {
+  return closedObjectSchema(shape, {
+    error: "The request body must be a JSON object",
+    unknownField: options.unknownField ?? `is not a field of this request (${Object.keys(shape).join(", ")})`,
+  });
+}
+
+/**
  * A field the gateway cannot honour: absent or null is fine (clients built on the protocol's own schema send
  * explicit nulls), any value is refused with the reason.
  */
