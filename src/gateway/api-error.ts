@@ -273,9 +273,13 @@ function wonText(decimal: string): string {
   return `${negative ? "-" : ""}₩${grouped}${fraction ? `.${fraction}` : ""}`;
 }
 
-/** A zod failure as one readable sentence naming the field: `temperature: must be at most 2`. */
+/**
+ * A zod failure as one readable sentence naming the field: `temperature: must be at most 2`. A field the body
+ * does not have is named first, though zod reports it last: a misspelt field (`inputUsdPer1m`) is why its
+ * right spelling is missing, and the message then shows that spelling too.
+ */
 export function validationErrorOf(error: ZodError): ApiError {
-  const issue = error.issues[0];
+  const issue = error.issues.find((each) => each.code === "unrecognized_keys") ?? error.issues[0];
   if (!issue) return apiErrors.validation("Invalid request");
   // zod reports unknown fields on their object; the field itself is named, as every other field is.
   const unknownField = issue.code === "unrecognized_keys";

@@ -214,4 +214,19 @@ describe("a finance operator's misspelt field", () => {
     });
     expect(((await view.json()) as { balanceWon: string }).balanceWon).toBe("0");
   });
+
+  it("given a price whose required field is misspelt, then the misspelt field is named, with the right spelling beside it", async () => {
+    const refused = await send(
+      "PUT",
+      "/admin/models/alpha-5.4/price",
+      testSecrets.adminToken,
+      '{"inputUsdPer1m":"1.25","outputUsdPer1M":"10"}',
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({
+      status: 100,
+      message:
+        "inputUsdPer1m: is not a field of this request (inputUsdPer1M, outputUsdPer1M, cachedInputUsdPer1M)",
+    });
+  });
 });
