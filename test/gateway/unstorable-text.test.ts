@@ -295,9 +295,9 @@ describe("given text PostgreSQL cannot store", () => {
   });
 
   it("a key issued with every storable character round-trips exactly", async () => {
-    // A name refuses control characters (test/gateway/keys/key-name-characters.test.ts); a description does not.
+    // Readable text only (test/gateway/keys/key-name-characters.test.ts): a description keeps tabs and line breaks.
     const name = "키 😀 \uFFFF";
-    const description = "키 😀 \u0001\u001f \uFFFF";
+    const description = "키 😀\r\n\t \uFFFF";
     const issued = await call("POST", "/llm/apis", { bearer: alice, body: { name, description } });
     expect(issued.status).toBe(201);
     const listed = await call("GET", "/llm/apis", { bearer: alice });
