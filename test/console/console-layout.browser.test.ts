@@ -1,6 +1,7 @@
 import pino from "pino";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sessionLimits } from "../../src/kernel/limits";
 import { createOperations, type Operations } from "../../src/operations/operations";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
 import { type Browser, launchBrowser, screenshot } from "./support/browser";
@@ -10,8 +11,8 @@ import { appendCharges } from "./support/seeded-charges";
 /**
  * The console's layout at a laptop's 1366 px and a phone's 390 px, in Korean and English: no page scrolls
  * sideways on the phone, the header is one band on the laptop, nav words stay whole; admin links only for an
- * admin; "signed in as" once; inline top-up validation; the bank refresh only with a bank key; /docs without
- * markdown backticks.
+ * admin; "signed in as" once; inline top-up validation, and a top-up's id as long as the server takes; the bank
+ * refresh only with a bank key; /docs without markdown backticks.
  */
 
 const userId = "mina";
@@ -213,6 +214,23 @@ describe("the console at 1366 px and 390 px, in Korean and English", { timeout: 
     await screenshot(page, "layout-top-up-success");
     await form.getByLabel("Amount (won)").fill("9");
     expect(await page.getByTestId("top-up-result").count()).toBe(0);
+  });
+
+  it("given an account id as long as the server allows, then the top-up funds that account, not the one its first 200 characters name", async () => {
+    const longId = `long-${"d".repeat(sessionLimits.accountIdLengthMax - 5)}`;
+    await setLanguage("en");
+    await open("/admin/accounts");
+    const form = page.getByRole("region", { name: "Top up" });
+    await form.getByLabel("Id", { exact: true }).fill(longId);
+    expect(await form.getByLabel("Id", { exact: true }).inputValue()).toBe(longId);
+    await form.getByLabel("Reference").fill("long id");
+    await form.getByLabel("Amount (won)").fill("700");
+    await form.getByRole("button", { name: "Top up" }).click();
+    await page.getByTestId("top-up-result").waitFor();
+    const funded = await fetch(`${harness.url}/admin/accounts/user/${longId}`, {
+      headers: { authorization: `Bearer ${testSecrets.adminToken}` },
+    });
+    expect(((await funded.json()) as { balanceWon: string }).balanceWon).toBe("700");
   });
 
   it("offers no bank refresh when the gateway has no bank key", async () => {

@@ -6,6 +6,7 @@ import { Card, ErrorMessage } from "../components/ui";
 import { adminApi } from "../lib/api";
 import { formatSeoulDateTime } from "../lib/format";
 import { useI18n } from "../lib/i18n";
+import { inputLengthsMax } from "../lib/input-bounds";
 
 /**
  * Getting a user in and equipped from the console: a one-time sign-in link for a user, and a key for a user
@@ -31,11 +32,11 @@ export function SignInLinkCard() {
       <form className="row wrap" onSubmit={onSubmit} onChange={() => mint.reset()}>
         <label>
           {t("userId")}
-          <input name="userId" required maxLength={200} />
+          <input name="userId" required maxLength={inputLengthsMax.accountId} />
         </label>
         <label>
           {t("organizationIdOptional")}
-          <input name="organizationId" maxLength={200} />
+          <input name="organizationId" maxLength={inputLengthsMax.accountId} />
         </label>
         <button type="submit" className="primary" disabled={mint.isPending}>
           {t("mintSignInLink")}
@@ -87,12 +88,12 @@ export function IssueKeyCard() {
         </label>
         <label>
           {t("accountId")}
-          <input name="accountId" required maxLength={200} />
+          <input name="accountId" required maxLength={inputLengthsMax.accountId} />
         </label>
         {kind === "organization" && (
           <label>
             {t("issuedForUser")}
-            <input name="issuedForUserId" required maxLength={200} />
+            <input name="issuedForUserId" required maxLength={inputLengthsMax.accountId} />
           </label>
         )}
         <KeyNameFields />

@@ -5,6 +5,7 @@ import { adminApi } from "../../lib/api";
 import { fieldText } from "../../lib/form-fields";
 import { formatWon } from "../../lib/format";
 import { useI18n } from "../../lib/i18n";
+import { inputLengthsMax } from "../../lib/input-bounds";
 import type { AccountRef } from "./account-details";
 
 /** What the credits API accepts: won above zero with at most two decimals (checked here to say so inline). */
@@ -95,7 +96,7 @@ function TopUpFields(props: { amountInvalid: boolean; onAmountChange(): void }) 
       </label>
       <label>
         {t("id")}
-        <input name="id" required maxLength={200} />
+        <input name="id" required maxLength={inputLengthsMax.accountId} />
       </label>
       <TopUpAmountField invalid={props.amountInvalid} onChange={props.onAmountChange} />
       <label>

@@ -5,6 +5,7 @@ import { type OrganizationMember, type OrganizationRole, userApi } from "../../l
 import { resetWhenAccepted } from "../../lib/form-fields";
 import { formatSeoulDateTime } from "../../lib/format";
 import { type MessageKey, useI18n } from "../../lib/i18n";
+import { inputLengthsMax } from "../../lib/input-bounds";
 import { useOrganizationAccess } from "./use-organization-access";
 
 /**
@@ -150,7 +151,7 @@ function GrantCard(props: {
     <Card title={t("grantRoleTitle")}>
       <form className="row wrap" onSubmit={submit}>
         <label>
-          {t("memberUser")} <input name="userId" required maxLength={200} />
+          {t("memberUser")} <input name="userId" required maxLength={inputLengthsMax.accountId} />
         </label>
         <RoleSelect label={t("memberRole")} value={role} offered={props.offered} onChange={setRole} />
         <button type="submit">{t("grantRole")}</button>

@@ -4,6 +4,7 @@ import { Card, ErrorMessage } from "../../components/ui";
 import { adminApi } from "../../lib/api";
 import { decimalPattern, fieldText } from "../../lib/form-fields";
 import { useI18n } from "../../lib/i18n";
+import { inputLengthsMax } from "../../lib/input-bounds";
 
 /** Sets a discount rate for a model, an organization, both or neither (an empty field is "any"). */
 export function DiscountForm({ models }: { models: readonly string[] }) {
@@ -36,7 +37,7 @@ export function DiscountForm({ models }: { models: readonly string[] }) {
         </label>
         <label>
           {t("organizationId")} · ∅ = {t("anyAccount")}
-          <input name="organizationId" maxLength={200} />
+          <input name="organizationId" maxLength={inputLengthsMax.accountId} />
         </label>
         <label>
           {t("rate")} ({t("rateHelp")})
