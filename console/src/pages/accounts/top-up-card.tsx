@@ -101,7 +101,7 @@ function TopUpFields(props: { amountInvalid: boolean; onAmountChange(): void }) 
       <TopUpAmountField invalid={props.amountInvalid} onChange={props.onAmountChange} />
       <label>
         {t("reference")}
-        <input name="reference" required maxLength={500} />
+        <input name="reference" required maxLength={inputLengthsMax.topUpReference} />
       </label>
     </>
   );

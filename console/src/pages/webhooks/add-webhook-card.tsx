@@ -4,6 +4,7 @@ import { Card, ErrorMessage } from "../../components/ui";
 import type { AddedWebhookEndpoint, WebhookEventType } from "../../lib/api";
 import { fieldText, resetWhenAccepted } from "../../lib/form-fields";
 import { type MessageKey, useI18n } from "../../lib/i18n";
+import { inputLengthsMax } from "../../lib/input-bounds";
 
 /** A label for every event an endpoint may ask for: a Record, so a new event type is a compile error here. */
 export const webhookEventLabels: Record<WebhookEventType, MessageKey> = {
@@ -37,7 +38,13 @@ export function AddWebhookCard(props: {
       <form className="stack" onSubmit={submit} onChange={props.onEdit}>
         <label>
           {t("webhookUrl")}
-          <input name="url" type="url" required maxLength={2000} placeholder="https://" />
+          <input
+            name="url"
+            type="url"
+            required
+            maxLength={inputLengthsMax.webhookUrl}
+            placeholder="https://"
+          />
         </label>
         <fieldset className="event-choice">
           <legend>{t("webhookEvents")}</legend>
