@@ -6,10 +6,12 @@ import { isGenerationPath } from "./generation/generation-endpoints";
 import { baseUrlHint, refuseNonJsonBodies } from "./middleware/base-url-hint";
 import { errorHandler } from "./middleware/error-handler";
 import { setPublicUrl } from "./middleware/public-origin";
+import { refuseUnknownQueryParameters } from "./middleware/refuse-unknown-query-parameters";
 import { refuseUnstorableText } from "./middleware/refuse-unstorable-text";
 import { requestId } from "./middleware/request-id";
 import { securityHeaders } from "./middleware/security-headers";
 import { requestObserver } from "./observation/request-observation";
+import { apiRoutes } from "./openapi/api-routes";
 
 /**
  * The HTTP edge. The generation endpoints (/llm/v1) take the lean node:http path; every other route goes
@@ -62,6 +64,12 @@ export function createApp(options: {
     }),
   );
   app.use(refuseUnstorableText());
+  // The admin routes are closed only where they are served: without ADMIN_TOKEN there are none to refuse for.
+  app.use(
+    refuseUnknownQueryParameters(
+      options.routers.admin ? apiRoutes : apiRoutes.filter((route) => !route.path.startsWith("/admin/")),
+    ),
+  );
   app.get("/healthz", (_request, response) => {
     response.json({ status: "ok" });
   });

@@ -98,15 +98,15 @@ export const discountBodySchema = closedBodySchema({
 });
 
 /**
- * `DELETE /admin/discounts`: the scope whose rule ends, a parameter left out meaning "any". Strict, so a
- * misspelt parameter is refused rather than read as "any" (which would remove a broader rule).
+ * `DELETE /admin/discounts`: the scope whose rule ends, a parameter left out meaning "any". A misspelt
+ * parameter is refused rather than read as "any" (which would remove a broader rule), as on every route
+ * (middleware/refuse-unknown-query-parameters.ts).
  */
 export const discountScopeQuerySchema = z
   .object({
     model: z.string().min(1).optional(),
     organizationId: accountIdentifier.optional(),
   })
-  .strict()
   .transform((scope) => ({ model: scope.model ?? null, organizationId: scope.organizationId ?? null }));
 
 export const fxRateBodySchema = closedBodySchema({

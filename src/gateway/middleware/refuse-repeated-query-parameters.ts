@@ -16,10 +16,15 @@ export function refuseRepeatedQueryParameters(): RequestHandler {
       return;
     }
     const [name, values] = repeated as [string, unknown[]];
-    const shown = name.length > parameterNameShownMax ? `${name.slice(0, parameterNameShownMax)}…` : name;
-    next(apiErrors.validation(`${shown}: given ${values.length} times; give it once`));
+    next(apiErrors.validation(`${shownParameterName(name)}: given ${values.length} times; give it once`));
   };
 }
 
 /** A parameter's name is the client's text: enough of it to recognise, not a page of it echoed back. */
 const parameterNameShownMax = 100;
+
+/** A parameter's name as a refusal names it: at most 100 characters, and `""` for a name left empty (`?=x`). */
+export function shownParameterName(name: string): string {
+  if (name === "") return '""';
+  return name.length > parameterNameShownMax ? `${name.slice(0, parameterNameShownMax)}…` : name;
+}

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { type ApiRoute, type ApplicationErrorCode, apiRoutes, type Security } from "./api-routes";
 import { errorBodySchema, webhookMessageSchemas } from "./response-schemas";
+import { isQueryClosed } from "./route-query";
 import { type JsonSchema, jsonSchemaOf, parametersOf } from "./zod-to-openapi-schema";
 
 /**
@@ -61,7 +62,7 @@ function errorResponses(route: ApiRoute): Record<string, unknown> {
   const byStatus = new Map<number, string[]>();
   const add = (httpStatus: number, meaning: string) =>
     byStatus.set(httpStatus, [...(byStatus.get(httpStatus) ?? []), meaning]);
-  for (const code of route.errors) add(errorMeanings[code].httpStatus, errorMeanings[code].meaning);
+  for (const code of errorsOf(route)) add(errorMeanings[code].httpStatus, errorMeanings[code].meaning);
   if (route.errors.includes(300) && route.tag === "generation") {
     add(500, "300: the upstream failed, after every attempt (C13)");
     add(429, "300: the upstream is rate limiting, after every attempt; see Retry-After (C13)");
@@ -77,6 +78,11 @@ function errorResponses(route: ApiRoute): Record<string, unknown> {
       { description: `Error body; status ${meanings.join("; ")}`, content: content(errorBodySchema) },
     ]),
   );
+}
+
+/** The route's errors, with 400/100 wherever a query parameter it does not list is refused. */
+function errorsOf(route: ApiRoute): ApplicationErrorCode[] {
+  return isQueryClosed(route) && !route.errors.includes(100) ? [100, ...route.errors] : route.errors;
 }
 
 function operationOf(route: ApiRoute) {
@@ -139,7 +145,9 @@ export function buildOpenApiDocument(options: { version: string }): Record<strin
       version: options.version,
       description:
         "Text-generation gateway speaking chat completions and responses, billed in Korean won. " +
-        "Money is a decimal string everywhere. Errors are `{ status, message }` with an application code.",
+        "Money is a decimal string everywhere. Errors are `{ status, message }` with an application code. " +
+        "Bodies and queries are closed: a body field or a query parameter an operation does not list is refused " +
+        "400/100 naming it (the generation and operations endpoints ignore a query).",
     },
     tags: [
       { name: "generation", description: "Base URL …/llm/v1, API key" },

@@ -32,6 +32,24 @@ export function closedBodySchema<Shape extends z.core.$ZodLooseShape>(
   });
 }
 
+/** A query parameter's value as the query parser hands it over: a text, or a list of texts when it is repeated. */
+const queryValueSchema = z.union([z.string(), z.array(z.string())]).optional();
+
+/**
+ * A query string of exactly these parameters, closed as a body is, so that a misspelt one
+ * (`isOrganisation` on the billing history) is refused rather than read as left out:
+ * `isOrganisation: is not a parameter of this request (isOrganization, from, to, …)`, or `(it takes none)`.
+ * Only the names are closed here; the route's own schema reads the values (and the finance reads refuse a
+ * repeated parameter in their own words, middleware/refuse-repeated-query-parameters.ts).
+ */
+export function closedQuerySchema(parameterNames: readonly string[]) {
+  const listed = parameterNames.length > 0 ? parameterNames.join(", ") : "it takes none";
+  return closedObjectSchema(Object.fromEntries(parameterNames.map((name) => [name, queryValueSchema])), {
+    error: "The query must be name=value parameters",
+    unknownField: `is not a parameter of this request (${listed})`,
+  });
+}
+
 /**
  * A field the gateway cannot honour: absent or null is fine (clients built on the protocol's own schema send
  * explicit nulls), any value is refused with the reason.
