@@ -8,6 +8,7 @@ import { fxRatesProjection } from "./fx-rates";
 import { keyListsProjection } from "./key-lists";
 import { monthlyStatementsProjection } from "./monthly-statements";
 import { organizationMembersProjection } from "./organization-members";
+import { organizationRoleClaimsProjection } from "./organization-role-claims";
 import { pricesProjection } from "./prices";
 import { usageByDayProjection } from "./usage-by-day";
 
@@ -22,6 +23,7 @@ export const allProjections: readonly ProjectionDefinition[] = [
   usageByDayProjection,
   monthlyStatementsProjection,
   organizationMembersProjection,
+  organizationRoleClaimsProjection,
   alertSettingsProjection,
 ];
 

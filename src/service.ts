@@ -84,7 +84,7 @@ import { findModel } from "./providers/catalog";
 import type { UpstreamTimeouts } from "./providers/create-adapter";
 import type { ModelFamily } from "./providers/provider";
 import { type OidcSettings, OidcSignIn } from "./sessions/oidc-sign-in";
-import { SessionTokens } from "./sessions/session-tokens";
+import { type Session, SessionTokens } from "./sessions/session-tokens";
 
 /**
  * The service's parts, wired: ledger, projections, key management, generation and (when asked) the HTTP
@@ -625,6 +625,7 @@ function applicationOf(
         consoleAuth: parts.consoleAuth,
         adminEnabled: admin !== undefined,
         oidc: options.oidc ? new OidcSignIn(options.oidc) : undefined,
+        recordRoleClaim: recordRoleClaimOf(options.oidc, parts.roles),
         logger: parts.logger,
       }),
       ledger: createLedgerPublicRouter(parts.ledgerPublicKey),
@@ -636,6 +637,14 @@ function applicationOf(
     familyOf: (slug) => findModel(slug)?.family,
     requestLog: (entry) => edge.requestLog.write(entry),
   });
+}
+
+/** With the provider's role claim configured, what its sign-ins record (C14: the claim wins). */
+function recordRoleClaimOf(oidc: OidcSettings | undefined, roles: OrganizationRoleService) {
+  if (oidc?.roleClaim === undefined) return undefined;
+  const provider = `oidc:${oidc.issuer}`;
+  return (session: Session, correlationId: string) =>
+    roles.recordProviderClaim(session, provider, correlationId);
 }
 
 function startRequestLog(ledger: Ledger, logger: Logger): RequestLogWriter {

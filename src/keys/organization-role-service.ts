@@ -5,6 +5,10 @@ import {
   organizationMembersTable,
   organizationsTable,
 } from "../../projections/organization-members";
+import {
+  organizationRoleClaimsProjection,
+  organizationRoleClaimsTable,
+} from "../../projections/organization-role-claims";
 import type { EventMetadata } from "../ledger/events";
 import type { ProjectionWaiter } from "../ledger/projection/projection-waiter";
 import { readBackRecorded } from "../ledger/projection/recorded-not-visible";
@@ -38,6 +42,15 @@ function claimedRoleOf(session: Session): OrganizationRole | undefined {
   return isOrganizationRole(session.providerRole) ? session.providerRole : undefined;
 }
 
+/**
+ * Whether a claim recorded at `recordedAt` is the provider's later word than the one a session carries, made
+ * when its token was issued (whole seconds; no `iat`: the earliest).
+ */
+function isLaterThanSession(recordedAt: Date, session: Session): boolean {
+  const carriedAt = session.providerRoleClaimedAt;
+  return carriedAt === undefined || Math.floor(recordedAt.getTime() / 1_000) * 1_000 >= carriedAt.getTime();
+}
+
 export interface OrganizationMember {
   userId: string;
   role: OrganizationRole;
@@ -62,7 +75,7 @@ interface Dependencies {
   now?: () => Date;
 }
 
-const projections = [organizationMembersProjection.name];
+const projections = [organizationMembersProjection.name, organizationRoleClaimsProjection.name];
 /** The actor of the grant that makes an organization's first member its owner. */
 export const firstMemberActor = "system:organization-roles";
 
@@ -103,7 +116,68 @@ export class OrganizationRoleService {
       ((await this.recordFirstMemberIfNone(organizationId, session.userId, correlationId))
         ? await this.grantedRoleOf(organizationId, session.userId)
         : undefined);
-    return effectiveRoleOf(granted, claimedRoleOf(session));
+    return effectiveRoleOf(granted, await this.currentClaimOf(organizationId, session));
+  }
+
+  /**
+   * At a sign-in through the identity provider (OIDC_ROLE_CLAIM configured), before its session is minted:
+   * the role the provider claims for the user, recorded (`OrganizationRoleClaimed`, its actor `provider`, e.g. `oidc:<issuer>`) when it
+   * differs from the last one recorded. From then on it is the role of the user's sessions that carry an
+   * earlier claim: a provider's demotion reaches the sessions issued before it, at the next sign-in.
+   */
+  async recordProviderClaim(session: Session, provider: string, correlationId: string): Promise<void> {
+    if (session.organizationId === null) return;
+    const organizationId = session.organizationId;
+    const role = claimedRoleOf(session) ?? null;
+    const recorded = await this.recordedClaimOf(organizationId, session.userId);
+    if ((recorded?.role ?? null) === role) return;
+    const appended = await this.dependencies.store.append({
+      streamId: organizationStreamOf(organizationId),
+      // Claims are the provider's word, not decided here: the last one appended is the last it said.
+      expectedVersion: "any",
+      events: [
+        {
+          eventId: randomUUID(),
+          event: {
+            type: "OrganizationRoleClaimed",
+            data: { organizationId, userId: session.userId, role },
+            metadata: this.metadata(provider, correlationId),
+          },
+        },
+      ],
+    });
+    await this.dependencies.waiter.waitFor(
+      appended.position,
+      projections,
+      this.dependencies.projectionWaitTimeoutMs,
+    );
+  }
+
+  /**
+   * The provider's claim that decides a session carrying one: the last recorded at a sign-in, when it is
+   * later than the session's own; else the session's. A session carrying none: none (the grants decide).
+   */
+  private async currentClaimOf(
+    organizationId: string,
+    session: Session,
+  ): Promise<OrganizationRole | undefined> {
+    if (session.providerRole === undefined) return undefined;
+    const recorded = await this.recordedClaimOf(organizationId, session.userId);
+    if (recorded && isLaterThanSession(recorded.claimedAt, session)) return recorded.role ?? undefined;
+    return claimedRoleOf(session);
+  }
+
+  private async recordedClaimOf(
+    organizationId: string,
+    userId: string,
+  ): Promise<{ role: OrganizationRole | null; claimedAt: Date } | undefined> {
+    const result = await this.dependencies.pool.query<{ role: OrganizationRole | null; claimed_at: Date }>(
+      `SELECT role, claimed_at FROM ${organizationRoleClaimsTable.name}
+       WHERE organization_id = $1 AND user_id = $2`,
+      [organizationId, userId],
+    );
+    const row = result.rows[0];
+    return row && { role: row.role, claimedAt: row.claimed_at };
   }
 
   /**

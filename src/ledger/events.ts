@@ -90,6 +90,18 @@ const organizationRoleGranted = z.object({
   role: z.enum(organizationRoles),
 });
 
+/**
+ * What the identity provider said a member's role is (C14: a provider's role claim wins), as a sign-in by
+ * OpenID Connect read it, on the organization's stream `organization-<id>`; recorded when it differs from the
+ * last one recorded. Null: the provider claimed no role of ours. The actor (metadata) is `oidc:<issuer>`.
+ * It decides the role of the member's sessions that carry an older claim (docs/api.md).
+ */
+const organizationRoleClaimed = z.object({
+  organizationId: z.string().min(1),
+  userId: z.string().min(1),
+  role: z.enum(organizationRoles).nullable(),
+});
+
 /** The events an endpoint may subscribe to (C14, docs/api.md "Alerts by signed webhooks"). */
 export const webhookEventTypes = ["balance.low", "key.limit_reached", "statement.closed"] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
@@ -345,6 +357,7 @@ export const eventCatalog = {
   ApiKeyLimitsSet: { schemaVersion: 2, data: apiKeyLimitsSet },
   OrganizationKeyDefaultsSet: { schemaVersion: 1, data: organizationKeyDefaultsSet },
   OrganizationRoleGranted: { schemaVersion: 1, data: organizationRoleGranted },
+  OrganizationRoleClaimed: { schemaVersion: 1, data: organizationRoleClaimed },
   AlertThresholdSet: { schemaVersion: 1, data: alertThresholdSet },
   WebhookEndpointAdded: { schemaVersion: 1, data: webhookEndpointAdded },
   WebhookEndpointRemoved: { schemaVersion: 1, data: webhookEndpointRemoved },
@@ -457,6 +470,7 @@ export function accountTouchedBy(event: LedgerEvent): AccountReference | undefin
     case "FxRateUpdated":
     case "OrganizationKeyDefaultsSet":
     case "OrganizationRoleGranted":
+    case "OrganizationRoleClaimed":
     case "AlertThresholdSet":
     case "WebhookEndpointAdded":
     case "WebhookEndpointRemoved":
@@ -480,6 +494,7 @@ export const accountFieldOf: Record<LedgerEventType, "owner" | "account" | null>
   ApiKeyLimitsSet: "owner",
   OrganizationKeyDefaultsSet: null,
   OrganizationRoleGranted: null,
+  OrganizationRoleClaimed: null,
   AlertThresholdSet: null,
   WebhookEndpointAdded: null,
   WebhookEndpointRemoved: null,
@@ -524,6 +539,7 @@ const movesOnlyMoney: Record<LedgerEventType, boolean> = {
   ApiKeyLimitsSet: false,
   OrganizationKeyDefaultsSet: false,
   OrganizationRoleGranted: false,
+  OrganizationRoleClaimed: false,
   AlertThresholdSet: false,
   WebhookEndpointAdded: false,
   WebhookEndpointRemoved: false,

@@ -17,6 +17,11 @@ export interface Session {
    * absent when no provider said. Organization roles (C14) decide what it grants; a claimed role wins.
    */
   providerRole?: string;
+  /**
+   * When the provider made the claim the session carries: the token's `iat`, beside `providerRole` only (absent
+   * without an `iat`). A later claim the provider made at another sign-in wins over this one.
+   */
+  providerRoleClaimedAt?: Date;
 }
 
 const algorithm = "HS256";
@@ -82,7 +87,13 @@ export class SessionTokens {
         isAccountId(payload.org_role)
           ? payload.org_role
           : undefined;
-      return { userId: payload.sub, organizationId, ...(providerRole === undefined ? {} : { providerRole }) };
+      if (providerRole === undefined) return { userId: payload.sub, organizationId };
+      return {
+        userId: payload.sub,
+        organizationId,
+        providerRole,
+        ...(typeof payload.iat === "number" ? { providerRoleClaimedAt: new Date(payload.iat * 1_000) } : {}),
+      };
     } catch (error) {
       if (error instanceof errors.JOSEError) return undefined;
       throw error;

@@ -53,6 +53,8 @@ interface ConsoleRouterOptions {
   adminEnabled: boolean;
   /** Sign-in by OpenID Connect; absent when OIDC_ISSUER is unset. */
   oidc?: OidcSignIn | undefined;
+  /** Records the provider's role claim at its sign-in; absent unless OIDC_ROLE_CLAIM is set. */
+  recordRoleClaim?: ((session: Session, correlationId: string) => Promise<void>) | undefined;
   logger?: Logger;
   distDirectory?: string;
 }
@@ -73,6 +75,7 @@ export function createConsoleRouter(options: ConsoleRouterOptions): Router {
     oidc: options.oidc,
     consoleAuth: options.consoleAuth,
     signIn: (request, response, session) => signIn(options.sessions, request, response, session),
+    recordRoleClaim: options.recordRoleClaim,
     logger: options.logger,
   });
   mountConsolePage(router, distDirectory);
@@ -90,7 +93,7 @@ function mountSessionRoutes(router: Router, { sessions, consoleAuth }: ConsoleRo
     // The cookie dies with its token: a browser then asks for a sign-in instead of sending a dead session.
     const ttlSeconds = Math.min(consoleSessionTtlSeconds, secondsUntilExpiry(parsed.data.token));
     setCookie(request, response, sessionCookieName, parsed.data.token, ttlSeconds);
-    response.json({ ...session, csrfToken: consoleAuth.csrfTokenOf(parsed.data.token) });
+    response.json({ ...sessionView(session), csrfToken: consoleAuth.csrfTokenOf(parsed.data.token) });
   });
 
   router.get("/api/session", async (request, response) => {
@@ -98,7 +101,7 @@ function mountSessionRoutes(router: Router, { sessions, consoleAuth }: ConsoleRo
     const token = cookieOf(request.headers.cookie, sessionCookieName);
     const session = token ? await sessions.verify(token) : undefined;
     if (!token || !session) throw apiErrors.unauthorized(sessionRequiredMessages.noSession);
-    response.json({ ...session, csrfToken: consoleAuth.csrfTokenOf(token) });
+    response.json({ ...sessionView(session), csrfToken: consoleAuth.csrfTokenOf(token) });
   });
 
   router.delete("/api/session", (request, response) => {
@@ -108,6 +111,11 @@ function mountSessionRoutes(router: Router, { sessions, consoleAuth }: ConsoleRo
     clearCookie(request, response, sessionCookieName);
     response.json({ signedOut: true });
   });
+}
+
+/** What the page is told of its session: who, which organization, the role the provider claimed. */
+function sessionView({ userId, organizationId, providerRole }: Session) {
+  return { userId, organizationId, ...(providerRole === undefined ? {} : { providerRole }) };
 }
 
 /** The admin token exchanged for the admin cookie, read back, and cleared. */

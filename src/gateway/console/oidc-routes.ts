@@ -4,6 +4,7 @@ import { sessionLimits } from "../../kernel/limits";
 import { type OidcSignIn, OidcSignInRefused } from "../../sessions/oidc-sign-in";
 import type { Session } from "../../sessions/session-tokens";
 import { publicOriginOf, reachedOverHttps } from "../middleware/public-origin";
+import { requestIdOf } from "../middleware/request-id";
 import { type ConsoleAuth, cookieOf, oidcTransactionCookieName } from "./console-auth";
 import { languageOf } from "./console-server-page";
 import { oidcRefusalPage, refusalStatusOf } from "./oidc-refusal-page";
@@ -22,6 +23,11 @@ interface OidcRouteOptions {
   consoleAuth: ConsoleAuth;
   /** Mints the session and sets its cookie, as every console sign-in does. */
   signIn(request: Request, response: Response, session: Session): Promise<void>;
+  /**
+   * With the provider's role claim configured: records the role it claims before the session is minted, so
+   * that the user's earlier sessions act by it too (C14: a provider's role claim wins).
+   */
+  recordRoleClaim?: ((session: Session, correlationId: string) => Promise<void>) | undefined;
   logger: Logger | undefined;
 }
 
@@ -51,6 +57,7 @@ export function mountOidcRoutes(router: Router, options: OidcRouteOptions): void
       if (!transaction) throw new OidcSignInRefused("transaction-missing");
       const callbackUrl = new URL(request.originalUrl, transaction.redirectUri);
       const session = await oidc.finish(callbackUrl, transaction);
+      await options.recordRoleClaim?.(session, requestIdOf(response.locals));
       await options.signIn(request, response, session);
       options.logger?.info(
         { userId: session.userId, organizationId: session.organizationId },

@@ -224,6 +224,11 @@ function eventsTheSyntheticLedgerLacks(): LedgerEvent[] {
       data: { organizationId: account.id, userId: "heads-user", role: "owner" },
       metadata: stamped,
     },
+    {
+      type: "OrganizationRoleClaimed",
+      data: { organizationId: account.id, userId: "heads-user", role: null },
+      metadata: stamped,
+    },
     { type: "AlertThresholdSet", data: { account, balanceBelowWon: "100" }, metadata: stamped },
     {
       type: "WebhookEndpointAdded",

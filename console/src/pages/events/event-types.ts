@@ -8,6 +8,7 @@ const eventTypeNames: Record<LedgerEventType, true> = {
   ApiKeyLimitsSet: true,
   OrganizationKeyDefaultsSet: true,
   OrganizationRoleGranted: true,
+  OrganizationRoleClaimed: true,
   AlertThresholdSet: true,
   WebhookEndpointAdded: true,
   WebhookEndpointRemoved: true,
