@@ -155,6 +155,34 @@ describe("a provider's role claim, across sign-ins", () => {
     expectRefused(await setDefaults(earlier), "the earlier session, the claim withdrawn");
   }, 60_000);
 
+  it("given two users signing in to a new organization at once, each claimed a role, then its first member is its one owner", async () => {
+    const newborn = "org-provider-newborn";
+    accounts.carol = { claims: { org_id: newborn, org_role: "member" } };
+    accounts.dave = { claims: { org_id: newborn, org_role: "admin" } };
+    const [carol, dave] = await Promise.all([signIn("carol"), signIn("dave")]);
+    const replies = await Promise.all(
+      [carol, dave].map((token) => call("GET", "/llm/organization/members", token)),
+    );
+    expect(replies.map((reply) => reply.body.you)).toEqual([
+      expect.objectContaining({ userId: "carol", role: "member" }),
+      expect.objectContaining({ userId: "dave", role: "admin" }),
+    ]);
+    const granted = await gateway.service.ledger.pool.query<{ user_id: string }>(
+      "SELECT user_id FROM projection_organization_members WHERE organization_id = $1 AND role = 'owner'",
+      [newborn],
+    );
+    expect(granted.rows).toHaveLength(1);
+    const events = await gateway.service.ledger.pool.query<{ type: string }>(
+      "SELECT type FROM ledger_events WHERE stream_id = $1 ORDER BY position",
+      [`organization-${newborn}`],
+    );
+    expect(events.rows.map((row) => row.type).sort()).toEqual([
+      "OrganizationRoleClaimed",
+      "OrganizationRoleClaimed",
+      "OrganizationRoleGranted",
+    ]);
+  }, 60_000);
+
   it("each claim the provider changes is one event with its actor and time, and the claims rebuild as they were", async () => {
     const claims = await gateway.service.ledger.pool.query<{
       data: { userId: string; role: string | null };
@@ -189,7 +217,7 @@ describe("a provider's role claim, across sign-ins", () => {
         )
       ).rows;
     const before = await claimRows();
-    expect(before).toHaveLength(2);
+    expect(before).toHaveLength(4);
     expect(await verifyProjections(context)).toEqual([]);
     await rebuildProjections(context, { batchSizeMax: 1_000, chunkEventsMax: 2 });
     expect(await claimRows()).toEqual(before);

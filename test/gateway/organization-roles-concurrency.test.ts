@@ -157,6 +157,24 @@ describe("roles in an organization, under concurrency, across two gateways", () 
     }
   }, 120_000);
 
+  it("given an admin granting roles while an owner demotes them through the other gateway, then no grant of theirs lands after their demotion", async () => {
+    for (let trial = 0; trial < 5; trial++) {
+      const organizationId = `org-demoted-granter-${trial}`;
+      const tokens = await organization(organizationId, { b: "admin" });
+      const [a, b] = [`${organizationId}-a`, `${organizationId}-b`];
+      await Promise.all([
+        ...Array.from({ length: 10 }, (_, index) =>
+          grant(gatewayOf(index), tokens[b]!, `${organizationId}-new-${index}`, "admin"),
+        ),
+        grant(gatewayOf(trial + 1), tokens[a]!, b, "member"),
+      ]);
+      const grants = await grantsOf(organizationId);
+      const demotion = grants.findIndex((granted) => granted.userId === b && granted.role === "member");
+      expect(demotion).toBeGreaterThan(0);
+      expect(grants.slice(demotion).filter((granted) => granted.actor === `user:${b}`)).toEqual([]);
+    }
+  }, 120_000);
+
   it("given an organization nobody has seen, when several users first appear in it at once through both gateways and several routes, then exactly one is its owner", async () => {
     const firstRequests: ((gateway: GatewayHarness, token: string) => Promise<JsonReply>)[] = [
       (gateway, token) => call(gateway, "GET", "/llm/organization/members", token),
