@@ -201,26 +201,36 @@ export class ApiKeyService {
     return foldOrganizationKeyDefaults(organizationId, events);
   }
 
-  /** The models the organization's keys issued from now on may call (null: every model). */
+  /**
+   * The models the organization's keys issued from now on may call (null: every model). `authorize` (the
+   * caller's role, C14) is decided on the organization's stream as read, and the defaults appended at that
+   * version: a grant landing in between (a demotion) means deciding again, so none is set after it.
+   */
   async setOrganizationKeyDefaults(
     actor: KeyActor,
     organizationId: string,
     allowedModels: string[] | null,
     correlationId: string,
+    authorize: () => Promise<void> = async () => {},
   ): Promise<OrganizationKeyDefaults> {
-    await this.dependencies.store.append({
-      streamId: organizationStreamOf(organizationId),
-      expectedVersion: "any",
-      events: [
-        {
-          eventId: randomUUID(),
-          event: {
-            type: "OrganizationKeyDefaultsSet",
-            data: { organizationId, allowedModels },
-            metadata: this.metadata(actor, correlationId),
+    const streamId = organizationStreamOf(organizationId);
+    await this.commands.decideAndAppend(streamId, async () => {
+      const stream = await this.dependencies.store.readStream(streamId);
+      await authorize();
+      await this.dependencies.store.append({
+        streamId,
+        expectedVersion: stream.at(-1)?.streamVersion ?? "no-stream",
+        events: [
+          {
+            eventId: randomUUID(),
+            event: {
+              type: "OrganizationKeyDefaultsSet",
+              data: { organizationId, allowedModels },
+              metadata: this.metadata(actor, correlationId),
+            },
           },
-        },
-      ],
+        ],
+      });
     });
     return { organizationId, allowedModels };
   }
@@ -309,8 +319,9 @@ export class ApiKeyService {
     keyId: string,
     limits: KeyLimits,
     correlationId: string,
+    authorize?: KeyCommandAuthorization,
   ): Promise<ApiKeyLimitsView> {
-    await this.execute(caller, { type: "SetApiKeyLimits", keyId, limits }, correlationId);
+    await this.execute(caller, { type: "SetApiKeyLimits", keyId, limits }, correlationId, authorize);
     return (await readKeyLimits(this.dependencies.pool, [keyId], this.now())).get(keyId)!;
   }
 
@@ -322,17 +333,21 @@ export class ApiKeyService {
     return this.execute(session, { type: "DeleteApiKey", keyId }, correlationId);
   }
 
-  private async execute(caller: KeyActor, command: ApiKeyCommand, correlationId: string): Promise<void> {
+  private async execute(
+    caller: KeyActor,
+    command: ApiKeyCommand,
+    correlationId: string,
+    authorize?: KeyCommandAuthorization,
+  ): Promise<void> {
     const streamId = `apikey-${command.keyId}`;
     // Decided on the key's events; another change to the key meanwhile means deciding again on its new state.
     const appended = await this.commands.decideAndAppend(streamId, async () => {
-      const decision = decideApiKey(
-        foldApiKey(await this.dependencies.store.readStream(streamId)),
-        command,
-        callerOf(caller),
-      );
-      if (decision.outcome === "not-found")
+      const state = foldApiKey(await this.dependencies.store.readStream(streamId));
+      const decision = decideApiKey(state, command, callerOf(caller));
+      if (decision.outcome === "not-found" || state.kind === "absent")
         throw new ApiKeyNotFoundError(`API key ${command.keyId} not found`);
+      // In the key's turn, right before the append: not when the request arrived, however long it waited.
+      await authorize?.(state.owner);
       return this.dependencies.store.append({
         streamId,
         expectedVersion: decision.expectedVersion,
@@ -358,6 +373,12 @@ export class ApiKeyService {
     return { actor, correlationId, occurredAt: this.now().toISOString() };
   }
 }
+
+/**
+ * Whether the caller may run a key command on a key of `owner`, beyond managing it (C14: only owners and
+ * admins set an organization key's limits); throws when not. Run in the key's turn, before each append.
+ */
+export type KeyCommandAuthorization = (owner: AccountReference) => Promise<void>;
 
 function ownerFor(session: Session, isOrganization: boolean): AccountReference {
   if (!isOrganization) return { kind: "user", id: session.userId };

@@ -191,12 +191,19 @@ export class OrganizationRoleService {
       await this.recordFirstMemberIfNone(organizationId, userId, correlationId);
   }
 
-  /** The session's role, when it may take the action; else OrganizationRoleRefusedError. */
+  /**
+   * The session's role, when it may take the action; else OrganizationRoleRefusedError. Read once the members
+   * have applied every grant in the organization's log, so a change of role committed before this call is
+   * never missed for the projection's lag. Commands call it inside their turn, right before appending
+   * (ApiKeyService.setLimits, setOrganizationKeyDefaults, AlertService.addWebhook): a change that waited for
+   * others is judged by the role when it is decided, not when it arrived.
+   */
   async require(
     session: Session,
     action: OrganizationAction,
     correlationId: string,
   ): Promise<OrganizationRole> {
+    await this.caughtUpStream(organizationOf(session));
     const role = await this.roleOf(session, correlationId);
     if (!mayDo(role, action))
       throw new OrganizationRoleRefusedError(

@@ -1,5 +1,7 @@
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../../projections";
+import { advisoryLockKeys } from "../../src/database/advisory-lock-keys";
 import { rebuildProjections } from "../../src/ledger/ledger-maintenance";
 import { verifyProjections } from "../../src/ledger/verify-projections";
 import { type GatewayHarness, startGatewayHarness } from "../support/gateway-harness";
@@ -174,6 +176,219 @@ describe("roles in an organization, under concurrency, across two gateways", () 
       expect(grants.slice(demotion).filter((granted) => granted.actor === `user:${b}`)).toEqual([]);
     }
   }, 120_000);
+
+  it.each(["key limits", "key defaults", "key limits and key defaults"])(
+    "given an admin changing %s while an owner demotes them through the other gateway, then no change of theirs is decided after their demotion",
+    async (changes) => {
+      for (let trial = 0; trial < 4; trial++) {
+        const organizationId = `org-demoted-${changes.replaceAll(" ", "-")}-${trial}`;
+        const tokens = await organization(organizationId, { b: "admin" });
+        const [owner, admin] = [tokens[`${organizationId}-a`]!, tokens[`${organizationId}-b`]!];
+        const key = await first.issueKey(owner, { isOrganization: true });
+        const change = (index: number) => {
+          const limits = changes === "key limits" || (changes !== "key defaults" && index % 2 === 0);
+          return limits
+            ? call(gatewayOf(index >> 1), "PUT", `/llm/apis/${key.uuid}/limits`, admin, {
+                monthlySpendLimitWon: String(index + 1),
+              })
+            : call(gatewayOf(index >> 1), "PUT", "/llm/organization/key-defaults", admin, {
+                allowedModels: index % 4 < 2 ? null : ["alpha"],
+              });
+        };
+        const replies = await Promise.all([
+          ...Array.from({ length: 10 }, (_, index) => change(index)),
+          grant(gatewayOf(trial), owner, `${organizationId}-b`, "member"),
+        ]);
+        for (const reply of replies) expect([200, 403], JSON.stringify(reply.body)).toContain(reply.status);
+        const log = await first.service.ledger.pool.query<{
+          type: string;
+          actor: string;
+          role: string | null;
+        }>(
+          `SELECT type, metadata->>'actor' AS actor, data->>'role' AS role FROM ledger_events
+           WHERE stream_id IN ($1, $2) ORDER BY transaction_order, position`,
+          [`organization-${organizationId}`, `apikey-${key.uuid}`],
+        );
+        const demotion = log.rows.findIndex(
+          (event) => event.type === "OrganizationRoleGranted" && event.role === "member",
+        );
+        expect(demotion).toBeGreaterThan(0);
+        const byAdmin = (event: { actor: string }) => event.actor === `user:${organizationId}-b`;
+        const late = log.rows.slice(demotion).filter(byAdmin);
+        // Key defaults share the organization's stream with the grants: decided at its version, none follows
+        // the demotion. A key's limits are another stream: each gateway decides its changes to a key one at a
+        // time, the role read right before the append, so at most the change each was appending as the
+        // demotion committed lands after it.
+        expect(
+          late.filter((event) => event.type !== "ApiKeyLimitsSet"),
+          organizationId,
+        ).toEqual([]);
+        expect(late.length, organizationId).toBeLessThanOrEqual(2);
+        // A change refused appended nothing: the admin's changes in the log are those answered 200.
+        const served = replies.slice(0, -1).filter((reply) => reply.status === 200);
+        expect(log.rows.filter(byAdmin)).toHaveLength(served.length);
+      }
+    },
+    120_000,
+  );
+
+  /**
+   * An admin's changes held up while an owner demotes them through the other gateway: `hold` takes, on its
+   * own connection, what a slow commit would hold (a row, a lock), so that the admin's first change stops
+   * inside its work and the next ones wait behind it in the same gateway; the demotion lands meanwhile, then
+   * the hold goes. The replies, and the organization's log with `streams` merged in the log's order.
+   */
+  async function demotedWhileHeld(options: {
+    organizationId: string;
+    admin: string;
+    owner: string;
+    hold: (client: pg.Client) => Promise<void>;
+    change: (index: number) => Promise<JsonReply>;
+    streams: string[];
+  }) {
+    const { organizationId } = options;
+    const pool = first.service.ledger.pool;
+    const until = async (condition: () => Promise<boolean>, what: string) => {
+      for (let attempt = 0; attempt < 200; attempt++) {
+        if (await condition()) return;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      throw new Error(`${what} never happened`);
+    };
+    const waitingOnALock = async () =>
+      Number(
+        (
+          await pool.query(
+            `SELECT count(*) AS count FROM pg_stat_activity
+             WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          )
+        ).rows[0].count,
+      ) > 0;
+    const holder = new pg.Client({ connectionString: first.database.url });
+    await holder.connect();
+    let changes: Promise<JsonReply>[] = [];
+    let demotion: Promise<JsonReply> | undefined;
+    try {
+      await holder.query("BEGIN");
+      await options.hold(holder);
+      let settled = false;
+      changes = [options.change(0).finally(() => (settled = true))];
+      await until(async () => settled || (await waitingOnALock()), "the admin's first change held");
+      changes.push(...[1, 2, 3, 4].map((index) => options.change(index)));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      demotion = grant(second, options.owner, options.admin, "member");
+      await until(
+        async () =>
+          (
+            await pool.query(
+              `SELECT 1 FROM ledger_events WHERE stream_id = $1 AND type = 'OrganizationRoleGranted'
+               AND data->>'role' = 'member'`,
+              [`organization-${organizationId}`],
+            )
+          ).rowCount === 1,
+        "the demotion's event",
+      );
+    } finally {
+      await holder.query("ROLLBACK");
+      await holder.end();
+    }
+    const replies = await Promise.all(changes);
+    expect((await demotion!).status).toBe(200);
+    const log = await pool.query<{ type: string; actor: string; role: string | null }>(
+      `SELECT type, metadata->>'actor' AS actor, data->>'role' AS role FROM ledger_events
+       WHERE stream_id = ANY($1::text[]) ORDER BY transaction_order, position`,
+      [[`organization-${organizationId}`, ...options.streams]],
+    );
+    const demoted = log.rows.findIndex(
+      (event) => event.type === "OrganizationRoleGranted" && event.role === "member",
+    );
+    const late = log.rows.slice(demoted).filter((event) => event.actor === `user:${options.admin}`);
+    return { replies, late };
+  }
+
+  it("given an admin's limit changes waiting their turn on a key while an owner demotes them, then those still waiting are refused once the demotion is in the log", async () => {
+    const organizationId = "org-queued-limits";
+    const tokens = await organization(organizationId, { b: "admin" });
+    const [owner, admin] = [tokens[`${organizationId}-a`]!, tokens[`${organizationId}-b`]!];
+    const key = await first.issueKey(owner, { isOrganization: true });
+    const setLimits = (token: string, won: string) =>
+      call(first, "PUT", `/llm/apis/${key.uuid}/limits`, token, { monthlySpendLimitWon: won });
+    expect((await setLimits(owner, "1")).status).toBe(200);
+
+    // The key's limits row locked: the first change stops inside its append, holding the key's turn.
+    const { replies, late } = await demotedWhileHeld({
+      organizationId,
+      owner,
+      admin: `${organizationId}-b`,
+      hold: async (client) => {
+        await client.query("SELECT 1 FROM key_limits WHERE key_id = $1 FOR UPDATE", [key.uuid]);
+      },
+      change: (index) => setLimits(admin, String(index + 2)),
+      streams: [`apikey-${key.uuid}`],
+    });
+
+    // The change already appending when the demotion landed went first in the log (its transaction began
+    // first); those still waiting for the key were decided after it, as a member's.
+    expect(replies[0]!.status).toBe(200);
+    for (const reply of replies.slice(1)) expectRefused(reply, "a change waiting its turn");
+    expect(late).toEqual([]);
+  }, 60_000);
+
+  it("given an admin's key defaults appending slowly while an owner demotes them, then none lands after the demotion", async () => {
+    const organizationId = "org-slow-defaults";
+    const tokens = await organization(organizationId, { b: "admin" });
+    const [owner, admin] = [tokens[`${organizationId}-a`]!, tokens[`${organizationId}-b`]!];
+
+    // The organization's stream's lock for appends of any version, which such an append waits for when its
+    // first try found it taken. Defaults decided at the stream's version never take it.
+    const { late } = await demotedWhileHeld({
+      organizationId,
+      owner,
+      admin: `${organizationId}-b`,
+      hold: async (client) => {
+        await client.query("SELECT pg_advisory_xact_lock($1::int, hashtext($2))", [
+          advisoryLockKeys.anyVersionAppends,
+          `organization-${organizationId}`,
+        ]);
+      },
+      change: (index) =>
+        call(first, "PUT", "/llm/organization/key-defaults", admin, {
+          allowedModels: index % 2 === 0 ? ["alpha"] : null,
+        }),
+      streams: [],
+    });
+
+    expect(late).toEqual([]);
+  }, 60_000);
+
+  it("given an admin's webhooks waiting their turn on the organization while an owner demotes them, then those still waiting are refused", async () => {
+    const organizationId = "org-queued-webhooks";
+    const tokens = await organization(organizationId, { b: "admin" });
+    const [owner, admin] = [tokens[`${organizationId}-a`]!, tokens[`${organizationId}-b`]!];
+
+    // The webhooks' secrets locked: the first add stops inside its turn, the next ones wait for the turn.
+    const { replies, late } = await demotedWhileHeld({
+      organizationId,
+      owner,
+      admin: `${organizationId}-b`,
+      hold: async (client) => {
+        await client.query("LOCK TABLE webhook_secrets IN EXCLUSIVE MODE");
+      },
+      change: (index) =>
+        call(first, "POST", "/llm/webhooks", admin, {
+          url: `http://127.0.0.1:9/hook-${index}`,
+          events: ["balance.low"],
+          isOrganization: true,
+        }),
+      streams: [],
+    });
+
+    expect(replies[0]!.status).toBe(201);
+    for (const reply of replies.slice(1)) expectRefused(reply, "an add waiting its turn");
+    const added = await call(first, "GET", "/llm/webhooks?isOrganization=true", owner);
+    expect(added.body.data).toHaveLength(1);
+    expect(late).toEqual([]);
+  }, 60_000);
 
   it("given an organization nobody has seen, when several users first appear in it at once through both gateways and several routes, then exactly one is its owner", async () => {
     const firstRequests: ((gateway: GatewayHarness, token: string) => Promise<JsonReply>)[] = [

@@ -74,12 +74,17 @@ export class AlertService {
     return result.rows[0]?.balance_below_won ?? null;
   }
 
-  /** Adds an endpoint; answers it with its secret, the only time the secret is shown. */
+  /**
+   * Adds an endpoint; answers it with its secret, the only time the secret is shown. `authorize` (whether the
+   * actor may, which the edge decides) runs again in the account's turn, right before the add: an add that
+   * waited for others is judged when it is made.
+   */
   async addWebhook(
     account: AccountReference,
     request: { url: string; events: WebhookEventType[] },
     actor: string,
     correlationId: string,
+    authorize: () => Promise<void> = async () => {},
   ): Promise<WebhookEndpoint & { secret: string }> {
     try {
       await assertDeliverableUrl(request.url, this.dependencies.allowPrivateNetworks);
@@ -91,6 +96,7 @@ export class AlertService {
     // at once would otherwise all count the endpoints before any of them landed, and all pass the bound.
     // Another gateway process's adds still interleave with these, at most one per process at a time.
     return this.addTurns.run(`${account.kind}:${account.id}`, async () => {
+      await authorize();
       if ((await this.list(account)).length >= webhookLimits.endpointsPerAccountMax)
         throw new WebhookRequestError(
           `an account has at most ${webhookLimits.endpointsPerAccountMax} webhooks`,

@@ -117,6 +117,10 @@ export function createAlertRouters(alerts: AlertService, roles: OrganizationRole
         parsed.data,
         actorOf(session),
         requestIdOf(response.locals),
+        // Asked again in the account's turn: an add that waited behind others is judged when it is made.
+        async () => {
+          if (account.kind === "organization") await accountFor(response, true);
+        },
       );
       response.status(201).json(added);
     }),

@@ -4,6 +4,7 @@ import { noKeyLimits } from "../../keys/api-key-limits";
 import {
   ApiKeyNotFoundError,
   type ApiKeyService,
+  type KeyCommandAuthorization,
   OrganizationRequiredError,
   type SpendShown,
 } from "../../keys/api-key-service";
@@ -47,18 +48,14 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 
 /**
  * Only owners and admins change the limits of the organization's keys (C14); a personal key's are its
- * owner's. The key is found first, so a key not the caller's stays 404 whatever the role.
+ * owner's. Decided in the key's turn, after the key is found (a key not the caller's stays 404 whatever the
+ * role), right before the change is appended.
  */
-async function requireLimitsRole(
-  service: ApiKeyService,
-  roles: OrganizationRoleService,
-  request: Request,
-  response: Response,
-): Promise<void> {
-  const session = sessionOf(response.locals);
-  const owner = await service.ownerOfManagedKey(session, keyIdOf(request));
-  if (owner.kind === "organization")
-    await roles.require(session, "set-key-limits", requestIdOf(response.locals));
+function limitsRoleOf(roles: OrganizationRoleService, response: Response): KeyCommandAuthorization {
+  return async (owner) => {
+    if (owner.kind === "organization")
+      await roles.require(sessionOf(response.locals), "set-key-limits", requestIdOf(response.locals));
+  };
 }
 
 const everyKeysSpend: SpendShown = { of: "every-key" };
@@ -129,12 +126,12 @@ export function createKeyRouter(service: ApiKeyService, roles: OrganizationRoleS
     handle(async (request, response) => {
       const keyId = keyIdOf(request);
       const limits = parse(keyLimitsBodySchema, request.body);
-      await requireLimitsRole(service, roles, request, response);
       const view = await service.setLimits(
         sessionOf(response.locals),
         keyId,
         limits,
         requestIdOf(response.locals),
+        limitsRoleOf(roles, response),
       );
       response.json({ uuid: keyId, ...view });
     }),
@@ -144,12 +141,12 @@ export function createKeyRouter(service: ApiKeyService, roles: OrganizationRoleS
     "/:uuid/limits",
     handle(async (request, response) => {
       const keyId = keyIdOf(request);
-      await requireLimitsRole(service, roles, request, response);
       const view = await service.setLimits(
         sessionOf(response.locals),
         keyId,
         noKeyLimits,
         requestIdOf(response.locals),
+        limitsRoleOf(roles, response),
       );
       response.json({ uuid: keyId, ...view });
     }),

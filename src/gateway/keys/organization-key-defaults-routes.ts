@@ -36,13 +36,15 @@ export function createOrganizationKeyDefaultsRouter(
       const organizationId = organizationOf(response.locals);
       const parsed = organizationKeyDefaultsBodySchema.safeParse(request.body ?? {});
       if (!parsed.success) throw validationErrorOf(parsed.error);
-      // Every member reads the defaults; only owners and admins set them (C14).
-      await roles.require(sessionOf(response.locals), "set-key-defaults", requestIdOf(response.locals));
+      // Every member reads the defaults; only owners and admins set them (C14), decided with the change.
       const defaults = await keys.setOrganizationKeyDefaults(
         sessionOf(response.locals),
         organizationId,
         parsed.data.allowedModels,
         requestIdOf(response.locals),
+        async () => {
+          await roles.require(sessionOf(response.locals), "set-key-defaults", requestIdOf(response.locals));
+        },
       );
       response.json(defaults);
     }),
