@@ -390,6 +390,54 @@ describe("roles in an organization, under concurrency, across two gateways", () 
     expect(late).toEqual([]);
   }, 60_000);
 
+  it("given an admin's alert thresholds and webhook removals appending slowly while an owner demotes them, then none lands after the demotion", async () => {
+    const organizationId = "org-slow-alerts";
+    const tokens = await organization(organizationId, { b: "admin" });
+    const [owner, admin] = [tokens[`${organizationId}-a`]!, tokens[`${organizationId}-b`]!];
+    const hooks: string[] = [];
+    for (let index = 0; index < 3; index++) {
+      const added = await call(first, "POST", "/llm/webhooks", owner, {
+        url: `http://127.0.0.1:9/kept-${index}`,
+        events: ["balance.low"],
+        isOrganization: true,
+      });
+      hooks.push(added.body.id as string);
+    }
+    const alertsStream = `alerts-organization-${organizationId}`;
+    const webhookStreams = hooks.map((id) => `webhook-${id}`);
+
+    // Each stream's lock for appends of any version, which such an append waits for when its first try
+    // found it taken. Changes decided at their stream's version never take it.
+    const { late } = await demotedWhileHeld({
+      organizationId,
+      owner,
+      admin: `${organizationId}-b`,
+      hold: async (client) => {
+        for (const stream of [alertsStream, ...webhookStreams])
+          await client.query("SELECT pg_advisory_xact_lock($1::int, hashtext($2))", [
+            advisoryLockKeys.anyVersionAppends,
+            stream,
+          ]);
+      },
+      change: (index) =>
+        index < 2
+          ? call(first, "PUT", "/llm/alerts", admin, {
+              isOrganization: true,
+              balanceBelowWon: String(index + 1),
+            })
+          : call(first, "DELETE", `/llm/webhooks/${hooks[index - 2]!}`, admin),
+      streams: [alertsStream, ...webhookStreams],
+    });
+
+    expect(late).toEqual([]);
+    const listed = await call(first, "GET", "/llm/webhooks?isOrganization=true", owner);
+    const removed = await first.service.ledger.pool.query(
+      "SELECT count(*) AS count FROM ledger_events WHERE type = 'WebhookEndpointRemoved' AND stream_id = ANY($1)",
+      [webhookStreams],
+    );
+    expect((listed.body.data as unknown[]).length).toBe(hooks.length - Number(removed.rows[0].count));
+  }, 60_000);
+
   it("given an organization nobody has seen, when several users first appear in it at once through both gateways and several routes, then exactly one is its owner", async () => {
     const firstRequests: ((gateway: GatewayHarness, token: string) => Promise<JsonReply>)[] = [
       (gateway, token) => call(gateway, "GET", "/llm/organization/members", token),

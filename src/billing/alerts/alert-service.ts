@@ -6,6 +6,7 @@ import { webhookLimits } from "../../kernel/limits";
 import type { AccountReference, EventMetadata, LedgerEvent, WebhookEventType } from "../../ledger/events";
 import type { ProjectionWaiter } from "../../ledger/projection/projection-waiter";
 import { readBackRecorded } from "../../ledger/projection/recorded-not-visible";
+import { StreamCommands } from "../../ledger/store/conflict-retry";
 import type { EventStore } from "../../ledger/store/event-store";
 import { assertDeliverableUrl, WebhookAddressRefusedError } from "./webhook-address";
 import {
@@ -47,22 +48,32 @@ export class WebhookRequestError extends Error {
 export class AlertService {
   private readonly now: () => Date;
   private readonly addTurns = new KeyedTurns();
+  private readonly commands = new StreamCommands();
 
   constructor(private readonly dependencies: Dependencies) {
     this.now = dependencies.now ?? (() => new Date());
   }
 
+  /**
+   * `authorize` (whether the actor may, which the edge decides) runs in the stream's turn right before the
+   * append, as in every change here: a change that waited for others is judged when it is made.
+   */
   async setThreshold(
     account: AccountReference,
     balanceBelowWon: string | null,
     actor: string,
     correlationId: string,
+    authorize: () => Promise<void> = async () => {},
   ) {
-    await this.append(`alerts-${account.kind}-${account.id}`, {
-      type: "AlertThresholdSet",
-      data: { account, balanceBelowWon },
-      metadata: this.metadata(actor, correlationId),
-    });
+    await this.append(
+      `alerts-${account.kind}-${account.id}`,
+      {
+        type: "AlertThresholdSet",
+        data: { account, balanceBelowWon },
+        metadata: this.metadata(actor, correlationId),
+      },
+      { authorize },
+    );
     return { account, balanceBelowWon };
   }
 
@@ -141,7 +152,13 @@ export class AlertService {
     return row ? endpointOf(row) : undefined;
   }
 
-  async removeWebhook(webhookId: string, account: AccountReference, actor: string, correlationId: string) {
+  async removeWebhook(
+    webhookId: string,
+    account: AccountReference,
+    actor: string,
+    correlationId: string,
+    authorize: () => Promise<void> = async () => {},
+  ) {
     // Its messages and secret go as soon as the removal is in the log, before the wait for the projection
     // (which may time out); what a crash in between leaves, the workers' sweep removes (webhook-outbox.ts).
     await this.append(
@@ -151,9 +168,14 @@ export class AlertService {
         data: { webhookId, account },
         metadata: this.metadata(actor, correlationId),
       },
-      async () => {
-        await cancelPendingMessages(this.dependencies.pool, webhookId);
-        await this.dependencies.pool.query("DELETE FROM webhook_secrets WHERE webhook_id = $1", [webhookId]);
+      {
+        authorize,
+        thenAtOnce: async () => {
+          await cancelPendingMessages(this.dependencies.pool, webhookId);
+          await this.dependencies.pool.query("DELETE FROM webhook_secrets WHERE webhook_id = $1", [
+            webhookId,
+          ]);
+        },
       },
     );
   }
@@ -167,15 +189,26 @@ export class AlertService {
     return enqueueTestMessage(this.dependencies.pool, webhookId, this.now());
   }
 
-  /** Appends, runs `thenAtOnce` (if any), then waits until the projection shows the change. */
-  private async append(streamId: string, event: LedgerEvent, thenAtOnce?: () => Promise<void>) {
-    const appended = await this.dependencies.store.append({
-      streamId,
-      expectedVersion: "any",
-      events: [{ eventId: randomUUID(), event }],
+  /**
+   * Authorizes and appends at the stream's version as read (another change landing first: both again), runs
+   * `thenAtOnce` (if any), then waits until the projection shows the change.
+   */
+  private async append(
+    streamId: string,
+    event: LedgerEvent,
+    options: { authorize?: () => Promise<void>; thenAtOnce?: () => Promise<void> } = {},
+  ) {
+    const appended = await this.commands.decideAndAppend(streamId, async () => {
+      const stream = await this.dependencies.store.readStream(streamId);
+      await options.authorize?.();
+      return this.dependencies.store.append({
+        streamId,
+        expectedVersion: stream.at(-1)?.streamVersion ?? "no-stream",
+        events: [{ eventId: randomUUID(), event }],
+      });
     });
     await readBackRecorded(async () => {
-      await thenAtOnce?.();
+      await options.thenAtOnce?.();
       await this.dependencies.waiter.waitFor(
         appended.position,
         [alertSettingsProjection.name],

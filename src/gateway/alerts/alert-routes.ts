@@ -72,6 +72,13 @@ export function createAlertRouters(alerts: AlertService, roles: OrganizationRole
     return { kind: "organization", id: session.organizationId };
   };
   const actorOf = (session: Session) => `user:${session.userId}`;
+  /**
+   * The role asked again in the change's turn, right before it is recorded: a change that waited behind
+   * others is judged when it is made (the first ask, above, refuses before any work).
+   */
+  const againFor = (response: Response, account: AccountReference) => async () => {
+    if (account.kind === "organization") await accountFor(response, true);
+  };
 
   const alertRouter = Router();
   alertRouter.put(
@@ -86,6 +93,7 @@ export function createAlertRouters(alerts: AlertService, roles: OrganizationRole
         parsed.data.balanceBelowWon,
         actorOf(session),
         requestIdOf(response.locals),
+        againFor(response, account),
       );
       response.json({
         isOrganization: account.kind === "organization",
@@ -117,10 +125,7 @@ export function createAlertRouters(alerts: AlertService, roles: OrganizationRole
         parsed.data,
         actorOf(session),
         requestIdOf(response.locals),
-        // Asked again in the account's turn: an add that waited behind others is judged when it is made.
-        async () => {
-          if (account.kind === "organization") await accountFor(response, true);
-        },
+        againFor(response, account),
       );
       response.status(201).json(added);
     }),
@@ -157,6 +162,7 @@ export function createAlertRouters(alerts: AlertService, roles: OrganizationRole
         found.account,
         actorOf(session),
         requestIdOf(response.locals),
+        againFor(response, found.account),
       );
       response.json({ id: found.endpoint.id, deleted: true });
     }),
