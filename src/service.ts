@@ -77,6 +77,7 @@ import { addMissingColumnsAtStart } from "./ledger/projection/projection-columns
 import { ProjectionRunner } from "./ledger/projection/projection-runner";
 import { ProjectionWaiter } from "./ledger/projection/projection-waiter";
 import { untilProjectionsPrepared } from "./ledger/projection/projections-prepared";
+import { StreamCommands } from "./ledger/store/conflict-retry";
 import { type Ledger, openLedger } from "./ledger/store/open-ledger";
 import { PostgresEventStore } from "./ledger/store/postgres-event-store";
 import { upstreamMetrics } from "./operations/upstream-metrics";
@@ -195,11 +196,14 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   await waiter.start();
   const hasher = new ApiKeyHasher(options.keyPepper);
   const sessions = new SessionTokens(options.sessionSecret, options.oidc?.roleClaim !== undefined);
+  // One set of turns per stream: grants and key defaults share the organization's stream.
+  const commands = new StreamCommands();
   const roles = new OrganizationRoleService({
     pool: ledger.pool,
     store: ledger.store,
     waiter,
     projectionWaitTimeoutMs: limits.projectionWaitTimeoutMs,
+    commands,
   });
   const keys = new ApiKeyService({
     pool: ledger.pool,
@@ -208,6 +212,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     hasher,
     organizationMembers: roles,
     projectionWaitTimeoutMs: limits.projectionWaitTimeoutMs,
+    commands,
   });
   const admissionCache = startAdmissionCache(ledger, waiter, logger);
   const upstreams = new UpstreamRegistry(

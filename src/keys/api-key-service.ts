@@ -76,6 +76,11 @@ interface Dependencies {
     admitKeyIssuer(organizationId: string, userId: string, correlationId: string): Promise<void>;
   };
   projectionWaitTimeoutMs: number;
+  /**
+   * The process's turns per stream, shared with OrganizationRoleService: key defaults and grants, both on the
+   * organization's stream, then take turns instead of racing each other within a process.
+   */
+  commands?: StreamCommands;
   now?: () => Date;
 }
 
@@ -88,10 +93,11 @@ const keyProjections = [
 
 export class ApiKeyService {
   private readonly now: () => Date;
-  private readonly commands = new StreamCommands();
+  private readonly commands: StreamCommands;
 
   constructor(private readonly dependencies: Dependencies) {
     this.now = dependencies.now ?? (() => new Date());
+    this.commands = dependencies.commands ?? new StreamCommands();
   }
 
   async issue(

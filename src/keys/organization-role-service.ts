@@ -72,6 +72,8 @@ interface Dependencies {
   store: EventStore;
   waiter: ProjectionWaiter;
   projectionWaitTimeoutMs: number;
+  /** The process's turns per stream, shared with ApiKeyService (key defaults are on the same stream). */
+  commands?: StreamCommands;
   now?: () => Date;
 }
 
@@ -81,10 +83,11 @@ export const firstMemberActor = "system:organization-roles";
 
 export class OrganizationRoleService {
   private readonly now: () => Date;
-  private readonly commands = new StreamCommands();
+  private readonly commands: StreamCommands;
 
   constructor(private readonly dependencies: Dependencies) {
     this.now = dependencies.now ?? (() => new Date());
+    this.commands = dependencies.commands ?? new StreamCommands();
   }
 
   async members(organizationId: string): Promise<OrganizationMember[]> {

@@ -516,6 +516,23 @@ describe("roles in an organization, under concurrency, across two gateways", () 
     );
   }, 60_000);
 
+  it("given sixty key defaults and sixty grants sent at once through both gateways, then each answers 200: on the organization's stream they take turns", async () => {
+    const organizationId = "org-defaults-and-grants";
+    const tokens = await organization(organizationId, {});
+    const owner = tokens[`${organizationId}-a`]!;
+    const replies = await Promise.all(
+      Array.from({ length: 120 }, (_, index) =>
+        index % 2 === 0
+          ? grant(gatewayOf(index >> 1), owner, `${organizationId}-${index}`, "admin")
+          : call(gatewayOf(index >> 1), "PUT", "/llm/organization/key-defaults", owner, {
+              allowedModels: index % 3 === 0 ? null : ["alpha"],
+            }),
+      ),
+    );
+    expect(replies.filter((reply) => reply.status !== 200).map((reply) => reply.body)).toEqual([]);
+    expect(await grantsOf(organizationId)).toHaveLength(61);
+  }, 120_000);
+
   it("an admin may not make owners, change an owner's role, or raise themselves; a member may grant nothing", async () => {
     const organizationId = "org-escalate";
     const tokens = await organization(organizationId, { b: "admin", c: "member" });
