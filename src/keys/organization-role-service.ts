@@ -124,9 +124,10 @@ export class OrganizationRoleService {
 
   /**
    * At a sign-in through the identity provider (OIDC_ROLE_CLAIM configured), before its session is minted:
-   * the role the provider claims for the user, recorded (`OrganizationRoleClaimed`, its actor `provider`, e.g. `oidc:<issuer>`) when it
-   * differs from the last one recorded. From then on it is the role of the user's sessions that carry an
-   * earlier claim: a provider's demotion reaches the sessions issued before it, at the next sign-in.
+   * the role the provider claims for the user, recorded (`OrganizationRoleClaimed`, its actor `provider`,
+   * e.g. `oidc:<issuer>`) when it differs from the last one recorded. From then on it is the role of the
+   * user's sessions that carry an earlier claim: a provider's demotion reaches the sessions issued before it,
+   * at the next sign-in.
    */
   async recordProviderClaim(session: Session, provider: string, correlationId: string): Promise<void> {
     if (session.organizationId === null) return;
