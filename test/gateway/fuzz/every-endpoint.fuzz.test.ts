@@ -45,12 +45,8 @@ interface OpenApiOperation {
   requestBody?: { content: { "application/json": { schema: { properties?: Record<string, unknown> } } } };
 }
 
-/** Served but not in the document: the console's own routes and the usage read (issue #15). */
+/** Served but not in the document: the console's own routes. */
 const undocumented: Operation[] = [
-  route("get", "/llm/usage", "session", [], ["from", "to", "isOrganization"]),
-  route("get", "/admin/console/accounts", "admin"),
-  route("get", "/admin/console/prices", "admin"),
-  route("get", "/admin/console/discounts", "admin"),
   route("post", "/console/api/session", "none", [], [], ["token"]),
   route("post", "/console/api/admin-session", "none", [], [], ["adminToken"]),
   route("get", "/console/sign-in", "none", [], ["code"]),
