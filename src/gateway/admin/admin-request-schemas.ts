@@ -10,6 +10,7 @@ import { isDecimalString, type Money, parseMoney } from "../../kernel/money";
 import { isIsoDate } from "../../kernel/seoul-calendar";
 import { accountKinds, ledgerEventTypes } from "../../ledger/events";
 import { accountIdentifier } from "../http/account-identifier";
+import { displayLineString } from "../http/display-name-string";
 import { storableString } from "../http/storable-string";
 import { closedBodySchema } from "../wire/closed-object-schema";
 
@@ -64,7 +65,7 @@ export const creditBodySchema = closedBodySchema({
     isAcceptableCreditAmount,
     "must be greater than 0 with at most 2 decimal places (and below 1000000000000)",
   ),
-  reference: z.string().max(billingLimits.referenceLengthMax).default(""),
+  reference: displayLineString(billingLimits.referenceLengthMax).default(""),
 });
 
 /**

@@ -160,6 +160,18 @@ export function displayNameString(lengthMax: number) {
     .meta({ description: `1 to ${lengthMax} characters once trimmed; ${rulesText(nameRules)}` });
 }
 
+/**
+ * A line a person writes for people to read beside figures — a top-up's reference on a statement and in a
+ * CSV — as typed and possibly empty: a name's characters, without a name's trimming.
+ */
+export function displayLineString(lengthMax: number) {
+  return z
+    .string()
+    .max(lengthMax)
+    .superRefine(refusingCharacters(nameRules))
+    .meta({ description: `At most ${lengthMax} characters; ${rulesText(nameRules)}` });
+}
+
 /** What a person writes to describe something: free text of several lines, as typed. */
 export function displayDescriptionString(lengthMax: number) {
   return z

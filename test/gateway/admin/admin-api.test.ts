@@ -125,6 +125,27 @@ describe("POST /admin/accounts/:kind/:id/credits", () => {
     ).toBe("Request body is not valid JSON");
   });
 
+  it.each([
+    ["a line break", "invoice\n7", "U+000A"],
+    ["a right-to-left override", "invoice \u202E7 eciovni", "U+202E"],
+    ["a zero-width space", "invoice\u200B7", "U+200B"],
+  ])(
+    "refuses a reference holding %s with 400/100 naming it, and credits nothing",
+    async (_name, reference, codePoint) => {
+      const before = await api.admin("GET", "/accounts/user/reference-check");
+      const refusal = await expectError(
+        await api.admin("POST", "/accounts/user/reference-check/credits", { amountWon: "100", reference }),
+        400,
+        100,
+      );
+      expect(refusal.startsWith("reference: must not contain ")).toBe(true);
+      expect(refusal.endsWith(`; it has ${codePoint}`)).toBe(true);
+      expect(await (await api.admin("GET", "/accounts/user/reference-check")).json()).toEqual(
+        await before.json(),
+      );
+    },
+  );
+
   it.each(["5", '"10000"', "null", "true"])(
     "refuses a body of JSON that is no object (%s) with 400/100, saying what it must be",
     async (body) => {
