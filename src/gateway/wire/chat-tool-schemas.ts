@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { FunctionTool, OutputFormat, ToolChoice } from "../../providers/provider";
+import { closedObjectSchema } from "./closed-object-schema";
 import { freeFormJsonObjectSchema } from "./free-form-json-schemas";
 
 /**
@@ -19,20 +20,40 @@ export const toolsMax = 128;
 
 const jsonSchemaObject = freeFormJsonObjectSchema({ error: "must be a JSON Schema object" });
 
-const functionToolSchema = z.object(
-  {
-    type: z.literal("function", { error: 'must be "function": only function tools are supported' }),
-    function: z.object(
+/**
+ * Closed, as the responses format's tools are: a tool is written by its caller, never echoed back from a
+ * reply, so a field it does not have is a mistake to name (`paramters` would otherwise send the function
+ * with no parameters at all, C12).
+ */
+const unknownToolField = "is not a field of a function tool";
+
+// One kind of tool, discriminated by its type: a custom tool (`{"type": "custom", "custom": …}`) is told it is
+// no function tool, not that `custom` is a field a function tool lacks.
+const functionToolSchema = z.discriminatedUnion(
+  "type",
+  [
+    closedObjectSchema(
       {
-        name: nameSchema,
-        description: z.string({ error: "must be a string" }).nullish(),
-        parameters: jsonSchemaObject.nullish(),
-        strict: z.boolean({ error: "must be a boolean" }).nullish(),
+        type: z.literal("function"),
+        function: closedObjectSchema(
+          {
+            name: nameSchema,
+            description: z.string({ error: "must be a string" }).nullish(),
+            parameters: jsonSchemaObject.nullish(),
+            strict: z.boolean({ error: "must be a boolean" }).nullish(),
+          },
+          { error: "must be an object with name", unknownField: unknownToolField },
+        ),
       },
-      { error: "must be an object with name" },
+      { error: "must be an object with type and function", unknownField: unknownToolField },
     ),
+  ],
+  {
+    error: (issue) =>
+      issue.code === "invalid_union"
+        ? 'must be "function": only function tools are supported'
+        : "must be an object with type and function",
   },
-  { error: "must be an object with type and function" },
 );
 
 export const toolsSchema = z

@@ -311,6 +311,14 @@ describe("parseChatCompletionsRequest: tools and tool turns", () => {
     ],
     [{ messages: [{ role: "user", content: "Hi", name: "" }] }, "messages.0.name: must not be empty"],
     [
+      { tools: [{ type: "function", function: { name: "get_weather", paramters: { type: "object" } } }] },
+      "tools.0.function.paramters: is not a field of a function tool",
+    ],
+    [
+      { tools: [{ ...weather, cache_control: { type: "ephemeral" } }] },
+      "tools.0.cache_control: is not a field of a function tool",
+    ],
+    [
       { stream: true, stream_options: { include_usage: true, verbose: true } },
       "stream_options.verbose: is not a field the gateway serves",
     ],
