@@ -1,9 +1,8 @@
-import pino from "pino";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sessionLimits } from "../../src/kernel/limits";
-import { createOperations, type Operations } from "../../src/operations/operations";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
+import { servedOperations } from "../support/served-operations";
 import { type Browser, launchBrowser, screenshot } from "./support/browser";
 import { patienceMs, poll, topUp } from "./support/patient";
 import { appendCharges } from "./support/seeded-charges";
@@ -30,7 +29,7 @@ const adminPages = [
 ] as const;
 
 let harness: GatewayHarness;
-let operations: Operations | undefined;
+const operations = servedOperations();
 let browser: Browser;
 let page: Page;
 let sessionToken = "";
@@ -42,13 +41,7 @@ beforeAll(async () => {
     service: {
       adminToken: testSecrets.adminToken,
       // The operations routes serve /docs.
-      operationsRouter: (parts) => {
-        operations = createOperations({
-          queueBackend: { kind: "postgresql", databaseUrl: parts.ledger.pool.options.connectionString! },
-          logger: pino({ level: "silent" }),
-        });
-        return operations.router(parts);
-      },
+      operationsRouter: operations.router,
     },
   });
   await topUp(harness, { kind: "user", id: userId }, "10000");
@@ -68,7 +61,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await operations?.close();
+  await operations.close();
   await harness?.close();
 });
 

@@ -1,6 +1,5 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import type { Router } from "express";
-import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccountRouter } from "../../src/gateway/account/account-router";
 import { createActivityRouter } from "../../src/gateway/account/activity-routes";
@@ -24,9 +23,9 @@ import { createAdminSessionRouter } from "../../src/gateway/sessions/admin-sessi
 import type { ApiKeyService } from "../../src/keys/api-key-service";
 import { organizationActions, rolesAllowed } from "../../src/keys/organization-roles";
 import { webhookEventTypes } from "../../src/ledger/events";
-import { createOperations, type Operations } from "../../src/operations/operations";
 import type { SessionTokens } from "../../src/sessions/session-tokens";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
+import { servedOperations } from "../support/served-operations";
 
 /**
  * C11: /openapi.json is a valid OpenAPI 3.1 document listing every route the app serves, and /docs renders
@@ -39,7 +38,7 @@ type Document = {
 };
 
 let harness: GatewayHarness;
-let operations: Operations;
+const operations = servedOperations();
 let served: Document;
 
 beforeAll(async () => {
@@ -48,13 +47,7 @@ beforeAll(async () => {
     billing: {},
     service: {
       adminToken: testSecrets.adminToken,
-      operationsRouter: (parts) => {
-        operations = createOperations({
-          queueBackend: { kind: "postgresql", databaseUrl: parts.ledger.pool.options.connectionString! },
-          logger: pino({ level: "silent" }),
-        });
-        return operations.router(parts);
-      },
+      operationsRouter: operations.router,
     },
   });
   const response = await fetch(`${harness.url}/openapi.json`);
@@ -63,7 +56,7 @@ beforeAll(async () => {
   served = (await response.json()) as Document;
 }, 60_000);
 afterAll(async () => {
-  await operations?.close();
+  await operations.close();
   await harness?.close();
 });
 

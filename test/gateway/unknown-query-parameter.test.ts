@@ -1,10 +1,9 @@
-import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiRoute, apiRoutes } from "../../src/gateway/openapi/api-routes";
 import { buildOpenApiDocument } from "../../src/gateway/openapi/openapi-document";
 import { parametersOf } from "../../src/gateway/openapi/zod-to-openapi-schema";
-import { createOperations, type Operations } from "../../src/operations/operations";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
+import { servedOperations } from "../support/served-operations";
 
 /**
  * Every query is closed, as every body is (prototype-field.test.ts): a parameter the route does not list —
@@ -27,7 +26,7 @@ const owner = "query-owner";
 const organization = "query-org";
 
 let harness: GatewayHarness;
-let operations: Operations;
+const operations = servedOperations();
 let session: string;
 let apiKey: string;
 let keyId: string;
@@ -38,13 +37,7 @@ beforeAll(async () => {
     billing: {},
     service: {
       adminToken: testSecrets.adminToken,
-      operationsRouter: (parts) => {
-        operations = createOperations({
-          queueBackend: { kind: "postgresql", databaseUrl: parts.ledger.pool.options.connectionString! },
-          logger: pino({ level: "silent" }),
-        });
-        return operations.router(parts);
-      },
+      operationsRouter: operations.router,
     },
   });
   session = await harness.session(owner, organization);
@@ -54,7 +47,7 @@ beforeAll(async () => {
   await harness.topUp({ kind: "user", id: owner }, "1000");
 }, 60_000);
 afterAll(async () => {
-  await operations?.close();
+  await operations.close();
   await harness?.close();
 });
 

@@ -1,9 +1,8 @@
 import { connect } from "node:net";
 import fc from "fast-check";
-import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createOperations, type Operations } from "../../../src/operations/operations";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../../support/gateway-harness";
+import { servedOperations } from "../../support/served-operations";
 import {
   type Answer,
   answerOf,
@@ -83,7 +82,7 @@ function operationsOf(document: { paths: Record<string, Record<string, OpenApiOp
 }
 
 let harness: GatewayHarness;
-let operations: Operations;
+const operations = servedOperations();
 let served: Operation[];
 let session: string;
 let apiKey: string;
@@ -144,13 +143,7 @@ beforeAll(async () => {
     billing: {},
     service: {
       adminToken: testSecrets.adminToken,
-      operationsRouter: (parts) => {
-        operations = createOperations({
-          queueBackend: { kind: "postgresql", databaseUrl: parts.ledger.pool.options.connectionString! },
-          logger: pino({ level: "silent" }),
-        });
-        return operations.router(parts);
-      },
+      operationsRouter: operations.router,
     },
   });
   session = await harness.session("fuzz-user", "fuzz-org");
@@ -161,7 +154,7 @@ beforeAll(async () => {
   served = [...operationsOf(document as never), ...undocumented];
 }, 60_000);
 afterAll(async () => {
-  await operations?.close();
+  await operations.close();
   await harness?.close();
 });
 
