@@ -63,6 +63,14 @@ export interface EventStore {
    */
   appendBatch(appends: readonly StreamAppend[]): Promise<PromiseSettledResult<AppendResult>[]>;
   readStream(streamId: string): Promise<RecordedEvent[]>;
+  /**
+   * The stream's last event, or its last of `type` when named; undefined when it has none. What a command
+   * deciding at a stream's head reads, however long the stream has grown.
+   */
+  readLastEvent<T extends RecordedEvent["type"] = RecordedEvent["type"]>(
+    streamId: string,
+    type?: T,
+  ): Promise<RecordedEventOf<T> | undefined>;
   /** Several streams at once (one round trip where the store allows): every id maps to its events, or []. */
   readStreams(streamIds: readonly string[]): Promise<Map<string, RecordedEvent[]>>;
   /** Events in log order. Never returns an event while an earlier one may still be committed. */

@@ -23,6 +23,7 @@ import {
   type EventStore,
   type ReadAllOptions,
   type RecordedEvent,
+  type RecordedEventOf,
   type StreamAppend,
   type SubscribeOptions,
   WrongExpectedVersionError,
@@ -171,6 +172,27 @@ export class EventStoreDbEventStore implements EventStore {
     return (await this.readStreamEvents(streamId, wholeStream)).map(toRecordedEvent);
   }
 
+  /** Backwards from the stream's end, a page at a time, until an event of the type (or the stream's start). */
+  async readLastEvent<T extends RecordedEvent["type"] = RecordedEvent["type"]>(
+    streamId: string,
+    type?: T,
+  ): Promise<RecordedEventOf<T> | undefined> {
+    let fromRevision: ReadStreamOptions["fromRevision"] = END;
+    for (;;) {
+      const page = await this.readStreamEvents(streamId, {
+        direction: BACKWARDS,
+        fromRevision,
+        maxCount: type === undefined ? 1 : streamPageEvents,
+      });
+      const found = page.find((event) => type === undefined || event.type === type);
+      if (found) return toRecordedEvent(found) as RecordedEventOf<T>;
+      const earliest = page.at(-1);
+      if (page.length < streamPageEvents || earliest === undefined || earliest.revision === 0n)
+        return undefined;
+      fromRevision = earliest.revision - 1n;
+    }
+  }
+
   async readStreams(streamIds: readonly string[]): Promise<Map<string, RecordedEvent[]>> {
     const read = await Promise.all(
       [...new Set(streamIds)].map(async (streamId) => [streamId, await this.readStream(streamId)] as const),
@@ -237,6 +259,8 @@ export class EventStoreDbEventStore implements EventStore {
 const appendAttemptsMax = 10;
 /** A page of $all holds at least this many records, ledger events or not. */
 const allPageEventsMin = 100;
+/** Events a backwards read of a stream asks for at a time, looking for an event of a type. */
+const streamPageEvents = 100;
 const wholeStream: ReadStreamOptions = { direction: FORWARDS, fromRevision: START };
 const lastEvent: ReadStreamOptions = { direction: BACKWARDS, fromRevision: END, maxCount: 1 };
 

@@ -21,6 +21,7 @@ import {
   type ReadAllOptions,
   type RecordedEvent,
   type RecordedEventHead,
+  type RecordedEventOf,
   type StreamAppend,
   type SubscribeOptions,
   WrongExpectedVersionError,
@@ -146,6 +147,23 @@ export class PostgresEventStore implements EventStore {
       values: [streamId],
     });
     return (JSON.parse(result.rows[0]!.page) as EventArray[]).map(fromEventArray);
+  }
+
+  async readLastEvent<T extends RecordedEvent["type"] = RecordedEvent["type"]>(
+    streamId: string,
+    type?: T,
+  ): Promise<RecordedEventOf<T> | undefined> {
+    const result = await this.pool.query<{ page: string }>({
+      name: "ledger-read-last-event",
+      // The stream's index read backwards from its head, stopping at the first event of the type.
+      text: `SELECT ${eventPage("")} AS page FROM (
+               SELECT * FROM ledger_events WHERE stream_id = $1 AND ($2::text IS NULL OR type = $2)
+               ORDER BY stream_version DESC LIMIT 1
+             ) last_event`,
+      values: [streamId, type ?? null],
+    });
+    const [last] = (JSON.parse(result.rows[0]!.page) as EventArray[]).map(fromEventArray);
+    return last as RecordedEventOf<T> | undefined;
   }
 
   async readStreams(streamIds: readonly string[]): Promise<Map<string, RecordedEvent[]>> {

@@ -7,7 +7,7 @@ import {
   WrongExpectedVersionError,
 } from "../../../src/ledger/store/event-store";
 import { compareLogPositions, logStart } from "../../../src/ledger/store/log-position";
-import { topUp } from "../../support/ledger-fixtures";
+import { keyLimitsSet, topUp } from "../../support/ledger-fixtures";
 
 export interface StoreUnderTest {
   store: EventStore;
@@ -86,6 +86,26 @@ export function describeEventStoreContract(name: string, open: () => Promise<Sto
 
     it("reads a stream that does not exist as empty", async () => {
       expect(await store.readStream(stream("missing"))).toEqual([]);
+    });
+
+    it("reads a stream's last event, and its last of a type however far back it lies, as readStream has them", async () => {
+      const streamId = stream("last");
+      const limits = keyLimitsSet(
+        randomUUID(),
+        { kind: "user", id: "u1" },
+        { rateLimitRequestsPerMinute: 5 },
+      );
+      // More top-ups after the limits than a page of a backwards read holds.
+      const topUps = Array.from({ length: 250 }, (_, index) => topUp("u1", "1", `t${index}`));
+      await store.append({ streamId, expectedVersion: "no-stream", events: [...limits.events, ...topUps] });
+      const whole = await store.readStream(streamId);
+
+      expect(await store.readLastEvent(streamId)).toEqual(whole.at(-1));
+      expect(await store.readLastEvent(streamId, "CreditToppedUp")).toEqual(whole.at(-1));
+      expect(await store.readLastEvent(streamId, "ApiKeyLimitsSet")).toEqual(whole[0]);
+      expect(await store.readLastEvent(streamId, "UsageCharged")).toBeUndefined();
+      expect(await store.readLastEvent(stream("last-missing"))).toBeUndefined();
+      expect(await store.readLastEvent(stream("last-missing"), "CreditToppedUp")).toBeUndefined();
     });
 
     it("refuses an append whose expected version is wrong, and writes nothing", async () => {
