@@ -18,8 +18,8 @@ import { type ApiKeyLimitsView, type ApiKeySpend, type KeyLimits, readKeyLimits 
 import { type ApiKeyHasher, generateApiKeyValue, previewOf } from "./api-key-secret";
 import {
   defaultLimitsOf,
-  foldOrganizationKeyDefaults,
   type OrganizationKeyDefaults,
+  organizationKeyDefaultsOf,
   organizationStreamOf,
 } from "./organization-key-defaults";
 
@@ -203,8 +203,11 @@ export class ApiKeyService {
   }
 
   async readOrganizationKeyDefaults(organizationId: string): Promise<OrganizationKeyDefaults> {
-    const events = await this.dependencies.store.readStream(organizationStreamOf(organizationId));
-    return foldOrganizationKeyDefaults(organizationId, events);
+    const latest = await this.dependencies.store.readLastEvent(
+      organizationStreamOf(organizationId),
+      "OrganizationKeyDefaultsSet",
+    );
+    return organizationKeyDefaultsOf(organizationId, latest);
   }
 
   /**
@@ -221,11 +224,11 @@ export class ApiKeyService {
   ): Promise<OrganizationKeyDefaults> {
     const streamId = organizationStreamOf(organizationId);
     await this.commands.decideAndAppend(streamId, async () => {
-      const stream = await this.dependencies.store.readStream(streamId);
+      const head = await this.dependencies.store.readLastEvent(streamId);
       await authorize();
       await this.dependencies.store.append({
         streamId,
-        expectedVersion: stream.at(-1)?.streamVersion ?? "no-stream",
+        expectedVersion: head?.streamVersion ?? "no-stream",
         events: [
           {
             eventId: randomUUID(),

@@ -1,10 +1,10 @@
 import type { EventData } from "../ledger/events";
-import type { RecordedEvent } from "../ledger/store/event-store";
+import type { RecordedEventOf } from "../ledger/store/event-store";
 
 /**
- * An organization's defaults for its new keys: the models they may call. A fold of the organization's own
- * stream, read at each issuance of one of its keys, so a key issued after the change starts with it and no
- * projection stands between the two.
+ * An organization's defaults for its new keys: the models they may call. The latest change on the
+ * organization's own stream, read at each issuance of one of its keys, so a key issued after the change
+ * starts with it and no projection stands between the two.
  */
 
 export interface OrganizationKeyDefaults {
@@ -17,16 +17,12 @@ export function organizationStreamOf(organizationId: string): string {
   return `organization-${organizationId}`;
 }
 
-/** The latest `OrganizationKeyDefaultsSet` of the stream, or none set (every model). */
-export function foldOrganizationKeyDefaults(
+/** The defaults the organization's latest `OrganizationKeyDefaultsSet` set, or none set (every model). */
+export function organizationKeyDefaultsOf(
   organizationId: string,
-  events: readonly RecordedEvent[],
+  latest: RecordedEventOf<"OrganizationKeyDefaultsSet"> | undefined,
 ): OrganizationKeyDefaults {
-  let allowedModels: string[] | null = null;
-  for (const event of events) {
-    if (event.type === "OrganizationKeyDefaultsSet") allowedModels = event.data.allowedModels;
-  }
-  return { organizationId, allowedModels };
+  return { organizationId, allowedModels: latest?.data.allowedModels ?? null };
 }
 
 /**

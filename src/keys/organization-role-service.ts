@@ -207,7 +207,7 @@ export class OrganizationRoleService {
     action: OrganizationAction,
     correlationId: string,
   ): Promise<OrganizationRole> {
-    await this.caughtUpStream(organizationOf(session));
+    await this.caughtUpHead(organizationOf(session));
     const role = await this.roleOf(session, correlationId);
     if (!mayDo(role, action))
       throw new OrganizationRoleRefusedError(
@@ -237,7 +237,7 @@ export class OrganizationRoleService {
     const organizationId = organizationOf(session);
     // Decided on the members as of the stream's last event: a grant landing meanwhile means deciding again.
     return this.commands.decideAndAppend(organizationStreamOf(organizationId), async () => {
-      const stream = await this.caughtUpStream(organizationId);
+      const head = await this.caughtUpHead(organizationId);
       const actorRole = await this.roleOf(session, correlationId);
       const members = await this.members(organizationId);
       const target = members.find((member) => member.userId === userId);
@@ -262,7 +262,7 @@ export class OrganizationRoleService {
       await this.append(
         organizationId,
         { userId, role },
-        stream,
+        head,
         this.metadata(`user:${session.userId}`, correlationId),
       );
       return (await this.members(organizationId)).find((member) => member.userId === userId)!;
@@ -275,15 +275,13 @@ export class OrganizationRoleService {
    */
   private async recordFirstMember(organizationId: string, userId: string, correlationId: string) {
     await retryingConflicts(async () => {
-      const stream = await this.dependencies.store.readStream(organizationStreamOf(organizationId));
-      if (stream.some((event) => event.type === "OrganizationRoleGranted")) {
-        await this.caughtUpStream(organizationId);
-        return;
-      }
+      const head = await this.caughtUpHead(organizationId);
+      // The members have applied the whole stream: a first member granted there is among them by now.
+      if (await this.isKnown(organizationId)) return;
       await this.append(
         organizationId,
         { userId, role: "owner" },
-        stream,
+        head,
         this.metadata(firstMemberActor, correlationId),
       );
     });
@@ -292,12 +290,12 @@ export class OrganizationRoleService {
   private async append(
     organizationId: string,
     grant: { userId: string; role: OrganizationRole },
-    stream: readonly RecordedEvent[],
+    head: RecordedEvent | undefined,
     metadata: EventMetadata,
   ): Promise<void> {
     const appended = await this.dependencies.store.append({
       streamId: organizationStreamOf(organizationId),
-      expectedVersion: stream.at(-1)?.streamVersion ?? "no-stream",
+      expectedVersion: head?.streamVersion ?? "no-stream",
       events: [
         {
           eventId: randomUUID(),
@@ -314,17 +312,19 @@ export class OrganizationRoleService {
     );
   }
 
-  /** The organization's stream, once the members projection has applied all of it. */
-  private async caughtUpStream(organizationId: string): Promise<RecordedEvent[]> {
-    const stream = await this.dependencies.store.readStream(organizationStreamOf(organizationId));
-    const last = stream.at(-1);
-    if (last)
+  /**
+   * The last event of the organization's stream, once the members projection has applied it: its head alone,
+   * however long the organization's history.
+   */
+  private async caughtUpHead(organizationId: string): Promise<RecordedEvent | undefined> {
+    const head = await this.dependencies.store.readLastEvent(organizationStreamOf(organizationId));
+    if (head)
       await this.dependencies.waiter.waitFor(
-        last.position,
+        head.position,
         projections,
         this.dependencies.projectionWaitTimeoutMs,
       );
-    return stream;
+    return head;
   }
 
   private async grantedRoleOf(organizationId: string, userId: string): Promise<OrganizationRole | undefined> {

@@ -199,11 +199,11 @@ export class AlertService {
     options: { authorize?: () => Promise<void>; thenAtOnce?: () => Promise<void> } = {},
   ) {
     const appended = await this.commands.decideAndAppend(streamId, async () => {
-      const stream = await this.dependencies.store.readStream(streamId);
+      const head = await this.dependencies.store.readLastEvent(streamId);
       await options.authorize?.();
       return this.dependencies.store.append({
         streamId,
-        expectedVersion: stream.at(-1)?.streamVersion ?? "no-stream",
+        expectedVersion: head?.streamVersion ?? "no-stream",
         events: [{ eventId: randomUUID(), event }],
       });
     });
