@@ -9,8 +9,9 @@ import { servedOperations } from "../support/served-operations";
  * Every query is closed, as every body is (prototype-field.test.ts): a parameter the route does not list —
  * misspelt (`isOrganisation`), from another route, or `__proto__` — is refused 400/100 naming it and the
  * route's parameters, rather than read as left out (`GET /llm/billing?isOrganisation=true` answered the
- * personal account's charges). The routes are those of the API description (api-routes.ts): a route added
- * there with a query is tried below once it has an accepted query here, and fails while its query is open.
+ * personal account's charges); a parameter given twice is refused saying so. The routes are those of the API
+ * description (api-routes.ts): a route added there with a query is tried below once it has an accepted query
+ * here, and fails while its query is open.
  *
  * Open by design: the generation endpoints (/llm/v1, where OpenAI-style clients carry parameters of their
  * own, such as `api-version`) and the operations endpoints (probes, scrapers and cache-busters); neither
@@ -228,6 +229,21 @@ describe("a query parameter the route does not list", () => {
       .map(routeName);
     expect(undocumented).toEqual([]);
   });
+});
+
+describe("a query parameter given twice", () => {
+  it.each(queryRoutes.map((route) => [routeName(route), route] as const))(
+    "given one of an accepted query repeated with the same value, then 400/100 saying so, not words about its value: %s",
+    async (_name, route) => {
+      const accepted = acceptedQueries[routeName(route)] ?? "";
+      const first = accepted.split("&")[0]!;
+      const reply = await send(route, `${accepted}&${first}`);
+      expect({ status: reply.status, body: reply.body }).toMatchObject({
+        status: 400,
+        body: { status: 100, message: `${first.split("=")[0]}: given 2 times; give it once` },
+      });
+    },
+  );
 });
 
 describe("a finance reader's misspelt parameter", () => {

@@ -9,7 +9,6 @@ import type { OrganizationRoleService } from "../../keys/organization-role-servi
 import type { AccountReference } from "../../ledger/events";
 import { apiErrors, validationErrorOf } from "../api-error";
 import { sessionOf } from "../middleware/authenticate-session";
-import { refuseRepeatedQueryParameters } from "../middleware/refuse-repeated-query-parameters";
 import { activityIssuerOf } from "./activity-routes";
 import { billingErrorMapper } from "./billing-error-mapper";
 import { billingRangeOf } from "./billing-range";
@@ -40,7 +39,6 @@ const billingQuerySchema = z.object({
 
 export function createAccountRouter(dependencies: AccountRouterDependencies): Router {
   const router = express.Router();
-  router.use(["/billing", "/statements"], refuseRepeatedQueryParameters());
   mountBalanceRoute(router, dependencies);
   mountBillingTotalsRoute(router, dependencies);
   mountBillingHistoryRoute(router, dependencies);

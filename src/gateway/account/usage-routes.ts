@@ -7,7 +7,6 @@ import type { OrganizationRoleService } from "../../keys/organization-role-servi
 import type { AccountReference } from "../../ledger/events";
 import { apiErrors, validationErrorOf } from "../api-error";
 import { sessionOf } from "../middleware/authenticate-session";
-import { refuseRepeatedQueryParameters } from "../middleware/refuse-repeated-query-parameters";
 import { activityIssuerOf } from "./activity-routes";
 import { isRangeSeoulDate, rangeSeoulDateMin } from "./billing-range";
 
@@ -39,7 +38,7 @@ export function createUsageRouter(
   roles: Pick<OrganizationRoleService, "roleOf">,
 ): Router {
   const router = Router();
-  router.get("/", refuseRepeatedQueryParameters(), async (request, response, next) => {
+  router.get("/", async (request, response, next) => {
     try {
       const parsed = usageQuerySchema.safeParse(request.query);
       if (!parsed.success) throw validationErrorOf(parsed.error);

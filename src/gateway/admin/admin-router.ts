@@ -5,7 +5,6 @@ import type { FxRateRefresher } from "../../billing/fx/fx-rate-refresh";
 import { billingLimits } from "../../kernel/limits";
 import type { EventStore } from "../../ledger/store/event-store";
 import { billingErrorMapper } from "../account/billing-error-mapper";
-import { refuseRepeatedQueryParameters } from "../middleware/refuse-repeated-query-parameters";
 import { addAccountRoutes } from "./account-routes";
 import type { AdminContext } from "./admin-context";
 import { addBillingRoutes } from "./billing-routes";
@@ -49,7 +48,6 @@ export function createAdminRouter(dependencies: AdminRouterDependencies): Router
   };
   const router = express.Router();
   if (dependencies.sessionRoutes) router.use(dependencies.sessionRoutes);
-  router.use(["/billing", "/statements", "/exports"], refuseRepeatedQueryParameters());
   addReadRoutes(router, context);
   addAccountRoutes(router, context);
   addPricingRoutes(router, context);

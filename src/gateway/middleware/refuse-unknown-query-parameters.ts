@@ -4,13 +4,12 @@ import { apiErrors, validationErrorOf } from "../api-error";
 import type { ApiRoute } from "../openapi/api-route";
 import { isQueryClosed, queryParameterNamesOf } from "../openapi/route-query";
 import { closedQuerySchema } from "../wire/closed-object-schema";
-import { shownParameterName } from "./refuse-repeated-query-parameters";
 
 /**
  * Every route's query is closed, as its body is: a parameter the route does not list — misspelt
  * (`GET /llm/billing?isOrganisation=true`, which read as left out answered the personal account's charges),
- * from another route, or `__proto__` — is refused 400/100 naming it and the route's parameters, and nothing
- * is read or done. What a route lists is what the API description shows (src/gateway/openapi/api-routes.ts);
+ * from another route, or `__proto__` — is refused 400/100 naming it and the route's parameters, and one given
+ * twice is refused saying so; nothing is read or done. What a route lists is what the API description shows (src/gateway/openapi/api-routes.ts);
  * the route's own schema reads the values. The generation and operations endpoints ignore a query
  * (openapi/route-query.ts).
  *
@@ -48,4 +47,13 @@ function refusalOf(error: z.ZodError) {
   const unknown = error.issues.find((issue) => issue.code === "unrecognized_keys");
   if (unknown === undefined) return validationErrorOf(error);
   return apiErrors.validation(`${shownParameterName(unknown.keys[0] ?? "")}: ${unknown.message}`);
+}
+
+/** A parameter's name is the client's text: enough of it to recognise, not a page of it echoed back. */
+const parameterNameShownMax = 100;
+
+/** A parameter's name as a refusal names it: at most 100 characters, and `""` for a name left empty (`?=x`). */
+function shownParameterName(name: string): string {
+  if (name === "") return '""';
+  return name.length > parameterNameShownMax ? `${name.slice(0, parameterNameShownMax)}…` : name;
 }

@@ -32,15 +32,24 @@ export function closedBodySchema<Shape extends z.core.$ZodLooseShape>(
   });
 }
 
-/** A query parameter's value as the query parser hands it over: a text, or a list of texts when it is repeated. */
-const queryValueSchema = z.union([z.string(), z.array(z.string())]).optional();
+/**
+ * A query parameter's value as the query parser hands it over: a text. A repeated parameter
+ * (`?month=2026-01&month=2026-02`) comes as a list of texts, which each route's schema would refuse with
+ * words about the value (`expected string, received array`) where each value was fine; which one was meant is
+ * not ours to guess, so it is refused saying what is wrong.
+ */
+const queryValueSchema = z
+  .string({
+    error: (issue) =>
+      Array.isArray(issue.input) ? `given ${issue.input.length} times; give it once` : undefined,
+  })
+  .optional();
 
 /**
- * A query string of exactly these parameters, closed as a body is, so that a misspelt one
+ * A query string of exactly these parameters, each given once, closed as a body is, so that a misspelt one
  * (`isOrganisation` on the billing history) is refused rather than read as left out:
  * `isOrganisation: is not a parameter of this request (isOrganization, from, to, …)`, or `(it takes none)`.
- * Only the names are closed here; the route's own schema reads the values (and the finance reads refuse a
- * repeated parameter in their own words, middleware/refuse-repeated-query-parameters.ts).
+ * Only the names and their count are checked here; the route's own schema reads the values.
  */
 export function closedQuerySchema(parameterNames: readonly string[]) {
   const listed = parameterNames.length > 0 ? parameterNames.join(", ") : "it takes none";
