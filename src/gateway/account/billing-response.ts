@@ -1,5 +1,6 @@
 import type { Response } from "express";
 import type { BillingHistoryEntry } from "../../billing/read-models/billing-history";
+import { endedAsHead } from "../http/head-request";
 
 /**
  * Billing history as JSON, streamed page by page: an export may hold up to a million charges, which must
@@ -11,6 +12,7 @@ export async function sendBillingJson(
   pages: AsyncIterable<BillingHistoryEntry[]>,
 ): Promise<void> {
   response.status(200).type("application/json");
+  if (endedAsHead(response)) return;
   const opening = JSON.stringify({ ...preamble, data: [] });
   await write(response, `${opening.slice(0, -"[]}".length)}[`);
   let first = true;

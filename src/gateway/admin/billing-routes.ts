@@ -10,6 +10,7 @@ import {
 } from "../account/billing-read-schemas";
 import { sendBillingJson, write } from "../account/billing-response";
 import { apiErrors } from "../api-error";
+import { endedAsHead } from "../http/head-request";
 import { type AdminContext, parseWith } from "./admin-context";
 import { billingQuerySchema } from "./admin-request-schemas";
 import { billingCsvHeader, billingCsvRows } from "./billing-csv";
@@ -63,6 +64,7 @@ export function addBillingRoutes(router: Router, context: AdminContext): void {
           .status(200)
           .type("text/csv; charset=utf-8")
           .attachment(`billing-${account.kind}-${account.id.replace(/[^A-Za-z0-9_.-]/g, "_")}.csv`);
+        if (endedAsHead(response)) return;
         await write(response, billingCsvHeader());
         for await (const page of pages) await write(response, billingCsvRows(page));
         response.end();

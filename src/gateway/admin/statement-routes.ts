@@ -5,6 +5,7 @@ import { readMonthlyStatement } from "../../billing/statements/monthly-statement
 import { isStatementMonth } from "../../billing/statements/statement-month";
 import { isMonthProvisional } from "../../billing/statements/unsettled-usage";
 import { write } from "../account/billing-response";
+import { endedAsHead } from "../http/head-request";
 import { sendStatement, statementQuerySchema } from "../statements/statement-response";
 import { type AdminContext, parseWith } from "./admin-context";
 import { accountPathSchema } from "./admin-request-schemas";
@@ -40,6 +41,7 @@ export function addStatementRoutes(router: Router, context: AdminContext): void 
       .type("text/csv; charset=utf-8")
       .attachment(provisional ? `charges-${month}-provisional.csv` : `charges-${month}.csv`)
       .setHeader("x-export-provisional", String(provisional));
+    if (endedAsHead(response)) return;
     await write(response, billingCsvHeader());
     for await (const page of readMonthCharges(context.database, month, undefined))
       await write(response, billingCsvRows(page));

@@ -5,6 +5,7 @@ import { readMonthCharges } from "../../billing/statements/finance-export";
 import type { MonthlyStatement } from "../../billing/statements/monthly-statement";
 import { isStatementMonth } from "../../billing/statements/statement-month";
 import { write } from "../account/billing-response";
+import { endedAsHead } from "../http/head-request";
 import { statementCsvChargeLines, statementCsvHead } from "./statement-csv";
 
 /** Query fields every statement route shares: the month, the format, and whether to list every charge. */
@@ -37,6 +38,7 @@ export async function sendStatement(
         return;
       }
       response.status(200).type("application/json");
+      if (endedAsHead(response)) return;
       const opening = JSON.stringify({ ...statement, charges: [] });
       await write(response, `${opening.slice(0, -"[]}".length)}[`);
       let first = true;
@@ -50,6 +52,7 @@ export async function sendStatement(
     }
     case "csv": {
       response.status(200).type("text/csv; charset=utf-8").attachment(statementFileName(statement));
+      if (endedAsHead(response)) return;
       await write(response, statementCsvHead(statement));
       if (charges) for await (const page of charges) await write(response, statementCsvChargeLines(page));
       response.end();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { balancesProjection } from "../../../projections/balances";
-import { billingHistoryProjection } from "../../../projections/billing-history";
+import { billingHistoryProjection, billingHistoryTable } from "../../../projections/billing-history";
 import { monthlyStatementsProjection } from "../../../projections/monthly-statements";
 import type { MonthlyStatement } from "../../../src/billing/statements/monthly-statement";
 import { formatMoney, Money, parseMoney, sumMoney } from "../../../src/kernel/money";
@@ -509,6 +509,41 @@ describe("monthly statements", () => {
     expect((await statementOf(path)).provisional).toBe(true);
     await api.ledger.ledger.pool.query("DELETE FROM request_holds WHERE request_id = 'st-oct-row-stream'");
     expect((await statementOf(path)).provisional).toBe(false);
+  });
+
+  it("answers a HEAD of the export or of a statement with its charge lines with the GET's headers, reading none of the charges", async () => {
+    const paths = [
+      "/exports/charges?month=2026-10",
+      `/statements/user/${user.id}?month=2026-10&lines=charges&format=csv`,
+      `/statements/user/${user.id}?month=2026-10&lines=charges`,
+    ];
+    const gets = [];
+    for (const path of paths) {
+      const response = await api.admin("GET", path);
+      expect((await response.text()).length).toBeGreaterThan(0);
+      gets.push(response);
+    }
+    const locker = await api.ledger.ledger.pool.connect();
+    try {
+      await locker.query("BEGIN");
+      // A read of the charges would wait behind this lock: a HEAD that answers has read none.
+      await locker.query(`LOCK TABLE ${billingHistoryTable.name} IN ACCESS EXCLUSIVE MODE`);
+      for (const [index, path] of paths.entries()) {
+        const head = await Promise.race([
+          api.admin("HEAD", path),
+          new Promise<never>((_resolve, reject) =>
+            setTimeout(() => reject(new Error(`HEAD ${path} waited to read the charges`)), 5_000),
+          ),
+        ]);
+        expect(head.status).toBe(200);
+        expect(await head.text()).toBe("");
+        for (const header of ["content-type", "content-disposition", "x-export-provisional"])
+          expect(head.headers.get(header)).toBe(gets[index]!.headers.get(header));
+      }
+    } finally {
+      await locker.query("ROLLBACK");
+      locker.release();
+    }
   });
 
   it("names an export of a month that may still change provisional, in its file name and a header", async () => {
