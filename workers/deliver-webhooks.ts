@@ -20,11 +20,12 @@ import { errorSummaryOf, throttledLog } from "../src/kernel/throttled-log";
 /**
  * The webhook worker (C14), in every worker process: leases due messages of the outbox (so two workers
  * never send one at once; a dead worker's lease lapses and another sends it), signs each attempt afresh, and
- * reschedules a failed one by the retry schedule until the retry window has passed. It also looks for
- * accounts newly below their low-funds threshold and for months whose statements became final, off the request
- * path. Each kind of pass runs on its own, so a slow receiver holds up neither the checks nor other receivers
- * for longer than an attempt's deadline; stopping ends the attempts in flight (their messages are due again at
- * once). The schedule, window and poll interval are options so that tests can run them in seconds.
+ * reschedules a failed one by the retry schedule until the retry window has passed (a 410 Gone is not
+ * retried). It also looks for accounts newly below their low-funds threshold and for months whose statements
+ * became final, off the request path. Each kind of pass runs on its own, so a slow receiver holds up neither
+ * the checks nor other receivers for longer than an attempt's deadline; stopping ends the attempts in flight
+ * (their messages are due again at once). The schedule, window and poll interval are options so that tests
+ * can run them in seconds.
  */
 
 export interface WebhookWorkerSettings {
@@ -104,7 +105,8 @@ async function deliverOne(
     webhookMetrics.attempted("delivered");
     return;
   }
-  const next = nextAttemptAt(message, new Date(), settings);
+  // 410 Gone: the receiver says it wants no more messages (Standard Webhooks), so this one is not retried.
+  const next = sent.responseStatus === 410 ? null : nextAttemptAt(message, new Date(), settings);
   await recordAttempt(database, owner, message, {
     delivered: false,
     responseStatus: sent.responseStatus,

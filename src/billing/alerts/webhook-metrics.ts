@@ -3,7 +3,8 @@ import { metricsRegistry } from "../../kernel/metrics-registry";
 
 /**
  * Webhook delivery attempts (C14) by how they ended: `delivered`, `retried` (failed, due again) or `failed`
- * (failed after the retry window: the message is given up). Never labelled by endpoint, account or URL.
+ * (failed after the retry window, or answered 410 Gone: the message is given up). Never labelled by endpoint,
+ * account or URL.
  */
 
 export const webhookAttemptOutcomes = ["delivered", "retried", "failed"] as const;
@@ -11,7 +12,7 @@ export type WebhookAttemptOutcome = (typeof webhookAttemptOutcomes)[number];
 
 const attemptsTotal = new Counter({
   name: "won_gateway_webhook_attempts_total",
-  help: "Webhook delivery attempts by outcome: delivered, retried (failed, due again), failed (given up after the retry window)",
+  help: "Webhook delivery attempts by outcome: delivered, retried (failed, due again), failed (given up: the retry window is over, or 410 Gone)",
   labelNames: ["outcome"],
   registers: [metricsRegistry],
 });

@@ -37,13 +37,17 @@ function startHealthyReceiver() {
   return { received, server };
 }
 
-/** Answers every POST at once with 500. */
-function startFailingReceiver() {
+/** Answers every POST at once with `status` (500 by default), counting them. */
+function startFailingReceiver(status = 500) {
+  let answered = 0;
   const server: Server = createHttpServer((request, response) => {
     request.resume();
-    request.on("end", () => response.writeHead(500).end());
+    request.on("end", () => {
+      answered++;
+      response.writeHead(status).end();
+    });
   });
-  return { server };
+  return { server, answered: () => answered };
 }
 
 /** Reads the request, then sends its answer's status line and headers one byte every 200 ms, forever. */
@@ -81,14 +85,17 @@ let harness: GatewayHarness;
 const healthy = startHealthyReceiver();
 const dripping = startDrippingReceiver();
 const failing = startFailingReceiver();
+const gone = startFailingReceiver(410);
 let healthyUrl = "";
 let drippingUrl = "";
 let failingUrl = "";
+let goneUrl = "";
 
 beforeAll(async () => {
   healthyUrl = await listen(healthy.server);
   drippingUrl = await listen(dripping.server);
   failingUrl = await listen(failing.server);
+  goneUrl = await listen(gone.server);
   harness = await startGatewayHarness({
     label: "webhook_faults",
     service: { webhookAllowPrivateNetworks: true },
@@ -102,6 +109,8 @@ afterAll(async () => {
   await new Promise((resolve) => healthy.server.close(resolve));
   failing.server.closeAllConnections();
   await new Promise((resolve) => failing.server.close(resolve));
+  gone.server.closeAllConnections();
+  await new Promise((resolve) => gone.server.close(resolve));
   await harness?.close();
 });
 
@@ -160,6 +169,28 @@ describe("webhook delivery when receivers misbehave", () => {
       expect(made).toBeGreaterThan(1);
       expect(await attempts("retried")).toBe(before.retried + made - 1);
       expect(await attempts("failed")).toBe(before.failed + 1);
+    } finally {
+      await worker.close();
+    }
+  }, 30_000);
+
+  it("given a receiver answering 410 Gone, then its message is given up at that attempt, not retried for the window", async () => {
+    const attempts = async (outcome: string) =>
+      sampleValue((await metricsText()).text, "won_gateway_webhook_attempts_total", { outcome });
+    const failedBefore = await attempts("failed");
+    const retiredEndpoint = await addWebhook("gone-owner", goneUrl);
+    const worker = startWorker({ retryDelaysMs: [0] });
+    try {
+      const deliveryId = await sendTest(retiredEndpoint.token, retiredEndpoint.webhookId);
+
+      await until("the receiver answered", () => gone.answered() >= 1);
+      await until("the attempt was recorded", async () => (await deliveryRow(deliveryId)).attempts >= 1);
+      // Retried at once were it not final: several polls of 50 ms.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+
+      expect(await deliveryRow(deliveryId)).toMatchObject({ status: "failed", attempts: 1 });
+      expect(gone.answered()).toBe(1);
+      expect(await attempts("failed")).toBe(failedBefore + 1);
     } finally {
       await worker.close();
     }
