@@ -31,11 +31,12 @@ function guardedLookup(allowPrivateNetworks: boolean): LookupFunction {
 }
 
 /**
- * The attempt ends `timeoutMs` after it starts, whatever the receiver does: a socket's idle timeout alone
- * would let a receiver that drips a byte of its answer now and then hold the attempt for hours. Once the
- * status line has come, the deadline judges the attempt by it; before, the attempt failed.
+ * The attempt ends `timeoutMs` after it starts, whatever the receiver or its name server does: a socket's idle
+ * timeout alone would let a receiver that drips a byte of its answer now and then hold the attempt for hours,
+ * and the check of the URL's addresses waits for a name server the receiver may run. Once the status line has
+ * come, the deadline judges the attempt by it; before, the attempt failed.
  */
-export async function sendWebhook(input: {
+export function sendWebhook(input: {
   url: string;
   headers: SignedHeaders;
   body: string;
@@ -44,52 +45,23 @@ export async function sendWebhook(input: {
   /** Aborted: the attempt ends at once as failed ("stopped"), e.g. when its worker stops. */
   signal?: AbortSignal;
 }): Promise<AttemptOutcome> {
-  let url: URL;
-  try {
-    url = await assertDeliverableUrl(input.url, input.allowPrivateNetworks);
-  } catch (error) {
-    return { outcome: "failed", responseStatus: null, error: (error as Error).message };
-  }
-  const client = url.protocol === "https:" ? https : http;
   const timeoutMs = input.timeoutMs ?? webhookLimits.deliveryTimeoutMs;
   return new Promise((resolve) => {
     let status: number | undefined;
+    let request: http.ClientRequest | undefined;
     let settled = false;
     const settle = (outcome: AttemptOutcome) => {
       if (settled) return;
       settled = true;
       clearTimeout(deadline);
       input.signal?.removeEventListener("abort", onAbort);
-      request.destroy();
+      request?.destroy();
       resolve(outcome);
     };
     const byStatus = (): AttemptOutcome =>
       status! >= 200 && status! < 300
         ? { outcome: "delivered", responseStatus: status! }
         : { outcome: "failed", responseStatus: status!, error: `receiver answered ${status}` };
-    const request = client.request(
-      url,
-      {
-        method: "POST",
-        headers: {
-          ...input.headers,
-          "content-type": "application/json",
-          "content-length": Buffer.byteLength(input.body),
-          "user-agent": "won-gateway-webhooks",
-        },
-        lookup: guardedLookup(input.allowPrivateNetworks),
-      },
-      (response) => {
-        let bytes = 0;
-        status = response.statusCode ?? 0;
-        response.on("data", (chunk: Buffer) => {
-          bytes += chunk.length;
-          if (bytes > webhookLimits.responseBytesMax) settle(byStatus());
-        });
-        response.on("end", () => settle(byStatus()));
-        response.on("error", () => settle(byStatus()));
-      },
-    );
     const deadline = setTimeout(
       () =>
         settle(
@@ -102,7 +74,40 @@ export async function sendWebhook(input: {
     const onAbort = () => settle({ outcome: "failed", responseStatus: null, error: "stopped" });
     if (input.signal?.aborted) onAbort();
     else input.signal?.addEventListener("abort", onAbort, { once: true });
-    request.on("error", (error) => settle({ outcome: "failed", responseStatus: null, error: error.message }));
-    request.end(input.body);
+    const post = (url: URL) => {
+      // Ended while the addresses were checked: nothing is sent.
+      if (settled) return;
+      const client = url.protocol === "https:" ? https : http;
+      request = client.request(
+        url,
+        {
+          method: "POST",
+          headers: {
+            ...input.headers,
+            "content-type": "application/json",
+            "content-length": Buffer.byteLength(input.body),
+            "user-agent": "won-gateway-webhooks",
+          },
+          lookup: guardedLookup(input.allowPrivateNetworks),
+        },
+        (response) => {
+          let bytes = 0;
+          status = response.statusCode ?? 0;
+          response.on("data", (chunk: Buffer) => {
+            bytes += chunk.length;
+            if (bytes > webhookLimits.responseBytesMax) settle(byStatus());
+          });
+          response.on("end", () => settle(byStatus()));
+          response.on("error", () => settle(byStatus()));
+        },
+      );
+      request.on("error", (error) =>
+        settle({ outcome: "failed", responseStatus: null, error: error.message }),
+      );
+      request.end(input.body);
+    };
+    assertDeliverableUrl(input.url, input.allowPrivateNetworks).then(post, (error: Error) =>
+      settle({ outcome: "failed", responseStatus: null, error: error.message }),
+    );
   });
 }
