@@ -92,10 +92,11 @@ export async function assertDeliverableUrl(text: string, allowPrivateNetworks: b
   } catch {
     throw new WebhookAddressRefusedError(`url's host ${host} does not resolve`);
   }
-  const inside = addresses.find(isPrivateAddress);
-  if (inside !== undefined || addresses.length === 0)
+  // The refusal names the host the client wrote, never the address it resolved to: what the deployment's
+  // own names resolve to is no client's to learn.
+  if (addresses.length === 0 || addresses.some(isPrivateAddress))
     throw new WebhookAddressRefusedError(
-      `url's host ${host} is a loopback, private or link-local address (${inside ?? "none"}); webhooks go only to public addresses`,
+      `url's host ${host} is a loopback, private or link-local address; webhooks go only to public addresses`,
     );
   return url;
 }

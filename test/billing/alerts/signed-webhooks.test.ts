@@ -221,6 +221,21 @@ describe("alerts by signed webhooks", () => {
     }
   });
 
+  it("given a name on the gateway's own network, when it is refused, then the refusal does not say the address it resolves to", async () => {
+    const token = await strict.session("internal-name-user");
+
+    const reply = await call(strict.url, "POST", "/llm/webhooks", token, {
+      url: "http://localhost:9/x",
+      events: ["balance.low"],
+    });
+
+    expect(reply).toMatchObject({ status: 400, body: { status: 100 } });
+    const message = JSON.stringify(reply.body);
+    expect(message).toContain("localhost");
+    // What an internal name resolves to is the deployment's, not the client's, to know.
+    expect(message).not.toMatch(/127\.0\.0\.1|::1/);
+  });
+
   it("given a threshold too long, too precise, too large or negative, then 400/100, and a valid one is kept in its one form", async () => {
     const token = await harness.session("threshold-user");
     // 16,384 decimals: past what PostgreSQL's NUMERIC holds, so an event carrying it would stop every
