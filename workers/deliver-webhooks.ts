@@ -63,17 +63,19 @@ export interface RunningWebhookWorker {
 }
 
 /**
- * When the attempt after `attempts` failed ones goes, or null when the retry window is over. A delay that
- * would pass the window's end is cut to it: the last attempt is made as the window closes, so a receiver back
- * within the window (C14: retried for 24 h) gets the message.
+ * When the attempt after `attempts` failed ones goes, or null when the retry window is over: after the
+ * schedule's delay, or the receiver's `Retry-After` when that is longer (Standard Webhooks: a receiver under
+ * load says when to come back). A delay that would pass the window's end is cut to it: the last attempt is
+ * made as the window closes, so a receiver back within the window (C14: retried for 24 h) gets the message.
  */
 export function nextAttemptAt(
   message: Pick<OutboxMessage, "attempts" | "createdAt">,
   now: Date,
   settings: Pick<WebhookWorkerSettings, "retryDelaysMs" | "retryWindowMs">,
+  retryAfterMs = 0,
 ): Date | null {
   const delays = settings.retryDelaysMs;
-  const delayMs = delays[Math.min(message.attempts, delays.length - 1)] ?? 0;
+  const delayMs = Math.max(delays[Math.min(message.attempts, delays.length - 1)] ?? 0, retryAfterMs);
   const windowEndMs = message.createdAt.getTime() + settings.retryWindowMs;
   if (now.getTime() >= windowEndMs) return null;
   return new Date(Math.min(now.getTime() + delayMs, windowEndMs));
@@ -106,7 +108,8 @@ async function deliverOne(
     return;
   }
   // 410 Gone: the receiver says it wants no more messages (Standard Webhooks), so this one is not retried.
-  const next = sent.responseStatus === 410 ? null : nextAttemptAt(message, new Date(), settings);
+  const next =
+    sent.responseStatus === 410 ? null : nextAttemptAt(message, new Date(), settings, sent.retryAfterMs);
   await recordAttempt(database, owner, message, {
     delivered: false,
     responseStatus: sent.responseStatus,

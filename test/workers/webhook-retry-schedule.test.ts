@@ -46,4 +46,20 @@ describe("the webhook retry schedule", () => {
       ),
     ).toEqual(windowEnd);
   });
+
+  it("given an answer asking to retry later than the schedule would, then the next attempt waits for it, until the window's end", () => {
+    const createdAt = new Date("2026-11-30T00:00:00Z");
+    const failedAt = new Date(createdAt.getTime() + 1_000);
+    const windowEnd = new Date(createdAt.getTime() + webhookLimits.retryWindowMs);
+    const settings = defaultWebhookWorkerSettings;
+
+    expect(nextAttemptAt({ attempts: 0, createdAt }, failedAt, settings, 120_000)).toEqual(
+      new Date(failedAt.getTime() + 120_000),
+    );
+    // Sooner than the schedule's delay: the schedule's delay.
+    expect(nextAttemptAt({ attempts: 1, createdAt }, failedAt, settings, 1_000)).toEqual(
+      new Date(failedAt.getTime() + webhookLimits.retryDelaysMs[1]!),
+    );
+    expect(nextAttemptAt({ attempts: 0, createdAt }, failedAt, settings, 48 * 3_600_000)).toEqual(windowEnd);
+  });
 });

@@ -3,6 +3,7 @@ import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
 import { webhookLimits } from "../../kernel/limits";
+import { retryAfterMsOf } from "../../providers/http/retry-after";
 import { assertDeliverableUrl, isPrivateAddress } from "./webhook-address";
 import type { SignedHeaders } from "./webhook-signing";
 
@@ -15,7 +16,13 @@ import type { SignedHeaders } from "./webhook-signing";
 
 export type AttemptOutcome =
   | { outcome: "delivered"; responseStatus: number }
-  | { outcome: "failed"; responseStatus: number | null; error: string };
+  | {
+      outcome: "failed";
+      responseStatus: number | null;
+      error: string;
+      /** The receiver's `Retry-After` (a 429 or 503, say): how long it asked us to wait, at most an hour. */
+      retryAfterMs?: number;
+    };
 
 function guardedLookup(allowPrivateNetworks: boolean): LookupFunction {
   return (hostname, options, callback) => {
@@ -48,6 +55,7 @@ export function sendWebhook(input: {
   const timeoutMs = input.timeoutMs ?? webhookLimits.deliveryTimeoutMs;
   return new Promise((resolve) => {
     let status: number | undefined;
+    let retryAfterMs: number | undefined;
     let request: http.ClientRequest | undefined;
     let settled = false;
     const settle = (outcome: AttemptOutcome) => {
@@ -61,7 +69,12 @@ export function sendWebhook(input: {
     const byStatus = (): AttemptOutcome =>
       status! >= 200 && status! < 300
         ? { outcome: "delivered", responseStatus: status! }
-        : { outcome: "failed", responseStatus: status!, error: `receiver answered ${status}` };
+        : {
+            outcome: "failed",
+            responseStatus: status!,
+            error: `receiver answered ${status}`,
+            ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+          };
     const deadline = setTimeout(
       () =>
         settle(
@@ -93,6 +106,7 @@ export function sendWebhook(input: {
         (response) => {
           let bytes = 0;
           status = response.statusCode ?? 0;
+          retryAfterMs = retryAfterMsOf(response.headers);
           response.on("data", (chunk: Buffer) => {
             bytes += chunk.length;
             if (bytes > webhookLimits.responseBytesMax) settle(byStatus());

@@ -37,14 +37,14 @@ function startHealthyReceiver() {
   return { received, server };
 }
 
-/** Answers every POST at once with `status` (500 by default), counting them. */
-function startFailingReceiver(status = 500) {
+/** Answers every POST at once with `status` (500 by default) and `headers`, counting them. */
+function startFailingReceiver(status = 500, headers: Record<string, string> = {}) {
   let answered = 0;
   const server: Server = createHttpServer((request, response) => {
     request.resume();
     request.on("end", () => {
       answered++;
-      response.writeHead(status).end();
+      response.writeHead(status, headers).end();
     });
   });
   return { server, answered: () => answered };
@@ -86,16 +86,19 @@ const healthy = startHealthyReceiver();
 const dripping = startDrippingReceiver();
 const failing = startFailingReceiver();
 const gone = startFailingReceiver(410);
+const busy = startFailingReceiver(503, { "retry-after": "120" });
 let healthyUrl = "";
 let drippingUrl = "";
 let failingUrl = "";
 let goneUrl = "";
+let busyUrl = "";
 
 beforeAll(async () => {
   healthyUrl = await listen(healthy.server);
   drippingUrl = await listen(dripping.server);
   failingUrl = await listen(failing.server);
   goneUrl = await listen(gone.server);
+  busyUrl = await listen(busy.server);
   harness = await startGatewayHarness({
     label: "webhook_faults",
     service: { webhookAllowPrivateNetworks: true },
@@ -111,6 +114,8 @@ afterAll(async () => {
   await new Promise((resolve) => failing.server.close(resolve));
   gone.server.closeAllConnections();
   await new Promise((resolve) => gone.server.close(resolve));
+  busy.server.closeAllConnections();
+  await new Promise((resolve) => busy.server.close(resolve));
   await harness?.close();
 });
 
@@ -133,9 +138,12 @@ async function deliveryRow(deliveryId: string) {
     attempts: number;
     last_error: string | null;
     leased_until: Date | null;
-  }>("SELECT status, attempts, last_error, leased_until FROM webhook_deliveries WHERE delivery_id = $1", [
-    deliveryId,
-  ]);
+    next_attempt_at: Date;
+  }>(
+    `SELECT status, attempts, last_error, leased_until, next_attempt_at
+     FROM webhook_deliveries WHERE delivery_id = $1`,
+    [deliveryId],
+  );
   return result.rows[0]!;
 }
 
@@ -191,6 +199,26 @@ describe("webhook delivery when receivers misbehave", () => {
       expect(await deliveryRow(deliveryId)).toMatchObject({ status: "failed", attempts: 1 });
       expect(gone.answered()).toBe(1);
       expect(await attempts("failed")).toBe(failedBefore + 1);
+    } finally {
+      await worker.close();
+    }
+  }, 30_000);
+
+  it("given a receiver answering 503 with Retry-After, then the next attempt waits that long, not the schedule's shorter delay", async () => {
+    const loaded = await addWebhook("busy-owner", busyUrl);
+    const worker = startWorker({ retryDelaysMs: [0] });
+    try {
+      const deliveryId = await sendTest(loaded.token, loaded.webhookId);
+
+      await until("the attempt was recorded", async () => (await deliveryRow(deliveryId)).attempts >= 1);
+      const failedAtMs = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+
+      const row = await deliveryRow(deliveryId);
+      expect(row).toMatchObject({ status: "pending", attempts: 1, last_error: "receiver answered 503" });
+      expect(busy.answered()).toBe(1);
+      expect(row.next_attempt_at.getTime() - failedAtMs).toBeGreaterThan(115_000);
+      expect(row.next_attempt_at.getTime() - failedAtMs).toBeLessThan(125_000);
     } finally {
       await worker.close();
     }
