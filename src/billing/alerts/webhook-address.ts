@@ -8,7 +8,10 @@ import { BlockList, isIP } from "node:net";
  * added and again at each delivery (a name may move).
  */
 
-/** IPv4 networks no webhook goes to: this host, private, shared, loopback, link-local, multicast, reserved. */
+/**
+ * IPv4 networks no webhook goes to: this host, private, shared, loopback, link-local, documentation,
+ * benchmarking, multicast, reserved (IANA's special-purpose registry: not globally reachable).
+ */
 const refusedIpv4Networks = [
   ["0.0.0.0", 8],
   ["10.0.0.0", 8],
@@ -17,8 +20,11 @@ const refusedIpv4Networks = [
   ["169.254.0.0", 16],
   ["172.16.0.0", 12],
   ["192.0.0.0", 24],
+  ["192.0.2.0", 24],
   ["192.168.0.0", 16],
   ["198.18.0.0", 15],
+  ["198.51.100.0", 24],
+  ["203.0.113.0", 24],
   // Multicast, then reserved up to the broadcast address.
   ["224.0.0.0", 4],
   ["240.0.0.0", 4],
@@ -44,6 +50,12 @@ for (const [network, prefix] of [
   ["::", 96],
   // NAT64 for local use (RFC 8215): it translates to whatever IPv4 network the site chose.
   ["64:ff9b:1::", 48],
+  // Discard-only; IETF protocol assignments (Teredo, benchmarking and the like); documentation (both); SRv6.
+  ["100::", 64],
+  ["2001::", 23],
+  ["2001:db8::", 32],
+  ["3fff::", 20],
+  ["5f00::", 16],
   ["fc00::", 7],
   // Site-local (deprecated, still routed where configured) and link-local.
   ["fec0::", 10],

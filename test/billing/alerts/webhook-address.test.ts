@@ -53,6 +53,22 @@ describe("isPrivateAddress", () => {
     expect(isPrivateAddress(address)).toBe(false);
   });
 
+  // IANA's special-purpose registries mark these not globally reachable: documentation and benchmarking
+  // networks (the IPv4 benchmarking one is refused above), discard-only, IETF protocol assignments, SRv6.
+  it.each([
+    "192.0.2.1",
+    "198.51.100.7",
+    "203.0.113.9",
+    "100::1",
+    "2001:2::1",
+    "2001:db8::1",
+    "2001::1",
+    "3fff::1",
+    "5f00::1",
+  ])("refuses the reserved %s", (address) => {
+    expect(isPrivateAddress(address)).toBe(true);
+  });
+
   it("refuses what is no address at all", () => {
     expect(isPrivateAddress("example.com")).toBe(true);
   });

@@ -18,7 +18,7 @@ vi.mock("node:dns/promises", async (importOriginal) => {
     await new Promise<void>((resolve) => {
       resolverAnswers = resolve;
     });
-    return [{ address: "192.0.2.1", family: 4 }];
+    return [{ address: "8.8.8.8", family: 4 }];
   }) as typeof original.lookup;
   return { ...original, default: { ...original, lookup }, lookup };
 });
