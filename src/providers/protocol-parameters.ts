@@ -6,6 +6,8 @@ import type { GenerationParameter, UpstreamProtocol } from "./provider";
  * silently. A parameter joins a protocol's set in the same change that teaches its adapter to send it.
  */
 export const protocolParameters: Readonly<Record<UpstreamProtocol, ReadonlySet<GenerationParameter>>> = {
+  // Free-form metadata tags a stored completion in this protocol: without `store: true` (the gateway stores
+  // none) the upstream refuses it, so it is refused here first, before any hold.
   "chat-completions": new Set<GenerationParameter>([
     "stop",
     "seed",
@@ -13,7 +15,6 @@ export const protocolParameters: Readonly<Record<UpstreamProtocol, ReadonlySet<G
     "frequencyPenalty",
     "reasoningEffort",
     "user",
-    "metadata",
     "tools",
     "toolChoice",
     "parallelToolCalls",

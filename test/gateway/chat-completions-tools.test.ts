@@ -236,7 +236,7 @@ describe("chat completions with tools, structured output, images and parameters"
     expect(completion.usage!.prompt_tokens - textOnly.usage!.prompt_tokens).toBe(170);
   });
 
-  it("given stop, seed, penalties, reasoning_effort, user and metadata, then each reaches the upstream by its name", async () => {
+  it("given stop, seed, penalties, reasoning_effort and user, then each reaches the upstream by its name", async () => {
     await harness.openai(apiKey).chat.completions.create({
       model,
       messages: question,
@@ -246,7 +246,6 @@ describe("chat completions with tools, structured output, images and parameters"
       frequency_penalty: -0.3,
       reasoning_effort: "minimal",
       user: "end-user-17",
-      metadata: { team: "search", ticket: "4312" },
       max_completion_tokens: 64,
     });
     expect(upstreamBodies().at(-1)).toEqual({
@@ -258,9 +257,22 @@ describe("chat completions with tools, structured output, images and parameters"
       frequency_penalty: -0.3,
       reasoning_effort: "minimal",
       user: "end-user-17",
-      metadata: { team: "search", ticket: "4312" },
       max_completion_tokens: 64,
     });
+  });
+
+  it("given metadata, then 400/100 naming it before any hold, where the upstream would refuse it without store", async () => {
+    const sent = upstreamBodies().length;
+    const refused = harness.openai(apiKey).chat.completions.create({
+      model,
+      messages: question,
+      metadata: { team: "search", ticket: "4312" },
+    });
+    await expect(refused).rejects.toMatchObject({
+      status: 400,
+      error: { code: 100, message: `metadata: not supported by ${model}` },
+    });
+    expect(upstreamBodies()).toHaveLength(sent);
   });
 
   it.each<[string, Record<string, unknown>]>([

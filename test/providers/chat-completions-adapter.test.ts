@@ -115,7 +115,6 @@ describe("chat-completions adapter: every parameter in the protocol's own words 
       frequencyPenalty: -0.5,
       reasoningEffort: "low",
       user: "user-17",
-      metadata: { team: "search" },
       tools: [weatherTool, { name: "get_time" }],
       toolChoice: { name: "get_weather" },
       parallelToolCalls: false,
@@ -155,7 +154,6 @@ describe("chat-completions adapter: every parameter in the protocol's own words 
       frequency_penalty: -0.5,
       reasoning_effort: "low",
       user: "user-17",
-      metadata: { team: "search" },
       tools: [
         { type: "function", function: weatherTool },
         { type: "function", function: { name: "get_time" } },

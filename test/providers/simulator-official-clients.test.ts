@@ -237,6 +237,23 @@ describe("openai client against the simulator", () => {
     expect(final.output[0]).toMatchObject({ content: [{ type: "refusal", refusal: expected.text }] });
   });
 
+  it("chat.completions.create refuses metadata without store, as the real API does, and takes it with store", async () => {
+    const tags = { feature: "support" };
+    await expect(
+      client().chat.completions.create({ model: "alpha-5.4", messages, metadata: tags }),
+    ).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining("The 'metadata' parameter is only allowed when 'store' is enabled."),
+    });
+    const stored = await client().chat.completions.create({
+      model: "alpha-5.4",
+      messages,
+      metadata: tags,
+      store: true,
+    });
+    expect(stored.choices[0]?.message.content).toBe(expected.text);
+  });
+
   it("sees a simulated 400 as BadRequestError carrying the message", async () => {
     simulator.setFault({ kind: "status", status: 400, message: "temperature out of range" });
     await expect(client().chat.completions.create({ model: "alpha-5.4", messages })).rejects.toMatchObject({

@@ -33,7 +33,6 @@ export interface ChatCompletionsRequestBody {
   frequency_penalty?: number;
   reasoning_effort?: string;
   user?: string;
-  metadata?: Record<string, string>;
   tools?: ChatCompletionsTool[];
   tool_choice?: ChatCompletionsToolChoice;
   parallel_tool_calls?: boolean;
@@ -62,7 +61,6 @@ export function convertToChatCompletionsRequest(
     ...(request.frequencyPenalty !== undefined && { frequency_penalty: request.frequencyPenalty }),
     ...(request.reasoningEffort !== undefined && { reasoning_effort: request.reasoningEffort }),
     ...(request.user !== undefined && { user: request.user }),
-    ...(request.metadata !== undefined && { metadata: request.metadata }),
     ...(request.tools !== undefined && { tools: convertToChatCompletionsTools(request.tools) }),
     ...(request.toolChoice !== undefined && {
       tool_choice: convertToChatCompletionsToolChoice(request.toolChoice),

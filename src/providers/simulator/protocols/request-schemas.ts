@@ -68,6 +68,8 @@ export const chatCompletionsRequestSchema = z
       ])
       .nullish(),
     parallel_tool_calls: z.boolean().nullish(),
+    store: z.boolean().nullish(),
+    metadata: z.record(z.string(), z.string()).nullish(),
     response_format: z
       .discriminatedUnion("type", [
         z.object({ type: z.literal("text") }),
@@ -92,6 +94,11 @@ export const chatCompletionsRequestSchema = z
   .refine((request) => request.parallel_tool_calls == null || (request.tools ?? []).length > 0, {
     message: "'parallel_tool_calls' is only allowed when 'tools' are specified",
     path: ["parallel_tool_calls"],
+  })
+  // Metadata tags stored completions: without `store: true` the upstream refuses it.
+  .refine((request) => request.metadata == null || request.store === true, {
+    message: "The 'metadata' parameter is only allowed when 'store' is enabled.",
+    path: ["metadata"],
   });
 
 /** A responses content part: text of any text type, or an image the real API would fetch or decode. */
