@@ -7,6 +7,7 @@ import { adminApi } from "../lib/api";
 import { formatSeoulDateTime } from "../lib/format";
 import { useI18n } from "../lib/i18n";
 import { inputLengthsMax } from "../lib/input-bounds";
+import { useOneSubmissionAtATime } from "../lib/one-submission-at-a-time";
 
 /**
  * Getting a user in and equipped from the console: a one-time sign-in link for a user, and a key for a user
@@ -20,11 +21,14 @@ function field(form: FormData, name: string): string {
 export function SignInLinkCard() {
   const { t, language } = useI18n();
   const mint = useMutation({ mutationFn: adminApi.signInLink });
+  const submitOnce = useOneSubmissionAtATime();
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     const organizationId = field(form, "organizationId");
-    mint.mutate({ userId: field(form, "userId"), ...(organizationId ? { organizationId } : {}) });
+    submitOnce(() =>
+      mint.mutateAsync({ userId: field(form, "userId"), ...(organizationId ? { organizationId } : {}) }),
+    );
   }
   return (
     <Card title={t("signInLinkTitle")}>
@@ -65,16 +69,19 @@ export function IssueKeyCard() {
     mutationFn: adminApi.issueKey,
     onSuccess: () => void client.invalidateQueries({ queryKey: ["admin"] }),
   });
+  const submitOnce = useOneSubmissionAtATime();
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     const issuedForUserId = field(form, "issuedForUserId");
-    issue.mutate({
-      account: `${kind}:${field(form, "accountId")}`,
-      name: field(form, "name"),
-      description: field(form, "description"),
-      ...(kind === "organization" && issuedForUserId ? { issuedForUserId } : {}),
-    });
+    submitOnce(() =>
+      issue.mutateAsync({
+        account: `${kind}:${field(form, "accountId")}`,
+        name: field(form, "name"),
+        description: field(form, "description"),
+        ...(kind === "organization" && issuedForUserId ? { issuedForUserId } : {}),
+      }),
+    );
   }
   return (
     <Card title={t("adminIssueKeyTitle")}>

@@ -1,11 +1,12 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
-import { type FormEvent, useState } from "react";
+import { type FormEvent, useRef, useState } from "react";
 import { Card, ErrorMessage } from "../../components/ui";
 import { adminApi } from "../../lib/api";
 import { fieldText } from "../../lib/form-fields";
 import { formatWon } from "../../lib/format";
 import { useI18n } from "../../lib/i18n";
 import { inputLengthsMax } from "../../lib/input-bounds";
+import { useOneSubmissionAtATime } from "../../lib/one-submission-at-a-time";
 import type { AccountRef } from "./account-details";
 
 /** What the credits API accepts: won above zero with at most two decimals (checked here to say so inline). */
@@ -29,34 +30,41 @@ function newIdempotencyKey(): string {
 export function TopUpCard({ onToppedUp }: { onToppedUp(account: AccountRef): void }) {
   const { t } = useI18n();
   const client = useQueryClient();
-  const [unconfirmed, setUnconfirmed] = useState<{ fields: string; idempotencyKey: string }>();
+  // Read by the next submission, never rendered: a ref, so one sent at once after this one still sees it.
+  const unconfirmed = useRef<{ fields: string; idempotencyKey: string }>(undefined);
   const topUp = useMutation({
     mutationFn: (input: TopUp & { idempotencyKey: string }) =>
       adminApi.topUp(input.kind, input.id, input.amountWon, input.reference, input.idempotencyKey),
     onSuccess: (_result, input) => {
-      setUnconfirmed(undefined);
+      unconfirmed.current = undefined;
       onToppedUp({ kind: input.kind, id: input.id });
       void client.invalidateQueries({ queryKey: ["admin"] });
     },
   });
   const [amountError, setAmountError] = useState(false);
+  const submitOnce = useOneSubmissionAtATime();
 
-  function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
+  function send(form: FormData) {
     // A new attempt: the last one's success or failure no longer describes what is on screen.
     topUp.reset();
-    const form = new FormData(event.currentTarget);
     const input = { kind: fieldText(form, "kind"), id: fieldText(form, "id") };
     const amountWon = fieldText(form, "amountWon");
     if (!isTopUpAmount(amountWon)) {
       setAmountError(true);
-      return;
+      return undefined;
     }
     const entered = { ...input, amountWon, reference: fieldText(form, "reference") };
     const fields = JSON.stringify(entered);
-    const idempotencyKey = unconfirmed?.fields === fields ? unconfirmed.idempotencyKey : newIdempotencyKey();
-    setUnconfirmed({ fields, idempotencyKey });
-    topUp.mutate({ ...entered, idempotencyKey });
+    const idempotencyKey =
+      unconfirmed.current?.fields === fields ? unconfirmed.current.idempotencyKey : newIdempotencyKey();
+    unconfirmed.current = { fields, idempotencyKey };
+    return topUp.mutateAsync({ ...entered, idempotencyKey });
+  }
+
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    submitOnce(() => send(form));
   }
 
   return (

@@ -5,6 +5,7 @@ import { adminApi } from "../../lib/api";
 import { decimalPattern, fieldText } from "../../lib/form-fields";
 import { seoulDateOf } from "../../lib/format";
 import { useI18n } from "../../lib/i18n";
+import { useOneSubmissionAtATime } from "../../lib/one-submission-at-a-time";
 
 /** A change of rate is read back at once: the chart and the history show it. */
 function useFxRateMutation<Input>(write: (input: Input) => Promise<unknown>) {
@@ -19,15 +20,17 @@ function useFxRateMutation<Input>(write: (input: Input) => Promise<unknown>) {
 export function ManualRateCard() {
   const { t } = useI18n();
   const setRate = useFxRateMutation(adminApi.setFxRate);
+  const submitOnce = useOneSubmissionAtATime();
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     const rateDate = fieldText(form, "rateDate");
-    setRate.mutate({
+    const rate = {
       appliesOn: fieldText(form, "appliesOn"),
       rate: fieldText(form, "rate"),
       ...(rateDate ? { rateDate } : {}),
-    });
+    };
+    submitOnce(() => setRate.mutateAsync(rate));
   }
   return (
     <Card title={t("manualRate")}>
@@ -44,7 +47,7 @@ export function ManualRateCard() {
           {t("rateDate")}
           <input type="date" name="rateDate" />
         </label>
-        <button type="submit" className="primary">
+        <button type="submit" className="primary" disabled={setRate.isPending}>
           {t("save")}
         </button>
         <ErrorMessage error={setRate.error} />

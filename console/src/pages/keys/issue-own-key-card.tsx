@@ -5,6 +5,7 @@ import { Card, ErrorMessage } from "../../components/ui";
 import type { NewApiKey } from "../../lib/api";
 import { resetWhenAccepted } from "../../lib/form-fields";
 import { useI18n } from "../../lib/i18n";
+import { useOneSubmissionAtATime } from "../../lib/one-submission-at-a-time";
 
 /** Issues a key of the session's account (or its organization's, as the page's scope says). */
 export function IssueOwnKeyCard(props: {
@@ -13,18 +14,20 @@ export function IssueOwnKeyCard(props: {
   onIssue(fields: { name: string; description: string }): Promise<unknown>;
 }) {
   const { t } = useI18n();
+  const submitOnce = useOneSubmissionAtATime();
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = event.currentTarget;
     const fields = new FormData(form);
-    // Unlike the other forms, the name and description are sent as typed, spaces included.
-    resetWhenAccepted(
-      form,
-      props.onIssue({
+    submitOnce(() => {
+      // Unlike the other forms, the name and description are sent as typed, spaces included.
+      const sent = props.onIssue({
         name: String(fields.get("name") ?? ""),
         description: String(fields.get("description") ?? ""),
-      }),
-    );
+      });
+      resetWhenAccepted(form, sent);
+      return sent;
+    });
   }
   return (
     <Card title={t("issueKey")}>

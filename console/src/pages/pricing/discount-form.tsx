@@ -5,6 +5,7 @@ import { adminApi } from "../../lib/api";
 import { decimalPattern, fieldText } from "../../lib/form-fields";
 import { useI18n } from "../../lib/i18n";
 import { inputLengthsMax } from "../../lib/input-bounds";
+import { useOneSubmissionAtATime } from "../../lib/one-submission-at-a-time";
 
 /** Sets a discount rate for a model, an organization, both or neither (an empty field is "any"). */
 export function DiscountForm({ models }: { models: readonly string[] }) {
@@ -14,14 +15,16 @@ export function DiscountForm({ models }: { models: readonly string[] }) {
     mutationFn: adminApi.setDiscount,
     onSuccess: () => void client.invalidateQueries({ queryKey: ["admin"] }),
   });
+  const submitOnce = useOneSubmissionAtATime();
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
-    setDiscount.mutate({
+    const discount = {
       model: fieldText(form, "model") || null,
       organizationId: fieldText(form, "organizationId") || null,
       rate: fieldText(form, "rate"),
-    });
+    };
+    submitOnce(() => setDiscount.mutateAsync(discount));
   }
   return (
     <Card title={t("setDiscount")}>
@@ -43,7 +46,7 @@ export function DiscountForm({ models }: { models: readonly string[] }) {
           {t("rate")} ({t("rateHelp")})
           <input name="rate" required inputMode="decimal" pattern={decimalPattern} />
         </label>
-        <button type="submit" className="primary">
+        <button type="submit" className="primary" disabled={setDiscount.isPending}>
           {t("save")}
         </button>
         <ErrorMessage error={setDiscount.error} />

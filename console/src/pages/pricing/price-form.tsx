@@ -4,6 +4,7 @@ import { Card, ErrorMessage } from "../../components/ui";
 import { adminApi, type ConsolePriceRow } from "../../lib/api";
 import { decimalPattern, fieldText } from "../../lib/form-fields";
 import { useI18n } from "../../lib/i18n";
+import { useOneSubmissionAtATime } from "../../lib/one-submission-at-a-time";
 
 type PriceInput = {
   model: string;
@@ -34,9 +35,11 @@ export function PriceForm({ prices }: { prices: readonly ConsolePriceRow[] }) {
   // The form starts from the price in force, so a field left as is keeps its value (an omitted cached price
   // would otherwise become the input price).
   const current = prices.find((price) => price.model === (priceModel || prices[0]?.model));
+  const submitOnce = useOneSubmissionAtATime();
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    setPrice.mutate(priceInputOf(new FormData(event.currentTarget)));
+    const price = priceInputOf(new FormData(event.currentTarget));
+    submitOnce(() => setPrice.mutateAsync(price));
   }
   return (
     <Card title={t("setPrice")}>
@@ -64,7 +67,7 @@ export function PriceForm({ prices }: { prices: readonly ConsolePriceRow[] }) {
           model={current?.model}
           value={current?.cachedInputUsdPer1M}
         />
-        <button type="submit" className="primary">
+        <button type="submit" className="primary" disabled={setPrice.isPending}>
           {t("save")}
         </button>
         <ErrorMessage error={setPrice.error} />

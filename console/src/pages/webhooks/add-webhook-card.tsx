@@ -5,6 +5,7 @@ import type { AddedWebhookEndpoint, WebhookEventType } from "../../lib/api";
 import { fieldText, resetWhenAccepted } from "../../lib/form-fields";
 import { type MessageKey, useI18n } from "../../lib/i18n";
 import { inputLengthsMax } from "../../lib/input-bounds";
+import { useOneSubmissionAtATime } from "../../lib/one-submission-at-a-time";
 
 /** A label for every event an endpoint may ask for: a Record, so a new event type is a compile error here. */
 export const webhookEventLabels: Record<WebhookEventType, MessageKey> = {
@@ -23,15 +24,20 @@ export function AddWebhookCard(props: {
 }) {
   const { t } = useI18n();
   const [noEvent, setNoEvent] = useState(false);
+  const submitOnce = useOneSubmissionAtATime();
   function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = event.currentTarget;
     const fields = new FormData(form);
     const events = webhookEvents.filter((type) => fields.getAll("events").includes(type));
-    // The server refuses an empty list too; said here, next to the boxes, before a round trip.
-    setNoEvent(events.length === 0);
-    if (events.length === 0) return;
-    resetWhenAccepted(form, props.onAdd({ url: fieldText(fields, "url"), events }));
+    submitOnce(() => {
+      // The server refuses an empty list too; said here, next to the boxes, before a round trip.
+      setNoEvent(events.length === 0);
+      if (events.length === 0) return undefined;
+      const sent = props.onAdd({ url: fieldText(fields, "url"), events });
+      resetWhenAccepted(form, sent);
+      return sent;
+    });
   }
   return (
     <Card title={t("addWebhookTitle")}>
