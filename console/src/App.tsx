@@ -223,8 +223,10 @@ function UserArea({ path, navigate }: { path: string; navigate(path: string): vo
   const { t } = useI18n();
   const client = useQueryClient();
   const session = useQuery({ queryKey: ["session"], queryFn: userApi.session, retry: false });
-  // Kept by the query after a refetch fails: a session that was here and has ended.
-  const signedIn = session.isSuccess;
+  // Kept by the query after a refetch fails: a session that was here, ended only when the gateway says so.
+  // One it could not be asked about (unreachable, a 503) stays, with what its page holds: the page's next
+  // call says what failed.
+  const signedIn = session.data !== undefined && !isUnauthenticated(session.error);
   const identity = session.data && `${session.data.userId} ${session.data.organizationId ?? ""}`;
   const changedFrom = useSessionChange(signedIn ? identity : undefined);
   useDocumentTitle(signedIn ? routeLabelOf(path) : "signInTitle");
@@ -317,8 +319,12 @@ function useSessionChange(identity: string | undefined): string | undefined {
   return identity === undefined ? undefined : changedFrom;
 }
 
+function isUnauthenticated(error: unknown): boolean {
+  return error instanceof ApiFailure && error.httpStatus === 401;
+}
+
 function unauthenticatedAsFalse(error: unknown): false {
-  if (error instanceof ApiFailure && error.httpStatus === 401) return false;
+  if (isUnauthenticated(error)) return false;
   throw error;
 }
 
@@ -390,9 +396,11 @@ function AdminArea({ path, navigate }: { path: string; navigate(path: string): v
     retry: false,
     enabled: mayBeSignedIn,
   });
-  useDocumentTitle(mayBeSignedIn && session.isSuccess ? routeLabelOf(path) : "adminSignInTitle");
+  // As a user's: refused by the gateway, or never read; not one the gateway could not be asked about.
+  const signedIn = mayBeSignedIn && session.data !== undefined && !isUnauthenticated(session.error);
+  useDocumentTitle(signedIn ? routeLabelOf(path) : "adminSignInTitle");
   if (mayBeSignedIn && session.isPending) return <p>{t("loading")}</p>;
-  if (!mayBeSignedIn || session.isError) {
+  if (!signedIn) {
     return (
       <AdminSignIn
         onSignedIn={async () => {

@@ -1,8 +1,8 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { type GatewayHarness, startGatewayHarness } from "../support/gateway-harness";
+import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
 import { type Browser, launchBrowser } from "./support/browser";
-import { patienceMs } from "./support/patient";
+import { patienceMs, poll } from "./support/patient";
 
 /**
  * A console session ends or changes under an open page: its token expires, its cookie is gone before the
@@ -15,6 +15,8 @@ let browser: Browser;
 let page: Page;
 const uncaught: string[] = [];
 const sessionLifetimeSeconds = 10;
+/** How long the page takes what it read for current (console/src/main.tsx `staleTime`), and a little more. */
+const sessionReadFreshMs = 5_500;
 
 beforeAll(async () => {
   harness = await startGatewayHarness({ label: "console_session_lifecycle" });
@@ -126,5 +128,64 @@ describe("a console session that ends or changes under an open page, in Chromium
     } finally {
       await otherTab.close();
     }
+  });
+
+  it("given the gateway out of reach while the tab was away, when it is shown again, then the page stays signed in with what was typed", async () => {
+    await signIn(page, await harness.session("hana"));
+    await page.getByRole("link", { name: "API keys" }).click();
+    await page.getByLabel("Name").fill("typed before the outage");
+    // Given: every call to the gateway fails, as with a dropped connection, then a 503 from a proxy
+    for (const outage of ["unreachable", "503"] as const) {
+      await page.waitForTimeout(sessionReadFreshMs);
+      let asked = 0;
+      await page.route(`${harness.url}/**`, async (route) => {
+        asked += 1;
+        if (outage === "unreachable") await route.abort("connectionfailed");
+        else
+          await route.fulfill({
+            status: 503,
+            contentType: "text/html",
+            body: "<h1>Service Unavailable</h1>",
+          });
+      });
+
+      // When: the tab is shown again, which has the page read its session again
+      await page.evaluate("window.dispatchEvent(new Event('visibilitychange'))");
+      await poll(() => asked).toBeGreaterThan(0);
+      await page.waitForTimeout(300);
+      await page.unroute(`${harness.url}/**`);
+
+      // Then
+      expect(await page.getByTestId("session-ended").count(), outage).toBe(0);
+      expect(await page.getByLabel("Name").inputValue(), outage).toBe("typed before the outage");
+      expect(await signedInAs(page).textContent(), outage).toContain("hana");
+    }
+    // And once the gateway answers again, the form sends what was typed.
+    await page.getByRole("button", { name: "Issue", exact: true }).click();
+    await page.getByTestId("new-key-value").waitFor();
+    expect(uncaught).toEqual([]);
+  });
+
+  it("given the gateway out of reach while an admin's tab was away, when it is shown again, then the admin page stays with what was typed", async () => {
+    await page.goto(`${harness.url}/console/admin/accounts`);
+    await page.getByLabel("Admin token").fill(testSecrets.adminToken);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    const reference = page.getByRole("region", { name: "Top up" }).getByLabel("Reference");
+    await reference.fill("invoice typed before the outage");
+    await page.waitForTimeout(sessionReadFreshMs);
+    let asked = 0;
+    await page.route(`${harness.url}/**`, async (route) => {
+      asked += 1;
+      await route.abort("connectionfailed");
+    });
+
+    await page.evaluate("window.dispatchEvent(new Event('visibilitychange'))");
+    await poll(() => asked).toBeGreaterThan(0);
+    await page.waitForTimeout(300);
+    await page.unroute(`${harness.url}/**`);
+
+    expect(await page.getByRole("heading", { name: "Admin sign-in" }).count()).toBe(0);
+    expect(await reference.inputValue()).toBe("invoice typed before the outage");
+    expect(uncaught).toEqual([]);
   });
 });
