@@ -140,7 +140,7 @@ async function controlsOffScreen(width: number): Promise<string[]> {
   const offScreen: string[] = [];
   for (const control of [
     page.getByRole("button", { name: /Print|인쇄/ }),
-    page.getByRole("link", { name: /Download CSV|CSV 다운로드/ }),
+    page.getByRole("button", { name: /Download CSV|CSV 다운로드/ }),
     page.getByRole("button", { name: /^(Show|보기)$/ }),
   ]) {
     const box = await control.boundingBox();

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -195,5 +195,42 @@ describe("the statement page in Chromium", { timeout: 120_000 }, () => {
     expect(layout.chromeShown).toEqual([]);
     expect(layout.overflowPx).toBe(0);
     expect((await printToPdf("statement-admin-en")).pages).toBeGreaterThanOrEqual(2);
+  });
+
+  it("downloads the statement's CSV as the API writes it, for finance and for the user", async () => {
+    const month = seoulDateOf(new Date()).slice(0, "YYYY-MM".length);
+    const expected = async (path: string, token: string) =>
+      (await fetch(`${harness.url}${path}`, { headers: { authorization: `Bearer ${token}` } })).text();
+    const downloaded = async () => {
+      const [download] = await Promise.all([
+        page.waitForEvent("download"),
+        page.getByRole("button", { name: "Download CSV" }).click(),
+      ]);
+      return { name: download.suggestedFilename(), text: await readFile((await download.path())!, "utf8") };
+    };
+
+    const finance = await downloaded();
+    expect(finance.text).toBe(
+      await expected(`/admin/statements/user/${userId}?month=${month}&format=csv`, testSecrets.adminToken),
+    );
+    expect(finance.name).toMatch(/\.csv$/);
+
+    await page.goto(`${harness.url}/console/statements`);
+    await page.getByTestId("statement").waitFor();
+    const own = await downloaded();
+    expect(own.text).toBe(
+      await expected(`/llm/statements?account=personal&month=${month}&format=csv`, sessionToken),
+    );
+    expect(own.name).toBe(finance.name);
+  });
+
+  it("given the session ended under the statement page, when its CSV is asked for, then the sign-in form says so", async () => {
+    await page.getByTestId("statement").waitFor();
+    await browser.context.clearCookies();
+
+    await page.getByRole("button", { name: "Download CSV" }).click();
+
+    await page.getByTestId("session-ended").waitFor();
+    expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Sign in to the console");
   });
 });

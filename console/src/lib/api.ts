@@ -178,15 +178,34 @@ async function call<T>(
     credentials: "same-origin",
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
+  if (!response.ok) throw await failureOf(realm, path, response);
+  const text = await response.text();
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+/** A refusal as the page shows it; a 401 first has the page ask for its session again. */
+async function failureOf(realm: Realm, path: string, response: Response): Promise<ApiFailure> {
   const text = await response.text();
   // A proxy in front of the gateway may answer an error with a page of its own: the status says enough.
-  const parsed = text && (response.ok || isJson(response)) ? (JSON.parse(text) as unknown) : undefined;
+  const error =
+    text && isJson(response) ? (JSON.parse(text) as { status?: number; message?: string }) : undefined;
   if (response.status === 401 && !sessionPaths.has(path)) unauthenticated(realm);
-  if (!response.ok) {
-    const error = parsed as { status?: number; message?: string } | undefined;
-    throw new ApiFailure(response.status, error?.status, error?.message ?? response.statusText);
-  }
-  return parsed as T;
+  return new ApiFailure(response.status, error?.status, error?.message ?? response.statusText);
+}
+
+/** A file the gateway writes (a statement's CSV), with the name it gives it; refused as any call is. */
+export interface GatewayFile {
+  blob: Blob;
+  /** From `Content-Disposition`; null when the gateway names none. */
+  fileName: string | null;
+}
+
+async function fileOf(realm: Realm, path: string): Promise<GatewayFile> {
+  const response = await fetch(path, { credentials: "same-origin" });
+  if (!response.ok) throw await failureOf(realm, path, response);
+  const disposition = response.headers.get("content-disposition") ?? "";
+  const fileName = /filename="?([^";]+)"?/i.exec(disposition)?.[1] ?? null;
+  return { blob: await response.blob(), fileName };
 }
 
 function isJson(response: Response): boolean {
@@ -444,8 +463,8 @@ export type MonthlyStatementView =
 export const statementApi = {
   statement: (account: "personal" | "organization", month: string) =>
     call<MonthlyStatementView>("user", "GET", `/llm/statements${query({ account, month })}`),
-  csvPath: (account: "personal" | "organization", month: string) =>
-    `/llm/statements${query({ account, month, format: "csv" })}`,
+  csv: (account: "personal" | "organization", month: string) =>
+    fileOf("user", `/llm/statements${query({ account, month, format: "csv" })}`),
   /** Any account's statement, for finance (the admin cookie). */
   ofAccount: (kind: "user" | "organization", id: string, month: string) =>
     call<MonthlyStatementView>(
@@ -453,6 +472,6 @@ export const statementApi = {
       "GET",
       `/admin/statements/${kind}/${encodeURIComponent(id)}${query({ month })}`,
     ),
-  accountCsvPath: (kind: "user" | "organization", id: string, month: string) =>
-    `/admin/statements/${kind}/${encodeURIComponent(id)}${query({ month, format: "csv" })}`,
+  accountCsv: (kind: "user" | "organization", id: string, month: string) =>
+    fileOf("admin", `/admin/statements/${kind}/${encodeURIComponent(id)}${query({ month, format: "csv" })}`),
 };

@@ -2,6 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { ErrorMessage } from "../../components/ui";
 import { statementApi } from "../../lib/api";
+import { useFileDownload } from "../../lib/file-download";
 import { seoulDateOf } from "../../lib/format";
 import { StatementDocument } from "./statement-document";
 import { useStatementWords } from "./statement-i18n";
@@ -22,19 +23,35 @@ export function AdminStatementPage() {
     queryFn: () => statementApi.ofAccount(chosen.kind, chosen.id, chosen.month),
     enabled: chosen.id !== "",
   });
+  const csv = useFileDownload();
 
   return (
     <div className="statement-document">
       <h1>{words.title}</h1>
-      <AdminStatementForm chosen={chosen} onShow={setChosen} />
-      <ErrorMessage error={statement.error} />
+      <AdminStatementForm
+        chosen={chosen}
+        onShow={setChosen}
+        downloading={csv.downloading}
+        onDownload={() =>
+          void csv.download(
+            () => statementApi.accountCsv(chosen.kind, chosen.id, chosen.month),
+            `statement-${chosen.kind}-${chosen.month}.csv`,
+          )
+        }
+      />
+      <ErrorMessage error={statement.error ?? csv.error} />
       {statement.data && <StatementDocument statement={statement.data} />}
     </div>
   );
 }
 
-/** Which account and month; a month typed wrong keeps the one shown. The CSV link needs an account. */
-function AdminStatementForm(props: { chosen: ChosenStatement; onShow(chosen: ChosenStatement): void }) {
+/** Which account and month; a month typed wrong keeps the one shown. The CSV needs an account. */
+function AdminStatementForm(props: {
+  chosen: ChosenStatement;
+  onShow(chosen: ChosenStatement): void;
+  downloading: boolean;
+  onDownload(): void;
+}) {
   const { words } = useStatementWords();
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -68,12 +85,9 @@ function AdminStatementForm(props: { chosen: ChosenStatement; onShow(chosen: Cho
         {words.print}
       </button>
       {props.chosen.id !== "" && (
-        <a
-          href={statementApi.accountCsvPath(props.chosen.kind, props.chosen.id, props.chosen.month)}
-          download
-        >
+        <button type="button" disabled={props.downloading} onClick={props.onDownload}>
           {words.downloadCsv}
-        </a>
+        </button>
       )}
     </form>
   );

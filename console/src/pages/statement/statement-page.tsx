@@ -2,6 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { ErrorMessage } from "../../components/ui";
 import { statementApi } from "../../lib/api";
+import { useFileDownload } from "../../lib/file-download";
 import { seoulDateOf } from "../../lib/format";
 import { StatementDocument } from "./statement-document";
 import { useStatementWords } from "./statement-i18n";
@@ -19,6 +20,7 @@ export function StatementPage({ hasOrganization }: { hasOrganization: boolean })
     queryKey: ["statement", account, month],
     queryFn: () => statementApi.statement(account, month),
   });
+  const csv = useFileDownload();
 
   function onShow(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -47,11 +49,15 @@ export function StatementPage({ hasOrganization }: { hasOrganization: boolean })
         <button type="button" className="primary" onClick={() => window.print()}>
           {words.print}
         </button>
-        <a href={statementApi.csvPath(account, month)} download>
+        <button
+          type="button"
+          disabled={csv.downloading}
+          onClick={() => void csv.download(() => statementApi.csv(account, month), `statement-${month}.csv`)}
+        >
           {words.downloadCsv}
-        </a>
+        </button>
       </form>
-      <ErrorMessage error={statement.error} />
+      <ErrorMessage error={statement.error ?? csv.error} />
       {statement.data && <StatementDocument statement={statement.data} />}
     </div>
   );

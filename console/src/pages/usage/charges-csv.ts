@@ -1,5 +1,6 @@
 import { userApi } from "../../lib/api";
 import { chargesCsvHeader, chargesCsvRows } from "../../lib/csv";
+import { saveFile } from "../../lib/file-download";
 import type { DateRange } from "./use-usage-summary";
 
 /** The API allows up to 1,000 charges a page: the export reads at that size. */
@@ -18,11 +19,9 @@ export async function downloadChargesCsv(range: DateRange, isOrganization: boole
     parts.push(chargesCsvRows(page.data));
     cursor = page.nextCursor ?? undefined;
   } while (cursor !== undefined);
-  const blob = new Blob(parts, { type: "text/csv;charset=utf-8" });
-  const link = document.createElement("a");
-  link.href = URL.createObjectURL(blob);
   const scope = isOrganization ? "organization" : "personal";
-  link.download = `charges-${scope}-${range.from}-${range.to}.csv`;
-  link.click();
-  URL.revokeObjectURL(link.href);
+  saveFile(
+    new Blob(parts, { type: "text/csv;charset=utf-8" }),
+    `charges-${scope}-${range.from}-${range.to}.csv`,
+  );
 }
