@@ -126,4 +126,22 @@ describe("the usage page on a 5,000-charge month", { timeout: 180_000 }, () => {
     expect(billingRequests).toHaveLength(5);
     for (const url of billingRequests) expect(new URL(url).searchParams.get("limit")).toBe("1000");
   });
+
+  it("given an older page the gateway fails to read, then the error is said and Newer goes back to the page before", async () => {
+    const olderPages = (url: URL) => url.pathname === "/llm/billing" && url.searchParams.has("cursor");
+    await page.route(olderPages, (route) =>
+      route.fulfill({ status: 503, json: { status: 300, message: "The ledger is unavailable" } }),
+    );
+    // A fresh page: nothing but the first page of charges is read yet.
+    await page.goto(`${harness.url}/console/usage`);
+    await poll(() => page.getByTestId("charges-position").textContent()).toBe("1–50 / 5,000");
+
+    await page.getByRole("button", { name: "Older →" }).click();
+
+    await page.getByRole("alert").getByText("The ledger is unavailable", { exact: false }).waitFor();
+    await page.unroute(olderPages);
+    await page.getByRole("button", { name: "← Newer" }).click();
+    await poll(() => page.getByTestId("charges-position").textContent()).toBe("1–50 / 5,000");
+    expect(await rowIds()).toEqual(charges.slice(0, pageRows).map((charge) => charge.requestId));
+  });
 });

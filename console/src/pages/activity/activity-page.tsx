@@ -33,9 +33,10 @@ export function ActivityPage({ hasOrganization }: { hasOrganization: boolean }) 
       />
       <ErrorMessage error={page.error} />
       {page.data && rows.length === 0 && <p>{t("noActivity")}</p>}
-      {rows.length > 0 && (
+      {/* Also when an older page failed to load: Newer goes back to the page before it. */}
+      {(rows.length > 0 || activity.pageIndex > 0) && (
         <section className="card" aria-label={t("navActivity")}>
-          <ActivityTable rows={rows} keyNames={keyNames} />
+          {rows.length > 0 && <ActivityTable rows={rows} keyNames={keyNames} />}
           <CursorPager
             label={t("activityPages")}
             cursors={activity.cursors}
@@ -43,9 +44,11 @@ export function ActivityPage({ hasOrganization }: { hasOrganization: boolean }) 
             next={page.data?.nextCursor}
             fetching={page.isFetching}
           >
-            <span data-testid="activity-position">
-              {formatCount(firstRow)}–{formatCount(firstRow + rows.length - 1)}
-            </span>
+            {rows.length > 0 && (
+              <span data-testid="activity-position">
+                {formatCount(firstRow)}–{formatCount(firstRow + rows.length - 1)}
+              </span>
+            )}
           </CursorPager>
         </section>
       )}

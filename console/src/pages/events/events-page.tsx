@@ -23,9 +23,10 @@ export function EventsPage() {
       </p>
       <ErrorMessage error={page.error} />
       {page.data && rows.length === 0 && <p>{t("noEvents")}</p>}
-      {rows.length > 0 && (
+      {/* Also when an older page failed to load: Newer goes back to the page before it. */}
+      {(rows.length > 0 || cursors.length > 1) && (
         <section className="card" aria-label={t("navEvents")}>
-          <EventsTable rows={rows} />
+          {rows.length > 0 && <EventsTable rows={rows} />}
           <CursorPager
             label={t("eventPages")}
             cursors={cursors}

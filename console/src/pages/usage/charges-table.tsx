@@ -31,22 +31,23 @@ export function ChargesTable(props: {
       </div>
       <ErrorMessage error={page.error ?? csv.error} />
       {page.data && rows.length === 0 && pageIndex === 0 && <p>{t("noCharges")}</p>}
-      {rows.length > 0 && (
-        <>
-          <ChargeRows rows={rows} />
-          <CursorPager
-            label={t("chargesPages")}
-            cursors={cursors}
-            setCursors={setCursors}
-            next={page.data?.nextCursor}
-            fetching={page.isFetching}
-          >
+      {rows.length > 0 && <ChargeRows rows={rows} />}
+      {/* Also when an older page failed to load: Newer goes back to the page before it. */}
+      {(rows.length > 0 || pageIndex > 0) && (
+        <CursorPager
+          label={t("chargesPages")}
+          cursors={cursors}
+          setCursors={setCursors}
+          next={page.data?.nextCursor}
+          fetching={page.isFetching}
+        >
+          {rows.length > 0 && (
             <span data-testid="charges-position" aria-live="polite">
               {formatCount(firstRow)}–{formatCount(firstRow + rows.length - 1)}
               {props.chargeCount !== null && ` / ${formatCount(props.chargeCount)}`}
             </span>
-          </CursorPager>
-        </>
+          )}
+        </CursorPager>
       )}
     </section>
   );
