@@ -7,8 +7,12 @@ export function saveFile(blob: Blob, fileName: string): void {
   link.href = URL.createObjectURL(blob);
   link.download = fileName;
   link.click();
-  URL.revokeObjectURL(link.href);
+  // Not at once: a browser may still be reading the file when click() returns, and a revoked URL fails it.
+  setTimeout(() => URL.revokeObjectURL(link.href), objectUrlLifetimeMs);
 }
+
+/** How long a saved file's URL outlives its click. */
+const objectUrlLifetimeMs = 60_000;
 
 /**
  * A file of the gateway's read by the page, then saved: unlike a plain download link, a refusal reaches the
