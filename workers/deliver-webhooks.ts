@@ -19,13 +19,14 @@ import { errorSummaryOf, throttledLog } from "../src/kernel/throttled-log";
 
 /**
  * The webhook worker (C14), in every worker process: leases due messages of the outbox (so two workers
- * never send one at once; a dead worker's lease lapses and another sends it), signs each attempt afresh, and
- * reschedules a failed one by the retry schedule until the retry window has passed (a 410 Gone is not
- * retried). It also looks for accounts newly below their low-funds threshold and for months whose statements
- * became final, off the request path. Each kind of pass runs on its own, so a slow receiver holds up neither
- * the checks nor other receivers for longer than an attempt's deadline; stopping ends the attempts in flight
- * (their messages are due again at once). The schedule, window and poll interval are options so that tests
- * can run them in seconds.
+ * never send one at once; a dead worker's lease lapses and another sends it), a few of one account's at a
+ * time and the slots going round the accounts (so one account's hanging receivers hold up no one else's),
+ * signs each attempt afresh, and reschedules a failed one by the retry schedule until the retry window has
+ * passed (a 410 Gone is not retried). It also looks for accounts newly below their low-funds threshold and
+ * for months whose statements became final, off the request path. Each kind of pass runs on its own, so a
+ * slow receiver holds up neither the checks nor other receivers for longer than an attempt's deadline;
+ * stopping ends the attempts in flight (their messages are due again at once). The schedule, window and poll
+ * interval are options so that tests can run them in seconds.
  */
 
 export interface WebhookWorkerSettings {
@@ -36,6 +37,8 @@ export interface WebhookWorkerSettings {
   retryDelaysMs: readonly number[];
   retryWindowMs: number;
   batchSizeMax: number;
+  /** Attempts of one account in flight at once across every worker (webhook-outbox.ts, leaseDueMessages). */
+  attemptsInFlightPerAccountMax: number;
   allowPrivateNetworks: boolean;
   balanceCheckIntervalMs: number;
   /** Accounts one low-funds pass checks; the next pass goes on after the last one, wrapping around. */
@@ -49,6 +52,7 @@ export const defaultWebhookWorkerSettings: WebhookWorkerSettings = {
   retryDelaysMs: webhookLimits.retryDelaysMs,
   retryWindowMs: webhookLimits.retryWindowMs,
   batchSizeMax: webhookLimits.deliveryBatchSizeMax,
+  attemptsInFlightPerAccountMax: webhookLimits.deliveryAttemptsInFlightPerAccountMax,
   allowPrivateNetworks: false,
   balanceCheckIntervalMs: webhookLimits.balanceCheckIntervalMs,
   balanceCheckAccountsMax: webhookLimits.balanceCheckAccountsMax,
@@ -137,12 +141,11 @@ export function startWebhookWorker(
   async function startDue(): Promise<Promise<void>[]> {
     const free = webhookLimits.deliveryConcurrencyMax - attempts.size;
     if (free <= 0) return [];
-    const due = await leaseDueMessages(
-      database,
-      owner,
-      Math.min(free, settings.batchSizeMax),
-      settings.leaseMs,
-    );
+    const due = await leaseDueMessages(database, owner, {
+      count: Math.min(free, settings.batchSizeMax),
+      leaseMs: settings.leaseMs,
+      perAccountMax: settings.attemptsInFlightPerAccountMax,
+    });
     return due.map((message) => {
       const attempt: Promise<void> = deliverOne(database, owner, message, settings, stopping.signal)
         .then(() => attemptErrors.recovered("webhooks: delivery attempts record again"))

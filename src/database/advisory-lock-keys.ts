@@ -30,6 +30,11 @@ export const advisoryLockKeys = {
    * is counted against the bound of waiting ones after the one before it is added (billing/alerts).
    */
   webhookTestMessages: 7_310_031,
+  /**
+   * Leasing due webhook messages, per transaction: workers lease in turns, so each counts the attempts in
+   * flight per account with the others' leases in (billing/alerts/webhook-outbox.ts).
+   */
+  webhookLeases: 7_310_032,
 } as const satisfies Record<string, number>;
 
 export type AdvisoryLockKey = (typeof advisoryLockKeys)[keyof typeof advisoryLockKeys];

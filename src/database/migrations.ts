@@ -29,6 +29,7 @@ import { narrowHoldRowsMigration } from "./migrations/0019-narrow-hold-rows";
 import { sweptHoldReservesMigration } from "./migrations/0020-swept-hold-reserves";
 import { holdsDecidedInTurnMigration } from "./migrations/0021-holds-decided-in-turn";
 import { holdsCheckTheKeyMigration } from "./migrations/0022-holds-check-the-key";
+import { webhookDueMessagesByEndpointMigration } from "./migrations/0023-webhook-due-messages-by-endpoint";
 
 /**
  * The changes to the ledger's tables, in order (migration.ts). Projection tables are not here: each
@@ -57,6 +58,7 @@ export const migrations: readonly Migration[] = [
   sweptHoldReservesMigration,
   holdsDecidedInTurnMigration,
   holdsCheckTheKeyMigration,
+  webhookDueMessagesByEndpointMigration,
 ];
 
 /**

@@ -544,6 +544,11 @@ export const webhookLimits = {
   deliveryBatchSizeMax: 20,
   deliveryConcurrencyMax: 8,
   /**
+   * Attempts of one account in flight at once, across every worker: the outbox is shared, so an account whose
+   * receivers hang (a deadline each) holds this many sending slots and the others' messages go meanwhile.
+   */
+  deliveryAttemptsInFlightPerAccountMax: 4,
+  /**
    * A signing secret whose endpoint is not in the projection is a removed endpoint's once it is this old (a
    * new endpoint's secret is written just before its event): the workers' sweep deletes it.
    */
@@ -784,11 +789,20 @@ const databaseSessionRelations: LimitRelation[] = [
   },
 ];
 
-/** A lease outlives the attempt it covers, so a live worker's row is never sent by another one too. */
+/**
+ * A lease outlives the attempt it covers, so a live worker's row is never sent by another one too; one
+ * account's attempts leave a worker slots for the others.
+ */
 const webhookRelations: LimitRelation[] = [
   {
     says: "webhookLimits.deliveryTimeoutMs < webhookLimits.deliveryLeaseMs",
     holds: ({ webhookLimits: webhooks }) => webhooks.deliveryTimeoutMs < webhooks.deliveryLeaseMs,
+  },
+  {
+    says: "1 ≤ webhookLimits.deliveryAttemptsInFlightPerAccountMax < webhookLimits.deliveryConcurrencyMax",
+    holds: ({ webhookLimits: webhooks }) =>
+      webhooks.deliveryAttemptsInFlightPerAccountMax >= 1 &&
+      webhooks.deliveryAttemptsInFlightPerAccountMax < webhooks.deliveryConcurrencyMax,
   },
 ];
 

@@ -10,7 +10,7 @@ import type { AccountReference, WebhookEventType } from "../../ledger/events";
 /**
  * The webhook outbox (src/ledger/schema/webhooks/webhook-deliveries.ts): messages written once per endpoint,
  * leased by a worker, marked delivered or rescheduled. Everything here is one statement, but for a test
- * message's count and add, which take turns per endpoint.
+ * message's count and add, which take turns per endpoint, and a lease, which takes turns between workers.
  */
 
 export type MessageType = WebhookEventType | "webhook.test";
@@ -98,50 +98,127 @@ export async function enqueueTestMessage(
 }
 
 /**
- * Leases up to `count` due messages of endpoints that still exist, for `leaseMs`, to `owner`. A message of a
- * removed endpoint is never chosen, so such messages cannot take every slot of a pass from live ones.
+ * Leases up to `count` due messages of endpoints that still exist, for `leaseMs`, to `owner`, fairly: no
+ * account gets more than `perAccountMax` attempts in flight across all workers (rows leased and not yet
+ * recorded), and the slots go round the accounts — each account's next message before any account's one
+ * after — so one account's hanging receivers hold up nobody else's messages. Within an account, its
+ * endpoints take turns the same way, so its healthy endpoint is not held behind its hanging one. A message
+ * of a removed endpoint is never chosen, so such messages cannot take every slot of a pass from live ones.
+ * Workers lease in turns (an advisory lock), so each counts the attempts in flight with the others' leases in.
  */
 export async function leaseDueMessages(
-  database: Pick<pg.Pool, "query">,
+  database: Pick<pg.Pool, "connect">,
   owner: string,
-  count: number,
-  leaseMs: number,
+  lease: { count: number; leaseMs: number; perAccountMax: number },
 ): Promise<OutboxMessage[]> {
-  const result = await database.query<{
-    delivery_id: string;
-    webhook_id: string;
-    url: string;
-    secret: string;
-    body: string;
-    attempts: number;
-    created_at: Date;
-  }>(
-    `WITH due AS (
-       SELECT delivery.delivery_id FROM webhook_deliveries delivery
-       WHERE delivery.status = 'pending' AND delivery.next_attempt_at <= now()
-         AND (delivery.leased_until IS NULL OR delivery.leased_until < now())
-         AND EXISTS (SELECT FROM ${webhookEndpointsTable.name} endpoint WHERE endpoint.webhook_id = delivery.webhook_id)
-         AND EXISTS (SELECT FROM webhook_secrets secret WHERE secret.webhook_id = delivery.webhook_id)
-       ORDER BY delivery.next_attempt_at LIMIT $2 FOR UPDATE OF delivery SKIP LOCKED)
-     UPDATE webhook_deliveries delivery
-     SET leased_until = now() + make_interval(secs => $3::double precision / 1000), lease_owner = $1
-     FROM due, webhook_secrets secret, ${webhookEndpointsTable.name} endpoint
-     WHERE delivery.delivery_id = due.delivery_id AND secret.webhook_id = delivery.webhook_id
-       AND endpoint.webhook_id = delivery.webhook_id
-     RETURNING delivery.delivery_id, delivery.webhook_id, endpoint.url, secret.secret, delivery.body,
-       delivery.attempts, delivery.created_at`,
-    [owner, count, leaseMs],
-  );
-  return result.rows.map((row) => ({
-    deliveryId: row.delivery_id,
-    webhookId: row.webhook_id,
-    url: row.url,
-    secret: row.secret,
-    body: row.body,
-    attempts: row.attempts,
-    createdAt: row.created_at,
-  }));
+  assert(lease.perAccountMax >= 1, "an account may have one attempt in flight at least");
+  const client = await database.connect();
+  try {
+    const result = await inOneTransaction(client, async () => {
+      await client.query("SELECT pg_advisory_xact_lock($1)", [advisoryLockKeys.webhookLeases]);
+      return client.query<LeasedRow>(leaseDueMessagesSql, [
+        owner,
+        lease.count,
+        lease.leaseMs,
+        lease.perAccountMax,
+      ]);
+    });
+    return result.rows.map((row) => ({
+      deliveryId: row.delivery_id,
+      webhookId: row.webhook_id,
+      url: row.url,
+      secret: row.secret,
+      body: row.body,
+      attempts: row.attempts,
+      createdAt: row.created_at,
+    }));
+  } finally {
+    client.release();
+  }
 }
+
+interface LeasedRow {
+  delivery_id: string;
+  webhook_id: string;
+  url: string;
+  secret: string;
+  body: string;
+  attempts: number;
+  created_at: Date;
+}
+
+/**
+ * $1 owner, $2 count, $3 lease in ms, $4 attempts in flight per account at most. A row in flight is a due one
+ * (a lease leaves `next_attempt_at` as it was) whose lease has not lapsed. Its cost is one pass over the due
+ * rows (grouped by endpoint, not sorted), one sort of the endpoints with due rows by account, and index probes
+ * for the next `count` accounts' endpoints only: an account further down the order has none of the first
+ * `count` turns, as each account before it has a turn before its first.
+ */
+const leaseDueMessagesSql = `
+  WITH due_endpoints AS (
+    SELECT delivery.webhook_id,
+      count(*) FILTER (WHERE delivery.leased_until >= now()) AS in_flight,
+      min(delivery.next_attempt_at) FILTER (WHERE delivery.leased_until IS NULL OR delivery.leased_until < now())
+        AS oldest_waiting_at
+    FROM webhook_deliveries delivery
+    WHERE delivery.status = 'pending' AND delivery.next_attempt_at <= now()
+    GROUP BY delivery.webhook_id),
+  live_endpoints AS (
+    SELECT due.*, endpoint.account_kind, endpoint.account_id
+    FROM due_endpoints due
+    JOIN ${webhookEndpointsTable.name} endpoint ON endpoint.webhook_id = due.webhook_id
+    WHERE EXISTS (SELECT FROM webhook_secrets secret WHERE secret.webhook_id = due.webhook_id)),
+  -- Each account's attempts in flight and when its next message (its least busy endpoint's oldest) waits from.
+  account_heads AS (
+    SELECT DISTINCT ON (live.account_kind, live.account_id) live.account_kind, live.account_id,
+      (sum(live.in_flight) OVER account)::bigint AS account_in_flight, live.oldest_waiting_at AS next_waiting_at
+    FROM live_endpoints live
+    WINDOW account AS (PARTITION BY live.account_kind, live.account_id
+      ORDER BY live.oldest_waiting_at IS NULL, live.in_flight, live.oldest_waiting_at
+      ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+    ORDER BY live.account_kind, live.account_id, live.oldest_waiting_at IS NULL, live.in_flight,
+      live.oldest_waiting_at),
+  next_accounts AS (
+    SELECT account_kind, account_id, account_in_flight AS in_flight FROM account_heads
+    WHERE account_in_flight < $4 AND next_waiting_at IS NOT NULL
+    ORDER BY account_in_flight, next_waiting_at LIMIT $2),
+  -- Their waiting messages, oldest first per endpoint, as many as the account has room for.
+  waiting AS (
+    SELECT message.delivery_id, message.next_attempt_at, account.account_kind, account.account_id,
+      account.in_flight AS account_in_flight, live.in_flight + message.endpoint_rank AS endpoint_turn
+    FROM next_accounts account
+    JOIN live_endpoints live ON live.account_kind = account.account_kind AND live.account_id = account.account_id
+    CROSS JOIN LATERAL (
+      SELECT delivery.delivery_id, delivery.next_attempt_at,
+        row_number() OVER (ORDER BY delivery.next_attempt_at, delivery.delivery_id) AS endpoint_rank
+      FROM webhook_deliveries delivery
+      WHERE delivery.webhook_id = live.webhook_id AND delivery.status = 'pending'
+        AND delivery.next_attempt_at <= now()
+        AND (delivery.leased_until IS NULL OR delivery.leased_until < now())
+      ORDER BY delivery.next_attempt_at, delivery.delivery_id LIMIT $4 - account.in_flight) message
+    WHERE live.oldest_waiting_at IS NOT NULL),
+  -- An account's turns: its attempts in flight, then its messages, its endpoints taking turns.
+  turns AS (
+    SELECT delivery_id, next_attempt_at,
+      account_in_flight + row_number() OVER (PARTITION BY account_kind, account_id
+        ORDER BY endpoint_turn, next_attempt_at, delivery_id) AS account_turn
+    FROM waiting),
+  first_turns AS (
+    SELECT delivery_id, account_turn, next_attempt_at FROM turns WHERE account_turn <= $4
+    ORDER BY account_turn, next_attempt_at, delivery_id LIMIT $2),
+  chosen AS (
+    SELECT delivery.delivery_id FROM first_turns turn
+    JOIN webhook_deliveries delivery ON delivery.delivery_id = turn.delivery_id
+    WHERE delivery.status = 'pending' AND delivery.next_attempt_at <= now()
+      AND (delivery.leased_until IS NULL OR delivery.leased_until < now())
+    FOR UPDATE OF delivery SKIP LOCKED)
+  UPDATE webhook_deliveries delivery
+  SET leased_until = now() + make_interval(secs => $3::double precision / 1000), lease_owner = $1
+  FROM chosen, webhook_secrets secret, ${webhookEndpointsTable.name} endpoint
+  WHERE delivery.delivery_id = chosen.delivery_id AND secret.webhook_id = delivery.webhook_id
+    AND endpoint.webhook_id = delivery.webhook_id
+  RETURNING delivery.delivery_id, delivery.webhook_id, endpoint.url, secret.secret, delivery.body,
+    delivery.attempts, delivery.created_at`;
 
 /** Records an attempt's end, if `owner` still holds the lease (a lapsed lease's row is someone else's now). */
 export async function recordAttempt(

@@ -3,8 +3,9 @@ import type { DeclaredTable } from "../../../database/declared-schema";
 /**
  * The webhook outbox: one row per message (`delivery_id` is its `webhook-id`), its body as signed, and where
  * its delivery stands. A worker leases due rows (`leased_until`, `lease_owner`) so two workers never send one
- * row at once; a lease that lapses (its worker died) makes the row due again. `dedupe_key` makes an alert
- * once per endpoint (a key's limit window, say) whoever notices it.
+ * row at once; a lease that lapses (its worker died) makes the row due again. Leases are fair per account
+ * and endpoint, reading each endpoint's pending rows in due order (`webhook_deliveries_due_by_webhook`).
+ * `dedupe_key` makes an alert once per endpoint (a key's limit window, say) whoever notices it.
  */
 export const webhookDeliveriesTable: DeclaredTable = {
   kind: "table",
@@ -28,6 +29,8 @@ export const webhookDeliveriesTable: DeclaredTable = {
       UNIQUE (webhook_id, dedupe_key)
     );
     CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+    CREATE INDEX webhook_deliveries_due_by_webhook ON webhook_deliveries (webhook_id, next_attempt_at)
+      WHERE status = 'pending';
     CREATE INDEX webhook_deliveries_by_webhook ON webhook_deliveries (webhook_id, created_at);
   `,
 };
