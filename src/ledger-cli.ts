@@ -7,6 +7,7 @@ import { loadLedgerCommandConfig } from "./config";
 import { loadLocalSecrets, localDataDirectory, startLocalDatabase } from "./database/local-data";
 import { ConfigError } from "./kernel/config-error";
 import { limits } from "./kernel/limits";
+import type { BrokenChains } from "./ledger/integrity/broken-chain-links";
 import { isProven, proveEvent } from "./ledger/integrity/event-proof";
 import type { LedgerCheckpoint } from "./ledger/integrity/ledger-checkpoint";
 import { verifyIntegrity } from "./ledger/integrity/ledger-integrity";
@@ -17,7 +18,7 @@ import {
   parsePublishedCheckpoint,
   publishedCheckpointProblems,
 } from "./ledger/integrity/published-checkpoint";
-import { balanceChecksum, rebuildProjections } from "./ledger/ledger-maintenance";
+import { BrokenChainsError, balanceChecksum, rebuildProjections } from "./ledger/ledger-maintenance";
 import { projectionsNotPrepared } from "./ledger/projection/projections-prepared";
 import { describeDifference, differenceCount } from "./ledger/rebuild/projection-differences";
 import { eventIdAt } from "./ledger/store/event-log-browser";
@@ -26,7 +27,9 @@ import { LedgerSchemaError, openLedger } from "./ledger/store/open-ledger";
 import { verifyProjections } from "./ledger/verify-projections";
 
 /**
- * `npm run ledger -- rebuild`: drop and rebuild every projection from the log, print the balance checksum.
+ * `npm run ledger -- rebuild [--despite-broken-chains]`: drop and rebuild every projection from the log, print
+ *   the balance checksum; refused (exit 1, nothing changed) where an event breaks its stream's hash chain,
+ *   unless told to fold the log as it stands.
  * `npm run ledger -- verify [--against <checkpoint file>]`: check every hash chain and checkpoint, fold the log
  *   afresh and compare with the live projections; exit 1 on any broken link or difference. Given a checkpoint
  *   published earlier, also that the ledger still holds it, unchanged.
@@ -39,7 +42,7 @@ import { verifyProjections } from "./ledger/verify-projections";
  */
 
 const usage =
-  "usage: npm run ledger -- rebuild | verify [--against <checkpoint file>] | checkpoint | prove <event id | position> | verify-receipt <file> [--public-key <pem file>]";
+  "usage: npm run ledger -- rebuild [--despite-broken-chains] | verify [--against <checkpoint file>] | checkpoint | prove <event id | position> | verify-receipt <file> [--public-key <pem file>]";
 const commands = ["rebuild", "verify", "checkpoint", "prove", "verify-receipt"] as const;
 type Command = (typeof commands)[number];
 
@@ -50,6 +53,8 @@ function isCommand(text: string | undefined): text is Command {
 function argumentsFit(command: Command, rest: readonly string[]): boolean {
   if (command === "prove") return rest.length === 1;
   if (command === "verify") return rest.length === 0 || (rest.length === 2 && rest[0] === "--against");
+  if (command === "rebuild")
+    return rest.length === 0 || (rest.length === 1 && rest[0] === "--despite-broken-chains");
   return rest.length === 0;
 }
 
@@ -90,7 +95,7 @@ async function main(argv: readonly string[]): Promise<number> {
     const context = { pool: ledger.pool, store: ledger.store, projections: allProjections };
     switch (command) {
       case "rebuild":
-        return await rebuild(context);
+        return await rebuild(context, argv[1] === "--despite-broken-chains" ? "fold" : "refuse");
       case "verify":
         return await verify(context, signingKey, published);
       case "checkpoint":
@@ -111,7 +116,10 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-async function rebuild(context: Parameters<typeof rebuildProjections>[0]): Promise<number> {
+async function rebuild(
+  context: Parameters<typeof rebuildProjections>[0],
+  brokenChains: "refuse" | "fold",
+): Promise<number> {
   const total = await countEvents(context);
   const bar = new SingleBar({
     format: "rebuilding projections [{bar}] {percentage}% | {value}/{total} events | {eta_formatted} left",
@@ -120,14 +128,32 @@ async function rebuild(context: Parameters<typeof rebuildProjections>[0]): Promi
   });
   bar.start(total ?? 0, 0);
   const startedAt = performance.now();
-  const result = await rebuildProjections(context, {
-    batchSizeMax: limits.rebuildBatchSizeMax,
-    onProgress: (applied) => {
-      if (total === undefined || applied > total) bar.setTotal(applied);
-      bar.update(applied);
-    },
-  });
+  let result: Awaited<ReturnType<typeof rebuildProjections>>;
+  try {
+    result = await rebuildProjections(context, {
+      batchSizeMax: limits.rebuildBatchSizeMax,
+      brokenChains,
+      onProgress: (applied) => {
+        if (total === undefined || applied > total) bar.setTotal(applied);
+        bar.update(applied);
+      },
+    });
+  } catch (error) {
+    if (!(error instanceof BrokenChainsError)) throw error;
+    bar.stop();
+    printBrokenChains(error.chains);
+    process.stdout.write(
+      `rebuild: refused, the projections are as they were: the hash chains of ${error.chains.brokenCount} stream(s) do not hold (events altered or removed since written); npm run ledger -- verify names every broken link and checkpoint; to fold the log as it stands all the same: npm run ledger -- rebuild --despite-broken-chains\n`,
+    );
+    return 1;
+  }
   bar.stop();
+  if (result.brokenChains) {
+    printBrokenChains(result.brokenChains);
+    process.stdout.write(
+      `rebuild: folded as it stands, as told: the hash chains of ${result.brokenChains.brokenCount} stream(s) do not hold\n`,
+    );
+  }
   const seconds = (performance.now() - startedAt) / 1_000;
   const rate = Math.round(result.eventCount / Math.max(seconds, 0.001));
   process.stdout.write(
@@ -135,6 +161,14 @@ async function rebuild(context: Parameters<typeof rebuildProjections>[0]): Promi
       `balances checksum: ${result.checksum.sha256} (${result.checksum.accountCount} accounts, total ₩${result.checksum.totalWon})\n`,
   );
   return 0;
+}
+
+function printBrokenChains(chains: BrokenChains): void {
+  for (const link of chains.first) process.stdout.write(`broken link: ${link}\n`);
+  if (chains.brokenCount > chains.first.length)
+    process.stdout.write(
+      `broken link: … and in ${chains.brokenCount - chains.first.length} more stream(s)\n`,
+    );
 }
 
 async function verify(

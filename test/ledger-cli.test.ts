@@ -8,17 +8,19 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../projections";
 import { createTestDatabase } from "./support/database";
+import { topUp } from "./support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness, projectSyntheticLedger } from "./support/ledger-harness";
+import { whileTampered } from "./support/ledger-tampering";
 
 const run = promisify(execFile);
 
 async function ledgerCli(
-  command: string,
+  command: string | readonly string[],
   databaseUrl: string,
   environment: NodeJS.ProcessEnv = {},
 ): Promise<{ code: number; output: string }> {
   try {
-    const { stdout, stderr } = await run("npx", ["tsx", "src/ledger-cli.ts", command], {
+    const { stdout, stderr } = await run("npx", ["tsx", "src/ledger-cli.ts", ...[command].flat()], {
       env: { ...process.env, ...environment, DATABASE_URL: databaseUrl },
       maxBuffer: 16 * 1024 * 1024,
     });
@@ -130,6 +132,102 @@ describe("npm run ledger -- rebuild | verify", () => {
     },
     120_000,
   );
+});
+
+describe("npm run ledger -- rebuild, given a log whose hash chains do not hold", () => {
+  let harness: LedgerHarness;
+  const forged = { event_id: "", stream_id: "" };
+  const projectionsOf = (harness: LedgerHarness) =>
+    harness.ledger.pool.query(
+      "SELECT account_kind, account_id, balance_won, topped_up_won FROM projection_balances ORDER BY 1, 2",
+    );
+
+  beforeAll(async () => {
+    harness = await openLedgerHarness("cli_broken_chains");
+    await projectSyntheticLedger(harness, { eventCount: 2_000, seed: 5 });
+    await harness.append({
+      streamId: "account-user-forger",
+      expectedVersion: "no-stream",
+      events: [topUp("forger", "10", "honest"), topUp("forger", "20", "honest too")],
+    });
+    await harness.project();
+    const victim = await harness.ledger.pool.query<typeof forged>(
+      "SELECT event_id::text, stream_id FROM ledger_events WHERE stream_id = 'account-user-forger' AND stream_version = 0",
+    );
+    Object.assign(forged, victim.rows[0]);
+  }, 120_000);
+  afterAll(async () => {
+    await harness?.dispose();
+  });
+
+  it("given a top-up's amount altered in the log, then it refuses (exit 1) naming the event, and the projections are as they were", async () => {
+    const before = await projectionsOf(harness);
+    const verdict = await whileTampered(
+      harness,
+      async (client) => {
+        await client.query(
+          `UPDATE ledger_events SET data = replace(data::text, '"amountWon":"10"', '"amountWon":"1000000"')::json WHERE event_id = $1`,
+          [forged.event_id],
+        );
+      },
+      async (client) => {
+        await client.query(
+          `UPDATE ledger_events SET data = replace(data::text, '"amountWon":"1000000"', '"amountWon":"10"')::json WHERE event_id = $1`,
+          [forged.event_id],
+        );
+      },
+      async () => {
+        const refused = await ledgerCli("rebuild", harness.database.url);
+        return { refused, after: await projectionsOf(harness) };
+      },
+    );
+
+    expect(verdict.refused.code).toBe(1);
+    expect(verdict.refused.output).toContain(
+      `broken link: stream account-user-forger version 0 (event ${forged.event_id}): chain hash does not match the event (its contents, version or predecessor were changed)\n`,
+    );
+    expect(verdict.refused.output).toContain(
+      "rebuild: refused, the projections are as they were: the hash chains of 1 stream(s) do not hold",
+    );
+    expect(verdict.refused.output).not.toContain("rebuilt");
+    expect(verdict.after.rows).toEqual(before.rows);
+  }, 120_000);
+
+  it("given --despite-broken-chains, then it folds the log as it stands, saying what it found, exit 0", async () => {
+    const folded = await whileTampered(
+      harness,
+      async (client) => {
+        await client.query("CREATE TABLE deleted_event AS SELECT * FROM ledger_events WHERE event_id = $1", [
+          forged.event_id,
+        ]);
+        await client.query("DELETE FROM ledger_events WHERE event_id = $1", [forged.event_id]);
+      },
+      async (client) => {
+        await client.query("INSERT INTO ledger_events OVERRIDING SYSTEM VALUE SELECT * FROM deleted_event");
+        await client.query("DROP TABLE deleted_event");
+      },
+      async () => {
+        const refused = await ledgerCli("rebuild", harness.database.url);
+        const despite = await ledgerCli(["rebuild", "--despite-broken-chains"], harness.database.url);
+        const balance = await harness.ledger.pool.query<{ topped_up_won: string }>(
+          "SELECT topped_up_won FROM projection_balances WHERE account_kind = 'user' AND account_id = 'forger'",
+        );
+        return { refused, despite, toppedUpWon: balance.rows[0]?.topped_up_won };
+      },
+    );
+
+    expect(folded.refused.code).toBe(1);
+    expect(folded.refused.output).toMatch(
+      /^broken link: stream account-user-forger version 1 \(event [0-9a-f-]{36}\): version 0 is missing from the stream \(deleted\)$/m,
+    );
+    expect(folded.despite.code).toBe(0);
+    expect(folded.despite.output).toContain("version 0 is missing from the stream (deleted)");
+    expect(folded.despite.output).toContain(
+      "rebuild: folded as it stands, as told: the hash chains of 1 stream(s) do not hold",
+    );
+    expect(folded.despite.output).toMatch(/rebuilt \d+ projections from \d+ events/);
+    expect(folded.toppedUpWon).toBe("20");
+  }, 120_000);
 });
 
 describe("npm run ledger -- against a database that holds no ledger", () => {

@@ -6,6 +6,7 @@ import { inOneTransaction } from "../database/in-one-transaction";
 import { limits } from "../kernel/limits";
 import { Money } from "../kernel/money";
 import { recomputeInlineFunds } from "./inline-funds";
+import { type BrokenChains, brokenChainLinks } from "./integrity/broken-chain-links";
 import type { ProjectionDefinition } from "./projection/projection";
 import { rebuildInMemory } from "./rebuild/rebuild-in-memory";
 import { rebuildInSql, sqlFoldsOf } from "./rebuild/rebuild-in-sql";
@@ -32,6 +33,21 @@ export type RebuildProgress = (appliedEvents: number) => void;
 export type RebuildFold = "sql" | "memory";
 
 /**
+ * A log whose hash chains do not hold, which a rebuild refuses to fold (unless told to fold it as it
+ * stands): the live projections were folded from the events as they were written, and a rebuild would
+ * replace them with a fold of the altered ones — the balances a forged top-up inflates among them.
+ */
+export class BrokenChainsError extends Error {
+  override readonly name = "BrokenChainsError";
+  constructor(readonly chains: BrokenChains) {
+    super(`the hash chains of ${chains.brokenCount} stream(s) of the log do not hold`);
+  }
+}
+
+/** Broken links a refused rebuild names (the rest are counted): as many as `ledger verify` names. */
+const brokenLinksNamedMax = 100;
+
+/**
  * Drops every projection's rows and folds the whole log again, in one transaction. A running service's
  * projection runner is disconnected (it stands by and resumes from the rebuilt checkpoints when the rebuild
  * releases the lock); its readers see the old projections until the rebuild commits.
@@ -45,9 +61,20 @@ export async function rebuildProjections(
     /** Events per chunk of a rebuild in SQL: progress is reported after each. */
     chunkEventsMax?: number;
     fold?: RebuildFold;
+    /**
+     * Every stream's hash chain is checked first, before anything changes (the PostgreSQL store's
+     * only: EventStoreDB keeps them in metadata, unchecked). "refuse" (the default): where one does not hold,
+     * change nothing (BrokenChainsError). "fold": fold the log as it stands, and answer what was found.
+     */
+    brokenChains?: "refuse" | "fold";
     onProgress?: RebuildProgress;
   },
-): Promise<{ eventCount: number; checksum: BalanceChecksum; fold: RebuildFold }> {
+): Promise<{
+  eventCount: number;
+  checksum: BalanceChecksum;
+  fold: RebuildFold;
+  brokenChains?: BrokenChains;
+}> {
   const inSql = context.store.kind === "postgresql" && sqlFoldsOf(context.projections) !== undefined;
   const fold = options.fold ?? (inSql ? "sql" : "memory");
   if (fold === "sql" && !inSql)
@@ -55,6 +82,13 @@ export async function rebuildProjections(
   const onProgress = options.onProgress ? { onProgress: options.onProgress } : {};
   return withHeldConnection(context.pool, async (client, isLost) => {
     try {
+      // Before the runner's lock is taken: a rebuild refused disturbs no running service.
+      const chains =
+        context.store.kind === "postgresql"
+          ? await inOneTransaction(client, () => brokenChainLinks(client, brokenLinksNamedMax))
+          : undefined;
+      if (chains && chains.brokenCount > 0 && options.brokenChains !== "fold")
+        throw new BrokenChainsError(chains);
       await takeRunnerLock(client);
       // One transaction: until the rebuild commits, every reader keeps seeing the projections as they were.
       return await inOneTransaction(client, async () => {
@@ -74,7 +108,12 @@ export async function rebuildProjections(
         await writeRebuiltCheckpoints(client, context.projections, rebuilt.last);
         // The read models kept inline by the ledger's own trigger (funds, open holds), in this transaction.
         await recomputeInlineFunds(client, rebuilt.inlineFundsFoldedUpTo);
-        return { eventCount: rebuilt.eventCount, checksum: await balanceChecksum(client), fold };
+        return {
+          eventCount: rebuilt.eventCount,
+          checksum: await balanceChecksum(client),
+          fold,
+          ...(chains && chains.brokenCount > 0 ? { brokenChains: chains } : {}),
+        };
       });
     } finally {
       if (!isLost()) await client.query("SELECT pg_advisory_unlock_all()").catch(() => {});

@@ -98,18 +98,17 @@ async function verifyChains(
 }
 
 function chainProblem(row: ChainRow, predecessor: ChainRow | undefined): string | undefined {
-  const where = `stream ${row.stream_id} version ${row.stream_version} (event ${row.event_id})`;
-  const expectedVersion = predecessor ? predecessor.stream_version + 1 : 0;
-  if (row.stream_version !== expectedVersion) {
-    const missing =
-      expectedVersion === row.stream_version - 1
-        ? `version ${expectedVersion} is`
-        : `versions ${expectedVersion}–${row.stream_version - 1} are`;
-    return `${where}: ${missing} missing from the stream (deleted)`;
-  }
+  const link = {
+    streamId: row.stream_id,
+    streamVersion: row.stream_version,
+    eventId: row.event_id,
+    expectedVersion: predecessor ? predecessor.stream_version + 1 : 0,
+  };
+  if (row.stream_version !== link.expectedVersion)
+    return describeBrokenLink({ ...link, problem: "versions-missing" });
   if (row.chain_hash === null) {
     // Only events written before the chain existed have no hash, and none follows a hashed one.
-    return predecessor?.chain_hash ? `${where}: its chain hash was removed` : undefined;
+    return predecessor?.chain_hash ? describeBrokenLink({ ...link, problem: "hash-removed" }) : undefined;
   }
   const expected = eventChainHash(predecessor?.chain_hash ?? genesisHash, {
     streamId: row.stream_id,
@@ -120,10 +119,41 @@ function chainProblem(row: ChainRow, predecessor: ChainRow | undefined): string 
     dataText: row.data,
     metadataText: row.metadata,
   });
-  if (!expected.equals(row.chain_hash)) {
-    return `${where}: chain hash does not match the event (its contents, version or predecessor were changed)`;
+  return expected.equals(row.chain_hash)
+    ? undefined
+    : describeBrokenLink({ ...link, problem: "hash-differs" });
+}
+
+/** A link of a stream's hash chain that does not hold: the event, and what is wrong with it. */
+export interface BrokenLink {
+  streamId: string;
+  streamVersion: number;
+  eventId: string;
+  /** The version its stream's previous event calls for. */
+  expectedVersion: number;
+  problem: "versions-missing" | "hash-removed" | "hash-differs";
+}
+
+/** A broken link in the words `ledger verify` and `ledger rebuild` both say it. */
+export function describeBrokenLink(link: BrokenLink): string {
+  const where = `stream ${link.streamId} version ${link.streamVersion} (event ${link.eventId})`;
+  switch (link.problem) {
+    case "versions-missing": {
+      const missing =
+        link.expectedVersion === link.streamVersion - 1
+          ? `version ${link.expectedVersion} is`
+          : `versions ${link.expectedVersion}–${link.streamVersion - 1} are`;
+      return `${where}: ${missing} missing from the stream (deleted)`;
+    }
+    case "hash-removed":
+      return `${where}: its chain hash was removed`;
+    case "hash-differs":
+      return `${where}: chain hash does not match the event (its contents, version or predecessor were changed)`;
+    default: {
+      const unreachable: never = link.problem;
+      return unreachable;
+    }
   }
-  return undefined;
 }
 
 async function verifyCheckpoints(

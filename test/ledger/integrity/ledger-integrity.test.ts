@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendSyntheticLedger } from "../../../bench/support/synthetic-ledger";
 import { rowEventOf } from "../../../src/billing/holds/hold-row-completion";
 import { buildChargeReceipt, readChargeEvents } from "../../../src/billing/receipts/charge-receipt";
+import { brokenChainLinks } from "../../../src/ledger/integrity/broken-chain-links";
 import { isProven, proveEvent } from "../../../src/ledger/integrity/event-proof";
 import { sealCheckpoints } from "../../../src/ledger/integrity/ledger-checkpointer";
 import { verifyIntegrity } from "../../../src/ledger/integrity/ledger-integrity";
@@ -514,6 +515,60 @@ describe("ledger hash chains and signed checkpoints", () => {
         `checkpoint #${sequence}: its public key ${attackerKey.publicKey.toString("hex")} is not the ledger signing key's ${signingKey.publicKey.toString("hex")}\n`,
     );
   }, 120_000);
+
+  it.each<[string, number, string]>([
+    ["nothing", 0, "SELECT 1"],
+    [
+      "an event's data updated",
+      1,
+      `UPDATE ledger_events SET data = replace(data::text, '"amountWon":"', '"amountWon":"1')::json
+       WHERE event_id = (SELECT event_id FROM ledger_events WHERE type = 'UsageCharged' ORDER BY position LIMIT 1 OFFSET 7)`,
+    ],
+    [
+      "a stream's middle event deleted",
+      1,
+      `DELETE FROM ledger_events WHERE (stream_id, stream_version) = (SELECT stream_id, 1 FROM ledger_events
+         WHERE stream_version = 2 ORDER BY position LIMIT 1)`,
+    ],
+    [
+      "two events in a row deleted, and another stream's version altered",
+      2,
+      `DELETE FROM ledger_events WHERE stream_version IN (1, 2) AND stream_id = (SELECT stream_id FROM ledger_events
+         WHERE stream_version = 3 ORDER BY position LIMIT 1);
+       UPDATE ledger_events SET stream_version = stream_version + 100 WHERE event_id =
+         (SELECT event_id FROM ledger_events WHERE stream_version = 0 ORDER BY position DESC LIMIT 1)`,
+    ],
+    [
+      "a chain hash removed after a hashed event",
+      1,
+      `UPDATE ledger_events SET chain_hash = NULL WHERE event_id = (SELECT event_id FROM ledger_events
+         WHERE stream_version = 1 ORDER BY position LIMIT 1 OFFSET 3)`,
+    ],
+    [
+      "a stream's hashes all removed, as events written before the chain have none",
+      0,
+      `UPDATE ledger_events SET chain_hash = NULL WHERE stream_id = (SELECT stream_id FROM ledger_events
+         WHERE stream_version = 2 ORDER BY position LIMIT 1 OFFSET 1)`,
+    ],
+  ])(
+    "given %s, then a rebuild's check in SQL names the links verify's chain pass names, in its words",
+    async (_tampering, brokenCount, tampering) => {
+      const [inSql, inTypeScript] = await afterTampering(
+        harness,
+        (client) => client.query(tampering).then(() => {}),
+        async (client) =>
+          [
+            await brokenChainLinks(client, 100),
+            (await verifyIntegrity(client, signingKey.publicKey)).problems.filter((problem) =>
+              problem.startsWith("stream "),
+            ),
+          ] as const,
+      );
+      expect(inSql.first).toEqual(inTypeScript);
+      expect(inSql.brokenCount).toBe(inTypeScript.length);
+      expect(inSql.brokenCount).toBe(brokenCount);
+    },
+  );
 
   it("exits 1 from `ledger verify` naming a committed tampering, 0 before it", async () => {
     await harness.project();

@@ -223,7 +223,7 @@ describe("npm run ledger -- verify --against <published checkpoint>", { timeout:
     );
     expect(verdicts[1]!.output).toContain("nowhere.json: ENOENT");
     expect(verdicts[2]!.output).toContain(
-      "usage: npm run ledger -- rebuild | verify [--against <checkpoint file>]",
+      "usage: npm run ledger -- rebuild [--despite-broken-chains] | verify [--against <checkpoint file>]",
     );
     for (const verdict of verdicts) expect(verdict.output).not.toContain("verify: projections");
   });
