@@ -426,6 +426,12 @@ async function countEvents(context: Parameters<typeof verifyProjections>[0]): Pr
   return Number(result.rows[0]!.count);
 }
 
+// The reader of the output gone (`npm run ledger -- verify | head`): the rest has no one to read it, and the
+// command still ends by its verdict, the pipe's closing not being one (nor a stack trace on stderr).
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code !== "EPIPE") throw error;
+});
+
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {

@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -159,6 +159,29 @@ describe("npm run ledger -- rebuild, given a log whose hash chains do not hold",
   afterAll(async () => {
     await harness?.dispose();
   });
+
+  it("given the reader of its output gone (`| head`), then verify ends by its verdict, with no EPIPE stack on stderr", async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        "--import",
+        new URL("../node_modules/tsx/dist/loader.mjs", import.meta.url).href,
+        fileURLToPath(new URL("../src/ledger-cli.ts", import.meta.url)),
+        "verify",
+      ],
+      { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, DATABASE_URL: harness.database.url } },
+    );
+    // As `head` does once it has what it wants: the pipe's reading end closed while the command still writes.
+    child.stdout.destroy();
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+  }, 120_000);
 
   it("given a top-up's amount altered in the log, then it refuses (exit 1) naming the event, and the projections are as they were", async () => {
     const before = await projectionsOf(harness);
