@@ -1,5 +1,6 @@
 import { execFile, spawn } from "node:child_process";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -326,7 +327,35 @@ describe("npm run ledger -- when the check cannot run", () => {
     async (command) => {
       const verdict = await ledgerCli(command, "postgres://postgres@127.0.0.1:1/nothing");
       expect(verdict.code).toBe(2);
-      expect(verdict.output.trim()).toMatch(/^ledger: connect ECONNREFUSED 127\.0\.0\.1:1$/);
+      expect(verdict.output.trim()).toBe(
+        "ledger: cannot connect to the database nothing at 127.0.0.1:1: connect ECONNREFUSED 127.0.0.1:1; this command changes nothing",
+      );
+    },
+    60_000,
+  );
+
+  it.each([
+    [
+      "asks for a password DATABASE_URL does not give",
+      "postgres://postgres@127.0.0.1:PORT/ledger",
+      "ledger: the database ledger at 127.0.0.1:PORT asks for a password, and DATABASE_URL gives none; this command changes nothing",
+    ],
+    [
+      "refuses the password DATABASE_URL gives",
+      "postgres://postgres:wrong@127.0.0.1:PORT/ledger",
+      'ledger: cannot connect to the database ledger at 127.0.0.1:PORT: password authentication failed for user "postgres"; this command changes nothing',
+    ],
+  ])(
+    "given a server that %s, then verify says so in one line naming the database, exit 2",
+    async (_case, databaseUrl, said) => {
+      const server = await passwordAskingServer();
+      try {
+        const port = String(server.port);
+        const verdict = await ledgerCli("verify", databaseUrl.replace("PORT", port));
+        expect(verdict).toEqual({ code: 2, output: `${said.replace("PORT", port)}\n` });
+      } finally {
+        await server.close();
+      }
     },
     60_000,
   );
@@ -336,7 +365,9 @@ describe("npm run ledger -- when the check cannot run", () => {
       PORT: "abc",
       METRICS_PORT: "-1",
     });
-    expect(unrelated.output.trim()).toMatch(/^ledger: connect ECONNREFUSED 127\.0\.0\.1:1$/);
+    expect(unrelated.output.trim()).toMatch(
+      /: connect ECONNREFUSED 127\.0\.0\.1:1; this command changes nothing$/,
+    );
     const read = await ledgerCli("verify", "mysql://127.0.0.1:1/nothing");
     expect(read.code).toBe(2);
     expect(read.output.trim()).toMatch(
@@ -344,3 +375,47 @@ describe("npm run ledger -- when the check cannot run", () => {
     );
   }, 60_000);
 });
+
+/**
+ * PostgreSQL's side of a sign-in that asks for a password (SCRAM-SHA-256), as far as a client gets with
+ * none or the wrong one: a client without a password stops at the server's first SCRAM message; one that
+ * proves any is refused as PostgreSQL refuses a wrong one (28P01). The shared test server trusts every
+ * sign-in, so it cannot play this part.
+ */
+async function passwordAskingServer(): Promise<{ port: number; close(): Promise<void> }> {
+  const message = (type: string, body: Buffer) => {
+    const length = Buffer.alloc(4);
+    length.writeInt32BE(body.length + 4);
+    return Buffer.concat([Buffer.from(type), length, body]);
+  };
+  const askForScram = Buffer.alloc(4);
+  askForScram.writeInt32BE(10);
+  const scram = (code: number, text: string) => {
+    const head = Buffer.alloc(4);
+    head.writeInt32BE(code);
+    return message("R", Buffer.concat([head, Buffer.from(text)]));
+  };
+  const server = createServer((socket) => {
+    let messagesSeen = 0;
+    socket.on("data", (chunk) => {
+      messagesSeen += 1;
+      // The start-up message: SCRAM-SHA-256 asked for.
+      if (messagesSeen === 1) return void socket.write(scram(10, "SCRAM-SHA-256\0\0"));
+      // The client's first SCRAM message: the server's, extending its nonce (where a client with no password stops).
+      const clientNonce = /r=([^,\0]+)/.exec(chunk.toString("latin1"))?.[1];
+      if (messagesSeen === 2 && clientNonce)
+        return void socket.write(
+          scram(11, `r=${clientNonce}server,s=${Buffer.from("salt").toString("base64")},i=4096`),
+        );
+      // The client's proof: refused, as PostgreSQL refuses a wrong password.
+      const fields = ["SFATAL", "C28P01", 'Mpassword authentication failed for user "postgres"'];
+      socket.end(message("E", Buffer.from(`${fields.join("\0")}\0\0`)));
+    });
+    socket.on("error", () => {});
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

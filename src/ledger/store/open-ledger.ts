@@ -39,6 +39,7 @@ export async function openLedger(options: {
   });
   try {
     if (options.schema === "as-found") {
+      await connectOnce(pool, options.databaseUrl);
       const shortfall = await schemaShortfallOf(pool, ledgerSchema.objects);
       if (shortfall !== undefined)
         throw new LedgerSchemaError(
@@ -71,6 +72,25 @@ export async function openLedger(options: {
 /** A database whose schema a command that changes nothing cannot read as it stands. */
 export class LedgerSchemaError extends Error {
   override readonly name = "LedgerSchemaError";
+}
+
+/**
+ * A first connection, for a command: one that fails says which database it could not reach, in one line,
+ * where the driver's words name none (or, with no password to give, speak of SCRAM's messages).
+ */
+async function connectOnce(pool: pg.Pool, databaseUrl: string): Promise<void> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    const reason = (error as Error).message;
+    throw new Error(
+      reason.includes("client password must be a string")
+        ? `${databaseNameOf(databaseUrl)} asks for a password, and DATABASE_URL gives none; this command changes nothing`
+        : `cannot connect to ${databaseNameOf(databaseUrl)}: ${reason}; this command changes nothing`,
+    );
+  }
+  client.release();
 }
 
 /** Host, port and database of a URL, never its credentials: what a message may name. */
