@@ -149,16 +149,22 @@ function notReceiptFailure(receipt: ChargeReceipt): string | undefined {
   return undefined;
 }
 
-/** The event's data, or undefined (and a failure) when its data or metadata is not JSON. */
+/** The event's data, or undefined (and a failure) when its data or metadata is not JSON, or its data no object. */
 function parseChargeData(charge: ReceiptCharge, failures: string[], label: string): ChargeData | undefined {
+  let data: unknown;
   try {
-    const data = JSON.parse(charge.event.data) as ChargeData;
+    data = JSON.parse(charge.event.data);
     JSON.parse(charge.event.metadata);
-    return data;
   } catch {
     failures.push(`format: ${label}: the event's data or metadata is not JSON`);
     return undefined;
   }
+  // Every check reads the data's fields: data that is null, a list or a scalar is no charge to check.
+  if (data === null || typeof data !== "object" || Array.isArray(data)) {
+    failures.push(`format: ${label}: the event's data is not a JSON object`);
+    return undefined;
+  }
+  return data as ChargeData;
 }
 
 /** A receipt's charges must all be charge events of its own request, on that request's usage stream. */

@@ -295,16 +295,22 @@ function ed25519PublicKeyOf(publicKeyPem) {
   }
 }
 
-/** The event's data, or undefined (and a failure) when its data or metadata is not JSON. */
+/** The event's data, or undefined (and a failure) when its data or metadata is not JSON, or its data no object. */
 function parseChargeData(charge, failures, label) {
+  let data;
   try {
-    const data = JSON.parse(charge.event.data);
+    data = JSON.parse(charge.event.data);
     JSON.parse(charge.event.metadata);
-    return data;
   } catch {
     failures.push(`format: ${label}: the event's data or metadata is not JSON`);
     return undefined;
   }
+  // Every check reads the data's fields: data that is null, a list or a scalar is no charge to check.
+  if (data === null || typeof data !== "object" || Array.isArray(data)) {
+    failures.push(`format: ${label}: the event's data is not a JSON object`);
+    return undefined;
+  }
+  return data;
 }
 
 /**

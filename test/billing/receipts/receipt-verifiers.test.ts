@@ -274,6 +274,20 @@ const alterations: [string, (receipt: ChargeReceipt) => void, string][] = [
     },
     "format",
   ],
+  [
+    "an event whose data is JSON's null",
+    (receipt) => {
+      receipt.charges[0]!.event.data = "null";
+    },
+    "format",
+  ],
+  [
+    "an event whose data is a list",
+    (receipt) => {
+      receipt.charges[0]!.event.data = "[]";
+    },
+    "format",
+  ],
 ];
 
 describe("receipt verifiers", () => {
