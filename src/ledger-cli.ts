@@ -199,8 +199,10 @@ async function verify(
       ? await verifyIntegrity(context.pool, signingKey?.publicKey)
       : undefined;
   if (integrity && published) {
-    integrity.problems.push(...(await publishedCheckpointProblems(context.pool, published)));
-    if (integrity.problems.length === 0)
+    const differing = await publishedCheckpointProblems(context.pool, published);
+    integrity.problems.push(...differing);
+    integrity.problemCount += differing.length;
+    if (integrity.problemCount === 0)
       process.stdout.write(
         `verify: the ledger holds published checkpoint #${published.sequence}, unchanged\n`,
       );
@@ -213,18 +215,22 @@ async function verify(
       `verify: ${integrity.eventCount} events in ${integrity.streamCount} streams, ${integrity.checkpointCount} checkpoints, ${integrity.unsealedEventCount} events not sealed yet\n`,
     );
   }
-  const differences = await projectionDifferencesOf(context, integrity?.problems.length ?? 0);
+  const differences = await projectionDifferencesOf(context, integrity?.problemCount ?? 0);
   if (differences === "unreadable") return 1;
   for (const difference of differences) process.stdout.write(`${describeDifference(difference)}\n`);
   if (differences.length > 0)
     process.stdout.write(
       `verify: ${differenceCount(differences)} difference(s) between the log and the projections\n`,
     );
-  if (integrity && integrity.problems.length > 0)
+  if (integrity && integrity.problemCount > 0)
     process.stdout.write(
-      `verify: ${integrity.problems.length} broken link(s) in the ledger's hash chains and checkpoints\n`,
+      `verify: ${integrity.problemCount} broken link(s) in the ledger's hash chains and checkpoints${
+        integrity.problemCount > integrity.problems.length
+          ? ` (the first ${integrity.problems.length} named)`
+          : ""
+      }\n`,
     );
-  if (differences.length > 0 || (integrity?.problems.length ?? 0) > 0) return 1;
+  if (differences.length > 0 || (integrity?.problemCount ?? 0) > 0) return 1;
   const checksum = await balanceChecksum(context.pool);
   process.stdout.write(
     `verify: projections match the log\nbalances checksum: ${checksum.sha256} (${checksum.accountCount} accounts, total ₩${checksum.totalWon})\n`,

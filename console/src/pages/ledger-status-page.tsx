@@ -109,6 +109,13 @@ function VerificationResult({ verification }: { verification: LedgerVerification
                   <li key={problem}>{problem}</li>
                 ))}
               </ul>
+              {report.problemCount > report.problems.length && (
+                <p>
+                  {t("ledgerBrokenFirstShown")
+                    .replace("{count}", formatCount(report.problemCount))
+                    .replace("{shown}", formatCount(report.problems.length))}
+                </p>
+              )}
             </>
           )}
           <p className="muted">

@@ -563,7 +563,11 @@ export const ledgerVerificationSchema = z.union([
     report: z.object({
       problems: z
         .array(z.string())
-        .meta({ description: "each broken link, first per stream; empty: intact" }),
+        .meta({ description: "each broken link, first per stream, the first 100 of them; empty: intact" }),
+      problemCount: z
+        .number()
+        .int()
+        .meta({ description: "every broken link found, those beyond the first 100 included" }),
       eventCount: z.number().int(),
       streamCount: z.number().int(),
       checkpointCount: z.number().int(),

@@ -21,7 +21,10 @@ import { merkleRoot } from "./merkle-tree";
 type Queryable = Pick<ClientBase, "query">;
 
 export interface IntegrityReport {
+  /** The problems found, the first `problemsShownMax` of them. */
   problems: string[];
+  /** Every problem found, those not shown included. */
+  problemCount: number;
   eventCount: number;
   streamCount: number;
   checkpointCount: number;
@@ -31,7 +34,19 @@ export interface IntegrityReport {
 }
 
 const pageSize = 10_000;
-const problemsMax = 100;
+/** Problems a report names: a log altered throughout would otherwise be a page per event. */
+export const problemsShownMax = 100;
+
+/** The problems a pass finds: every one counted, the first `problemsShownMax` kept. */
+class Problems {
+  readonly shown: string[] = [];
+  count = 0;
+
+  add(problem: string): void {
+    this.count++;
+    if (this.shown.length < problemsShownMax) this.shown.push(problem);
+  }
+}
 /** A checkpoint claiming more events than this is itself a problem: verify never loads more leaves. */
 export const checkpointEventsLimit = 100_000;
 
@@ -39,11 +54,12 @@ export async function verifyIntegrity(
   client: Queryable,
   trustedPublicKey: Buffer | undefined,
 ): Promise<IntegrityReport> {
-  const problems: string[] = [];
+  const problems = new Problems();
   const chains = await verifyChains(client, problems);
   const checkpoints = await verifyCheckpoints(client, trustedPublicKey, problems);
   return {
-    problems: problems.slice(0, problemsMax),
+    problems: problems.shown,
+    problemCount: problems.count,
     eventCount: chains.eventCount,
     streamCount: chains.streamCount,
     checkpointCount: checkpoints.checkpointCount,
@@ -65,7 +81,7 @@ interface ChainRow {
 
 async function verifyChains(
   client: Queryable,
-  problems: string[],
+  problems: Problems,
 ): Promise<{ eventCount: number; streamCount: number }> {
   let eventCount = 0;
   let streamCount = 0;
@@ -90,7 +106,7 @@ async function verifyChains(
       const problem = chainProblem(row, predecessor);
       if (problem) {
         brokenStream = row.stream_id;
-        if (problems.length < problemsMax) problems.push(problem);
+        problems.add(problem);
       }
     }
     if (page.rows.length < pageSize) return { eventCount, streamCount };
@@ -159,11 +175,9 @@ export function describeBrokenLink(link: BrokenLink): string {
 async function verifyCheckpoints(
   client: Queryable,
   trustedPublicKey: Buffer | undefined,
-  problems: string[],
+  problems: Problems,
 ): Promise<{ checkpointCount: number; unsealedEventCount: number }> {
-  const report = (problem: string) => {
-    if (problems.length < problemsMax) problems.push(problem);
-  };
+  const report = (problem: string) => problems.add(problem);
   let checkpointCount = 0;
   let expectedSequence = 1;
   let previousHash = firstPreviousCheckpointHash;

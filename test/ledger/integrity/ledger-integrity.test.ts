@@ -212,6 +212,27 @@ describe("ledger hash chains and signed checkpoints", () => {
     expect(problems).toHaveLength(1);
   });
 
+  it("counts every broken stream when more are broken than it names, naming the first 100", async () => {
+    const altered = 150;
+    const report = await afterTampering(
+      harness,
+      async (client) => {
+        // Each of 150 streams' first event given a space after its metadata: the JSON means the same, the
+        // text its chain hash covers does not.
+        await client.query(
+          `UPDATE ledger_events SET metadata = (metadata::text || ' ')::json
+           WHERE stream_version = 0 AND stream_id IN (
+             SELECT DISTINCT stream_id FROM ledger_events ORDER BY stream_id LIMIT $1)`,
+          [altered],
+        );
+      },
+      (client) => verifyIntegrity(client, signingKey.publicKey),
+    );
+    expect(report.problems).toHaveLength(100);
+    expect(report.problemCount).toBe(altered);
+    expect(report.problems.every((problem) => problem.includes("chain hash does not match"))).toBe(true);
+  });
+
   it("names the checkpoint that sealed a stream's deleted last event", async () => {
     const victim = await harness.ledger.pool.query<{ event_id: string; position: string }>(
       `SELECT event_id::text, position::text FROM ledger_events last
