@@ -4,6 +4,7 @@ import { limits } from "../kernel/limits";
 import { verifyInlineFunds } from "./inline-funds";
 import type { LedgerMaintenanceContext } from "./ledger-maintenance";
 import type { TableDefinition } from "./projection/projection";
+import { lockTablesBeforeSnapshot } from "./projection/projection-snapshot";
 import { createUnkeyedTemporaryTableStatement } from "./projection/projection-tables";
 import { foldIntoShadows, pagesOf } from "./rebuild/fold-into-shadows";
 import { type ProjectionDifference, tableDifferences } from "./rebuild/projection-differences";
@@ -37,7 +38,10 @@ export async function verifyProjections(
   return withHeldConnection(context.pool, async (client, isLost) => {
     const expected = new ShadowTables(client, tables, verifyShadows);
     try {
+      const standing = await existingTables(client, tables);
       await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ");
+      // A rebuild or refold swapping a table in as this snapshot is taken would show it empty otherwise.
+      if (standing.length > 0) await lockTablesBeforeSnapshot(client, standing);
       const checkpoints = await readCheckpoints(client);
       const differences: ProjectionDifference[] = await verifyInlineFunds(client);
       for (const table of tables) await copyLiveRows(client, table);
@@ -101,6 +105,15 @@ async function copyLiveRows(client: pg.ClientBase, table: TableDefinition): Prom
   if (!exists.rows[0]!.exists) return;
   const columns = Object.keys(table.columns).join(", ");
   await client.query(`INSERT INTO ${liveCopyName(table)} (${columns}) SELECT ${columns} FROM ${table.name}`);
+}
+
+/** The projection tables created so far (no runner may have started): those the copy reads. */
+async function existingTables(client: pg.ClientBase, tables: readonly TableDefinition[]): Promise<string[]> {
+  const result = await client.query<{ name: string }>(
+    "SELECT name FROM unnest($1::text[]) AS name WHERE to_regclass(name) IS NOT NULL",
+    [tables.map((table) => table.name)],
+  );
+  return result.rows.map((row) => row.name);
 }
 
 async function readCheckpoints(client: pg.ClientBase): Promise<Map<string, LogPosition>> {

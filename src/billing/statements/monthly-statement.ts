@@ -1,4 +1,6 @@
 import type pg from "pg";
+import { pendingChargesTable } from "../../../projections/balances";
+import { keyNamesTable } from "../../../projections/key-lists";
 import {
   statementChargesTable,
   statementCorrectionsTable,
@@ -10,6 +12,7 @@ import { formatMoney, Money, parseMoney, sumMoney } from "../../kernel/money";
 import type { AccountReference } from "../../ledger/events";
 import { describeCheckpoint } from "../../ledger/integrity/event-proof";
 import { checkpointCovering } from "../../ledger/integrity/ledger-checkpoint";
+import { lockTablesBeforeSnapshot } from "../../ledger/projection/projection-snapshot";
 import { readKeyNames } from "../read-models/key-names";
 import { boundsOf, type StatementMonth } from "./statement-month";
 import { isMonthProvisional } from "./unsettled-usage";
@@ -117,6 +120,19 @@ export interface StatementChargeCell extends StatementChargeGroup {
 }
 
 /**
+ * The projection tables a statement reads: locked before its snapshot, so a refold (a definition's version
+ * bumped, `ledger rebuild`) never shows them empty to it.
+ */
+const statementTables = [
+  statementMonthsTable,
+  statementTopUpsTable,
+  statementChargesTable,
+  statementCorrectionsTable,
+  keyNamesTable,
+  pendingChargesTable,
+].map((table) => table.name);
+
+/**
  * The statement, and the model × key groups its two lists sum, read in the statement's snapshot: what a
  * member's view (statement-seen-by-member.ts) folds by whose key each group is.
  */
@@ -130,6 +146,7 @@ export async function readMonthlyStatementWithGroups(
   try {
     // One snapshot: the projection commits each batch's rows together, so the totals and lines agree.
     await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    await lockTablesBeforeSnapshot(client, statementTables);
     const statement = await readInSnapshot(client, account, month, now);
     await client.query("COMMIT");
     return statement;
