@@ -197,6 +197,9 @@ export class ProjectionRunner {
       if (batch.heads.length === 0) return applied;
       // Read the next page while this one is applied: the database and this process work side by side.
       next = this.readBatch(batch.heads[batch.heads.length - 1]!.position);
+      // When the batch fails nobody awaits the read: its failure too (the database gone) must not be an
+      // unhandled rejection, which would end the process.
+      next.catch(() => {});
       await this.applyBatch(client, batch, !inTransaction);
       applied += batch.heads.length;
     }
