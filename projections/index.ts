@@ -1,4 +1,4 @@
-import type { ProjectionDefinition } from "../src/ledger/projection/projection";
+import type { ProjectionDefinition, TableDefinition } from "../src/ledger/projection/projection";
 import { activeKeysProjection } from "./active-keys";
 import { alertSettingsProjection } from "./alert-settings";
 import { balancesProjection } from "./balances";
@@ -28,3 +28,22 @@ export const allProjections: readonly ProjectionDefinition[] = [
 ];
 
 export const allProjectionNames = allProjections.map((projection) => projection.name);
+
+const tableOrder = new Map(
+  allProjections.flatMap((projection) => projection.tables).map((table, index) => [table.name, index]),
+);
+
+/**
+ * Projection tables in the order the projections define them: the order a rebuild swaps them in, and so the
+ * one readers that lock several of them keep (src/ledger/projection/projection-snapshot.ts).
+ */
+export function inProjectionOrder(tables: readonly TableDefinition[]): string[] {
+  return tables
+    .map((table) => {
+      const index = tableOrder.get(table.name);
+      if (index === undefined) throw new Error(`${table.name} is no projection's table`);
+      return { name: table.name, index };
+    })
+    .sort((left, right) => left.index - right.index)
+    .map((table) => table.name);
+}

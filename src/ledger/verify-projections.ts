@@ -107,13 +107,18 @@ async function copyLiveRows(client: pg.ClientBase, table: TableDefinition): Prom
   await client.query(`INSERT INTO ${liveCopyName(table)} (${columns}) SELECT ${columns} FROM ${table.name}`);
 }
 
-/** The projection tables created so far (no runner may have started): those the copy reads. */
+/**
+ * The projection tables created so far (no runner may have started), in the projections' order: the order
+ * a rebuild's swap locks them in (projection-snapshot.ts).
+ */
 async function existingTables(client: pg.ClientBase, tables: readonly TableDefinition[]): Promise<string[]> {
+  const names = tables.map((table) => table.name);
   const result = await client.query<{ name: string }>(
     "SELECT name FROM unnest($1::text[]) AS name WHERE to_regclass(name) IS NOT NULL",
-    [tables.map((table) => table.name)],
+    [names],
   );
-  return result.rows.map((row) => row.name);
+  const existing = new Set(result.rows.map((row) => row.name));
+  return names.filter((name) => existing.has(name));
 }
 
 async function readCheckpoints(client: pg.ClientBase): Promise<Map<string, LogPosition>> {

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { inProjectionOrder } from "../../../projections";
 import { balancesTable, pendingChargesTable } from "../../../projections/balances";
 import { discountsTable } from "../../../projections/discounts";
 import { fxRatesTable } from "../../../projections/fx-rates";
@@ -10,9 +11,13 @@ import { valuePendingCharges } from "./pending-charges-valuation";
 import { createPricingReadModel } from "./pricing-read-model";
 
 /** The projection tables the view reads: locked before its snapshot, so a refold never shows them empty. */
-const snapshotTables = [balancesTable, pendingChargesTable, pricesTable, fxRatesTable, discountsTable].map(
-  (table) => table.name,
-);
+const snapshotTables = inProjectionOrder([
+  balancesTable,
+  pendingChargesTable,
+  pricesTable,
+  fxRatesTable,
+  discountsTable,
+]);
 
 /**
  * An account as finance sees it (C6 `GET /admin/accounts/:kind/:id`): balance and pending usage read from

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { inProjectionOrder } from "../../../projections";
 import { pendingChargesTable } from "../../../projections/balances";
 import { keyNamesTable } from "../../../projections/key-lists";
 import {
@@ -123,14 +124,14 @@ export interface StatementChargeCell extends StatementChargeGroup {
  * The projection tables a statement reads: locked before its snapshot, so a refold (a definition's version
  * bumped, `ledger rebuild`) never shows them empty to it.
  */
-const statementTables = [
+const statementTables = inProjectionOrder([
   statementMonthsTable,
   statementTopUpsTable,
   statementChargesTable,
   statementCorrectionsTable,
   keyNamesTable,
   pendingChargesTable,
-].map((table) => table.name);
+]);
 
 /**
  * The statement, and the model × key groups its two lists sum, read in the statement's snapshot: what a

@@ -2,7 +2,6 @@ import type pg from "pg";
 import { inOneTransaction } from "../../database/in-one-transaction";
 import type { Row, TableDefinition } from "../projection/projection";
 import { copyRows } from "../projection/projection-copy";
-import { inLockOrder } from "../projection/projection-snapshot";
 import {
   createTableStatements,
   createUnkeyedTemporaryTableStatement,
@@ -138,8 +137,7 @@ export class ShadowTables {
   /**
    * Keys and indexes are built on the shadows while readers still use the live tables; then each live
    * table is dropped and its shadow renamed into place, indexes included. The live tables are locked first,
-   * all at once and in the order readers of one snapshot lock them (projection-snapshot.ts), so a reader
-   * holding one never waits for another this swap holds.
+   * in the projections' order, the order readers of one snapshot lock them in (projection-snapshot.ts).
    */
   async indexAndSwap(): Promise<void> {
     if (this.placement.temporary) throw new Error("temporary shadows are not swapped into place");
@@ -153,7 +151,7 @@ export class ShadowTables {
         renames.push({ from: index.shadowIndex, to: index.index });
       }
     }
-    const live = inLockOrder(this.tables.map((table) => table.name));
+    const live = this.tables.map((table) => table.name);
     await this.client.query(`LOCK TABLE ${live.join(", ")} IN ACCESS EXCLUSIVE MODE`);
     for (const table of this.tables) {
       await this.client.query(`DROP TABLE ${table.name}`);
