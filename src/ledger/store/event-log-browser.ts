@@ -2,6 +2,7 @@ import type pg from "pg";
 import { type LedgerEvent, type LedgerEventType, upcastEventData } from "../events";
 import type { RecordedEvent } from "./event-store";
 import type { LogPosition } from "./log-position";
+import { visibleTransactionOrderBelow } from "./log-visibility";
 
 /**
  * The PostgreSQL log as people browse it (the admin API's event log): newest or oldest first, optionally
@@ -9,8 +10,10 @@ import type { LogPosition } from "./log-position";
  * backward scan of the primary key; a type filter is applied during that scan, so a rare type on a long log
  * reads many rows for one page (no index on the type: every append would pay for it).
  *
- * Followers of the log (projections, `after` paging in log order) read through `EventStore.readAll`, which
- * waits for transactions still in flight below the visible horizon; a browsed page shows what is committed.
+ * A page in log order is also how a client follows the log (`after` = the last page's `next`, with a type
+ * filter or not): it holds back what a transaction still running may land before, by the store's visibility
+ * rule, as `EventStore.readAll` does, or a follower's `after` would pass over a late commit for good. A page
+ * newest first shows everything committed.
  */
 
 export interface EventLogQuery {
@@ -49,6 +52,7 @@ export async function browseEventLog(
        AND ($2::text IS NULL OR stream_id = $2)
        AND ($3::bigint IS NULL OR (transaction_order, position) > ($3, $4::bigint))
        AND ($5::bigint IS NULL OR (transaction_order, position) < ($5, $6::bigint))
+       ${query.order === "asc" ? `AND transaction_order < ${visibleTransactionOrderBelow("(SELECT transaction_order_offset FROM ledger_settings)")}` : ""}
      -- Qualified: bare names would sort by the text columns of the select list (10 before 9).
      ORDER BY ledger_events.transaction_order ${direction}, ledger_events.position ${direction}
      LIMIT $7`,
