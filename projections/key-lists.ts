@@ -88,13 +88,11 @@ export const keyListsProjection: ProjectionDefinition = {
       }
     }
   },
+  // The tables in their order, the order a rebuild's swap locks them in (a live batch never waits on it
+  // holding one it wants).
   sqlFold: {
     keyed: [keyListsTable, keyNamesTable],
     statements: (into) => [
-      `INSERT INTO ${into(keyNamesTable)} AS stored (key_id, owner_kind, owner_id, name)
-       ${issuedKeysSelect("key_id, owner_kind, owner_id, name")}
-       ON CONFLICT (key_id) DO UPDATE SET owner_kind = excluded.owner_kind, owner_id = excluded.owner_id,
-         name = excluded.name`,
       `INSERT INTO ${into(keyListsTable)} AS stored (key_id, owner_kind, owner_id, name, description, status,
          key_preview, created_at)
        ${issuedKeysSelect("key_id, owner_kind, owner_id, name, description, 1, key_preview, occurred_at")}
@@ -102,6 +100,10 @@ export const keyListsProjection: ProjectionDefinition = {
          name = excluded.name, description = excluded.description, status = excluded.status,
          key_preview = excluded.key_preview, created_at = excluded.created_at`,
       ...apiKeyChangeStatements(keyListsTable, into),
+      `INSERT INTO ${into(keyNamesTable)} AS stored (key_id, owner_kind, owner_id, name)
+       ${issuedKeysSelect("key_id, owner_kind, owner_id, name")}
+       ON CONFLICT (key_id) DO UPDATE SET owner_kind = excluded.owner_kind, owner_id = excluded.owner_id,
+         name = excluded.name`,
     ],
   },
 };

@@ -101,16 +101,11 @@ export const organizationMembersProjection: ProjectionDefinition = {
   },
   // Per chunk, in the log's order: the first appearance names an organization's first member (an earlier
   // chunk's stays); a member granted in the chunk takes the chunk's last grant; a member only issuing keys
-  // is added, as owner when first, unless already there.
+  // is added, as owner when first, unless already there. The tables in their order, the order a rebuild's
+  // swap locks them in (a live batch never waits on it holding one it wants).
   sqlFold: {
     keyed: [organizationsTable, organizationMembersTable, organizationKeyIssuersTable],
     statements: (into) => [
-      `INSERT INTO ${into(organizationKeyIssuersTable)} AS stored (key_id, organization_id, issued_by_user_id)
-       SELECT DISTINCT ON (key_id) key_id, owner_id, issued_by_user_id FROM ${otherEventRows.table}
-       WHERE type = 'ApiKeyIssued' AND owner_kind = 'organization'
-       ORDER BY key_id, transaction_order DESC, position DESC
-       ON CONFLICT (key_id) DO UPDATE SET organization_id = excluded.organization_id,
-         issued_by_user_id = excluded.issued_by_user_id`,
       `INSERT INTO ${into(organizationsTable)} (organization_id, first_member_user_id)
        SELECT DISTINCT ON (organization_id) organization_id, user_id FROM (${appearances}) appearance
        ORDER BY organization_id, transaction_order, position
@@ -134,6 +129,12 @@ export const organizationMembersProjection: ProjectionDefinition = {
        WHERE issued.role IS NULL
        ORDER BY issued.organization_id, issued.user_id, issued.transaction_order, issued.position
        ON CONFLICT (organization_id, user_id) DO NOTHING`,
+      `INSERT INTO ${into(organizationKeyIssuersTable)} AS stored (key_id, organization_id, issued_by_user_id)
+       SELECT DISTINCT ON (key_id) key_id, owner_id, issued_by_user_id FROM ${otherEventRows.table}
+       WHERE type = 'ApiKeyIssued' AND owner_kind = 'organization'
+       ORDER BY key_id, transaction_order DESC, position DESC
+       ON CONFLICT (key_id) DO UPDATE SET organization_id = excluded.organization_id,
+         issued_by_user_id = excluded.issued_by_user_id`,
     ],
   },
 };
