@@ -164,6 +164,12 @@ function parseChargeData(charge: ReceiptCharge, failures: string[], label: strin
     failures.push(`format: ${label}: the event's data is not a JSON object`);
     return undefined;
   }
+  // The amount is checked from the breakdown's tokens and prices: a charge without one cannot be checked.
+  const breakdown = (data as { breakdown?: unknown }).breakdown;
+  if (breakdown === null || typeof breakdown !== "object" || Array.isArray(breakdown)) {
+    failures.push(`format: ${label}: the event's data has no breakdown object`);
+    return undefined;
+  }
   return data as ChargeData;
 }
 

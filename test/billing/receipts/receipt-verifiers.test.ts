@@ -288,6 +288,15 @@ const alterations: [string, (receipt: ChargeReceipt) => void, string][] = [
     },
     "format",
   ],
+  [
+    "an event whose data has no breakdown",
+    (receipt) => {
+      const data = JSON.parse(receipt.charges[0]!.event.data) as Record<string, unknown>;
+      delete data.breakdown;
+      receipt.charges[0]!.event.data = JSON.stringify(data);
+    },
+    "format",
+  ],
 ];
 
 describe("receipt verifiers", () => {
