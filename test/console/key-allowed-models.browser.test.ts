@@ -125,6 +125,24 @@ describe("a key's allowed models in the console, in Chromium", { timeout: 120_00
     await page.setViewportSize({ width: 1366, height: 900 });
   });
 
+  it("given the models failing to load, then the dialog says why and Cancel closes it", async () => {
+    const modelsList = (url: URL) => url.pathname === "/llm/models";
+    await page.route(modelsList, (route) =>
+      route.fulfill({ status: 503, json: { status: 300, message: "The catalog is out of reach" } }),
+    );
+    try {
+      await page.reload();
+      const row = page.getByTestId(`key-row-${keyName}`);
+      await row.getByRole("button", { name: "Set limits" }).click();
+      const dialog = page.getByRole("dialog", { name: `Set limits: ${keyName}` });
+      await dialog.getByRole("alert").getByText("The catalog is out of reach", { exact: false }).waitFor();
+      await dialog.getByRole("button", { name: "Cancel" }).click();
+      await poll(() => page.getByRole("dialog").count()).toBe(0);
+    } finally {
+      await page.unroute(modelsList);
+    }
+  });
+
   it("lets an admin limit any key to a family from the account's keys", async () => {
     await page.goto(`${harness.url}/console/admin/accounts`);
     await page.getByLabel("Admin token").fill(testSecrets.adminToken);

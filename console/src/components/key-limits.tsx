@@ -56,8 +56,10 @@ export interface ModelChoice {
 export interface KeyLimitsDialogProps {
   keyName: string | null;
   limits: KeyLimits | null;
-  /** The catalog's models; undefined while they load (the form waits for them). */
+  /** The catalog's models; undefined while they load (the form waits for them) or when they failed to. */
   models: readonly ModelChoice[] | undefined;
+  /** Why the models failed to load, if they did. */
+  modelsError: unknown;
   saving: boolean;
   error: unknown;
   onSave(limits: KeyLimits): void;
@@ -83,7 +85,28 @@ export function KeyLimitsDialog(props: KeyLimitsDialogProps) {
           models={props.models}
         />
       )}
+      {props.keyName !== null && !props.models && (
+        <ModelsAwaited keyName={props.keyName} error={props.modelsError} onClose={props.onClose} />
+      )}
     </dialog>
+  );
+}
+
+/** The dialog before its form can be shown: the models loading, or why they failed, and a way out. */
+function ModelsAwaited(props: { keyName: string; error: unknown; onClose(): void }) {
+  const { t } = useI18n();
+  return (
+    <div className="limits-form">
+      <h2 id="key-limits-title">
+        {t("setLimits")}: {props.keyName}
+      </h2>
+      {props.error ? <ErrorMessage error={props.error} /> : <p>{t("loading")}</p>}
+      <div className="row">
+        <button type="button" onClick={props.onClose}>
+          {t("cancel")}
+        </button>
+      </div>
+    </div>
   );
 }
 
@@ -208,8 +231,9 @@ export function useKeyLimitsEditor<Key extends LimitedKey>(write: {
   set(uuid: string, limits: KeyLimits): Promise<unknown>;
   clear(uuid: string): Promise<unknown>;
   onSaved(): void;
-  /** The catalog's models, for the allowed models' checkboxes. */
+  /** The catalog's models, for the allowed models' checkboxes, and why they failed to load, if they did. */
   models: readonly ModelChoice[] | undefined;
+  modelsError: unknown;
 }) {
   const [editing, setEditing] = useState<Key | null>(null);
   const save = useMutation({
@@ -228,6 +252,7 @@ export function useKeyLimitsEditor<Key extends LimitedKey>(write: {
     keyName: editing?.name ?? null,
     limits: editing?.limits ?? null,
     models: write.models,
+    modelsError: write.modelsError,
     saving: save.isPending,
     error: save.error,
     onSave: (limits) => editing && save.mutate({ key: editing, limits }),

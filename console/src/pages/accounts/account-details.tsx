@@ -44,6 +44,7 @@ function AccountKeys({ kind, id }: AccountRef) {
     clear: adminApi.clearKeyLimits,
     onSaved: () => void client.invalidateQueries({ queryKey: ["admin", "account-keys", kind, id] }),
     models: models.data,
+    modelsError: models.error,
   });
   const rows = keys.data?.data;
   return (

@@ -41,6 +41,7 @@ export function useKeys() {
     clear: userApi.clearKeyLimits,
     onSaved: () => void refresh(),
     models: models.data,
+    modelsError: models.error,
   });
   return { isOrganization, setIsOrganization, list, issue, issued, setIssued, change, limitsEditor };
 }
