@@ -36,7 +36,8 @@ export function addEventsRoutes(router: Router, context: AdminContext): void {
     const followsTheLog = order === "asc" && types === undefined && before === undefined;
     if (!followsTheLog && context.store.kind !== "postgresql")
       throw apiErrors.validation("order, before and type need the PostgreSQL event store");
-    const events = followsTheLog
+    // Browsed, one more than the page: whether an older page exists, so the last one says it is the last.
+    const read = followsTheLog
       ? await readInLogOrder(context, query.stream, after, query.limit)
       : await browseEventLog(context.database, {
           order,
@@ -44,17 +45,14 @@ export function addEventsRoutes(router: Router, context: AdminContext): void {
           streamId: query.stream,
           after,
           before,
-          limit: query.limit,
+          limit: query.limit + 1,
         });
+    const events = read.slice(0, query.limit);
     const last = events[events.length - 1];
     const next =
-      order === "asc"
-        ? last === undefined
-          ? null
-          : formatLogPosition(last.position)
-        : last === undefined || events.length < query.limit
-          ? null
-          : formatLogPosition(last.position);
+      last === undefined || (order === "desc" && read.length <= query.limit)
+        ? null
+        : formatLogPosition(last.position);
     response.json({ order, data: events.map(eventJsonOf), next });
   });
 }

@@ -885,7 +885,9 @@ describe("GET /admin/events", () => {
     expect(amounts(newest)).toEqual(["7", "6"]);
     expect(types(older)).toEqual(["DiscountSet", "CreditToppedUp"]);
     expect(amounts(topUps)).toEqual(["7", "6", "5"]);
-    expect(topUps.next).toEqual(expect.stringMatching(/^\d+-\d+$/));
+    // The three top-ups fill the page: no older page, so no position to ask for one.
+    expect(topUps.next).toBeNull();
+    expect(newest.next).toEqual(expect.stringMatching(/^\d+-\d+$/));
     expect(new Set(types(topUpsOrDiscounts))).toEqual(new Set(["CreditToppedUp", "DiscountSet"]));
     for (const event of topUps.data as { eventId: string }[])
       expect(event.eventId).toMatch(/^[0-9a-f-]{36}$/);

@@ -6,7 +6,7 @@ import { type BillingApiHarness, startBillingApi } from "./billing-api-harness";
 
 /**
  * `GET /admin/events` paged while the log grows: in log order a type-filtered page never passes an event a
- * transaction still in flight will commit below it.
+ * transaction still in flight will commit below it, and newest first the last page says it is the last.
  */
 
 let api: BillingApiHarness;
@@ -81,5 +81,22 @@ describe("GET /admin/events in log order with a type filter", () => {
     } finally {
       await late.end();
     }
+  });
+});
+
+describe("GET /admin/events newest first", () => {
+  it("given exactly two pages of events, then the second says it is the last: no empty page after it", async () => {
+    // Given: four top-ups
+    for (const amountWon of ["1", "2", "3", "4"])
+      expect((await api.admin("POST", "/accounts/user/pager/credits", { amountWon })).status).toBe(201);
+
+    // When
+    const newest = await events("type=CreditToppedUp&order=desc&limit=2");
+    const older = await events(`type=CreditToppedUp&limit=2&before=${newest.next}`);
+
+    // Then
+    expect(newest.next).not.toBeNull();
+    expect(older.data).toHaveLength(2);
+    expect(older.next).toBeNull();
   });
 });
