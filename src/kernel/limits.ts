@@ -290,7 +290,7 @@ export const billingLimits = {
   /** Changes one GET /admin/prices/history or /admin/discounts/history answer holds, and the default. */
   pricingHistoryRowsMax: 1_000,
   pricingHistoryRowsDefault: 100,
-  /** Discount scopes (model or any × organization or any) whose history one answer reads. */
+  /** Discount scopes (model or any × organization or any), those changed last, whose history one answer reads. */
   discountScopesMax: 1_000,
   eventsPageSizeDefault: 100,
   /** Credit amounts are below one trillion won: anything larger is a typo, not a top-up. */
@@ -638,6 +638,10 @@ const pagingRelations: LimitRelation[] = [
   {
     says: "billingLimits.pricingHistoryRowsDefault ≤ billingLimits.pricingHistoryRowsMax",
     holds: ({ billingLimits: billing }) => billing.pricingHistoryRowsDefault <= billing.pricingHistoryRowsMax,
+  },
+  {
+    says: "billingLimits.pricingHistoryRowsMax ≤ billingLimits.discountScopesMax (the newest changes lie in as many scopes changed last)",
+    holds: ({ billingLimits: billing }) => billing.pricingHistoryRowsMax <= billing.discountScopesMax,
   },
   {
     says: "billingLimits.billingHistoryPageSize ≤ billingLimits.billingHistoryRowsMax (an export reads whole pages)",

@@ -56,15 +56,20 @@ export async function readPriceHistory(
     }));
 }
 
-/** The discount changes of every scope ever set (at most `scopesMax` scopes), newest first, at most `limit`. */
+/**
+ * The discount changes newest first, at most `limit`, read from the `scopesMax` scopes changed last: the
+ * newest `limit` changes lie in at most `limit` scopes, each among those changed last, so however many
+ * scopes there are, none of them is left out for a scope that sorts first.
+ */
 export async function readDiscountHistory(
   store: EventStore,
   database: Database,
   options: { limit: number; scopesMax: number },
 ): Promise<DiscountChange[]> {
   const scopes = await database.query<{ model: string | null; organization_id: string | null }>(
-    `SELECT DISTINCT model, organization_id FROM ${discountsTable.name}
-     ORDER BY model NULLS FIRST, organization_id NULLS FIRST LIMIT $1`,
+    `SELECT model, organization_id FROM ${discountsTable.name}
+     GROUP BY model, organization_id
+     ORDER BY max(effective_at) DESC, model NULLS FIRST, organization_id NULLS FIRST LIMIT $1`,
     [options.scopesMax],
   );
   const streams = await store.readStreams(

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { discountStreamIdOf } from "../../../src/billing/commands/set-discount";
 import { modelPriceStreamIdOf } from "../../../src/billing/commands/set-model-price";
 import { isCanonicalMoney } from "../../../src/kernel/money";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../../support/gateway-harness";
@@ -161,6 +162,45 @@ describe("GET /admin/discounts/history", () => {
     const limited = (await (await admin("/discounts/history?limit=1")).json()) as { data: DiscountChange[] };
     expect(limited.data).toEqual(data.slice(0, 1));
   });
+
+  it("given more scopes than it reads (1,000), then the newest change is listed, in a scope that sorts last", async () => {
+    // Given: 1,001 organization scopes, each with one rule, the one sorting last changed last
+    const scopesCount = 1_001;
+    // After every change the tests before made; the last in force about a second from now.
+    const changedFirstAt = Date.now() + 10;
+    const organizationIdOf = (index: number) => `scoped-${String(index).padStart(4, "0")}`;
+    const results = await harness.service.ledger.store.appendBatch(
+      Array.from({ length: scopesCount }, (_unused, index) => ({
+        streamId: discountStreamIdOf({ model: null, organizationId: organizationIdOf(index) }),
+        expectedVersion: "no-stream" as const,
+        events: [
+          {
+            eventId: randomUUID(),
+            event: {
+              type: "DiscountSet" as const,
+              data: { model: null, organizationId: organizationIdOf(index), rate: "0.01" },
+              metadata: { actor: "admin", occurredAt: new Date(changedFirstAt + index).toISOString() },
+            },
+          },
+        ],
+      })),
+    );
+    expect(results.filter((result) => result.status === "rejected")).toEqual([]);
+    await eventually("the discounts projection holds every scope", async () => {
+      const { data } = (await (await admin("/discounts")).json()) as { data: DiscountChange[] };
+      return data.filter((rule) => rule.organizationId?.startsWith("scoped-")).length === scopesCount;
+    });
+
+    // When
+    const response = await admin("/discounts/history?limit=2");
+
+    // Then: the two newest changes, newest first
+    const { data } = (await response.json()) as { data: DiscountChange[] };
+    expect(data.map((change) => change.organizationId)).toEqual([
+      organizationIdOf(scopesCount - 1),
+      organizationIdOf(scopesCount - 2),
+    ]);
+  }, 60_000);
 
   it("refuses without the admin token", async () => {
     const response = await fetch(`${harness.url}/admin/discounts/history`);
