@@ -16,6 +16,7 @@ import {
  * Billing history a page at a time (cursor paging, for consoles and scripts) and its totals by Seoul day,
  * model or key. The cursor is opaque to clients: the (start instant, request id) of the last row served,
  * in the export's order or its reverse (`order`), so pages never skip or repeat a charge however rows arrive.
+ * It names its order, so a cursor passed back alone goes on the way its page went.
  */
 
 export interface BillingPage {
@@ -26,34 +27,49 @@ export interface BillingPage {
 
 export class InvalidBillingCursorError extends Error {
   override readonly name = "InvalidBillingCursorError";
-  constructor() {
-    super("cursor: must be a nextCursor returned by a previous page");
+  constructor(message = "cursor: must be a nextCursor returned by a previous page") {
+    super(message);
   }
 }
 
-export function encodeBillingCursor(cursor: ChargePosition): string {
-  return encodePositionCursor(cursor);
+const chargeOrders: readonly ChargeOrder[] = ["oldest", "newest"];
+
+export function encodeBillingCursor(cursor: ChargePosition, order: ChargeOrder): string {
+  return encodePositionCursor(cursor, order);
 }
 
 /** Charges are read back with microsecond instants. */
-export function decodeBillingCursor(text: string): ChargePosition {
-  const position = decodePositionCursor(text, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
+export function decodeBillingCursor(text: string): ChargePosition & { order: ChargeOrder | undefined } {
+  const position = decodePositionCursor(text, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/, chargeOrders);
   if (!position) throw new InvalidBillingCursorError();
   return position;
+}
+
+/**
+ * The order a page is read in: as asked, else the cursor's, else the export's. A cursor read the other way
+ * would serve again the pages already read, so asking for another order than the cursor's is bad input.
+ */
+function pageOrderOf(asked: ChargeOrder | undefined, cursorOrder: ChargeOrder | undefined): ChargeOrder {
+  if (asked !== undefined && cursorOrder !== undefined && asked !== cursorOrder)
+    throw new InvalidBillingCursorError(
+      `cursor: was given by a page in order=${cursorOrder}; pass it with that order, or with none`,
+    );
+  return asked ?? cursorOrder ?? "oldest";
 }
 
 export async function readBillingPage(
   database: Pick<pg.Pool, "query">,
   query: BillingHistoryQuery,
-  page: { limit: number; cursor: string | undefined; order?: ChargeOrder },
+  page: { limit: number; cursor: string | undefined; order?: ChargeOrder | undefined },
 ): Promise<BillingPage> {
   const after = page.cursor === undefined ? undefined : decodeBillingCursor(page.cursor);
+  const order = pageOrderOf(page.order, after?.order);
   // One more than the page: whether there is a next page, without a count.
-  const { entries, positions } = await readChargesAfter(database, query, after, page.limit + 1, page.order);
+  const { entries, positions } = await readChargesAfter(database, query, after, page.limit + 1, order);
   const lastServed = positions[page.limit - 1];
   return {
     data: entries.slice(0, page.limit),
-    nextCursor: entries.length > page.limit && lastServed ? encodeBillingCursor(lastServed) : null,
+    nextCursor: entries.length > page.limit && lastServed ? encodeBillingCursor(lastServed, order) : null,
   };
 }
 

@@ -16,7 +16,7 @@ export const billingPageQuerySchema = z.object({
     })
     .optional(),
   cursor: z.string().min(1).max(1_000).optional(),
-  /** Oldest first (the export's order, the default) or newest first; pass the same with each cursor. */
+  /** Oldest first (the export's order, the default) or newest first; a cursor goes on in its page's order. */
   order: z.enum(["oldest", "newest"], { error: "must be oldest or newest" }).optional(),
 });
 

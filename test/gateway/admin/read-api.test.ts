@@ -143,6 +143,26 @@ describe("billing paging", () => {
     expect(first.nextCursor).not.toBeNull();
   });
 
+  it("given a newest-first page's cursor passed back alone, then the next older page follows, each charge once", async () => {
+    const { pages, ids } = await allPages((cursor) =>
+      admin(`/billing?account=user:pager&limit=1000${cursor ? `&cursor=${cursor}` : "&order=newest"}`),
+    );
+    expect(pages).toBe(10);
+    expect(ids).toEqual([...expectedOrder].reverse());
+  });
+
+  it("given a cursor with the other order, then 400/100 saying which order gave it, never the pages already read", async () => {
+    const first = (await (await admin("/billing?account=user:pager&limit=10&order=newest")).json()) as Page;
+    const response = await admin(
+      `/billing?account=user:pager&limit=10&order=oldest&cursor=${first.nextCursor}`,
+    );
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      status: 100,
+      message: expect.stringContaining("order=newest"),
+    });
+  });
+
   it("refuses a cursor it did not give and a page size out of bounds with 400/100", async () => {
     for (const query of ["cursor=bm90LWEtY3Vyc29y", "limit=0", "limit=1001", "limit=ten", "order=random"]) {
       const response = await admin(`/billing?account=user:pager&${query}`);
