@@ -80,6 +80,7 @@ const acceptedQueries: Record<string, string> = {
   "get /admin/prices/history": "model=alpha-5.4&limit=5",
   "get /admin/discounts/history": "limit=5",
   "get /admin/accounts": "search=some&kind=user&limit=5",
+  "get /admin/accounts/{kind}/{id}/keys": "limit=5",
   "get /admin/events": "order=desc&limit=5",
   "get /admin/statements/{kind}/{id}": "month=2026-01&format=json",
   "get /admin/exports/charges": "month=2026-01",

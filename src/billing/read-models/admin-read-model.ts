@@ -164,12 +164,21 @@ export interface AccountKey {
   spend: ApiKeyLimitsView["spend"];
 }
 
-/** The keys an account owns (deleted keys are not in the projection), newest first, at most `limit`. */
+/** Where a key stands in an account's list: its issue instant (to the microsecond), then its id. */
+export interface AccountKeyPosition {
+  createdAt: string;
+  keyId: string;
+}
+
+/**
+ * The keys an account owns (deleted keys are not in the projection), newest first (ties by id), at most
+ * `limit` after `after`, and the position to read on from when more are left.
+ */
 export async function readAccountKeys(
   database: Database,
   account: AccountReference,
-  limit: number,
-): Promise<AccountKey[]> {
+  page: { limit: number; after?: AccountKeyPosition | undefined },
+): Promise<{ data: AccountKey[]; next: AccountKeyPosition | null }> {
   const result = await database.query<{
     key_id: string;
     name: string;
@@ -177,27 +186,39 @@ export async function readAccountKeys(
     status: number;
     key_preview: string;
     created_at: string;
+    created_at_exact: string;
   }>(
     `SELECT key_id, name, description, status, key_preview,
-            to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at
+            to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
+            to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_exact
      FROM ${keyListsTable.name}
      WHERE owner_kind = $1 AND owner_id = $2
+       AND ($3::timestamptz IS NULL OR created_at < $3 OR (created_at = $3 AND key_id > $4::text))
      ORDER BY created_at DESC, key_id
-     LIMIT $3`,
-    [account.kind, account.id, limit],
+     LIMIT $5`,
+    // One more than the page: whether there is a next page, without a count.
+    [account.kind, account.id, page.after?.createdAt ?? null, page.after?.keyId ?? null, page.limit + 1],
   );
+  const rows = result.rows.slice(0, page.limit);
   const limits = await readKeyLimits(
     database,
-    result.rows.map((row) => row.key_id),
+    rows.map((row) => row.key_id),
     new Date(),
   );
-  return result.rows.map((row) => ({
-    uuid: row.key_id,
-    name: row.name,
-    description: row.description,
-    status: row.status,
-    keyPreview: row.key_preview,
-    createdAt: row.created_at,
-    ...limits.get(row.key_id)!,
-  }));
+  const last = rows.at(-1);
+  return {
+    data: rows.map((row) => ({
+      uuid: row.key_id,
+      name: row.name,
+      description: row.description,
+      status: row.status,
+      keyPreview: row.key_preview,
+      createdAt: row.created_at,
+      ...limits.get(row.key_id)!,
+    })),
+    next:
+      result.rows.length > page.limit && last
+        ? { createdAt: last.created_at_exact, keyId: last.key_id }
+        : null,
+  };
 }

@@ -1,12 +1,14 @@
 import type { Router } from "express";
 import { z } from "zod";
 import {
+  type AccountKeyPosition,
   readAccountKeys,
   readDiscountsInForce,
   readPricesInForce,
   searchAccounts,
 } from "../../billing/read-models/admin-read-model";
 import { readLimits } from "../../kernel/limits";
+import { decodePositionCursor, encodePositionCursor } from "../../kernel/position-cursor";
 import { type AccountReference, accountKinds } from "../../ledger/events";
 import { listModels } from "../../providers/catalog";
 import { apiErrors } from "../api-error";
@@ -32,6 +34,17 @@ export const accountsQuerySchema = z.object({
     .min(1)
     .max(readLimits.accountsPageRowsMax)
     .default(readLimits.accountsPageRowsDefault),
+  cursor: z.string().min(1).max(1_000).optional(),
+});
+
+/** An account's keys a page at a time: all of them (up to the page's maximum) when no limit is given. */
+export const accountKeysQuerySchema = z.object({
+  limit: z.coerce
+    .number({ error: `must be an integer from 1 to ${readLimits.accountKeysMax}` })
+    .int({ error: `must be an integer from 1 to ${readLimits.accountKeysMax}` })
+    .min(1, { error: `must be an integer from 1 to ${readLimits.accountKeysMax}` })
+    .max(readLimits.accountKeysMax, { error: `must be an integer from 1 to ${readLimits.accountKeysMax}` })
+    .default(readLimits.accountKeysMax),
   cursor: z.string().min(1).max(1_000).optional(),
 });
 
@@ -76,8 +89,27 @@ export function addReadRoutes(router: Router, context: AdminContext): void {
 
   router.get("/accounts/:kind/:id/keys", async (request, response) => {
     const account = parseWith(accountPathSchema, request.params);
-    response.json({ data: await readAccountKeys(context.database, account, readLimits.accountKeysMax) });
+    const query = parseWith(accountKeysQuerySchema, request.query);
+    const page = await readAccountKeys(context.database, account, {
+      limit: query.limit,
+      after: query.cursor === undefined ? undefined : accountKeyCursorOf(query.cursor),
+    });
+    response.json({
+      data: page.data,
+      nextCursor:
+        page.next === null
+          ? null
+          : encodePositionCursor({ startedAt: page.next.createdAt, requestId: page.next.keyId }),
+    });
   });
+}
+
+/** Keys issued in one microsecond are told apart by their id, which a key's cursor holds as a uuid. */
+function accountKeyCursorOf(text: string): AccountKeyPosition {
+  const position = decodePositionCursor(text, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
+  if (position === undefined || !z.uuid().safeParse(position.requestId).success)
+    throw apiErrors.validation("cursor: must be a nextCursor returned by a previous page");
+  return { createdAt: position.startedAt, keyId: position.requestId };
 }
 
 function accountCursorOf(text: string): AccountReference {

@@ -21,7 +21,7 @@ import {
   priceHistoryQuerySchema,
 } from "../admin/admin-request-schemas";
 import { organizationPathSchema } from "../admin/key-limits-routes";
-import { accountsQuerySchema } from "../admin/read-routes";
+import { accountKeysQuerySchema, accountsQuerySchema } from "../admin/read-routes";
 import { adminIssueKeyBodySchema, signInLinkBodySchema } from "../admin/user-access-routes";
 import {
   addWebhookBodySchema,
@@ -683,9 +683,10 @@ export const apiRoutes: readonly ApiRoute[] = [
     method: "get",
     path: "/admin/accounts/{kind}/{id}/keys",
     tag: "admin",
-    summary: "The keys an account owns, newest first",
+    summary: "The keys an account owns, newest first, a page at a time",
     security: "admin",
     pathParameters: accountPathSchema,
+    query: accountKeysQuerySchema,
     responses: { 200: json("Keys, without their values", bodies.accountKeysSchema) },
     errors: [100, 110],
   },

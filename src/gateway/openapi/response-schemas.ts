@@ -422,6 +422,7 @@ export const accountKeysSchema = z.object({
       ...keyLimitsFields,
     }),
   ),
+  nextCursor: z.string().nullable().meta({ description: "pass back as `cursor`; null on the last page" }),
 });
 
 export const sessionSchema = z.object({ token: z.string(), expiresAt: instant });

@@ -311,4 +311,64 @@ describe("prices, discounts, accounts and keys", () => {
     ]);
     expect((await admin("/accounts?cursor=garbage")).status).toBe(400);
   });
+
+  it("given more keys than a page, then lists them all, a page at a time, newest first, each once", async () => {
+    // Given: 1,001 keys of one account, pairs issued in one microsecond so the id must break the tie
+    const keyCount = 1_001;
+    const keyIdOf = (index: number) => `00000000-0000-4000-8000-${String(index).padStart(12, "0")}`;
+    const createdAtOf = (index: number) =>
+      new Date(Date.parse("2026-11-01T00:00:00.000Z") + Math.floor(index / 2)).toISOString();
+    const client = new pg.Client({ connectionString: harness.database.url });
+    await client.connect();
+    try {
+      await client.query(
+        `INSERT INTO projection_key_lists (key_id, owner_kind, owner_id, name, description, status, key_preview, created_at)
+         SELECT k->>'keyId', 'user', 'many-keys', k->>'keyId', '', 1, 'svc_abcd…wxyz', (k->>'createdAt')::timestamptz
+         FROM json_array_elements($1::json) AS k`,
+        [
+          JSON.stringify(
+            Array.from({ length: keyCount }, (_unused, index) => ({
+              keyId: keyIdOf(index),
+              createdAt: createdAtOf(index),
+            })),
+          ),
+        ],
+      );
+    } finally {
+      await client.end();
+    }
+    const newestFirst = Array.from({ length: keyCount }, (_unused, index) => index)
+      .sort((left, right) =>
+        createdAtOf(left) === createdAtOf(right)
+          ? keyIdOf(left).localeCompare(keyIdOf(right))
+          : createdAtOf(right).localeCompare(createdAtOf(left)),
+      )
+      .map(keyIdOf);
+
+    // When
+    const whole = (await (await admin("/accounts/user/many-keys/keys")).json()) as {
+      data: { uuid: string }[];
+      nextCursor: string | null;
+    };
+    const listed = [...whole.data.map((key) => key.uuid)];
+    let cursor = whole.nextCursor ?? null;
+    for (let pages = 0; cursor !== null && pages < 10; pages += 1) {
+      const page = (await (
+        await admin(`/accounts/user/many-keys/keys?limit=333&cursor=${cursor}`)
+      ).json()) as {
+        data: { uuid: string }[];
+        nextCursor: string | null;
+      };
+      listed.push(...page.data.map((key) => key.uuid));
+      cursor = page.nextCursor ?? null;
+    }
+
+    // Then
+    expect(listed).toEqual(newestFirst);
+    const billingCursor = Buffer.from(JSON.stringify(["2026-11-01T00:00:00.000000Z", "req_1"])).toString(
+      "base64url",
+    );
+    expect((await admin(`/accounts/user/many-keys/keys?cursor=${billingCursor}`)).status).toBe(400);
+    expect((await admin("/accounts/user/many-keys/keys?limit=1001")).status).toBe(400);
+  });
 });
