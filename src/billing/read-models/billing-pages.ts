@@ -1,7 +1,13 @@
 import type pg from "pg";
 import { billingHistoryTable } from "../../../projections/billing-history";
 import { canonicalMoney } from "../../kernel/money";
-import { decodePositionCursor, encodePositionCursor } from "../../kernel/position-cursor";
+import {
+  accountDigestOf,
+  type CursorScope,
+  cursorReadFor,
+  decodePositionCursor,
+  encodePositionCursor,
+} from "../../kernel/position-cursor";
 import {
   type BillingHistoryEntry,
   type BillingHistoryQuery,
@@ -16,7 +22,8 @@ import {
  * Billing history a page at a time (cursor paging, for consoles and scripts) and its totals by Seoul day,
  * model or key. The cursor is opaque to clients: the (start instant, request id) of the last row served,
  * in the export's order or its reverse (`order`), so pages never skip or repeat a charge however rows arrive.
- * It names its order, so a cursor passed back alone goes on the way its page went.
+ * It names its account and order: a cursor passed back alone goes on the way its page went, and one of
+ * another account, or with the other order, is refused.
  */
 
 export interface BillingPage {
@@ -34,12 +41,14 @@ export class InvalidBillingCursorError extends Error {
 
 const chargeOrders: readonly ChargeOrder[] = ["oldest", "newest"];
 
-export function encodeBillingCursor(cursor: ChargePosition, order: ChargeOrder): string {
-  return encodePositionCursor(cursor, order);
+export function encodeBillingCursor(cursor: ChargePosition, scope: CursorScope<ChargeOrder>): string {
+  return encodePositionCursor(cursor, scope);
 }
 
 /** Charges are read back with microsecond instants. */
-export function decodeBillingCursor(text: string): ChargePosition & { order: ChargeOrder | undefined } {
+export function decodeBillingCursor(
+  text: string,
+): ChargePosition & { scope: CursorScope<ChargeOrder> | undefined } {
   const position = decodePositionCursor(text, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/, chargeOrders);
   if (!position) throw new InvalidBillingCursorError();
   return position;
@@ -63,13 +72,19 @@ export async function readBillingPage(
   page: { limit: number; cursor: string | undefined; order?: ChargeOrder | undefined },
 ): Promise<BillingPage> {
   const after = page.cursor === undefined ? undefined : decodeBillingCursor(page.cursor);
-  const order = pageOrderOf(page.order, after?.order);
+  // Read as a position among this account's charges, another account's cursor would skip some unseen.
+  if (after !== undefined && !cursorReadFor(after.scope, query.account))
+    throw new InvalidBillingCursorError("cursor: was given by a page of another account");
+  const order = pageOrderOf(page.order, after?.scope?.order);
   // One more than the page: whether there is a next page, without a count.
   const { entries, positions } = await readChargesAfter(database, query, after, page.limit + 1, order);
   const lastServed = positions[page.limit - 1];
   return {
     data: entries.slice(0, page.limit),
-    nextCursor: entries.length > page.limit && lastServed ? encodeBillingCursor(lastServed, order) : null,
+    nextCursor:
+      entries.length > page.limit && lastServed
+        ? encodeBillingCursor(lastServed, { account: accountDigestOf(query.account), order })
+        : null,
   };
 }
 

@@ -2,7 +2,12 @@ import type pg from "pg";
 import { billingHistoryTable } from "../../../projections/billing-history";
 import { organizationKeyIssuersTable } from "../../../projections/organization-members";
 import { canonicalMoney } from "../../kernel/money";
-import { decodePositionCursor, encodePositionCursor } from "../../kernel/position-cursor";
+import {
+  accountDigestOf,
+  cursorReadFor,
+  decodePositionCursor,
+  encodePositionCursor,
+} from "../../kernel/position-cursor";
 import type { AccountReference, UsageTokens } from "../../ledger/events";
 import type { GenerationEndpoint, RequestOutcome } from "./request-log-entry";
 
@@ -69,12 +74,13 @@ interface Position {
   requestId: string;
 }
 
-const encodeCursor = encodePositionCursor;
-
-/** Activity rows are read back with millisecond instants. */
-function decodeCursor(text: string): Position {
+/**
+ * Activity rows are read back with millisecond instants. Read as a position among another account's rows, a
+ * cursor would skip some unseen: it must be one of this account's pages.
+ */
+function decodeCursor(text: string, account: AccountReference): Position {
   const position = decodePositionCursor(text, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
-  if (!position) throw new InvalidActivityCursorError();
+  if (!position || !cursorReadFor(position.scope, account)) throw new InvalidActivityCursorError();
   return position;
 }
 
@@ -104,7 +110,7 @@ export async function readActivityPage(
   query: ActivityQuery,
   page: { limit: number; cursor: string | undefined },
 ): Promise<ActivityPage> {
-  const before = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
+  const before = page.cursor === undefined ? undefined : decodeCursor(page.cursor, query.account);
   // Unnamed, so planned with its values: the filters not given fold away and the index range is used.
   const result = await database.query<ActivityRow>(
     `SELECT log.request_id, log.started_at, log.model, log.key_id::text AS key_id, log.key_preview, log.endpoint,
@@ -150,7 +156,10 @@ export async function readActivityPage(
     data: rows.map(activityEntryOf),
     nextCursor:
       result.rows.length > page.limit && last
-        ? encodeCursor({ startedAt: last.started_at.toISOString(), requestId: last.request_id })
+        ? encodePositionCursor(
+            { startedAt: last.started_at.toISOString(), requestId: last.request_id },
+            { account: accountDigestOf(query.account) },
+          )
         : null,
   };
 }

@@ -8,7 +8,12 @@ import {
   searchAccounts,
 } from "../../billing/read-models/admin-read-model";
 import { readLimits } from "../../kernel/limits";
-import { decodePositionCursor, encodePositionCursor } from "../../kernel/position-cursor";
+import {
+  accountDigestOf,
+  cursorReadFor,
+  decodePositionCursor,
+  encodePositionCursor,
+} from "../../kernel/position-cursor";
 import { type AccountReference, accountKinds } from "../../ledger/events";
 import { listModels } from "../../providers/catalog";
 import { apiErrors } from "../api-error";
@@ -92,23 +97,33 @@ export function addReadRoutes(router: Router, context: AdminContext): void {
     const query = parseWith(accountKeysQuerySchema, request.query);
     const page = await readAccountKeys(context.database, account, {
       limit: query.limit,
-      after: query.cursor === undefined ? undefined : accountKeyCursorOf(query.cursor),
+      after: query.cursor === undefined ? undefined : accountKeyCursorOf(query.cursor, account),
     });
     response.json({
       data: page.data,
       nextCursor:
         page.next === null
           ? null
-          : encodePositionCursor({ startedAt: page.next.createdAt, requestId: page.next.keyId }),
+          : encodePositionCursor(
+              { startedAt: page.next.createdAt, requestId: page.next.keyId },
+              { account: accountDigestOf(account) },
+            ),
     });
   });
 }
 
-/** Keys issued in one microsecond are told apart by their id, which a key's cursor holds as a uuid. */
-function accountKeyCursorOf(text: string): AccountKeyPosition {
+/**
+ * Keys issued in one microsecond are told apart by their id, which a key's cursor holds as a uuid; the cursor
+ * names its account, since read among another account's keys it would skip some unseen.
+ */
+function accountKeyCursorOf(text: string, account: AccountReference): AccountKeyPosition {
   const position = decodePositionCursor(text, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
-  if (position === undefined || !z.uuid().safeParse(position.requestId).success)
-    throw apiErrors.validation("cursor: must be a nextCursor returned by a previous page");
+  if (
+    position?.scope === undefined ||
+    !cursorReadFor(position.scope, account) ||
+    !z.uuid().safeParse(position.requestId).success
+  )
+    throw apiErrors.validation("cursor: must be a nextCursor returned by a previous page of this account");
   return { createdAt: position.startedAt, keyId: position.requestId };
 }
 

@@ -240,6 +240,27 @@ describe("GET /llm/usage/activity", () => {
     expect(seen[0]).toMatchObject({ outcome: "refused", errorType: "rate_limit_error", costWon: null });
     const limited = await get("/llm/usage/activity?status=429", session);
     expect((limited.body as unknown as ActivityPage).data).toHaveLength(2);
+
+    // A cursor of bom's pages is no position among another account's rows: refused, never a page of them.
+    const firstPage = (await get("/llm/usage/activity?limit=2", session)).body as unknown as ActivityPage;
+    expect(firstPage.nextCursor).not.toBeNull();
+    const bomsCursor = encodeURIComponent(firstPage.nextCursor!);
+    for (const reply of [
+      await get(`/llm/usage/activity?cursor=${bomsCursor}`, await harness.session("another")),
+      await get(
+        `/llm/usage/activity?isOrganization=true&cursor=${bomsCursor}`,
+        await harness.session("bom", "bom-org"),
+      ),
+      await get(`/admin/activity?account=user:another&cursor=${bomsCursor}`, testSecrets.adminToken),
+    ])
+      expect(reply).toMatchObject({
+        status: 400,
+        body: { status: 100, message: expect.stringContaining("cursor") },
+      });
+    expect(
+      (await get(`/admin/activity?account=user:bom&limit=2&cursor=${bomsCursor}`, testSecrets.adminToken))
+        .status,
+    ).toBe(200);
   }, 120_000);
 
   it("refuses a bad cursor, filter or page size with 400/100 naming the field", async () => {

@@ -163,6 +163,22 @@ describe("billing paging", () => {
     });
   });
 
+  it("given a cursor of another account's pages, then 400/100, never a page of this account's charges read from it", async () => {
+    const first = (await (await admin("/billing?account=user:pager&limit=10")).json()) as Page;
+    for (const response of [
+      await admin(`/billing?account=user:other&limit=10&cursor=${first.nextCursor}`),
+      await fetch(`${harness.url}/llm/billing?limit=10&cursor=${first.nextCursor}`, {
+        headers: { authorization: `Bearer ${await harness.session("other")}` },
+      }),
+    ]) {
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({
+        status: 100,
+        message: expect.stringContaining("cursor"),
+      });
+    }
+  });
+
   it("refuses a cursor it did not give and a page size out of bounds with 400/100", async () => {
     for (const query of ["cursor=bm90LWEtY3Vyc29y", "limit=0", "limit=1001", "limit=ten", "order=random"]) {
       const response = await admin(`/billing?account=user:pager&${query}`);
@@ -369,6 +385,7 @@ describe("prices, discounts, accounts and keys", () => {
       "base64url",
     );
     expect((await admin(`/accounts/user/many-keys/keys?cursor=${billingCursor}`)).status).toBe(400);
+    expect((await admin(`/accounts/user/finder-b/keys?cursor=${whole.nextCursor}`)).status).toBe(400);
     expect((await admin("/accounts/user/many-keys/keys?limit=1001")).status).toBe(400);
   });
 });
