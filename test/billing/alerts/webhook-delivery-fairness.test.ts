@@ -121,6 +121,26 @@ async function sendTest(token: string, webhookId: string): Promise<string> {
 }
 
 /** An account (user `owner`) with `endpoints` endpoints at the hanging receiver, `messages` test messages each. */
+/** A test message sent to a healthy receiver, and when it was sent. */
+async function sendTestTimed(token: string, webhookId: string) {
+  const sentAtMs = Date.now();
+  return { deliveryId: await sendTest(token, webhookId), sentAtMs };
+}
+
+/** The healthy receiver got the message within `withinMs` of its sending (waiting up to `waitMs` for it). */
+async function expectReceivedWithin(
+  sent: { deliveryId: string; sentAtMs: number },
+  withinMs: number,
+  waitMs: number,
+) {
+  await until(
+    "the healthy receiver got its message",
+    () => healthy.receivedAtMs.has(sent.deliveryId),
+    waitMs,
+  );
+  expect(healthy.receivedAtMs.get(sent.deliveryId)! - sent.sentAtMs).toBeLessThan(withinMs);
+}
+
 async function hangingAccount(owner: string, endpoints: number, messages: number) {
   const token = await harness.session(owner);
   const deliveryIds: string[] = [];
@@ -177,14 +197,11 @@ describe("fair webhook delivery", () => {
     try {
       await until("the hanging attempts started", () => hanging.open() > 0, 5_000);
 
-      const sentAtMs = Date.now();
-      const fineDelivery = await sendTest(fineToken, fineWebhook);
-      await until(
-        "the healthy receiver got its message",
-        () => healthy.receivedAtMs.has(fineDelivery),
+      await expectReceivedWithin(
+        await sendTestTimed(fineToken, fineWebhook),
+        attemptTimeoutMs,
         attemptTimeoutMs,
       );
-      expect(healthy.receivedAtMs.get(fineDelivery)! - sentAtMs).toBeLessThan(attemptTimeoutMs);
 
       await expectEachAttemptedOnce(stuck.deliveryIds);
       expect(hanging.mostOpenByAccount.get("stuck-owner")).toBe(perAccountMax);
@@ -203,14 +220,11 @@ describe("fair webhook delivery", () => {
     try {
       await until("the hanging attempts started", () => hanging.open() > 0, 5_000);
 
-      const sentAtMs = Date.now();
-      const fineDelivery = await sendTest(fineToken, fineWebhook);
-      await until(
-        "the healthy receiver got its message",
-        () => healthy.receivedAtMs.has(fineDelivery),
+      await expectReceivedWithin(
+        await sendTestTimed(fineToken, fineWebhook),
+        attemptTimeoutMs,
         attemptTimeoutMs,
       );
-      expect(healthy.receivedAtMs.get(fineDelivery)! - sentAtMs).toBeLessThan(attemptTimeoutMs);
 
       await expectEachAttemptedOnce([...first.deliveryIds, ...second.deliveryIds]);
       expect(hanging.mostOpenByAccount.get("stuck-first")).toBe(perAccountMax);
@@ -228,15 +242,12 @@ describe("fair webhook delivery", () => {
     try {
       await until("the hanging attempts started", () => hanging.open() > 0, 5_000);
 
-      const sentAtMs = Date.now();
-      const fineDelivery = await sendTest(mixed.token, fineWebhook);
-      await until(
-        "the healthy endpoint got its message",
-        () => healthy.receivedAtMs.has(fineDelivery),
+      // Its account's slots are all held by hanging attempts: it waits for the first of them to end.
+      await expectReceivedWithin(
+        await sendTestTimed(mixed.token, fineWebhook),
+        attemptTimeoutMs + 500,
         2 * attemptTimeoutMs,
       );
-      // Its account's slots are all held by hanging attempts: it waits for the first of them to end.
-      expect(healthy.receivedAtMs.get(fineDelivery)! - sentAtMs).toBeLessThan(attemptTimeoutMs + 500);
 
       await expectEachAttemptedOnce(mixed.deliveryIds);
       expect(hanging.mostOpenByAccount.get("mixed-owner")).toBe(perAccountMax);
