@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { discountsTable } from "../../../projections/discounts";
+import { pricesTable } from "../../../projections/prices";
 import { canonicalMoney } from "../../kernel/money";
 import type { EventStore, RecordedEvent, RecordedEventOf } from "../../ledger/store/event-store";
 import { compareLogPositions } from "../../ledger/store/log-position";
@@ -34,6 +35,12 @@ export interface DiscountChange extends ChangeAuthor {
   organizationId: string | null;
   /** null: the scope's rule was removed. */
   rate: string | null;
+}
+
+/** Every model a price was ever set for, the catalog's former models included. */
+export async function readPricedModels(database: Database): Promise<string[]> {
+  const result = await database.query<{ model: string }>(`SELECT DISTINCT model FROM ${pricesTable.name}`);
+  return result.rows.map((row) => row.model);
 }
 
 /** The price changes of the given models, newest first, at most `limit`. */

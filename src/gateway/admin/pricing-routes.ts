@@ -1,7 +1,11 @@
 import type { Router } from "express";
 import { removeDiscount, setDiscount } from "../../billing/commands/set-discount";
 import { setModelPrice } from "../../billing/commands/set-model-price";
-import { readDiscountHistory, readPriceHistory } from "../../billing/read-models/pricing-history";
+import {
+  readDiscountHistory,
+  readPricedModels,
+  readPriceHistory,
+} from "../../billing/read-models/pricing-history";
 import { billingLimits } from "../../kernel/limits";
 import { formatMoney } from "../../kernel/money";
 import { findModel, listModels } from "../../providers/catalog";
@@ -83,11 +87,16 @@ export function addPricingRoutes(router: Router, context: AdminContext): void {
 
   router.get("/prices/history", async (request, response) => {
     const query = parseWith(priceHistoryQuerySchema, request.query);
-    if (query.model !== undefined && findModel(query.model) === undefined) {
+    // A model the catalog no longer lists (a models file changed) keeps the history its prices made.
+    const models = new Set([
+      ...listModels().map((model) => model.slug),
+      ...(await readPricedModels(context.database)),
+    ]);
+    if (query.model !== undefined && !models.has(query.model)) {
       throw apiErrors.notFound(`Unknown model: ${query.model}`);
     }
-    const models = query.model === undefined ? listModels().map((model) => model.slug) : [query.model];
-    response.json({ data: await readPriceHistory(context.store, models, query.limit) });
+    const asked = query.model === undefined ? [...models] : [query.model];
+    response.json({ data: await readPriceHistory(context.store, asked, query.limit) });
   });
 
   router.get("/discounts/history", async (request, response) => {

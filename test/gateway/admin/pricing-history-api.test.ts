@@ -75,6 +75,44 @@ describe("GET /admin/prices/history", () => {
     expect(prices.data.find((price) => price.model === "alpha-5.4")?.inputUsdPer1M).toBe("2.25");
   });
 
+  it("given a model the catalog no longer lists, then its price history is still read, alone or with every model's", async () => {
+    // Priced while a models file listed it; that file has since dropped it.
+    const retired = "retired-model-7";
+    await harness.service.ledger.store.append({
+      streamId: modelPriceStreamIdOf(retired),
+      expectedVersion: "no-stream",
+      events: [
+        {
+          eventId: randomUUID(),
+          event: {
+            type: "ModelPriceSet",
+            data: {
+              model: retired,
+              inputUsdPerMillionTokens: "3",
+              outputUsdPerMillionTokens: "9",
+              cachedInputUsdPerMillionTokens: "0.3",
+            },
+            metadata: { actor: "admin", occurredAt: new Date().toISOString() },
+          },
+        },
+      ],
+    });
+    const historyOf = async (query: string) => {
+      const response = await admin(`/prices/history?${query}`);
+      return { status: response.status, data: ((await response.json()) as { data?: PriceChange[] }).data };
+    };
+    await eventually(
+      "the retired model's price is projected",
+      async () => (await historyOf(`model=${retired}`)).status === 200,
+    );
+
+    expect((await historyOf(`model=${retired}`)).data).toEqual([
+      expect.objectContaining({ model: retired, inputUsdPer1M: "3", outputUsdPer1M: "9", actor: "admin" }),
+    ]);
+    expect((await historyOf("limit=1000")).data?.some((change) => change.model === retired)).toBe(true);
+    expect((await historyOf("model=never-priced-model")).status).toBe(404);
+  });
+
   it("given no model, then lists every model's changes, cut at limit", async () => {
     const all = (await (await admin("/prices/history?limit=1000")).json()) as { data: PriceChange[] };
     expect(new Set(all.data.map((change) => change.model)).size).toBeGreaterThan(1);
