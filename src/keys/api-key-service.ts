@@ -9,7 +9,7 @@ import {
 import { assert } from "../kernel/assert";
 import type { AccountReference, EventMetadata, LedgerEvent } from "../ledger/events";
 import type { ProjectionWaiter } from "../ledger/projection/projection-waiter";
-import { readBackRecorded } from "../ledger/projection/recorded-not-visible";
+import { readBackAnsweringSecret, readBackRecorded } from "../ledger/projection/recorded-not-visible";
 import { StreamCommands } from "../ledger/store/conflict-retry";
 import type { EventStore, EventToAppend } from "../ledger/store/event-store";
 import type { Session } from "../sessions/session-tokens";
@@ -25,7 +25,8 @@ import {
 
 /**
  * Key management (C4): each command appends one event, then returns only after the key projections have
- * applied it, so the very next generation request sees the change.
+ * applied it, so the very next generation request sees the change. An issuance answers its key, shown only
+ * then, even when they lag past the wait.
  */
 
 export interface ApiKeyRecord {
@@ -169,7 +170,7 @@ export class ApiKeyService {
       expectedVersion: "no-stream",
       events: [issued, ...(await this.defaultLimitsEvents(issued, { keyId, owner }))],
     });
-    await readBackRecorded(() =>
+    await readBackAnsweringSecret(() =>
       this.dependencies.waiter.waitFor(
         appended.position,
         keyProjections,

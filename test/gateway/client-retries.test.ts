@@ -1,7 +1,7 @@
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { ProjectionLagError } from "../../src/ledger/projection/projection-waiter";
-import { type GatewayHarness, startGatewayHarness } from "../support/gateway-harness";
+import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
 
 /**
  * The official client resends every 408, 409, 429 and 5xx on its own (twice by default) unless the answer
@@ -13,7 +13,11 @@ import { type GatewayHarness, startGatewayHarness } from "../support/gateway-har
 let harness: GatewayHarness;
 
 beforeAll(async () => {
-  harness = await startGatewayHarness({ label: "client_retries" });
+  harness = await startGatewayHarness({
+    label: "client_retries",
+    billing: {},
+    service: { adminToken: testSecrets.adminToken },
+  });
 }, 60_000);
 afterAll(async () => {
   await harness?.close();
@@ -23,15 +27,14 @@ afterEach(() => {
 });
 
 describe("the official client's automatic retries", () => {
-  it("given a key issued whose read models lag, when the 503 reaches a client that retries 5xx, then it is sent once and one key exists", async () => {
+  it("given a top-up without an Idempotency-Key whose read models lag, when the 503 reaches a client that retries 5xx, then it is sent once and the account credited once", async () => {
     // Given: the write is recorded, its projections do not catch up in time
-    const session = await harness.session("retry-owner");
     vi.spyOn(harness.service.waiter, "waitFor").mockRejectedValue(
-      new ProjectionLagError(["active-keys"], 10_000),
+      new ProjectionLagError(["balances"], 10_000),
     );
     const attempts: { status: number; shouldRetry: string | null }[] = [];
     const client = new OpenAI({
-      apiKey: session,
+      apiKey: testSecrets.adminToken,
       baseURL: harness.url,
       maxRetries: 2,
       fetch: async (input, init) => {
@@ -42,19 +45,21 @@ describe("the official client's automatic retries", () => {
     });
 
     // When
-    const issuing = client.post("/llm/apis", { body: { name: "retried", isOrganization: false } });
+    const toppingUp = client.post("/admin/accounts/user/retry-payer/credits", {
+      body: { amountWon: "5000", reference: "invoice 12" },
+    });
 
-    // Then: one attempt, told not to resend, and one key issued
-    await expect(issuing).rejects.toMatchObject({
+    // Then: one attempt, told not to resend, and one credit
+    await expect(toppingUp).rejects.toMatchObject({
       constructor: OpenAI.InternalServerError,
       status: 503,
       error: expect.objectContaining({ code: 300, type: "model_processing_error" }),
     });
     expect(attempts).toEqual([{ status: 503, shouldRetry: "false" }]);
-    const { rows } = await harness.service.ledger.pool.query<{ name: string }>(
-      "SELECT data->>'name' AS name FROM ledger_events WHERE type = 'ApiKeyIssued' AND data->>'issuedByUserId' = $1",
-      ["retry-owner"],
+    const { rows } = await harness.service.ledger.pool.query<{ amount: string }>(
+      "SELECT data->>'amountWon' AS amount FROM ledger_events WHERE type = 'CreditToppedUp' AND data->'account'->>'id' = $1",
+      ["retry-payer"],
     );
-    expect(rows.map((row) => row.name)).toEqual(["retried"]);
+    expect(rows.map((row) => row.amount)).toEqual(["5000"]);
   });
 });

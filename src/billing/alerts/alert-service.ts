@@ -5,7 +5,7 @@ import { KeyedTurns } from "../../kernel/keyed-turns";
 import { webhookLimits } from "../../kernel/limits";
 import type { AccountReference, EventMetadata, LedgerEvent, WebhookEventType } from "../../ledger/events";
 import type { ProjectionWaiter } from "../../ledger/projection/projection-waiter";
-import { readBackRecorded } from "../../ledger/projection/recorded-not-visible";
+import { readBackAnsweringSecret, readBackRecorded } from "../../ledger/projection/recorded-not-visible";
 import { StreamCommands } from "../../ledger/store/conflict-retry";
 import type { EventStore } from "../../ledger/store/event-store";
 import { assertDeliverableUrl, WebhookAddressRefusedError } from "./webhook-address";
@@ -120,13 +120,21 @@ export class AlertService {
         secret,
       ]);
       const events = [...new Set(request.events)];
-      await this.append(`webhook-${webhookId}`, {
-        type: "WebhookEndpointAdded",
-        data: { webhookId, account, url: request.url, events },
-        metadata: this.metadata(actor, correlationId),
-      });
-      const added = await readBackRecorded(() => this.find(webhookId));
-      return { ...added!.endpoint, secret };
+      const metadata = this.metadata(actor, correlationId);
+      await this.append(
+        `webhook-${webhookId}`,
+        { type: "WebhookEndpointAdded", data: { webhookId, account, url: request.url, events }, metadata },
+        { answersASecret: true },
+      );
+      // As the projection lists it, told from the event: the answer does not wait on a read that may fail.
+      const endpoint: WebhookEndpoint = {
+        id: webhookId,
+        url: request.url,
+        events,
+        isOrganization: account.kind === "organization",
+        createdAt: metadata.occurredAt,
+      };
+      return { ...endpoint, secret };
     });
   }
 
@@ -196,7 +204,12 @@ export class AlertService {
   private async append(
     streamId: string,
     event: LedgerEvent,
-    options: { authorize?: () => Promise<void>; thenAtOnce?: () => Promise<void> } = {},
+    options: {
+      authorize?: () => Promise<void>;
+      thenAtOnce?: () => Promise<void>;
+      /** The change's answer shows a secret once: it goes out even if the read models lag. */
+      answersASecret?: boolean;
+    } = {},
   ) {
     const appended = await this.commands.decideAndAppend(streamId, async () => {
       const head = await this.dependencies.store.readLastEvent(streamId);
@@ -207,7 +220,8 @@ export class AlertService {
         events: [{ eventId: randomUUID(), event }],
       });
     });
-    await readBackRecorded(async () => {
+    const readBack = options.answersASecret ? readBackAnsweringSecret : readBackRecorded;
+    await readBack(async () => {
       await options.thenAtOnce?.();
       await this.dependencies.waiter.waitFor(
         appended.position,
