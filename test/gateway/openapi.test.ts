@@ -226,6 +226,14 @@ describe("GET /openapi.json", () => {
     expect(test.responses["429"]?.description).toContain("130:");
   });
 
+  it("given a member asking for the organization's statement with lines=charges, then the 403/160 it gets is documented", () => {
+    // Answered by the gateway (member-charges.test.ts): a member reads the totals, not other members' charges.
+    const statement = served.paths["/llm/statements"]!.get! as {
+      responses: Record<string, { description: string }>;
+    };
+    expect(statement.responses["403"]?.description).toContain("160:");
+  });
+
   it("describes bodies from the validating schemas and the error codes", () => {
     const chat = served.paths["/llm/v1/chat/completions"]!.post! as {
       requestBody: {

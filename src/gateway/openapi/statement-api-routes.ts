@@ -157,7 +157,8 @@ export const statementAndReceiptRoutes: readonly ApiRoute[] = [
     security: "session",
     query: sessionStatementQuerySchema,
     responses: statementAnswer,
-    errors: [100, 110],
+    // 160: a member asking for the organization's charge lines (lines=charges), which are other members' too.
+    errors: [100, 110, 160],
   },
   {
     method: "get",
