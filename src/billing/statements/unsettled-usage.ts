@@ -1,10 +1,12 @@
 import type pg from "pg";
-import { pendingChargesTable } from "../../../projections/balances";
+import { balancesProjection, pendingChargesTable } from "../../../projections/balances";
 import { statementLimits } from "../../kernel/limits";
 import type { AccountReference } from "../../ledger/events";
 import { requestHoldsTable } from "../../ledger/schema/holds/request-holds";
 import { sweptHoldReservesTable } from "../../ledger/schema/holds/swept-hold-reserves";
 import { openHoldsTable } from "../../ledger/schema/inline-funds/open-holds";
+import { ledgerEventsTable } from "../../ledger/schema/ledger-events";
+import { projectionCheckpointsTable } from "../../ledger/schema/projection-checkpoints";
 import { boundsOf, type StatementMonth } from "./statement-month";
 
 /**
@@ -13,6 +15,9 @@ import { boundsOf, type StatementMonth } from "./statement-month";
  * than the grace after the month, and a dead gateway's hold waits for the sweep), its hold row not yet logged,
  * or its hold swept while its gateway lived, whose correction may still come (swept_hold_reserves, by the
  * Seoul month its request started in). Any keeps the month's statement provisional, whatever the clock says.
+ * A usage the log holds but the pending charges do not yet (its hold row is logged, and deleted, in the
+ * commit that appends it; the projections fold it a moment later) is found in the log past their checkpoint:
+ * a short tail, read by the log's key. (On EventStoreDB the log is not in these tables; the tail is empty.)
  *
  * One SQL condition, for the statement (monthly-statement.ts), the finance export and `statement.closed`
  * (statement-closed-alerts.ts) alike: each argument is an SQL expression (a column or a parameter), the month
@@ -28,6 +33,10 @@ export function usageUnsettledCondition(sql: {
     account === undefined
       ? "TRUE"
       : `${table}.account_kind = ${account.kind} AND ${table}.account_id = ${account.id}`;
+  const usageOfAccount =
+    account === undefined
+      ? "TRUE"
+      : `tail.data->'account'->>'kind' = ${account.kind} AND tail.data->'account'->>'id' = ${account.id}`;
   return `(
     EXISTS (SELECT FROM ${pendingChargesTable.name} pending
             WHERE ${ofAccount("pending")} AND pending.started_at < ${sql.monthEnd})
@@ -37,6 +46,11 @@ export function usageUnsettledCondition(sql: {
                WHERE ${ofAccount("request_hold")} AND request_hold.started_at < ${sql.monthEnd})
     OR EXISTS (SELECT FROM ${sweptHoldReservesTable.name} reserve
                WHERE ${ofAccount("reserve")} AND reserve.month <= ${sql.month} AND reserve.reserved_until > now())
+    OR EXISTS (SELECT FROM ${projectionCheckpointsTable.name} folded
+               JOIN ${ledgerEventsTable.name} tail
+                 ON (tail.transaction_order, tail.position) > (folded.commit_position, folded.prepare_position)
+               WHERE folded.projection = '${balancesProjection.name}' AND tail.type = 'UsageRecorded'
+                 AND ${usageOfAccount} AND (tail.data->>'startedAt')::timestamptz < ${sql.monthEnd})
   )`;
 }
 

@@ -574,6 +574,46 @@ describe("monthly statements", () => {
     expect(await exportOf("2026-10")).toMatchObject({ provisional: "false" });
   });
 
+  it("given a usage started in a closed month recorded in the log but not yet folded by the projections, then the month stays provisional until it is charged", async () => {
+    const settling = {
+      requestId: "st-oct-unfolded",
+      account: { kind: "user", id: "statement-unfolded" } as const,
+      keyId: keyA,
+      model: "alpha-5.4",
+      // 2026-10-31 23:50 KST: a stream that ran past October's grace, its hold row logged just now.
+      startedAt: "2026-10-31T14:50:00.000Z",
+      tokens: tokens(1_000, 100),
+    };
+    const path = `/statements/user/${settling.account.id}?month=2026-10`;
+    const exportIsProvisional = async () => {
+      const response = await api.admin("HEAD", "/exports/charges?month=2026-10");
+      return response.headers.get("x-export-provisional");
+    };
+    expect((await statementOf(path)).provisional).toBe(false);
+    const locker = await api.ledger.ledger.pool.connect();
+    try {
+      await locker.query("BEGIN");
+      // The projections' next batch waits behind this lock (readers do not): the usage is in the log only.
+      await locker.query("LOCK TABLE projection_pending_charges IN EXCLUSIVE MODE");
+      await api.ledger.append(usageAt(settling));
+      await api.ledger.visible();
+      expect((await statementOf(path)).provisional).toBe(true);
+      expect(await exportIsProvisional()).toBe("true");
+    } finally {
+      await locker.query("ROLLBACK");
+      locker.release();
+    }
+    await chargeRecordedUsage(api, settling.requestId);
+    const [, charge] = await api.ledger.store.readStream(`usage-${settling.requestId}`);
+    await api.waiter.waitFor(
+      charge!.position,
+      [monthlyStatementsProjection.name, balancesProjection.name],
+      10_000,
+    );
+    expect(await statementOf(path)).toMatchObject({ provisional: false, chargeCount: 1 });
+    expect(await exportIsProvisional()).toBe("false");
+  });
+
   it("keeps a month provisional past its grace while the sweep keeps money back for a request started in it, final once that ends", async () => {
     const userId = "statement-swept-streamer";
     const path = `/statements/user/${userId}?month=2026-10`;
