@@ -1,8 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { SingleBar } from "cli-progress";
 import { allProjections } from "../projections";
-import type { ChargeReceipt } from "./billing/receipts/charge-receipt";
-import { receiptFailures, receiptFailuresUnderPem } from "./billing/receipts/receipt-verification";
+import {
+  receiptFailures,
+  receiptFailuresUnderPem,
+  receiptFileFailures,
+} from "./billing/receipts/receipt-verification";
 import { loadLedgerCommandConfig } from "./config";
 import { loadLocalSecrets, localDataDirectory, startLocalDatabase } from "./database/local-data";
 import { ConfigError } from "./kernel/config-error";
@@ -36,9 +39,9 @@ import { verifyProjections } from "./ledger/verify-projections";
  * `npm run ledger -- checkpoint`: print the latest signed checkpoint once its hash, chain and signature hold.
  * `npm run ledger -- prove <event id | position>`: print what links that event to a signed checkpoint; the
  *   event is named by its id or by its log position ("1234-56"), as the console's event log shows either.
- * `npm run ledger -- verify-receipt <file> [--public-key <pem file>]`: check a charge receipt offline against
- * the given public key, else this deployment's signing key (LEDGER_SIGNING_KEY, or ./.data/'s as `verify`
- * finds it); prints `valid` or every failed check.
+ * `npm run ledger -- verify-receipt <file> [--public-key <pem file>]`: check a charge receipt, or the list of
+ * them a shared body id answers, offline against the given public key, else this deployment's signing key
+ * (LEDGER_SIGNING_KEY, or ./.data/'s as `verify` finds it); prints `valid` or every failed check.
  */
 
 const usage =
@@ -378,11 +381,15 @@ async function verifyReceiptFile(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${usage}\n`);
     return 2;
   }
-  const receipt = JSON.parse(await readFile(files[0]!, "utf8")) as ChargeReceipt;
+  const receipts: unknown = JSON.parse(await readFile(files[0]!, "utf8"));
   // A key file given is judged as verify-receipt.mjs judges it: one that is no Ed25519 public key is a
   // verdict (1), in the script's words, not a check that could not run.
-  if (keyFile !== undefined)
-    return printReceiptVerdict(receiptFailuresUnderPem(receipt, await readFile(keyFile, "utf8")));
+  if (keyFile !== undefined) {
+    const pem = await readFile(keyFile, "utf8");
+    return printReceiptVerdict(
+      receiptFileFailures(receipts, (receipt) => receiptFailuresUnderPem(receipt, pem)),
+    );
+  }
   // Only a key configured or already kept in ./.data/ is trusted: this never generates one.
   const trustedKey = (await existingLedgerSigningKeyOf(loadLedgerCommandConfig()))?.publicKey;
   if (trustedKey === undefined) {
@@ -392,7 +399,9 @@ async function verifyReceiptFile(argv: readonly string[]): Promise<number> {
     );
     return 2;
   }
-  return printReceiptVerdict(receiptFailures(receipt, trustedKey));
+  return printReceiptVerdict(
+    receiptFileFailures(receipts, (receipt) => receiptFailures(receipt, trustedKey)),
+  );
 }
 
 function printReceiptVerdict(failures: readonly string[]): number {

@@ -102,6 +102,24 @@ function checkAmount(
  * As verify-receipt.mjs given a PEM: a receipt that is none is said first, then a key that is no Ed25519
  * public key (a verdict on what was given, in the script's words), then every failed check under the key.
  */
+/**
+ * As verify-receipt.mjs: a file's failures, a receipt's own or, for the list answered for a body id several
+ * of the caller's requests share (`{ "object": "list", "data": [receipt, …] }`), each receipt's, named by its
+ * place.
+ */
+export function receiptFileFailures(
+  document: unknown,
+  receiptFailuresOf: (receipt: ChargeReceipt) => string[],
+): string[] {
+  const list = document as { object?: unknown; data?: unknown } | null;
+  if (list?.object !== "list") return receiptFailuresOf(document as ChargeReceipt);
+  const receipts = list.data;
+  if (!Array.isArray(receipts) || receipts.length === 0) return ["format: the list holds no receipt"];
+  return receipts.flatMap((receipt: ChargeReceipt, index) =>
+    receiptFailuresOf(receipt).map((failure) => `receipt ${index + 1} of ${receipts.length}: ${failure}`),
+  );
+}
+
 export function receiptFailuresUnderPem(receipt: ChargeReceipt, publicKeyPem: string): string[] {
   const notReceipt = notReceiptFailure(receipt);
   if (notReceipt) return [notReceipt];

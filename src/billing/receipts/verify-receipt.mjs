@@ -448,6 +448,21 @@ function checkTotal(receipt, earlier, lastData, failures) {
     );
 }
 
+/**
+ * A file's failures: a receipt's own, or, for the list answered for a body id several of the caller's
+ * requests share (`{ "object": "list", "data": [receipt, …] }`), each receipt's, named by its place.
+ */
+export function receiptFileFailures(document, receiptFailuresOf) {
+  if (document?.object !== "list") return receiptFailuresOf(document);
+  if (!Array.isArray(document.data) || document.data.length === 0)
+    return ["format: the list holds no receipt"];
+  return document.data.flatMap((receipt, index) =>
+    receiptFailuresOf(receipt).map(
+      (failure) => `receipt ${index + 1} of ${document.data.length}: ${failure}`,
+    ),
+  );
+}
+
 function main(argv) {
   if (argv.length !== 2) {
     process.stderr.write("usage: node verify-receipt.mjs <receipt.json> <public-key.pem>\n");
@@ -462,7 +477,7 @@ function main(argv) {
     process.stderr.write(`verify-receipt: ${error.message}\n`);
     return 2;
   }
-  const failures = receiptFailures(receipt, publicKeyPem);
+  const failures = receiptFileFailures(receipt, (each) => receiptFailures(each, publicKeyPem));
   process.stdout.write(failures.length === 0 ? "valid\n" : `${failures.join("\n")}\n`);
   return failures.length === 0 ? 0 : 1;
 }

@@ -450,6 +450,34 @@ describe("receipt verifiers", () => {
     expect((await exitOf("npx", configuredCli)).code).toBe(2);
   }, 120_000);
 
+  it("given the list answered for a body id several requests share, then both check each receipt in it and name a failure by its place", async () => {
+    const keyFile = path.join(directory, "public-key-for-lists.pem");
+    await writeFile(keyFile, publicKeyPemOf(signingKey.publicKey));
+    const listOf = (...data: unknown[]) => ({ object: "list", data });
+    const listFile = path.join(directory, "receipts.json");
+    await writeFile(listFile, JSON.stringify(listOf(sealed, corrected)));
+
+    const valid = await verdictsOf(listFile, keyFile);
+    expect(valid.standalone).toEqual({ code: 0, output: "valid\n" });
+    expect(valid.cli).toEqual(valid.standalone);
+
+    const altered = copy(corrected);
+    alterations[0]![1](altered);
+    const alteredFile = path.join(directory, "receipts-altered.json");
+    await writeFile(alteredFile, JSON.stringify(listOf(sealed, altered)));
+    const invalid = await verdictsOf(alteredFile, keyFile);
+    expect(invalid.standalone.code).toBe(1);
+    expect(invalid.standalone.output).toMatch(/^receipt 2 of 2: chain: charge 1 \(UsageCharged .*\): /);
+    expect(invalid.standalone.output).not.toMatch(/^receipt 1 of 2/m);
+    expect(invalid.cli).toEqual(invalid.standalone);
+
+    const emptyFile = path.join(directory, "receipts-empty.json");
+    await writeFile(emptyFile, JSON.stringify(listOf()));
+    const empty = await verdictsOf(emptyFile, keyFile);
+    expect(empty.standalone).toEqual({ code: 1, output: "format: the list holds no receipt\n" });
+    expect(empty.cli).toEqual(empty.standalone);
+  }, 120_000);
+
   it("given the embedded setup (no DATABASE_URL, no LEDGER_SIGNING_KEY), then the command trusts the key kept in ./.data/, as verify finds it", async () => {
     const checkout = await mkdtemp(path.join(tmpdir(), "embedded-checkout-"));
     await mkdir(path.join(checkout, ".data"));
