@@ -261,6 +261,36 @@ describe("openai client against the simulator", () => {
       message: expect.stringContaining("temperature out of range"),
     });
   });
+
+  it("refuses a call id over 40 characters in chat completions and over 64 in responses, as the real API does", async () => {
+    const callOf = (id: string) => ({
+      role: "assistant" as const,
+      content: null,
+      tool_calls: [{ id, type: "function" as const, function: { name: "get_weather", arguments: "{}" } }],
+    });
+    const chatWith = (id: string) =>
+      client().chat.completions.create({
+        model: "alpha-5.4",
+        messages: [...messages, callOf(id), { role: "tool", tool_call_id: id, content: "Sunny" }],
+      });
+    await expect(chatWith("c".repeat(41))).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining("maximum length 40"),
+    });
+    await expect(chatWith("c".repeat(40))).resolves.toBeDefined();
+
+    const responsesWith = (id: string) =>
+      client().responses.create({
+        model: "alpha-5.4-pro",
+        input: [
+          { role: "user", content: question },
+          { type: "function_call", call_id: id, name: "get_weather", arguments: "{}" },
+          { type: "function_call_output", call_id: id, output: "Sunny" },
+        ],
+      });
+    await expect(responsesWith("c".repeat(65))).rejects.toMatchObject({ status: 400 });
+    await expect(responsesWith("c".repeat(64))).resolves.toBeDefined();
+  });
 });
 
 describe("anthropic client against the simulator", () => {
@@ -333,6 +363,23 @@ describe("anthropic client against the simulator", () => {
     expect(refused.status).toBe(400);
     expect(await refused.json()).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
     expect((await withTemperature(1)).status).toBe(200);
+  });
+
+  it("refuses a tool_use id of characters outside its pattern, as the messages API does", async () => {
+    const withCallId = (id: string) =>
+      client().messages.create({
+        ...params,
+        messages: [
+          { role: "user", content: question },
+          { role: "assistant", content: [{ type: "tool_use", id, name: "get_weather", input: {} }] },
+          { role: "user", content: [{ type: "tool_result", tool_use_id: id, content: "Sunny" }] },
+        ],
+      });
+    await expect(withCallId("call_1/2=")).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining("String should match pattern"),
+    });
+    await expect(withCallId("toolu_01-A_b")).resolves.toBeDefined();
   });
 
   it("sees a simulated 529 as an overloaded error", async () => {

@@ -1,9 +1,11 @@
 import type { ContentPart, GenerationMessage, ImageSource } from "../provider";
+import { type ToolCallIdRule, toolCallIdWithin } from "../tool-call-ids";
 
 /**
  * The conversation in the protocol's own turns: a user's text and images as content parts (a text-only turn
  * as a plain string, the form every implementation of the protocol accepts), the assistant's tool calls as
- * `tool_calls`, and each result as a `tool` message naming its call.
+ * `tool_calls`, and each result as a `tool` message naming its call (by an id the protocol takes,
+ * tool-call-ids.ts).
  */
 
 export type ChatCompletionsContentPart =
@@ -21,6 +23,9 @@ export type ChatCompletionsMessage =
   | { role: "user"; content: string | ChatCompletionsContentPart[]; name?: string }
   | { role: "assistant"; content: string | null; tool_calls?: ChatCompletionsToolCall[]; name?: string }
   | { role: "tool"; tool_call_id: string; content: string };
+
+/** The protocol's reference API refuses a call id over 40 characters. */
+const chatCompletionsToolCallIds: ToolCallIdRule = { prefix: "call_", charactersMax: 40 };
 
 export function convertToChatCompletionsMessages(
   messages: readonly GenerationMessage[],
@@ -40,13 +45,17 @@ export function convertToChatCompletionsMessages(
           // The protocol's own form of a turn that only called tools.
           content: message.content === "" ? null : message.content,
           tool_calls: message.toolCalls.map((call) => ({
-            id: call.id,
+            id: toolCallIdWithin(chatCompletionsToolCallIds, call.id),
             type: "function",
             function: { name: call.name, arguments: call.arguments },
           })),
         };
       case "tool":
-        return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
+        return {
+          role: "tool",
+          tool_call_id: toolCallIdWithin(chatCompletionsToolCallIds, message.toolCallId),
+          content: message.content,
+        };
       default: {
         const unknownMessage: never = message;
         throw new Error(`unknown message ${JSON.stringify(unknownMessage)}`);

@@ -1,5 +1,6 @@
 import type { ContentPart, GenerationMessage, ToolCall } from "../provider";
 import { UpstreamRejectedError } from "../provider";
+import { type ToolCallIdRule, toolCallIdWithin } from "../tool-call-ids";
 
 export type MessagesImageSource =
   | { type: "base64"; media_type: string; data: string }
@@ -16,6 +17,9 @@ export interface MessagesTurn {
   /** A string when the turn is one text; blocks otherwise. */
   content: string | MessagesContentBlock[];
 }
+
+/** The protocol refuses a call id of any character but letters, digits, `_` and `-`. */
+const messagesToolCallIds: ToolCallIdRule = { prefix: "toolu_", pattern: /^[a-zA-Z0-9_-]+$/ };
 
 /**
  * The conversation in the protocol's shape: system texts move to the top-level `system` (the protocol has
@@ -38,7 +42,7 @@ export function convertToMessagesTurns(messages: readonly GenerationMessage[]): 
       case "tool": {
         const block: MessagesContentBlock = {
           type: "tool_result",
-          tool_use_id: message.toolCallId,
+          tool_use_id: toolCallIdWithin(messagesToolCallIds, message.toolCallId),
           content: message.content,
         };
         if (openResultTurn) openResultTurn.push(block);
@@ -91,7 +95,7 @@ function assistantContentOf(text: string, toolCalls: readonly ToolCall[]): Messa
     ...toolCalls.map(
       (call): MessagesContentBlock => ({
         type: "tool_use",
-        id: call.id,
+        id: toolCallIdWithin(messagesToolCallIds, call.id),
         name: call.name,
         input: toolInputOf(call),
       }),

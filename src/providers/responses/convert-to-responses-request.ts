@@ -7,6 +7,7 @@ import type {
   OutputFormat,
   ToolChoice,
 } from "../provider";
+import { type ToolCallIdRule, toolCallIdWithin } from "../tool-call-ids";
 
 /** An input item of the protocol, as the gateway sends it. */
 export type ResponsesInputItem =
@@ -96,7 +97,13 @@ export function convertToResponsesRequest(
   };
 }
 
-/** A turn's text and its calls are separate items in this protocol: the message first, then each call. */
+/** The protocol refuses a `call_id` over 64 characters. */
+const responsesToolCallIds: ToolCallIdRule = { prefix: "call_", charactersMax: 64 };
+
+/**
+ * A turn's text and its calls are separate items in this protocol: the message first, then each call, by an
+ * id the protocol takes (tool-call-ids.ts).
+ */
 function inputItemsOf(message: GenerationMessage): ResponsesInputItem[] {
   switch (message.role) {
     case "system":
@@ -107,7 +114,7 @@ function inputItemsOf(message: GenerationMessage): ResponsesInputItem[] {
       const calls = message.toolCalls.map(
         (call): ResponsesInputItem => ({
           type: "function_call",
-          call_id: call.id,
+          call_id: toolCallIdWithin(responsesToolCallIds, call.id),
           name: call.name,
           arguments: call.arguments,
         }),
@@ -117,7 +124,13 @@ function inputItemsOf(message: GenerationMessage): ResponsesInputItem[] {
         : [{ role: "assistant", content: message.content }, ...calls];
     }
     case "tool":
-      return [{ type: "function_call_output", call_id: message.toolCallId, output: message.content }];
+      return [
+        {
+          type: "function_call_output",
+          call_id: toolCallIdWithin(responsesToolCallIds, message.toolCallId),
+          output: message.content,
+        },
+      ];
     default: {
       const unknownMessage: never = message;
       throw new Error(`unknown message ${JSON.stringify(unknownMessage)}`);

@@ -8,6 +8,20 @@ const tokenLimitSchema = z.number().int().positive();
 const temperatureUpTo = (maximum: number) => z.number().min(0).max(maximum).nullish();
 const topPSchema = z.number().min(0).max(1).nullish();
 
+/**
+ * Call ids as each upstream checks them: chat completions and responses by length (the official API's
+ * limits), messages by its pattern. An id only pairs a call with its result, but one minted elsewhere (a
+ * generateContent call's id carries its thought signature) is refused all the same.
+ */
+const idOfAtMost = (charactersMax: number) =>
+  z
+    .string()
+    .min(1)
+    .max(charactersMax, { error: `string too long. Expected a string with maximum length ${charactersMax}` });
+const messagesToolUseIdSchema = z
+  .string()
+  .regex(/^[a-zA-Z0-9_-]+$/, { error: "String should match pattern '^[a-zA-Z0-9_-]+$'" });
+
 const chatContentPartSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("text"), text: z.string() }),
   z.object({
@@ -23,13 +37,13 @@ const chatMessageSchema = z
     tool_calls: z
       .array(
         z.object({
-          id: z.string().min(1),
+          id: idOfAtMost(40),
           type: z.literal("function"),
           function: z.object({ name: z.string().min(1), arguments: z.string() }),
         }),
       )
       .nullish(),
-    tool_call_id: z.string().nullish(),
+    tool_call_id: idOfAtMost(40).nullish(),
     name: z.string().min(1).nullish(),
   })
   .refine((message) => message.role !== "tool" || message.tool_call_id, {
@@ -110,18 +124,22 @@ const responsesPartSchema = z.union([
 const responsesInputItemSchema = z.union([
   z.object({
     type: z.literal("function_call"),
-    call_id: z.string().min(1),
+    call_id: idOfAtMost(64),
     name: z.string().min(1),
     arguments: z.string(),
   }),
   z.object({
     type: z.literal("function_call_output"),
-    call_id: z.string().min(1),
+    call_id: idOfAtMost(64),
     output: z.union([z.string(), textPartsSchema]),
   }),
   // Messages, with or without `type: "message"`; other items (reasoning) have no role and add no text here.
+  // A call or its output failing its own shape above is refused, not read as one of these.
   z.object({
-    type: z.string().optional(),
+    type: z
+      .string()
+      .refine((type) => type !== "function_call" && type !== "function_call_output")
+      .optional(),
     role: z.string().optional(),
     content: z.union([z.string(), z.array(responsesPartSchema)]).nullish(),
   }),
@@ -183,14 +201,14 @@ const messagesContentBlockSchema = z.discriminatedUnion("type", [
   messagesImageBlockSchema,
   z.object({
     type: z.literal("tool_use"),
-    id: z.string().min(1),
+    id: messagesToolUseIdSchema,
     name: z.string().min(1),
     // The arguments object itself: JSON text or an array here is refused, as upstream refuses it.
     input: z.record(z.string(), z.unknown()),
   }),
   z.object({
     type: z.literal("tool_result"),
-    tool_use_id: z.string().min(1),
+    tool_use_id: messagesToolUseIdSchema,
     content: z
       .union([
         z.string(),
