@@ -24,3 +24,8 @@ export function toolCallIdWithin(rule: ToolCallIdRule, id: string): string {
   const digest = createHash("sha256").update(id).digest("hex").slice(0, derivedHexCharacters);
   return `${rule.prefix}${digest}`;
 }
+
+/** An id as the client sent it, for a message: cut short, since a signed id can run to kilobytes. */
+export function quotedToolCallId(id: string): string {
+  return JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}…` : id);
+}

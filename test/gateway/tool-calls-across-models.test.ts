@@ -179,3 +179,52 @@ describe("calls sent back to the generateContent model that made them", () => {
     expect(callPart?.thoughtSignature).toBe(signature);
   });
 });
+
+describe("call arguments a model of another protocol cannot carry", () => {
+  let harness: GatewayHarness;
+  let apiKey: string;
+
+  beforeAll(async () => {
+    harness = await startGatewayHarness({ label: "switch-arguments" });
+    apiKey = (await harness.issueKey(await harness.session("sena"))).key;
+    await harness.topUp({ kind: "user", id: "sena" }, "100000");
+  });
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  // A chat-completions model takes a call's arguments as any text; these two protocols take an object.
+  it.each(["delta-4.6-sonnet", "beta-3-flash"])(
+    "given a replayed call whose arguments are not a JSON object, when sent to %s, then 400/100 names the call before any upstream call",
+    async (model) => {
+      harness.simulator.clearRecordedRequests();
+      const response = await fetch(`${harness.baseUrl}/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          model,
+          tools: [weatherTool],
+          messages: [
+            question,
+            {
+              role: "assistant",
+              content: null,
+              tool_calls: [
+                { id: "call_1", type: "function", function: { name: "get_weather", arguments: "Seoul" } },
+              ],
+            },
+            { role: "tool", tool_call_id: "call_1", content: "{}" },
+          ],
+        }),
+      });
+
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({
+        status: 100,
+        message: 'arguments of tool call "call_1": not a JSON object',
+        error: { type: "invalid_request_error" },
+      });
+      expect(harness.simulator.recordedRequests()).toEqual([]);
+    },
+  );
+});

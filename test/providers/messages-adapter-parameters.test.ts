@@ -5,7 +5,7 @@ import {
   type GenerationRequest,
   type GenerationStreamPart,
   type ToolChoice,
-  UpstreamRejectedError,
+  UnsupportedRequestError,
 } from "../../src/providers/provider";
 import { simulatedTokensPerImage } from "../../src/providers/simulator/simulated-turn";
 import { useSimulator } from "./support/simulator-fixture";
@@ -279,8 +279,10 @@ describe("messages adapter: tool turns", () => {
           { role: "tool", toolCallId: "toolu_bad", content: "pong" },
         ],
       };
-      await expect(generate(request)).rejects.toThrow(UpstreamRejectedError);
-      await expect(generate(request)).rejects.toThrow(/toolu_bad are not a JSON object/);
+      await expect(generate(request)).rejects.toThrow(UnsupportedRequestError);
+      await expect(generate(request)).rejects.toThrow(
+        'arguments of tool call "toolu_bad": not a JSON object',
+      );
       expect(simulator().recordedRequests()).toEqual([]);
     },
   );

@@ -4,6 +4,7 @@ import {
   type ToolCall,
   UnsupportedRequestError,
 } from "../provider";
+import { quotedToolCallId } from "../tool-call-ids";
 import { skipThoughtSignatureValidator, thoughtSignatureOf } from "./generate-content-tool-call-id";
 import { imageMediaTypeOfUrl } from "./image-media-type";
 
@@ -48,7 +49,7 @@ export function convertToGenerateContentContents(
         // The result must be named by its function, which only the call it answers knows.
         if (call === undefined) {
           throw new UnsupportedRequestError(
-            `tool result for call ${quoted(message.toolCallId)}: answers no tool call of an earlier assistant message`,
+            `tool result for call ${quotedToolCallId(message.toolCallId)}: answers no tool call of an earlier assistant message`,
           );
         }
         if (results === undefined) {
@@ -98,7 +99,9 @@ function argumentsObjectOf(call: ToolCall): Record<string, unknown> {
   if (call.arguments.trim() === "") return {};
   const value = parseJson(call.arguments);
   if (!isJsonObject(value)) {
-    throw new UnsupportedRequestError(`arguments of tool call ${quoted(call.id)}: not a JSON object`);
+    throw new UnsupportedRequestError(
+      `arguments of tool call ${quotedToolCallId(call.id)}: not a JSON object`,
+    );
   }
   return value;
 }
@@ -122,9 +125,4 @@ function parseJson(text: string): unknown {
 
 function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** An id as the client sent it, cut short: a signed id can run to kilobytes. */
-function quoted(id: string): string {
-  return JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}…` : id);
 }

@@ -1,6 +1,6 @@
 import type { ContentPart, GenerationMessage, ToolCall } from "../provider";
-import { UpstreamRejectedError } from "../provider";
-import { type ToolCallIdRule, toolCallIdWithin } from "../tool-call-ids";
+import { UnsupportedRequestError } from "../provider";
+import { quotedToolCallId, type ToolCallIdRule, toolCallIdWithin } from "../tool-call-ids";
 
 export type MessagesImageSource =
   | { type: "base64"; media_type: string; data: string }
@@ -105,8 +105,9 @@ function assistantContentOf(text: string, toolCalls: readonly ToolCall[]): Messa
 
 /**
  * `tool_use.input` is the arguments object itself, not JSON text. Arguments that are empty mean a call
- * without arguments ({}); arguments that are not a JSON object cannot be carried (the upstream would refuse
- * them), so they are refused here, before the call, with the upstream's kind of error.
+ * without arguments ({}); arguments that are not a JSON object cannot be carried, so they are refused here,
+ * before any upstream call, as the generateContent protocol's are: the client's value (400/100), not an
+ * upstream's answer.
  */
 function toolInputOf(call: ToolCall): Record<string, unknown> {
   if (call.arguments.trim() === "") return {};
@@ -117,9 +118,8 @@ function toolInputOf(call: ToolCall): Record<string, unknown> {
     input = undefined;
   }
   if (typeof input !== "object" || input === null || Array.isArray(input))
-    throw new UpstreamRejectedError(
-      400,
-      `the arguments of tool call ${call.id} are not a JSON object, which this model requires`,
+    throw new UnsupportedRequestError(
+      `arguments of tool call ${quotedToolCallId(call.id)}: not a JSON object`,
     );
   return input as Record<string, unknown>;
 }
