@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  creditToppedUpEventId,
   fxRateUpdatedEventId,
   usageChargedEventId,
   uuidVersion5,
@@ -22,6 +23,16 @@ describe("deterministic event ids", () => {
     );
     expect(usageChargedEventId("req_1")).toMatch(
       /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
+  });
+
+  it("given a top-up's account and key, then the id is the one earlier releases derived, and no other account and key share it", () => {
+    // A retry sent across an upgrade must find the top-up it retries.
+    expect(creditToppedUpEventId("account-user-alice", "topup-7f3a")).toBe(
+      uuidVersion5("8f0e3c52-6a1d-4c4b-9e57-2d7b1f6a9c31", "CreditToppedUp/account-user-alice/topup-7f3a"),
+    );
+    expect(creditToppedUpEventId("account-user-alice", "x/y")).not.toBe(
+      creditToppedUpEventId("account-user-alice/x", "y"),
     );
   });
 });

@@ -33,10 +33,15 @@ export function uuidVersion5(namespace: string, name: string): string {
 
 /**
  * The top-up an admin client sent under an `Idempotency-Key`: the same key on the same account is the same
- * top-up, however often the client retries it.
+ * top-up, however often the client retries it. Joined by a slash, an account and key read as another where
+ * both hold one ("alice" + "x/y", "alice/x" + "y"), so an account id with a slash has its own, unambiguous
+ * name; every other keeps the name earlier releases derived, which a retry across an upgrade must find.
  */
 export function creditToppedUpEventId(accountStreamId: string, idempotencyKey: string): string {
-  return uuidVersion5(billingEventNamespace, `CreditToppedUp/${accountStreamId}/${idempotencyKey}`);
+  const name = accountStreamId.includes("/")
+    ? `CreditToppedUp/${JSON.stringify([accountStreamId, idempotencyKey])}`
+    : `CreditToppedUp/${accountStreamId}/${idempotencyKey}`;
+  return uuidVersion5(billingEventNamespace, name);
 }
 
 /** The one `UsageCharged` a request may ever have. */

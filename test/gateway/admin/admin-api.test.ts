@@ -204,6 +204,27 @@ describe("POST /admin/accounts/:kind/:id/credits with an Idempotency-Key", () =>
     expect(["100", "200"]).toContain(credited.find((amount) => amount !== "1000"));
   });
 
+  it("given a key with a slash used on one account, when an account whose id holds that slash tops up with the key's rest, then each is credited once, apart", async () => {
+    // Given: "x/y" on alice
+    expect((await topUp("x/y", "100")).status).toBe(201);
+
+    // When: "y" on "alice/x", whose account and key read as alice's and "x/y" when joined by a slash
+    const other = () =>
+      api.admin(
+        "POST",
+        `/accounts/user/${encodeURIComponent("alice/x")}/credits`,
+        { amountWon: "200", reference: "invoice 8" },
+        { "idempotency-key": "y" },
+      );
+    const answers = [await other(), await other()];
+
+    // Then
+    expect(answers.map((answer) => answer.status)).toEqual([201, 201]);
+    for (const answer of answers) expect(await json(answer)).toEqual({ balanceWon: "200" });
+    expect(await toppedUp()).toBe(1);
+    expect(await api.ledger.store.readStream("account-user-alice/x")).toHaveLength(1);
+  });
+
   it.each([
     ["a space", "two words"],
     ["a character beyond ASCII", "clé-1"],
