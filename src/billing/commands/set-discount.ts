@@ -4,11 +4,12 @@ import { formatMoney } from "../../kernel/money";
 import { parseLedgerEvent } from "../../ledger/events";
 import { readBackRecorded } from "../../ledger/projection/recorded-not-visible";
 import { retryingConflicts } from "../../ledger/store/conflict-retry";
-import type { ExpectedVersion } from "../../ledger/store/event-store";
+import type { ExpectedVersion, RecordedEvent } from "../../ledger/store/event-store";
 import { findModel } from "../../providers/catalog";
 import { isAcceptableDiscountRate } from "../charging/charge-limits";
 import type { DiscountRule } from "../charging/discount-rules";
 import { type CommandOrigin, metadataOf } from "./command-metadata";
+import { effectiveInstantAfter } from "./effective-instant";
 import type { BillingWriteDependencies } from "./set-model-price";
 import { UnknownModelError } from "./unknown-model-error";
 
@@ -17,7 +18,8 @@ import { UnknownModelError } from "./unknown-model-error";
  * replacing the scope's previous rule from the moment it is recorded. A rate of 0 is a rule too: it
  * exempts the scope from a broader discount. RemoveDiscount (`DELETE /admin/discounts`) ends the scope's
  * rule from the moment it is recorded, so the next less specific rule applies again: the same event with no
- * rate (`DiscountSet` v2). Requests already started keep the rule in force at their start (C7).
+ * rate (`DiscountSet` v2). Neither takes effect before the scope's previous change (effective-instant.ts).
+ * Requests already started keep the rule in force at their start (C7).
  */
 
 const anyScope = "*";
@@ -44,7 +46,11 @@ export async function setDiscount(
 ): Promise<{ effectiveAt: string }> {
   if (rule.model !== null && findModel(rule.model) === undefined) throw new UnknownModelError(rule.model);
   if (!isAcceptableDiscountRate(rule.rate)) throw new RangeError(`unacceptable discount rate ${rule.rate}`);
-  return recordDiscount(dependencies, { ...rule, rate: formatMoney(rule.rate) }, origin, "any");
+  const changes = await dependencies.store.readStream(discountStreamIdOf(rule));
+  return recordDiscount(dependencies, { ...rule, rate: formatMoney(rule.rate) }, origin, {
+    changes,
+    expectedVersion: "any",
+  });
 }
 
 /**
@@ -69,7 +75,10 @@ export async function removeDiscount(
         change.data.organizationId === scope.organizationId,
     );
     if (latest?.type !== "DiscountSet" || latest.data.rate === null) throw new NoDiscountRuleError(scope);
-    return recordDiscount(dependencies, { ...scope, rate: null }, origin, changes.at(-1)!.streamVersion);
+    return recordDiscount(dependencies, { ...scope, rate: null }, origin, {
+      changes,
+      expectedVersion: changes.at(-1)!.streamVersion,
+    });
   });
 }
 
@@ -77,16 +86,17 @@ async function recordDiscount(
   dependencies: BillingWriteDependencies,
   data: DiscountScope & { rate: string | null },
   origin: CommandOrigin,
-  expectedVersion: ExpectedVersion,
+  stream: { changes: readonly RecordedEvent[]; expectedVersion: ExpectedVersion },
 ): Promise<{ effectiveAt: string }> {
+  const effectiveAt = effectiveInstantAfter(stream.changes, dependencies.clock);
   const event = parseLedgerEvent({
     type: "DiscountSet",
     data: { model: data.model, organizationId: data.organizationId, rate: data.rate },
-    metadata: metadataOf(origin, dependencies.clock),
+    metadata: metadataOf(origin, () => effectiveAt),
   });
   const appended = await dependencies.store.append({
     streamId: discountStreamIdOf(data),
-    expectedVersion,
+    expectedVersion: stream.expectedVersion,
     events: [{ eventId: randomUUID(), event }],
   });
   await readBackRecorded(() =>

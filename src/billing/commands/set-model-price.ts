@@ -7,10 +7,14 @@ import type { EventStore } from "../../ledger/store/event-store";
 import { findModel } from "../../providers/catalog";
 import { isAcceptableUnitPrice } from "../charging/charge-limits";
 import { type CommandOrigin, metadataOf } from "./command-metadata";
+import { effectiveInstantAfter } from "./effective-instant";
 import type { Clock, ProjectionWaiting } from "./projection-waiting";
 import { UnknownModelError } from "./unknown-model-error";
 
-/** SetModelPrice (C6 `PUT /admin/models/:slug/price`): a new price, in force from the moment it is recorded. */
+/**
+ * SetModelPrice (C6 `PUT /admin/models/:slug/price`): a new price, in force from the moment it is recorded,
+ * and never before the model's previous price (effective-instant.ts).
+ */
 
 export const modelPriceStreamIdOf = (model: string) => `model-price-${model}`;
 
@@ -41,6 +45,11 @@ export async function setModelPrice(
   ]) {
     if (!isAcceptableUnitPrice(unitPrice)) throw new RangeError(`unacceptable unit price ${unitPrice}`);
   }
+  const streamId = modelPriceStreamIdOf(price.model);
+  const effectiveAt = effectiveInstantAfter(
+    await dependencies.store.readStream(streamId),
+    dependencies.clock,
+  );
   const event = parseLedgerEvent({
     type: "ModelPriceSet",
     data: {
@@ -49,10 +58,10 @@ export async function setModelPrice(
       outputUsdPerMillionTokens: formatMoney(price.outputUsdPerMillionTokens),
       cachedInputUsdPerMillionTokens: formatMoney(price.cachedInputUsdPerMillionTokens),
     },
-    metadata: metadataOf(origin, dependencies.clock),
+    metadata: metadataOf(origin, () => effectiveAt),
   });
   const appended = await dependencies.store.append({
-    streamId: modelPriceStreamIdOf(price.model),
+    streamId,
     expectedVersion: "any",
     events: [{ eventId: randomUUID(), event }],
   });

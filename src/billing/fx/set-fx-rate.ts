@@ -4,8 +4,9 @@ import { type IsoDate, isIsoDate } from "../../kernel/seoul-calendar";
 import { readBackRecorded } from "../../ledger/projection/recorded-not-visible";
 import { isAcceptableFxRate } from "../charging/charge-limits";
 import type { CommandOrigin } from "../commands/command-metadata";
+import { effectiveInstantAfter } from "../commands/effective-instant";
 import type { BillingWriteDependencies } from "../commands/set-model-price";
-import { recordFxRate } from "./record-fx-rate";
+import { fxRateStreamIdOf, recordFxRate } from "./record-fx-rate";
 
 /**
  * SetFxRate (C6 `POST /admin/fx-rates`): a manual rate for Seoul date `appliesOn`. It is in force from the
@@ -20,7 +21,8 @@ export async function setFxRate(
   if (!isIsoDate(rate.appliesOn) || !isIsoDate(rate.rateDate)) throw new RangeError("not a calendar date");
   if (!isAcceptableFxRate(rate.rateKrwPerUsd))
     throw new RangeError(`unacceptable FX rate ${rate.rateKrwPerUsd}`);
-  const recordedAt = dependencies.clock().toISOString();
+  const sameDay = await dependencies.store.readStream(fxRateStreamIdOf(rate.appliesOn));
+  const recordedAt = effectiveInstantAfter(sameDay, dependencies.clock).toISOString();
   const appended = await recordFxRate(
     { store: dependencies.store, clock: () => new Date(recordedAt) },
     {

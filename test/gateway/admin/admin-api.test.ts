@@ -426,6 +426,41 @@ describe("PUT /admin/models/:slug/price", () => {
     expect(charged?.data.amountWon).toBe("5000.000000");
   });
 
+  it("given a price set by a clock 2 s ahead, when another is set by a clock behind it, then the later one is in force from the earlier one's instant, for reads and for charges", async () => {
+    // Given: the price set by a gateway whose clock reads 01:00:02
+    expect((await api.admin("POST", "/fx-rates", { appliesOn: "2026-11-20", rate: "1000" })).status).toBe(
+      201,
+    );
+    api.now.value = new Date("2026-11-20T01:00:02.000Z");
+    await api.admin("PUT", "/models/alpha-5.4/price", { inputUsdPer1M: "1", outputUsdPer1M: "1" });
+
+    // When: the next price is set by one whose clock reads 01:00:00
+    api.now.value = new Date("2026-11-20T01:00:00.000Z");
+    const set = await api.admin("PUT", "/models/alpha-5.4/price", {
+      inputUsdPer1M: "2",
+      outputUsdPer1M: "1",
+    });
+
+    // Then
+    expect(await json(set)).toMatchObject({ inputUsdPer1M: "2", effectiveAt: "2026-11-20T01:00:02.000Z" });
+    const prices = (await json(await api.admin("GET", "/prices"))).data as Record<string, unknown>[];
+    expect(prices.find((price) => price.model === "alpha-5.4")).toMatchObject({ inputUsdPer1M: "2" });
+    await api.ledger.append(
+      usageRecorded({
+        requestId: "req_after_clock_behind",
+        account: alice,
+        tokens: { input: 1_000_000, cached: null, output: 0, reasoning: null },
+        startedAt: "2026-11-20T02:00:00.000Z",
+      }),
+    );
+    await charge("req_after_clock_behind");
+    const [charged] = (await api.ledger.store.readStream("usage-req_after_clock_behind")).filter(
+      (event) => event.type === "UsageCharged",
+    ) as RecordedEventOf<"UsageCharged">[];
+    // 1M input tokens at the later price, 2 USD, and ₩1000 per USD
+    expect(charged?.data.amountWon).toBe("2000.000000");
+  });
+
   it("answers 404/120 for an unknown slug and 400/100 for numbers or out-of-range prices", async () => {
     await expectError(
       await api.admin("PUT", "/models/gpt-9/price", { inputUsdPer1M: "1", outputUsdPer1M: "1" }),
@@ -555,6 +590,21 @@ describe("DELETE /admin/discounts", () => {
     await expectError(await api.admin("DELETE", "/discounts"), 404, 120);
     expect((await json(await api.admin("GET", "/discounts"))).data).toEqual([]);
   });
+  it("given a rule set by a clock 2 s ahead, when it is removed by a clock behind it, then no rule is in force and removing it again is 404/120", async () => {
+    // Given
+    api.now.value = new Date("2026-11-20T01:00:02.000Z");
+    await api.admin("PUT", "/discounts", { model: null, organizationId: null, rate: "0.1" });
+
+    // When
+    api.now.value = new Date("2026-11-20T01:00:00.000Z");
+    const removed = await api.admin("DELETE", "/discounts");
+
+    // Then
+    expect(await json(removed)).toMatchObject({ rate: null, effectiveAt: "2026-11-20T01:00:02.000Z" });
+    expect((await json(await api.admin("GET", "/discounts"))).data).toEqual([]);
+    await expectError(await api.admin("DELETE", "/discounts"), 404, 120);
+  });
+
   it("given a scope in a body, then 400/100 and nothing is removed: the scope is the query's", async () => {
     expect(
       (await api.admin("PUT", "/discounts", { model: null, organizationId: null, rate: "0.1" })).status,
@@ -683,6 +733,35 @@ describe("FX rates", () => {
     ) as RecordedEventOf<"UsageCharged">[];
     // 1M input tokens at 1 USD per 1M, at ₩1005 per USD
     expect(charged?.data.amountWon).toBe("1005.000000");
+  });
+
+  it("given a day's rate recorded by a clock 2 s ahead, when an admin corrects it by a clock behind it, then the correction is in force, for the history and for charges", async () => {
+    // Given
+    api.now.value = new Date("2026-11-20T01:00:02.000Z");
+    await api.admin("POST", "/fx-rates", { appliesOn: "2026-11-20", rate: "1001" });
+    await api.admin("PUT", "/models/alpha-5.4/price", { inputUsdPer1M: "1", outputUsdPer1M: "1" });
+
+    // When
+    api.now.value = new Date("2026-11-20T01:00:00.000Z");
+    const corrected = await api.admin("POST", "/fx-rates", { appliesOn: "2026-11-20", rate: "1002" });
+
+    // Then
+    expect(await json(corrected)).toMatchObject({ rate: "1002", recordedAt: "2026-11-20T01:00:02.000Z" });
+    const history = (await json(await api.admin("GET", "/fx-rates"))).data as Record<string, unknown>[];
+    expect(history.map((record) => record.rate)).toEqual(["1002", "1001"]);
+    await api.ledger.append(
+      usageRecorded({
+        requestId: "req_rate_after_clock_behind",
+        account: alice,
+        tokens: { input: 1_000_000, cached: null, output: 0, reasoning: null },
+        startedAt: "2026-11-20T02:00:00.000Z",
+      }),
+    );
+    await charge("req_rate_after_clock_behind");
+    const [charged] = (await api.ledger.store.readStream("usage-req_rate_after_clock_behind")).filter(
+      (event) => event.type === "UsageCharged",
+    ) as RecordedEventOf<"UsageCharged">[];
+    expect(charged?.data.amountWon).toBe("1002.000000");
   });
 
   it("refuses bad dates, a rate date after the day it applies on, and numbers with 400/100", async () => {
