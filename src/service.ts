@@ -595,7 +595,7 @@ function adminRouterOf(
   const admin = express.Router();
   admin.use(
     authenticateAdminOrConsole(authenticateAdmin(options.adminToken), consoleAuth),
-    createAdminSessionRouter(sessions),
+    createAdminSessionRouter(sessions, logger),
     createConsoleReadRouter(ledger.pool),
     createAdminKeyLimitsRouter(keys),
     createAdminActivityRouter(ledger.pool),

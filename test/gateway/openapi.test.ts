@@ -121,7 +121,7 @@ describe("GET /openapi.json", () => {
       ...routesOf("/admin", createAdminKeyLimitsRouter(unused)),
       ...routesOf("/admin", createUpstreamHealthRouter(unused)),
       ...routesOf("/admin", createAdminUserAccessRouter(unused)),
-      ...routesOf("/admin", createAdminSessionRouter(unused as SessionTokens)),
+      ...routesOf("/admin", createAdminSessionRouter(unused as SessionTokens, unused)),
       ...routesOf("/admin", createAdminRouter(unused as AdminRouterDependencies)),
       ...routesOf("", operations.router(harness.service)),
       ...routesOf("/llm/receipts", createReceiptRouter(unused)),
