@@ -10,8 +10,16 @@ import { ConfigError } from "./kernel/config-error";
 
 export type Role = "all" | "gateway" | "worker";
 
+/** The one argument a process takes: anything else (`--role worker`, a typo) would run every role unheard. */
 export function roleOf(argv: readonly string[]): Role {
-  const role = argv.find((argument) => argument.startsWith("--role="))?.slice("--role=".length) ?? "all";
+  const stray = argv.find((argument) => !argument.startsWith("--role="));
+  if (stray !== undefined)
+    throw new ConfigError(
+      `invalid configuration: unknown argument ${stray} (name a role as --role=gateway or --role=worker)`,
+    );
+  if (argv.length > 1)
+    throw new ConfigError("invalid configuration: --role given twice (one process runs one role)");
+  const role = argv[0]?.slice("--role=".length) ?? "all";
   if (role !== "all" && role !== "gateway" && role !== "worker")
     throw new ConfigError(`invalid configuration: --role ${role}`);
   return role;
