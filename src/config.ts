@@ -1,5 +1,9 @@
 import { z } from "zod";
-import { assertSettlementTimings, type SettlementTimings } from "./billing/holds/settlement-timings";
+import {
+  assertSettlementTimings,
+  type SettlementTimings,
+  settableTimingsMinMs,
+} from "./billing/holds/settlement-timings";
 import { ConfigError } from "./kernel/config-error";
 import {
   defaultSettlementTimings,
@@ -314,38 +318,43 @@ function isOriginOnly(url: URL): boolean {
   return url.pathname === "/" && !url.search && !url.hash && !url.username && !url.password;
 }
 
-/** The upstream retry and breaker limits the environment sets, with their relations checked. */
+/** The upstream retry and breaker limits the environment sets; their one relation is refused by name. */
 function upstreamResilienceOf(values: z.infer<typeof environmentSchema>): ResilienceLimits {
-  try {
-    return assertResilienceLimits({
-      attemptsMax: values.UPSTREAM_ATTEMPTS_MAX,
-      backoffBaseMs: values.UPSTREAM_BACKOFF_BASE_MS,
-      backoffMaxMs: values.UPSTREAM_BACKOFF_MAX_MS,
-      requestDeadlineMs: values.UPSTREAM_REQUEST_DEADLINE_MS,
-      breakerWindowMs: values.UPSTREAM_BREAKER_WINDOW_MS,
-      breakerRequestsMin: values.UPSTREAM_BREAKER_REQUESTS_MIN,
-      breakerFailureRateMin: values.UPSTREAM_BREAKER_FAILURE_RATE,
-      breakerOpenMs: values.UPSTREAM_BREAKER_OPEN_MS,
-      breakerHalfOpenProbesMax: values.UPSTREAM_BREAKER_HALF_OPEN_PROBES,
-    });
-  } catch (error) {
-    throw new ConfigError(`invalid configuration: UPSTREAM_*: ${(error as Error).message}`);
-  }
+  if (values.UPSTREAM_BACKOFF_BASE_MS > values.UPSTREAM_BACKOFF_MAX_MS)
+    throw new ConfigError(
+      `invalid configuration: UPSTREAM_BACKOFF_BASE_MS ${values.UPSTREAM_BACKOFF_BASE_MS} must be at most UPSTREAM_BACKOFF_MAX_MS ${values.UPSTREAM_BACKOFF_MAX_MS} (the first retry's wait, and the longest)`,
+    );
+  return assertResilienceLimits({
+    attemptsMax: values.UPSTREAM_ATTEMPTS_MAX,
+    backoffBaseMs: values.UPSTREAM_BACKOFF_BASE_MS,
+    backoffMaxMs: values.UPSTREAM_BACKOFF_MAX_MS,
+    requestDeadlineMs: values.UPSTREAM_REQUEST_DEADLINE_MS,
+    breakerWindowMs: values.UPSTREAM_BREAKER_WINDOW_MS,
+    breakerRequestsMin: values.UPSTREAM_BREAKER_REQUESTS_MIN,
+    breakerFailureRateMin: values.UPSTREAM_BREAKER_FAILURE_RATE,
+    breakerOpenMs: values.UPSTREAM_BREAKER_OPEN_MS,
+    breakerHalfOpenProbesMax: values.UPSTREAM_BREAKER_HALF_OPEN_PROBES,
+  });
 }
 
-/** The timings the environment sets, with their relations checked (one line naming what contradicts). */
+/** The timings the environment sets, each at least what the fixed ones need, with their relations checked. */
 function settlementTimingsOf(values: z.infer<typeof environmentSchema>): SettlementTimings {
-  try {
-    return assertSettlementTimings({
-      ...defaultSettlementTimings,
-      streamDeadlineMs: values.STREAM_DEADLINE_MS,
-      shutdownDrainMs: values.SHUTDOWN_DRAIN_MS,
-      holdLifetimeMs: values.HOLD_LIFETIME_MS,
-      presumedDeadAfterMs: values.GATEWAY_PRESUMED_DEAD_AFTER_MS,
-    });
-  } catch (error) {
-    throw new ConfigError(
-      `invalid configuration: STREAM_DEADLINE_MS, SHUTDOWN_DRAIN_MS, HOLD_LIFETIME_MS or GATEWAY_PRESUMED_DEAD_AFTER_MS: ${(error as Error).message}`,
-    );
-  }
+  const timings = {
+    ...defaultSettlementTimings,
+    streamDeadlineMs: values.STREAM_DEADLINE_MS,
+    shutdownDrainMs: values.SHUTDOWN_DRAIN_MS,
+    holdLifetimeMs: values.HOLD_LIFETIME_MS,
+    presumedDeadAfterMs: values.GATEWAY_PRESUMED_DEAD_AFTER_MS,
+  };
+  const leastMs = settableTimingsMinMs(timings);
+  const why = `what heartbeats every ${timings.heartbeatIntervalMs} ms and progress records every ${timings.progressIntervalMs} ms need`;
+  for (const [variable, name] of [
+    ["HOLD_LIFETIME_MS", "holdLifetimeMs"],
+    ["GATEWAY_PRESUMED_DEAD_AFTER_MS", "presumedDeadAfterMs"],
+  ] as const)
+    if (timings[name] < leastMs[name])
+      throw new ConfigError(
+        `invalid configuration: ${variable} ${timings[name]} must be at least ${leastMs[name]} (${why})`,
+      );
+  return assertSettlementTimings(timings);
 }

@@ -81,6 +81,26 @@ export function assertSettlementTimings(timings: SettlementTimings): SettlementT
 }
 
 /**
+ * The least `holdLifetimeMs` and `presumedDeadAfterMs` the other timings allow: the relations above solved for
+ * the two the environment sets, so that config.ts refuses a value by its variable and its bound.
+ */
+export function settableTimingsMinMs(
+  timings: SettlementTimings,
+): Pick<SettlementTimings, "holdLifetimeMs" | "presumedDeadAfterMs"> {
+  const { heartbeatIntervalMs, observationGapMaxMs, progressIntervalMs } = timings;
+  return {
+    holdLifetimeMs: progressIntervalMs * 3,
+    presumedDeadAfterMs: Math.max(
+      heartbeatIntervalMs * 3,
+      observationGapMaxMs + 1,
+      progressIntervalMs,
+      // holdConfirmationMaxAgeMs ≥ progressIntervalMs × 2
+      heartbeatIntervalMs + progressIntervalMs * 3,
+    ),
+  };
+}
+
+/**
  * How long a gateway's output may flow on its hold's last confirmation (placed, or found open by a progress
  * record): the sweep releases a hold only once the gateway's heartbeat, at most one beat older than that
  * confirmation, has stood still for `presumedDeadAfterMs`; one progress interval more is the margin for the

@@ -3,6 +3,7 @@ import { HeartbeatWatch } from "../../../src/billing/holds/orphan-hold-settlemen
 import {
   assertSettlementTimings,
   holdConfirmationMaxAgeMs,
+  settableTimingsMinMs,
 } from "../../../src/billing/holds/settlement-timings";
 import { loadConfig } from "../../../src/config";
 import { ConfigError } from "../../../src/kernel/config-error";
@@ -34,14 +35,28 @@ describe("settlement timings", () => {
     expect(() => assertSettlementTimings({ ...defaultSettlementTimings, ...change })).toThrow(message);
   });
 
-  it("given timings from the environment that contradict each other, then the configuration error names the variables", () => {
+  it("given timings from the environment below what the fixed ones need, then the configuration error names the variable, its value and the least it may be", () => {
     expect(() => loadConfig({ HOLD_LIFETIME_MS: "3000" })).toThrow(ConfigError);
     expect(() => loadConfig({ HOLD_LIFETIME_MS: "3000" })).toThrow(
-      /HOLD_LIFETIME_MS.*progressIntervalMs × 3/,
+      "invalid configuration: HOLD_LIFETIME_MS 3000 must be at least 6000 (what heartbeats every 2000 ms and progress records every 2000 ms need)",
+    );
+    expect(() => loadConfig({ GATEWAY_PRESUMED_DEAD_AFTER_MS: "7000" })).toThrow(
+      "invalid configuration: GATEWAY_PRESUMED_DEAD_AFTER_MS 7000 must be at least 8000 (what heartbeats every 2000 ms and progress records every 2000 ms need)",
     );
     expect(loadConfig({ STREAM_DEADLINE_MS: "60000" }).settlementTimings.streamDeadlineMs).toBe(60_000);
     expect(() => loadConfig({ SHUTDOWN_DRAIN_MS: "ten" })).toThrow(/SHUTDOWN_DRAIN_MS/);
   });
+
+  it.each(["holdLifetimeMs", "presumedDeadAfterMs"] as const)(
+    "given the fixed timings, then %s holds at the least the configuration accepts, and not 1 ms below",
+    (name) => {
+      const leastMs = settableTimingsMinMs(defaultSettlementTimings)[name];
+      expect(() => assertSettlementTimings({ ...defaultSettlementTimings, [name]: leastMs })).not.toThrow();
+      expect(() => assertSettlementTimings({ ...defaultSettlementTimings, [name]: leastMs - 1 })).toThrow();
+      const variable = name === "holdLifetimeMs" ? "HOLD_LIFETIME_MS" : "GATEWAY_PRESUMED_DEAD_AFTER_MS";
+      expect(loadConfig({ [variable]: String(leastMs) }).settlementTimings[name]).toBe(leastMs);
+    },
+  );
 });
 
 describe("the sweeper's watch over the heartbeats", () => {
