@@ -3,10 +3,10 @@
 # node as PID 1 (exec form) so SIGTERM reaches the shutdown handler directly.
 #
 #   docker build -t won-gateway .
-#   docker run --rm --stop-timeout 45 -e DATABASE_URL=… -e SESSION_SECRET=… -e KEY_PEPPER=… won-gateway
+#   docker run --rm --stop-timeout 45 -e DATABASE_URL=… -e SESSION_SECRET=… -e KEY_PEPPER=… won-gateway --role=all
 #
-# With no --role the container runs every role; a --role=gateway container waits until a --role=worker one
-# has prepared the projections (docker-compose.yml runs both). A stop may take SHUTDOWN_DRAIN_MS + 21 s
+# --role=all runs every role in one container. The default command, --role=gateway, waits until a
+# --role=worker container has prepared the projections (docker-compose.yml runs both). A stop may take SHUTDOWN_DRAIN_MS + 21 s
 # (the drain, the cut, the close): docker's default 10 s would kill it before its usage is recorded, so
 # give --stop-timeout (compose: stop_grace_period) at least that.
 #

@@ -100,6 +100,16 @@ describe("Dockerfile", () => {
     expect(runtime).toContain("/health/live");
   });
 
+  it("given the image's own `docker run` example, then the container it starts serves alone: no gateway left waiting for a worker", () => {
+    const command = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)![1]!) as string[];
+    const examples = [...dockerfile.matchAll(/^#\s+docker run .* won-gateway(.*)$/gm)];
+    expect(examples.length).toBeGreaterThan(0);
+    for (const [line, given] of examples) {
+      const argv = given!.trim() === "" ? command : given!.trim().split(/\s+/);
+      expect(roleOf(argv), line).toBe("all");
+    }
+  });
+
   it("bundles the entry points the image and the ledger service run", () => {
     const build = packageJson.scripts.build!;
     expect(build).toContain("src/main.ts");
