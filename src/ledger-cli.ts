@@ -4,7 +4,7 @@ import { allProjections } from "../projections";
 import {
   receiptFailures,
   receiptFailuresUnderPem,
-  receiptFileFailures,
+  receiptTextFailures,
 } from "./billing/receipts/receipt-verification";
 import { loadLedgerCommandConfig } from "./config";
 import { loadLocalSecrets, localDataDirectory, startLocalDatabase } from "./database/local-data";
@@ -381,14 +381,12 @@ async function verifyReceiptFile(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${usage}\n`);
     return 2;
   }
-  const receipts: unknown = JSON.parse(await readFile(files[0]!, "utf8"));
+  const text = await readFile(files[0]!, "utf8");
   // A key file given is judged as verify-receipt.mjs judges it: one that is no Ed25519 public key is a
   // verdict (1), in the script's words, not a check that could not run.
   if (keyFile !== undefined) {
     const pem = await readFile(keyFile, "utf8");
-    return printReceiptVerdict(
-      receiptFileFailures(receipts, (receipt) => receiptFailuresUnderPem(receipt, pem)),
-    );
+    return printReceiptVerdict(receiptTextFailures(text, (receipt) => receiptFailuresUnderPem(receipt, pem)));
   }
   // Only a key configured or already kept in ./.data/ is trusted: this never generates one.
   const trustedKey = (await existingLedgerSigningKeyOf(loadLedgerCommandConfig()))?.publicKey;
@@ -399,9 +397,7 @@ async function verifyReceiptFile(argv: readonly string[]): Promise<number> {
     );
     return 2;
   }
-  return printReceiptVerdict(
-    receiptFileFailures(receipts, (receipt) => receiptFailures(receipt, trustedKey)),
-  );
+  return printReceiptVerdict(receiptTextFailures(text, (receipt) => receiptFailures(receipt, trustedKey)));
 }
 
 function printReceiptVerdict(failures: readonly string[]): number {

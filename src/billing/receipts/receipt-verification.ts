@@ -107,7 +107,7 @@ function checkAmount(
  * of the caller's requests share (`{ "object": "list", "data": [receipt, …] }`), each receipt's, named by its
  * place.
  */
-export function receiptFileFailures(
+function receiptFileFailures(
   document: unknown,
   receiptFailuresOf: (receipt: ChargeReceipt) => string[],
 ): string[] {
@@ -118,6 +118,20 @@ export function receiptFileFailures(
   return receipts.flatMap((receipt: ChargeReceipt, index) =>
     receiptFailuresOf(receipt).map((failure) => `receipt ${index + 1} of ${receipts.length}: ${failure}`),
   );
+}
+
+/** As verify-receipt.mjs: receiptFileFailures of a file's text; a file cut short or not JSON is a format failure. */
+export function receiptTextFailures(
+  text: string,
+  receiptFailuresOf: (receipt: ChargeReceipt) => string[],
+): string[] {
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch {
+    return ["format: the file is not JSON"];
+  }
+  return receiptFileFailures(document, receiptFailuresOf);
 }
 
 export function receiptFailuresUnderPem(receipt: ChargeReceipt, publicKeyPem: string): string[] {

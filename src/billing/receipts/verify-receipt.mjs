@@ -452,7 +452,7 @@ function checkTotal(receipt, earlier, lastData, failures) {
  * A file's failures: a receipt's own, or, for the list answered for a body id several of the caller's
  * requests share (`{ "object": "list", "data": [receipt, …] }`), each receipt's, named by its place.
  */
-export function receiptFileFailures(document, receiptFailuresOf) {
+function receiptFileFailures(document, receiptFailuresOf) {
   if (document?.object !== "list") return receiptFailuresOf(document);
   if (!Array.isArray(document.data) || document.data.length === 0)
     return ["format: the list holds no receipt"];
@@ -463,21 +463,32 @@ export function receiptFileFailures(document, receiptFailuresOf) {
   );
 }
 
+/** As receiptFileFailures, of the file's text: a file cut short or not JSON is a format failure, in one line. */
+export function receiptTextFailures(text, receiptFailuresOf) {
+  let document;
+  try {
+    document = JSON.parse(text);
+  } catch {
+    return ["format: the file is not JSON"];
+  }
+  return receiptFileFailures(document, receiptFailuresOf);
+}
+
 function main(argv) {
   if (argv.length !== 2) {
     process.stderr.write("usage: node verify-receipt.mjs <receipt.json> <public-key.pem>\n");
     return 2;
   }
-  let receipt;
+  let text;
   let publicKeyPem;
   try {
-    receipt = JSON.parse(readFileSync(argv[0], "utf8"));
+    text = readFileSync(argv[0], "utf8");
     publicKeyPem = readFileSync(argv[1], "utf8");
   } catch (error) {
     process.stderr.write(`verify-receipt: ${error.message}\n`);
     return 2;
   }
-  const failures = receiptFileFailures(receipt, (each) => receiptFailures(each, publicKeyPem));
+  const failures = receiptTextFailures(text, (each) => receiptFailures(each, publicKeyPem));
   process.stdout.write(failures.length === 0 ? "valid\n" : `${failures.join("\n")}\n`);
   return failures.length === 0 ? 0 : 1;
 }

@@ -450,7 +450,7 @@ describe("receipt verifiers", () => {
     expect((await exitOf("npx", configuredCli)).code).toBe(2);
   }, 120_000);
 
-  it("given the list answered for a body id several requests share, then both check each receipt in it and name a failure by its place", async () => {
+  it("given the list answered for a body id several requests share, then both check each receipt in it and name a failure by its place; a cut file is no JSON, in one line", async () => {
     const keyFile = path.join(directory, "public-key-for-lists.pem");
     await writeFile(keyFile, publicKeyPemOf(signingKey.publicKey));
     const listOf = (...data: unknown[]) => ({ object: "list", data });
@@ -470,6 +470,12 @@ describe("receipt verifiers", () => {
     expect(invalid.standalone.output).toMatch(/^receipt 2 of 2: chain: charge 1 \(UsageCharged .*\): /);
     expect(invalid.standalone.output).not.toMatch(/^receipt 1 of 2/m);
     expect(invalid.cli).toEqual(invalid.standalone);
+
+    const truncatedFile = path.join(directory, "receipts-truncated.json");
+    await writeFile(truncatedFile, JSON.stringify(listOf(sealed), null, 2).slice(0, 200));
+    const truncated = await verdictsOf(truncatedFile, keyFile);
+    expect(truncated.standalone).toEqual({ code: 1, output: "format: the file is not JSON\n" });
+    expect(truncated.cli).toEqual(truncated.standalone);
 
     const emptyFile = path.join(directory, "receipts-empty.json");
     await writeFile(emptyFile, JSON.stringify(listOf()));
