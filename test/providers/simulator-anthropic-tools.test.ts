@@ -149,6 +149,63 @@ describe("anthropic client: tool use against the simulator", () => {
     });
   });
 
+  describe("with thinking on, the turn whose calls are answered", () => {
+    const thinking = { type: "adaptive" as const };
+    const call = { type: "tool_use" as const, id: "toolu_01", name: "get_weather", input: { city: "Busan" } };
+    const result = { type: "tool_result" as const, tool_use_id: "toolu_01", content: "18°C, clear" };
+    const withAssistant = (
+      assistant: Anthropic.ContentBlockParam[],
+      after: Anthropic.MessageParam[] = [{ role: "user", content: [result] }],
+      settings: { thinking?: Anthropic.ThinkingConfigParam } = { thinking },
+    ) =>
+      client().messages.create({
+        model: "delta-4.6-sonnet",
+        max_tokens: 1024,
+        tools: [weatherTool],
+        messages: [question, { role: "assistant", content: assistant }, ...after],
+        ...settings,
+      });
+
+    it("given its thinking block dropped, when messages.create, then it is refused as upstream refuses it, naming the block found", async () => {
+      await expect(withAssistant([call])).rejects.toMatchObject({
+        status: 400,
+        error: {
+          type: "error",
+          error: {
+            type: "invalid_request_error",
+            message: expect.stringMatching(
+              /^messages\.1\.content\.0\.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`\. When `thinking` is enabled, a final `assistant` message must start with a thinking block/,
+            ),
+          },
+        },
+      });
+      await expect(withAssistant([{ type: "text", text: "Let me look." }, call])).rejects.toMatchObject({
+        status: 400,
+        message: expect.stringContaining("but found `text`"),
+      });
+    });
+
+    it("given it starts with its thinking, or thinking is off, or a new user turn follows, then the model answers", async () => {
+      const thinkingBlock = { type: "thinking" as const, thinking: "Busan: weather.", signature: "c2ln" };
+      const redacted = { type: "redacted_thinking" as const, data: "cmVkYWN0ZWQ=" };
+      const answered = [
+        await withAssistant([thinkingBlock, call]),
+        await withAssistant([redacted, call]),
+        await withAssistant([call], undefined, { thinking: { type: "disabled" } }),
+        await withAssistant([call], undefined, {}),
+        await withAssistant(
+          [call],
+          [
+            { role: "user", content: [result] },
+            { role: "assistant", content: "It is clear." },
+            { role: "user", content: "And tomorrow?" },
+          ],
+        ),
+      ];
+      for (const message of answered) expect(message.stop_reason).toMatch(/^(end_turn|tool_use)$/);
+    });
+  });
+
   // The runner keeps the conversation in a server-side message thread (a beta the gateway does not use)
   // unless told otherwise; with `thread: false` it sends the whole conversation, as the gateway does.
   it("given the SDK's tool runner without a message thread, then it runs the tool, sends the result and ends on the text answer", async () => {

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { SimulatedMessage } from "../simulated-completion";
 import type { ParsedSimulatorRequest } from "../simulated-protocol";
 import type { SimulatedToolChoice } from "../simulated-turn";
+import { thinkingToolLoopError } from "./messages-thinking-tool-loop";
 import { describeIssue, type MessagesContentBlock, messagesRequestSchema } from "./request-schemas";
 
 type MessagesRequest = z.output<typeof messagesRequestSchema>;
@@ -10,7 +11,8 @@ type MessagesTurn = MessagesRequest["messages"][number];
 /**
  * A messages request to the simulated turn. Tool results are checked the way upstream checks them: every
  * `tool_use` of an assistant turn is answered by a `tool_result` at the start of the very next user turn,
- * and every result answers a call of the turn before it.
+ * and every result answers a call of the turn before it; with thinking on, the turn whose calls are being
+ * answered starts with its thinking (messages-thinking-tool-loop).
  */
 export function parseMessagesRequest(body: unknown): ParsedSimulatorRequest {
   const parsed = messagesRequestSchema.safeParse(body);
@@ -18,6 +20,8 @@ export function parseMessagesRequest(body: unknown): ParsedSimulatorRequest {
   const request = parsed.data;
   const pairingError = toolPairingError(request.messages);
   if (pairingError !== undefined) return { ok: false, message: pairingError };
+  const thinkingError = thinkingToolLoopError(request.thinking?.type, request.messages);
+  if (thinkingError !== undefined) return { ok: false, message: thinkingError };
   const messages: SimulatedMessage[] = [];
   if (request.system)
     messages.push({
