@@ -50,6 +50,7 @@ export interface MessagesRequest {
  * rather than silently thinking less). The effort scale has no "minimal": `low`, its lowest, is nearest. "none" turns
  * thinking off explicitly, since whether a model thinks when `thinking` is left out depends on the model.
  * Adaptive thinking counts toward `max_tokens`, so no budget has to be kept below it.
+ * A request that answers the model's tool calls is sent with thinking off (see `thinkingOf`).
  */
 const efforts: Readonly<Record<Exclude<ReasoningEffort, "none">, MessagesEffort>> = {
   minimal: "low",
@@ -89,11 +90,38 @@ export function convertToMessagesRequest(
     ...(request.stop !== undefined && { stop_sequences: request.stop }),
     ...(request.user !== undefined && { metadata: { user_id: request.user } }),
     ...toolFields,
-    ...(effort !== undefined && {
-      thinking: effort === "none" ? { type: "disabled" } : { type: "adaptive" },
-    }),
+    ...(effort !== undefined && { thinking: thinkingOf(effort, turns) }),
     ...(Object.keys(outputConfig).length > 0 && { output_config: outputConfig }),
     ...(options.stream && { stream: true }),
   };
   return { body, answerToolName };
+}
+
+/**
+ * Adaptive thinking, unless the request answers the calls of the last assistant turn: with thinking on, the
+ * protocol wants that turn to start with the thinking block the model gave, and the gateway returns no
+ * thinking blocks to its clients, so none can come back. Disabled rather than left out, since a model may
+ * think when `thinking` is absent; the model thinks again from the user's next own turn. The effort stays,
+ * as it also sets how much the model spends on its text and calls.
+ */
+function thinkingOf(
+  effort: ReasoningEffort,
+  turns: readonly MessagesTurn[],
+): NonNullable<MessagesRequestBody["thinking"]> {
+  if (effort === "none" || answersToolCalls(turns)) return { type: "disabled" };
+  return { type: "adaptive" };
+}
+
+/** The last assistant turn is followed only by turns holding tool results: its calls are being answered. */
+function answersToolCalls(turns: readonly MessagesTurn[]): boolean {
+  const lastAssistantIndex = turns.findLastIndex((turn) => turn.role === "assistant");
+  if (lastAssistantIndex === -1) return false;
+  const following = turns.slice(lastAssistantIndex + 1);
+  return (
+    following.length > 0 &&
+    following.every(
+      (turn) =>
+        typeof turn.content !== "string" && turn.content.some((block) => block.type === "tool_result"),
+    )
+  );
 }
