@@ -376,6 +376,20 @@ describe("messages adapter: structured output", () => {
     expect(parts.at(-1)).toEqual({ type: "finish", finishReason: "stop" });
   });
 
+  it("given json_object with reasoning, then thinking is disabled (the answer tool is forced) and the reply is the JSON", async () => {
+    const result = await generate({
+      ...ask("Describe Busan as JSON."),
+      outputFormat: { type: "json_object" },
+      reasoningEffort: "high",
+    });
+    expect(sentBody()).toMatchObject({
+      tool_choice: { type: "any" },
+      thinking: { type: "disabled" },
+      output_config: { effort: "high" },
+    });
+    expect(result).toMatchObject({ text: "{}", toolCalls: [], finishReason: "stop" });
+  });
+
   it("given json_object with client tools, then the answer tool joins them under a free name and only client calls are tool calls", async () => {
     const taken: FunctionTool = { name: "json_answer", parameters: { type: "object", properties: {} } };
     const result = await generate({
