@@ -104,7 +104,8 @@ export class AlertService {
       throw error;
     }
     // Counted and added in one turn per account, the add answered once the projection lists it: adds sent
-    // at once would otherwise all count the endpoints before any of them landed, and all pass the bound.
+    // at once would otherwise all count the endpoints before any of them landed, and all pass the bound (as
+    // they may while the projection lags past the wait, when the add answers its secret all the same).
     // Another gateway process's adds still interleave with these, at most one per process at a time.
     return this.addTurns.run(`${account.kind}:${account.id}`, async () => {
       await authorize();
