@@ -8,7 +8,8 @@ import { callJson } from "../support/json-call";
  * the keys, which a change made through another process reaches a notification later; the hold, decided in
  * the database with the grant, refuses a key deactivated, deleted or no longer allowed its model since. So
  * the request sent the moment the change's call returns, to the other gateway, is refused as admission would
- * refuse it, and holds nothing; the key's model list, which no hold checks, reads the key as it is now.
+ * refuse it, and holds nothing; the key's model list, which no hold checks, reads the key as it is now. A
+ * key allowed more models is served them at once: a model the copy refuses is checked against the key now.
  */
 
 type Change = "deactivated" | "deleted" | "restricted";
@@ -35,11 +36,11 @@ describe("a key changed through one gateway", () => {
     await database?.drop();
   });
 
-  const generate = (harness: GatewayHarness, key: string) =>
+  const generate = (harness: GatewayHarness, key: string, slug: string = model) =>
     fetch(`${harness.baseUrl}/chat/completions`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ model, messages: [{ role: "user", content: "Hi" }], max_tokens: 5 }),
+      body: JSON.stringify({ model: slug, messages: [{ role: "user", content: "Hi" }], max_tokens: 5 }),
     });
 
   async function change(kind: Change, uuid: string): Promise<void> {
@@ -91,4 +92,25 @@ describe("a key changed through one gateway", () => {
     },
     60_000,
   );
+
+  it("given a key limited to a family and then allowed every model, then the other gateway's next request of another family is served", async () => {
+    for (let attempt = 0; attempt < keysPerChange; attempt++) {
+      const issued = await changing.issueKey(session, { name: `widened ${attempt}` });
+      await change("restricted", issued.uuid);
+      // The other gateway has the key in its copy, limited: it served the family and refused the rest.
+      const served = await generate(serving, issued.key, "beta-3-flash");
+      expect(served.status).toBe(200);
+      await served.text();
+      const refused = await generate(serving, issued.key);
+      expect(refused.status).toBe(403);
+      await refused.text();
+
+      const widened = await callJson(changing.url, "PUT", `/llm/apis/${issued.uuid}/limits`, session, {
+        allowedModels: null,
+      });
+      expect(widened.status, JSON.stringify(widened.body)).toBe(200);
+      const allowed = await generate(serving, issued.key);
+      expect([allowed.status, await allowed.text()]).toEqual([200, expect.stringContaining(model)]);
+    }
+  }, 60_000);
 });

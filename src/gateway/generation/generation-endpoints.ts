@@ -67,6 +67,11 @@ export function createGenerationEndpoints(
       if (observation) observation.model = modelNamedBy(body.value);
       await handle({
         caller,
+        callerNow: () =>
+          dependencies.admission.authenticate(request.headers.authorization, {
+            requireCredit: false,
+            fresh: true,
+          }),
         body: body.value,
         bodyBytes: body.bytes,
         requestId,

@@ -85,6 +85,8 @@ type Outcome = "completed" | "client-disconnected" | "upstream-failed" | Gateway
 export interface GenerationExchange {
   /** Authenticated before the body was read: a request without a valid key costs no body read. */
   caller: Caller;
+  /** The key as the projections hold it now, not as this process's copy last read it (C4). */
+  callerNow: () => Promise<Caller>;
   body: unknown;
   /** The body's size once inflated: the hold's bound on input tokens. */
   bodyBytes: number;
@@ -98,7 +100,8 @@ export function generationHandler(
   dependencies: GenerationDependencies,
 ): (exchange: GenerationExchange) => Promise<void> {
   const now = dependencies.now ?? (() => new Date());
-  return async ({ caller, body, bodyBytes, requestId, response }) => {
+  return async ({ caller: cachedCaller, callerNow, body, bodyBytes, requestId, response }) => {
+    let caller = cachedCaller;
     const startedAt = now();
     const observation = observationOf(response);
     observation?.admitted(caller);
@@ -110,8 +113,13 @@ export function generationHandler(
     }
     const model = findModel(slug);
     if (!model) throw apiErrors.unknownModel(slug);
-    // Before the hold: a model the key may not call costs nothing and reaches no upstream (C14).
-    if (!mayCallModel(caller.allowedModels, model)) throw apiErrors.modelNotAllowed(slug);
+    // Before the hold: a model the key may not call costs nothing and reaches no upstream (C14). This
+    // process's copy may predate a change made through another gateway that allows it: the key as it is
+    // now decides (a read only for a refusal; the hold refuses what the copy allowed and no longer may).
+    if (!mayCallModel(caller.allowedModels, model)) {
+      caller = await callerNow();
+      if (!mayCallModel(caller.allowedModels, model)) throw apiErrors.modelNotAllowed(slug);
+    }
     const upstreamRequest = format.toGenerationRequest(parsed, model);
     // A fallback the key may not call is skipped, as one that cannot take the request is; those left may
     // answer, and the hold is priced as the dearest of them.
