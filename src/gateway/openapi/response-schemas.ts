@@ -724,7 +724,7 @@ export const webhookMessageSchemas = {
         .nullable()
         .meta({ description: "when the window ends; null for the total spend limit" }),
     }),
-    "A key was refused for one of its limits; at most once per key and window",
+    "A key was refused for one of its limits; at most once per key and window, and again once the limit is set to another value",
   ),
   "statement.closed": webhookMessageOf(
     "statement.closed",

@@ -467,6 +467,54 @@ describe("alerts by signed webhooks", () => {
     expect(lowOnly.status).toBe(201);
   }, 30_000);
 
+  it("given a key alerted at its total spend limit, when the limit is raised and reached again, then key.limit_reached is written again naming the new limit", async () => {
+    const userId = "raised-limit-user";
+    const token = await harness.session(userId);
+    const added = await call(harness.url, "POST", "/llm/webhooks", token, {
+      url: receiverUrl,
+      events: ["key.limit_reached"],
+    });
+    expect(added.status).toBe(201);
+    await harness.topUp({ kind: "user", id: userId }, "1000");
+    const key = await harness.issueKey(token, { name: "capped" });
+    const chat = async () =>
+      (
+        await fetch(`${harness.baseUrl}/chat/completions`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json" },
+          body: JSON.stringify({
+            model: "alpha-5.4",
+            max_tokens: 20,
+            messages: [{ role: "user", content: "hi" }],
+          }),
+        })
+      ).status;
+    const alerted = async () =>
+      (
+        await harness.service.ledger.pool.query<{ limit_value: string }>(
+          `SELECT body::json->'data'->>'limitValue' AS limit_value FROM webhook_deliveries
+           WHERE event_type = 'key.limit_reached' AND body::json->'data'->>'keyId' = $1
+           ORDER BY created_at`,
+          [key.uuid],
+        )
+      ).rows.map((row) => row.limit_value);
+    const limitTo = (totalSpendLimitWon: string) =>
+      call(harness.url, "PUT", `/llm/apis/${key.uuid}/limits`, token, { totalSpendLimitWon });
+
+    expect((await limitTo("0.01")).status).toBe(200);
+    // The first request is under the limit; its cost takes the key past it.
+    expect([await chat(), await chat()]).toEqual([200, 400]);
+    expect(await alerted()).toEqual(["0.01"]);
+
+    expect((await limitTo("0.02")).status).toBe(200);
+    expect(await chat()).toBe(400);
+    expect(await alerted()).toEqual(["0.01", "0.02"]);
+    expect(await chat()).toBe(400);
+    expect(await alerted()).toEqual(["0.01", "0.02"]);
+    // Its messages, signed with a secret the receiver does not hold, are no other test's to deliver.
+    expect((await call(harness.url, "DELETE", `/llm/webhooks/${added.body.id}`, token)).status).toBe(200);
+  }, 30_000);
+
   it("given a month's statement, when it becomes final, then each subscribed endpoint of the account gets statement.closed once", async () => {
     const userId = "statement-user";
     const token = await harness.session(userId);
