@@ -9,14 +9,15 @@ import { enqueueAlert } from "./webhook-outbox";
 
 /**
  * `key.limit_reached` (C14): at most once per key and window, where the window is the one the refused limit
- * counts in: the minute for the rate limit, the Seoul month for the monthly spend limit, the key's lifetime for
- * the total one — each value the limit is set to opening a window of its own, so a limit raised and reached
- * again is told to its owner again. The first refusal of a key's window in this process writes its alert to the outbox before the
- * refusal is answered, so no crash of the gateway can lose it (at least once, as every webhook); later refusals
- * of that window wait for that same write or, once it is done, for nothing. The outbox's dedupe key
- * `${keyId}:${window}:${limitValue}` keeps one message per endpoint, key and window across processes. A failed write is logged
- * and counted, never the request's failure (the next refusal of the window tries again); past
- * `keyLimitAlertWritesInFlightMax` writes at once a refusal's alert is dropped and counted.
+ * counts in: the minute for the rate limit, the Seoul month for the monthly spend limit, the key's lifetime
+ * for the total one — each value the limit is set to opening a window of its own, so a limit raised and
+ * reached again is told to its owner again. The first refusal of a key's window in this process writes its
+ * alert to the outbox before the refusal is answered, so no crash of the gateway can lose it (at least once,
+ * as every webhook); later refusals of that window wait for that same write or, once it is done, for
+ * nothing. The outbox's dedupe key `${keyId}:${window}:${limitValue}` keeps one message per endpoint, key and
+ * window across processes. A failed write is logged and counted, never the request's failure (the next
+ * refusal of the window tries again); past `keyLimitAlertWritesInFlightMax` writes at once a refusal's alert
+ * is dropped and counted.
  */
 
 export interface KeyLimitRefused {
