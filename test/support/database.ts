@@ -22,9 +22,28 @@ export async function createTestDatabase(label = "t"): Promise<TestDatabase> {
     name,
     drop: () =>
       withAdminClient(serverUrl, async (client) => {
+        await sessionsGone(client, name);
         await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       }),
   };
+}
+
+/**
+ * A pool's `end()` resolves once its clients are told to end, before the server has read their goodbyes: a
+ * drop WITH (FORCE) right after it may end such a session first, and its client, ending, then gets a FATAL
+ * that nothing listens for (an uncaught error failing the whole run). So the drop waits for them, a little:
+ * FORCE is for sessions a test left open.
+ */
+async function sessionsGone(client: pg.Client, database: string): Promise<void> {
+  const deadline = Date.now() + 1_000;
+  while (Date.now() < deadline) {
+    const { rows } = await client.query<{ sessions: number }>(
+      "SELECT count(*)::int AS sessions FROM pg_stat_activity WHERE datname = $1",
+      [database],
+    );
+    if (rows[0]!.sessions === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 async function withAdminClient<T>(serverUrl: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
