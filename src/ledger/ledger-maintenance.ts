@@ -92,22 +92,27 @@ export async function rebuildProjections(
       await takeRunnerLock(client);
       // One transaction: until the rebuild commits, every reader keeps seeing the projections as they were.
       return await inOneTransaction(client, async () => {
+        // The read models kept inline by the ledger's own trigger (funds, open holds), in this transaction,
+        // before the projections' tables are swapped in: a hold locks its accounts' funds rows, then reads
+        // the active keys, so the rebuild takes those rows before the tables too. Holding the swapped tables
+        // while it waited for a hold's row, it would deadlock with that hold, and one of the two would fail.
+        const recomputeFunds = (foldedUpTo?: bigint) => recomputeInlineFunds(client, foldedUpTo);
         // A rebuild in SQL folds the inline read models' money from its chunks as well.
-        const rebuilt: { eventCount: number; last: LogPosition; inlineFundsFoldedUpTo?: bigint } =
+        const rebuilt: { eventCount: number; last: LogPosition } =
           fold === "sql"
             ? await rebuildInSql(client, context.projections, {
                 chunkEventsMax: options.chunkEventsMax ?? limits.rebuildChunkEventsMax,
                 foldInlineFunds: true,
+                beforeSwap: recomputeFunds,
                 ...onProgress,
               })
             : await rebuildInMemory(client, context.store, context.projections, {
                 pageSizeMax: options.batchSizeMax,
                 rowsInMemoryMax: options.rowsInMemoryMax ?? limits.rebuildRowsInMemoryMax,
+                beforeSwap: () => recomputeFunds(),
                 ...onProgress,
               });
         await writeRebuiltCheckpoints(client, context.projections, rebuilt.last);
-        // The read models kept inline by the ledger's own trigger (funds, open holds), in this transaction.
-        await recomputeInlineFunds(client, rebuilt.inlineFundsFoldedUpTo);
         return {
           eventCount: rebuilt.eventCount,
           checksum: await balanceChecksum(client),

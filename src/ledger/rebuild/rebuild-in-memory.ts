@@ -15,6 +15,8 @@ export interface InMemoryRebuildOptions {
   pageSizeMax: number;
   rowsInMemoryMax: number;
   onProgress?: (appliedEvents: number) => void;
+  /** Runs once the shadows are filled and indexed, before the live tables are locked and swapped. */
+  beforeSwap?: () => Promise<void>;
 }
 
 export async function rebuildInMemory(
@@ -30,6 +32,6 @@ export async function rebuildInMemory(
   await shadows.create();
   const pages = store.readWholeLog?.(options.pageSizeMax) ?? pagesOf(store, options.pageSizeMax);
   const folded = await foldIntoShadows(shadows, pages, projections, options);
-  await shadows.indexAndSwap();
+  await shadows.indexAndSwap(options.beforeSwap);
   return folded;
 }

@@ -22,9 +22,11 @@ export interface SqlRebuildOptions {
   chunkEventsMax: number;
   /**
    * Also fold the inline read models' money from the chunks (fold-inline-funds.ts), for
-   * ledger_recompute_funds to finish: the answer's `inlineFundsFoldedUpTo`.
+   * ledger_recompute_funds to finish: `beforeSwap` is given the transaction order they are folded up to.
    */
   foldInlineFunds?: boolean;
+  /** Runs once the shadows are filled and indexed, before the live tables are locked and swapped. */
+  beforeSwap?: (inlineFundsFoldedUpTo: bigint | undefined) => Promise<void>;
   onProgress?: (appliedEvents: number) => void;
 }
 
@@ -37,7 +39,7 @@ export async function rebuildInSql(
   client: pg.ClientBase,
   projections: readonly ProjectionDefinition[],
   options: SqlRebuildOptions,
-): Promise<{ eventCount: number; last: LogPosition; inlineFundsFoldedUpTo?: bigint }> {
+): Promise<{ eventCount: number; last: LogPosition }> {
   const folds = sqlFoldsOf(projections);
   if (!folds) throw new Error("every projection rebuilt in SQL needs an SQL fold");
   const shadows = new ShadowTables(
@@ -73,12 +75,11 @@ export async function rebuildInSql(
   if (chunksFolded > 1)
     for (const fold of folds)
       for (const statement of fold.finish?.(shadowName) ?? []) await client.query(statement);
-  await shadows.indexAndSwap();
-  return {
-    eventCount: applied,
-    last: extent?.last ?? logStart,
-    ...(foldInlineFunds ? { inlineFundsFoldedUpTo: extent.upToOrder } : {}),
-  };
+  const { beforeSwap } = options;
+  await shadows.indexAndSwap(
+    beforeSwap && (() => beforeSwap(foldInlineFunds ? extent.upToOrder : undefined)),
+  );
+  return { eventCount: applied, last: extent?.last ?? logStart };
 }
 
 export interface VisibleLog {

@@ -135,11 +135,12 @@ export class ShadowTables {
   }
 
   /**
-   * Keys and indexes are built on the shadows while readers still use the live tables; then each live
-   * table is dropped and its shadow renamed into place, indexes included. The live tables are locked first,
-   * in the projections' order, the order readers of one snapshot lock them in (projection-snapshot.ts).
+   * Keys and indexes are built on the shadows while readers still use the live tables; then `beforeSwap`
+   * runs, and each live table is dropped and its shadow renamed into place, indexes included. The live
+   * tables are locked first, in the projections' order, the order readers of one snapshot lock them in
+   * (projection-snapshot.ts), and stay locked until the caller commits.
    */
-  async indexAndSwap(): Promise<void> {
+  async indexAndSwap(beforeSwap?: () => Promise<void>): Promise<void> {
     if (this.placement.temporary) throw new Error("temporary shadows are not swapped into place");
     const renames: { from: string; to: string }[] = [];
     for (const table of this.tables) {
@@ -151,6 +152,7 @@ export class ShadowTables {
         renames.push({ from: index.shadowIndex, to: index.index });
       }
     }
+    await beforeSwap?.();
     const live = this.tables.map((table) => table.name);
     await this.client.query(`LOCK TABLE ${live.join(", ")} IN ACCESS EXCLUSIVE MODE`);
     for (const table of this.tables) {
