@@ -30,6 +30,7 @@ import { sweptHoldReservesMigration } from "./migrations/0020-swept-hold-reserve
 import { holdsDecidedInTurnMigration } from "./migrations/0021-holds-decided-in-turn";
 import { holdsCheckTheKeyMigration } from "./migrations/0022-holds-check-the-key";
 import { webhookDueMessagesByEndpointMigration } from "./migrations/0023-webhook-due-messages-by-endpoint";
+import { recomputeLocksAuthorizedFundsMigration } from "./migrations/0024-recompute-locks-authorized-funds";
 
 /**
  * The changes to the ledger's tables, in order (migration.ts). Projection tables are not here: each
@@ -59,6 +60,7 @@ export const migrations: readonly Migration[] = [
   holdsDecidedInTurnMigration,
   holdsCheckTheKeyMigration,
   webhookDueMessagesByEndpointMigration,
+  recomputeLocksAuthorizedFundsMigration,
 ];
 
 /**

@@ -6,7 +6,10 @@ import type { DeclaredFunction } from "../../../database/declared-schema";
  * zero.
  *
  * The live rows are deleted (and so locked against concurrent appends' triggers) before the log is folded,
- * so no append lands between the fold and the rows. The folds run in parallel workers where they can: an
+ * so no append lands between the fold and the rows. The authorized rows, which holds lock, are locked as a
+ * table first: the holds in flight end, and none starts until the caller commits. Deleted row by row, in the
+ * table's order, they would deadlock with a batch of holds locking its accounts' rows in key order, and the
+ * recompute would fail on an account's first row, inserted by a hold still committing. The folds run in parallel workers where they can: an
  * INSERT … SELECT never does in PostgreSQL 15, so the two long ones fold into temporary tables first (CREATE
  * TABLE AS may use workers), with the planner told that handing rows from workers costs nothing here: it
  * prices json_to_record as nearly free, so it would never split the parse.
@@ -23,6 +26,7 @@ export const ledgerRecomputeFundsFunction: DeclaredFunction = {
     CREATE OR REPLACE FUNCTION ledger_recompute_funds(folded_up_to bigint DEFAULT NULL) RETURNS void LANGUAGE plpgsql
       SET parallel_setup_cost = 0 SET parallel_tuple_cost = 0 AS $$
     BEGIN
+      LOCK TABLE account_funds_authorized IN EXCLUSIVE MODE;
       DELETE FROM account_funds_authorized;
       DELETE FROM account_funds_settled;
       IF folded_up_to IS NULL THEN
