@@ -9,10 +9,10 @@ import type { DeclaredFunction } from "../../../database/declared-schema";
  * so no append lands between the fold and the rows. The authorized rows, which holds lock, are locked as a
  * table first: the holds in flight end, and none starts until the caller commits. Deleted row by row, in the
  * table's order, they would deadlock with a batch of holds locking its accounts' rows in key order, and the
- * recompute would fail on an account's first row, inserted by a hold still committing. The folds run in parallel workers where they can: an
- * INSERT … SELECT never does in PostgreSQL 15, so the two long ones fold into temporary tables first (CREATE
- * TABLE AS may use workers), with the planner told that handing rows from workers costs nothing here: it
- * prices json_to_record as nearly free, so it would never split the parse.
+ * recompute would fail on an account's first row, inserted by a hold still committing. The folds run in
+ * parallel workers where they can: an INSERT … SELECT never does in PostgreSQL 15, so the two long ones fold
+ * into temporary tables first (CREATE TABLE AS may use workers), with the planner told that handing rows from
+ * workers costs nothing here: it prices json_to_record as nearly free, so it would never split the parse.
  *
  * Given `folded_up_to`, the caller has folded the log up to that transaction order already (a rebuild in SQL,
  * from the events its chunks parsed: src/ledger/rebuild/fold-inline-funds.ts), as rows of movement to sum in
