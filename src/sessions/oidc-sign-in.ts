@@ -38,6 +38,7 @@ export const oidcRefusalReasons = [
   "not-configured",
   "transaction-missing",
   "state-mismatch",
+  "callback-invalid",
   "provider-error",
   "provider-failed",
   "id-token-expired",
@@ -97,6 +98,11 @@ export class OidcSignIn {
       throw new OidcSignInRefused("state-mismatch");
     try {
       const configuration = await this.configuration();
+      const malformed = malformedCallbackParameterOf(
+        callbackUrl.searchParams,
+        configuration.serverMetadata(),
+      );
+      if (malformed !== undefined) throw new OidcSignInRefused("callback-invalid", malformed);
       const tokens = await client.authorizationCodeGrant(configuration, callbackUrl, {
         pkceCodeVerifier: transaction.codeVerifier,
         expectedState: transaction.state,
@@ -153,6 +159,25 @@ async function discover(settings: OidcSettings): Promise<client.Configuration> {
   // The ID token's signature is checked against the provider's JWKS, not taken on the word of TLS alone.
   client.enableNonRepudiationChecks(configuration);
   return configuration;
+}
+
+/**
+ * The parameter a provider's redirect back never has as this one does (RFC 6749 §4.1.2: each once, `code`
+ * unless `error`; RFC 9207: `iss` the issuer's, present when the provider says it sends it); undefined when
+ * none. openid-client refuses the same, but as an invalid response, which reads as the provider failing:
+ * these callbacks are the visitor's own address bar, edited or pasted, or another provider's answer.
+ */
+function malformedCallbackParameterOf(
+  parameters: URLSearchParams,
+  provider: client.ServerMetadata,
+): string | undefined {
+  const repeated = ["state", "code", "iss", "error"].find((name) => parameters.getAll(name).length > 1);
+  if (repeated !== undefined) return repeated;
+  const issuer = parameters.get("iss");
+  if (issuer === null ? provider.authorization_response_iss_parameter_supported : issuer !== provider.issuer)
+    return "iss";
+  if (parameters.get("code") === null && parameters.get("error") === null) return "code";
+  return undefined;
 }
 
 /** The gateway's session for the claims: the user claim required, organization and role when configured. */

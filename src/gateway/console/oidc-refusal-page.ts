@@ -23,6 +23,10 @@ const reasons: Record<OidcRefusalReason, Record<Language, string>> = {
     en: "The identity provider answered with a state that does not match this sign-in, so the answer was not trusted.",
     ko: "ID 공급자의 응답에 담긴 state가 이 로그인과 일치하지 않아 응답을 신뢰하지 않았습니다.",
   },
+  "callback-invalid": {
+    en: "The address that brought you back is not one the identity provider gives (a parameter missing, repeated, or naming another provider), so it was not trusted. Start again.",
+    ko: "돌아온 주소가 ID 공급자가 보내는 형식이 아닙니다(매개변수가 없거나, 반복되거나, 다른 공급자를 가리킴). 신뢰하지 않았습니다. 다시 시작하세요.",
+  },
   "provider-error": {
     en: "The identity provider refused the sign-in.",
     ko: "ID 공급자가 로그인을 거부했습니다.",
