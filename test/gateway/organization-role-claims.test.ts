@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../../projections";
 import { rebuildProjections } from "../../src/ledger/ledger-maintenance";
 import { verifyProjections } from "../../src/ledger/verify-projections";
+import { signInOverHttp } from "../console/support/oidc-sign-in-over-http";
 import { type OpenIdProvider, startOpenIdProvider } from "../console/support/openid-provider";
 import { type GatewayHarness, startGatewayHarness } from "../support/gateway-harness";
 import { callJson, type JsonReply } from "../support/json-call";
@@ -15,29 +16,6 @@ import { callJson, type JsonReply } from "../support/json-call";
 
 const organizationId = "org-provider";
 
-/** Cookies of one origin, as a browser keeps them (name → value), without paths or expiry beyond removal. */
-class CookieJar {
-  private readonly cookies = new Map<string, string>();
-
-  take(response: Response): void {
-    for (const header of response.headers.getSetCookie()) {
-      const pair = header.split(";", 1)[0]!;
-      const name = pair.slice(0, pair.indexOf("=")).trim();
-      const value = pair.slice(pair.indexOf("=") + 1);
-      if (value === "" || /max-age=0|expires=thu, 01 jan 1970/i.test(header)) this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-  }
-
-  header(): string {
-    return [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
-  }
-
-  get(name: string): string | undefined {
-    return this.cookies.get(name);
-  }
-}
-
 describe("a provider's role claim, across sign-ins", () => {
   let provider: OpenIdProvider;
   let gateway: GatewayHarness;
@@ -45,41 +23,10 @@ describe("a provider's role claim, across sign-ins", () => {
 
   /** Signs `login` in as a browser would: the gateway, the provider's login and consent, the callback. */
   async function signIn(login: string): Promise<string> {
-    const gatewayOrigin = new URL(gateway.url).origin;
-    const jars = { gateway: new CookieJar(), provider: new CookieJar() };
-    let url = new URL("/console/sign-in/oidc", gateway.url);
-    let form: URLSearchParams | undefined;
-    for (let step = 0; step < 20; step++) {
-      const jar = url.origin === gatewayOrigin ? jars.gateway : jars.provider;
-      const response = await fetch(url, {
-        method: form ? "POST" : "GET",
-        redirect: "manual",
-        headers: {
-          cookie: jar.header(),
-          ...(form ? { "content-type": "application/x-www-form-urlencoded" } : {}),
-        },
-        ...(form ? { body: form.toString() } : {}),
-      });
-      jar.take(response);
-      form = undefined;
-      const location = response.headers.get("location");
-      if (response.status >= 300 && response.status < 400 && location) {
-        url = new URL(location, url);
-        if (url.origin === gatewayOrigin && url.pathname === "/console/") {
-          const token = jars.gateway.get("session");
-          if (!token) throw new Error("signed in without a session cookie");
-          return token;
-        }
-        continue;
-      }
-      const page = await response.text();
-      if (response.status !== 200 || !url.pathname.startsWith("/interaction/"))
-        throw new Error(`sign-in stopped at ${url.href} (${response.status}): ${page.slice(0, 300)}`);
-      form = page.includes('name="login"')
-        ? new URLSearchParams({ prompt: "login", login, password: "any" })
-        : new URLSearchParams({ prompt: "consent" });
-    }
-    throw new Error("sign-in took more than 20 steps");
+    const outcome = await signInOverHttp(gateway.url, login);
+    if (!outcome.signedIn)
+      throw new Error(`sign-in refused (${outcome.status}): ${outcome.html.slice(0, 300)}`);
+    return outcome.token;
   }
 
   const call = (method: string, path: string, token: string, body?: unknown) =>
