@@ -46,6 +46,7 @@ export const oidcRefusalReasons = [
   "id-token-claims",
   "user-claim-missing",
   "claim-invalid",
+  "gateway-unavailable",
 ] as const;
 export type OidcRefusalReason = (typeof oidcRefusalReasons)[number];
 
@@ -72,6 +73,14 @@ export class OidcSignIn {
 
   /** Where to send the browser, and the transaction to keep until it returns to `redirectUri`. */
   async start(redirectUri: string): Promise<{ authorizationUrl: URL; transaction: OidcTransaction }> {
+    try {
+      return await this.authorizationRequest(redirectUri);
+    } catch (error) {
+      throw refusalOf(error);
+    }
+  }
+
+  private async authorizationRequest(redirectUri: string) {
     const configuration = await this.configuration();
     const transaction: OidcTransaction = {
       state: client.randomState(),

@@ -55,6 +55,10 @@ const reasons: Record<OidcRefusalReason, Record<Language, string>> = {
     en: "A claim the gateway reads is not an id it can use (text of at most 256 characters).",
     ko: "게이트웨이가 읽는 클레임 값이 사용할 수 없는 형식입니다(최대 256자의 텍스트).",
   },
+  "gateway-unavailable": {
+    en: "The identity provider said who you are, but the gateway could not record the sign-in just now (its database is out of reach or behind). Try again in a moment.",
+    ko: "ID 공급자는 사용자를 확인했지만, 게이트웨이가 지금 로그인을 기록하지 못했습니다(데이터베이스에 연결할 수 없거나 늦어짐). 잠시 후 다시 시도하세요.",
+  },
 };
 
 const texts = {
@@ -62,10 +66,14 @@ const texts = {
   ko: { title: "로그인 거부됨", detail: "세부 정보", back: "로그인으로 돌아가기" },
 } as const;
 
-/** The HTTP status of each refusal: the provider's failure is a bad gateway, the rest a bad request. */
+/**
+ * The HTTP status of each refusal: the provider's failure is a bad gateway, the gateway's own an unavailable
+ * service, the rest a bad request.
+ */
 export function refusalStatusOf(reason: OidcRefusalReason): number {
   if (reason === "not-configured") return 404;
   if (reason === "provider-failed") return 502;
+  if (reason === "gateway-unavailable") return 503;
   return 400;
 }
 

@@ -95,12 +95,15 @@ function transactionCookieOptions(request: Request, { clearing = false } = {}) {
 }
 
 function refuse(request: Request, response: Response, error: unknown, logger: Logger | undefined): void {
+  // Every failure of the provider's part is an OidcSignInRefused (oidc-sign-in.ts): anything else is the
+  // gateway's own, recording the role claim or the session, and is said as such, not blamed on the provider.
   const refusal =
     error instanceof OidcSignInRefused
       ? error
-      : new OidcSignInRefused("provider-failed", undefined, { cause: error });
+      : new OidcSignInRefused("gateway-unavailable", undefined, { cause: error });
   const cause = refusal.cause instanceof Error ? refusal.cause : undefined;
-  logger?.warn(
+  const level = refusal.reason === "gateway-unavailable" ? "error" : "warn";
+  logger?.[level](
     {
       reason: refusal.reason,
       detail: refusal.detail,
