@@ -77,8 +77,11 @@ export class SessionTokens {
         requiredClaims: ["sub", "exp"],
       });
       if (!isAccountId(payload.sub)) return undefined;
-      const organizationId = typeof payload.org === "string" && payload.org !== "" ? payload.org : null;
-      // Signed by the platform, yet no account could be named by it: not a session this service can serve.
+      // Absent, null or "": a session of no organization, as platforms write it. Any other value that is no
+      // account id (a number, a list) is signed by the platform yet names no account this service can serve,
+      // as such a `sub` does: no session, rather than one silently of no organization.
+      const organizationId =
+        payload.org === undefined || payload.org === null || payload.org === "" ? null : payload.org;
       if (organizationId !== null && !isAccountId(organizationId)) return undefined;
       const providerRole =
         this.providerRoles &&
