@@ -285,6 +285,11 @@ function oidcOf(values: z.infer<typeof environmentSchema>): OidcSettings | undef
     if (stray) throw new ConfigError(`invalid configuration: ${stray} is set but OIDC_ISSUER is not`);
     return undefined;
   }
+  // A role is a role in an organization (C14): without the organization's claim no sign-in would carry one.
+  if (values.OIDC_ROLE_CLAIM && !values.OIDC_ORGANIZATION_CLAIM)
+    throw new ConfigError(
+      "invalid configuration: OIDC_ROLE_CLAIM is set but OIDC_ORGANIZATION_CLAIM is not (a role is one in an organization)",
+    );
   const issuerUrl = new URL(issuer);
   // Plain http would hand codes and tokens to anyone on the path; only a provider on this machine may use it.
   if (issuerUrl.protocol === "http:" && !loopbackHosts.has(issuerUrl.hostname))

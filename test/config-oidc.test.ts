@@ -50,4 +50,10 @@ describe("OIDC_* configuration", () => {
       loadConfig({ OIDC_ISSUER: "https://login.example.com", OIDC_CLIENT_ID: "c", OIDC_USER_CLAIM: "a b" }),
     ).toThrow("OIDC_USER_CLAIM");
   });
+
+  it("given a role claim without an organization claim, then the start stops naming both, where every sign-in would have carried no role", () => {
+    expect(() =>
+      loadConfig({ OIDC_ISSUER: "https://login.example.com", OIDC_CLIENT_ID: "c", OIDC_ROLE_CLAIM: "role" }),
+    ).toThrow("OIDC_ROLE_CLAIM is set but OIDC_ORGANIZATION_CLAIM is not");
+  });
 });
