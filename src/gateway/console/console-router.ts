@@ -163,10 +163,13 @@ function mountSignInRoute(router: Router, { sessions, consoleAuth }: ConsoleRout
     response.setHeader("cache-control", "no-store");
     response.setHeader("referrer-policy", "no-referrer");
     const code = typeof request.query.code === "string" ? request.query.code : "";
-    // Led here by another site (Fetch Metadata, which browsers send): ask first, redeem nothing. Opened
-    // directly (typed, pasted, from a terminal: "none") or from this site, sign in at once.
+    // A browser says where a navigation came from (Fetch Metadata). Opened directly (typed, pasted, from a
+    // terminal: "none") or from this site, the link signs in at once. Led here by another site, ask first,
+    // redeeming nothing; so too for a request that says nothing (a chat's link preview, a mail scanner) or
+    // only asks for headers: a program fetching the link must not spend the person's one sign-in.
     const from = request.headers["sec-fetch-site"];
-    if (code && (from === "cross-site" || from === "same-site")) {
+    const openedByThePerson = request.method === "GET" && (from === "none" || from === "same-origin");
+    if (code && !openedByThePerson) {
       response
         .status(200)
         .type("text/html")

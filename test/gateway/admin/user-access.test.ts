@@ -20,8 +20,12 @@ async function admin(
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
+/** Opens a link as a browser does from a pasted address (`Sec-Fetch-Site: none`). */
 async function signIn(url: string, path: string): Promise<string | null> {
-  const response = await fetch(`${url}${path}`, { redirect: "manual" });
+  const response = await fetch(`${url}${path}`, {
+    redirect: "manual",
+    headers: { "sec-fetch-site": "none" },
+  });
   expect(response.status).toBe(303);
   return response.headers.get("location");
 }

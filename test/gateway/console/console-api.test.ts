@@ -217,13 +217,15 @@ describe("the admin cookie", () => {
 describe("the first-start sign-in link", () => {
   it("signs in once, then sends the browser to the sign-in page", async () => {
     const code = await harness.service.consoleAuth.mintSignInCode({ userId: "demo", organizationId: null });
-    const first = await fetch(`${harness.url}/console/sign-in?code=${code}`, { redirect: "manual" });
+    // Opened from the start banner in a terminal: the browser says "none".
+    const opened = { redirect: "manual", headers: { "sec-fetch-site": "none" } } as const;
+    const first = await fetch(`${harness.url}/console/sign-in?code=${code}`, opened);
     expect(first.status).toBe(303);
     expect(first.headers.get("location")).toBe("/console/");
     const session = cookieValueOf(setCookieOf(first, "session"));
     expect(await harness.service.sessions.verify(session)).toEqual({ userId: "demo", organizationId: null });
 
-    const again = await fetch(`${harness.url}/console/sign-in?code=${code}`, { redirect: "manual" });
+    const again = await fetch(`${harness.url}/console/sign-in?code=${code}`, opened);
     expect(again.status).toBe(303);
     expect(again.headers.get("location")).toBe("/console/?signIn=expired");
     expect(again.headers.getSetCookie()).toEqual([]);
@@ -257,6 +259,28 @@ describe("a sign-in link another site leads to (login CSRF)", () => {
     expect(confirmed.headers.get("location")).toBe("/console/");
     const session = cookieValueOf(setCookieOf(confirmed, "session"));
     expect(await harness.service.sessions.verify(session)).toEqual({ userId: "eve", organizationId: null });
+  });
+
+  it("given a link fetched by a program (a chat's link preview, a mail scanner: no Sec-Fetch-Site, or HEAD), then it asks and redeems nothing, so the person's own click still signs in", async () => {
+    const code = await harness.service.consoleAuth.mintSignInCode({ userId: "mina", organizationId: null });
+    const link = `${harness.url}/console/sign-in?code=${code}`;
+    const preview = await fetch(link, {
+      redirect: "manual",
+      headers: { "user-agent": "Slackbot-LinkExpanding 1.0" },
+    });
+    expect(preview.status).toBe(200);
+    expect(preview.headers.getSetCookie()).toEqual([]);
+    expect(await preview.text()).toContain(`href="/console/sign-in?code=${code}"`);
+    const probed = await fetch(link, {
+      method: "HEAD",
+      redirect: "manual",
+      headers: { "sec-fetch-site": "none" },
+    });
+    expect(probed.headers.getSetCookie()).toEqual([]);
+
+    const clicked = await fetch(link, { redirect: "manual", headers: { "sec-fetch-site": "none" } });
+    expect(clicked.status).toBe(303);
+    expect(clicked.headers.get("location")).toBe("/console/");
   });
 
   it("signs in at once when the link is opened directly (typed, pasted, from the start banner)", async () => {

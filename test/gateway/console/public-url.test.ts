@@ -56,7 +56,7 @@ async function forwarded(
   harness: GatewayHarness,
   method: "GET" | "POST",
   path: string,
-  options: { body?: unknown; admin?: boolean } = {},
+  options: { body?: unknown; admin?: boolean; headers?: Record<string, string> } = {},
 ) {
   const response = await send(`${harness.url}${path}`, {
     method,
@@ -64,6 +64,7 @@ async function forwarded(
       host: internalHost,
       ...(options.body === undefined ? {} : { "content-type": "application/json" }),
       ...(options.admin ? { authorization: `Bearer ${testSecrets.adminToken}` } : {}),
+      ...options.headers,
     },
     ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
   });
@@ -106,7 +107,9 @@ describe("PUBLIC_URL: the origin browsers reach the gateway at", () => {
     expect(minted.status).toBe(201);
     const { path, url } = minted.json() as { path: string; url: string };
     expect(url).toBe(`${publicUrl}${path}`);
-    const signedIn = await forwarded(behindProxy, "GET", path);
+    // Opened as a browser opens a pasted link.
+    const opened = { headers: { "sec-fetch-site": "none" } };
+    const signedIn = await forwarded(behindProxy, "GET", path, opened);
     expect(signedIn.status).toBe(303);
     expect(signedIn.cookies.some((cookie) => cookie.startsWith("session="))).toBe(true);
     expect(signedIn.cookies.every(isSecure)).toBe(true);
@@ -117,7 +120,7 @@ describe("PUBLIC_URL: the origin browsers reach the gateway at", () => {
     });
     const controlLink = control.json() as { path: string; url: string };
     expect(controlLink.url).toBe(`http://${internalHost}${controlLink.path}`);
-    const controlSignIn = await forwarded(direct, "GET", controlLink.path);
+    const controlSignIn = await forwarded(direct, "GET", controlLink.path, opened);
     expect(controlSignIn.cookies.some(isSecure)).toBe(false);
   });
 
