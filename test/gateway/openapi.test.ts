@@ -327,3 +327,91 @@ describe("GET /docs", () => {
     },
   );
 });
+
+/**
+ * The paths of `value` whose field its JSON Schema does not document: every key of an object must be one of
+ * its schema's properties, and of a union, one branch must document it whole.
+ */
+function undocumentedFieldsOf(value: unknown, schema: Record<string, unknown>, path = "$"): string[] {
+  const branches = (schema.anyOf ?? schema.oneOf) as Record<string, unknown>[] | undefined;
+  if (branches) {
+    const misses = branches.map((branch) => undocumentedFieldsOf(value, branch, path));
+    return misses.reduce((fewest, miss) => (miss.length < fewest.length ? miss : fewest));
+  }
+  if (Array.isArray(value) && schema.items)
+    return value.flatMap((item, index) =>
+      undocumentedFieldsOf(item, schema.items as Record<string, unknown>, `${path}[${index}]`),
+    );
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return [];
+  const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+  return Object.entries(value).flatMap(([key, field]) =>
+    properties[key] ? undocumentedFieldsOf(field, properties[key], `${path}.${key}`) : [`${path}.${key}`],
+  );
+}
+
+describe("the generation replies /openapi.json documents", () => {
+  let apiKey: string;
+
+  beforeAll(async () => {
+    apiKey = (await harness.issueKey(await harness.session("wendy"))).key;
+    await harness.topUp({ kind: "user", id: "wendy" }, "1000");
+  });
+
+  const documentedReplyOf = (path: string) =>
+    (
+      served.paths[path]!.post!.responses["200"] as {
+        content: { "application/json": { schema: Record<string, unknown> } };
+      }
+    ).content["application/json"].schema;
+
+  const weather = {
+    type: "function",
+    function: { name: "get_weather", parameters: { type: "object", properties: {} } },
+  };
+  const replies = [
+    ["/llm/v1/chat/completions", "text", { messages: [{ role: "user", content: "Why do rivers bend?" }] }],
+    ["/llm/v1/responses", "text", { input: "Why do rivers bend?" }],
+    [
+      "/llm/v1/chat/completions",
+      "tool call",
+      {
+        messages: [{ role: "user", content: "Weather in Seoul?" }],
+        tools: [weather],
+        tool_choice: "required",
+      },
+    ],
+    [
+      "/llm/v1/responses",
+      "function call",
+      {
+        input: "Weather in Seoul?",
+        tools: [{ type: "function", name: "get_weather", parameters: { type: "object", properties: {} } }],
+        tool_choice: "required",
+      },
+    ],
+    ["/llm/v1/chat/completions", "refusal", { messages: [{ role: "user", content: "Tell me" }] }],
+    ["/llm/v1/responses", "refusal", { input: "Tell me" }],
+  ] as const;
+
+  it.each(replies)(
+    "given a JSON reply of %s holding a %s, when it is read against its documented body, then every field it holds is documented",
+    async (path, kind, request) => {
+      harness.simulator.setFault(kind === "refusal" ? { kind: "refuse" } : undefined);
+      try {
+        const response = await fetch(`${harness.url}${path}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+          body: JSON.stringify({ model: "alpha-5.4-mini", ...request }),
+        });
+        const body = await response.json();
+        expect(response.status, JSON.stringify(body)).toBe(200);
+        // The reply is of the kind named: the case would prove nothing otherwise.
+        if (kind !== "text")
+          expect(JSON.stringify(body)).toContain(kind === "refusal" ? '"refusal"' : "get_weather");
+        expect(undocumentedFieldsOf(body, documentedReplyOf(path))).toEqual([]);
+      } finally {
+        harness.simulator.setFault(undefined);
+      }
+    },
+  );
+});

@@ -46,8 +46,12 @@ export const chatCompletionSchema = z
         index: z.number().int(),
         message: z.object({
           role: z.literal("assistant"),
-          // Null when the reply is only tool calls.
+          // Null when the reply is only tool calls, or a refusal.
           content: z.string().nullable(),
+          refusal: z
+            .string()
+            .optional()
+            .meta({ description: "the model's words when it declined to answer" }),
           tool_calls: z
             .array(
               z.object({
@@ -71,11 +75,22 @@ const outputTextPart = z.object({
   annotations: z.array(z.unknown()),
 });
 
+const refusalPart = z.object({
+  type: z.literal("refusal"),
+  refusal: z.string().meta({ description: "the model's words when it declined to answer" }),
+});
+
 export const responseSchema = z
   .object({
     id: z.string().meta({ example: "resp-1767225600000" }),
     object: z.literal("response"),
     created_at: z.number().int(),
+    status: z.enum(["completed", "incomplete"]),
+    error: z.null(),
+    incomplete_details: z
+      .object({ reason: z.enum(["max_output_tokens", "content_filter"]) })
+      .nullable()
+      .meta({ description: "why the text was cut short, when status is incomplete" }),
     model: z.string(),
     output_text: z.string(),
     // The message (absent when the reply is only function calls), then one item per function call.
@@ -86,7 +101,7 @@ export const responseSchema = z
           type: z.literal("message"),
           status: z.string(),
           role: z.literal("assistant"),
-          content: z.array(outputTextPart),
+          content: z.array(z.union([outputTextPart, refusalPart])),
         }),
         z.object({
           type: z.literal("function_call"),
