@@ -212,6 +212,19 @@ describe("key management (/llm/apis)", () => {
     expect(result.body.message).toContain(field);
   });
 
+  it.each([
+    [{}, "name: is required"],
+    [{ name: 5 }, "name: must be a string"],
+    [{ name: "x", description: 5 }, "description: must be a string"],
+    [{ name: "x", isOrganization: "true" }, "isOrganization: must be true or false"],
+  ])(
+    "given POST /llm/apis %j, then 400/100 says %s in the words of the other fields' refusals",
+    async (body, message) => {
+      const result = await call(harness, "POST", "/llm/apis", alice, body);
+      expect(result).toMatchObject({ status: 400, body: { status: 100, message } });
+    },
+  );
+
   it("rejects a status other than 1 or 0", async () => {
     const issued = await harness.issueKey(alice);
     const result = await call(harness, "PATCH", `/llm/apis/${issued.uuid}/status`, alice, { status: 2 });

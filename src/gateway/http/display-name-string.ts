@@ -147,12 +147,15 @@ function refusingCharacters(rules: readonly CharacterRule[]) {
   };
 }
 
+/** A text field's type refusal in the words of the rest of the API: "is required" when absent. */
+const textField = () =>
+  z.string({ error: (issue) => (issue.input === undefined ? "is required" : "must be a string") });
+
 const rulesText = (rules: readonly CharacterRule[]) => `no ${rules.map((rule) => rule.words).join(", no ")}`;
 
 /** A name a person gives something for people to read: trimmed, at least one character, one line. */
 export function displayNameString(lengthMax: number) {
-  return z
-    .string()
+  return textField()
     .trim()
     .min(1, "is required")
     .max(lengthMax)
@@ -165,8 +168,7 @@ export function displayNameString(lengthMax: number) {
  * CSV — as typed and possibly empty: a name's characters, without a name's trimming.
  */
 export function displayLineString(lengthMax: number) {
-  return z
-    .string()
+  return textField()
     .max(lengthMax)
     .superRefine(refusingCharacters(nameRules))
     .meta({ description: `At most ${lengthMax} characters; ${rulesText(nameRules)}` });
@@ -174,8 +176,7 @@ export function displayLineString(lengthMax: number) {
 
 /** What a person writes to describe something: free text of several lines, as typed. */
 export function displayDescriptionString(lengthMax: number) {
-  return z
-    .string()
+  return textField()
     .max(lengthMax)
     .superRefine(refusingCharacters(descriptionRules))
     .meta({ description: `At most ${lengthMax} characters; ${rulesText(descriptionRules)}` });

@@ -29,7 +29,7 @@ const issueBody = closedBodySchema(
   {
     name: keyNameSchema,
     description: keyDescriptionSchema,
-    isOrganization: z.boolean().optional().default(false),
+    isOrganization: z.boolean({ error: "must be true or false" }).optional().default(false),
   },
   { unknownField: "is not a field of a key (name, description, isOrganization)" },
 );
