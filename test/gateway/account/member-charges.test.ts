@@ -91,6 +91,24 @@ describe("an organization's charges, by role", () => {
     expect(await groupsOf(member)).toEqual([keys.member]);
   });
 
+  it("gives a member the usage per day of the keys they issued only; the owner every key's", async () => {
+    const usageKeysOf = async (token: string, expected: number) => {
+      // The usage-by-day projection follows the charges a moment later.
+      for (let attempt = 0; attempt < 100; attempt++) {
+        const reply = await call("/llm/usage?isOrganization=true", token);
+        const keyIds = (reply.body.data as { keyId: string }[]).map((row) => row.keyId).sort();
+        if (keyIds.length >= expected) return keyIds;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error("the usage per day never showed the charges");
+    };
+    expect(await usageKeysOf(owner, 2)).toEqual([keys.owner, keys.member].sort());
+    expect(await usageKeysOf(member, 1)).toEqual([keys.member]);
+    const memberUsage = JSON.stringify((await call("/llm/usage?isOrganization=true", member)).body);
+    expect(memberUsage).not.toContain("owner key");
+    expect(memberUsage).not.toContain(models.owner);
+  });
+
   it("answers a member's own receipt and refuses another member's as not found, as it would an outsider", async () => {
     expect((await call(`/llm/receipts/${requests.member}`, member)).status).toBe(200);
     expect(await call(`/llm/receipts/${requests.owner}`, member)).toMatchObject({
