@@ -1,6 +1,7 @@
 import type { Queue } from "bullmq";
 import type pg from "pg";
 import { allProjections } from "../../projections";
+import { pendingChargesTable } from "../../projections/balances";
 import { usageChargesQueueName } from "../billing/queue/charge-queue";
 import { openQueue, type QueueBackend } from "../billing/queue/queue-backend";
 import type { EventStore } from "../ledger/store/event-store";
@@ -8,7 +9,8 @@ import { compareLogPositions, type LogPosition } from "../ledger/store/log-posit
 
 /**
  * One question per dependency the gateway needs, each answered within a bound or failing: readiness and
- * the scrape-time gauges (queue depth, projection lag, the holds' log lag) ask the same probes.
+ * the scrape-time gauges (queue depth, projection lag, the holds' log lag, the pending charges' age) ask the
+ * same probes.
  */
 
 export const queueDepthStates = ["waiting", "active", "delayed", "failed"] as const;
@@ -26,6 +28,11 @@ export interface DependencyProbes {
    * none waits. Its usage is neither in the log nor charged until it is.
    */
   holdsLogLagSeconds(): Promise<number>;
+  /**
+   * Age in seconds of the oldest usage recorded and not charged yet; 0 when none waits. A usage the
+   * reconciler cannot charge (no price at its start) stays pending, and only this shows it.
+   */
+  pendingChargeAgeSeconds(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -88,6 +95,14 @@ export function createDependencyProbes(options: {
       );
       const settledAt = oldest.rows[0]?.settled_at;
       return settledAt ? Math.max(0, (clock().getTime() - settledAt.getTime()) / 1_000) : 0;
+    },
+    async pendingChargeAgeSeconds() {
+      // By the index on recorded_at: one entry read, however long the backlog.
+      const oldest = await options.pool.query<{ recorded_at: Date | null }>(
+        `SELECT min(recorded_at) AS recorded_at FROM ${pendingChargesTable.name}`,
+      );
+      const recordedAt = oldest.rows[0]?.recorded_at;
+      return recordedAt ? Math.max(0, (clock().getTime() - recordedAt.getTime()) / 1_000) : 0;
     },
     async close() {
       await queue?.close().catch(() => {});

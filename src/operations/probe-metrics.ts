@@ -3,8 +3,8 @@ import type { DependencyProbes } from "./dependency-probes";
 import { queueDepthStates, within } from "./dependency-probes";
 
 /**
- * Gauges read from the dependencies at scrape time: charge-queue depth, projection lag and the holds' log
- * lag, each absent from a scrape whose probe failed (readiness says why). One registry per running service
+ * Gauges read from the dependencies at scrape time: charge-queue depth, projection lag, the holds' log lag
+ * and the pending charges' age, each absent from a scrape whose probe failed (readiness says why). One registry per running service
  * (its own probes), appended to the shared registry's text by the /metrics handler.
  */
 export function createProbeMetrics(
@@ -38,6 +38,13 @@ export function createProbeMetrics(
     "won_gateway_holds_log_lag_seconds",
     "Age of the oldest settled hold not yet written to the ledger's log, 0 when none waits (absent while unknown)",
     () => probes()?.holdsLogLagSeconds(),
+    probeTimeoutMs,
+  );
+  lagGauge(
+    registry,
+    "won_gateway_pending_charge_age_seconds",
+    "Age of the oldest usage recorded and not charged yet, 0 when none waits (absent while unknown)",
+    () => probes()?.pendingChargeAgeSeconds(),
     probeTimeoutMs,
   );
   return registry;

@@ -214,7 +214,7 @@ describe("GET /metrics", () => {
     expect(sampleValue(after, "won_gateway_charge_lag_seconds_count")).toBeGreaterThan(0);
   });
 
-  it("reports the charge queue's depth, the projections' lag and the holds' log lag", async () => {
+  it("reports the charge queue's depth, the projections' lag, the holds' log lag and the pending charges' age", async () => {
     const text = await scrape();
     expect(
       samplesOf(text).some(
@@ -225,6 +225,10 @@ describe("GET /metrics", () => {
     expect(samplesOf(text).some((sample) => sample.name === "won_gateway_projection_lag_seconds")).toBe(true);
     expect(sampleValue(text, "won_gateway_holds_log_lag_seconds")).toBeGreaterThanOrEqual(0);
     expect(samplesOf(text).some((sample) => sample.name === "won_gateway_holds_log_lag_seconds")).toBe(true);
+    expect(sampleValue(text, "won_gateway_pending_charge_age_seconds")).toBeGreaterThanOrEqual(0);
+    expect(samplesOf(text).some((sample) => sample.name === "won_gateway_pending_charge_age_seconds")).toBe(
+      true,
+    );
   });
 
   it("labels only from closed sets: never a key, user or request id; unknown models fold into one value", async () => {
