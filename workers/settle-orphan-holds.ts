@@ -13,6 +13,7 @@ import type { ChargeQueue } from "../src/billing/queue/charge-queue";
 import type { PricingReadModel } from "../src/billing/read-models/pricing-read-model";
 import type { PeriodicLeader } from "../src/database/periodic-leader";
 import { billingLimits, defaultSettlementTimings } from "../src/kernel/limits";
+import { throttledLog } from "../src/kernel/throttled-log";
 import type { EventStore } from "../src/ledger/store/event-store";
 
 /**
@@ -56,6 +57,8 @@ export function scheduleOrphanHoldSettlement(
 ): void {
   const settings = { ...orphanHoldSweepSettings, ...dependencies.settings };
   const logger = dependencies.logger.child({ task: orphanHoldSweepTaskName });
+  // Every sweep meets an unpriceable hold again until an operator prices its model: one line per interval.
+  const unpriceableErrors = throttledLog(logger, billingLimits.queueErrorLogIntervalMs);
   // One watch per term of leadership: a new leader has seen nothing yet (the task starts with the term).
   let watch: HeartbeatWatch | undefined;
   let term: AbortSignal | undefined;
@@ -64,7 +67,7 @@ export function scheduleOrphanHoldSettlement(
       term = signal;
       watch = new HeartbeatWatch(settings.observationGapMaxMs);
     }
-    const { settledCount } = await settleOrphanHolds(
+    const { settledCount, unpriceable } = await settleOrphanHolds(
       {
         database: dependencies.database,
         completion: dependencies.completion,
@@ -81,5 +84,11 @@ export function scheduleOrphanHoldSettlement(
       watch!,
     );
     if (settledCount > 0) logger.warn({ settledCount }, "orphaned holds settled as interrupted usage");
+    if (unpriceable.length > 0)
+      unpriceableErrors.error(
+        { requestIds: unpriceable },
+        "these orphaned holds' models have no price at their start; they stay held until an operator sets one",
+      );
+    else unpriceableErrors.recovered("every orphaned hold could be priced again");
   });
 }

@@ -11,7 +11,11 @@ import { discountOrganizationOf, usageStreamIdOf } from "../charging/charge-usag
 import { orphanSettlementEventId } from "../commands/deterministic-event-id";
 import { keyKindLabelOf } from "../metric-labels";
 import { assertWonNotNegative } from "../money-invariants";
-import type { PricingInForce, PricingReadModel } from "../read-models/pricing-read-model";
+import {
+  type PricingInForce,
+  type PricingReadModel,
+  PricingUnavailableError,
+} from "../read-models/pricing-read-model";
 import { costWonOf } from "./hold-pricing";
 import { type HoldRowCompletion, rowEventOf } from "./hold-row-completion";
 import type { SettledHoldsLog } from "./settled-holds-log";
@@ -41,6 +45,10 @@ import type { SweptHoldReserves } from "./swept-hold-reserves";
  * `reserveMs`, or until that correction arrives or the session ends (swept-hold-reserves.ts): the sweep never
  * frees money another request could spend before the correction takes it. A gateway whose session is gone
  * died, and its holds' money is free at once.
+ *
+ * A hold no price exists for at its start (its model left the catalog with a release, never priced by an
+ * operator) is left open, never settled at another price: the sweep settles the others, names it, and
+ * settles it once its model is priced.
  */
 
 export const orphanSettlementActor = "system:orphan-hold-sweep";
@@ -103,7 +111,7 @@ export async function settleOrphanHolds(
   dependencies: OrphanHoldSettlementDependencies,
   options: OrphanHoldSettlementOptions,
   watch: HeartbeatWatch,
-): Promise<{ settledCount: number; watchedMs: number }> {
+): Promise<{ settledCount: number; watchedMs: number; unpriceable: string[] }> {
   const orphans = await findOrphans(dependencies.database, options, watch);
   await dependencies.reserves.releaseEnded();
   const outputTokensOf = new Map(orphans.map((row) => [row.request_id, row.output_tokens ?? 0]));
@@ -116,24 +124,25 @@ export async function settleOrphanHolds(
     orphans.flatMap((row) => (row.hold === null ? [row.request_id] : [])),
   );
   const holds = [...rowHolds, ...logHolds];
-  if (holds.length === 0) return { settledCount: 0, watchedMs: watch.watchedMs };
+  if (holds.length === 0) return { settledCount: 0, watchedMs: watch.watchedMs, unpriceable: [] };
 
   const pricings = await pricingsOf(dependencies.pricing, holds);
   let settledCount = 0;
   const settledInTheLog: string[] = [];
+  const unpriceable: string[] = [];
   for (const [index, hold] of holds.entries()) {
+    const pricing = pricings[index]!;
+    if (pricing instanceof PricingUnavailableError) {
+      unpriceable.push(hold.data.requestId);
+      continue;
+    }
     const tokens: UsageTokens = {
       input: Math.ceil(hold.data.estimate.inputTokensMax / bytesPerEstimatedToken),
       cached: null,
       output: outputTokensOf.get(hold.data.requestId) ?? 0,
       reasoning: null,
     };
-    const settlement = orphanSettlementOf(
-      hold,
-      tokens,
-      costWonOf(pricings[index]!, tokens),
-      dependencies.clock(),
-    );
+    const settlement = orphanSettlementOf(hold, tokens, costWonOf(pricing, tokens), dependencies.clock());
     const settled =
       index < rowHolds.length
         ? await dependencies.completion.completeSwept(
@@ -156,7 +165,7 @@ export async function settleOrphanHolds(
     });
   }
   if (settledInTheLog.length > 0) await dependencies.enqueueCharges(settledInTheLog);
-  return { settledCount, watchedMs: watch.watchedMs };
+  return { settledCount, watchedMs: watch.watchedMs, unpriceable };
 }
 
 /** The holds of these requests that are still just their stream's hold (anything else was settled since). */
@@ -176,14 +185,15 @@ async function holdsInTheLog(
 type OrphanHold = Pick<RecordedEventOf<"UsageAuthorized">, "eventId" | "data">;
 
 /**
- * Each hold's pricing at its start, `pricingRequestsPerQueryMax` holds per query: a sweep may take more holds
- * (`orphanHoldsPerSweepMax`) than one pricing query accepts, and a query asked for more refuses them all.
+ * Each hold's pricing at its start, or why it has none, `pricingRequestsPerQueryMax` holds per query: a sweep
+ * may take more holds (`orphanHoldsPerSweepMax`) than one pricing query accepts, and a query asked for more
+ * refuses them all.
  */
 async function pricingsOf(
   pricing: PricingReadModel,
   holds: readonly OrphanHold[],
-): Promise<PricingInForce[]> {
-  const pricings: PricingInForce[] = [];
+): Promise<(PricingInForce | PricingUnavailableError)[]> {
+  const pricings: (PricingInForce | PricingUnavailableError)[] = [];
   const chunkSize = billingLimits.pricingRequestsPerQueryMax;
   for (let start = 0; start < holds.length; start += chunkSize) {
     const chunk = holds.slice(start, start + chunkSize).map((hold) => ({
@@ -191,7 +201,7 @@ async function pricingsOf(
       organizationId: discountOrganizationOf(hold.data.account),
       startedAt: new Date(hold.data.startedAt),
     }));
-    pricings.push(...(await pricing.pricingAt(chunk)));
+    pricings.push(...(await pricing.pricingEachAt(chunk)));
   }
   return pricings;
 }

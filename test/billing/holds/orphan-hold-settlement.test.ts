@@ -12,6 +12,7 @@ import type { PostgresEventStore } from "../../../src/ledger/store/postgres-even
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
 import { holdRowCompletionOf, logSettledHolds } from "../../support/settled-holds";
 import { usageAuthorizationsOf } from "../../support/usage-authorizations";
+import { modelPriceSet } from "../billing-ledger-fixtures";
 
 /** A test's stand-in for a paused gateway: its session held, nothing listening to it. */
 const unheard = { onLost: () => {}, onTaken: () => {} };
@@ -298,7 +299,7 @@ describe("orphan hold settlement", () => {
 
     const result = await sweep(fresh);
 
-    expect(result).toEqual({ settledCount: 0, watchedMs: 0 });
+    expect(result).toEqual({ settledCount: 0, watchedMs: 0, unpriceable: [] });
     expect(await isOpenRow("req_unwatched")).toBe(true);
     await sweep();
   });
@@ -376,4 +377,43 @@ describe("orphan hold settlement", () => {
       "UsageRecorded",
     ]);
   }, 60_000);
+
+  it("given a dead gateway's holds, one of a model no longer priced (gone from the catalog since), when the sweep runs, then it settles the others and that one once its model is priced", async () => {
+    // Given: the unpriceable hold placed first, so that it heads the sweep's list; placed by a gateway of an
+    // earlier release, whose catalog still listed its model (this one's would refuse it).
+    const later = new Date(Date.now() + 600_000);
+    const gone = authorization("req_model_gone", "gateway-dead", later);
+    await usageAuthorizationsOf(harness.service.ledger.pool, store).authorizeUsage([gone], {
+      waitForFlush: true,
+    });
+    await harness.service.ledger.pool.query(
+      "UPDATE request_holds SET model = 'model-gone-since' WHERE request_id = 'req_model_gone'",
+    );
+    await usageAuthorizationsOf(harness.service.ledger.pool, store).authorizeUsage(
+      [authorization("req_beside_gone", "gateway-dead", later)],
+      { waitForFlush: true },
+    );
+
+    // When
+    const result = await sweep();
+
+    // Then: the other hold is settled; the unpriceable one is not settled at some other price
+    expect(result).toMatchObject({ settledCount: 1, unpriceable: ["req_model_gone"] });
+    expect((await streamOf("req_beside_gone")).map((event) => event.type)).toEqual([
+      "UsageAuthorized",
+      "UsageRecorded",
+    ]);
+    expect(await isOpenRow("req_model_gone")).toBe(true);
+
+    // When an operator prices the model (from before the request started), a sweep settles it
+    const hourBefore = new Date(new Date(gone.data.startedAt).getTime() - 3_600_000).toISOString();
+    await store.append(
+      modelPriceSet("model-gone-since", { input: "1", cachedInput: "1", output: "1" }, hourBefore),
+    );
+    await expect.poll(async () => (await sweep()).settledCount, { timeout: 10_000, interval: 100 }).toBe(1);
+    expect((await streamOf("req_model_gone"))[1]).toMatchObject({
+      type: "UsageRecorded",
+      data: { outcome: "interrupted", usageSource: "estimated" },
+    });
+  });
 });
