@@ -4,8 +4,9 @@ import { queueDepthStates, within } from "./dependency-probes";
 
 /**
  * Gauges read from the dependencies at scrape time: charge-queue depth, projection lag, the holds' log lag
- * and the pending charges' age, each absent from a scrape whose probe failed (readiness says why). One registry per running service
- * (its own probes), appended to the shared registry's text by the /metrics handler.
+ * and the pending charges' age, each absent from a scrape whose probe failed (readiness says why). One
+ * registry per running service (its own probes), appended to the shared registry's text by the /metrics
+ * handler.
  */
 export function createProbeMetrics(
   probes: () => DependencyProbes | undefined,
