@@ -3,7 +3,10 @@ import { balancesTable } from "../../../projections/balances";
 import { formatMoney, parseMoney } from "../../kernel/money";
 import type { AccountReference } from "../../ledger/events";
 
-/** Balances as the balances projection holds them; an account nobody topped up or charged has ₩0. */
+/**
+ * Balances as the balances projection holds them (what a top-up answers, beside its statements), or with the
+ * funds in flight as the ledger holds them at every commit; an account nobody topped up or charged has ₩0.
+ */
 
 export const accountStreamIdOf = (account: AccountReference) => `account-${account.kind}-${account.id}`;
 
@@ -19,29 +22,32 @@ export async function readBalanceWon(
   return row === undefined ? "0" : formatMoney(parseMoney(row.balance_won));
 }
 
-/** What an account's money is doing right now: held by requests in flight and pending (recorded, not charged). */
-export interface AccountFundsInFlight {
+/** An account's money right now: its balance, what requests in flight hold, and what is pending (recorded, not charged). */
+export interface AccountFunds {
+  balanceWon: string;
   heldWon: string;
   pendingWon: string;
 }
 
 /**
- * Held and pending from the ledger's inline funds (exact at every commit, C10), beside the balance the
- * balances projection gives: `available = balance − pending − held`.
+ * Balance, held and pending from one row of the ledger's inline funds (exact at every commit, C10), so that
+ * `available = balance − pending − held` holds in every answer: a charge moves its amount from pending into
+ * the balance in one commit, which the balances projection applies only later.
  */
-export async function readFundsInFlight(
+export async function readAccountFunds(
   database: Pick<pg.Pool, "query">,
   account: AccountReference,
-): Promise<AccountFundsInFlight> {
-  const result = await database.query<{ held_won: string; pending_won: string }>(
-    `SELECT held_won::text AS held_won, pending_won::text AS pending_won FROM account_funds
-     WHERE account_kind = $1 AND account_id = $2`,
+): Promise<AccountFunds> {
+  const result = await database.query<{ balance_won: string; held_won: string; pending_won: string }>(
+    `SELECT balance_won::text AS balance_won, held_won::text AS held_won, pending_won::text AS pending_won
+     FROM account_funds WHERE account_kind = $1 AND account_id = $2`,
     [account.kind, account.id],
   );
   const row = result.rows[0];
   return row === undefined
-    ? { heldWon: "0", pendingWon: "0" }
+    ? { balanceWon: "0", heldWon: "0", pendingWon: "0" }
     : {
+        balanceWon: formatMoney(parseMoney(row.balance_won)),
         heldWon: formatMoney(parseMoney(row.held_won)),
         pendingWon: formatMoney(parseMoney(row.pending_won)),
       };

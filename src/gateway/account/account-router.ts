@@ -1,7 +1,7 @@
 import express, { type Router } from "express";
 import type pg from "pg";
 import { z } from "zod";
-import { readBalanceWon, readFundsInFlight } from "../../billing/read-models/account-balances";
+import { readAccountFunds } from "../../billing/read-models/account-balances";
 import { countBillingHistory, readBillingHistory } from "../../billing/read-models/billing-history";
 import { readBillingPage, readBillingTotals } from "../../billing/read-models/billing-pages";
 import { billingLimits, readLimits } from "../../kernel/limits";
@@ -47,14 +47,13 @@ export function createAccountRouter(dependencies: AccountRouterDependencies): Ro
   return router;
 }
 
-/** `GET /balance`: the session's account and its organization's, each with its funds in flight. */
+/** `GET /balance`: the session's account and its organization's, each its balance with its funds in flight. */
 function mountBalanceRoute(router: Router, { database }: AccountRouterDependencies): void {
   router.get("/balance", async (_request, response) => {
     const session = sessionOf(response.locals);
     const fundsOf = async (account: AccountReference) => ({
       id: account.id,
-      balanceWon: await readBalanceWon(database, account),
-      ...(await readFundsInFlight(database, account)),
+      ...(await readAccountFunds(database, account)),
     });
     const organizationId = session.organizationId;
     response.json({

@@ -1,6 +1,6 @@
 import type { Router } from "express";
 import { IdempotencyKeyReusedError, topUpCredit } from "../../billing/commands/top-up-credit";
-import { readFundsInFlight } from "../../billing/read-models/account-balances";
+import { readAccountFunds } from "../../billing/read-models/account-balances";
 import { readAccountView } from "../../billing/read-models/account-view";
 import { apiErrors } from "../api-error";
 import { type AdminContext, adminOriginOf, parseWith, writeDependenciesOf } from "./admin-context";
@@ -36,7 +36,7 @@ export function addAccountRoutes(router: Router, context: AdminContext): void {
   router.get("/accounts/:kind/:id", async (request, response) => {
     const account = parseWith(accountPathSchema, request.params);
     const { balanceWon, pendingWon } = await readAccountView(context.database, account);
-    const { heldWon } = await readFundsInFlight(context.database, account);
+    const { heldWon } = await readAccountFunds(context.database, account);
     response.json({ kind: account.kind, id: account.id, balanceWon, pendingWon, heldWon });
   });
 }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allProjections } from "../../../projections";
 import { isCanonicalMoney } from "../../../src/kernel/money";
 import { usageRecorded } from "../../billing/billing-ledger-fixtures";
 import { type BillingApiHarness, chargeRecordedUsage, startBillingApi } from "../admin/billing-api-harness";
@@ -30,12 +31,14 @@ beforeAll(async () => {
   );
   await chargeRecordedUsage(api, "req_one_form");
   token = await api.session(userId, null);
-  // The charge reaches the balance through the projections: wait until it has.
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const balance = (await getJson("/llm/balance")) as { user: { balanceWon: string } };
-    if (balance.user.balanceWon !== "10000") break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  // The balance holds the charge at its commit; the statement and the billing history once their projections
+  // have applied it: wait until every one has.
+  const charge = (await api.ledger.store.readStream("usage-req_one_form")).at(-1)!;
+  await api.waiter.waitFor(
+    charge.position,
+    allProjections.map((projection) => projection.name),
+    10_000,
+  );
 }, 60_000);
 
 afterAll(async () => {
