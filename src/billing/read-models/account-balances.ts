@@ -22,7 +22,7 @@ export async function readBalanceWon(
   return row === undefined ? "0" : formatMoney(parseMoney(row.balance_won));
 }
 
-/** An account's money right now: its balance, what requests in flight hold, and what is pending (recorded, not charged). */
+/** An account's money now: its balance, what requests in flight hold, what is pending (not charged yet). */
 export interface AccountFunds {
   balanceWon: string;
   heldWon: string;

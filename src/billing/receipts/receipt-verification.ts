@@ -120,7 +120,10 @@ function receiptFileFailures(
   );
 }
 
-/** As verify-receipt.mjs: receiptFileFailures of a file's text; a file cut short or not JSON is a format failure. */
+/**
+ * As verify-receipt.mjs: receiptFileFailures of a file's text; a file cut short or not JSON is a format
+ * failure.
+ */
 export function receiptTextFailures(
   text: string,
   receiptFailuresOf: (receipt: ChargeReceipt) => string[],
