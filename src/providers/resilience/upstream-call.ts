@@ -168,7 +168,8 @@ export class UpstreamCall {
     start: Start<T>,
   ): Promise<Answered<T>> {
     const { limits } = this.options;
-    const tried = new Set<UpstreamEndpoint>();
+    // Tried per model at each endpoint: an endpoint failing the model may still serve a fallback there.
+    const tried = new Set<RouteEntry>();
     const notBefore = new Map<UpstreamEndpoint, number>();
     let lastFailure: { error: Error; failure: AttemptFailure } | undefined;
     for (let iteration = 0; iteration < limits.attemptsMax; iteration += 1) {
@@ -206,7 +207,7 @@ export class UpstreamCall {
         if (error instanceof UpstreamRejectedError) throw error;
         throw this.exhausted({ error, failure }, undefined);
       }
-      tried.add(entry.endpoint);
+      tried.add(entry);
       if (failure.retryAfterMs !== undefined)
         notBefore.set(entry.endpoint, Date.now() + failure.retryAfterMs);
       lastFailure = { error, failure };
@@ -291,14 +292,14 @@ export class UpstreamCall {
 
   /**
    * The endpoints an attempt at `atMs` may go to: those of the first model of the chain with an endpoint
-   * this request has not tried (the untried ones), else all usable ones of the first with any; when every
+   * where this request has not tried that model (the untried ones), else all usable ones of the first with any; when every
    * endpoint that could take the request is refused by its breaker only, the one that failed least recently,
    * as this request's one panic attempt. None: why not. Free of side effects (the pick by weight is the
    * caller's), so it may be asked ahead of time.
    */
   private choose(
     atMs: number,
-    tried: ReadonlySet<UpstreamEndpoint>,
+    tried: ReadonlySet<RouteEntry>,
     notBefore: ReadonlyMap<UpstreamEndpoint, number>,
   ): Choice | { shortfall: Shortfall } {
     let throttledUntilMs: number | undefined;
@@ -326,11 +327,11 @@ export class UpstreamCall {
         return false;
       }),
     }));
-    const untried = candidates.find(({ entries }) => entries.some((entry) => !tried.has(entry.endpoint)));
+    const untried = candidates.find(({ entries }) => entries.some((entry) => !tried.has(entry)));
     if (untried)
       return {
         route: untried.route,
-        entries: untried.entries.filter((candidate) => !tried.has(candidate.endpoint)),
+        entries: untried.entries.filter((candidate) => !tried.has(candidate)),
         panic: false,
       };
     const any = candidates.find(({ entries }) => entries.length > 0);

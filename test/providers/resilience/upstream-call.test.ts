@@ -456,6 +456,35 @@ describe("fallbacks (C13)", () => {
     ]);
   });
 
+  it("given a fallback served by the same endpoint as the model, when the endpoint fails the model every attempt, then the fallback answers there", async () => {
+    const shared = await startFaultyUpstream(simulator.url);
+    // A provider failing one model while serving another through the same endpoint.
+    shared.setBodyPlan((body) =>
+      body.includes('"model":"gamma-4-5"') ? { kind: "status", status: 503 } : { kind: "pass" },
+    );
+    const family = Object.fromEntries(
+      modelFamilies.map((name) => [name, { baseUrl: shared.url, apiKey: "family-key" }]),
+    ) as Record<ModelFamily, { baseUrl: string; apiKey: string }>;
+    const sharing = new UpstreamRegistry(family, {}, new Map(), {
+      limits: { ...fastLimits, attemptsMax: 4 },
+    });
+    try {
+      const withFallback: CatalogModel = { ...model, fallbacks: ["gamma-4-3"] };
+      const call = sharing.call(withFallback, requestFor);
+
+      const result = await call.generate(new AbortController().signal);
+
+      expect(result.text.length).toBeGreaterThan(0);
+      expect(call.answeringModel.slug).toBe("gamma-4-3");
+      expect(
+        call.attempts.map(({ endpoint, model: slug, status }) => `${endpoint}/${slug}/${status}`),
+      ).toEqual(["gamma/gamma-4-5/503", "gamma/gamma-4-3/200"]);
+    } finally {
+      await sharing.close();
+      await shared.close();
+    }
+  });
+
   it("never falls back when none is configured", async () => {
     const call = registry.call(model, requestFor);
     await expect(call.generate(new AbortController().signal)).rejects.toBeInstanceOf(UpstreamFailedError);
