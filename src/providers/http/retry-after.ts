@@ -15,10 +15,22 @@ export function retryAfterMsOf(headers: IncomingHttpHeaders, nowMs: number = Dat
   if (value === undefined) return undefined;
   const seconds = numberOf(value);
   if (seconds !== undefined) return bounded(seconds * 1_000);
-  // An HTTP date starts with a day name; Date.parse would read "-5" as a year.
-  if (!/^[A-Za-z]{3},/.test(value.trim())) return undefined;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : bounded(date - nowMs);
+  const date = httpDateMsOf(value.trim());
+  return date === undefined ? undefined : bounded(date - nowMs);
+}
+
+/**
+ * An HTTP date in any of the three forms a recipient must accept (RFC 9110, 5.6.7): "Sun, 06 Nov 1994
+ * 08:49:37 GMT", the obsolete "Sunday, 06-Nov-94 08:49:37 GMT" and asctime's "Sun Nov  6 08:49:37 1994".
+ * Each starts with a day name (Date.parse alone would read "-5" as a year); asctime names no zone, so it
+ * is read as GMT, as HTTP dates always are, not in the process's local time.
+ */
+function httpDateMsOf(text: string): number | undefined {
+  let dated = Number.NaN;
+  if (/^[A-Za-z]{3,9}, /.test(text)) dated = Date.parse(text);
+  else if (/^[A-Za-z]{3} [A-Za-z]{3} [ \d]\d \d\d:\d\d:\d\d \d{4}$/.test(text))
+    dated = Date.parse(`${text} GMT`);
+  return Number.isNaN(dated) ? undefined : dated;
 }
 
 function single(value: string | string[] | undefined): string | undefined {
