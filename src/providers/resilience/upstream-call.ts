@@ -250,7 +250,10 @@ export class UpstreamCall {
     } catch (error) {
       release();
       if (signal.reason instanceof DeadlinePassed) {
-        breaker.recordAttempt(permit, undefined, Date.now());
+        // Still without output when the request's time ran out: a timeout at this endpoint, which the
+        // breaker counts as the upstream's own would be (else an endpoint that never answers never opens).
+        breaker.recordAttempt(permit, true, Date.now());
+        this.failedAt.add(entry);
         this.record(route, endpoint, startedMs, null, "deadline", retry);
         throw new UpstreamFailedError(
           "timeout",

@@ -231,6 +231,36 @@ describe("upstream call (C13)", () => {
     expect(registry.health().find((health) => health.endpoint === "gamma-0")!.breakerState).toBe("closed");
   });
 
+  it("given an endpoint that never answers, when requests are cut at their deadline there, then its breaker opens and the other endpoint serves the rest", async () => {
+    const silent = await startSimulator({ fault: { kind: "hang" } });
+    const hanging = await startFaultyUpstream(silent.url);
+    const [serving] = endpoints as [FaultyUpstream];
+    const registry = registryOf([hanging, serving], {
+      limits: { ...fastLimits, requestDeadlineMs: 150, breakerOpenMs: 60_000 },
+    });
+    try {
+      const outcomes: string[] = [];
+      for (let index = 0; index < 20; index++) {
+        const call = registry.call(model, requestFor);
+        const failed = await call.generate(new AbortController().signal).then(
+          () => false,
+          () => true,
+        );
+        outcomes.push(`${call.attempts[0]!.endpoint}:${failed ? "failed" : "served"}`);
+      }
+
+      // Each request that went to it spent its whole deadline there: its client saw a failure.
+      expect(outcomes.filter((outcome) => outcome === "gamma-0:failed")).toHaveLength(
+        fastLimits.breakerRequestsMin,
+      );
+      expect(outcomes.slice(-10)).toEqual(Array(10).fill("gamma-1:served"));
+      expect(healthOf(registry, "gamma-0").breakerState).toBe("open");
+    } finally {
+      await hanging.close();
+      await silent.close();
+    }
+  });
+
   it("serves a flaky endpoint's requests on their retries and never opens its breaker for the failed attempts", async () => {
     const [only] = endpoints as [FaultyUpstream];
     // Every other attempt fails (500 and 503 in turn); every request's retry is served.
