@@ -199,7 +199,9 @@ export class UpstreamCall {
       }
       const entry = pickByWeight(choice.entries)!;
       if (choice.panic) this.panicAttemptMade = true;
-      const outcome = await this.attempt(choice.route, entry, signal, start, iteration > 0, choice.panic);
+      // A retry follows an attempt of this request, not a wait for room at a full endpoint.
+      const retry = this.attempts.length > 0;
+      const outcome = await this.attempt(choice.route, entry, signal, start, retry, choice.panic);
       if ("answered" in outcome) return outcome.answered;
       const { error, failure } = outcome;
       if (!failure.retryable) {

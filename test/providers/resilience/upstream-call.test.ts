@@ -447,6 +447,46 @@ describe("an endpoint's concurrency limit", () => {
   });
 });
 
+describe("retries in the metrics", () => {
+  it("given an endpoint at its concurrency limit, when a request waits for room and then makes its one attempt, then that attempt is not counted a retry", async () => {
+    const slow = await startSimulator({ latencyMs: 60 });
+    const family = Object.fromEntries(
+      modelFamilies.map((name) => [name, { baseUrl: slow.url, apiKey: "family-key" }]),
+    ) as Record<ModelFamily, { baseUrl: string; apiKey: string }>;
+    const seen: { model: string; retry: boolean }[] = [];
+    const registry = new UpstreamRegistry(family, {}, new Map(), {
+      limits: { ...fastLimits, backoffBaseMs: 40, backoffMaxMs: 40 },
+      modelEndpoints: new Map([
+        [
+          model.slug,
+          [{ name: "gamma-one", baseUrl: slow.url, apiKey: "key", weight: 1, concurrentRequestsMax: 1 }],
+        ],
+      ]),
+      observer: {
+        attempted: (attempt, retry) => seen.push({ model: attempt.model, retry }),
+        outstandingChanged() {},
+        answeredByFallback() {},
+      },
+    });
+    try {
+      const first = registry.call(model, requestFor);
+      const second = registry.call(model, requestFor);
+      const answering = first.generate(new AbortController().signal);
+      await second.generate(new AbortController().signal);
+      await answering;
+
+      expect(second.attempts).toHaveLength(1);
+      expect(seen).toEqual([
+        { model: model.slug, retry: false },
+        { model: model.slug, retry: false },
+      ]);
+    } finally {
+      await registry.close();
+      await slow.close();
+    }
+  });
+});
+
 describe("fallbacks (C13)", () => {
   let simulator: Simulator;
   let broken: FaultyUpstream;
