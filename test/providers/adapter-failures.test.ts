@@ -1,5 +1,7 @@
-import { describe, expect, it } from "vitest";
-import { createAdapter } from "../../src/providers/create-adapter";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAdapter, type UpstreamAdapter } from "../../src/providers/create-adapter";
 import {
   type GenerationStreamPart,
   UpstreamFailedError,
@@ -170,3 +172,57 @@ async function waitForRequest(): Promise<void> {
   }
   throw new Error("the simulator never received the request");
 }
+
+/** An upstream answering 200 with a failure of its own whose words quote the key it was called with. */
+describe("a failure reported inside a 200 that quotes the upstream key", () => {
+  const upstreamKey = "self-hosted-key-5b7c";
+  let server: Server;
+  let baseUrl: string;
+  const adapters: UpstreamAdapter[] = [];
+
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      request.resume();
+      const message = `quota of key ${upstreamKey} exhausted`;
+      if (request.url?.startsWith("/chat/completions")) {
+        response.writeHead(200, { "content-type": "text/event-stream" });
+        response.end(`data: ${JSON.stringify({ error: { message } })}\n\n`);
+        return;
+      }
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(JSON.stringify({ id: "resp_1", status: "failed", error: { message }, output: [] }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await Promise.all(adapters.map((adapter) => adapter.close()));
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  function adapterOf(protocol: UpstreamProtocol): UpstreamAdapter {
+    const adapter = createAdapter({ protocol, baseUrl, apiKey: upstreamKey });
+    adapters.push(adapter);
+    return adapter;
+  }
+
+  it("given a stream's error event quoting the key, when it fails the stream, then its message shows the words without the key", async () => {
+    const { error } = await collectStream(
+      adapterOf("chat-completions").stream(simpleRequest, neverAborted()),
+    );
+
+    expect(error).toBeInstanceOf(UpstreamFailedError);
+    expect((error as Error).message).toContain("exhausted");
+    expect((error as Error).message).not.toContain(upstreamKey);
+  });
+
+  it("given a failed response quoting the key, when it is the JSON reply, then its message shows the words without the key", async () => {
+    const error = await adapterOf("responses")
+      .generate(simpleRequest, neverAborted())
+      .catch((caught: unknown) => caught);
+
+    expect(error).toBeInstanceOf(UpstreamFailedError);
+    expect((error as Error).message).toContain("exhausted");
+    expect((error as Error).message).not.toContain(upstreamKey);
+  });
+});

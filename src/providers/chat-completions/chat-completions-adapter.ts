@@ -45,7 +45,9 @@ export class ChatCompletionsAdapter implements UpstreamAdapter {
       stream: true,
       maxTokensField: this.maxTokensField,
     });
-    return convertChatCompletionsStream(this.http.postEventStream(chatCompletionsPath, body, signal));
+    return this.http.withoutCredentials(
+      convertChatCompletionsStream(this.http.postEventStream(chatCompletionsPath, body, signal)),
+    );
   }
 
   close(): Promise<void> {

@@ -36,7 +36,7 @@ export class GenerateContentAdapter implements UpstreamAdapter {
   stream(request: GenerationRequest, signal: AbortSignal): AsyncIterable<GenerationStreamPart[]> {
     const path = `${modelPath(request.upstreamModelId, "streamGenerateContent")}?alt=sse`;
     const events = this.http.postEventStream(path, convertToGenerateContentRequest(request), signal);
-    return convertGenerateContentStream(events);
+    return this.http.withoutCredentials(convertGenerateContentStream(events));
   }
 
   close(): Promise<void> {

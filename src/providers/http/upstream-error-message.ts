@@ -72,10 +72,7 @@ const stackTraceStart =
  */
 export function sanitiseUpstreamMessage(message: string, secrets: readonly string[]): string {
   const traceAt = message.search(stackTraceStart);
-  let text = traceAt === -1 ? message : message.slice(0, traceAt);
-  for (const secret of secrets) {
-    if (secret.length > 0) text = text.split(secret).join(redacted);
-  }
+  let text = redactSecrets(traceAt === -1 ? message : message.slice(0, traceAt), secrets);
   for (const pattern of credentialPatterns) text = text.replace(pattern, redacted);
   text = text
     .replace(/[\p{Cc}\p{Cf}]+/gu, " ")
@@ -83,4 +80,14 @@ export function sanitiseUpstreamMessage(message: string, secrets: readonly strin
     .trim();
   if (text.length <= upstreamLimits.messageCharactersMax) return text;
   return `${text.slice(0, upstreamLimits.messageCharactersMax - 1)}…`;
+}
+
+/** `text` with each of `secrets` (our own credentials) replaced wherever it occurs. */
+export function redactSecrets(text: string, secrets: readonly string[]): string {
+  let redactedText = text;
+  for (const secret of secrets) {
+    if (secret.length > 0 && redactedText.includes(secret))
+      redactedText = redactedText.split(secret).join(redacted);
+  }
+  return redactedText;
 }

@@ -4,6 +4,7 @@ import { UpstreamFailedError } from "../provider";
 import { retryAfterMsOf } from "./retry-after";
 import { parseServerSentEvents, type ServerSentEvent } from "./server-sent-events";
 import { mapTransportError, statusError } from "./transport-errors";
+import { redactSecrets } from "./upstream-error-message";
 import { parseUpstreamJson } from "./upstream-reply";
 import type { UpstreamTimeouts } from "./upstream-timeouts";
 
@@ -75,6 +76,32 @@ export class UpstreamHttpClient {
       // connection does not depend on how deep the generator delegation goes.
       if (!response.body.readableEnded) response.body.destroy();
     }
+  }
+
+  /**
+   * The parts of a stream, a failure the upstream reported in it (in its own words) rid of our credentials,
+   * which the conversion that read those words does not know (C3). Stopping early stops `parts`.
+   */
+  async *withoutCredentials<T>(parts: AsyncIterable<T>): AsyncGenerator<T> {
+    try {
+      yield* parts;
+    } catch (error) {
+      throw this.credentialsRedacted(error);
+    }
+  }
+
+  /** A failure the upstream reported inside a 200, its words rid of our credentials (C3). */
+  credentialsRedacted(error: unknown): unknown {
+    if (!(error instanceof UpstreamFailedError)) return error;
+    const message = redactSecrets(error.message, this.secrets);
+    if (message === error.message) return error;
+    return new UpstreamFailedError(
+      error.reason,
+      message,
+      error.upstreamStatus,
+      error.retryAfterSeconds,
+      error.retryAfterMs,
+    );
   }
 
   async close(): Promise<void> {

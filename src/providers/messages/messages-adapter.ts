@@ -32,7 +32,9 @@ export class MessagesAdapter implements UpstreamAdapter {
 
   stream(request: GenerationRequest, signal: AbortSignal): AsyncIterable<GenerationStreamPart[]> {
     const { body, answerToolName } = convertToMessagesRequest(request, { stream: true });
-    return convertMessagesStream(this.http.postEventStream(messagesPath, body, signal), { answerToolName });
+    return this.http.withoutCredentials(
+      convertMessagesStream(this.http.postEventStream(messagesPath, body, signal), { answerToolName }),
+    );
   }
 
   close(): Promise<void> {

@@ -24,12 +24,20 @@ export class ResponsesAdapter implements UpstreamAdapter {
 
   async generate(request: GenerationRequest, signal: AbortSignal): Promise<GenerationResult> {
     const body = convertToResponsesRequest(request, { stream: false });
-    return convertResponsesResponse(await this.http.postJson(responsesPath, body, signal));
+    const reply = await this.http.postJson(responsesPath, body, signal);
+    try {
+      return convertResponsesResponse(reply);
+    } catch (error) {
+      // A response that failed says so in the upstream's words, which may quote our key.
+      throw this.http.credentialsRedacted(error);
+    }
   }
 
   stream(request: GenerationRequest, signal: AbortSignal): AsyncIterable<GenerationStreamPart[]> {
     const body = convertToResponsesRequest(request, { stream: true });
-    return convertResponsesStream(this.http.postEventStream(responsesPath, body, signal));
+    return this.http.withoutCredentials(
+      convertResponsesStream(this.http.postEventStream(responsesPath, body, signal)),
+    );
   }
 
   close(): Promise<void> {
