@@ -102,8 +102,8 @@ export class CircuitBreaker {
 
   /**
    * The outcome of one attempt; `failed: undefined` is one that says nothing of the endpoint (cancelled by
-   * its caller, or ended by no upstream failure). Only probes and panic attempts move the state here; a closed breaker waits for the
-   * request's outcome (`recordRequest`).
+   * its caller, or ended by no upstream failure). Only probes and panic attempts move the state here; a
+   * closed breaker waits for the request's outcome (`recordRequest`).
    */
   recordAttempt(permit: BreakerPermit, failed: boolean | undefined, nowMs: number): void {
     if (permit.kind === "probe") this.probesInFlight -= 1;

@@ -297,10 +297,10 @@ export class UpstreamCall {
 
   /**
    * The endpoints an attempt at `atMs` may go to: those of the first model of the chain with an endpoint
-   * where this request has not tried that model (the untried ones), else all usable ones of the first with any; when every
-   * endpoint that could take the request is refused by its breaker only, the one that failed least recently,
-   * as this request's one panic attempt. None: why not. Free of side effects (the pick by weight is the
-   * caller's), so it may be asked ahead of time.
+   * where this request has not tried that model (the untried ones), else all usable ones of the first with
+   * any; when every endpoint that could take the request is refused by its breaker only, the one that failed
+   * least recently, as this request's one panic attempt. None: why not. Free of side effects (the pick by
+   * weight is the caller's), so it may be asked ahead of time.
    */
   private choose(
     atMs: number,
