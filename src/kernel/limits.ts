@@ -310,7 +310,7 @@ export const billingLimits = {
 } as const;
 
 /**
- * Bounds on what a charge may be computed from (src/billing/charging/charge-limits.ts checks them). They
+ * Bounds on what a charge may be computed from (src/kernel/charge-limits.ts checks them). They
  * exist so that the C7 formula stays exact within `Money`'s 60 significant digits: with every bound at its
  * maximum the widest intermediate value is won < 3e18 with 36 decimal places, i.e. 55 significant digits.
  * The admin API validates prices, rates and discounts against the same predicates, so a stored value can

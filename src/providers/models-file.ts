@@ -1,7 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { parse } from "yaml";
 import { z } from "zod";
-import { canonicalMoney, isDecimalString } from "../kernel/money";
+import { isAcceptableUnitPrice } from "../kernel/charge-limits";
+import { chargeLimits } from "../kernel/limits";
+import { canonicalMoney, isDecimalString, parseMoney } from "../kernel/money";
 import {
   type CatalogEndpoint,
   type CatalogModel,
@@ -38,6 +40,11 @@ const samplingParameters = ["temperature", "top_p"] as const satisfies readonly 
 const usdPerMillionTokens = z
   .string({ error: 'must be a decimal string such as "1.25"' })
   .refine(isDecimalString, 'must be a decimal string such as "1.25"')
+  // The admin API's bounds: a price seeded from here that a charge cannot take fails every request for it.
+  .refine(
+    (text) => !isDecimalString(text) || isAcceptableUnitPrice(parseMoney(text)),
+    `must be ≥ 0, below ${chargeLimits.unitPriceUsdPerMillionTokensBelow}, at most ${chargeLimits.decimalPlacesMax} decimals`,
+  )
   // Money crosses the API in one form (docs/api.md, "Money"): "2.50" is kept, and shown, as "2.5".
   .transform((text) => canonicalMoney(text) as UsdPerMillionTokens);
 

@@ -55,6 +55,21 @@ describe("loading a models file", () => {
       "models:\n  x-1:\n    family: alpha\n    protocol: responses\n    baseUrl: https://x.example/v1\n    apiKeyVariable: NOT_SET_ANYWHERE\n    prices: { inputUsdPer1M: '1', outputUsdPer1M: '2' }\n",
       "NOT_SET_ANYWHERE is not set",
     ],
+    [
+      "a negative price",
+      "models:\n  x-1:\n    family: alpha\n    protocol: responses\n    prices: { inputUsdPer1M: '-1', outputUsdPer1M: '2' }\n",
+      "models.x-1.prices.inputUsdPer1M must be ≥ 0, below 1000000, at most 10 decimals",
+    ],
+    [
+      "a price of a million dollars",
+      "models:\n  alpha-5.4:\n    family: alpha\n    protocol: chat-completions\n    prices: { inputUsdPer1M: '1', outputUsdPer1M: '1000000' }\n",
+      "models.alpha-5.4.prices.outputUsdPer1M must be ≥ 0, below 1000000, at most 10 decimals",
+    ],
+    [
+      "a price of more than 10 decimals",
+      "models:\n  x-1:\n    family: alpha\n    protocol: responses\n    prices: { inputUsdPer1M: '1', outputUsdPer1M: '2', cachedInputUsdPer1M: '0.00000000001' }\n",
+      "models.x-1.prices.cachedInputUsdPer1M must be ≥ 0, below 1000000, at most 10 decimals",
+    ],
     ["text that is not YAML", "models: [unclosed", "is not YAML or JSON"],
     [
       "endpoints beside a baseUrl",

@@ -1,4 +1,10 @@
 import {
+  isAcceptableDiscountRate,
+  isAcceptableFxRate,
+  isAcceptableTokenCount,
+  isAcceptableUnitPrice,
+} from "../../kernel/charge-limits";
+import {
   chargeDecimalPlaces,
   formatMoney,
   formatMoneyFixed,
@@ -7,12 +13,6 @@ import {
   roundChargeWon,
 } from "../../kernel/money";
 import { type IsoDate, isIsoDate } from "../../kernel/seoul-calendar";
-import {
-  isAcceptableDiscountRate,
-  isAcceptableFxRate,
-  isAcceptableTokenCount,
-  isAcceptableUnitPrice,
-} from "./charge-limits";
 
 /**
  * Token counts in the chat-completions meaning (C7): input includes cached input, output includes

@@ -1,5 +1,5 @@
+import { isAcceptableDiscountRate } from "../../kernel/charge-limits";
 import { Money } from "../../kernel/money";
-import { isAcceptableDiscountRate } from "./charge-limits";
 
 /** One row of `PUT /admin/discounts`: `null` means "any". */
 export interface DiscountRule {

@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { discountsProjection } from "../../../projections/discounts";
+import { isAcceptableDiscountRate } from "../../kernel/charge-limits";
 import { formatMoney } from "../../kernel/money";
 import { parseLedgerEvent } from "../../ledger/events";
 import { readBackRecorded } from "../../ledger/projection/recorded-not-visible";
 import { retryingConflicts } from "../../ledger/store/conflict-retry";
 import type { ExpectedVersion, RecordedEvent } from "../../ledger/store/event-store";
 import { findModel } from "../../providers/catalog";
-import { isAcceptableDiscountRate } from "../charging/charge-limits";
 import type { DiscountRule } from "../charging/discount-rules";
 import { type CommandOrigin, metadataOf } from "./command-metadata";
 import { effectiveInstantAfter } from "./effective-instant";

@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { pricesProjection } from "../../../projections/prices";
+import { isAcceptableUnitPrice } from "../../kernel/charge-limits";
 import { formatMoney, type Money } from "../../kernel/money";
 import { parseLedgerEvent } from "../../ledger/events";
 import { readBackRecorded } from "../../ledger/projection/recorded-not-visible";
 import type { EventStore } from "../../ledger/store/event-store";
 import { findModel } from "../../providers/catalog";
-import { isAcceptableUnitPrice } from "../charging/charge-limits";
 import { type CommandOrigin, metadataOf } from "./command-metadata";
 import { effectiveInstantAfter } from "./effective-instant";
 import type { Clock, ProjectionWaiting } from "./projection-waiting";

@@ -1,7 +1,7 @@
 import { z } from "zod";
+import { isAcceptableFxRate } from "../../kernel/charge-limits";
 import { type Money, parseMoney } from "../../kernel/money";
 import type { IsoDate } from "../../kernel/seoul-calendar";
-import { isAcceptableFxRate } from "../charging/charge-limits";
 import { KoreaeximMalformedResponseError, KoreaeximResultCodeError } from "./koreaexim-errors";
 
 /**

@@ -1,8 +1,8 @@
 import { fxRatesProjection } from "../../../projections/fx-rates";
+import { isAcceptableFxRate } from "../../kernel/charge-limits";
 import { formatMoney, type Money } from "../../kernel/money";
 import { type IsoDate, isIsoDate } from "../../kernel/seoul-calendar";
 import { readBackRecorded } from "../../ledger/projection/recorded-not-visible";
-import { isAcceptableFxRate } from "../charging/charge-limits";
 import type { CommandOrigin } from "../commands/command-metadata";
 import { effectiveInstantAfter } from "../commands/effective-instant";
 import type { BillingWriteDependencies } from "../commands/set-model-price";

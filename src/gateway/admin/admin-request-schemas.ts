@@ -1,10 +1,10 @@
 import { z } from "zod";
+import { isAcceptableCreditAmount } from "../../billing/commands/top-up-credit";
 import {
   isAcceptableDiscountRate,
   isAcceptableFxRate,
   isAcceptableUnitPrice,
-} from "../../billing/charging/charge-limits";
-import { isAcceptableCreditAmount } from "../../billing/commands/top-up-credit";
+} from "../../kernel/charge-limits";
 import { billingLimits } from "../../kernel/limits";
 import { isDecimalString, type Money, parseMoney } from "../../kernel/money";
 import { isIsoDate } from "../../kernel/seoul-calendar";

@@ -1,10 +1,10 @@
-import { chargeLimits } from "../../kernel/limits";
-import { Money } from "../../kernel/money";
+import { chargeLimits } from "./limits";
+import { Money } from "./money";
 
 /**
  * Whether a value is within `chargeLimits` (src/kernel/limits.ts says why the bounds exist). The admin API
- * validates prices, rates and discounts against these same predicates, so a stored value can never make a
- * charge fail.
+ * and the models file validate prices, rates and discounts against these same predicates, so a stored value
+ * can never make a charge fail.
  */
 
 function hasAllowedDecimalPlaces(value: Money): boolean {
