@@ -243,7 +243,15 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env): Config
   const upstreams = Object.fromEntries(
     modelFamilies.map((family) => {
       const prefix = family.toUpperCase();
-      return [family, { family, apiKey: values[`${prefix}_API_KEY`], baseUrl: values[`${prefix}_BASE_URL`] }];
+      const apiKey = values[`${prefix}_API_KEY`];
+      const baseUrl = values[`${prefix}_BASE_URL`];
+      // No key means the simulator: beside a base URL that is a misspelt or forgotten key, and the family's
+      // clients would be charged for simulated text.
+      if (baseUrl !== undefined && apiKey === undefined)
+        throw new ConfigError(
+          `invalid configuration: ${prefix}_BASE_URL is set but ${prefix}_API_KEY is not (an upstream that takes no key needs one all the same; unset both for the simulator)`,
+        );
+      return [family, { family, apiKey, baseUrl }];
     }),
   ) as Record<ModelFamily, UpstreamConfig>;
   const settlementTimings = settlementTimingsOf(values);
