@@ -9,17 +9,13 @@
 
 import type { WebhookEndpoint as ServerWebhookEndpoint } from "../../../src/billing/alerts/alert-service";
 import type { DeliveryView } from "../../../src/billing/alerts/webhook-outbox";
-import type { AccountKey } from "../../../src/billing/read-models/admin-read-model";
+import type { AccountKey, AccountSummary } from "../../../src/billing/read-models/admin-read-model";
 import type { BillingHistoryEntry } from "../../../src/billing/read-models/billing-history";
 import type { DiscountChange, PriceChange } from "../../../src/billing/read-models/pricing-history";
 import type { UsageResponse } from "../../../src/gateway/account/usage-routes";
 import type { ActivityEntry, ActivityPage } from "../../../src/gateway/activity/activity-read-model";
 import type { RequestOutcome } from "../../../src/gateway/activity/request-log-entry";
-import type {
-  ConsoleAccountRow,
-  ConsoleDiscountRow,
-  ConsolePriceRow,
-} from "../../../src/gateway/admin/console-read-routes";
+import type { ConsoleDiscountRow, ConsolePriceRow } from "../../../src/gateway/admin/console-read-routes";
 import type { EndpointHealth } from "../../../src/gateway/generation/upstream-registry";
 import type { PricedModel } from "../../../src/gateway/models/priced-model-list";
 import type { KeyLimits as ApiKeyLimits, ApiKeyLimitsView } from "../../../src/keys/api-key-limits";
@@ -31,10 +27,10 @@ import type { LedgerStatus, OnDemandVerification } from "../../../src/ledger/int
 import { addDays } from "./format";
 
 export type {
+  AccountSummary,
   ActivityEntry,
   ActivityPage,
   BillingHistoryEntry,
-  ConsoleAccountRow,
   ConsoleDiscountRow,
   ConsolePriceRow,
   DiscountChange,
@@ -377,7 +373,13 @@ export const adminApi = {
     await call("admin", "DELETE", "/console/api/admin-session");
     csrf.admin = "";
   },
-  accounts: () => call<{ data: ConsoleAccountRow[] }>("admin", "GET", "/admin/console/accounts"),
+  /** Accounts in (kind, id) order whose id contains `search`; pass `nextCursor` back as `cursor` for the next page. */
+  accounts: (parameters: { search?: string; cursor?: string; limit: number }) =>
+    call<{ data: AccountSummary[]; nextCursor: string | null }>(
+      "admin",
+      "GET",
+      `/admin/accounts${query({ search: parameters.search, cursor: parameters.cursor, limit: String(parameters.limit) })}`,
+    ),
   account: (kind: string, id: string) =>
     call<AccountView>("admin", "GET", `/admin/accounts/${kind}/${encodeURIComponent(id)}`),
   accountKeys: (kind: string, id: string) =>

@@ -224,6 +224,10 @@ const en = {
   perMillionTokens: "per million tokens",
   eventId: "Event id",
   eventPages: "Event log pages",
+  accountPages: "Account pages",
+  searchAccounts: "Search accounts",
+  searchAccountsHelp: "Part of an account's id; empty lists every account.",
+  search: "Search",
   eventsHelp: "Newest first. To prove an event is in the signed log, copy its id (or position) and run:",
   signInLinkTitle: "Sign-in link for a user",
   signInLinkHelp:
@@ -576,6 +580,10 @@ const ko: Dictionary = {
   perMillionTokens: "(100만 토큰당)",
   eventId: "이벤트 ID",
   eventPages: "이벤트 로그 페이지",
+  accountPages: "계정 페이지",
+  searchAccounts: "계정 검색",
+  searchAccountsHelp: "계정 ID의 일부. 비워 두면 모든 계정을 보여 줍니다.",
+  search: "검색",
   eventsHelp:
     "최신순입니다. 이벤트가 서명된 로그에 있음을 증명하려면 ID(또는 위치)를 복사해 다음을 실행하세요:",
   signInLinkTitle: "사용자 로그인 링크",

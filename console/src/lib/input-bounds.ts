@@ -1,4 +1,10 @@
-import { billingLimits, keyTextLimits, sessionLimits, webhookLimits } from "../../../src/kernel/limits";
+import {
+  billingLimits,
+  keyTextLimits,
+  readLimits,
+  sessionLimits,
+  webhookLimits,
+} from "../../../src/kernel/limits";
 
 /**
  * The longest text each kind of form field takes, as the server bounds it (src/kernel/limits.ts, imported as
@@ -8,6 +14,8 @@ import { billingLimits, keyTextLimits, sessionLimits, webhookLimits } from "../.
 export const inputLengthsMax = {
   /** A user's or an organization's id, wherever a form names one. */
   accountId: sessionLimits.accountIdLengthMax,
+  /** Part of an account's id, searched for. */
+  accountSearch: readLimits.searchTextLengthMax,
   keyName: keyTextLimits.nameLengthMax,
   keyDescription: keyTextLimits.descriptionLengthMax,
   topUpReference: billingLimits.referenceLengthMax,

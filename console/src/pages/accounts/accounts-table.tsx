@@ -1,10 +1,10 @@
-import type { ConsoleAccountRow } from "../../lib/api";
+import type { AccountSummary } from "../../lib/api";
 import { formatCount, formatWon } from "../../lib/format";
 import { useI18n } from "../../lib/i18n";
 import type { AccountRef } from "./account-details";
 
 export function AccountsTable(props: {
-  accounts: readonly ConsoleAccountRow[];
+  accounts: readonly AccountSummary[];
   onDetails(account: AccountRef): void;
 }) {
   const { t } = useI18n();
@@ -32,7 +32,7 @@ export function AccountsTable(props: {
   );
 }
 
-function AccountRow(props: { account: ConsoleAccountRow; onDetails(account: AccountRef): void }) {
+function AccountRow(props: { account: AccountSummary; onDetails(account: AccountRef): void }) {
   const { t } = useI18n();
   const { account } = props;
   return (
@@ -42,7 +42,7 @@ function AccountRow(props: { account: ConsoleAccountRow; onDetails(account: Acco
       <td className="number">{formatWon(account.balanceWon)}</td>
       <td className="number">{formatWon(account.heldWon)}</td>
       <td className="number">{formatWon(account.pendingWon)}</td>
-      <td className="number">{formatCount(account.pendingRequests)}</td>
+      <td className="number">{formatCount(account.pendingCharges)}</td>
       <td>
         <button type="button" onClick={() => props.onDetails({ kind: account.kind, id: account.id })}>
           {t("accountDetails")} <span className="visually-hidden">{account.id}</span>

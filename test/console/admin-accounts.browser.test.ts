@@ -1,0 +1,105 @@
+import { randomUUID } from "node:crypto";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { balancesProjection } from "../../projections/balances";
+import { readLimits } from "../../src/kernel/limits";
+import type { StreamAppend } from "../../src/ledger/store/event-store";
+import { compareLogPositions, type LogPosition, logStart } from "../../src/ledger/store/log-position";
+import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
+import { type Browser, launchBrowser, screenshot, seriousAccessibilityViolations } from "./support/browser";
+import { patienceMs, poll } from "./support/patient";
+
+/**
+ * The admin's Accounts page over more accounts than one read returns: every account is reached by paging,
+ * and an account whose funds fail to load says so rather than showing nothing.
+ */
+
+// One more account than the console's old single read returned: the last one sorts after all the others.
+const accountCount = readLimits.consoleAccountsRowsMax + 1;
+const accountIdOf = (index: number) => `payer-${String(index).padStart(5, "0")}`;
+const lastAccountId = accountIdOf(accountCount - 1);
+
+let harness: GatewayHarness;
+let browser: Browser;
+let page: Page;
+
+/** Top-ups of `accountCount` users appended to the ledger in batches, then projected. */
+async function seedAccounts(): Promise<void> {
+  const appends: StreamAppend[] = Array.from({ length: accountCount }, (_unused, index) => {
+    const account = { kind: "user" as const, id: accountIdOf(index) };
+    return {
+      streamId: `account-user-${account.id}`,
+      expectedVersion: "any",
+      events: [
+        {
+          eventId: randomUUID(),
+          event: {
+            type: "CreditToppedUp",
+            data: { account, amountWon: `${index + 1}.5`, reference: "seeded" },
+            metadata: { actor: "admin", occurredAt: new Date().toISOString() },
+          },
+        },
+      ],
+    };
+  });
+  let lastPosition: LogPosition = logStart;
+  for (let first = 0; first < appends.length; first += 500) {
+    for (const outcome of await harness.service.ledger.store.appendBatch(appends.slice(first, first + 500))) {
+      if (outcome.status === "rejected") throw outcome.reason;
+      if (compareLogPositions(outcome.value.position, lastPosition) > 0)
+        lastPosition = outcome.value.position;
+    }
+  }
+  await harness.service.waiter.waitFor(lastPosition, [balancesProjection.name], patienceMs * 3);
+}
+
+const accountsTable = () => page.getByTestId("accounts-table");
+
+beforeAll(async () => {
+  harness = await startGatewayHarness({
+    label: "console_admin_accounts",
+    billing: {},
+    service: { adminToken: testSecrets.adminToken },
+  });
+  await seedAccounts();
+  browser = await launchBrowser({ locale: "en-US", origin: harness.url });
+  page = browser.page;
+  page.setDefaultTimeout(patienceMs);
+  await page.goto(`${harness.url}/console/admin/accounts`);
+  await page.getByLabel("Admin token").fill(testSecrets.adminToken);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await accountsTable().waitFor();
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await harness?.close();
+});
+
+describe("the admin's Accounts page in Chromium", { timeout: 180_000 }, () => {
+  it("given more accounts than one page, when the admin pages on, then the last account is listed with its balance", async () => {
+    const pager = page.getByRole("navigation", { name: "Account pages" });
+    const older = pager.getByRole("button", { name: "Older →" });
+    const lastRow = accountsTable().getByRole("row").filter({ hasText: lastAccountId });
+    for (let pages = 0; (await lastRow.count()) === 0; pages += 1) {
+      expect(pages, "pages read before the last account").toBeLessThan(accountCount);
+      const firstIdBefore = await accountsTable().locator("tbody tr td").nth(1).textContent();
+      await older.click();
+      await poll(() => accountsTable().locator("tbody tr td").nth(1).textContent()).not.toBe(firstIdBefore);
+    }
+    expect(await lastRow.textContent()).toContain(`₩${accountCount.toLocaleString("en-US")}.5`);
+    await poll(() => older.isDisabled()).toBe(true);
+    await screenshot(page, "admin-accounts-last-page");
+    expect(await seriousAccessibilityViolations(page)).toEqual([]);
+
+    await pager.getByRole("button", { name: "← Newer" }).click();
+    await poll(() => lastRow.count()).toBe(0);
+  });
+
+  it("given an account searched by part of its id, then only the accounts containing it are listed", async () => {
+    await page.getByLabel("Search accounts").fill(lastAccountId.slice(-4));
+    await page.getByRole("button", { name: "Search" }).click();
+    await poll(() => accountsTable().locator("tbody tr").count()).toBe(1);
+    expect(await accountsTable().locator("tbody tr").textContent()).toContain(lastAccountId);
+  });
+});
