@@ -102,4 +102,25 @@ describe("the admin's Accounts page in Chromium", { timeout: 180_000 }, () => {
     await poll(() => accountsTable().locator("tbody tr").count()).toBe(1);
     expect(await accountsTable().locator("tbody tr").textContent()).toContain(lastAccountId);
   });
+
+  it("given the account's funds failing to load, when the admin opens its details, then the page says why", async () => {
+    const accountId = accountIdOf(0);
+    const funds = (url: URL) => url.pathname === `/admin/accounts/user/${accountId}`;
+    await page.route(funds, (route) =>
+      route.fulfill({ status: 503, json: { status: 300, message: "The ledger is unavailable" } }),
+    );
+    try {
+      await page.reload();
+      await accountsTable()
+        .getByRole("button", { name: `Details ${accountId}` })
+        .click();
+      const details = page.getByRole("region", { name: `user:${accountId}` });
+      await details.waitFor();
+      expect(await details.getByRole("alert").textContent()).toBe(
+        "The gateway could not complete this; try again: The ledger is unavailable",
+      );
+    } finally {
+      await page.unroute(funds);
+    }
+  });
 });

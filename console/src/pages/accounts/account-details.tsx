@@ -7,21 +7,26 @@ import { useI18n } from "../../lib/i18n";
 
 export type AccountRef = { kind: string; id: string };
 
-/** One account's funds and keys, shown once its funds are read. */
+/** One account's funds and keys once its funds are read, or why they could not be. */
 export function AccountDetails({ account }: { account: AccountRef }) {
   const { t } = useI18n();
   const view = useQuery({
     queryKey: ["admin", "account", account],
     queryFn: () => adminApi.account(account.kind, account.id),
   });
-  if (!view.data) return null;
+  if (view.isPending) return null;
   return (
     <Card title={`${account.kind}:${account.id}`}>
-      <p data-testid="account-funds">
-        {t("balance")}: <strong>{formatWon(view.data.balanceWon)}</strong> · {t("held")}:{" "}
-        {formatWon(view.data.heldWon)} · {t("pending")}: {formatWon(view.data.pendingWon)}
-      </p>
-      <AccountKeys kind={account.kind} id={account.id} />
+      <ErrorMessage error={view.error} />
+      {view.data && (
+        <>
+          <p data-testid="account-funds">
+            {t("balance")}: <strong>{formatWon(view.data.balanceWon)}</strong> · {t("held")}:{" "}
+            {formatWon(view.data.heldWon)} · {t("pending")}: {formatWon(view.data.pendingWon)}
+          </p>
+          <AccountKeys kind={account.kind} id={account.id} />
+        </>
+      )}
     </Card>
   );
 }
