@@ -345,8 +345,6 @@ export const readLimits = {
   /** Keys GET /admin/accounts/:kind/:id/keys returns (an account with more is an anomaly to look at). */
   accountKeysMax: 1_000,
   searchTextLengthMax: 200,
-  /** Accounts the admin console's overview lists (those that ever had a top-up or a charge). */
-  consoleAccountsRowsMax: 1_000,
   /** Rows of GET /llm/usage (days × models × keys): a year of a busy account is far below. */
   usageByDayRowsMax: 50_000,
   /** Requests one page of the activity log may hold, and the default. */

@@ -14,8 +14,8 @@ import { patienceMs, poll } from "./support/patient";
  * and an account whose funds fail to load says so rather than showing nothing.
  */
 
-// One more account than the console's old single read returned: the last one sorts after all the others.
-const accountCount = readLimits.consoleAccountsRowsMax + 1;
+// More than two of the server's largest pages: the last account sorts after all the others.
+const accountCount = readLimits.accountsPageRowsMax * 2 + 1;
 const accountIdOf = (index: number) => `payer-${String(index).padStart(5, "0")}`;
 const lastAccountId = accountIdOf(accountCount - 1);
 

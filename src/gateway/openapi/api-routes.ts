@@ -754,11 +754,6 @@ export const apiRoutes: readonly ApiRoute[] = [
   },
   ...(
     [
-      [
-        "accounts",
-        "Every account with its balance, held and pending won, and requests in flight",
-        bodies.consoleAccountsSchema,
-      ],
       ["prices", "The price in force per catalog model", bodies.consolePricesSchema],
       ["discounts", "The discount rule in force per scope", bodies.consoleDiscountsSchema],
     ] as const

@@ -316,19 +316,6 @@ export const usageByDaySchema = z.object({
   ),
 });
 
-export const consoleAccountsSchema = z.object({
-  data: z.array(
-    z.object({
-      kind: z.enum(accountKinds),
-      id: z.string(),
-      balanceWon: moneyText,
-      pendingRequests: z.number().int(),
-      heldWon: moneyText,
-      pendingWon: moneyText,
-    }),
-  ),
-});
-
 export const consolePricesSchema = z.object({
   data: z.array(
     z.object({

@@ -183,7 +183,7 @@ describe("the admin cookie", () => {
     const cookie = `admin_session=${cookieValueOf(setCookie)}`;
     const { csrfToken } = (await exchanged.json()) as { csrfToken: string };
 
-    expect((await fetch(`${harness.url}/admin/console/accounts`, { headers: { cookie } })).status).toBe(200);
+    expect((await fetch(`${harness.url}/admin/console/prices`, { headers: { cookie } })).status).toBe(200);
     const prices = await fetch(`${harness.url}/admin/console/prices`, { headers: { cookie } });
     const priceRows = ((await prices.json()) as { data: { model: string; inputUsdPer1M: string }[] }).data;
     expect(priceRows).toHaveLength(23);
@@ -207,7 +207,7 @@ describe("the admin cookie", () => {
     });
     expect(asUser.status).toBe(401);
     const { cookie: userCookie } = await exchangeSession(await harness.session("admin"));
-    const userAsAdmin = await fetch(`${harness.url}/admin/console/accounts`, {
+    const userAsAdmin = await fetch(`${harness.url}/admin/console/prices`, {
       headers: { cookie: `admin_session=${userCookie.slice("session=".length)}` },
     });
     expect(userAsAdmin.status).toBe(401);
