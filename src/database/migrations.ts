@@ -31,6 +31,7 @@ import { holdsDecidedInTurnMigration } from "./migrations/0021-holds-decided-in-
 import { holdsCheckTheKeyMigration } from "./migrations/0022-holds-check-the-key";
 import { webhookDueMessagesByEndpointMigration } from "./migrations/0023-webhook-due-messages-by-endpoint";
 import { recomputeLocksAuthorizedFundsMigration } from "./migrations/0024-recompute-locks-authorized-funds";
+import { requestLogAnsweringModelsMigration } from "./migrations/0025-request-log-answering-models";
 
 /**
  * The changes to the ledger's tables, in order (migration.ts). Projection tables are not here: each
@@ -61,6 +62,7 @@ export const migrations: readonly Migration[] = [
   holdsCheckTheKeyMigration,
   webhookDueMessagesByEndpointMigration,
   recomputeLocksAuthorizedFundsMigration,
+  requestLogAnsweringModelsMigration,
 ];
 
 /**

@@ -35,7 +35,9 @@ export const activityQuerySchema = z.object({
     .max(readLimits.activityPageRowsMax, { error: pageRowsText })
     .default(readLimits.activityPageRowsDefault),
   cursor: z.string().min(1).max(1_000).optional(),
-  model: storableString.min(1).max(200).optional(),
+  model: storableString.min(1).max(200).optional().meta({
+    description: "the model requested: a request a fallback answered is listed under it, not the fallback",
+  }),
   keyId: z.uuid({ error: "must be a key's uuid" }).optional(),
   status: z.coerce
     .number({ error: "must be an HTTP status such as 429" })

@@ -22,6 +22,7 @@ export interface ActivityQuery {
   account: AccountReference;
   from: Date | undefined;
   to: Date | undefined;
+  /** The model requested; a request a fallback answered is listed under it, not under the fallback. */
   model: string | undefined;
   keyId: string | undefined;
   httpStatus: number | undefined;
@@ -38,7 +39,13 @@ export interface ActivityQuery {
 export interface ActivityEntry {
   requestId: string;
   startedAt: string;
+  /** The model requested. */
   model: string | null;
+  /**
+   * The model that answered in its place (a configured fallback), which the request was charged as and the
+   * billing history names; null when the requested model answered, or none did.
+   */
+  answeredBy: string | null;
   keyId: string;
   keyPreview: string | null;
   endpoint: GenerationEndpoint;
@@ -88,6 +95,7 @@ interface ActivityRow {
   request_id: string;
   started_at: Date;
   model: string | null;
+  answered_by: string | null;
   key_id: string;
   key_preview: string | null;
   endpoint: GenerationEndpoint;
@@ -113,10 +121,10 @@ export async function readActivityPage(
   const before = page.cursor === undefined ? undefined : decodeCursor(page.cursor, query.account);
   // Unnamed, so planned with its values: the filters not given fold away and the index range is used.
   const result = await database.query<ActivityRow>(
-    `SELECT log.request_id, log.started_at, log.model, log.key_id::text AS key_id, log.key_preview, log.endpoint,
-            log.streamed, log.http_status, log.outcome, log.latency_ms, log.time_to_first_token_ms,
-            log.input_tokens, log.cached_tokens, log.output_tokens, log.reasoning_tokens, log.error_type,
-            charge.amount_won::text AS cost_won, log.response_id
+    `SELECT log.request_id, log.started_at, log.model, log.answered_by, log.key_id::text AS key_id,
+            log.key_preview, log.endpoint, log.streamed, log.http_status, log.outcome, log.latency_ms,
+            log.time_to_first_token_ms, log.input_tokens, log.cached_tokens, log.output_tokens,
+            log.reasoning_tokens, log.error_type, charge.amount_won::text AS cost_won, log.response_id
      FROM request_log log
      LEFT JOIN ${billingHistoryTable.name} charge ON charge.request_id = log.request_id
      WHERE log.account_kind = $1 AND log.account_id = $2
@@ -178,6 +186,7 @@ function activityEntryOf(row: ActivityRow): ActivityEntry {
     requestId: row.request_id,
     startedAt: row.started_at.toISOString(),
     model: row.model,
+    answeredBy: row.answered_by,
     keyId: row.key_id,
     keyPreview: row.key_preview,
     endpoint: row.endpoint,

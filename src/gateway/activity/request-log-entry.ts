@@ -25,6 +25,11 @@ export interface RequestLogEntry {
   keyPreview: string | null;
   /** The `model` the body named; null when the body could not be read that far. */
   model: string | null;
+  /**
+   * The model that answered in the requested one's place (a configured fallback): the one its usage was
+   * recorded and charged as. Null when the requested model answered, or none did.
+   */
+  answeredBy: string | null;
   endpoint: GenerationEndpoint;
   streamed: boolean | null;
   /** As answered; 499 when the client left before any header was sent (nginx's "client closed request"). */

@@ -34,11 +34,12 @@ export interface RequestLogWriterStatistics {
 const insertText = `
   INSERT INTO request_log (request_id, started_at, account_kind, account_id, key_id, key_preview, model, endpoint,
     streamed, http_status, outcome, latency_ms, time_to_first_token_ms, input_tokens, cached_tokens, output_tokens,
-    reasoning_tokens, error_type, response_id)
+    reasoning_tokens, error_type, response_id, answered_by)
   SELECT * FROM json_to_recordset($1::json) AS row(request_id text, started_at timestamptz, account_kind text,
     account_id text, key_id uuid, key_preview text, model text, endpoint text, streamed boolean, http_status smallint,
     outcome text, latency_ms double precision, time_to_first_token_ms double precision, input_tokens integer,
-    cached_tokens integer, output_tokens integer, reasoning_tokens integer, error_type text, response_id text)
+    cached_tokens integer, output_tokens integer, reasoning_tokens integer, error_type text, response_id text,
+    answered_by text)
   -- A request id is minted once per request; a batch retried after a lost answer writes nothing twice.
   ON CONFLICT (request_id) DO NOTHING`;
 
@@ -175,5 +176,6 @@ function rowOf(entry: RequestLogEntry) {
     reasoning_tokens: entry.tokens?.reasoning ?? null,
     error_type: entry.errorType,
     response_id: entry.responseId,
+    answered_by: entry.answeredBy,
   };
 }

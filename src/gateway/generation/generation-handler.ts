@@ -587,13 +587,9 @@ function nothingProduced(produced: Produced): boolean {
 
 /** The usage replaces the hold; resolves once it is durable in the ledger. */
 function postUsage(context: GenerationContext, outcome: Outcome, usage: ResolvedUsage): Promise<void> {
-  context.observation?.used(usage.tokens, outcome);
-  return context.hold.post({
-    tokens: usage.tokens,
-    usageSource: usage.source,
-    outcome,
-    upstream: settledUpstreamOf(context),
-  });
+  const upstream = settledUpstreamOf(context);
+  context.observation?.used(usage.tokens, outcome, upstream.answeringModel);
+  return context.hold.post({ tokens: usage.tokens, usageSource: usage.source, outcome, upstream });
 }
 
 /**

@@ -38,6 +38,8 @@ export class RequestObservation {
   account: AccountReference | undefined;
   streamed: boolean | undefined;
   tokens: UsageTokens | undefined;
+  /** The model that answered in the requested one's place (a fallback), the one its usage is recorded as. */
+  answeredBy: string | undefined;
   /** How the generation path settled the request, when it got that far. */
   generationOutcome: UsageOutcome | undefined;
   /** The error the request was answered with, if any (src/gateway/middleware/error-handler.ts). */
@@ -68,10 +70,14 @@ export class RequestObservation {
     this.accountKind = caller.account.kind;
   }
 
-  /** The usage the ledger records for this request, and how it ended. */
-  used(tokens: UsageTokens, outcome: UsageOutcome): void {
+  /**
+   * The usage the ledger records for this request, how it ended, and the model it is recorded as when a
+   * fallback answered in place of the one requested.
+   */
+  used(tokens: UsageTokens, outcome: UsageOutcome, answeredBy: string | undefined): void {
     this.tokens = tokens;
     this.generationOutcome = outcome;
+    this.answeredBy = answeredBy;
   }
 
   /** The request ended with nothing produced (no usage to record): how. */
@@ -242,6 +248,7 @@ function requestLogEntryOf(
     keyId: observation.keyId,
     keyPreview: seen.keyPreview ?? null,
     model: storableModelOf(observation.model),
+    answeredBy: observation.answeredBy ?? null,
     endpoint: seen.endpoint,
     streamed: observation.streamed ?? null,
     httpStatus: response.headersSent ? response.statusCode : clientClosedRequestStatus,

@@ -594,7 +594,14 @@ export const activityPageSchema = z
       z.object({
         requestId: z.string(),
         startedAt: instant,
-        model: z.string().nullable().meta({ description: "null when the body could not be read that far" }),
+        model: z
+          .string()
+          .nullable()
+          .meta({ description: "the model requested; null when the body could not be read that far" }),
+        answeredBy: z.string().nullable().meta({
+          description:
+            "the model that answered in its place (a configured fallback), which the request was charged as; null when the requested model answered, or none did",
+        }),
         keyId: z.uuid(),
         keyPreview: z.string().nullable(),
         endpoint: z.enum(["chat.completions", "responses"]),

@@ -44,6 +44,7 @@ function entry(index: number): RequestLogEntry {
     tokens: { input: 10, cached: null, output: 20, reasoning: null },
     errorType: null,
     responseId: null,
+    answeredBy: null,
   };
 }
 

@@ -9,7 +9,9 @@ import type { DeclaredTable } from "../../../database/declared-schema";
  * queue or a database outage is counted, never waited for. What a request cost is read from the billing
  * history by request id. Ordered per account, newest first, as the activity pages read it; pruned by start
  * time past its retention. `response_id` is the reply's body id (`chatcmpl-…`, `resp-…`, migration 13), the id
- * an SDK shows: unique per gateway process only, so two rows may share it.
+ * an SDK shows: unique per gateway process only, so two rows may share it. `model` is the model requested;
+ * `answered_by` the one that answered in its place (a configured fallback, migration 25), which the usage was
+ * recorded and charged as; null when the requested model answered, or none did.
  */
 export const requestLogTable: DeclaredTable = {
   kind: "table",
@@ -34,7 +36,8 @@ export const requestLogTable: DeclaredTable = {
       output_tokens integer,
       reasoning_tokens integer,
       error_type text,
-      response_id text
+      response_id text,
+      answered_by text
     );
     CREATE INDEX request_log_account_order ON request_log (account_kind, account_id, started_at DESC, request_id DESC);
     CREATE INDEX request_log_started_at ON request_log (started_at);
