@@ -46,10 +46,15 @@ function ActivityRow({ entry, keyName }: { entry: ActivityEntry; keyName: string
         </div>
       </td>
       <td>
-        {entry.model ?? "—"}
+        {/* A fallback answered: the model requested, then the one charged (as GET /llm/billing names it). */}
+        <span data-testid="activity-model">
+          {entry.model ?? "—"}
+          {entry.answeredBy === null ? "" : ` → ${entry.answeredBy}`}
+        </span>
         <div className="muted">
           {entry.endpoint}
           {entry.streamed ? ` · ${t("streamed")}` : ""}
+          {entry.answeredBy === null ? "" : ` · ${t("answeredByFallback")}`}
         </div>
       </td>
       <td>
