@@ -2,7 +2,13 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { inputLengthsMax } from "../../console/src/lib/input-bounds";
-import { billingLimits, keyTextLimits, sessionLimits, webhookLimits } from "../../src/kernel/limits";
+import {
+  billingLimits,
+  keyTextLimits,
+  readLimits,
+  sessionLimits,
+  webhookLimits,
+} from "../../src/kernel/limits";
 
 /**
  * A console field is bounded as the server bounds what it sends (src/kernel/limits.ts), through
@@ -33,6 +39,7 @@ describe("the console's text fields", () => {
   it("are bounded as the server bounds each", () => {
     expect(inputLengthsMax).toEqual({
       accountId: sessionLimits.accountIdLengthMax,
+      accountSearch: readLimits.searchTextLengthMax,
       keyName: keyTextLimits.nameLengthMax,
       keyDescription: keyTextLimits.descriptionLengthMax,
       topUpReference: billingLimits.referenceLengthMax,
