@@ -1,6 +1,5 @@
-import { Writable } from "node:stream";
-import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { capturedLog } from "../support/captured-log";
 import { type ConnectionCutter, startConnectionCutter } from "../support/connection-cutter";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { type GatewayHarness, startGatewayHarness } from "../support/gateway-harness";
@@ -21,7 +20,7 @@ interface Line {
 const requestsCount = 40;
 
 describe("logging a ledger outage", () => {
-  const lines: Line[] = [];
+  const { logger, lines } = capturedLog<Line>();
   let database: TestDatabase;
   let cutter: ConnectionCutter;
   let harness: GatewayHarness;
@@ -34,15 +33,6 @@ describe("logging a ledger outage", () => {
       port: Number(databaseUrl.port || 5432),
     });
     databaseUrl.port = String(cutter.port);
-    const logger = pino(
-      { level: "info" },
-      new Writable({
-        write(chunk, _encoding, done) {
-          lines.push(JSON.parse(String(chunk)) as Line);
-          done();
-        },
-      }),
-    );
     harness = await startGatewayHarness({
       database,
       service: { databaseUrl: databaseUrl.toString(), logger },

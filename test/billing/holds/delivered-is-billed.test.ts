@@ -1,10 +1,9 @@
-import { Writable } from "node:stream";
 import OpenAI from "openai";
-import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { allProjections } from "../../../projections";
 import { Money } from "../../../src/kernel/money";
 import { verifyProjections } from "../../../src/ledger/verify-projections";
+import { capturedLog } from "../../support/captured-log";
 import { createTestDatabase, type TestDatabase } from "../../support/database";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
 import { startTcpProxy, type TcpProxy } from "../../support/tcp-proxy";
@@ -317,16 +316,7 @@ describe("what was delivered is billed", () => {
   }, 60_000);
 
   it("given a JSON request running at the drain bound, when the gateway stops, then it is answered 503, nothing is billed, and the activity log says the gateway cut it, without a failure logged", async () => {
-    const lines: { level: number; msg: string; err?: unknown }[] = [];
-    const logger = pino(
-      { level: "info" },
-      new Writable({
-        write(chunk, _encoding, done) {
-          lines.push(JSON.parse(String(chunk)) as { level: number; msg: string });
-          done();
-        },
-      }),
-    );
+    const { logger, lines } = capturedLog<{ level: number; msg: string; err?: unknown }>();
     const harness = await startGatewayHarness({
       label: "delivered_drain_json",
       simulator: { tokensPerSecond: 5 },

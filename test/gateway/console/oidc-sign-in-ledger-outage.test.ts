@@ -1,8 +1,7 @@
-import { Writable } from "node:stream";
-import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signInOverHttp } from "../../console/support/oidc-sign-in-over-http";
 import { type OpenIdProvider, startOpenIdProvider } from "../../console/support/openid-provider";
+import { capturedLog } from "../../support/captured-log";
 import { type ConnectionCutter, startConnectionCutter } from "../../support/connection-cutter";
 import { createTestDatabase, type TestDatabase } from "../../support/database";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
@@ -20,7 +19,7 @@ interface Line {
 }
 
 describe("an OpenID Connect sign-in while the gateway's database is away", () => {
-  const lines: Line[] = [];
+  const { logger, lines } = capturedLog<Line>();
   let provider: OpenIdProvider;
   let database: TestDatabase;
   let cutter: ConnectionCutter;
@@ -35,15 +34,6 @@ describe("an OpenID Connect sign-in while the gateway's database is away", () =>
       port: Number(databaseUrl.port || 5432),
     });
     databaseUrl.port = String(cutter.port);
-    const logger = pino(
-      { level: "info" },
-      new Writable({
-        write(chunk, _encoding, done) {
-          lines.push(JSON.parse(String(chunk)) as Line);
-          done();
-        },
-      }),
-    );
     harness = await startGatewayHarness({
       database,
       service: {
