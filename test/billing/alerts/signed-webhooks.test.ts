@@ -85,6 +85,16 @@ const fastRetries = {
   leaseMs: 11_000,
 };
 
+/** The status of one short chat request made with `key` to the gateway at `baseUrl`. */
+async function chatStatusWith(baseUrl: string, key: string): Promise<number> {
+  const response = await fetch(`${baseUrl}/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: "alpha-5.4", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
+  });
+  return response.status;
+}
+
 async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000) {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
@@ -424,18 +434,7 @@ describe("alerts by signed webhooks", () => {
     // Keep the three requests in one minute (one window).
     const second = new Date().getUTCSeconds();
     if (second > 50) await new Promise((resolve) => setTimeout(resolve, (61 - second) * 1_000));
-    const chat = async () =>
-      (
-        await fetch(`${harness.baseUrl}/chat/completions`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json" },
-          body: JSON.stringify({
-            model: "alpha-5.4",
-            max_tokens: 20,
-            messages: [{ role: "user", content: "hi" }],
-          }),
-        })
-      ).status;
+    const chat = () => chatStatusWith(harness.baseUrl, key.key);
     expect([await chat(), await chat()]).toEqual([200, 429]);
     // Durable before the refusal was answered: a gateway killed now would still leave the alert to send.
     const outboxed = await harness.service.ledger.pool.query(
@@ -477,18 +476,7 @@ describe("alerts by signed webhooks", () => {
     expect(added.status).toBe(201);
     await harness.topUp({ kind: "user", id: userId }, "1000");
     const key = await harness.issueKey(token, { name: "capped" });
-    const chat = async () =>
-      (
-        await fetch(`${harness.baseUrl}/chat/completions`, {
-          method: "POST",
-          headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json" },
-          body: JSON.stringify({
-            model: "alpha-5.4",
-            max_tokens: 20,
-            messages: [{ role: "user", content: "hi" }],
-          }),
-        })
-      ).status;
+    const chat = () => chatStatusWith(harness.baseUrl, key.key);
     const alerted = async () =>
       (
         await harness.service.ledger.pool.query<{ limit_value: string }>(
