@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { capturedLog } from "../support/captured-log";
-import { type ConnectionCutter, startConnectionCutter } from "../support/connection-cutter";
+import { type ConnectionCutter, cutterInFrontOf } from "../support/connection-cutter";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { type GatewayHarness, startGatewayHarness } from "../support/gateway-harness";
 
@@ -27,15 +27,11 @@ describe("logging a ledger outage", () => {
 
   beforeAll(async () => {
     database = await createTestDatabase("outage_logging");
-    const databaseUrl = new URL(database.url);
-    cutter = await startConnectionCutter({
-      host: databaseUrl.hostname,
-      port: Number(databaseUrl.port || 5432),
-    });
-    databaseUrl.port = String(cutter.port);
+    const behindCutter = await cutterInFrontOf(database.url);
+    cutter = behindCutter.cutter;
     harness = await startGatewayHarness({
       database,
-      service: { databaseUrl: databaseUrl.toString(), logger },
+      service: { databaseUrl: behindCutter.url, logger },
     });
   }, 60_000);
   afterAll(async () => {

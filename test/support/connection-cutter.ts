@@ -53,3 +53,13 @@ export async function startConnectionCutter(target: {
     },
   };
 }
+
+/** A cutter in front of the database at `databaseUrl`, and the URL that reaches that database through it. */
+export async function cutterInFrontOf(
+  databaseUrl: string,
+): Promise<{ cutter: ConnectionCutter; url: string }> {
+  const url = new URL(databaseUrl);
+  const cutter = await startConnectionCutter({ host: url.hostname, port: Number(url.port || 5432) });
+  url.port = String(cutter.port);
+  return { cutter, url: url.toString() };
+}

@@ -6,7 +6,7 @@ import { ProjectionWaiter } from "../../../src/ledger/projection/projection-wait
 import { RecordedNotVisibleError } from "../../../src/ledger/projection/recorded-not-visible";
 import type { EventStore } from "../../../src/ledger/store/event-store";
 import { type Ledger, openLedger } from "../../../src/ledger/store/open-ledger";
-import { type ConnectionCutter, startConnectionCutter } from "../../support/connection-cutter";
+import { type ConnectionCutter, cutterInFrontOf } from "../../support/connection-cutter";
 import { createTestDatabase, type TestDatabase } from "../../support/database";
 
 /**
@@ -24,11 +24,13 @@ describe("a top-up whose reading back fails after its append", () => {
 
   beforeAll(async () => {
     database = await createTestDatabase("recorded_not_visible");
-    const url = new URL(database.url);
-    cutter = await startConnectionCutter({ host: url.hostname, port: Number(url.port || 5432) });
-    url.port = String(cutter.port);
-    ledger = await openLedger({ databaseUrl: url.toString(), applicationName: "test-recorded-not-visible" });
-    waiter = new ProjectionWaiter(ledger.pool, url.toString(), 50);
+    const behindCutter = await cutterInFrontOf(database.url);
+    cutter = behindCutter.cutter;
+    ledger = await openLedger({
+      databaseUrl: behindCutter.url,
+      applicationName: "test-recorded-not-visible",
+    });
+    waiter = new ProjectionWaiter(ledger.pool, behindCutter.url, 50);
   });
   afterAll(async () => {
     cutter?.restore();

@@ -6,7 +6,7 @@ import { modelFamilies } from "../../../src/config";
 import { verifyProjections } from "../../../src/ledger/verify-projections";
 import type { ModelFamily } from "../../../src/providers/provider";
 import { type Simulator, startSimulator } from "../../../src/providers/simulator/simulator";
-import { type ConnectionCutter, startConnectionCutter } from "../../support/connection-cutter";
+import { type ConnectionCutter, cutterInFrontOf } from "../../support/connection-cutter";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
 
 /**
@@ -62,19 +62,14 @@ describe("a PostgreSQL outage under load", () => {
       billing: { redisUrl: process.env.REDIS_URL },
     });
     // A second gateway, on the same database through a connection the test can cut.
-    const databaseUrl = new URL(harness.database.url);
-    cutter = await startConnectionCutter({
-      host: databaseUrl.hostname,
-      port: Number(databaseUrl.port || 5432),
-    });
-    const cutUrl = new URL(harness.database.url);
-    cutUrl.port = String(cutter.port);
+    const behindCutter = await cutterInFrontOf(harness.database.url);
+    cutter = behindCutter.cutter;
     harness = Object.assign(
       await startGatewayHarness({
         database: harness.database,
         charges: harness.charges,
         service: {
-          databaseUrl: cutUrl.toString(),
+          databaseUrl: behindCutter.url,
           upstreams: Object.fromEntries(
             modelFamilies.map((family) => [family, { baseUrl: upstreamUrl, apiKey: "upstream" }]),
           ) as Record<ModelFamily, { baseUrl: string; apiKey: string }>,

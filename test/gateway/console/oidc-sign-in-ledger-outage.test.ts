@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signInOverHttp } from "../../console/support/oidc-sign-in-over-http";
 import { type OpenIdProvider, startOpenIdProvider } from "../../console/support/openid-provider";
 import { capturedLog } from "../../support/captured-log";
-import { type ConnectionCutter, startConnectionCutter } from "../../support/connection-cutter";
+import { type ConnectionCutter, cutterInFrontOf } from "../../support/connection-cutter";
 import { createTestDatabase, type TestDatabase } from "../../support/database";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
 
@@ -28,16 +28,12 @@ describe("an OpenID Connect sign-in while the gateway's database is away", () =>
   beforeAll(async () => {
     provider = await startOpenIdProvider({ mina: { claims: { org_id: "acme", org_role: "admin" } } });
     database = await createTestDatabase("oidc_sign_in_outage");
-    const databaseUrl = new URL(database.url);
-    cutter = await startConnectionCutter({
-      host: databaseUrl.hostname,
-      port: Number(databaseUrl.port || 5432),
-    });
-    databaseUrl.port = String(cutter.port);
+    const behindCutter = await cutterInFrontOf(database.url);
+    cutter = behindCutter.cutter;
     harness = await startGatewayHarness({
       database,
       service: {
-        databaseUrl: databaseUrl.toString(),
+        databaseUrl: behindCutter.url,
         logger,
         oidc: {
           issuer: provider.issuer,
