@@ -325,14 +325,25 @@ describe("messages adapter: stop, user, reasoning", () => {
     expect(sentBody()).not.toHaveProperty("output_config");
   });
 
-  it("given reasoning with a required tool, then the upstream refuses the pair as the protocol documents", async () => {
-    await expect(
-      generate(withTools({ reasoningEffort: "high", toolChoice: "required" })),
-    ).rejects.toMatchObject({
-      name: "UpstreamRejectedError",
-      upstreamStatus: 400,
-      message: expect.stringContaining("tool_choice forces tool use"),
-    });
+  it.each<[ToolChoice, unknown, string]>([
+    ["required", { type: "any" }, "get_weather"],
+    [{ name: "get_time" }, { type: "tool", name: "get_time" }, "get_time"],
+  ])(
+    "given reasoning with forced tool choice %j, then thinking is disabled, its effort kept, and the tool is called",
+    async (toolChoice, sentChoice, called) => {
+      const result = await generate(withTools({ reasoningEffort: "high", toolChoice }));
+      expect(sentBody()).toMatchObject({
+        tool_choice: sentChoice,
+        thinking: { type: "disabled" },
+        output_config: { effort: "high" },
+      });
+      expect(result.toolCalls[0]?.name).toBe(called);
+    },
+  );
+
+  it("given reasoning with tool choice auto, then thinking stays adaptive", async () => {
+    await generate(withTools({ reasoningEffort: "high", toolChoice: "auto" }));
+    expect(sentBody()).toMatchObject({ tool_choice: { type: "auto" }, thinking: { type: "adaptive" } });
   });
 });
 

@@ -90,7 +90,9 @@ export function convertToMessagesRequest(
     ...(request.stop !== undefined && { stop_sequences: request.stop }),
     ...(request.user !== undefined && { metadata: { user_id: request.user } }),
     ...toolFields,
-    ...(effort !== undefined && { thinking: thinkingOf(effort, turns, answerToolName !== undefined) }),
+    ...(effort !== undefined && {
+      thinking: thinkingOf(effort, turns, forcesToolUse(toolFields.tool_choice)),
+    }),
     ...(Object.keys(outputConfig).length > 0 && { output_config: outputConfig }),
     ...(options.stream && { stream: true }),
   };
@@ -100,18 +102,23 @@ export function convertToMessagesRequest(
 /**
  * Adaptive thinking, unless the request answers the calls of the last assistant turn: with thinking on, the
  * protocol wants that turn to start with the thinking block the model gave, and the gateway returns no
- * thinking blocks to its clients, so none can come back. Nor with json_object output, whose answer tool is
- * forced: the protocol refuses thinking with a forced tool. Disabled rather than left out, since a model may
+ * thinking blocks to its clients, so none can come back. Nor when a tool is forced (the client's `required` or
+ * named choice, or json_object output's answer tool): the protocol refuses thinking with a forced tool, where
+ * the chat-completions and responses protocols the client speaks take the pair. Disabled rather than left out, since a model may
  * think when `thinking` is absent; the model thinks again from the user's next own turn. The effort stays,
  * as it also sets how much the model spends on its text and calls.
  */
 function thinkingOf(
   effort: ReasoningEffort,
   turns: readonly MessagesTurn[],
-  forcesAnswerTool: boolean,
+  forcesTool: boolean,
 ): NonNullable<MessagesRequestBody["thinking"]> {
-  if (effort === "none" || forcesAnswerTool || answersToolCalls(turns)) return { type: "disabled" };
+  if (effort === "none" || forcesTool || answersToolCalls(turns)) return { type: "disabled" };
   return { type: "adaptive" };
+}
+
+function forcesToolUse(choice: MessagesToolChoice | undefined): boolean {
+  return choice?.type === "any" || choice?.type === "tool";
 }
 
 /** The last assistant turn is followed only by turns holding tool results: its calls are being answered. */
