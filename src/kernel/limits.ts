@@ -389,6 +389,11 @@ export const sessionLimits = {
   sessionTtlSecondsMax: 30 * 24 * 60 * 60,
   /** The admin console's cookie (the admin token exchanged once). */
   adminCookieTtlSeconds: 8 * 60 * 60,
+  /**
+   * A platform's token may say `nbf` by its own clock: one running this far ahead of a gateway's is not
+   * refused for it. `exp` has no leeway: a session ends when its token says.
+   */
+  notBeforeLeewaySeconds: 60,
   /** A sign-in link is for opening now, not for keeping: it dies in minutes, and signs in once. */
   signInCodeTtlSeconds: 15 * 60,
   /** An OpenID Connect sign-in (state, nonce, PKCE verifier in a signed cookie) must come back within this. */

@@ -75,7 +75,10 @@ export class SessionTokens {
       const { payload } = await jwtVerify(token, this.key, {
         algorithms: [algorithm],
         requiredClaims: ["sub", "exp"],
+        // jose's leeway covers exp too: the token's own exp is checked again below, without it.
+        clockTolerance: sessionLimits.notBeforeLeewaySeconds,
       });
+      if ((payload.exp ?? 0) <= Math.floor(Date.now() / 1_000)) return undefined;
       if (!isAccountId(payload.sub)) return undefined;
       // Absent, null or "": a session of no organization, as platforms write it. Any other value that is no
       // account id (a number, a list) is signed by the platform yet names no account this service can serve,

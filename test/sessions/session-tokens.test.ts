@@ -49,6 +49,19 @@ describe("a session token", () => {
     }
   });
 
+  it("given an nbf a few seconds ahead (a platform whose clock runs ahead of this gateway's), then it is a session; an nbf minutes ahead is none", async () => {
+    const notBefore = (seconds: number) =>
+      new SignJWT({ org: "acme" })
+        .setProtectedHeader({ alg: "HS256" })
+        .setSubject("alice")
+        .setIssuedAt(now + seconds)
+        .setNotBefore(now + seconds)
+        .setExpirationTime(now + 600)
+        .sign(key);
+    expect(await tokens.verify(await notBefore(5))).toEqual({ userId: "alice", organizationId: "acme" });
+    expect(await tokens.verify(await notBefore(300))).toBeUndefined();
+  });
+
   it("given an org claim that is no organization id (a number, a list, an object, a boolean), then no session, as for such a sub, rather than a session of no organization", async () => {
     for (const org of [42, ["acme"], { id: "acme" }, true]) {
       expect(await tokens.verify(await signed({ org })), JSON.stringify(org)).toBeUndefined();
