@@ -69,6 +69,14 @@ async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const config = loadLedgerCommandConfig();
+  // Checkpoints and proofs are read from PostgreSQL's tables: with the log in EventStoreDB they would answer
+  // for another log (PostgreSQL's own, if it has one) as if for this one.
+  if (config.eventStoreUrl && (command === "checkpoint" || command === "prove")) {
+    process.stderr.write(
+      `ledger: ${command} answers for the PostgreSQL event store only: EventStoreDB's log (EVENTSTORE_URL) is neither chained into checkpoints nor sealed; this command changes nothing\n`,
+    );
+    return 2;
+  }
   // Without DATABASE_URL, the embedded setup's database, if this checkout has one: a check never creates it
   // (a first `npm start` would then find a setup already there, and not print its admin token and demo key).
   const localSecrets = config.databaseUrl ? undefined : await loadLocalSecrets();
@@ -197,6 +205,10 @@ async function verify(
     );
     return 2;
   }
+  if (context.store.kind !== "postgresql")
+    process.stdout.write(
+      "verify: the EventStoreDB log's hash chains and checkpoints are not checked (that is done on the PostgreSQL store only); only the projections are compared with it\n",
+    );
   const integrity =
     context.store.kind === "postgresql"
       ? await verifyIntegrity(context.pool, signingKey?.publicKey)
