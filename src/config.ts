@@ -12,6 +12,7 @@ import {
   resilienceLimitDefaults,
 } from "./kernel/limits";
 import { isDecimalString } from "./kernel/money";
+import { eventStoreConnectionStringProblem } from "./ledger/store/eventstoredb-connection-string";
 import type { ModelFamily } from "./providers/provider";
 import { assertResilienceLimits, type ResilienceLimits } from "./providers/resilience/resilience-limits";
 import type { OidcSettings } from "./sessions/oidc-sign-in";
@@ -81,7 +82,10 @@ const environmentSchema = z.object({
   PORT: port.transform((value) => value ?? 8080),
   HOST: z.string().min(1).default("127.0.0.1"),
   DATABASE_URL: url(["postgres", "postgresql"], parsesAsPostgresUrl),
-  EVENTSTORE_URL: url(["esdb", "esdb+discover"], isAnything),
+  EVENTSTORE_URL: url(["esdb", "esdb+discover"], isAnything).superRefine((value, context) => {
+    const problem = value === undefined ? undefined : eventStoreConnectionStringProblem(value);
+    if (problem !== undefined) context.addIssue({ code: "custom", message: problem });
+  }),
   REDIS_URL: url(["redis", "rediss"]),
   ADMIN_TOKEN: secret,
   SESSION_SECRET: secret,
