@@ -81,11 +81,26 @@ export function actualVersionOf(error: EsdbWrongExpectedVersionError): number {
 }
 
 /**
- * An event this store reads back: a type of the catalog, outside the server's own `$` streams. A server
- * may hold other applications' streams and always holds its own system events; both are passed over.
+ * An event this store reads back, outside the server's own `$` streams: a type of the catalog, or any event
+ * whose metadata carries the schema version this store writes beside the ledger's own. A server may hold
+ * other applications' streams and always holds its own system events; both are passed over. A type this
+ * release does not know, written by this store (a later release's), is the ledger's all the same, so that
+ * reading it is refused (`toRecordedEvent`) rather than the log folded without it, as PostgreSQL refuses it.
  */
 export function isLedgerRecord(event: EsdbRecordedEvent): boolean {
-  return isLedgerEventType(event.type) && !event.streamId.startsWith("$");
+  if (event.streamId.startsWith("$")) return false;
+  return isLedgerEventType(event.type) || carriesStoreSchemaVersion(event);
+}
+
+function carriesStoreSchemaVersion(event: EsdbRecordedEvent): boolean {
+  const metadata = event.metadata as StoredLedgerMetadata | undefined;
+  return (
+    event.isJson &&
+    typeof metadata === "object" &&
+    metadata !== null &&
+    !Array.isArray(metadata) &&
+    Number.isInteger(metadata.schemaVersion)
+  );
 }
 
 interface StoredLedgerMetadata {
@@ -106,7 +121,9 @@ function storeMetadataOf(event: EsdbRecordedEvent): StoredLedgerMetadata & Recor
 
 export function toRecordedEvent(event: EsdbRecordedEvent): RecordedEvent {
   if (!isLedgerEventType(event.type)) {
-    throw new Error(`unknown event type ${event.type} in ${event.streamId}`);
+    throw new Error(
+      `${event.type} in ${event.streamId} (event ${event.id}) cannot be read by this release: its catalog has no such event type`,
+    );
   }
   const { schemaVersion, chainHash: _chainHash, ...metadata } = storeMetadataOf(event);
   if (typeof schemaVersion !== "number" || !Number.isInteger(schemaVersion)) {

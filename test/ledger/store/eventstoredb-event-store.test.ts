@@ -163,6 +163,26 @@ describe("EventStoreDB store, on a fake of its server", () => {
     expect(rest).toEqual([]);
   });
 
+  it("refuses to read on past an event it wrote of a type this release does not know, where it passed over it", async () => {
+    const { fake, store } = open();
+    const streamId = account("later");
+    await store.append({ streamId, expectedVersion: "no-stream", events: [topUp("u1", "1", "a")] });
+    // As a later release's store writes an event type it added: its metadata carries the store's fields.
+    fake.writeAsAnotherClient(streamId, {
+      type: "CreditRefunded",
+      data: { account: { kind: "user", id: "u1" }, amountWon: "1" },
+      metadata: { ...metadata(), schemaVersion: 1, chainHash: "ab".repeat(32) },
+    });
+    const controller = new AbortController();
+
+    await expect(store.readAll({ limit: 10 })).rejects.toThrow(
+      /CreditRefunded .* cannot be read by this release/,
+    );
+    await expect(
+      store.subscribe({ batchSizeMax: 10, signal: controller.signal, handle: async () => {} }),
+    ).rejects.toThrow(/CreditRefunded .* cannot be read by this release/);
+  });
+
   it("keeps positions above 2^53 exact, and refuses a revision a number cannot hold", async () => {
     const { fake, store } = open({ firstPosition: 2n ** 62n + 7n });
     const streamId = account("big");

@@ -12,6 +12,7 @@ import { genesisHash } from "../../../src/ledger/integrity/event-hash";
 import { IdempotencyConflictError } from "../../../src/ledger/store/event-store";
 import {
   actualVersionOf,
+  isLedgerRecord,
   storedAppendOf,
   streamHeadOf,
   toExpectedRevision,
@@ -118,6 +119,29 @@ describe("revisions between the client and the contract", () => {
 });
 
 describe("recorded events", () => {
+  it("takes an event of a type this release does not know for the ledger's when this store wrote it, and refuses it by name", () => {
+    const later = recorded({ type: "CreditRefunded", streamId: "account-user-u1" });
+    expect(isLedgerRecord(later)).toBe(true);
+    expect(() => toRecordedEvent(later)).toThrow(
+      /^CreditRefunded in account-user-u1 \(event 7c4f0f9e-[0-9a-f-]+\) cannot be read by this release/,
+    );
+  });
+
+  it("passes over the server's own records and other applications' events, which this store did not write", () => {
+    expect(isLedgerRecord(recorded({ streamId: "$stats-127.0.0.1:2113", type: "$statsCollected" }))).toBe(
+      false,
+    );
+    expect(isLedgerRecord(recorded({ streamId: "$ce-account", type: "$>", isJson: false }))).toBe(false);
+    expect(isLedgerRecord(recorded({ streamId: "order-42", type: "OrderPlaced", metadata: undefined }))).toBe(
+      false,
+    );
+    expect(
+      isLedgerRecord(
+        recorded({ streamId: "order-42", type: "OrderPlaced", metadata: { schemaVersion: "2" } }),
+      ),
+    ).toBe(false);
+  });
+
   it("gives the ledger's metadata without the store's own fields", () => {
     const event = toRecordedEvent(recorded({ revision: 4n }));
     expect(event.metadata).toEqual(metadata());
