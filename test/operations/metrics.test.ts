@@ -268,6 +268,7 @@ describe("GET /metrics", () => {
 
     const allowed: Record<string, Set<string>> = {
       gen_ai_request_model: new Set([...listModels().map((model) => model.slug), "unknown", "none"]),
+      gen_ai_response_model: new Set([...listModels().map((model) => model.slug), "none"]),
       gen_ai_provider_name: new Set([...listModels().map((model) => model.family), "unknown", "none"]),
       gen_ai_operation_name: new Set(["chat", "none"]),
       error_type: new Set(errorTypeLabels),

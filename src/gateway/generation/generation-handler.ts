@@ -265,6 +265,7 @@ async function jsonGeneration(
     let result: Awaited<typeof generating>;
     try {
       result = await generating;
+      observation?.upstreamAnswered(context.upstream.answeringModel.slug);
     } catch (error) {
       const gatewayCut = cut();
       voidHold(
@@ -412,6 +413,7 @@ async function relayStream(
     for await (const parts of context.upstream.stream(signal)) {
       // No byte reaches the client before the hold is durable.
       if (!holdPlaced) {
+        context.observation?.upstreamAnswered(context.upstream.answeringModel.slug);
         await context.hold.placed;
         holdPlaced = true;
       }

@@ -10,8 +10,10 @@ import { SeriesHistogram } from "../../kernel/series-histogram";
  * `gen_ai.client.token.usage` → `gen_ai_client_token_usage` with `gen_ai_token_type`,
  * `gen_ai.server.time_per_output_token` → `gen_ai_server_time_per_output_token_seconds`), and
  * `won_gateway_…` for the gateway's own. Labels follow the conventions' attribute names where one exists
- * (`gen_ai_request_model`, `gen_ai_operation_name`, `gen_ai_provider_name`, `error_type`), each from a small
- * closed set (metric-labels.ts). Histogram buckets follow the conventions' advice.
+ * (`gen_ai_request_model`, `gen_ai_response_model`, `gen_ai_operation_name`, `gen_ai_provider_name`,
+ * `error_type`), each from a small closed set (metric-labels.ts). `gen_ai_response_model` is the model that
+ * answered — a configured fallback's in place of the one requested — so a dashboard shows which upstream
+ * model served the traffic. Histogram buckets follow the conventions' advice.
  *
  * Every request observes up to seven series; each label combination's series are resolved once and kept
  * (series-counter.ts, series-histogram.ts), so a request's metrics cost a key and a map lookup.
@@ -19,6 +21,7 @@ import { SeriesHistogram } from "../../kernel/series-histogram";
 
 const generationLabels = [
   "gen_ai_request_model",
+  "gen_ai_response_model",
   "gen_ai_operation_name",
   "gen_ai_provider_name",
   "endpoint",
@@ -78,6 +81,8 @@ const overheadSeconds = new SeriesHistogram({
 /** The labels every request and generation metric carries. */
 export interface GenerationLabels {
   model: string;
+  /** The model that answered: `model`, a fallback of it, or "none" when no upstream answered. */
+  responseModel: string;
   operationName: string;
   providerName: string;
   endpoint: string;
@@ -104,6 +109,7 @@ export interface GenerationObserved extends GenerationLabels {
 function labelsOf(labels: GenerationLabels) {
   return {
     gen_ai_request_model: labels.model,
+    gen_ai_response_model: labels.responseModel,
     gen_ai_operation_name: labels.operationName,
     gen_ai_provider_name: labels.providerName,
     endpoint: labels.endpoint,
@@ -112,7 +118,7 @@ function labelsOf(labels: GenerationLabels) {
 }
 
 function generationKeyOf(labels: GenerationLabels): string {
-  return `${labels.model}\u0000${labels.operationName}\u0000${labels.providerName}\u0000${labels.endpoint}\u0000${labels.keyKind}`;
+  return `${labels.model}\u0000${labels.responseModel}\u0000${labels.operationName}\u0000${labels.providerName}\u0000${labels.endpoint}\u0000${labels.keyKind}`;
 }
 
 /**

@@ -40,6 +40,8 @@ export class RequestObservation {
   tokens: UsageTokens | undefined;
   /** The model that answered in the requested one's place (a fallback), the one its usage is recorded as. */
   answeredBy: string | undefined;
+  /** The model whose upstream answered: the one requested, or a fallback; undefined while none has. */
+  answeringModel: string | undefined;
   /** How the generation path settled the request, when it got that far. */
   generationOutcome: UsageOutcome | undefined;
   /** The error the request was answered with, if any (src/gateway/middleware/error-handler.ts). */
@@ -83,6 +85,11 @@ export class RequestObservation {
   /** The request ended with nothing produced (no usage to record): how. */
   endedWithout(outcome: UsageOutcome): void {
     this.generationOutcome = outcome;
+  }
+
+  /** An upstream answered the request (its reply, or a stream's first parts), for this model. */
+  upstreamAnswered(model: string): void {
+    this.answeringModel ??= model;
   }
 
   /** The request is handed to the upstream. */
@@ -161,6 +168,7 @@ function finish(
   const endpoint = endpointLabelOf(url);
   const labels = {
     model: modelLabelOf(observation.model, options.isServedModel),
+    responseModel: modelLabelOf(observation.answeringModel, options.isServedModel),
     operationName: operationNameLabelOf(endpoint),
     providerName: providerLabelOf(observation.model, options.familyOf ?? (() => undefined)),
     endpoint,

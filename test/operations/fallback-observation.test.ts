@@ -1,0 +1,118 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { modelFamilies } from "../../src/config";
+import { findModel, installModels } from "../../src/providers/catalog";
+import type { ModelFamily } from "../../src/providers/provider";
+import { type Simulator, startSimulator } from "../../src/providers/simulator/simulator";
+import { type FaultyUpstream, startFaultyUpstream } from "../support/faulty-upstream";
+import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
+import { type ServedOperations, servedOperations } from "../support/served-operations";
+import { sampleValue } from "./prometheus-text";
+
+/**
+ * What operators see of a request a configured fallback answered (docs/upstream-resilience.md, "Fallbacks"):
+ * the metrics name the model requested and the one that answered, so a dashboard shows which upstream model
+ * served the traffic, its latency, errors and tokens, and a fallback storm is visible.
+ */
+
+let simulator: Simulator;
+let failing: FaultyUpstream;
+let harness: GatewayHarness;
+let operations: ServedOperations;
+let apiKey: string;
+
+beforeAll(async () => {
+  simulator = await startSimulator({});
+  failing = await startFaultyUpstream(simulator.url);
+  failing.setPlan(() => ({ kind: "status", status: 503 }));
+  // zeta-mini falls back to gamma-4-3 (another family, another price); zeta's upstream answers only 503.
+  installModels([{ ...findModel("zeta-mini")!, fallbacks: ["gamma-4-3"] }]);
+  operations = servedOperations();
+  harness = await startGatewayHarness({
+    label: "fallback_observation",
+    billing: {},
+    service: {
+      adminToken: testSecrets.adminToken,
+      operationsRouter: operations.router,
+      upstreams: Object.fromEntries(
+        modelFamilies.map((family) => [
+          family,
+          { baseUrl: family === "zeta" ? failing.url : simulator.url, apiKey: `secret-${family}` },
+        ]),
+      ) as Record<ModelFamily, { baseUrl: string; apiKey: string }>,
+    },
+  });
+  const session = await harness.session("fallback-observer");
+  apiKey = (await harness.issueKey(session)).key;
+  await harness.topUp({ kind: "user", id: "fallback-observer" }, "100000");
+}, 60_000);
+afterAll(async () => {
+  await harness?.close();
+  await operations?.close();
+  await failing?.close();
+  await simulator?.close();
+});
+
+const scrape = async () => {
+  const response = await fetch(`${harness.url}/metrics`);
+  expect(response.status).toBe(200);
+  return response.text();
+};
+
+const chat = {
+  gen_ai_operation_name: "chat",
+  endpoint: "chat.completions",
+  key_kind: "personal",
+};
+const fellBack = { ...chat, gen_ai_request_model: "zeta-mini", gen_ai_response_model: "gamma-4-3" };
+const direct = { ...chat, gen_ai_request_model: "gamma-4-3", gen_ai_response_model: "gamma-4-3" };
+const messages = [{ role: "user" as const, content: "Fall back" }];
+
+describe("GET /metrics of requests a fallback answered", () => {
+  it("given zeta-mini failing and gamma-4-3 its fallback, when zeta-mini is requested, then the request, latency and token metrics name zeta-mini requested and gamma-4-3 answering", async () => {
+    // Given
+    const before = await scrape();
+    const client = harness.openai(apiKey);
+
+    // When: one JSON and one streamed request for zeta-mini, one for gamma-4-3 itself, one refused
+    const json = await client.chat.completions.create({ model: "zeta-mini", messages });
+    const stream = await client.chat.completions.create({
+      model: "zeta-mini",
+      messages,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let streamedOutputTokens = 0;
+    for await (const chunk of stream) streamedOutputTokens += chunk.usage?.completion_tokens ?? 0;
+    await client.chat.completions.create({ model: "gamma-4-3", messages });
+    const refused = await fetch(`${harness.baseUrl}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "zeta-mini", temperature: 9, messages }),
+    });
+    expect(refused.status).toBe(400);
+    const after = await scrape();
+
+    // Then
+    const delta = (name: string, labels: Record<string, string>) =>
+      sampleValue(after, name, labels) - sampleValue(before, name, labels);
+    expect(json.model).toBe("gamma-4-3");
+    expect(delta("won_gateway_requests_total", { ...fellBack, status: "200", error_type: "" })).toBe(2);
+    expect(delta("won_gateway_requests_total", { ...direct, status: "200", error_type: "" })).toBe(1);
+    // Nothing answered the refused request: it names no answering model.
+    expect(
+      delta("won_gateway_requests_total", {
+        ...chat,
+        gen_ai_request_model: "zeta-mini",
+        gen_ai_response_model: "none",
+        status: "400",
+      }),
+    ).toBe(1);
+    expect(delta("gen_ai_server_request_duration_seconds_count", { ...fellBack, status: "200" })).toBe(2);
+    expect(delta("gen_ai_server_time_to_first_token_seconds_count", fellBack)).toBe(2);
+    expect(delta("won_gateway_overhead_seconds_count", fellBack)).toBe(2);
+    expect(delta("gen_ai_client_token_usage_sum", { ...fellBack, gen_ai_token_type: "output" })).toBe(
+      json.usage!.completion_tokens + streamedOutputTokens,
+    );
+    expect(streamedOutputTokens).toBeGreaterThan(0);
+  }, 60_000);
+});
