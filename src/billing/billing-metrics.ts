@@ -4,20 +4,24 @@ import { metricsRegistry } from "../kernel/metrics-registry";
 /**
  * The money side: won charged, charge lag, and holds (C10). Amounts are observed as the decimal strings
  * the ledger carries and turned into floats here only: a metric is for watching trends, never for
- * accounting (the ledger is the record).
+ * accounting (the ledger is the record). Charges carry the model requested and the one charged — a
+ * configured fallback's when it answered — as the request metrics name them (`gen_ai_request_model`,
+ * `gen_ai_response_model`), so won per request reads the same way on both.
  */
+
+const chargeLabels = ["gen_ai_request_model", "gen_ai_response_model", "key_kind"] as const;
 
 const chargedWonTotal = new Counter({
   name: "won_gateway_charged_won_total",
-  help: "Won charged by the reconciler, by model and key kind (float: for trends, the ledger is exact)",
-  labelNames: ["gen_ai_request_model", "key_kind"],
+  help: "Won charged by the reconciler, by model requested, model charged and key kind (float: for trends, the ledger is exact)",
+  labelNames: chargeLabels,
   registers: [metricsRegistry],
 });
 
 const chargesTotal = new Counter({
   name: "won_gateway_charges_total",
-  help: "Usages charged by the reconciler, by model and key kind",
-  labelNames: ["gen_ai_request_model", "key_kind"],
+  help: "Usages charged by the reconciler, by model requested, model charged and key kind",
+  labelNames: chargeLabels,
   registers: [metricsRegistry],
 });
 
@@ -68,13 +72,19 @@ const heldWon = new Gauge({
 export const billingMetrics = {
   /** One charge appended by the reconciler. */
   observeCharge(charge: {
-    model: string;
+    requestedModel: string;
+    /** The model the usage was recorded and priced as: the requested one, or the fallback that answered. */
+    chargedModel: string;
     keyKind: string;
     amountWon: string;
     /** Recorded-to-charged, in seconds. */
     lagSeconds: number;
   }): void {
-    const labels = { gen_ai_request_model: charge.model, key_kind: charge.keyKind };
+    const labels = {
+      gen_ai_request_model: charge.requestedModel,
+      gen_ai_response_model: charge.chargedModel,
+      key_kind: charge.keyKind,
+    };
     chargesTotal.inc(labels);
     chargedWonTotal.inc(labels, Number(charge.amountWon));
     chargeLagSeconds.observe(Math.max(0, charge.lagSeconds));

@@ -6,12 +6,13 @@ import { type Simulator, startSimulator } from "../../src/providers/simulator/si
 import { type FaultyUpstream, startFaultyUpstream } from "../support/faulty-upstream";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
 import { type ServedOperations, servedOperations } from "../support/served-operations";
+import { eventually } from "../workers/queue-test-support";
 import { sampleValue } from "./prometheus-text";
 
 /**
  * What operators see of a request a configured fallback answered (docs/upstream-resilience.md, "Fallbacks"):
  * the metrics name the model requested and the one that answered, so a dashboard shows which upstream model
- * served the traffic, its latency, errors and tokens, and a fallback storm is visible.
+ * served the traffic, its latency, errors, tokens and won, and a fallback storm is visible.
  */
 
 let simulator: Simulator;
@@ -114,5 +115,46 @@ describe("GET /metrics of requests a fallback answered", () => {
       json.usage!.completion_tokens + streamedOutputTokens,
     );
     expect(streamedOutputTokens).toBeGreaterThan(0);
+  }, 60_000);
+
+  it("given a request for zeta-mini that gamma-4-3 answered, when it is charged, then the charge metrics name zeta-mini requested and gamma-4-3 charged", async () => {
+    // Given: the earlier requests' charges are in (they would land in this one's count)
+    await eventually("every usage so far is charged", async () => {
+      const counts = await harness.service.ledger.pool.query<{ recorded: number; charged: number }>(
+        `SELECT count(*) FILTER (WHERE type = 'UsageRecorded')::int AS recorded,
+                count(*) FILTER (WHERE type = 'UsageCharged')::int AS charged
+         FROM ledger_events`,
+      );
+      return counts.rows[0]!.recorded === counts.rows[0]!.charged;
+    });
+    const before = await scrape();
+    const { response } = await harness
+      .openai(apiKey)
+      .chat.completions.create({ model: "zeta-mini", messages })
+      .withResponse();
+    const requestId = response.headers.get("x-request-id")!;
+
+    // When
+    let amountWon = "";
+    await eventually("the usage is charged", async () => {
+      const billing = await fetch(`${harness.url}/admin/billing?account=user:fallback-observer`, {
+        headers: { authorization: `Bearer ${testSecrets.adminToken}` },
+      });
+      const rows = ((await billing.json()) as { data?: { requestId: string; amountWon: string }[] }).data;
+      amountWon = rows?.find((row) => row.requestId === requestId)?.amountWon ?? "";
+      return amountWon !== "";
+    });
+    const after = await scrape();
+
+    // Then
+    const charged = {
+      gen_ai_request_model: "zeta-mini",
+      gen_ai_response_model: "gamma-4-3",
+      key_kind: "personal",
+    };
+    const delta = (name: string) => sampleValue(after, name, charged) - sampleValue(before, name, charged);
+    expect(delta("won_gateway_charges_total")).toBe(1);
+    expect(delta("won_gateway_charged_won_total")).toBeCloseTo(Number(amountWon), 6);
+    expect(Number(amountWon)).toBeGreaterThan(0);
   }, 60_000);
 });

@@ -263,7 +263,8 @@ async function appendCharges(
     const lagFrom = (state.correction ?? state.recorded).recordedAt;
     if (!state.charged)
       billingMetrics.observeCharge({
-        model: state.recorded.data.model,
+        requestedModel: state.requestedModel,
+        chargedModel: state.recorded.data.model,
         keyKind: keyKindLabelOf(state.recorded.data.account.kind),
         amountWon: first.amountWon,
         lagSeconds: (dependencies.clock().getTime() - lagFrom.getTime()) / 1_000,

@@ -15,6 +15,11 @@ import { assertContiguousVersions } from "../money-invariants";
  * once: only the gateway that served it writes a correction, and it settles a request once.
  */
 export interface UsageStreamState {
+  /**
+   * The model the request asked for: its hold's. `recorded` names the one that answered (a configured
+   * fallback's in its place); without a hold in the stream, that is all there is.
+   */
+  requestedModel: string;
   recorded: RecordedEventOf<"UsageRecorded">;
   charged: RecordedEventOf<"UsageCharged"> | undefined;
   correction: RecordedEventOf<"UsageRecorded"> | undefined;
@@ -29,8 +34,8 @@ export type UsageStreamReading =
   | { kind: "malformed"; reason: string };
 
 export function readUsageStream(stream: readonly RecordedEvent[]): UsageStreamReading {
-  const start = stream[0]?.type === "UsageAuthorized" ? 1 : 0;
-  const rest = stream.slice(start);
+  const hold = stream[0]?.type === "UsageAuthorized" ? stream[0] : undefined;
+  const rest = stream.slice(hold ? 1 : 0);
   if (rest.length === 0) return { kind: "not-recorded" };
   const shapeOf = () => `not a usage stream: ${stream.map((event) => event.type).join(", ")}`;
   const [first, ...after] = rest;
@@ -38,6 +43,7 @@ export function readUsageStream(stream: readonly RecordedEvent[]): UsageStreamRe
   // The next append expects the last version read: with a gap, "last" would not be the stream's last.
   assertContiguousVersions(stream, first.streamId);
   const state: UsageStreamState = {
+    requestedModel: hold?.data.model ?? first.data.model,
     recorded: first,
     charged: undefined,
     correction: undefined,
