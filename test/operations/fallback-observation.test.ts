@@ -3,6 +3,7 @@ import { modelFamilies } from "../../src/config";
 import { findModel, installModels } from "../../src/providers/catalog";
 import type { ModelFamily } from "../../src/providers/provider";
 import { type Simulator, startSimulator } from "../../src/providers/simulator/simulator";
+import { capturedLog } from "../support/captured-log";
 import { type FaultyUpstream, startFaultyUpstream } from "../support/faulty-upstream";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
 import { type ServedOperations, servedOperations } from "../support/served-operations";
@@ -11,10 +12,13 @@ import { sampleValue } from "./prometheus-text";
 
 /**
  * What operators see of a request a configured fallback answered (docs/upstream-resilience.md, "Fallbacks"):
- * the metrics name the model requested and the one that answered, so a dashboard shows which upstream model
- * served the traffic, its latency, errors, tokens and won, and a fallback storm is visible.
+ * the metrics and the access line name the model requested and the one that answered, so a dashboard shows
+ * which upstream model served the traffic, its latency, errors, tokens and won, and a fallback storm is visible.
  */
 
+type AccessLine = { msg: string; requestId?: string; model?: string; answeredBy?: string };
+
+const { logger, lines } = capturedLog<AccessLine>();
 let simulator: Simulator;
 let failing: FaultyUpstream;
 let harness: GatewayHarness;
@@ -33,6 +37,7 @@ beforeAll(async () => {
     billing: {},
     service: {
       adminToken: testSecrets.adminToken,
+      logger,
       operationsRouter: operations.router,
       upstreams: Object.fromEntries(
         modelFamilies.map((family) => [
@@ -156,5 +161,31 @@ describe("GET /metrics of requests a fallback answered", () => {
     expect(delta("won_gateway_charges_total")).toBe(1);
     expect(delta("won_gateway_charged_won_total")).toBeCloseTo(Number(amountWon), 6);
     expect(Number(amountWon)).toBeGreaterThan(0);
+  }, 60_000);
+});
+
+describe("access log of a request a fallback answered", () => {
+  it("given zeta-mini failing, when gamma-4-3 answers a request for it, then its line names zeta-mini as model and gamma-4-3 as answeredBy; a request its own model answered has no answeredBy", async () => {
+    // Given
+    const client = harness.openai(apiKey);
+
+    // When
+    const fallen = await client.chat.completions.create({ model: "zeta-mini", messages }).withResponse();
+    const own = await client.chat.completions.create({ model: "gamma-4-3", messages }).withResponse();
+
+    // Then
+    const lineOf = async (requestId: string) => {
+      await eventually("the line is written", async () =>
+        lines.some((line) => line.msg === "request" && line.requestId === requestId),
+      );
+      return lines.find((line) => line.msg === "request" && line.requestId === requestId)!;
+    };
+    expect(await lineOf(fallen.response.headers.get("x-request-id")!)).toMatchObject({
+      model: "zeta-mini",
+      answeredBy: "gamma-4-3",
+    });
+    const ownLine = await lineOf(own.response.headers.get("x-request-id")!);
+    expect(ownLine.model).toBe("gamma-4-3");
+    expect(ownLine).not.toHaveProperty("answeredBy");
   }, 60_000);
 });

@@ -219,6 +219,8 @@ function finish(
       ...(response.writableFinished ? {} : { disconnected: true }),
       keyPreview: keyPreviewOf(request.headers.authorization),
       model: observation.model,
+      // A fallback answered in the requested model's place: the model whose upstream served it.
+      answeredBy: observation.answeringModel === observation.model ? undefined : observation.answeringModel,
       inputTokens: observation.tokens?.input,
       outputTokens: observation.tokens?.output,
       totalMs: roundMs(totalMs),
