@@ -20,9 +20,10 @@ import { billingRangeOf } from "./billing-range";
 /**
  * `GET /llm/usage/activity` (session; `isOrganization=true|false` as for /llm/billing): every generation
  * request of the caller's account, served, refused, failed or cut, newest first, a page at a time
- * (`limit`, `cursor`), filtered by `model`, `keyId`, `status` (HTTP), `outcome`, `from` and `to`. The admin
- * API answers the same for any account (src/gateway/admin/activity-routes.ts). An organization's member
- * who is neither owner nor admin reads only the requests of the organization keys they issued (C14).
+ * (`limit`, `cursor`), filtered by `model`, `answeredBy`, `keyId`, `status` (HTTP), `outcome`, `from` and
+ * `to`. The admin API answers the same for any account (src/gateway/admin/activity-routes.ts). An
+ * organization's member who is neither owner nor admin reads only the requests of the organization keys
+ * they issued (C14).
  */
 
 const pageRowsText = `must be an integer from 1 to ${readLimits.activityPageRowsMax}`;
@@ -37,6 +38,10 @@ export const activityQuerySchema = z.object({
   cursor: z.string().min(1).max(1_000).optional(),
   model: storableString.min(1).max(200).optional().meta({
     description: "the model requested: a request a fallback answered is listed under it, not the fallback",
+  }),
+  answeredBy: storableString.min(1).max(200).optional().meta({
+    description:
+      "the model that answered in the requested one's place: the requests a configured fallback answered as it",
   }),
   keyId: z.uuid({ error: "must be a key's uuid" }).optional(),
   status: z.coerce
@@ -71,6 +76,7 @@ export function activityRequestOf(
       from,
       to,
       model: parsed.data.model,
+      answeredBy: parsed.data.answeredBy,
       keyId: parsed.data.keyId,
       httpStatus: parsed.data.status,
       outcome: parsed.data.outcome,

@@ -24,6 +24,8 @@ export interface ActivityQuery {
   to: Date | undefined;
   /** The model requested; a request a fallback answered is listed under it, not under the fallback. */
   model: string | undefined;
+  /** The fallback that answered in the requested model's place: the requests it answered as that model. */
+  answeredBy: string | undefined;
   keyId: string | undefined;
   httpStatus: number | undefined;
   outcome: RequestOutcome | undefined;
@@ -136,6 +138,7 @@ export async function readActivityPage(
        AND ($8::text IS NULL OR log.outcome = $8)
        AND ($9::timestamptz IS NULL OR (log.started_at, log.request_id) < ($9, $10::text))
        AND ($12::text IS NULL OR log.request_id = $12 OR log.response_id = $12)
+       AND ($14::text IS NULL OR log.answered_by = $14)
        AND ($13::text IS NULL OR log.key_id::text IN (
              SELECT issued.key_id FROM ${organizationKeyIssuersTable.name} issued
              WHERE issued.organization_id = $2 AND issued.issued_by_user_id = $13))
@@ -156,6 +159,7 @@ export async function readActivityPage(
       page.limit + 1,
       query.requestId ?? null,
       query.issuedByUserId ?? null,
+      query.answeredBy ?? null,
     ],
   );
   const rows = result.rows.slice(0, page.limit);

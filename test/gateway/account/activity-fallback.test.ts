@@ -80,7 +80,7 @@ async function chargedRows(session: string, requestIds: readonly string[]): Prom
 }
 
 describe("GET /llm/usage/activity of a request a fallback answered", () => {
-  it("given zeta-mini failing with 503s and gamma-4-3 its fallback, when a request for zeta-mini is answered, then its row names zeta-mini as requested and gamma-4-3 as answeredBy, with gamma-4-3's charge", async () => {
+  it("given zeta-mini failing with 503s and gamma-4-3 its fallback, when a request for zeta-mini is answered, then its row names zeta-mini as requested and gamma-4-3 as answeredBy, with gamma-4-3's charge, and answeredBy=gamma-4-3 lists it", async () => {
     // Given
     const session = await harness.session("fallen-back");
     const { key } = await harness.issueKey(session);
@@ -120,5 +120,10 @@ describe("GET /llm/usage/activity of a request a fallback answered", () => {
     expect(requested.data.map((row) => row.requestId)).toEqual([streamId, jsonId]);
     const answering = await get<ActivityPage>("/llm/usage/activity?model=gamma-4-3", session);
     expect(answering.data.map((row) => row.requestId)).toEqual([directId]);
+    // answeredBy lists the requests a fallback answered as that model, whichever model they asked for
+    const fellBack = await get<ActivityPage>("/llm/usage/activity?answeredBy=gamma-4-3", session);
+    expect(fellBack.data.map((row) => row.requestId)).toEqual([streamId, jsonId]);
+    const none = await get<ActivityPage>("/llm/usage/activity?answeredBy=zeta-mini", session);
+    expect(none.data).toEqual([]);
   }, 60_000);
 });
