@@ -11,7 +11,8 @@ import { patienceMs, poll } from "./support/patient";
 
 /**
  * The activity page of a request a configured fallback answered, in a real browser against the real
- * gateway: the row shows the model requested and the one that answered and was charged ("A → B").
+ * gateway: the row shows the model requested and the one that answered and was charged ("A → B"), and the
+ * page lists the requests a fallback answered when filtered by it.
  */
 
 const userId = "fallen-back";
@@ -85,6 +86,14 @@ describe("the activity page of a request a fallback answered, in Chromium", { ti
     expect(await direct.getByTestId("activity-model").textContent()).toBe("gamma-4-3");
     expect(await direct.textContent()).not.toContain("fallback");
     await screenshot(page, "activity-fallback-en-1366");
+    expect(await seriousAccessibilityViolations(page)).toEqual([]);
+  });
+
+  it("given the same two requests, when the activity is filtered by the fallback that answered, gamma-4-3, then only the request gamma-4-3 answered for zeta-mini is listed", async () => {
+    await page.getByLabel("Answered by fallback").selectOption("gamma-4-3");
+    await page.getByRole("button", { name: "Apply" }).click();
+    await poll(() => page.getByTestId("activity-row").count()).toBe(1);
+    expect(await rowOf(requestIds.fallenBack).count()).toBe(1);
     expect(await seriousAccessibilityViolations(page)).toEqual([]);
   });
 });

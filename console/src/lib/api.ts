@@ -241,7 +241,10 @@ function chargesQuery(range: Range, isOrganization: boolean, page: ChargesPageRe
 
 /** Filters of the activity log; dates are Seoul dates, `to` inclusive. */
 export interface ActivityFilters extends Range {
+  /** The model requested. */
   model?: string | undefined;
+  /** The configured fallback that answered in the requested model's place. */
+  answeredBy?: string | undefined;
   keyId?: string | undefined;
   status?: string | undefined;
   outcome?: RequestOutcome | undefined;
@@ -253,6 +256,7 @@ function activityQuery(filters: ActivityFilters, page: { cursor?: string | undef
     from: filters.from,
     to: filters.to ? addDays(filters.to, 1) : undefined,
     model: filters.model,
+    answeredBy: filters.answeredBy,
     keyId: filters.keyId,
     status: filters.status,
     outcome: filters.outcome,

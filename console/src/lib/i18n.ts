@@ -63,6 +63,7 @@ const en = {
   cost: "Cost",
   streamed: "streamed",
   answeredByFallback: "answered and charged by its fallback",
+  answeredBy: "Answered by fallback",
   pricesAtRate: "Won prices at today's rate:",
   pricesPerMillion:
     "Prices per million tokens, in won at today's rate less your discount (USD list price below each). A charge is computed from its own token counts.",
@@ -420,6 +421,7 @@ const ko: Dictionary = {
   cost: "비용",
   streamed: "스트리밍",
   answeredByFallback: "대체 모델이 응답하고 그 모델로 청구됨",
+  answeredBy: "응답한 대체 모델",
   pricesAtRate: "오늘 환율 기준 원화 가격:",
   pricesPerMillion:
     "100만 토큰당 가격입니다. 오늘 환율로 환산하고 할인을 적용한 원화 금액이며, 아래는 USD 정가입니다. 실제 청구는 요청별 토큰 수로 계산합니다.",

@@ -11,6 +11,7 @@ function filtersOf(form: FormData): ActivityFilters {
     from: optionalFieldText(form, "from"),
     to: optionalFieldText(form, "to"),
     model: optionalFieldText(form, "model"),
+    answeredBy: optionalFieldText(form, "answeredBy"),
     keyId: optionalFieldText(form, "keyId"),
     status: optionalFieldText(form, "status"),
     outcome: optionalFieldText(form, "outcome") as RequestOutcome | undefined,
@@ -68,7 +69,7 @@ export function ActivityFilterForm(props: {
   );
 }
 
-/** Model, key and outcome: each "any" by default. */
+/** Model requested, fallback that answered, key and outcome: each "any" by default. */
 function ChoiceFilters(props: {
   keys: readonly ApiKey[] | undefined;
   models: readonly PricedModel[] | undefined;
@@ -79,6 +80,15 @@ function ChoiceFilters(props: {
       <label>
         {t("model")}
         <select name="model" defaultValue="">
+          <option value="">{t("anyModel")}</option>
+          {props.models?.map((model) => (
+            <option key={model.id}>{model.id}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        {t("answeredBy")}
+        <select name="answeredBy" defaultValue="">
           <option value="">{t("anyModel")}</option>
           {props.models?.map((model) => (
             <option key={model.id}>{model.id}</option>
