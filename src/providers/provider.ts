@@ -119,6 +119,15 @@ export interface ReportedUsage {
   reasoningTokens: number | null;
 }
 
+/**
+ * The input counts an upstream reports as its stream starts, before its final usage (messages'
+ * `message_start`, every generateContent chunk): what a stream cut before its end is billed as input.
+ */
+export interface ReportedInput {
+  inputTokens: number;
+  cachedInputTokens: number | null;
+}
+
 export type FinishReason = "stop" | "length" | "content_filter" | "tool_calls" | "other";
 
 /**
@@ -131,6 +140,8 @@ export type GenerationStreamPart =
   | { type: "refusal-delta"; text: string }
   | { type: "tool-call-start"; index: number; id: string; name: string }
   | { type: "tool-call-delta"; index: number; argumentsDelta: string }
+  /** Rides at the head of a batch with output, never alone; the final `usage` replaces it. */
+  | { type: "input-usage"; usage: ReportedInput }
   | { type: "usage"; usage: ReportedUsage }
   | { type: "finish"; finishReason: FinishReason };
 
@@ -152,7 +163,8 @@ export interface ProviderAdapter {
   generate(request: GenerationRequest, signal: AbortSignal): Promise<GenerationResult>;
   /**
    * Yields text deltas, then usage (if reported) and finish, in batches: the parts of one upstream read
-   * together, never an empty batch. Aborting `signal` cancels the upstream call.
+   * together, never an empty batch. Input counts reported before the end come as `input-usage` with the
+   * first output after them. Aborting `signal` cancels the upstream call.
    */
   stream(request: GenerationRequest, signal: AbortSignal): AsyncIterable<GenerationStreamPart[]>;
 }

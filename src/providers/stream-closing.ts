@@ -4,7 +4,7 @@ import { UpstreamFailedError } from "./provider";
 /**
  * The parts that close every stream: the usage when the upstream reported it, then the finish. A stream
  * whose body ended before the protocol's finish signal was cut short, which is a failure even though the
- * deltas already yielded stand (the gateway then estimates what it bills, C7).
+ * deltas already yielded stand (the gateway then counts what the upstream did not report, C7).
  */
 export function* closingParts(
   usage: ReportedUsage | null,

@@ -352,6 +352,10 @@ describe("generate-content adapter: tools", () => {
 
     expect(error).toBeUndefined();
     expect(parts).toEqual([
+      {
+        type: "input-usage",
+        usage: { inputTokens: json.usage?.inputTokens, cachedInputTokens: json.usage?.cachedInputTokens },
+      },
       { type: "tool-call-start", index: 0, id: expect.stringMatching(callId), name: "get_weather" },
       { type: "tool-call-delta", index: 0, argumentsDelta: json.toolCalls[0]?.arguments },
       { type: "tool-call-start", index: 1, id: expect.stringMatching(callId), name: "get_time" },

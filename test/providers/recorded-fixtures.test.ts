@@ -40,6 +40,11 @@ const usage = (
   outputTokens: number | null,
   reasoningTokens: number | null,
 ): ReportedUsage => ({ inputTokens, cachedInputTokens, outputTokens, reasoningTokens });
+/** The input counts a stream reported at its start, leading its first output. */
+const inputUsage = (inputTokens: number, cachedInputTokens: number | null): GenerationStreamPart => ({
+  type: "input-usage",
+  usage: { inputTokens, cachedInputTokens },
+});
 
 describe("chat-completions fixtures", () => {
   it("given a completion with cached and reasoning tokens, then counts pass through unchanged (C7)", () => {
@@ -243,6 +248,7 @@ describe("messages fixtures", () => {
     const { parts, error } = await replay("messages/stream-cache-read.sse", convertMessagesStream);
     expect(error).toBeUndefined();
     expect(parts).toEqual([
+      inputUsage(2308, 2048),
       ...deltas("Busan is", " a port", " city."),
       // 12 uncached + 2,048 read + 248 written; output 58 replaces message_start's provisional 1
       { type: "usage", usage: usage(2308, 2048, 58, null) },
@@ -252,7 +258,7 @@ describe("messages fixtures", () => {
 
   it("given an overloaded error event mid-stream, then the deltas stand and the error follows", async () => {
     const { parts, error } = await replay("messages/stream-overloaded.sse", convertMessagesStream);
-    expect(parts).toEqual(deltas("Half", " an answer"));
+    expect(parts).toEqual([inputUsage(30, 0), ...deltas("Half", " an answer")]);
     expect(error).toMatchObject({ reason: "status", message: expect.stringContaining("Overloaded") });
   });
 
@@ -289,6 +295,7 @@ describe("messages tool-use fixtures", () => {
     const { parts, error } = await replay("messages/stream-tool-use.sse", convertMessagesStream);
     expect(error).toBeUndefined();
     expect(parts).toEqual([
+      inputUsage(612, 0),
       ...deltas("I'll look up both."),
       { type: "tool-call-start", index: 0, id: "toolu_01D7FLrfh4GYq7yT1ULFeyMV", name: "get_weather" },
       { type: "tool-call-delta", index: 0, argumentsDelta: '{"city": "Bu' },
@@ -309,7 +316,7 @@ describe("messages tool-use fixtures", () => {
     const { parts } = await replay("messages/stream-tool-use.sse", (batches) =>
       convertMessagesStream(batches, options),
     );
-    expect(parts.filter((part) => part.type !== "usage")).toEqual([
+    expect(parts.filter((part) => part.type !== "usage" && part.type !== "input-usage")).toEqual([
       ...deltas("I'll look up both.", '{"city": "Bu', 'san", "unit": "celsius"}'),
       { type: "tool-call-start", index: 0, id: "toolu_01NcW3pRk8sTqHzY5vJm2XaB", name: "get_local_time" },
       { type: "tool-call-delta", index: 0, argumentsDelta: "{}" },
@@ -347,6 +354,7 @@ describe("generate-content fixtures", () => {
     );
     expect(error).toBeUndefined();
     expect(parts).toEqual([
+      inputUsage(4096, 2048),
       ...deltas("Jeju Island", " is volcanic", " in origin."),
       // 25 visible + 512 thinking
       { type: "usage", usage: usage(4096, 2048, 537, 512) },
@@ -405,6 +413,7 @@ describe("generate-content fixtures", () => {
     );
     expect(error).toBeUndefined();
     expect(parts).toEqual([
+      inputUsage(121, null),
       ...deltas("Let me look both up."),
       {
         type: "tool-call-start",
@@ -431,7 +440,7 @@ describe("generate-content fixtures", () => {
       "generate-content/stream-error-chunk.sse",
       convertGenerateContentStream,
     );
-    expect(parts).toEqual(deltas("Starting"));
+    expect(parts).toEqual([inputUsage(10, null), ...deltas("Starting")]);
     expect(error).toMatchObject({ reason: "status", message: expect.stringContaining("overloaded") });
   });
 });

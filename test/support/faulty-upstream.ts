@@ -11,8 +11,8 @@ import type { AddressInfo, Socket } from "node:net";
  * A fake upstream endpoint for resilience tests: an HTTP server in front of the simulator (which speaks
  * every real protocol) that answers each request as `plan` decides — passed through, an error status in
  * the protocols' error body (optionally with `Retry-After`), a reset connection, or raw bytes that break
- * HTTP (written a moment apart, then the connection closed). `down()` stops listening (connection refused),
- * `up()` listens again on the same port.
+ * HTTP (written a moment apart, then the connection closed, or left open with `keepOpen`: a stream that
+ * stalls). `down()` stops listening (connection refused), `up()` listens again on the same port.
  * `setBodyPlan` decides by the request's body instead (read whole first), e.g. to fail each distinct
  * request's first attempt and serve its retry, however concurrent requests interleave.
  */
@@ -20,7 +20,7 @@ export type UpstreamFault =
   | { kind: "pass" }
   | { kind: "status"; status: number; retryAfter?: string }
   | { kind: "reset" }
-  | { kind: "raw"; writes: readonly string[] };
+  | { kind: "raw"; writes: readonly string[]; keepOpen?: boolean };
 
 export interface FaultyUpstream {
   /** The base URL to configure (the simulator's paths are appended to it). */
@@ -77,7 +77,7 @@ export async function startFaultyUpstream(simulatorUrl: string): Promise<FaultyU
         return;
       case "raw":
         request.resume();
-        void writeApart(request.socket, fault.writes);
+        void writeApart(request.socket, fault.writes, fault.keepOpen === true);
         return;
       case "status": {
         const body = JSON.stringify({
@@ -144,13 +144,13 @@ export async function startFaultyUpstream(simulatorUrl: string): Promise<FaultyU
 }
 
 /** Each write its own read at the other end: the parts before a broken one arrive before it breaks. */
-async function writeApart(socket: Socket, writes: readonly string[]): Promise<void> {
+async function writeApart(socket: Socket, writes: readonly string[], keepOpen: boolean): Promise<void> {
   for (const [index, text] of writes.entries()) {
     if (index > 0) await new Promise((resolve) => setTimeout(resolve, 20));
     if (socket.destroyed) return;
     socket.write(text);
   }
-  socket.end();
+  if (!keepOpen) socket.end();
 }
 
 function credentialOf(request: IncomingMessage): string | undefined {

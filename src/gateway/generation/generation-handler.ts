@@ -338,6 +338,10 @@ type Produced = { text: string; refusal?: string | undefined; toolCalls: readonl
 /** What relaying a stream left to settle: what was produced and reported, and how the relay ended. */
 interface Relayed {
   produced: Produced & { toolCalls: ToolCall[] };
+  /**
+   * What the upstream reported: its final usage, or until it arrives the input counts of the stream's start
+   * (the output not reported: a stream cut now is billed the upstream's input and our count of the output).
+   */
   reported: ReportedUsage | null;
   finishReason: FinishReason;
   failure: unknown;
@@ -466,6 +470,9 @@ function relayPart(
       relayed.open().toolCallDelta(part.index, part.argumentsDelta);
       return;
     }
+    case "input-usage":
+      relayed.reported = { ...part.usage, outputTokens: null, reasoningTokens: null };
+      return;
     case "usage":
       relayed.reported = part.usage;
       return;

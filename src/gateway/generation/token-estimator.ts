@@ -6,8 +6,8 @@ import type { GenerationRequest, ToolCall } from "../../providers/provider";
 const countTokens = boundedTokenCounter(countO200kTokens);
 
 /**
- * Token counts for when the upstream reported none (client disconnect, upstream failure mid-stream). Uses
- * the o200k_base encoding and the chat-format overhead of 3 tokens per message plus 3 for the reply.
+ * Token counts for what the upstream did not report (a stream cut before its final usage). Uses the
+ * o200k_base encoding and the chat-format overhead of 3 tokens per message plus 3 for the reply.
  */
 
 const tokensPerMessage = 3;

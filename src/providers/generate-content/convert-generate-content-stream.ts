@@ -12,7 +12,8 @@ import { mapGenerateContentErrorStatus } from "./map-generate-content-error-stat
 
 /**
  * `:streamGenerateContent?alt=sse` chunks to stream parts. Every chunk is a whole response holding the next
- * piece of text; usage metadata is repeated with running totals, so the last chunk's values count (C7).
+ * piece of text; usage metadata is repeated with running totals, so the last chunk's values count (C7),
+ * and its prompt counts go with the first output (for a stream cut before its end).
  * An upstream that fails mid-stream sends a chunk with an `error` member. A function call arrives whole in
  * one chunk: it becomes a start and one delta carrying all its arguments, indexed among the reply's calls.
  */
@@ -39,6 +40,7 @@ export function convertGenerateContentStream(
       finishReason = candidateFinishReason(chunk) ?? finishReason;
       if (chunk.usageMetadata) usage = convertGenerateContentUsage(chunk.usageMetadata);
     },
+    usageSoFar: () => usage,
     outcome: () => ({
       usage,
       finishReason: finishReason && withToolCalls(finishReason, callCount > 0),

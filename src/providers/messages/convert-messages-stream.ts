@@ -37,11 +37,12 @@ interface MessagesStreamState {
 }
 
 /**
- * Messages stream events to stream parts: usage from `message_start`; text from `text_delta`; a `tool_use`
- * block's start is a tool-call start (indexed by its ordinal among the reply's calls, not by content
- * block), its `input_json_delta`s are argument deltas; stop reason and cumulative usage from
- * `message_delta`; the end at `message_stop`; `error` is a failure. The answer tool of json_object output
- * streams as text. `ping` and thinking blocks carry nothing the gateway needs.
+ * Messages stream events to stream parts: usage from `message_start` (its input counts lead the first
+ * output, for a stream cut before its end); text from `text_delta`; a `tool_use` block's start is a
+ * tool-call start (indexed by its ordinal among the reply's calls, not by content block), its
+ * `input_json_delta`s are argument deltas; stop reason and cumulative usage from `message_delta`; the end
+ * at `message_stop`; `error` is a failure. The answer tool of json_object output streams as text. `ping`
+ * and thinking blocks carry nothing the gateway needs.
  */
 export function convertMessagesStream(
   batches: AsyncIterable<readonly ServerSentEvent[]>,
@@ -60,6 +61,7 @@ export function convertMessagesStream(
       if (state.stopped) return;
       convertMessagesEvent(state, parseUpstreamJson(event.data), parts, options);
     },
+    usageSoFar: () => (state.usage ? convertMessagesUsage(state.usage) : null),
     outcome: () => ({
       usage: state.usage ? convertMessagesUsage(state.usage) : null,
       // A message_stop without a stop reason still ended the message; without either the stream was cut.
