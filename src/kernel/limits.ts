@@ -277,8 +277,6 @@ export const billingLimits = {
   fxRefreshJobAttemptsMax: 4,
   fxRefreshJobBackoffInitialMs: 5 * 60_000,
 
-  /** Pending usages one account view prices; more than this is reported as an error, never truncated. */
-  pendingChargesPricedMax: 20_000,
   /** Rows of billing history per page read from the database while streaming an export. */
   billingHistoryPageSize: 1_000,
   /** Rows one billing export may hold (JSON or CSV). */

@@ -91,6 +91,9 @@ export interface UsageOptions {
   startedAt: string;
   recordedAt?: string;
   usageSource?: "upstream" | "estimated";
+  /** The hold the usage releases and its cost as recorded (v2); absent: a v1 record, which has neither. */
+  heldWon?: string;
+  pendingWon?: string;
 }
 
 export function usageRecorded(options: UsageOptions): StreamAppend {
@@ -116,6 +119,8 @@ export function usageRecorded(options: UsageOptions): StreamAppend {
             tokens: options.tokens ?? { input: 1_000, cached: 0, output: 500, reasoning: 0 },
             usageSource: options.usageSource ?? "upstream",
             startedAt: options.startedAt,
+            ...(options.heldWon === undefined ? {} : { heldWon: options.heldWon }),
+            ...(options.pendingWon === undefined ? {} : { pendingWon: options.pendingWon }),
           },
           metadata: {
             actor: `key:${keyId}`,

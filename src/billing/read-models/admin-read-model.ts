@@ -86,19 +86,24 @@ export async function readDiscountsInForce(database: Database): Promise<Discount
 export interface AccountSummary {
   kind: AccountKind;
   id: string;
+  /**
+   * One row of the ledger's inline funds (C10), as `GET /llm/balance` reads it, so that `balance − pending −
+   * held` is what the account has available: held by requests in flight, recorded and not yet charged.
+   */
   balanceWon: string;
-  toppedUpWon: string;
-  chargedWon: string;
-  /** Usages recorded and not charged yet (their value: GET /admin/accounts/:kind/:id). */
-  pendingCharges: number;
-  /** From the ledger's inline funds (C10): held by requests in flight, recorded and not yet charged. */
   heldWon: string;
   pendingWon: string;
+  /** The totals the billing history lists (the balances projection): a charge reaches them after the balance. */
+  toppedUpWon: string;
+  chargedWon: string;
+  /** Usages recorded and not charged yet, as the balances projection has them. */
+  pendingCharges: number;
 }
 
 /**
  * Accounts whose id contains `search` (case-insensitive; all when absent), of one kind or both, in
- * (kind, id) order after `after`, at most `limit`.
+ * (kind, id) order after `after`, at most `limit`. The accounts are those of the balances projection; each
+ * one's money in flight and its balance are one row of the funds, which the projection trails.
  */
 export async function searchAccounts(
   database: Database,
@@ -108,18 +113,19 @@ export async function searchAccounts(
   const result = await database.query<{
     account_kind: AccountKind;
     account_id: string;
-    balance_won: string;
     topped_up_won: string;
     charged_won: string;
     pending_charges: string;
+    // Null without a funds row: an account the log has moved no money of yet has ₩0 in each.
+    balance_won: string | null;
     held_won: string | null;
     pending_won: string | null;
   }>(
-    `SELECT b.account_kind, b.account_id, b.balance_won::text AS balance_won,
-            b.topped_up_won::text AS topped_up_won, b.charged_won::text AS charged_won,
+    `SELECT b.account_kind, b.account_id, b.topped_up_won::text AS topped_up_won,
+            b.charged_won::text AS charged_won,
             (SELECT count(*) FROM ${pendingChargesTable.name} p
               WHERE p.account_kind = b.account_kind AND p.account_id = b.account_id)::text AS pending_charges,
-            f.held_won::text AS held_won, f.pending_won::text AS pending_won
+            f.balance_won::text AS balance_won, f.held_won::text AS held_won, f.pending_won::text AS pending_won
      FROM ${balancesTable.name} b
      LEFT JOIN account_funds f ON f.account_kind = b.account_kind AND f.account_id = b.account_id
      WHERE ($1::text IS NULL OR b.account_id ILIKE $1)
@@ -141,12 +147,12 @@ export async function searchAccounts(
     data: rows.map((row) => ({
       kind: row.account_kind,
       id: row.account_id,
-      balanceWon: normalised(row.balance_won),
+      balanceWon: row.balance_won === null ? "0" : normalised(row.balance_won),
+      heldWon: row.held_won === null ? "0" : normalised(row.held_won),
+      pendingWon: row.pending_won === null ? "0" : normalised(row.pending_won),
       toppedUpWon: normalised(row.topped_up_won),
       chargedWon: normalised(row.charged_won),
       pendingCharges: Number(row.pending_charges),
-      heldWon: row.held_won === null ? "0" : normalised(row.held_won),
-      pendingWon: row.pending_won === null ? "0" : normalised(row.pending_won),
     })),
     next:
       result.rows.length > options.limit && last ? { kind: last.account_kind, id: last.account_id } : null,

@@ -7,7 +7,6 @@ import {
   InvalidBillingCursorError,
   TooManyBillingGroupsError,
 } from "../../billing/read-models/billing-pages";
-import { TooManyPendingChargesError } from "../../billing/read-models/pending-charges-valuation";
 import { StatementTooLargeError } from "../../billing/statements/monthly-statement";
 import { ApiError, apiErrors, applicationCodes } from "../api-error";
 
@@ -23,9 +22,6 @@ export function billingApiErrorOf(error: unknown): unknown {
   if (error instanceof InvalidBillingCursorError || error instanceof TooManyBillingGroupsError)
     return apiErrors.validation(error.message);
   if (error instanceof StatementTooLargeError) return apiErrors.validation(error.message);
-  if (error instanceof TooManyPendingChargesError) {
-    return new ApiError(503, applicationCodes.modelProcessing, error.message);
-  }
   // The bank's errors carry only dates, codes and statuses (koreaexim-errors.ts): safe to show the admin.
   if (error instanceof KoreaeximError) {
     return new ApiError(503, applicationCodes.modelProcessing, `FX refresh failed: ${error.message}`);

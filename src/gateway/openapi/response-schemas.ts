@@ -401,12 +401,21 @@ export const accountsPageSchema = z.object({
     z.object({
       kind: z.enum(accountKinds),
       id: z.string(),
-      balanceWon: moneyText,
-      toppedUpWon: moneyText,
-      chargedWon: moneyText,
-      pendingCharges: z.number().int(),
-      heldWon: moneyText,
-      pendingWon: moneyText,
+      balanceWon: moneyText.meta({
+        description: "read with heldWon and pendingWon at one instant of the ledger",
+      }),
+      toppedUpWon: moneyText.meta({
+        description: "as the billing history lists it: a charge a moment after balanceWon",
+      }),
+      chargedWon: moneyText.meta({
+        description: "as the billing history lists it: a charge a moment after balanceWon",
+      }),
+      pendingCharges: z
+        .number()
+        .int()
+        .meta({ description: "usages recorded, not charged yet, as the billing history has them" }),
+      heldWon: moneyText.meta({ description: "held by requests in flight" }),
+      pendingWon: moneyText.meta({ description: "usage recorded, not charged yet, at its recorded cost" }),
     }),
   ),
   nextCursor: z.string().nullable(),
@@ -429,12 +438,13 @@ export const accountKeysSchema = z.object({
 
 export const sessionSchema = z.object({ token: z.string(), expiresAt: instant });
 export const creditedSchema = z.object({ balanceWon: moneyText });
+/** Balance, pending and held read at one instant of the ledger, as `GET /llm/balance` reads them. */
 export const accountViewSchema = z.object({
   kind: z.enum(accountKinds),
   id: z.string(),
   balanceWon: moneyText,
-  pendingWon: moneyText,
-  heldWon: moneyText,
+  pendingWon: moneyText.meta({ description: "usage recorded, not charged yet, at its recorded cost" }),
+  heldWon: moneyText.meta({ description: "held by requests in flight" }),
 });
 export const modelPriceSchema = z.object({
   model: z.string(),

@@ -274,7 +274,7 @@ describe("a top-up answered 503, then retried with its Idempotency-Key", () => {
 });
 
 describe("GET /admin/accounts/:kind/:id", () => {
-  it("shows the balance and the uncharged usage priced as the reconciler will charge it", async () => {
+  it("shows the balance and the uncharged usage at the cost recorded with it, which its charge moves into the balance", async () => {
     // Given: ₩10,000, an organization discount of 50%, and two usages started after the prices were set
     await givenPricing();
     await api.admin("POST", "/accounts/organization/acme/credits", { amountWon: "10000" });
@@ -287,12 +287,14 @@ describe("GET /admin/accounts/:kind/:id", () => {
         account: acme,
         tokens: { input: 1_000_000, cached: null, output: 0, reasoning: null },
         startedAt: "2026-11-20T02:00:00.000Z",
+        pendingWon: "1000",
       }),
       usageRecorded({
         requestId: "req_b",
         account: acme,
         tokens: { input: 0, cached: 0, output: 1_000_000, reasoning: 0 },
         startedAt: "2026-11-20T02:00:00.000Z",
+        pendingWon: "2000",
       }),
     );
 
@@ -332,6 +334,7 @@ describe("GET /admin/accounts/:kind/:id", () => {
         account: late,
         tokens: { input: 1_000, cached: null, output: 0, reasoning: null },
         startedAt,
+        pendingWon: "2",
       }),
     );
     await charge("req_late");
@@ -341,10 +344,11 @@ describe("GET /admin/accounts/:kind/:id", () => {
       account: late,
       tokens: { input: 0, cached: 0, output: 1_000_000, reasoning: 0 },
       startedAt,
+      heldWon: "0",
+      pendingWon: "3998",
     });
     const correcting = correction.events[0]!.event as { data: Record<string, unknown> };
-    correcting.data.heldWon = "0";
-    correcting.data.corrects = { eventId: estimate!.eventId, pendingWon: "0" };
+    correcting.data.corrects = { eventId: estimate!.eventId, pendingWon: "2" };
     await api.ledger.append({ ...correction, expectedVersion: "any" });
 
     // Then: pending is B − A, what the reconciler then charges for the correction
