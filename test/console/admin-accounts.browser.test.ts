@@ -5,13 +5,15 @@ import { balancesProjection } from "../../projections/balances";
 import { readLimits } from "../../src/kernel/limits";
 import type { StreamAppend } from "../../src/ledger/store/event-store";
 import { compareLogPositions, type LogPosition, logStart } from "../../src/ledger/store/log-position";
+import { usageRecorded } from "../billing/billing-ledger-fixtures";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
 import { type Browser, launchBrowser, screenshot, seriousAccessibilityViolations } from "./support/browser";
 import { patienceMs, poll } from "./support/patient";
 
 /**
  * The admin's Accounts page over more accounts than one read returns: every account is reached by paging,
- * and an account whose funds fail to load says so rather than showing nothing.
+ * an account whose funds fail to load says so rather than showing nothing, and pending usage the reconciler
+ * cannot price is named beside the account's funds.
  */
 
 // More than two of the server's largest pages: the last account sorts after all the others.
@@ -101,6 +103,40 @@ describe("the admin's Accounts page in Chromium", { timeout: 180_000 }, () => {
     await page.getByRole("button", { name: "Search" }).click();
     await poll(() => accountsTable().locator("tbody tr").count()).toBe(1);
     expect(await accountsTable().locator("tbody tr").textContent()).toContain(lastAccountId);
+  });
+
+  it("given pending usage of a model nothing prices, when the admin opens the account's details, then its funds count it and the page names it", async () => {
+    // Given: a usage of a model without any price, recorded at ₩3 (the reconciler cannot charge it)
+    const accountId = accountIdOf(1);
+    const startedAt = "2026-11-20T02:00:00.000Z";
+    const { position } = await harness.service.ledger.store.append(
+      usageRecorded({
+        requestId: "req_retired_model",
+        account: { kind: "user", id: accountId },
+        model: "retired-model",
+        startedAt,
+        heldWon: "0",
+        pendingWon: "3",
+      }),
+    );
+    await harness.service.waiter.waitFor(position, [balancesProjection.name], patienceMs);
+
+    // When
+    await page.getByLabel("Search accounts").fill(accountId);
+    await page.getByRole("button", { name: "Search" }).click();
+    await accountsTable()
+      .getByRole("button", { name: `Details ${accountId}` })
+      .click();
+
+    // Then
+    const details = page.getByRole("region", { name: `user:${accountId}` });
+    expect(await details.getByTestId("account-funds").textContent()).toContain("Pending: ₩3");
+    const cells = await details.getByTestId("unpriceable-pending").locator("tbody td").allTextContents();
+    expect(cells.slice(0, 3)).toEqual(["retired-model", "No price of the model then", "1"]);
+    // Seoul time; ICU may put a narrow no-break space before AM.
+    expect(cells[3]).toMatch(/^Nov 20, 2026, 11:00:00\sAM$/);
+    await screenshot(page, "admin-accounts-unpriceable-pending");
+    expect(await seriousAccessibilityViolations(page)).toEqual([]);
   });
 
   it("given the account's funds failing to load, when the admin opens its details, then the page says why", async () => {

@@ -102,12 +102,21 @@ export interface ChargesPage {
   nextCursor: string | null;
 }
 
+/** Pending usage of one model the reconciler cannot price at its start, and why. */
+export interface UnpriceablePending {
+  model: string;
+  reason: "unknown-model" | "no-fx-rate";
+  requests: number;
+  oldestStartedAt: string;
+}
+
 export interface AccountView {
   kind: "user" | "organization";
   id: string;
   balanceWon: string;
   pendingWon: string;
   heldWon: string;
+  unpriceablePending: UnpriceablePending[];
 }
 
 export interface FxRateEntry {

@@ -13,9 +13,10 @@ import { type DiscountRule, type DiscountSelection, selectDiscount } from "../ch
 
 /**
  * The price, discount and FX rate in force when a request started (C7), read from the prices, discounts
- * and FX-rates projections. The reconciler and the account views ("pending") price through this one
- * module, so a pending amount is exactly what the charge will be (the charge is priced in SQL by
- * `chargeBreakdowns`, which test/ledger/charge-breakdown-sql.property.test.ts holds equal to `calculateCharge`).
+ * and FX-rates projections. The reconciler prices through this one module, and the admin's account view
+ * finds in it the pending usage the reconciler cannot price (unpriceable-pending-charges.ts); the charge is
+ * priced in SQL by `chargeBreakdowns`, which test/ledger/charge-breakdown-sql.property.test.ts holds equal to
+ * `calculateCharge`.
  *
  * - Price: the last `ModelPriceSet` of the model effective at or before the start; none → the catalog
  *   default (seeding records the defaults at first start, so this only covers the instants before it).
@@ -61,7 +62,9 @@ export interface ChargePricingReadModel extends PricingReadModel {
   chargeBreakdowns(inputs: readonly ChargeInput[]): Promise<ChargeBreakdown[]>;
 }
 
-export type PricingUnavailableReason = "unknown-model" | "no-fx-rate";
+/** Why a request cannot be priced: no price of its model at its start, or no FX rate recorded by then. */
+export const pricingUnavailableReasons = ["unknown-model", "no-fx-rate"] as const;
+export type PricingUnavailableReason = (typeof pricingUnavailableReasons)[number];
 
 /** A request that cannot be priced: a data problem an operator must fix; the charge stays pending. */
 export class PricingUnavailableError extends Error {
@@ -87,6 +90,49 @@ interface PricingRow {
   rate_date: string | null;
   applies_on: string | null;
   discount_rules: { model: string | null; organizationId: string | null; rate: string }[];
+}
+
+/**
+ * The price and the FX rate in force at a request's start, as `price` and `fx`: two LATERAL joins on the rows
+ * named `request` (each with `model`, `started_at` and its Seoul date `seoul_date`). Every pricing reads
+ * them, so a usage is found unpriceable by the lookups that would price it.
+ */
+export function termsInForceJoins(request: string): string {
+  return `
+  LEFT JOIN LATERAL (
+    SELECT input_usd_per_million_tokens, cached_input_usd_per_million_tokens, output_usd_per_million_tokens
+    FROM ${pricesTable.name}
+    WHERE model = ${request}.model AND effective_at <= ${request}.started_at
+    ORDER BY effective_at DESC, stream_version DESC NULLS LAST, event_id DESC
+    LIMIT 1
+  ) price ON true
+  LEFT JOIN LATERAL (
+    SELECT rate_krw_per_usd, rate_date, applies_on
+    FROM ${fxRatesTable.name}
+    WHERE applies_on <= ${request}.seoul_date AND recorded_at <= ${request}.started_at
+    ORDER BY applies_on DESC, recorded_at DESC, stream_version DESC NULLS LAST, event_id DESC
+    LIMIT 1
+  ) fx ON true`;
+}
+
+/** Whether `termsInForceJoins` found a price of the model in the ledger, and an FX rate: SQL of booleans. */
+export const termsFoundSql = {
+  price: `(price.input_usd_per_million_tokens IS NOT NULL AND price.cached_input_usd_per_million_tokens IS NOT NULL
+           AND price.output_usd_per_million_tokens IS NOT NULL)`,
+  fxRate: "(fx.rate_krw_per_usd IS NOT NULL AND fx.rate_date IS NOT NULL AND fx.applies_on IS NOT NULL)",
+} as const;
+
+/**
+ * Why a request of `model` cannot be priced, given what the lookups found; null when it can. A model the
+ * ledger has no price for at the start is priced at its catalog default, if the catalog lists it.
+ */
+export function pricingUnavailableReasonOf(
+  model: string,
+  found: { price: boolean; fxRate: boolean },
+): PricingUnavailableReason | null {
+  if (!found.price && findModel(model) === undefined) return "unknown-model";
+  if (!found.fxRate) return "no-fx-rate";
+  return null;
 }
 
 /** One round trip for a whole page of requests: each gets its price, FX rate and candidate discount rules. */
@@ -116,20 +162,7 @@ const pricingStatement = `
           WHERE rule.rate IS NOT NULL
          ) AS discount_rules
   FROM request
-  LEFT JOIN LATERAL (
-    SELECT input_usd_per_million_tokens, cached_input_usd_per_million_tokens, output_usd_per_million_tokens
-    FROM ${pricesTable.name}
-    WHERE model = request.model AND effective_at <= request.started_at
-    ORDER BY effective_at DESC, stream_version DESC NULLS LAST, event_id DESC
-    LIMIT 1
-  ) price ON true
-  LEFT JOIN LATERAL (
-    SELECT rate_krw_per_usd, rate_date, applies_on
-    FROM ${fxRatesTable.name}
-    WHERE applies_on <= request.seoul_date AND recorded_at <= request.started_at
-    ORDER BY applies_on DESC, recorded_at DESC, stream_version DESC NULLS LAST, event_id DESC
-    LIMIT 1
-  ) fx ON true
+  ${termsInForceJoins("request")}
   ORDER BY request.ordinal`;
 
 export function createPricingReadModel(database: Pick<pg.Pool, "query">): ChargePricingReadModel {
@@ -179,10 +212,24 @@ export function createPricingReadModel(database: Pick<pg.Pool, "query">): Charge
 }
 
 function pricingOfRow(row: PricingRow, request: PricingRequest): PricingInForce {
-  const { unitPrices, priceSource } = unitPricesOf(row, request);
-  if (row.rate_krw_per_usd === null || row.rate_date === null || row.applies_on === null) {
-    throw new PricingUnavailableError("no-fx-rate", request);
-  }
+  const ledgerPrices = ledgerUnitPricesOf(row);
+  const fxRate =
+    row.rate_krw_per_usd === null || row.rate_date === null || row.applies_on === null
+      ? undefined
+      : {
+          rateKrwPerUsd: parseMoney(row.rate_krw_per_usd),
+          rateDate: row.rate_date,
+          appliesOn: row.applies_on,
+        };
+  const unavailable = pricingUnavailableReasonOf(request.model, {
+    price: ledgerPrices !== undefined,
+    fxRate: fxRate !== undefined,
+  });
+  if (unavailable !== null) throw new PricingUnavailableError(unavailable, request);
+  assert(fxRate !== undefined, `${request.model} found priceable without an FX rate`);
+  const { unitPrices, priceSource } = ledgerPrices
+    ? { unitPrices: ledgerPrices, priceSource: "ledger" as const }
+    : { unitPrices: catalogUnitPricesOf(request.model), priceSource: "catalog-default" as const };
   const rules: DiscountRule[] = row.discount_rules.map((rule) => ({
     model: rule.model,
     organizationId: rule.organizationId,
@@ -191,41 +238,32 @@ function pricingOfRow(row: PricingRow, request: PricingRequest): PricingInForce 
   return {
     unitPrices,
     priceSource,
-    fxRate: {
-      rateKrwPerUsd: parseMoney(row.rate_krw_per_usd),
-      rateDate: row.rate_date,
-      appliesOn: row.applies_on,
-    },
+    fxRate,
     discount: selectDiscount(rules, { model: request.model, organizationId: request.organizationId }),
   };
 }
 
-function unitPricesOf(
-  row: PricingRow,
-  request: PricingRequest,
-): { unitPrices: UnitPrices; priceSource: PricingInForce["priceSource"] } {
+/** The model's price in the ledger at the request's start; undefined when none was set by then. */
+function ledgerUnitPricesOf(row: PricingRow): UnitPrices | undefined {
   if (
-    row.input_usd_per_million_tokens !== null &&
-    row.cached_input_usd_per_million_tokens !== null &&
-    row.output_usd_per_million_tokens !== null
-  ) {
-    return {
-      priceSource: "ledger",
-      unitPrices: {
-        inputUsdPerMillionTokens: parseMoney(row.input_usd_per_million_tokens),
-        cachedInputUsdPerMillionTokens: parseMoney(row.cached_input_usd_per_million_tokens),
-        outputUsdPerMillionTokens: parseMoney(row.output_usd_per_million_tokens),
-      },
-    };
-  }
-  const model = findModel(request.model);
-  if (model === undefined) throw new PricingUnavailableError("unknown-model", request);
+    row.input_usd_per_million_tokens === null ||
+    row.cached_input_usd_per_million_tokens === null ||
+    row.output_usd_per_million_tokens === null
+  )
+    return undefined;
   return {
-    priceSource: "catalog-default",
-    unitPrices: {
-      inputUsdPerMillionTokens: parseMoney(model.inputUsdPerMillionTokens),
-      cachedInputUsdPerMillionTokens: parseMoney(model.cachedInputUsdPerMillionTokens),
-      outputUsdPerMillionTokens: parseMoney(model.outputUsdPerMillionTokens),
-    },
+    inputUsdPerMillionTokens: parseMoney(row.input_usd_per_million_tokens),
+    cachedInputUsdPerMillionTokens: parseMoney(row.cached_input_usd_per_million_tokens),
+    outputUsdPerMillionTokens: parseMoney(row.output_usd_per_million_tokens),
+  };
+}
+
+function catalogUnitPricesOf(slug: string): UnitPrices {
+  const model = findModel(slug);
+  assert(model !== undefined, `model ${slug} priced at a catalog default the catalog does not have`);
+  return {
+    inputUsdPerMillionTokens: parseMoney(model.inputUsdPerMillionTokens),
+    cachedInputUsdPerMillionTokens: parseMoney(model.cachedInputUsdPerMillionTokens),
+    outputUsdPerMillionTokens: parseMoney(model.outputUsdPerMillionTokens),
   };
 }

@@ -478,7 +478,8 @@ export const apiRoutes: readonly ApiRoute[] = [
     method: "get",
     path: "/admin/accounts/{kind}/{id}",
     tag: "admin",
-    summary: "An account's balance, its usage recorded but not charged yet, and what requests in flight hold",
+    summary:
+      "An account's balance, its usage recorded but not charged yet, what requests in flight hold, and the pending usage nothing prices",
     security: "admin",
     pathParameters: accountPathSchema,
     responses: { 200: json("The account", bodies.accountViewSchema) },

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { pricingUnavailableReasons } from "../../billing/read-models/pricing-read-model";
 import { organizationActions, rolesAllowed } from "../../keys/organization-roles";
 import { accountKinds, eventCatalog, fxRateSources, webhookEventTypes } from "../../ledger/events";
 
@@ -445,6 +446,22 @@ export const accountViewSchema = z.object({
   balanceWon: moneyText,
   pendingWon: moneyText.meta({ description: "usage recorded, not charged yet, at its recorded cost" }),
   heldWon: moneyText.meta({ description: "held by requests in flight" }),
+  unpriceablePending: z
+    .array(
+      z.object({
+        model: z.string(),
+        reason: z.enum(pricingUnavailableReasons).meta({
+          description:
+            "unknown-model: no price of the model at the usage's start; no-fx-rate: no FX rate recorded by then",
+        }),
+        requests: z.number().int(),
+        oldestStartedAt: instant,
+      }),
+    )
+    .meta({
+      description:
+        "the pending usage nothing prices at its start, per model and reason: counted in pendingWon, not charged until an admin records a price or a rate",
+    }),
 });
 export const modelPriceSchema = z.object({
   model: z.string(),

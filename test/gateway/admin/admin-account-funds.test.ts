@@ -8,14 +8,22 @@ import { createApp } from "../../../src/gateway/app";
 import { authenticateAdmin } from "../../../src/gateway/middleware/authenticate-admin";
 import type { AccountReference } from "../../../src/ledger/events";
 import type { StreamAppend } from "../../../src/ledger/store/event-store";
-import { creditToppedUp, keyId, silentLogger, usageRecorded } from "../../billing/billing-ledger-fixtures";
+import {
+  creditToppedUp,
+  fxRateUpdated,
+  keyId,
+  modelPriceSet,
+  silentLogger,
+  usageRecorded,
+} from "../../billing/billing-ledger-fixtures";
 import { usageCharge } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
 
 /**
  * An account as the admin API shows it — one in `GET /admin/accounts`, or alone — has its balance, held and
  * pending from one reading of the ledger's funds, so `balance − pending − held` is what it has available
- * whatever the projections have applied.
+ * whatever the projections have applied; and usage nothing can price at its start (the reconciler leaves it
+ * pending until an operator records a price or a rate) is named beside those figures, never a 5xx.
  */
 
 const adminToken = "test-admin-token-0123456789abcdef0123456789ab";
@@ -145,5 +153,80 @@ describe("GET /admin/accounts and GET /admin/accounts/:kind/:id while the projec
     // Then: the ₩12.5 is in the balance, not in neither
     const posted = { balanceWon: "87.5", heldWon: "0", pendingWon: "0" };
     expect(await figuresOf(account)).toEqual({ view: posted, listed: posted });
+  });
+});
+
+describe("GET /admin/accounts/:kind/:id with usage nothing prices at its start", () => {
+  it("given pending usage of a model without price then, or before any FX rate, then the view answers its funds and names that usage", async () => {
+    // Given: an FX rate from Nov 1st; usage of a catalog model before it, of a model nobody ever priced, of
+    // a model priced only after its usage started, and one the reconciler can charge
+    const account = { kind: "user", id: "unpriceable" } as const;
+    const startedAt = "2026-11-20T02:00:00.000Z";
+    await ledger.append(
+      fxRateUpdated(
+        { appliesOn: "2026-11-01", rateDate: "2026-11-01", rateKrwPerUsd: "1400" },
+        "2026-11-01T00:00:00.000Z",
+      ),
+      modelPriceSet("late-model", { input: "1", cachedInput: "1", output: "1" }, "2026-11-20T03:00:00.000Z"),
+      creditToppedUp(account, "100", startedAt),
+      usageRecorded({ requestId: "req_priced", account, startedAt, heldWon: "0", pendingWon: "1.5" }),
+      usageRecorded({
+        requestId: "req_retired",
+        account,
+        startedAt,
+        model: "retired-model",
+        heldWon: "0",
+        pendingWon: "3",
+      }),
+      usageRecorded({
+        requestId: "req_retired_later",
+        account,
+        startedAt: "2026-11-20T02:30:00.000Z",
+        model: "retired-model",
+        heldWon: "0",
+        pendingWon: "1",
+      }),
+      usageRecorded({
+        requestId: "req_late",
+        account,
+        startedAt,
+        model: "late-model",
+        heldWon: "0",
+        pendingWon: "2",
+      }),
+      usageRecorded({
+        requestId: "req_before_fx",
+        account,
+        startedAt: "2026-10-31T00:00:00.000Z",
+        heldWon: "0",
+        pendingWon: "0.5",
+      }),
+    );
+    await ledger.project();
+
+    // When
+    const view = await adminGet(`/accounts/${account.kind}/${account.id}`);
+
+    // Then: every pending usage counts at its recorded cost, and the ones the reconciler cannot charge are named
+    expect(view).toEqual({
+      status: 200,
+      body: {
+        kind: "user",
+        id: "unpriceable",
+        balanceWon: "100",
+        heldWon: "0",
+        pendingWon: "8",
+        unpriceablePending: [
+          {
+            model: "alpha-5.4",
+            reason: "no-fx-rate",
+            requests: 1,
+            oldestStartedAt: "2026-10-31T00:00:00.000Z",
+          },
+          { model: "late-model", reason: "unknown-model", requests: 1, oldestStartedAt: startedAt },
+          { model: "retired-model", reason: "unknown-model", requests: 2, oldestStartedAt: startedAt },
+        ],
+      },
+    });
   });
 });

@@ -303,8 +303,8 @@ describe("GET /admin/accounts/:kind/:id", () => {
     await charge("req_a");
     const after = await waitForPending("organization/acme", "2000");
 
-    // Then: A = 2 USD × 1000 × 0.5 = ₩1000, B = 4 USD × 1000 × 0.5 = ₩2000
-    const noHold = { heldWon: "0" };
+    // Then: A = 2 USD × 1000 × 0.5 = ₩1000, B = 4 USD × 1000 × 0.5 = ₩2000, both priceable
+    const noHold = { heldWon: "0", unpriceablePending: [] };
     expect(before).toEqual({
       kind: "organization",
       id: "acme",
@@ -368,6 +368,7 @@ describe("GET /admin/accounts/:kind/:id", () => {
       balanceWon: "0",
       pendingWon: "0",
       heldWon: "0",
+      unpriceablePending: [],
     });
   });
 });

@@ -1,10 +1,12 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../../../projections";
+import { readUnpriceablePending } from "../../../src/billing/read-models/unpriceable-pending-charges";
 import { readMonthlyStatement } from "../../../src/billing/statements/monthly-statement";
 import type { ProjectionDefinition } from "../../../src/ledger/projection/projection";
 import { ProjectionRunner } from "../../../src/ledger/projection/projection-runner";
 import { verifyProjections } from "../../../src/ledger/verify-projections";
+import { usageRecorded } from "../../billing/billing-ledger-fixtures";
 import { topUp, usageCharge } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
 import { eventually } from "../../workers/queue-test-support";
@@ -12,7 +14,8 @@ import { eventually } from "../../workers/queue-test-support";
 /**
  * A projection whose definition changed is refolded into a new table swapped in by the transaction that
  * starts the next leader's term (or by `ledger rebuild`). A reader in a snapshot of several reads — a monthly
- * statement, a verify run — that meets that swap must see the old rows or the new ones,
+ * statement, a verify run — or one statement over several (the usage of an account's view nothing prices) that
+ * meets that swap must see the old rows or the new ones,
  * never a table that looks empty because its rows were written after the reader's snapshot.
  */
 describe("readers of one snapshot while a refold swaps their tables in", () => {
@@ -29,6 +32,14 @@ describe("readers of one snapshot while a refold swaps their tables in", () => {
     });
     await harness.append(usageCharge(account, "refold-reader-1", "2026-11-10T03:00:00.000Z", "12.5"));
     await harness.append(usageCharge(account, "refold-reader-2", "2026-11-11T03:00:00.000Z", "7.25"));
+    await harness.append(
+      usageRecorded({
+        requestId: "refold-reader-3",
+        account,
+        startedAt: "2026-11-12T03:00:00.000Z",
+        model: "retired-model",
+      }),
+    );
     await harness.project();
   }, 60_000);
   afterAll(async () => {
@@ -91,6 +102,24 @@ describe("readers of one snapshot while a refold swaps their tables in", () => {
 
     const during = await readDuringRefold(["monthly-statements"], () =>
       readMonthlyStatement(harness.ledger.pool, account, "2026-11", now),
+    );
+
+    expect(during).toEqual(before);
+  });
+
+  it("given the pending charges, prices and FX rates refolded, then the usage nothing prices, read meanwhile, is named", async () => {
+    const before = await readUnpriceablePending(harness.ledger.pool, account);
+    expect(before).toEqual([
+      {
+        model: "retired-model",
+        reason: "unknown-model",
+        requests: 1,
+        oldestStartedAt: "2026-11-12T03:00:00.000Z",
+      },
+    ]);
+
+    const during = await readDuringRefold(["balances", "prices", "fx-rates"], () =>
+      readUnpriceablePending(harness.ledger.pool, account),
     );
 
     expect(during).toEqual(before);

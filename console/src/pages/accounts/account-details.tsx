@@ -1,9 +1,9 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { KeyLimitsDialog, KeyLimitsSummary, useKeyLimitsEditor } from "../../components/key-limits";
 import { Card, ErrorMessage } from "../../components/ui";
-import { type AccountKeyRow, adminApi } from "../../lib/api";
-import { formatWon } from "../../lib/format";
-import { useI18n } from "../../lib/i18n";
+import { type AccountKeyRow, adminApi, type UnpriceablePending } from "../../lib/api";
+import { formatCount, formatSeoulDateTime, formatWon } from "../../lib/format";
+import { type MessageKey, useI18n } from "../../lib/i18n";
 
 export type AccountRef = { kind: string; id: string };
 
@@ -24,10 +24,52 @@ export function AccountDetails({ account }: { account: AccountRef }) {
             {t("balance")}: <strong>{formatWon(view.data.balanceWon)}</strong> · {t("held")}:{" "}
             {formatWon(view.data.heldWon)} · {t("pending")}: {formatWon(view.data.pendingWon)}
           </p>
+          {view.data.unpriceablePending.length > 0 && (
+            <UnpriceablePendingTable rows={view.data.unpriceablePending} />
+          )}
           <AccountKeys kind={account.kind} id={account.id} />
         </>
       )}
     </Card>
+  );
+}
+
+const unpriceableReasons: Record<UnpriceablePending["reason"], MessageKey> = {
+  "unknown-model": "unpriceableUnknownModel",
+  "no-fx-rate": "unpriceableNoFxRate",
+};
+
+/** Pending usage the reconciler cannot charge, per model: what price or rate an admin has to record. */
+function UnpriceablePendingTable({ rows }: { rows: readonly UnpriceablePending[] }) {
+  const { t, language } = useI18n();
+  return (
+    <>
+      <p className="warning" role="status">
+        {t("unpriceablePending")}
+      </p>
+      <div className="table-scroll">
+        <table data-testid="unpriceable-pending">
+          <thead>
+            <tr>
+              <th scope="col">{t("model")}</th>
+              <th scope="col">{t("reason")}</th>
+              <th scope="col">{t("requests")}</th>
+              <th scope="col">{t("oldestStart")}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((row) => (
+              <tr key={`${row.model} ${row.reason}`}>
+                <td>{row.model}</td>
+                <td>{t(unpriceableReasons[row.reason])}</td>
+                <td className="number">{formatCount(row.requests)}</td>
+                <td>{formatSeoulDateTime(row.oldestStartedAt, language)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
   );
 }
 
