@@ -6,6 +6,7 @@ import { webhookMetrics } from "../src/billing/alerts/webhook-metrics";
 import {
   type BalanceCheckCursor,
   detectLowBalances,
+  forgetRetiredSecrets,
   leaseDueMessages,
   type OutboxMessage,
   recordAttempt,
@@ -13,7 +14,7 @@ import {
   sweepRemovedEndpoints,
 } from "../src/billing/alerts/webhook-outbox";
 import { sendWebhook } from "../src/billing/alerts/webhook-sender";
-import { signedHeaders } from "../src/billing/alerts/webhook-signing";
+import { signedHeaders, signingSecretsAt } from "../src/billing/alerts/webhook-signing";
 import { webhookLimits } from "../src/kernel/limits";
 import { errorSummaryOf, throttledLog } from "../src/kernel/throttled-log";
 
@@ -92,7 +93,14 @@ async function deliverOne(
   settings: WebhookWorkerSettings,
   stopping: AbortSignal,
 ): Promise<void> {
-  const headers = signedHeaders(message.secret, message.deliveryId, new Date(), message.body);
+  // Signed with the secrets valid as the attempt starts: a retry after a rotation carries the new one too.
+  const startedAt = new Date();
+  const headers = signedHeaders(
+    signingSecretsAt(message, startedAt),
+    message.deliveryId,
+    startedAt,
+    message.body,
+  );
   const sent = await sendWebhook({
     url: message.url,
     headers,
@@ -206,10 +214,10 @@ export function startWebhookWorker(
   );
   const balances = setInterval(tick(checkBalances, "low-funds check"), settings.balanceCheckIntervalMs);
   const sweep = setInterval(
-    tick(
-      () => sweepRemovedEndpoints(database, webhookLimits.secretWithoutEndpointKeptMs),
-      "removed webhooks sweep",
-    ),
+    tick(async () => {
+      await sweepRemovedEndpoints(database, webhookLimits.secretWithoutEndpointKeptMs);
+      await forgetRetiredSecrets(database);
+    }, "removed webhooks and retired secrets sweep"),
     webhookLimits.removedEndpointSweepIntervalMs,
   );
   return {

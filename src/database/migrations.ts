@@ -32,6 +32,7 @@ import { holdsCheckTheKeyMigration } from "./migrations/0022-holds-check-the-key
 import { webhookDueMessagesByEndpointMigration } from "./migrations/0023-webhook-due-messages-by-endpoint";
 import { recomputeLocksAuthorizedFundsMigration } from "./migrations/0024-recompute-locks-authorized-funds";
 import { requestLogAnsweringModelsMigration } from "./migrations/0025-request-log-answering-models";
+import { webhookSecretRotationMigration } from "./migrations/0026-webhook-secret-rotation";
 
 /**
  * The changes to the ledger's tables, in order (migration.ts). Projection tables are not here: each
@@ -63,6 +64,7 @@ export const migrations: readonly Migration[] = [
   webhookDueMessagesByEndpointMigration,
   recomputeLocksAuthorizedFundsMigration,
   requestLogAnsweringModelsMigration,
+  webhookSecretRotationMigration,
 ];
 
 /**

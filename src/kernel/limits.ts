@@ -554,7 +554,15 @@ export const webhookLimits = {
    * new endpoint's secret is written just before its event): the workers' sweep deletes it.
    */
   secretWithoutEndpointKeptMs: 24 * 3_600_000,
-  /** How often the workers sweep what a cut-short removal left (`sweepRemovedEndpoints`). */
+  /**
+   * After a rotation, the secret it replaced signs beside the new one this long (Standard Webhooks' several
+   * signatures), so receivers move to the new secret without a message they cannot verify.
+   */
+  previousSecretValidMs: 24 * 3_600_000,
+  /**
+   * How often the workers sweep what a cut-short removal left (`sweepRemovedEndpoints`) and the secrets
+   * rotations replaced whose time is over (`forgetRetiredSecrets`).
+   */
   removedEndpointSweepIntervalMs: 60_000,
   /** A leased row is due again after this long if its worker did not finish it (died). */
   deliveryLeaseMs: 60_000,

@@ -131,6 +131,16 @@ const webhookEndpointRemoved = z.object({
   account: accountReference,
 });
 
+/**
+ * The endpoint signs with a new secret from now on, and with the one it replaced beside it for a day, so
+ * receivers move to the new one without a gap (docs/api.md). Neither secret is in the log: both are kept in
+ * `webhook_secrets`, as the first one is.
+ */
+const webhookSecretRotated = z.object({
+  webhookId: z.string().min(1),
+  account: accountReference,
+});
+
 const creditToppedUp = z.object({
   account: accountReference,
   amountWon: decimalString,
@@ -361,6 +371,7 @@ export const eventCatalog = {
   AlertThresholdSet: { schemaVersion: 1, data: alertThresholdSet },
   WebhookEndpointAdded: { schemaVersion: 1, data: webhookEndpointAdded },
   WebhookEndpointRemoved: { schemaVersion: 1, data: webhookEndpointRemoved },
+  WebhookSecretRotated: { schemaVersion: 1, data: webhookSecretRotated },
   CreditToppedUp: { schemaVersion: 1, data: creditToppedUp },
   ModelPriceSet: { schemaVersion: 1, data: modelPriceSet },
   DiscountSet: { schemaVersion: 2, data: discountSet },
@@ -474,6 +485,7 @@ export function accountTouchedBy(event: LedgerEvent): AccountReference | undefin
     case "AlertThresholdSet":
     case "WebhookEndpointAdded":
     case "WebhookEndpointRemoved":
+    case "WebhookSecretRotated":
       return undefined;
     default: {
       const unknown: never = event;
@@ -498,6 +510,7 @@ export const accountFieldOf: Record<LedgerEventType, "owner" | "account" | null>
   AlertThresholdSet: null,
   WebhookEndpointAdded: null,
   WebhookEndpointRemoved: null,
+  WebhookSecretRotated: null,
   CreditToppedUp: "account",
   UsageAuthorized: "account",
   UsageRecorded: "account",
@@ -543,6 +556,7 @@ const movesOnlyMoney: Record<LedgerEventType, boolean> = {
   AlertThresholdSet: false,
   WebhookEndpointAdded: false,
   WebhookEndpointRemoved: false,
+  WebhookSecretRotated: false,
   CreditToppedUp: true,
   UsageAuthorized: true,
   UsageRecorded: true,

@@ -13,8 +13,9 @@ import { patienceMs, poll } from "./support/patient";
  * The webhooks page in Chromium against the real gateway, PostgreSQL and the webhook worker, delivering to a
  * receiver on 127.0.0.1 (so the gateway and worker allow private networks, as WEBHOOK_ALLOW_PRIVATE_NETWORKS
  * does) that verifies each signature with the secret the page showed once: the threshold set and cleared, an
- * endpoint added, tested until its log says delivered, and deleted; Korean on a phone; a member of the
- * organization told that only owners and admins manage its webhooks.
+ * endpoint added, tested until its log says delivered, and deleted; a secret rotated, a test verified under
+ * the new and the old one; Korean on a phone; a member of the organization told that only owners and admins
+ * manage its webhooks.
  */
 
 const organizationId = "org-console-webhooks";
@@ -162,6 +163,42 @@ describe("the webhooks page, in Chromium", { timeout: 120_000 }, () => {
     ).toBe("H2: Endpoints");
     const token = await harness.session(owner, organizationId);
     expect((await api("GET", "/llm/webhooks", token)).data).toEqual([]);
+  });
+
+  it("rotates an endpoint's secret after a confirmation, shows the new one once, and a test verifies under it and the old one", async () => {
+    const token = await harness.session(owner, organizationId);
+    const oldSecret = String(
+      (await api("POST", "/llm/webhooks", token, { url: receiverUrl, events: ["key.limit_reached"] })).secret,
+    );
+    await page.reload();
+    const row = page.getByTestId(`webhook-row-${receiverUrl}`);
+    await row.getByRole("button", { name: "Rotate secret" }).click();
+    const dialog = page.getByRole("dialog");
+    expect(await dialog.textContent()).toContain("For 24 hours every delivery is signed with both");
+    await dialog.getByRole("button", { name: "Rotate secret" }).click();
+    await page.getByRole("heading", { name: "The endpoint's new signing secret" }).waitFor();
+    const newSecret = await page.getByLabel("Signing secret", { exact: true }).inputValue();
+    expect(newSecret).toMatch(/^whsec_/);
+    expect(newSecret).not.toBe(oldSecret);
+    await page
+      .getByText("The previous secret keeps signing beside this one for 24 hours", { exact: false })
+      .waitFor();
+    expect(await seriousAccessibilityViolations(page)).toEqual([]);
+    await page.getByRole("button", { name: "Done" }).click();
+    await page.reload();
+    await row.waitFor();
+    expect(await page.content()).not.toContain(newSecret);
+
+    // A receiver still on the old secret verifies the test, and so does one already on the new.
+    for (const receiverSecret of [oldSecret, newSecret]) {
+      secret = receiverSecret;
+      const delivered = received.length;
+      await row.getByRole("button", { name: "Send test" }).click();
+      await poll(() => received.length).toBe(delivered + 1);
+    }
+    await row.getByRole("button", { name: "Delete" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+    await poll(() => row.count()).toBe(0);
   });
 
   it("shows the page in Korean on a phone, with an endpoint and its log", async () => {

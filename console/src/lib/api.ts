@@ -7,7 +7,10 @@
  * sign-in. Every write carries the cookie's CSRF token, held in memory here, never in storage.
  */
 
-import type { WebhookEndpoint as ServerWebhookEndpoint } from "../../../src/billing/alerts/alert-service";
+import type {
+  RotatedWebhookSecret,
+  WebhookEndpoint as ServerWebhookEndpoint,
+} from "../../../src/billing/alerts/alert-service";
 import type { DeliveryView } from "../../../src/billing/alerts/webhook-outbox";
 import type { AccountKey, AccountSummary } from "../../../src/billing/read-models/admin-read-model";
 import type { BillingHistoryEntry } from "../../../src/billing/read-models/billing-history";
@@ -68,6 +71,8 @@ export type { WebhookEventType };
 export type WebhookEndpoint = ServerWebhookEndpoint;
 /** Only the answer that adds an endpoint carries its signing secret. */
 export type AddedWebhookEndpoint = WebhookEndpoint & { secret: string };
+/** …and the answer that rotates it, the new one. */
+export type { RotatedWebhookSecret };
 export type WebhookDelivery = DeliveryView;
 export interface AlertThreshold {
   isOrganization: boolean;
@@ -354,6 +359,9 @@ export const userApi = {
   /** Newest first, at most 100. */
   webhookDeliveries: (id: string) =>
     call<{ data: WebhookDelivery[] }>("user", "GET", `/llm/webhooks/${encodeURIComponent(id)}/deliveries`),
+  /** A new signing secret; the one it replaces still signs beside it for 24 hours. */
+  rotateWebhookSecret: (id: string) =>
+    call<RotatedWebhookSecret>("user", "POST", `/llm/webhooks/${encodeURIComponent(id)}/secret`),
   /** Queues a `webhook.test` message; the answer is its webhook-id. */
   testWebhook: (id: string) =>
     call<{ id: string }>("user", "POST", `/llm/webhooks/${encodeURIComponent(id)}/test`),

@@ -156,6 +156,12 @@ const en = {
   deliveryLog: "Delivery log",
   hideDeliveryLog: "Hide log",
   confirmDeleteWebhook: "Delete this endpoint? Deliveries still pending to it are not sent.",
+  rotateSecret: "Rotate secret",
+  confirmRotateWebhookSecret:
+    "Give this endpoint a new signing secret? For 24 hours every delivery is signed with both the new and the current one, then with the new one only.",
+  webhookRotatedSecretTitle: "The endpoint's new signing secret",
+  webhookRotatedSecretNote:
+    "The previous secret keeps signing beside this one for 24 hours: move your receiver to this one before then.",
   deliveriesOf: "Deliveries to",
   noDeliveries: "No deliveries yet.",
   deliveryType: "Message",
@@ -520,6 +526,12 @@ const ko: Dictionary = {
   deliveryLog: "전송 기록",
   hideDeliveryLog: "기록 숨기기",
   confirmDeleteWebhook: "이 엔드포인트를 삭제할까요? 아직 보내지 않은 전송은 보내지 않습니다.",
+  rotateSecret: "시크릿 교체",
+  confirmRotateWebhookSecret:
+    "이 엔드포인트에 새 서명 시크릿을 발급할까요? 24시간 동안은 모든 전송이 새 시크릿과 현재 시크릿 둘 다로 서명되고, 그 후에는 새 시크릿으로만 서명됩니다.",
+  webhookRotatedSecretTitle: "엔드포인트의 새 서명 시크릿",
+  webhookRotatedSecretNote:
+    "이전 시크릿도 24시간 동안 함께 서명합니다. 그 전에 수신 측을 이 시크릿으로 바꾸세요.",
   deliveriesOf: "전송 대상",
   noDeliveries: "전송 기록이 아직 없습니다.",
   deliveryType: "메시지",

@@ -7,7 +7,7 @@ import type { AccountReference, EventMetadata, LedgerEvent, WebhookEventType } f
 import type { ProjectionWaiter } from "../../ledger/projection/projection-waiter";
 import { readBackAnsweringSecret, readBackRecorded } from "../../ledger/projection/recorded-not-visible";
 import { StreamCommands } from "../../ledger/store/conflict-retry";
-import type { EventStore } from "../../ledger/store/event-store";
+import { type EventStore, WrongExpectedVersionError } from "../../ledger/store/event-store";
 import { assertDeliverableUrl, WebhookAddressRefusedError } from "./webhook-address";
 import {
   cancelPendingMessages,
@@ -15,12 +15,14 @@ import {
   enqueueTestMessage,
   listDeliveries,
 } from "./webhook-outbox";
+import { replaceWebhookSecret } from "./webhook-secret-rotation";
 import { newWebhookSecret } from "./webhook-signing";
 
 /**
  * Alerts and webhook endpoints of an account (C14): each change an event in the log (`AlertThresholdSet`,
- * `WebhookEndpointAdded`, `WebhookEndpointRemoved`), answered once the alert-settings projection has it. Who
- * may act for which account is the edge's to decide (roles); this only acts.
+ * `WebhookEndpointAdded`, `WebhookEndpointRemoved`, `WebhookSecretRotated`), answered once the alert-settings
+ * projection has it (a rotation, which changes nothing it shows, once its secret is in force). Who may act for
+ * which account is the edge's to decide (roles); this only acts.
  */
 
 export interface WebhookEndpoint {
@@ -29,6 +31,12 @@ export interface WebhookEndpoint {
   events: WebhookEventType[];
   isOrganization: boolean;
   createdAt: string;
+}
+
+/** A rotation's answer: the endpoint and its new secret, shown this once. */
+export interface RotatedWebhookSecret {
+  id: string;
+  secret: string;
 }
 
 interface Dependencies {
@@ -43,6 +51,11 @@ interface Dependencies {
 /** Too many endpoints, or a refused URL: 400/100 at the edge. */
 export class WebhookRequestError extends Error {
   override readonly name = "WebhookRequestError";
+}
+
+/** The endpoint was removed while the change waited: 404 at the edge, as for one never added. */
+export class WebhookNotFoundError extends Error {
+  override readonly name = "WebhookNotFoundError";
 }
 
 export class AlertService {
@@ -187,6 +200,51 @@ export class AlertService {
         },
       },
     );
+  }
+
+  /**
+   * Gives the endpoint a new signing secret and answers it, the only time it is shown. Deliveries from now on
+   * (retries of earlier messages too) are signed with it and, for `webhookLimits.previousSecretValidMs`, with
+   * the one it replaced, so receivers move over without a gap; a second rotation in that time retires the
+   * first secret at once. The event goes first: a rotation that stops before its secret is written leaves
+   * the old secret in force and answers an error, and rotating again is safe.
+   */
+  async rotateWebhookSecret(
+    webhookId: string,
+    account: AccountReference,
+    actor: string,
+    correlationId: string,
+    authorize: () => Promise<void> = async () => {},
+  ): Promise<RotatedWebhookSecret> {
+    const streamId = `webhook-${webhookId}`;
+    return this.commands.decideAndAppend(streamId, async () => {
+      const head = await this.dependencies.store.readLastEvent(streamId);
+      if (head === undefined || head.type === "WebhookEndpointRemoved") throw new WebhookNotFoundError();
+      await authorize();
+      const metadata = this.metadata(actor, correlationId);
+      const appended = await this.dependencies.store.append({
+        streamId,
+        expectedVersion: head.streamVersion,
+        events: [
+          {
+            eventId: randomUUID(),
+            event: { type: "WebhookSecretRotated", data: { webhookId, account }, metadata },
+          },
+        ],
+      });
+      const secret = newWebhookSecret();
+      const replaced = await replaceWebhookSecret(this.dependencies.pool, webhookId, {
+        secret,
+        version: appended.streamVersion,
+        previousValidUntil: new Date(Date.parse(metadata.occurredAt) + webhookLimits.previousSecretValidMs),
+      });
+      if (replaced === "gone") throw new WebhookNotFoundError();
+      // Another process's later rotation wrote its secret first, so this one's never signs: decided again on
+      // the stream as it is now, as when that rotation had been appended first.
+      if (replaced === "superseded")
+        throw new WrongExpectedVersionError(streamId, appended.streamVersion, appended.streamVersion + 1);
+      return { id: webhookId, secret };
+    });
   }
 
   deliveries(webhookId: string): Promise<DeliveryView[]> {

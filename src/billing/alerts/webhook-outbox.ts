@@ -6,6 +6,7 @@ import { inOneTransaction } from "../../database/in-one-transaction";
 import { assert } from "../../kernel/assert";
 import { webhookLimits } from "../../kernel/limits";
 import type { AccountReference, WebhookEventType } from "../../ledger/events";
+import type { EndpointSecrets } from "./webhook-signing";
 
 /**
  * The webhook outbox (src/ledger/schema/webhooks/webhook-deliveries.ts): messages written once per endpoint,
@@ -15,11 +16,10 @@ import type { AccountReference, WebhookEventType } from "../../ledger/events";
 
 export type MessageType = WebhookEventType | "webhook.test";
 
-export interface OutboxMessage {
+export interface OutboxMessage extends EndpointSecrets {
   deliveryId: string;
   webhookId: string;
   url: string;
-  secret: string;
   body: string;
   attempts: number;
   createdAt: Date;
@@ -128,6 +128,10 @@ export async function leaseDueMessages(
       webhookId: row.webhook_id,
       url: row.url,
       secret: row.secret,
+      previousSecret:
+        row.previous_secret === null || row.previous_secret_valid_until === null
+          ? null
+          : { secret: row.previous_secret, validUntil: row.previous_secret_valid_until },
       body: row.body,
       attempts: row.attempts,
       createdAt: row.created_at,
@@ -142,6 +146,8 @@ interface LeasedRow {
   webhook_id: string;
   url: string;
   secret: string;
+  previous_secret: string | null;
+  previous_secret_valid_until: Date | null;
   body: string;
   attempts: number;
   created_at: Date;
@@ -217,8 +223,8 @@ const leaseDueMessagesSql = `
   FROM chosen, webhook_secrets secret, ${webhookEndpointsTable.name} endpoint
   WHERE delivery.delivery_id = chosen.delivery_id AND secret.webhook_id = delivery.webhook_id
     AND endpoint.webhook_id = delivery.webhook_id
-  RETURNING delivery.delivery_id, delivery.webhook_id, endpoint.url, secret.secret, delivery.body,
-    delivery.attempts, delivery.created_at`;
+  RETURNING delivery.delivery_id, delivery.webhook_id, endpoint.url, secret.secret, secret.previous_secret,
+    secret.previous_secret_valid_until, delivery.body, delivery.attempts, delivery.created_at`;
 
 /** Records an attempt's end, if `owner` still holds the lease (a lapsed lease's row is someone else's now). */
 export async function recordAttempt(
@@ -279,6 +285,18 @@ export async function sweepRemovedEndpoints(
     [secretsKeptMs],
   );
   return { cancelled: cancelled.rowCount ?? 0, secretsDeleted: secrets.rowCount ?? 0 };
+}
+
+/**
+ * Secrets a rotation replaced whose day beside the new one is over are deleted: they sign nothing any more
+ * (`signingSecretsAt`), and a secret that leaked is not kept for nothing. Answers how many were.
+ */
+export async function forgetRetiredSecrets(database: Pick<pg.Pool, "query">): Promise<number> {
+  const result = await database.query(
+    `UPDATE webhook_secrets SET previous_secret = NULL, previous_secret_valid_until = NULL
+     WHERE previous_secret_valid_until <= now()`,
+  );
+  return result.rowCount ?? 0;
 }
 
 /** Pending messages of a removed endpoint are not sent. */

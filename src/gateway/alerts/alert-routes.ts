@@ -1,6 +1,10 @@
 import { type NextFunction, type Request, type Response, Router } from "express";
 import { z } from "zod";
-import { type AlertService, WebhookRequestError } from "../../billing/alerts/alert-service";
+import {
+  type AlertService,
+  WebhookNotFoundError,
+  WebhookRequestError,
+} from "../../billing/alerts/alert-service";
 import { keyLimitBounds, webhookLimits } from "../../kernel/limits";
 import { creditDecimalPlaces, formatMoney, isDecimalString, parseMoney } from "../../kernel/money";
 import type { OrganizationRoleService } from "../../keys/organization-role-service";
@@ -15,8 +19,8 @@ import { closedBodySchema } from "../wire/closed-object-schema";
 
 /**
  * Alerts by signed webhooks (C14, docs/api.md): `PUT /llm/alerts`, and `/llm/webhooks` (add, list, remove,
- * deliveries, test). Personal ones belong to the session's user; organization ones (`isOrganization`) only
- * owners and admins manage (403/160). An endpoint of another account is 404/120.
+ * deliveries, test, rotate the secret). Personal ones belong to the session's user; organization ones
+ * (`isOrganization`) only owners and admins manage (403/160). An endpoint of another account is 404/120.
  */
 
 export const alertThresholdBodySchema = closedBodySchema({
@@ -167,6 +171,21 @@ export function createAlertRouters(alerts: AlertService, roles: OrganizationRole
       response.json({ id: found.endpoint.id, deleted: true });
     }),
   );
+  webhookRouter.post(
+    "/:id/secret",
+    handle(async (request, response) => {
+      const found = await endpointFor(request, response);
+      const session = sessionOf(response.locals);
+      const rotated = await alerts.rotateWebhookSecret(
+        found.endpoint.id,
+        found.account,
+        actorOf(session),
+        requestIdOf(response.locals),
+        againFor(response, found.account),
+      );
+      response.json(rotated);
+    }),
+  );
   webhookRouter.get(
     "/:id/deliveries",
     handle(async (request, response) => {
@@ -186,13 +205,17 @@ export function createAlertRouters(alerts: AlertService, roles: OrganizationRole
   return { alertRouter, webhookRouter };
 }
 
-/** The key routes' error mapping (404, 400 without an organization, 403/160), and a refused URL as 400/100. */
+/**
+ * The key routes' error mapping (404, 400 without an organization, 403/160), a refused URL as 400/100, and an
+ * endpoint removed while a change to it waited as 404.
+ */
 function handle(work: (request: Request, response: Response) => Promise<void>) {
   const mapped = handleKeyRoute(async (request, response) => {
     try {
       await work(request, response);
     } catch (error) {
       if (error instanceof WebhookRequestError) throw apiErrors.validation(error.message);
+      if (error instanceof WebhookNotFoundError) throw apiErrors.notFound("Webhook not found");
       throw error;
     }
   });

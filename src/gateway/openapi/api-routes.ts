@@ -213,6 +213,18 @@ const alertRoutes: ApiRoute[] = [
     ledgerUnavailable: true,
   },
   {
+    method: "post",
+    path: `${webhookPath}/secret`,
+    tag: "account",
+    summary:
+      "Rotate the endpoint's signing secret: the new one is answered once; for 24 hours every delivery is signed with it and with the one it replaced (two v1 signatures, new first), then with it alone",
+    security: "session",
+    pathParameters: webhookPathSchema,
+    responses: { 200: json("The new secret", bodies.rotatedWebhookSecretSchema) },
+    errors: [100, 110, 120, 160],
+    ledgerUnavailable: true,
+  },
+  {
     method: "get",
     path: `${webhookPath}/deliveries`,
     tag: "account",

@@ -700,6 +700,17 @@ export const addedWebhookSchema = webhookEndpointSchema
   })
   .meta({ title: "AddedWebhookEndpoint" });
 
+export const rotatedWebhookSecretSchema = z
+  .object({
+    id: z.string(),
+    secret: z.string().meta({
+      description:
+        "the new signing secret (whsec_…), shown only in this response; the one it replaced still signs beside it for 24 hours",
+      example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+    }),
+  })
+  .meta({ title: "RotatedWebhookSecret" });
+
 export const webhookListSchema = z.object({ data: z.array(webhookEndpointSchema) });
 
 export const webhookRemovedSchema = z.object({ id: z.string(), deleted: z.literal(true) });

@@ -265,10 +265,10 @@ describe("alerts by signed webhooks", () => {
   it("given a replayed (old timestamp) or tampered delivery, when verified with the documented verifier, then it fails", () => {
     const key = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
     const body = JSON.stringify({ type: "balance.low", timestamp: new Date().toISOString(), data: {} });
-    const fresh = signedHeaders(key, "msg_1", new Date(), body);
+    const fresh = signedHeaders([key], "msg_1", new Date(), body);
     expect(() => new Webhook(key).verify(body, { ...fresh })).not.toThrow();
     expect(() => new Webhook(key).verify(body.replace("balance", "BALANCE"), { ...fresh })).toThrow();
-    const old = signedHeaders(key, "msg_1", new Date(Date.now() - 10 * 60_000), body);
+    const old = signedHeaders([key], "msg_1", new Date(Date.now() - 10 * 60_000), body);
     expect(() => new Webhook(key).verify(body, { ...old })).toThrow();
   });
 

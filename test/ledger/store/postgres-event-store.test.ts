@@ -235,6 +235,7 @@ function eventsTheSyntheticLedgerLacks(): LedgerEvent[] {
       data: { webhookId: "heads-hook", account, url: "https://hooks.example/won", events: ["balance.low"] },
       metadata: stamped,
     },
+    { type: "WebhookSecretRotated", data: { webhookId: "heads-hook", account }, metadata: stamped },
     { type: "WebhookEndpointRemoved", data: { webhookId: "heads-hook", account }, metadata: stamped },
     {
       type: "UsageAuthorized",

@@ -12,6 +12,7 @@ const eventTypeNames: Record<LedgerEventType, true> = {
   AlertThresholdSet: true,
   WebhookEndpointAdded: true,
   WebhookEndpointRemoved: true,
+  WebhookSecretRotated: true,
   CreditToppedUp: true,
   ModelPriceSet: true,
   DiscountSet: true,

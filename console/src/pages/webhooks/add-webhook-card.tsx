@@ -1,11 +1,12 @@
 import { type FormEvent, useRef, useState } from "react";
 import { CopyButton } from "../../components/copy-button";
 import { Card, ErrorMessage } from "../../components/ui";
-import type { AddedWebhookEndpoint, WebhookEventType } from "../../lib/api";
+import type { WebhookEventType } from "../../lib/api";
 import { fieldText, resetWhenAccepted } from "../../lib/form-fields";
 import { type MessageKey, useI18n } from "../../lib/i18n";
 import { inputLengthsMax } from "../../lib/input-bounds";
 import { useOneSubmissionAtATime } from "../../lib/one-submission-at-a-time";
+import type { ShownSecret } from "./use-webhooks";
 
 /** A label for every event an endpoint may ask for: a Record, so a new event type is a compile error here. */
 export const webhookEventLabels: Record<WebhookEventType, MessageKey> = {
@@ -77,16 +78,22 @@ export function AddWebhookCard(props: {
   );
 }
 
-/** The signing secret, shown this once in a field that selects and copies whole: the server shows it no more. */
-export function WebhookSecretCard({ added, onDone }: { added: AddedWebhookEndpoint; onDone(): void }) {
+/**
+ * The signing secret, a new endpoint's or a rotation's, shown this once in a field that selects and copies
+ * whole: the server shows it no more.
+ */
+export function WebhookSecretCard({ shown, onDone }: { shown: ShownSecret; onDone(): void }) {
   const { t } = useI18n();
   const secretField = useRef<HTMLInputElement>(null);
   return (
     <section className="card new-key" aria-labelledby="webhook-secret-title">
-      <h2 id="webhook-secret-title">{t("webhookSecretTitle")}</h2>
-      <p className="muted">{added.url}</p>
+      <h2 id="webhook-secret-title">
+        {t(shown.rotated ? "webhookRotatedSecretTitle" : "webhookSecretTitle")}
+      </h2>
+      <p className="muted">{shown.url}</p>
       <p role="alert" className="warning">
         {t("webhookSecretWarning")}
+        {shown.rotated && <> {t("webhookRotatedSecretNote")}</>}
       </p>
       <div className="row wrap">
         <label className="secret-field">
@@ -94,12 +101,12 @@ export function WebhookSecretCard({ added, onDone }: { added: AddedWebhookEndpoi
           <input
             ref={secretField}
             readOnly
-            value={added.secret}
+            value={shown.secret}
             data-testid="webhook-secret"
             onFocus={(event) => event.currentTarget.select()}
           />
         </label>
-        <CopyButton text={added.secret} target={secretField} />
+        <CopyButton text={shown.secret} target={secretField} />
         <button type="button" onClick={onDone}>
           {t("done")}
         </button>

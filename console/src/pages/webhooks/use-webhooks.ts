@@ -1,6 +1,14 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { type AddedWebhookEndpoint, userApi, type WebhookEndpoint } from "../../lib/api";
+import { userApi, type WebhookEndpoint } from "../../lib/api";
+
+/** A signing secret the page shows once: a new endpoint's, or the one a rotation gave it. */
+export interface ShownSecret {
+  webhookId: string;
+  url: string;
+  secret: string;
+  rotated: boolean;
+}
 
 /**
  * The chosen account's low-funds threshold and webhook endpoints, and what the page does to them. Used only
@@ -8,7 +16,7 @@ import { type AddedWebhookEndpoint, userApi, type WebhookEndpoint } from "../../
  */
 export function useWebhooks(isOrganization: boolean) {
   const client = useQueryClient();
-  const [added, setAdded] = useState<AddedWebhookEndpoint | null>(null);
+  const [shownSecret, setShownSecret] = useState<ShownSecret | null>(null);
   const threshold = useQuery({
     queryKey: ["alert-threshold", isOrganization],
     queryFn: () => userApi.alertThreshold(isOrganization),
@@ -25,9 +33,14 @@ export function useWebhooks(isOrganization: boolean) {
   const add = useMutation({
     mutationFn: userApi.addWebhook,
     onSuccess: (endpoint) => {
-      setAdded(endpoint);
+      setShownSecret({ webhookId: endpoint.id, url: endpoint.url, secret: endpoint.secret, rotated: false });
       void client.invalidateQueries({ queryKey: ["webhooks"] });
     },
+  });
+  const rotate = useMutation({
+    mutationFn: (endpoint: WebhookEndpoint) => userApi.rotateWebhookSecret(endpoint.id),
+    onSuccess: (rotated, endpoint) =>
+      setShownSecret({ webhookId: rotated.id, url: endpoint.url, secret: rotated.secret, rotated: true }),
   });
   const remove = useMutation({
     mutationFn: (endpoint: WebhookEndpoint) => userApi.deleteWebhook(endpoint.id),
@@ -38,7 +51,7 @@ export function useWebhooks(isOrganization: boolean) {
     onSuccess: (_message, endpoint) =>
       client.invalidateQueries({ queryKey: ["webhook-deliveries", endpoint.id] }),
   });
-  return { threshold, list, setThreshold, add, added, setAdded, remove, sendTest };
+  return { threshold, list, setThreshold, add, shownSecret, setShownSecret, remove, rotate, sendTest };
 }
 
 /** Pending deliveries change within seconds (the worker polls): read again until there is one and none is pending. */

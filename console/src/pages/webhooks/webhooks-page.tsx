@@ -46,6 +46,7 @@ function ManagedWebhooks({ isOrganization }: { isOrganization: boolean }) {
   const { t } = useI18n();
   const webhooks = useWebhooks(isOrganization);
   const [deleting, setDeleting] = useState<WebhookEndpoint | null>(null);
+  const [rotating, setRotating] = useState<WebhookEndpoint | null>(null);
   const [shownLog, setShownLog] = useState<WebhookEndpoint | null>(null);
   // A deleted endpoint's row goes with the button that had focus: focus moves to the list's heading instead.
   const listHeading = useRef<HTMLHeadingElement>(null);
@@ -66,17 +67,21 @@ function ManagedWebhooks({ isOrganization }: { isOrganization: boolean }) {
         onAdd={(endpoint) => webhooks.add.mutateAsync({ ...endpoint, isOrganization })}
         onEdit={() => webhooks.add.reset()}
       />
-      {webhooks.added && (
+      {webhooks.shownSecret && (
         <WebhookSecretCard
-          key={webhooks.added.id}
-          added={webhooks.added}
-          onDone={() => webhooks.setAdded(null)}
+          key={webhooks.shownSecret.webhookId}
+          shown={webhooks.shownSecret}
+          onDone={() => webhooks.setShownSecret(null)}
         />
       )}
       <h2 ref={listHeading} tabIndex={-1}>
         {t("webhooksTitle")}
       </h2>
-      <ErrorMessage error={webhooks.list.error ?? webhooks.remove.error ?? webhooks.sendTest.error} />
+      <ErrorMessage
+        error={
+          webhooks.list.error ?? webhooks.remove.error ?? webhooks.rotate.error ?? webhooks.sendTest.error
+        }
+      />
       {endpoints && endpoints.length === 0 && <p>{t("noWebhooks")}</p>}
       {endpoints && endpoints.length > 0 && (
         <WebhooksTable
@@ -89,10 +94,22 @@ function ManagedWebhooks({ isOrganization }: { isOrganization: boolean }) {
             setShownLog(endpoint);
             webhooks.sendTest.mutate(endpoint);
           }}
+          rotating={webhooks.rotate.isPending}
+          onRotateSecret={setRotating}
           onDelete={setDeleting}
         />
       )}
       {logEndpoint && <DeliveryLog endpoint={logEndpoint} />}
+      <ConfirmDialog
+        open={rotating !== null}
+        message={rotating ? `${rotating.url}: ${t("confirmRotateWebhookSecret")}` : ""}
+        confirmLabel={t("rotateSecret")}
+        onCancel={() => setRotating(null)}
+        onConfirm={() => {
+          if (rotating) webhooks.rotate.mutate(rotating);
+          setRotating(null);
+        }}
+      />
       <ConfirmDialog
         open={deleting !== null}
         message={deleting ? `${deleting.url}: ${t("confirmDeleteWebhook")}` : ""}

@@ -9,6 +9,8 @@ interface EndpointActions {
   testing: boolean;
   onToggleLog(endpoint: WebhookEndpoint): void;
   onSendTest(endpoint: WebhookEndpoint): void;
+  rotating: boolean;
+  onRotateSecret(endpoint: WebhookEndpoint): void;
   onDelete(endpoint: WebhookEndpoint): void;
 }
 
@@ -63,6 +65,9 @@ function EndpointRow({ endpoint, ...actions }: { endpoint: WebhookEndpoint } & E
           </button>
           <button type="button" disabled={actions.testing} onClick={() => actions.onSendTest(endpoint)}>
             {t("sendTest")} {forThisEndpoint}
+          </button>
+          <button type="button" disabled={actions.rotating} onClick={() => actions.onRotateSecret(endpoint)}>
+            {t("rotateSecret")} {forThisEndpoint}
           </button>
           <button type="button" className="danger" onClick={() => actions.onDelete(endpoint)}>
             {t("delete")} {forThisEndpoint}
