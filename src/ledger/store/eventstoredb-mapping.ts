@@ -75,9 +75,13 @@ export function toExpectedRevision(headVersion: number): AppendExpectedRevision 
   return BigInt(headVersion);
 }
 
-/** The stream's version as the client's conflict reports it: `no_stream` is −1, as in the contract. */
+/**
+ * The stream's version as the client's conflict reports it: `no_stream` is −1, as in the contract. A conflict
+ * the client builds from a gRPC error's metadata says no stream as the server's −1, a bigint.
+ */
 export function actualVersionOf(error: EsdbWrongExpectedVersionError): number {
-  return error.actualVersion === NO_STREAM ? -1 : toStreamVersion(error.actualVersion);
+  const actual = error.actualVersion;
+  return actual === NO_STREAM || actual === -1n ? -1 : toStreamVersion(actual);
 }
 
 /**

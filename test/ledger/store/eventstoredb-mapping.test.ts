@@ -113,6 +113,8 @@ describe("revisions between the client and the contract", () => {
     const conflict = (current: bigint | typeof NO_STREAM) =>
       new EsdbWrongExpectedVersionError(undefined, { streamName: "account-u1", expected: 3n, current });
     expect(actualVersionOf(conflict(NO_STREAM))).toBe(-1);
+    // The client's conflict built from a gRPC error's metadata reads its "actual-version" −1 as a bigint.
+    expect(actualVersionOf(conflict(-1n))).toBe(-1);
     expect(actualVersionOf(conflict(7n))).toBe(7);
     expect(() => actualVersionOf(conflict(above2To53))).toThrow(RangeError);
   });
