@@ -88,6 +88,7 @@ describe("organization roles in the console, in Chromium", { timeout: 120_000 },
     expect(await page.getByTestId("your-role").textContent()).toContain("Owner");
     expect(await seriousAccessibilityViolations(page)).toEqual([]);
     await page.getByLabel("Role of minho").selectOption("admin");
+    await page.getByRole("button", { name: "Save role minho" }).click();
     const owner = await harness.session("hana", organizationId);
     await poll(async () => {
       const members = await api("GET", "/llm/organization/members", owner);

@@ -88,12 +88,13 @@ function MembersTable(props: {
               <td>{member.userId}</td>
               <td>
                 {props.offered && (props.offered.includes("owner") || member.role !== "owner") ? (
-                  <RoleSelect
-                    label={`${t("changeRole")} ${member.userId}`}
-                    value={member.role}
+                  // Keyed by the role: a role saved (or read again) starts the row's choice anew.
+                  <RoleChangeForm
+                    key={member.role}
+                    member={member}
                     offered={props.offered}
-                    disabled={props.saving}
-                    onChange={(role) => props.onGrant(member.userId, role)}
+                    saving={props.saving}
+                    onGrant={props.onGrant}
                   />
                 ) : (
                   t(roleLabels[member.role])
@@ -105,6 +106,41 @@ function MembersTable(props: {
         </tbody>
       </table>
     </div>
+  );
+}
+
+/**
+ * A member's role, given when saved: a closed select's arrow keys change its value at once, so a role
+ * given on change would be given by a keyboard user still looking through the roles.
+ */
+function RoleChangeForm(props: {
+  member: OrganizationMember;
+  offered: OrganizationRole[];
+  saving: boolean;
+  onGrant(userId: string, role: OrganizationRole): void;
+}) {
+  const { t } = useI18n();
+  const { member } = props;
+  const [chosen, setChosen] = useState(member.role);
+  function submit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    props.onGrant(member.userId, chosen);
+  }
+  return (
+    <form className="row" onSubmit={submit}>
+      <RoleSelect
+        label={`${t("changeRole")} ${member.userId}`}
+        value={chosen}
+        offered={props.offered}
+        disabled={props.saving}
+        onChange={setChosen}
+      />
+      {chosen !== member.role && (
+        <button type="submit" disabled={props.saving}>
+          {t("saveRole")} <span className="visually-hidden">{member.userId}</span>
+        </button>
+      )}
+    </form>
   );
 }
 

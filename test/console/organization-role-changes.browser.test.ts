@@ -1,0 +1,93 @@
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type GatewayHarness, startGatewayHarness } from "../support/gateway-harness";
+import { type Browser, launchBrowser } from "./support/browser";
+import { patienceMs, poll } from "./support/patient";
+
+/**
+ * Roles in an organization as the console meets them (C14), in a real browser against the real gateway:
+ * a role is changed on purpose, not by a key pressed while choosing one.
+ */
+
+const organizationId = "org-console-role-changes";
+
+let harness: GatewayHarness;
+let browser: Browser;
+let page: Page;
+let ownerToken = "";
+/** The writes the page sent, as "PUT /llm/…". */
+let writes: string[] = [];
+
+async function api(method: string, path: string, token: string, body?: unknown) {
+  const response = await fetch(`${harness.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+async function roleOf(userId: string): Promise<string | undefined> {
+  const { body } = await api("GET", "/llm/organization/members", ownerToken);
+  return (body.data as { userId: string; role: string }[]).find((member) => member.userId === userId)?.role;
+}
+
+async function grant(userId: string, role: string) {
+  expect((await api("PUT", `/llm/organization/members/${userId}`, ownerToken, { role })).status).toBe(200);
+}
+
+async function signInAs(userId: string) {
+  await page.goto(`${harness.url}/console/`);
+  const signOut = page.getByRole("button", { name: "Sign out" });
+  if (await signOut.count()) await signOut.click();
+  await page.getByLabel("Session token").fill(await harness.session(userId, organizationId));
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByTestId("signed-in-as").waitFor();
+}
+
+beforeAll(async () => {
+  harness = await startGatewayHarness({ label: "console_role_changes", billing: {} });
+  ownerToken = await harness.session("hana", organizationId);
+  // The first member the organization sees is its owner.
+  await api("GET", "/llm/organization/members", ownerToken);
+  browser = await launchBrowser({ locale: "en-US", origin: harness.url });
+  page = browser.page;
+  page.setDefaultTimeout(patienceMs);
+  page.on("request", (request) => {
+    if (request.method() !== "GET") writes.push(`${request.method()} ${new URL(request.url()).pathname}`);
+  });
+}, 120_000);
+
+beforeEach(async () => {
+  await grant("minho", "admin");
+  await grant("jisu", "member");
+  writes = [];
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await harness?.close();
+});
+
+describe("changes of role in the console, in Chromium", { timeout: 120_000 }, () => {
+  it("changes a role when it is saved, not while the keyboard moves through the roles", async () => {
+    await signInAs("hana");
+    await page.getByRole("link", { name: "Members" }).click();
+    const role = page.getByLabel("Role of jisu");
+    // A closed select's arrow keys change its value at once (Chromium on Linux and Windows).
+    await role.focus();
+    await page.keyboard.press("ArrowUp");
+    const save = page.getByRole("button", { name: "Save role jisu" });
+    expect(await save.count(), "a button saves the role chosen").toBe(1);
+    expect(await role.inputValue()).toBe("admin");
+    expect(writes.filter((write) => write.includes("/llm/organization/members"))).toEqual([]);
+    expect(await roleOf("jisu")).toBe("member");
+
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate<string>("document.activeElement?.textContent")).toBe("Save role jisu");
+    await page.keyboard.press("Enter");
+    await poll(() => roleOf("jisu")).toBe("admin");
+    await poll(() => save.count()).toBe(0);
+    expect(await role.inputValue()).toBe("admin");
+  });
+});
