@@ -1,7 +1,7 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, lazy, type ReactNode, Suspense, useEffect, useMemo, useRef, useState } from "react";
 import { ErrorMessage } from "./components/ui";
-import { ApiFailure, adminApi, userApi, whenUnauthenticated } from "./lib/api";
+import { ApiFailure, adminApi, userApi, whenRefusedForRole, whenUnauthenticated } from "./lib/api";
 import type { Language } from "./lib/format";
 import {
   dictionaries,
@@ -16,6 +16,7 @@ import { EventsPage } from "./pages/events/events-page";
 import { KeysPage } from "./pages/keys/keys-page";
 import { LedgerStatusPage } from "./pages/ledger-status-page";
 import { MembersPage } from "./pages/members/members-page";
+import { organizationAccessQueryKey } from "./pages/members/use-organization-access";
 import { ModelsPage } from "./pages/models-page";
 import { OverviewPage } from "./pages/overview-page";
 import { PlaygroundPage } from "./pages/playground/playground-page";
@@ -107,6 +108,14 @@ export function App() {
     () =>
       whenUnauthenticated((realm) => {
         void client.invalidateQueries({ queryKey: [realm === "user" ? "session" : "admin-session"] });
+      }),
+    [client],
+  );
+  // A call refused for the session's role: the role is read again, and the pages offer what it may do now.
+  useEffect(
+    () =>
+      whenRefusedForRole(() => {
+        void client.invalidateQueries({ queryKey: organizationAccessQueryKey });
       }),
     [client],
   );

@@ -6,10 +6,12 @@ import { patienceMs, poll } from "./support/patient";
 
 /**
  * Roles in an organization as the console meets them (C14), in a real browser against the real gateway:
- * a role is changed on purpose, not by a key pressed while choosing one.
+ * a role is changed on purpose, not by a key pressed while choosing one; an admin demoted while a page is
+ * open is refused in plain words at the next action, and the page then offers only what a member may do.
  */
 
 const organizationId = "org-console-role-changes";
+const keyName = "shared key";
 
 let harness: GatewayHarness;
 let browser: Browser;
@@ -39,6 +41,7 @@ async function grant(userId: string, role: string) {
 async function signInAs(userId: string) {
   await page.goto(`${harness.url}/console/`);
   const signOut = page.getByRole("button", { name: "Sign out" });
+  await signOut.or(page.getByLabel("Session token")).waitFor();
   if (await signOut.count()) await signOut.click();
   await page.getByLabel("Session token").fill(await harness.session(userId, organizationId));
   await page.getByRole("button", { name: "Sign in" }).click();
@@ -50,6 +53,7 @@ beforeAll(async () => {
   ownerToken = await harness.session("hana", organizationId);
   // The first member the organization sees is its owner.
   await api("GET", "/llm/organization/members", ownerToken);
+  await harness.issueKey(ownerToken, { isOrganization: true, name: keyName });
   browser = await launchBrowser({ locale: "en-US", origin: harness.url });
   page = browser.page;
   page.setDefaultTimeout(patienceMs);
@@ -89,5 +93,63 @@ describe("changes of role in the console, in Chromium", { timeout: 120_000 }, ()
     await poll(() => roleOf("jisu")).toBe("admin");
     await poll(() => save.count()).toBe(0);
     expect(await role.inputValue()).toBe("admin");
+  });
+
+  it("refuses a demoted admin's limits in plain words, then offers the keys without the limits form", async () => {
+    await signInAs("minho");
+    await page.getByRole("link", { name: "API keys" }).click();
+    await page.getByRole("radio", { name: "Organization" }).check();
+    const setLimits = page.getByTestId(`key-row-${keyName}`).getByRole("button", { name: /Set limits/ });
+    await setLimits.click();
+    await grant("minho", "member");
+
+    await page.getByLabel("Monthly spend limit").fill("100");
+    await page.getByRole("button", { name: "Save limits" }).click();
+    await page
+      .getByRole("dialog")
+      .getByRole("alert")
+      .filter({ hasText: "may not set the limits or allowed models of the organization's keys" })
+      .waitFor();
+    await page.getByRole("button", { name: "Cancel" }).click();
+    await page.getByText("Only the organization's owners and admins set the limits of its keys.").waitFor();
+    expect(await setLimits.count()).toBe(0);
+    // What every member may do stays.
+    await page
+      .getByTestId(`key-row-${keyName}`)
+      .getByRole("button", { name: /Deactivate/ })
+      .waitFor();
+  });
+
+  it("refuses a demoted admin's grant in plain words, then shows the members without changing them", async () => {
+    await signInAs("minho");
+    await page.getByRole("link", { name: "Members" }).click();
+    await page.getByLabel("Role of jisu").selectOption("admin");
+    await grant("minho", "member");
+
+    await page.getByRole("button", { name: "Save role jisu" }).click();
+    await page
+      .getByRole("alert")
+      .filter({ hasText: "Only the organization's owners and admins grant roles" })
+      .waitFor();
+    await poll(() => page.getByTestId("your-role").textContent()).toContain("Member");
+    expect(await page.getByRole("table").getByRole("combobox").count()).toBe(0);
+    expect(await page.getByRole("button", { name: "Grant role" }).count()).toBe(0);
+    expect(await roleOf("jisu")).toBe("member");
+    expect(await page.getByRole("alert").textContent()).toContain("grant roles");
+  });
+
+  it("refuses a demoted admin's alert threshold, then says who manages the organization's alerts", async () => {
+    await signInAs("minho");
+    await page.getByRole("link", { name: "Webhooks" }).click();
+    await page.getByRole("radio", { name: "Organization" }).check();
+    await page.getByLabel("Alert below (won)").fill("1000");
+    await grant("minho", "member");
+
+    await page.getByRole("button", { name: "Save threshold" }).click();
+    await page
+      .getByRole("status")
+      .filter({ hasText: "Only the organization's owners and admins manage its alerts and webhooks." })
+      .waitFor();
+    expect(await page.getByLabel("Alert below (won)").count()).toBe(0);
   });
 });

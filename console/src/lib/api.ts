@@ -19,6 +19,7 @@ import type { UsageResponse } from "../../../src/gateway/account/usage-routes";
 import type { ActivityEntry, ActivityPage } from "../../../src/gateway/activity/activity-read-model";
 import type { RequestOutcome } from "../../../src/gateway/activity/request-log-entry";
 import type { ConsoleDiscountRow, ConsolePriceRow } from "../../../src/gateway/admin/console-read-routes";
+import type { applicationCodes } from "../../../src/gateway/api-error";
 import type { EndpointHealth } from "../../../src/gateway/generation/upstream-registry";
 import type { PricedModel } from "../../../src/gateway/models/priced-model-list";
 import type { KeyLimits as ApiKeyLimits, ApiKeyLimitsView } from "../../../src/keys/api-key-limits";
@@ -172,6 +173,21 @@ export function whenUnauthenticated(listener: (realm: Realm) => void): () => voi
   };
 }
 
+/** The server's code for a refusal of the session's role (the type holds it to the server's table). */
+const roleRefusedCode: (typeof applicationCodes)["organizationRoleRefused"] = 160;
+let refusedForRole: () => void = () => {};
+
+/**
+ * Told when a call is refused for the session's role in its organization (403/160): the role changed since
+ * the page read it (an owner demoted this admin), and what the page offers should follow the new one.
+ */
+export function whenRefusedForRole(listener: () => void): () => void {
+  refusedForRole = listener;
+  return () => {
+    refusedForRole = () => {};
+  };
+}
+
 async function call<T>(
   realm: Realm,
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE",
@@ -193,13 +209,17 @@ async function call<T>(
   return (text ? JSON.parse(text) : undefined) as T;
 }
 
-/** A refusal as the page shows it; a 401 first has the page ask for its session again. */
+/**
+ * A refusal as the page shows it; a 401 first has the page ask for its session again, a 403/160 for the
+ * session's role.
+ */
 async function failureOf(realm: Realm, path: string, response: Response): Promise<ApiFailure> {
   const text = await response.text();
   // A proxy in front of the gateway may answer an error with a page of its own: the status says enough.
   const error =
     text && isJson(response) ? (JSON.parse(text) as { status?: number; message?: string }) : undefined;
   if (response.status === 401 && !sessionPaths.has(path)) unauthenticated(realm);
+  if (response.status === 403 && error?.status === roleRefusedCode) refusedForRole();
   return new ApiFailure(response.status, error?.status, error?.message ?? response.statusText);
 }
 

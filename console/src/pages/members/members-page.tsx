@@ -6,7 +6,7 @@ import { resetWhenAccepted } from "../../lib/form-fields";
 import { formatSeoulDateTime } from "../../lib/format";
 import { type MessageKey, useI18n } from "../../lib/i18n";
 import { inputLengthsMax } from "../../lib/input-bounds";
-import { useOrganizationAccess } from "./use-organization-access";
+import { organizationAccessQueryKey, useOrganizationAccess } from "./use-organization-access";
 
 /**
  * The organization's members and their roles (C14). Every member sees the list; owners and admins change
@@ -26,7 +26,7 @@ export function MembersPage({ hasOrganization }: { hasOrganization: boolean }) {
   const grant = useMutation({
     mutationFn: ({ userId, role }: { userId: string; role: OrganizationRole }) =>
       userApi.setMemberRole(userId, role),
-    onSuccess: () => client.invalidateQueries({ queryKey: ["organization-members"] }),
+    onSuccess: () => client.invalidateQueries({ queryKey: organizationAccessQueryKey }),
   });
   if (!hasOrganization)
     return (

@@ -31,7 +31,8 @@ export function WebhooksPage({ hasOrganization }: { hasOrganization: boolean }) 
       />
       {!mayManage && access.members.isPending && <p>{t("loading")}</p>}
       {!mayManage && access.members.data && (
-        <p className="warning" data-testid="webhooks-owners-only">
+        // A status: it also replaces the forms when a refusal has shown the session's role changed.
+        <p className="warning" role="status" data-testid="webhooks-owners-only">
           {t("webhooksOwnersOnly")}
         </p>
       )}
