@@ -152,4 +152,17 @@ describe("changes of role in the console, in Chromium", { timeout: 120_000 }, ()
       .waitFor();
     expect(await page.getByLabel("Alert below (won)").count()).toBe(0);
   });
+
+  it("keeps the last owner's role as text, and lets an owner change it once there is another owner", async () => {
+    await signInAs("hana");
+    await page.getByRole("link", { name: "Members" }).click();
+    const hanaRow = page.getByTestId("member-row-hana");
+    await hanaRow.getByText("the last owner stays owner").waitFor();
+    expect(await page.getByLabel("Role of hana").count()).toBe(0);
+
+    await grant("minho", "owner");
+    await page.reload();
+    await page.getByLabel("Role of hana").waitFor();
+    expect(await hanaRow.getByText("the last owner stays owner").count()).toBe(0);
+  });
 });

@@ -72,6 +72,12 @@ function MembersTable(props: {
   onGrant(userId: string, role: OrganizationRole): void;
 }) {
   const { t, language } = useI18n();
+  // Only an owner changes an owner's role, and the last owner stays owner (the server refuses any other
+  // role for them): no choice to offer then, and the owner is told why.
+  const ownerCount = props.members.filter((member) => member.role === "owner").length;
+  const mayChange = (member: OrganizationMember) =>
+    props.offered !== null && (props.offered.includes("owner") || member.role !== "owner");
+  const isLastOwner = (member: OrganizationMember) => member.role === "owner" && ownerCount === 1;
   return (
     <div className="table-scroll">
       <table>
@@ -87,7 +93,11 @@ function MembersTable(props: {
             <tr key={member.userId} data-testid={`member-row-${member.userId}`}>
               <td>{member.userId}</td>
               <td>
-                {props.offered && (props.offered.includes("owner") || member.role !== "owner") ? (
+                {props.offered && mayChange(member) && isLastOwner(member) ? (
+                  <>
+                    {t("roleOwner")} <span className="muted">· {t("lastOwnerStays")}</span>
+                  </>
+                ) : props.offered && mayChange(member) ? (
                   // Keyed by the role: a role saved (or read again) starts the row's choice anew.
                   <RoleChangeForm
                     key={member.role}
