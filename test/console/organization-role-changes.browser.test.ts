@@ -7,11 +7,14 @@ import { patienceMs, poll } from "./support/patient";
 /**
  * Roles in an organization as the console meets them (C14), in a real browser against the real gateway:
  * a role is changed on purpose, not by a key pressed while choosing one; an admin demoted while a page is
- * open is refused in plain words at the next action, and the page then offers only what a member may do.
+ * open is refused in plain words at the next action, and the page then offers only what a member may do; a
+ * member reading the organization's activity and usage is told they are their own keys', and offered no
+ * filter on another member's key, whose activity they never see.
  */
 
 const organizationId = "org-console-role-changes";
 const keyName = "shared key";
+const memberKeyName = "jisu's key";
 
 let harness: GatewayHarness;
 let browser: Browser;
@@ -54,6 +57,10 @@ beforeAll(async () => {
   // The first member the organization sees is its owner.
   await api("GET", "/llm/organization/members", ownerToken);
   await harness.issueKey(ownerToken, { isOrganization: true, name: keyName });
+  await harness.issueKey(await harness.session("jisu", organizationId), {
+    isOrganization: true,
+    name: memberKeyName,
+  });
   browser = await launchBrowser({ locale: "en-US", origin: harness.url });
   page = browser.page;
   page.setDefaultTimeout(patienceMs);
@@ -164,5 +171,42 @@ describe("changes of role in the console, in Chromium", { timeout: 120_000 }, ()
     await page.reload();
     await page.getByLabel("Role of hana").waitFor();
     expect(await hanaRow.getByText("the last owner stays owner").count()).toBe(0);
+  });
+
+  it("offers a member the activity of their own organization keys, and says whose the usage is", async () => {
+    await signInAs("jisu");
+    const ownKeysOnly = page.getByText(
+      "In the organization you see the requests and charges of the keys you issued; its owners and admins see every member's.",
+    );
+    await page.getByRole("link", { name: "Activity" }).click();
+    const form = page.getByRole("form", { name: "Filter" });
+    await form.getByRole("combobox", { name: /^Account/ }).selectOption("organization");
+    const keyChoice = form.getByRole("combobox", { name: /^Key/ });
+    await poll(() => keyChoice.locator("option").allTextContents()).toEqual([
+      "any key",
+      expect.stringContaining(memberKeyName),
+    ]);
+    await form.getByRole("button", { name: "Apply" }).click();
+    await ownKeysOnly.waitFor();
+
+    await page.getByRole("link", { name: "Usage & charges" }).click();
+    await page.getByRole("heading", { name: "Usage & charges" }).waitFor();
+    expect(await ownKeysOnly.count()).toBe(0);
+    await page
+      .getByRole("form", { name: "Filter" })
+      .getByRole("combobox", { name: /^Account/ })
+      .selectOption("organization");
+    await ownKeysOnly.waitFor();
+  });
+
+  it("offers an admin every organization key's activity, with no such note", async () => {
+    await signInAs("minho");
+    await page.getByRole("link", { name: "Activity" }).click();
+    const form = page.getByRole("form", { name: "Filter" });
+    await form.getByRole("combobox", { name: /^Account/ }).selectOption("organization");
+    await poll(() => form.getByRole("combobox", { name: /^Key/ }).locator("option").count()).toBe(3);
+    await form.getByRole("button", { name: "Apply" }).click();
+    await page.getByText("No requests match.").waitFor();
+    expect(await page.getByText("In the organization you see the requests").count()).toBe(0);
   });
 });

@@ -127,6 +127,8 @@ const en = {
   changeRole: "Role of",
   saveRole: "Save role",
   lastOwnerStays: "the last owner stays owner",
+  ownKeysOnly:
+    "In the organization you see the requests and charges of the keys you issued; its owners and admins see every member's.",
   grantRoleTitle: "Give a user a role",
   grantRole: "Grant role",
   limitsOwnersOnly: "Only the organization's owners and admins set the limits of its keys.",
@@ -499,6 +501,8 @@ const ko: Dictionary = {
   changeRole: "역할:",
   saveRole: "역할 저장",
   lastOwnerStays: "마지막 소유자는 소유자로 남습니다",
+  ownKeysOnly:
+    "조직에서는 내가 발급한 키의 요청과 청구만 보입니다. 조직의 소유자와 관리자는 모든 구성원의 것을 봅니다.",
   grantRoleTitle: "사용자에게 역할 부여",
   grantRole: "역할 부여",
   limitsOwnersOnly: "조직 키의 한도는 조직의 소유자와 관리자만 설정할 수 있습니다.",

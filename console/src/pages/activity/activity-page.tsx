@@ -2,6 +2,7 @@ import { CursorPager } from "../../components/cursor-pager";
 import { ErrorMessage } from "../../components/ui";
 import { formatCount } from "../../lib/format";
 import { useI18n } from "../../lib/i18n";
+import { OwnKeysOnlyNote } from "../members/own-keys-only-note";
 import { ActivityFilterForm } from "./activity-filter-form";
 import { ActivityTable } from "./activity-table";
 import { activityPageRows, useActivity } from "./use-activity";
@@ -18,6 +19,8 @@ export function ActivityPage({ hasOrganization }: { hasOrganization: boolean }) 
   const rows = page.data?.data ?? [];
   const keyNames = new Map((activity.keys.data?.data ?? []).map((key) => [key.uuid, key.name]));
   const firstRow = activity.pageIndex * activityPageRows + 1;
+  // A key whose spend the session may not see is another member's (C14): its requests never match either.
+  const keyChoices = activity.chosenKeys.data?.data.filter((key) => key.spend !== null);
   return (
     <>
       <h1>{t("navActivity")}</h1>
@@ -25,12 +28,13 @@ export function ActivityPage({ hasOrganization }: { hasOrganization: boolean }) 
       <ActivityFilterForm
         filters={activity.filters}
         hasOrganization={hasOrganization}
-        keys={activity.chosenKeys.data?.data}
+        keys={keyChoices}
         models={activity.models.data?.data}
         onApply={activity.applyFilters}
         onChooseAccount={activity.setChosenIsOrganization}
         onRefresh={() => void page.refetch()}
       />
+      <OwnKeysOnlyNote hasOrganization={hasOrganization} isOrganization={activity.isOrganization} />
       <ErrorMessage error={page.error} />
       {page.data && rows.length === 0 && <p>{t("noActivity")}</p>}
       {/* Also when an older page failed to load: Newer goes back to the page before it. */}

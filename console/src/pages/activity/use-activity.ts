@@ -41,6 +41,7 @@ export function useActivity() {
   };
   return {
     filters,
+    isOrganization,
     applyFilters,
     keys,
     chosenKeys,

@@ -3,6 +3,7 @@ import { ErrorMessage } from "../../components/ui";
 import { addDays, formatCount, formatWon, seoulDateOf } from "../../lib/format";
 import { type MessageKey, useI18n } from "../../lib/i18n";
 import type { UsagePeriod } from "../../lib/usage-series";
+import { OwnKeysOnlyNote } from "../members/own-keys-only-note";
 import { ChargesTable } from "./charges-table";
 import { UsageChart } from "./usage-chart";
 import { UsageFilterForm } from "./usage-filter-form";
@@ -47,6 +48,7 @@ export function UsagePage({ hasOrganization }: { hasOrganization: boolean }) {
         onScope={setIsOrganization}
         onGroupBy={setGroupBy}
       />
+      <OwnKeysOnlyNote hasOrganization={hasOrganization} isOrganization={isOrganization} />
       <ErrorMessage error={summary.usage.error} />
       <UsageTotalCard totals={summary.totals} />
       <div className="grid two">
