@@ -25,4 +25,14 @@ describe("the first start's banner", () => {
     expect(text).toMatch(/secrets +\S+\/\.data\/secrets\.json \(admin token, session secret, key pepper\)/);
     expect(text).toMatch(/\S+\/\.data\/ledger-signing-key \(ledger signing key\)/);
   });
+
+  it("names the console and how an admin mints a new sign-in link, as every later start does", () => {
+    // The link it prints dies in 15 minutes: a newcomer who comes back later needs the page and a new link.
+    const lines = firstStartBannerLines(bannerDetails);
+    expect(lines).toContain("  web console     http://127.0.0.1:8080/console/");
+    expect(lines).toContain("  sign in         http://127.0.0.1:8080/console/sign-in?code=code");
+    expect(lines).toContain(
+      '  a new link      POST http://127.0.0.1:8080/admin/sign-in-links {"userId":"…"} with the admin token',
+    );
+  });
 });
