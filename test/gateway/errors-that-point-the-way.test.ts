@@ -168,11 +168,17 @@ describe("an API key on an account route", () => {
     expect(body.message).toContain("POST /admin/sessions");
   });
 
-  it("given no credential or a token that is no session, then 401/110 says only that a session is required", async () => {
+  it("given no credential or a token that is no session, then 401/110 says which header to send and where a session token comes from", async () => {
     for (const headers of [{}, { authorization: "Bearer not-a-session" }] as Record<string, string>[]) {
       const answer = await fetch(`${harness.url}/llm/usage/activity`, { headers });
       expect(answer.status).toBe(401);
-      expect(((await answer.json()) as { message: string }).message).toBe("A logged-in session is required");
+      const body = (await answer.json()) as { status: number; message: string };
+      expect(body.status).toBe(110);
+      expect(body.message).toMatch(
+        /^A logged-in session is required: send the header Authorization: Bearer /,
+      );
+      expect(body.message).toContain("POST /admin/sessions");
+      expect(body.message).toContain("expired");
     }
   });
 });
