@@ -80,8 +80,11 @@ export function createReceiptRouter(dependencies: ReceiptRouterDependencies): Ro
     if (!path.success) throw validationErrorOf(path.error);
     const { requestId } = path.data;
     const receipts = await readableReceipts(dependencies.database, caller, requestId, clock());
+    // The charge is posted after the answer: the owner asking at once gets this too, and should ask again.
     if (receipts.length === 0)
-      throw apiErrors.notFound(`No receipt for request ${requestId}: it is not charged yet or not yours`);
+      throw apiErrors.notFound(
+        `No receipt for request ${requestId}: it is not charged yet (a request is charged in the seconds after its answer: ask again then) or not yours`,
+      );
     // One request: its receipt. A response id two gateways gave the caller's requests: each, listed.
     response.json(receipts.length === 1 ? receipts[0] : { object: "list", data: receipts });
   });

@@ -216,6 +216,15 @@ describe("GET /llm/receipts/{requestId}", () => {
     expect((await fetch(`${harness.url}/llm/receipts/${requestId}`)).status).toBe(401);
   });
 
+  it("given an id with no receipt, then 404/120 says a request is charged in the seconds after its answer, to ask again then", async () => {
+    // The owner asking right after the answer gets this too: the charge is posted after the response.
+    const unknown = await receipt(ownerKey, "req_00000000000000000000000000000000");
+    expect(unknown.status).toBe(404);
+    const body = (await unknown.json()) as { status: number; message: string };
+    expect(body.status).toBe(120);
+    expect(body.message).toMatch(/not charged yet \(.*seconds after its answer.*ask again.*\) or not yours$/);
+  });
+
   it("given the charge edited in the database afterwards, then its receipt fails verification and says why", async () => {
     const pem = await (await fetch(`${harness.url}/ledger/public-key`)).text();
     const client = new pg.Client({ connectionString: harness.database.url });
