@@ -41,10 +41,7 @@ async function resolveDatabase(
   logger: Logger,
 ): Promise<{ url: string; local?: LocalDatabase; secrets: Secrets }> {
   if (config.databaseUrl) {
-    if (!config.sessionSecret)
-      throw new ConfigError("invalid configuration: SESSION_SECRET is required when DATABASE_URL is set");
-    if (!config.keyPepper)
-      throw new ConfigError("invalid configuration: KEY_PEPPER is required when DATABASE_URL is set");
+    if (!config.sessionSecret || !config.keyPepper) throw missingSecretsError(config);
     return {
       url: config.databaseUrl,
       secrets: {
@@ -68,6 +65,19 @@ async function resolveDatabase(
       adminToken: config.adminToken ?? secrets.adminToken,
     },
   };
+}
+
+/** Both missing secrets named at once, with how to make one: leaving the embedded database needs both. */
+function missingSecretsError(config: Config): ConfigError {
+  const missing = [
+    ...(config.sessionSecret ? [] : ["SESSION_SECRET"]),
+    ...(config.keyPepper ? [] : ["KEY_PEPPER"]),
+  ];
+  const verb = missing.length === 1 ? "is" : "are";
+  const each = missing.length === 1 ? "" : " each";
+  return new ConfigError(
+    `invalid configuration: ${missing.join(" and ")} ${verb} required when DATABASE_URL is set (32+ characters${each}; openssl rand -hex 32 makes one)`,
+  );
 }
 
 async function resolveUpstreams(

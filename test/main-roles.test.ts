@@ -31,6 +31,19 @@ describe("process roles", () => {
     expect(stderr.trim()).toBe(`invalid configuration: DATABASE_URL is required with --role=${role}`);
   });
 
+  it("given DATABASE_URL without SESSION_SECRET and KEY_PEPPER, then one line names both and how to make one", async () => {
+    // Empty is unset: the two secrets are missing whatever the test's own environment holds.
+    const { code, stderr } = await startMain([], {
+      DATABASE_URL: "postgres://postgres@127.0.0.1:1/nothing",
+      SESSION_SECRET: "",
+      KEY_PEPPER: "",
+    });
+    expect(code).toBe(2);
+    expect(stderr.trim()).toBe(
+      "invalid configuration: SESSION_SECRET and KEY_PEPPER are required when DATABASE_URL is set (32+ characters each; openssl rand -hex 32 makes one)",
+    );
+  });
+
   it("refuses a models file it cannot read, naming it", async () => {
     const { code, stderr } = await startMain([], { MODELS_FILE: "/nonexistent/models.yaml" });
     expect(code).toBe(2);
