@@ -359,6 +359,7 @@ async function printBanner(running: RunningRole, baseUrl: string | undefined): P
       ? { kind: "file", path: localSecretsFile, ledgerSigningKeyPath: localLedgerSigningKeyFile }
       : { kind: "environment" },
     demoSignInCode: database.local ? await demoSignInCodeOf(service) : undefined,
+    adminApiOn: database.secrets.adminToken !== undefined,
   });
 }
 

@@ -13,6 +13,8 @@ export interface StartBannerDetails {
   secrets: { kind: "file"; path: string; ledgerSigningKeyPath: string } | { kind: "environment" };
   /** A one-time sign-in link's code for the demo user, when there is one. */
   demoSignInCode: string | undefined;
+  /** Whether ADMIN_TOKEN is set: without it `/admin` is not served, and a new link cannot be minted. */
+  adminApiOn: boolean;
 }
 
 export function startBannerLines(details: StartBannerDetails): string[] {
@@ -37,7 +39,9 @@ export function startBannerLines(details: StartBannerDetails): string[] {
         ]),
     `  secrets       ${secrets[0]}`,
     ...secrets.slice(1).map((line) => `                ${line}`),
-    `  a new link    POST ${origin}/admin/sign-in-links {"userId":"…"} with the admin token`,
+    details.adminApiOn
+      ? `  a new link    POST ${origin}/admin/sign-in-links {"userId":"…"} with the admin token`
+      : "  admin API     off: set ADMIN_TOKEN to open /admin (sessions, keys, credit, sign-in links)",
     "",
   ];
 }

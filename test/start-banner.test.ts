@@ -95,11 +95,25 @@ describe("the start banner", () => {
         ledgerSigningKeyPath: "/srv/app/.data/ledger-signing-key",
       },
       demoSignInCode: "code-123",
+      adminApiOn: true,
     });
     expect(lines).toContain("  sign in       http://127.0.0.1:8080/console/sign-in?code=code-123");
     expect(lines.join("\n")).toContain("secrets       /srv/app/.data/secrets.json (admin token");
     // The signing key lives apart from secrets.json: a backup of the banner's files keeps both.
     expect(lines.join("\n")).toContain("/srv/app/.data/ledger-signing-key (ledger signing key)");
+  });
+
+  it("given no ADMIN_TOKEN, then it says the admin API is off and what opens it, not how to mint a link with a token there is none of", () => {
+    const lines = startBannerLines({
+      baseUrl: "http://127.0.0.1:8080/llm/v1",
+      secrets: { kind: "environment" },
+      demoSignInCode: undefined,
+      adminApiOn: false,
+    });
+    expect(lines).toContain(
+      "  admin API     off: set ADMIN_TOKEN to open /admin (sessions, keys, credit, sign-in links)",
+    );
+    expect(lines.join("\n")).not.toContain("a new link");
   });
 });
 
