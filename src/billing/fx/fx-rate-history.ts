@@ -1,10 +1,13 @@
 import type pg from "pg";
 import { fxRatesTable } from "../../../projections/fx-rates";
+import { canonicalMoney } from "../../kernel/money";
 import type { FxRateRecord } from "./fx-rate-in-force";
 
 /**
  * Every recorded FX rate, newest first: by the day it applies on, then by when it was recorded, and of two
- * recorded in one millisecond the later in the log (the day's stream version).
+ * recorded in one millisecond the later in the log (the day's stream version). Each rate in money's one
+ * form, as a charge's breakdown gives it: the first start's default is recorded as FX_USDKRW_DEFAULT spells
+ * it ("1391.70"), and NUMERIC keeps that scale.
  */
 
 export interface FxRateHistoryEntry extends FxRateRecord {
@@ -32,7 +35,7 @@ export async function readFxRateHistory(
   return result.rows.map((row) => ({
     appliesOn: row.applies_on,
     rateDate: row.rate_date,
-    rateKrwPerUsd: row.rate_krw_per_usd,
+    rateKrwPerUsd: canonicalMoney(row.rate_krw_per_usd),
     source: row.source,
     recordedAt: row.recorded_at,
   }));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../../../projections";
 import { isCanonicalMoney } from "../../../src/kernel/money";
-import { usageRecorded } from "../../billing/billing-ledger-fixtures";
+import { fxRateUpdated, usageRecorded } from "../../billing/billing-ledger-fixtures";
 import { type BillingApiHarness, chargeRecordedUsage, startBillingApi } from "../admin/billing-api-harness";
 
 /**
@@ -19,6 +19,13 @@ beforeAll(async () => {
   api = await startBillingApi("money_one_form");
   await api.admin("PUT", "/models/alpha-5.4/price", { inputUsdPer1M: "3", outputUsdPer1M: "3" });
   await api.admin("POST", "/fx-rates", { appliesOn: "2026-11-20", rate: "1000" });
+  // The first start's rate, as FX_USDKRW_DEFAULT gave it ("1391.70": the variable takes any decimal).
+  await api.ledger.append(
+    fxRateUpdated(
+      { appliesOn: "2026-11-01", rateDate: "2026-11-01", rateKrwPerUsd: "1391.70", source: "default" },
+      "2026-10-31T15:00:00.000Z",
+    ),
+  );
   await api.admin("POST", `/accounts/user/${userId}/credits`, { amountWon: "10000", reference: "test" });
   // 1,234,567 input tokens at $3 per million and ₩1,000 per dollar: ₩3,703.701, recorded as "3703.701000".
   await api.ledger.append(
@@ -105,6 +112,23 @@ describe("money reads the same on every API", () => {
     expect(JSON.stringify(bodies)).toContain('"3703.701"');
     expect(JSON.stringify(bodies)).toContain('"6296.299"');
     expect(JSON.stringify(bodies)).not.toMatch(/"-?\d+\.\d*0"/);
+  });
+
+  it("the price, discount and FX histories give prices and rates in that form too, as charges' breakdowns do", async () => {
+    await api.admin("PUT", "/discounts", { model: null, organizationId: null, rate: "0.10" });
+    const fxRates = (await getAdminJson("/fx-rates")) as { data: { appliesOn: string; rate: string }[] };
+    expect(fxRates.data.map((entry) => [entry.appliesOn, entry.rate])).toEqual([
+      ["2026-11-20", "1000"],
+      ["2026-11-01", "1391.7"],
+    ]);
+    const prices = (await getAdminJson("/prices/history?model=alpha-5.4")) as {
+      data: Record<string, string>[];
+    };
+    const discounts = (await getAdminJson("/discounts/history")) as { data: { rate: string }[] };
+    for (const price of prices.data)
+      for (const field of ["inputUsdPer1M", "cachedInputUsdPer1M", "outputUsdPer1M"])
+        expect(isCanonicalMoney(price[field]!), `${field}: ${price[field]}`).toBe(true);
+    expect(discounts.data.map((change) => change.rate)).toEqual(["0.1"]);
   });
 
   it("the statement's CSV carries the JSON's strings", async () => {
