@@ -5,7 +5,7 @@ import type { RecordedEventOf } from "../src/ledger/store/event-store";
 /**
  * One row per charged request with its whole breakdown, so finance can recompute every won. A corrected
  * request (C10: the gateway's delivered usage after the orphan sweep's estimate) keeps one row, showing
- * the delivered usage's breakdown and its whole charge; the log keeps both charges and why.
+ * the delivered usage's model, breakdown and whole charge; the log keeps both charges and why.
  */
 
 type Row = {
@@ -74,9 +74,10 @@ export const billingHistoryProjection: ProjectionDefinition = {
               breakdown
        FROM ${usageChargedRows.table} WHERE correction IS NULL`,
       // A correction's charge follows its request's first charge in the log: in this chunk or an earlier one.
+      // Its model is the delivered usage's: a fallback's, when one answered what the sweep estimated.
       `UPDATE ${into(billingHistoryTable)} stored
-       SET charged_at = corrected.occurred_at, amount_won = (corrected.breakdown->>'amountWon')::numeric,
-           breakdown = corrected.breakdown
+       SET model = corrected.model, charged_at = corrected.occurred_at,
+           amount_won = (corrected.breakdown->>'amountWon')::numeric, breakdown = corrected.breakdown
        FROM ${usageChargedRows.table} corrected
        WHERE corrected.correction IS NOT NULL AND stored.request_id = corrected.request_id`,
     ],

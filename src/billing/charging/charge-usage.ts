@@ -24,6 +24,7 @@ import { assertWonNotNegative } from "../money-invariants";
 import {
   type ChargePricingReadModel,
   type PricingInForce,
+  type PricingRequest,
   PricingUnavailableError,
 } from "../read-models/pricing-read-model";
 import { assertChargeInput, type ChargeBreakdown, type ChargeInput } from "./charge-calculation";
@@ -98,9 +99,10 @@ export async function chargeUsage(
 
 /**
  * ChargeUsage for many requests at once, each with its own outcome: one read of all their streams, one
- * query of the terms in force, one statement pricing every charge (`ledger_charge_breakdown`), and appends
- * that a group-commit appender writes in one statement. Each charge keeps its own stream, expected version
- * and derived event id, so exactly-once holds for each as it does alone.
+ * query of the terms in force (a second for corrections a fallback answered), one statement pricing every
+ * charge (`ledger_charge_breakdown`), and appends that a group-commit appender writes in one statement. Each
+ * charge keeps its own stream, expected version and derived event id, so exactly-once holds for each as it
+ * does alone.
  */
 export async function chargeUsages(
   dependencies: ChargeUsageDependencies,
@@ -147,27 +149,31 @@ export async function chargeUsages(
     dependencies.projectionWaitTimeoutMs,
   );
   const pricings = await dependencies.pricing.pricingEachAt(
-    toCharge.map(({ recorded }) => ({
-      model: recorded.data.model,
-      organizationId: discountOrganizationOf(recorded.data.account),
-      startedAt: new Date(recorded.data.startedAt),
-    })),
+    toCharge.map(({ recorded }) => pricingRequestOf(recorded)),
   );
   // Matched by place: a pricing out of step would charge one request at another's prices.
   assert(pricings.length === toCharge.length, `${pricings.length} pricings for ${toCharge.length} usages`);
+  const correctionPricings = await pricingsOfCorrectionsByAnotherModel(dependencies.pricing, toCharge);
   // Every charge of the batch goes into one list; each stream keeps the places of its own (null: none).
   const toPrice: { state: UsageStreamState; firstAt: number | null; correctionAt: number | null }[] = [];
   const inputs: ChargeInput[] = [];
   const placeOf = (input: ChargeInput | null) => (input ? inputs.push(input) - 1 : null);
   toCharge.forEach((state, index) => {
     const pricing = pricings[index] as PricingInForce | PricingUnavailableError;
+    const correctionPricing = correctionPricings.get(state) ?? pricing;
     const requestId = state.recorded.data.requestId;
-    if (pricing instanceof PricingUnavailableError) {
-      fail(requestId, pricing);
-      return;
+    for (const unavailable of [pricing, correctionPricing]) {
+      if (unavailable instanceof PricingUnavailableError) {
+        fail(requestId, unavailable);
+        return;
+      }
     }
     try {
-      const { first, correction } = chargeInputsOf(state, pricing);
+      const { first, correction } = chargeInputsOf(
+        state,
+        pricing as PricingInForce,
+        correctionPricing as PricingInForce,
+      );
       // Checked one by one, so that a usage the formula refuses fails alone (RangeError), not the statement.
       for (const input of [first, correction]) if (input) assertChargeInput(input);
       toPrice.push({ state, firstAt: placeOf(first), correctionAt: placeOf(correction) });
@@ -194,23 +200,60 @@ export async function chargeUsages(
   return outcomes;
 }
 
+function pricingRequestOf(usage: RecordedEventOf<"UsageRecorded">): PricingRequest {
+  return {
+    model: usage.data.model,
+    organizationId: discountOrganizationOf(usage.data.account),
+    startedAt: new Date(usage.data.startedAt),
+  };
+}
+
+/**
+ * The pricing of each correction still to charge whose model is not its first usage's: the orphan sweep
+ * estimated the request as the model asked for, and the gateway's delivered usage names the fallback that
+ * answered, which is what it is charged as (and what the gateway pended it at). Rare: read apart, only then.
+ */
+async function pricingsOfCorrectionsByAnotherModel(
+  pricing: ChargePricingReadModel,
+  states: readonly UsageStreamState[],
+): Promise<Map<UsageStreamState, PricingInForce | PricingUnavailableError>> {
+  const corrected = states.filter(
+    (state) =>
+      state.correction !== undefined &&
+      !state.correctionCharged &&
+      state.correction.data.model !== state.recorded.data.model,
+  );
+  if (corrected.length === 0) return new Map();
+  const pricings = await pricing.pricingEachAt(
+    corrected.map((state) => pricingRequestOf(state.correction as RecordedEventOf<"UsageRecorded">)),
+  );
+  assert(
+    pricings.length === corrected.length,
+    `${pricings.length} pricings for ${corrected.length} corrections`,
+  );
+  return new Map(corrected.map((state, index) => [state, pricings[index]!]));
+}
+
 /**
  * The charges a usage stream still lacks, as the formula's inputs: its first usage's, its correction's (null:
- * already charged or none). A correction's is priced like the first: same model, same start, same pricing.
+ * already charged or none). A correction is priced at the request's start as its first usage is, as the model
+ * it names (`correctionPricing`: the first's pricing unless a fallback answered it).
  */
 function chargeInputsOf(
   state: UsageStreamState,
   pricing: PricingInForce,
+  correctionPricing: PricingInForce,
 ): { first: ChargeInput | null; correction: ChargeInput | null } {
-  const inputOf = (usage: RecordedEventOf<"UsageRecorded">): ChargeInput => ({
+  const inputOf = (usage: RecordedEventOf<"UsageRecorded">, terms: PricingInForce): ChargeInput => ({
     tokens: tokenCountsForPricing(usage.data.tokens),
-    unitPrices: pricing.unitPrices,
-    fxRate: pricing.fxRate,
-    discountRate: pricing.discount.rate,
+    unitPrices: terms.unitPrices,
+    fxRate: terms.fxRate,
+    discountRate: terms.discount.rate,
   });
   return {
-    first: state.charged ? null : inputOf(state.recorded),
-    correction: state.correction && !state.correctionCharged ? inputOf(state.correction) : null,
+    first: state.charged ? null : inputOf(state.recorded, pricing),
+    correction:
+      state.correction && !state.correctionCharged ? inputOf(state.correction, correctionPricing) : null,
   };
 }
 

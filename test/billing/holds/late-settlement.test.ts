@@ -151,9 +151,10 @@ describe("late settlements become corrections", () => {
     startedAt: string,
     tokens: EventData<"UsageRecorded">["tokens"],
     holder: typeof account = account,
+    answeredBy = model,
   ): Promise<EventData<"UsageRecorded">> {
     const [pricing] = await createPricingReadModel(pool()).pricingAt([
-      { model, organizationId: null, startedAt: new Date(startedAt) },
+      { model: answeredBy, organizationId: null, startedAt: new Date(startedAt) },
     ]);
     return {
       requestId,
@@ -161,7 +162,8 @@ describe("late settlements become corrections", () => {
       account: holder,
       userId: holder.id,
       organizationId: null,
-      model,
+      // A fallback that answered is the usage's model (docs/upstream-resilience.md, "Billing a fallback").
+      model: answeredBy,
       endpoint: "chat.completions",
       streamed: true,
       outcome: "completed",
@@ -191,10 +193,13 @@ describe("late settlements become corrections", () => {
       10_000,
     );
     return (
-      await pool().query<{ amount_won: string; breakdown: { tokens: { output: number } } }>(
-        "SELECT amount_won, breakdown FROM projection_billing_history WHERE request_id = $1",
-        [requestId],
-      )
+      await pool().query<{
+        model: string;
+        amount_won: string;
+        breakdown: { tokens: { output: number }; inputUsdPerMillionTokens: string };
+      }>("SELECT model, amount_won, breakdown FROM projection_billing_history WHERE request_id = $1", [
+        requestId,
+      ])
     ).rows[0];
   };
 
@@ -430,6 +435,46 @@ describe("late settlements become corrections", () => {
     expect(new Money(after.held_won).equals(before.held_won)).toBe(true);
   });
 
+  it("given a request the sweep settled as the model asked for, when its gateway's usage was answered by a fallback, then the correction is charged at the fallback's price, what the gateway pended, and the billing history names the fallback", async () => {
+    const fallback = "alpha-5.4";
+    const before = await funds();
+    const startedAt = await hold("req_fallback_corrected");
+    expect(await sweep()).toBe(1);
+
+    const delivered = await deliveredUsage(
+      "req_fallback_corrected",
+      startedAt,
+      { input: 3_000, cached: null, output: 700, reasoning: null },
+      account,
+      fallback,
+    );
+    await outbox().record(delivered, `key:${keyId}`);
+    await charge(["req_fallback_corrected"]);
+
+    const [fallbackPricing] = await createPricingReadModel(pool()).pricingAt([
+      { model: fallback, organizationId: null, startedAt: new Date(startedAt) },
+    ]);
+    const correctionCharge = (await store.readStream("usage-req_fallback_corrected")).at(-1);
+    expect(correctionCharge?.type === "UsageCharged" && correctionCharge.data).toMatchObject({
+      model: fallback,
+      correction: {},
+      breakdown: {
+        inputUsdPerMillionTokens: fallbackPricing!.unitPrices.inputUsdPerMillionTokens.toFixed(),
+        amountWon: delivered.pendingWon,
+      },
+    });
+    // The account paid what the gateway pended for what the fallback delivered, nothing held or pending.
+    const after = await funds();
+    expect(new Money(before.balance_won).minus(after.balance_won).equals(delivered.pendingWon!)).toBe(true);
+    expect(new Money(after.pending_won).equals(before.pending_won)).toBe(true);
+    const row = await billingRow("req_fallback_corrected");
+    expect(row!.model).toBe(fallback);
+    expect(new Money(row!.amount_won).equals(delivered.pendingWon!)).toBe(true);
+    expect(row!.breakdown.inputUsdPerMillionTokens).toBe(
+      fallbackPricing!.unitPrices.inputUsdPerMillionTokens.toFixed(),
+    );
+  });
+
   it("given all of the above, then ledger verify finds the projections equal to a fold of the log, and a rebuild in SQL agrees", async () => {
     await billingRow("req_hold_lost");
     const context = { pool: pool(), store, projections: allProjections };
@@ -437,13 +482,13 @@ describe("late settlements become corrections", () => {
     const usageByDay = async () =>
       (
         await pool().query(
-          "SELECT day, requests, amount_won, input_tokens, output_tokens FROM projection_usage_by_day WHERE account_id = $1 ORDER BY day",
+          "SELECT day, requests, amount_won, input_tokens, output_tokens FROM projection_usage_by_day WHERE account_id = $1 ORDER BY day, model",
           [account.id],
         )
       ).rows;
     const live = await usageByDay();
-    // Four requests, each counted once, whatever their corrections.
-    expect(live.reduce((sum, row) => sum + Number(row.requests), 0)).toBe(4);
+    // Five requests, each counted once, whatever their corrections.
+    expect(live.reduce((sum, row) => sum + Number(row.requests), 0)).toBe(5);
     await rebuildProjections(context, { batchSizeMax: 1_000 });
     expect(await usageByDay()).toEqual(live);
     expect(await verifyProjections(context)).toEqual([]);
