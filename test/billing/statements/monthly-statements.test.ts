@@ -13,15 +13,23 @@ import {
   chargeRecordedUsage,
   startBillingApi,
 } from "../../gateway/admin/billing-api-harness";
+import {
+  parseCsvRecords,
+  readPricingHistory,
+  recomputedAmounts,
+  sumOf,
+  termsInForce,
+} from "../../support/charges-from-history";
 import { personalHoldRequest, usageAuthorizationsOf } from "../../support/usage-authorizations";
 import { discountSet, fxRateUpdated, modelPriceSet } from "../billing-ledger-fixtures";
 import { holdAt, type StatementUsage, topUpAt, usageAt, voidOf } from "./statement-ledger";
 
 /**
  * Given a user's September, October and November — top-ups, charges over two models and two keys, a discount
- * that changes on 15 October, requests started on either side of Seoul's midnight — then October's statement
- * adds up to the micro-won, its CSV says the same, the session sees its own, and the finance export of the
- * month sums exactly to the statements' charges.
+ * that changes on 15 October, requests started on either side of Seoul's midnight, each day's FX rate
+ * recorded at 00:05 KST — then October's statement adds up to the micro-won, its CSV says the same, the
+ * session sees its own, and the finance export of each month recomputes line by line from the price,
+ * discount and FX histories and sums exactly to the statements' charges.
  */
 
 const user = { kind: "user", id: "statement-user" } as const;
@@ -104,6 +112,26 @@ const usages: (StatementUsage & { month: string })[] = [
     tokens: tokens(9_999, 999),
     month: "2026-10",
   },
+  // 2026-10-01 00:05:00 KST, the instant 1 October's rate is recorded: that rate is in force.
+  {
+    requestId: "st-oct-other-fx",
+    account: other,
+    keyId: keyOther,
+    model: "delta-4.5-haiku",
+    startedAt: "2026-09-30T15:05:00.000Z",
+    tokens: tokens(31_415, 9_265),
+    month: "2026-10",
+  },
+  // Charged from the orphan sweep's estimate, then corrected to nothing: the gateway delivered nothing.
+  {
+    requestId: "st-oct-voided",
+    account: other,
+    keyId: keyOther,
+    model: "alpha-5.4",
+    startedAt: "2026-10-12T05:00:00.000Z",
+    tokens: tokens(4_000, 1_000),
+    month: "2026-10",
+  },
   // 2026-11-01 00:00:05 KST: November.
   {
     requestId: "st-nov-1",
@@ -166,6 +194,16 @@ beforeAll(async () => {
     modelPriceSet("alpha-5.4", { input: "1.25", cachedInput: "0.125", output: "10" }, settingsAt),
     modelPriceSet("delta-4.5-haiku", { input: "3", cachedInput: "0.3", output: "15" }, settingsAt),
     fxRateUpdated({ appliesOn: "2026-09-01", rateDate: "2026-08-31", rateKrwPerUsd: "1391.7" }, settingsAt),
+    // The last day of September and the first of October each get their rate at 00:05 KST: a request in the
+    // five minutes before is priced at the day before's.
+    fxRateUpdated(
+      { appliesOn: "2026-09-30", rateDate: "2026-09-29", rateKrwPerUsd: "1388.25" },
+      "2026-09-29T15:05:00.000Z",
+    ),
+    fxRateUpdated(
+      { appliesOn: "2026-10-01", rateDate: "2026-09-30", rateKrwPerUsd: "1402.125" },
+      "2026-09-30T15:05:00.000Z",
+    ),
     // The discount changes mid-October: 10% off from 15 October 00:00 KST.
     discountSet(null, null, "0.1", "2026-10-14T15:00:00.000Z"),
     topUpAt(user, "10000", "september", "2026-09-10T01:00:00.000Z"),
@@ -185,6 +223,18 @@ beforeAll(async () => {
   correcting.data.corrects = { eventId: estimate!.eventId, pendingWon: "0" };
   await api.ledger.append({ ...corrected, expectedVersion: "any" });
   await chargeRecordedUsage(api, "st-oct-2");
+  // And st-oct-voided's gateway, alive after all, delivered nothing: its correction is to nothing.
+  const [voidedEstimate] = await api.ledger.store.readStream("usage-st-oct-voided");
+  const voided = usageAt({
+    ...usages.find((usage) => usage.requestId === "st-oct-voided")!,
+    tokens: { input: 0, cached: null, output: 0, reasoning: null },
+  });
+  const voiding = voided.events[0]!.event as { data: Record<string, unknown> };
+  voiding.data.heldWon = "0";
+  voiding.data.usageSource = "estimated";
+  voiding.data.corrects = { eventId: voidedEstimate!.eventId, pendingWon: "0" };
+  await api.ledger.append({ ...voided, expectedVersion: "any" });
+  await chargeRecordedUsage(api, "st-oct-voided");
   let last = parseLogPosition("0-0");
   for (const usage of usages) {
     const stream = await api.ledger.store.readStream(`usage-${usage.requestId}`);
@@ -291,6 +341,72 @@ describe("monthly statements", () => {
     ]);
   });
 
+  it("prices a request by the FX rate recorded by its start across Seoul's month boundary, and recomputes every export line of each month from the histories", async () => {
+    // Then: 23:59:30 on 30 September and 00:00:00 on 1 October KST both take 30 September's rate (1 October's
+    // is recorded at 00:05); a request at 00:05:00 takes 1 October's
+    const fxOf = (requestId: string) => {
+      const { breakdown } = chargeOf.get(requestId)!.data;
+      return [breakdown.fxRateKrwPerUsd, breakdown.fxRateDate];
+    };
+    expect(fxOf("st-sep-1")).toEqual(["1391.7", "2026-08-31"]);
+    expect(fxOf("st-sep-2")).toEqual(["1388.25", "2026-09-29"]);
+    expect(fxOf("st-oct-1")).toEqual(["1388.25", "2026-09-29"]);
+    expect(fxOf("st-oct-other-fx")).toEqual(["1402.125", "2026-09-30"]);
+    const history = await readPricingHistory((path) => api.admin("GET", path));
+    const owner = (line: Record<string, string>) => `${line.account_kind}:${line.account_id}`;
+    for (const month of ["2026-09", "2026-10", "2026-11"]) {
+      const response = await api.admin("GET", `/exports/charges?month=${month}`);
+      expect(response.status).toBe(200);
+      const lines = parseCsvRecords(await response.text());
+      // Each request in the month it started in, whenever it was charged (every one on 20 November)
+      expect(lines.map((line) => line.request_id).sort(), month).toEqual(
+        usages
+          .filter((usage) => usage.month === month)
+          .map((usage) => usage.requestId)
+          .sort(),
+      );
+      for (const line of lines) {
+        const terms = termsInForce(line, history);
+        expect(
+          [line.input_usd_per_million_tokens, line.cached_input_usd_per_million_tokens],
+          line.request_id,
+        ).toEqual([terms.inputUsdPer1M, terms.cachedInputUsdPer1M]);
+        expect(
+          [
+            line.output_usd_per_million_tokens,
+            line.fx_rate_krw_per_usd,
+            line.fx_rate_date,
+            line.discount_rate,
+          ],
+          line.request_id,
+        ).toEqual([terms.outputUsdPer1M, terms.fxRate, terms.fxRateDate, terms.discountRate]);
+        expect([line.usd, line.amount_won], line.request_id).toEqual(
+          Object.values(recomputedAmounts(line, terms)),
+        );
+      }
+      // And each account's lines sum to its statement's charges and corrections
+      for (const account of new Set(lines.map(owner))) {
+        const [kind, id] = account.split(":");
+        const statement = await statementOf(`/statements/${kind}/${id}?month=${month}`);
+        const own = lines.filter((line) => owner(line) === account).map((line) => line.amount_won!);
+        expect(sumOf(own), `${account} ${month}`).toBe(
+          sumOf([statement.chargesWon, statement.correctionsWon]),
+        );
+      }
+    }
+    // A request corrected to nothing: charged its estimate, paid back whole, a line of ₩0
+    const october = await statementOf(`/statements/organization/${other.id}?month=2026-10`);
+    const estimate = chargeOf.get("st-oct-voided")!.data.amountWon;
+    expect(october.corrections).toEqual([
+      expect.objectContaining({
+        requestId: "st-oct-voided",
+        amountWon: formatMoney(parseMoney(estimate).negated()),
+        correctedAmountWon: formatMoney(parseMoney(estimate)),
+      }),
+    ]);
+    expect(october.chargeCount).toBe(3);
+  });
+
   it("names the signed checkpoint that seals every event it sums", async () => {
     const statement = await statementOf(`/statements/user/${user.id}?month=2026-10`);
     expect(statement.checkpoint).not.toBeNull();
@@ -395,6 +511,8 @@ describe("monthly statements", () => {
       "st-oct-3",
       "st-oct-4",
       "st-oct-other",
+      "st-oct-other-fx",
+      "st-oct-voided",
     ]);
     const userStatement = await statementOf(`/statements/user/${user.id}?month=2026-10`);
     const otherStatement = await statementOf(`/statements/organization/${other.id}?month=2026-10`);
