@@ -519,6 +519,13 @@ async function settleStream(
       const error =
         outcome === "upstream-failed" ? toApiError(relayed.failure) : cutErrorOf(outcome, dependencies);
       if (!relayed.clientStream) throw outcome === "upstream-failed" ? relayed.failure : error;
+      // Before output the edge logs the failure with its answer; after it, only this line says what the
+      // upstream did (a broken body, a usage that cannot be billed).
+      if (outcome === "upstream-failed")
+        dependencies.logger.error(
+          { err: relayed.failure, requestId: context.requestId },
+          "stream failed after output; billed what it delivered",
+        );
       // Sent as the stream's error event: the activity log tells why the stream ended from it.
       if (context.observation) context.observation.error ??= error;
       if (!response.writableEnded) relayed.clientStream.fail(error);

@@ -2,7 +2,7 @@ import type { ServerSentEvent } from "../http/server-sent-events";
 import { reportedFailureError } from "../http/transport-errors";
 import { messageOf } from "../http/upstream-error-message";
 import { parseUpstreamJson, parseUpstreamReply } from "../http/upstream-reply";
-import type { GenerationStreamPart } from "../provider";
+import type { GenerationStreamPart, ReportedUsage } from "../provider";
 import { convertEventStream } from "../stream-conversion";
 import { type MessagesReplyOptions, plainReply } from "./convert-messages-response";
 import { convertMessagesUsage, mergeMessagesUsage } from "./convert-messages-usage";
@@ -26,7 +26,10 @@ type OpenBlock =
 
 /** What the stream has told so far, carried from one event to the next. */
 interface MessagesStreamState {
+  /** The running totals reported so far (`message_start`, then each `message_delta`), as reported. */
   usage: MessagesUsage | undefined;
+  /** The same, converted: checked billable as each report arrives, so a bad one fails where it is. */
+  reported: ReportedUsage | null;
   stopReason: string | undefined;
   /** message_stop arrived: the message ended, whatever follows is ignored. */
   stopped: boolean;
@@ -50,6 +53,7 @@ export function convertMessagesStream(
 ): AsyncGenerator<GenerationStreamPart[]> {
   const state: MessagesStreamState = {
     usage: undefined,
+    reported: null,
     stopReason: undefined,
     stopped: false,
     callCount: 0,
@@ -61,9 +65,9 @@ export function convertMessagesStream(
       if (state.stopped) return;
       convertMessagesEvent(state, parseUpstreamJson(event.data), parts, options);
     },
-    usageSoFar: () => (state.usage ? convertMessagesUsage(state.usage) : null),
+    usageSoFar: () => state.reported,
     outcome: () => ({
-      usage: state.usage ? convertMessagesUsage(state.usage) : null,
+      usage: state.reported,
       // A message_stop without a stop reason still ended the message; without either the stream was cut.
       finishReason:
         state.stopReason !== undefined
@@ -85,7 +89,7 @@ function convertMessagesEvent(
   switch (type) {
     case "message_start": {
       const startUsage = parseUpstreamReply(messageStartEventSchema, payload).message.usage;
-      if (startUsage) state.usage = mergeMessagesUsage(state.usage, startUsage);
+      if (startUsage) reportUsage(state, startUsage);
       return;
     }
     case "content_block_start":
@@ -100,7 +104,7 @@ function convertMessagesEvent(
     case "message_delta": {
       const messageDelta = parseUpstreamReply(messageDeltaEventSchema, payload);
       if (messageDelta.delta.stop_reason) state.stopReason = messageDelta.delta.stop_reason;
-      if (messageDelta.usage) state.usage = mergeMessagesUsage(state.usage, messageDelta.usage);
+      if (messageDelta.usage) reportUsage(state, messageDelta.usage);
       return;
     }
     case "message_stop":
@@ -111,6 +115,11 @@ function convertMessagesEvent(
     default:
       return;
   }
+}
+
+function reportUsage(state: MessagesStreamState, usage: MessagesUsage): void {
+  state.usage = mergeMessagesUsage(state.usage, usage);
+  state.reported = convertMessagesUsage(state.usage);
 }
 
 /** A `tool_use` block opens a client call (a tool-call start) or, for the answer tool, the answer's text. */

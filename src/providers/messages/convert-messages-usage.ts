@@ -1,3 +1,4 @@
+import { billableReportedUsage } from "../billable-reported-usage";
 import type { ReportedUsage } from "../provider";
 import type { MessagesUsage } from "./messages-schemas";
 
@@ -5,7 +6,8 @@ import type { MessagesUsage } from "./messages-schemas";
  * Normalises to the chat-completions meaning (C7): input = input_tokens + cache_read_input_tokens +
  * cache_creation_input_tokens, cached = cache_read_input_tokens, output = output_tokens. Without
  * input_tokens the total input is unknown (null); a cache count the upstream left out adds nothing to the
- * total and is itself reported as null, never as 0.
+ * total and is itself reported as null, never as 0. A usage that cannot be billed as reported (the sum
+ * included) is a malformed reply (billable-reported-usage.ts).
  */
 export function convertMessagesUsage(usage: MessagesUsage): ReportedUsage {
   const inputTokens =
@@ -14,12 +16,12 @@ export function convertMessagesUsage(usage: MessagesUsage): ReportedUsage {
       : [usage.input_tokens, usage.cache_read_input_tokens, usage.cache_creation_input_tokens]
           .filter((count): count is number => count != null)
           .reduce((total, count) => total + count);
-  return {
+  return billableReportedUsage({
     inputTokens,
     cachedInputTokens: usage.cache_read_input_tokens ?? null,
     outputTokens: usage.output_tokens ?? null,
     reasoningTokens: usage.output_tokens_details?.thinking_tokens ?? null,
-  };
+  });
 }
 
 /**
