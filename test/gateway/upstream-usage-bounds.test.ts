@@ -247,6 +247,60 @@ describe("usage an upstream reports that cannot be billed as it stands", () => {
       60_000,
     );
 
+    it("given a chat completion that reports a cached count but no prompt count, when a client asks, then the gateway counts the input and bills it all at the input price, with no cached count", async () => {
+      // Given: 5,000 cached, far above the 7 tokens the gateway counts in "Hi".
+      const { client, funds } = await customer("json-cached-without-input");
+      upstream.setPlan(() => ({
+        kind: "raw",
+        writes: jsonAnswers["chat-completions"]({
+          completion_tokens: 2,
+          prompt_tokens_details: { cached_tokens: 5_000 },
+        }),
+      }));
+
+      // When
+      const { data: completion, response } = await client.chat.completions
+        .create({ model: "gamma-4-5", messages: [{ role: "user", content: "Hi" }] })
+        .withResponse();
+
+      // Then
+      expect(completion.choices[0]?.message.content).toBe("Hello there");
+      expect(completion.usage).toMatchObject({ prompt_tokens: estimatedInput, completion_tokens: 2 });
+      expect(completion.usage?.prompt_tokens_details?.cached_tokens ?? 0).toBe(0);
+      const { recorded, charged } = await chargedOf(response.headers.get("x-request-id")!);
+      expect(recorded).toMatchObject({ outcome: "completed", usageSource: "estimated" });
+      expect(recorded.tokens).toEqual({ input: estimatedInput, cached: null, output: 2, reasoning: null });
+      // (7 × $0.20 + 2 × $0.50) / 1M × ₩1,400 = ₩0.00336
+      expect(charged.amountWon).toBe("0.003360");
+      await expect
+        .poll(funds, { timeout: 10_000 })
+        .toEqual({ balanceWon: "999.99664", heldWon: "0", pendingWon: "0" });
+    }, 60_000);
+
+    it("given a chat completion that reports a reasoning count but no completion count, when a client asks, then the gateway counts the output it produced, with no reasoning count", async () => {
+      // Given
+      const { client } = await customer("json-reasoning-without-output");
+      upstream.setPlan(() => ({
+        kind: "raw",
+        writes: jsonAnswers["chat-completions"]({
+          prompt_tokens: 10,
+          completion_tokens_details: { reasoning_tokens: 500 },
+        }),
+      }));
+
+      // When
+      const { response } = await client.chat.completions
+        .create({ model: "gamma-4-5", messages: [{ role: "user", content: "Hi" }] })
+        .withResponse();
+
+      // Then
+      const { recorded, charged } = await chargedOf(response.headers.get("x-request-id")!);
+      expect(recorded).toMatchObject({ outcome: "completed", usageSource: "estimated" });
+      expect(recorded.tokens).toEqual({ input: 10, cached: null, output: countedOutput, reasoning: null });
+      // (10 × $0.20 + 2 × $0.50) / 1M × ₩1,400 = ₩0.0042
+      expect(charged.amountWon).toBe("0.004200");
+    }, 60_000);
+
     it("given a chat completion whose counts are null, when a client asks, then they are not reported and the gateway counts them", async () => {
       // Given
       const { client } = await customer("json-null-counts");

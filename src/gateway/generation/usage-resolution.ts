@@ -6,7 +6,10 @@ import { estimateInputTokens, estimateOutputTokens } from "./token-estimator";
 /**
  * The usage to record: the upstream's counts where it reported them, our own count of the prompt and of
  * the text and tool calls actually produced where it did not (source `estimated`). Cached and reasoning counts stay
- * "not reported" (null) in the ledger rather than becoming a silent 0.
+ * "not reported" (null) in the ledger rather than becoming a silent 0. A part is kept only beside the total
+ * the upstream reported it in (cached input beside its input, reasoning beside its output): beside the
+ * gateway's own count of that total it could exceed it, and the gateway never guesses how much of its count
+ * the part is, so an input it counted is billed at the input price throughout.
  */
 export interface ResolvedUsage {
   tokens: UsageTokens;
@@ -24,10 +27,10 @@ export function resolveUsage(
   const estimated = inputTokens === null || outputTokens === null;
   const tokens: UsageTokens = {
     input: inputTokens ?? estimateInputTokens(request),
-    cached: reported?.cachedInputTokens ?? null,
+    cached: inputTokens === null ? null : (reported?.cachedInputTokens ?? null),
     output:
       outputTokens ?? estimateOutputTokens(produced.text + (produced.refusal ?? ""), produced.toolCalls),
-    reasoning: reported?.reasoningTokens ?? null,
+    reasoning: outputTokens === null ? null : (reported?.reasoningTokens ?? null),
   };
   return {
     tokens,
