@@ -29,6 +29,33 @@ export function billableReportedUsage(usage: ReportedUsage): ReportedUsage {
   return usage;
 }
 
+/**
+ * A usage a stream reports more than once gives running totals of the whole answer so far, which only grow:
+ * each count is the highest reported, so a later report that lowers one (an upstream that sends 0 input at
+ * its end) takes nothing from what it reported before, and a count a report leaves out keeps the earlier
+ * value. For a chat-completions upstream that reports usage in several chunks; messages and generateContent
+ * merge their own fields this way (`highestCountOf`), since their totals add up fields each may leave out.
+ */
+export function runningTotalsOf(earlier: ReportedUsage | null, later: ReportedUsage): ReportedUsage {
+  if (earlier === null) return later;
+  return billableReportedUsage({
+    inputTokens: highestCountOf(earlier.inputTokens, later.inputTokens),
+    cachedInputTokens: highestCountOf(earlier.cachedInputTokens, later.cachedInputTokens),
+    outputTokens: highestCountOf(earlier.outputTokens, later.outputTokens),
+    reasoningTokens: highestCountOf(earlier.reasoningTokens, later.reasoningTokens),
+  });
+}
+
+/** One running total: the higher of two reports, or the one reported when the other left it out. */
+export function highestCountOf<Absent extends null | undefined>(
+  earlier: number | Absent,
+  later: number | Absent,
+): number | Absent {
+  if (earlier == null) return later;
+  if (later == null) return earlier;
+  return Math.max(earlier, later);
+}
+
 function defectOf(usage: ReportedUsage): string | undefined {
   for (const name of Object.keys(countNames) as (keyof ReportedUsage)[]) {
     const count = usage[name];

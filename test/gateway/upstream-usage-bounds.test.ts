@@ -487,5 +487,82 @@ describe("usage an upstream reports that cannot be billed as it stands", () => {
       expect(voided).toMatchObject({ type: "UsageVoided" });
       expect(await funds()).toEqual({ balanceWon: credit, heldWon: "0", pendingWon: "0" });
     }, 60_000);
+
+    it("given a messages stream whose final usage reports less input than its start did, when a client streams, then the answer completes and the input its start reported is billed", async () => {
+      // Given: 1,300 uncached + 800 read from the cache + 100 written at the start; 0 input at the end.
+      const { client, funds } = await customer("stream-messages-input-down");
+      upstream.setPlan(() => ({
+        kind: "raw",
+        writes: streamReply([
+          named("message_start", {
+            message: {
+              id: "msg_upstream",
+              usage: {
+                input_tokens: 1_300,
+                cache_read_input_tokens: 800,
+                cache_creation_input_tokens: 100,
+                output_tokens: 1,
+              },
+            },
+          }) + named("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
+          named("content_block_delta", { index: 0, delta: { type: "text_delta", text: "Hello there" } }),
+          named("content_block_stop", { index: 0 }) +
+            named("message_delta", {
+              delta: { stop_reason: "end_turn" },
+              usage: { input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 7 },
+            }) +
+            named("message_stop", {}),
+        ]),
+      }));
+
+      // When
+      const { requestId, text, failure } = await streamed(client, "delta-4.5-haiku");
+
+      // Then
+      expect(text).toBe("Hello there");
+      expect(failure).toBeUndefined();
+      const { recorded, charged } = await chargedOf(requestId);
+      expect(recorded).toMatchObject({ outcome: "completed", usageSource: "upstream" });
+      expect(recorded.tokens).toEqual({ input: 2_200, cached: 800, output: 7, reasoning: null });
+      // (1,400 × $1 + 800 × $0.10 + 7 × $5) / 1M × ₩1,400 = ₩2.121
+      expect(charged.amountWon).toBe("2.121000");
+      await expect
+        .poll(funds, { timeout: 10_000 })
+        .toEqual({ balanceWon: "997.879", heldWon: "0", pendingWon: "0" });
+    }, 60_000);
+
+    it("given a generateContent stream whose last running totals are lower than an earlier chunk's, when a client streams, then the answer completes and the highest counts reported are billed", async () => {
+      // Given
+      const { client } = await customer("stream-generate-content-totals-down");
+      const chunk = (text: string, usageMetadata: object, finishReason?: string) =>
+        data({
+          candidates: [
+            { content: { role: "model", parts: [{ text }] }, ...(finishReason ? { finishReason } : {}) },
+          ],
+          usageMetadata,
+        });
+      upstream.setPlan(() => ({
+        kind: "raw",
+        writes: streamReply([
+          chunk("Hello", {
+            promptTokenCount: 3_000,
+            cachedContentTokenCount: 1_000,
+            candidatesTokenCount: 1,
+          }),
+          chunk(" there", { promptTokenCount: 10, candidatesTokenCount: 2 }, "STOP"),
+        ]),
+      }));
+
+      // When
+      const { requestId, text, failure } = await streamed(client, "beta-3-flash");
+
+      // Then
+      expect(text).toBe("Hello there");
+      expect(failure).toBeUndefined();
+      const { recorded, charged } = await chargedOf(requestId);
+      expect(recorded).toMatchObject({ outcome: "completed", usageSource: "upstream" });
+      expect(recorded.tokens).toEqual({ input: 3_000, cached: 1_000, output: 2, reasoning: null });
+      expect(charged.amountWon).toBe("0.889000");
+    }, 60_000);
   });
 });

@@ -79,6 +79,25 @@ describe("chat-completions fixtures", () => {
     expect(parts).toEqual([...deltas("Once upon", " a time"), { type: "finish", finishReason: "length" }]);
   });
 
+  it("given usage in every chunk whose last is lower than an earlier one, then each count is the highest reported", async () => {
+    const chunk = (content: string, usage: object) =>
+      `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content }, finish_reason: content === "" ? "stop" : null }], usage })}\n\n`;
+    const transcript = [
+      chunk("Hello", {
+        prompt_tokens: 120,
+        completion_tokens: 1,
+        prompt_tokens_details: { cached_tokens: 100 },
+      }),
+      chunk(" there", { prompt_tokens: 120, completion_tokens: 2 }),
+      chunk("", { prompt_tokens: 0, completion_tokens: 2 }),
+      "data: [DONE]\n\n",
+    ];
+    const { parts } = await collectStream(
+      convertChatCompletionsStream(parseServerSentEvents(asAsync(transcript))),
+    );
+    expect(parts).toContainEqual({ type: "usage", usage: usage(120, 100, 2, null) });
+  });
+
   it("given an error chunk mid-stream, then the earlier deltas stand and the error follows", async () => {
     const { parts, error } = await replay(
       "chat-completions/stream-error-mid-stream.sse",

@@ -1,3 +1,4 @@
+import { runningTotalsOf } from "../billable-reported-usage";
 import type { ServerSentEvent } from "../http/server-sent-events";
 import { reportedFailureError } from "../http/transport-errors";
 import { hasErrorMember, messageOf } from "../http/upstream-error-message";
@@ -39,7 +40,8 @@ export function convertChatCompletionsStream(
       if (choice?.delta?.refusal) parts.push({ type: "refusal-delta", text: choice.delta.refusal });
       if (choice?.delta?.tool_calls) toolCalls.convert(choice.delta.tool_calls, parts);
       if (choice?.finish_reason) finishReason = mapChatCompletionsFinishReason(choice.finish_reason);
-      if (chunk.usage) usage = convertChatCompletionsUsage(chunk.usage);
+      // Usually in one chunk; an upstream that reports running totals in several is billed their highest.
+      if (chunk.usage) usage = runningTotalsOf(usage, convertChatCompletionsUsage(chunk.usage));
     },
     outcome: () => ({ usage, finishReason }),
   });

@@ -6,14 +6,14 @@ import type { FinishReason, GenerationStreamPart, ReportedUsage } from "../provi
 import { convertEventStream } from "../stream-conversion";
 import { candidateFinishReason, candidateText, withToolCalls } from "./convert-generate-content-response";
 import { candidateToolCalls } from "./convert-generate-content-tool-calls";
-import { convertGenerateContentUsage } from "./convert-generate-content-usage";
-import { generateContentResponseSchema } from "./generate-content-schemas";
+import { convertGenerateContentUsage, mergeUsageMetadata } from "./convert-generate-content-usage";
+import { generateContentResponseSchema, type UsageMetadata } from "./generate-content-schemas";
 import { mapGenerateContentErrorStatus } from "./map-generate-content-error-status";
 
 /**
  * `:streamGenerateContent?alt=sse` chunks to stream parts. Every chunk is a whole response holding the next
- * piece of text; usage metadata is repeated with running totals, so the last chunk's values count (C7),
- * and its prompt counts go with the first output (for a stream cut before its end).
+ * piece of text; usage metadata is repeated with running totals, so the highest values reported count (C7,
+ * `mergeUsageMetadata`), and its prompt counts go with the first output (for a stream cut before its end).
  * An upstream that fails mid-stream sends a chunk with an `error` member. A function call arrives whole in
  * one chunk: it becomes a start and one delta carrying all its arguments, indexed among the reply's calls.
  */
@@ -21,6 +21,7 @@ export function convertGenerateContentStream(
   batches: AsyncIterable<readonly ServerSentEvent[]>,
 ): AsyncGenerator<GenerationStreamPart[]> {
   let finishReason: FinishReason | undefined;
+  let usageMetadata: UsageMetadata | undefined;
   let usage: ReportedUsage | null = null;
   let callCount = 0;
   return convertEventStream(batches, {
@@ -38,7 +39,10 @@ export function convertGenerateContentStream(
         parts.push({ type: "tool-call-delta", index, argumentsDelta: call.arguments });
       }
       finishReason = candidateFinishReason(chunk) ?? finishReason;
-      if (chunk.usageMetadata) usage = convertGenerateContentUsage(chunk.usageMetadata);
+      if (chunk.usageMetadata) {
+        usageMetadata = mergeUsageMetadata(usageMetadata, chunk.usageMetadata);
+        usage = convertGenerateContentUsage(usageMetadata);
+      }
     },
     usageSoFar: () => usage,
     outcome: () => ({

@@ -1,4 +1,4 @@
-import { billableReportedUsage } from "../billable-reported-usage";
+import { billableReportedUsage, highestCountOf } from "../billable-reported-usage";
 import type { ReportedUsage } from "../provider";
 import type { UsageMetadata } from "./generate-content-schemas";
 
@@ -19,4 +19,19 @@ export function convertGenerateContentUsage(usage: UsageMetadata): ReportedUsage
     outputTokens: outputParts.length === 0 ? null : outputParts.reduce((total, count) => total + count),
     reasoningTokens: usage.thoughtsTokenCount ?? null,
   });
+}
+
+/**
+ * A stream repeats its usage metadata in every chunk as running totals, so each field's higher value stands
+ * (a later chunk that lowers one takes nothing from what an earlier one reported); a field left out keeps
+ * the earlier value.
+ */
+export function mergeUsageMetadata(earlier: UsageMetadata | undefined, later: UsageMetadata): UsageMetadata {
+  if (earlier === undefined) return later;
+  return {
+    promptTokenCount: highestCountOf(earlier.promptTokenCount, later.promptTokenCount),
+    cachedContentTokenCount: highestCountOf(earlier.cachedContentTokenCount, later.cachedContentTokenCount),
+    candidatesTokenCount: highestCountOf(earlier.candidatesTokenCount, later.candidatesTokenCount),
+    thoughtsTokenCount: highestCountOf(earlier.thoughtsTokenCount, later.thoughtsTokenCount),
+  };
 }

@@ -1,4 +1,4 @@
-import { billableReportedUsage } from "../billable-reported-usage";
+import { billableReportedUsage, highestCountOf } from "../billable-reported-usage";
 import type { ReportedUsage } from "../provider";
 import type { MessagesUsage } from "./messages-schemas";
 
@@ -25,16 +25,25 @@ export function convertMessagesUsage(usage: MessagesUsage): ReportedUsage {
 }
 
 /**
- * A stream reports usage in `message_start` and again, cumulatively, in `message_delta`. Counts are
- * whole-message totals, so a later value replaces an earlier one; a count left out keeps the earlier value.
+ * A stream reports usage in `message_start` and again, cumulatively, in `message_delta`. Each field is a
+ * whole-message running total, so the higher value stands (an upstream that sends 0 input in its
+ * `message_delta` takes nothing from `message_start`'s); a field left out keeps the earlier value.
  */
 export function mergeMessagesUsage(earlier: MessagesUsage | undefined, later: MessagesUsage): MessagesUsage {
   if (earlier === undefined) return later;
   return {
-    input_tokens: later.input_tokens ?? earlier.input_tokens,
-    cache_read_input_tokens: later.cache_read_input_tokens ?? earlier.cache_read_input_tokens,
-    cache_creation_input_tokens: later.cache_creation_input_tokens ?? earlier.cache_creation_input_tokens,
-    output_tokens: later.output_tokens ?? earlier.output_tokens,
-    output_tokens_details: later.output_tokens_details ?? earlier.output_tokens_details,
+    input_tokens: highestCountOf(earlier.input_tokens, later.input_tokens),
+    cache_read_input_tokens: highestCountOf(earlier.cache_read_input_tokens, later.cache_read_input_tokens),
+    cache_creation_input_tokens: highestCountOf(
+      earlier.cache_creation_input_tokens,
+      later.cache_creation_input_tokens,
+    ),
+    output_tokens: highestCountOf(earlier.output_tokens, later.output_tokens),
+    output_tokens_details: {
+      thinking_tokens: highestCountOf(
+        earlier.output_tokens_details?.thinking_tokens,
+        later.output_tokens_details?.thinking_tokens,
+      ),
+    },
   };
 }
