@@ -315,8 +315,12 @@ export const billingLimits = {
  * never make a charge fail.
  */
 export const chargeLimits = {
-  /** One request never carries a trillion tokens; the bound keeps counts far inside safe integers. */
-  tokensPerRequestMax: 1_000_000_000_000,
+  /**
+   * One request never carries two billion tokens (the largest contexts hold a few million). The bound is the
+   * widest count every store of one holds: the activity log and a hold's progress keep counts as `integer`,
+   * and a count one could not take would cost the batch it was written in.
+   */
+  tokensPerRequestMax: 2_147_483_647,
   /** Exclusive upper bound of a unit price, USD per 1M tokens. */
   unitPriceUsdPerMillionTokensBelow: 1_000_000,
   /** Exclusive upper bound of an FX rate, KRW per USD. */

@@ -247,6 +247,47 @@ describe("usage an upstream reports that cannot be billed as it stands", () => {
       60_000,
     );
 
+    it("given a chat completion that reports the most input tokens one request may be billed, when a client asks, then it is billed them and its activity row lists them beside another request's", async () => {
+      // Given
+      const userId = "json-largest-billable-input";
+      const { client } = await customer(userId);
+      const session = await harness.session(userId);
+
+      // When: an ordinary request first (the largest leaves the account far below zero), then the largest.
+      upstream.setPlan(() => ({ kind: "pass" }));
+      const ordinary = await client.chat.completions
+        .create({ model: modelOf["chat-completions"], messages: [{ role: "user", content: "Hi" }] })
+        .withResponse();
+      upstream.setPlan(() => ({
+        kind: "raw",
+        writes: jsonAnswers["chat-completions"]({
+          prompt_tokens: chargeLimits.tokensPerRequestMax,
+          completion_tokens: 2,
+        }),
+      }));
+      const largest = await client.chat.completions
+        .create({ model: modelOf["chat-completions"], messages: [{ role: "user", content: "Hi" }] })
+        .withResponse();
+
+      // Then
+      const largestId = largest.response.headers.get("x-request-id")!;
+      const { recorded } = await chargedOf(largestId);
+      expect(recorded.tokens.input).toBe(chargeLimits.tokensPerRequestMax);
+      const listed = async () => {
+        const response = await fetch(`${harness.url}/llm/usage/activity`, {
+          headers: { authorization: `Bearer ${session}` },
+        });
+        const page = (await response.json()) as {
+          data: { requestId: string; tokens: { input: number } | null }[];
+        };
+        return Object.fromEntries(page.data.map((row) => [row.requestId, row.tokens?.input]));
+      };
+      await expect.poll(listed, { timeout: 15_000 }).toEqual({
+        [largestId]: chargeLimits.tokensPerRequestMax,
+        [ordinary.response.headers.get("x-request-id")!]: expect.any(Number),
+      });
+    }, 60_000);
+
     it("given a chat completion that reports a cached count but no prompt count, when a client asks, then the gateway counts the input and bills it all at the input price, with no cached count", async () => {
       // Given: 5,000 cached, far above the 7 tokens the gateway counts in "Hi".
       const { client, funds } = await customer("json-cached-without-input");

@@ -30,7 +30,7 @@ const plainBodies: Record<string, unknown>[] = [
   },
   {
     ...base,
-    max_tokens: 1_000_000_000_000,
+    max_tokens: 2_147_483_647,
     messages: [
       { role: "system", content: "Be brief." },
       { role: "developer", content: "" },

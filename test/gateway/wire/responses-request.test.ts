@@ -237,7 +237,7 @@ describe("parseResponsesRequest: rejections are 400/100 naming the field", () =>
     [
       "max_output_tokens beyond what a request is priced for",
       { max_output_tokens: Number.MAX_SAFE_INTEGER },
-      "max_output_tokens: must be at most 1000000000000",
+      "max_output_tokens: must be at most 2147483647",
     ],
     ["stream as a number", { stream: 1 }, "stream: must be a boolean"],
     ["instructions as a number", { instructions: 5 }, "instructions: must be a string"],
