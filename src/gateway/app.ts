@@ -10,6 +10,7 @@ import { refuseUnknownQueryParameters } from "./middleware/refuse-unknown-query-
 import { refuseUnstorableText } from "./middleware/refuse-unstorable-text";
 import { requestId } from "./middleware/request-id";
 import { securityHeaders } from "./middleware/security-headers";
+import { storedNowhere } from "./middleware/stored-nowhere";
 import { requestObserver } from "./observation/request-observation";
 import { apiRoutes } from "./openapi/api-routes";
 
@@ -53,6 +54,7 @@ export function createApp(options: {
   setPublicUrl(app, options.publicUrl);
   app.use(requestId());
   app.use(securityHeaders());
+  app.use(["/llm", "/admin", "/console/api"], storedNowhere());
   if (options.routers.operations) app.use(options.routers.operations);
   app.use(baseUrlHint());
   app.use(refuseNonJsonBodies());

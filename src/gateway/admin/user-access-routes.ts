@@ -70,7 +70,6 @@ export function createAdminUserAccessRouter(dependencies: {
       { actor: actorOf(response.locals), requestId: requestIdOf(response.locals), ...session },
       "sign-in link minted",
     );
-    response.setHeader("cache-control", "no-store");
     response.status(201).json({
       path,
       url: `${publicOriginOf(request)}${path}`,

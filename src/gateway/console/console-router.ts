@@ -65,7 +65,6 @@ export function createConsoleRouter(options: ConsoleRouterOptions): Router {
   mountSessionRoutes(router, options);
   mountAdminSessionRoutes(router, options);
   router.get("/api/sign-in-options", (_request, response) => {
-    response.setHeader("cache-control", "no-store");
     response.json({ oidc: options.oidc !== undefined });
   });
   // Past the session routes, an unknown /api path is a 404 rather than the page.
@@ -97,7 +96,6 @@ function mountSessionRoutes(router: Router, { sessions, consoleAuth }: ConsoleRo
   });
 
   router.get("/api/session", async (request, response) => {
-    response.setHeader("cache-control", "no-store");
     const token = cookieOf(request.headers.cookie, sessionCookieName);
     const session = token ? await sessions.verify(token) : undefined;
     if (!token || !session) throw apiErrors.unauthorized(sessionRequiredMessages.noSession);
@@ -138,7 +136,6 @@ function mountAdminSessionRoutes(router: Router, { consoleAuth, adminEnabled }: 
   });
 
   router.get("/api/admin-session", async (request, response) => {
-    response.setHeader("cache-control", "no-store");
     const cookie = cookieOf(request.headers.cookie, adminCookieName);
     if (!cookie || !(await consoleAuth.adminCookieIsValid(cookie))) {
       // A hint left by an expired admin cookie goes, so the page stops asking.
