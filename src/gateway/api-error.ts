@@ -1,4 +1,5 @@
 import type { ZodError } from "zod";
+import { withoutCredentials } from "../kernel/credential-text";
 import { webhookLimits } from "../kernel/limits";
 import { canonicalMoney } from "../kernel/money";
 import { seoulWallClockOf } from "../kernel/seoul-calendar";
@@ -315,9 +316,11 @@ const errorTypes: Record<ApplicationCode, string> = {
 };
 
 export function errorBodyOf(error: ApiError): ErrorBody {
+  // A message may repeat what the client sent (a model, a path): a credential sent there is not repeated.
+  const message = withoutCredentials(error.message);
   return {
     status: error.applicationCode,
-    message: error.message,
-    error: { message: error.message, type: errorTypes[error.applicationCode], code: error.applicationCode },
+    message,
+    error: { message, type: errorTypes[error.applicationCode], code: error.applicationCode },
   };
 }

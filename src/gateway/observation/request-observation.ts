@@ -10,6 +10,7 @@ import {
   providerLabelOf,
   statusLabelOf,
 } from "../../billing/metric-labels";
+import { withoutCredentials } from "../../kernel/credential-text";
 import { isStorableText } from "../../kernel/storable-text";
 import { previewOf } from "../../keys/api-key-secret";
 import type { AccountKind, AccountReference, UsageOutcome, UsageTokens } from "../../ledger/events";
@@ -214,11 +215,11 @@ function finish(
     {
       requestId: response.getHeader("x-request-id"),
       method: request.method,
-      path: pathOf(url),
+      path: withoutCredentials(pathOf(url)),
       status: response.statusCode,
       ...(response.writableFinished ? {} : { disconnected: true }),
       keyPreview: keyPreviewOf(request.headers.authorization),
-      model: observation.model,
+      model: observation.model === undefined ? undefined : withoutCredentials(observation.model),
       // A fallback answered in the requested model's place: the model whose upstream served it.
       answeredBy: observation.answeringModel === observation.model ? undefined : observation.answeringModel,
       inputTokens: observation.tokens?.input,
@@ -273,16 +274,17 @@ function requestLogEntryOf(
 
 /**
  * The model as the log keeps it: a client may send any text as `model`, refused or not; text PostgreSQL
- * cannot store would fail the whole batch, so it is kept only when storable, and never longer than a slug.
+ * cannot store would fail the whole batch, so it is kept only when storable, never longer than a slug, and
+ * never with a credential a client pasted there (the organization's owners and admins read the log).
  */
 const modelTextLengthMax = 200;
 
 function storableModelOf(model: string | undefined): string | null {
   if (model === undefined || !isStorableText(model)) return null;
-  return Array.from(model).slice(0, modelTextLengthMax).join("");
+  return Array.from(withoutCredentials(model)).slice(0, modelTextLengthMax).join("");
 }
 
-/** The path without its query: a query may carry ids a log need not keep. */
+/** The path without its query: a query may carry ids (and a key a client put there) a log need not keep. */
 function pathOf(url: string): string {
   const queryStart = url.indexOf("?");
   return queryStart === -1 ? url : url.slice(0, queryStart);

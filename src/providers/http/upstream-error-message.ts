@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { redactedText, withoutCredentials } from "../../kernel/credential-text";
 import { upstreamLimits } from "../../kernel/limits";
 
 /**
@@ -42,18 +43,15 @@ export function messageOf(errorBody: unknown): string | undefined {
   return typeof body.error === "string" ? body.error : body.error.message;
 }
 
-const redacted = "[redacted]";
-
 /**
- * Credential shapes that upstreams echo back in messages, e.g. "Incorrect API key provided: sk-…".
- * Our own `svc_` keys too, in case a client pasted one into a prompt that an upstream quotes.
+ * Credential shapes that upstreams echo back in messages, e.g. "Incorrect API key provided: sk-…"; our own
+ * (a `svc_` key a client pasted into a prompt an upstream quotes) are `withoutCredentials`'s.
  */
-const credentialPatterns: readonly RegExp[] = [
+const upstreamCredentialPatterns: readonly RegExp[] = [
   /\b(?:sk|pk|rk)-[\w*.-]{6,}/gi,
   /\bAIza[\w-]{10,}/g,
-  /\bsvc_[\w-]{4,}/g,
   /\bBearer\s+\S+/gi,
-  // Any long opaque token: keys, signatures and JWTs are long runs without spaces.
+  // Any long run, opaque or not: an upstream's message has no need of one.
   /[\w-]{40,}/g,
 ];
 
@@ -73,7 +71,8 @@ const stackTraceStart =
 export function sanitiseUpstreamMessage(message: string, secrets: readonly string[]): string {
   const traceAt = message.search(stackTraceStart);
   let text = redactSecrets(traceAt === -1 ? message : message.slice(0, traceAt), secrets);
-  for (const pattern of credentialPatterns) text = text.replace(pattern, redacted);
+  for (const pattern of upstreamCredentialPatterns) text = text.replace(pattern, redactedText);
+  text = withoutCredentials(text);
   text = text
     .replace(/[\p{Cc}\p{Cf}]+/gu, " ")
     .replace(/\s+/g, " ")
@@ -84,10 +83,9 @@ export function sanitiseUpstreamMessage(message: string, secrets: readonly strin
 
 /** `text` with each of `secrets` (our own credentials) replaced wherever it occurs. */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
-  let redactedText = text;
+  let hidden = text;
   for (const secret of secrets) {
-    if (secret.length > 0 && redactedText.includes(secret))
-      redactedText = redactedText.split(secret).join(redacted);
+    if (secret.length > 0 && hidden.includes(secret)) hidden = hidden.split(secret).join(redactedText);
   }
-  return redactedText;
+  return hidden;
 }
