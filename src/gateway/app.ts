@@ -2,16 +2,18 @@ import type { RequestListener } from "node:http";
 import express, { type Router } from "express";
 import type { Logger } from "pino";
 import type { RequestLogEntry } from "./activity/request-log-entry";
+import { apiErrors } from "./api-error";
 import { isGenerationPath } from "./generation/generation-endpoints";
+import { authorizationGivenTwice, authorizationGivenTwiceMessage } from "./http/authorization-header";
 import { baseUrlHint, refuseNonJsonBodies } from "./middleware/base-url-hint";
-import { errorHandler } from "./middleware/error-handler";
+import { errorHandler, sendError } from "./middleware/error-handler";
 import { setPublicUrl } from "./middleware/public-origin";
 import { refuseUnknownQueryParameters } from "./middleware/refuse-unknown-query-parameters";
 import { refuseUnstorableText } from "./middleware/refuse-unstorable-text";
-import { requestId } from "./middleware/request-id";
+import { assignRequestId, requestId } from "./middleware/request-id";
 import { securityHeaders } from "./middleware/security-headers";
 import { storedNowhere } from "./middleware/stored-nowhere";
-import { requestObserver } from "./observation/request-observation";
+import { observationOf, requestObserver } from "./observation/request-observation";
 import { apiRoutes } from "./openapi/api-routes";
 
 /**
@@ -95,7 +97,14 @@ export function createApp(options: {
   });
   return (request, response) => {
     observe(request, response);
-    if (isGenerationPath(request.url ?? "")) generation(request, response);
+    if (authorizationGivenTwice(request)) {
+      const requestId = assignRequestId(response);
+      sendError(response, apiErrors.unauthorized(authorizationGivenTwiceMessage), {
+        logger: options.logger,
+        requestId,
+      });
+      observationOf(response)?.handlerEnded();
+    } else if (isGenerationPath(request.url ?? "")) generation(request, response);
     else app(request, response);
   };
 }
