@@ -224,6 +224,17 @@ describe("alerts by signed webhooks", () => {
       "http://10.1.2.3/hook",
       "http://169.254.169.254/latest",
       "http://[::1]:9/x",
+      // 127.0.0.1 as a URL may also write it: decimal, hex, octal, short, IPv4-mapped IPv6.
+      "http://2130706433/",
+      "http://0x7f.1/",
+      "http://017700000001/",
+      "http://127.1/",
+      "http://[::ffff:127.0.0.1]/",
+      "http://[fe80::1]/",
+      "http://0/",
+      // Credentials in the URL, or an @ that makes a public-looking address the user name.
+      "http://user:secret@8.8.8.8/",
+      "http://8.8.8.8@127.0.0.1/",
     ]) {
       const reply = await call(strict.url, "POST", "/llm/webhooks", token, { url, events: ["balance.low"] });
       expect(reply.status, url).toBe(400);

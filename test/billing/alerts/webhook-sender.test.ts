@@ -1,18 +1,35 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { sendWebhook } from "../../../src/billing/alerts/webhook-sender";
 
 /**
  * One attempt's bounds (C14, docs/api.md "Delivery"): the deadline runs from the attempt's start, the check of
- * the URL's addresses included, and a stopping worker ends it at once wherever it is. The resolver is the one
- * outside party faked here: a name server that takes its time answering (a receiver's own, say).
+ * the URL's addresses included, and a stopping worker ends it at once wherever it is; and where it may go: a
+ * name that answers a public address to the check and a private one to the connection (DNS rebinding) is not
+ * reached, nor is a private address a receiver redirects to. The resolver is the one outside party faked
+ * here: a name server that takes its time answering (a receiver's own, say), or that changes its answer.
  */
 
 const slowHostname = "slow-to-resolve.example";
 let resolverAnswers: () => void = () => {};
+/** Public to the check's look-up (node:dns/promises), loopback to the connection's (node:dns). */
+const rebindingHostname = "rebinding.example";
+
+vi.mock("node:dns", async (importOriginal) => {
+  const original = await importOriginal<typeof import("node:dns")>();
+  const lookup = ((hostname: string, options: unknown, callback: (...args: unknown[]) => void) => {
+    if (hostname !== rebindingHostname)
+      return (original.lookup as (...args: unknown[]) => unknown)(hostname, options, callback);
+    callback(null, [{ address: "127.0.0.1", family: 4 }]);
+  }) as typeof original.lookup;
+  return { ...original, default: { ...original, lookup }, lookup };
+});
 
 vi.mock("node:dns/promises", async (importOriginal) => {
   const original = await importOriginal<typeof import("node:dns/promises")>();
   const lookup = (async (hostname: string, options?: unknown) => {
+    if (hostname === rebindingHostname) return [{ address: "8.8.8.8", family: 4 }];
     if (hostname !== slowHostname)
       return (original.lookup as (...args: unknown[]) => unknown)(hostname, options);
     await new Promise<void>((resolve) => {
@@ -60,4 +77,60 @@ describe("one webhook attempt", () => {
     expect(outcome).toEqual({ outcome: "failed", responseStatus: null, error: "stopped" });
     expect(Date.now() - startedAtMs).toBeLessThan(1_000);
   });
+
+  it("given a name that moves to a loopback address after the check, then the connection is refused and nothing is sent", async () => {
+    const receiver = await listening((_request, response) => response.writeHead(204).end());
+
+    const outcome = await sendWebhook({
+      url: `http://${rebindingHostname}:${receiver.port}/hook`,
+      headers,
+      body: "{}",
+      allowPrivateNetworks: false,
+      timeoutMs: 5_000,
+    });
+
+    expect(outcome).toMatchObject({ outcome: "failed", responseStatus: null });
+    expect(receiver.requests()).toBe(0);
+    await receiver.close();
+  });
+
+  it("given a receiver that redirects, then the attempt fails with its status and the redirect is not followed", async () => {
+    const target = await listening((_request, response) => response.writeHead(204).end());
+    const redirecting = await listening((_request, response) =>
+      response.writeHead(307, { location: `http://127.0.0.1:${target.port}/hook` }).end(),
+    );
+
+    const outcome = await sendWebhook({
+      url: `http://127.0.0.1:${redirecting.port}/hook`,
+      headers,
+      body: "{}",
+      allowPrivateNetworks: true,
+      timeoutMs: 5_000,
+    });
+
+    expect(outcome).toEqual({ outcome: "failed", responseStatus: 307, error: "receiver answered 307" });
+    expect(target.requests()).toBe(0);
+    await target.close();
+    await redirecting.close();
+  });
 });
+
+/** A receiver on 127.0.0.1 counting the requests that reach it. */
+async function listening(answer: Parameters<typeof createServer>[1] & {}) {
+  let count = 0;
+  const server: Server = createServer((request, response) => {
+    count += 1;
+    request.resume();
+    answer!(request, response);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    requests: () => count,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
