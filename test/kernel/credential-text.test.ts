@@ -22,6 +22,8 @@ describe("withoutCredentials", () => {
     "The model 'alpha-5.4-preview-2026-11-30' does not exist",
     "No such key c15b9de6-a859-4340-906f-b4177d85275b",
     "request req_89bfef2a80da47cabe31ed68e12dc508",
+    "stream usage-req_89bfef2a80da47cabe31ed68e12dc508 has no event at version 3",
+    "stream webhook-c15b9de6-a859-4340-906f-b4177d85275b was removed",
     "send the header Authorization: Bearer svc_… (an API key)",
     `${"n".repeat(100)}…: is not a parameter of this request`,
   ])("keeps %s as it is", (text) => {
