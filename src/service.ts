@@ -501,7 +501,11 @@ async function startHolds(
   // Dropped when a projection batch changes a price, a discount or a rate, and by this process's own changes.
   waiter.addLocalReadModel(pricing);
   const holds = new GenerationHolds({
-    authorizer: new HoldAuthorizer(new PostgresUsageAuthorizations(ledger.pool), limits.holdBatchSizeMax),
+    authorizer: new HoldAuthorizer(
+      new PostgresUsageAuthorizations(ledger.pool),
+      limits.holdBatchSizeMax,
+      limits.holdHintEntriesMax,
+    ),
     pricing,
     outbox,
     progress,

@@ -116,6 +116,15 @@ export const limits = {
   holdRowsVacuumIntervalMinMs: 500,
   /** Holds placed by one statement (C10); concurrent requests share it. */
   holdBatchSizeMax: 500,
+  /**
+   * A hold statement waits at most this long for each lock on its accounts' funds rows (`lock_timeout`): for
+   * its turn at a row, then for the row itself, so 5 s in all. A transaction left open on a row (an
+   * operator's `SELECT … FOR UPDATE`) gets that account's requests 503/300, not a wait as long as it lasts
+   * (hold-authorizer.ts). Far above the milliseconds another gateway's hold keeps a row; a rebuild keeps them
+   * from its recompute to its commit (about a second on a million events), and holds waiting longer are
+   * refused too.
+   */
+  holdLockWaitMs: 2_500,
   /** Output tokens a hold assumes when a request names no maximum (`max_tokens`, `max_output_tokens`). */
   holdExpectedOutputTokens: 1_024,
   /** Near the limit — room for fewer than this many such holds — the hold goes before the upstream call. */

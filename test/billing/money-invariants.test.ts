@@ -187,6 +187,7 @@ describe("money invariants, where the code checks them", () => {
     const holds = generationHoldsWithFakes({
       // Granted ₩5 with ₩2 available: what a broken statement would answer.
       authorizer: {
+        isSetApart: () => false,
         authorize: async () => ({
           kind: "held",
           holdWon: "5",

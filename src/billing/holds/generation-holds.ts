@@ -34,9 +34,9 @@ import { UsageOutbox } from "./usage-outbox";
  *
  * Normally the hold is placed while the upstream call is already on its way (asked for once the caller's
  * `placeAfter` says the upstream request has left), and no output leaves before it is durable. Where this
- * process's view says the account is near its limit, or the ledger just failed, the hold is placed first
- * and the upstream called after: a flood on an empty account, or a request while the ledger is down, costs
- * no upstream call.
+ * process's view says the account is near its limit, the ledger just failed, or the account's row was
+ * held a moment ago (hold-authorizer.ts), the hold is placed first and the upstream called after: a flood on
+ * an empty account, or a request while the ledger is down, costs no upstream call.
  */
 
 export interface HoldLimits {
@@ -51,7 +51,7 @@ export interface HoldLimits {
 }
 
 export interface GenerationHoldsOptions {
-  authorizer: Pick<HoldAuthorizer, "authorize">;
+  authorizer: Pick<HoldAuthorizer, "authorize" | "isSetApart">;
   pricing: HoldPricing;
   outbox: UsageOutbox;
   progress: Pick<HoldProgress, "track" | "stillHeld" | "clockMs">;
@@ -201,7 +201,12 @@ export class GenerationHolds {
     const knownEstimate = known.every((pricing) => pricing !== undefined)
       ? this.estimateOf(request, known)
       : undefined;
-    const holdFirst = this.ledgerFailing || !knownEstimate || this.nearLimit(request, knownEstimate);
+    const holdFirst =
+      this.ledgerFailing ||
+      !knownEstimate ||
+      this.nearLimit(request, knownEstimate) ||
+      // Its account's row was held a moment ago: its hold may well be refused.
+      this.options.authorizer.isSetApart(request.account);
     let held: Placement | undefined;
     const inFlight = knownEstimate && this.reserve(request.account, knownEstimate.estimate.estimatedWon);
     const placing = (

@@ -1,14 +1,16 @@
 import type pg from "pg";
 import { assert } from "../../kernel/assert";
+import { limits } from "../../kernel/limits";
 import { entriesAllowing } from "../../keys/allowed-models";
 import { schemaVersionOf } from "../../ledger/events";
 import { findModel } from "../../providers/catalog";
 import { assertHoldWithinFunds, assertRefusedForFunds } from "../money-invariants";
-import type {
-  UsageAuthorizationDecision,
-  UsageAuthorizationRequest,
-  UsageAuthorizations,
-  UsageRefusalReason,
+import {
+  AccountRowsLockedError,
+  type UsageAuthorizationDecision,
+  type UsageAuthorizationRequest,
+  type UsageAuthorizations,
+  type UsageRefusalReason,
 } from "./usage-authorizations";
 
 /**
@@ -20,8 +22,15 @@ import type {
  * store (EventStoreDB cannot take part in that transaction: main.ts refuses it for the service's roles).
  */
 
+/** PostgreSQL's SQLSTATE for a lock not granted within `lock_timeout`. */
+const lockNotAvailable = "55P03";
+
 export class PostgresUsageAuthorizations implements UsageAuthorizations {
-  constructor(private readonly pool: Pick<pg.Pool, "query">) {}
+  /** `lockWaitMs`: how long a statement waits for its accounts' rows before it gives up (`lock_timeout`). */
+  constructor(
+    private readonly pool: Pick<pg.Pool, "query">,
+    private readonly lockWaitMs: number = limits.holdLockWaitMs,
+  ) {}
 
   /**
    * Places holds (C10): each request's hold row is inserted if the account has at least ₩1 available, in one
@@ -32,15 +41,31 @@ export class PostgresUsageAuthorizations implements UsageAuthorizations {
     commit: { waitForFlush: boolean } = { waitForFlush: true },
   ): Promise<UsageAuthorizationDecision[]> {
     if (requests.length === 0) return [];
-    const result = await this.pool.query<AuthorizationRow>({
-      name: "ledger-authorize-usage",
-      // The statement is its own transaction, so a transaction-local setting made in it governs its commit.
-      // Holds whose answer waits for a later synchronous commit need not wait for this one's flush: the
-      // WAL is flushed in order, so that later commit makes them durable too (see HoldAuthorizer).
-      text: `SELECT authorized.* FROM ledger_authorize_usage($1::json) authorized,
-               (SELECT set_config('synchronous_commit', $2, true)) commit_setting`,
-      values: [JSON.stringify(requests.map(holdStatementInputOf)), commit.waitForFlush ? "on" : "off"],
-    });
+    const result = await this.pool
+      .query<AuthorizationRow>({
+        name: "ledger-authorize-usage",
+        // The statement is its own transaction, so a transaction-local setting made in it governs its commit.
+        // Holds whose answer waits for a later synchronous commit need not wait for this one's flush: the
+        // WAL is flushed in order, so that later commit makes them durable too (see HoldAuthorizer).
+        // The lock wait must be set before the function locks: the function takes its input from the row
+        // that sets it (a subquery with volatile calls is never merged into the query around it).
+        text: `SELECT authorized.* FROM
+                 (SELECT $1::json AS requests, set_config('synchronous_commit', $2, true),
+                         set_config('lock_timeout', $3, true)) settings,
+                 LATERAL ledger_authorize_usage(settings.requests) authorized`,
+        values: [
+          JSON.stringify(requests.map(holdStatementInputOf)),
+          commit.waitForFlush ? "on" : "off",
+          String(Math.round(this.lockWaitMs)),
+        ],
+      })
+      .catch((error: unknown) => {
+        if ((error as { code?: unknown }).code === lockNotAvailable)
+          throw new AccountRowsLockedError(`a hold waited ${this.lockWaitMs} ms for an account's row`, {
+            cause: error,
+          });
+        throw error;
+      });
     // Decisions are matched to requests by place: one row per request, in order, or a hold goes to another.
     assert(
       result.rows.length === requests.length && result.rows.every((row, index) => row.ordinal === index),

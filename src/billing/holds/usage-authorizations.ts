@@ -8,10 +8,19 @@ import type { KeyLimitKind } from "./hold-refusal";
  * postgres-usage-authorizations.ts; the event store's own interface stays append, read and subscribe.
  */
 export interface UsageAuthorizations {
+  /** Rejects with AccountRowsLockedError when an account's row stays taken past the implementation's bound. */
   authorizeUsage(
     requests: readonly UsageAuthorizationRequest[],
     commit: { waitForFlush: boolean },
   ): Promise<UsageAuthorizationDecision[]>;
+}
+
+/**
+ * A batch waited past its bound for the row of one of its accounts (a transaction left open on it, say), and
+ * placed nothing: which account's row it was, the database does not say.
+ */
+export class AccountRowsLockedError extends Error {
+  override readonly name = "AccountRowsLockedError";
 }
 
 /**

@@ -38,6 +38,7 @@ function holdsWithoutRate(authorizations: { count: number }): GenerationHolds {
   };
   return generationHoldsWithFakes({
     authorizer: {
+      isSetApart: () => false,
       authorize: async () => {
         authorizations.count += 1;
         return { kind: "held", holdWon: "1", availableWon: "100" };
