@@ -17,7 +17,10 @@ export const queueDepthStates = ["waiting", "active", "delayed", "failed"] as co
 export type QueueDepth = Record<(typeof queueDepthStates)[number], number>;
 
 export interface DependencyProbes {
-  /** Resolves when PostgreSQL answers a query. */
+  /**
+   * Resolves when PostgreSQL answers a query and would take writes; rejects with DatabaseReadOnlyError when it
+   * answers read-only (a standby, or `default_transaction_read_only`): every hold would fail there.
+   */
   postgresql(): Promise<void>;
   /** The charge queue's job counts; rejects when the queue's store does not answer. */
   queueDepth(): Promise<QueueDepth>;
@@ -50,6 +53,10 @@ export function within<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+export class DatabaseReadOnlyError extends Error {
+  override readonly name = "DatabaseReadOnlyError";
+}
+
 export class ProjectionsNotPreparedError extends Error {
   override readonly name = "ProjectionsNotPreparedError";
 }
@@ -76,7 +83,10 @@ export function createDependencyProbes(options: {
   };
   return {
     async postgresql() {
-      await options.pool.query("SELECT 1");
+      const { rows } = await options.pool.query<{ read_only: string }>(
+        "SELECT current_setting('transaction_read_only') AS read_only",
+      );
+      if (rows[0]?.read_only === "on") throw new DatabaseReadOnlyError("PostgreSQL takes no writes");
     },
     async queueDepth() {
       const counts = await queueOf().getJobCounts(...queueDepthStates);

@@ -1,5 +1,6 @@
 import { isDatabaseUnavailable } from "../gateway/middleware/error-handler";
 import {
+  DatabaseReadOnlyError,
   type DependencyProbes,
   ProbeTimeoutError,
   ProjectionsNotPreparedError,
@@ -102,6 +103,7 @@ export class Readiness {
 function reasonOf(error: unknown): string {
   if (error instanceof ProbeTimeoutError) return "timed out";
   if (error instanceof ProjectionsNotPreparedError) return "projections not prepared";
+  if (error instanceof DatabaseReadOnlyError) return "read-only";
   if (isDatabaseUnavailable(error)) return "unreachable";
   return "unavailable";
 }

@@ -81,12 +81,16 @@ const unavailableCodes = new Set([
   "57P03", // cannot_connect_now
   "55000", // database not accepting connections
   "53300", // too_many_connections
+  "25006", // read_only_sql_transaction: a standby, or default_transaction_read_only (a failover's old primary)
   "08000",
   "08003",
   "08006",
 ]);
 
-/** The database cannot be reached or refuses connections: the ledger is unavailable, not the request bad. */
+/**
+ * The database cannot be reached, refuses connections or takes no writes: the ledger is unavailable, not the
+ * request bad.
+ */
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!error || typeof error !== "object") return false;
   const { code, severity, message } = error as { code?: unknown; severity?: unknown; message?: unknown };
