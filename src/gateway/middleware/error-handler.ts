@@ -82,14 +82,17 @@ const unavailableCodes = new Set([
   "55000", // database not accepting connections
   "53300", // too_many_connections
   "25006", // read_only_sql_transaction: a standby, or default_transaction_read_only (a failover's old primary)
+  // The server gave the statement up: an operator's pg_cancel_backend, a statement_timeout or lock_timeout.
+  "57014", // query_canceled
+  "55P03", // lock_not_available
   "08000",
   "08003",
   "08006",
 ]);
 
 /**
- * The database cannot be reached, refuses connections or takes no writes: the ledger is unavailable, not the
- * request bad.
+ * The database cannot be reached, refuses connections, takes no writes or gave the statement up: the ledger is
+ * unavailable, not the request bad.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!error || typeof error !== "object") return false;
