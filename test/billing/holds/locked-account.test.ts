@@ -9,13 +9,18 @@ import {
   type GenerationOutcome,
   sendChat,
 } from "../../support/generation-outcomes";
+import {
+  createPrivatePostgresCluster,
+  type PrivatePostgresCluster,
+} from "../../support/private-postgres-cluster";
 
 /**
  * An operator's transaction left open on one account's funds row (`SELECT … FOR UPDATE`, 30 s and more): a
  * request on that account is answered 503/300 (C3: no generation without a hold) within twice the hold's
  * lock wait, never left waiting for as long as the transaction lasts; every other account is served
  * meanwhile, by the same gateway; once the transaction ends the account is served again, and every request
- * is billed as it ended — once (C10).
+ * is billed as it ended — once (C10). On a server of its own: the operator's transaction, open for 30 s, holds
+ * back what every database of its server may read of its logs (log-visibility.ts), other tests' too.
  */
 
 const lockedFor = 30_000;
@@ -24,26 +29,29 @@ const refusedWithinMs = 4 * limits.holdLockWaitMs + 2_000;
 const creditWon = "10000";
 
 describe("an account whose funds row an operator's transaction holds", () => {
+  let cluster: PrivatePostgresCluster;
   let harness: GatewayHarness;
   let operator: pg.Client;
   const keys = new Map<string, string>();
 
   beforeAll(async () => {
     if (!process.env.REDIS_URL) throw new Error("REDIS_URL must be set for the locked account test");
+    cluster = await createPrivatePostgresCluster("locked_account");
     harness = await startGatewayHarness({
-      label: "locked_account",
+      database: { url: cluster.url, name: "postgres", drop: async () => {} },
       billing: { redisUrl: process.env.REDIS_URL },
     });
     for (const account of ["locked", "free"]) {
       keys.set(account, (await harness.issueKey(await harness.session(account))).key);
       await harness.topUp({ kind: "user", id: account }, creditWon);
     }
-    operator = new pg.Client({ connectionString: harness.database.url });
+    operator = new pg.Client({ connectionString: cluster.url });
     await operator.connect();
   }, 60_000);
   afterAll(async () => {
     await operator?.end();
     await harness?.close();
+    await cluster?.drop();
   });
 
   const chat = (account: string, streamed: boolean) =>
