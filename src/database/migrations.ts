@@ -33,6 +33,7 @@ import { webhookDueMessagesByEndpointMigration } from "./migrations/0023-webhook
 import { recomputeLocksAuthorizedFundsMigration } from "./migrations/0024-recompute-locks-authorized-funds";
 import { requestLogAnsweringModelsMigration } from "./migrations/0025-request-log-answering-models";
 import { webhookSecretRotationMigration } from "./migrations/0026-webhook-secret-rotation";
+import { chargeBreakdownTokenBoundMigration } from "./migrations/0027-charge-breakdown-token-bound";
 
 /**
  * The changes to the ledger's tables, in order (migration.ts). Projection tables are not here: each
@@ -65,6 +66,7 @@ export const migrations: readonly Migration[] = [
   recomputeLocksAuthorizedFundsMigration,
   requestLogAnsweringModelsMigration,
   webhookSecretRotationMigration,
+  chargeBreakdownTokenBoundMigration,
 ];
 
 /**
