@@ -37,9 +37,12 @@ export const limits = {
   /**
    * A command decided on a stream (a key's status, an organization's roles) that lost its append to another
    * writer decides again on the new state, after a jittered backoff that doubles from the base to the max,
-   * this many times in all (ledger/store/conflict-retry.ts). Within one process such commands take turns.
+   * this many times in all (ledger/store/conflict-retry.ts). Within one process such commands take turns, so
+   * each competes with one command of each other process at a time; but a burst on one stream through two
+   * gateways (sixty role grants at once) keeps the other's commands landing, and a command that lost 10 times
+   * running (about a second at the backoff's cap) was refused under load. 30 is some 5 s of losing.
    */
-  commandConflictAttemptsMax: 10,
+  commandConflictAttemptsMax: 30,
   commandConflictBackoffBaseMs: 5,
   commandConflictBackoffMaxMs: 200,
   /** Read-your-writes waiters re-read checkpoints this often when no notification arrives. */
