@@ -104,9 +104,9 @@ export function convertToMessagesRequest(
  * protocol wants that turn to start with the thinking block the model gave, and the gateway returns no
  * thinking blocks to its clients, so none can come back. Nor when a tool is forced (the client's `required` or
  * named choice, or json_object output's answer tool): the protocol refuses thinking with a forced tool, where
- * the chat-completions and responses protocols the client speaks take the pair. Disabled rather than left out, since a model may
- * think when `thinking` is absent; the model thinks again from the user's next own turn. The effort stays,
- * as it also sets how much the model spends on its text and calls.
+ * the chat-completions and responses protocols the client speaks take the pair. Disabled rather than left
+ * out, since a model may think when `thinking` is absent; the model thinks again from the user's next own
+ * turn. The effort stays, as it also sets how much the model spends on its text and calls.
  */
 function thinkingOf(
   effort: ReasoningEffort,
