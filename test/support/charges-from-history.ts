@@ -145,8 +145,8 @@ function oneForm(value: Decimal): string {
   return value.isZero() ? "0" : value.toFixed();
 }
 
-/** A CSV of the billing history's shape, parsed (RFC 4180: quoted fields, doubled quotes, CRLF). */
-export function parseCsvRecords(text: string): ChargeLine[] {
+/** A CSV's rows, as RFC 4180 writes them: quoted fields, doubled quotes, CRLF after every row. */
+export function parseCsv(text: string): string[][] {
   const rows: string[][] = [];
   let row: string[] = [];
   let field = "";
@@ -171,6 +171,12 @@ export function parseCsvRecords(text: string): ChargeLine[] {
       index++;
     } else field += character;
   }
+  return rows;
+}
+
+/** A CSV of the billing history's shape, parsed: each record by its header's names. */
+export function parseCsvRecords(text: string): ChargeLine[] {
+  const rows = parseCsv(text);
   const [header, ...records] = rows;
   if (!header) throw new Error("an empty CSV");
   return records.map((record) =>

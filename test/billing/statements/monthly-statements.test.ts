@@ -14,6 +14,7 @@ import {
   startBillingApi,
 } from "../../gateway/admin/billing-api-harness";
 import {
+  parseCsv,
   parseCsvRecords,
   readPricingHistory,
   recomputedAmounts,
@@ -147,34 +148,6 @@ const usages: (StatementUsage & { month: string })[] = [
 let api: BillingApiHarness;
 const chargeOf = new Map<string, RecordedEventOf<"UsageCharged">>();
 const correctionOf = new Map<string, RecordedEventOf<"UsageCharged">>();
-
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = "";
-  let quoted = false;
-  for (let index = 0; index < text.length; index++) {
-    const character = text[index]!;
-    if (quoted) {
-      if (character === '"' && text[index + 1] === '"') {
-        field += '"';
-        index++;
-      } else if (character === '"') quoted = false;
-      else field += character;
-    } else if (character === '"') quoted = true;
-    else if (character === ",") {
-      row.push(field);
-      field = "";
-    } else if (character === "\r" && text[index + 1] === "\n") {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = "";
-      index++;
-    } else field += character;
-  }
-  return rows;
-}
 
 async function statementOf(path: string): Promise<MonthlyStatement> {
   const response = await api.admin("GET", path);
