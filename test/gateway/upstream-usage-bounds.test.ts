@@ -45,6 +45,15 @@ const data = (payload: object) => `data: ${JSON.stringify(payload)}\n\n`;
 const named = (type: string, payload: object) =>
   `event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`;
 
+/** One generateContent stream chunk: a piece of text with the running usage, and the finish on the last. */
+const generateContentChunk = (text: string, usageMetadata: object, finishReason?: string) =>
+  data({
+    candidates: [
+      { content: { role: "model", parts: [{ text }] }, ...(finishReason ? { finishReason } : {}) },
+    ],
+    usageMetadata,
+  });
+
 /** One complete JSON answer, "Hello there", with this usage, per upstream protocol. */
 const jsonAnswers = {
   "chat-completions": (usage: object) =>
@@ -463,18 +472,11 @@ describe("usage an upstream reports that cannot be billed as it stands", () => {
     it("given a generateContent stream that reported its input, then a chunk with cached above input, when a client streams, then it is billed the input reported before and the gateway's count of the output", async () => {
       // Given
       const { client } = await customer("stream-generate-content-cached-above-input");
-      const chunk = (text: string, usageMetadata: object, finishReason?: string) =>
-        data({
-          candidates: [
-            { content: { role: "model", parts: [{ text }] }, ...(finishReason ? { finishReason } : {}) },
-          ],
-          usageMetadata,
-        });
       upstream.setPlan(() => ({
         kind: "raw",
         writes: streamReply([
-          chunk("Hello there", { promptTokenCount: 3_000, cachedContentTokenCount: 1_000 }),
-          chunk(
+          generateContentChunk("Hello there", { promptTokenCount: 3_000, cachedContentTokenCount: 1_000 }),
+          generateContentChunk(
             "",
             { promptTokenCount: 3_000, cachedContentTokenCount: 3_001, candidatesTokenCount: 2 },
             "STOP",
@@ -575,22 +577,15 @@ describe("usage an upstream reports that cannot be billed as it stands", () => {
     it("given a generateContent stream whose last running totals are lower than an earlier chunk's, when a client streams, then the answer completes and the highest counts reported are billed", async () => {
       // Given
       const { client } = await customer("stream-generate-content-totals-down");
-      const chunk = (text: string, usageMetadata: object, finishReason?: string) =>
-        data({
-          candidates: [
-            { content: { role: "model", parts: [{ text }] }, ...(finishReason ? { finishReason } : {}) },
-          ],
-          usageMetadata,
-        });
       upstream.setPlan(() => ({
         kind: "raw",
         writes: streamReply([
-          chunk("Hello", {
+          generateContentChunk("Hello", {
             promptTokenCount: 3_000,
             cachedContentTokenCount: 1_000,
             candidatesTokenCount: 1,
           }),
-          chunk(" there", { promptTokenCount: 10, candidatesTokenCount: 2 }, "STOP"),
+          generateContentChunk(" there", { promptTokenCount: 10, candidatesTokenCount: 2 }, "STOP"),
         ]),
       }));
 
