@@ -9,6 +9,7 @@ import {
 import { loadLedgerCommandConfig } from "./config";
 import { loadLocalSecrets, localDataDirectory, startLocalDatabase } from "./database/local-data";
 import { ConfigError } from "./kernel/config-error";
+import { counted } from "./kernel/counted";
 import { limits } from "./kernel/limits";
 import type { BrokenChains } from "./ledger/integrity/broken-chain-links";
 import { isProven, proveEvent } from "./ledger/integrity/event-proof";
@@ -154,7 +155,7 @@ async function rebuild(
     bar.stop();
     printBrokenChains(error.chains);
     process.stdout.write(
-      `rebuild: refused, the projections are as they were: the hash chains of ${error.chains.brokenCount} stream(s) do not hold (events altered or removed since written); npm run ledger -- verify names every broken link and checkpoint; to fold the log as it stands all the same: npm run ledger -- rebuild --despite-broken-chains\n`,
+      `rebuild: refused, the projections are as they were: the hash chains of ${counted(error.chains.brokenCount, "stream")} do not hold (events altered or removed since written); npm run ledger -- verify names every broken link and checkpoint; to fold the log as it stands all the same: npm run ledger -- rebuild --despite-broken-chains\n`,
     );
     return 1;
   }
@@ -162,14 +163,14 @@ async function rebuild(
   if (result.brokenChains) {
     printBrokenChains(result.brokenChains);
     process.stdout.write(
-      `rebuild: folded as it stands, as told: the hash chains of ${result.brokenChains.brokenCount} stream(s) do not hold\n`,
+      `rebuild: folded as it stands, as told: the hash chains of ${counted(result.brokenChains.brokenCount, "stream")} do not hold\n`,
     );
   }
   const seconds = (performance.now() - startedAt) / 1_000;
   const rate = Math.round(result.eventCount / Math.max(seconds, 0.001));
   process.stdout.write(
-    `rebuilt ${allProjections.length} projections from ${result.eventCount} events in ${seconds.toFixed(1)} s (${rate} events/s, folded ${result.fold === "sql" ? "in SQL" : "in memory"})\n` +
-      `balances checksum: ${result.checksum.sha256} (${result.checksum.accountCount} accounts, total ₩${result.checksum.totalWon})\n`,
+    `rebuilt ${counted(allProjections.length, "projection")} from ${counted(result.eventCount, "event")} in ${seconds.toFixed(1)} s (${rate} events/s, folded ${result.fold === "sql" ? "in SQL" : "in memory"})\n` +
+      `balances checksum: ${result.checksum.sha256} (${counted(result.checksum.accountCount, "account")}, total ₩${result.checksum.totalWon})\n`,
   );
   return 0;
 }
@@ -227,7 +228,7 @@ async function verify(
     if (!integrity.signaturesChecked)
       process.stdout.write("verify: no LEDGER_SIGNING_KEY, checkpoint signatures not checked\n");
     process.stdout.write(
-      `verify: ${integrity.eventCount} events in ${integrity.streamCount} streams, ${integrity.checkpointCount} checkpoints, ${integrity.unsealedEventCount} events not sealed yet\n`,
+      `verify: ${counted(integrity.eventCount, "event")} in ${counted(integrity.streamCount, "stream")}, ${counted(integrity.checkpointCount, "checkpoint")}, ${counted(integrity.unsealedEventCount, "event")} not sealed yet\n`,
     );
   }
   const differences = await projectionDifferencesOf(context, integrity?.problemCount ?? 0);
@@ -235,11 +236,11 @@ async function verify(
   for (const difference of differences) process.stdout.write(`${describeDifference(difference)}\n`);
   if (differences.length > 0)
     process.stdout.write(
-      `verify: ${differenceCount(differences)} difference(s) between the log and the projections\n`,
+      `verify: ${counted(differenceCount(differences), "difference")} between the log and the projections\n`,
     );
   if (integrity && integrity.problemCount > 0)
     process.stdout.write(
-      `verify: ${integrity.problemCount} broken link(s) in the ledger's hash chains and checkpoints${
+      `verify: ${counted(integrity.problemCount, "broken link")} in the ledger's hash chains and checkpoints${
         integrity.problemCount > integrity.problems.length
           ? ` (the first ${integrity.problems.length} named)`
           : ""
@@ -248,7 +249,7 @@ async function verify(
   if (differences.length > 0 || (integrity?.problemCount ?? 0) > 0) return 1;
   const checksum = await balanceChecksum(context.pool);
   process.stdout.write(
-    `verify: projections match the log\nbalances checksum: ${checksum.sha256} (${checksum.accountCount} accounts, total ₩${checksum.totalWon})\n`,
+    `verify: projections match the log\nbalances checksum: ${checksum.sha256} (${counted(checksum.accountCount, "account")}, total ₩${checksum.totalWon})\n`,
   );
   return 0;
 }
@@ -268,7 +269,7 @@ async function projectionDifferencesOf(
     if (brokenLinkCount === 0) throw error;
     process.stdout.write(
       `verify: the projections were not compared: the log does not fold (${(error as Error).message}), as the tampering above may cause\n` +
-        `verify: ${brokenLinkCount} broken link(s) in the ledger's hash chains and checkpoints\n`,
+        `verify: ${counted(brokenLinkCount, "broken link")} in the ledger's hash chains and checkpoints\n`,
     );
     return "unreadable";
   }

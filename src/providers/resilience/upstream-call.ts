@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { counted } from "../../kernel/counted";
 import type { CatalogModel } from "../catalog";
 import {
   type GenerationRequest,
@@ -259,7 +260,7 @@ export class UpstreamCall {
         this.record(route, endpoint, startedMs, null, "deadline", retry);
         throw new UpstreamFailedError(
           "timeout",
-          `upstream did not answer within the request's deadline of ${this.options.limits.requestDeadlineMs} ms; ${this.attempts.length} ${plural(this.attempts.length)} made`,
+          `upstream did not answer within the request's deadline of ${this.options.limits.requestDeadlineMs} ms; ${counted(this.attempts.length, "attempt")} made`,
         );
       }
       if (signal.aborted) {
@@ -394,7 +395,7 @@ export class UpstreamCall {
       if (!(signal.reason instanceof DeadlinePassed)) throw signal.reason;
       throw new UpstreamFailedError(
         "timeout",
-        `upstream did not answer within the request's deadline of ${this.options.limits.requestDeadlineMs} ms; ${this.attempts.length} ${plural(this.attempts.length)} made`,
+        `upstream did not answer within the request's deadline of ${this.options.limits.requestDeadlineMs} ms; ${counted(this.attempts.length, "attempt")} made`,
       );
     }
   }
@@ -404,7 +405,7 @@ export class UpstreamCall {
     last: { error: Error; failure: AttemptFailure } | undefined,
     shortfall: Shortfall | undefined,
   ): Error {
-    const made = `${this.attempts.length} ${plural(this.attempts.length)} made`;
+    const made = `${counted(this.attempts.length, "attempt")} made`;
     const slug = this.options.chain[0]!.model.slug;
     const throttledUntilMs =
       shortfall?.kind === "throttled" ? shortfall.untilMs : Date.now() + (last?.failure.retryAfterMs ?? 0);
@@ -477,8 +478,4 @@ class CallerLink {
 
 function abortAtDeadline(controller: AbortController): void {
   controller.abort(new DeadlinePassed("the request's deadline passed"));
-}
-
-function plural(count: number): string {
-  return count === 1 ? "attempt" : "attempts";
 }
