@@ -1,6 +1,8 @@
 import type pg from "pg";
 import type { Logger } from "pino";
 import { advisoryLockKeys } from "../../database/advisory-lock-keys";
+import { dataErrorSummaryOf, isDataError } from "../../database/sql-state";
+import { assert } from "../../kernel/assert";
 import { errorSummaryOf, type ThrottledLog, throttledLog } from "../../kernel/throttled-log";
 import type { RequestLogEntry } from "./request-log-entry";
 import { requestLogMetrics } from "./request-log-metrics";
@@ -8,9 +10,13 @@ import { requestLogMetrics } from "./request-log-metrics";
 /**
  * Writes the request log off the request path: a request only pushes its row onto a bounded queue; one
  * multi-row INSERT per process takes the queue every `flushIntervalMs`, or at once when `batchRowsMax` rows
- * wait. At most one INSERT is in flight. A full queue drops the row and a failed INSERT drops its batch,
- * both counted in `won_gateway_request_log_rows_total{result="dropped"}`: the log is for people reading
- * their activity, and never worth a slower or refused request.
+ * wait. At most one INSERT is in flight. A full queue drops the row. An INSERT the database fails (away,
+ * refusing connections, the statement cancelled) drops its batch, as it would fail every row. An INSERT that
+ * fails on one row's data (SQLSTATE class 22 or 23: a value out of its column's range, say) is written again
+ * in halves until only the rows the table refuses are dropped, each logged by request id: one such row must
+ * not take the other requests' rows with it. Every dropped row is counted in
+ * `won_gateway_request_log_rows_total{result="dropped"}`: the log is for people reading their activity, and
+ * never worth a slower or refused request.
  *
  * Every `pruneIntervalMs` it also deletes up to `pruneRowsMax` rows older than the retention, so the table
  * stays bounded; with several gateway processes, one prunes at a time (a transaction-scoped advisory lock).
@@ -31,6 +37,9 @@ export interface RequestLogWriterStatistics {
   batchesWritten: number;
 }
 
+/** How many dropped rows one log line names; the rest are counted in its `rows`. */
+const refusedRowsLoggedMax = 20;
+
 const insertText = `
   INSERT INTO request_log (request_id, started_at, account_kind, account_id, key_id, key_preview, model, endpoint,
     streamed, http_status, outcome, latency_ms, time_to_first_token_ms, input_tokens, cached_tokens, output_tokens,
@@ -50,6 +59,7 @@ export class RequestLogWriter {
   private pruneTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private readonly failureLog: ThrottledLog;
+  private readonly refusedRowsLog: ThrottledLog;
   readonly statistics: RequestLogWriterStatistics = { rowsWritten: 0, rowsDropped: 0, batchesWritten: 0 };
 
   constructor(private readonly options: RequestLogWriterOptions) {
@@ -57,6 +67,8 @@ export class RequestLogWriter {
       throw new Error("request log: the queue must hold at least one batch");
     // A database outage fails every batch: one line per half minute says so.
     this.failureLog = throttledLog(options.logger, 30_000);
+    // Throttled on its own, so that an outage's line never hides which requests' rows the table refused.
+    this.refusedRowsLog = throttledLog(options.logger, 30_000);
   }
 
   start(): void {
@@ -128,25 +140,63 @@ export class RequestLogWriter {
     });
   }
 
+  /**
+   * Writes one batch. On a data error the rows are written again in halves, a half that fails again in
+   * halves, down to single rows, which are dropped. Halving rather than row by row keeps the cost near the
+   * batch's size: one bad row in 500 costs 2 × ⌈log2 500⌉ = 18 more INSERTs (not 500), k bad rows at most
+   * k times that, and a batch never more than 2n − 1 INSERTs in all, one at a time. Any other error drops
+   * every row not yet written, without another attempt: it would fail them all.
+   */
   private async flushBatch(): Promise<void> {
     const batch = this.queue.splice(0, this.options.batchRowsMax);
-    if (batch.length === 0) return;
+    const refused: { requestId: string; err: ReturnType<typeof dataErrorSummaryOf> }[] = [];
+    const pending: RequestLogEntry[][] = batch.length > 0 ? [batch] : [];
+    for (let inserts = 0; pending.length > 0; inserts++) {
+      assert(inserts < 2 * batch.length, "a batch is written in at most 2n - 1 INSERTs");
+      const rows = pending.pop()!;
+      const failure = await this.insert(rows);
+      if (failure === undefined) continue;
+      const { error } = failure;
+      if (!isDataError(error)) {
+        const unwritten = rows.length + pending.reduce((sum, part) => sum + part.length, 0);
+        this.drop(unwritten);
+        this.failureLog.error(
+          { err: errorSummaryOf(error), rows: unwritten },
+          "writing the request log failed; the batch is dropped",
+        );
+        break;
+      }
+      if (rows.length === 1) {
+        this.drop(1);
+        refused.push({ requestId: rows[0]!.requestId, err: dataErrorSummaryOf(error) });
+        continue;
+      }
+      // The first half is written first: popped last-in, first-out.
+      const middle = Math.ceil(rows.length / 2);
+      pending.push(rows.slice(middle), rows.slice(0, middle));
+    }
+    if (refused.length > 0)
+      this.refusedRowsLog.error(
+        { rows: refused.length, dropped: refused.slice(0, refusedRowsLoggedMax) },
+        "the request log table refused rows of a batch; they are dropped",
+      );
+  }
+
+  /** One INSERT of `rows`; the error it failed with, if it did. */
+  private async insert(rows: RequestLogEntry[]): Promise<{ error: unknown } | undefined> {
     try {
       await this.options.database.query({
         name: "request-log-insert",
         text: insertText,
-        values: [JSON.stringify(batch.map(rowOf))],
+        values: [JSON.stringify(rows.map(rowOf))],
       });
-      this.statistics.rowsWritten += batch.length;
-      this.statistics.batchesWritten += 1;
-      requestLogMetrics.written(batch.length);
     } catch (error) {
-      this.drop(batch.length);
-      this.failureLog.error(
-        { err: errorSummaryOf(error), rows: batch.length },
-        "writing the request log failed; the batch is dropped",
-      );
+      return { error };
     }
+    this.statistics.rowsWritten += rows.length;
+    this.statistics.batchesWritten += 1;
+    requestLogMetrics.written(rows.length);
+    return undefined;
   }
 
   private drop(rows: number): void {

@@ -4,12 +4,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrate } from "../../../src/database/migrations";
 import type { RequestLogEntry } from "../../../src/gateway/activity/request-log-entry";
 import { RequestLogWriter } from "../../../src/gateway/activity/request-log-writer";
+import { metricsRegistry } from "../../../src/kernel/metrics-registry";
 import { ledgerSchema } from "../../../src/ledger/schema/ledger-schema";
+import { capturedLog } from "../../support/captured-log";
 import { createTestDatabase, type TestDatabase } from "../../support/database";
+import { freePort } from "../../support/free-port";
 
 /**
  * The request log's writer against real PostgreSQL: rows go in multi-row INSERTs, a full queue drops and
- * counts rather than waits, and a batch the database refuses is dropped and counted, never retried forever.
+ * counts rather than waits, and a batch the database refuses is dropped and counted, never retried forever:
+ * whole when the database is away, only the rows the table refuses when one row's data fails the INSERT.
  */
 
 let database: TestDatabase;
@@ -51,6 +55,44 @@ function entry(index: number): RequestLogEntry {
 async function rowCount(): Promise<number> {
   const result = await pool.query<{ count: string }>("SELECT count(*) FROM request_log");
   return Number(result.rows[0]!.count);
+}
+
+async function storedRequestIds(requestIds: string[]): Promise<string[]> {
+  const result = await pool.query<{ request_id: string }>(
+    "SELECT request_id FROM request_log WHERE request_id = ANY($1) ORDER BY request_id",
+    [requestIds],
+  );
+  return result.rows.map((row) => row.request_id);
+}
+
+async function droppedRowsMetric(): Promise<number> {
+  const metrics = await metricsRegistry.getMetricsAsJSON();
+  const rows = metrics.find((metric) => metric.name === "won_gateway_request_log_rows_total");
+  return Number(rows?.values.find((value) => value.labels.result === "dropped")?.value ?? 0);
+}
+
+/** A row the table refuses with a data error (22003): a token count past `integer`. */
+function refusedEntry(index: number): RequestLogEntry {
+  return { ...entry(index), tokens: { input: 3_000_000_000, cached: null, output: 20, reasoning: null } };
+}
+
+/** The pool's INSERTs, counted. */
+function countingInserts(database: Pick<pg.Pool, "query" | "connect">) {
+  const counted = {
+    inserts: 0,
+    query: (config: pg.QueryConfig) => {
+      counted.inserts += 1;
+      return database.query(config);
+    },
+    connect: () => database.connect(),
+  };
+  return counted as typeof counted & Pick<pg.Pool, "query" | "connect">;
+}
+
+interface WriterLogLine {
+  msg: string;
+  rows?: number;
+  dropped?: { requestId: string; err: { name: string; code?: string; message: string } }[];
 }
 
 describe("RequestLogWriter", () => {
@@ -127,6 +169,127 @@ describe("RequestLogWriter", () => {
     await writer.close();
 
     expect(writer.statistics).toEqual({ rowsWritten: 3, rowsDropped: 3, batchesWritten: 1 });
+  });
+
+  it("given a batch with one row the table refuses, then every other row is written and only that one is dropped, named in the log", async () => {
+    // Given: six rows, the fourth with a token count the column cannot hold
+    const { logger: writerLogger, lines } = capturedLog<WriterLogLine>();
+    const writer = new RequestLogWriter({
+      database: pool,
+      flushIntervalMs: 60_000,
+      batchRowsMax: 6,
+      queueRowsMax: 12,
+      retention,
+      logger: writerLogger,
+    });
+    const entries = [0, 1, 2, 3, 4, 5].map((index) =>
+      index === 3 ? refusedEntry(4_003) : entry(4_000 + index),
+    );
+    const droppedBefore = await droppedRowsMetric();
+
+    // When
+    for (const each of entries) writer.write(each);
+    await writer.close();
+
+    // Then: the five others are stored, one row is dropped and counted
+    const others = entries.filter((_, index) => index !== 3).map((each) => each.requestId);
+    expect(await storedRequestIds(entries.map((each) => each.requestId))).toEqual(others);
+    expect(writer.statistics.rowsWritten).toBe(5);
+    expect(writer.statistics.rowsDropped).toBe(1);
+    expect((await droppedRowsMetric()) - droppedBefore).toBe(1);
+    // And the log names the dropped request and the error's class, but not the value the table refused
+    const dropLines = lines.filter((line) => line.dropped !== undefined);
+    expect(dropLines).toHaveLength(1);
+    expect(dropLines[0]!.rows).toBe(1);
+    expect(dropLines[0]!.dropped).toEqual([
+      { requestId: "req_writer_4003", err: expect.objectContaining({ code: "22003" }) },
+    ]);
+    expect(JSON.stringify(lines)).not.toContain("3000000000");
+  });
+
+  it("given a batch of 500 rows with one the table refuses, then it is found in a few INSERTs, not one per row", async () => {
+    const database = countingInserts(pool);
+    const writer = new RequestLogWriter({
+      database,
+      flushIntervalMs: 60_000,
+      batchRowsMax: 500,
+      queueRowsMax: 500,
+      retention,
+      logger,
+    });
+    const entries = Array.from({ length: 500 }, (_, index) =>
+      index === 321 ? refusedEntry(5_000 + index) : entry(5_000 + index),
+    );
+
+    for (const each of entries) writer.write(each);
+    await writer.close();
+
+    expect(writer.statistics.rowsWritten).toBe(499);
+    expect(writer.statistics.rowsDropped).toBe(1);
+    expect(await storedRequestIds(entries.map((each) => each.requestId))).toHaveLength(499);
+    // The whole batch, then two halves per level down to the one row: 1 + 2 × ⌈log2 500⌉.
+    expect(database.inserts).toBeLessThanOrEqual(1 + 2 * 9);
+  });
+
+  it("given a batch with a refused row and a database that goes away while it is split, then the rest is dropped at once", async () => {
+    // Given: the whole batch reaches the table and fails on its bad row; every INSERT after it finds no server
+    let inserts = 0;
+    const goingAway = {
+      query: (config: pg.QueryConfig) => {
+        inserts += 1;
+        if (inserts === 1) return pool.query(config);
+        return Promise.reject(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }));
+      },
+      connect: () => pool.connect(),
+    } as unknown as pg.Pool;
+    const writer = new RequestLogWriter({
+      database: goingAway,
+      flushIntervalMs: 60_000,
+      batchRowsMax: 8,
+      queueRowsMax: 8,
+      retention,
+      logger,
+    });
+
+    // When
+    for (let index = 0; index < 8; index++)
+      writer.write(index === 6 ? refusedEntry(7_006) : entry(7_000 + index));
+    await writer.close();
+
+    // Then: the first half's INSERT failed for the outage, and nothing more was tried
+    expect(inserts).toBe(2);
+    expect(writer.statistics).toEqual({ rowsWritten: 0, rowsDropped: 8, batchesWritten: 0 });
+  });
+
+  it("given a database that cannot be reached, then each batch is dropped whole in one attempt, never row by row", async () => {
+    // Given: a pool whose server refuses connections (nothing listens on its port)
+    const unreachable = new pg.Pool({
+      connectionString: `postgres://postgres@127.0.0.1:${await freePort()}/postgres`,
+      max: 1,
+    });
+    const database = countingInserts(unreachable);
+    const writer = new RequestLogWriter({
+      database,
+      flushIntervalMs: 60_000,
+      batchRowsMax: 4,
+      queueRowsMax: 8,
+      retention,
+      logger,
+    });
+    const droppedBefore = await droppedRowsMetric();
+
+    try {
+      // When: two batches
+      for (let index = 0; index < 8; index++) writer.write(entry(6_000 + index));
+      await writer.close();
+    } finally {
+      await unreachable.end();
+    }
+
+    // Then: one INSERT per batch, every row dropped and counted
+    expect(database.inserts).toBe(2);
+    expect(writer.statistics).toEqual({ rowsWritten: 0, rowsDropped: 8, batchesWritten: 0 });
+    expect((await droppedRowsMetric()) - droppedBefore).toBe(8);
   });
 });
 

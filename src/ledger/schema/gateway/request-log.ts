@@ -6,7 +6,7 @@ import type { DeclaredTable } from "../../../database/declared-schema";
  * (the upstream rejected or failed it) or cut (the client left, or the gateway cut it). Refused and failed
  * requests are not ledger events, so this is a table of its own, written by the gateway off the request path
  * in batches (request-log-writer.ts); an operational record, not a fold of the log: a row lost to a full
- * queue or a database outage is counted, never waited for. What a request cost is read from the billing
+ * queue, a database outage or a value its column refuses is counted, never waited for. What a request cost is read from the billing
  * history by request id. Ordered per account, newest first, as the activity pages read it; pruned by start
  * time past its retention. `response_id` is the reply's body id (`chatcmpl-…`, `resp-…`, migration 13), the id
  * an SDK shows: unique per gateway process only, so two rows may share it. `model` is the model requested;
