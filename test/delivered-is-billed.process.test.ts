@@ -7,6 +7,7 @@ import { defaultSettlementTimings } from "../src/kernel/limits";
 import { Money, sumMoney } from "../src/kernel/money";
 import { simulateCompletion } from "../src/providers/simulator/simulated-completion";
 import { createTestDatabase, type TestDatabase } from "./support/database";
+import { type FaultyUpstream, startFaultyUpstream } from "./support/faulty-upstream";
 import {
   gatewayOriginOf,
   killOutright,
@@ -19,9 +20,10 @@ import { removeQueueData } from "./workers/queue-test-support";
 /**
  * What was delivered is billed (C10), with processes killed outright (SIGKILL: no drain, no flush), one
  * worker and gateway processes on a shared database, as deployed for scale-out. A stream cut by its
- * gateway's death is billed for the output its last progress record counted, not for none; an answer the
- * client received in full is billed at the upstream's exact usage, however soon after it the gateway dies
- * (its last bytes leave only once its usage is durable).
+ * gateway's death is billed for the output its last progress record counted, not for none, and for the input
+ * its upstream reported at the stream's start where it did; an answer the client received in full is billed
+ * at the upstream's exact usage, however soon after it the gateway dies (its last bytes leave only once its
+ * usage is durable).
  */
 
 const adminToken = "delivered-admin-token-0123456789abcdef0123456789";
@@ -30,6 +32,7 @@ const model = "alpha-5.4-mini";
 
 const started: ServiceProcess[] = [];
 let database: TestDatabase | undefined;
+let upstream: FaultyUpstream | undefined;
 
 /** A gateway listens on a port the system picks (PORT=0): see gatewayOriginOf. */
 function environmentOf(database: TestDatabase, simulatorTokensPerSecond: number): NodeJS.ProcessEnv {
@@ -68,6 +71,38 @@ async function query<Row extends pg.QueryResultRow>(sql: string, values: unknown
   }
 }
 
+/** The faulty upstream answers every request with raw bytes here: it never forwards to a simulator. */
+const unreachableSimulatorUrl = "http://127.0.0.1:1";
+
+/**
+ * A messages stream's start, as an upstream writes it: its head, `message_start` with these input counts,
+ * and a first text.
+ */
+function messagesStreamStart(
+  text: string,
+  usage: { input_tokens: number; cache_read_input_tokens: number; cache_creation_input_tokens: number },
+): string[] {
+  const head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+  const chunkOf = (events: string) => `${Buffer.byteLength(events).toString(16)}\r\n${events}\r\n`;
+  const event = (type: string, fields: object) =>
+    `event: ${type}\ndata: ${JSON.stringify({ type, ...fields })}\n\n`;
+  const message = {
+    id: "msg_cut",
+    type: "message",
+    role: "assistant",
+    content: [],
+    usage: { ...usage, output_tokens: 1 },
+  };
+  return [
+    head +
+      chunkOf(
+        event("message_start", { message }) +
+          event("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
+      ),
+    chunkOf(event("content_block_delta", { index: 0, delta: { type: "text_delta", text } })),
+  ];
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface UsageEventRow {
@@ -76,7 +111,7 @@ interface UsageEventRow {
   data: {
     outcome?: string;
     usageSource?: string;
-    tokens?: { input: number; output: number };
+    tokens?: { input: number; cached: number | null; output: number; reasoning: number | null };
     amountWon?: string;
   };
 }
@@ -131,6 +166,8 @@ async function fundsOf(
 
 afterEach(async () => {
   for (const running of started.splice(0)) if (running.child.exitCode === null) running.child.kill("SIGKILL");
+  await upstream?.close();
+  upstream = undefined;
   if (database && process.env.REDIS_URL)
     await removeQueueData(queueBackendOf({ redisUrl: process.env.REDIS_URL, databaseUrl: database.url }));
   await database?.drop();
@@ -239,6 +276,85 @@ describe("what was delivered is billed, with gateways killed outright", () => {
     expect({ held: funds.held, pending: funds.pending }).toEqual({ held: "0", pending: "0" });
     expect(funds.balance).toBe(funds.expected);
   }, 240_000);
+
+  it("SIGKILL mid-stream → a messages stream is billed the input and cached input its upstream reported at its start, and the output of the last progress record", async () => {
+    // Given a worker, and a gateway whose messages upstream reports 2,200 input tokens at the stream's start,
+    // 800 of them read from the cache, then sends "Hello there" and stalls
+    upstream = await startFaultyUpstream(unreachableSimulatorUrl);
+    upstream.setPlan(() => ({
+      kind: "raw",
+      writes: messagesStreamStart("Hello there", {
+        input_tokens: 1_300,
+        cache_read_input_tokens: 800,
+        cache_creation_input_tokens: 100,
+      }),
+      keepOpen: true,
+    }));
+    database = await createTestDatabase("delivered_reported_input");
+    const environment = {
+      ...environmentOf(database, 0),
+      DELTA_BASE_URL: upstream.url,
+      DELTA_API_KEY: "secret-delta",
+    };
+    await startRole("worker", environment);
+    const gateway = await startRole("gateway", environment);
+    const url = gatewayOriginOf(gateway);
+    const client = openaiOf(url, await provisionKeyWithCredit(url, adminToken, "cached", toppedUpWon));
+
+    // When the client has read the text, a progress record has counted it, and the gateway is killed
+    const { data, response } = await client.chat.completions
+      .create({
+        model: "delta-4.5-haiku",
+        messages: [{ role: "user", content: "Hi" }],
+        stream: true,
+        max_tokens: 64,
+      })
+      .withResponse();
+    const requestId = response.headers.get("x-request-id")!;
+    const received = { text: "" };
+    let textArrived = () => {};
+    const text = new Promise<void>((resolve) => {
+      textArrived = resolve;
+    });
+    const reading = (async () => {
+      try {
+        for await (const chunk of data) {
+          received.text += chunk.choices[0]?.delta?.content ?? "";
+          if (received.text === "Hello there") textArrived();
+        }
+      } catch {
+        // The connection dies with its gateway.
+      }
+    })();
+    await text;
+    await expect
+      .poll(
+        async () =>
+          (
+            await query<{ output_tokens: number }>(
+              "SELECT output_tokens FROM hold_progress WHERE request_id = $1",
+              [requestId],
+            )
+          )[0]?.output_tokens,
+        { timeout: 10_000 },
+      )
+      .toBe(estimateOutputTokens("Hello there"));
+    await killOutright(gateway);
+    await reading;
+
+    // Then the sweep bills the reported input and cached input, and the 2 output tokens the record counted
+    const events = (await untilAllCharged([requestId], 30_000)).get(requestId)!;
+    expect(events.map((row) => row.type)).toEqual(["UsageAuthorized", "UsageRecorded", "UsageCharged"]);
+    expect(events[1]!.data).toMatchObject({
+      outcome: "interrupted",
+      usageSource: "estimated",
+      tokens: { input: 2_200, cached: 800, output: 2, reasoning: null },
+    });
+    // (1,400 × $1 + 800 × $0.10 + 2 × $5) / 1M × ₩1,400 = ₩2.086
+    expect(events[2]!.data.amountWon).toBe("2.086000");
+    const funds = await fundsOf("cached");
+    expect(funds).toEqual({ held: "0", pending: "0", balance: "99997.914", expected: "99997.914" });
+  }, 120_000);
 
   const rounds = Number(process.env.DELIVERED_ROUNDS ?? 5);
   const requestsPerRound = 20;

@@ -34,6 +34,7 @@ import { recomputeLocksAuthorizedFundsMigration } from "./migrations/0024-recomp
 import { requestLogAnsweringModelsMigration } from "./migrations/0025-request-log-answering-models";
 import { webhookSecretRotationMigration } from "./migrations/0026-webhook-secret-rotation";
 import { chargeBreakdownTokenBoundMigration } from "./migrations/0027-charge-breakdown-token-bound";
+import { holdProgressReportedInputMigration } from "./migrations/0028-hold-progress-reported-input";
 
 /**
  * The changes to the ledger's tables, in order (migration.ts). Projection tables are not here: each
@@ -67,6 +68,7 @@ export const migrations: readonly Migration[] = [
   requestLogAnsweringModelsMigration,
   webhookSecretRotationMigration,
   chargeBreakdownTokenBoundMigration,
+  holdProgressReportedInputMigration,
 ];
 
 /**

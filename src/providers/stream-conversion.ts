@@ -48,7 +48,7 @@ export async function* convertEventStream(
 }
 
 /** The input counts of a usage, when it has them: cached input is a part of the input, never alone. */
-function reportedInputOf(usage: ReportedUsage | null): ReportedInput | null {
+export function reportedInputOf(usage: ReportedUsage | null): ReportedInput | null {
   if (usage?.inputTokens == null) return null;
   return { inputTokens: usage.inputTokens, cachedInputTokens: usage.cachedInputTokens };
 }

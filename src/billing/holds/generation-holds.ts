@@ -20,7 +20,7 @@ import { assertHoldWithinFunds, assertWonNotNegative } from "../money-invariants
 import { type PricingInForce, PricingUnavailableError } from "../read-models/pricing-read-model";
 import type { HoldAuthorizer } from "./hold-authorizer";
 import { costWonOf, type HoldPricing } from "./hold-pricing";
-import type { HoldProgress, OutputTokensSoFar } from "./hold-progress";
+import type { HoldProgress, ProgressSoFar } from "./hold-progress";
 import { HoldRefusedError, type KeyLimitKind, LedgerUnavailableError } from "./hold-refusal";
 import { UsageOutbox } from "./usage-outbox";
 
@@ -130,11 +130,12 @@ export interface RequestHold {
    */
   readonly placed: Promise<void>;
   /**
-   * Once the hold is placed, until it settles: its renewal and the output so far, recorded every few
-   * seconds with the process's other requests (hold-progress.ts). `onReleased`: the orphan sweep settled the
-   * hold meanwhile (it presumed this process dead); the request must deliver nothing more.
+   * Once the hold is placed, until it settles: its renewal, the output so far and the input its upstream
+   * reported, recorded every few seconds with the process's other requests (hold-progress.ts).
+   * `onReleased`: the orphan sweep settled the hold meanwhile (it presumed this process dead); the request
+   * must deliver nothing more.
    */
-  trackProgress(outputTokensSoFar: OutputTokensSoFar, onReleased: () => void): void;
+  trackProgress(progressSoFar: ProgressSoFar, onReleased: () => void): void;
   /**
    * Whether the request may deliver more output now: true while its hold was confirmed recently, else the
    * next record's answer (HoldProgress.stillHeld). Only once progress is tracked.
@@ -225,14 +226,9 @@ export class GenerationHolds {
     return {
       holdFirst,
       placed,
-      trackProgress: (outputTokensSoFar, onReleased) => {
+      trackProgress: (progressSoFar, onReleased) => {
         assert(held, `progress of ${request.requestId} tracked before its hold was placed`);
-        untrack = this.options.progress.track(
-          request.requestId,
-          outputTokensSoFar,
-          onReleased,
-          held.askedAtMs,
-        );
+        untrack = this.options.progress.track(request.requestId, progressSoFar, onReleased, held.askedAtMs);
       },
       stillHeld: () => this.options.progress.stillHeld(request.requestId),
       post: (usage) => {

@@ -1,11 +1,15 @@
 import type pg from "pg";
 import type { Logger } from "pino";
+import type { ReportedInput } from "../../providers/provider";
 
 /**
- * The holds of this gateway process's requests in flight, renewed, and their output so far recorded, every
- * `progressIntervalMs` in one statement for all of them (C10's last point). The orphan sweep then never
- * settles a running request's hold however long it runs, and a request whose process dies is billed for
- * the output counted at its last record. Nothing is written while no request is in flight.
+ * The holds of this gateway process's requests in flight, renewed, and their output so far and the input
+ * their upstream reported recorded, every `progressIntervalMs` in one statement for all of them (C10's last
+ * point). The orphan sweep then never settles a running request's hold however long it runs, and a request
+ * whose process dies is billed for the output counted at its last record, and for the input and cached
+ * input its upstream reported before the stream's end (messages' `message_start`, generateContent's chunks)
+ * where it did, as the gateway itself bills a stream cut short. Nothing is written while no request is in
+ * flight.
  *
  * The same statement answers which of those holds are no longer open: settled by the orphan sweep, which
  * presumed this process dead (paused, or cut off from the database, past its judgement). Their requests are
@@ -38,11 +42,21 @@ export interface HoldProgressOptions {
   nowMs?: () => number;
 }
 
-/** What a request in flight tells about itself: its output so far, in tokens (0 for a JSON answer). */
-export type OutputTokensSoFar = () => number;
+/** What a request in flight tells about itself, asked at each record. */
+export interface RequestProgress {
+  /** Its output so far, in tokens (0 for a JSON answer). */
+  outputTokens: number;
+  /**
+   * The input its upstream has reported, with its cached part; null while it has reported none (a
+   * chat-completions or responses stream reports usage only at its end; a JSON answer, with its answer).
+   */
+  reportedInput: ReportedInput | null;
+}
+
+export type ProgressSoFar = () => RequestProgress;
 
 interface TrackedRequest {
-  outputTokensSoFar: OutputTokensSoFar;
+  progressSoFar: ProgressSoFar;
   /** Called once, when a record finds the hold released: the sweep settled it, presuming this process dead. */
   onReleased: () => void;
   /** When the hold was last known open: its placement, then each record that found it so. */
@@ -80,14 +94,14 @@ export class HoldProgress {
    */
   track(
     requestId: string,
-    outputTokensSoFar: OutputTokensSoFar,
+    progressSoFar: ProgressSoFar,
     onReleased: () => void,
     placedAskedAtMs: number,
   ): () => void {
     // Placed while this process is without its session: not a confirmation output may flow on.
     const confirmedAtMs =
       this.withoutSessionSinceMs === undefined ? placedAskedAtMs : Number.NEGATIVE_INFINITY;
-    const tracked = { outputTokensSoFar, onReleased, confirmedAtMs };
+    const tracked = { progressSoFar, onReleased, confirmedAtMs };
     this.inFlight.set(requestId, tracked);
     return () => {
       if (this.inFlight.get(requestId) === tracked) this.inFlight.delete(requestId);
@@ -157,31 +171,40 @@ export class HoldProgress {
 
   /**
    * Writes one record now (the interval does this on its own; tests and shutdown call it directly): renews
-   * every hold in flight, records its output so far, and learns which holds are no longer open.
+   * every hold in flight, records its output so far and the input its upstream reported (null: none yet), and
+   * learns which holds are no longer open.
    */
   async record(): Promise<void> {
     if (this.inFlight.size === 0) return;
     const sentAtMs = this.nowMs();
     const snapshot = [...this.inFlight];
-    const requests = snapshot.map(([requestId, tracked]) => ({
-      request_id: requestId,
-      output_tokens: tracked.outputTokensSoFar(),
-    }));
+    const requests = snapshot.map(([requestId, tracked]) => {
+      const { outputTokens, reportedInput } = tracked.progressSoFar();
+      return {
+        request_id: requestId,
+        output_tokens: outputTokens,
+        input_tokens: reportedInput === null ? null : reportedInput.inputTokens,
+        cached_input_tokens: reportedInput === null ? null : reportedInput.cachedInputTokens,
+      };
+    });
     let released: Set<string>;
     try {
       const result = await this.options.pool.query<{ request_id: string }>({
         name: "hold-progress",
         // The holds found settled are answered from the statement's snapshot, taken before its writes.
         text: `WITH request AS (
-                 SELECT * FROM json_to_recordset($3::json) AS request(request_id text, output_tokens integer)
+                 SELECT * FROM json_to_recordset($3::json)
+                   AS request(request_id text, output_tokens integer, input_tokens integer,
+                              cached_input_tokens integer)
                ), recorded AS (
                  INSERT INTO hold_progress AS progress (request_id, gateway_instance, output_tokens,
-                   renewed_until, recorded_at)
-                 SELECT request.request_id, $1, request.output_tokens,
-                        now() + make_interval(secs => $2 / 1000.0), now()
+                   input_tokens, cached_input_tokens, renewed_until, recorded_at)
+                 SELECT request.request_id, $1, request.output_tokens, request.input_tokens,
+                        request.cached_input_tokens, now() + make_interval(secs => $2 / 1000.0), now()
                  FROM request
                  ORDER BY request.request_id
                  ON CONFLICT (request_id) DO UPDATE SET output_tokens = excluded.output_tokens,
+                   input_tokens = excluded.input_tokens, cached_input_tokens = excluded.cached_input_tokens,
                    renewed_until = excluded.renewed_until, recorded_at = excluded.recorded_at
                )
                SELECT request.request_id FROM request

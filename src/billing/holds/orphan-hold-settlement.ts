@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { assert } from "../../kernel/assert";
 import { billingLimits } from "../../kernel/limits";
 import { type LedgerEventOf, parseLedgerEvent, type UsageTokens } from "../../ledger/events";
 import {
@@ -35,9 +36,13 @@ import type { SweptHoldReserves } from "./swept-hold-reserves";
  * still (`HeartbeatWatch`). After an outage — the sweeper's own reads failing — it watches a full window
  * before it settles anything, by which time every living gateway has beaten again.
  *
- * What is known of an orphan is its hold and its last progress record. The input is estimated at four
- * bytes a token of the request body (the bytes bound the tokens from above, and four is the usual ratio);
- * the output is what the last progress record counted as delivered (0 when there was none).
+ * What is known of an orphan is its hold and its last progress record. The input is what its upstream
+ * reported before the stream's end, as the record has it (messages' `message_start`, generateContent's
+ * chunks: the input and its cached part), as the gateway itself would bill a stream cut short; where the
+ * record has none (not reported, no record, or a record written by an older release) it is estimated at
+ * four bytes a token of the request body (the bytes bound the tokens from above, and four is the usual
+ * ratio), with cached input not reported. The output is what the last progress record counted as delivered
+ * (0 when there was none).
  *
  * A gateway presumed dead while it lived (paused, or cut off from the database) may have delivered more
  * than its last record counted, and bills it later by its correction. So while the hold's gateway still has
@@ -114,7 +119,7 @@ export async function settleOrphanHolds(
 ): Promise<{ settledCount: number; watchedMs: number; unpriceable: string[] }> {
   const orphans = await findOrphans(dependencies.database, options, watch);
   await dependencies.reserves.releaseEnded();
-  const outputTokensOf = new Map(orphans.map((row) => [row.request_id, row.output_tokens ?? 0]));
+  const progressOf = new Map(orphans.map((row) => [row.request_id, row]));
   const reserveMsOf = new Map(
     orphans.map((row) => [row.request_id, row.gateway_session_alive ? options.reserveMs : undefined]),
   );
@@ -136,12 +141,7 @@ export async function settleOrphanHolds(
       unpriceable.push(hold.data.requestId);
       continue;
     }
-    const tokens: UsageTokens = {
-      input: Math.ceil(hold.data.estimate.inputTokensMax / bytesPerEstimatedToken),
-      cached: null,
-      output: outputTokensOf.get(hold.data.requestId) ?? 0,
-      reasoning: null,
-    };
+    const tokens = orphanTokensOf(hold, progressOf.get(hold.data.requestId));
     const settlement = orphanSettlementOf(hold, tokens, costWonOf(pricing, tokens), dependencies.clock());
     const settled =
       index < rowHolds.length
@@ -224,7 +224,8 @@ async function findOrphans(
     if (watch.watchedMs < options.presumedDeadAfterMs) return [];
     // A stream's last progress record also renews its hold: expiry counts from the later of the two.
     const found = await database.query<OrphanRow>(
-      `SELECT holds.request_id, progress.output_tokens, holds.hold,
+      `SELECT holds.request_id, progress.output_tokens, progress.input_tokens, progress.cached_input_tokens,
+              holds.hold,
               ledger_gateway_session_alive(holds.gateway_instance) AS gateway_session_alive
        FROM (
          SELECT request_id, gateway_instance, placed_at, expires_at, ledger_hold_authorization(holds) AS hold
@@ -258,11 +259,29 @@ async function findOrphans(
 
 interface OrphanRow {
   request_id: string;
+  /** The last progress record's counts: null without a record; input null where none was reported. */
   output_tokens: number | null;
+  input_tokens: number | null;
+  cached_input_tokens: number | null;
   /** A hold row's authorization; null for a hold in the log. */
   hold: OrphanHold | null;
   /** Whether the hold's gateway still has its session: paused or cut off, not dead (gateway-session.ts). */
   gateway_session_alive: boolean;
+}
+
+/**
+ * The orphan's usage: the input its upstream reported, with its cached part, else four bytes of the body a
+ * token and cached input not reported; the output its last progress record counted.
+ */
+function orphanTokensOf(hold: OrphanHold, progress: OrphanRow | undefined): UsageTokens {
+  assert(progress, `the orphan ${hold.data.requestId} settled without the row that found it`);
+  const reportedInputTokens = progress.input_tokens;
+  return {
+    input: reportedInputTokens ?? Math.ceil(hold.data.estimate.inputTokensMax / bytesPerEstimatedToken),
+    cached: reportedInputTokens === null ? null : progress.cached_input_tokens,
+    output: progress.output_tokens ?? 0,
+    reasoning: null,
+  };
 }
 
 /** The orphan's settlement: its estimated usage, releasing the whole hold. */

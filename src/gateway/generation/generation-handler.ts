@@ -17,6 +17,7 @@ import type {
   ToolCall,
 } from "../../providers/provider";
 import type { UpstreamCall } from "../../providers/resilience/upstream-call";
+import { reportedInputOf } from "../../providers/stream-conversion";
 
 import { type ApiError, apiErrors } from "../api-error";
 import { sendJson } from "../http/json-response";
@@ -259,7 +260,7 @@ async function jsonGeneration(
     await context.hold.placed;
     // Nothing is delivered before the whole answer: the progress record only renews the hold.
     context.hold.trackProgress(
-      () => 0,
+      () => ({ outputTokens: 0, reportedInput: null }),
       () => cutNow(new GatewayCut("interrupted")),
     );
     let result: Awaited<typeof generating>;
@@ -407,8 +408,14 @@ async function relayStream(
   };
   const progress = new OutputProgress();
   // Tracked from its placement, not its first token: a slow first token must not look freshly confirmed.
+  // The input the upstream reported so far is recorded with the output: what the orphan sweep bills, as a
+  // cut here would, should this process die before it settles the request.
   context.hold.placed.then(
-    () => context.hold.trackProgress(() => progress.outputTokens, onReleased),
+    () =>
+      context.hold.trackProgress(
+        () => ({ outputTokens: progress.outputTokens, reportedInput: reportedInputOf(relayed.reported) }),
+        onReleased,
+      ),
     () => {},
   );
   let holdPlaced = false;

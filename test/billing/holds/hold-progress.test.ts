@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { HoldProgress } from "../../../src/billing/holds/hold-progress";
+import { HoldProgress, type RequestProgress } from "../../../src/billing/holds/hold-progress";
 import { topUp } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
 import { holdRowCompletionOf } from "../../support/settled-holds";
@@ -16,6 +16,9 @@ import { personalHoldRequest, usageAuthorizationsOf } from "../../support/usage-
 
 const account = { kind: "user" as const, id: "progress-holds" };
 const confirmationMaxAgeMs = 6_000;
+
+/** A request's progress with this much output and no input reported. */
+const outputOf = (outputTokens: number): RequestProgress => ({ outputTokens, reportedInput: null });
 
 describe("the progress record's confirmation of holds", () => {
   let harness: LedgerHarness;
@@ -59,13 +62,13 @@ describe("the progress record's confirmation of holds", () => {
     const told: string[] = [];
     progress.track(
       released,
-      () => 3,
+      () => outputOf(3),
       () => told.push(released),
       0,
     );
     progress.track(
       running,
-      () => 5,
+      () => ({ outputTokens: 5, reportedInput: { inputTokens: 2_200, cachedInputTokens: 800 } }),
       () => told.push(running),
       0,
     );
@@ -82,11 +85,11 @@ describe("the progress record's confirmation of holds", () => {
     expect(await progress.stillHeld(released)).toBe(false);
     // Confirmed by that record: no statement until the confirmation ages again.
     expect(progress.stillHeld(running)).toBe(true);
-    const recorded = await harness.ledger.pool.query<{ output_tokens: number }>(
-      "SELECT output_tokens FROM hold_progress WHERE request_id = $1",
+    const recorded = await harness.ledger.pool.query(
+      "SELECT output_tokens, input_tokens, cached_input_tokens FROM hold_progress WHERE request_id = $1",
       [running],
     );
-    expect(recorded.rows).toEqual([{ output_tokens: 5 }]);
+    expect(recorded.rows).toEqual([{ output_tokens: 5, input_tokens: 2_200, cached_input_tokens: 800 }]);
   });
 
   it("given the database away when the confirmation has aged, then the output waits, and goes on once a record confirms the hold", async () => {
@@ -102,7 +105,7 @@ describe("the progress record's confirmation of holds", () => {
     const progress = progressWith(pool, clock);
     progress.track(
       running,
-      () => 1,
+      () => outputOf(1),
       () => {
         throw new Error("a hold still open is never told released");
       },
@@ -128,12 +131,12 @@ describe("the progress record's confirmation of holds", () => {
     const stillOpen = () => {
       throw new Error("a hold still open is never told released");
     };
-    progress.track(before, () => 2, stillOpen, 0);
+    progress.track(before, () => outputOf(2), stillOpen, 0);
     expect(progress.stillHeld(before)).toBe(true);
 
     // The session is lost (its connection reset): the sweep would keep nothing back for this process now
     progress.sessionLost();
-    progress.track(during, () => 0, stillOpen, clock.ms);
+    progress.track(during, () => outputOf(0), stillOpen, clock.ms);
     const waiting = [progress.stillHeld(before), progress.stillHeld(during)];
     expect(waiting.every((answer) => answer instanceof Promise)).toBe(true);
     // Records still go through (the database answers), but confirm nothing without the session
@@ -161,7 +164,7 @@ describe("the progress record's confirmation of holds", () => {
     const told: string[] = [];
     progress.track(
       released,
-      () => 0,
+      () => outputOf(0),
       () => told.push(released),
       askedAtMs,
     );
@@ -175,7 +178,7 @@ describe("the progress record's confirmation of holds", () => {
     const progress = progressWith(harness.ledger.pool, clock);
     const untrack = progress.track(
       settled,
-      () => 2,
+      () => outputOf(2),
       () => {
         throw new Error("a request settled here is never told released");
       },

@@ -327,6 +327,53 @@ describe("orphan hold settlement", () => {
     expect(await isOpenRow("req_renewed")).toBe(true);
   });
 
+  it("given a dead gateway's streams whose records carry the input their upstream reported, then each is billed that input and its cached part as reported; a record without it, four bytes of the body a token", async () => {
+    // Given: bodies of 4,000 bytes; two records with the input reported (one with no cached count), and one
+    // as a release before migration 28 writes it, naming no input
+    const pool = harness.service.ledger.pool;
+    await usageAuthorizationsOf(pool, store).authorizeUsage(
+      ["req_reported_cached", "req_reported_uncached", "req_unreported"].map((requestId) =>
+        authorization(requestId, "gateway-dead", new Date(Date.now() + 600_000)),
+      ),
+      { waitForFlush: true },
+    );
+    await pool.query(
+      `INSERT INTO hold_progress (request_id, gateway_instance, output_tokens, input_tokens,
+                                  cached_input_tokens, renewed_until, recorded_at)
+       VALUES ('req_reported_cached', 'gateway-dead', 12, 2200, 800, now() + interval '10 minutes', now()),
+              ('req_reported_uncached', 'gateway-dead', 12, 3000, NULL, now() + interval '10 minutes',
+               now())`,
+    );
+    await pool.query(
+      `INSERT INTO hold_progress (request_id, gateway_instance, output_tokens, renewed_until, recorded_at)
+       VALUES ('req_unreported', 'gateway-dead', 12, now() + interval '10 minutes', now())`,
+    );
+
+    // When
+    await sweep();
+
+    // Then
+    const tokensOf = async (requestId: string) => (await streamOf(requestId))[1]!.data.tokens;
+    expect(await tokensOf("req_reported_cached")).toEqual({
+      input: 2_200,
+      cached: 800,
+      output: 12,
+      reasoning: null,
+    });
+    expect(await tokensOf("req_reported_uncached")).toEqual({
+      input: 3_000,
+      cached: null,
+      output: 12,
+      reasoning: null,
+    });
+    expect(await tokensOf("req_unreported")).toEqual({
+      input: 1_000,
+      cached: null,
+      output: 12,
+      reasoning: null,
+    });
+  });
+
   it("given more orphans than one pricing query prices, when a sweep takes them all, then it prices them query by query and settles each", async () => {
     // Given: a dead gateway's holds on an account of their own, more than `pricingRequestsPerQueryMax`.
     const crowded = { kind: "user" as const, id: "orphaned-crowd" };
