@@ -84,6 +84,7 @@ import { upstreamMetrics } from "./operations/upstream-metrics";
 import { findModel } from "./providers/catalog";
 import type { UpstreamTimeouts } from "./providers/create-adapter";
 import type { ModelFamily } from "./providers/provider";
+import { PostgresEndedSessions } from "./sessions/ended-sessions";
 import { type OidcSettings, OidcSignIn } from "./sessions/oidc-sign-in";
 import { type Session, SessionTokens } from "./sessions/session-tokens";
 
@@ -195,7 +196,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   });
   await waiter.start();
   const hasher = new ApiKeyHasher(options.keyPepper);
-  const sessions = new SessionTokens(options.sessionSecret, options.oidc?.roleClaim !== undefined);
+  const endedSessions = new PostgresEndedSessions(ledger.pool);
+  const sessions = new SessionTokens(
+    options.sessionSecret,
+    options.oidc?.roleClaim !== undefined,
+    endedSessions,
+  );
   // One set of turns per stream: grants and key defaults share the organization's stream.
   const commands = new StreamCommands();
   const roles = new OrganizationRoleService({
@@ -225,6 +231,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     options.sessionSecret,
     options.adminToken,
     new PostgresRedeemedSignInCodes(ledger.pool),
+    endedSessions,
   );
   const parts: ServiceParts = {
     lifecycle: { draining: false },

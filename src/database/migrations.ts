@@ -35,6 +35,7 @@ import { requestLogAnsweringModelsMigration } from "./migrations/0025-request-lo
 import { webhookSecretRotationMigration } from "./migrations/0026-webhook-secret-rotation";
 import { chargeBreakdownTokenBoundMigration } from "./migrations/0027-charge-breakdown-token-bound";
 import { holdProgressReportedInputMigration } from "./migrations/0028-hold-progress-reported-input";
+import { endedSessionsMigration } from "./migrations/0029-ended-sessions";
 
 /**
  * The changes to the ledger's tables, in order (migration.ts). Projection tables are not here: each
@@ -69,6 +70,7 @@ export const migrations: readonly Migration[] = [
   webhookSecretRotationMigration,
   chargeBreakdownTokenBoundMigration,
   holdProgressReportedInputMigration,
+  endedSessionsMigration,
 ];
 
 /**

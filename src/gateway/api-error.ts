@@ -75,7 +75,7 @@ export const invalidApiKeyMessages = {
 /** Why an account route (a session's) refused: nothing presented as a session, or an API key in its place. */
 export const sessionRequiredMessages = {
   noSession:
-    "A logged-in session is required: send the header Authorization: Bearer <session token> (the console's sign-in, or POST /admin/sessions with the admin token); a token expired or not signed for this gateway is none",
+    "A logged-in session is required: send the header Authorization: Bearer <session token> (the console's sign-in, or POST /admin/sessions with the admin token); a token expired, signed out or not signed for this gateway is none",
   apiKey:
     "A logged-in session is required: this is an API key (svc_…), which opens the generation API (/llm/v1) and receipts; this route takes a session token (the console's sign-in, or POST /admin/sessions with the admin token)",
 } as const;

@@ -1,5 +1,6 @@
 import { SignJWT, UnsecuredJWT } from "jose";
 import { describe, expect, it } from "vitest";
+import type { EndedSessions } from "../../src/sessions/ended-sessions";
 import { SessionTokens } from "../../src/sessions/session-tokens";
 
 /**
@@ -11,7 +12,13 @@ import { SessionTokens } from "../../src/sessions/session-tokens";
 const secret = "test-session-secret-0123456789abcdef0123456789";
 const key = new TextEncoder().encode(secret);
 const now = Math.floor(Date.now() / 1_000);
-const tokens = new SessionTokens(secret, false);
+/** The ended sessions in memory (PostgresEndedSessions is tested through the HTTP edge, sign-out.test.ts). */
+const ended = new Map<string, Date>();
+const endedSessions: EndedSessions = {
+  end: async (tokenDigest, expiresAt) => void ended.set(tokenDigest.toString("hex"), expiresAt),
+  isEnded: async (tokenDigest) => ended.has(tokenDigest.toString("hex")),
+};
+const tokens = new SessionTokens(secret, false, endedSessions);
 
 function signed(
   claims: Record<string, unknown>,
@@ -73,5 +80,34 @@ describe("a session token", () => {
         organizationId: null,
       });
     }
+  });
+});
+
+describe("a session signed out", () => {
+  it("given a token ended, then it is no session, and another minted for the same user in the same second still is", async () => {
+    const issuedAt = new Date();
+    const session = { userId: "alice", organizationId: "acme" };
+    const signedOut = await tokens.mint(session, 600, issuedAt);
+    const other = await tokens.mint(session, 600, issuedAt);
+
+    await tokens.end(signedOut.token);
+
+    expect(await tokens.verify(signedOut.token)).toBeUndefined();
+    expect(await tokens.verify(other.token)).toEqual(session);
+    // Kept until the token's own expiry, by its digest: the token itself is nowhere.
+    expect([...ended.values()]).toContainEqual(signedOut.expiresAt);
+    expect([...ended.keys()].join()).not.toContain(signedOut.token);
+  });
+
+  it("given a token forged, expired or of another secret, when it is signed out, then nothing is recorded", async () => {
+    const otherSecret = new TextEncoder().encode("another-session-secret-0123456789abcdef012345");
+    const recorded = ended.size;
+    for (const token of [
+      "not a token",
+      await signed({}, { exp: now - 1 }),
+      await signed({}, { key: otherSecret }),
+    ])
+      await tokens.end(token);
+    expect(ended.size).toBe(recorded);
   });
 });

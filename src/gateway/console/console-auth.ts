@@ -1,6 +1,7 @@
 import { createHash, createHmac, randomUUID, timingSafeEqual } from "node:crypto";
 import { errors, jwtVerify, SignJWT } from "jose";
 import { sessionLimits } from "../../kernel/limits";
+import { type EndedSessions, endedSessionDigestOf } from "../../sessions/ended-sessions";
 import type { OidcTransaction } from "../../sessions/oidc-sign-in";
 import type { Session } from "../../sessions/session-tokens";
 import type { RedeemedSignInCodes } from "./redeemed-sign-in-codes";
@@ -13,7 +14,8 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
  *
  * Every secret here is derived from SESSION_SECRET under its own label, so a token of one kind never
  * verifies as another: an admin cookie is not a user session, a sign-in code is not a session. The admin
- * cookie's key is derived from ADMIN_TOKEN too, so that rotating the token signs every admin out.
+ * cookie's key is derived from ADMIN_TOKEN too, so that rotating the token signs every admin out. Signing out
+ * of the admin console ends its cookie for every gateway process, as a user's sign-out ends their session.
  */
 
 export const sessionCookieName = "session";
@@ -43,6 +45,7 @@ export class ConsoleAuth {
     sessionSecret: string,
     adminToken: string | undefined,
     private readonly redeemedCodes: RedeemedSignInCodes,
+    private readonly endedSessions: EndedSessions,
   ) {
     this.csrfKey = derive(sessionSecret, "console-csrf");
     this.adminKey = derive(
@@ -73,18 +76,30 @@ export class ConsoleAuth {
 
   async mintAdminCookie(now = new Date()): Promise<string> {
     const issuedAt = Math.floor(now.getTime() / 1_000);
+    // A jti of its own: two sign-ins in the same second are two cookies, and signing one out leaves the other.
     return new SignJWT({})
       .setProtectedHeader({ alg: "HS256" })
       .setSubject("admin")
       .setAudience(adminAudience)
+      .setJti(randomUUID())
       .setIssuedAt(issuedAt)
       .setExpirationTime(issuedAt + sessionLimits.adminCookieTtlSeconds)
       .sign(this.adminKey);
   }
 
+  /** Signed for this admin token, unexpired, and not signed out: one probe of the ended sessions, if so far. */
   async adminCookieIsValid(value: string): Promise<boolean> {
     if (this.adminTokenDigest === undefined) return false;
-    return (await verified(value, this.adminKey, adminAudience)) !== undefined;
+    if ((await verified(value, this.adminKey, adminAudience)) === undefined) return false;
+    return !(await this.endedSessions.isEnded(endedSessionDigestOf(value)));
+  }
+
+  /** Ends an admin cookie for every gateway process until it expires; nothing for one that is not valid. */
+  async endAdminCookie(value: string): Promise<void> {
+    if (this.adminTokenDigest === undefined) return;
+    const payload = await verified(value, this.adminKey, adminAudience);
+    if (payload?.exp === undefined) return;
+    await this.endedSessions.end(endedSessionDigestOf(value), new Date(payload.exp * 1_000));
   }
 
   /** An OpenID Connect sign-in's state, nonce, PKCE verifier and callback URL, good for minutes. */

@@ -28,7 +28,7 @@ import { signInConfirmationPage } from "./sign-in-confirmation-page";
  *   `no-cache` so a new build is picked up at once; any other /console path answers the page (client routes);
  * - `/console/api/session` and `/console/api/admin-session`: a session token or the admin token exchanged
  *   once for an httpOnly, SameSite=Strict cookie, answered with the cookie's CSRF token, which the page keeps in
- *   memory only and sends on every write;
+ *   memory only and sends on every write; their DELETE signs out, ending the session for every process;
  * - `/console/sign-in?code=…`: the first-start banner's one-time link;
  * - `/console/sign-in/oidc` and `/console/oidc/callback`: sign-in by OpenID Connect when configured, and
  *   `/console/api/sign-in-options` telling the page whether to offer it.
@@ -88,7 +88,7 @@ function mountSessionRoutes(router: Router, { sessions, consoleAuth }: ConsoleRo
     const parsed = sessionBody.safeParse(request.body ?? {});
     if (!parsed.success) throw validationErrorOf(parsed.error);
     const session = await sessions.verify(parsed.data.token);
-    if (!session) throw apiErrors.unauthorized("The session token is invalid or expired");
+    if (!session) throw apiErrors.unauthorized("The session token is invalid, expired or signed out");
     // The cookie dies with its token: a browser then asks for a sign-in instead of sending a dead session.
     const ttlSeconds = Math.min(consoleSessionTtlSeconds, secondsUntilExpiry(parsed.data.token));
     setCookie(request, response, sessionCookieName, parsed.data.token, ttlSeconds);
@@ -102,10 +102,15 @@ function mountSessionRoutes(router: Router, { sessions, consoleAuth }: ConsoleRo
     response.json({ ...sessionView(session), csrfToken: consoleAuth.csrfTokenOf(token) });
   });
 
-  router.delete("/api/session", (request, response) => {
+  router.delete("/api/session", async (request, response) => {
     // Without the cookie (it expired, or another tab signed out) there is nothing to end: not an error.
-    if (cookieOf(request.headers.cookie, sessionCookieName) !== undefined)
+    const token = cookieOf(request.headers.cookie, sessionCookieName);
+    if (token !== undefined) {
       requireCsrf(request, consoleAuth, sessionCookieName);
+      // The session ends, not only this browser's cookie: a copy of it, or its token in an API client, is
+      // refused by every gateway process from now. Should that fail, the cookie stays and the answer says so.
+      await sessions.end(token);
+    }
     clearCookie(request, response, sessionCookieName);
     response.json({ signedOut: true });
   });
@@ -145,9 +150,12 @@ function mountAdminSessionRoutes(router: Router, { consoleAuth, adminEnabled }: 
     response.json({ csrfToken: consoleAuth.csrfTokenOf(cookie) });
   });
 
-  router.delete("/api/admin-session", (request, response) => {
-    if (cookieOf(request.headers.cookie, adminCookieName) !== undefined)
+  router.delete("/api/admin-session", async (request, response) => {
+    const cookie = cookieOf(request.headers.cookie, adminCookieName);
+    if (cookie !== undefined) {
       requireCsrf(request, consoleAuth, adminCookieName);
+      await consoleAuth.endAdminCookie(cookie);
+    }
     clearCookie(request, response, adminCookieName);
     clearAdminHint(request, response);
     response.json({ signedOut: true });

@@ -1,6 +1,7 @@
 import type { DeclaredSchema } from "../../database/declared-schema";
 import { ledgerChargeBreakdownFunction } from "./charging/ledger-charge-breakdown";
 import { consoleSignInCodesRedeemedTable } from "./gateway/console-sign-in-codes-redeemed";
+import { endedSessionsTable } from "./gateway/ended-sessions";
 import { requestLogTable } from "./gateway/request-log";
 import { gatewayInstancesTable } from "./holds/gateway-instances";
 import { holdProgressTable } from "./holds/hold-progress";
@@ -75,6 +76,7 @@ export const ledgerSchema: DeclaredSchema = {
     webhookSecretsTable,
     webhookDeliveriesTable,
     alertBalanceStatesTable,
+    endedSessionsTable,
   ],
   objects: [
     ledgerEventsImmutableFunction,

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAccountRouter } from "../../../src/gateway/account/account-router";
 import { createApp } from "../../../src/gateway/app";
 import { authenticateSession } from "../../../src/gateway/middleware/authenticate-session";
+import { PostgresEndedSessions } from "../../../src/sessions/ended-sessions";
 import { SessionTokens } from "../../../src/sessions/session-tokens";
 import { creditToppedUp, silentLogger, usageRecorded } from "../../billing/billing-ledger-fixtures";
 import { usageCharge } from "../../support/ledger-fixtures";
@@ -26,7 +27,11 @@ let token = "";
 
 beforeAll(async () => {
   ledger = await openLedgerHarness("balance_one_snapshot");
-  const sessions = new SessionTokens("test-session-secret-0123456789abcdef0123456789", false);
+  const sessions = new SessionTokens(
+    "test-session-secret-0123456789abcdef0123456789",
+    false,
+    new PostgresEndedSessions(ledger.ledger.pool),
+  );
   const account = express.Router();
   account.use(
     authenticateSession(sessions),

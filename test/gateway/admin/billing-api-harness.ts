@@ -13,6 +13,7 @@ import { authenticateSession } from "../../../src/gateway/middleware/authenticat
 import { OrganizationRoleService } from "../../../src/keys/organization-role-service";
 import type { ProjectionWaiter } from "../../../src/ledger/projection/projection-waiter";
 import type { EventStore } from "../../../src/ledger/store/event-store";
+import { PostgresEndedSessions } from "../../../src/sessions/ended-sessions";
 import { SessionTokens } from "../../../src/sessions/session-tokens";
 import { runProjections, silentLogger } from "../../billing/billing-ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
@@ -74,7 +75,7 @@ export async function startBillingApi(
   const ledger = await openLedgerHarness(label);
   const projections = await runProjections(ledger);
   const now = { value: new Date("2026-11-20T01:00:00.000Z") };
-  const sessions = new SessionTokens(sessionSecret, false);
+  const sessions = new SessionTokens(sessionSecret, false, new PostgresEndedSessions(ledger.ledger.pool));
   const admin = express.Router();
   admin.use(
     authenticateAdmin(adminToken),
