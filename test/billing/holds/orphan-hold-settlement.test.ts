@@ -225,13 +225,12 @@ describe("orphan hold settlement", () => {
         )
       ).rows[0]!.held_won;
 
-    // A reserve of 50 ms
-    await sweep(watch, 50);
+    // A reserve of 3 s: long enough that a loaded machine still reads it in force, short enough to wait out
+    await sweep(watch, 3_000);
     expect(await reservesOf(["req_reserve_expires"])).toEqual({ req_reserve_expires: "3.65" });
     expect(Number(await heldOf())).toBe(3.65);
-    await new Promise((resolve) => setTimeout(resolve, 100));
 
-    expect(Number(await heldOf())).toBe(0);
+    await expect.poll(async () => Number(await heldOf()), { timeout: 15_000, interval: 100 }).toBe(0);
     await sweep();
     expect(await reservesOf(["req_reserve_expires"])).toEqual({});
   });
