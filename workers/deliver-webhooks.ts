@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import type { Logger } from "pino";
 import { detectClosedStatements } from "../src/billing/alerts/statement-closed-alerts";
+import { type HostLookup, systemHostLookup } from "../src/billing/alerts/webhook-address";
 import { webhookMetrics } from "../src/billing/alerts/webhook-metrics";
 import {
   type BalanceCheckCursor,
@@ -41,6 +42,10 @@ export interface WebhookWorkerSettings {
   /** Attempts of one account in flight at once across every worker (webhook-outbox.ts, leaseDueMessages). */
   attemptsInFlightPerAccountMax: number;
   allowPrivateNetworks: boolean;
+  /** How long an attempt waits for its receiver's addresses, at each look-up (webhook-address.ts). */
+  hostResolutionTimeoutMs: number;
+  /** Where receivers' addresses come from: the system's resolver, or a test's name server. */
+  lookupHost: HostLookup;
   balanceCheckIntervalMs: number;
   /** Accounts one low-funds pass checks; the next pass goes on after the last one, wrapping around. */
   balanceCheckAccountsMax: number;
@@ -55,6 +60,8 @@ export const defaultWebhookWorkerSettings: WebhookWorkerSettings = {
   batchSizeMax: webhookLimits.deliveryBatchSizeMax,
   attemptsInFlightPerAccountMax: webhookLimits.deliveryAttemptsInFlightPerAccountMax,
   allowPrivateNetworks: false,
+  hostResolutionTimeoutMs: webhookLimits.hostResolutionTimeoutMs,
+  lookupHost: systemHostLookup,
   balanceCheckIntervalMs: webhookLimits.balanceCheckIntervalMs,
   balanceCheckAccountsMax: webhookLimits.balanceCheckAccountsMax,
 };
@@ -107,6 +114,8 @@ async function deliverOne(
     body: message.body,
     allowPrivateNetworks: settings.allowPrivateNetworks,
     timeoutMs: settings.attemptTimeoutMs,
+    hostResolutionTimeoutMs: settings.hostResolutionTimeoutMs,
+    lookupHost: settings.lookupHost,
     signal: stopping,
   });
   // Cut short by the worker stopping: due again at once, elsewhere or after the restart, and not counted.

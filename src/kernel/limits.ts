@@ -544,6 +544,14 @@ export const environmentRanges = {
 export const webhookLimits = {
   /** Each delivery attempt (connect, send, answer) gives up after this long. */
   deliveryTimeoutMs: 10_000,
+  /**
+   * A look-up of a receiver's host (the address check, at an add and at each attempt, and the connection's
+   * own) gives up after this long: a failed attempt, retried on the schedule, or a refused add. A resolver
+   * that answers at all does so in well under a second, an uncached name included; 3 s is below the system
+   * resolver's first retransmission (glibc's 5 s), so a name server that never answers is seen as such, and
+   * the attempt's two look-ups still leave the receiver 4 s of its 10 s deadline.
+   */
+  hostResolutionTimeoutMs: 3_000,
   /** Bytes of a receiver's answer read (then discarded); the rest is not waited for. */
   responseBytesMax: 4_096,
   /** A message body (`{ type, timestamp, data }`) is never larger. */
@@ -819,10 +827,15 @@ const databaseSessionRelations: LimitRelation[] = [
 ];
 
 /**
- * A lease outlives the attempt it covers, so a live worker's row is never sent by another one too; one
+ * An attempt's two look-ups of its host (the check, the connection) leave it time to connect and hear the
+ * answer; a lease outlives the attempt it covers, so a live worker's row is never sent by another one too; one
  * account's attempts leave a worker slots for the others.
  */
 const webhookRelations: LimitRelation[] = [
+  {
+    says: "2 × webhookLimits.hostResolutionTimeoutMs < webhookLimits.deliveryTimeoutMs",
+    holds: ({ webhookLimits: webhooks }) => 2 * webhooks.hostResolutionTimeoutMs < webhooks.deliveryTimeoutMs,
+  },
   {
     says: "webhookLimits.deliveryTimeoutMs < webhookLimits.deliveryLeaseMs",
     holds: ({ webhookLimits: webhooks }) => webhooks.deliveryTimeoutMs < webhooks.deliveryLeaseMs,

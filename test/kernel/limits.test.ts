@@ -14,6 +14,7 @@ import {
   readLimits,
   resilienceLimitDefaults,
   statementLimits,
+  webhookLimits,
 } from "../../src/kernel/limits";
 
 /**
@@ -52,6 +53,11 @@ describe("the relations between limits", () => {
       "a request-log batch bigger than its queue",
       { limits: { ...limits, requestLogBatchRowsMax: limits.requestLogQueueRowsMax + 1 } },
       "limits.requestLogBatchRowsMax ≤ limits.requestLogQueueRowsMax",
+    ],
+    [
+      "a webhook's two host look-ups that could take its whole attempt",
+      { webhookLimits: { ...webhookLimits, hostResolutionTimeoutMs: webhookLimits.deliveryTimeoutMs / 2 } },
+      "2 × webhookLimits.hostResolutionTimeoutMs < webhookLimits.deliveryTimeoutMs",
     ],
     [
       "a settlements' drain as long as the stop's close bound",

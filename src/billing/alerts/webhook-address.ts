@@ -1,11 +1,13 @@
+import type { LookupAddress } from "node:dns";
 import { lookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
+import { webhookLimits } from "../../kernel/limits";
 
 /**
  * Where a webhook may be sent (C14): not to a loopback, private, link-local, multicast, reserved or
  * unspecified address (nor any IPv6 form of one), unless the deployment allows private networks
  * (`WEBHOOK_ALLOW_PRIVATE_NETWORKS=true`). Checked on the addresses the host resolves to, when an endpoint is
- * added and again at each delivery (a name may move).
+ * added and again at each delivery (a name may move); a look-up gives up after `hostResolutionTimeoutMs`.
  */
 
 /**
@@ -93,15 +95,79 @@ export function parseWebhookUrl(text: string): URL {
   return url;
 }
 
+/** Every address a host name has; tests give a name server of their own. */
+export type HostLookup = (hostname: string) => Promise<readonly LookupAddress[]>;
+
+/** Where a host's addresses come from, and how long the check and the connection each wait for them. */
+export interface HostResolution {
+  lookupHost: HostLookup;
+  timeoutMs: number;
+}
+
+/** The system's look-ups still running, by name (each holds one of the process's few resolver threads). */
+const systemLookupsInFlight = new Map<string, Promise<readonly LookupAddress[]>>();
+
+/**
+ * The system's resolver (getaddrinfo: the hosts file, then DNS), as every other connection of the process
+ * uses. Its look-ups run on libuv's thread pool (4 threads unless UV_THREADPOOL_SIZE says otherwise) and cannot
+ * be cancelled: one a name server never answers holds its thread for the resolver's own timeouts, long after
+ * the attempt that asked gave up. So a name still being looked up is not asked again: every attempt at it
+ * (a receiver's backlog, its retries) waits for that one, and one silent name holds one thread, not them all.
+ */
+export const systemHostLookup: HostLookup = (hostname) => {
+  const inFlight = systemLookupsInFlight.get(hostname);
+  if (inFlight) return inFlight;
+  const started = lookup(hostname, { all: true }).finally(() => systemLookupsInFlight.delete(hostname));
+  systemLookupsInFlight.set(hostname, started);
+  return started;
+};
+
+export const defaultHostResolution: HostResolution = {
+  lookupHost: systemHostLookup,
+  timeoutMs: webhookLimits.hostResolutionTimeoutMs,
+};
+
+/** A look-up that took its whole bound: what a delivery attempt records, and an add is refused with. */
+export class HostNotResolvedInTimeError extends Error {
+  override readonly name = "HostNotResolvedInTimeError";
+  constructor(host: string, timeoutMs: number) {
+    super(`url's host ${host} did not resolve within ${timeoutMs} ms`);
+  }
+}
+
+/** The host's addresses, or HostNotResolvedInTimeError once the bound passed (the look-up left to run). */
+export async function resolveHost(
+  host: string,
+  resolution: HostResolution,
+): Promise<readonly LookupAddress[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () => reject(new HostNotResolvedInTimeError(host, resolution.timeoutMs)),
+      resolution.timeoutMs,
+    );
+  });
+  try {
+    return await Promise.race([resolution.lookupHost(host), bound]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Resolves the URL's host and refuses it when any address it names is not public (unless allowed). */
-export async function assertDeliverableUrl(text: string, allowPrivateNetworks: boolean): Promise<URL> {
+export async function assertDeliverableUrl(
+  text: string,
+  allowPrivateNetworks: boolean,
+  resolution: HostResolution = defaultHostResolution,
+): Promise<URL> {
   const url = parseWebhookUrl(text);
   if (allowPrivateNetworks) return url;
   const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
   let addresses: string[];
   try {
-    addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((entry) => entry.address);
-  } catch {
+    addresses = isIP(host) ? [host] : (await resolveHost(host, resolution)).map((entry) => entry.address);
+  } catch (error) {
+    if (error instanceof HostNotResolvedInTimeError) throw new WebhookAddressRefusedError(error.message);
     throw new WebhookAddressRefusedError(`url's host ${host} does not resolve`);
   }
   // The refusal names the host the client wrote, never the address it resolved to: what the deployment's

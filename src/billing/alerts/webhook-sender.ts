@@ -1,10 +1,17 @@
-import { lookup as dnsLookup, type LookupAddress } from "node:dns";
+import type { LookupAddress } from "node:dns";
 import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
 import { webhookLimits } from "../../kernel/limits";
 import { retryAfterMsOf } from "../../providers/http/retry-after";
-import { assertDeliverableUrl, isPrivateAddress } from "./webhook-address";
+import {
+  assertDeliverableUrl,
+  defaultHostResolution,
+  type HostLookup,
+  type HostResolution,
+  isPrivateAddress,
+  resolveHost,
+} from "./webhook-address";
 import type { SignedHeaders } from "./webhook-signing";
 
 /**
@@ -24,24 +31,33 @@ export type AttemptOutcome =
       retryAfterMs?: number;
     };
 
-function guardedLookup(allowPrivateNetworks: boolean): LookupFunction {
+function guardedLookup(allowPrivateNetworks: boolean, resolution: HostResolution): LookupFunction {
   return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
-      if (error) return callback(error, "", 0);
-      const allowed = addresses.filter((entry) => allowPrivateNetworks || !isPrivateAddress(entry.address));
-      const first = allowed[0];
-      if (!first) return callback(new Error(`${hostname} resolves only to private addresses`), "", 0);
-      if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, allowed);
-      callback(null, first.address, first.family);
-    });
+    const family = options.family === 4 || options.family === 6 ? options.family : undefined;
+    resolveHost(hostname, resolution).then(
+      (addresses) => {
+        const allowed = addresses.filter(
+          (entry) =>
+            (family === undefined || entry.family === family) &&
+            (allowPrivateNetworks || !isPrivateAddress(entry.address)),
+        );
+        const first = allowed[0];
+        if (!first) return callback(new Error(`${hostname} resolves only to private addresses`), "", 0);
+        if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, allowed);
+        callback(null, first.address, first.family);
+      },
+      (error: NodeJS.ErrnoException) => callback(error, "", 0),
+    );
   };
 }
 
 /**
  * The attempt ends `timeoutMs` after it starts, whatever the receiver or its name server does: a socket's idle
- * timeout alone would let a receiver that drips a byte of its answer now and then hold the attempt for hours,
- * and the check of the URL's addresses waits for a name server the receiver may run. Once the status line has
- * come, the deadline judges the attempt by it; before, the attempt failed.
+ * timeout alone would let a receiver that drips a byte of its answer now and then hold the attempt for hours.
+ * Each look-up of the host (the check's, the connection's) gives up sooner, at `hostResolutionTimeoutMs`, and
+ * says so: a name server the receiver may run holds the attempt no longer, and its record tells a silent name
+ * server from a silent receiver. Once the status line has come, the deadline judges the attempt by it; before,
+ * the attempt failed.
  */
 export function sendWebhook(input: {
   url: string;
@@ -49,10 +65,18 @@ export function sendWebhook(input: {
   body: string;
   allowPrivateNetworks: boolean;
   timeoutMs?: number;
+  /** How long the check of the host's addresses, and the connection's look-up, each wait for them. */
+  hostResolutionTimeoutMs?: number;
+  /** Where the host's addresses come from: the system's resolver unless a test gives a name server. */
+  lookupHost?: HostLookup;
   /** Aborted: the attempt ends at once as failed ("stopped"), e.g. when its worker stops. */
   signal?: AbortSignal;
 }): Promise<AttemptOutcome> {
   const timeoutMs = input.timeoutMs ?? webhookLimits.deliveryTimeoutMs;
+  const resolution: HostResolution = {
+    lookupHost: input.lookupHost ?? defaultHostResolution.lookupHost,
+    timeoutMs: input.hostResolutionTimeoutMs ?? defaultHostResolution.timeoutMs,
+  };
   return new Promise((resolve) => {
     let status: number | undefined;
     let retryAfterMs: number | undefined;
@@ -101,7 +125,7 @@ export function sendWebhook(input: {
             "content-length": Buffer.byteLength(input.body),
             "user-agent": "won-gateway-webhooks",
           },
-          lookup: guardedLookup(input.allowPrivateNetworks),
+          lookup: guardedLookup(input.allowPrivateNetworks, resolution),
         },
         (response) => {
           let bytes = 0;
@@ -120,7 +144,7 @@ export function sendWebhook(input: {
       );
       request.end(input.body);
     };
-    assertDeliverableUrl(input.url, input.allowPrivateNetworks).then(post, (error: Error) =>
+    assertDeliverableUrl(input.url, input.allowPrivateNetworks, resolution).then(post, (error: Error) =>
       settle({ outcome: "failed", responseStatus: null, error: error.message }),
     );
   });

@@ -1,7 +1,31 @@
-import { describe, expect, it } from "vitest";
-import { isPrivateAddress } from "../../../src/billing/alerts/webhook-address";
+import { describe, expect, it, vi } from "vitest";
+import {
+  assertDeliverableUrl,
+  type HostLookup,
+  isPrivateAddress,
+  systemHostLookup,
+  WebhookAddressRefusedError,
+} from "../../../src/billing/alerts/webhook-address";
 
-/** Which addresses a webhook may reach (C14), in every form a URL or a resolver may give one. */
+/**
+ * Which addresses a webhook may reach (C14), in every form a URL or a resolver may give one, and how long the
+ * check waits for a name's addresses. The system's resolver is faked for one name, answering when told.
+ */
+
+const silentHostname = "silent-name-server.example";
+const systemLookups = { count: 0, unanswered: [] as (() => void)[] };
+
+vi.mock("node:dns/promises", async (importOriginal) => {
+  const original = await importOriginal<typeof import("node:dns/promises")>();
+  const lookup = (async (hostname: string, options?: unknown) => {
+    if (hostname !== silentHostname)
+      return (original.lookup as (...args: unknown[]) => unknown)(hostname, options);
+    systemLookups.count += 1;
+    await new Promise<void>((resolve) => systemLookups.unanswered.push(resolve));
+    return [{ address: "8.8.8.8", family: 4 }];
+  }) as typeof original.lookup;
+  return { ...original, default: { ...original, lookup }, lookup };
+});
 
 /** The host of a URL as the gateway reads it: WHATWG URLs rewrite IPv6 literals (`::127.0.0.1` → `::7f00:1`). */
 const hostOf = (literal: string) => new URL(`http://${literal}/`).hostname.replace(/^\[(.*)\]$/, "$1");
@@ -71,5 +95,41 @@ describe("isPrivateAddress", () => {
 
   it("refuses what is no address at all", () => {
     expect(isPrivateAddress("example.com")).toBe(true);
+  });
+});
+
+describe("assertDeliverableUrl", () => {
+  it("given a host whose name server never answers, then the URL is refused once the look-up took its bound, saying so", async () => {
+    const startedAtMs = Date.now();
+    const neverAnswers: HostLookup = () => new Promise(() => {});
+
+    const checked = assertDeliverableUrl("https://silent-name-server.example/hook", false, {
+      lookupHost: neverAnswers,
+      timeoutMs: 200,
+    });
+
+    await expect(checked).rejects.toThrow(
+      new WebhookAddressRefusedError("url's host silent-name-server.example did not resolve within 200 ms"),
+    );
+    expect(Date.now() - startedAtMs).toBeLessThan(1_000);
+  });
+});
+
+describe("systemHostLookup", () => {
+  it("given a name the system's resolver is still looking up, then another look-up of it waits for that one rather than asking again, and one after it asks afresh", async () => {
+    const first = systemHostLookup(silentHostname);
+    const second = systemHostLookup(silentHostname);
+    await Promise.resolve();
+    expect(systemLookups.count).toBe(1);
+
+    for (const answer of systemLookups.unanswered.splice(0)) answer();
+    expect(await first).toEqual([{ address: "8.8.8.8", family: 4 }]);
+    expect(await second).toEqual([{ address: "8.8.8.8", family: 4 }]);
+
+    const later = systemHostLookup(silentHostname);
+    await Promise.resolve();
+    expect(systemLookups.count).toBe(2);
+    for (const answer of systemLookups.unanswered.splice(0)) answer();
+    await later;
   });
 });

@@ -5,6 +5,7 @@ import { createServer as createTcpServer, type Socket, type Server as TcpServer 
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { alertSettingsProjection } from "../../../projections/alert-settings";
+import { type HostLookup, systemHostLookup } from "../../../src/billing/alerts/webhook-address";
 import { sweepRemovedEndpoints } from "../../../src/billing/alerts/webhook-outbox";
 import { webhookLimits } from "../../../src/kernel/limits";
 import { metricsText } from "../../../src/kernel/metrics-registry";
@@ -15,10 +16,11 @@ import { callJson as call } from "../../support/json-call";
 
 /**
  * Webhook delivery when receivers misbehave and removals are cut short (C14): a receiver that drips its
- * answer a byte at a time holds one attempt until its deadline and nobody else; a stopping worker ends its
- * attempts at once; the messages of an endpoint whose removal stopped after its event take no slot from live
- * endpoints, and the workers' sweep cancels them and deletes the secret. Real gateway, PostgreSQL and
- * receivers on 127.0.0.1.
+ * answer a byte at a time holds one attempt until its deadline and nobody else; one whose name server never
+ * answers holds its attempt for the look-up's bound, not the whole deadline, and nobody else either; a
+ * stopping worker ends its attempts at once; the messages of an endpoint whose removal stopped after its
+ * event take no slot from live endpoints, and the workers' sweep cancels them and deletes the secret. Real
+ * gateway, PostgreSQL and receivers on 127.0.0.1; the name server is the test's.
  */
 
 const logger = pino({ level: "silent" });
@@ -262,6 +264,49 @@ describe("webhook delivery when receivers misbehave", () => {
         last_error: `no answer within ${attemptTimeoutMs} ms`,
       });
     } finally {
+      await worker.close();
+    }
+  }, 30_000);
+
+  it("given a receiver whose name server never answers, then its attempt fails at the look-up's bound saying so and waits for the schedule's retry, and meanwhile the account's other endpoint gets its message", async () => {
+    const silentHostname = "silent-name-server.example";
+    const lookupsUnanswered: (() => void)[] = [];
+    const nameServer: HostLookup = async (hostname) => {
+      if (hostname !== silentHostname) return systemHostLookup(hostname);
+      await new Promise<void>((resolve) => lookupsUnanswered.push(resolve));
+      return [{ address: "127.0.0.1", family: 4 }];
+    };
+    const silent = await addWebhook("silent-dns-owner", healthyUrl.replace("127.0.0.1", silentHostname));
+    const fine = await addWebhook("silent-dns-owner", healthyUrl);
+    // A deadline far past the look-up's bound, so that the attempt's end tells which of the two ended it.
+    const worker = startWorker({
+      attemptTimeoutMs: 10_000,
+      hostResolutionTimeoutMs: 500,
+      lookupHost: nameServer,
+    });
+    try {
+      const silentDelivery = await sendTest(silent.token, silent.webhookId);
+      await until("the silent name was asked", () => lookupsUnanswered.length > 0, 2_000);
+      const startedAtMs = Date.now();
+
+      const fineDelivery = await sendTest(fine.token, fine.webhookId);
+      await until("the other endpoint got its message", () => healthy.received.includes(fineDelivery), 5_000);
+
+      await until("the silent attempt ended", async () => (await deliveryRow(silentDelivery)).attempts === 1);
+      const endedAtMs = Date.now();
+      expect(endedAtMs - startedAtMs).toBeLessThan(5_000);
+      const row = await deliveryRow(silentDelivery);
+      expect(row).toMatchObject({
+        status: "pending",
+        leased_until: null,
+        last_error: `url's host ${silentHostname} did not resolve within 500 ms`,
+      });
+      // The schedule's first delay (a minute here), as for any failed attempt.
+      expect(row.next_attempt_at.getTime() - endedAtMs).toBeGreaterThan(55_000);
+      expect(row.next_attempt_at.getTime() - endedAtMs).toBeLessThan(65_000);
+      expect(healthy.received).not.toContain(silentDelivery);
+    } finally {
+      for (const answer of lookupsUnanswered) answer();
       await worker.close();
     }
   }, 30_000);

@@ -1,51 +1,72 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
+import { type HostLookup, systemHostLookup } from "../../../src/billing/alerts/webhook-address";
 import { sendWebhook } from "../../../src/billing/alerts/webhook-sender";
 
 /**
  * One attempt's bounds (C14, docs/api.md "Delivery"): the deadline runs from the attempt's start, the check of
- * the URL's addresses included, and a stopping worker ends it at once wherever it is; and where it may go: a
+ * the URL's addresses included, each look-up of the host gives up sooner at a bound of its own, saying so, and a
+ * stopping worker ends it at once wherever it is; and where it may go: a
  * name that answers a public address to the check and a private one to the connection (DNS rebinding) is not
  * reached, nor is a private address a receiver redirects to. The resolver is the one outside party faked
  * here: a name server that takes its time answering (a receiver's own, say), or that changes its answer.
  */
 
 const slowHostname = "slow-to-resolve.example";
-let resolverAnswers: () => void = () => {};
-/** Public to the check's look-up (node:dns/promises), loopback to the connection's (node:dns). */
+/** Look-ups of the slow name waiting for their answer, each given one after its test. */
+const unanswered: (() => void)[] = [];
+/** Public to the check's look-up, loopback to the connection's. */
 const rebindingHostname = "rebinding.example";
+let rebindingLookups = 0;
 
-vi.mock("node:dns", async (importOriginal) => {
-  const original = await importOriginal<typeof import("node:dns")>();
-  const lookup = ((hostname: string, options: unknown, callback: (...args: unknown[]) => void) => {
-    if (hostname !== rebindingHostname)
-      return (original.lookup as (...args: unknown[]) => unknown)(hostname, options, callback);
-    callback(null, [{ address: "127.0.0.1", family: 4 }]);
-  }) as typeof original.lookup;
-  return { ...original, default: { ...original, lookup }, lookup };
-});
-
-vi.mock("node:dns/promises", async (importOriginal) => {
-  const original = await importOriginal<typeof import("node:dns/promises")>();
-  const lookup = (async (hostname: string, options?: unknown) => {
-    if (hostname === rebindingHostname) return [{ address: "8.8.8.8", family: 4 }];
-    if (hostname !== slowHostname)
-      return (original.lookup as (...args: unknown[]) => unknown)(hostname, options);
-    await new Promise<void>((resolve) => {
-      resolverAnswers = resolve;
-    });
-    return [{ address: "8.8.8.8", family: 4 }];
-  }) as typeof original.lookup;
-  return { ...original, default: { ...original, lookup }, lookup };
-});
+/** The name server the attempts ask; any other name goes to the system's resolver. */
+const nameServer: HostLookup = async (hostname) => {
+  if (hostname === rebindingHostname)
+    return rebindingLookups++ === 0
+      ? [{ address: "8.8.8.8", family: 4 }]
+      : [{ address: "127.0.0.1", family: 4 }];
+  if (hostname !== slowHostname) return systemHostLookup(hostname);
+  await new Promise<void>((resolve) => unanswered.push(resolve));
+  return [{ address: "8.8.8.8", family: 4 }];
+};
 
 const headers = { "webhook-id": "msg_1", "webhook-timestamp": "1", "webhook-signature": "v1,x" };
 
-afterEach(() => resolverAnswers());
+afterEach(() => {
+  for (const answer of unanswered.splice(0)) answer();
+});
 
 describe("one webhook attempt", () => {
-  it("given a host whose name server does not answer, then the attempt fails at its deadline", async () => {
+  it.each([
+    ["the check of its addresses", false],
+    ["the connection", true],
+  ])(
+    "given a host whose name server never answers, then %s gives up at the look-up's bound, saying so, long before the attempt's deadline",
+    async (_step, allowPrivateNetworks) => {
+      const startedAtMs = Date.now();
+
+      const outcome = await sendWebhook({
+        url: `http://${slowHostname}/hook`,
+        headers,
+        body: "{}",
+        allowPrivateNetworks,
+        timeoutMs: 10_000,
+        hostResolutionTimeoutMs: 300,
+        lookupHost: nameServer,
+      });
+
+      expect(outcome).toEqual({
+        outcome: "failed",
+        responseStatus: null,
+        error: `url's host ${slowHostname} did not resolve within 300 ms`,
+      });
+      expect(Date.now() - startedAtMs).toBeLessThan(1_000);
+    },
+    15_000,
+  );
+
+  it("given a host whose name server does not answer, and a deadline shorter than the look-up's bound, then the attempt fails at its deadline", async () => {
     const startedAtMs = Date.now();
 
     const outcome = await sendWebhook({
@@ -54,6 +75,8 @@ describe("one webhook attempt", () => {
       body: "{}",
       allowPrivateNetworks: false,
       timeoutMs: 300,
+      hostResolutionTimeoutMs: 5_000,
+      lookupHost: nameServer,
     });
 
     expect(outcome).toEqual({ outcome: "failed", responseStatus: null, error: "no answer within 300 ms" });
@@ -72,6 +95,7 @@ describe("one webhook attempt", () => {
       allowPrivateNetworks: false,
       timeoutMs: 10_000,
       signal: stopping.signal,
+      lookupHost: nameServer,
     });
 
     expect(outcome).toEqual({ outcome: "failed", responseStatus: null, error: "stopped" });
@@ -87,9 +111,15 @@ describe("one webhook attempt", () => {
       body: "{}",
       allowPrivateNetworks: false,
       timeoutMs: 5_000,
+      lookupHost: nameServer,
     });
 
-    expect(outcome).toMatchObject({ outcome: "failed", responseStatus: null });
+    expect(outcome).toEqual({
+      outcome: "failed",
+      responseStatus: null,
+      error: `${rebindingHostname} resolves only to private addresses`,
+    });
+    expect(rebindingLookups).toBe(2);
     expect(receiver.requests()).toBe(0);
     await receiver.close();
   });
