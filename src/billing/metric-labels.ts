@@ -82,15 +82,18 @@ export function operationNameLabelOf(endpoint: EndpointLabel): "chat" | "none" {
 }
 
 /**
- * `gen_ai_provider_name`: the served model's family (the catalog's few), "unknown" for a model the gateway
- * does not serve, "none" for a request that names no model.
+ * `gen_ai_provider_name`: the family (the catalog's few) of the model whose upstream answered, a fallback's
+ * in place of the one requested, as OpenTelemetry's `gen_ai.provider.name` is the provider that served the
+ * request; of the requested model when none answered; "unknown" for a model the gateway does not serve,
+ * "none" for a request that names no model.
  */
 export function providerLabelOf(
-  model: string | undefined,
+  model: { requested: string | undefined; answering: string | undefined },
   familyOf: (slug: string) => string | undefined,
 ): string {
-  if (model === undefined) return "none";
-  return familyOf(model) ?? "unknown";
+  const served = model.answering ?? model.requested;
+  if (served === undefined) return "none";
+  return familyOf(served) ?? "unknown";
 }
 
 /**

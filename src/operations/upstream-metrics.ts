@@ -26,8 +26,8 @@ const retriesTotal = new Counter({
 
 const attemptDurationSeconds = new Histogram({
   name: "won_gateway_upstream_attempt_duration_seconds",
-  help: "Time from sending an attempt to its answer (JSON), its first output (stream) or its failure",
-  labelNames: ["upstream_endpoint", "outcome"],
+  help: "Time from sending an attempt to its answer (JSON), its first output (stream) or its failure, by endpoint, model and outcome",
+  labelNames: ["upstream_endpoint", "model", "outcome"],
   buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
   registers: [metricsRegistry],
 });
@@ -76,7 +76,7 @@ export const upstreamMetrics: UpstreamObserver & {
     attemptsTotal.inc({ upstream_endpoint: attempt.endpoint, model: attempt.model, outcome });
     if (retry) retriesTotal.inc({ upstream_endpoint: attempt.endpoint, model: attempt.model });
     attemptDurationSeconds.observe(
-      { upstream_endpoint: attempt.endpoint, outcome },
+      { upstream_endpoint: attempt.endpoint, model: attempt.model, outcome },
       attempt.durationMs / 1_000,
     );
   },

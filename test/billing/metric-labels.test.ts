@@ -72,11 +72,16 @@ describe("OpenTelemetry GenAI labels", () => {
     expect(operationNameLabelOf("models")).toBe("none");
   });
 
-  it("names the provider by the served model's family, else unknown or none", () => {
-    const familyOf = (slug: string) => (slug === "alpha-5.4" ? "alpha" : undefined);
-    expect(providerLabelOf("alpha-5.4", familyOf)).toBe("alpha");
-    expect(providerLabelOf("whatever-a-client-sent", familyOf)).toBe("unknown");
-    expect(providerLabelOf(undefined, familyOf)).toBe("none");
+  it("names the provider by the family of the model that answered, else of the one requested, else unknown or none", () => {
+    const families: Record<string, string> = { "alpha-5.4": "alpha", "gamma-4-3": "gamma" };
+    const familyOf = (slug: string) => families[slug];
+    expect(providerLabelOf({ requested: "alpha-5.4", answering: "alpha-5.4" }, familyOf)).toBe("alpha");
+    expect(providerLabelOf({ requested: "alpha-5.4", answering: "gamma-4-3" }, familyOf)).toBe("gamma");
+    expect(providerLabelOf({ requested: "alpha-5.4", answering: undefined }, familyOf)).toBe("alpha");
+    expect(providerLabelOf({ requested: "whatever-a-client-sent", answering: undefined }, familyOf)).toBe(
+      "unknown",
+    );
+    expect(providerLabelOf({ requested: undefined, answering: undefined }, familyOf)).toBe("none");
   });
 
   it("keeps error types to the error body's few, empty for no error", () => {

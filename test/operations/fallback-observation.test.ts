@@ -69,8 +69,19 @@ const chat = {
   endpoint: "chat.completions",
   key_kind: "personal",
 };
-const fellBack = { ...chat, gen_ai_request_model: "zeta-mini", gen_ai_response_model: "gamma-4-3" };
-const direct = { ...chat, gen_ai_request_model: "gamma-4-3", gen_ai_response_model: "gamma-4-3" };
+// The provider is the one that served the request (OpenTelemetry's gen_ai.provider.name): gamma's, not zeta's.
+const fellBack = {
+  ...chat,
+  gen_ai_request_model: "zeta-mini",
+  gen_ai_response_model: "gamma-4-3",
+  gen_ai_provider_name: "gamma",
+};
+const direct = {
+  ...chat,
+  gen_ai_request_model: "gamma-4-3",
+  gen_ai_response_model: "gamma-4-3",
+  gen_ai_provider_name: "gamma",
+};
 const messages = [{ role: "user" as const, content: "Fall back" }];
 
 describe("GET /metrics of requests a fallback answered", () => {
@@ -104,12 +115,13 @@ describe("GET /metrics of requests a fallback answered", () => {
     expect(json.model).toBe("gamma-4-3");
     expect(delta("won_gateway_requests_total", { ...fellBack, status: "200", error_type: "" })).toBe(2);
     expect(delta("won_gateway_requests_total", { ...direct, status: "200", error_type: "" })).toBe(1);
-    // Nothing answered the refused request: it names no answering model.
+    // Nothing answered the refused request: it names no answering model, and the provider it was for.
     expect(
       delta("won_gateway_requests_total", {
         ...chat,
         gen_ai_request_model: "zeta-mini",
         gen_ai_response_model: "none",
+        gen_ai_provider_name: "zeta",
         status: "400",
       }),
     ).toBe(1);
@@ -120,6 +132,15 @@ describe("GET /metrics of requests a fallback answered", () => {
       json.usage!.completion_tokens + streamedOutputTokens,
     );
     expect(streamedOutputTokens).toBeGreaterThan(0);
+    // Each model's upstream attempts have their durations: zeta-mini's failing ones apart from gamma-4-3's.
+    const attempts = (model: string, outcome: string) =>
+      delta("won_gateway_upstream_attempts_total", { model, outcome });
+    const timed = (model: string, outcome: string) =>
+      delta("won_gateway_upstream_attempt_duration_seconds_count", { model, outcome });
+    expect(attempts("zeta-mini", "5xx")).toBeGreaterThanOrEqual(2);
+    expect(timed("zeta-mini", "5xx")).toBe(attempts("zeta-mini", "5xx"));
+    expect(timed("gamma-4-3", "2xx")).toBe(3);
+    expect(timed("zeta-mini", "2xx")).toBe(0);
   }, 60_000);
 
   it("given a request for zeta-mini that gamma-4-3 answered, when it is charged, then the charge metrics name zeta-mini requested and gamma-4-3 charged", async () => {

@@ -269,6 +269,9 @@ describe("GET /metrics", () => {
     const allowed: Record<string, Set<string>> = {
       gen_ai_request_model: new Set([...listModels().map((model) => model.slug), "unknown", "none"]),
       gen_ai_response_model: new Set([...listModels().map((model) => model.slug), "none"]),
+      // The upstream metrics' model labels: the model attempted or answering, always one the catalog serves.
+      model: new Set(listModels().map((model) => model.slug)),
+      answering_model: new Set(listModels().map((model) => model.slug)),
       gen_ai_provider_name: new Set([...listModels().map((model) => model.family), "unknown", "none"]),
       gen_ai_operation_name: new Set(["chat", "none"]),
       error_type: new Set(errorTypeLabels),

@@ -13,7 +13,8 @@ import { SeriesHistogram } from "../../kernel/series-histogram";
  * (`gen_ai_request_model`, `gen_ai_response_model`, `gen_ai_operation_name`, `gen_ai_provider_name`,
  * `error_type`), each from a small closed set (metric-labels.ts). `gen_ai_response_model` is the model that
  * answered — a configured fallback's in place of the one requested — so a dashboard shows which upstream
- * model served the traffic. Histogram buckets follow the conventions' advice.
+ * model served the traffic, and `gen_ai_provider_name` that model's family. Histogram buckets follow the
+ * conventions' advice.
  *
  * Every request observes up to seven series; each label combination's series are resolved once and kept
  * (series-counter.ts, series-histogram.ts), so a request's metrics cost a key and a map lookup.

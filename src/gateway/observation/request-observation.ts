@@ -171,7 +171,10 @@ function finish(
     model: modelLabelOf(observation.model, options.isServedModel),
     responseModel: modelLabelOf(observation.answeringModel, options.isServedModel),
     operationName: operationNameLabelOf(endpoint),
-    providerName: providerLabelOf(observation.model, options.familyOf ?? (() => undefined)),
+    providerName: providerLabelOf(
+      { requested: observation.model, answering: observation.answeringModel },
+      options.familyOf ?? (() => undefined),
+    ),
     endpoint,
     keyKind: keyKindLabelOf(observation.accountKind),
   };
