@@ -24,7 +24,7 @@ import { callJson as call } from "../../support/json-call";
  */
 
 const logger = pino({ level: "silent" });
-const attemptTimeoutMs = 3_000;
+const attemptTimeoutMs = 5_000;
 
 /** Answers every POST at once with 204, keeping the ids it got. */
 function startHealthyReceiver() {
@@ -253,8 +253,9 @@ describe("webhook delivery when receivers misbehave", () => {
           ).rowCount === 1,
         2_000,
       );
-      // All of that happened while the slow attempt was still running.
-      expect(Date.now() - startedAtMs).toBeLessThan(attemptTimeoutMs);
+      // All of that happened while the slow attempt was still running: its receiver still connected, its
+      // attempt not yet counted.
+      expect(dripping.sockets.size).toBeGreaterThan(0);
       expect((await deliveryRow(slowDelivery)).attempts).toBe(0);
 
       await until("the slow attempt ended", async () => (await deliveryRow(slowDelivery)).attempts === 1);
