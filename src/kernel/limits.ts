@@ -293,14 +293,14 @@ export const billingLimits = {
   billingHistoryPageSize: 1_000,
   /** Rows one billing export may hold (JSON or CSV). */
   billingHistoryRowsMax: 1_000_000,
-  /** FX history rows one GET returns. */
+  /** FX history rows one GET /admin/fx-rates page holds, and the default. */
   fxRateHistoryRowsMax: 10_000,
   /** Raw events one GET /admin/events returns. */
   eventsPageSizeMax: 1_000,
-  /** Changes one GET /admin/prices/history or /admin/discounts/history answer holds, and the default. */
+  /** Changes one GET /admin/prices/history or /admin/discounts/history page holds, and the default. */
   pricingHistoryRowsMax: 1_000,
   pricingHistoryRowsDefault: 100,
-  /** Discount scopes (model or any × organization or any), those changed last, whose history one answer reads. */
+  /** Discount scopes (model or any × organization or any), those changed last, whose history one page reads. */
   discountScopesMax: 1_000,
   eventsPageSizeDefault: 100,
   /** Credit amounts are below one trillion won: anything larger is a typo, not a top-up. */

@@ -10,7 +10,8 @@ import { isStorableText } from "./storable-text";
  * would silently skip or repeat them. Decoding checks the shape strictly (the instant as the reader writes it
  * and a real one, the id as storable text of bounded length, the order one of the reader's) and answers
  * undefined for anything else, so a forged cursor is bad input. A cursor given before cursors named what
- * they were read for (two fields) is still read, as a position alone.
+ * they were read for (two fields) is still read, as a position alone; a list of the whole ledger gives such
+ * cursors, of two fields, and refuses one with a scope.
  */
 export interface StartPosition {
   startedAt: string;
@@ -28,11 +29,18 @@ export function accountDigestOf(account: { kind: string; id: string }): string {
   return createHash("sha256").update(`${account.kind}:${account.id}`).digest("base64url").slice(0, 16);
 }
 
+/**
+ * `scope` left out: a position in an order over the whole ledger (the price, discount and FX histories),
+ * which means the same in every list read in that order, so there is no account to name.
+ */
 export function encodePositionCursor<Order extends string = never>(
   position: StartPosition,
-  scope: CursorScope<Order>,
+  scope?: CursorScope<Order>,
 ): string {
-  const fields = [position.startedAt, position.requestId, scope];
+  const fields =
+    scope === undefined
+      ? [position.startedAt, position.requestId]
+      : [position.startedAt, position.requestId, scope];
   return Buffer.from(JSON.stringify(fields)).toString("base64url");
 }
 

@@ -79,6 +79,7 @@ const acceptedQueries: Record<string, string> = {
   "get /admin/billing/totals": "account=user:someone&groupBy=model",
   "get /admin/prices/history": "model=alpha-5.4&limit=5",
   "get /admin/discounts/history": "limit=5",
+  "get /admin/fx-rates": "limit=5",
   "get /admin/accounts": "search=some&kind=user&limit=5",
   "get /admin/accounts/{kind}/{id}/keys": "limit=5",
   "get /admin/events": "order=desc&limit=5",

@@ -44,15 +44,26 @@ export interface PricingHistory {
 export async function readPricingHistory(
   adminGet: (path: string) => Promise<Response>,
 ): Promise<PricingHistory> {
+  // Every page, each read with the nextCursor of the page before, as the docs say.
   const data = async <Row>(path: string): Promise<Row[]> => {
-    const response = await adminGet(path);
-    if (response.status !== 200) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-    return ((await response.json()) as { data: Row[] }).data;
+    const rows: Row[] = [];
+    let cursor: string | null = null;
+    for (let pagesRead = 0; pagesRead < 1_000; pagesRead += 1) {
+      const pagePath: string = cursor === null ? path : `${path}&cursor=${encodeURIComponent(cursor)}`;
+      const response = await adminGet(pagePath);
+      if (response.status !== 200)
+        throw new Error(`${pagePath}: ${response.status} ${await response.text()}`);
+      const page = (await response.json()) as { data: Row[]; nextCursor: string | null };
+      rows.push(...page.data);
+      if (page.nextCursor === null) return rows;
+      cursor = page.nextCursor;
+    }
+    throw new Error(`${path}: more than 1,000 pages`);
   };
   return {
     prices: await data<PriceChange>("/prices/history?limit=1000"),
     discounts: await data<DiscountChange>("/discounts/history?limit=1000"),
-    fxRates: await data<FxRate>("/fx-rates"),
+    fxRates: await data<FxRate>("/fx-rates?limit=10000"),
   };
 }
 

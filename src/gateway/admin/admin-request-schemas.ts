@@ -150,18 +150,35 @@ export const eventsQuerySchema = z.object({
     .default(billingLimits.eventsPageSizeDefault),
 });
 
-/** `GET /prices/history` and `GET /discounts/history`: newest first, at most `limit` changes. */
-const historyLimit = z.coerce
-  .number({ error: `must be an integer from 1 to ${billingLimits.pricingHistoryRowsMax}` })
-  .int()
-  .min(1)
-  .max(billingLimits.pricingHistoryRowsMax)
-  .default(billingLimits.pricingHistoryRowsDefault);
+/**
+ * `GET /prices/history` and `GET /discounts/history`: newest first, a page of at most `limit` changes; the
+ * page's `nextCursor` passed back as `cursor` reads the next.
+ */
+const historyPage = {
+  limit: z.coerce
+    .number({ error: `must be an integer from 1 to ${billingLimits.pricingHistoryRowsMax}` })
+    .int()
+    .min(1)
+    .max(billingLimits.pricingHistoryRowsMax)
+    .default(billingLimits.pricingHistoryRowsDefault),
+  cursor: z.string().min(1).max(1_000).optional(),
+};
 
 export const priceHistoryQuerySchema = z.object({
   /** Absent: every model of the catalog. */
   model: storableString.optional(),
-  limit: historyLimit,
+  ...historyPage,
 });
 
-export const discountHistoryQuerySchema = z.object({ limit: historyLimit });
+export const discountHistoryQuerySchema = z.object(historyPage);
+
+/** `GET /fx-rates`: newest first, every rate (up to the maximum) unless `limit` says fewer, a page at a time. */
+export const fxRateHistoryQuerySchema = z.object({
+  limit: z.coerce
+    .number({ error: `must be an integer from 1 to ${billingLimits.fxRateHistoryRowsMax}` })
+    .int()
+    .min(1)
+    .max(billingLimits.fxRateHistoryRowsMax)
+    .default(billingLimits.fxRateHistoryRowsMax),
+  cursor: z.string().min(1).max(1_000).optional(),
+});

@@ -1,15 +1,21 @@
 import type { Router } from "express";
-import { readFxRateHistory } from "../../billing/fx/fx-rate-history";
+import {
+  decodeFxRateCursor,
+  encodeFxRateCursor,
+  type FxRatePosition,
+  InvalidFxRateCursorError,
+  readFxRateHistory,
+} from "../../billing/fx/fx-rate-history";
 import { setFxRate } from "../../billing/fx/set-fx-rate";
-import { billingLimits } from "../../kernel/limits";
 import { formatMoney } from "../../kernel/money";
-import { ApiError, applicationCodes } from "../api-error";
+import { ApiError, apiErrors, applicationCodes } from "../api-error";
 import { type AdminContext, adminOriginOf, parseWith, writeDependenciesOf } from "./admin-context";
-import { fxRateBodySchema } from "./admin-request-schemas";
+import { fxRateBodySchema, fxRateHistoryQuerySchema } from "./admin-request-schemas";
 
 /**
  * `POST /fx-rates` (manual rate, source "admin"), `POST /fx-rates/refresh` (ask the bank now for today's
- * rate) and `GET /fx-rates` (history, newest first, and whether the bank is configured as a source).
+ * rate) and `GET /fx-rates` (history, newest first, a page at a time, and whether the bank is configured as a
+ * source).
  */
 export function addFxRateRoutes(router: Router, context: AdminContext): void {
   router.post("/fx-rates", async (request, response) => {
@@ -56,18 +62,33 @@ export function addFxRateRoutes(router: Router, context: AdminContext): void {
     }
   });
 
-  router.get("/fx-rates", async (_request, response) => {
-    const history = await readFxRateHistory(context.database, billingLimits.fxRateHistoryRowsMax);
+  router.get("/fx-rates", async (request, response) => {
+    const query = parseWith(fxRateHistoryQuerySchema, request.query);
+    const history = await readFxRateHistory(context.database, {
+      limit: query.limit,
+      after: fxRatePositionOf(query.cursor),
+    }).catch((error: unknown) => {
+      throw error instanceof InvalidFxRateCursorError ? apiErrors.validation(error.message) : error;
+    });
     response.json({
       // Whether POST /fx-rates/refresh can ask the bank (KOREAEXIM_AUTHKEY set): consoles offer it only then.
       bankSourceConfigured: context.fxRateRefresher.configured,
-      data: history.map((entry) => ({
+      data: history.entries.map((entry) => ({
         appliesOn: entry.appliesOn,
         rateDate: entry.rateDate,
         rate: entry.rateKrwPerUsd,
         source: entry.source,
         recordedAt: entry.recordedAt,
       })),
+      nextCursor: history.next === null ? null : encodeFxRateCursor(history.next),
     });
   });
+}
+
+function fxRatePositionOf(cursor: string | undefined): FxRatePosition | undefined {
+  if (cursor === undefined) return undefined;
+  const position = decodeFxRateCursor(cursor);
+  if (position === undefined)
+    throw apiErrors.validation("cursor: must be a nextCursor returned by a previous page");
+  return position;
 }

@@ -2,6 +2,10 @@ import type { Router } from "express";
 import { removeDiscount, setDiscount } from "../../billing/commands/set-discount";
 import { setModelPrice } from "../../billing/commands/set-model-price";
 import {
+  type ChangePosition,
+  decodeChangeCursor,
+  encodeChangeCursor,
+  type HistoryPage,
   readDiscountHistory,
   readPricedModels,
   readPriceHistory,
@@ -23,7 +27,8 @@ import {
 /**
  * `PUT /models/:slug/price` and `PUT /discounts`: in force from the moment they answer 200, as is the end of
  * a scope's rule by `DELETE /discounts?model=&organizationId=` (a parameter left out: any).
- * `GET /prices/history` and `GET /discounts/history`: every change, who made it and when, newest first.
+ * `GET /prices/history` and `GET /discounts/history`: every change, who made it and when, newest first, a
+ * page at a time.
  */
 export function addPricingRoutes(router: Router, context: AdminContext): void {
   router.put("/models/:slug/price", async (request, response) => {
@@ -96,16 +101,32 @@ export function addPricingRoutes(router: Router, context: AdminContext): void {
       throw apiErrors.notFound(`Unknown model: ${query.model}`);
     }
     const asked = query.model === undefined ? [...models] : [query.model];
-    response.json({ data: await readPriceHistory(context.store, asked, query.limit) });
+    const page = await readPriceHistory(context.store, asked, {
+      limit: query.limit,
+      after: changePositionOf(query.cursor),
+    });
+    response.json(historyPageBody(page));
   });
 
   router.get("/discounts/history", async (request, response) => {
     const query = parseWith(discountHistoryQuerySchema, request.query);
-    response.json({
-      data: await readDiscountHistory(context.store, context.database, {
-        limit: query.limit,
-        scopesMax: billingLimits.discountScopesMax,
-      }),
+    const page = await readDiscountHistory(context.store, context.database, {
+      limit: query.limit,
+      after: changePositionOf(query.cursor),
+      scopesMax: billingLimits.discountScopesMax,
     });
+    response.json(historyPageBody(page));
   });
+}
+
+function changePositionOf(cursor: string | undefined): ChangePosition | undefined {
+  if (cursor === undefined) return undefined;
+  const position = decodeChangeCursor(cursor);
+  if (position === undefined)
+    throw apiErrors.validation("cursor: must be a nextCursor returned by a previous page");
+  return position;
+}
+
+function historyPageBody<Change>(page: HistoryPage<Change>): { data: Change[]; nextCursor: string | null } {
+  return { data: page.data, nextCursor: page.next === null ? null : encodeChangeCursor(page.next) };
 }

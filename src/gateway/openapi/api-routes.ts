@@ -16,6 +16,7 @@ import {
   discountScopeQuerySchema,
   eventsQuerySchema,
   fxRateBodySchema,
+  fxRateHistoryQuerySchema,
   modelPathSchema,
   modelPriceBodySchema,
   priceHistoryQuerySchema,
@@ -568,10 +569,12 @@ export const apiRoutes: readonly ApiRoute[] = [
     method: "get",
     path: "/admin/fx-rates",
     tag: "admin",
-    summary: "FX rate history, newest first",
+    summary:
+      "FX rate history, newest first, a page at a time: every rate (up to 10,000) unless limit says fewer; pass nextCursor back as cursor for the next page",
     security: "admin",
-    responses: { 200: json("Rates", bodies.fxRateHistorySchema) },
-    errors: [110],
+    query: fxRateHistoryQuerySchema,
+    responses: { 200: json("A page of rates, with nextCursor", bodies.fxRateHistorySchema) },
+    errors: [100, 110],
   },
   {
     method: "get",
@@ -666,20 +669,24 @@ export const apiRoutes: readonly ApiRoute[] = [
     method: "get",
     path: "/admin/prices/history",
     tag: "admin",
-    summary: "Every price change of a model (or of all models), who made it and when, newest first",
+    summary:
+      "Every price change of a model (or of all models), who made it and when, newest first, a page at a time; pass nextCursor back as cursor for the next page",
     security: "admin",
     query: priceHistoryQuerySchema,
-    responses: { 200: json("Price changes in USD per 1M tokens", bodies.priceHistorySchema) },
+    responses: {
+      200: json("A page of price changes in USD per 1M tokens, with nextCursor", bodies.priceHistorySchema),
+    },
     errors: [100, 110, 120],
   },
   {
     method: "get",
     path: "/admin/discounts/history",
     tag: "admin",
-    summary: "Every discount change of every scope, who made it and when, newest first",
+    summary:
+      "Every discount change of every scope, who made it and when, newest first, a page at a time; pass nextCursor back as cursor for the next page",
     security: "admin",
     query: discountHistoryQuerySchema,
-    responses: { 200: json("Discount changes", bodies.discountHistorySchema) },
+    responses: { 200: json("A page of discount changes, with nextCursor", bodies.discountHistorySchema) },
     errors: [100, 110],
   },
   {

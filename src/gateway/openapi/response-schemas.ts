@@ -367,6 +367,12 @@ export const discountsSchema = z.object({
   ),
 });
 
+/** The histories page by the place of the last change served, so a change made meanwhile shifts no page. */
+const historyNextCursor = z.string().nullable().meta({
+  description:
+    "pass back as `cursor` for the older changes; null on the last page. A change made between two pages repeats or hides none: it is served in its place, or, when that is among the pages read (a change made now is newer), on the next read from the first page",
+});
+
 const changeAuthor = {
   actor: z.string().meta({ description: "who made the change: admin, admin:<label>, system:<component>" }),
   correlationId: z.string().nullable().meta({ description: "the request (x-request-id) that made it" }),
@@ -384,6 +390,7 @@ export const priceHistorySchema = z.object({
       cachedInputUsdPer1M: moneyText,
     }),
   ),
+  nextCursor: historyNextCursor,
 });
 
 export const discountHistorySchema = z.object({
@@ -395,6 +402,7 @@ export const discountHistorySchema = z.object({
       rate: moneyText.nullable().meta({ description: "null: the scope's rule was removed" }),
     }),
   ),
+  nextCursor: historyNextCursor,
 });
 
 export const accountsPageSchema = z.object({
@@ -499,6 +507,10 @@ export const fxRateHistorySchema = z.object({
     description: "whether KOREAEXIM_AUTHKEY is set, so POST /admin/fx-rates/refresh can ask the bank",
   }),
   data: z.array(fxRate),
+  nextCursor: z.string().nullable().meta({
+    description:
+      "pass back as `cursor` for the next page; null on the last page. A rate recorded between two pages repeats or hides none: it is served in its place, or, when that is among the pages read (a later day's), on the next read from the first page",
+  }),
 });
 export const eventsPageSchema = z.object({
   order: z.enum(["asc", "desc"]),
