@@ -1,6 +1,8 @@
+import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { modelPriceStreamIdOf } from "../../src/billing/commands/set-model-price";
 import { LedgerSigningKey } from "../../src/ledger/integrity/ledger-signing-key";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
 import { type Browser, launchBrowser, screenshot, seriousAccessibilityViolations } from "./support/browser";
@@ -481,6 +483,53 @@ describe("the web console in Chromium", { timeout: 120_000 }, () => {
     await poll(() => discountsTable.textContent()).not.toContain(organizationId);
     await poll(() => newestDiscount.textContent()).toContain("removed");
     expect(await newestDiscount.textContent()).toContain("admin:console");
+  });
+
+  it("reads a model's price history a page at a time, older and back", async () => {
+    // Given: 200 more changes of a model at its price in force, so its seed is one page further
+    const pagedModel = "delta-4.6-opus";
+    const inForce = (await (
+      await fetch(`${harness.url}/admin/prices`, {
+        headers: { authorization: `Bearer ${testSecrets.adminToken}` },
+      })
+    ).json()) as {
+      data: { model: string; inputUsdPer1M: string; outputUsdPer1M: string; cachedInputUsdPer1M: string }[];
+    };
+    const price = inForce.data.find((row) => row.model === pagedModel);
+    expect(price).toBeDefined();
+    const changedFirstAt = Date.now();
+    await harness.service.ledger.store.append({
+      streamId: modelPriceStreamIdOf(pagedModel),
+      expectedVersion: "any",
+      events: Array.from({ length: 200 }, (_unused, index) => ({
+        eventId: randomUUID(),
+        event: {
+          type: "ModelPriceSet" as const,
+          data: {
+            model: pagedModel,
+            inputUsdPerMillionTokens: price?.inputUsdPer1M ?? "",
+            outputUsdPerMillionTokens: price?.outputUsdPer1M ?? "",
+            cachedInputUsdPerMillionTokens: price?.cachedInputUsdPer1M ?? "",
+          },
+          metadata: { actor: "admin", occurredAt: new Date(changedFirstAt + index).toISOString() },
+        },
+      })),
+    });
+
+    // When: the model's history is shown, then its older page
+    await page.getByLabel("Model shown").selectOption(pagedModel);
+    const rows = page.getByTestId("price-history-table").locator("tbody tr");
+    await poll(() => rows.count()).toBe(200);
+    const pager = page.getByRole("navigation", { name: "Price history pages" });
+    await pager.getByRole("button", { name: "Older →" }).click();
+
+    // Then: the seed alone, and Newer goes back to the 200 newest
+    await poll(() => rows.count()).toBe(1);
+    expect(await rows.first().textContent()).toContain("system:");
+    expect(await pager.getByRole("button", { name: "Older →" }).isDisabled()).toBe(true);
+    await expectAccessible("10d-admin-price-history-older");
+    await pager.getByRole("button", { name: "← Newer" }).click();
+    await poll(() => rows.count()).toBe(200);
   });
 
   it("records a manual FX rate and shows the history, in the table and a chart", async () => {

@@ -390,7 +390,7 @@ export const userApi = {
     call<NewApiKey & { baseUrl: string }>("user", "POST", "/llm/playground/key", { isOrganization }),
 };
 
-/** Price and discount changes one history table shows (the API allows up to 1,000). */
+/** Price and discount changes one page of a history table shows (the API allows up to 1,000). */
 const historyRowsShown = 200;
 
 export const adminApi = {
@@ -464,17 +464,19 @@ export const adminApi = {
     if (scope.organizationId !== null) query.set("organizationId", scope.organizationId);
     return call<unknown>("admin", "DELETE", `/admin/discounts?${query}`);
   },
-  priceHistory: (model: string | null) =>
-    call<{ data: PriceChange[] }>(
+  /** A page of price changes, newest first (all models' or one's); pass `nextCursor` back as `cursor` for older ones. */
+  priceHistory: (model: string | null, cursor?: string) =>
+    call<{ data: PriceChange[]; nextCursor: string | null }>(
       "admin",
       "GET",
-      `/admin/prices/history${query({ model: model ?? undefined, limit: String(historyRowsShown) })}`,
+      `/admin/prices/history${query({ model: model ?? undefined, limit: String(historyRowsShown), cursor })}`,
     ),
-  discountHistory: () =>
-    call<{ data: DiscountChange[] }>(
+  /** A page of discount changes, newest first; pass `nextCursor` back as `cursor` for older ones. */
+  discountHistory: (cursor?: string) =>
+    call<{ data: DiscountChange[]; nextCursor: string | null }>(
       "admin",
       "GET",
-      `/admin/discounts/history${query({ limit: String(historyRowsShown) })}`,
+      `/admin/discounts/history${query({ limit: String(historyRowsShown), cursor })}`,
     ),
   fxRates: () =>
     call<{ bankSourceConfigured: boolean; data: FxRateEntry[] }>("admin", "GET", "/admin/fx-rates"),

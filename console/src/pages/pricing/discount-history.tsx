@@ -1,18 +1,27 @@
-import { useQuery } from "@tanstack/react-query";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { CursorPager } from "../../components/cursor-pager";
 import { Card, ErrorMessage } from "../../components/ui";
 import { adminApi, type DiscountChange } from "../../lib/api";
 import { formatRate, formatSeoulDateTime } from "../../lib/format";
 import { useI18n } from "../../lib/i18n";
 
-/** Every discount change of every scope, newest first, replaced and removed rules included. */
+/** Every discount change of every scope, newest first, replaced and removed rules included, a page at a time. */
 export function DiscountHistory() {
   const { t, language } = useI18n();
-  const history = useQuery({ queryKey: ["admin", "discount-history"], queryFn: adminApi.discountHistory });
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const cursor = cursors[cursors.length - 1];
+  const history = useQuery({
+    queryKey: ["admin", "discount-history", cursor],
+    queryFn: () => adminApi.discountHistory(cursor),
+    placeholderData: keepPreviousData,
+  });
+  const changes = history.data?.data ?? [];
   return (
     <Card title={t("discountHistory")}>
       <ErrorMessage error={history.error} />
-      {history.data && history.data.data.length === 0 && <p>{t("noChanges")}</p>}
-      {history.data && history.data.data.length > 0 && (
+      {history.data && changes.length === 0 && <p>{t("noChanges")}</p>}
+      {changes.length > 0 && (
         <div className="table-scroll">
           <table data-testid="discount-history-table">
             <thead>
@@ -25,7 +34,7 @@ export function DiscountHistory() {
               </tr>
             </thead>
             <tbody>
-              {history.data.data.map((change: DiscountChange) => (
+              {changes.map((change: DiscountChange) => (
                 <tr key={change.eventId}>
                   <td>{formatSeoulDateTime(change.effectiveAt, language)}</td>
                   <td>{change.model ?? t("anyModel")}</td>
@@ -39,6 +48,16 @@ export function DiscountHistory() {
             </tbody>
           </table>
         </div>
+      )}
+      {/* Also when an older page failed to load: Newer goes back to the page before it. */}
+      {(changes.length > 0 || cursors.length > 1) && (
+        <CursorPager
+          label={t("discountHistoryPages")}
+          cursors={cursors}
+          setCursors={setCursors}
+          next={history.data?.nextCursor}
+          fetching={history.isFetching}
+        />
       )}
     </Card>
   );

@@ -1,23 +1,35 @@
-import { useQuery } from "@tanstack/react-query";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
+import { CursorPager } from "../../components/cursor-pager";
 import { Card, ErrorMessage } from "../../components/ui";
 import { adminApi, type PriceChange } from "../../lib/api";
 import { formatDecimal, formatSeoulDateTime } from "../../lib/format";
 import { useI18n } from "../../lib/i18n";
 
-/** Every price change, newest first, with who made it: all models or one. */
+/** Every price change, newest first, with who made it: all models or one, a page at a time. */
 export function PriceHistory({ models }: { models: readonly string[] }) {
   const { t } = useI18n();
   const [model, setModel] = useState("");
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const cursor = cursors[cursors.length - 1];
   const history = useQuery({
-    queryKey: ["admin", "price-history", model],
-    queryFn: () => adminApi.priceHistory(model || null),
+    queryKey: ["admin", "price-history", model, cursor],
+    queryFn: () => adminApi.priceHistory(model || null, cursor),
+    placeholderData: keepPreviousData,
   });
+  const changes = history.data?.data ?? [];
   return (
     <Card title={t("priceHistory")}>
       <label>
         {t("historyModel")}{" "}
-        <select value={model} onChange={(event) => setModel(event.target.value)}>
+        <select
+          value={model}
+          onChange={(event) => {
+            // Another model's changes are read again from the newest.
+            setModel(event.target.value);
+            setCursors([undefined]);
+          }}
+        >
           <option value="">{t("model_all")}</option>
           {models.map((slug) => (
             <option key={slug}>{slug}</option>
@@ -25,8 +37,18 @@ export function PriceHistory({ models }: { models: readonly string[] }) {
         </select>
       </label>
       <ErrorMessage error={history.error} />
-      {history.data && history.data.data.length === 0 && <p>{t("noChanges")}</p>}
-      {history.data && history.data.data.length > 0 && <PriceHistoryTable changes={history.data.data} />}
+      {history.data && changes.length === 0 && <p>{t("noChanges")}</p>}
+      {changes.length > 0 && <PriceHistoryTable changes={changes} />}
+      {/* Also when an older page failed to load: Newer goes back to the page before it. */}
+      {(changes.length > 0 || cursors.length > 1) && (
+        <CursorPager
+          label={t("priceHistoryPages")}
+          cursors={cursors}
+          setCursors={setCursors}
+          next={history.data?.nextCursor}
+          fetching={history.isFetching}
+        />
+      )}
     </Card>
   );
 }
