@@ -5,7 +5,6 @@ import { createPool } from "../../database/pool";
 import { limits } from "../../kernel/limits";
 import { ledgerSchema } from "../schema/ledger-schema";
 import type { EventStore } from "./event-store";
-import { EventStoreDbEventStore } from "./eventstoredb-event-store";
 import { PostgresEventStore } from "./postgres-event-store";
 
 export interface Ledger {
@@ -47,7 +46,7 @@ export async function openLedger(options: {
         );
     } else await migrate(pool, ledgerSchema.objects);
     const store: EventStore = options.eventStoreUrl
-      ? new EventStoreDbEventStore(options.eventStoreUrl)
+      ? await eventStoreDbAt(options.eventStoreUrl)
       : await PostgresEventStore.open({
           pool,
           listenConnectionString: options.databaseUrl,
@@ -67,6 +66,15 @@ export async function openLedger(options: {
     await pool.end().catch(() => {});
     throw error;
   }
+}
+
+/**
+ * The EventStoreDB adapter, loaded only when asked for: its client (gRPC, protobuf, OpenTelemetry) is some
+ * 450 modules and most of a second of every start, command or service, that stores its events in PostgreSQL.
+ */
+async function eventStoreDbAt(url: string): Promise<EventStore> {
+  const { EventStoreDbEventStore } = await import("./eventstoredb-event-store");
+  return new EventStoreDbEventStore(url);
 }
 
 /** A database whose schema a command that changes nothing cannot read as it stands. */
