@@ -16,6 +16,7 @@ import { billingLimits, limits } from "../src/kernel/limits";
 import { errorSummaryOf, throttledLog } from "../src/kernel/throttled-log";
 import type { EventStore } from "../src/ledger/store/event-store";
 import { GroupCommitAppender } from "../src/ledger/store/group-commit-appender";
+import { LockBoundedAppender } from "../src/ledger/store/lock-bounded-appender";
 import { PostgresEventStore } from "../src/ledger/store/postgres-event-store";
 import {
   type ReconcileUsageSettings,
@@ -59,12 +60,25 @@ export async function startBillingWorkers(
 ): Promise<RunningBillingWorkers> {
   const { backend, store, database, waiter, clock, logger } = dependencies;
   const pricing = createPricingReadModel(database);
-  // The charges of a job, and of concurrent jobs, share one statement and one commit (group commit).
-  const appender = new GroupCommitAppender(store, billingLimits.chargeAppendBatchSizeMax);
+  // The charges of a job, and of concurrent jobs, share one statement and one commit (group commit); a
+  // statement waits only so long for an account's funds row, and a held account's charges are set apart and
+  // retried with the job's backoff (lock-bounded-appender.ts).
+  const chargeAppender = new LockBoundedAppender(store, {
+    batchSizeMax: billingLimits.chargeAppendBatchSizeMax,
+    lockWaitMs: limits.settledFundsLockWaitMs,
+    accountsApartMax: limits.lockedAccountsApartMax,
+  });
   const chargeStore = {
     readStream: (streamId: string) => store.readStream(streamId),
     readStreams: (streamIds: readonly string[]) => store.readStreams(streamIds),
-    append: appender.append.bind(appender),
+    append: chargeAppender.append.bind(chargeAppender),
+  };
+  // The orphan sweep's settlements of holds in the log (placed by an earlier release) wait for their rows as
+  // any append does: a sweep settles its holds one after another, and one given up would end it.
+  const settlementAppender = new GroupCommitAppender(store, billingLimits.chargeAppendBatchSizeMax);
+  const settlementStore = {
+    readStreams: chargeStore.readStreams,
+    append: settlementAppender.append.bind(settlementAppender),
   };
   const running: RunningWorker[] = [];
   // The sweeper's producer may wait for the queue: it runs in a job, not on a request.
@@ -108,7 +122,7 @@ export async function startBillingWorkers(
       reserves: new SweptHoldReserves(database),
       // Without hold rows (EventStoreDB) the sweep completes none: it settles holds in the log.
       log: settledLog?.log ?? { settled: () => {} },
-      store: chargeStore,
+      store: settlementStore,
       pricing,
       queue: chargeQueue,
       clock,

@@ -7,6 +7,7 @@ import {
   usageChargesQueueName,
 } from "../src/billing/queue/charge-queue";
 import { openWorker, type QueueBackend } from "../src/billing/queue/queue-backend";
+import { RowsLockedError } from "../src/database/lock-wait";
 import { billingLimits } from "../src/kernel/limits";
 import { errorSummaryOf, throttledLog } from "../src/kernel/throttled-log";
 
@@ -46,10 +47,20 @@ export interface RunningWorker {
   close(force?: boolean): Promise<void>;
 }
 
+/**
+ * A job whose charges failed only because their accounts' funds rows were held past the append's bound (a
+ * transaction left open on them): retried as any failure, but told at warn, throttled, since it is expected
+ * for as long as that transaction lasts.
+ */
+class ChargesRowsLockedError extends Error {
+  override readonly name = "ChargesRowsLockedError";
+}
+
 export function startReconcileUsageWorker(dependencies: ReconcileUsageDependencies): RunningWorker {
   const settings = { ...reconcileUsageSettings, ...dependencies.settings };
   const logger = dependencies.logger.child({ worker: usageChargesQueueName });
   const errors = throttledLog(logger, billingLimits.queueErrorLogIntervalMs);
+  const lockWaits = throttledLog(logger, billingLimits.queueErrorLogIntervalMs);
 
   const worker = openWorker<ChargeUsageJobData>(
     usageChargesQueueName,
@@ -58,6 +69,7 @@ export function startReconcileUsageWorker(dependencies: ReconcileUsageDependenci
       const outcomes = await dependencies.chargeUsages(requestIds);
       const retry: string[] = [];
       let firstRetryReason: unknown;
+      let allRowsLocked = true;
       const counts = { charged: 0, "already-charged": 0, unrecoverable: 0 };
       for (const [requestId, outcome] of outcomes) {
         if (outcome.status === "fulfilled") counts[outcome.value.kind] += 1;
@@ -70,15 +82,15 @@ export function startReconcileUsageWorker(dependencies: ReconcileUsageDependenci
           );
         } else {
           if (retry.length === 0) firstRetryReason = outcome.reason;
+          if (!(outcome.reason instanceof RowsLockedError)) allRowsLocked = false;
           retry.push(requestId);
         }
       }
       logger.debug({ jobId: job.id, ...counts, retrying: retry.length }, "usages reconciled");
       if (retry.length > 0) {
         await job.updateData({ requestIds: retry });
-        throw new Error(
-          `${retry.length} of ${requestIds.length} charges failed (first: ${retry[0]}: ${errorSummaryOf(firstRetryReason).message})`,
-        );
+        const message = `${retry.length} of ${requestIds.length} charges failed (first: ${retry[0]}: ${errorSummaryOf(firstRetryReason).message})`;
+        throw allRowsLocked ? new ChargesRowsLockedError(message) : new Error(message);
       }
       return counts;
     },
@@ -98,7 +110,12 @@ export function startReconcileUsageWorker(dependencies: ReconcileUsageDependenci
       attemptsMade: job?.attemptsMade,
       err: errorSummaryOf(error),
     };
-    if (finalAttempt || error instanceof UnrecoverableError) {
+    if (error instanceof ChargesRowsLockedError) {
+      lockWaits.warn(
+        { ...details, finalAttempt },
+        "charging usages waited too long for their accounts' funds rows, which another transaction holds; retrying (the sweeper enqueues them again once their job gives up)",
+      );
+    } else if (finalAttempt || error instanceof UnrecoverableError) {
       logger.error(
         details,
         "charging usages failed for good; they stay pending and the sweeper enqueues them again",

@@ -128,6 +128,27 @@ export const limits = {
    * refused too.
    */
   holdLockWaitMs: 2_500,
+  /**
+   * A statement of the log writer (settled-holds-log.ts) or a charge's append (workers' group commit) waits at
+   * most this long for each lock on the rows it moves — the accounts' settled funds rows, their keys' spend —
+   * (`lock_timeout`). Each has one batch in flight, which mixes accounts: a transaction left open on one
+   * account's row would keep every account's rows out of the log and their charges unrecorded for as long as
+   * it lasts. So a batch gives up, and its accounts are set apart, the others going on at once. As the holds'
+   * bound, and for the same reasons: far above the milliseconds another writer, charge or top-up keeps a
+   * row, below what a rebuild keeps them on a ledger of a few million events; a batch that gives up loses
+   * nothing (its rows stay, its charges are retried), so a wait cut short costs only a retry.
+   */
+  settledFundsLockWaitMs: 2_500,
+  /**
+   * An account whose rows the log writer gave up on is tried again on its own after this, doubling each time
+   * it gives up again, up to the max: a held account costs one statement's wait every 15 s at most, on one
+   * connection beside the writer's other batches, and its rows reach the log at most that long after the
+   * transaction holding it ends.
+   */
+  lockedAccountRetryBaseMs: 1_000,
+  lockedAccountRetryMaxMs: 15_000,
+  /** Accounts a process keeps apart at once after their batches gave up (a hint: forgotten whole past it). */
+  lockedAccountsApartMax: 10_000,
   /** Output tokens a hold assumes when a request names no maximum (`max_tokens`, `max_output_tokens`). */
   holdExpectedOutputTokens: 1_024,
   /** Near the limit — room for fewer than this many such holds — the hold goes before the upstream call. */
@@ -729,6 +750,14 @@ const timingRelations: LimitRelation[] = [
     holds: ({ limits: service }) =>
       service.commandConflictBackoffBaseMs <= service.commandConflictBackoffMaxMs &&
       service.commandConflictAttemptsMax >= 1,
+  },
+  {
+    says: "limits.lockedAccountRetryBaseMs ≤ limits.lockedAccountRetryMaxMs",
+    holds: ({ limits: service }) => service.lockedAccountRetryBaseMs <= service.lockedAccountRetryMaxMs,
+  },
+  {
+    says: "2 × limits.settledFundsLockWaitMs < limits.usageOutboxDrainMs (a stop's last log write gets past a held account's batch and its own, and logs the others)",
+    holds: ({ limits: service }) => 2 * service.settledFundsLockWaitMs < service.usageOutboxDrainMs,
   },
   {
     says: "limits.httpKeepAliveTimeoutMs < limits.httpHeadersTimeoutMs (else a kept-alive socket's next request can be cut by the headers timer)",

@@ -74,8 +74,12 @@ export async function startGatewayHarness(
     simulator?: SimulatorOptions;
     charges?: ChargeEnqueuer;
     service?: Partial<ServiceOptions>;
-    /** Run the real billing: queue (Redis when given, else PostgreSQL), workers, admin and account APIs. */
-    billing?: { redisUrl?: string };
+    /**
+     * Run the real billing: queue (Redis when given, else PostgreSQL), workers, admin and account APIs.
+     * `queuePrefix`: the Redis keys' prefix, where the database's name (`postgres` on a private cluster) is
+     * not the test's own.
+     */
+    billing?: { redisUrl?: string; queuePrefix?: string };
     /** Another gateway process on this harness's database (left for its owner to drop). */
     database?: TestDatabase;
   } = {},
@@ -95,6 +99,7 @@ export async function startGatewayHarness(
         databaseUrl: database.url,
         logger,
         runWorkers: true,
+        ...(options.billing.queuePrefix === undefined ? {} : { queuePrefix: options.billing.queuePrefix }),
       })
     : undefined;
   const upstreams = Object.fromEntries(
@@ -179,7 +184,11 @@ export async function startGatewayHarness(
       await simulator.close();
       if (options.billing?.redisUrl) {
         await removeQueueData(
-          queueBackendOf({ redisUrl: options.billing.redisUrl, databaseUrl: database.url }),
+          queueBackendOf({
+            redisUrl: options.billing.redisUrl,
+            databaseUrl: database.url,
+            ...(options.billing.queuePrefix === undefined ? {} : { prefix: options.billing.queuePrefix }),
+          }),
         );
       }
       if (!options.database) await database.drop();

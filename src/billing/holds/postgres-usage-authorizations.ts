@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { isLockNotAvailable, lockTimeoutSettingOf } from "../../database/lock-wait";
 import { assert } from "../../kernel/assert";
 import { limits } from "../../kernel/limits";
 import { entriesAllowing } from "../../keys/allowed-models";
@@ -21,9 +22,6 @@ import {
  * statement. It needs the log in the same PostgreSQL database, so the service runs on the PostgreSQL event
  * store (EventStoreDB cannot take part in that transaction: main.ts refuses it for the service's roles).
  */
-
-/** PostgreSQL's SQLSTATE for a lock not granted within `lock_timeout`. */
-const lockNotAvailable = "55P03";
 
 export class PostgresUsageAuthorizations implements UsageAuthorizations {
   /** `lockWaitMs`: how long a statement waits for its accounts' rows before it gives up (`lock_timeout`). */
@@ -56,11 +54,11 @@ export class PostgresUsageAuthorizations implements UsageAuthorizations {
         values: [
           JSON.stringify(requests.map(holdStatementInputOf)),
           commit.waitForFlush ? "on" : "off",
-          String(Math.round(this.lockWaitMs)),
+          lockTimeoutSettingOf(this.lockWaitMs),
         ],
       })
       .catch((error: unknown) => {
-        if ((error as { code?: unknown }).code === lockNotAvailable)
+        if (isLockNotAvailable(error))
           throw new AccountRowsLockedError(`a hold waited ${this.lockWaitMs} ms for an account's row`, {
             cause: error,
           });

@@ -1,6 +1,9 @@
 import type pg from "pg";
 import type { Logger } from "pino";
+import { isLockNotAvailable, lockTimeoutSettingOf, RowsLockedError } from "../../database/lock-wait";
+import { limits } from "../../kernel/limits";
 import { errorSummaryOf, type ThrottledLog, throttledLog } from "../../kernel/throttled-log";
+import { type AccountReference, accountNameOf } from "../../ledger/events";
 
 /**
  * The log written off the request path (C10, "where the witness lives"): turns settled hold rows
@@ -19,6 +22,17 @@ import { errorSummaryOf, type ThrottledLog, throttledLog } from "../../kernel/th
  *
  * The charges of the recorded usages are enqueued once their batch has committed; a process that dies in
  * between leaves them to the pending-charge sweep, as any lost enqueue.
+ *
+ * A batch's append moves its accounts' settled funds rows (the funds trigger), and a writer has one batch in
+ * flight, which mixes accounts: a transaction left open on one account's row (an operator's `SELECT … FOR
+ * UPDATE`) would keep every account's rows out of the log for as long as it lasts. So a statement waits for
+ * rows only so long (`limits.settledFundsLockWaitMs`), and, as hold-authorizer.ts does with holds, the
+ * accounts of a batch that gave up are set apart: the writer's batches leave their rows, and each is logged
+ * by statements of its own beside them (one at a time) — at once, so an account whose row was free is logged
+ * and rejoins the others, and, for an account whose own statement gave up too, again after a backoff
+ * (`limits.lockedAccountRetryBaseMs`, doubling to `…MaxMs`) until one logs it. Its rows stay meanwhile,
+ * counted by its funds as before; nothing is logged twice (a batch that gave up appended nothing and deleted
+ * no row).
  */
 
 export interface SettledHoldsLogOptions {
@@ -35,6 +49,27 @@ export interface SettledHoldsLogOptions {
   pollIntervalMs: number;
   /** How long a write asked for by `settled` waits for more settlements to join it. */
   lingerMs: number;
+  /** Statements given up on a held row, and the accounts set apart for it (see above); limits.ts's by default. */
+  lockedAccounts?: Partial<LockedAccountBounds>;
+  clockMs?: () => number;
+}
+
+interface LockedAccountBounds {
+  /** How long a statement waits for each lock on the rows it moves before it gives up (`lock_timeout`). */
+  lockWaitMs: number;
+  /** An account whose own statement gave up is tried again after this, doubling each time, up to the max. */
+  retryBaseMs: number;
+  retryMaxMs: number;
+  /** Accounts set apart at once (a hint: forgotten whole past the bound, their rows left to the poll). */
+  apartMax: number;
+}
+
+/** An account set apart: whose rows are logged by statements of their own, when due. */
+interface Apart {
+  account: AccountReference;
+  /** Its statements that gave up in a row. */
+  lockedTimes: number;
+  dueAtMs: number;
 }
 
 export class SettledHoldsLog {
@@ -47,9 +82,26 @@ export class SettledHoldsLog {
   private readonly settledHere = new Set<string>();
   private scan = false;
   private readonly errors: ThrottledLog;
+  /** Statements given up on a held row: expected while the transaction holding it lasts, told at warn. */
+  private readonly lockWaits: ThrottledLog;
+  /** Accounts set apart, by name (`accountNameOf`), and the one write of theirs in flight. */
+  private readonly apart = new Map<string, Apart>();
+  private writingApart: Promise<void> | undefined;
+  private apartTimer: NodeJS.Timeout | undefined;
+  private readonly bounds: LockedAccountBounds;
+  private readonly clockMs: () => number;
 
   constructor(private readonly options: SettledHoldsLogOptions) {
     this.errors = throttledLog(options.logger, 5_000);
+    this.lockWaits = throttledLog(options.logger, limits.ledgerOutageLogIntervalMs);
+    this.bounds = {
+      lockWaitMs: limits.settledFundsLockWaitMs,
+      retryBaseMs: limits.lockedAccountRetryBaseMs,
+      retryMaxMs: limits.lockedAccountRetryMaxMs,
+      apartMax: limits.lockedAccountsApartMax,
+      ...options.lockedAccounts,
+    };
+    this.clockMs = options.clockMs ?? Date.now;
   }
 
   start(): void {
@@ -91,11 +143,21 @@ export class SettledHoldsLog {
     this.timer.unref();
   }
 
-  /** Logs every settled row now (a stop's last flush, tests); resolves when none is left or a write failed. */
+  /**
+   * Logs every settled row now (a stop's last flush, tests), those of accounts set apart too; resolves when
+   * none is left, a write failed, or a held account's statement gave up.
+   */
   async flush(): Promise<void> {
     await this.writing;
     this.scan = true;
     await this.writeAll();
+    await this.writingApart;
+    clearTimeout(this.apartTimer);
+    this.writingApart = this.writeApart({ dueOnly: false }).finally(() => {
+      this.writingApart = undefined;
+      this.scheduleApart();
+    });
+    await this.writingApart;
   }
 
   /** `flush`, given up after `timeoutMs` (the database away at a stop): the rows stay for another writer. */
@@ -113,8 +175,10 @@ export class SettledHoldsLog {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
+    clearTimeout(this.apartTimer);
     clearInterval(this.poller);
     await this.writing;
+    await this.writingApart;
   }
 
   /**
@@ -127,13 +191,139 @@ export class SettledHoldsLog {
     try {
       while (this.settledHere.size > 0 && !this.closed) {
         const requestIds = [...this.settledHere].slice(0, this.options.batchSizeMax);
-        await this.writeBatch(requestIds);
+        // Given up: every account of its rows is apart now, and logs them on its own.
+        await this.givenUpSetsApart(this.writeBatch(requestIds), () => this.accountsNamed(requestIds));
         for (const requestId of requestIds) this.settledHere.delete(requestId);
       }
-      if (scan) while ((await this.writeBatch()) === this.options.batchSizeMax && !this.closed) {}
+      if (scan)
+        while (
+          !this.closed &&
+          (await this.givenUpSetsApart(this.writeBatch(), () => this.accountsToScan())) ===
+            this.options.batchSizeMax
+        ) {}
       this.errors.recovered("logging settled holds works again");
     } catch (error) {
-      this.errors.error({ err: errorSummaryOf(error) }, "logging settled holds failed; retrying");
+      if (error instanceof RowsLockedError)
+        this.lockWaits.warn(
+          { err: errorSummaryOf(error) },
+          "logging settled holds waited too long for a row another transaction holds; retrying",
+        );
+      else this.errors.error({ err: errorSummaryOf(error) }, "logging settled holds failed; retrying");
+    }
+  }
+
+  /**
+   * The batch's rows taken, or, when it gave up on a held row, its accounts (`accountsOf`) set apart and
+   * logged apart at once: answers the batch size then, so that a scan goes on without them. Throws when none
+   * of them was new (the batch would give up again).
+   */
+  private async givenUpSetsApart(
+    batch: Promise<number>,
+    accountsOf: () => Promise<AccountReference[]>,
+  ): Promise<number> {
+    try {
+      return await batch;
+    } catch (error) {
+      if (!(error instanceof RowsLockedError)) throw error;
+      let added = 0;
+      for (const account of await accountsOf()) {
+        const name = accountNameOf(account);
+        if (this.apart.has(name)) continue;
+        if (this.apart.size >= this.bounds.apartMax) {
+          // Forgotten whole: the poll's scans find their rows, and set apart again those still held.
+          this.apart.clear();
+          this.scan = true;
+        }
+        this.apart.set(name, { account, lockedTimes: 0, dueAtMs: this.clockMs() });
+        added += 1;
+      }
+      if (added === 0) throw error;
+      this.lockWaits.warn(
+        { err: errorSummaryOf(error), accountsSetApart: added },
+        "logging settled holds waited too long for an account's funds row; its batch's accounts are logged apart",
+      );
+      this.writeApartSoon();
+      return this.options.batchSizeMax;
+    }
+  }
+
+  /** The accounts of the named settled rows (those still here). */
+  private async accountsNamed(requestIds: readonly string[]): Promise<AccountReference[]> {
+    const result = await this.options.pool.query<{ kind: string; id: string }>({
+      name: "settled-holds-accounts-by-id",
+      text: `SELECT DISTINCT account_kind AS kind, account_id AS id FROM request_holds
+             WHERE request_id = ANY ($1::text[]) AND settled_at IS NOT NULL`,
+      values: [requestIds],
+    });
+    return result.rows.map(accountOfRow);
+  }
+
+  /** The accounts of the rows a scan takes (as it would take them, save those another writer holds). */
+  private async accountsToScan(): Promise<AccountReference[]> {
+    const result = await this.options.pool.query<{ kind: string; id: string }>({
+      name: "settled-holds-accounts-to-scan",
+      text: `SELECT DISTINCT taken.account_kind AS kind, taken.account_id AS id FROM (
+               SELECT holds.account_kind, holds.account_id FROM request_holds holds
+               WHERE holds.settled_at IS NOT NULL AND ${notApart}
+               ORDER BY holds.settled_at LIMIT $1
+             ) taken`,
+      values: [this.options.batchSizeMax, [...this.apart.keys()]],
+    });
+    return result.rows.map(accountOfRow);
+  }
+
+  /** Starts a write of the accounts set apart whose turn has come, unless one is under way. */
+  private writeApartSoon(): void {
+    if (this.closed || this.writingApart) return;
+    clearTimeout(this.apartTimer);
+    this.apartTimer = undefined;
+    this.writingApart = this.writeApart({ dueOnly: true }).finally(() => {
+      this.writingApart = undefined;
+      this.scheduleApart();
+    });
+  }
+
+  /** A timer for the next account set apart whose turn comes. */
+  private scheduleApart(): void {
+    if (this.closed || this.apart.size === 0) return;
+    const dueAtMs = Math.min(...[...this.apart.values()].map((apart) => apart.dueAtMs));
+    clearTimeout(this.apartTimer);
+    this.apartTimer = setTimeout(() => this.writeApartSoon(), Math.max(0, dueAtMs - this.clockMs()));
+    this.apartTimer.unref();
+  }
+
+  /**
+   * Each account set apart (whose turn has come, with `dueOnly`), one after another: its settled rows, batch
+   * by batch, then it rejoins the others; or, given up on, its turn comes again after the backoff.
+   */
+  private async writeApart({ dueOnly }: { dueOnly: boolean }): Promise<void> {
+    for (const [name, apart] of [...this.apart]) {
+      if (this.closed) return;
+      if (dueOnly && apart.dueAtMs > this.clockMs()) continue;
+      try {
+        while ((await this.writeBatchOf(apart.account)) === this.options.batchSizeMax && !this.closed) {}
+        if (this.apart.get(name) === apart) this.apart.delete(name);
+        if (apart.lockedTimes > 0)
+          this.lockWaits.recovered("settled holds of an account held apart are logged");
+      } catch (error) {
+        if (!(error instanceof RowsLockedError)) {
+          // The database failing: every account apart waits a turn, not a loop of failing statements.
+          const notBeforeMs = this.clockMs() + this.bounds.retryBaseMs;
+          for (const each of this.apart.values()) each.dueAtMs = Math.max(each.dueAtMs, notBeforeMs);
+          this.errors.error({ err: errorSummaryOf(error) }, "logging settled holds failed; retrying");
+          return;
+        }
+        apart.lockedTimes += 1;
+        const retryInMs = Math.min(
+          this.bounds.retryBaseMs * 2 ** Math.min(apart.lockedTimes - 1, 30),
+          this.bounds.retryMaxMs,
+        );
+        apart.dueAtMs = this.clockMs() + retryInMs;
+        this.lockWaits.warn(
+          { err: errorSummaryOf(error), account: name, lockedTimes: apart.lockedTimes, retryInMs },
+          "logging an account's settled holds waited too long for its funds row; its rows stay until a later try",
+        );
+      }
     }
   }
 
@@ -142,19 +332,46 @@ export class SettledHoldsLog {
    * settled rows when none are named. Answers how many rows it took.
    */
   async writeBatch(requestIds?: readonly string[]): Promise<number> {
-    const result = await this.options.pool.query<{
-      request_id: string;
-      settlement_type: string;
-      logged: boolean;
-    }>({
-      name: requestIds ? "log-settled-holds-by-id" : "log-settled-holds",
-      text: requestIds ? logSettledHoldsByIdStatement : logSettledHoldsStatement,
-      values: [
-        this.options.batchSizeMax,
-        this.options.log.transactionOrderOffset,
-        ...(requestIds ? [requestIds] : []),
-      ],
+    const apart = [...this.apart.keys()];
+    return this.logged(
+      requestIds
+        ? { name: "log-settled-holds-by-id", text: logSettledHoldsByIdStatement, values: [apart, requestIds] }
+        : { name: "log-settled-holds", text: logSettledHoldsStatement, values: [apart] },
+    );
+  }
+
+  /** One batch of the account's settled rows (whether set apart or not). */
+  private writeBatchOf(account: AccountReference): Promise<number> {
+    return this.logged({
+      name: "log-settled-holds-of-account",
+      text: logSettledHoldsOfAccountStatement,
+      values: [account.kind, account.id],
     });
+  }
+
+  /** Runs one of the statements below (`values` from its `$4` on), and tells what it logged. */
+  private async logged(statement: { name: string; text: string; values: unknown[] }): Promise<number> {
+    const result = await this.options.pool
+      .query<{ request_id: string; settlement_type: string; logged: boolean }>({
+        name: statement.name,
+        text: statement.text,
+        values: [
+          this.options.batchSizeMax,
+          this.options.log.transactionOrderOffset,
+          lockTimeoutSettingOf(this.bounds.lockWaitMs),
+          ...statement.values,
+        ],
+      })
+      .catch((error: unknown) => {
+        if (isLockNotAvailable(error))
+          throw new RowsLockedError(
+            `a batch waited ${this.bounds.lockWaitMs} ms for a row another transaction holds`,
+            {
+              cause: error,
+            },
+          );
+        throw error;
+      });
     const logged = result.rows.filter((row) => row.logged);
     if (logged.length > 0) {
       this.options.log.committed();
@@ -170,6 +387,13 @@ export class SettledHoldsLog {
       );
     return result.rows.length;
   }
+}
+
+/** Rows not of an account set apart (`$4`: their names, `accountNameOf`). */
+const notApart = "NOT (holds.account_kind || ':' || holds.account_id = ANY ($4::text[]))";
+
+function accountOfRow(row: { kind: string; id: string }): AccountReference {
+  return { kind: row.kind as AccountReference["kind"], id: row.id };
 }
 
 /**
@@ -232,8 +456,16 @@ const logSettledHoldsStatementOf = (named: string) => `
     -- The ids as one array: probes of the primary key, whatever the planner guesses of the table.
     DELETE FROM request_holds holds WHERE holds.request_id = ANY (ARRAY(SELECT chained.request_id FROM chained))
   )
+  -- The lock wait ($3) is set before the funds trigger locks its rows: the trigger runs once the statement is
+  -- done, and this row is read for its answer.
   SELECT loggable.request_id, loggable.settled->>'type' AS settlement_type, loggable.fresh AS logged
-  FROM loggable, (SELECT set_config('synchronous_commit', 'off', true)) commit_setting`;
+  FROM loggable,
+       (SELECT set_config('synchronous_commit', 'off', true), set_config('lock_timeout', $3, true)) settings`;
 
-const logSettledHoldsStatement = logSettledHoldsStatementOf("true");
-const logSettledHoldsByIdStatement = logSettledHoldsStatementOf("holds.request_id = ANY ($3::text[])");
+const logSettledHoldsStatement = logSettledHoldsStatementOf(notApart);
+const logSettledHoldsByIdStatement = logSettledHoldsStatementOf(
+  `holds.request_id = ANY ($5::text[]) AND ${notApart}`,
+);
+const logSettledHoldsOfAccountStatement = logSettledHoldsStatementOf(
+  "holds.account_kind = $4 AND holds.account_id = $5",
+);

@@ -1,10 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
+import { isLockNotAvailable, lockTimeoutSettingOf } from "../../database/lock-wait";
 import type { TableDefinition } from "./projection";
 import { missingColumnStatements } from "./projection-tables";
-
-/** PostgreSQL's SQLSTATE for a lock not granted within `lock_timeout`. */
-const lockNotAvailable = "55P03";
 
 /**
  * Adds the columns the projections gained (missingColumnStatements), as a worker starts, before it charges
@@ -23,13 +21,13 @@ export async function addMissingColumnsAtStart(
       const client = await pool.connect();
       try {
         await client.query("BEGIN");
-        await client.query(`SET LOCAL lock_timeout = ${Math.round(options.lockWaitMs)}`);
+        await client.query(`SET LOCAL lock_timeout = ${lockTimeoutSettingOf(options.lockWaitMs)}`);
         await client.query(statement);
         await client.query("COMMIT");
         break;
       } catch (error) {
         await client.query("ROLLBACK").catch(() => {});
-        if ((error as { code?: string }).code !== lockNotAvailable) throw error;
+        if (!isLockNotAvailable(error)) throw error;
         if (attempt >= options.attemptsMax) {
           throw new Error(
             `could not take the table for "${statement}" in ${options.attemptsMax} tries: a long transaction holds it`,

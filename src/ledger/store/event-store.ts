@@ -21,6 +21,16 @@ export interface StreamAppend {
   events: readonly EventToAppend[];
 }
 
+export interface AppendBatchOptions {
+  /**
+   * PostgreSQL: each statement waits at most this long for each lock on the rows it moves (`lock_timeout`):
+   * the funds its appends' triggers move, which a transaction left open may keep. A batch that waited past it
+   * appended nothing and rejects whole with RowsLockedError (src/database/lock-wait.ts); one appended one by
+   * one has that outcome alone. Absent: as long as the server's settings say. EventStoreDB keeps no such rows.
+   */
+  lockWaitMs?: number;
+}
+
 export interface AppendResult {
   streamId: string;
   /** Version of the last event of this append: the expected version of the next one. */
@@ -61,7 +71,10 @@ export interface EventStore {
    * Appends with one outcome each, applied in order. PostgreSQL commits them in one statement when all
    * succeed and they name distinct streams (group commit), else one by one to report each outcome.
    */
-  appendBatch(appends: readonly StreamAppend[]): Promise<PromiseSettledResult<AppendResult>[]>;
+  appendBatch(
+    appends: readonly StreamAppend[],
+    options?: AppendBatchOptions,
+  ): Promise<PromiseSettledResult<AppendResult>[]>;
   readStream(streamId: string): Promise<RecordedEvent[]>;
   /**
    * The stream's last event, or its last of `type` when named; undefined when it has none. What a command

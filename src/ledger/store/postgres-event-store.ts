@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { advisoryLockKeys } from "../../database/advisory-lock-keys";
 import { inOneTransaction } from "../../database/in-one-transaction";
 import { ListenConnection } from "../../database/listen-connection";
+import { isLockNotAvailable, lockTimeoutSettingOf, RowsLockedError } from "../../database/lock-wait";
 import {
   type AccountReference,
   accountFieldOf,
@@ -13,6 +14,7 @@ import {
   writtenSchemaVersionOf,
 } from "../events";
 import {
+  type AppendBatchOptions,
   type AppendResult,
   appendOneByOne,
   type EventStore,
@@ -94,11 +96,15 @@ export class PostgresEventStore implements EventStore {
     return store;
   }
 
-  async append(append: StreamAppend): Promise<AppendResult> {
+  /** `options`: as appendBatch's, for a batch's appends made one by one. */
+  async append(append: StreamAppend, options: AppendBatchOptions = {}): Promise<AppendResult> {
     // An append with expected version "any" tries one statement first, and takes its turn once it lost.
     for (let attempt = 0; ; attempt++) {
       try {
-        const [result] = attempt === 0 ? await this.insert([append]) : await this.insertInTurn(append);
+        const [result] =
+          attempt === 0
+            ? await this.insert([append], this.pool, options)
+            : await this.insertInTurn(append, options);
         this.notifySubscribers();
         return result!;
       } catch (error) {
@@ -110,19 +116,24 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
-  async appendBatch(appends: readonly StreamAppend[]): Promise<PromiseSettledResult<AppendResult>[]> {
+  async appendBatch(
+    appends: readonly StreamAppend[],
+    options: AppendBatchOptions = {},
+  ): Promise<PromiseSettledResult<AppendResult>[]> {
     if (appends.length === 0) return [];
     if (canInsertTogether(appends)) {
       try {
-        const results = await this.insert(appends);
+        const results = await this.insert(appends, this.pool, options);
         this.notifySubscribers();
         return results.map((value) => ({ status: "fulfilled", value }));
-      } catch {
+      } catch (error) {
+        // Given up on a row: one by one, each append on that row would wait as long again.
+        if (error instanceof RowsLockedError) throw error;
         // One append failed and the statement wrote nothing: retry one by one to report each outcome.
       }
     }
     // One by one and in order: appends to the same stream depend on each other.
-    return appendOneByOne(this, appends);
+    return appendOneByOne({ append: (append) => this.append(append, options) }, appends);
   }
 
   /**
@@ -294,7 +305,7 @@ export class PostgresEventStore implements EventStore {
    * was simply raced again, the losers raced each other: 16 writers appending to one stream lost more than
    * ten times in a row and failed. An append that names its version still races, as before.
    */
-  private async insertInTurn(append: StreamAppend): Promise<AppendResult[]> {
+  private async insertInTurn(append: StreamAppend, options: AppendBatchOptions): Promise<AppendResult[]> {
     const client = await this.pool.connect();
     try {
       return await inOneTransaction(client, async () => {
@@ -303,7 +314,7 @@ export class PostgresEventStore implements EventStore {
           text: "SELECT pg_advisory_xact_lock($1::int, hashtext($2))",
           values: [advisoryLockKeys.anyVersionAppends, append.streamId],
         });
-        return this.insert([append], client);
+        return this.insert([append], client, options);
       });
     } finally {
       client.release();
@@ -312,19 +323,33 @@ export class PostgresEventStore implements EventStore {
 
   private async insert(
     appends: readonly StreamAppend[],
-    client: Pick<pg.ClientBase, "query"> = this.pool,
+    client: Pick<pg.ClientBase, "query">,
+    { lockWaitMs }: AppendBatchOptions,
   ): Promise<AppendResult[]> {
     const rows = toInsertRows(appends);
-    const result = await client.query<{
-      event_id: string;
-      stream_id: string;
-      stream_version: number;
-      transaction_order: string;
-      position: string;
-    }>({
-      ...(this.chainInStatement ? chainedAppendStatement : plainAppendStatement),
-      values: [JSON.stringify(rows), this.transactionOrderOffset],
-    });
+    const statements = this.chainInStatement ? chainedAppendStatements : plainAppendStatements;
+    const result = await client
+      .query<{
+        event_id: string;
+        stream_id: string;
+        stream_version: number;
+        transaction_order: string;
+        position: string;
+      }>(
+        lockWaitMs === undefined
+          ? { ...statements.waiting, values: [JSON.stringify(rows), this.transactionOrderOffset] }
+          : {
+              ...statements.bounded,
+              values: [JSON.stringify(rows), this.transactionOrderOffset, lockTimeoutSettingOf(lockWaitMs)],
+            },
+      )
+      .catch((error: unknown) => {
+        if (lockWaitMs !== undefined && isLockNotAvailable(error))
+          throw new RowsLockedError(`an append waited ${lockWaitMs} ms for a row another transaction holds`, {
+            cause: error,
+          });
+        throw error;
+      });
     if (result.rows.length !== rows.length) throw new ExpectationNotMet();
     const byEventId = new Map(result.rows.map((row) => [row.event_id, row]));
     return appends.map((append) => {
@@ -393,19 +418,34 @@ class ExpectationNotMet extends Error {}
 const anyVersionTurnTaken = (heads: string) =>
   `pg_try_advisory_xact_lock(${advisoryLockKeys.anyVersionAppends}, hashtext(${heads}.stream_id))`;
 
+/** The append statements' input, `$1`: one row per event. */
+const inputColumns = `ordinal int, event_id uuid, stream_id text, index_in_stream int, type text,
+  schema_version smallint, data json, metadata json, expected_version int`;
+
+/**
+ * The input, and, for a statement bounded in its lock waits, `lock_timeout` set to `$3` for its transaction
+ * before anything is locked: the rows are read from the row that sets it (a subquery with a volatile call is
+ * never merged into the query around it), and every lock is taken after (the insert's, its triggers').
+ */
+const inputOf = (bounded: boolean) =>
+  bounded
+    ? `input AS (
+    SELECT input.* FROM (SELECT $1::json AS events, set_config('lock_timeout', $3, true)) settings,
+      LATERAL json_to_recordset(settings.events) AS input(${inputColumns})
+  )`
+    : `input AS (
+    SELECT * FROM json_to_recordset($1::json) AS input(${inputColumns})
+  )`;
+
 /**
  * One statement appends to many streams: it finds each stream's head, and inserts nothing at all when any
  * expectation fails. The unique (stream_id, stream_version) constraint catches writers that race between
  * reading a head and inserting.
  */
-const chainedAppendStatement = {
-  name: "ledger-append",
+const chainedAppendStatementOf = (bounded: boolean) => ({
+  name: bounded ? "ledger-append-within-lock-wait" : "ledger-append",
   text: `
-  WITH input AS (
-    SELECT * FROM json_to_recordset($1::json) AS input(
-      ordinal int, event_id uuid, stream_id text, index_in_stream int, type text, schema_version smallint, data json,
-      metadata json, expected_version int)
-  ),
+  WITH ${inputOf(bounded)},
   heads AS (
     -- Only a stream's first append in the statement carries an expectation; the rest say "any" (-2).
     SELECT streams.stream_id, streams.expected_version, coalesce(head.stream_version, -1) AS head,
@@ -430,17 +470,13 @@ const chainedAppendStatement = {
                     OR (failed.expected_version = ${expectedAny} AND NOT ${anyVersionTurnTaken("failed")}))
   ORDER BY input.ordinal
   RETURNING event_id, stream_id, stream_version, transaction_order, position`,
-};
+});
 
 /** The append statement without hashing (as before migration 3): the trigger chains every event. */
-const plainAppendStatement = {
-  name: "ledger-append-plain",
+const plainAppendStatementOf = (bounded: boolean) => ({
+  name: bounded ? "ledger-append-plain-within-lock-wait" : "ledger-append-plain",
   text: `
-  WITH input AS (
-    SELECT * FROM json_to_recordset($1::json) AS input(
-      ordinal int, event_id uuid, stream_id text, index_in_stream int, type text, schema_version smallint, data json,
-      metadata json, expected_version int)
-  ),
+  WITH ${inputOf(bounded)},
   heads AS (
     SELECT streams.stream_id, streams.expected_version,
            coalesce((SELECT max(events.stream_version) FROM ledger_events events WHERE events.stream_id = streams.stream_id), -1) AS head
@@ -455,6 +491,16 @@ const plainAppendStatement = {
                     OR (failed.expected_version = ${expectedAny} AND NOT ${anyVersionTurnTaken("failed")}))
   ORDER BY input.ordinal
   RETURNING event_id, stream_id, stream_version, transaction_order, position`,
+});
+
+/** Each append statement as is (waiting for locks as long as the server's settings say) and bounded. */
+const chainedAppendStatements = {
+  waiting: chainedAppendStatementOf(false),
+  bounded: chainedAppendStatementOf(true),
+};
+const plainAppendStatements = {
+  waiting: plainAppendStatementOf(false),
+  bounded: plainAppendStatementOf(true),
 };
 
 interface InsertRow {
