@@ -35,15 +35,20 @@ export function KeyLimitsSummary({ view, testId }: { view: ShownKeyLimitsView; t
   );
 }
 
+/** The models an AllowedModelsField of a submitted form allows: none ticked is every model (null). */
+export function allowedModelsOf(form: FormData): string[] | null {
+  const allowedModels = form.getAll("allowedModels").map(String);
+  return allowedModels.length === 0 ? null : allowedModels;
+}
+
 /** The limits a submitted form states; an empty field is no limit, no model ticked is every model. */
 function limitsOf(form: FormData): KeyLimits {
   const rate = optionalFieldText(form, "rateLimitRequestsPerMinute");
-  const allowedModels = form.getAll("allowedModels").map(String);
   return {
     monthlySpendLimitWon: optionalFieldText(form, "monthlySpendLimitWon") ?? null,
     totalSpendLimitWon: optionalFieldText(form, "totalSpendLimitWon") ?? null,
     rateLimitRequestsPerMinute: rate === undefined ? null : Number(rate),
-    allowedModels: allowedModels.length === 0 ? null : allowedModels,
+    allowedModels: allowedModelsOf(form),
   };
 }
 
@@ -72,6 +77,7 @@ export interface KeyLimitsDialogProps {
  * Empty fields are no limit: the form states the key's whole set of limits, as `PUT …/limits` does.
  */
 export function KeyLimitsDialog(props: KeyLimitsDialogProps) {
+  const { t } = useI18n();
   const dialog = useModalDialog(props.keyName !== null);
   return (
     <dialog ref={dialog} onCancel={props.onClose} aria-labelledby="key-limits-title">
@@ -86,20 +92,26 @@ export function KeyLimitsDialog(props: KeyLimitsDialogProps) {
         />
       )}
       {props.keyName !== null && !props.models && (
-        <ModelsAwaited keyName={props.keyName} error={props.modelsError} onClose={props.onClose} />
+        <ModelsAwaited
+          title={`${t("setLimits")}: ${props.keyName}`}
+          titleId="key-limits-title"
+          error={props.modelsError}
+          onClose={props.onClose}
+        />
       )}
     </dialog>
   );
 }
 
-/** The dialog before its form can be shown: the models loading, or why they failed, and a way out. */
-function ModelsAwaited(props: { keyName: string; error: unknown; onClose(): void }) {
+/**
+ * A dialog with models to tick before its form can be shown: the models loading, or why they failed, and a
+ * way out. `titleId` is the id the dialog is labelled by, as its form's title has it.
+ */
+export function ModelsAwaited(props: { title: string; titleId: string; error: unknown; onClose(): void }) {
   const { t } = useI18n();
   return (
     <div className="limits-form">
-      <h2 id="key-limits-title">
-        {t("setLimits")}: {props.keyName}
-      </h2>
+      <h2 id={props.titleId}>{props.title}</h2>
       {props.error ? <ErrorMessage error={props.error} /> : <p>{t("loading")}</p>}
       <div className="row">
         <button type="button" onClick={props.onClose}>
@@ -154,11 +166,15 @@ function KeyLimitsForm(
 }
 
 /**
- * The models the key may call, as checkboxes grouped by family: a family's own box allows every model of
- * it (those added later too) and sends `<family>/*`, a model's box that model and sends its slug (a word
- * naming both, `epsilon`, is the model: src/keys/allowed-models.ts). Nothing ticked: every model.
+ * The models a key may call (a key's, or those an organization's new keys start with), as checkboxes grouped
+ * by family: a family's own box allows every model of it (those added later too) and sends `<family>/*`, a
+ * model's box that model and sends its slug (a word naming both, `epsilon`, is the model:
+ * src/keys/allowed-models.ts). Nothing ticked: every model (allowedModelsOf reads it back).
  */
-function AllowedModelsField(props: { models: readonly ModelChoice[]; allowed: readonly string[] | null }) {
+export function AllowedModelsField(props: {
+  models: readonly ModelChoice[];
+  allowed: readonly string[] | null;
+}) {
   const { t } = useI18n();
   const families = [...new Set(props.models.map((model) => model.family))];
   const ticked = (entry: string) => props.allowed?.includes(entry) ?? false;

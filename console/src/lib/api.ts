@@ -24,6 +24,7 @@ import type { EndpointHealth } from "../../../src/gateway/generation/upstream-re
 import type { PricedModel } from "../../../src/gateway/models/priced-model-list";
 import type { KeyLimits as ApiKeyLimits, ApiKeyLimitsView } from "../../../src/keys/api-key-limits";
 import type { ApiKeyRecord, IssuedApiKey, ShownKeyLimits } from "../../../src/keys/api-key-service";
+import type { OrganizationKeyDefaults } from "../../../src/keys/organization-key-defaults";
 import type { OrganizationMember } from "../../../src/keys/organization-role-service";
 import type { OrganizationAction, OrganizationRole } from "../../../src/keys/organization-roles";
 import type { WebhookEventType } from "../../../src/ledger/events";
@@ -52,6 +53,8 @@ export type KeyLimitsView = ApiKeyLimitsView;
 /** A key's limits and its spend, null where the reader may not see it (another member's key, C14). */
 export type ShownKeyLimitsView = ShownKeyLimits;
 export type AccountKeyRow = AccountKey;
+/** The models the organization's keys issued from now on may call (null: every model). */
+export type KeyDefaults = OrganizationKeyDefaults;
 
 /** Dates cross JSON as ISO strings. */
 type Jsonified<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] };
@@ -330,6 +333,11 @@ export const userApi = {
     call<{ uuid: string; deleted: true }>("user", "DELETE", `/llm/apis/${encodeURIComponent(uuid)}`),
   setKeyLimits: (uuid: string, limits: KeyLimits) =>
     call<KeyLimitsView>("user", "PUT", `/llm/apis/${encodeURIComponent(uuid)}/limits`, limits),
+  /** The session's organization's models for its new keys; every member reads them. */
+  keyDefaults: () => call<KeyDefaults>("user", "GET", "/llm/organization/key-defaults"),
+  /** Owners and admins only (403/160); null clears them: new keys may call every model. */
+  setKeyDefaults: (allowedModels: string[] | null) =>
+    call<KeyDefaults>("user", "PUT", "/llm/organization/key-defaults", { allowedModels }),
   organizationMembers: () => call<OrganizationMembers>("user", "GET", "/llm/organization/members"),
   setMemberRole: (userId: string, role: OrganizationRole) =>
     call<OrganizationMember>("user", "PUT", `/llm/organization/members/${encodeURIComponent(userId)}`, {

@@ -132,6 +132,15 @@ const en = {
   grantRoleTitle: "Give a user a role",
   grantRole: "Grant role",
   limitsOwnersOnly: "Only the organization's owners and admins set the limits of its keys.",
+  keyDefaultsTitle: "Models for new keys",
+  keyDefaultsHelp:
+    "Every organization key issued from now on starts with these as its allowed models; its limits are then its own, set like any key's. Keys issued before keep theirs.",
+  keyDefaultsEvery: "New keys may call every model.",
+  keyDefaultsOnly: "New keys may call only:",
+  setKeyDefaults: "Set models for new keys",
+  saveKeyDefaults: "Save default",
+  clearKeyDefaults: "Clear default",
+  keyDefaultsOwnersOnly: "Only the organization's owners and admins set the models its new keys start with.",
   navWebhooks: "Webhooks",
   webhooksHelp:
     "Signed webhooks tell your systems when funds run low, a key reaches a limit or a month's statement closes. Each delivery is signed with the endpoint's secret (Standard Webhooks) and retried for 24 hours.",
@@ -508,6 +517,15 @@ const ko: Dictionary = {
   grantRoleTitle: "사용자에게 역할 부여",
   grantRole: "역할 부여",
   limitsOwnersOnly: "조직 키의 한도는 조직의 소유자와 관리자만 설정할 수 있습니다.",
+  keyDefaultsTitle: "새 키의 기본 모델",
+  keyDefaultsHelp:
+    "지금부터 발급하는 조직 키는 이 모델들을 허용 모델로 가지고 시작합니다. 그 뒤의 한도는 다른 키처럼 키마다 따로 설정합니다. 이미 발급한 키는 그대로입니다.",
+  keyDefaultsEvery: "새 키는 모든 모델을 호출할 수 있습니다.",
+  keyDefaultsOnly: "새 키가 호출할 수 있는 모델:",
+  setKeyDefaults: "새 키의 모델 설정",
+  saveKeyDefaults: "기본값 저장",
+  clearKeyDefaults: "기본값 해제",
+  keyDefaultsOwnersOnly: "새 키의 기본 모델은 조직의 소유자와 관리자만 설정할 수 있습니다.",
   navWebhooks: "웹훅",
   webhooksHelp:
     "서명된 웹훅으로 잔액 부족, 키 한도 도달, 월별 명세서 마감을 시스템에 알립니다. 모든 전송은 엔드포인트의 시크릿으로 서명되며(Standard Webhooks) 24시간 동안 재시도됩니다.",

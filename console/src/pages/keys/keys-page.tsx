@@ -5,6 +5,7 @@ import { useI18n } from "../../lib/i18n";
 import { useOrganizationAccess } from "../members/use-organization-access";
 import { IssueOwnKeyCard, NewKeyCard } from "./issue-own-key-card";
 import { KeyActionConfirm } from "./key-action-confirm";
+import { KeyDefaultsCard } from "./key-defaults-card";
 import { KeyScopeChoice } from "./key-scope-choice";
 import { KeysTable } from "./keys-table";
 import { type PendingKeyAction, useKeys } from "./use-keys";
@@ -29,6 +30,13 @@ export function KeysPage({ hasOrganization }: { hasOrganization: boolean }) {
         hasOrganization={hasOrganization}
         onChange={keys.setIsOrganization}
       />
+      {keys.isOrganization && (
+        <KeyDefaultsCard
+          maySet={access.members.data ? access.may("set-key-defaults") : undefined}
+          models={keys.models.data}
+          modelsError={keys.models.error}
+        />
+      )}
       <IssueOwnKeyCard
         issuing={keys.issue.isPending}
         error={keys.issue.error}

@@ -43,5 +43,5 @@ export function useKeys() {
     models: models.data,
     modelsError: models.error,
   });
-  return { isOrganization, setIsOrganization, list, issue, issued, setIssued, change, limitsEditor };
+  return { isOrganization, setIsOrganization, list, issue, issued, setIssued, change, models, limitsEditor };
 }
