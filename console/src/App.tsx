@@ -1,4 +1,4 @@
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, lazy, type ReactNode, Suspense, useEffect, useMemo, useRef, useState } from "react";
 import { ErrorMessage } from "./components/ui";
 import { ApiFailure, adminApi, userApi, whenRefusedForRole, whenUnauthenticated } from "./lib/api";
@@ -275,31 +275,75 @@ function UserArea({ path, navigate }: { path: string; navigate(path: string): vo
   }
   return (
     <>
-      <div className="row spread session-bar">
-        <span className="muted" data-testid="signed-in-as">
-          {t("signedInAs")} <strong>{userId}</strong>
-          {organizationId ? ` · ${t("organization")} ${organizationId}` : ""}
-        </span>
-        <button
-          type="button"
-          onClick={async () => {
-            // Refused only when the cookie is another session's now (whenUnauthenticated asks again).
-            if (!(await userApi.signOut().then(() => true, unauthenticatedAsFalse))) return;
-            // Nothing of this session stays cached, and the session is asked again (whatever the page).
-            client.removeQueries({ predicate: (query) => query.queryKey[0] !== "session" });
-            navigate("/");
-            await client.resetQueries({ queryKey: ["session"] });
-          }}
-        >
-          {t("signOut")}
-        </button>
-      </div>
+      {/* Keyed by who: a failed sign-out of one session is not said under another's. */}
+      <SessionBar
+        key={identity}
+        userId={userId}
+        organizationId={organizationId}
+        onSignedOut={async () => {
+          // Nothing of this session stays cached, and the session is asked again (whatever the page).
+          client.removeQueries({ predicate: (query) => query.queryKey[0] !== "session" });
+          navigate("/");
+          await client.resetQueries({ queryKey: ["session"] });
+        }}
+      />
       {changedFrom !== undefined && (
         <p role="status" className="warning" data-testid="session-changed">
           {t("sessionChanged")}
         </p>
       )}
       {page}
+    </>
+  );
+}
+
+/**
+ * Who is signed in, and Sign out. A sign-out the gateway did not record (a 5xx, the gateway out of reach)
+ * leaves the session live on the gateway: the page stays signed in and says the sign-out failed, rather than
+ * look as if nothing had been asked.
+ */
+function SessionBar(props: { userId: string; organizationId: string | null; onSignedOut(): Promise<void> }) {
+  const { t } = useI18n();
+  const signOut = useMutation({
+    // Refused only when the cookie is another session's now (whenUnauthenticated asks again).
+    mutationFn: () => userApi.signOut().then(() => true, unauthenticatedAsFalse),
+    onSuccess: async (signedOut) => {
+      if (signedOut) await props.onSignedOut();
+    },
+  });
+  return (
+    <>
+      <div className="row spread session-bar">
+        <span className="muted" data-testid="signed-in-as">
+          {t("signedInAs")} <strong>{props.userId}</strong>
+          {props.organizationId ? ` · ${t("organization")} ${props.organizationId}` : ""}
+        </span>
+        <button type="button" disabled={signOut.isPending} onClick={() => signOut.mutate()}>
+          {t("signOut")}
+        </button>
+      </div>
+      <ErrorMessage error={signOut.error} failed="signOutFailed" />
+    </>
+  );
+}
+
+/** The admin's bar: a sign-out that failed is said, as a user's, and the admin stays signed in. */
+function AdminSessionBar({ onSignedOut }: { onSignedOut(): void }) {
+  const { t } = useI18n();
+  const signOut = useMutation({
+    // A 401: the admin cookie had already ended, so there is nothing left to sign out.
+    mutationFn: () => adminApi.signOut().catch(unauthenticatedAsFalse),
+    onSuccess: onSignedOut,
+  });
+  return (
+    <>
+      <div className="row spread session-bar">
+        <span className="muted">{t("signedInAsAdmin")}</span>
+        <button type="button" disabled={signOut.isPending} onClick={() => signOut.mutate()}>
+          {t("signOut")}
+        </button>
+      </div>
+      <ErrorMessage error={signOut.error} failed="signOutFailed" />
     </>
   );
 }
@@ -444,19 +488,12 @@ function AdminArea({ path, navigate }: { path: string; navigate(path: string): v
   }
   return (
     <>
-      <div className="row spread session-bar">
-        <span className="muted">{t("signedInAsAdmin")}</span>
-        <button
-          type="button"
-          onClick={async () => {
-            await adminApi.signOut().catch(unauthenticatedAsFalse);
-            setMayBeSignedIn(false);
-            client.removeQueries({ queryKey: ["admin-session"] });
-          }}
-        >
-          {t("signOut")}
-        </button>
-      </div>
+      <AdminSessionBar
+        onSignedOut={() => {
+          setMayBeSignedIn(false);
+          client.removeQueries({ queryKey: ["admin-session"] });
+        }}
+      />
       <nav aria-label={t("adminSection")} className="subnav">
         <NavLinks routes={adminRoutes} path={path} navigate={navigate} />
       </nav>

@@ -8,6 +8,7 @@ import { patienceMs, poll } from "./support/patient";
  * A console session ends or changes under an open page: its token expires, its cookie is gone before the
  * user signs out, or another tab signs someone else in (the cookie is the browser's, not the tab's). The
  * page says so and shows what the browser's session is now; it never goes on looking signed in as before.
+ * A sign-out the gateway did not record leaves the session live: the page says so and stays signed in.
  */
 
 let harness: GatewayHarness;
@@ -91,6 +92,84 @@ describe("a console session that ends or changes under an open page, in Chromium
 
     await page.getByRole("heading", { name: "Sign in to the console" }).waitFor();
     expect(await page.getByRole("alert").count()).toBe(0);
+    expect(uncaught).toEqual([]);
+  });
+
+  it("given the sign-out failing, when the user signs out, then the page says so and stays signed in, and a sign-out that reaches the gateway ends the session", async () => {
+    const token = await harness.session("hana");
+    const keysStatus = async () =>
+      (await fetch(`${harness.url}/llm/apis`, { headers: { authorization: `Bearer ${token}` } })).status;
+    await signIn(page, token);
+    await signedInAs(page).getByText("hana").waitFor();
+    const sessionExchange = (url: URL) => url.pathname === "/console/api/session";
+    // Given: the sign-out answered 503 by a proxy, then not reaching the gateway at all
+    for (const [failure, said] of [
+      ["503", "The gateway could not complete this; try again: Service Unavailable"],
+      ["unreachable", "The gateway could not be reached."],
+    ] as const) {
+      await page.route(sessionExchange, async (route) => {
+        if (route.request().method() !== "DELETE") await route.continue();
+        else if (failure === "unreachable") await route.abort("connectionfailed");
+        else
+          await route.fulfill({
+            status: 503,
+            contentType: "text/html",
+            body: "<h1>Service Unavailable</h1>",
+          });
+      });
+      try {
+        // When
+        await page.getByRole("button", { name: "Sign out" }).click();
+
+        // Then
+        const alert = page.getByRole("alert").filter({ hasText: said });
+        await alert.waitFor();
+        expect(await alert.textContent(), failure).toContain("Sign-out failed: you are still signed in.");
+        expect(await signedInAs(page).textContent(), failure).toContain("hana");
+        expect(await keysStatus(), failure).toBe(200);
+      } finally {
+        await page.unroute(sessionExchange);
+      }
+    }
+
+    await page.getByRole("button", { name: "Sign out" }).click();
+
+    await page.getByRole("heading", { name: "Sign in to the console" }).waitFor();
+    expect(await page.getByRole("alert").count()).toBe(0);
+    expect(await keysStatus()).toBe(401);
+    expect(uncaught).toEqual([]);
+  });
+
+  it("given the admin sign-out failing, when the admin signs out, then the page says so and stays signed in, and a sign-out that reaches the gateway ends it", async () => {
+    await page.goto(`${harness.url}/console/admin/accounts`);
+    await page.getByLabel("Admin token").fill(testSecrets.adminToken);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByText("Signed in as admin").waitFor();
+    const adminSessionStatus = async () =>
+      (await browser.context.request.get(`${harness.url}/console/api/admin-session`)).status();
+    const adminSessionExchange = (url: URL) => url.pathname === "/console/api/admin-session";
+    await page.route(adminSessionExchange, async (route) => {
+      if (route.request().method() !== "DELETE") await route.continue();
+      else
+        await route.fulfill({ status: 503, contentType: "text/html", body: "<h1>Service Unavailable</h1>" });
+    });
+    try {
+      await page.getByRole("button", { name: "Sign out" }).click();
+
+      const alert = page.getByRole("alert").filter({ hasText: "Sign-out failed: you are still signed in." });
+      await alert.waitFor();
+      expect(await alert.textContent()).toContain("The gateway could not complete this");
+      expect(await page.getByText("Signed in as admin").isVisible()).toBe(true);
+      expect(await adminSessionStatus()).toBe(200);
+    } finally {
+      await page.unroute(adminSessionExchange);
+    }
+
+    await page.getByRole("button", { name: "Sign out" }).click();
+
+    await page.getByRole("heading", { name: "Admin sign-in" }).waitFor();
+    expect(await page.getByRole("alert").count()).toBe(0);
+    expect(await adminSessionStatus()).toBe(401);
     expect(uncaught).toEqual([]);
   });
 

@@ -47,15 +47,25 @@ export function ConfirmDialog(props: {
 /**
  * An error in the page's language (lib/error-text.ts): an unreachable gateway and an ended session said
  * plainly, the server's own message kept after a translated sentence. `unauthenticated` is what a 401 means
- * where it is not an ended session (a sign-in form: the token was refused).
+ * where it is not an ended session (a sign-in form: the token was refused). `failed` says first what did not
+ * happen, where the page alone would not (a sign-out: the page looks as before).
  */
-export function ErrorMessage({ error, unauthenticated }: { error: unknown; unauthenticated?: MessageKey }) {
+export function ErrorMessage({
+  error,
+  unauthenticated,
+  failed,
+}: {
+  error: unknown;
+  unauthenticated?: MessageKey;
+  failed?: MessageKey;
+}) {
   const { t } = useI18n();
   if (!error) return null;
   const { sentence, detail } = errorTextOf(error, unauthenticated ? { unauthenticated } : {});
+  const said = detail === null ? t(sentence) : `${t(sentence)}: ${detail}`;
   return (
     <p role="alert" className="error">
-      {detail === null ? t(sentence) : `${t(sentence)}: ${detail}`}
+      {failed ? `${t(failed)} ${said}` : said}
     </p>
   );
 }

@@ -12,6 +12,7 @@ const en = {
   language: "Language",
   signIn: "Sign in",
   signOut: "Sign out",
+  signOutFailed: "Sign-out failed: you are still signed in.",
   signInTitle: "Sign in to the console",
   signInHelp:
     "Paste a session token (from your platform or POST /admin/sessions). It is exchanged for an httpOnly cookie and never kept by this page.",
@@ -397,6 +398,7 @@ const ko: Dictionary = {
   language: "언어",
   signIn: "로그인",
   signOut: "로그아웃",
+  signOutFailed: "로그아웃하지 못했습니다. 아직 로그인되어 있습니다.",
   signInTitle: "콘솔 로그인",
   signInHelp:
     "세션 토큰을 붙여 넣으세요(플랫폼 또는 POST /admin/sessions에서 발급). httpOnly 쿠키로 교환되며 이 페이지에 저장되지 않습니다.",
