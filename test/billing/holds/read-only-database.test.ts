@@ -137,8 +137,10 @@ describe("a database that turns read-only", () => {
     for (const outcome of refused) expectLedgerUnavailable(outcome);
     // Every request sent while read-only, once the gateway had met it, refused without reaching the upstream.
     const sentWhileReadOnly = outcomes.filter(
-      // A request sent a moment before the turn back may be placed after it.
-      (outcome) => outcome.startedAtMs > readOnlyAtMs + 1_000 && outcome.startedAtMs < turningBackAtMs - 200,
+      // A request sent a moment before the turn back may be placed after it: on a loaded machine a request
+      // can take most of a second from its send to its hold.
+      (outcome) =>
+        outcome.startedAtMs > readOnlyAtMs + 1_000 && outcome.startedAtMs < turningBackAtMs - 1_000,
     );
     expect(sentWhileReadOnly.length).toBeGreaterThan(20);
     expect(sentWhileReadOnly.filter((outcome) => outcome.status !== 503)).toEqual([]);
