@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import OpenAI from "openai";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
@@ -20,10 +23,10 @@ import { removeQueueData } from "./workers/queue-test-support";
 /**
  * What was delivered is billed (C10), with processes killed outright (SIGKILL: no drain, no flush), one
  * worker and gateway processes on a shared database, as deployed for scale-out. A stream cut by its
- * gateway's death is billed for the output its last progress record counted, not for none, and for the input
- * its upstream reported at the stream's start where it did; an answer the client received in full is billed
- * at the upstream's exact usage, however soon after it the gateway dies (its last bytes leave only once its
- * usage is durable).
+ * gateway's death is billed for the output its last progress record counted, not for none, for the input its
+ * upstream reported at the stream's start where it did, and as the configured fallback answering it where one
+ * was; an answer the client received in full is billed at the upstream's exact usage, however soon after it
+ * the gateway dies (its last bytes leave only once its usage is durable).
  */
 
 const adminToken = "delivered-admin-token-0123456789abcdef0123456789";
@@ -33,6 +36,8 @@ const model = "alpha-5.4-mini";
 const started: ServiceProcess[] = [];
 let database: TestDatabase | undefined;
 let upstream: FaultyUpstream | undefined;
+let failingUpstream: FaultyUpstream | undefined;
+let modelsDirectory: string | undefined;
 
 /** A gateway listens on a port the system picks (PORT=0): see gatewayOriginOf. */
 function environmentOf(database: TestDatabase, simulatorTokensPerSecond: number): NodeJS.ProcessEnv {
@@ -103,16 +108,60 @@ function messagesStreamStart(
   ];
 }
 
+/**
+ * Reads a chat-completions stream until the client has received `text`, then on until its connection dies;
+ * `arrived` resolves once the text is there, `reading` once the stream has ended.
+ */
+function readUntilText(
+  data: AsyncIterable<OpenAI.Chat.Completions.ChatCompletionChunk>,
+  text: string,
+): { arrived: Promise<void>; reading: Promise<void> } {
+  let received = "";
+  let textArrived = () => {};
+  const arrived = new Promise<void>((resolve) => {
+    textArrived = resolve;
+  });
+  const reading = (async () => {
+    try {
+      for await (const chunk of data) {
+        received += chunk.choices[0]?.delta?.content ?? "";
+        if (received === text) textArrived();
+      }
+    } catch {
+      // The connection dies with its gateway.
+    }
+  })();
+  return { arrived, reading };
+}
+
+/** Polls until the request's progress record counts `outputTokens`. */
+async function untilProgressCounts(requestId: string, outputTokens: number): Promise<void> {
+  await expect
+    .poll(
+      async () =>
+        (
+          await query<{ output_tokens: number }>(
+            "SELECT output_tokens FROM hold_progress WHERE request_id = $1",
+            [requestId],
+          )
+        )[0]?.output_tokens,
+      { timeout: 10_000 },
+    )
+    .toBe(outputTokens);
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface UsageEventRow {
   request_id: string;
   type: "UsageAuthorized" | "UsageRecorded" | "UsageVoided" | "UsageCharged";
   data: {
+    model?: string;
     outcome?: string;
     usageSource?: string;
     tokens?: { input: number; cached: number | null; output: number; reasoning: number | null };
     amountWon?: string;
+    breakdown?: { inputUsdPerMillionTokens: string; outputUsdPerMillionTokens: string };
   };
 }
 
@@ -168,6 +217,10 @@ afterEach(async () => {
   for (const running of started.splice(0)) if (running.child.exitCode === null) running.child.kill("SIGKILL");
   await upstream?.close();
   upstream = undefined;
+  await failingUpstream?.close();
+  failingUpstream = undefined;
+  if (modelsDirectory) await rm(modelsDirectory, { recursive: true, force: true });
+  modelsDirectory = undefined;
   if (database && process.env.REDIS_URL)
     await removeQueueData(queueBackendOf({ redisUrl: process.env.REDIS_URL, databaseUrl: database.url }));
   await database?.drop();
@@ -311,34 +364,9 @@ describe("what was delivered is billed, with gateways killed outright", () => {
       })
       .withResponse();
     const requestId = response.headers.get("x-request-id")!;
-    const received = { text: "" };
-    let textArrived = () => {};
-    const text = new Promise<void>((resolve) => {
-      textArrived = resolve;
-    });
-    const reading = (async () => {
-      try {
-        for await (const chunk of data) {
-          received.text += chunk.choices[0]?.delta?.content ?? "";
-          if (received.text === "Hello there") textArrived();
-        }
-      } catch {
-        // The connection dies with its gateway.
-      }
-    })();
-    await text;
-    await expect
-      .poll(
-        async () =>
-          (
-            await query<{ output_tokens: number }>(
-              "SELECT output_tokens FROM hold_progress WHERE request_id = $1",
-              [requestId],
-            )
-          )[0]?.output_tokens,
-        { timeout: 10_000 },
-      )
-      .toBe(estimateOutputTokens("Hello there"));
+    const { arrived, reading } = readUntilText(data, "Hello there");
+    await arrived;
+    await untilProgressCounts(requestId, estimateOutputTokens("Hello there"));
     await killOutright(gateway);
     await reading;
 
@@ -353,6 +381,80 @@ describe("what was delivered is billed, with gateways killed outright", () => {
     // (1,400 × $1 + 800 × $0.10 + 2 × $5) / 1M × ₩1,400 = ₩2.086
     expect(events[2]!.data.amountWon).toBe("2.086000");
     const funds = await fundsOf("cached");
+    expect(funds).toEqual({ held: "0", pending: "0", balance: "99997.914", expected: "99997.914" });
+  }, 120_000);
+
+  it("SIGKILL mid-stream → a stream a fallback was answering is billed at the fallback's price and names it, as the gateway's own settlement would", async () => {
+    // Given a worker, and a gateway where zeta-mini falls back to delta-4.5-haiku (another family, dearer):
+    // zeta's upstream answers 503, delta's reports 2,200 input tokens at the stream's start, 800 of them read
+    // from the cache, then sends "Hello there" and stalls
+    failingUpstream = await startFaultyUpstream(unreachableSimulatorUrl);
+    failingUpstream.setPlan(() => ({ kind: "status", status: 503 }));
+    upstream = await startFaultyUpstream(unreachableSimulatorUrl);
+    upstream.setPlan(() => ({
+      kind: "raw",
+      writes: messagesStreamStart("Hello there", {
+        input_tokens: 1_300,
+        cache_read_input_tokens: 800,
+        cache_creation_input_tokens: 100,
+      }),
+      keepOpen: true,
+    }));
+    modelsDirectory = await mkdtemp(join(tmpdir(), "delivered-fallback-"));
+    const modelsFile = join(modelsDirectory, "models.yaml");
+    await writeFile(
+      modelsFile,
+      "models:\n  zeta-mini:\n    family: zeta\n    protocol: chat-completions\n    fallbacks: [delta-4.5-haiku]\n",
+    );
+    database = await createTestDatabase("delivered_fallback");
+    const environment = {
+      ...environmentOf(database, 0),
+      MODELS_FILE: modelsFile,
+      ZETA_BASE_URL: failingUpstream.url,
+      ZETA_API_KEY: "secret-zeta",
+      DELTA_BASE_URL: upstream.url,
+      DELTA_API_KEY: "secret-delta",
+    };
+    await startRole("worker", environment);
+    const gateway = await startRole("gateway", environment);
+    const url = gatewayOriginOf(gateway);
+    const client = openaiOf(url, await provisionKeyWithCredit(url, adminToken, "fellback", toppedUpWon));
+
+    // When the client has read the fallback's text, a progress record has counted it, and the gateway dies
+    const { data, response } = await client.chat.completions
+      .create({
+        model: "zeta-mini",
+        messages: [{ role: "user", content: "Hi" }],
+        stream: true,
+        max_tokens: 64,
+      })
+      .withResponse();
+    const requestId = response.headers.get("x-request-id")!;
+    const { arrived, reading } = readUntilText(data, "Hello there");
+    await arrived;
+    await untilProgressCounts(requestId, estimateOutputTokens("Hello there"));
+    await killOutright(gateway);
+    await reading;
+    expect(failingUpstream.served.map((served) => served.fault)).toContain("503");
+
+    // Then the sweep's settlement names delta-4.5-haiku, as the gateway's own settlement of a request a
+    // fallback answered does, and its charge is priced as it
+    const events = (await untilAllCharged([requestId], 30_000)).get(requestId)!;
+    expect(events.map((row) => row.type)).toEqual(["UsageAuthorized", "UsageRecorded", "UsageCharged"]);
+    expect(events[0]!.data.model).toBe("zeta-mini");
+    expect(events[1]!.data).toMatchObject({
+      model: "delta-4.5-haiku",
+      outcome: "interrupted",
+      usageSource: "estimated",
+      tokens: { input: 2_200, cached: 800, output: 2, reasoning: null },
+    });
+    expect(events[2]!.data).toMatchObject({
+      model: "delta-4.5-haiku",
+      breakdown: { inputUsdPerMillionTokens: "1", outputUsdPerMillionTokens: "5" },
+    });
+    // (1,400 × $1 + 800 × $0.10 + 2 × $5) / 1M × ₩1,400 = ₩2.086 (as zeta-mini: ₩0.33642)
+    expect(events[2]!.data.amountWon).toBe("2.086000");
+    const funds = await fundsOf("fellback");
     expect(funds).toEqual({ held: "0", pending: "0", balance: "99997.914", expected: "99997.914" });
   }, 120_000);
 

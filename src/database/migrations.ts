@@ -36,6 +36,7 @@ import { webhookSecretRotationMigration } from "./migrations/0026-webhook-secret
 import { chargeBreakdownTokenBoundMigration } from "./migrations/0027-charge-breakdown-token-bound";
 import { holdProgressReportedInputMigration } from "./migrations/0028-hold-progress-reported-input";
 import { endedSessionsMigration } from "./migrations/0029-ended-sessions";
+import { holdProgressAnsweringModelMigration } from "./migrations/0030-hold-progress-answering-model";
 
 /**
  * The changes to the ledger's tables, in order (migration.ts). Projection tables are not here: each
@@ -71,6 +72,7 @@ export const migrations: readonly Migration[] = [
   chargeBreakdownTokenBoundMigration,
   holdProgressReportedInputMigration,
   endedSessionsMigration,
+  holdProgressAnsweringModelMigration,
 ];
 
 /**

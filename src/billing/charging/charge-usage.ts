@@ -5,6 +5,7 @@ import { assert } from "../../kernel/assert";
 import { chargeDecimalPlaces, Money } from "../../kernel/money";
 import {
   type AccountReference,
+  type EventData,
   type LedgerEventOf,
   parseLedgerEvent,
   type UsageTokens,
@@ -149,7 +150,7 @@ export async function chargeUsages(
     dependencies.projectionWaitTimeoutMs,
   );
   const pricings = await dependencies.pricing.pricingEachAt(
-    toCharge.map(({ recorded }) => pricingRequestOf(recorded)),
+    toCharge.map(({ recorded }) => pricingRequestOf(recorded.data)),
   );
   // Matched by place: a pricing out of step would charge one request at another's prices.
   assert(pricings.length === toCharge.length, `${pricings.length} pricings for ${toCharge.length} usages`);
@@ -200,11 +201,17 @@ export async function chargeUsages(
   return outcomes;
 }
 
-function pricingRequestOf(usage: RecordedEventOf<"UsageRecorded">): PricingRequest {
+/**
+ * The terms a usage is charged under: its model's (the one that answered it), with its account's discount,
+ * in force at its start. The orphan sweep prices its settlements by the same.
+ */
+export function pricingRequestOf(
+  usage: Pick<EventData<"UsageRecorded">, "model" | "account" | "startedAt">,
+): PricingRequest {
   return {
-    model: usage.data.model,
-    organizationId: discountOrganizationOf(usage.data.account),
-    startedAt: new Date(usage.data.startedAt),
+    model: usage.model,
+    organizationId: discountOrganizationOf(usage.account),
+    startedAt: new Date(usage.startedAt),
   };
 }
 
@@ -225,7 +232,7 @@ async function pricingsOfCorrectionsByAnotherModel(
   );
   if (corrected.length === 0) return new Map();
   const pricings = await pricing.pricingEachAt(
-    corrected.map((state) => pricingRequestOf(state.correction as RecordedEventOf<"UsageRecorded">)),
+    corrected.map((state) => pricingRequestOf((state.correction as RecordedEventOf<"UsageRecorded">).data)),
   );
   assert(
     pricings.length === corrected.length,

@@ -130,8 +130,9 @@ export interface RequestHold {
    */
   readonly placed: Promise<void>;
   /**
-   * Once the hold is placed, until it settles: its renewal, the output so far and the input its upstream
-   * reported, recorded every few seconds with the process's other requests (hold-progress.ts).
+   * Once the hold is placed, until it settles: its renewal, the output so far, the input its upstream
+   * reported and the fallback answering, recorded every few seconds with the process's other requests
+   * (hold-progress.ts).
    * `onReleased`: the orphan sweep settled the hold meanwhile (it presumed this process dead); the request
    * must deliver nothing more.
    */

@@ -1,14 +1,16 @@
 import type pg from "pg";
 import type { Logger } from "pino";
+import { assert } from "../../kernel/assert";
 import type { ReportedInput } from "../../providers/provider";
 
 /**
- * The holds of this gateway process's requests in flight, renewed, and their output so far and the input
- * their upstream reported recorded, every `progressIntervalMs` in one statement for all of them (C10's last
- * point). The orphan sweep then never settles a running request's hold however long it runs, and a request
- * whose process dies is billed for the output counted at its last record, and for the input and cached
- * input its upstream reported before the stream's end (messages' `message_start`, generateContent's chunks)
- * where it did, as the gateway itself bills a stream cut short. Nothing is written while no request is in
+ * The holds of this gateway process's requests in flight, renewed, and their output so far, the input their
+ * upstream reported and the model answering them recorded, every `progressIntervalMs` in one statement for
+ * all of them (C10's last point). The orphan sweep then never settles a running request's hold however long
+ * it runs, and a request whose process dies is billed for the output counted at its last record, for the
+ * input and cached input its upstream reported before the stream's end (messages' `message_start`,
+ * generateContent's chunks) where it did, and as the configured fallback answering it where one had begun
+ * to (C13), as the gateway itself bills a stream cut short. Nothing is written while no request is in
  * flight.
  *
  * The same statement answers which of those holds are no longer open: settled by the orphan sweep, which
@@ -51,6 +53,11 @@ export interface RequestProgress {
    * chat-completions or responses stream reports usage only at its end; a JSON answer, with its answer).
    */
   reportedInput: ReportedInput | null;
+  /**
+   * The configured fallback answering it, once one has begun to (C13): what its usage is priced and named
+   * as. Null while the model requested answers, or none has begun yet.
+   */
+  answeringModel: string | null;
 }
 
 export type ProgressSoFar = () => RequestProgress;
@@ -171,20 +178,23 @@ export class HoldProgress {
 
   /**
    * Writes one record now (the interval does this on its own; tests and shutdown call it directly): renews
-   * every hold in flight, records its output so far and the input its upstream reported (null: none yet), and
-   * learns which holds are no longer open.
+   * every hold in flight, records its output so far, the input its upstream reported (null: none yet) and the
+   * fallback answering it (null: the model requested), and learns which holds are no longer open.
    */
   async record(): Promise<void> {
     if (this.inFlight.size === 0) return;
     const sentAtMs = this.nowMs();
     const snapshot = [...this.inFlight];
     const requests = snapshot.map(([requestId, tracked]) => {
-      const { outputTokens, reportedInput } = tracked.progressSoFar();
+      const { outputTokens, reportedInput, answeringModel } = tracked.progressSoFar();
+      // The table refuses an empty name, and a statement refused would renew none of this process's holds.
+      assert(answeringModel !== "", `the progress of ${requestId} names an empty answering model`);
       return {
         request_id: requestId,
         output_tokens: outputTokens,
         input_tokens: reportedInput === null ? null : reportedInput.inputTokens,
         cached_input_tokens: reportedInput === null ? null : reportedInput.cachedInputTokens,
+        answering_model: answeringModel,
       };
     });
     let released: Set<string>;
@@ -195,17 +205,19 @@ export class HoldProgress {
         text: `WITH request AS (
                  SELECT * FROM json_to_recordset($3::json)
                    AS request(request_id text, output_tokens integer, input_tokens integer,
-                              cached_input_tokens integer)
+                              cached_input_tokens integer, answering_model text)
                ), recorded AS (
                  INSERT INTO hold_progress AS progress (request_id, gateway_instance, output_tokens,
-                   input_tokens, cached_input_tokens, renewed_until, recorded_at)
+                   input_tokens, cached_input_tokens, answering_model, renewed_until, recorded_at)
                  SELECT request.request_id, $1, request.output_tokens, request.input_tokens,
-                        request.cached_input_tokens, now() + make_interval(secs => $2 / 1000.0), now()
+                        request.cached_input_tokens, request.answering_model,
+                        now() + make_interval(secs => $2 / 1000.0), now()
                  FROM request
                  ORDER BY request.request_id
                  ON CONFLICT (request_id) DO UPDATE SET output_tokens = excluded.output_tokens,
                    input_tokens = excluded.input_tokens, cached_input_tokens = excluded.cached_input_tokens,
-                   renewed_until = excluded.renewed_until, recorded_at = excluded.recorded_at
+                   answering_model = excluded.answering_model, renewed_until = excluded.renewed_until,
+                   recorded_at = excluded.recorded_at
                )
                SELECT request.request_id FROM request
                WHERE NOT EXISTS (SELECT 1 FROM request_holds holds

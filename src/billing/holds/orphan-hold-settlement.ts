@@ -8,13 +8,14 @@ import {
   WrongExpectedVersionError,
 } from "../../ledger/store/event-store";
 import { billingMetrics } from "../billing-metrics";
-import { discountOrganizationOf, usageStreamIdOf } from "../charging/charge-usage";
+import { pricingRequestOf, usageStreamIdOf } from "../charging/charge-usage";
 import { orphanSettlementEventId } from "../commands/deterministic-event-id";
 import { keyKindLabelOf } from "../metric-labels";
 import { assertWonNotNegative } from "../money-invariants";
 import {
   type PricingInForce,
   type PricingReadModel,
+  type PricingRequest,
   PricingUnavailableError,
 } from "../read-models/pricing-read-model";
 import { costWonOf } from "./hold-pricing";
@@ -42,7 +43,10 @@ import type { SweptHoldReserves } from "./swept-hold-reserves";
  * record has none (not reported, no record, or a record written by an older release) it is estimated at
  * four bytes a token of the request body (the bytes bound the tokens from above, and four is the usual
  * ratio), with cached input not reported. The output is what the last progress record counted as delivered
- * (0 when there was none).
+ * (0 when there was none). The usage is priced and named as the model answering, as the gateway's own
+ * settlement would be: the configured fallback the record names, once one had begun to answer (C13; the
+ * output it counted is that fallback's, since a model is left for its fallback only before any output),
+ * else the model asked for (no record, or one written by an older release, names none).
  *
  * A gateway presumed dead while it lived (paused, or cut off from the database) may have delivered more
  * than its last record counted, and bills it later by its correction. So while the hold's gateway still has
@@ -51,9 +55,9 @@ import type { SweptHoldReserves } from "./swept-hold-reserves";
  * frees money another request could spend before the correction takes it. A gateway whose session is gone
  * died, and its holds' money is free at once.
  *
- * A hold no price exists for at its start (its model left the catalog with a release, never priced by an
- * operator) is left open, never settled at another price: the sweep settles the others, names it, and
- * settles it once its model is priced.
+ * A hold no price exists for at its start (its model, or the fallback answering it, left the catalog with a
+ * release, never priced by an operator) is left open, never settled at another price: the sweep settles the
+ * others, names it, and settles it once that model is priced.
  */
 
 export const orphanSettlementActor = "system:orphan-hold-sweep";
@@ -131,7 +135,11 @@ export async function settleOrphanHolds(
   const holds = [...rowHolds, ...logHolds];
   if (holds.length === 0) return { settledCount: 0, watchedMs: watch.watchedMs, unpriceable: [] };
 
-  const pricings = await pricingsOf(dependencies.pricing, holds);
+  const models = holds.map((hold) => modelAnsweringOf(hold, progressOf.get(hold.data.requestId)));
+  const pricings = await pricingsOf(
+    dependencies.pricing,
+    holds.map((hold, index) => pricingRequestOf({ ...hold.data, model: models[index]! })),
+  );
   let settledCount = 0;
   const settledInTheLog: string[] = [];
   const unpriceable: string[] = [];
@@ -142,7 +150,11 @@ export async function settleOrphanHolds(
       continue;
     }
     const tokens = orphanTokensOf(hold, progressOf.get(hold.data.requestId));
-    const settlement = orphanSettlementOf(hold, tokens, costWonOf(pricing, tokens), dependencies.clock());
+    const settlement = orphanSettlementOf(
+      hold,
+      { model: models[index]!, tokens, pendingWon: costWonOf(pricing, tokens) },
+      dependencies.clock(),
+    );
     const settled =
       index < rowHolds.length
         ? await dependencies.completion.completeSwept(
@@ -185,24 +197,20 @@ async function holdsInTheLog(
 type OrphanHold = Pick<RecordedEventOf<"UsageAuthorized">, "eventId" | "data">;
 
 /**
- * Each hold's pricing at its start, or why it has none, `pricingRequestsPerQueryMax` holds per query: a sweep
- * may take more holds (`orphanHoldsPerSweepMax`) than one pricing query accepts, and a query asked for more
- * refuses them all.
+ * Each hold's pricing at its start, as the model answering it, or why it has none,
+ * `pricingRequestsPerQueryMax` holds per query: a sweep may take more holds (`orphanHoldsPerSweepMax`) than
+ * one pricing query accepts, and a query asked for more refuses them all.
  */
 async function pricingsOf(
   pricing: PricingReadModel,
-  holds: readonly OrphanHold[],
+  requests: readonly PricingRequest[],
 ): Promise<(PricingInForce | PricingUnavailableError)[]> {
   const pricings: (PricingInForce | PricingUnavailableError)[] = [];
   const chunkSize = billingLimits.pricingRequestsPerQueryMax;
-  for (let start = 0; start < holds.length; start += chunkSize) {
-    const chunk = holds.slice(start, start + chunkSize).map((hold) => ({
-      model: hold.data.model,
-      organizationId: discountOrganizationOf(hold.data.account),
-      startedAt: new Date(hold.data.startedAt),
-    }));
-    pricings.push(...(await pricing.pricingEachAt(chunk)));
-  }
+  for (let start = 0; start < requests.length; start += chunkSize)
+    pricings.push(...(await pricing.pricingEachAt(requests.slice(start, start + chunkSize))));
+  // Matched by place: a pricing out of step would settle one hold at another's prices.
+  assert(pricings.length === requests.length, `${pricings.length} pricings for ${requests.length} orphans`);
   return pricings;
 }
 
@@ -225,7 +233,7 @@ async function findOrphans(
     // A stream's last progress record also renews its hold: expiry counts from the later of the two.
     const found = await database.query<OrphanRow>(
       `SELECT holds.request_id, progress.output_tokens, progress.input_tokens, progress.cached_input_tokens,
-              holds.hold,
+              progress.answering_model, holds.hold,
               ledger_gateway_session_alive(holds.gateway_instance) AS gateway_session_alive
        FROM (
          SELECT request_id, gateway_instance, placed_at, expires_at, ledger_hold_authorization(holds) AS hold
@@ -263,6 +271,8 @@ interface OrphanRow {
   output_tokens: number | null;
   input_tokens: number | null;
   cached_input_tokens: number | null;
+  /** The configured fallback the last record found answering; null for the model asked for, or no record. */
+  answering_model: string | null;
   /** A hold row's authorization; null for a hold in the log. */
   hold: OrphanHold | null;
   /** Whether the hold's gateway still has its session: paused or cut off, not dead (gateway-session.ts). */
@@ -284,8 +294,21 @@ function orphanTokensOf(hold: OrphanHold, progress: OrphanRow | undefined): Usag
   };
 }
 
-/** The orphan's settlement: its estimated usage, releasing the whole hold. */
-function orphanSettlementOf(hold: OrphanHold, tokens: UsageTokens, pendingWon: string, now: Date) {
+/**
+ * The model the orphan's usage is priced and named as: the fallback its last record found answering, as the
+ * gateway's own settlement names it (generation-holds.ts), else the model asked for.
+ */
+function modelAnsweringOf(hold: OrphanHold, progress: OrphanRow | undefined): string {
+  assert(progress, `the orphan ${hold.data.requestId} settled without the row that found it`);
+  return progress.answering_model ?? hold.data.model;
+}
+
+/** The orphan's settlement: its estimated usage, as the model answering it, releasing the whole hold. */
+function orphanSettlementOf(
+  hold: OrphanHold,
+  { model, tokens, pendingWon }: { model: string; tokens: UsageTokens; pendingWon: string },
+  now: Date,
+) {
   const requestId = hold.data.requestId;
   assertWonNotNegative(pendingWon, `the estimated cost of ${requestId}`);
   return parseLedgerEvent({
@@ -296,7 +319,7 @@ function orphanSettlementOf(hold: OrphanHold, tokens: UsageTokens, pendingWon: s
       account: hold.data.account,
       userId: hold.data.userId,
       organizationId: hold.data.organizationId,
-      model: hold.data.model,
+      model,
       endpoint: hold.data.endpoint,
       streamed: hold.data.streamed,
       outcome: "interrupted",

@@ -260,7 +260,7 @@ async function jsonGeneration(
     await context.hold.placed;
     // Nothing is delivered before the whole answer: the progress record only renews the hold.
     context.hold.trackProgress(
-      () => ({ outputTokens: 0, reportedInput: null }),
+      () => ({ outputTokens: 0, reportedInput: null, answeringModel: fallbackAnsweringOf(context) }),
       () => cutNow(new GatewayCut("interrupted")),
     );
     let result: Awaited<typeof generating>;
@@ -408,12 +408,17 @@ async function relayStream(
   };
   const progress = new OutputProgress();
   // Tracked from its placement, not its first token: a slow first token must not look freshly confirmed.
-  // The input the upstream reported so far is recorded with the output: what the orphan sweep bills, as a
-  // cut here would, should this process die before it settles the request.
+  // The input the upstream reported so far and the fallback answering are recorded with the output: what
+  // the orphan sweep bills, and as which model, as a cut here would, should this process die before it
+  // settles the request.
   context.hold.placed.then(
     () =>
       context.hold.trackProgress(
-        () => ({ outputTokens: progress.outputTokens, reportedInput: reportedInputOf(relayed.reported) }),
+        () => ({
+          outputTokens: progress.outputTokens,
+          reportedInput: reportedInputOf(relayed.reported),
+          answeringModel: fallbackAnsweringOf(context),
+        }),
         onReleased,
       ),
     () => {},
@@ -597,11 +602,14 @@ function cutErrorOf(reason: GatewayCutReason, dependencies: GenerationDependenci
 
 /** The attempts for the settlement, and the answering model when a fallback answered (it is billed). */
 function settledUpstreamOf(context: GenerationContext): SettledUpstream {
+  const fallback = fallbackAnsweringOf(context);
+  return { attempts: context.upstream.attempts, ...(fallback === null ? {} : { answeringModel: fallback }) };
+}
+
+/** The fallback answering the request, once one has begun to (C13); null while the one requested does. */
+function fallbackAnsweringOf(context: GenerationContext): string | null {
   const answering = context.upstream.answeringModel.slug;
-  return {
-    attempts: context.upstream.attempts,
-    ...(answering === context.model.slug ? {} : { answeringModel: answering }),
-  };
+  return answering === context.model.slug ? null : answering;
 }
 
 function nothingProduced(produced: Produced): boolean {

@@ -17,8 +17,12 @@ import { personalHoldRequest, usageAuthorizationsOf } from "../../support/usage-
 const account = { kind: "user" as const, id: "progress-holds" };
 const confirmationMaxAgeMs = 6_000;
 
-/** A request's progress with this much output and no input reported. */
-const outputOf = (outputTokens: number): RequestProgress => ({ outputTokens, reportedInput: null });
+/** A request's progress with this much output, no input reported, answered by the model requested. */
+const outputOf = (outputTokens: number): RequestProgress => ({
+  outputTokens,
+  reportedInput: null,
+  answeringModel: null,
+});
 
 describe("the progress record's confirmation of holds", () => {
   let harness: LedgerHarness;
@@ -68,7 +72,11 @@ describe("the progress record's confirmation of holds", () => {
     );
     progress.track(
       running,
-      () => ({ outputTokens: 5, reportedInput: { inputTokens: 2_200, cachedInputTokens: 800 } }),
+      () => ({
+        outputTokens: 5,
+        reportedInput: { inputTokens: 2_200, cachedInputTokens: 800 },
+        answeringModel: "delta-4.5-haiku",
+      }),
       () => told.push(running),
       0,
     );
@@ -86,10 +94,12 @@ describe("the progress record's confirmation of holds", () => {
     // Confirmed by that record: no statement until the confirmation ages again.
     expect(progress.stillHeld(running)).toBe(true);
     const recorded = await harness.ledger.pool.query(
-      "SELECT output_tokens, input_tokens, cached_input_tokens FROM hold_progress WHERE request_id = $1",
+      "SELECT output_tokens, input_tokens, cached_input_tokens, answering_model FROM hold_progress WHERE request_id = $1",
       [running],
     );
-    expect(recorded.rows).toEqual([{ output_tokens: 5, input_tokens: 2_200, cached_input_tokens: 800 }]);
+    expect(recorded.rows).toEqual([
+      { output_tokens: 5, input_tokens: 2_200, cached_input_tokens: 800, answering_model: "delta-4.5-haiku" },
+    ]);
   });
 
   it("given the database away when the confirmation has aged, then the output waits, and goes on once a record confirms the hold", async () => {

@@ -373,6 +373,40 @@ describe("orphan hold settlement", () => {
     });
   });
 
+  it("given a dead gateway's stream whose record names the fallback answering it, then it is priced and named as that fallback; a record naming none, as the model asked for", async () => {
+    // Given: two holds of alpha-5.4-mini, one whose last record found alpha-5.4 answering in its place
+    const pool = harness.service.ledger.pool;
+    const holds = ["req_fallback_answering", "req_requested_answering"].map((requestId) =>
+      authorization(requestId, "gateway-dead", new Date(Date.now() + 600_000)),
+    );
+    await usageAuthorizationsOf(pool, store).authorizeUsage(holds, { waitForFlush: true });
+    await pool.query(
+      `INSERT INTO hold_progress (request_id, gateway_instance, output_tokens, input_tokens,
+                                  cached_input_tokens, answering_model, renewed_until, recorded_at)
+       VALUES ('req_fallback_answering', 'gateway-dead', 12, 2200, 800, 'alpha-5.4',
+               now() + interval '10 minutes', now()),
+              ('req_requested_answering', 'gateway-dead', 12, 2200, 800, NULL,
+               now() + interval '10 minutes', now())`,
+    );
+
+    // When
+    await sweep();
+
+    // Then: (1,400 × $1.25 + 800 × $0.125 + 12 × $10) / 1M × ₩1,400 as alpha-5.4; (1,400 × $0.25 + 800 ×
+    // $0.025 + 12 × $2) / 1M × ₩1,400 as alpha-5.4-mini
+    expect((await streamOf("req_fallback_answering"))[1]!.data).toMatchObject({
+      model: "alpha-5.4",
+      outcome: "interrupted",
+      usageSource: "estimated",
+      tokens: { input: 2_200, cached: 800, output: 12, reasoning: null },
+      pendingWon: "2.758000",
+    });
+    expect((await streamOf("req_requested_answering"))[1]!.data).toMatchObject({
+      model: "alpha-5.4-mini",
+      pendingWon: "0.551600",
+    });
+  });
+
   it("given more orphans than one pricing query prices, when a sweep takes them all, then it prices them query by query and settles each", async () => {
     // Given: a dead gateway's holds on an account of their own, more than `pricingRequestsPerQueryMax`.
     const crowded = { kind: "user" as const, id: "orphaned-crowd" };
