@@ -21,10 +21,14 @@ async function ledgerCli(
   environment: NodeJS.ProcessEnv = {},
 ): Promise<{ code: number; output: string }> {
   try {
-    const { stdout, stderr } = await run("npx", ["tsx", "src/ledger-cli.ts", ...[command].flat()], {
-      env: { ...process.env, ...environment, DATABASE_URL: databaseUrl },
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ["--import", "tsx", "src/ledger-cli.ts", ...[command].flat()],
+      {
+        env: { ...process.env, ...environment, DATABASE_URL: databaseUrl },
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
     return { code: 0, output: stdout + stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };

@@ -70,7 +70,8 @@ async function exitOf(
 async function verdictsOf(receiptFile: string, keyFile: string) {
   return {
     standalone: await exitOf("node", [standalonePath, receiptFile, keyFile]),
-    cli: await exitOf("npx", [
+    cli: await exitOf(process.execPath, [
+      "--import",
       "tsx",
       "src/ledger-cli.ts",
       "verify-receipt",
@@ -445,9 +446,12 @@ describe("receipt verifiers", () => {
 
     expect((await exitOf("node", [standalonePath, receiptFile])).code).toBe(2);
     // Without --public-key the command trusts the configured signing key, and only it.
-    const configuredCli = ["tsx", "src/ledger-cli.ts", "verify-receipt", receiptFile];
-    expect(await exitOf("npx", configuredCli, signingKeySeed)).toEqual({ code: 0, output: "valid\n" });
-    expect((await exitOf("npx", configuredCli)).code).toBe(2);
+    const configuredCli = ["--import", "tsx", "src/ledger-cli.ts", "verify-receipt", receiptFile];
+    expect(await exitOf(process.execPath, configuredCli, signingKeySeed)).toEqual({
+      code: 0,
+      output: "valid\n",
+    });
+    expect((await exitOf(process.execPath, configuredCli)).code).toBe(2);
   }, 120_000);
 
   it("given the list answered for a body id several requests share, then both check each receipt in it and name a failure by its place; a cut file is no JSON, in one line", async () => {

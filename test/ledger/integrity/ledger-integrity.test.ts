@@ -29,10 +29,14 @@ async function ledgerCli(
   databaseUrl: string,
 ): Promise<{ code: number; output: string; stdout: string }> {
   try {
-    const { stdout, stderr } = await run("npx", ["tsx", "src/ledger-cli.ts", ...args], {
-      env: { ...process.env, DATABASE_URL: databaseUrl, LEDGER_SIGNING_KEY: signingKeyText },
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    const { stdout, stderr } = await run(
+      process.execPath,
+      ["--import", "tsx", "src/ledger-cli.ts", ...args],
+      {
+        env: { ...process.env, DATABASE_URL: databaseUrl, LEDGER_SIGNING_KEY: signingKeyText },
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
     return { code: 0, output: stdout + stderr, stdout };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
