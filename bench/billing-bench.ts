@@ -4,7 +4,7 @@ import { allProjections } from "../projections";
 import { seedBilling } from "../src/billing/commands/seed-billing";
 import { createFxRateRefresher } from "../src/billing/fx/fx-rate-refresh";
 import { createChargeQueue } from "../src/billing/queue/charge-queue";
-import { type QueueBackend, queueBackendOf } from "../src/billing/queue/queue-backend";
+import type { QueueBackend } from "../src/billing/queue/queue-backend";
 import { removeQueueData } from "../src/billing/queue/remove-queue-data";
 import { billingLimits, limits } from "../src/kernel/limits";
 import type { LedgerEvent } from "../src/ledger/events";
@@ -70,7 +70,7 @@ async function reconcileBacklog(backendKind: "redis" | "postgresql", redisUrl: s
   const backend: QueueBackend =
     backendKind === "redis"
       ? { kind: "redis", redisUrl: redisUrl!, prefix: `bench-${randomUUID()}` }
-      : queueBackendOf({ redisUrl: undefined, databaseUrl: database.url });
+      : { kind: "postgresql", databaseUrl: database.url };
   const clock = () => new Date();
   const refresher = createFxRateRefresher({
     store: ledger.store,

@@ -2,8 +2,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import Redis from "ioredis";
 import pg from "pg";
-import { queueBackendOf } from "../src/billing/queue/queue-backend";
-import { removeQueueData } from "../src/billing/queue/remove-queue-data";
+import { removeDeploymentQueueData, removeQueueData } from "../src/billing/queue/remove-queue-data";
 import { type BenchDatabase, createBenchDatabase } from "./bench-database";
 import {
   assertHealthy,
@@ -24,7 +23,7 @@ import { hasStatementStatistics, postgresBackgroundPids, redisServerPid } from "
  * this way.
  *
  * Each build runs as deployed for scale-out, a gateway and a worker started from its own checkout's
- * `src/main.ts`, on a database of its own (and its own Redis prefix, named after it), both served by one
+ * `src/main.ts`, on a database of its own (and its own Redis prefix, named after its ledger), both served by one
  * simulator with zero latency. Rounds go in `COMPARE_ROUNDS` order (A: this checkout, B: the other; default
  * A B B A A B B A). Before a round the last one's charges are awaited and both databases' holds table is
  * vacuumed, so no round pays for the dead rows another left (autovacuum visits a database once a minute);
@@ -140,7 +139,16 @@ async function deploy(
   // What has started, stopped in reverse should a later step fail: no process or database is left behind.
   const started: (() => Promise<void>)[] = [
     () => database.drop(),
-    () => removeQueueData(queueBackendOf({ redisUrl, databaseUrl: database.url })),
+    async () => {
+      await removeDeploymentQueueData({ redisUrl, databaseUrl: database.url });
+      // A build from before the ledger had an id named its keys after the database.
+      if (redisUrl !== undefined)
+        await removeQueueData({
+          kind: "redis",
+          redisUrl,
+          prefix: `won-gateway:${new URL(database.url).pathname.slice(1)}`,
+        });
+    },
   ];
   const stop = async () => {
     for (const stopOne of [...started].reverse()) await stopOne();

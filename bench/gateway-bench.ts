@@ -1,7 +1,6 @@
 import { Redis } from "ioredis";
 import pg from "pg";
-import { queueBackendOf } from "../src/billing/queue/queue-backend";
-import { removeQueueData } from "../src/billing/queue/remove-queue-data";
+import { removeDeploymentQueueData } from "../src/billing/queue/remove-queue-data";
 import { createBenchDatabase } from "./bench-database";
 import {
   assertHealthy,
@@ -146,8 +145,8 @@ export async function runGatewayBenchmarks(options: { redisUrl?: string }): Prom
     for (const child of children.reverse()) await child.stop();
     bench?.redis?.disconnect();
     await monitor.end();
+    await removeDeploymentQueueData({ redisUrl: options.redisUrl, databaseUrl: database.url });
     await database.drop();
-    await removeQueueData(queueBackendOf({ redisUrl: options.redisUrl, databaseUrl: database.url }));
   }
 }
 

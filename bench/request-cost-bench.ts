@@ -1,8 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import pg from "pg";
-import { queueBackendOf } from "../src/billing/queue/queue-backend";
-import { removeQueueData } from "../src/billing/queue/remove-queue-data";
+import { removeDeploymentQueueData } from "../src/billing/queue/remove-queue-data";
 import { createBenchDatabase } from "./bench-database";
 import {
   assertHealthy,
@@ -137,8 +136,8 @@ export async function runRequestCostBenchmarks(options: { redisUrl?: string }): 
     for (const child of children.reverse()) await child.stop();
     await monitor.end();
     redis?.disconnect();
+    await removeDeploymentQueueData({ redisUrl: options.redisUrl, databaseUrl: database.url });
     await database.drop();
-    await removeQueueData(queueBackendOf({ redisUrl: options.redisUrl, databaseUrl: database.url }));
   }
 }
 

@@ -1,8 +1,7 @@
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
-import { queueBackendOf } from "../src/billing/queue/queue-backend";
-import { removeQueueData } from "../src/billing/queue/remove-queue-data";
+import { removeDeploymentQueueData } from "../src/billing/queue/remove-queue-data";
 import { createBenchDatabase } from "./bench-database";
 import {
   assertHealthy,
@@ -137,8 +136,8 @@ export async function runScaleOutBenchmarks(options: { redisUrl?: string }): Pro
   } finally {
     for (const stop of stops.reverse()) await stop();
     await monitor.end();
+    await removeDeploymentQueueData({ redisUrl: options.redisUrl, databaseUrl: database.url });
     await database.drop();
-    await removeQueueData(queueBackendOf({ redisUrl: options.redisUrl, databaseUrl: database.url }));
   }
 }
 

@@ -1,4 +1,3 @@
-import { queueBackendOf } from "./billing/queue/queue-backend";
 import { type Config, loadConfig, modelFamilies } from "./config";
 import {
   type LocalDatabase,
@@ -253,10 +252,7 @@ async function startRole(
     }),
   );
   // Readiness and metrics; the shutdown calls `operations.readiness.startDraining()` first.
-  const operations = createOperations({
-    queueBackend: queueBackendOf({ redisUrl: config.redisUrl, databaseUrl: database.url }),
-    logger,
-  });
+  const operations = createOperations({ queueBackend: billing.queueBackend, logger });
   // Closed after the service, whether it started or failed to: the embedded database last.
   const closeBesideTheService = async () => {
     await operations.close();

@@ -9,7 +9,7 @@ import { seedBilling } from "./billing/commands/seed-billing";
 import { createFxRateRefresher } from "./billing/fx/fx-rate-refresh";
 import type { ChargeEnqueuer } from "./billing/queue/charge-enqueuer";
 import { createChargeQueue } from "./billing/queue/charge-queue";
-import { queueBackendOf } from "./billing/queue/queue-backend";
+import { type QueueBackend, queueBackendOf } from "./billing/queue/queue-backend";
 import type { Config } from "./config";
 import { createAccountRouter } from "./gateway/account/account-router";
 import { createAdminRouter } from "./gateway/admin/admin-router";
@@ -33,6 +33,8 @@ export interface BillingServiceParts {
 }
 
 export interface Billing {
+  /** Where this process's queues are: every process of the deployment finds the same (queue-backend.ts). */
+  queueBackend: QueueBackend;
   charges: ChargeEnqueuer;
   adminRouter(parts: BillingServiceParts): Router;
   /** `roles`: whose organization charges a session reads (C14). */
@@ -50,15 +52,17 @@ export async function startBilling(options: {
   databaseUrl: string;
   logger: Logger;
   runWorkers: boolean;
-  /** Redis key prefix (BullMQ's default "bull" otherwise): lets test runs share one Redis without mixing jobs. */
+  /** Redis key prefix, where the deployment's (named after its ledger's id) is not wanted: a test's own. */
   queuePrefix?: string;
   limits?: { firstStartSeedWaitMs?: number };
 }): Promise<Billing> {
   const { config, logger } = options;
   const clock = () => new Date();
-  const backend = queueBackendOf({
+  // The ledger's id names the queues on Redis: its schema is migrated here, before the queues open.
+  const backend = await queueBackendOf({
     redisUrl: config.redisUrl,
     databaseUrl: options.databaseUrl,
+    schema: "migrate",
     ...(options.queuePrefix === undefined ? {} : { prefix: options.queuePrefix }),
   });
   const charges = createChargeQueue({ backend, logger });
@@ -77,6 +81,7 @@ export async function startBilling(options: {
   }
 
   return {
+    queueBackend: backend,
     charges,
     adminRouter: (parts) =>
       createAdminRouter({

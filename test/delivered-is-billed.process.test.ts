@@ -4,7 +4,6 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { queueBackendOf } from "../src/billing/queue/queue-backend";
 import { estimateOutputTokens } from "../src/gateway/generation/token-estimator";
 import { defaultSettlementTimings } from "../src/kernel/limits";
 import { Money, sumMoney } from "../src/kernel/money";
@@ -18,7 +17,7 @@ import {
   type ServiceProcess,
   spawnRole,
 } from "./support/service-process";
-import { removeQueueData } from "./workers/queue-test-support";
+import { removeDeploymentQueueData } from "./workers/queue-test-support";
 
 /**
  * What was delivered is billed (C10), with processes killed outright (SIGKILL: no drain, no flush), one
@@ -221,8 +220,8 @@ afterEach(async () => {
   failingUpstream = undefined;
   if (modelsDirectory) await rm(modelsDirectory, { recursive: true, force: true });
   modelsDirectory = undefined;
-  if (database && process.env.REDIS_URL)
-    await removeQueueData(queueBackendOf({ redisUrl: process.env.REDIS_URL, databaseUrl: database.url }));
+  if (database)
+    await removeDeploymentQueueData({ redisUrl: process.env.REDIS_URL, databaseUrl: database.url });
   await database?.drop();
   database = undefined;
 });

@@ -1,11 +1,10 @@
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { queueBackendOf } from "../src/billing/queue/queue-backend";
 import { createTestDatabase, type TestDatabase } from "./support/database";
 import { freePort } from "./support/free-port";
 import { type ServiceProcess, spawnRole } from "./support/service-process";
-import { removeQueueData } from "./workers/queue-test-support";
+import { removeDeploymentQueueData } from "./workers/queue-test-support";
 
 /**
  * The image's HEALTHCHECK, run as Docker runs it — its exec-form command, in the environment the image sets —
@@ -47,8 +46,8 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const running of started) if (running.child.exitCode === null) running.child.kill("SIGKILL");
-  if (database && process.env.REDIS_URL)
-    await removeQueueData(queueBackendOf({ redisUrl: process.env.REDIS_URL, databaseUrl: database.url }));
+  if (database)
+    await removeDeploymentQueueData({ redisUrl: process.env.REDIS_URL, databaseUrl: database.url });
   await database?.drop();
 });
 

@@ -1,7 +1,6 @@
 import OpenAI from "openai";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { queueBackendOf } from "../src/billing/queue/queue-backend";
 import { Money, sumMoney } from "../src/kernel/money";
 import { simulateCompletion } from "../src/providers/simulator/simulated-completion";
 import { createTestDatabase, type TestDatabase } from "./support/database";
@@ -12,7 +11,7 @@ import {
   type ServiceProcess,
   spawnRole,
 } from "./support/service-process";
-import { removeQueueData } from "./workers/queue-test-support";
+import { removeDeploymentQueueData } from "./workers/queue-test-support";
 
 /**
  * A gateway process paused (SIGSTOP) past the orphan sweep's judgement, its streams' holds settled and the
@@ -114,8 +113,8 @@ afterEach(async () => {
   }
   await pool?.end();
   pool = undefined;
-  if (database && process.env.REDIS_URL)
-    await removeQueueData(queueBackendOf({ redisUrl: process.env.REDIS_URL, databaseUrl: database.url }));
+  if (database)
+    await removeDeploymentQueueData({ redisUrl: process.env.REDIS_URL, databaseUrl: database.url });
   await database?.drop();
   database = undefined;
 });

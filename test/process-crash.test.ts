@@ -1,6 +1,5 @@
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { queueBackendOf } from "../src/billing/queue/queue-backend";
 import { advisoryLockKeys } from "../src/database/advisory-lock-keys";
 import { Money } from "../src/kernel/money";
 import { createTestDatabase, type TestDatabase } from "./support/database";
@@ -11,7 +10,7 @@ import {
   type ServiceProcess,
   spawnRole,
 } from "./support/service-process";
-import { eventually, removeQueueData } from "./workers/queue-test-support";
+import { eventually, removeDeploymentQueueData } from "./workers/queue-test-support";
 
 /**
  * Processes killed outright (SIGKILL: no drain, no flush), as deployed for scale-out — one gateway and one
@@ -64,8 +63,8 @@ async function query<Row extends pg.QueryResultRow>(sql: string, values: unknown
 
 afterEach(async () => {
   for (const running of started.splice(0)) if (running.child.exitCode === null) running.child.kill("SIGKILL");
-  if (database && process.env.REDIS_URL)
-    await removeQueueData(queueBackendOf({ redisUrl: process.env.REDIS_URL, databaseUrl: database.url }));
+  if (database)
+    await removeDeploymentQueueData({ redisUrl: process.env.REDIS_URL, databaseUrl: database.url });
   await database?.drop();
   database = undefined;
 });

@@ -1,7 +1,6 @@
 import { once } from "node:events";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { queueBackendOf } from "../src/billing/queue/queue-backend";
 import { createTestDatabase, type TestDatabase } from "./support/database";
 import {
   gatewayOriginOf,
@@ -9,7 +8,7 @@ import {
   type ServiceProcess,
   spawnService,
 } from "./support/service-process";
-import { removeQueueData } from "./workers/queue-test-support";
+import { removeDeploymentQueueData } from "./workers/queue-test-support";
 
 /**
  * A clean stop (C11) of a real `npm start`: SIGTERM or SIGINT to its whole process group (as a terminal's
@@ -51,9 +50,9 @@ afterEach(async () => {
   // Only the process group this test started, by its id, and only if it is still there.
   if (started?.child.pid && started.child.exitCode === null) process.kill(-started.child.pid, "SIGKILL");
   started = undefined;
-  // With REDIS_URL the queues were on the shared Redis, under a prefix named after the test's database.
-  if (database && process.env.REDIS_URL)
-    await removeQueueData(queueBackendOf({ redisUrl: process.env.REDIS_URL, databaseUrl: database.url }));
+  // With REDIS_URL the queues were on the shared Redis, under a prefix named after the ledger's id.
+  if (database)
+    await removeDeploymentQueueData({ redisUrl: process.env.REDIS_URL, databaseUrl: database.url });
   await database?.drop();
   database = undefined;
 });

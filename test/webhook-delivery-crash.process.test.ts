@@ -3,11 +3,10 @@ import type { AddressInfo } from "node:net";
 import pg from "pg";
 import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it } from "vitest";
-import { queueBackendOf } from "../src/billing/queue/queue-backend";
 import { createTestDatabase, type TestDatabase } from "./support/database";
 import { callJson } from "./support/json-call";
 import { gatewayOriginOf, killOutright, type ServiceProcess, spawnRole } from "./support/service-process";
-import { removeQueueData } from "./workers/queue-test-support";
+import { removeDeploymentQueueData } from "./workers/queue-test-support";
 
 /**
  * Webhook alerts across processes killed outright (SIGKILL), as deployed for scale-out: a key refused for its
@@ -89,8 +88,8 @@ afterEach(async () => {
   for (const running of started.splice(0)) if (running.child.exitCode === null) running.child.kill("SIGKILL");
   await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
   receiver = undefined;
-  if (database && process.env.REDIS_URL)
-    await removeQueueData(queueBackendOf({ redisUrl: process.env.REDIS_URL, databaseUrl: database.url }));
+  if (database)
+    await removeDeploymentQueueData({ redisUrl: process.env.REDIS_URL, databaseUrl: database.url });
   await database?.drop();
   database = undefined;
 });

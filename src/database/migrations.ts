@@ -37,6 +37,7 @@ import { chargeBreakdownTokenBoundMigration } from "./migrations/0027-charge-bre
 import { holdProgressReportedInputMigration } from "./migrations/0028-hold-progress-reported-input";
 import { endedSessionsMigration } from "./migrations/0029-ended-sessions";
 import { holdProgressAnsweringModelMigration } from "./migrations/0030-hold-progress-answering-model";
+import { ledgerIdMigration } from "./migrations/0031-ledger-id";
 
 /**
  * The changes to the ledger's tables, in order (migration.ts). Projection tables are not here: each
@@ -73,6 +74,7 @@ export const migrations: readonly Migration[] = [
   holdProgressReportedInputMigration,
   endedSessionsMigration,
   holdProgressAnsweringModelMigration,
+  ledgerIdMigration,
 ];
 
 /**

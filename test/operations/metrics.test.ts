@@ -3,7 +3,6 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { billingMetrics } from "../../src/billing/billing-metrics";
 import { errorTypeLabels } from "../../src/billing/metric-labels";
-import { queueBackendOf } from "../../src/billing/queue/queue-backend";
 import { metricsRegistry } from "../../src/kernel/metrics-registry";
 import { createOperations, type Operations } from "../../src/operations/operations";
 import { listModels } from "../../src/providers/catalog";
@@ -56,10 +55,7 @@ beforeAll(async () => {
       logger,
       operationsRouter: (parts) => {
         operations = createOperations({
-          queueBackend: queueBackendOf({
-            redisUrl: undefined,
-            databaseUrl: parts.ledger.pool.options.connectionString!,
-          }),
+          queueBackend: { kind: "postgresql", databaseUrl: parts.ledger.pool.options.connectionString! },
           logger,
         });
         return operations.router(parts);

@@ -1,10 +1,9 @@
 import { randomUUID } from "node:crypto";
 import OpenAI from "openai";
-import pino from "pino";
+import pino, { type Logger } from "pino";
 import { balancesProjection } from "../../projections/balances";
 import { seedBilling } from "../../src/billing/commands/seed-billing";
 import type { ChargeEnqueuer } from "../../src/billing/queue/charge-enqueuer";
-import { queueBackendOf } from "../../src/billing/queue/queue-backend";
 import { loadConfig, modelFamilies } from "../../src/config";
 import type { ModelFamily } from "../../src/providers/provider";
 import {
@@ -76,10 +75,11 @@ export async function startGatewayHarness(
     service?: Partial<ServiceOptions>;
     /**
      * Run the real billing: queue (Redis when given, else PostgreSQL), workers, admin and account APIs.
-     * `queuePrefix`: the Redis keys' prefix, where the database's name (`postgres` on a private cluster) is
-     * not the test's own.
+     * `queuePrefix`: the Redis keys' prefix, where the deployment's (named after its ledger's id) is not
+     * wanted. `logger`: the queue's and the workers' (silent by default). `runWorkers: false`: a
+     * gateway-role process, whose charges another process's workers take.
      */
-    billing?: { redisUrl?: string; queuePrefix?: string };
+    billing?: { redisUrl?: string; queuePrefix?: string; logger?: Logger; runWorkers?: boolean };
     /** Another gateway process on this harness's database (left for its owner to drop). */
     database?: TestDatabase;
   } = {},
@@ -97,8 +97,8 @@ export async function startGatewayHarness(
           KEY_PEPPER: testSecrets.keyPepper,
         }),
         databaseUrl: database.url,
-        logger,
-        runWorkers: true,
+        logger: options.billing.logger ?? logger,
+        runWorkers: options.billing.runWorkers ?? true,
         ...(options.billing.queuePrefix === undefined ? {} : { queuePrefix: options.billing.queuePrefix }),
       })
     : undefined;
@@ -182,15 +182,7 @@ export async function startGatewayHarness(
       await billing?.close();
       await service.close();
       await simulator.close();
-      if (options.billing?.redisUrl) {
-        await removeQueueData(
-          queueBackendOf({
-            redisUrl: options.billing.redisUrl,
-            databaseUrl: database.url,
-            ...(options.billing.queuePrefix === undefined ? {} : { prefix: options.billing.queuePrefix }),
-          }),
-        );
-      }
+      if (billing) await removeQueueData(billing.queueBackend);
       if (!options.database) await database.drop();
     },
   };

@@ -2,9 +2,9 @@ import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach } from "vitest";
 import type { QueueBackend } from "../../src/billing/queue/queue-backend";
 
-import { removeQueueData } from "../../src/billing/queue/remove-queue-data";
+import { removeDeploymentQueueData, removeQueueData } from "../../src/billing/queue/remove-queue-data";
 
-export { removeQueueData };
+export { removeDeploymentQueueData, removeQueueData };
 
 import { advisoryLockKeys } from "../../src/database/advisory-lock-keys";
 import { PeriodicLeader } from "../../src/database/periodic-leader";

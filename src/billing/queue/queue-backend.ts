@@ -8,6 +8,7 @@ import {
   type WorkerOptions,
 } from "bullmq";
 import { billingLimits } from "../../kernel/limits";
+import { ledgerIdAt } from "../../ledger/store/ledger-id";
 
 /**
  * Where BullMQ keeps its queues (C2): Redis when REDIS_URL is set, else BullMQ's PostgreSQL backend in the
@@ -17,31 +18,46 @@ import { billingLimits } from "../../kernel/limits";
 export type QueueBackend =
   | {
       kind: "redis";
-      redisUrl: string /** Redis key prefix; tests isolate themselves with it. */;
-      prefix?: string;
+      redisUrl: string;
+      /** Every key's prefix: the deployment's (`redisPrefixOfLedger`), or a test's or a benchmark's own. */
+      prefix: string;
     }
   | { kind: "postgresql"; databaseUrl: string };
 
-export function queueBackendOf(options: {
+/**
+ * The queue backend of the deployment whose ledger is at `databaseUrl`. On Redis, without a `prefix`, its
+ * keys are named after the ledger's id, read from the database here: `schema: "migrate"` (the service's
+ * start, whose queues open before its ledger does) brings the schema to this release's first; `as-found`
+ * (the default) refuses a database that holds no ledger id.
+ */
+export async function queueBackendOf(options: {
   redisUrl: string | undefined;
   databaseUrl: string;
   prefix?: string;
-}): QueueBackend {
+  schema?: "migrate" | "as-found";
+}): Promise<QueueBackend> {
   if (options.redisUrl === undefined) return { kind: "postgresql", databaseUrl: options.databaseUrl };
-  return {
-    kind: "redis",
-    redisUrl: options.redisUrl,
-    prefix: options.prefix ?? defaultRedisPrefixOf(options.databaseUrl),
-  };
+  const prefix =
+    options.prefix ??
+    redisPrefixOfLedger(
+      await ledgerIdAt(options.databaseUrl, {
+        applicationName: "won-gateway-queue-prefix",
+        schema: options.schema ?? "as-found",
+      }),
+    );
+  return { kind: "redis", redisUrl: options.redisUrl, prefix };
 }
 
 /**
- * Every process of one deployment shares a database, so naming the Redis keys after it keeps two
- * deployments (or two test databases) that share a Redis from taking each other's jobs.
+ * Two deployments that share a Redis must not take each other's jobs — a charge job taken by the other's
+ * worker finds no usage there and is dropped, its charge left to the sweep; a day's FX refresh runs against
+ * the other's ledger — while every process of one deployment must share them. The database's name keeps a
+ * deployment together but not apart from another (staging and production both `gateway`, on two servers);
+ * its host would keep them apart but not together (a pooler and an address split one deployment). The
+ * ledger's id does both: every process of a deployment reads it from the one database (ledger-id.ts).
  */
-function defaultRedisPrefixOf(databaseUrl: string): string {
-  const databaseName = decodeURIComponent(new URL(databaseUrl).pathname.slice(1)) || "postgres";
-  return `won-gateway:${databaseName}`;
+function redisPrefixOfLedger(ledgerId: string): string {
+  return `won-gateway:${ledgerId}`;
 }
 
 /**
@@ -95,7 +111,7 @@ export function openQueue<Data>(
       return new Queue<Data>(name, {
         connection: redisConnectionOf(backend.redisUrl, options.role),
         defaultJobOptions: options.defaultJobOptions,
-        ...(backend.prefix === undefined ? {} : { prefix: backend.prefix }),
+        prefix: backend.prefix,
       });
     case "postgresql":
       // The PostgreSQL-backed queue has the same API; its type differs only in the backend parameter.
@@ -127,7 +143,7 @@ export function openWorker<Data>(
       return new Worker<Data>(name, processor, {
         ...settings,
         connection: redisConnectionOf(backend.redisUrl, "worker"),
-        ...(backend.prefix === undefined ? {} : { prefix: backend.prefix }),
+        prefix: backend.prefix,
       });
     case "postgresql":
       return new Worker(

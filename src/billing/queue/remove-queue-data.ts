@@ -1,12 +1,13 @@
 import { Redis } from "ioredis";
-import type { QueueBackend } from "./queue-backend";
+import { LedgerSchemaError } from "../../ledger/store/open-ledger";
+import { type QueueBackend, queueBackendOf } from "./queue-backend";
 
 /**
  * Removes the keys of a queue backend's Redis prefix (a test's or a benchmark's run), bounded: a run creates a
- * few hundred. Nothing to do without a prefix or on the PostgreSQL backend (its tables go with the database).
+ * few hundred. Nothing to do on the PostgreSQL backend (its tables go with the database).
  */
 export async function removeQueueData(backend: QueueBackend): Promise<void> {
-  if (backend.kind !== "redis" || backend.prefix === undefined) return;
+  if (backend.kind !== "redis") return;
   const redis = new Redis(backend.redisUrl, { maxRetriesPerRequest: 1 });
   try {
     let cursor = "0";
@@ -19,4 +20,21 @@ export async function removeQueueData(backend: QueueBackend): Promise<void> {
   } finally {
     redis.disconnect();
   }
+}
+
+/**
+ * Removes the queue data of the processes a test or a benchmark ran on the database at `databaseUrl`, named
+ * after its ledger's id: read before the database is dropped. A database that holds no ledger id had no
+ * process open a queue, so there is nothing to remove.
+ */
+export async function removeDeploymentQueueData(deployment: {
+  redisUrl: string | undefined;
+  databaseUrl: string;
+}): Promise<void> {
+  if (deployment.redisUrl === undefined) return;
+  const backend = await queueBackendOf(deployment).catch((error: unknown) => {
+    if (error instanceof LedgerSchemaError) return undefined;
+    throw error;
+  });
+  if (backend) await removeQueueData(backend);
 }

@@ -47,7 +47,12 @@ describe("a server whose connections another application took", () => {
     await setUp.end();
     await cluster.restartFast();
     operations = createOperations({
-      queueBackend: queueBackendOf({ redisUrl: process.env.REDIS_URL, databaseUrl: cluster.url }),
+      // Its queues are named after the cluster's ledger, migrated here, before the harness starts on it.
+      queueBackend: await queueBackendOf({
+        redisUrl: process.env.REDIS_URL,
+        databaseUrl: cluster.url,
+        schema: "migrate",
+      }),
       logger: pino({ level: "silent" }),
     });
     harness = await startGatewayHarness({

@@ -6,7 +6,7 @@ import {
   chargeUsageJobOptions,
   usageChargesQueueName,
 } from "../../../src/billing/queue/charge-queue";
-import { openQueue, queueBackendOf } from "../../../src/billing/queue/queue-backend";
+import { openQueue } from "../../../src/billing/queue/queue-backend";
 import { limits } from "../../../src/kernel/limits";
 import { capturedLog } from "../../support/captured-log";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
@@ -53,7 +53,7 @@ describe("an account whose settled funds row an operator's transaction holds", (
   let observer: pg.Client;
   let charges: Queue<ChargeUsageJobData>;
   const keys = new Map<string, string>();
-  // The cluster's database is `postgres`, as every private cluster's: a prefix of its own keeps its jobs.
+  // A prefix of the test's own: the charge queue it pauses is the one the harness's workers take.
   const queuePrefix = `test-locked-settled-funds-${process.pid}`;
   const gatewayLog = capturedLog<LogLine>();
 
@@ -71,7 +71,7 @@ describe("an account whose settled funds row an operator's transaction holds", (
     }
     charges = openQueue<ChargeUsageJobData>(
       usageChargesQueueName,
-      queueBackendOf({ redisUrl: process.env.REDIS_URL, databaseUrl: cluster.url, prefix: queuePrefix }),
+      { kind: "redis", redisUrl: process.env.REDIS_URL, prefix: queuePrefix },
       { role: "background", defaultJobOptions: chargeUsageJobOptions },
     );
     operator = new pg.Client({ connectionString: cluster.url });

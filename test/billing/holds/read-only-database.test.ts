@@ -42,7 +42,12 @@ describe("a database that turns read-only", () => {
     if (!process.env.REDIS_URL) throw new Error("REDIS_URL must be set for the read-only test");
     cluster = await createPrivatePostgresCluster("read_only");
     operations = createOperations({
-      queueBackend: queueBackendOf({ redisUrl: process.env.REDIS_URL, databaseUrl: cluster.url }),
+      // Its queues are named after the cluster's ledger, migrated here, before the harness starts on it.
+      queueBackend: await queueBackendOf({
+        redisUrl: process.env.REDIS_URL,
+        databaseUrl: cluster.url,
+        schema: "migrate",
+      }),
       logger: pino({ level: "silent" }),
     });
     harness = await startGatewayHarness({
