@@ -113,19 +113,22 @@ describe("rebuilding projections with bounded memory, in memory or in SQL", () =
 
   it("given its connection killed halfway, then the projections are as before and the next rebuild succeeds", async () => {
     const before = await balanceChecksum(harness.ledger.pool);
+    let killing: Promise<unknown> | undefined;
     const killed = rebuildProjections(context(), {
       fold: "sql",
       batchSizeMax: 1_000,
       chunkEventsMax: 700,
       onProgress: () => {
-        // The rebuild's backend is the one of this database inside a transaction; kill it after a chunk.
-        void harness.ledger.pool.query(
+        // The rebuild's backend is the one of this database inside a transaction; kill it after a chunk,
+        // once: a second killing statement, itself in a transaction, would be the first one's victim.
+        killing ??= harness.ledger.pool.query(
           `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
            WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL`,
         );
       },
     });
     await expect(killed).rejects.toThrow();
+    await killing;
 
     expect(await balanceChecksum(harness.ledger.pool)).toEqual(before);
     expect(await verifyProjections(context())).toEqual([]);
