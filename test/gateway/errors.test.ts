@@ -301,11 +301,11 @@ describe("errors (C3)", () => {
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
         [isolated.database.name],
       );
-      const before = isolated.simulator.recordedRequests().length;
+      const before = isolated.simulator.receivedRequestCount();
 
       const reply = await post(isolated, "/chat/completions", { key, body: chat() });
       expectError(reply, 503, 300);
-      expect(isolated.simulator.recordedRequests().length).toBe(before);
+      expect(isolated.simulator.receivedRequestCount()).toBe(before);
 
       await admin.query(`ALTER DATABASE ${isolated.database.name} WITH ALLOW_CONNECTIONS true`);
       await admin.end();

@@ -7,6 +7,8 @@ export const recordedRequestsMax = 64;
 /** Keeps the last requests the simulator received, so tests can assert what the upstream was sent. */
 export class RequestRecorder {
   private requests: RecordedRequest[] = [];
+  /** Every request received, not only those kept: a count taken before and after says how many came. */
+  private received = 0;
 
   record(request: IncomingMessage, response: ServerResponse, body: unknown): RecordedRequest {
     const ended = new Promise<RequestEnding>((resolve) => {
@@ -19,6 +21,7 @@ export class RequestRecorder {
       body,
       ended,
     };
+    this.received += 1;
     this.requests.push(recorded);
     if (this.requests.length > recordedRequestsMax) this.requests.shift();
     return recorded;
@@ -26,6 +29,10 @@ export class RequestRecorder {
 
   all(): readonly RecordedRequest[] {
     return [...this.requests];
+  }
+
+  get receivedCount(): number {
+    return this.received;
   }
 
   last(): RecordedRequest | undefined {

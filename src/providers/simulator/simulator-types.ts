@@ -52,6 +52,8 @@ export interface Simulator {
   setFault(fault: SimulatorFault | undefined): void;
   /** The most recent requests, oldest first, at most `recordedRequestsMax`. */
   recordedRequests(): readonly RecordedRequest[];
+  /** How many requests it has received since it started, however many are kept. */
+  receivedRequestCount(): number;
   lastRequest(): RecordedRequest | undefined;
   clearRecordedRequests(): void;
   /** Stops listening and drops every open connection, hung ones included. */

@@ -68,6 +68,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
       state.fault = fault;
     },
     recordedRequests: () => state.recorder.all(),
+    receivedRequestCount: () => state.recorder.receivedCount,
     lastRequest: () => state.recorder.last(),
     clearRecordedRequests: () => state.recorder.clear(),
     close: () => closeServer(server),

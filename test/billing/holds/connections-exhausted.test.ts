@@ -119,11 +119,11 @@ describe("a server whose connections another application took", () => {
     expect((await readiness()).status).toBe(200);
 
     expect(await leaveTheGatewayNoConnection()).toBe("53300");
-    const upstreamCallsBefore = harness.simulator.recordedRequests().length;
+    const upstreamCallsBefore = harness.simulator.receivedRequestCount();
     const whileExhausted: GenerationOutcome[] = [];
     for (let index = 0; index < requestsWhileExhausted; index++)
       whileExhausted.push(await chat(index % 2 === 0));
-    const upstreamCallsWhileExhausted = harness.simulator.recordedRequests().length - upstreamCallsBefore;
+    const upstreamCallsWhileExhausted = harness.simulator.receivedRequestCount() - upstreamCallsBefore;
     const duringExhaustion = await readiness();
     // The account's own reads are refused alike, never a 500.
     const balance = await callJson(harness.url, "GET", "/llm/balance", await harness.session("steady"));

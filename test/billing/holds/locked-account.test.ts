@@ -77,7 +77,7 @@ describe("an account whose funds row an operator's transaction holds", () => {
     ]);
     outcomes.push(...together);
     // Then, while the transaction lasts, both accounts at once, round after round.
-    const upstreamCallsBefore = harness.simulator.recordedRequests().length;
+    const upstreamCallsBefore = harness.simulator.receivedRequestCount();
     const meanwhile: GenerationOutcome[] = [];
     for (let round = 0; Date.now() - lockedAtMs < lockedFor; round++) {
       // A hold placed just before: the gateway does not take the ledger for failing.
@@ -89,7 +89,7 @@ describe("an account whose funds row an operator's transaction holds", () => {
       meanwhile.push(locked!, ...free);
     }
     outcomes.push(...meanwhile);
-    const upstreamCallsMeanwhile = harness.simulator.recordedRequests().length - upstreamCallsBefore;
+    const upstreamCallsMeanwhile = harness.simulator.receivedRequestCount() - upstreamCallsBefore;
     await operator.query("ROLLBACK");
 
     const lockedOutcomes = [...together, ...meanwhile].filter((outcome) => outcome.account === "locked");
