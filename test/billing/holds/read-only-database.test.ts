@@ -105,7 +105,7 @@ describe("a database that turns read-only", () => {
     await setReadOnly(true);
     const readOnlyAtMs = Date.now();
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const upstreamCallsBefore = harness.simulator.recordedRequests().length;
+    const upstreamCallsBefore = harness.simulator.receivedRequestCount();
     const duringOutage = await readiness();
     // A write beside the generation endpoints (a key issued) is refused alike, never a 500.
     const keyIssued = await callJson(harness.url, "POST", "/llm/apis", await harness.session("steady"), {
@@ -113,7 +113,7 @@ describe("a database that turns read-only", () => {
       isOrganization: false,
     });
     await new Promise((resolve) => setTimeout(resolve, readOnlyForMs - 1_000));
-    const upstreamCallsWhileReadOnly = harness.simulator.recordedRequests().length - upstreamCallsBefore;
+    const upstreamCallsWhileReadOnly = harness.simulator.receivedRequestCount() - upstreamCallsBefore;
     // Settled rows and answered usage wait meanwhile, in the rows and in the gateway's memory.
     const waitingRows = (
       await operator.query<{ count: number }>("SELECT count(*)::int AS count FROM request_holds")
@@ -140,15 +140,20 @@ describe("a database that turns read-only", () => {
     // Refused with C3's body, never a 500; nothing cut, nothing left without an answer.
     const refused = outcomes.filter((outcome) => outcome.status !== 200);
     for (const outcome of refused) expectLedgerUnavailable(outcome);
-    // Every request sent while read-only, once the gateway had met it, refused without reaching the upstream.
+    // Every request sent while read-only, once the gateway had met it, refused without reaching the upstream;
+    // one whose hold was still being tried at the turn back (a refusal takes up to a second here, more on a
+    // loaded machine) may be held then and answered, but never before it.
     const sentWhileReadOnly = outcomes.filter(
-      // A request sent a moment before the turn back may be placed after it: on a loaded machine a request
-      // can take most of a second from its send to its hold.
-      (outcome) =>
-        outcome.startedAtMs > readOnlyAtMs + 1_000 && outcome.startedAtMs < turningBackAtMs - 1_000,
+      (outcome) => outcome.startedAtMs > readOnlyAtMs + 1_000 && outcome.startedAtMs < turningBackAtMs,
     );
-    expect(sentWhileReadOnly.length).toBeGreaterThan(20);
-    expect(sentWhileReadOnly.filter((outcome) => outcome.status !== 503)).toEqual([]);
+    expect(sentWhileReadOnly.filter((outcome) => outcome.status === 503).length).toBeGreaterThan(20);
+    expect(
+      sentWhileReadOnly.filter(
+        (outcome) =>
+          outcome.status !== 503 &&
+          !(outcome.status === 200 && outcome.startedAtMs + outcome.tookMs > writableAtMs),
+      ),
+    ).toEqual([]);
     expect(upstreamCallsWhileReadOnly).toBe(0);
     // Served again once writable.
     expect(
