@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { type AddressInfo, createServer } from "node:net";
 import { describe, expect, it, vi } from "vitest";
 import { createTestDatabase } from "./support/database";
+import { removeDeploymentQueueData } from "./workers/queue-test-support";
 
 /** The composition root refuses a role it cannot serve, with one line naming the problem (C2). */
 
@@ -113,6 +114,7 @@ describe("process roles", () => {
       expect(await exited).toBe(0);
       expect(stdout).toContain("stopped before it had started");
     } finally {
+      await removeDeploymentQueueData({ redisUrl: process.env.REDIS_URL, databaseUrl: database.url });
       await database.drop();
     }
   }, 90_000);
