@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { discountStreamIdOf } from "../../../src/billing/commands/set-discount";
 import { encodePositionCursor } from "../../../src/kernel/position-cursor";
+import { appendDiscountScopes } from "../../support/discount-scopes";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../../support/gateway-harness";
 import { eventually } from "../../workers/queue-test-support";
 
@@ -180,23 +180,11 @@ describe("GET /admin/discounts/history, a page at a time", () => {
     const scopesCount = 1_001;
     const changedFirstAt = Date.now() + 10;
     const organizationIdOf = (index: number) => `many-${String(index).padStart(4, "0")}`;
-    const results = await harness.service.ledger.store.appendBatch(
-      Array.from({ length: scopesCount }, (_unused, index) => ({
-        streamId: discountStreamIdOf({ model: null, organizationId: organizationIdOf(index) }),
-        expectedVersion: "no-stream" as const,
-        events: [
-          {
-            eventId: randomUUID(),
-            event: {
-              type: "DiscountSet" as const,
-              data: { model: null, organizationId: organizationIdOf(index), rate: "0.01" },
-              metadata: { actor: "admin", occurredAt: new Date(changedFirstAt + index).toISOString() },
-            },
-          },
-        ],
-      })),
-    );
-    expect(results.filter((result) => result.status === "rejected")).toEqual([]);
+    await appendDiscountScopes(harness.service.ledger.store, {
+      count: scopesCount,
+      firstAt: changedFirstAt,
+      organizationIdOf,
+    });
     await eventually("the discounts projection holds every scope", async () => {
       const { data } = (await (await admin("/discounts")).json()) as { data: DiscountChange[] };
       return data.filter((rule) => rule.organizationId?.startsWith("many-")).length === scopesCount;

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { discountStreamIdOf } from "../../../src/billing/commands/set-discount";
 import { modelPriceStreamIdOf } from "../../../src/billing/commands/set-model-price";
 import { isCanonicalMoney } from "../../../src/kernel/money";
+import { appendDiscountScopes } from "../../support/discount-scopes";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../../support/gateway-harness";
 import { eventually } from "../../workers/queue-test-support";
 
@@ -207,23 +207,11 @@ describe("GET /admin/discounts/history", () => {
     // After every change the tests before made; the last in force about a second from now.
     const changedFirstAt = Date.now() + 10;
     const organizationIdOf = (index: number) => `scoped-${String(index).padStart(4, "0")}`;
-    const results = await harness.service.ledger.store.appendBatch(
-      Array.from({ length: scopesCount }, (_unused, index) => ({
-        streamId: discountStreamIdOf({ model: null, organizationId: organizationIdOf(index) }),
-        expectedVersion: "no-stream" as const,
-        events: [
-          {
-            eventId: randomUUID(),
-            event: {
-              type: "DiscountSet" as const,
-              data: { model: null, organizationId: organizationIdOf(index), rate: "0.01" },
-              metadata: { actor: "admin", occurredAt: new Date(changedFirstAt + index).toISOString() },
-            },
-          },
-        ],
-      })),
-    );
-    expect(results.filter((result) => result.status === "rejected")).toEqual([]);
+    await appendDiscountScopes(harness.service.ledger.store, {
+      count: scopesCount,
+      firstAt: changedFirstAt,
+      organizationIdOf,
+    });
     await eventually("the discounts projection holds every scope", async () => {
       const { data } = (await (await admin("/discounts")).json()) as { data: DiscountChange[] };
       return data.filter((rule) => rule.organizationId?.startsWith("scoped-")).length === scopesCount;
