@@ -149,6 +149,37 @@ async function untilProgressCounts(requestId: string, outputTokens: number): Pro
     .toBe(outputTokens);
 }
 
+/**
+ * Starts a worker and a gateway on `environment` and streams `streamedModel` for `account` until the client
+ * has read "Hello there" (its upstream's first words) and a progress record has counted them, then kills
+ * the gateway outright: the request's id.
+ */
+async function streamThenKillGateway(
+  environment: NodeJS.ProcessEnv,
+  account: string,
+  streamedModel: string,
+): Promise<string> {
+  await startRole("worker", environment);
+  const gateway = await startRole("gateway", environment);
+  const url = gatewayOriginOf(gateway);
+  const client = openaiOf(url, await provisionKeyWithCredit(url, adminToken, account, toppedUpWon));
+  const { data, response } = await client.chat.completions
+    .create({
+      model: streamedModel,
+      messages: [{ role: "user", content: "Hi" }],
+      stream: true,
+      max_tokens: 64,
+    })
+    .withResponse();
+  const requestId = response.headers.get("x-request-id")!;
+  const { arrived, reading } = readUntilText(data, "Hello there");
+  await arrived;
+  await untilProgressCounts(requestId, estimateOutputTokens("Hello there"));
+  await killOutright(gateway);
+  await reading;
+  return requestId;
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface UsageEventRow {
@@ -348,26 +379,9 @@ describe("what was delivered is billed, with gateways killed outright", () => {
       DELTA_BASE_URL: upstream.url,
       DELTA_API_KEY: "secret-delta",
     };
-    await startRole("worker", environment);
-    const gateway = await startRole("gateway", environment);
-    const url = gatewayOriginOf(gateway);
-    const client = openaiOf(url, await provisionKeyWithCredit(url, adminToken, "cached", toppedUpWon));
 
     // When the client has read the text, a progress record has counted it, and the gateway is killed
-    const { data, response } = await client.chat.completions
-      .create({
-        model: "delta-4.5-haiku",
-        messages: [{ role: "user", content: "Hi" }],
-        stream: true,
-        max_tokens: 64,
-      })
-      .withResponse();
-    const requestId = response.headers.get("x-request-id")!;
-    const { arrived, reading } = readUntilText(data, "Hello there");
-    await arrived;
-    await untilProgressCounts(requestId, estimateOutputTokens("Hello there"));
-    await killOutright(gateway);
-    await reading;
+    const requestId = await streamThenKillGateway(environment, "cached", "delta-4.5-haiku");
 
     // Then the sweep bills the reported input and cached input, and the 2 output tokens the record counted
     const events = (await untilAllCharged([requestId], 30_000)).get(requestId)!;
@@ -414,26 +428,9 @@ describe("what was delivered is billed, with gateways killed outright", () => {
       DELTA_BASE_URL: upstream.url,
       DELTA_API_KEY: "secret-delta",
     };
-    await startRole("worker", environment);
-    const gateway = await startRole("gateway", environment);
-    const url = gatewayOriginOf(gateway);
-    const client = openaiOf(url, await provisionKeyWithCredit(url, adminToken, "fellback", toppedUpWon));
 
     // When the client has read the fallback's text, a progress record has counted it, and the gateway dies
-    const { data, response } = await client.chat.completions
-      .create({
-        model: "zeta-mini",
-        messages: [{ role: "user", content: "Hi" }],
-        stream: true,
-        max_tokens: 64,
-      })
-      .withResponse();
-    const requestId = response.headers.get("x-request-id")!;
-    const { arrived, reading } = readUntilText(data, "Hello there");
-    await arrived;
-    await untilProgressCounts(requestId, estimateOutputTokens("Hello there"));
-    await killOutright(gateway);
-    await reading;
+    const requestId = await streamThenKillGateway(environment, "fellback", "zeta-mini");
     expect(failingUpstream.served.map((served) => served.fault)).toContain("503");
 
     // Then the sweep's settlement names delta-4.5-haiku, as the gateway's own settlement of a request a
