@@ -10,6 +10,7 @@ import { Money, sumMoney } from "../src/kernel/money";
 import { simulateCompletion } from "../src/providers/simulator/simulated-completion";
 import { createTestDatabase, type TestDatabase } from "./support/database";
 import { type FaultyUpstream, startFaultyUpstream } from "./support/faulty-upstream";
+import { messagesStreamStart } from "./support/raw-upstream-stream";
 import {
   gatewayOriginOf,
   killOutright,
@@ -77,35 +78,6 @@ async function query<Row extends pg.QueryResultRow>(sql: string, values: unknown
 
 /** The faulty upstream answers every request with raw bytes here: it never forwards to a simulator. */
 const unreachableSimulatorUrl = "http://127.0.0.1:1";
-
-/**
- * A messages stream's start, as an upstream writes it: its head, `message_start` with these input counts,
- * and a first text.
- */
-function messagesStreamStart(
-  text: string,
-  usage: { input_tokens: number; cache_read_input_tokens: number; cache_creation_input_tokens: number },
-): string[] {
-  const head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
-  const chunkOf = (events: string) => `${Buffer.byteLength(events).toString(16)}\r\n${events}\r\n`;
-  const event = (type: string, fields: object) =>
-    `event: ${type}\ndata: ${JSON.stringify({ type, ...fields })}\n\n`;
-  const message = {
-    id: "msg_cut",
-    type: "message",
-    role: "assistant",
-    content: [],
-    usage: { ...usage, output_tokens: 1 },
-  };
-  return [
-    head +
-      chunkOf(
-        event("message_start", { message }) +
-          event("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
-      ),
-    chunkOf(event("content_block_delta", { index: 0, delta: { type: "text_delta", text } })),
-  ];
-}
 
 /**
  * Reads a chat-completions stream until the client has received `text`, then on until its connection dies;

@@ -7,6 +7,12 @@ import type { ModelFamily } from "../../src/providers/provider";
 import { type Simulator, startSimulator } from "../../src/providers/simulator/simulator";
 import { type FaultyUpstream, startFaultyUpstream } from "../support/faulty-upstream";
 import { type GatewayHarness, startGatewayHarness } from "../support/gateway-harness";
+import {
+  chunkOf,
+  type MessagesInputUsage,
+  messagesStreamStart,
+  streamHead,
+} from "../support/raw-upstream-stream";
 
 /**
  * A stream cut before the upstream's final usage (C7): the input the upstream reported at the stream's start
@@ -17,21 +23,8 @@ import { type GatewayHarness, startGatewayHarness } from "../support/gateway-har
 
 const streamDeadlineMs = 1_500;
 
-/** An HTTP stream head and one chunk of a chunked body: what an upstream sends before it breaks. */
-const streamHead = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+/** A chunk of a chunked body that is none: where an upstream's stream breaks. */
 const brokenChunk = "zz\r\n";
-function chunkOf(events: string): string {
-  return `${Buffer.byteLength(events).toString(16)}\r\n${events}\r\n`;
-}
-function messagesEvent(type: string, fields: object): string {
-  return `event: ${type}\ndata: ${JSON.stringify({ type, ...fields })}\n\n`;
-}
-
-type MessagesInputUsage = {
-  input_tokens: number;
-  cache_read_input_tokens: number;
-  cache_creation_input_tokens: number;
-};
 
 /** 1,300 uncached + 800 read from the cache + 100 written to it: input 2,200, of which 800 cached. */
 const cachedInputUsage: MessagesInputUsage = {
@@ -39,25 +32,6 @@ const cachedInputUsage: MessagesInputUsage = {
   cache_read_input_tokens: 800,
   cache_creation_input_tokens: 100,
 };
-
-/** A messages stream's start, reporting these input counts, and its first text. */
-function messagesStreamStart(text: string, usage: MessagesInputUsage): string[] {
-  const message = {
-    id: "msg_cut",
-    type: "message",
-    role: "assistant",
-    content: [],
-    usage: { ...usage, output_tokens: 1 },
-  };
-  return [
-    streamHead +
-      chunkOf(
-        messagesEvent("message_start", { message }) +
-          messagesEvent("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),
-      ),
-    chunkOf(messagesEvent("content_block_delta", { index: 0, delta: { type: "text_delta", text } })),
-  ];
-}
 
 /** The same start, then the chunked body breaks. */
 function messagesStreamBrokenAfter(text: string, usage: MessagesInputUsage): string[] {
