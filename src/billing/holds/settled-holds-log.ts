@@ -81,6 +81,8 @@ export class SettledHoldsLog {
   /** Rows this process settled, to log by id; `scan`: look for settled rows no writer was told of too. */
   private readonly settledHere = new Set<string>();
   private scan = false;
+  /** By-id batches left rows of accounts apart: scan when one rejoins. */
+  private scanOnRejoin = false;
   private readonly errors: ThrottledLog;
   /** Statements given up on a held row: expected while the transaction holding it lasts, told at warn. */
   private readonly lockWaits: ThrottledLog;
@@ -188,12 +190,17 @@ export class SettledHoldsLog {
   private async writeAll(): Promise<void> {
     const scan = this.scan;
     this.scan = false;
+    if (scan && this.apart.size === 0) this.scanOnRejoin = false;
     try {
       while (this.settledHere.size > 0 && !this.closed) {
         const requestIds = [...this.settledHere].slice(0, this.options.batchSizeMax);
         // Given up: every account of its rows is apart now, and logs them on its own.
+        const apartBefore = this.apart.size;
         await this.givenUpSetsApart(this.writeBatch(requestIds), () => this.accountsNamed(requestIds));
         for (const requestId of requestIds) this.settledHere.delete(requestId);
+        // The batch left the rows of accounts apart, whose own write may have run before they settled: once
+        // those accounts rejoin, a scan finds such rows (the ids are forgotten here).
+        if (apartBefore > 0 || this.apart.size > 0) this.scanOnRejoin = true;
       }
       if (scan)
         while (
@@ -264,7 +271,7 @@ export class SettledHoldsLog {
       name: "settled-holds-accounts-to-scan",
       text: `SELECT DISTINCT taken.account_kind AS kind, taken.account_id AS id FROM (
                SELECT holds.account_kind, holds.account_id FROM request_holds holds
-               WHERE holds.settled_at IS NOT NULL AND ${notApart}
+               WHERE holds.settled_at IS NOT NULL AND ${notApartAt(2)}
                ORDER BY holds.settled_at LIMIT $1
              ) taken`,
       values: [this.options.batchSizeMax, [...this.apart.keys()]],
@@ -302,7 +309,14 @@ export class SettledHoldsLog {
       if (dueOnly && apart.dueAtMs > this.clockMs()) continue;
       try {
         while ((await this.writeBatchOf(apart.account)) === this.options.batchSizeMax && !this.closed) {}
-        if (this.apart.get(name) === apart) this.apart.delete(name);
+        if (this.apart.get(name) === apart) {
+          this.apart.delete(name);
+          // Its rows that by-id batches left while it was apart, settled after its own write took its rows.
+          if (this.scanOnRejoin) {
+            this.scan = true;
+            this.write();
+          }
+        }
         if (apart.lockedTimes > 0)
           this.lockWaits.recovered("settled holds of an account held apart are logged");
       } catch (error) {
@@ -389,8 +403,10 @@ export class SettledHoldsLog {
   }
 }
 
-/** Rows not of an account set apart (`$4`: their names, `accountNameOf`). */
-const notApart = "NOT (holds.account_kind || ':' || holds.account_id = ANY ($4::text[]))";
+/** Rows not of an account set apart (parameter `$n`: their names, `accountNameOf`). */
+const notApartAt = (n: number) => `NOT (holds.account_kind || ':' || holds.account_id = ANY ($${n}::text[]))`;
+/** In the logging statements, after their batch size, offset and lock wait. */
+const notApart = notApartAt(4);
 
 function accountOfRow(row: { kind: string; id: string }): AccountReference {
   return { kind: row.kind as AccountReference["kind"], id: row.id };
