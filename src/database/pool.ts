@@ -22,5 +22,9 @@ export function createPool(options: PoolOptions): pg.Pool {
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on("error", () => {});
+  // Nor must a checked-out one between two statements (the server restarted mid-transaction): its error
+  // event, unheard, would be thrown. The work hears of it instead, as its next statement's failure, and the
+  // pool discards the client on release (it is no longer queryable).
+  pool.on("connect", (client) => client.on("error", () => {}));
   return pool;
 }
