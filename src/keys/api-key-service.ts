@@ -7,7 +7,13 @@ import {
   organizationMembersProjection,
 } from "../../projections/organization-members";
 import { assert } from "../kernel/assert";
-import type { AccountReference, EventMetadata, LedgerEvent } from "../ledger/events";
+import type {
+  AccountReference,
+  AuthorizationBasis,
+  ChangeAuthorization,
+  EventMetadata,
+  LedgerEvent,
+} from "../ledger/events";
 import type { ProjectionWaiter } from "../ledger/projection/projection-waiter";
 import { readBackAnsweringSecret, readBackRecorded } from "../ledger/projection/recorded-not-visible";
 import { StreamCommands } from "../ledger/store/conflict-retry";
@@ -221,12 +227,12 @@ export class ApiKeyService {
     organizationId: string,
     allowedModels: string[] | null,
     correlationId: string,
-    authorize: () => Promise<void> = async () => {},
+    authorize: ChangeAuthorization = async () => undefined,
   ): Promise<OrganizationKeyDefaults> {
     const streamId = organizationStreamOf(organizationId);
     await this.commands.decideAndAppend(streamId, async () => {
       const head = await this.dependencies.store.readLastEvent(streamId);
-      await authorize();
+      const basis = await authorize();
       await this.dependencies.store.append({
         streamId,
         expectedVersion: head?.streamVersion ?? "no-stream",
@@ -236,7 +242,7 @@ export class ApiKeyService {
             event: {
               type: "OrganizationKeyDefaultsSet",
               data: { organizationId, allowedModels },
-              metadata: this.metadata(actor, correlationId),
+              metadata: { ...this.metadata(actor, correlationId), ...basis },
             },
           },
         ],
@@ -357,14 +363,17 @@ export class ApiKeyService {
       if (decision.outcome === "not-found" || state.kind === "absent")
         throw new ApiKeyNotFoundError(`API key ${command.keyId} not found`);
       // In the key's turn, right before the append: not when the request arrived, however long it waited.
-      await authorize?.(state.owner);
+      const basis = await authorize?.(state.owner);
       return this.dependencies.store.append({
         streamId,
         expectedVersion: decision.expectedVersion,
         events: [
           {
             eventId: randomUUID(),
-            event: { ...decision.event, metadata: this.metadata(caller, correlationId) } as LedgerEvent,
+            event: {
+              ...decision.event,
+              metadata: { ...this.metadata(caller, correlationId), ...basis },
+            } as LedgerEvent,
           },
         ],
       });
@@ -386,9 +395,10 @@ export class ApiKeyService {
 
 /**
  * Whether the caller may run a key command on a key of `owner`, beyond managing it (C14: only owners and
- * admins set an organization key's limits); throws when not. Run in the key's turn, before each append.
+ * admins set an organization key's limits); throws when not. Run in the key's turn, before each append; what
+ * it read goes into the event's metadata.
  */
-export type KeyCommandAuthorization = (owner: AccountReference) => Promise<void>;
+export type KeyCommandAuthorization = (owner: AccountReference) => Promise<AuthorizationBasis | undefined>;
 
 function ownerFor(session: Session, isOrganization: boolean): AccountReference {
   if (!isOrganization) return { kind: "user", id: session.userId };

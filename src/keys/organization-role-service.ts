@@ -200,20 +200,25 @@ export class OrganizationRoleService {
    * have applied every grant in the organization's log, so a change of role committed before this call is
    * never missed for the projection's lag. Commands call it inside their turn, right before appending
    * (ApiKeyService.setLimits, setOrganizationKeyDefaults, AlertService.addWebhook): a change that waited for
-   * others is judged by the role when it is decided, not when it arrived.
+   * others is judged by the role when it is decided, not when it arrived. With the role, the organization's
+   * stream version it was read through, for the change's metadata (`organizationVersion`).
    */
   async require(
     session: Session,
     action: OrganizationAction,
     correlationId: string,
-  ): Promise<OrganizationRole> {
-    await this.caughtUpHead(organizationOf(session));
+  ): Promise<{ role: OrganizationRole; organizationVersion: number | undefined }> {
+    const organizationId = organizationOf(session);
+    const head = await this.caughtUpHead(organizationId);
     const role = await this.roleOf(session, correlationId);
     if (!mayDo(role, action))
       throw new OrganizationRoleRefusedError(
         `Your role in the organization (${role}) may not ${actionTexts[action]}; ask an owner or admin`,
       );
-    return role;
+    // An organization seen first just now had its first member recorded by roleOf: read through that.
+    const readThrough =
+      head ?? (await this.dependencies.store.readLastEvent(organizationStreamOf(organizationId)));
+    return { role, organizationVersion: readThrough?.streamVersion };
   }
 
   /** The session's role and what it may do, for the console. */

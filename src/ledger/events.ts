@@ -25,8 +25,20 @@ export const eventMetadata = z.object({
   /** The event that caused this one, when there is one. */
   causationId: z.string().min(1).optional(),
   occurredAt: isoInstant,
+  /**
+   * For a change an organization role allowed (C14): the version of the organization's stream whose roles
+   * were read to allow it. The log orders transactions by their first write, not their commit, so a change
+   * decided while a grant was committing can follow that grant in the log; this names what it was decided on.
+   */
+  organizationVersion: z.number().int().nonnegative().optional(),
 });
 export type EventMetadata = z.infer<typeof eventMetadata>;
+
+/** What a change's authorization read, recorded in its metadata. */
+export type AuthorizationBasis = Pick<EventMetadata, "organizationVersion">;
+
+/** Whether the actor may make a change, asked in the change's turn right before its append: throws when not. */
+export type ChangeAuthorization = () => Promise<AuthorizationBasis | undefined>;
 
 const apiKeyIssued = z.object({
   keyId: z.uuid(),

@@ -214,9 +214,12 @@ describe("roles in an organization, under concurrency, across two gateways", () 
           type: string;
           actor: string;
           role: string | null;
+          stream_version: number;
+          organization_version: number | null;
         }>(
-          `SELECT type, metadata->>'actor' AS actor, data->>'role' AS role FROM ledger_events
-           WHERE stream_id IN ($1, $2) ORDER BY transaction_order, position`,
+          `SELECT type, metadata->>'actor' AS actor, data->>'role' AS role, stream_version,
+                  (metadata->>'organizationVersion')::int AS organization_version
+           FROM ledger_events WHERE stream_id IN ($1, $2) ORDER BY transaction_order, position`,
           [`organization-${organizationId}`, `apikey-${key.uuid}`],
         );
         const demotion = log.rows.findIndex(
@@ -224,16 +227,22 @@ describe("roles in an organization, under concurrency, across two gateways", () 
         );
         expect(demotion).toBeGreaterThan(0);
         const byAdmin = (event: { actor: string }) => event.actor === `user:${organizationId}-b`;
-        const late = log.rows.slice(demotion).filter(byAdmin);
         // Key defaults share the organization's stream with the grants: decided at its version, none follows
-        // the demotion. A key's limits are another stream: each gateway decides its changes to a key one at a
-        // time, the role read right before the append, so at most the change each was appending as the
-        // demotion committed lands after it.
+        // the demotion. A key's limits are another stream, and the log orders transactions by their first
+        // write: a change decided while the demotion was committing can follow it. Each change names the
+        // organization's version its author's role was read through, which must come before the demotion's.
         expect(
-          late.filter((event) => event.type !== "ApiKeyLimitsSet"),
+          log.rows
+            .slice(demotion)
+            .filter(byAdmin)
+            .filter((event) => event.type !== "ApiKeyLimitsSet"),
           organizationId,
         ).toEqual([]);
-        expect(late.length, organizationId).toBeLessThanOrEqual(2);
+        const demotedAt = log.rows[demotion]!.stream_version;
+        for (const change of log.rows.filter(byAdmin)) {
+          expect(change.organization_version, JSON.stringify(change)).not.toBeNull();
+          expect(change.organization_version!, JSON.stringify(change)).toBeLessThan(demotedAt);
+        }
         // A change refused appended nothing: the admin's changes in the log are those answered 200.
         const served = replies.slice(0, -1).filter((reply) => reply.status === 200);
         expect(log.rows.filter(byAdmin)).toHaveLength(served.length);
@@ -304,14 +313,27 @@ describe("roles in an organization, under concurrency, across two gateways", () 
     }
     const replies = await Promise.all(changes);
     expect((await demotion!).status).toBe(200);
-    const log = await pool.query<{ type: string; actor: string; role: string | null }>(
-      `SELECT type, metadata->>'actor' AS actor, data->>'role' AS role FROM ledger_events
-       WHERE stream_id = ANY($1::text[]) ORDER BY transaction_order, position`,
+    const log = await pool.query<{
+      type: string;
+      actor: string;
+      role: string | null;
+      stream_version: number;
+      organization_version: number | null;
+    }>(
+      `SELECT type, metadata->>'actor' AS actor, data->>'role' AS role, stream_version,
+              (metadata->>'organizationVersion')::int AS organization_version
+       FROM ledger_events WHERE stream_id = ANY($1::text[]) ORDER BY transaction_order, position`,
       [[`organization-${organizationId}`, ...options.streams]],
     );
     const demoted = log.rows.findIndex(
       (event) => event.type === "OrganizationRoleGranted" && event.role === "member",
     );
+    const byAdmin = log.rows.filter((event) => event.actor === `user:${options.admin}`);
+    // Each change names the organization's version its author's role was read through: before the demotion.
+    for (const change of byAdmin)
+      expect(change.organization_version ?? Number.POSITIVE_INFINITY, JSON.stringify(change)).toBeLessThan(
+        log.rows[demoted]!.stream_version,
+      );
     const late = log.rows.slice(demoted).filter((event) => event.actor === `user:${options.admin}`);
     return { replies, late };
   }

@@ -113,7 +113,7 @@ describe("an organization with a long history", () => {
       keys.issue(owner, { name: "ci", description: "", isOrganization: true }, "c-issue"),
     );
 
-    expect(required.result).toBe("owner");
+    expect(required.result.role).toBe("owner");
     expect(granted.result).toMatchObject({ userId: "member-7", role: "admin" });
     expect((await keys.readOrganizationKeyDefaults(organizationId)).allowedModels).toEqual(["alpha-mini"]);
     expect((await keys.readLimits(owner, issued.result.uuid)).limits.allowedModels).toEqual(["alpha-mini"]);

@@ -3,7 +3,13 @@ import type { Pool } from "pg";
 import { alertSettingsProjection, webhookEndpointsTable } from "../../../projections/alert-settings";
 import { KeyedTurns } from "../../kernel/keyed-turns";
 import { webhookLimits } from "../../kernel/limits";
-import type { AccountReference, EventMetadata, LedgerEvent, WebhookEventType } from "../../ledger/events";
+import type {
+  AccountReference,
+  ChangeAuthorization,
+  EventMetadata,
+  LedgerEvent,
+  WebhookEventType,
+} from "../../ledger/events";
 import type { ProjectionWaiter } from "../../ledger/projection/projection-waiter";
 import { readBackAnsweringSecret, readBackRecorded } from "../../ledger/projection/recorded-not-visible";
 import { StreamCommands } from "../../ledger/store/conflict-retry";
@@ -76,7 +82,7 @@ export class AlertService {
     balanceBelowWon: string | null,
     actor: string,
     correlationId: string,
-    authorize: () => Promise<void> = async () => {},
+    authorize: ChangeAuthorization = async () => undefined,
   ) {
     await this.append(
       `alerts-${account.kind}-${account.id}`,
@@ -108,7 +114,7 @@ export class AlertService {
     request: { url: string; events: WebhookEventType[] },
     actor: string,
     correlationId: string,
-    authorize: () => Promise<void> = async () => {},
+    authorize: ChangeAuthorization = async () => undefined,
   ): Promise<WebhookEndpoint & { secret: string }> {
     try {
       await assertDeliverableUrl(request.url, this.dependencies.allowPrivateNetworks);
@@ -121,7 +127,7 @@ export class AlertService {
     // they may while the projection lags past the wait, when the add answers its secret all the same).
     // Another gateway process's adds still interleave with these, at most one per process at a time.
     return this.addTurns.run(`${account.kind}:${account.id}`, async () => {
-      await authorize();
+      const basis = await authorize();
       if ((await this.list(account)).length >= webhookLimits.endpointsPerAccountMax)
         throw new WebhookRequestError(
           `an account has at most ${webhookLimits.endpointsPerAccountMax} webhooks`,
@@ -134,7 +140,7 @@ export class AlertService {
         secret,
       ]);
       const events = [...new Set(request.events)];
-      const metadata = this.metadata(actor, correlationId);
+      const metadata = { ...this.metadata(actor, correlationId), ...basis };
       await this.append(
         `webhook-${webhookId}`,
         { type: "WebhookEndpointAdded", data: { webhookId, account, url: request.url, events }, metadata },
@@ -179,7 +185,7 @@ export class AlertService {
     account: AccountReference,
     actor: string,
     correlationId: string,
-    authorize: () => Promise<void> = async () => {},
+    authorize: ChangeAuthorization = async () => undefined,
   ) {
     // Its messages and secret go as soon as the removal is in the log, before the wait for the projection
     // (which may time out); what a crash in between leaves, the workers' sweep removes (webhook-outbox.ts).
@@ -214,14 +220,13 @@ export class AlertService {
     account: AccountReference,
     actor: string,
     correlationId: string,
-    authorize: () => Promise<void> = async () => {},
+    authorize: ChangeAuthorization = async () => undefined,
   ): Promise<RotatedWebhookSecret> {
     const streamId = `webhook-${webhookId}`;
     return this.commands.decideAndAppend(streamId, async () => {
       const head = await this.dependencies.store.readLastEvent(streamId);
       if (head === undefined || head.type === "WebhookEndpointRemoved") throw new WebhookNotFoundError();
-      await authorize();
-      const metadata = this.metadata(actor, correlationId);
+      const metadata = { ...this.metadata(actor, correlationId), ...(await authorize()) };
       const appended = await this.dependencies.store.append({
         streamId,
         expectedVersion: head.streamVersion,
@@ -264,7 +269,7 @@ export class AlertService {
     streamId: string,
     event: LedgerEvent,
     options: {
-      authorize?: () => Promise<void>;
+      authorize?: ChangeAuthorization;
       thenAtOnce?: () => Promise<void>;
       /** The change's answer shows a secret once: it goes out even if the read models lag. */
       answersASecret?: boolean;
@@ -272,11 +277,12 @@ export class AlertService {
   ) {
     const appended = await this.commands.decideAndAppend(streamId, async () => {
       const head = await this.dependencies.store.readLastEvent(streamId);
-      await options.authorize?.();
+      const basis = await options.authorize?.();
+      const authorized = { ...event, metadata: { ...event.metadata, ...basis } } as LedgerEvent;
       return this.dependencies.store.append({
         streamId,
         expectedVersion: head?.streamVersion ?? "no-stream",
-        events: [{ eventId: randomUUID(), event }],
+        events: [{ eventId: randomUUID(), event: authorized }],
       });
     });
     const readBack = options.answersASecret ? readBackAnsweringSecret : readBackRecorded;

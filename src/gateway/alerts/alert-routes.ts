@@ -8,7 +8,7 @@ import {
 import { keyLimitBounds, webhookLimits } from "../../kernel/limits";
 import { creditDecimalPlaces, formatMoney, isDecimalString, parseMoney } from "../../kernel/money";
 import type { OrganizationRoleService } from "../../keys/organization-role-service";
-import { type AccountReference, webhookEventTypes } from "../../ledger/events";
+import { type AccountReference, type ChangeAuthorization, webhookEventTypes } from "../../ledger/events";
 import type { Session } from "../../sessions/session-tokens";
 import { apiErrors, validationErrorOf } from "../api-error";
 import { storableString } from "../http/storable-string";
@@ -78,11 +78,20 @@ export function createAlertRouters(alerts: AlertService, roles: OrganizationRole
   const actorOf = (session: Session) => `user:${session.userId}`;
   /**
    * The role asked again in the change's turn, right before it is recorded: a change that waited behind
-   * others is judged when it is made (the first ask, above, refuses before any work).
+   * others is judged when it is made (the first ask, above, refuses before any work). What it read goes
+   * into the change's metadata.
    */
-  const againFor = (response: Response, account: AccountReference) => async () => {
-    if (account.kind === "organization") await accountFor(response, true);
-  };
+  const againFor =
+    (response: Response, account: AccountReference): ChangeAuthorization =>
+    async () => {
+      if (account.kind !== "organization") return undefined;
+      const { organizationVersion } = await roles.require(
+        sessionOf(response.locals),
+        "manage-alerts",
+        requestIdOf(response.locals),
+      );
+      return { organizationVersion };
+    };
 
   const alertRouter = Router();
   alertRouter.put(

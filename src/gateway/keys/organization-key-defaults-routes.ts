@@ -43,7 +43,12 @@ export function createOrganizationKeyDefaultsRouter(
         parsed.data.allowedModels,
         requestIdOf(response.locals),
         async () => {
-          await roles.require(sessionOf(response.locals), "set-key-defaults", requestIdOf(response.locals));
+          const { organizationVersion } = await roles.require(
+            sessionOf(response.locals),
+            "set-key-defaults",
+            requestIdOf(response.locals),
+          );
+          return { organizationVersion };
         },
       );
       response.json(defaults);
