@@ -69,7 +69,18 @@ const heldWon = new Gauge({
   registers: [metricsRegistry],
 });
 
+const settlementsWaiting = new Gauge({
+  name: "won_gateway_settlements_waiting",
+  help: "Settlements (usages, voids of holds) this process has yet to write: rises while the database is away",
+  registers: [metricsRegistry],
+});
+
 export const billingMetrics = {
+  /** A settlement begins waiting to be written (+1), or is written (-1). */
+  observeSettlementsWaiting(change: 1 | -1): void {
+    settlementsWaiting.inc(change);
+  },
+
   /** One charge appended by the reconciler. */
   observeCharge(charge: {
     requestedModel: string;

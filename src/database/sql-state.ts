@@ -22,3 +22,13 @@ export function dataErrorSummaryOf(error: pg.DatabaseError): { name: string; cod
   const message = code.startsWith("22") ? error.message.replace(/".*"/s, '"…"') : error.message;
   return { name: error.name, code, message };
 }
+
+/**
+ * The server answered the statement with an error, so the transaction it ran in rolled back: nothing of it
+ * committed (a read-only server, a cancelled statement, a lock wait given up, a refused connection). Not so
+ * for a lost connection (SQLSTATE class 08) or a backend the server ended (class 57P: a shutdown, a crash),
+ * which may be all the client heard of a commit that happened.
+ */
+export function isRolledBack(error: unknown): error is pg.DatabaseError {
+  return error instanceof pg.DatabaseError && typeof error.code === "string" && !/^(08|57P)/.test(error.code);
+}

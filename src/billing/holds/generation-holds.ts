@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
+import { isRolledBack } from "../../database/sql-state";
 import { AssertionError, assert } from "../../kernel/assert";
 import { limits } from "../../kernel/limits";
 import { Money } from "../../kernel/money";
@@ -22,6 +23,7 @@ import type { HoldAuthorizer } from "./hold-authorizer";
 import { costWonOf, type HoldPricing } from "./hold-pricing";
 import type { HoldProgress, ProgressSoFar } from "./hold-progress";
 import { HoldRefusedError, type KeyLimitKind, LedgerUnavailableError } from "./hold-refusal";
+import { AccountRowsLockedError } from "./usage-authorizations";
 import { UsageOutbox } from "./usage-outbox";
 
 /**
@@ -337,8 +339,10 @@ export class GenerationHolds {
       if (error instanceof PricingUnavailableError) throw error;
       this.ledgerFailing = true;
       this.placementFailures.error({ err: error, requestId: request.requestId }, "placing a hold failed");
-      // The statement may have committed before its answer was lost: release the hold if it exists.
-      this.options.outbox.voidIfHeld(request.requestId, request.account, `key:${request.keyId}`);
+      // The statement may have committed before its answer was lost: release the hold if it exists. One the
+      // server refused (a read-only server, a lock wait given up) rolled back: there is nothing to release.
+      if (!(isRolledBack(error) || error instanceof AccountRowsLockedError))
+        this.options.outbox.voidIfHeld(request.requestId, request.account, `key:${request.keyId}`);
       throw new LedgerUnavailableError();
     }
     this.ledgerFailing = false;

@@ -5,6 +5,7 @@ import { limits } from "../../kernel/limits";
 import { type ThrottledLog, throttledLog } from "../../kernel/throttled-log";
 import type { AccountReference, EventData } from "../../ledger/events";
 import type { EventStore, StreamAppend } from "../../ledger/store/event-store";
+import { billingMetrics } from "../billing-metrics";
 import { usageStreamIdOf } from "../charging/charge-usage";
 import type { ChargeEnqueuer } from "../queue/charge-enqueuer";
 import { type HoldRowCompletion, rowEventOf } from "./hold-row-completion";
@@ -129,6 +130,7 @@ export class UsageOutbox {
   /** Counts a write as waiting, for its account too, until it calls `written` (when it resolves). */
   private track(account: AccountReference, start: (written: () => void) => void): Promise<void> {
     this.waitingCount += 1;
+    billingMetrics.observeSettlementsWaiting(1);
     const accountKey = accountKeyOf(account);
     const writing = this.writingByAccount.get(accountKey) ?? new Set();
     this.writingByAccount.set(accountKey, writing);
@@ -267,6 +269,7 @@ export class UsageOutbox {
 
   private finished(): void {
     this.waitingCount -= 1;
+    billingMetrics.observeSettlementsWaiting(-1);
     if (this.waitingCount === 0) {
       for (const done of [...this.idle]) done();
       this.idle.clear();

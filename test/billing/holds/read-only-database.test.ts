@@ -1,6 +1,6 @@
 import pg from "pg";
 import pino from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { queueBackendOf } from "../../../src/billing/queue/queue-backend";
 import { createOperations, type Operations } from "../../../src/operations/operations";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
@@ -168,4 +168,37 @@ describe("a database that turns read-only", () => {
       creditWon,
     );
   }, 180_000);
+
+  it("given refusals while read-only, then they leave nothing to write: a hold the server refused was never placed", async () => {
+    // The server answered each hold statement with an error, so its transaction rolled back: unlike a
+    // connection lost around a commit, there is no hold that might exist and need voiding.
+    await setReadOnly(true);
+    try {
+      await vi.waitFor(async () => expect((await readiness()).status).toBe(503), {
+        timeout: 10_000,
+        interval: 100,
+      });
+      const refused: GenerationOutcome[] = [];
+      for (let index = 0; index < 6; index++)
+        refused.push(
+          await sendChat(harness.baseUrl, {
+            account: "steady",
+            key,
+            streamed: index % 2 === 0,
+            timeoutMs: 30_000,
+          }),
+        );
+      for (const outcome of refused) expectLedgerUnavailable(outcome);
+      expect(await settlementsWaiting()).toBe(0);
+    } finally {
+      await setReadOnly(false);
+    }
+  }, 60_000);
+
+  const settlementsWaiting = async () => {
+    const text = await (await fetch(`${harness.url}/metrics`)).text();
+    const line = text.split("\n").find((row) => row.startsWith("won_gateway_settlements_waiting "));
+    if (line === undefined) throw new Error("no won_gateway_settlements_waiting in /metrics");
+    return Number(line.split(" ")[1]);
+  };
 });
