@@ -141,8 +141,8 @@ describe("a database that turns read-only", () => {
     const refused = outcomes.filter((outcome) => outcome.status !== 200);
     for (const outcome of refused) expectLedgerUnavailable(outcome);
     // Every request sent while read-only, once the gateway had met it, refused without reaching the upstream;
-    // one whose hold was still being tried at the turn back (a refusal takes up to a second here, more on a
-    // loaded machine) may be held then and answered, but never before it.
+    // one whose hold was still being tried at the turn back (on a loaded machine a refusal can take a second)
+    // may be held then and answered, but never before it.
     const sentWhileReadOnly = outcomes.filter(
       (outcome) => outcome.startedAtMs > readOnlyAtMs + 1_000 && outcome.startedAtMs < turningBackAtMs,
     );
