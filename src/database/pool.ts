@@ -40,10 +40,23 @@ export function createPool(options: PoolOptions): pg.Pool {
  * read-only, a reconnection per refused request. (The error is told before the server's ready-for-query, so
  * the session's transaction status cannot be read instead.)
  */
+const neverSent = new WeakSet<object>();
+
+/**
+ * Whether `error` is a `pool.query`'s that failed to get a connection (the server refused it, or none came
+ * within the pool's connection timeout): the statement was never sent, so nothing of it can have committed.
+ */
+export function wasNeverSent(error: unknown): boolean {
+  return typeof error === "object" && error !== null && neverSent.has(error);
+}
+
 function keepingSessionsOfRefusals(pool: pg.Pool): pg.Pool["query"] {
   const query = async (config: string | pg.QueryConfig, values?: unknown) => {
     if (typeof values === "function") throw new TypeError("pool.query takes no callback here");
-    const client = await pool.connect();
+    const client = await pool.connect().catch((error: unknown) => {
+      if (typeof error === "object" && error !== null) neverSent.add(error);
+      throw error;
+    });
     try {
       const result = await client.query(config, values as unknown[] | undefined);
       client.release();

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
+import { wasNeverSent } from "../../database/pool";
 import { isRolledBack } from "../../database/sql-state";
 import { AssertionError, assert } from "../../kernel/assert";
 import { limits } from "../../kernel/limits";
@@ -339,9 +340,10 @@ export class GenerationHolds {
       if (error instanceof PricingUnavailableError) throw error;
       this.ledgerFailing = true;
       this.placementFailures.error({ err: error, requestId: request.requestId }, "placing a hold failed");
-      // The statement may have committed before its answer was lost: release the hold if it exists. One the
-      // server refused (a read-only server, a lock wait given up) rolled back: there is nothing to release.
-      if (!(isRolledBack(error) || error instanceof AccountRowsLockedError))
+      // The statement may have committed before its answer was lost: release the hold if it exists. One never
+      // sent (no connection to be had), or refused by the server (read-only, a lock wait given up) and so
+      // rolled back, placed nothing: there is nothing to release.
+      if (!(wasNeverSent(error) || isRolledBack(error) || error instanceof AccountRowsLockedError))
         this.options.outbox.voidIfHeld(request.requestId, request.account, `key:${request.keyId}`);
       throw new LedgerUnavailableError();
     }

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../../../projections";
 import { modelFamilies } from "../../../src/config";
+import { metricsRegistry } from "../../../src/kernel/metrics-registry";
 import { verifyProjections } from "../../../src/ledger/verify-projections";
 import type { ModelFamily } from "../../../src/providers/provider";
 import { type Simulator, startSimulator } from "../../../src/providers/simulator/simulator";
@@ -118,6 +119,9 @@ describe("a PostgreSQL outage under load", () => {
     cutter.cut();
     const cutAtMs = Date.now();
     await new Promise((resolve) => setTimeout(resolve, outageMs));
+    // What waits to be written is what was under way at the cut: a request refused for want of a connection
+    // sent no statement, so it leaves no hold that might exist to void.
+    const waitingAtRestore = await settlementsWaiting();
     const restoredAtMs = Date.now();
     cutter.restore();
     // Recovered by itself: requests succeed again without any restart.
@@ -141,6 +145,7 @@ describe("a PostgreSQL outage under load", () => {
     const callsWhileDown = upstreamCallsAtMs.filter((atMs) => atMs > cutAtMs && atMs < restoredAtMs);
     expect(callsWhileDown.length).toBeLessThanOrEqual(clientsCount);
     expect(refusedDuringOutage.length).toBeGreaterThan(2 * clientsCount);
+    expect(waitingAtRestore).toBeLessThanOrEqual(2 * clientsCount);
 
     // Every 200 had a durable hold, and is recorded and charged exactly once once the ledger is back.
     const served = answers.filter((answer) => answer.status === 200).map((answer) => answer.requestId!);
@@ -172,4 +177,11 @@ describe("a PostgreSQL outage under load", () => {
       await verifyProjections({ pool, store: owner.service.ledger.store, projections: allProjections }),
     ).toEqual([]);
   }, 120_000);
+
+  /** Both gateways' (this process's gauge): the one not cut off writes its own at once. */
+  const settlementsWaiting = async () => {
+    const gauge = await metricsRegistry.getSingleMetric("won_gateway_settlements_waiting")?.get();
+    if (gauge === undefined) throw new Error("no won_gateway_settlements_waiting");
+    return gauge.values[0]!.value;
+  };
 });
