@@ -30,16 +30,6 @@ export function createPool(options: PoolOptions): pg.Pool {
   return pool;
 }
 
-/**
- * `pool.query` (promise form only), but a single statement the server refused for reasons outside the session
- * leaves its connection in the pool. pg-pool's own closes the connection of every failed statement, lest a
- * session left inside an aborted transaction, or with a prepared statement gone stale, be reused; yet a lone
- * statement of the extended protocol (named or with parameters: every statement of the request path) runs in
- * a transaction of its own, which its error ends, and such a refusal leaves nothing over. Closing it costs the
- * next statement a new connection and the parsing of its prepared statements: while the database is
- * read-only, a reconnection per refused request. (The error is told before the server's ready-for-query, so
- * the session's transaction status cannot be read instead.)
- */
 const neverSent = new WeakSet<object>();
 
 /**
@@ -50,22 +40,44 @@ export function wasNeverSent(error: unknown): boolean {
   return typeof error === "object" && error !== null && neverSent.has(error);
 }
 
+/**
+ * `pool.query` (promise form only), but a single statement the server refused for reasons outside the session
+ * leaves its connection in the pool. pg-pool's own closes the connection of every failed statement, lest a
+ * session left inside an aborted transaction, or with a prepared statement gone stale, be reused; yet a lone
+ * statement of the extended protocol (named or with parameters: every statement of the request path) runs in
+ * a transaction of its own, which its error ends, and such a refusal leaves nothing over. Closing it costs the
+ * next statement a new connection and the parsing of its prepared statements: while the database is
+ * read-only, a reconnection per refused request. (The error is told before the server's ready-for-query, so
+ * the session's transaction status cannot be read instead.)
+ */
 function keepingSessionsOfRefusals(pool: pg.Pool): pg.Pool["query"] {
-  const query = async (config: string | pg.QueryConfig, values?: unknown) => {
+  // Callbacks, as pg-pool's own: every statement of the service goes through here.
+  const query = (config: string | pg.QueryConfig, values?: unknown) => {
     if (typeof values === "function") throw new TypeError("pool.query takes no callback here");
-    const client = await pool.connect().catch((error: unknown) => {
-      if (typeof error === "object" && error !== null) neverSent.add(error);
-      throw error;
+    return new Promise<pg.QueryResult>((resolve, reject) => {
+      pool.connect((connectError, client, release) => {
+        if (connectError || !client) {
+          if (connectError) neverSent.add(connectError);
+          reject(connectError);
+          return;
+        }
+        client.query(
+          // A text or a config alike: pg takes either with values and a callback (its typings name text only).
+          config as string,
+          values as unknown[],
+          (error: Error | null, result: pg.QueryResult) => {
+            if (!error) {
+              release();
+              resolve(result);
+              return;
+            }
+            const sessionIntact = isRefusalOutsideTheSession(error) && isLoneStatement(config, values);
+            release(sessionIntact ? undefined : error);
+            reject(error);
+          },
+        );
+      });
     });
-    try {
-      const result = await client.query(config, values as unknown[] | undefined);
-      client.release();
-      return result;
-    } catch (error) {
-      const sessionIntact = isRefusalOutsideTheSession(error) && isLoneStatement(config, values);
-      client.release(sessionIntact ? undefined : (error as Error));
-      throw error;
-    }
   };
   return query as pg.Pool["query"];
 }
