@@ -9,7 +9,7 @@ import {
   organizationRoleClaimsProjection,
   organizationRoleClaimsTable,
 } from "../../projections/organization-role-claims";
-import type { EventMetadata } from "../ledger/events";
+import type { AuthorizationBasis, EventMetadata } from "../ledger/events";
 import type { ProjectionWaiter } from "../ledger/projection/projection-waiter";
 import { readBackRecorded } from "../ledger/projection/recorded-not-visible";
 import { retryingConflicts, StreamCommands } from "../ledger/store/conflict-retry";
@@ -219,6 +219,16 @@ export class OrganizationRoleService {
     const readThrough =
       head ?? (await this.dependencies.store.readLastEvent(organizationStreamOf(organizationId)));
     return { role, organizationVersion: readThrough?.streamVersion };
+  }
+
+  /** `require` for a change: what its event's metadata records of the role that allowed it. */
+  async authorize(
+    session: Session,
+    action: OrganizationAction,
+    correlationId: string,
+  ): Promise<AuthorizationBasis> {
+    const { organizationVersion } = await this.require(session, action, correlationId);
+    return { organizationVersion };
   }
 
   /** The session's role and what it may do, for the console. */

@@ -85,12 +85,7 @@ export function createAlertRouters(alerts: AlertService, roles: OrganizationRole
     (response: Response, account: AccountReference): ChangeAuthorization =>
     async () => {
       if (account.kind !== "organization") return undefined;
-      const { organizationVersion } = await roles.require(
-        sessionOf(response.locals),
-        "manage-alerts",
-        requestIdOf(response.locals),
-      );
-      return { organizationVersion };
+      return roles.authorize(sessionOf(response.locals), "manage-alerts", requestIdOf(response.locals));
     };
 
   const alertRouter = Router();

@@ -54,12 +54,7 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 function limitsRoleOf(roles: OrganizationRoleService, response: Response): KeyCommandAuthorization {
   return async (owner) => {
     if (owner.kind !== "organization") return undefined;
-    const { organizationVersion } = await roles.require(
-      sessionOf(response.locals),
-      "set-key-limits",
-      requestIdOf(response.locals),
-    );
-    return { organizationVersion };
+    return roles.authorize(sessionOf(response.locals), "set-key-limits", requestIdOf(response.locals));
   };
 }
 

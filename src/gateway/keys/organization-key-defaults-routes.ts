@@ -42,14 +42,7 @@ export function createOrganizationKeyDefaultsRouter(
         organizationId,
         parsed.data.allowedModels,
         requestIdOf(response.locals),
-        async () => {
-          const { organizationVersion } = await roles.require(
-            sessionOf(response.locals),
-            "set-key-defaults",
-            requestIdOf(response.locals),
-          );
-          return { organizationVersion };
-        },
+        () => roles.authorize(sessionOf(response.locals), "set-key-defaults", requestIdOf(response.locals)),
       );
       response.json(defaults);
     }),
