@@ -523,6 +523,7 @@ async function startHolds(
       holdFirstBelowHolds: limits.holdFirstBelowHolds,
       holdLifetimeMs: timings.holdLifetimeMs,
       refusalRecheckWaitMs: limits.holdRefusalRecheckWaitMs,
+      answerWaitMs: limits.holdAnswerWaitMs,
     },
     logger,
     onKeyLimitRefused: (refusal) => keyLimitAlerts.noted(refusal),

@@ -129,6 +129,13 @@ export const limits = {
    */
   holdLockWaitMs: 2_500,
   /**
+   * A request waits at most this long for its hold's statement to answer (generation-holds.ts), then is
+   * refused 503/300: a database that takes statements and says nothing (frozen, or cut off without a reset)
+   * would otherwise hold every request for as long as it lasts. Past the 10 s a request on an account whose
+   * row is held may take (two statements, each waiting twice `holdLockWaitMs`).
+   */
+  holdAnswerWaitMs: 15_000,
+  /**
    * A statement of the log writer (settled-holds-log.ts) or a charge's append (workers' group commit) waits at
    * most this long for each lock on the rows it moves — the accounts' settled funds rows, their keys' spend —
    * (`lock_timeout`). Each has one batch in flight, which mixes accounts: a transaction left open on one
@@ -754,6 +761,10 @@ const timingRelations: LimitRelation[] = [
   {
     says: "limits.lockedAccountRetryBaseMs ≤ limits.lockedAccountRetryMaxMs",
     holds: ({ limits: service }) => service.lockedAccountRetryBaseMs <= service.lockedAccountRetryMaxMs,
+  },
+  {
+    says: "4 × limits.holdLockWaitMs < limits.holdAnswerWaitMs (a request on an account whose row is held is refused by its statements' own lock waits, not cut off first)",
+    holds: ({ limits: service }) => 4 * service.holdLockWaitMs < service.holdAnswerWaitMs,
   },
   {
     says: "2 × limits.settledFundsLockWaitMs < limits.usageOutboxDrainMs (a stop's last log write gets past a held account's batch and its own, and logs the others)",

@@ -1,6 +1,7 @@
 import pino from "pino";
 import { GenerationHolds, type GenerationHoldsOptions } from "../../src/billing/holds/generation-holds";
 import { HoldPricing } from "../../src/billing/holds/hold-pricing";
+import type { RowCompletion } from "../../src/billing/holds/hold-row-completion";
 import { UsageOutbox } from "../../src/billing/holds/usage-outbox";
 import type { PricingReadModel } from "../../src/billing/read-models/pricing-read-model";
 
@@ -12,12 +13,23 @@ export function generationHoldsWithFakes(parts: {
   authorizer: GenerationHoldsOptions["authorizer"];
   pricing: PricingReadModel;
   availableWon: string;
+  /** How long a request waits for its hold's statement (10 s unless a test says). */
+  answerWaitMs?: number;
+  /** Told of every hold row the outbox completes (a usage, a void). */
+  completed?: (completion: RowCompletion) => void;
 }): GenerationHolds {
   return new GenerationHolds({
     authorizer: parts.authorizer,
     pricing: new HoldPricing({ read: parts.pricing, ttlMs: 60_000, entriesMax: 10 }),
     outbox: new UsageOutbox({
-      completion: { complete: async () => true, hasRow: async () => false, voidIfOpen: async () => false },
+      completion: {
+        complete: async (completion) => {
+          parts.completed?.(completion);
+          return true;
+        },
+        hasRow: async () => false,
+        voidIfOpen: async () => false,
+      },
       log: { settled: () => {} },
       store: { readStream: async () => [], append: async () => ({}) as never },
       reserves: { release: async () => {} },
@@ -35,6 +47,7 @@ export function generationHoldsWithFakes(parts: {
       holdFirstBelowHolds: 10,
       holdLifetimeMs: 660_000,
       refusalRecheckWaitMs: 10,
+      answerWaitMs: parts.answerWaitMs ?? 10_000,
     },
     logger: pino({ level: "silent" }),
   });

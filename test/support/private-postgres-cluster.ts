@@ -28,6 +28,12 @@ export interface PrivatePostgresCluster {
    * finish). Started again after `downMs`, once they have, the server runs crash recovery.
    */
   killPostmasterAndStart(downMs: number): Promise<void>;
+  /**
+   * SIGSTOP to the postmaster and every process it started, as a host that froze (or a network that drops
+   * every packet): connections stay open, statements are taken and never answered, new connections wait.
+   * Resolves to the thaw (SIGCONT to each).
+   */
+  freeze(): Promise<() => void>;
   drop(): Promise<void>;
 }
 
@@ -66,6 +72,16 @@ export async function createPrivatePostgresCluster(label: string): Promise<Priva
     },
     killServerAndStart: (downMs) => crashAndStart({ killChildren: true, downMs }),
     killPostmasterAndStart: (downMs) => crashAndStart({ killChildren: false, downMs }),
+    async freeze() {
+      const postmasterPid = Number(
+        (await readFile(`${dataDirectory}/postmaster.pid`, "utf8")).split("\n")[0],
+      );
+      const frozen = [postmasterPid, ...(await childrenOf(postmasterPid))];
+      for (const pid of frozen) process.kill(pid, "SIGSTOP");
+      return () => {
+        for (const pid of frozen) process.kill(pid, "SIGCONT");
+      };
+    },
     async drop() {
       await run("pg_dropcluster", [version, name, "--stop"]).catch(async () => {
         // A cluster that does not stop cleanly (a half-finished crash) is stopped outright first.

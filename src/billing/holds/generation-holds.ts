@@ -51,6 +51,11 @@ export interface HoldLimits {
   holdLifetimeMs: number;
   /** A refused hold waits at most this long for its account's settlements being written, then tries again. */
   refusalRecheckWaitMs: number;
+  /**
+   * A request waits at most this long for its hold's statement to answer, then is refused as the ledger being
+   * away (a database that takes statements and says nothing: frozen, or cut off without a reset).
+   */
+  answerWaitMs: number;
 }
 
 export interface GenerationHoldsOptions {
@@ -219,13 +224,25 @@ export class GenerationHolds {
         ? this.place(request, knownEstimate)
         : placeAfter().then(() => this.place(request, knownEstimate))
     ).finally(() => inFlight?.release());
-    const placed = placing.then((placement) => {
+    const actor = `key:${request.keyId}`;
+    const keyKind = keyKindLabelOf(request.account.kind);
+    const placed = answeredWithin(placing, this.options.limits.answerWaitMs, (late) => {
+      // Placed after its request was refused: nothing will ever be delivered on it, so it is released whole.
+      billingMetrics.observeHold({ outcome: "voided", keyKind, amountWon: late.holdWon });
+      this.options.outbox.void(
+        {
+          requestId: request.requestId,
+          account: request.account,
+          releasedWon: late.holdWon,
+          reason: "ledger-unavailable",
+        },
+        actor,
+      );
+    }).then((placement) => {
       held = placement;
     });
     // The caller may learn of a refusal only once the upstream answers; it must not go unhandled meanwhile.
     placed.catch(() => {});
-    const actor = `key:${request.keyId}`;
-    const keyKind = keyKindLabelOf(request.account.kind);
     let untrack = () => {};
     return {
       holdFirst,
@@ -517,4 +534,24 @@ function authorizationData(
   };
   parseLedgerEvent({ type: "UsageAuthorized", data: { ...data, holdWon: estimate.estimatedWon }, metadata });
   return data;
+}
+
+/**
+ * `placing`, or LedgerUnavailableError once `waitMs` passed without its answer. The statement may still commit
+ * after: a hold placed then is handed to `late`, which releases it (this process knows when its statement
+ * answers, so the release never runs ahead of the hold it releases).
+ */
+function answeredWithin(
+  placing: Promise<Placement>,
+  waitMs: number,
+  late: (placement: Placement) => void,
+): Promise<Placement> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      placing.then(late, () => {});
+      reject(new LedgerUnavailableError());
+    }, waitMs);
+  });
+  return Promise.race([placing, bound]).finally(() => clearTimeout(timer));
 }
