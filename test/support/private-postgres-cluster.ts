@@ -53,8 +53,10 @@ export async function createPrivatePostgresCluster(label: string): Promise<Priva
     throw error;
   }
   const dataDirectory = `/var/lib/postgresql/${version}/${name}`;
+  const postmasterPidOf = async () =>
+    Number((await readFile(`${dataDirectory}/postmaster.pid`, "utf8")).split("\n")[0]);
   const crashAndStart = async (crash: { killChildren: boolean; downMs: number }) => {
-    const postmasterPid = Number((await readFile(`${dataDirectory}/postmaster.pid`, "utf8")).split("\n")[0]);
+    const postmasterPid = await postmasterPidOf();
     const children = await childrenOf(postmasterPid);
     process.kill(postmasterPid, "SIGKILL");
     if (crash.killChildren) for (const pid of children) killQuietly(pid);
@@ -73,9 +75,7 @@ export async function createPrivatePostgresCluster(label: string): Promise<Priva
     killServerAndStart: (downMs) => crashAndStart({ killChildren: true, downMs }),
     killPostmasterAndStart: (downMs) => crashAndStart({ killChildren: false, downMs }),
     async freeze() {
-      const postmasterPid = Number(
-        (await readFile(`${dataDirectory}/postmaster.pid`, "utf8")).split("\n")[0],
-      );
+      const postmasterPid = await postmasterPidOf();
       const frozen = [postmasterPid, ...(await childrenOf(postmasterPid))];
       for (const pid of frozen) process.kill(pid, "SIGSTOP");
       return () => {

@@ -3,12 +3,12 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../../../projections";
 import { modelFamilies } from "../../../src/config";
-import { metricsRegistry } from "../../../src/kernel/metrics-registry";
 import { verifyProjections } from "../../../src/ledger/verify-projections";
 import type { ModelFamily } from "../../../src/providers/provider";
 import { type Simulator, startSimulator } from "../../../src/providers/simulator/simulator";
 import { type ConnectionCutter, cutterInFrontOf } from "../../support/connection-cutter";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
+import { settlementsWaiting } from "../../support/settlements-waiting";
 
 /**
  * PostgreSQL goes away under load and comes back (C3, C10): no 200 without a durable hold, no upstream call
@@ -120,7 +120,8 @@ describe("a PostgreSQL outage under load", () => {
     const cutAtMs = Date.now();
     await new Promise((resolve) => setTimeout(resolve, outageMs));
     // What waits to be written is what was under way at the cut: a request refused for want of a connection
-    // sent no statement, so it leaves no hold that might exist to void.
+    // sent no statement, so it leaves no hold that might exist to void. (Both gateways': the one not cut off
+    // writes its own at once.)
     const waitingAtRestore = await settlementsWaiting();
     const restoredAtMs = Date.now();
     cutter.restore();
@@ -177,11 +178,4 @@ describe("a PostgreSQL outage under load", () => {
       await verifyProjections({ pool, store: owner.service.ledger.store, projections: allProjections }),
     ).toEqual([]);
   }, 120_000);
-
-  /** Both gateways' (this process's gauge): the one not cut off writes its own at once. */
-  const settlementsWaiting = async () => {
-    const gauge = await metricsRegistry.getSingleMetric("won_gateway_settlements_waiting")?.get();
-    if (gauge === undefined) throw new Error("no won_gateway_settlements_waiting");
-    return gauge.values[0]!.value;
-  };
 });

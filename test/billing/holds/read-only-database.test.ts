@@ -16,6 +16,7 @@ import {
   createPrivatePostgresCluster,
   type PrivatePostgresCluster,
 } from "../../support/private-postgres-cluster";
+import { settlementsWaiting } from "../../support/settlements-waiting";
 
 /**
  * The database turns read-only under load (a failover left the gateway's address on a demoted primary:
@@ -194,11 +195,4 @@ describe("a database that turns read-only", () => {
       await setReadOnly(false);
     }
   }, 60_000);
-
-  const settlementsWaiting = async () => {
-    const text = await (await fetch(`${harness.url}/metrics`)).text();
-    const line = text.split("\n").find((row) => row.startsWith("won_gateway_settlements_waiting "));
-    if (line === undefined) throw new Error("no won_gateway_settlements_waiting in /metrics");
-    return Number(line.split(" ")[1]);
-  };
 });
