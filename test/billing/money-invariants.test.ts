@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { expectedVersionOf, readUsageStream } from "../../src/billing/charging/usage-stream-state";
 import { topUpCredit } from "../../src/billing/commands/top-up-credit";
-import type { HoldRequest } from "../../src/billing/holds/generation-holds";
 import { LedgerUnavailableError } from "../../src/billing/holds/hold-refusal";
 import { lateSettlementOf } from "../../src/billing/holds/late-settlement";
 import { PostgresUsageAuthorizations } from "../../src/billing/holds/postgres-usage-authorizations";
@@ -13,15 +12,13 @@ import {
   assertReleasesItsHold,
   assertWonNotNegative,
 } from "../../src/billing/money-invariants";
-import {
-  createPricingReadModel,
-  type PricingInForce,
-} from "../../src/billing/read-models/pricing-read-model";
+import { createPricingReadModel } from "../../src/billing/read-models/pricing-read-model";
 import { AssertionError } from "../../src/kernel/assert";
 import { Money } from "../../src/kernel/money";
 import type { EventData, LedgerEvent } from "../../src/ledger/events";
 import type { RecordedEvent } from "../../src/ledger/store/event-store";
 import { generationHoldsWithFakes } from "../support/generation-holds-with-fakes";
+import { dollarPerMillionPricing, holdRequestOf } from "../support/hold-fixtures";
 
 /**
  * The invariants money rests on (src/billing/money-invariants.ts) stop the work when they break: each is
@@ -174,16 +171,7 @@ describe("money invariants, where the code checks them", () => {
   });
 
   it("given a hold decided above its funds, then the gateway reports a broken invariant, not a ledger outage", async () => {
-    const pricing: PricingInForce = {
-      unitPrices: {
-        inputUsdPerMillionTokens: new Money(1),
-        cachedInputUsdPerMillionTokens: new Money(0),
-        outputUsdPerMillionTokens: new Money(1),
-      },
-      priceSource: "ledger",
-      fxRate: { rateKrwPerUsd: new Money(1_400), rateDate: "2026-02-27", appliesOn: "2026-03-02" },
-      discount: { rate: new Money(0), level: "global" },
-    };
+    const pricing = dollarPerMillionPricing;
     const holds = generationHoldsWithFakes({
       // Granted ₩5 with ₩2 available: what a broken statement would answer.
       authorizer: {
@@ -197,23 +185,11 @@ describe("money invariants, where the code checks them", () => {
       pricing: { pricingAt: async () => [pricing], pricingEachAt: async () => [pricing] },
       availableWon: "2",
     });
-    const request: HoldRequest = {
-      requestId,
-      keyId,
-      account,
-      userId: account.id,
-      organizationId: null,
-      discountOrganizationId: null,
+    const request = holdRequestOf(requestId, {
       availableWon: "2",
-      model: "alpha-5.4-mini",
-      fallbackModels: [],
-      keyHasLimits: false,
-      endpoint: "chat.completions",
       streamed: true,
-      startedAt: new Date(startedAt),
-      bodyBytes: 4_000,
       maxOutputTokens: 1_000_000,
-    };
+    });
 
     const placed = holds.begin(request).placed;
 

@@ -210,19 +210,11 @@ describe("roles in an organization, under concurrency, across two gateways", () 
           grant(gatewayOf(trial), owner, `${organizationId}-b`, "member"),
         ]);
         for (const reply of replies) expect([200, 403], JSON.stringify(reply.body)).toContain(reply.status);
-        const log = await first.service.ledger.pool.query<{
-          type: string;
-          actor: string;
-          role: string | null;
-          stream_version: number;
-          organization_version: number | null;
-        }>(
-          `SELECT type, metadata->>'actor' AS actor, data->>'role' AS role, stream_version,
-                  (metadata->>'organizationVersion')::int AS organization_version
-           FROM ledger_events WHERE stream_id IN ($1, $2) ORDER BY transaction_order, position`,
-          [`organization-${organizationId}`, `apikey-${key.uuid}`],
-        );
-        const demotion = log.rows.findIndex(
+        const log = await roleLogOf(first.service.ledger.pool, [
+          `organization-${organizationId}`,
+          `apikey-${key.uuid}`,
+        ]);
+        const demotion = log.findIndex(
           (event) => event.type === "OrganizationRoleGranted" && event.role === "member",
         );
         expect(demotion).toBeGreaterThan(0);
@@ -232,20 +224,20 @@ describe("roles in an organization, under concurrency, across two gateways", () 
         // write: a change decided while the demotion was committing can follow it. Each change names the
         // organization's version its author's role was read through, which must come before the demotion's.
         expect(
-          log.rows
+          log
             .slice(demotion)
             .filter(byAdmin)
             .filter((event) => event.type !== "ApiKeyLimitsSet"),
           organizationId,
         ).toEqual([]);
-        const demotedAt = log.rows[demotion]!.stream_version;
-        for (const change of log.rows.filter(byAdmin)) {
+        const demotedAt = log[demotion]!.stream_version;
+        for (const change of log.filter(byAdmin)) {
           expect(change.organization_version, JSON.stringify(change)).not.toBeNull();
           expect(change.organization_version!, JSON.stringify(change)).toBeLessThan(demotedAt);
         }
         // A change refused appended nothing: the admin's changes in the log are those answered 200.
         const served = replies.slice(0, -1).filter((reply) => reply.status === 200);
-        expect(log.rows.filter(byAdmin)).toHaveLength(served.length);
+        expect(log.filter(byAdmin)).toHaveLength(served.length);
       }
     },
     120_000,
@@ -313,28 +305,17 @@ describe("roles in an organization, under concurrency, across two gateways", () 
     }
     const replies = await Promise.all(changes);
     expect((await demotion!).status).toBe(200);
-    const log = await pool.query<{
-      type: string;
-      actor: string;
-      role: string | null;
-      stream_version: number;
-      organization_version: number | null;
-    }>(
-      `SELECT type, metadata->>'actor' AS actor, data->>'role' AS role, stream_version,
-              (metadata->>'organizationVersion')::int AS organization_version
-       FROM ledger_events WHERE stream_id = ANY($1::text[]) ORDER BY transaction_order, position`,
-      [[`organization-${organizationId}`, ...options.streams]],
-    );
-    const demoted = log.rows.findIndex(
+    const log = await roleLogOf(pool, [`organization-${organizationId}`, ...options.streams]);
+    const demoted = log.findIndex(
       (event) => event.type === "OrganizationRoleGranted" && event.role === "member",
     );
-    const byAdmin = log.rows.filter((event) => event.actor === `user:${options.admin}`);
+    const byAdmin = log.filter((event) => event.actor === `user:${options.admin}`);
     // Each change names the organization's version its author's role was read through: before the demotion.
     for (const change of byAdmin)
       expect(change.organization_version ?? Number.POSITIVE_INFINITY, JSON.stringify(change)).toBeLessThan(
-        log.rows[demoted]!.stream_version,
+        log[demoted]!.stream_version,
       );
-    const late = log.rows.slice(demoted).filter((event) => event.actor === `user:${options.admin}`);
+    const late = log.slice(demoted).filter((event) => event.actor === `user:${options.admin}`);
     return { replies, late };
   }
 
@@ -767,3 +748,20 @@ describe("roles in an organization, under concurrency, across two gateways", () 
     expect(await verifyProjections(context)).toEqual([]);
   }, 120_000);
 });
+
+/** The events of `streams` in the log's order: who made each, a grant's role, and what a change was decided on. */
+async function roleLogOf(pool: pg.Pool, streams: string[]) {
+  const result = await pool.query<{
+    type: string;
+    actor: string;
+    role: string | null;
+    stream_version: number;
+    organization_version: number | null;
+  }>(
+    `SELECT type, metadata->>'actor' AS actor, data->>'role' AS role, stream_version,
+            (metadata->>'organizationVersion')::int AS organization_version
+     FROM ledger_events WHERE stream_id = ANY($1::text[]) ORDER BY transaction_order, position`,
+    [streams],
+  );
+  return result.rows;
+}

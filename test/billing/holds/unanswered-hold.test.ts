@@ -1,11 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { HoldRequest } from "../../../src/billing/holds/generation-holds";
 import { LedgerUnavailableError } from "../../../src/billing/holds/hold-refusal";
 import type { RowCompletion } from "../../../src/billing/holds/hold-row-completion";
 import type { UsageAuthorizationDecision } from "../../../src/billing/holds/usage-authorizations";
-import type { PricingInForce } from "../../../src/billing/read-models/pricing-read-model";
-import { Money } from "../../../src/kernel/money";
 import { generationHoldsWithFakes } from "../../support/generation-holds-with-fakes";
+import { dollarPerMillionPricing, holdRequestOf } from "../../support/hold-fixtures";
 
 /**
  * A hold whose statement the database takes and does not answer (frozen, or cut off without a reset): the
@@ -13,34 +11,8 @@ import { generationHoldsWithFakes } from "../../support/generation-holds-with-fa
  * after all, that hold is released whole — the request it was for was never served.
  */
 
-const request: HoldRequest = {
-  requestId: "req_unanswered",
-  keyId: "6f1c2a4e-8d3b-4f5a-9c7e-1b2d3e4f5a6b",
-  account: { kind: "user", id: "unanswered" },
-  userId: "unanswered",
-  organizationId: null,
-  discountOrganizationId: null,
-  availableWon: "100",
-  model: "alpha-5.4-mini",
-  fallbackModels: [],
-  keyHasLimits: false,
-  endpoint: "chat.completions",
-  streamed: false,
-  startedAt: new Date("2026-03-02T01:00:00.000Z"),
-  bodyBytes: 4_000,
-  maxOutputTokens: 1_000,
-};
-
-const pricing: PricingInForce = {
-  unitPrices: {
-    inputUsdPerMillionTokens: new Money(1),
-    cachedInputUsdPerMillionTokens: new Money(0),
-    outputUsdPerMillionTokens: new Money(1),
-  },
-  priceSource: "ledger",
-  fxRate: { rateKrwPerUsd: new Money(1_400), rateDate: "2026-02-27", appliesOn: "2026-03-02" },
-  discount: { rate: new Money(0), level: "global" },
-};
+const request = holdRequestOf("req_unanswered");
+const pricing = dollarPerMillionPricing;
 
 /** Holds whose statement answers only when the test says, as `answer` gives (once the statement is asked). */
 function holdsAnsweredLater() {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { GenerationHolds, HoldRequest } from "../../../src/billing/holds/generation-holds";
+import type { GenerationHolds } from "../../../src/billing/holds/generation-holds";
 import { LedgerUnavailableError } from "../../../src/billing/holds/hold-refusal";
 import {
   type PricingRequest,
@@ -7,6 +7,7 @@ import {
 } from "../../../src/billing/read-models/pricing-read-model";
 import { toApiError } from "../../../src/gateway/middleware/error-handler";
 import { generationHoldsWithFakes } from "../../support/generation-holds-with-fakes";
+import { holdRequestOf } from "../../support/hold-fixtures";
 
 /**
  * A request nothing prices — no FX rate recorded yet (a first start before its default rate) — fails closed
@@ -14,23 +15,7 @@ import { generationHoldsWithFakes } from "../../support/generation-holds-with-fa
  * the database.
  */
 
-const request: HoldRequest = {
-  requestId: "req_unpriced",
-  keyId: "6f1c2a4e-8d3b-4f5a-9c7e-1b2d3e4f5a6b",
-  account: { kind: "user", id: "unpriced" },
-  userId: "unpriced",
-  organizationId: null,
-  discountOrganizationId: null,
-  availableWon: "100",
-  model: "alpha-5.4-mini",
-  fallbackModels: [],
-  keyHasLimits: false,
-  endpoint: "chat.completions",
-  streamed: false,
-  startedAt: new Date("2026-03-02T01:00:00.000Z"),
-  bodyBytes: 4_000,
-  maxOutputTokens: 1_000,
-};
+const request = holdRequestOf("req_unpriced");
 
 function holdsWithoutRate(authorizations: { count: number }): GenerationHolds {
   const unpriced = async (requests: readonly PricingRequest[]) => {
