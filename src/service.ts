@@ -76,7 +76,10 @@ import { checkpointSignedByAnotherKey } from "./ledger/integrity/ledger-status";
 import { addMissingColumnsAtStart } from "./ledger/projection/projection-columns-at-start";
 import { ProjectionRunner } from "./ledger/projection/projection-runner";
 import { ProjectionWaiter } from "./ledger/projection/projection-waiter";
-import { untilProjectionsPrepared } from "./ledger/projection/projections-prepared";
+import {
+  untilProjectionsPrepared,
+  untilProjectionTablesStand,
+} from "./ledger/projection/projections-prepared";
 import { StreamCommands } from "./ledger/store/conflict-retry";
 import { type Ledger, openLedger } from "./ledger/store/open-ledger";
 import { PostgresEventStore } from "./ledger/store/postgres-event-store";
@@ -382,12 +385,19 @@ async function startProjections(options: ServiceOptions, ledger: Ledger): Promis
       ),
     );
   }
-  return {
-    stop: async () => {
-      stopping.abort();
-      await Promise.all(running);
-    },
+  const stop = async () => {
+    stopping.abort();
+    await Promise.all(running);
   };
+  // Key admission reads the projections' tables from the first request, and its cache each second.
+  await untilProjectionTablesStand(ledger.pool, allProjections, {
+    pollIntervalMs: limits.projectionTablesPollIntervalMs,
+    ...(options.startAborted ? { signal: options.startAborted } : {}),
+  }).catch(async (error: unknown) => {
+    await stop();
+    throw error;
+  });
+  return { stop };
 }
 
 /**

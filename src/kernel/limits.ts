@@ -27,6 +27,8 @@ export const limits = {
   /** The live runner gathers light traffic into fewer transactions; read-your-writes waits this much more. */
   projectionLingerMs: 10,
   projectionStandbyRetryMs: 2_000,
+  /** How often a process running projections looks, as it starts on a new database, for their tables. */
+  projectionTablesPollIntervalMs: 50,
   /**
    * A column a projection gained is added as a worker starts: each ALTER waits this long at most for its
    * table (readers queue behind a waiting ALTER), then tries again after as long, this many times in all.

@@ -32,6 +32,25 @@ export async function untilProjectionsPrepared(
   }
 }
 
+/**
+ * For a process that runs projections and serves (the all-in-one role): resolves once every projection's
+ * tables stand, folded at any version — on a new database, once a runner (this process's, or the one that
+ * leads) has created them; the service reads them from its first request. An earlier or newer release's
+ * tables stand too: the runner refolds the one in its transaction, and stands aside for the other.
+ */
+export async function untilProjectionTablesStand(
+  pool: pg.Pool,
+  projections: readonly ProjectionDefinition[],
+  options: { pollIntervalMs: number; signal?: AbortSignal },
+): Promise<void> {
+  for (;;) {
+    options.signal?.throwIfAborted();
+    const notPrepared = await projectionsNotPrepared(pool, projections);
+    if (notPrepared.every(({ folded }) => folded !== undefined)) return;
+    await sleep(options.pollIntervalMs, undefined, options.signal ? { signal: options.signal } : {});
+  }
+}
+
 export interface NotPreparedProjection {
   name: string;
   /** The definition version its tables were folded at; undefined: none yet. */
