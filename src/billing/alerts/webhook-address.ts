@@ -104,8 +104,20 @@ export interface HostResolution {
   timeoutMs: number;
 }
 
-/** The system's look-ups still running, by name (each holds one of the process's few resolver threads). */
-const systemLookupsInFlight = new Map<string, Promise<readonly LookupAddress[]>>();
+/**
+ * `lookUp` with a name still being looked up never asked again: every caller of that name waits for the
+ * look-up under way, and the next one after it ends asks afresh.
+ */
+export function sharingLookupsInFlight(lookUp: HostLookup): HostLookup {
+  const inFlight = new Map<string, Promise<readonly LookupAddress[]>>();
+  return (hostname) => {
+    const underWay = inFlight.get(hostname);
+    if (underWay) return underWay;
+    const started = lookUp(hostname).finally(() => inFlight.delete(hostname));
+    inFlight.set(hostname, started);
+    return started;
+  };
+}
 
 /**
  * The system's resolver (getaddrinfo: the hosts file, then DNS), as every other connection of the process
@@ -114,13 +126,9 @@ const systemLookupsInFlight = new Map<string, Promise<readonly LookupAddress[]>>
  * the attempt that asked gave up. So a name still being looked up is not asked again: every attempt at it
  * (a receiver's backlog, its retries) waits for that one, and one silent name holds one thread, not them all.
  */
-export const systemHostLookup: HostLookup = (hostname) => {
-  const inFlight = systemLookupsInFlight.get(hostname);
-  if (inFlight) return inFlight;
-  const started = lookup(hostname, { all: true }).finally(() => systemLookupsInFlight.delete(hostname));
-  systemLookupsInFlight.set(hostname, started);
-  return started;
-};
+export const systemHostLookup: HostLookup = sharingLookupsInFlight((hostname) =>
+  lookup(hostname, { all: true }),
+);
 
 export const defaultHostResolution: HostResolution = {
   lookupHost: systemHostLookup,

@@ -1,31 +1,16 @@
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   assertDeliverableUrl,
   type HostLookup,
   isPrivateAddress,
-  systemHostLookup,
+  sharingLookupsInFlight,
   WebhookAddressRefusedError,
 } from "../../../src/billing/alerts/webhook-address";
 
 /**
  * Which addresses a webhook may reach (C14), in every form a URL or a resolver may give one, and how long the
- * check waits for a name's addresses. The system's resolver is faked for one name, answering when told.
+ * check waits for a name's addresses.
  */
-
-const silentHostname = "silent-name-server.example";
-const systemLookups = { count: 0, unanswered: [] as (() => void)[] };
-
-vi.mock("node:dns/promises", async (importOriginal) => {
-  const original = await importOriginal<typeof import("node:dns/promises")>();
-  const lookup = (async (hostname: string, options?: unknown) => {
-    if (hostname !== silentHostname)
-      return (original.lookup as (...args: unknown[]) => unknown)(hostname, options);
-    systemLookups.count += 1;
-    await new Promise<void>((resolve) => systemLookups.unanswered.push(resolve));
-    return [{ address: "8.8.8.8", family: 4 }];
-  }) as typeof original.lookup;
-  return { ...original, default: { ...original, lookup }, lookup };
-});
 
 /** The host of a URL as the gateway reads it: WHATWG URLs rewrite IPv6 literals (`::127.0.0.1` → `::7f00:1`). */
 const hostOf = (literal: string) => new URL(`http://${literal}/`).hostname.replace(/^\[(.*)\]$/, "$1");
@@ -115,21 +100,33 @@ describe("assertDeliverableUrl", () => {
   });
 });
 
-describe("systemHostLookup", () => {
-  it("given a name the system's resolver is still looking up, then another look-up of it waits for that one rather than asking again, and one after it asks afresh", async () => {
-    const first = systemHostLookup(silentHostname);
-    const second = systemHostLookup(silentHostname);
-    await Promise.resolve();
-    expect(systemLookups.count).toBe(1);
+describe("sharingLookupsInFlight", () => {
+  it("given a name a look-up is still resolving, then another look-up of it waits for that one rather than asking again, and one after it asks afresh", async () => {
+    // A resolver that answers each look-up only when told.
+    const asked: { hostname: string; answer: () => void }[] = [];
+    const lookUp = sharingLookupsInFlight(
+      (hostname) =>
+        new Promise((resolve) =>
+          asked.push({ hostname, answer: () => resolve([{ address: "8.8.8.8", family: 4 }]) }),
+        ),
+    );
 
-    for (const answer of systemLookups.unanswered.splice(0)) answer();
+    const first = lookUp("silent-name-server.example");
+    const second = lookUp("silent-name-server.example");
+    const other = lookUp("other.example");
+    expect(asked.map((question) => question.hostname)).toEqual([
+      "silent-name-server.example",
+      "other.example",
+    ]);
+
+    for (const { answer } of asked.splice(0)) answer();
     expect(await first).toEqual([{ address: "8.8.8.8", family: 4 }]);
     expect(await second).toEqual([{ address: "8.8.8.8", family: 4 }]);
+    await other;
 
-    const later = systemHostLookup(silentHostname);
-    await Promise.resolve();
-    expect(systemLookups.count).toBe(2);
-    for (const answer of systemLookups.unanswered.splice(0)) answer();
+    const later = lookUp("silent-name-server.example");
+    expect(asked.map((question) => question.hostname)).toEqual(["silent-name-server.example"]);
+    asked[0]!.answer();
     await later;
   });
 });
