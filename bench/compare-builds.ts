@@ -90,8 +90,9 @@ async function main(): Promise<void> {
       await Promise.all(deployed.map((build) => hasStatementStatistics(build.monitor)))
     ).every(Boolean);
     for (const build of deployed) {
-      // Every path warm (JIT, pools, prepared statements), as the bench's sections warm theirs.
-      await load(build, 8, 1_000);
+      // Every path warm (JIT, pools, prepared statements), as the bench's sections warm theirs: at the rounds'
+      // connections, so that no round opens connections (and prepares statements on them) the others reuse.
+      await load(build, connections, 1_000);
       await load(build, 1, 300);
       await untilEverythingCharged(build.monitor);
     }
