@@ -1,12 +1,12 @@
-import { Writable } from "node:stream";
 import pg from "pg";
-import pino from "pino";
 import { afterAll, describe, expect, it } from "vitest";
 import { advisoryLockKeys } from "../../src/database/advisory-lock-keys";
 import { limits } from "../../src/kernel/limits";
-import { type RunningService, startService } from "../../src/service";
+import type { RunningService } from "../../src/service";
+import { capturedLog } from "../support/captured-log";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { serviceOptionsOf } from "../support/gateway-harness";
+import { StartingService } from "../support/starting-service";
 
 /**
  * A process that runs the projections and serves (the all-in-one role) reads their tables from its first
@@ -28,28 +28,10 @@ describe("an all-in-one process starting", () => {
   });
 
   function start(databaseUrl: string) {
-    const log: LogLine[] = [];
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        log.push(JSON.parse(String(chunk)) as LogLine);
-        done();
-      },
+    const { logger, lines } = capturedLog<LogLine>();
+    return Object.assign(new StartingService(serviceOptionsOf(databaseUrl, { logger }), running), {
+      log: lines,
     });
-    let ready = false;
-    const starting = startService(
-      serviceOptionsOf(databaseUrl, { logger: pino({ level: "info" }, sink) }),
-    ).then((service) => {
-      running.push(service);
-      ready = true;
-      return service;
-    });
-    return {
-      log,
-      starting,
-      get ready() {
-        return ready;
-      },
-    };
   }
 
   it("given a new database whose projections another process leads but has not prepared, then it waits for their tables, logging no error, and serves once they stand", async () => {
@@ -59,13 +41,13 @@ describe("an all-in-one process starting", () => {
     await leader.connect();
     await leader.query("SELECT pg_advisory_lock($1)", [advisoryLockKeys.projectionRunner]);
 
-    const process = start(database.url);
+    const allInOne = start(database.url);
     // Long enough for the admission cache to have looked at the tables twice, had it started.
     await new Promise((resolve) => setTimeout(resolve, 2.5 * limits.admissionCacheRefreshIntervalMs));
-    expect(process.ready).toBe(false);
+    expect(allInOne.ready).toBe(false);
 
     await leader.end();
-    const service = await process.starting;
+    const service = await allInOne.starting;
     const listening = await service.listen(0, "127.0.0.1");
     const models = await fetch(`${listening.url}/llm/models`, {
       headers: { authorization: "Bearer sk-unknown-key" },
@@ -73,7 +55,7 @@ describe("an all-in-one process starting", () => {
     // Admission read the key table: an unknown key, not a failed read.
     expect(models.status).toBe(401);
     await new Promise((resolve) => setTimeout(resolve, 1.5 * limits.admissionCacheRefreshIntervalMs));
-    expect(process.log.filter((line) => line.level >= 50)).toEqual([]);
+    expect(allInOne.log.filter((line) => line.level >= 50)).toEqual([]);
   });
 
   it("given projections a newer release folded, then it starts without waiting for them", async () => {
@@ -85,10 +67,10 @@ describe("an all-in-one process starting", () => {
       );
       for (const service of running.splice(0)) await service.close();
 
-      const process = start(database!.url);
-      await process.starting;
+      const allInOne = start(database!.url);
+      await allInOne.starting;
       await expect
-        .poll(() => process.log.some((line) => line.msg.includes("stands aside for a newer release")))
+        .poll(() => allInOne.log.some((line) => line.msg.includes("stands aside for a newer release")))
         .toBe(true);
     } finally {
       await pool.end();

@@ -7,6 +7,7 @@ import { limits } from "../../src/kernel/limits";
 import { type RunningService, type ServiceOptions, startService } from "../../src/service";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { serviceOptionsOf } from "../support/gateway-harness";
+import { StartingService } from "../support/starting-service";
 import { eventually } from "../workers/queue-test-support";
 
 /**
@@ -53,21 +54,10 @@ describe("a gateway-role process", () => {
   /** A gateway-role process starting on the database: what it logs, and whether it has started yet. */
   function startEdge(databaseUrl: string) {
     const log: string[] = [];
-    let ready = false;
-    const starting = startService({ ...serviceOptions(databaseUrl, log), runProjections: false }).then(
-      (service) => {
-        running.push(service);
-        ready = true;
-        return service;
-      },
+    return Object.assign(
+      new StartingService({ ...serviceOptions(databaseUrl, log), runProjections: false }, running),
+      { log },
     );
-    return {
-      log,
-      starting,
-      get ready() {
-        return ready;
-      },
-    };
   }
 
   it("waits for a worker to prepare the projections, then serves without ever leading them", async () => {
