@@ -2,34 +2,26 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
 import type { ProjectionDefinition } from "./projection";
 
+interface ProjectionWaitOptions {
+  pollIntervalMs: number;
+  signal?: AbortSignal;
+}
+
 /**
  * For a process that reads projections but does not run them (`--role=gateway`): resolves once a runner
  * has prepared every projection at the definition version this code knows. The runner creates a
  * projection's tables and writes its checkpoint row in one transaction, so the row is the proof. Rejects
  * with `signal`'s reason once it aborts (the process is stopped while it waits: no worker may ever come).
  */
-export async function untilProjectionsPrepared(
+export function untilProjectionsPrepared(
   pool: pg.Pool,
   projections: readonly ProjectionDefinition[],
-  options: {
-    pollIntervalMs: number;
+  options: ProjectionWaitOptions & {
     /** Told once, and again whenever what it waits for changes (a rollout moving on, a rebuild). */
     onWaiting: (notPrepared: NotPreparedProjection[]) => void;
-    signal?: AbortSignal;
   },
 ): Promise<void> {
-  let reported: string | undefined;
-  for (;;) {
-    options.signal?.throwIfAborted();
-    const notPrepared = await projectionsNotPrepared(pool, projections);
-    if (notPrepared.length === 0) return;
-    const waitingFor = JSON.stringify(notPrepared);
-    if (waitingFor !== reported) {
-      reported = waitingFor;
-      options.onWaiting(notPrepared);
-    }
-    await sleep(options.pollIntervalMs, undefined, options.signal ? { signal: options.signal } : {});
-  }
+  return untilNoneWaitedFor(pool, projections, (notPrepared) => notPrepared, options);
 }
 
 /**
@@ -38,15 +30,36 @@ export async function untilProjectionsPrepared(
  * leads) has created them; the service reads them from its first request. An earlier or newer release's
  * tables stand too: the runner refolds the one in its transaction, and stands aside for the other.
  */
-export async function untilProjectionTablesStand(
+export function untilProjectionTablesStand(
   pool: pg.Pool,
   projections: readonly ProjectionDefinition[],
-  options: { pollIntervalMs: number; signal?: AbortSignal },
+  options: ProjectionWaitOptions,
 ): Promise<void> {
+  return untilNoneWaitedFor(
+    pool,
+    projections,
+    (notPrepared) => notPrepared.filter(({ folded }) => folded === undefined),
+    options,
+  );
+}
+
+/** Polls the projections not prepared until `waitedFor` finds none among them, telling `onWaiting` of changes. */
+async function untilNoneWaitedFor(
+  pool: pg.Pool,
+  projections: readonly ProjectionDefinition[],
+  waitedFor: (notPrepared: NotPreparedProjection[]) => NotPreparedProjection[],
+  options: ProjectionWaitOptions & { onWaiting?: (notPrepared: NotPreparedProjection[]) => void },
+): Promise<void> {
+  let reported: string | undefined;
   for (;;) {
     options.signal?.throwIfAborted();
-    const notPrepared = await projectionsNotPrepared(pool, projections);
-    if (notPrepared.every(({ folded }) => folded !== undefined)) return;
+    const waiting = waitedFor(await projectionsNotPrepared(pool, projections));
+    if (waiting.length === 0) return;
+    const waitingFor = JSON.stringify(waiting);
+    if (waitingFor !== reported) {
+      reported = waitingFor;
+      options.onWaiting?.(waiting);
+    }
     await sleep(options.pollIntervalMs, undefined, options.signal ? { signal: options.signal } : {});
   }
 }
