@@ -437,37 +437,41 @@ const logSettledHoldsStatementOf = (named: string) => `
       WHERE events.stream_id = taken.stream_id AND events.stream_version = 0
       LIMIT 1
     ) logged ON true
-  ), events AS (
-    -- Each event's fields once, its data and metadata as the json text stored and hashed.
-    SELECT loggable.request_id, loggable.stream_id, loggable.settled_at, event.version,
-           (event.body->>'eventId')::uuid AS event_id, event.body->>'type' AS type,
-           (event.body->>'schemaVersion')::smallint AS schema_version, (event.body->'data')::json AS data,
-           (event.body->'metadata')::json AS metadata
-    FROM loggable
-    CROSS JOIN LATERAL (VALUES (0, loggable.held), (1, loggable.settled)) AS event(version, body)
-    WHERE loggable.fresh
-  ), chained AS (
-    SELECT held.*, ledger_event_hash(decode(repeat('00', 32), 'hex'), held.stream_id, 0, held.event_id, held.type,
-             held.schema_version, held.data, held.metadata) AS hash
-    FROM events held WHERE held.version = 0
+  ), chained AS MATERIALIZED (
+    -- Each request's two events as one row, their fields once (data and metadata as the json text stored and
+    -- hashed), the hold's link computed here; the settlement's link follows from it in the insert's row. No
+    -- join between a batch's requests: pairing a batch's events by a join ran as a nested loop quadratic in
+    -- the batch (the planner cannot count a CTE's rows), about 14 ms of a 500-row batch's 65.
+    SELECT fields.*,
+           ledger_event_hash(decode(repeat('00', 32), 'hex'), fields.stream_id, 0, fields.held_id, fields.held_type,
+             fields.held_schema_version, fields.held_data, fields.held_metadata) AS held_hash
+    FROM (
+      SELECT loggable.request_id, loggable.stream_id, loggable.settled_at,
+             (loggable.held->>'eventId')::uuid AS held_id, loggable.held->>'type' AS held_type,
+             (loggable.held->>'schemaVersion')::smallint AS held_schema_version,
+             (loggable.held->'data')::json AS held_data, (loggable.held->'metadata')::json AS held_metadata,
+             (loggable.settled->>'eventId')::uuid AS settled_id, loggable.settled->>'type' AS settled_type,
+             (loggable.settled->>'schemaVersion')::smallint AS settled_schema_version,
+             (loggable.settled->'data')::json AS settled_data, (loggable.settled->'metadata')::json AS settled_metadata
+      FROM loggable
+      WHERE loggable.fresh
+      OFFSET 0
+    ) fields
   ), appended AS (
     INSERT INTO ledger_events (transaction_order, event_id, stream_id, stream_version, type, schema_version, data,
                                metadata, chain_hash)
-    SELECT pg_current_xact_id()::text::bigint + $2, linked.event_id, linked.stream_id, linked.version, linked.type,
+    SELECT pg_current_xact_id()::text::bigint + $2, linked.event_id, chained.stream_id, linked.version, linked.type,
            linked.schema_version, linked.data, linked.metadata, linked.hash
-    FROM (
-      SELECT chained.request_id, chained.settled_at, chained.version, chained.event_id, chained.stream_id,
-             chained.type, chained.schema_version, chained.data, chained.metadata, chained.hash
-      FROM chained
-      UNION ALL
-      SELECT settled.request_id, settled.settled_at, settled.version, settled.event_id, settled.stream_id,
-             settled.type, settled.schema_version, settled.data, settled.metadata,
-             ledger_event_hash(chained.hash, settled.stream_id, 1, settled.event_id, settled.type,
-               settled.schema_version, settled.data, settled.metadata)
-      FROM events settled JOIN chained USING (request_id)
-      WHERE settled.version = 1
-    ) linked
-    ORDER BY linked.settled_at, linked.request_id, linked.version
+    FROM chained
+    CROSS JOIN LATERAL (VALUES
+      (0, chained.held_id, chained.held_type, chained.held_schema_version, chained.held_data, chained.held_metadata,
+       chained.held_hash),
+      (1, chained.settled_id, chained.settled_type, chained.settled_schema_version, chained.settled_data,
+       chained.settled_metadata,
+       ledger_event_hash(chained.held_hash, chained.stream_id, 1, chained.settled_id, chained.settled_type,
+         chained.settled_schema_version, chained.settled_data, chained.settled_metadata))
+    ) AS linked(version, event_id, type, schema_version, data, metadata, hash)
+    ORDER BY chained.settled_at, chained.request_id, linked.version
   ), removed AS (
     -- The ids as one array: probes of the primary key, whatever the planner guesses of the table.
     DELETE FROM request_holds holds WHERE holds.request_id = ANY (ARRAY(SELECT chained.request_id FROM chained))
