@@ -1,8 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type pg from "pg";
 import { activeKeysTable } from "../projections/active-keys";
 import { PostgresUsageAuthorizations } from "../src/billing/holds/postgres-usage-authorizations";
-import type { UsageAuthorizationRequest } from "../src/billing/holds/usage-authorizations";
 import { createTableStatements } from "../src/ledger/projection/projection-tables";
 import { openLedger } from "../src/ledger/store/open-ledger";
 import { PostgresEventStore } from "../src/ledger/store/postgres-event-store";
@@ -10,6 +8,7 @@ import { createBenchDatabase } from "./bench-database";
 import type { Figure } from "./measure";
 import { cpuMsOf } from "./process-cpu";
 import { toppedUp } from "./support/admission-fixtures";
+import { backendPidOf, benchAuthorizationRequest } from "./support/hold-fixtures";
 
 /**
  * Issue 26: what one hold (`ledger_authorize_usage`, the statement every request commits before any output)
@@ -64,7 +63,7 @@ export async function runHoldStatementBenchmarks(): Promise<Figure[]> {
     const figures: Figure[] = [];
     for (const batchSize of batchSizes) {
       const placeBatch = async () => {
-        const requests = Array.from({ length: batchSize }, authorizationRequest);
+        const requests = Array.from({ length: batchSize }, () => benchAuthorizationRequest(keyId, account));
         const decisions = await holds.authorizeUsage(requests);
         if (decisions.some((decision) => decision.kind !== "held"))
           throw new Error("a benchmark hold was refused: the account ran dry");
@@ -101,37 +100,6 @@ export async function runHoldStatementBenchmarks(): Promise<Figure[]> {
     await ledger.close();
     await database.drop();
   }
-}
-
-let requestCounter = 0;
-
-/** A hold as the gateway asks for it: its request's row, and the `UsageAuthorized` it keeps without its holdWon. */
-function authorizationRequest(): UsageAuthorizationRequest {
-  requestCounter += 1;
-  const requestId = `req_hold_bench_${requestCounter}_${randomUUID()}`;
-  const startedAt = new Date().toISOString();
-  return {
-    eventId: randomUUID(),
-    data: {
-      requestId,
-      keyId,
-      account,
-      userId: account.id,
-      organizationId: null,
-      model: "alpha-5.4-mini",
-      endpoint: "chat.completions",
-      streamed: false,
-      startedAt,
-      estimate: { inputTokensMax: 1_000, outputTokensMax: 1_000, estimatedWon: "0.01" },
-      gatewayInstance: "gateway-hold-bench",
-      expiresAt: new Date(Date.now() + 600_000).toISOString(),
-    },
-  };
-}
-
-async function backendPidOf(client: pg.PoolClient): Promise<number> {
-  const result = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
-  return result.rows[0]!.pid;
 }
 
 async function backendCpuMsDuring(pid: number, work: () => Promise<void>): Promise<number> {

@@ -8,6 +8,7 @@ import { runLedgerBenchmarks } from "./ledger-bench";
 import { type Figure, targetMet } from "./measure";
 import { runRequestCostBenchmarks } from "./request-cost-bench";
 import { runScaleOutBenchmarks } from "./scale-out-bench";
+import { runSettledLogBenchmarks } from "./settled-log-bench";
 import { runStatementBenchmarks } from "./statement-bench";
 import { runUpstreamResilienceBenchmarks } from "./upstream-resilience-bench";
 
@@ -38,7 +39,8 @@ async function main(): Promise<void> {
   const figures: Figure[] = [];
   if (sections.has("cost"))
     figures.push(...(await runRequestCostBenchmarks({ redisUrl: process.env.REDIS_URL })));
-  if (sections.has("holds")) figures.push(...(await runHoldStatementBenchmarks()));
+  if (sections.has("holds"))
+    figures.push(...(await runHoldStatementBenchmarks()), ...(await runSettledLogBenchmarks()));
   if (sections.has("gateway"))
     figures.push(...(await runGatewayBenchmarks({ redisUrl: process.env.REDIS_URL })));
   if (sections.has("scale"))
