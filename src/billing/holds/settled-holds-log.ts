@@ -455,6 +455,7 @@ const logSettledHoldsStatementOf = (named: string) => `
              (loggable.settled->'data')::json AS settled_data, (loggable.settled->'metadata')::json AS settled_metadata
       FROM loggable
       WHERE loggable.fresh
+      -- A subquery of its own, so each field is computed once: pulled up, the hash's arguments would be again.
       OFFSET 0
     ) fields
   ), appended AS (
