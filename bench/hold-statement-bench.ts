@@ -1,14 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { activeKeysTable } from "../projections/active-keys";
 import { PostgresUsageAuthorizations } from "../src/billing/holds/postgres-usage-authorizations";
-import { createTableStatements } from "../src/ledger/projection/projection-tables";
 import { openLedger } from "../src/ledger/store/open-ledger";
 import { PostgresEventStore } from "../src/ledger/store/postgres-event-store";
 import { createBenchDatabase } from "./bench-database";
 import type { Figure } from "./measure";
 import { cpuMsOf } from "./process-cpu";
 import { toppedUp } from "./support/admission-fixtures";
-import { backendPidOf, benchAuthorizationRequest } from "./support/hold-fixtures";
+import { activateBenchKey, backendPidOf, benchAuthorizationRequest } from "./support/hold-fixtures";
 
 /**
  * Issue 26: what one hold (`ledger_authorize_usage`, the statement every request commits before any output)
@@ -40,13 +38,7 @@ export async function runHoldStatementBenchmarks(): Promise<Figure[]> {
     const store = ledger.store;
     if (!(store instanceof PostgresEventStore)) throw new Error("holds need the PostgreSQL event store");
     await store.append(toppedUp(account, "1000000000", "hold-bench"));
-    // A hold is granted only to an active key: the bench's key as its issuance leaves the active keys.
-    for (const statement of createTableStatements(activeKeysTable)) await insertClient.query(statement);
-    await insertClient.query(
-      `INSERT INTO ${activeKeysTable.name} (key_id, key_hash, owner_kind, owner_id, issued_by_user_id, status)
-       VALUES ($1, $2, $3, $4, $4, 1)`,
-      [keyId, `hold-bench-${keyId}`, account.kind, account.id],
-    );
+    await activateBenchKey(insertClient, keyId, account);
     await insertClient.query(
       "CREATE TABLE bench_one_row (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, usage json NOT NULL)",
     );

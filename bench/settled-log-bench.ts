@@ -1,19 +1,22 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import pino from "pino";
-import { activeKeysTable } from "../projections/active-keys";
 import { HoldRowCompletion, rowEventOf } from "../src/billing/holds/hold-row-completion";
 import { PostgresUsageAuthorizations } from "../src/billing/holds/postgres-usage-authorizations";
 import { SettledHoldsLog } from "../src/billing/holds/settled-holds-log";
 import { assert } from "../src/kernel/assert";
-import { createTableStatements } from "../src/ledger/projection/projection-tables";
 import { openLedger } from "../src/ledger/store/open-ledger";
 import { PostgresEventStore } from "../src/ledger/store/postgres-event-store";
 import { createBenchDatabase } from "./bench-database";
 import type { Figure } from "./measure";
 import { cpuMsOf } from "./process-cpu";
 import { toppedUp } from "./support/admission-fixtures";
-import { backendPidOf, benchAuthorizationRequest, benchUsageOf } from "./support/hold-fixtures";
+import {
+  activateBenchKey,
+  backendPidOf,
+  benchAuthorizationRequest,
+  benchUsageOf,
+} from "./support/hold-fixtures";
 
 /**
  * The log written off the request path (src/billing/holds/settled-holds-log.ts): what one logged request —
@@ -49,12 +52,7 @@ export async function runSettledLogBenchmarks(): Promise<Figure[]> {
     if (!(store instanceof PostgresEventStore))
       throw new Error("the log writer needs the PostgreSQL event store");
     await store.append(toppedUp(account, "1000000000000", "log-bench"));
-    for (const statement of createTableStatements(activeKeysTable)) await copyClient.query(statement);
-    await copyClient.query(
-      `INSERT INTO ${activeKeysTable.name} (key_id, key_hash, owner_kind, owner_id, issued_by_user_id, status)
-       VALUES ($1, $2, $3, $4, $4, 1)`,
-      [keyId, `log-bench-${keyId}`, account.kind, account.id],
-    );
+    await activateBenchKey(copyClient, keyId, account);
     // The log's columns and indexes; its position filled from the log's, not generated.
     await copyClient.query(
       "CREATE TABLE bench_log_copy (LIKE ledger_events INCLUDING DEFAULTS INCLUDING INDEXES)",

@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
+import { activeKeysTable } from "../../projections/active-keys";
 import type { UsageAuthorizationRequest } from "../../src/billing/holds/usage-authorizations";
 import type { AccountReference, EventData } from "../../src/ledger/events";
+import { createTableStatements } from "../../src/ledger/projection/projection-tables";
 
 /** Holds and usages as the gateway asks for them, for the benchmarks of the hold statement and the log writer. */
 
@@ -69,4 +71,21 @@ export function benchUsageOf(hold: UsageAuthorizationRequest): {
 export async function backendPidOf(client: Pick<pg.Pool, "query">): Promise<number> {
   const result = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
   return result.rows[0]!.pid;
+}
+
+/**
+ * A hold is granted only to an active key: the bench's key in the active-keys projection, as its issuance
+ * leaves it, without the projection runner (the benches open a ledger, not a service).
+ */
+export async function activateBenchKey(
+  client: Pick<pg.Pool, "query">,
+  keyId: string,
+  account: AccountReference,
+): Promise<void> {
+  for (const statement of createTableStatements(activeKeysTable)) await client.query(statement);
+  await client.query(
+    `INSERT INTO ${activeKeysTable.name} (key_id, key_hash, owner_kind, owner_id, issued_by_user_id, status)
+     VALUES ($1, $2, $3, $4, $4, 1)`,
+    [keyId, `bench-${keyId}`, account.kind, account.id],
+  );
 }
