@@ -6,6 +6,7 @@ import { type Simulator, startSimulator } from "../../src/providers/simulator/si
 import { capturedLog } from "../support/captured-log";
 import { type FaultyUpstream, startFaultyUpstream } from "../support/faulty-upstream";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
+import { waitForLedgerAtRest } from "../support/ledger-at-rest";
 import { type ServedOperations, servedOperations } from "../support/served-operations";
 import { eventually } from "../workers/queue-test-support";
 import { sampleValue } from "./prometheus-text";
@@ -144,15 +145,8 @@ describe("GET /metrics of requests a fallback answered", () => {
   }, 60_000);
 
   it("given a request for zeta-mini that gamma-4-3 answered, when it is charged, then the charge metrics name zeta-mini requested and gamma-4-3 charged", async () => {
-    // Given: the earlier requests' charges are in (they would land in this one's count)
-    await eventually("every usage so far is charged", async () => {
-      const counts = await harness.service.ledger.pool.query<{ recorded: number; charged: number }>(
-        `SELECT count(*) FILTER (WHERE type = 'UsageRecorded')::int AS recorded,
-                count(*) FILTER (WHERE type = 'UsageCharged')::int AS charged
-         FROM ledger_events`,
-      );
-      return counts.rows[0]!.recorded === counts.rows[0]!.charged;
-    });
+    // Given: the earlier requests are logged and charged (their charges would land in this one's count)
+    await waitForLedgerAtRest(harness.service.ledger.pool);
     const before = await scrape();
     const { response } = await harness
       .openai(apiKey)
