@@ -157,8 +157,10 @@ export class HoldRowCompletion {
   ): Promise<PromiseSettledResult<boolean>[]> {
     const result = await this.pool.query<{ request_id: string }>({
       name: "hold-row-complete",
+      // jsonb, parsed once as the statement is bound: as json text, the batch would be parsed again here and each
+      // settlement a third time into its column.
       text: `WITH input AS (
-               SELECT * FROM json_to_recordset($1::json) AS input(request_id text, settlement jsonb, pending_won numeric)
+               SELECT * FROM jsonb_to_recordset($1::jsonb) AS input(request_id text, settlement jsonb, pending_won numeric)
              )
              UPDATE request_holds holds
              SET settlement_event = input.settlement, pending_won = input.pending_won,
