@@ -15,6 +15,8 @@ import {
 } from "./gateway-deployment";
 import { type LoadResult, runLoad } from "./load-generator";
 import type { Figure } from "./measure";
+import { printPerfBreakdown } from "./perf-breakdown";
+import { perfDirectory, startPerfRecording } from "./perf-record";
 import { backendKindsByApplication, backendPidsOf } from "./process-cpu";
 import { startChild } from "./processes/child-process";
 import {
@@ -96,21 +98,31 @@ export async function runRequestCostBenchmarks(options: { redisUrl?: string }): 
     // After the warm-up, so that every pool has connected under its name.
     const gatewayKinds = await gatewayProcessKinds(monitor, running, redis);
 
-    const measure = async (kinds: ProcessKindPids, run: () => Promise<LoadResult>) => {
+    const measure = async (label: string, kinds: ProcessKindPids, run: () => Promise<LoadResult>) => {
       await untilEverythingCharged(monitor);
       await sleep(statisticsFlushMs);
       const before = { counters: await readCostCounters(monitor, withStatements), cpu: await readCpu(kinds) };
-      const result = await run();
-      await untilEverythingCharged(monitor);
+      const recording = perfDirectory ? await startPerfRecording(label) : undefined;
+      let result: LoadResult;
+      let perfData: string | undefined;
+      try {
+        result = await run();
+        await untilEverythingCharged(monitor);
+      } finally {
+        // Stopped whatever happened: left running, it would record the machine until it filled the disk.
+        perfData = await recording?.stop();
+      }
       const cpu = await readCpu(kinds);
+      if (perfData)
+        await printPerfBreakdown(label, perfData, cpu, result.requests, { simulator: simulator.child.pid! });
       await sleep(statisticsFlushMs);
       const after = { counters: await readCostCounters(monitor, withStatements), cpu };
       return { result, cost: costPerRequest(before, after, result.requests) };
     };
     const figures: Figure[] = [];
     for (const setting of settings) {
-      const floor = await measure(floorKinds, () => floorLoad(setting));
-      const measured = await measure(gatewayKinds, () => gatewayLoad(setting));
+      const floor = await measure(`floor, ${setting.label}`, floorKinds, () => floorLoad(setting));
+      const measured = await measure(`gateway, ${setting.label}`, gatewayKinds, () => gatewayLoad(setting));
       printBreakdown(`${setting.label}, one key`, measured.cost, floor.cost);
       figures.push(...breakdownFigures(setting, measured, floor));
     }
@@ -119,16 +131,17 @@ export async function runRequestCostBenchmarks(options: { redisUrl?: string }): 
     // on one hot account saves shows in the rows and statements per request.
     const loaded = settings[0]!;
     await gatewayLoad({ label: "warm", connections: 8, requests: keys.spread.length }, keys.spread);
-    const spreadFloor = await measure(floorKinds, () => floorLoad(loaded));
-    const spread = await measure(gatewayKinds, () => gatewayLoad(loaded, keys.spread));
+    const spreadLabel = `${loaded.label}, ${manyKeys} accounts`;
+    const spreadFloor = await measure(`floor, ${spreadLabel}`, floorKinds, () => floorLoad(loaded));
+    const spread = await measure(`gateway, ${spreadLabel}`, gatewayKinds, () =>
+      gatewayLoad(loaded, keys.spread),
+    );
     printBreakdown(
       `${loaded.label}, ${manyKeys} keys over ${manyKeys} accounts`,
       spread.cost,
       spreadFloor.cost,
     );
-    figures.push(
-      ...breakdownFigures({ ...loaded, label: `${loaded.label}, ${manyKeys} accounts` }, spread, spreadFloor),
-    );
+    figures.push(...breakdownFigures({ ...loaded, label: spreadLabel }, spread, spreadFloor));
     figures.push(...(await keyScaleFigures(monitor, hotKey, keys, gatewayLoad)));
     return figures;
   } finally {

@@ -1,13 +1,18 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
+import { perfDirectory } from "../perf-record";
 
 /**
  * Starts `tsx <script>` and resolves with the first line it prints (its URL), or rejects on exit. With
  * `BENCH_CPU_PROFILE_DIR` set, each child writes a V8 CPU profile there when it exits (open it in Chrome's
- * DevTools or speedscope): how the benchmark finds where a process's time goes.
+ * DevTools or speedscope): how the benchmark finds where a process's time goes. With `BENCH_PERF_DIR` set,
+ * each child writes a map of its JIT code's names for `perf` (../perf-record.ts).
  */
 const cpuProfileDirectory = process.env.BENCH_CPU_PROFILE_DIR;
-const profileArguments = cpuProfileDirectory ? ["--cpu-prof", `--cpu-prof-dir=${cpuProfileDirectory}`] : [];
+const profileArguments = [
+  ...(cpuProfileDirectory ? ["--cpu-prof", `--cpu-prof-dir=${cpuProfileDirectory}`] : []),
+  ...(perfDirectory ? ["--perf-basic-prof"] : []),
+];
 
 export async function startChild(
   script: string,
