@@ -164,7 +164,7 @@ describe("per-key limits in the ledger", () => {
         authorization(limitedKey, "1"),
         authorization(otherKey, "1"),
       ];
-      const decided = await client.query("SELECT * FROM ledger_authorize_usage($1::jsonb)", [
+      const decided = await client.query("SELECT * FROM ledger_authorize_usage($1::json)", [
         JSON.stringify(requests.map((request, ordinal) => holdStatementInputOf(request, ordinal))),
       ]);
       expect(decided.rows).toHaveLength(requests.length);

@@ -48,7 +48,7 @@ export class PostgresUsageAuthorizations implements UsageAuthorizations {
         // The lock wait must be set before the function locks: the function takes its input from the row
         // that sets it (a subquery with volatile calls is never merged into the query around it).
         text: `SELECT authorized.* FROM
-                 (SELECT $1::jsonb AS requests, set_config('synchronous_commit', $2, true),
+                 (SELECT $1::json AS requests, set_config('synchronous_commit', $2, true),
                          set_config('lock_timeout', $3, true)) settings,
                  LATERAL ledger_authorize_usage(settings.requests) authorized`,
         values: [

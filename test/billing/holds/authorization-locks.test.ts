@@ -59,7 +59,7 @@ describe("authorization locks", () => {
     const request = authorization("lin", "50");
     const [first] = (
       await withKeysActive(harness.ledger.pool, [request], () =>
-        other.query<{ hold_won: string }>("SELECT * FROM ledger_authorize_usage($1::jsonb)", [
+        other.query<{ hold_won: string }>("SELECT * FROM ledger_authorize_usage($1::json)", [
           JSON.stringify([holdStatementInputOf(request, 0)]),
         ]),
       )

@@ -79,7 +79,7 @@ describe("a rebuild beside holds", () => {
   /** The hold statement, in the holder's transaction: each request's hold, or its refusal. */
   async function placeHolds(requests: readonly UsageAuthorizationRequest[]) {
     const decided = await holder.query<{ hold_won: string | null; refusal: string | null }>(
-      "SELECT hold_won::text, refusal FROM ledger_authorize_usage($1::jsonb)",
+      "SELECT hold_won::text, refusal FROM ledger_authorize_usage($1::json)",
       [JSON.stringify(requests.map(holdStatementInputOf))],
     );
     return decided.rows;

@@ -42,8 +42,7 @@ import type { DeclaredFunction } from "../../../database/declared-schema";
  * whatever the concurrency. A hold cut to the room could be outgrown by its cost while the room freed by
  * other requests' exact costs admits more: several such overshoots could add up.
  *
- * Input: a jsonb array (parsed once, as the statement is bound; json text would be parsed again by each of
- * the four reads of it below) of { ordinal, event_id, schema_version, request_id, account_kind, account_id, key_id,
+ * Input: a JSON array of { ordinal, event_id, schema_version, request_id, account_kind, account_id, key_id,
  * user_id, organization_id, model, model_entries, endpoint, streamed, started_at, expires_at,
  * gateway_instance, input_tokens_max, output_tokens_max, estimate_won }: the authorization's fields, which
  * the row keeps as columns (ledger-hold-authorization.ts builds the event from them, with the grant as
@@ -55,10 +54,13 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
   kind: "function",
   name: "ledger_authorize_usage",
   sql: `
-    CREATE OR REPLACE FUNCTION ledger_authorize_usage(requests jsonb)
+    CREATE OR REPLACE FUNCTION ledger_authorize_usage(requests json)
     RETURNS TABLE (ordinal int, hold_won numeric, available_won numeric, refusal text, limit_value numeric)
     LANGUAGE plpgsql AS $$
     DECLARE
+      -- Parsed once: json text would be parsed again by each of the four reads below. The parameter stays
+      -- json, so that a process of the release before, still serving during a rollout, calls it as it did.
+      batch jsonb := requests::jsonb;
       candidate record;
       account_entry text;
       month_entry text;
@@ -82,13 +84,13 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
       -- Every account asked for has an authorized row to lock (an existing row is not locked by this insert).
       INSERT INTO account_funds_authorized (account_kind, account_id)
       SELECT DISTINCT request.account_kind, request.account_id
-      FROM jsonb_to_recordset(requests) AS request(account_kind text, account_id text)
+      FROM jsonb_to_recordset(batch) AS request(account_kind text, account_id text)
       ORDER BY 1, 2
       ON CONFLICT (account_kind, account_id) DO NOTHING;
       PERFORM 1 FROM account_funds_authorized authorized
       WHERE (authorized.account_kind, authorized.account_id) IN (
         SELECT request.account_kind, request.account_id
-        FROM jsonb_to_recordset(requests) AS request(account_kind text, account_id text))
+        FROM jsonb_to_recordset(batch) AS request(account_kind text, account_id text))
       ORDER BY authorized.account_kind, authorized.account_id
       FOR UPDATE;
       -- A new statement, so a new snapshot: the locked rows as their last writer committed them, with the
@@ -98,7 +100,7 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
       FOR candidate IN
         WITH request AS (
           SELECT request.*, ledger_seoul_month(request.started_at::text) AS month
-          FROM jsonb_to_recordset(requests) AS request(
+          FROM jsonb_to_recordset(batch) AS request(
             ordinal int, account_kind text, account_id text, key_id uuid, model_entries jsonb,
             started_at timestamptz, estimate_won numeric)
         ), keyed AS MATERIALIZED (
@@ -200,7 +202,7 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
                request.expires_at, request.event_id, request.schema_version, request.user_id,
                request.organization_id, request.model, request.endpoint, request.streamed, request.started_at,
                request.input_tokens_max, request.output_tokens_max, request.estimate_won
-        FROM jsonb_to_recordset(requests) AS request(
+        FROM jsonb_to_recordset(batch) AS request(
           ordinal int, event_id uuid, schema_version smallint, request_id text, account_kind text, account_id text,
           key_id uuid, user_id text, organization_id text, model text, endpoint text, streamed boolean,
           started_at timestamptz, expires_at timestamptz, gateway_instance text, input_tokens_max bigint,
