@@ -38,7 +38,6 @@ import { holdProgressReportedInputMigration } from "./migrations/0028-hold-progr
 import { endedSessionsMigration } from "./migrations/0029-ended-sessions";
 import { holdProgressAnsweringModelMigration } from "./migrations/0030-hold-progress-answering-model";
 import { ledgerIdMigration } from "./migrations/0031-ledger-id";
-import { holdBatchParsedOnceMigration } from "./migrations/0032-hold-batch-parsed-once";
 
 /**
  * The changes to the ledger's tables, in order (migration.ts). Projection tables are not here: each
@@ -76,7 +75,6 @@ export const migrations: readonly Migration[] = [
   endedSessionsMigration,
   holdProgressAnsweringModelMigration,
   ledgerIdMigration,
-  holdBatchParsedOnceMigration,
 ];
 
 /**

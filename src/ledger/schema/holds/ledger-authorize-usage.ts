@@ -58,9 +58,6 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
     RETURNS TABLE (ordinal int, hold_won numeric, available_won numeric, refusal text, limit_value numeric)
     LANGUAGE plpgsql AS $$
     DECLARE
-      -- Parsed once: json text would be parsed again by each of the four reads below. The parameter stays
-      -- json, so that a process of the release before, still serving during a rollout, calls it as it did.
-      batch jsonb := requests::jsonb;
       candidate record;
       account_entry text;
       month_entry text;
@@ -84,13 +81,13 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
       -- Every account asked for has an authorized row to lock (an existing row is not locked by this insert).
       INSERT INTO account_funds_authorized (account_kind, account_id)
       SELECT DISTINCT request.account_kind, request.account_id
-      FROM jsonb_to_recordset(batch) AS request(account_kind text, account_id text)
+      FROM json_to_recordset(requests) AS request(account_kind text, account_id text)
       ORDER BY 1, 2
       ON CONFLICT (account_kind, account_id) DO NOTHING;
       PERFORM 1 FROM account_funds_authorized authorized
       WHERE (authorized.account_kind, authorized.account_id) IN (
         SELECT request.account_kind, request.account_id
-        FROM jsonb_to_recordset(batch) AS request(account_kind text, account_id text))
+        FROM json_to_recordset(requests) AS request(account_kind text, account_id text))
       ORDER BY authorized.account_kind, authorized.account_id
       FOR UPDATE;
       -- A new statement, so a new snapshot: the locked rows as their last writer committed them, with the
@@ -100,8 +97,8 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
       FOR candidate IN
         WITH request AS (
           SELECT request.*, ledger_seoul_month(request.started_at::text) AS month
-          FROM jsonb_to_recordset(batch) AS request(
-            ordinal int, account_kind text, account_id text, key_id uuid, model_entries jsonb,
+          FROM json_to_recordset(requests) AS request(
+            ordinal int, account_kind text, account_id text, key_id uuid, model_entries json,
             started_at timestamptz, estimate_won numeric)
         ), keyed AS MATERIALIZED (
           -- Materialized, so each key's usage is looked up once per request; and only for a key with a spend
@@ -116,7 +113,7 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
                  coalesce(active.status = 1, false) AS key_active,
                  -- The request's entries are read only for a key limited to some models; most keys are not.
                  CASE WHEN limits.allowed_models IS NULL THEN true
-                      ELSE limits.allowed_models && ARRAY(SELECT jsonb_array_elements_text(request.model_entries))
+                      ELSE limits.allowed_models && ARRAY(SELECT json_array_elements_text(request.model_entries))
                  END AS model_allowed
           FROM request
           LEFT JOIN LATERAL (
@@ -202,7 +199,7 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
                request.expires_at, request.event_id, request.schema_version, request.user_id,
                request.organization_id, request.model, request.endpoint, request.streamed, request.started_at,
                request.input_tokens_max, request.output_tokens_max, request.estimate_won
-        FROM jsonb_to_recordset(batch) AS request(
+        FROM json_to_recordset(requests) AS request(
           ordinal int, event_id uuid, schema_version smallint, request_id text, account_kind text, account_id text,
           key_id uuid, user_id text, organization_id text, model text, endpoint text, streamed boolean,
           started_at timestamptz, expires_at timestamptz, gateway_instance text, input_tokens_max bigint,
