@@ -15,6 +15,7 @@ import { type LoadResult, runLoad } from "./load-generator";
 import { backendPidsOf, cpuDuring, type ProcessKinds } from "./process-cpu";
 import { startChild } from "./processes/child-process";
 import { hasStatementStatistics, postgresBackgroundPids, redisServerPid } from "./request-cost";
+import { warmUp } from "./warm-up";
 
 /**
  * `npm run bench:compare -- <checkout>`: this checkout's request path beside another build's (a git worktree
@@ -90,9 +91,10 @@ async function main(): Promise<void> {
       await Promise.all(deployed.map((build) => hasStatementStatistics(build.monitor)))
     ).every(Boolean);
     for (const build of deployed) {
-      // Every path warm (JIT, pools, prepared statements), as the bench's sections warm theirs: at the rounds'
-      // connections, so that no round opens connections (and prepares statements on them) the others reuse.
-      await load(build, connections, 1_000);
+      // Every path warm (compiled code, pools, prepared statements), as the bench's sections warm theirs: at
+      // the rounds' connections, so that no round opens connections (and prepares statements on them) the
+      // others reuse.
+      await load(build, warmUp.connections, warmUp.requests);
       await load(build, 1, 300);
       await untilEverythingCharged(build.monitor);
     }

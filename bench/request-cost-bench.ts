@@ -29,6 +29,7 @@ import {
   readCpu,
   redisServerPid,
 } from "./request-cost";
+import { warmUp, warmUpAtOneConnection } from "./warm-up";
 
 /**
  * Issue 26's breakdown: what one JSON request costs the whole box — events, rows, statements, WAL, and CPU
@@ -92,9 +93,9 @@ export async function runRequestCostBenchmarks(options: { redisUrl?: string }): 
       load(proxy.line.trim(), "/chat/completions", ["bench"], setting, `floor, ${setting.label}`);
     const gatewayLoad = (setting: Setting, keys: readonly string[] = [hotKey]) =>
       load(running!.origin, "/llm/v1/chat/completions", keys, setting, `gateway, ${setting.label}`);
-    // Warm every path (JIT, pools, prepared statements) before counting.
-    await floorLoad({ label: "warm", connections: 8, requests: 500 });
-    await gatewayLoad({ label: "warm", connections: 8, requests: 500 });
+    // Warm every path (compiled code, pools, prepared statements) before counting.
+    await floorLoad({ label: "warm", ...warmUp });
+    await gatewayLoad({ label: "warm", ...warmUp });
     // After the warm-up, so that every pool has connected under its name.
     const gatewayKinds = await gatewayProcessKinds(monitor, running, redis);
 
@@ -121,6 +122,10 @@ export async function runRequestCostBenchmarks(options: { redisUrl?: string }): 
     };
     const figures: Figure[] = [];
     for (const setting of settings) {
+      if (setting.connections === 1) {
+        await floorLoad({ label: "warm", ...warmUpAtOneConnection });
+        await gatewayLoad({ label: "warm", ...warmUpAtOneConnection });
+      }
       const floor = await measure(`floor, ${setting.label}`, floorKinds, () => floorLoad(setting));
       const measured = await measure(`gateway, ${setting.label}`, gatewayKinds, () => gatewayLoad(setting));
       printBreakdown(`${setting.label}, one key`, measured.cost, floor.cost);

@@ -28,6 +28,7 @@ import {
   readCostCounters,
   readCpu,
 } from "./request-cost";
+import { warmUp } from "./warm-up";
 
 /**
  * Scale-out and endurance, each beside a baseline from the same run (`BENCH_ONLY=scale`):
@@ -43,6 +44,8 @@ import {
 
 const connections = 32;
 const roundSeconds = 15;
+/** A warm-up's bound in time, should the machine be slow enough that its requests take longer. */
+const warmUpSecondsMax = 60;
 const soakSeconds = Number(process.env.BENCH_SOAK_SECONDS ?? 600);
 const lagSampleMs = 500;
 const memorySampleMs = 5_000;
@@ -66,18 +69,24 @@ export async function runScaleOutBenchmarks(options: { redisUrl?: string }): Pro
     stops.push(() => second.stop());
 
     const key = await provisionKey(deployment.origin, monitor);
-    const load = (origin: string, connectionCount: number, seconds: number, bearer = key) =>
+    const load = (
+      origin: string,
+      connectionCount: number,
+      seconds: number,
+      bearer = key,
+      requestsMax = Number.MAX_SAFE_INTEGER,
+    ) =>
       runLoad({
         origin,
         path: "/llm/v1/chat/completions",
         headers: { authorization: `Bearer ${bearer}` },
         body: chatBody(false),
         connections: connectionCount,
-        requestsMax: Number.MAX_SAFE_INTEGER,
+        requestsMax,
         durationMsMax: seconds * 1_000,
       });
-    await load(deployment.origin, 8, 5);
-    await load(second.origin, 8, 5);
+    for (const origin of [deployment.origin, second.origin])
+      await load(origin, warmUp.connections, warmUpSecondsMax, key, warmUp.requests);
 
     // Each round counted on the server as the cost section counts a request (statements, commits, CPU of
     // every process), so a difference in throughput shows where it comes from.

@@ -95,9 +95,16 @@ function sourceOf(frame: PerfFrame): string | undefined {
 
 /**
  * Where a Node process's sample was: the module of the innermost frame of ours (a path under `root`) or of a
- * package (`package: name`); else Node's own innermost module; else the collector, or native work (V8's
- * runtime, libuv, the kernel) named by its innermost frame's library.
+ * package (`package: name`); else Node's own innermost module; else V8's own work on the process's threads —
+ * collecting garbage (on the main thread or beside it: concurrent marking, sweeping) or compiling hot code
+ * (the optimizing compiler's jobs, which run off the main thread until the code is warm) — or native work
+ * (V8's runtime, libuv, the kernel) named by its innermost frame's library.
  */
+const v8Collection =
+  /Scavenge|MarkCompact|MinorMarkSweep|Heap::CollectGarbage|ConcurrentMarking|IncrementalMarking|Sweeper::/;
+const v8Compilation =
+  /OptimizingCompileDispatcher|OptimizedCompilationJob|PipelineCompilationJob|v8::internal::compiler::/;
+
 export function nodeModuleOf(sample: PerfSample, root: string): string {
   let nodeModule: string | undefined;
   for (const frame of sample.frames) {
@@ -111,12 +118,8 @@ export function nodeModuleOf(sample: PerfSample, root: string): string {
     if (source.startsWith("node:")) nodeModule ??= `node: ${source.slice("node:".length)}`;
   }
   if (nodeModule) return nodeModule;
-  if (
-    sample.frames.some((frame) =>
-      /Scavenge|MarkCompact|MinorMarkSweep|Heap::CollectGarbage/.test(frame.symbol),
-    )
-  )
-    return "V8: garbage collection";
+  if (sample.frames.some((frame) => v8Collection.test(frame.symbol))) return "V8: garbage collection";
+  if (sample.frames.some((frame) => v8Compilation.test(frame.symbol))) return "V8: compiling hot code";
   const leaf = sample.frames[0];
   if (!leaf) return "native: unknown";
   if (leaf.dso.includes("kernel")) return "native: kernel";

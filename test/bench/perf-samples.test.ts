@@ -146,6 +146,28 @@ describe("nodeModuleOf", () => {
     expect(nodeModuleOf(collection, "/srv/gw")).toBe("V8: garbage collection");
     expect(nodeModuleOf(kernel, "/srv/gw")).toBe("native: kernel");
   });
+
+  it("given V8's threads beside the main one, then marking and sweeping are collection, the optimizing compiler compiling", () => {
+    const marking = sampleOf(
+      ["v8::internal::ConcurrentMarking::RunMajor", "/usr/bin/node"],
+      ["v8::internal::ConcurrentMarking::JobTaskMajor::Run", "/usr/bin/node"],
+    );
+    const sweeping = sampleOf(
+      ["v8::internal::Sweeper::RawSweep", "/usr/bin/node"],
+      ["v8::internal::Sweeper::LocalSweeper::ParallelSweepPage", "/usr/bin/node"],
+    );
+    const compiling = sampleOf(
+      ["v8::internal::compiler::GraphReducer::ReduceTop", "/usr/bin/node"],
+      ["v8::internal::compiler::PipelineCompilationJob::ExecuteJobImpl", "/usr/bin/node"],
+      ["v8::internal::OptimizingCompileDispatcher::CompileNext", "/usr/bin/node"],
+    );
+    const eventLoop = sampleOf(["uv__io_poll", "/usr/bin/node"], ["uv_run", "/usr/bin/node"]);
+
+    expect(nodeModuleOf(marking, "/srv/gw")).toBe("V8: garbage collection");
+    expect(nodeModuleOf(sweeping, "/srv/gw")).toBe("V8: garbage collection");
+    expect(nodeModuleOf(compiling, "/srv/gw")).toBe("V8: compiling hot code");
+    expect(nodeModuleOf(eventLoop, "/srv/gw")).toBe("native: node");
+  });
 });
 
 describe("PerfBreakdown", () => {
