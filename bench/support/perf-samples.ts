@@ -93,6 +93,12 @@ function sourceOf(frame: PerfFrame): string | undefined {
   return source?.[1];
 }
 
+/** V8's own work, by frames of its threads: its collector's, and its optimizing compiler's. */
+const v8Collection =
+  /Scavenge|MarkCompact|MinorMarkSweep|Heap::CollectGarbage|ConcurrentMarking|IncrementalMarking|Sweeper::/;
+const v8Compilation =
+  /OptimizingCompileDispatcher|OptimizedCompilationJob|PipelineCompilationJob|v8::internal::compiler::/;
+
 /**
  * Where a Node process's sample was: the module of the innermost frame of ours (a path under `root`) or of a
  * package (`package: name`); else Node's own innermost module; else V8's own work on the process's threads —
@@ -100,11 +106,6 @@ function sourceOf(frame: PerfFrame): string | undefined {
  * (the optimizing compiler's jobs, which run off the main thread until the code is warm) — or native work
  * (V8's runtime, libuv, the kernel) named by its innermost frame's library.
  */
-const v8Collection =
-  /Scavenge|MarkCompact|MinorMarkSweep|Heap::CollectGarbage|ConcurrentMarking|IncrementalMarking|Sweeper::/;
-const v8Compilation =
-  /OptimizingCompileDispatcher|OptimizedCompilationJob|PipelineCompilationJob|v8::internal::compiler::/;
-
 export function nodeModuleOf(sample: PerfSample, root: string): string {
   let nodeModule: string | undefined;
   for (const frame of sample.frames) {
