@@ -38,6 +38,7 @@ import { holdProgressReportedInputMigration } from "./migrations/0028-hold-progr
 import { endedSessionsMigration } from "./migrations/0029-ended-sessions";
 import { holdProgressAnsweringModelMigration } from "./migrations/0030-hold-progress-answering-model";
 import { ledgerIdMigration } from "./migrations/0031-ledger-id";
+import { holdFundsInOnePassMigration } from "./migrations/0032-hold-funds-in-one-pass";
 
 /**
  * The changes to the ledger's tables, in order (migration.ts). Projection tables are not here: each
@@ -75,6 +76,7 @@ export const migrations: readonly Migration[] = [
   endedSessionsMigration,
   holdProgressAnsweringModelMigration,
   ledgerIdMigration,
+  holdFundsInOnePassMigration,
 ];
 
 /**

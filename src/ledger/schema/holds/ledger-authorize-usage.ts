@@ -130,13 +130,8 @@ export const ledgerAuthorizeUsageFunction: DeclaredFunction = {
           ) used ON true
         ), funds AS MATERIALIZED (
           -- Each account's funds once, however many of its requests the batch holds (the view sums its rows),
-          -- less what its open holds cut to the room left do not cover (see this function's declaration).
-          SELECT account_funds.*, coalesce(uncovered.won, 0) AS uncovered_won FROM account_funds
-          LEFT JOIN LATERAL (
-            SELECT sum(holds.estimated_won - holds.hold_won) AS won FROM request_holds holds
-            WHERE holds.account_kind = account_funds.account_kind AND holds.account_id = account_funds.account_id
-              AND holds.settled_at IS NULL AND holds.hold_won < holds.estimated_won
-          ) uncovered ON true
+          -- with what its open holds cut to the room left do not cover (see this function's declaration).
+          SELECT account_funds.* FROM account_funds
           WHERE (account_funds.account_kind, account_funds.account_id) IN (
             SELECT DISTINCT keyed.account_kind, keyed.account_id FROM keyed)
         )

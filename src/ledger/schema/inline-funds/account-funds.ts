@@ -22,6 +22,10 @@ import type { DeclaredView } from "../../../database/declared-schema";
  *
  * The hold rows are summed per account through their account index: a hot account has its requests in
  * flight and one batch of settled rows not yet logged. The reserves likewise (almost always none).
+ *
+ * `uncovered_won`: what the open holds cut down to the room left fall short of their estimates, which the
+ * hold's decision counts against the account besides what is held (../holds/ledger-authorize-usage.ts says
+ * why). Summed in the same pass over the account's hold rows, so a decision visits them once.
  */
 export const accountFundsView: DeclaredView = {
   kind: "view",
@@ -30,11 +34,14 @@ export const accountFundsView: DeclaredView = {
     CREATE OR REPLACE VIEW account_funds AS
     SELECT logged.account_kind, logged.account_id, logged.balance_won,
            logged.held_won + coalesce(unlogged.held_won, 0) + coalesce(reserved.won, 0) AS held_won,
-           logged.pending_won + coalesce(unlogged.pending_won, 0) AS pending_won
+           logged.pending_won + coalesce(unlogged.pending_won, 0) AS pending_won,
+           coalesce(unlogged.uncovered_won, 0) AS uncovered_won
     FROM account_funds_logged logged
     LEFT JOIN LATERAL (
       SELECT sum(holds.hold_won) FILTER (WHERE holds.settled_at IS NULL) AS held_won,
-             sum(holds.pending_won) AS pending_won
+             sum(holds.pending_won) AS pending_won,
+             sum(holds.estimated_won - holds.hold_won)
+               FILTER (WHERE holds.settled_at IS NULL AND holds.hold_won < holds.estimated_won) AS uncovered_won
       FROM request_holds holds
       WHERE holds.account_kind = logged.account_kind AND holds.account_id = logged.account_id
     ) unlogged ON true
