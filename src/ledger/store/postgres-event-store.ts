@@ -208,7 +208,15 @@ export class PostgresEventStore implements EventStore {
     return (JSON.parse(page) as HeadArray[]).map(fromHeadArray);
   }
 
-  /** One page of the log as one JSON document: parsing it is several times faster than parsing rows one by one. */
+  /**
+   * One page of the log as one JSON document: parsing it is several times faster than parsing rows one by one.
+   *
+   * The position and the limit reach the planner as sub-selects, so that it keeps one plan per connection.
+   * Given their values on a log of some thousands of events, it expects few rows after a recent position,
+   * judges a plan for those values cheaper than the generic one, and so planned the statement again on
+   * almost every call (0.3–0.6 ms a plan, as long as a small page's read); both plans are the same index scan
+   * in log order.
+   */
   private async readPage(
     name: string,
     pageOf: (order: string) => string,
@@ -220,10 +228,10 @@ export class PostgresEventStore implements EventStore {
       text: `SELECT ${pageOf("ORDER BY transaction_order, position")} AS page
              FROM (
                SELECT * FROM ledger_events
-               WHERE (transaction_order, position) > ($1, $2)
+               WHERE (transaction_order, position) > ((SELECT $1::bigint), (SELECT $2::bigint))
                  AND transaction_order < ${visibleTransactionOrderBelow("$3")}
                ORDER BY transaction_order, position
-               LIMIT $4
+               LIMIT (SELECT $4::bigint)
              ) page`,
       values: [after.commit, after.prepare, this.transactionOrderOffset, options.limit],
     });

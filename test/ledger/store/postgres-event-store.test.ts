@@ -14,9 +14,9 @@ import { metadata, topUp } from "../../support/ledger-fixtures";
 import { describeEventStoreContract } from "./event-store-contract";
 
 /** A migrated database of its own and a store on it; `dispose` closes both and drops the database. */
-async function openStoreOnNewDatabase(name: string) {
+async function openStoreOnNewDatabase(name: string, connectionsMax = 20) {
   const database = await createTestDatabase(name);
-  const pool = createPool({ url: database.url, connectionsMax: 20, applicationName: "test" });
+  const pool = createPool({ url: database.url, connectionsMax, applicationName: "test" });
   await migrate(pool, ledgerSchema.objects);
   const store = await PostgresEventStore.open({
     pool,
@@ -308,6 +308,50 @@ describe("PostgreSQL event store reading many streams", () => {
     const planText = plan.rows.map((row) => row["QUERY PLAN"]).join("\n");
     expect(planText).toMatch(/Index Scan|Index Only Scan|Bitmap Index Scan/);
     expect(planText).not.toMatch(/Seq Scan on ledger_events/);
+  });
+});
+
+describe("PostgreSQL event store reading pages of a long log", () => {
+  let opened: Awaited<ReturnType<typeof openStoreOnNewDatabase>>;
+
+  beforeAll(async () => {
+    // One connection, so that the statements it prepared are the ones read back below.
+    opened = await openStoreOnNewDatabase("pgpages", 1);
+    for (let batch = 0; batch < 30; batch++) {
+      await opened.store.appendBatch(
+        Array.from({ length: 1_000 }, (_, index) => ({
+          streamId: `account-pages-${batch}-${index}`,
+          expectedVersion: "no-stream" as const,
+          events: [topUp(`account-pages-${batch}-${index}`, "1", "seed")],
+        })),
+      );
+    }
+    await opened.pool.query("ANALYZE ledger_events");
+  }, 120_000);
+  afterAll(() => opened?.dispose());
+
+  it("plans each page read once per connection, though a plan for a recent position would look cheaper", async () => {
+    // Given a follower reading on after the log's last position, as the projection runner does after each batch
+    let [after] = (await opened.store.readAll({ limit: 100_000 })).slice(-1).map((event) => event.position);
+    for (let read = 0; read < 20; read++) {
+      await opened.store.append({
+        streamId: `account-pages-late-${read}`,
+        expectedVersion: "no-stream",
+        events: [topUp(`account-pages-late-${read}`, "1", "late")],
+      });
+      const page = await opened.store.readAll({ limit: 500, ...(after ? { after } : {}) });
+      await opened.store.readAllHeads({ limit: 500, ...(after ? { after } : {}) });
+      after = page.at(-1)?.position ?? after;
+    }
+    // Then after the plan cache's first five custom plans, every read ran on the generic plan
+    const plans = await opened.pool.query<{ name: string; generic_plans: string; custom_plans: string }>(
+      `SELECT name, generic_plans, custom_plans FROM pg_prepared_statements
+       WHERE name IN ('ledger-read-all', 'ledger-read-all-heads') ORDER BY name`,
+    );
+    expect(plans.rows.map((row) => [row.name, Number(row.custom_plans)])).toEqual([
+      ["ledger-read-all", 5],
+      ["ledger-read-all-heads", 5],
+    ]);
   });
 });
 
