@@ -50,7 +50,7 @@ describe("a live batch's parse on a long log", () => {
     await database.drop();
   });
 
-  it("plans each parse once per session, though a plan for the batch's positions would look cheaper", async () => {
+  it("keeps each parse on its generic plan, though a plan for the batch's positions would look cheaper", async () => {
     const client = await pool.connect();
     const seqScans: number[] = [];
     try {
