@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config";
+import { serviceEntryArgs } from "./support/built-entries";
 
 /**
  * The URL variables: one that no client could parse stops the start with one line naming it (C2), rather
@@ -28,7 +29,7 @@ describe("URL variables", () => {
   });
 
   it("given a REDIS_URL that is no URL, when a worker starts, then it stops at once with one line and exit code 2", () => {
-    const started = spawnSync(process.execPath, ["--import", "tsx", "src/main.ts", "--role=worker"], {
+    const started = spawnSync(process.execPath, [...serviceEntryArgs, "--role=worker"], {
       env: {
         PATH: process.env.PATH,
         DATABASE_URL: "postgres://gateway@127.0.0.1:1/gateway",

@@ -4,6 +4,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sealCheckpoints } from "../src/ledger/integrity/ledger-checkpointer";
 import { LedgerSigningKey } from "../src/ledger/integrity/ledger-signing-key";
+import { ledgerCommandArgs } from "./support/built-entries";
 import { topUp } from "./support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "./support/ledger-harness";
 
@@ -23,18 +24,14 @@ let sealedEventId: string;
 
 async function ledgerCli(...args: string[]): Promise<{ code: number; output: string }> {
   try {
-    const { stdout, stderr } = await run(
-      process.execPath,
-      ["--import", "tsx", "src/ledger-cli.ts", ...args],
-      {
-        env: {
-          ...process.env,
-          DATABASE_URL: harness.database.url,
-          EVENTSTORE_URL: eventStoreUrl,
-          LEDGER_SIGNING_KEY: signingKeyText,
-        },
+    const { stdout, stderr } = await run(process.execPath, [...ledgerCommandArgs, ...args], {
+      env: {
+        ...process.env,
+        DATABASE_URL: harness.database.url,
+        EVENTSTORE_URL: eventStoreUrl,
+        LEDGER_SIGNING_KEY: signingKeyText,
       },
-    );
+    });
     return { code: 0, output: stdout + stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };

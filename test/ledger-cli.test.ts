@@ -8,6 +8,7 @@ import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../projections";
+import { ledgerCommandArgs } from "./support/built-entries";
 import { createTestDatabase } from "./support/database";
 import { topUp } from "./support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness, projectSyntheticLedger } from "./support/ledger-harness";
@@ -21,14 +22,10 @@ async function ledgerCli(
   environment: NodeJS.ProcessEnv = {},
 ): Promise<{ code: number; output: string }> {
   try {
-    const { stdout, stderr } = await run(
-      process.execPath,
-      ["--import", "tsx", "src/ledger-cli.ts", ...[command].flat()],
-      {
-        env: { ...process.env, ...environment, DATABASE_URL: databaseUrl },
-        maxBuffer: 16 * 1024 * 1024,
-      },
-    );
+    const { stdout, stderr } = await run(process.execPath, [...ledgerCommandArgs, ...[command].flat()], {
+      env: { ...process.env, ...environment, DATABASE_URL: databaseUrl },
+      maxBuffer: 16 * 1024 * 1024,
+    });
     return { code: 0, output: stdout + stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { type AddressInfo, createServer } from "node:net";
 import { describe, expect, it, vi } from "vitest";
+import { serviceEntryArgs } from "./support/built-entries";
 import { createTestDatabase } from "./support/database";
 import { removeDeploymentQueueData } from "./workers/queue-test-support";
 
@@ -13,7 +14,7 @@ async function startMain(
   const environment: NodeJS.ProcessEnv = { ...process.env };
   delete environment.DATABASE_URL;
   Object.assign(environment, extraEnvironment);
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
+  const child = spawn(process.execPath, [...serviceEntryArgs, ...args], {
     env: environment,
     stdio: ["ignore", "ignore", "pipe"],
   });
@@ -88,7 +89,7 @@ describe("process roles", () => {
   it("given a gateway waiting for a worker to prepare the projections, when it is told to stop, then it stops at once, and says so", async () => {
     const database = await createTestDatabase("gateway_waiting_for_a_worker");
     try {
-      const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--role=gateway"], {
+      const child = spawn(process.execPath, [...serviceEntryArgs, "--role=gateway"], {
         env: {
           ...process.env,
           DATABASE_URL: database.url,

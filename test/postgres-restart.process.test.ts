@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { advisoryLockKeys } from "../src/database/advisory-lock-keys";
 import { defaultSettlementTimings, limits } from "../src/kernel/limits";
 import { Money, sumMoney } from "../src/kernel/money";
+import { ledgerCommandArgs } from "./support/built-entries";
 import {
   createPrivatePostgresCluster,
   type PrivatePostgresCluster,
@@ -504,9 +505,9 @@ async function expectLocksRetaken(before: readonly string[]): Promise<void> {
   await expect.poll(sessionLocksHeld, { timeout: 15_000, interval: 250 }).toEqual(before);
 }
 
-/** `npm run ledger -- verify`: the log's chains hold, and a fresh fold equals the live projections. */
+/** `ledger verify`: the log's chains hold, and a fresh fold equals the live projections. */
 async function expectLedgerVerifies(): Promise<void> {
-  const { stdout } = await run(process.execPath, ["--import", "tsx", "src/ledger-cli.ts", "verify"], {
+  const { stdout } = await run(process.execPath, [...ledgerCommandArgs, "verify"], {
     env: { ...process.env, DATABASE_URL: cluster!.url, LEDGER_SIGNING_KEY: ledgerSigningKey },
   }).catch((error: { stdout?: string; stderr?: string }) => {
     throw new Error(`ledger verify failed: ${error.stdout}\n${error.stderr}`);

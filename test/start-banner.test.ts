@@ -4,6 +4,7 @@ import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { urlHostOf } from "../src/service";
 import { startBannerLines } from "../src/start-banner";
+import { serviceEntryArgs } from "./support/built-entries";
 import { createTestDatabase, type TestDatabase } from "./support/database";
 import { spawnService } from "./support/service-process";
 
@@ -39,12 +40,9 @@ function environmentFor(port: number, host = "127.0.0.1"): NodeJS.ProcessEnv {
 
 describe("the start banner", () => {
   it("given a start on a configured database, then it prints the base URL, the console and where the secrets live", async () => {
-    const service = await spawnService(
-      process.execPath,
-      ["--import", "tsx", "src/main.ts"],
-      environmentFor(0),
-      { readyLine: "a new link" },
-    );
+    const service = await spawnService(process.execPath, serviceEntryArgs, environmentFor(0), {
+      readyLine: "a new link",
+    });
     try {
       const output = service.output();
       const baseUrl = /base URL +(http:\/\/127\.0\.0\.1:\d+\/llm\/v1)/.exec(output)?.[1];
@@ -63,12 +61,9 @@ describe("the start banner", () => {
   }, 120_000);
 
   it("given a wildcard HOST (every address, as the image binds), then the base URL printed is one a client can call", async () => {
-    const service = await spawnService(
-      process.execPath,
-      ["--import", "tsx", "src/main.ts"],
-      environmentFor(0, "0.0.0.0"),
-      { readyLine: "a new link" },
-    );
+    const service = await spawnService(process.execPath, serviceEntryArgs, environmentFor(0, "0.0.0.0"), {
+      readyLine: "a new link",
+    });
     try {
       const baseUrl = /base URL +(\S+)/.exec(service.output())?.[1];
       expect(baseUrl).toMatch(/^http:\/\/localhost:\d+\/llm\/v1$/);
@@ -126,7 +121,7 @@ describe("a port in use", () => {
     const port = (taken.address() as { port: number }).port;
     try {
       // When
-      const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      const child = spawn(process.execPath, serviceEntryArgs, {
         env: environmentFor(port),
         stdio: ["ignore", "pipe", "pipe"],
       });
@@ -163,7 +158,7 @@ describe("a HOST that is no address of this machine", () => {
     "given %s, then the start stops with one line naming HOST and exit 2",
     async (_case, host, line) => {
       // When
-      const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      const child = spawn(process.execPath, serviceEntryArgs, {
         env: environmentFor(0, host),
         stdio: ["ignore", "pipe", "pipe"],
       });

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serviceEntryArgs } from "../support/built-entries";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { freePort } from "../support/free-port";
 import { testSecrets } from "../support/gateway-harness";
@@ -32,7 +33,7 @@ describe("worker role", () => {
       LOG_LEVEL: "warn",
     };
     delete environment.REDIS_URL;
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--role=worker"], {
+    const child = spawn(process.execPath, [...serviceEntryArgs, "--role=worker"], {
       env: environment,
       stdio: ["ignore", "ignore", "pipe"],
     });
@@ -76,11 +77,11 @@ describe("gateway role with a METRICS_PORT", () => {
     // A worker first: it prepares the projections the gateway waits for.
     const workerEnvironment: NodeJS.ProcessEnv = { ...environment, PORT: "0" };
     delete workerEnvironment.METRICS_PORT;
-    const worker = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--role=worker"], {
+    const worker = spawn(process.execPath, [...serviceEntryArgs, "--role=worker"], {
       env: workerEnvironment,
       stdio: ["ignore", "ignore", "pipe"],
     });
-    const gateway = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--role=gateway"], {
+    const gateway = spawn(process.execPath, [...serviceEntryArgs, "--role=gateway"], {
       env: environment,
       stdio: ["ignore", "ignore", "pipe"],
     });

@@ -1,3 +1,5 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import type { TestProject } from "vitest/node";
 import { startTestPostgres } from "../../bench/support/postgres-server";
 import { buildConsoleIfStale } from "../../console/build-console";
@@ -9,6 +11,8 @@ import { buildConsoleIfStale } from "../../console/build-console";
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   // The browser tests drive the console the gateway serves: build it first when missing or stale.
   await buildConsoleIfStale();
+  // The service and ledger processes tests start run the bundles the image runs (built-entries.ts).
+  await promisify(execFile)("npm", ["run", "--silent", "build"]);
   const server = await startTestPostgres();
   project.provide("postgresServerUrl", server.url);
   return server.stop;

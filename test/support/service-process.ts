@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { expect } from "vitest";
+import { serviceEntryArgs } from "./built-entries";
 
 /** A service process started the way operators start it, its output kept for the test to read. */
 export interface ServiceProcess {
@@ -96,7 +97,7 @@ export function spawnRole(
   role: "gateway" | "worker",
   environment: NodeJS.ProcessEnv,
 ): Promise<ServiceProcess> {
-  return spawnService(process.execPath, ["--import", "tsx", "src/main.ts", `--role=${role}`], environment, {
+  return spawnService(process.execPath, [...serviceEntryArgs, `--role=${role}`], environment, {
     readyLine: role === "gateway" ? "gateway listening" : "worker running",
   });
 }

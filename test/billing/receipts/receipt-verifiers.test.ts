@@ -17,6 +17,7 @@ import { sealCheckpoints } from "../../../src/ledger/integrity/ledger-checkpoint
 import { LedgerSigningKey, publicKeyPemOf } from "../../../src/ledger/integrity/ledger-signing-key";
 import { ProjectionWaiter } from "../../../src/ledger/projection/projection-waiter";
 import { fxRateUpdated, modelPriceSet, usageRecorded } from "../../billing/billing-ledger-fixtures";
+import { ledgerCommandArgs } from "../../support/built-entries";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
 
 /**
@@ -71,9 +72,7 @@ async function verdictsOf(receiptFile: string, keyFile: string) {
   return {
     standalone: await exitOf("node", [standalonePath, receiptFile, keyFile]),
     cli: await exitOf(process.execPath, [
-      "--import",
-      "tsx",
-      "src/ledger-cli.ts",
+      ...ledgerCommandArgs,
       "verify-receipt",
       receiptFile,
       "--public-key",
@@ -446,7 +445,7 @@ describe("receipt verifiers", () => {
 
     expect((await exitOf("node", [standalonePath, receiptFile])).code).toBe(2);
     // Without --public-key the command trusts the configured signing key, and only it.
-    const configuredCli = ["--import", "tsx", "src/ledger-cli.ts", "verify-receipt", receiptFile];
+    const configuredCli = [...ledgerCommandArgs, "verify-receipt", receiptFile];
     expect(await exitOf(process.execPath, configuredCli, signingKeySeed)).toEqual({
       code: 0,
       output: "valid\n",

@@ -12,6 +12,7 @@ import { sealCheckpoints } from "../../../src/ledger/integrity/ledger-checkpoint
 import { verifyIntegrity } from "../../../src/ledger/integrity/ledger-integrity";
 import { LedgerSigningKey } from "../../../src/ledger/integrity/ledger-signing-key";
 import type { StreamAppend } from "../../../src/ledger/store/event-store";
+import { ledgerCommandArgs } from "../../support/built-entries";
 import { topUp } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
 import { immutability, whileTampered } from "../../support/ledger-tampering";
@@ -29,14 +30,10 @@ async function ledgerCli(
   databaseUrl: string,
 ): Promise<{ code: number; output: string; stdout: string }> {
   try {
-    const { stdout, stderr } = await run(
-      process.execPath,
-      ["--import", "tsx", "src/ledger-cli.ts", ...args],
-      {
-        env: { ...process.env, DATABASE_URL: databaseUrl, LEDGER_SIGNING_KEY: signingKeyText },
-        maxBuffer: 16 * 1024 * 1024,
-      },
-    );
+    const { stdout, stderr } = await run(process.execPath, [...ledgerCommandArgs, ...args], {
+      env: { ...process.env, DATABASE_URL: databaseUrl, LEDGER_SIGNING_KEY: signingKeyText },
+      maxBuffer: 16 * 1024 * 1024,
+    });
     return { code: 0, output: stdout + stderr, stdout };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };

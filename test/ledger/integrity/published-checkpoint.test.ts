@@ -10,6 +10,7 @@ import { eventChainHash, genesisHash } from "../../../src/ledger/integrity/event
 import { sealCheckpoints } from "../../../src/ledger/integrity/ledger-checkpointer";
 import { LedgerSigningKey } from "../../../src/ledger/integrity/ledger-signing-key";
 import { parsePublishedCheckpoint } from "../../../src/ledger/integrity/published-checkpoint";
+import { ledgerCommandArgs } from "../../support/built-entries";
 import { topUp } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
 import { whileTampered } from "../../support/ledger-tampering";
@@ -32,14 +33,9 @@ let first: { file: string; sequence: number; text: string };
 
 async function ledgerCli(...args: string[]): Promise<{ code: number; output: string; stdout: string }> {
   try {
-    // tsx as node's loader rather than through npx: half the start-up, for a file of a dozen commands.
-    const { stdout, stderr } = await run(
-      process.execPath,
-      ["--import", "tsx", "src/ledger-cli.ts", ...args],
-      {
-        env: { ...process.env, DATABASE_URL: harness.database.url, LEDGER_SIGNING_KEY: signingKeyText },
-      },
-    );
+    const { stdout, stderr } = await run(process.execPath, [...ledgerCommandArgs, ...args], {
+      env: { ...process.env, DATABASE_URL: harness.database.url, LEDGER_SIGNING_KEY: signingKeyText },
+    });
     return { code: 0, output: stdout + stderr, stdout };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
