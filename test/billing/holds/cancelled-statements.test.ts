@@ -79,6 +79,24 @@ describe("a money statement of the gateway cancelled or ended by an operator", (
     return outcome;
   }
 
+  /**
+   * Runs `during` while the operator's transaction holds what `lock` takes, and ends that transaction however
+   * `during` ends, so a failed case leaves nothing held for the next.
+   */
+  async function whileOperatorHolds<T>(
+    lock: string,
+    values: readonly unknown[],
+    during: () => Promise<T>,
+  ): Promise<T> {
+    await holder.query("BEGIN");
+    try {
+      await holder.query(lock, [...values]);
+      return await during();
+    } finally {
+      await holder.query("ROLLBACK");
+    }
+  }
+
   /** The gateway's backend waiting for a lock while it runs the statement `fragment` is part of, then ended. */
   async function endWaitingBackend(fragment: string, ending: Ending): Promise<void> {
     let pid: number | undefined;
@@ -116,15 +134,15 @@ describe("a money statement of the gateway cancelled or ended by an operator", (
       const id = `hold-${ending}`;
       // Served once: the account has its authorized row, which holds lock.
       expect((await chat(id, false)).status).toBe(200);
-      await holder.query("BEGIN");
-      await holder.query(
+      const outcome = await whileOperatorHolds(
         "SELECT 1 FROM account_funds_authorized WHERE account_kind = 'user' AND account_id = $1 FOR UPDATE",
         [id],
+        async () => {
+          const refused = chat(id, ending === "terminate");
+          await endWaitingBackend("ledger_authorize_usage", ending);
+          return refused;
+        },
       );
-      const refused = chat(id, ending === "terminate");
-      await endWaitingBackend("ledger_authorize_usage", ending);
-      const outcome = await refused;
-      await holder.query("ROLLBACK");
 
       expectLedgerUnavailable(outcome);
       // Refused at once, not after the statement's own wait for the row.
@@ -156,15 +174,15 @@ describe("a money statement of the gateway cancelled or ended by an operator", (
             { timeout: 10_000, interval: 20 },
           )
           .toBe(1);
-        await holder.query("BEGIN");
-        await holder.query(
+        await whileOperatorHolds(
           "SELECT 1 FROM request_holds WHERE account_kind = 'user' AND account_id = $1 FOR UPDATE",
           [id],
+          async () => {
+            await endWaitingBackend("settlement_event = input.settlement", ending);
+            // Tried again meanwhile, and waiting again: the row is let go within the answer's wait for its usage.
+            await new Promise((resolve) => setTimeout(resolve, 500));
+          },
         );
-        await endWaitingBackend("settlement_event = input.settlement", ending);
-        // Tried again meanwhile, and waiting again: the row is let go within the answer's wait for its usage.
-        await new Promise((resolve) => setTimeout(resolve, 500));
-        await holder.query("COMMIT");
         const outcome = await answered;
 
         expect(outcome.status).toBe(200);
@@ -187,16 +205,17 @@ describe("a money statement of the gateway cancelled or ended by an operator", (
       const id = `log-${ending}`;
       await account(id);
       // The append's funds trigger moves the account's settled row: held, the append waits for it.
-      await holder.query("BEGIN");
-      await holder.query(
+      const outcome = await whileOperatorHolds(
         "SELECT 1 FROM account_funds_settled WHERE account_kind = 'user' AND account_id = $1 FOR UPDATE",
         [id],
+        async () => {
+          const answered = await chat(id, false);
+          expect(answered.status).toBe(200);
+          await endWaitingBackend("ledger_hold_authorization(holds)", ending);
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          return answered;
+        },
       );
-      const outcome = await chat(id, false);
-      expect(outcome.status).toBe(200);
-      await endWaitingBackend("ledger_hold_authorization(holds)", ending);
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      await holder.query("COMMIT");
 
       const recorded = await recordedUsageOf(await loggedRequestId(outcome));
       expect(recorded).toHaveLength(1);
@@ -208,18 +227,17 @@ describe("a money statement of the gateway cancelled or ended by an operator", (
       const id = `read-${ending}`;
       await account(id);
       const session = await harness.session(id);
-      await holder.query("BEGIN");
-      let reply: Awaited<ReturnType<typeof callJson>>;
-      try {
-        await holder.query("LOCK TABLE account_funds_settled IN ACCESS EXCLUSIVE MODE");
-        const reading = callJson(harness.url, "GET", "/llm/balance", session);
-        // The balance read's own words: the admission cache's read of the account just topped up joins
-        // account_funds too, and may wait on the same lock.
-        await endWaitingBackend("held_won::text AS held_won, pending_won::text", ending);
-        reply = await reading;
-      } finally {
-        await holder.query("ROLLBACK");
-      }
+      const reply = await whileOperatorHolds(
+        "LOCK TABLE account_funds_settled IN ACCESS EXCLUSIVE MODE",
+        [],
+        async () => {
+          const reading = callJson(harness.url, "GET", "/llm/balance", session);
+          // The balance read's own words: the admission cache's read of the account just topped up joins
+          // account_funds too, and may wait on the same lock.
+          await endWaitingBackend("held_won::text AS held_won, pending_won::text", ending);
+          return reading;
+        },
+      );
 
       expect(reply).toEqual({
         status: 503,
