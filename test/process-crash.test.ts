@@ -102,21 +102,31 @@ async function streamUnderWay(url: string, key: string): Promise<string> {
 }
 
 /**
- * Waits until the request's usage is charged, within 30 s of `sinceMs` (C10), and asserts it was settled
- * from its hold as interrupted, estimated, and charged once, and that nothing is left held or pending.
+ * Waits until the request's hold is settled, within 30 s of `sinceMs` (C10's bound for an orphan), then until
+ * its usage is charged, and asserts it was settled from its hold as interrupted, estimated, and charged once,
+ * and that nothing is left held or pending. The charge has a wait of its own: C10 bounds the settlement, and
+ * the charge follows the log and its projections, which a loaded server shared with other tests can delay.
  */
 async function expectChargedFromItsHold(requestId: string, sinceMs: number): Promise<void> {
-  let types: string[] = [];
-  while (Date.now() - sinceMs < 30_000) {
-    types = (
+  const typesOf = async () =>
+    (
       await query<{ type: string }>(
         "SELECT type FROM ledger_events WHERE stream_id = $1 ORDER BY stream_version",
         [`usage-${requestId}`],
       )
     ).map((row) => row.type);
-    if (types.includes("UsageCharged")) break;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  let types: string[] = [];
+  const untilLogged = async (type: string, deadlineMs: number) => {
+    while (Date.now() < deadlineMs) {
+      types = await typesOf();
+      if (types.includes(type)) return;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    types = await typesOf();
+  };
+  await untilLogged("UsageRecorded", sinceMs + 30_000);
+  expect(types, "settled within 30 s").toContain("UsageRecorded");
+  await untilLogged("UsageCharged", Date.now() + 30_000);
   expect(types).toEqual(["UsageAuthorized", "UsageRecorded", "UsageCharged"]);
   const [usage] = await query<{ data: { outcome: string; usageSource: string } }>(
     "SELECT data FROM ledger_events WHERE stream_id = $1 AND type = 'UsageRecorded'",
@@ -131,7 +141,7 @@ async function expectChargedFromItsHold(requestId: string, sinceMs: number): Pro
 }
 
 describe("processes killed outright", () => {
-  it("charges a stream cut by its gateway's death within 30 s, as interrupted and estimated", async () => {
+  it("settles a stream cut by its gateway's death within 30 s, as interrupted and estimated, and charges it", async () => {
     // Given a worker, a gateway and a stream under way through it
     database = await createTestDatabase("crash_gateway");
     const environment = environmentOf(database);
@@ -143,11 +153,11 @@ describe("processes killed outright", () => {
     // When the gateway dies mid-stream
     await killOutright(gateway);
 
-    // Then the hold is settled and charged, once, within 30 s
+    // Then the hold is settled within 30 s, and charged once
     await expectChargedFromItsHold(requestId, Date.now());
   }, 150_000);
 
-  it("charges a dead gateway's stream within 30 s while the leading worker is frozen, and once", async () => {
+  it("settles a dead gateway's stream within 30 s while the leading worker is frozen, and charges it once", async () => {
     // Given a leading worker, a stand-by, a gateway and a stream under way through it
     database = await createTestDatabase("crash_frozen_leader");
     const environment = environmentOf(database);
@@ -163,7 +173,7 @@ describe("processes killed outright", () => {
     await killOutright(gateway);
     const killedAtMs = Date.now();
 
-    // Then the stand-by takes the lead and the hold is settled and charged within 30 s
+    // Then the stand-by takes the lead, the hold is settled within 30 s, and charged
     await expectChargedFromItsHold(requestId, killedAtMs);
 
     // And once the frozen worker thaws, nothing is settled or charged twice
