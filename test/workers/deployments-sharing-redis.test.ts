@@ -16,16 +16,17 @@ import {
  * worker finds no usage there, is dropped from its job, and its charge waits for the pending-charge sweep
  * (5 s and more), where it may be taken by the wrong worker again.
  *
- * A usage charged within `chargedWithinMs` of its recording was charged by its gateway's own job: the sweep
- * enqueues only usage older than `pendingChargeAgeMs`.
+ * A usage charged while its worker's sweep enqueued nothing was charged by its gateway's own job. That is
+ * asserted from the sweep's own log, not from how soon the charge came: on a shared, loaded server the log
+ * and its projections can lag a charged usage by seconds, which says nothing about which job charged it.
  */
 
-const chargedWithinMs = billingLimits.pendingChargeAgeMs - 1_000;
 const creditWon = "100000";
 /** Requests apart by more than the gateway's linger: each its own charge job. */
 const requestsEach = 6;
 const requestGapMs = billingLimits.chargeEnqueueLingerMs + 50;
 const cannotBeCharged = "this usage cannot be charged; it is dropped from its job";
+const sweptAgain = "uncharged usage found and enqueued again";
 
 interface LogLine {
   msg: string;
@@ -77,22 +78,21 @@ async function keyWithCredit(harness: GatewayHarness, account: string): Promise<
   return key;
 }
 
-/** Each request's charges in `pool`'s ledger, and how long after its usage's recording the first came. */
+/** Each request's charges in `pool`'s ledger. */
 async function chargesOf(pool: pg.Pool, outcomes: readonly GenerationOutcome[]) {
-  const { rows } = await pool.query<{ request_id: string; charges: number; charged_after_ms: number | null }>(
-    `SELECT substr(stream_id, 7) AS request_id,
-            count(*) FILTER (WHERE type = 'UsageCharged')::int AS charges,
-            (extract(epoch FROM min(recorded_at) FILTER (WHERE type = 'UsageCharged')
-                              - min(recorded_at) FILTER (WHERE type = 'UsageRecorded')) * 1000)::int AS charged_after_ms
+  const { rows } = await pool.query<{ request_id: string; charges: number }>(
+    `SELECT substr(stream_id, 7) AS request_id, count(*) FILTER (WHERE type = 'UsageCharged')::int AS charges
      FROM ledger_events WHERE stream_id = ANY($1) GROUP BY stream_id ORDER BY 1`,
     [outcomes.map((outcome) => `usage-${outcome.requestId}`)],
   );
   return rows;
 }
 
+/** Every request charged once, and none of them left to the sweep of `workerLog`'s worker. */
 async function expectChargedOnceByItsOwnJob(
   harness: GatewayHarness,
   outcomes: readonly GenerationOutcome[],
+  workerLog: { lines: LogLine[] },
 ): Promise<void> {
   expect(outcomes.map((outcome) => outcome.status)).toEqual(outcomes.map(() => 200));
   const pool = harness.service.ledger.pool;
@@ -104,10 +104,7 @@ async function expectChargedOnceByItsOwnJob(
     .toBe(outcomes.length);
   const charges = await chargesOf(pool, outcomes);
   expect(charges.map((row) => row.charges)).toEqual(outcomes.map(() => 1));
-  expect(
-    charges.filter((row) => row.charged_after_ms! >= chargedWithinMs),
-    `charged ${chargedWithinMs} ms or more after its usage: left to the sweep`,
-  ).toEqual([]);
+  expect(workerLog.lines.filter((line) => line.msg === sweptAgain)).toEqual([]);
 }
 
 describe("deployments sharing one Redis", () => {
@@ -140,7 +137,7 @@ describe("deployments sharing one Redis", () => {
       }
 
     for (const deployment of deployments)
-      await expectChargedOnceByItsOwnJob(deployment.harness, deployment.outcomes);
+      await expectChargedOnceByItsOwnJob(deployment.harness, deployment.outcomes, deployment.workerLog);
     // Neither worker was handed a request of the other's.
     for (const deployment of deployments)
       expect(deployment.workerLog.lines.filter((line) => line.msg === cannotBeCharged)).toEqual([]);
@@ -152,7 +149,11 @@ describe("processes of one deployment", () => {
     const database = await createTestDatabase("two_hosts");
     cleanups.push(() => database.drop());
     // A worker process reaching the database at 127.0.0.1, and a gateway process (no workers) at localhost.
-    const worker = await started({ database: { ...database, drop: async () => {} }, billing: { redisUrl } });
+    const workerLog = capturedLog<LogLine>();
+    const worker = await started({
+      database: { ...database, drop: async () => {} },
+      billing: { redisUrl, logger: workerLog.logger },
+    });
     const gateway = await started({
       database: byLocalhost(database),
       billing: { redisUrl, runWorkers: false },
@@ -168,6 +169,6 @@ describe("processes of one deployment", () => {
     }
 
     // The worker's reconciler took the gateway's jobs: nothing was left to the worker's sweep.
-    await expectChargedOnceByItsOwnJob(worker, outcomes);
+    await expectChargedOnceByItsOwnJob(worker, outcomes, workerLog);
   }, 60_000);
 });
