@@ -85,7 +85,7 @@ describe("generation with the official openai client", () => {
       tokens: { input: data.usage!.prompt_tokens, output: data.usage!.completion_tokens },
     });
     // Its charge is enqueued once the usage is logged (the log follows the answer in batches).
-    await expect.poll(() => harness.enqueued).toContain(requestId);
+    await expect.poll(() => harness.enqueued, { timeout: 10_000 }).toContain(requestId);
   });
 
   it("streams chat completions: role first, usage only on the last chunk", async () => {

@@ -55,7 +55,9 @@ describe("a create whose answer shows its secret once, when the read models lag"
       (await callJson(harness.url, "GET", "/llm/apis?isOrganization=false", session)).body.data as {
         uuid: string;
       }[];
-    await expect.poll(async () => (await listed()).map((key) => key.uuid)).toEqual([issued.body.uuid]);
+    await expect
+      .poll(async () => (await listed()).map((key) => key.uuid), { timeout: 10_000 })
+      .toEqual([issued.body.uuid]);
   });
 
   it("given lagging read models, when a webhook endpoint is added, then the answer carries its secret and the endpoint the list shows", async () => {

@@ -47,7 +47,10 @@ describe("keep-alive connections while the gateway drains", () => {
         );
       });
       // In flight: the upstream has it, and answers a second later
-      await vi.waitFor(() => expect(harness.simulator.recordedRequests()).toHaveLength(1), { interval: 20 });
+      await vi.waitFor(() => expect(harness.simulator.recordedRequests()).toHaveLength(1), {
+        timeout: 10_000,
+        interval: 20,
+      });
 
       const draining = harness.service.drain();
 
