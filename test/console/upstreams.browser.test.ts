@@ -53,10 +53,17 @@ beforeAll(async () => {
     billing: {},
     service: {
       adminToken: testSecrets.adminToken,
-      // The default attempts, and a breaker that judges by three requests and stays open for the test: a
-      // served and a failed request leave it closed at 50%, one more failed request opens it.
+      // The default attempts, and a breaker that judges by three requests, over a window and an open period
+      // that outlast the test: a served and a failed request leave it closed at 50%, one more failed request
+      // opens it. Each failed request takes its retries' 3.5-7 s, and the browser's start and the first test
+      // come between: the default 30 s window could let the served request age out on a slow machine.
       upstreamResilience: {
-        limits: { breakerRequestsMin: 3, breakerFailureRateMin: 0.5, breakerOpenMs: 600_000 },
+        limits: {
+          breakerRequestsMin: 3,
+          breakerFailureRateMin: 0.5,
+          breakerWindowMs: 600_000,
+          breakerOpenMs: 600_000,
+        },
       },
     },
   });
