@@ -159,19 +159,19 @@ async function attemptsRecorded(deliveryIds: string[]): Promise<number[]> {
   return result.rows.map((row) => row.attempts);
 }
 
-function startWorker(): RunningWebhookWorker {
+function startWorker(timeoutMs = attemptTimeoutMs): RunningWebhookWorker {
   return startWebhookWorker(harness.service.ledger.pool, logger, {
     pollIntervalMs: 50,
     balanceCheckIntervalMs: 60_000,
     retryDelaysMs: [120_000],
-    attemptTimeoutMs,
+    attemptTimeoutMs: timeoutMs,
     allowPrivateNetworks: true,
   });
 }
 
 /** Every hanging message attempted once (the receiver saw it once, its row counts one), never twice at once. */
-async function expectEachAttemptedOnce(deliveryIds: string[]) {
-  const budgetMs = (deliveryIds.length / perAccountMax + 2) * attemptTimeoutMs + 2_000;
+async function expectEachAttemptedOnce(deliveryIds: string[], timeoutMs = attemptTimeoutMs) {
+  const budgetMs = (deliveryIds.length / perAccountMax + 2) * timeoutMs + 2_000;
   await until(
     "every hanging message attempted",
     async () => (await attemptsRecorded(deliveryIds)).every((attempts) => attempts === 1),
@@ -238,18 +238,21 @@ describe("fair webhook delivery", () => {
   it("given an account whose three endpoints never answer, then its fourth, healthy endpoint gets its message at the first free slot of the account, not after all of theirs", async () => {
     const mixed = await hangingAccount("mixed-owner", 3, webhookLimits.pendingTestMessagesMax);
     const fineWebhook = await addWebhook(mixed.token, `${healthyUrl}/hook`);
-    const worker = startWorker();
+    // Attempts of 2 s: a slot freed by one ending is taken within 1.5 s even on a slow machine, and the next
+    // round of freed slots (an unfair order's earliest) is 2 s later, the fourth (after all of theirs) 6 s.
+    const slowAttemptTimeoutMs = 2_000;
+    const worker = startWorker(slowAttemptTimeoutMs);
     try {
       await until("the hanging attempts started", () => hanging.open() > 0, 5_000);
 
       // Its account's slots are all held by hanging attempts: it waits for the first of them to end.
       await expectReceivedWithin(
         await sendTestTimed(mixed.token, fineWebhook),
-        attemptTimeoutMs + 500,
-        2 * attemptTimeoutMs,
+        slowAttemptTimeoutMs + 1_500,
+        2 * slowAttemptTimeoutMs,
       );
 
-      await expectEachAttemptedOnce(mixed.deliveryIds);
+      await expectEachAttemptedOnce(mixed.deliveryIds, slowAttemptTimeoutMs);
       expect(hanging.mostOpenByAccount.get("mixed-owner")).toBe(perAccountMax);
     } finally {
       await worker.close();
