@@ -2,6 +2,7 @@ import { Writable } from "node:stream";
 import pg from "pg";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { databaseSessionLimits } from "../../../src/kernel/limits";
 import { type LocalReadModel, ProjectionWaiter } from "../../../src/ledger/projection/projection-waiter";
 import type { RecordedEvent } from "../../../src/ledger/store/event-store";
 import { logStart } from "../../../src/ledger/store/log-position";
@@ -22,7 +23,12 @@ import { eventually } from "../../workers/queue-test-support";
 
 const outageMs = 1_500;
 const pollIntervalMs = 60_000;
-const promptMs = 5_000;
+/**
+ * Prompt: within the reconnect's longest backoff, and a margin, of the database taking connections again. An
+ * outage that waits out other files' transactions runs longer than 1.5 s, and the reconnect's backoff grows
+ * with it to its cap; a minute's poll is still far off.
+ */
+const promptMs = databaseSessionLimits.listenReconnectDelayMaxMs + 5_000;
 /** Waiting for projections includes waiting out other test files' transactions (see above). */
 const projectionWaitMs = 30_000;
 const account = { kind: "user", id: "listener" } as const;
