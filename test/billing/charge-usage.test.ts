@@ -43,7 +43,8 @@ beforeEach(async () => {
     waiter: new ProjectionWaiter(harness.ledger.pool, harness.database.url, 20),
     pricing: createPricingReadModel(harness.ledger.pool),
     clock: () => chargedAt,
-    projectionWaitTimeoutMs: 5_000,
+    // Waiting for projections includes waiting out other test files' transactions on the shared server.
+    projectionWaitTimeoutMs: 30_000,
   };
 });
 

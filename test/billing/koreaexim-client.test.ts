@@ -16,6 +16,13 @@ import {
 import { type FakeKoreaeximServer, startFakeKoreaeximServer } from "./fake-koreaexim-server";
 
 const authkey = "TestAuthkey0123456789SecretValue";
+/**
+ * Per request: long enough that the fake bank on 127.0.0.1 always answers within it, however loaded the
+ * machine (a spurious timeout would add a retry to counts asserted exactly); the tests of a bank that hangs
+ * use their own client with `hangTimeoutMs`.
+ */
+const requestTimeoutMs = 5_000;
+const hangTimeoutMs = 300;
 
 let bank: FakeKoreaeximServer;
 let client: KoreaeximClient;
@@ -26,7 +33,7 @@ function connect(options: { authkey?: string; url?: string; limits?: Partial<Kor
   return createKoreaeximClient({
     authkey: options.authkey ?? authkey,
     url: options.url ?? bank.url,
-    limits: { requestTimeoutMs: 300, ...options.limits },
+    limits: { requestTimeoutMs, ...options.limits },
     sleep: async (delayMs) => {
       sleptMs.push(delayMs);
     },
@@ -239,6 +246,8 @@ describe("Korea Eximbank client: transient failures are retried with bounded bac
   it("times out a request that hangs and retries it", async () => {
     // given the first request never gets an answer
     bank.script("20260303", { kind: "hang" }, { kind: "business-day", usdDealBaseRate: "1,483.4" });
+    await client.close();
+    client = connect({ limits: { requestTimeoutMs: hangTimeoutMs } });
     // when
     const quote = await client.fetchRateApplyingOn("2026-03-04");
     // then
@@ -325,17 +334,19 @@ describe("Korea Eximbank client: the authkey never leaks", () => {
     const closedBank = await startFakeKoreaeximServer({ authkey });
     await closedBank.close();
     const unreachable = connect({ url: closedBank.url });
+    const hanging = connect({ limits: { requestTimeoutMs: hangTimeoutMs } });
     // when
     const errors = await Promise.all([
       failureOf(client.fetchRateApplyingOn("2026-03-04")),
       failureOf(client.fetchRateApplyingOn("2026-02-04")),
-      failureOf(client.fetchRateApplyingOn("2026-01-04")),
+      failureOf(hanging.fetchRateApplyingOn("2026-01-04")),
       failureOf(client.fetchRateApplyingOn("2025-12-04")),
       failureOf(client.fetchRateApplyingOn("2025-11-04")),
       failureOf(client.fetchRateApplyingOn("2025-10-04")),
       failureOf(unreachable.fetchRateApplyingOn("2026-03-04")),
     ]);
     await unreachable.close();
+    await hanging.close();
     // then the key was sent, but is said nowhere
     expect(bank.requests().every((request) => request.authkey === authkey)).toBe(true);
     expect(errors.map((error) => error.kind)).toEqual([

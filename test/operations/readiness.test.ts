@@ -48,7 +48,9 @@ async function startDeployment(queue: "postgresql" | "redis"): Promise<Deploymen
   const operations = createOperations({
     queueBackend,
     logger,
-    bounds: { probeTimeoutMs: 1_000 },
+    // A cut dependency fails its probe at once (unreachable); the bound only has to outlast a loaded
+    // machine's slowest answer of a live one.
+    bounds: { probeTimeoutMs: 5_000 },
   });
   const service = await startService({
     databaseUrl,

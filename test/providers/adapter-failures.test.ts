@@ -63,6 +63,8 @@ describe.each(protocols)("%s adapter failures", (protocol) => {
     const hasty = adapter(protocol, { timeouts: { headersTimeoutMs: 100 } });
 
     await expect(hasty.generate(simpleRequest, neverAborted())).rejects.toMatchObject({ reason: "timeout" });
+    // The simulator shares this process: a stall longer than the timeout can run the timer before it reads.
+    await waitForRequest();
     await expect(simulator().lastRequest()?.ended).resolves.toBe("connection-closed");
   });
 
