@@ -78,11 +78,11 @@ async function setLanguage(language: "ko" | "en"): Promise<void> {
   await page.evaluate(`window.localStorage.setItem("won-console.language", "${language}")`);
 }
 
+/** At 390 px the page settles within the screen's width: charts re-render after a resize, not with it. */
 async function expectNoSidewaysScroll(name: string): Promise<void> {
   await page.setViewportSize(phone);
-  await page.waitForTimeout(150);
+  await poll(pageWidth, `${name} at 390 px`).toBeLessThanOrEqual(phone.width);
   await screenshot(page, `${name}-390`, { fullPage: false });
-  expect(await pageWidth(), `${name} at 390 px`).toBeLessThanOrEqual(phone.width);
 }
 
 /** The header at 1366 px: the brand and the language picker on one line, every nav link on one line. */
@@ -281,17 +281,18 @@ describe("the console at 1366 px and 390 px, in Korean and English", { timeout: 
       await page.getByLabel("Group by").selectOption("key");
       return legend.count();
     }).toBeGreaterThanOrEqual(names.length + 1);
+    // A plot squeezed to nothing has no grid at all.
+    const plotHeight = async (chart: string) => {
+      const grid = page.getByTestId(chart).locator(".recharts-cartesian-grid");
+      return (await grid.count()) === 0 ? 0 : (await grid.boundingBox())!.height;
+    };
     for (const viewport of [phone, laptop]) {
+      // The charts re-render after a resize, not with it: each settles to its size.
       await page.setViewportSize(viewport);
-      await page.waitForTimeout(150);
+      for (const chart of ["chart-won", "chart-tokens"])
+        await poll(() => plotHeight(chart), `${chart} at ${viewport.width} px`).toBeGreaterThan(150);
+      await poll(pageWidth, `usage at ${viewport.width} px`).toBeLessThanOrEqual(viewport.width);
       await screenshot(page, `layout-usage-legend-${viewport.width}`);
-      for (const chart of ["chart-won", "chart-tokens"]) {
-        // A plot squeezed to nothing has no grid at all.
-        const grid = page.getByTestId(chart).locator(".recharts-cartesian-grid");
-        const height = (await grid.count()) === 0 ? 0 : (await grid.boundingBox())!.height;
-        expect(height, `${chart} at ${viewport.width} px`).toBeGreaterThan(150);
-      }
-      expect(await pageWidth(), `usage at ${viewport.width} px`).toBeLessThanOrEqual(viewport.width);
     }
     // The whole name is each legend item's title; what shows is cut short.
     const titles = await Promise.all((await legend.all()).map((item) => item.getAttribute("title")));

@@ -9,8 +9,12 @@ import type { GatewayHarness } from "../../support/gateway-harness";
  */
 export const patienceMs = 20_000;
 
-export function poll<T>(read: () => Promise<T> | T) {
-  return expect.poll(read, { timeout: patienceMs, interval: 100 });
+export function poll<T>(read: () => Promise<T> | T, message?: string) {
+  return expect.poll(read, {
+    timeout: patienceMs,
+    interval: 100,
+    ...(message === undefined ? {} : { message }),
+  });
 }
 
 /** A top-up appended to the ledger, waiting as long as the suite's load needs for the balance to show it. */
