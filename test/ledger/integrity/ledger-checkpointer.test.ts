@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { latestCheckpoint } from "../../../src/ledger/integrity/ledger-checkpoint";
+import { checkpointsAfter, latestCheckpoint } from "../../../src/ledger/integrity/ledger-checkpoint";
 import { runCheckpointer } from "../../../src/ledger/integrity/ledger-checkpointer";
 import { verifyIntegrity } from "../../../src/ledger/integrity/ledger-integrity";
 import { LedgerSigningKey } from "../../../src/ledger/integrity/ledger-signing-key";
@@ -46,10 +46,8 @@ describe("the checkpointer in worker processes", () => {
       runCheckpointer({ ...options, onError: (error) => errors.push(error) }, stop.signal),
     );
     try {
-      const full = await waitFor(async () => {
-        const latest = await latestCheckpoint(harness.ledger.pool);
-        return latest?.sequence === 2 ? latest : undefined;
-      });
+      // Read by its sequence: the checkpoint after it comes 1.5 s later, a window a stalled poll could miss.
+      const full = await waitFor(async () => (await checkpointsAfter(harness.ledger.pool, 1, 1))[0]);
       expect(full.eventCount).toBe(5);
       // The last 2 events wait for the interval, then are sealed on their own.
       const partial = await waitFor(async () => {
