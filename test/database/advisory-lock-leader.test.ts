@@ -83,18 +83,21 @@ async function lockHolders(): Promise<string[]> {
   return result.rows.map((row) => row.application_name);
 }
 
-/** When the lock holder's session last went idle (its last statement's end), by the server's clock, in ms. */
-async function lockHolderIdleSinceMs(): Promise<number> {
+/**
+ * When `applicationName`'s session holding the lock last went idle (its last statement's end), in ms by the
+ * server's clock.
+ */
+async function lockHolderIdleSinceMs(applicationName: string): Promise<number> {
   for (;;) {
     const result = await admin.query<{ state: string; idle_since_ms: number }>(
       `SELECT activity.state, extract(epoch FROM activity.state_change)::float8 * 1000 AS idle_since_ms
        FROM pg_locks held JOIN pg_stat_activity activity USING (pid)
        WHERE held.locktype = 'advisory' AND held.granted AND held.classid = 0 AND held.objid = $1
-         AND held.database = (SELECT oid FROM pg_database WHERE datname = $2)`,
-      [lockKey, database.name],
+         AND held.database = (SELECT oid FROM pg_database WHERE datname = $2) AND activity.application_name = $3`,
+      [lockKey, database.name, applicationName],
     );
     const [holder] = result.rows;
-    assert(holder, "no session holds the lock");
+    assert(holder, `${applicationName} holds no lock`);
     // A statement sent just before the stop still runs to its end: its end is the session's last activity.
     if (holder.state !== "active") return holder.idle_since_ms;
     await sleep(10);
@@ -315,7 +318,7 @@ describe("advisory lock leader", () => {
 
         // When: the process freezes, its socket open, answering nothing
         child.kill("SIGSTOP");
-        const lastTouchedAtMs = await lockHolderIdleSinceMs();
+        const lastTouchedAtMs = await lockHolderIdleSinceMs("contender-frozen");
 
         // Then: the server ends the session idle since its last touch and the stand-by leads, within the bound
         // and a retry or two — and not before the bound (counted from that touch, not from the freeze: a
