@@ -122,7 +122,6 @@ async function expectChargedFromItsHold(requestId: string, sinceMs: number): Pro
       if (types.includes(type)) return;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
-    types = await typesOf();
   };
   await untilLogged("UsageRecorded", sinceMs + 30_000);
   expect(types, "settled within 30 s").toContain("UsageRecorded");
