@@ -16,7 +16,7 @@ export interface LedgerHarness {
   runner: ProjectionRunner;
   /** Applies everything appended through this harness so far to every projection. */
   project(): Promise<void>;
-  /** Waits until everything appended through this harness is visible to log readers. */
+  /** Waits until every event committed so far, by any path, is visible to log readers. */
   visible(): Promise<void>;
   append(...appends: StreamAppend[]): Promise<void>;
   dispose(): Promise<void>;
@@ -39,14 +39,24 @@ export async function openLedgerHarness(label: string): Promise<LedgerHarness> {
   await runner.prepare(client);
   let lastAppended: LogPosition | undefined;
   // Readers see an event only once every older transaction of the whole server has ended, and test files
-  // share a server: wait for visibility instead of assuming it.
+  // share a server: wait for visibility instead of assuming it. What is waited for is every event committed
+  // so far, by any path (the store, a SQL function, the settled holds' log writer), not only this harness's.
   const visible = async () => {
-    for (let attempt = 0; attempt < 3_000 && lastAppended; attempt++) {
+    const committed = await ledger.pool.query<{ commit: string; prepare: string }>(
+      `SELECT transaction_order::text AS commit, position::text AS prepare FROM ledger_events
+       ORDER BY transaction_order DESC, position DESC LIMIT 1`,
+    );
+    const last = committed.rows[0];
+    const target = last ? { commit: BigInt(last.commit), prepare: BigInt(last.prepare) } : lastAppended;
+    if (!target) return;
+    const deadline = Date.now() + 30_000;
+    while (Date.now() < deadline) {
+      if (isAtOrAfter(runner.lowestCheckpoint(), target)) return;
       const tail = await ledger.store.readAll({ after: runner.lowestCheckpoint(), limit: 100_000 });
-      if (tail.length > 0 && isAtOrAfter(tail[tail.length - 1]!.position, lastAppended)) return;
-      if (isAtOrAfter(runner.lowestCheckpoint(), lastAppended)) return;
+      if (tail.length > 0 && isAtOrAfter(tail[tail.length - 1]!.position, target)) return;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
+    throw new Error(`the log's readers did not see its last event within 30 s`);
   };
   return {
     database,
