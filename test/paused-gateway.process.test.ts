@@ -267,8 +267,10 @@ describe("a gateway paused past the sweep's judgement", () => {
       // Then no stream received output decided after the resume, and each ended with the error saying why.
       // A stop can land between a chunk's check and its write (the frames of one turn are written together at
       // its end): that write, decided before the pause, goes out after it — the text of one upstream read, a
-      // token at this pace or two where the read caught up. It was counted as delivered when it was decided,
-      // so the gateway's correction below bills it.
+      // token at this pace, or the few the upstream sent while the relay was behind on a loaded machine (three
+      // seen with three test files running on two cores). It was counted as delivered when it was decided, so
+      // the gateway's correction below bills it. A relay going on past its released hold would deliver the
+      // rest of the answer at the upstream's pace: 15 tokens or more in every case here.
       for (const [index, stream] of streams.entries()) {
         const before = receivedBeforeResume.get(String(index))!;
         expect(stream.received.text.startsWith(before), `stream ${index}`).toBe(true);
@@ -276,7 +278,7 @@ describe("a gateway paused past the sweep's judgement", () => {
         expect(
           afterResume.split(" ").filter(Boolean).length,
           `stream ${index}: "${afterResume}"`,
-        ).toBeLessThanOrEqual(2);
+        ).toBeLessThanOrEqual(5);
         if (stream.received.finished) continue; // answered in full before the pause
         expect(String(stream.received.failure)).toMatch(/hold was released/);
       }
