@@ -88,7 +88,11 @@ async function expectNoSidewaysScroll(name: string): Promise<void> {
 /** The header at 1366 px: the brand and the language picker on one line, every nav link on one line. */
 async function expectOneHeaderBand(name: string): Promise<void> {
   await page.setViewportSize(laptop);
-  await page.waitForTimeout(150);
+  // The page lays itself out again after a resize, not with it: the header settles into one band.
+  await poll(
+    async () => (await page.locator("header").boundingBox())?.height,
+    `${name} header at 1366 px`,
+  ).toBeLessThan(64);
   await screenshot(page, `${name}-1366`);
   const brand = (await page.locator("header .brand").boundingBox())!;
   const picker = (await page.locator("header select").boundingBox())!;

@@ -97,12 +97,19 @@ export async function seriousAccessibilityViolations(page: Page): Promise<string
     );
 }
 
-/** The whole page by default; `fullPage: false` for what a screen of the viewport's size shows first. */
+/** Whether the browser tests keep screenshots for a person to look at; nothing asserts on them. */
+export const screenshotsKept = process.env.CONSOLE_SCREENSHOTS === "1";
+
+/**
+ * The whole page by default; `fullPage: false` for what a screen of the viewport's size shows first. Taken
+ * only with `CONSOLE_SCREENSHOTS=1`: encoding them took a sixth of the layout tests' time and Chromium's CPU.
+ */
 export async function screenshot(
   page: Page,
   name: string,
   options: { fullPage?: boolean } = {},
-): Promise<string> {
+): Promise<string | undefined> {
+  if (!screenshotsKept) return undefined;
   await mkdir(artifactsDirectory, { recursive: true });
   const file = path.join(artifactsDirectory, `${name}.png`);
   await page.screenshot({ path: file, fullPage: options.fullPage ?? true });
