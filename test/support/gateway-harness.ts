@@ -84,7 +84,8 @@ export async function startGatewayHarness(
     database?: TestDatabase;
   } = {},
 ): Promise<GatewayHarness> {
-  const database = options.database ?? (await createTestDatabase(options.label ?? "gateway"));
+  const database =
+    options.database ?? (await createTestDatabase(options.label ?? "gateway", { migrated: true }));
   const simulator = await startSimulator(options.simulator ?? {});
   const enqueued: string[] = [];
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });

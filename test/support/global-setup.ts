@@ -3,6 +3,7 @@ import { promisify } from "node:util";
 import type { TestProject } from "vitest/node";
 import { startTestPostgres } from "../../bench/support/postgres-server";
 import { buildConsoleIfStale } from "../../console/build-console";
+import { createMigratedTemplate } from "./database";
 
 /**
  * Uses DATABASE_URL when set (and fails, never skips, when it is unreachable); otherwise starts embedded
@@ -15,11 +16,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await promisify(execFile)("npm", ["run", "--silent", "build"]);
   const server = await startTestPostgres();
   project.provide("postgresServerUrl", server.url);
-  return server.stop;
+  const template = await createMigratedTemplate(server.url);
+  project.provide("migratedTemplate", template.name);
+  return async () => {
+    await template.drop();
+    await server.stop();
+  };
 }
 
 declare module "vitest" {
   export interface ProvidedContext {
     postgresServerUrl: string;
+    /** The database `createTestDatabase(label, { migrated: true })` copies. */
+    migratedTemplate: string;
   }
 }

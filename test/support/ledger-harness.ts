@@ -23,7 +23,7 @@ export interface LedgerHarness {
 }
 
 export async function openLedgerHarness(label: string): Promise<LedgerHarness> {
-  const database = await createTestDatabase(label);
+  const database = await createTestDatabase(label, { migrated: true });
   const ledger = await openLedger({ databaseUrl: database.url, applicationName: `test-${label}` });
   const runner = new ProjectionRunner({
     pool: ledger.pool,
