@@ -98,7 +98,7 @@ export async function seriousAccessibilityViolations(page: Page): Promise<string
 }
 
 /** Whether the browser tests keep screenshots for a person to look at; nothing asserts on them. */
-export const screenshotsKept = process.env.CONSOLE_SCREENSHOTS === "1";
+const screenshotsKept = process.env.CONSOLE_SCREENSHOTS === "1";
 
 /**
  * The whole page by default; `fullPage: false` for what a screen of the viewport's size shows first. Taken
