@@ -13,6 +13,11 @@ export interface PrivateRedis {
   flushAll(): Promise<void>;
   /** Kills the server (SIGKILL, as a crash) and starts an empty one on the same port after `downMs`. */
   restartEmpty(downMs: number): Promise<void>;
+  /**
+   * Stops the server without closing anything (SIGSTOP, as a frozen host) for `frozenMs`, then lets it go
+   * on (SIGCONT) with its data and connections as they were. `beforeThaw` runs at the end, still frozen.
+   */
+  freezeFor(frozenMs: number, beforeThaw?: () => Promise<void>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -30,6 +35,15 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
       await killServer(server);
       await new Promise((resolve) => setTimeout(resolve, downMs));
       server = await startServer(port, url);
+    },
+    async freezeFor(frozenMs, beforeThaw) {
+      server.kill("SIGSTOP");
+      try {
+        await new Promise((resolve) => setTimeout(resolve, frozenMs));
+        await beforeThaw?.();
+      } finally {
+        server.kill("SIGCONT");
+      }
     },
     stop: () => killServer(server),
   };
