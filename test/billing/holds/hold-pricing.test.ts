@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { calculateCharge } from "../../../src/billing/charging/charge-calculation";
-import { costWonOf } from "../../../src/billing/holds/hold-pricing";
-import type { PricingInForce } from "../../../src/billing/read-models/pricing-read-model";
+import { costWonOf, HoldPricing } from "../../../src/billing/holds/hold-pricing";
+import type { PricingInForce, PricingReadModel } from "../../../src/billing/read-models/pricing-read-model";
 import { parseMoney } from "../../../src/kernel/money";
 
 function pricing(terms: { outputPrice?: string; fxRate?: string; discount?: string } = {}): PricingInForce {
@@ -61,5 +61,77 @@ describe("the request path's cost of tokens (costWonOf)", () => {
     expect(() => costWonOf(terms, { ...tokens, output: -1 })).toThrow(RangeError);
     expect(() => costWonOf(terms, { ...tokens, cached: tokens.input + 1 })).toThrow(RangeError);
     expect(() => costWonOf(terms, { ...tokens, reasoning: tokens.output + 1 })).toThrow(RangeError);
+  });
+});
+
+describe("the pricing a gateway keeps in memory (HoldPricing)", () => {
+  const startedAt = new Date("2026-11-28T03:00:00.000Z");
+  const batch = {
+    from: { commit: 1n, prepare: 1n },
+    to: { commit: 2n, prepare: 2n },
+    touched: new Set<string>(),
+  };
+
+  /** A pricing read model whose reads the test answers: each read waits for `answer` and returns what it is given. */
+  function answeredByHand() {
+    const waiting: ((pricing: PricingInForce) => void)[] = [];
+    const read: PricingReadModel = {
+      pricingAt: () => new Promise((resolve) => waiting.push((pricing) => resolve([pricing]))),
+      pricingEachAt: () => Promise.reject(new Error("not read by HoldPricing")),
+    };
+    return {
+      memory: new HoldPricing({ read, ttlMs: 60_000, entriesMax: 100 }),
+      reads: () => waiting.length,
+      answer: (index: number, pricing: PricingInForce) => waiting[index]!(pricing),
+    };
+  }
+
+  /** Puts a pricing in memory: one read, answered. */
+  async function remembered(pricing: PricingInForce) {
+    const model = answeredByHand();
+    const priced = model.memory.pricingFor("alpha-5.4", null, startedAt);
+    model.answer(0, pricing);
+    expect(await priced).toBe(pricing);
+    expect(model.memory.peek("alpha-5.4", null, startedAt)).toBe(pricing);
+    return model;
+  }
+
+  it("given a pricing in memory, then a batch that may have changed pricing, or says nothing of it, drops it", async () => {
+    for (const change of [undefined, batch, { ...batch, pricingChanged: true }]) {
+      // given
+      const model = await remembered(pricing());
+      // when
+      model.memory.checkpointsAdvanced(change);
+      // then: the next request reads again
+      expect(model.memory.peek("alpha-5.4", null, startedAt)).toBeUndefined();
+      expect(model.reads()).toBe(2);
+    }
+  });
+
+  it("given a pricing in memory, then a batch that changed no pricing keeps it", async () => {
+    const kept = pricing();
+    const model = await remembered(kept);
+
+    model.memory.checkpointsAdvanced({ ...batch, pricingChanged: false });
+
+    expect(model.memory.peek("alpha-5.4", null, startedAt)).toBe(kept);
+    expect(model.reads()).toBe(1);
+  });
+
+  it("given a read begun before a change, then its answer serves its own request but is not kept", async () => {
+    // given a read under way
+    const model = answeredByHand();
+    const before = model.memory.pricingFor("alpha-5.4", null, startedAt);
+    // when a change is heard of before it answers
+    model.memory.checkpointsAdvanced({ ...batch, pricingChanged: true });
+    const old = pricing({ outputPrice: "10" });
+    model.answer(0, old);
+    // then its request has it, and the next one reads again
+    expect(await before).toBe(old);
+    const fresh = pricing({ outputPrice: "20" });
+    const after = model.memory.pricingFor("alpha-5.4", null, startedAt);
+    expect(model.reads()).toBe(2);
+    model.answer(1, fresh);
+    expect(await after).toBe(fresh);
   });
 });
