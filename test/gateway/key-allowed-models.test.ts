@@ -156,6 +156,8 @@ describe("keys limited to models", () => {
     expect(family).toContain("epsilon");
     expect(family).toContain("epsilon-pro");
     expect(family.every((slug) => slug.startsWith("epsilon"))).toBe(true);
+    // And served: the hold, which decides again, takes the family's entry as the listing does.
+    expect((await ask(client, "epsilon-pro")).choices[0]?.message.content).toBeTruthy();
     // A bare family word that is no model's slug is still its family.
     expect((await listedWith(["beta"])).every((slug) => slug.startsWith("beta-"))).toBe(true);
     const refused = await call(harness, "PUT", `/llm/apis/${key.uuid}/limits`, session, {

@@ -72,7 +72,7 @@ describe("the pricing a gateway keeps in memory (HoldPricing)", () => {
     touched: new Set<string>(),
   };
 
-  /** A pricing read model whose reads the test answers: each read waits for `answer` and returns what it is given. */
+  /** A pricing read model answered by hand: each read waits for `answer` and returns what it is given. */
   function answeredByHand() {
     const waiting: ((pricing: PricingInForce) => void)[] = [];
     const read: PricingReadModel = {
