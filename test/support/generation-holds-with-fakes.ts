@@ -15,6 +15,8 @@ export function generationHoldsWithFakes(parts: {
   availableWon: string;
   /** How long a request waits for its hold's statement (10 s unless a test says). */
   answerWaitMs?: number;
+  /** How long a hold lasts unrenewed (11 minutes unless a test says). */
+  holdLifetimeMs?: number;
   /** Told of every hold row the outbox completes (a usage, a void). */
   completed?: (completion: RowCompletion) => void;
 }): GenerationHolds {
@@ -45,7 +47,7 @@ export function generationHoldsWithFakes(parts: {
     limits: {
       expectedOutputTokens: 1_024,
       holdFirstBelowHolds: 10,
-      holdLifetimeMs: 660_000,
+      holdLifetimeMs: parts.holdLifetimeMs ?? 660_000,
       refusalRecheckWaitMs: 10,
       answerWaitMs: parts.answerWaitMs ?? 10_000,
     },

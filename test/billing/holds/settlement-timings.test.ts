@@ -5,9 +5,12 @@ import {
   holdConfirmationMaxAgeMs,
   settableTimingsMinMs,
 } from "../../../src/billing/holds/settlement-timings";
+import type { UsageAuthorizationRequest } from "../../../src/billing/holds/usage-authorizations";
 import { loadConfig } from "../../../src/config";
 import { ConfigError } from "../../../src/kernel/config-error";
 import { defaultSettlementTimings } from "../../../src/kernel/limits";
+import { generationHoldsWithFakes } from "../../support/generation-holds-with-fakes";
+import { dollarPerMillionPricing, holdRequestOf } from "../../support/hold-fixtures";
 
 /**
  * The timings C10's promises rest on are checked together at start, and the sweeper's watch over the
@@ -85,5 +88,36 @@ describe("the sweeper's watch over the heartbeats", () => {
     expect(watch.watchedMs).toBe(0);
     watch.read(11_000);
     expect(watch.watchedMs).toBe(2_000);
+  });
+});
+
+describe("a hold's lifetime", () => {
+  it("given a request, then its hold expires the hold's lifetime after the request started, unless renewed", async () => {
+    // Given a gateway whose holds last 90 s unrenewed
+    const asked: UsageAuthorizationRequest[] = [];
+    const holds = generationHoldsWithFakes({
+      authorizer: {
+        isSetApart: () => false,
+        authorize: async (request) => {
+          asked.push(request);
+          return { kind: "held", holdWon: "3.5", availableWon: "96.5" };
+        },
+      },
+      pricing: {
+        pricingAt: async () => [dollarPerMillionPricing],
+        pricingEachAt: async () => [dollarPerMillionPricing],
+      },
+      availableWon: "100",
+      holdLifetimeMs: 90_000,
+    });
+    const request = holdRequestOf("req_lifetime");
+
+    // When its hold is placed
+    await holds.begin(request).placed;
+
+    // Then the sweep may settle it 90 s after the request started (C10: no hold outlives its request by more)
+    expect(asked.map((authorization) => authorization.data.expiresAt)).toEqual([
+      new Date(request.startedAt.getTime() + 90_000).toISOString(),
+    ]);
   });
 });
