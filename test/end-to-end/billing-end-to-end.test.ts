@@ -133,6 +133,16 @@ describe.each(backends)("billing end to end on the %s", (label, redisUrl) => {
       const sonnet = rows.find((row) => row.breakdown.inputUsdPerMillionTokens === "3");
       expect(sonnet).toBeDefined();
     }
+    // And each was pended at its charge, discount included: what its account could not spend meanwhile
+    // (C10) is what it then paid.
+    const pended = await harness.service.ledger.pool.query<{ pending: string; charged: string }>(
+      `SELECT recorded.data->>'pendingWon' AS pending, charged.data->>'amountWon' AS charged
+       FROM ledger_events recorded
+       JOIN ledger_events charged ON charged.stream_id = recorded.stream_id AND charged.type = 'UsageCharged'
+       WHERE recorded.type = 'UsageRecorded'`,
+    );
+    expect(pended.rows).toHaveLength(8);
+    expect(pended.rows.filter(({ pending, charged }) => !new Money(pending).equals(charged))).toEqual([]);
 
     const sessionBalance = await fetch(`${harness.url}/llm/balance`, {
       headers: { authorization: `Bearer ${session}` },
