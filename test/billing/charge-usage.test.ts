@@ -9,11 +9,14 @@ import {
   createPricingReadModel,
   PricingUnavailableError,
 } from "../../src/billing/read-models/pricing-read-model";
+import { canonicalMoney } from "../../src/kernel/money";
+import type { AccountReference } from "../../src/ledger/events";
 import { ProjectionWaiter } from "../../src/ledger/projection/projection-waiter";
 import type { RecordedEventOf } from "../../src/ledger/store/event-store";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
 import {
   chargesOf,
+  creditToppedUp,
   discountSet,
   fxRateUpdated,
   modelPriceSet,
@@ -59,6 +62,17 @@ async function givenStandardPricing(): Promise<void> {
     discountSet("alpha-5.4", null, "0.05", settingsAt),
     fxRateUpdated({ appliesOn: "2026-11-20", rateDate: "2026-11-19", rateKrwPerUsd: "1483.4" }, settingsAt),
   );
+}
+
+/** The account's funds as admission reads them (inline, moved by the append itself: nothing to project). */
+async function fundsOf(account: AccountReference): Promise<{ balanceWon: string; pendingWon: string }> {
+  const funds = await harness.ledger.pool.query<{ balance_won: string; pending_won: string }>(
+    `SELECT balance_won::text, pending_won::text FROM account_funds
+     WHERE account_kind = $1 AND account_id = $2`,
+    [account.kind, account.id],
+  );
+  const row = funds.rows[0]!;
+  return { balanceWon: canonicalMoney(row.balance_won), pendingWon: canonicalMoney(row.pending_won) };
 }
 
 describe("ChargeUsage", () => {
@@ -269,11 +283,16 @@ describe("ChargeUsage", () => {
     await expect(charging).resolves.toMatchObject({ kind: "charged", amountWon: "2000.000000" });
   });
 
-  it("charges once however often and however concurrently it runs", async () => {
-    // Given
+  it("charges once however often and however concurrently it runs, releasing its pending once", async () => {
+    // Given: the usage's cost as the gateway recorded it is pending. It need not equal the charge (the
+    // gateway may price with terms it held in memory): the charge releases what was recorded.
     await givenStandardPricing();
-    await harness.append(usageRecorded({ requestId: "req_once", account: acme, startedAt: requestStart }));
+    await harness.append(
+      creditToppedUp(acme, "100", settingsAt),
+      usageRecorded({ requestId: "req_once", account: acme, startedAt: requestStart, pendingWon: "7.88" }),
+    );
     await harness.project();
+    expect(await fundsOf(acme)).toEqual({ balanceWon: "100", pendingWon: "7.88" });
 
     // When: five runs at once, then one more
     const outcomes = await Promise.all(
@@ -288,6 +307,8 @@ describe("ChargeUsage", () => {
     expect(again).toEqual({ kind: "already-charged" });
     const charges = await chargesOf(harness, "req_once");
     expect(charges).toHaveLength(1);
+    // And the funds: the balance moved by exactly the charge, the pending it recorded is gone
+    expect(await fundsOf(acme)).toEqual({ balanceWon: "92.119437", pendingWon: "0" });
     await projectThrough(harness, charges[0]!.position);
     const balance = await harness.ledger.pool.query(
       "SELECT charged_won::text AS charged FROM projection_balances WHERE account_id = 'acme'",
