@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   type ChargeUsageDependencies,
@@ -314,6 +315,47 @@ describe("ChargeUsage", () => {
       "SELECT charged_won::text AS charged FROM projection_balances WHERE account_id = 'acme'",
     );
     expect(balance.rows).toEqual([{ charged: "7.880563" }]);
+  });
+
+  it("is refused by the expected version when another writer charged the usage after its read", async () => {
+    // Given: a usage, and a rival that charges it right after ChargeUsage has read the stream, under an
+    // event id of its own: the derived id cannot recognise that charge, only the expected version can
+    await givenStandardPricing();
+    await harness.append(usageRecorded({ requestId: "req_raced", account: acme, startedAt: requestStart }));
+    await harness.project();
+    const rivalEventId = randomUUID();
+    const rival: ChargeUsageDependencies = {
+      ...dependencies,
+      store: {
+        readStream: (streamId) => harness.store.readStream(streamId),
+        readStreams: (streamIds) => harness.store.readStreams(streamIds),
+        append: (append) =>
+          harness.store.append({
+            ...append,
+            events: append.events.map((event) => ({ ...event, eventId: rivalEventId })),
+          }),
+      },
+    };
+    const overtaken: ChargeUsageDependencies = {
+      ...dependencies,
+      store: {
+        readStream: (streamId) => harness.store.readStream(streamId),
+        readStreams: async (streamIds) => {
+          const streams = await harness.store.readStreams(streamIds);
+          await expect(chargeUsage(rival, "req_raced")).resolves.toMatchObject({ kind: "charged" });
+          return streams;
+        },
+        append: (append) => harness.store.append(append),
+      },
+    };
+
+    // When
+    const outcome = await chargeUsage(overtaken, "req_raced");
+
+    // Then: its append was refused, and the stream holds the rival's charge alone
+    expect(outcome).toEqual({ kind: "already-charged" });
+    const charges = await chargesOf(harness, "req_raced");
+    expect(charges.map((charge) => [charge.eventId, charge.streamVersion])).toEqual([[rivalEventId, 1]]);
   });
 
   it("refuses a request that was never recorded", async () => {
