@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   type ChargeUsageDependencies,
   chargeUsage,
+  chargeUsages,
   UsageNotRecordedError,
 } from "../../src/billing/charging/charge-usage";
 import { usageChargedEventId } from "../../src/billing/commands/deterministic-event-id";
@@ -14,6 +15,7 @@ import { canonicalMoney } from "../../src/kernel/money";
 import type { AccountReference } from "../../src/ledger/events";
 import { ProjectionWaiter } from "../../src/ledger/projection/projection-waiter";
 import type { RecordedEventOf } from "../../src/ledger/store/event-store";
+import type { LogPosition } from "../../src/ledger/store/log-position";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
 import {
   chargesOf,
@@ -356,6 +358,59 @@ describe("ChargeUsage", () => {
     expect(outcome).toEqual({ kind: "already-charged" });
     const charges = await chargesOf(harness, "req_raced");
     expect(charges.map((charge) => [charge.eventId, charge.streamVersion])).toEqual([[rivalEventId, 1]]);
+  });
+
+  it("waits for a batch's latest usage, so one started after a price change gets the new price", async () => {
+    // Given: usage A projected; then a new price and usage B, started after it, appended but not projected
+    await givenStandardPricing();
+    const million = { input: 1_000_000, cached: 0, output: 0, reasoning: 0 };
+    await harness.append(
+      usageRecorded({ requestId: "req_batch_a", account: alice, tokens: million, startedAt: requestStart }),
+    );
+    await harness.project();
+    await harness.append(
+      modelPriceSet("alpha-5.4", { input: "2", cachedInput: "2", output: "2" }, "2026-11-20T03:00:01.000Z"),
+      usageRecorded({
+        requestId: "req_batch_b",
+        account: alice,
+        tokens: million,
+        startedAt: "2026-11-20T03:00:02.000Z",
+      }),
+    );
+    // The projections catch up once the batch waits: a trigger, not a sleep
+    const waitedFor: LogPosition[] = [];
+    let waiting!: () => void;
+    const waits = new Promise<void>((resolve) => {
+      waiting = resolve;
+    });
+    const batch: ChargeUsageDependencies = {
+      ...dependencies,
+      waiter: {
+        waitFor: (target, projections, timeoutMs) => {
+          waitedFor.push(target);
+          waiting();
+          return dependencies.waiter.waitFor(target, projections, timeoutMs);
+        },
+      },
+    };
+
+    // When
+    const charging = chargeUsages(batch, ["req_batch_a", "req_batch_b"]);
+    await waits;
+    await harness.project();
+    const outcomes = await charging;
+
+    // Then: A at 1.25 USD, B at 2 USD, each × 1483.4 × (1 − 0.05)
+    expect(outcomes.get("req_batch_a")).toEqual({
+      status: "fulfilled",
+      value: expect.objectContaining({ kind: "charged", amountWon: "1761.537500" }),
+    });
+    expect(outcomes.get("req_batch_b")).toEqual({
+      status: "fulfilled",
+      value: expect.objectContaining({ kind: "charged", amountWon: "2818.460000" }),
+    });
+    const [usageB] = await harness.store.readStream("usage-req_batch_b");
+    expect(waitedFor).toEqual([usageB!.position]);
   });
 
   it("refuses a request that was never recorded", async () => {
