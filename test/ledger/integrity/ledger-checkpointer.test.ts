@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readLeavesBetween } from "../../../src/ledger/integrity/checkpoint-leaves";
 import { checkpointsAfter, latestCheckpoint } from "../../../src/ledger/integrity/ledger-checkpoint";
-import { runCheckpointer } from "../../../src/ledger/integrity/ledger-checkpointer";
+import { runCheckpointer, sealCheckpoints } from "../../../src/ledger/integrity/ledger-checkpointer";
 import { verifyIntegrity } from "../../../src/ledger/integrity/ledger-integrity";
 import { LedgerSigningKey } from "../../../src/ledger/integrity/ledger-signing-key";
-import { topUp } from "../../support/ledger-fixtures";
+import { metadata, topUp } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
 
 const key = LedgerSigningKey.parse(Buffer.alloc(32, 3).toString("base64url"));
@@ -65,6 +66,92 @@ describe("the checkpointer in worker processes", () => {
       await Promise.all(runners);
     }
   }, 30_000);
+});
+
+describe("a checkpoint beside a transaction still open", () => {
+  let harness: LedgerHarness;
+
+  beforeAll(async () => {
+    harness = await openLedgerHarness("checkpoint_visibility");
+  });
+  afterAll(async () => {
+    await harness?.dispose();
+  });
+
+  const seal = async () => {
+    const client = await harness.ledger.pool.connect();
+    try {
+      return await sealCheckpoints(client, key, {
+        eventsMax: 100,
+        intervalMs: 0,
+        checkpointsMax: 10,
+        sealPartial: true,
+      });
+    } finally {
+      client.release();
+    }
+  };
+  const positionOf = async (streamId: string) => (await harness.store.readStream(streamId))[0]!.position;
+
+  it("leaves an open transaction's event unsealed, then seals it once committed", async () => {
+    // Given: an event every reader sees
+    await harness.append({
+      streamId: "account-user-seen",
+      expectedVersion: "no-stream",
+      events: [topUp("seen", "1", "seen")],
+    });
+    await harness.visible();
+    const open = await harness.ledger.pool.connect();
+    try {
+      // A transaction appends an event and stays open: its place in the log is taken, its commit to come
+      const early = topUp("early", "1", "still open");
+      await open.query("BEGIN");
+      await open.query(
+        `INSERT INTO ledger_events (transaction_order, event_id, stream_id, stream_version, type,
+           schema_version, data, metadata)
+         VALUES (pg_current_xact_id()::text::bigint + (SELECT transaction_order_offset FROM ledger_settings),
+                 $1, 'account-user-early', 0, 'CreditToppedUp', 1, $2, $3)`,
+        [early.eventId, JSON.stringify(early.event.data), JSON.stringify(metadata())],
+      );
+      // and an event committed after it, later in the log
+      await harness.append({
+        streamId: "account-user-later",
+        expectedVersion: "no-stream",
+        events: [topUp("later", "1", "committed later")],
+      });
+
+      // When
+      const whileOpen = await seal();
+
+      // Then: the checkpoint ends at the seen event; the later one waits, as the open one may land before it
+      expect(whileOpen.map(({ eventCount, last }) => ({ eventCount, last }))).toEqual([
+        { eventCount: 1, last: await positionOf("account-user-seen") },
+      ]);
+
+      // When the open transaction commits
+      await open.query("COMMIT");
+      await harness.visible();
+      const afterCommit = await seal();
+
+      // Then: the next checkpoint seals both, in log order, and the checkpoints verify
+      expect(afterCommit).toHaveLength(1);
+      const sealed = await readLeavesBetween(
+        harness.ledger.pool,
+        whileOpen[0]!.last,
+        afterCommit[0]!.last,
+        10,
+      );
+      expect(sealed.map((leaf) => leaf.eventId)).toEqual([
+        early.eventId,
+        (await harness.store.readStream("account-user-later"))[0]!.eventId,
+      ]);
+      expect(afterCommit[0]!.eventCount).toBe(2);
+      expect((await verifyIntegrity(harness.ledger.pool, key.publicKey)).problems).toEqual([]);
+    } finally {
+      await open.query("ROLLBACK").catch(() => {});
+      open.release();
+    }
+  });
 });
 
 async function waitFor<T>(probe: () => Promise<T | undefined>): Promise<T> {
