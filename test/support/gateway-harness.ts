@@ -3,8 +3,9 @@ import OpenAI from "openai";
 import pino, { type Logger } from "pino";
 import { balancesProjection } from "../../projections/balances";
 import { seedBilling } from "../../src/billing/commands/seed-billing";
+import { assertSettlementTimings, type SettlementTimings } from "../../src/billing/holds/settlement-timings";
 import type { ChargeEnqueuer } from "../../src/billing/queue/charge-enqueuer";
-import { loadConfig, modelFamilies } from "../../src/config";
+import { type Config, loadConfig, modelFamilies } from "../../src/config";
 import type { ModelFamily } from "../../src/providers/provider";
 import {
   type Simulator,
@@ -67,6 +68,15 @@ export function serviceOptionsOf(
   };
 }
 
+/** The configuration with these timings in force, their relations checked as at a start. */
+function withSettlementTimings(config: Config, timings: Partial<SettlementTimings> | undefined): Config {
+  if (timings === undefined) return config;
+  return {
+    ...config,
+    settlementTimings: assertSettlementTimings({ ...config.settlementTimings, ...timings }),
+  };
+}
+
 export async function startGatewayHarness(
   options: {
     label?: string;
@@ -77,9 +87,17 @@ export async function startGatewayHarness(
      * Run the real billing: queue (Redis when given, else PostgreSQL), workers, admin and account APIs.
      * `queuePrefix`: the Redis keys' prefix, where the deployment's (named after its ledger's id) is not
      * wanted. `logger`: the queue's and the workers' (silent by default). `runWorkers: false`: a
-     * gateway-role process, whose charges another process's workers take.
+     * gateway-role process, whose charges another process's workers take. `settlementTimings`: the
+     * deployment's C10 timings as its workers (the orphan sweep) read them, beyond the few the environment
+     * sets — give the gateway (`service`) the same, as every role of a deployment must agree on them.
      */
-    billing?: { redisUrl?: string; queuePrefix?: string; logger?: Logger; runWorkers?: boolean };
+    billing?: {
+      redisUrl?: string;
+      queuePrefix?: string;
+      logger?: Logger;
+      runWorkers?: boolean;
+      settlementTimings?: Partial<SettlementTimings>;
+    };
     /** Another gateway process on this harness's database (left for its owner to drop). */
     database?: TestDatabase;
   } = {},
@@ -91,12 +109,15 @@ export async function startGatewayHarness(
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
   const billing = options.billing
     ? await startBilling({
-        config: loadConfig({
-          DATABASE_URL: database.url,
-          ...(options.billing.redisUrl ? { REDIS_URL: options.billing.redisUrl } : {}),
-          SESSION_SECRET: testSecrets.sessionSecret,
-          KEY_PEPPER: testSecrets.keyPepper,
-        }),
+        config: withSettlementTimings(
+          loadConfig({
+            DATABASE_URL: database.url,
+            ...(options.billing.redisUrl ? { REDIS_URL: options.billing.redisUrl } : {}),
+            SESSION_SECRET: testSecrets.sessionSecret,
+            KEY_PEPPER: testSecrets.keyPepper,
+          }),
+          options.billing.settlementTimings,
+        ),
         databaseUrl: database.url,
         logger: options.billing.logger ?? logger,
         runWorkers: options.billing.runWorkers ?? true,

@@ -7,6 +7,7 @@ import { capturedLog } from "../../support/captured-log";
 import { createTestDatabase, type TestDatabase } from "../../support/database";
 import { type GatewayHarness, startGatewayHarness } from "../../support/gateway-harness";
 import { startTcpProxy, type TcpProxy } from "../../support/tcp-proxy";
+import { personalHoldRequest, usageAuthorizationsOf } from "../../support/usage-authorizations";
 
 /**
  * C10, "what was delivered is billed", against the real service: two gateways and a worker on one ledger,
@@ -237,29 +238,111 @@ describe("what was delivered is billed", () => {
     ).toEqual([]);
   }, 150_000);
 
-  it("given a hold lifetime shorter than a stream, when the stream runs on, then its hold is renewed, never swept, and billed in full", async () => {
-    // Given: holds good for 6 s unless renewed; a worker sweeping; a stream of about 15 s
+  it("given holds good for 1.5 s unless renewed and a sweep that judges within 3 s, when a stream runs for several lifetimes, then each progress record renews its hold, the sweep settles a hold nothing renews beside it but never the stream's, and the stream is billed in full", async () => {
+    // Given: every role on timings short enough that the worker's sweep watches the heartbeats for its whole
+    // window, and judges, while one stream runs (29 tokens at 5 a second: about four lifetimes)
     if (!process.env.REDIS_URL) throw new Error("REDIS_URL must be set");
+    const timings = {
+      heartbeatIntervalMs: 500,
+      progressIntervalMs: 500,
+      holdLifetimeMs: 1_500,
+      presumedDeadAfterMs: 3_000,
+      observationGapMaxMs: 1_500,
+      orphanSweepIntervalMs: 500,
+    };
     const harness = await startGatewayHarness({
       label: "delivered_lifetime",
-      billing: { redisUrl: process.env.REDIS_URL },
-      simulator: { tokensPerSecond: 8 },
-      service: { settlementTimings: { holdLifetimeMs: 6_000 } },
+      billing: { redisUrl: process.env.REDIS_URL, settlementTimings: timings },
+      simulator: { tokensPerSecond: 5 },
+      service: { settlementTimings: timings },
     });
     harnesses.push(harness);
     const key = await provisionedKey(harness);
+    const unrenewedHolder = { kind: "user" as const, id: "unrenewed" };
+    await harness.topUp(unrenewedHolder, "10");
 
-    // When
-    const result = await streamThrough(harness, key);
+    // When: a stream, and once its hold is placed, a hold of the same gateway that no record renews
+    let streamStarted = () => {};
+    const started = new Promise<void>((resolve) => (streamStarted = resolve));
+    let streamEnded = false;
+    const streaming = streamThrough(harness, key, undefined, () => streamStarted()).finally(() => {
+      streamStarted();
+      streamEnded = true;
+    });
+    await started;
+    const pool = harness.service.ledger.pool;
+    const [streamHold] = (
+      await pool.query<{ request_id: string; gateway_instance: string }>(
+        "SELECT request_id, gateway_instance FROM request_holds WHERE account_id = $1 AND settled_at IS NULL",
+        [account],
+      )
+    ).rows;
+    const unrenewed = personalHoldRequest("req_unrenewed", unrenewedHolder.id, {
+      gatewayInstance: streamHold!.gateway_instance,
+      expiresAt: new Date(Date.now() + timings.holdLifetimeMs).toISOString(),
+    });
+    const [decision] = await usageAuthorizationsOf(pool, harness.service.ledger.store).authorizeUsage([
+      unrenewed,
+    ]);
+    expect(decision).toMatchObject({ kind: "held" });
 
-    // Then
+    // Then: by the time the sweep settles the hold nothing renews, the stream's hold, placed before it, has
+    // outlived its own lifetime and stands open, renewed by every record so far
+    const renewals = new Set<number>();
+    const deadlineMs = Date.now() + 30_000;
+    let sweptMeanwhile: { open: boolean; past_placement_lifetime: boolean; renewed_ahead: boolean };
+    for (;;) {
+      const [row] = (
+        await pool.query<{
+          unrenewed_swept: boolean;
+          open: boolean;
+          past_placement_lifetime: boolean;
+          renewed_ahead: boolean;
+          renewed_until_ms: number | null;
+        }>(
+          `SELECT EXISTS (SELECT 1 FROM request_holds
+                          WHERE request_id = $2 AND settlement_event->>'type' = 'UsageRecorded')
+                    OR EXISTS (SELECT 1 FROM ledger_events
+                               WHERE stream_id = 'usage-' || $2 AND type = 'UsageRecorded') AS unrenewed_swept,
+                  holds.settled_at IS NULL AS open, holds.expires_at < now() AS past_placement_lifetime,
+                  coalesce(progress.renewed_until > now(), false) AS renewed_ahead,
+                  extract(epoch FROM progress.renewed_until)::float8 * 1000 AS renewed_until_ms
+           FROM request_holds holds LEFT JOIN hold_progress progress USING (request_id)
+           WHERE holds.request_id = $1`,
+          [streamHold!.request_id, unrenewed.data.requestId],
+        )
+      ).rows;
+      if (row!.renewed_until_ms !== null) renewals.add(row!.renewed_until_ms);
+      if (row!.unrenewed_swept) {
+        const { open, past_placement_lifetime, renewed_ahead } = row!;
+        sweptMeanwhile = { open, past_placement_lifetime, renewed_ahead };
+        break;
+      }
+      if (streamEnded || Date.now() > deadlineMs) throw new Error("the sweep settled no unrenewed hold");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(sweptMeanwhile).toEqual({ open: true, past_placement_lifetime: true, renewed_ahead: true });
+    expect(streamEnded, "the stream still running when the sweep judged").toBe(false);
+    // A record every 500 ms, each moving the hold's end forward: more than the first renewed it.
+    expect(renewals.size).toBeGreaterThanOrEqual(3);
+    expect([...renewals].sort((first, second) => first - second)).toEqual([...renewals]);
+
+    // and the stream, never swept, ends in full and is billed by the gateway that served it
+    const result = await streaming;
     expect(result.error).toBeUndefined();
     await settledFunds(harness);
     const events = await usageEventsOf(harness, result.requestId);
+    expect(result.requestId).toBe(streamHold!.request_id);
     expect(events.map((event) => event.type)).toEqual(["UsageAuthorized", "UsageRecorded", "UsageCharged"]);
-    // Recorded by the gateway that served it, not by the sweep.
     expect(events[1]!.actor).toMatch(/^key:/);
     await expectBilledAsDelivered(harness, [{ requestId: result.requestId, usage: result.usage! }]);
+    const [sweptUnrenewed] = (await usageEventsOf(harness, unrenewed.data.requestId)).filter(
+      (event) => event.type === "UsageRecorded",
+    );
+    expect(sweptUnrenewed).toMatchObject({
+      actor: "system:orphan-hold-sweep",
+      data: { outcome: "interrupted" },
+    });
   }, 90_000);
 
   it("given a stream deadline, when a stream runs past it, then the client gets an error event and the output delivered is billed as deadline-exceeded", async () => {
