@@ -137,32 +137,38 @@ describe("the holds of one batch", () => {
     ]);
   });
 
-  it("given a key's hold cut by its account, then the key counts it at its estimate, in one batch or across two", async () => {
-    // ₩2 on the account, ₩5 a month on the key: the first request's ₩30 estimate is held cut to ₩2.
-    const apart = await accountWith("2", { monthlySpendLimitWon: "5" });
-    const [first] = await authorize(request(apart.userId, apart.limitedKey, "30"));
-    expect(first).toMatchObject({ kind: "held", holdWon: "2" });
-    // Then a top-up: the account has room again, the key none (its ₩30 may be spent), as in one batch.
-    await harness.append({
-      streamId: `account-user-${apart.userId}`,
-      expectedVersion: "any",
-      events: [topUp(apart.userId, "100", "more")],
-    });
-    const [second] = await authorize(request(apart.userId, apart.limitedKey, "1"));
-    expect(second).toMatchObject({ kind: "refused", reason: "monthly-spend", limit: "5" });
-    const spend = await harness.ledger.pool.query<{ held: string }>(
-      "SELECT trim_scale(held_won)::text AS held FROM key_spend WHERE key_id = $1",
-      [apart.limitedKey],
-    );
-    expect(spend.rows).toEqual([{ held: "30" }]);
+  it.each([
+    ["monthly", { monthlySpendLimitWon: "5" }, "monthly-spend"],
+    ["total", { totalSpendLimitWon: "5" }, "total-spend"],
+  ] as const)(
+    "given a key's hold cut by its account, then the key's %s limit counts it at its estimate, in one batch or across two",
+    async (_limit, limits, refusal) => {
+      // ₩2 on the account, ₩5 on the key: the first request's ₩30 estimate is held cut to ₩2.
+      const apart = await accountWith("2", limits);
+      const [first] = await authorize(request(apart.userId, apart.limitedKey, "30"));
+      expect(first).toMatchObject({ kind: "held", holdWon: "2" });
+      // Then a top-up: the account has room again, the key none (its ₩30 may be spent), as in one batch.
+      await harness.append({
+        streamId: `account-user-${apart.userId}`,
+        expectedVersion: "any",
+        events: [topUp(apart.userId, "100", "more")],
+      });
+      const [second] = await authorize(request(apart.userId, apart.limitedKey, "1"));
+      expect(second).toMatchObject({ kind: "refused", reason: refusal, limit: "5" });
+      const spend = await harness.ledger.pool.query<{ held: string }>(
+        "SELECT trim_scale(held_won)::text AS held FROM key_spend WHERE key_id = $1",
+        [apart.limitedKey],
+      );
+      expect(spend.rows).toEqual([{ held: "30" }]);
 
-    const together = await accountWith("2", { monthlySpendLimitWon: "5" });
-    const decisions = await authorize(
-      request(together.userId, together.limitedKey, "30"),
-      request(together.userId, together.limitedKey, "1"),
-    );
-    expect(
-      decisions.map((decision) => (decision.kind === "held" ? decision.holdWon : decision.reason)),
-    ).toEqual(["2", "monthly-spend"]);
-  });
+      const together = await accountWith("2", limits);
+      const decisions = await authorize(
+        request(together.userId, together.limitedKey, "30"),
+        request(together.userId, together.limitedKey, "1"),
+      );
+      expect(
+        decisions.map((decision) => (decision.kind === "held" ? decision.holdWon : decision.reason)),
+      ).toEqual(["2", refusal]);
+    },
+  );
 });
