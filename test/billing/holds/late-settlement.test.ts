@@ -3,6 +3,10 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { allProjections } from "../../../projections";
 import { chargeUsages } from "../../../src/billing/charging/charge-usage";
+import {
+  correctionChargedEventId,
+  usageChargedEventId,
+} from "../../../src/billing/commands/deterministic-event-id";
 import { GatewaySession } from "../../../src/billing/holds/gateway-session";
 import { costWonOf } from "../../../src/billing/holds/hold-pricing";
 import { HeartbeatWatch, settleOrphanHolds } from "../../../src/billing/holds/orphan-hold-settlement";
@@ -254,6 +258,11 @@ describe("late settlements become corrections", () => {
       (typeof stream)[number],
       { type: "UsageCharged" }
     >[];
+    // Each charge's id is derived from its request: the log's unique event ids refuse a second copy of it,
+    // whatever path appends it again.
+    expect(estimateCharge!.eventId).toBe(usageChargedEventId("req_corrected"));
+    expect(correctionCharge!.eventId).toBe(correctionChargedEventId("req_corrected"));
+    expect(correctionCharge!.data.correction?.correctsEventId).toBe(estimateCharge!.eventId);
     // The correction's amount is exactly the delivered charge minus the estimate's.
     expect(
       new Money(correctionCharge!.data.amountWon).equals(
