@@ -323,50 +323,55 @@ describe("late settlements become corrections", () => {
     expect(reserves.rowCount).toBe(0);
   });
 
-  it("given a key with a monthly spend limit, then what the sweep keeps back of its swept hold counts against the key until the correction", async () => {
-    // Given a key limited to ₩5 a month, and its ₩5 hold settled by the sweep while its gateway is paused
-    const holder = { kind: "user" as const, id: "reserve-of-a-limited-key" };
-    const limitedKey = "5e0c1d2b-3a4f-4b6c-8d7e-9f0a1b2c3d4e";
-    await harness.topUp(holder, "100");
-    await store.append(
-      keyLimitsSet(
-        limitedKey,
-        holder,
-        { monthlySpendLimitWon: "5" },
-        { actor: `user:${holder.id}`, occurredAt: new Date().toISOString() },
-      ),
-    );
-    await holdThePartitionedGatewaysSession();
-    const startedAt = await hold("req_limited_reserved", holder, limitedKey);
-    expect(await sweep()).toBe(1);
-
-    // Then the key's month still counts the whole hold, and its next request is refused by its limit
-    const spendOf = (key: string) =>
-      pool().query<{ held_won: string; pending_won: string }>(
-        "SELECT held_won::text, pending_won::text FROM key_spend WHERE key_id = $1",
-        [key],
+  it.each([
+    ["monthly", { monthlySpendLimitWon: "5" }, "monthly-spend", "5e0c1d2b-3a4f-4b6c-8d7e-9f0a1b2c3d4e"],
+    ["total", { totalSpendLimitWon: "5" }, "total-spend", "7d2e4f6a-8b0c-4d1e-9f3a-5b7c9d1e3f5a"],
+  ] as const)(
+    "given a key with a %s spend limit, then what the sweep keeps back of its swept hold counts against the key until the correction",
+    async (limit, limits, refusal, limitedKey) => {
+      // Given a key limited to ₩5, and its ₩5 hold settled by the sweep while its gateway is paused
+      const holder = { kind: "user" as const, id: `reserve-of-a-${limit}-limited-key` };
+      const requestId = `req_${limit}_limited_reserved`;
+      await harness.topUp(holder, "100");
+      await store.append(
+        keyLimitsSet(limitedKey, holder, limits, {
+          actor: `user:${holder.id}`,
+          occurredAt: new Date().toISOString(),
+        }),
       );
-    const [spend] = (await spendOf(limitedKey)).rows;
-    expect(new Money(spend!.held_won).plus(spend!.pending_won).toFixed()).toBe("5");
-    const meanwhile = await authorize("req_limited_meanwhile", holder, limitedKey);
-    expect(meanwhile.decision).toMatchObject({ kind: "refused", reason: "monthly-spend" });
+      await holdThePartitionedGatewaysSession();
+      const startedAt = await hold(requestId, holder, limitedKey);
+      expect(await sweep()).toBe(1);
 
-    // When the gateway's correction arrives, billing less than the hold
-    const delivered = await deliveredUsage(
-      "req_limited_reserved",
-      startedAt,
-      { input: 900, cached: null, output: 100, reasoning: null },
-      holder,
-    );
-    await outbox().record({ ...delivered, keyId: limitedKey }, `key:${limitedKey}`);
+      // Then the key still counts the whole hold (its estimate pending, the rest kept back), and its next
+      // request is refused by its limit: without what is kept back, ₩4.65 of the ₩5 would look unspent
+      const spendOf = (key: string) =>
+        pool().query<{ held_won: string; pending_won: string }>(
+          "SELECT held_won::text, pending_won::text FROM key_spend WHERE key_id = $1",
+          [key],
+        );
+      const [spend] = (await spendOf(limitedKey)).rows;
+      expect(new Money(spend!.held_won).plus(spend!.pending_won).toFixed()).toBe("5");
+      const meanwhile = await authorize(`req_${limit}_limited_meanwhile`, holder, limitedKey);
+      expect(meanwhile.decision).toMatchObject({ kind: "refused", reason: refusal, limit: "5" });
 
-    // Then the key's month counts what was delivered, and nothing held
-    const [corrected] = (await spendOf(limitedKey)).rows;
-    expect({ held: new Money(corrected!.held_won).toFixed(), pending: corrected!.pending_won }).toEqual({
-      held: "0",
-      pending: new Money(delivered.pendingWon!).toFixed(6),
-    });
-  });
+      // When the gateway's correction arrives, billing less than the hold
+      const delivered = await deliveredUsage(
+        requestId,
+        startedAt,
+        { input: 900, cached: null, output: 100, reasoning: null },
+        holder,
+      );
+      await outbox().record({ ...delivered, keyId: limitedKey }, `key:${limitedKey}`);
+
+      // Then the key counts what was delivered, and nothing held
+      const [corrected] = (await spendOf(limitedKey)).rows;
+      expect({ held: new Money(corrected!.held_won).toFixed(), pending: corrected!.pending_won }).toEqual({
+        held: "0",
+        pending: new Money(delivered.pendingWon!).toFixed(6),
+      });
+    },
+  );
 
   it("given the estimate already charged, when the gateway's usage arrives, then only the difference is charged", async () => {
     const before = await funds();
