@@ -179,34 +179,73 @@ describe("orphan hold settlement", () => {
     expect(funds.rows[0]).toEqual({ held_won: "4", pending_won: "0.700000" });
   });
 
-  it("given a paused gateway's hold an earlier release logged alone, when the sweep settles it, then it keeps back what the estimate did not use, as for a row", async () => {
-    const hold = authorization("req_logged_alone", "gateway-paused", new Date(Date.now() + 600_000));
-    await store.append({
-      streamId: "usage-req_logged_alone",
-      expectedVersion: "no-stream",
-      events: [
-        {
-          eventId: hold.eventId,
-          event: {
-            type: "UsageAuthorized",
-            data: { ...hold.data, holdWon: "4" },
-            metadata: {
-              actor: "key:earlier",
-              correlationId: "req_logged_alone",
-              occurredAt: hold.data.startedAt,
+  it("given a paused gateway's holds an earlier release logged alone, one held whole and one cut to its account's room, when the sweep settles them, then each keeps back what the estimate did not use of the whole estimate, as for a row", async () => {
+    // Both estimated at ₩4; the second held cut to ₩1 (its request may still cost ₩4)
+    for (const [requestId, holdWon] of [
+      ["req_logged_alone", "4"],
+      ["req_logged_alone_cut", "1"],
+    ] as const) {
+      const hold = authorization(requestId, "gateway-paused", new Date(Date.now() + 600_000));
+      await store.append({
+        streamId: `usage-${requestId}`,
+        expectedVersion: "no-stream",
+        events: [
+          {
+            eventId: hold.eventId,
+            event: {
+              type: "UsageAuthorized",
+              data: { ...hold.data, holdWon },
+              metadata: { actor: "key:earlier", correlationId: requestId, occurredAt: hold.data.startedAt },
             },
           },
-        },
-      ],
-    });
+        ],
+      });
+    }
 
     await sweep();
 
-    expect((await streamOf("req_logged_alone")).map((event) => event.type)).toEqual([
-      "UsageAuthorized",
-      "UsageRecorded",
-    ]);
-    expect(await reservesOf(["req_logged_alone"])).toEqual({ req_logged_alone: "3.65" });
+    for (const requestId of ["req_logged_alone", "req_logged_alone_cut"])
+      expect((await streamOf(requestId)).map((event) => event.type)).toEqual([
+        "UsageAuthorized",
+        "UsageRecorded",
+      ]);
+    // ₩4 less the ₩0.35 estimated, for each: not the cut hold's ₩1 less it.
+    expect(await reservesOf(["req_logged_alone", "req_logged_alone_cut"])).toEqual({
+      req_logged_alone: "3.65",
+      req_logged_alone_cut: "3.65",
+    });
+  });
+
+  it("given a paused gateway's hold cut to the room its account had, when the sweep settles it, then it keeps back what the estimate did not use of the whole estimate, and the account's next hold is refused while it stands", async () => {
+    // Given: ₩2 on the account, and a ₩4 estimate held cut to ₩2 — the request may still cost ₩4 (C10)
+    const holder = { kind: "user" as const, id: "reserve-of-a-cut-hold" };
+    await harness.topUp(holder, "2");
+    const hold = authorization("req_cut_swept", "gateway-paused", new Date(Date.now() + 600_000));
+    const [decision] = await usageAuthorizationsOf(harness.service.ledger.pool, store).authorizeUsage(
+      [{ ...hold, data: { ...hold.data, account: holder, userId: holder.id } }],
+      { waitForFlush: true },
+    );
+    expect(decision).toMatchObject({ kind: "held", holdWon: "2" });
+
+    // When
+    await sweep();
+
+    // Then: the estimated ₩0.35 pending, and the ₩4 estimate's other ₩3.65 kept back (not the cut ₩2's ₩1.65)
+    expect(await reservesOf(["req_cut_swept"])).toEqual({ req_cut_swept: "3.65" });
+    const funds = await harness.service.ledger.pool.query<{ held_won: string; pending_won: string }>(
+      "SELECT trim_scale(held_won)::text AS held_won, trim_scale(pending_won)::text AS pending_won FROM account_funds WHERE account_id = $1",
+      [holder.id],
+    );
+    expect(funds.rows[0]).toEqual({ held_won: "3.65", pending_won: "0.35" });
+    // A top-up of ₩2 leaves no room while the reserve stands: the gateway's correction may take all ₩4.
+    await harness.topUp(holder, "2");
+    const next = authorization("req_after_cut_swept", "gateway-paused", new Date(Date.now() + 600_000));
+    const [refused] = await usageAuthorizationsOf(harness.service.ledger.pool, store).authorizeUsage(
+      [{ ...next, data: { ...next.data, account: holder, userId: holder.id } }],
+      { waitForFlush: true },
+    );
+    expect(refused).toMatchObject({ kind: "refused", reason: "funds" });
+    expect(new Money(refused!.availableWon).isZero()).toBe(true);
   });
 
   it("given a paused gateway's swept hold, when its reserve's time passes, then the account no longer counts it, and the next sweep removes it", async () => {
