@@ -5,7 +5,12 @@ import { createKoreaeximClient, type KoreaeximClient } from "../../../src/billin
 import type { RecordedEventOf } from "../../../src/ledger/store/event-store";
 import { silentLogger, usageRecorded } from "../../billing/billing-ledger-fixtures";
 import { type FakeKoreaeximServer, startFakeKoreaeximServer } from "../../billing/fake-koreaexim-server";
-import { type BillingApiHarness, chargeRecordedUsage, startBillingApi } from "./billing-api-harness";
+import {
+  adminToken,
+  type BillingApiHarness,
+  chargeRecordedUsage,
+  startBillingApi,
+} from "./billing-api-harness";
 
 /**
  * The admin API (C6) through the real HTTP edge: every endpoint, its validation (money as decimal strings
@@ -79,6 +84,13 @@ describe("admin authentication", () => {
       401,
       110,
     );
+    // The whole token is compared: one that differs only at its end, or runs past it, is refused too.
+    for (const nearly of [`${adminToken.slice(0, -1)}x`, `${adminToken}x`])
+      await expectError(
+        await api.admin("GET", "/fx-rates", undefined, { authorization: `Bearer ${nearly}` }),
+        401,
+        110,
+      );
   });
 });
 
