@@ -118,6 +118,20 @@ describe("an organization's charges, by role", () => {
     expect((await call(`/llm/receipts/${requests.member}`, owner)).status).toBe(200);
   });
 
+  it("refuses the organization's receipts as not found to the owner of another organization", async () => {
+    const outsider = await harness.session("mc-outsider", "org-member-charges-other");
+    // Its first visit makes the outsider its own organization's owner: a role that reads every receipt there.
+    expect(await call("/llm/organization/members", outsider)).toMatchObject({
+      status: 200,
+      body: { you: { role: "owner" } },
+    });
+    for (const requestId of [requests.owner, requests.member])
+      expect(await call(`/llm/receipts/${requestId}`, outsider)).toMatchObject({
+        status: 404,
+        body: { status: 120 },
+      });
+  });
+
   it("shows a member the statement's line of the keys they issued and other members' keys as one line naming none; the owner each key", async () => {
     type KeyLine = { keyId: string | null; keyName: string | null; requests: number; amountWon: string };
     type ModelLine = { model: string | null; requests: number; amountWon: string };
