@@ -380,6 +380,34 @@ describe("monthly statements", () => {
     expect(october.chargeCount).toBe(3);
   });
 
+  it("given its month's row damaged by one micro-won, then the statement is refused 500, never shown as if true", async () => {
+    // Given: the month's charges, as the projection keeps them, one micro-won off its charge lines
+    const damage = (by: string) =>
+      api.ledger.ledger.pool.query(
+        `UPDATE projection_statement_months SET charges_won = charges_won + $3::numeric
+         WHERE account_kind = $1 AND account_id = $2 AND month = '2026-10'`,
+        [user.kind, user.id, by],
+      );
+    const shown = await statementOf(`/statements/user/${user.id}?month=2026-10`);
+    await damage("0.000001");
+    try {
+      // When
+      const response = await api.admin("GET", `/statements/user/${user.id}?month=2026-10`);
+
+      // Then: the error body, naming none of its amounts
+      expect(response.status).toBe(500);
+      const body = await response.text();
+      expect(JSON.parse(body)).toMatchObject({ status: expect.any(Number), message: expect.any(String) });
+      expect(body).not.toContain(shown.chargesWon);
+      expect(body).not.toContain(shown.closingBalanceWon);
+    } finally {
+      await damage("-0.000001");
+    }
+    expect(await statementOf(`/statements/user/${user.id}?month=2026-10`)).toMatchObject({
+      chargesWon: shown.chargesWon,
+    });
+  });
+
   it("names the signed checkpoint that seals every event it sums", async () => {
     const statement = await statementOf(`/statements/user/${user.id}?month=2026-10`);
     expect(statement.checkpoint).not.toBeNull();
