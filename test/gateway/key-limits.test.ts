@@ -300,6 +300,9 @@ describe("per-key limits at admission", () => {
 
     // Another user, another organization: not found, as for every key route (C3).
     expect((await call(harness, "GET", `/llm/apis/${personal.uuid}/limits`, bob)).status).toBe(404);
+    // A user whose id is the organization's is still not the organization.
+    const namesake = await harness.session("acme");
+    expect((await call(harness, "GET", `/llm/apis/${shared.uuid}/limits`, namesake)).status).toBe(404);
     expect(
       (await call(harness, "PUT", `/llm/apis/${shared.uuid}/limits`, eve, { totalSpendLimitWon: "1" })).body,
     ).toMatchObject({ status: 120 });

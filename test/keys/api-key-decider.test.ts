@@ -71,6 +71,14 @@ describe("the API key aggregate and its limits", () => {
     });
   });
 
+  it("given an organization's key, when a user of the same id sets its limits, then not found", () => {
+    // User ids and organization ids are both the identity provider's text: nothing keeps them apart.
+    const namesake = { owners: [{ kind: "user", id: owner.id } as const] };
+    expect(decideApiKey(foldApiKey(recorded([issued])), setLimits, namesake)).toEqual({
+      outcome: "not-found",
+    });
+  });
+
   it("given a deleted key, when even an admin sets its limits, then not found", () => {
     const deleted = recorded([issued, { type: "ApiKeyDeleted", data: { keyId, owner } }]);
     expect(decideApiKey(foldApiKey(deleted), setLimits, { admin: true })).toEqual({ outcome: "not-found" });
