@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ChargeReceipt } from "../../../src/billing/receipts/charge-receipt";
 import { LedgerSigningKey } from "../../../src/ledger/integrity/ledger-signing-key";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../../support/gateway-harness";
+import { callJson } from "../../support/json-call";
 
 /**
  * Receipts through the real gateway: a request made with the official client and charged by the real
@@ -33,9 +34,9 @@ async function receipt(authorization: string, id = requestId): Promise<Response>
  * The receipt once the charge is posted and sealed (the checkpointer seals within about a second of the
  * charge; the charge itself may wait for the sweeper under the suite's load).
  */
-async function sealedReceipt(): Promise<ChargeReceipt> {
+async function sealedReceipt(authorization = ownerKey, id = requestId): Promise<ChargeReceipt> {
   for (let attempt = 0; attempt < 450; attempt++) {
-    const response = await receipt(ownerKey);
+    const response = await receipt(authorization, id);
     if (response.status === 200) {
       const body = (await response.json()) as ChargeReceipt;
       if (body.charges.every((charge) => charge.seal.status === "sealed")) return body;
@@ -144,6 +145,31 @@ describe("GET /llm/receipts/{requestId}", () => {
       discountRate: expect.any(String),
       amountWon: body.amountWon,
     });
+    expect(standaloneFailures(body, pem)).toEqual([]);
+  });
+
+  it("given an organization's discount, then its receipt shows the charge's discount and the verifier finds it valid", {
+    timeout: 60_000,
+  }, async () => {
+    // Given: an organization paying half its price
+    const session = await harness.session("receipt-member", "receipt-org");
+    await harness.topUp({ kind: "organization", id: "receipt-org" }, "10000");
+    const discounted = await callJson(harness.url, "PUT", "/admin/discounts", testSecrets.adminToken, {
+      model: null,
+      organizationId: "receipt-org",
+      rate: "0.5",
+    });
+    expect(discounted.status).toBe(200);
+    const key = (await harness.issueKey(session, { isOrganization: true })).key;
+
+    // When
+    const charged = await complete(key);
+    const body = await sealedReceipt(key, charged.requestId);
+
+    // Then: the breakdown a reader sees is the charge's, and the verifier compares it with the signed event
+    expect(body.charges).toHaveLength(1);
+    expect(body.charges[0]!.breakdown.discountRate).toBe("0.5");
+    const pem = await (await fetch(`${harness.url}/ledger/public-key`)).text();
     expect(standaloneFailures(body, pem)).toEqual([]);
   });
 
