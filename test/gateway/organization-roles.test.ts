@@ -255,6 +255,11 @@ describe("roles in an organization", () => {
 
   it("only an owner makes owners or changes an owner's role", async () => {
     const sessions = await organizationWithEveryRole("org-owners");
+    // A second owner, so that no refusal below is the last owner's rule: each is the role's.
+    const second = await call("PUT", "/llm/organization/members/org-owners-second", sessions.owner, {
+      role: "owner",
+    });
+    expect(second.status).toBe(200);
     const before = await eventCount();
     expectRefused(
       await call("PUT", "/llm/organization/members/org-owners-member", sessions.admin, { role: "owner" }),
