@@ -4,6 +4,7 @@ import { advisoryLockKeys } from "../src/database/advisory-lock-keys";
 import { Money } from "../src/kernel/money";
 import { createTestDatabase, type TestDatabase } from "./support/database";
 import {
+  chatStatus,
   gatewayOriginOf,
   killOutright,
   provisionKeyWithCredit,
@@ -196,16 +197,7 @@ describe("processes killed outright", () => {
     const key = await provision(url);
 
     // Requests in waves while the worker is killed, then a new worker started.
-    const request = () =>
-      fetch(`${url}/llm/v1/chat/completions`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-        body: JSON.stringify({
-          model: "gamma-4-3",
-          messages: [{ role: "user", content: "Hi" }],
-          max_tokens: 8,
-        }),
-      }).then((answer) => answer.status);
+    const request = () => chatStatus(url, key);
     const first = await Promise.all(Array.from({ length: 30 }, request));
     await killOutright(worker);
     const second = await Promise.all(Array.from({ length: 30 }, request));

@@ -4,6 +4,7 @@ import { Money } from "../src/kernel/money";
 import { createTestDatabase, type TestDatabase } from "./support/database";
 import { type PrivateRedis, startPrivateRedis } from "./support/private-redis";
 import {
+  chatStatus,
   gatewayOriginOf,
   provisionKeyWithCredit,
   type ServiceProcess,
@@ -70,23 +71,13 @@ async function startDeployment(redisUrl: string): Promise<string> {
 
 /** Waves of ten requests at once, one wave every 250 ms, until `whileRunning` settles: their statuses. */
 async function loadWhile(url: string, key: string, whileRunning: Promise<void>): Promise<number[]> {
-  const request = () =>
-    fetch(`${url}/llm/v1/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({
-        model: "gamma-4-3",
-        messages: [{ role: "user", content: "Hi" }],
-        max_tokens: 8,
-      }),
-    }).then((answer) => answer.status);
   let running = true;
   const ended = whileRunning.finally(() => {
     running = false;
   });
   const statuses: number[] = [];
   while (running) {
-    statuses.push(...(await Promise.all(Array.from({ length: 10 }, request))));
+    statuses.push(...(await Promise.all(Array.from({ length: 10 }, () => chatStatus(url, key)))));
     await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 250))]);
   }
   await ended;
@@ -142,56 +133,67 @@ async function expectEachChargedOnce(answered: number): Promise<void> {
   expect({ held: Number(funds!.held), pending: Number(funds!.pending) }).toEqual({ held: 0, pending: 0 });
 }
 
-describe("Redis going away under load", () => {
-  it("unreachable for 8 s: every request is answered, and each is charged once after it is back", async () => {
-    // Given a deployment whose queue is reached through a proxy that can cut it off
-    database = await createTestDatabase("redis_unreachable");
-    redis = await startPrivateRedis();
-    proxy = await startTcpProxy({ host: "127.0.0.1", port: Number(new URL(redis.url).port) });
-    const url = await startDeployment(proxy.urlFor(redis.url));
-    const key = await provisionKeyWithCredit(url, adminToken, "outage", credit);
+/** A way for Redis to go away: where the deployment finds it, and how it goes away and comes back. */
+interface RedisFault {
+  fault: string;
+  comesBack: string;
+  queueUrlOf(server: PrivateRedis): Promise<string>;
+  /** Away for `outageMs`; `atItsEnd` runs while it is still away, then it comes back. */
+  goAway(server: PrivateRedis, atItsEnd: () => Promise<void>): Promise<void>;
+}
 
-    // When Redis is unreachable for 8 s under load, with load before and after
-    let seen: Awaited<ReturnType<typeof duringOutage>> | undefined;
-    const outage = (async () => {
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+const faults: RedisFault[] = [
+  {
+    fault: "unreachable",
+    comesBack: "it is back",
+    // Through a proxy that refuses new connections and drops open ones when cut.
+    async queueUrlOf(server) {
+      proxy = await startTcpProxy({ host: "127.0.0.1", port: Number(new URL(server.url).port) });
+      return proxy.urlFor(server.url);
+    },
+    async goAway(_server, atItsEnd) {
       await proxy!.cut();
       await new Promise((resolve) => setTimeout(resolve, outageMs));
-      seen = await duringOutage(url);
+      await atItsEnd();
       await proxy!.restore();
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-    })();
-    const statuses = await loadWhile(url, key, outage);
+    },
+  },
+  {
+    fault: "frozen",
+    comesBack: "it thaws",
+    queueUrlOf: async (server) => server.url,
+    // Its connections stay open, and nothing answers on them.
+    goAway: (server, atItsEnd) => server.freezeFor(outageMs, atItsEnd),
+  },
+];
 
-    // Then
-    expect(seen).toMatchObject({ failing: ["queue"], uncharged: expect.any(Number) });
-    expect(seen!.uncharged).toBeGreaterThan(0);
-    expect(statuses.filter((status) => status !== 200)).toEqual([]);
-    await expectEachChargedOnce(statuses.length);
-  }, 150_000);
+describe("Redis going away under load", () => {
+  it.each(faults.map((fault) => [fault.fault, fault.comesBack, fault] as const))(
+    "%s for 8 s: every request is answered, and each is charged once after %s",
+    async (_fault, _comesBack, { fault, queueUrlOf, goAway }) => {
+      // Given
+      database = await createTestDatabase(`redis_${fault}`);
+      redis = await startPrivateRedis();
+      const url = await startDeployment(await queueUrlOf(redis));
+      const key = await provisionKeyWithCredit(url, adminToken, "outage", credit);
 
-  it("frozen for 8 s: every request is answered, and each is charged once after it thaws", async () => {
-    // Given
-    database = await createTestDatabase("redis_frozen");
-    redis = await startPrivateRedis();
-    const url = await startDeployment(redis.url);
-    const key = await provisionKeyWithCredit(url, adminToken, "outage", credit);
+      // When Redis goes away for 8 s under load, with load before and after
+      let seen: Awaited<ReturnType<typeof duringOutage>> | undefined;
+      const outage = (async () => {
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        await goAway(redis!, async () => {
+          seen = await duringOutage(url);
+        });
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+      })();
+      const statuses = await loadWhile(url, key, outage);
 
-    // When Redis freezes for 8 s under load (its connections stay open), with load before and after
-    let seen: Awaited<ReturnType<typeof duringOutage>> | undefined;
-    const outage = (async () => {
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      await redis!.freezeFor(outageMs, async () => {
-        seen = await duringOutage(url);
-      });
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-    })();
-    const statuses = await loadWhile(url, key, outage);
-
-    // Then
-    expect(seen).toMatchObject({ failing: ["queue"], uncharged: expect.any(Number) });
-    expect(seen!.uncharged).toBeGreaterThan(0);
-    expect(statuses.filter((status) => status !== 200)).toEqual([]);
-    await expectEachChargedOnce(statuses.length);
-  }, 150_000);
+      // Then
+      expect(seen).toMatchObject({ failing: ["queue"], uncharged: expect.any(Number) });
+      expect(seen!.uncharged).toBeGreaterThan(0);
+      expect(statuses.filter((status) => status !== 200)).toEqual([]);
+      await expectEachChargedOnce(statuses.length);
+    },
+    150_000,
+  );
 });

@@ -92,6 +92,15 @@ export async function provisionKeyWithCredit(
   return ((await key.json()) as { key: string }).key;
 }
 
+/** One short chat completion through the gateway at `url` with `key`: the status it was answered with. */
+export function chatStatus(url: string, key: string): Promise<number> {
+  return fetch(`${url}/llm/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: "gamma-4-3", messages: [{ role: "user", content: "Hi" }], max_tokens: 8 }),
+  }).then((answer) => answer.status);
+}
+
 /** One role of the service (`src/main.ts --role=…`), as operators start it, once it says it is ready. */
 export function spawnRole(
   role: "gateway" | "worker",
