@@ -113,6 +113,23 @@ describe("upstream call (C13)", () => {
     expect(call.answeringModel.slug).toBe("gamma-4-5");
   });
 
+  it.each([500, 502, 503, 504, 529])(
+    "retries every status C13 lists: a %i, then the answer from another endpoint",
+    async (status) => {
+      const [first, second] = endpoints as [FaultyUpstream, FaultyUpstream];
+      first.setPlan(() => ({ kind: "status", status }));
+      const call = registryOf([first, second]).call(model, requestFor);
+
+      const result = await call.generate(new AbortController().signal);
+
+      expect(result.text.length).toBeGreaterThan(0);
+      expect(call.attempts.map(({ endpoint, status }) => ({ endpoint, status }))).toEqual([
+        { endpoint: "gamma-0", status },
+        { endpoint: "gamma-1", status: 200 },
+      ]);
+    },
+  );
+
   it("does not retry what C13 does not list: a 400 is the answer at once", async () => {
     const [only] = endpoints as [FaultyUpstream];
     only.setPlan(() => ({ kind: "status", status: 400 }));
@@ -151,6 +168,33 @@ describe("upstream call (C13)", () => {
     expect((failure as Error).message).toContain("1 attempt made");
     expect(Date.now() - startedMs).toBeLessThan(2_000);
     expect(only.served).toHaveLength(1);
+  });
+
+  it("given an upstream's Retry-After of 29.5 s, then the client is told 30: never sooner than the upstream asked", async () => {
+    const [only] = endpoints as [FaultyUpstream];
+    only.setPlan(() => ({ kind: "status", status: 429, retryAfter: "29.5" }));
+    const call = registryOf([only], { limits: { ...fastLimits, requestDeadlineMs: 10_000 } }).call(
+      model,
+      requestFor,
+    );
+
+    const failure = await call.generate(new AbortController().signal).catch((error: unknown) => error);
+
+    expect(failure).toBeInstanceOf(UpstreamThrottledError);
+    expect((failure as UpstreamThrottledError).retryAfterSeconds).toBe(30);
+  });
+
+  it("given an endpoint that throttles every request, then its breaker stays closed: a 429 is the upstream's answer, not its failure", async () => {
+    const [only] = endpoints as [FaultyUpstream];
+    only.setPlan(() => ({ kind: "status", status: 429, retryAfter: "30" }));
+    const registry = registryOf([only], { limits: { ...fastLimits, requestDeadlineMs: 10_000 } });
+
+    for (let request = 0; request < fastLimits.breakerRequestsMin * 2; request += 1)
+      await expect(
+        registry.call(model, requestFor).generate(new AbortController().signal),
+      ).rejects.toBeInstanceOf(UpstreamThrottledError);
+
+    expect(healthOf(registry, "gamma-0").breakerState).toBe("closed");
   });
 
   it.each([503, 529])(
