@@ -286,6 +286,7 @@ describe("upstream call (C13)", () => {
     });
     try {
       const outcomes: string[] = [];
+      const hungAttempts: (string | null)[] = [];
       for (let index = 0; index < 20; index++) {
         const call = registry.call(model, requestFor);
         const failed = await call.generate(new AbortController().signal).then(
@@ -293,12 +294,15 @@ describe("upstream call (C13)", () => {
           () => true,
         );
         outcomes.push(`${call.attempts[0]!.endpoint}:${failed ? "failed" : "served"}`);
+        if (call.attempts[0]!.endpoint === "gamma-0") hungAttempts.push(call.attempts[0]!.error);
       }
 
-      // Each request that went to it spent its whole deadline there: its client saw a failure.
+      // Each request that went to it spent its whole deadline there, cut by it (not by the 2 s wait for
+      // headers): its client saw a failure.
       expect(outcomes.filter((outcome) => outcome === "gamma-0:failed")).toHaveLength(
         fastLimits.breakerRequestsMin,
       );
+      expect(hungAttempts).toEqual(Array(fastLimits.breakerRequestsMin).fill("deadline"));
       expect(outcomes.slice(-10)).toEqual(Array(10).fill("gamma-1:served"));
       expect(healthOf(registry, "gamma-0").breakerState).toBe("open");
     } finally {
