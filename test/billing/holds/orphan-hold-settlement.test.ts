@@ -233,7 +233,8 @@ describe("orphan hold settlement", () => {
     // Then: the estimated ₩0.35 pending, and the ₩4 estimate's other ₩3.65 kept back (not the cut ₩2's ₩1.65)
     expect(await reservesOf(["req_cut_swept"])).toEqual({ req_cut_swept: "3.65" });
     const funds = await harness.service.ledger.pool.query<{ held_won: string; pending_won: string }>(
-      "SELECT trim_scale(held_won)::text AS held_won, trim_scale(pending_won)::text AS pending_won FROM account_funds WHERE account_id = $1",
+      `SELECT trim_scale(held_won)::text AS held_won, trim_scale(pending_won)::text AS pending_won
+       FROM account_funds WHERE account_id = $1`,
       [holder.id],
     );
     expect(funds.rows[0]).toEqual({ held_won: "3.65", pending_won: "0.35" });
