@@ -220,12 +220,16 @@ describe("orphan hold settlement", () => {
     // Given: ₩2 on the account, and a ₩4 estimate held cut to ₩2 — the request may still cost ₩4 (C10)
     const holder = { kind: "user" as const, id: "reserve-of-a-cut-hold" };
     await harness.topUp(holder, "2");
-    const hold = authorization("req_cut_swept", "gateway-paused", new Date(Date.now() + 600_000));
-    const [decision] = await usageAuthorizationsOf(harness.service.ledger.pool, store).authorizeUsage(
-      [{ ...hold, data: { ...hold.data, account: holder, userId: holder.id } }],
-      { waitForFlush: true },
-    );
-    expect(decision).toMatchObject({ kind: "held", holdWon: "2" });
+    /** A ₩4 hold of the paused gateway on the holder's account: its decision. */
+    const holdOnTheAccount = async (requestId: string) => {
+      const hold = authorization(requestId, "gateway-paused", new Date(Date.now() + 600_000));
+      const [decision] = await usageAuthorizationsOf(harness.service.ledger.pool, store).authorizeUsage(
+        [{ ...hold, data: { ...hold.data, account: holder, userId: holder.id } }],
+        { waitForFlush: true },
+      );
+      return decision!;
+    };
+    expect(await holdOnTheAccount("req_cut_swept")).toMatchObject({ kind: "held", holdWon: "2" });
 
     // When
     await sweep();
@@ -240,13 +244,9 @@ describe("orphan hold settlement", () => {
     expect(funds.rows[0]).toEqual({ held_won: "3.65", pending_won: "0.35" });
     // A top-up of ₩2 leaves no room while the reserve stands: the gateway's correction may take all ₩4.
     await harness.topUp(holder, "2");
-    const next = authorization("req_after_cut_swept", "gateway-paused", new Date(Date.now() + 600_000));
-    const [refused] = await usageAuthorizationsOf(harness.service.ledger.pool, store).authorizeUsage(
-      [{ ...next, data: { ...next.data, account: holder, userId: holder.id } }],
-      { waitForFlush: true },
-    );
+    const refused = await holdOnTheAccount("req_after_cut_swept");
     expect(refused).toMatchObject({ kind: "refused", reason: "funds" });
-    expect(new Money(refused!.availableWon).isZero()).toBe(true);
+    expect(new Money(refused.availableWon).isZero()).toBe(true);
   });
 
   it("given a paused gateway's swept hold, when its reserve's time passes, then the account no longer counts it, and the next sweep removes it", async () => {
