@@ -106,13 +106,15 @@ beforeAll(async () => {
     model: "alpha-5.4-mini",
     messages: [{ role: "user", content: "one charge for the statement" }],
   });
-  // The charge is posted by the billing workers: wait for the statement to count it.
+  // The charge is posted by the billing workers, and sealed by the checkpointer: wait for the statement to
+  // count it and name its checkpoint, so that every later read of the statement, page or API, is this one.
   for (let attempt = 0; attempt < patienceMs / 100; attempt++) {
     statement = await statementFromApi();
-    if (statement.chargeCount === 1) break;
+    if (statement.chargeCount === 1 && statement.checkpoint !== null) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   expect(statement.chargeCount).toBe(1);
+  expect(statement.checkpoint).not.toBeNull();
   browser = await launchBrowser({ locale: "ko-KR", origin: harness.url });
   page = browser.page;
   page.setDefaultTimeout(patienceMs);
@@ -225,6 +227,7 @@ describe("the statement page in Chromium", { timeout: 120_000 }, () => {
   });
 
   it("given the session ended under the statement page, when its CSV is asked for, then the sign-in form says so", async () => {
+    await page.goto(`${harness.url}/console/statements`);
     await page.getByTestId("statement").waitFor();
     await browser.context.clearCookies();
 

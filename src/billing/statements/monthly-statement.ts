@@ -294,7 +294,6 @@ async function readLines(client: Queryable, key: StatementKey) {
   return { topUps: topUps.rows, groups: groups.rows, corrections: corrections.rows };
 }
 
-/** Whether a request started before the month's end is not yet final (unsettled-usage.ts). */
 /** The signed checkpoint covering the last event the totals include; null when none does yet. */
 async function checkpointSealing(
   client: Queryable,
