@@ -10,6 +10,7 @@ import {
   UpstreamThrottledError,
 } from "../provider";
 import type { UpstreamAdapter } from "../upstream-adapter";
+import { backoffDelayMs } from "./backoff";
 import type { ResilienceLimits } from "./resilience-limits";
 import type { UpstreamAttempt } from "./upstream-attempt";
 import { pickByWeight, type RouteEntry, type UpstreamEndpoint } from "./upstream-endpoint";
@@ -35,7 +36,6 @@ export interface UpstreamCallOptions {
   requestFor: (model: CatalogModel) => GenerationRequest | null;
   limits: ResilienceLimits;
   observer: UpstreamObserver;
-  random?: () => number;
 }
 
 type Start<T> = (adapter: UpstreamAdapter, request: GenerationRequest, signal: AbortSignal) => Promise<T>;
@@ -78,12 +78,10 @@ export class UpstreamCall {
   /** The endpoints (as the model attempted uses them) where an attempt failed by the endpoint's fault. */
   private readonly failedAt = new Set<RouteEntry>();
   private readonly requests = new Map<string, GenerationRequest | null>();
-  private readonly random: () => number;
 
   constructor(private readonly options: UpstreamCallOptions) {
     if (options.chain.length === 0) throw new Error("an upstream call needs at least its own model");
     this.answeringRoute = options.chain[0]!;
-    this.random = options.random ?? Math.random;
   }
 
   /** The model that answered (the requested one until a fallback does). */
@@ -175,7 +173,7 @@ export class UpstreamCall {
     let lastFailure: { error: Error; failure: AttemptFailure } | undefined;
     for (let iteration = 0; iteration < limits.attemptsMax; iteration += 1) {
       if (iteration > 0) {
-        const delayMs = this.backoffMs(iteration);
+        const delayMs = backoffDelayMs(iteration, limits, Math.random);
         const after = this.choose(Date.now() + delayMs, tried, notBefore);
         if (
           "shortfall" in after &&
@@ -378,13 +376,6 @@ export class UpstreamCall {
       this.requests.set(model.slug, request);
     }
     return request;
-  }
-
-  /** Jittered exponential backoff: half the step for sure, the other half at random (never all at once). */
-  private backoffMs(retry: number): number {
-    const { backoffBaseMs, backoffMaxMs } = this.options.limits;
-    const stepMs = Math.min(backoffMaxMs, backoffBaseMs * 2 ** (retry - 1));
-    return Math.round(stepMs / 2 + (this.random() * stepMs) / 2);
   }
 
   private async pause(delayMs: number, signal: AbortSignal): Promise<void> {

@@ -9,6 +9,7 @@ import { resilienceLimitDefaults } from "../../../src/kernel/limits";
 import { type CatalogModel, findModel } from "../../../src/providers/catalog";
 import {
   type GenerationRequest,
+  type GenerationStreamPart,
   type ModelFamily,
   UpstreamFailedError,
   UpstreamRejectedError,
@@ -452,6 +453,60 @@ describe("upstream call (C13)", () => {
 
     await expect(call.generate(controller.signal)).rejects.toThrow("client disconnected");
     expect(Date.now() - startedMs).toBeLessThan(1_000);
+  });
+
+  it("given requests their clients left after a failed attempt, then the breaker counts none of them: a client leaving says nothing of the endpoint", async () => {
+    const [only] = endpoints as [FaultyUpstream];
+    // A Retry-After holds each request's retry back long enough for its client to leave meanwhile.
+    only.setPlan(() => ({ kind: "status", status: 503, retryAfter: "5" }));
+    const registry = registryOf([only]);
+    for (let index = 0; index < 2 * fastLimits.breakerRequestsMin; index++) {
+      const controller = new AbortController();
+      const call = registry.call(model, requestFor);
+      const answering = call.generate(controller.signal);
+      await expect.poll(() => call.attempts.length).toBe(1);
+      controller.abort(new Error("client disconnected"));
+      await expect(answering).rejects.toThrow("client disconnected");
+    }
+    expect(healthOf(registry, "gamma-0").breakerState).toBe("closed");
+
+    // The same failures, each seen through to its answer, are counted: the breaker opens at its minimum.
+    only.setPlan(() => ({ kind: "status", status: 503 }));
+    for (let index = 1; index <= fastLimits.breakerRequestsMin; index++) {
+      await expect(registry.call(model, requestFor).generate(new AbortController().signal)).rejects.toThrow(
+        UpstreamFailedError,
+      );
+      expect(healthOf(registry, "gamma-0").breakerState).toBe(
+        index < fastLimits.breakerRequestsMin ? "closed" : "open",
+      );
+    }
+  });
+});
+
+describe("a stream's deadline", () => {
+  it("given a stream whose first output came within the request's deadline, when it flows on past the deadline, then it is not cut: the deadline bounds the wait for output, not the output", async () => {
+    const paced = await startSimulator({ tokensPerSecond: 40 });
+    const family = Object.fromEntries(
+      modelFamilies.map((name) => [name, { baseUrl: paced.url, apiKey: "family-key" }]),
+    ) as Record<ModelFamily, { baseUrl: string; apiKey: string }>;
+    const deadlineMs = 150;
+    const registry = new UpstreamRegistry(family, {}, new Map(), {
+      limits: { ...fastLimits, requestDeadlineMs: deadlineMs },
+    });
+    try {
+      const call = registry.call(model, requestFor);
+      const startedMs = Date.now();
+      const parts: GenerationStreamPart[] = [];
+      for await (const batch of call.stream(new AbortController().signal)) parts.push(...batch);
+
+      expect(Date.now() - startedMs).toBeGreaterThan(2 * deadlineMs);
+      expect(parts.filter((part) => part.type === "text-delta").length).toBeGreaterThan(1);
+      expect(parts.at(-1)).toEqual({ type: "finish", finishReason: expect.any(String) });
+      expect(call.attempts.map((attempt) => attempt.status)).toEqual([200]);
+    } finally {
+      await registry.close();
+      await paced.close();
+    }
   });
 });
 
