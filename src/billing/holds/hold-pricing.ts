@@ -6,7 +6,7 @@ import { seoulDateOf } from "../../kernel/seoul-calendar";
 import type { UsageTokens } from "../../ledger/events";
 import type { CheckpointChange } from "../../ledger/projection/checkpoint-notification";
 import type { LocalReadModel } from "../../ledger/projection/projection-waiter";
-import type { LogPosition } from "../../ledger/store/log-position";
+import { isAtOrAfter, type LogPosition, logStart } from "../../ledger/store/log-position";
 import { assertChargeTerms, chargeWonOf } from "../charging/charge-calculation";
 import { tokenCountsForPricing } from "../charging/recorded-charge-breakdown";
 import type { PricingInForce, PricingReadModel } from "../read-models/pricing-read-model";
@@ -15,9 +15,11 @@ import type { PricingInForce, PricingReadModel } from "../read-models/pricing-re
  * The price, FX rate and discount a gateway process prices holds and pending costs with, kept in memory per
  * (model, organization, Seoul date) so that a request costs no pricing query. A projection batch that
  * changed a price, a discount or an FX rate (its NOTIFY says so; a notification that does not say, a
- * reconnect) drops every entry, and a command of this process that changed one drops them before it
- * answers: the next request reads the pricing in force. An entry older than `ttlMs` is never used (a lost
- * notification). The charge itself is always priced by the reconciler from the ledger (C7); priced the same
+ * reconnect, a batch that does not follow on from the last one heard) drops every entry, and a command of
+ * this process that waits for a position not yet heard of drops them before it answers: the next request
+ * reads the pricing in force. A wait for a position already heard of keeps them: in one process, each charge
+ * batch waits for the pricing projections, and would otherwise empty the memory. An entry older than
+ * `ttlMs` is never used (a lost notification). The charge itself is always priced by the reconciler from the ledger (C7); priced the same
  * way here, a request's hold covers what it will be charged and its pending cost is its charge, but for a
  * request that starts within the notification's way to this process after a change.
  */
@@ -40,6 +42,11 @@ export class HoldPricing implements LocalReadModel {
   private readonly entries = new Map<string, Entry>();
   /** Moves whenever the entries are dropped, so that a read begun before is not kept after. */
   private generation = 0;
+  /**
+   * Every batch up to here was heard of, in order, with the pricing projections at its end, and each that
+   * may have changed pricing dropped the entries: the entries are as new as the projections here.
+   */
+  private heardThrough: LogPosition = logStart;
   private readonly nowMs: () => number;
 
   constructor(private readonly options: HoldPricingOptions) {
@@ -60,12 +67,21 @@ export class HoldPricing implements LocalReadModel {
   }
 
   checkpointsAdvanced(change?: CheckpointChange): void {
-    if (change?.pricingChanged !== false) this.dropAll();
+    // A batch beginning after the last one heard leaves a hole, which may hold a change.
+    const follows = change !== undefined && isAtOrAfter(this.heardThrough, change.from);
+    if (change?.pricingChanged !== false || !follows) this.dropAll();
+    // After this batch's drop, if any, every read is at least as new as its end: heard through it.
+    const pricingProjectionsAtEnd = this.projections.every((name) => change?.projections?.includes(name));
+    if (change && pricingProjectionsAtEnd && !isAtOrAfter(this.heardThrough, change.to))
+      this.heardThrough = change.to;
   }
 
-  /** A command of this process changed a price, a discount or a rate, now in the projections: forget. */
-  async catchUpTo(_target: LogPosition): Promise<void> {
-    this.dropAll();
+  /**
+   * A command of this process waits for `target` in the projections (a price, a discount or a rate it set,
+   * a charge batch's read-your-writes): unless every batch up to it was heard of, forget.
+   */
+  async catchUpTo(target: LogPosition): Promise<void> {
+    if (!isAtOrAfter(this.heardThrough, target)) this.dropAll();
   }
 
   private dropAll(): void {

@@ -1,4 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { discountsProjection } from "../../../projections/discounts";
+import { fxRatesProjection } from "../../../projections/fx-rates";
+import { pricesProjection } from "../../../projections/prices";
 import { calculateCharge } from "../../../src/billing/charging/charge-calculation";
 import { costWonOf, HoldPricing } from "../../../src/billing/holds/hold-pricing";
 import type { PricingInForce, PricingReadModel } from "../../../src/billing/read-models/pricing-read-model";
@@ -71,6 +74,15 @@ describe("the pricing a gateway keeps in memory (HoldPricing)", () => {
     to: { commit: 2n, prepare: 2n },
     touched: new Set<string>(),
   };
+  const position = (at: number) => ({ commit: BigInt(at), prepare: BigInt(at) });
+  /** A runner's batch over (from, to] that changed no pricing, every pricing projection at its end. */
+  const quietBatch = (from: number, to: number) => ({
+    from: position(from),
+    to: position(to),
+    touched: new Set<string>(),
+    pricingChanged: false,
+    projections: [pricesProjection.name, discountsProjection.name, fxRatesProjection.name, "balances"],
+  });
 
   /** A pricing read model answered by hand: each read waits for `answer` and returns what it is given. */
   function answeredByHand() {
@@ -86,9 +98,10 @@ describe("the pricing a gateway keeps in memory (HoldPricing)", () => {
     };
   }
 
-  /** Puts a pricing in memory: one read, answered. */
+  /** Puts a pricing in memory: one read, answered, in a process that has heard the runner's batches to 1. */
   async function remembered(pricing: PricingInForce) {
     const model = answeredByHand();
+    model.memory.checkpointsAdvanced(quietBatch(0, 1));
     const priced = model.memory.pricingFor("alpha-5.4", null, startedAt);
     model.answer(0, pricing);
     expect(await priced).toBe(pricing);
@@ -116,6 +129,60 @@ describe("the pricing a gateway keeps in memory (HoldPricing)", () => {
 
     expect(model.memory.peek("alpha-5.4", null, startedAt)).toBe(kept);
     expect(model.reads()).toBe(1);
+  });
+
+  it("given the batches heard in order up to a position, then a wait for it or before keeps the pricing, and a wait past it drops it", async () => {
+    // given a pricing in memory, and batches heard through 30 (a charge batch's read-your-writes, in one
+    // process, then waits for the pricing projections at a usage it recorded)
+    const kept = pricing();
+    const model = await remembered(kept);
+    for (const [from, to] of [
+      [1, 10],
+      [10, 30],
+    ] as const)
+      model.memory.checkpointsAdvanced(quietBatch(from, to));
+    // when / then
+    for (const target of [30, 29, 10]) {
+      await model.memory.catchUpTo(position(target));
+      expect(model.memory.peek("alpha-5.4", null, startedAt)).toBe(kept);
+    }
+    expect(model.reads()).toBe(1);
+    await model.memory.catchUpTo(position(31));
+    expect(model.memory.peek("alpha-5.4", null, startedAt)).toBeUndefined();
+    expect(model.reads()).toBe(2);
+  });
+
+  it("given a batch that does not follow on from the last one heard, then it drops the pricing though it changed none: what came between is unknown", async () => {
+    const model = await remembered(pricing());
+    model.memory.checkpointsAdvanced(quietBatch(1, 10));
+
+    model.memory.checkpointsAdvanced(quietBatch(20, 30));
+
+    expect(model.memory.peek("alpha-5.4", null, startedAt)).toBeUndefined();
+    expect(model.reads()).toBe(2);
+  });
+
+  it("given a pricing read before any batch was heard, then the first batch heard drops it: what came before is unknown", async () => {
+    const model = answeredByHand();
+    const priced = model.memory.pricingFor("alpha-5.4", null, startedAt);
+    model.answer(0, pricing());
+    await priced;
+
+    model.memory.checkpointsAdvanced(quietBatch(1, 10));
+
+    expect(model.memory.peek("alpha-5.4", null, startedAt)).toBeUndefined();
+  });
+
+  it("given batches whose runner does not say the pricing projections stand at their end, then a wait for them drops the pricing", async () => {
+    for (const projections of [undefined, ["balances"]]) {
+      const model = await remembered(pricing());
+      const { projections: _all, ...unnamed } = quietBatch(1, 10);
+      model.memory.checkpointsAdvanced(projections ? { ...unnamed, projections } : unnamed);
+
+      await model.memory.catchUpTo(position(10));
+
+      expect(model.memory.peek("alpha-5.4", null, startedAt)).toBeUndefined();
+    }
   });
 
   it("given a read begun before a change, then its answer serves its own request but is not kept", async () => {
