@@ -19,6 +19,10 @@ describe("isPrivateAddress", () => {
   it.each([
     "127.0.0.1",
     "10.1.2.3",
+    "172.16.0.1",
+    "172.31.255.254",
+    "192.168.0.1",
+    "192.168.255.254",
     "169.254.169.254",
     "0.0.0.0",
     "100.64.0.1",
@@ -54,6 +58,10 @@ describe("isPrivateAddress", () => {
   it.each([
     "8.8.8.8",
     "1.1.1.1",
+    // Just outside the private 172.16.0.0/12 and 192.168.0.0/16.
+    "172.15.255.255",
+    "172.32.0.1",
+    "192.169.0.1",
     "2001:4860:4860::8888",
     hostOf("[::ffff:8.8.8.8]"),
     hostOf("[64:ff9b::8.8.8.8]"),
@@ -97,6 +105,38 @@ describe("assertDeliverableUrl", () => {
       new WebhookAddressRefusedError("url's host silent-name-server.example did not resolve within 200 ms"),
     );
     expect(Date.now() - startedAtMs).toBeLessThan(1_000);
+  });
+
+  it("given a name with a public and a loopback or private address, then the URL is refused, whichever the resolver lists first", async () => {
+    for (const addresses of [
+      ["8.8.8.8", "127.0.0.1"],
+      ["192.168.1.10", "8.8.8.8"],
+      ["2001:4860:4860::8888", "::1"],
+    ]) {
+      const resolvesTo: HostLookup = async () =>
+        addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
+
+      const checked = assertDeliverableUrl("https://half-internal.example/hook", false, {
+        lookupHost: resolvesTo,
+        timeoutMs: 1_000,
+      });
+
+      await expect(checked, addresses.join(", ")).rejects.toThrow(WebhookAddressRefusedError);
+    }
+  });
+
+  it("given a name with public addresses only, then the URL is kept", async () => {
+    const resolvesTo: HostLookup = async () => [
+      { address: "8.8.8.8", family: 4 },
+      { address: "2001:4860:4860::8888", family: 6 },
+    ];
+
+    const checked = await assertDeliverableUrl("https://public.example/hook", false, {
+      lookupHost: resolvesTo,
+      timeoutMs: 1_000,
+    });
+
+    expect(checked.href).toBe("https://public.example/hook");
   });
 });
 
