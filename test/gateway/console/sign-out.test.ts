@@ -120,6 +120,18 @@ describe("signing out of the console", { timeout: 60_000 }, () => {
     }
   });
 
+  it("given a session signed out, when other users sign out later, then its copy is still no session on any gateway", async () => {
+    const signedOutFirst = await signIn(await signingOut.session("sign-out-first"));
+    await signOut("/console/api/session", signedOutFirst);
+
+    // Each later sign-out sweeps the ended sessions whose token expired: this one's token has not.
+    for (const userId of ["sign-out-later-1", "sign-out-later-2"])
+      await signOut("/console/api/session", await signIn(await signingOut.session(userId)));
+
+    for (const [which, gateway] of gateways())
+      expect((await reply(gateway, "/llm/apis", { cookie: signedOutFirst.cookie })).status, which).toBe(401);
+  });
+
   it("given a copy of the admin cookie, when the admin signs out, then the copy opens the admin API on no gateway, and a new sign-in does", async () => {
     const signedIn = await signInAsAdmin();
     const copy = signedIn.cookie;
