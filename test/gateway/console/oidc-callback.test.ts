@@ -74,6 +74,23 @@ describe("an OpenID Connect callback this sign-in's provider did not send", () =
     }
   });
 
+  it("given a callback carrying another sign-in's state, or none, when it arrives with this sign-in's cookie, then it is refused 400 saying the state does not match", async () => {
+    const issuer = `iss=${encodeURIComponent(provider.issuer)}`;
+    const other = await startSignIn();
+    for (const [shape, query] of [
+      ["another sign-in's state", `state=${other.state}&code=abc&${issuer}`],
+      ["no state", `code=abc&${issuer}`],
+    ] as const) {
+      const { cookie } = await startSignIn();
+      const refusal = await callback(query, cookie);
+      expect({ shape, status: refusal.status, reason: refusal.reason }).toEqual({
+        shape,
+        status: 400,
+        reason: "state-mismatch",
+      });
+    }
+  });
+
   it("given the provider's own answers — a refusal, or a code it never issued — then they stay 400 naming the provider's error", async () => {
     const issuer = `iss=${encodeURIComponent(provider.issuer)}`;
     for (const [query, code] of [
