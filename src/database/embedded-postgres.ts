@@ -157,7 +157,9 @@ async function stopServer(server: ChildProcess): Promise<void> {
   if (server.exitCode !== null || server.signalCode !== null) return;
   const exited = once(server, "exit");
   server.kill("SIGINT");
-  const stopped = await Promise.race([exited.then(() => true), sleep(stopTimeoutMs).then(() => false)]);
+  // Unreferenced: once the server has exited, the bound must not keep this process alive until it passes.
+  const bound = sleep(stopTimeoutMs, false, { ref: false });
+  const stopped = await Promise.race([exited.then(() => true), bound]);
   if (!stopped) {
     server.kill("SIGKILL");
     await exited;
