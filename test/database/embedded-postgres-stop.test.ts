@@ -9,7 +9,8 @@ import { databaseSessionLimits } from "../../src/kernel/limits";
 
 /**
  * Embedded PostgreSQL, once stopped, keeps nothing of its process alive: a test run or a tool without
- * DATABASE_URL ends when its work does, not when the stop's bound (`embeddedStopTimeoutMs`) would have run out.
+ * DATABASE_URL ends when its work does, not when the stop's bound (`embeddedStopTimeoutMs`) would have run
+ * out.
  */
 
 let scratch: string;
@@ -26,9 +27,11 @@ afterAll(async () => {
 
 describe("stopping embedded PostgreSQL", () => {
   it("given a process that started and stopped it, then the process ends on its own once the server has", async () => {
+    const moduleUrl = pathToFileURL(path.resolve("src/database/embedded-postgres.ts")).href;
+    const dataDirectory = path.join(scratch, "cluster");
     const script = `
-      import { startEmbeddedPostgres } from ${JSON.stringify(pathToFileURL(path.resolve("src/database/embedded-postgres.ts")).href)};
-      const server = await startEmbeddedPostgres({ dataDirectory: ${JSON.stringify(path.join(scratch, "cluster"))}, port: 0 });
+      import { startEmbeddedPostgres } from ${JSON.stringify(moduleUrl)};
+      const server = await startEmbeddedPostgres({ dataDirectory: ${JSON.stringify(dataDirectory)}, port: 0 });
       await server.stop();
       console.log("stopped");`;
     const child = spawn(

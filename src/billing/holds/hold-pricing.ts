@@ -19,9 +19,9 @@ import type { PricingInForce, PricingReadModel } from "../read-models/pricing-re
  * this process that waits for a position not yet heard of drops them before it answers: the next request
  * reads the pricing in force. A wait for a position already heard of keeps them: in one process, each charge
  * batch waits for the pricing projections, and would otherwise empty the memory. An entry older than
- * `ttlMs` is never used (a lost notification). The charge itself is always priced by the reconciler from the ledger (C7); priced the same
- * way here, a request's hold covers what it will be charged and its pending cost is its charge, but for a
- * request that starts within the notification's way to this process after a change.
+ * `ttlMs` is never used (a lost notification). The charge itself is always priced by the reconciler from the
+ * ledger (C7); priced the same way here, a request's hold covers what it will be charged and its pending cost
+ * is its charge, but for a request that starts within the notification's way to this process after a change.
  */
 
 interface Entry {

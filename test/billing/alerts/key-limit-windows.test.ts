@@ -2,9 +2,9 @@ import { describe, expect, it } from "vitest";
 import { keyLimitWindowOf } from "../../../src/billing/alerts/key-limit-alerts";
 
 /**
- * `key.limit_reached` is sent once per key and window (C14): the window is the one the refused limit counts in
- * — the minute for the rate limit, the Seoul month for the monthly spend limit, the key's lifetime for the
- * total. Two refusals in one window share its dedupe key; a refusal in the next window is told again.
+ * `key.limit_reached` is sent once per key and window (C14): the window is the one the refused limit counts
+ * in — the minute for the rate limit, the Seoul month for the monthly spend limit, the key's lifetime for
+ * the total. Two refusals in one window share its dedupe key; a refusal in the next window is told again.
  */
 
 describe("a key limit's alert window", () => {
