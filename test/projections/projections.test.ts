@@ -3,10 +3,12 @@ import { allProjectionNames, allProjections } from "../../projections";
 import { advisoryLockKeys } from "../../src/database/advisory-lock-keys";
 import { readAdmission } from "../../src/gateway/generation/admission-read-model";
 import type { LedgerEvent } from "../../src/ledger/events";
+import { rebuildProjections } from "../../src/ledger/ledger-maintenance";
 import type { ProjectionDefinition } from "../../src/ledger/projection/projection";
 import { ProjectionRunner } from "../../src/ledger/projection/projection-runner";
 import { ProjectionWaiter } from "../../src/ledger/projection/projection-waiter";
 import type { StreamAppend } from "../../src/ledger/store/event-store";
+import { verifyProjections } from "../../src/ledger/verify-projections";
 import { metadata } from "../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../support/ledger-harness";
 
@@ -181,6 +183,48 @@ describe("projections", () => {
       { request_id: "req-1", amount_won: "0.300001" },
       { request_id: "req-2", amount_won: "0.2" },
     ]);
+  });
+
+  it("given a usage recorded, charged and recorded again by its correction in one batch, then the correcting usage is what is pending, live and rebuilt in SQL", async () => {
+    const [recorded, charged] = usage("req-corrected", "7");
+    const recordedEventId = crypto.randomUUID();
+    // The gateway's delivered usage after the orphan sweep's estimate was charged (C10): more tokens, ₩2.5 more.
+    const delivered = { input: 300, cached: 0, output: 90, reasoning: 0 };
+    const correcting: LedgerEvent = {
+      type: "UsageRecorded",
+      data: {
+        ...(recorded as Extract<LedgerEvent, { type: "UsageRecorded" }>).data,
+        streamed: true,
+        tokens: delivered,
+        heldWon: "0",
+        pendingWon: "2.5",
+        corrects: { eventId: recordedEventId, pendingWon: "7" },
+      },
+      metadata: metadata({ actor: `key:${keyId}`, correlationId: "req-corrected" }),
+    };
+    // One append: the three events fall in one live batch and in one chunk of a rebuild.
+    await harness.append({
+      streamId: "usage-req-corrected",
+      expectedVersion: "any",
+      events: [
+        { eventId: recordedEventId, event: recorded! },
+        { eventId: crypto.randomUUID(), event: charged! },
+        { eventId: crypto.randomUUID(), event: correcting },
+      ],
+    });
+    await harness.project();
+    const context = { pool: harness.ledger.pool, store: harness.store, projections: allProjections };
+    const pending = async () =>
+      (await harness.ledger.pool.query("SELECT request_id, usage FROM projection_pending_charges")).rows;
+    const correctionPending = [
+      { request_id: "req-corrected", usage: { tokens: delivered, usageSource: "upstream" } },
+    ];
+
+    expect(await pending()).toEqual(correctionPending);
+    expect(await verifyProjections(context)).toEqual([]);
+    await rebuildProjections(context, { fold: "sql", batchSizeMax: 1_000, chunkEventsMax: 1_000 });
+    expect(await pending()).toEqual(correctionPending);
+    expect(await verifyProjections(context)).toEqual([]);
   });
 
   it("applies a batch all or nothing: a crash mid-batch leaves rows and checkpoints untouched", async () => {
