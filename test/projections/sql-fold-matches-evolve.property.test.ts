@@ -288,12 +288,14 @@ class World {
       }
       case "fx": {
         const appliesOn = ["2026-10-31", "2026-11-01", "2026-11-02"][choice.day]!;
+        // A weekend applies Friday's rate: the rate's date is not always the day it applies on.
+        const rateDate = ["2026-10-30", "2026-10-30", "2026-11-02"][choice.day]!;
         this.record({
           streamId: `fx-rate-${appliesOn}`,
           eventId: this.id(),
           event: {
             type: "FxRateUpdated",
-            data: { appliesOn, rateDate: appliesOn, rateKrwPerUsd: "1400.50", source: "admin" },
+            data: { appliesOn, rateDate, rateKrwPerUsd: "1400.50", source: "admin" },
             metadata: this.metadata(choice.at),
           },
         });
