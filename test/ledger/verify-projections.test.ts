@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allProjections } from "../../projections";
+import { balancesProjection } from "../../projections/balances";
 import { formatMoney, Money } from "../../src/kernel/money";
+import { ProjectionRunner } from "../../src/ledger/projection/projection-runner";
 import { describeDifference } from "../../src/ledger/rebuild/projection-differences";
 import { verifyProjections } from "../../src/ledger/verify-projections";
+import { topUp } from "../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness, projectSyntheticLedger } from "../support/ledger-harness";
 
 /**
@@ -184,5 +187,62 @@ describe("verifying projections against the log in bounded memory", () => {
     } finally {
       client.release();
     }
+  });
+});
+
+describe("verifying projections whose checkpoints differ", () => {
+  let harness: LedgerHarness;
+  const context = () => ({ pool: harness.ledger.pool, store: harness.store, projections: allProjections });
+  const checkpointOf = async (projection: string) =>
+    (
+      await harness.ledger.pool.query<{ commit_position: string; prepare_position: string }>(
+        "SELECT commit_position::text, prepare_position::text FROM projection_checkpoints WHERE projection = $1",
+        [projection],
+      )
+    ).rows[0];
+
+  beforeAll(async () => {
+    harness = await openLedgerHarness("verify_projections_behind");
+  });
+  afterAll(async () => {
+    await harness?.dispose();
+  });
+
+  it("given one projection folded further than another that handles the same event, then each is compared up to its own checkpoint, and nothing differs", async () => {
+    await harness.append({
+      streamId: "account-user-behind",
+      expectedVersion: "any",
+      events: [topUp("behind", "100", "folded by all")],
+    });
+    await harness.project();
+    await harness.append({
+      streamId: "account-user-behind",
+      expectedVersion: "any",
+      events: [topUp("behind", "25", "folded by balances only")],
+    });
+    await harness.visible();
+    // Balances alone folds the second top-up; monthly statements, which sum top-ups too, stay before it.
+    const balancesOnly = new ProjectionRunner({
+      pool: harness.ledger.pool,
+      connectionString: harness.database.url,
+      store: harness.store,
+      projections: [balancesProjection],
+      batchSizeMax: 100,
+      standbyRetryMs: 100,
+    });
+    const client = await harness.ledger.pool.connect();
+    try {
+      await balancesOnly.prepare(client);
+      await balancesOnly.catchUp(client);
+    } finally {
+      client.release();
+    }
+    expect(await checkpointOf("balances")).not.toEqual(await checkpointOf("monthly-statements"));
+    const months = await harness.ledger.pool.query(
+      "SELECT top_ups_won::text FROM projection_statement_months WHERE account_id = 'behind'",
+    );
+    expect(months.rows).toEqual([{ top_ups_won: "100" }]);
+
+    expect(await verifyProjections(context())).toEqual([]);
   });
 });
