@@ -82,6 +82,26 @@ describe("rebuilding projections with bounded memory, in memory or in SQL", () =
     expect(await verifyProjections(context())).toEqual([]);
   }, 60_000);
 
+  it("given the log in exactly two chunks, then the sums both chunks made for one key are merged into one row", async () => {
+    const live = await balanceChecksum(harness.ledger.pool);
+    const events = await harness.ledger.pool.query<{ count: string }>("SELECT count(*) FROM ledger_events");
+    const progress: number[] = [];
+
+    const rebuilt = await rebuildProjections(context(), {
+      fold: "sql",
+      batchSizeMax: 1_000,
+      // Three quarters of the log per chunk: two chunks, within the estimate's error of the log's size.
+      chunkEventsMax: Math.ceil(Number(events.rows[0]!.count) * 0.75),
+      onProgress: (applied) => progress.push(applied),
+    });
+
+    expect(progress).toHaveLength(2);
+    expect(progress[1]).toBe(rebuilt.eventCount);
+    expect(rebuilt.checksum).toEqual(live);
+    // Usage by day and statement charges: a day's, a month's charges of one key fall in both chunks.
+    expect(await verifyProjections(context())).toEqual([]);
+  }, 60_000);
+
   it("given appends while it rebuilds in SQL, then the runner folds those after the rebuild: none lost or doubled", async () => {
     let appending = true;
     let appended = 0;
