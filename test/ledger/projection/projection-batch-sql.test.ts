@@ -56,13 +56,15 @@ describe("the projection runner on PostgreSQL", () => {
         events: [topUp(account.id, "100", `between ${index}`)],
       });
       const difference = (Number(delivered) - 7).toString();
-      await harness.append(
-        usageCharge(account, requestId, "2026-10-31T14:59:59.999Z", difference, {
-          correctsEventId: first,
-          correctedAmountWon: "7",
-          deliveredWon: delivered,
-        }),
-      );
+      const correction = usageCharge(account, requestId, "2026-10-31T14:59:59.999Z", difference, {
+        correctsEventId: first,
+        correctedAmountWon: "7",
+        deliveredWon: delivered,
+      });
+      // Charged a day after the estimate it corrects: the billing history says when the charge became whole.
+      const { event } = correction.events[0]!;
+      event.metadata = { ...event.metadata, occurredAt: `2026-11-01T00:00:0${index}.000Z` };
+      await harness.append(correction);
     }
     await harness.visible();
   }, 120_000);
@@ -89,12 +91,20 @@ describe("the projection runner on PostgreSQL", () => {
     }
     expect(await verifyProjections({ ...contextOf(harness), projections: allProjections })).toEqual([]);
     const corrected = await harness.ledger.pool.query(
-      `SELECT request_id, amount_won::text FROM projection_billing_history
+      `SELECT request_id, amount_won::text, charged_at FROM projection_billing_history
        WHERE request_id LIKE 'batch-corrected-%' ORDER BY request_id`,
     );
     expect(corrected.rows).toEqual([
-      { request_id: "batch-corrected-0", amount_won: "12.5" },
-      { request_id: "batch-corrected-1", amount_won: "0.25" },
+      {
+        request_id: "batch-corrected-0",
+        amount_won: "12.5",
+        charged_at: new Date("2026-11-01T00:00:00.000Z"),
+      },
+      {
+        request_id: "batch-corrected-1",
+        amount_won: "0.25",
+        charged_at: new Date("2026-11-01T00:00:01.000Z"),
+      },
     ]);
   }, 120_000);
 
