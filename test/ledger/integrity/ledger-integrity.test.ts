@@ -536,6 +536,35 @@ describe("ledger hash chains and signed checkpoints", () => {
     );
   }, 120_000);
 
+  it("given the checkpoint before the latest removed, then `checkpoint` exits 1 saying the latest does not chain, and prints nothing to publish", async () => {
+    const latest = await harness.ledger.pool.query<{ sequence: number }>(
+      "SELECT sequence::integer AS sequence FROM ledger_checkpoints ORDER BY sequence DESC LIMIT 1",
+    );
+    const sequence = latest.rows[0]!.sequence;
+    expect(sequence).toBeGreaterThan(1);
+    const removed = await whileTampered(
+      harness,
+      async (client) => {
+        await client.query(
+          "CREATE TABLE removed_checkpoint AS SELECT * FROM ledger_checkpoints WHERE sequence = $1",
+          [sequence - 1],
+        );
+        await client.query("DELETE FROM ledger_checkpoints WHERE sequence = $1", [sequence - 1]);
+      },
+      async (client) => {
+        await client.query("INSERT INTO ledger_checkpoints SELECT * FROM removed_checkpoint");
+        await client.query("DROP TABLE removed_checkpoint");
+      },
+      () => ledgerCli(["checkpoint"], harness.database.url),
+    );
+    expect(removed.code).toBe(1);
+    expect(removed.stdout).toBe("");
+    expect(removed.output).toBe(
+      `checkpoint #${sequence}: does not chain to checkpoint #${sequence - 1} (previous hash differs)\n`,
+    );
+    expect((await ledgerCli(["checkpoint"], harness.database.url)).code).toBe(0);
+  }, 120_000);
+
   it.each<[string, number, string]>([
     ["nothing", 0, "SELECT 1"],
     [
