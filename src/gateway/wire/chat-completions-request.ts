@@ -2,7 +2,7 @@ import { z } from "zod";
 import { apiErrors, validationErrorOf } from "../api-error";
 import { assertToolExchangesComplete, chatMessagesSchema } from "./chat-message-schemas";
 import { responseFormatSchema, toolChoiceSchema, toolsSchema } from "./chat-tool-schemas";
-import { closedObjectSchema } from "./closed-object-schema";
+import { closedObjectSchema, fieldNotServed } from "./closed-object-schema";
 import {
   endUserOf,
   includeObfuscationSchema,
@@ -91,7 +91,7 @@ const chatCompletionsRequestShape = {
       include_usage: z.boolean({ error: "must be a boolean" }).nullish(),
       include_obfuscation: includeObfuscationSchema,
     },
-    { error: "must be an object", unknownField: "is not a field the gateway serves" },
+    { error: "must be an object", unknownField: fieldNotServed },
   ).nullish(),
   temperature: temperatureSchema,
   top_p: topPSchema,

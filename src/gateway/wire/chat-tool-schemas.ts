@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { FunctionTool, OutputFormat, ToolChoice } from "../../providers/provider";
-import { closedObjectSchema } from "./closed-object-schema";
+import { closedObjectSchema, fieldNotServed } from "./closed-object-schema";
 import { freeFormJsonObjectSchema } from "./free-form-json-schemas";
 
 /**
@@ -89,7 +89,16 @@ export const toolChoiceSchema = z
   .union(
     [
       z.enum(["none", "auto", "required"]),
-      z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) }),
+      closedObjectSchema(
+        {
+          type: z.literal("function"),
+          function: closedObjectSchema(
+            { name: z.string() },
+            { error: "must be an object", unknownField: fieldNotServed },
+          ),
+        },
+        { error: "must be an object", unknownField: fieldNotServed },
+      ),
     ],
     { error: toolChoiceMessage },
   )
@@ -103,21 +112,30 @@ export const responseFormatSchema = z
   .discriminatedUnion(
     "type",
     [
-      z.object({ type: z.literal("text") }),
-      z.object({ type: z.literal("json_object") }),
-      z.object({
-        type: z.literal("json_schema"),
-        json_schema: z.object(
-          {
-            name: nameSchema,
-            description: z.string({ error: "must be a string" }).nullish(),
-            // Optional in the protocol, but every upstream's structured output needs one to mean anything.
-            schema: jsonSchemaObject,
-            strict: z.boolean({ error: "must be a boolean" }).nullish(),
-          },
-          { error: "must be an object with name and schema" },
-        ),
-      }),
+      closedObjectSchema(
+        { type: z.literal("text") },
+        { error: "must be an object", unknownField: fieldNotServed },
+      ),
+      closedObjectSchema(
+        { type: z.literal("json_object") },
+        { error: "must be an object", unknownField: fieldNotServed },
+      ),
+      closedObjectSchema(
+        {
+          type: z.literal("json_schema"),
+          json_schema: closedObjectSchema(
+            {
+              name: nameSchema,
+              description: z.string({ error: "must be a string" }).nullish(),
+              // Optional in the protocol, but every upstream's structured output needs one to mean anything.
+              schema: jsonSchemaObject,
+              strict: z.boolean({ error: "must be a boolean" }).nullish(),
+            },
+            { error: "must be an object with name and schema", unknownField: fieldNotServed },
+          ),
+        },
+        { error: "must be an object", unknownField: fieldNotServed },
+      ),
     ],
     {
       error: (issue) =>

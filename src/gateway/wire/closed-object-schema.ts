@@ -17,6 +17,9 @@ export function closedObjectSchema<Shape extends z.core.$ZodLooseShape>(
   });
 }
 
+/** What a closed object of a generation request says of a field it does not have. */
+export const fieldNotServed = "is not a field the gateway serves";
+
 /**
  * A request body, closed as every body is, so that a misspelt field (`referense` on a top-up) is refused
  * rather than read as left out: `referense: is not a field of this request (amountWon, reference)`. The

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { apiErrors, validationErrorOf } from "../api-error";
-import { closedObjectSchema, refusedFieldSchema } from "./closed-object-schema";
+import { closedObjectSchema, fieldNotServed, refusedFieldSchema } from "./closed-object-schema";
 import {
   endUserOf,
   includeObfuscationSchema,
@@ -84,7 +84,7 @@ const responsesRequestSchema = closedObjectSchema(
       {
         include_obfuscation: includeObfuscationSchema,
       },
-      { error: "must be an object", unknownField: "is not a field the gateway serves" },
+      { error: "must be an object", unknownField: fieldNotServed },
     ).nullish(),
     // The protocol's stateful and upstream-specific features.
     previous_response_id: refusedFieldSchema(stateless),

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { FunctionTool, OutputFormat, ToolChoice } from "../../providers/provider";
-import { closedObjectSchema, refusedFieldSchema } from "./closed-object-schema";
+import { closedObjectSchema, fieldNotServed, refusedFieldSchema } from "./closed-object-schema";
 import { freeFormJsonObjectSchema } from "./free-form-json-schemas";
 import { reasoningEffortSchema } from "./generation-parameter-schemas";
 
@@ -10,8 +10,6 @@ import { reasoningEffortSchema } from "./generation-parameter-schemas";
  * code interpreter, computer use, MCP, …) run on the upstream's side, and no other upstream protocol could
  * run them, so they are refused by type rather than sent to whichever upstream happens to serve the model.
  */
-
-const unknownField = "is not a field the gateway serves";
 
 /** The protocol's bound on a function's name, and the characters it allows. */
 const functionNamePattern = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -34,7 +32,7 @@ const functionToolSchema = closedObjectSchema(
     parameters: jsonSchemaObjectSchema.nullish(),
     strict: z.boolean({ error: "must be a boolean" }).nullish(),
   },
-  { error: "must be an object with type and name", unknownField },
+  { error: "must be an object with type and name", unknownField: fieldNotServed },
 );
 
 export const toolsSchema = z
@@ -71,7 +69,7 @@ export const toolChoiceSchema = z
       z.enum(toolChoiceModes),
       closedObjectSchema(
         { type: z.literal("function"), name: functionNameSchema },
-        { error: "must be an object", unknownField },
+        { error: "must be an object", unknownField: fieldNotServed },
       ),
     ],
     { error: 'must be "auto", "none", "required" or { type: "function", name }' },
@@ -91,14 +89,20 @@ const jsonSchemaFormatSchema = closedObjectSchema(
     description: z.string({ error: "must be a string" }).nullish(),
     strict: z.boolean({ error: "must be a boolean" }).nullish(),
   },
-  { error: "must be an object", unknownField },
+  { error: "must be an object", unknownField: fieldNotServed },
 );
 
 const formatSchema = z.discriminatedUnion(
   "type",
   [
-    closedObjectSchema({ type: z.literal("text") }, { error: "must be an object", unknownField }),
-    closedObjectSchema({ type: z.literal("json_object") }, { error: "must be an object", unknownField }),
+    closedObjectSchema(
+      { type: z.literal("text") },
+      { error: "must be an object", unknownField: fieldNotServed },
+    ),
+    closedObjectSchema(
+      { type: z.literal("json_object") },
+      { error: "must be an object", unknownField: fieldNotServed },
+    ),
     jsonSchemaFormatSchema,
   ],
   { error: 'must be an object whose type is "text", "json_object" or "json_schema"' },
@@ -109,7 +113,7 @@ export const textConfigSchema = closedObjectSchema(
     format: formatSchema.nullish(),
     verbosity: refusedFieldSchema("not supported: the gateway carries no verbosity setting to any upstream"),
   },
-  { error: "must be an object", unknownField },
+  { error: "must be an object", unknownField: fieldNotServed },
 ).nullish();
 
 /**
@@ -148,5 +152,5 @@ export const reasoningSchema = closedObjectSchema(
       "not supported: the gateway returns no reasoning items to summarise",
     ),
   },
-  { error: "must be an object", unknownField },
+  { error: "must be an object", unknownField: fieldNotServed },
 ).nullish();

@@ -328,6 +328,43 @@ describe("parseChatCompletionsRequest: tools and tool turns", () => {
     ],
     [{ stream_options: { include_usage: true } }, "stream_options: only allowed when stream is true"],
     [{ stream: false, stream_options: {} }, "stream_options: only allowed when stream is true"],
+    // Misspelt, a field inside tool_choice or response_format would be dropped and the client believe it
+    // honoured (strict mode off without a word): refused, as the responses format refuses it (C12).
+    [
+      { tools: [weather], tool_choice: { type: "function", function: { name: "get_weather" }, extra: 1 } },
+      "tool_choice.extra: is not a field the gateway serves",
+    ],
+    [
+      {
+        tools: [weather],
+        tool_choice: { type: "function", function: { name: "get_weather", strict: true } },
+      },
+      "tool_choice.function.strict: is not a field the gateway serves",
+    ],
+    [{ response_format: { type: "text", foo: 1 } }, "response_format.foo: is not a field the gateway serves"],
+    [
+      { response_format: { type: "json_object", schema: {} } },
+      "response_format.schema: is not a field the gateway serves",
+    ],
+    [
+      {
+        response_format: {
+          type: "json_schema",
+          json_schema: { name: "answer", schema: { type: "object" }, strcit: true },
+        },
+      },
+      "response_format.json_schema.strcit: is not a field the gateway serves",
+    ],
+    [
+      {
+        response_format: {
+          type: "json_schema",
+          json_schema: { name: "answer", schema: { type: "object" } },
+          strict: true,
+        },
+      },
+      "response_format.strict: is not a field the gateway serves",
+    ],
   ])("refuses %j: %s", (fields, message) => {
     expectValidationError(() => parse(fields), message);
   });
