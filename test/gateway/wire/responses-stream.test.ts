@@ -264,6 +264,32 @@ describe("responses stream: function calls", () => {
     ]);
   });
 
+  // Clients key items by id (and send `output` back as the next input, where one id twice is refused):
+  // text after a call is a message of its own, so it needs an id of its own.
+  it("given text after a call, then it opens a message item whose id no other item has, and its deltas name it", () => {
+    const sink = new RecordingSink();
+    const stream = openResponsesStream(sink, identity);
+    stream.delta("Checking.");
+    stream.toolCallStart(0, "call_a", "get_time");
+    stream.toolCallDelta(0, "{}");
+    stream.delta("It is noon.");
+    stream.complete("stop", usage);
+
+    const events = eventsOf(sink.text);
+    const output = events.at(-1).response.output as { id: string; type: string }[];
+    expect(output.map((item) => item.type)).toEqual(["message", "function_call", "message"]);
+    expect(new Set(output.map((item) => item.id)).size).toBe(output.length);
+    const added = events.filter((data) => data.type === "response.output_item.added");
+    expect(added.map((data) => [data.output_index, data.item.id])).toEqual(
+      output.map((item, index) => [index, item.id]),
+    );
+    const deltas = events.filter((data) => data.type === "response.output_text.delta");
+    expect(deltas.map((data) => [data.item_id, data.output_index, data.delta])).toEqual([
+      [output[0]!.id, 0, "Checking."],
+      [output[2]!.id, 2, "It is noon."],
+    ]);
+  });
+
   it("given a failure during a call, then response.failed shows the call incomplete", () => {
     const sink = new RecordingSink();
     const stream = openResponsesStream(sink, identity);
