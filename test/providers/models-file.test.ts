@@ -256,6 +256,29 @@ describe("a models file served end to end", () => {
     ).toBe(false);
   });
 
+  it("given a stream in either format, then every chunk and every response names the model as asked, never its upstream id", async () => {
+    const client = harness.openai(apiKey);
+    const chunks = await client.chat.completions.create({
+      model: "acme-chat-1",
+      messages: [{ role: "user", content: "Hello acme" }],
+      stream: true,
+    });
+    const chunkModels: string[] = [];
+    for await (const chunk of chunks) chunkModels.push(chunk.model);
+    expect(chunkModels.length).toBeGreaterThan(1);
+    expect(new Set(chunkModels)).toEqual(new Set(["acme-chat-1"]));
+
+    const events = await client.responses.create({ model: "acme-chat-1", input: "Hello acme", stream: true });
+    const responseModels: [string, string][] = [];
+    for await (const event of events)
+      if ("response" in event) responseModels.push([event.type, event.response.model]);
+    expect(responseModels).toEqual([
+      ["response.created", "acme-chat-1"],
+      ["response.in_progress", "acme-chat-1"],
+      ["response.completed", "acme-chat-1"],
+    ]);
+  });
+
   it("refuses more output than the model's cap with 400/100", async () => {
     const response = await fetch(`${harness.baseUrl}/responses`, {
       method: "POST",
