@@ -1,9 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readLeavesBetween } from "../../../src/ledger/integrity/checkpoint-leaves";
-import { checkpointsAfter, latestCheckpoint } from "../../../src/ledger/integrity/ledger-checkpoint";
+import {
+  checkpointCovering,
+  checkpointsAfter,
+  latestCheckpoint,
+} from "../../../src/ledger/integrity/ledger-checkpoint";
 import { runCheckpointer, sealCheckpoints } from "../../../src/ledger/integrity/ledger-checkpointer";
 import { verifyIntegrity } from "../../../src/ledger/integrity/ledger-integrity";
 import { LedgerSigningKey } from "../../../src/ledger/integrity/ledger-signing-key";
+import type { LogPosition } from "../../../src/ledger/store/log-position";
 import { metadata, topUp } from "../../support/ledger-fixtures";
 import { type LedgerHarness, openLedgerHarness } from "../../support/ledger-harness";
 
@@ -151,6 +156,61 @@ describe("a checkpoint beside a transaction still open", () => {
       await open.query("ROLLBACK").catch(() => {});
       open.release();
     }
+  });
+});
+
+describe("the checkpoint that seals an event", () => {
+  let harness: LedgerHarness;
+
+  beforeAll(async () => {
+    harness = await openLedgerHarness("checkpoint_covering");
+  });
+  afterAll(async () => {
+    await harness?.dispose();
+  });
+
+  /** Appends one top-up and seals it alone; its position and the checkpoint that ends at it. */
+  const appendedAndSealed = async (account: string) => {
+    await harness.append({
+      streamId: `account-user-${account}`,
+      expectedVersion: "no-stream",
+      events: [topUp(account, "1", account)],
+    });
+    await harness.visible();
+    const client = await harness.ledger.pool.connect();
+    try {
+      const [checkpoint] = await sealCheckpoints(client, key, {
+        eventsMax: 100,
+        intervalMs: 0,
+        checkpointsMax: 10,
+        sealPartial: true,
+      });
+      return {
+        position: (await harness.store.readStream(`account-user-${account}`))[0]!.position,
+        checkpoint,
+      };
+    } finally {
+      client.release();
+    }
+  };
+
+  it("given an event a checkpoint ends at, then that checkpoint seals it, not the next; past the last, none does", async () => {
+    // Given: two checkpoints, each ending at an event of its own
+    const first = await appendedAndSealed("covered-first");
+    const second = await appendedAndSealed("covered-second");
+    expect([first.checkpoint?.last, second.checkpoint?.last]).toEqual([first.position, second.position]);
+
+    // When / then: a receipt or a statement asks which checkpoint seals each
+    const sequenceOf = async (position: LogPosition) => {
+      const covering = await checkpointCovering(harness.ledger.pool, position);
+      return covering && [covering.checkpoint.sequence, covering.previous?.sequence];
+    };
+    expect(await sequenceOf(first.position)).toEqual([first.checkpoint!.sequence, undefined]);
+    expect(await sequenceOf(second.position)).toEqual([
+      second.checkpoint!.sequence,
+      first.checkpoint!.sequence,
+    ]);
+    expect(await sequenceOf({ ...second.position, prepare: second.position.prepare + 1n })).toBeUndefined();
   });
 });
 
