@@ -260,6 +260,7 @@ export class GenerationHolds {
         const record = (model: string, pricing: PricingInForce) => {
           const pendingWon = costWonOf(pricing, usage.tokens);
           assertWonNotNegative(pendingWon, `the cost of ${request.requestId}`);
+          this.settledAgainstHold(request.account, holdWon, pendingWon);
           return this.options.outbox.record(
             {
               requestId: request.requestId,
@@ -396,6 +397,18 @@ export class GenerationHolds {
     billingMetrics.observeHold({ outcome: "placed", keyKind, amountWon: decision.holdWon });
     this.availableAfterLastHold.set(accountKey, new Money(decision.availableWon).minus(decision.holdWon));
     return { holdWon: decision.holdWon, pricing, askedAtMs };
+  }
+
+  /**
+   * A usage settles its hold: its account gets the hold back, less what the usage cost. The hint moves by
+   * that, so a usage that cost more than its hold (an upstream counting more input than the body has bytes)
+   * sends the account's next request to hold first, rather than upstream ahead of a hold to be refused.
+   */
+  private settledAgainstHold(account: AccountReference, holdWon: string, pendingWon: string): void {
+    const accountKey = `${account.kind}:${account.id}`;
+    const available = this.availableAfterLastHold.get(accountKey);
+    if (available !== undefined)
+      this.availableAfterLastHold.set(accountKey, available.plus(holdWon).minus(pendingWon));
   }
 
   private async hasRoomNow(account: AccountReference): Promise<boolean> {
