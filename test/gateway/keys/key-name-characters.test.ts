@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { keyTextLimits } from "../../../src/kernel/limits";
 import { type GatewayHarness, startGatewayHarness, testSecrets } from "../../support/gateway-harness";
 import { callJson } from "../../support/json-call";
 
@@ -129,6 +130,38 @@ describe("a key's name", () => {
       expect(viaAdmin.status, `${name}: ${JSON.stringify(viaAdmin.body)}`).toBe(201);
       expect(viaAdmin.body.name).toBe(name);
     }
+  });
+});
+
+describe("a key's name and description at their length bounds", () => {
+  it("given a name of the bound's length once trimmed, then both doors issue it; one character more is 400/100 naming the name, and nothing is issued", async () => {
+    const longest = "k".repeat(keyTextLimits.nameLengthMax);
+    for (const reply of await issueThroughBoth({ name: ` ${longest} ` })) {
+      expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+      expect(reply.body.name).toBe(longest);
+    }
+    const countBefore = await keyCount();
+    for (const reply of await issueThroughBoth({ name: `${longest}k` })) {
+      expect(reply.status, JSON.stringify(reply.body)).toBe(400);
+      expect(reply.body).toMatchObject({ status: 100 });
+      expect(reply.body.message).toMatch(/^name: /);
+    }
+    expect(await keyCount()).toBe(countBefore);
+  });
+
+  it("given a description of the bound's length, then both doors issue it; one character more is 400/100 naming the description, and nothing is issued", async () => {
+    const longest = "d".repeat(keyTextLimits.descriptionLengthMax);
+    for (const reply of await issueThroughBoth({ name: "bounded", description: longest })) {
+      expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+      expect(reply.body.description).toBe(longest);
+    }
+    const countBefore = await keyCount();
+    for (const reply of await issueThroughBoth({ name: "bounded", description: `${longest}d` })) {
+      expect(reply.status, JSON.stringify(reply.body)).toBe(400);
+      expect(reply.body).toMatchObject({ status: 100 });
+      expect(reply.body.message).toMatch(/^description: /);
+    }
+    expect(await keyCount()).toBe(countBefore);
   });
 });
 
