@@ -1,5 +1,6 @@
+import { createHash, createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type GatewayHarness, startGatewayHarness } from "../support/gateway-harness";
+import { type GatewayHarness, startGatewayHarness, testSecrets } from "../support/gateway-harness";
 
 async function call(
   harness: GatewayHarness,
@@ -93,6 +94,18 @@ describe("key management (/llm/apis)", () => {
       "SELECT data::text, metadata::text FROM ledger_events",
     );
     expect(JSON.stringify(stored.rows)).not.toContain(key.slice(4));
+  });
+
+  it("given a key issued, then the ledger holds its HMAC-SHA256 under KEY_PEPPER, never a hash anyone could compute without the pepper", async () => {
+    const issued = await harness.issueKey(alice);
+    const [event] = await harness.service.ledger.store.readStream(`apikey-${issued.uuid}`);
+    expect(event?.type).toBe("ApiKeyIssued");
+    const stored = (event!.data as { keyHash: string }).keyHash;
+    // A stolen copy of the ledger must not let anyone test guessed keys: without the pepper, no hash matches.
+    expect(stored).toBe(createHmac("sha256", testSecrets.keyPepper).update(issued.key).digest("hex"));
+    expect(stored).not.toBe(createHmac("sha256", "").update(issued.key).digest("hex"));
+    expect(stored).not.toBe(createHash("sha256").update(issued.key).digest("hex"));
+    expect(await modelsStatus(harness, issued.key)).toBe(200);
   });
 
   it("lists newest first and never shows another user's keys", async () => {
