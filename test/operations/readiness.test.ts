@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { QueueBackend } from "../../src/billing/queue/queue-backend";
 import { modelFamilies } from "../../src/config";
 import { openLedger } from "../../src/ledger/store/open-ledger";
-import { createDependencyProbes } from "../../src/operations/dependency-probes";
+import { createDependencyProbes, type DependencyProbes } from "../../src/operations/dependency-probes";
 import { createOperations, type Operations } from "../../src/operations/operations";
 import { Readiness, type ReadinessReport } from "../../src/operations/readiness";
 import type { ModelFamily } from "../../src/providers/provider";
@@ -239,4 +239,33 @@ describe("projection lag", () => {
     expect(report.status).toBe("not ready");
     expect(report.failing).toEqual(["postgresql", "queue", "projections"]);
   });
+});
+
+describe("a dependency that never answers", () => {
+  it("given a dependency that never answers, then readiness answers within the probe bound, naming it as timed out", async () => {
+    // A dead host's packets dropped rather than refused: the probe neither resolves nor rejects. Each of
+    // PostgreSQL, the queue and the projections in turn hangs while the others answer.
+    const never = () => new Promise<never>(() => {});
+    const answering: DependencyProbes = {
+      postgresql: async () => {},
+      queueDepth: async () => ({ waiting: 0, active: 0, delayed: 0, failed: 0 }),
+      projectionLagSeconds: async () => 0,
+      holdsLogLagSeconds: async () => 0,
+      pendingChargeAgeSeconds: async () => 0,
+      close: async () => {},
+    };
+    const hung = [
+      ["postgresql", { postgresql: never }],
+      ["queue", { queueDepth: never }],
+      ["projections", { projectionLagSeconds: never }],
+    ] as const;
+    for (const [name, hanging] of hung) {
+      const readiness = new Readiness({ probeTimeoutMs: 100, projectionLagSecondsMax: 30 });
+      readiness.attach({ ...answering, ...hanging });
+      const report = await readiness.check();
+      expect(report.status).toBe("not ready");
+      expect(report.failing).toEqual([name]);
+      expect(report.checks[name]).toEqual({ status: "failing", reason: "timed out" });
+    }
+  }, 10_000);
 });
