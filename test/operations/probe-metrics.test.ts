@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { DependencyProbes } from "../../src/operations/dependency-probes";
+import type { DependencyProbes, QueueDepth } from "../../src/operations/dependency-probes";
 import { createProbeMetrics } from "../../src/operations/probe-metrics";
 
 /**
@@ -9,10 +9,13 @@ import { createProbeMetrics } from "../../src/operations/probe-metrics";
 
 type Lag = () => Promise<number>;
 
-function probesAnswering(lags: { projections: Lag; holdsLog: Lag; pendingCharges: Lag }): DependencyProbes {
+function probesAnswering(
+  lags: { projections: Lag; holdsLog: Lag; pendingCharges: Lag },
+  queueDepth: () => Promise<QueueDepth> = async () => ({ waiting: 2, active: 1, delayed: 0, failed: 0 }),
+): DependencyProbes {
   return {
     postgresql: async () => {},
-    queueDepth: async () => ({ waiting: 2, active: 1, delayed: 0, failed: 0 }),
+    queueDepth: () => queueDepth(),
     projectionLagSeconds: () => lags.projections(),
     holdsLogLagSeconds: () => lags.holdsLog(),
     pendingChargeAgeSeconds: () => lags.pendingCharges(),
@@ -51,4 +54,29 @@ describe("probe metrics", () => {
       expect(samplesOf(await registry.metrics(), name)).toEqual([`${name} 0`]);
     },
   );
+
+  it("given the charge queue answering, then failing, then hanging, then its depth by state, then no sample at all", async () => {
+    const name = "won_gateway_queue_depth";
+    let depth: () => Promise<QueueDepth> = async () => ({ waiting: 3, active: 2, delayed: 1, failed: 4 });
+    const lags = { projections: async () => 0, holdsLog: async () => 0, pendingCharges: async () => 0 };
+    const registry = createProbeMetrics(() => probesAnswering(lags, () => depth()), 100);
+    const depthSamples = async () =>
+      (await registry.metrics()).split("\n").filter((line) => line.startsWith(`${name}{`));
+
+    expect(await depthSamples()).toEqual([
+      `${name}{queue="usage-charges",state="waiting"} 3`,
+      `${name}{queue="usage-charges",state="active"} 2`,
+      `${name}{queue="usage-charges",state="delayed"} 1`,
+      `${name}{queue="usage-charges",state="failed"} 4`,
+    ]);
+    depth = async () => {
+      throw new Error("connect ECONNREFUSED");
+    };
+    expect(await depthSamples()).toEqual([]);
+    // A store that takes the connection and never answers: the scrape still answers, within the bound.
+    depth = () => new Promise(() => {});
+    expect(await depthSamples()).toEqual([]);
+    depth = async () => ({ waiting: 0, active: 0, delayed: 0, failed: 0 });
+    expect(await depthSamples()).toHaveLength(4);
+  }, 10_000);
 });
