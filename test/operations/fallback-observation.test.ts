@@ -9,7 +9,7 @@ import { type GatewayHarness, startGatewayHarness, testSecrets } from "../suppor
 import { waitForLedgerAtRest } from "../support/ledger-at-rest";
 import { type ServedOperations, servedOperations } from "../support/served-operations";
 import { eventually } from "../workers/queue-test-support";
-import { sampleValue } from "./prometheus-text";
+import { samplesOf, sampleValue } from "./prometheus-text";
 
 /**
  * What operators see of a request a configured fallback answered (docs/upstream-resilience.md, "Fallbacks"):
@@ -142,6 +142,21 @@ describe("GET /metrics of requests a fallback answered", () => {
     expect(timed("zeta-mini", "5xx")).toBe(attempts("zeta-mini", "5xx"));
     expect(timed("gamma-4-3", "2xx")).toBe(3);
     expect(timed("zeta-mini", "2xx")).toBe(0);
+    // Every attempt but each request's first is a retry, whichever model it went to: three requests reached
+    // an upstream (the refused one did not), and the two for zeta-mini were each answered by its fallback.
+    const summed = (text: string, name: string) =>
+      samplesOf(text)
+        .filter((sample) => sample.name === name)
+        .reduce((sum, sample) => sum + sample.value, 0);
+    const summedDelta = (name: string) => summed(after, name) - summed(before, name);
+    expect(summedDelta("won_gateway_upstream_retries_total")).toBe(
+      summedDelta("won_gateway_upstream_attempts_total") - 3,
+    );
+    expect(summedDelta("won_gateway_upstream_retries_total")).toBeGreaterThanOrEqual(2);
+    expect(
+      delta("won_gateway_upstream_fallbacks_total", { model: "zeta-mini", answering_model: "gamma-4-3" }),
+    ).toBe(2);
+    expect(summedDelta("won_gateway_upstream_fallbacks_total")).toBe(2);
   }, 60_000);
 
   it("given a request for zeta-mini that gamma-4-3 answered, when it is charged, then the charge metrics name zeta-mini requested and gamma-4-3 charged", async () => {
