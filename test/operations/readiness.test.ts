@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allProjections } from "../../projections";
 import type { QueueBackend } from "../../src/billing/queue/queue-backend";
 import { modelFamilies } from "../../src/config";
 import { openLedger } from "../../src/ledger/store/open-ledger";
@@ -224,6 +225,17 @@ describe("projection lag", () => {
 
         now = new Date(recorded!.recordedAt.getTime() + 29_000);
         expect((await readiness.check()).failing).toEqual([]);
+
+        // One projection past the event hides nothing: the lag is the one furthest behind's.
+        now = new Date(recorded!.recordedAt.getTime() + 31_000);
+        const [ahead, ...behind] = allProjections;
+        await ledger.pool.query(
+          "UPDATE projection_checkpoints SET commit_position = $1, prepare_position = $2 WHERE projection = $3",
+          [String(recorded!.position.commit), String(recorded!.position.prepare), ahead!.name],
+        );
+        expect(behind.length).toBeGreaterThan(0);
+        expect(await probes.projectionLagSeconds()).toBeCloseTo(31, 3);
+        expect((await readiness.check()).failing).toEqual(["projections"]);
         await probes.close();
       } finally {
         await ledger.close();
