@@ -2,7 +2,7 @@ import { z } from "zod";
 import { apiErrors, validationErrorOf } from "../api-error";
 import { assertToolExchangesComplete, chatMessagesSchema } from "./chat-message-schemas";
 import { responseFormatSchema, toolChoiceSchema, toolsSchema } from "./chat-tool-schemas";
-import { closedObjectSchema, fieldNotServed } from "./closed-object-schema";
+import { closedObjectSchema, servedObjectSchema } from "./closed-object-schema";
 import {
   endUserOf,
   includeObfuscationSchema,
@@ -86,13 +86,10 @@ const chatCompletionsRequestShape = {
   stream: streamSchema,
   // Usage is always asked of the upstream and always sent on the last chunk (interface.md), whatever
   // `include_usage` says: a client that asks for none ignores the field, as the official clients do.
-  stream_options: closedObjectSchema(
-    {
-      include_usage: z.boolean({ error: "must be a boolean" }).nullish(),
-      include_obfuscation: includeObfuscationSchema,
-    },
-    { error: "must be an object", unknownField: fieldNotServed },
-  ).nullish(),
+  stream_options: servedObjectSchema({
+    include_usage: z.boolean({ error: "must be a boolean" }).nullish(),
+    include_obfuscation: includeObfuscationSchema,
+  }).nullish(),
   temperature: temperatureSchema,
   top_p: topPSchema,
   max_tokens: outputTokensSchema,

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { FunctionTool, OutputFormat, ToolChoice } from "../../providers/provider";
-import { closedObjectSchema, fieldNotServed } from "./closed-object-schema";
+import { closedObjectSchema, servedObjectSchema } from "./closed-object-schema";
 import { freeFormJsonObjectSchema } from "./free-form-json-schemas";
 
 /**
@@ -89,16 +89,10 @@ export const toolChoiceSchema = z
   .union(
     [
       z.enum(["none", "auto", "required"]),
-      closedObjectSchema(
-        {
-          type: z.literal("function"),
-          function: closedObjectSchema(
-            { name: z.string() },
-            { error: "must be an object", unknownField: fieldNotServed },
-          ),
-        },
-        { error: "must be an object", unknownField: fieldNotServed },
-      ),
+      servedObjectSchema({
+        type: z.literal("function"),
+        function: servedObjectSchema({ name: z.string() }),
+      }),
     ],
     { error: toolChoiceMessage },
   )
@@ -112,30 +106,21 @@ export const responseFormatSchema = z
   .discriminatedUnion(
     "type",
     [
-      closedObjectSchema(
-        { type: z.literal("text") },
-        { error: "must be an object", unknownField: fieldNotServed },
-      ),
-      closedObjectSchema(
-        { type: z.literal("json_object") },
-        { error: "must be an object", unknownField: fieldNotServed },
-      ),
-      closedObjectSchema(
-        {
-          type: z.literal("json_schema"),
-          json_schema: closedObjectSchema(
-            {
-              name: nameSchema,
-              description: z.string({ error: "must be a string" }).nullish(),
-              // Optional in the protocol, but every upstream's structured output needs one to mean anything.
-              schema: jsonSchemaObject,
-              strict: z.boolean({ error: "must be a boolean" }).nullish(),
-            },
-            { error: "must be an object with name and schema", unknownField: fieldNotServed },
-          ),
-        },
-        { error: "must be an object", unknownField: fieldNotServed },
-      ),
+      servedObjectSchema({ type: z.literal("text") }),
+      servedObjectSchema({ type: z.literal("json_object") }),
+      servedObjectSchema({
+        type: z.literal("json_schema"),
+        json_schema: servedObjectSchema(
+          {
+            name: nameSchema,
+            description: z.string({ error: "must be a string" }).nullish(),
+            // Optional in the protocol, but every upstream's structured output needs one to mean anything.
+            schema: jsonSchemaObject,
+            strict: z.boolean({ error: "must be a boolean" }).nullish(),
+          },
+          "must be an object with name and schema",
+        ),
+      }),
     ],
     {
       error: (issue) =>

@@ -17,8 +17,16 @@ export function closedObjectSchema<Shape extends z.core.$ZodLooseShape>(
   });
 }
 
-/** What a closed object of a generation request says of a field it does not have. */
-export const fieldNotServed = "is not a field the gateway serves";
+/**
+ * A closed object of a generation request (a tool choice, an output format, stream options): a field it does
+ * not have `is not a field the gateway serves`.
+ */
+export function servedObjectSchema<Shape extends z.core.$ZodLooseShape>(
+  shape: Shape,
+  error = "must be an object",
+) {
+  return closedObjectSchema(shape, { error, unknownField: "is not a field the gateway serves" });
+}
 
 /**
  * A request body, closed as every body is, so that a misspelt field (`referense` on a top-up) is refused

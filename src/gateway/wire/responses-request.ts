@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { apiErrors, validationErrorOf } from "../api-error";
-import { closedObjectSchema, fieldNotServed, refusedFieldSchema } from "./closed-object-schema";
+import { closedObjectSchema, refusedFieldSchema, servedObjectSchema } from "./closed-object-schema";
 import {
   endUserOf,
   includeObfuscationSchema,
@@ -80,12 +80,9 @@ const responsesRequestSchema = closedObjectSchema(
       })
       .nullish(),
     service_tier: serviceTierSchema,
-    stream_options: closedObjectSchema(
-      {
-        include_obfuscation: includeObfuscationSchema,
-      },
-      { error: "must be an object", unknownField: fieldNotServed },
-    ).nullish(),
+    stream_options: servedObjectSchema({
+      include_obfuscation: includeObfuscationSchema,
+    }).nullish(),
     // The protocol's stateful and upstream-specific features.
     previous_response_id: refusedFieldSchema(stateless),
     conversation: refusedFieldSchema(stateless),

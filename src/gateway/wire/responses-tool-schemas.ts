@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { FunctionTool, OutputFormat, ToolChoice } from "../../providers/provider";
-import { closedObjectSchema, fieldNotServed, refusedFieldSchema } from "./closed-object-schema";
+import { refusedFieldSchema, servedObjectSchema } from "./closed-object-schema";
 import { freeFormJsonObjectSchema } from "./free-form-json-schemas";
 import { reasoningEffortSchema } from "./generation-parameter-schemas";
 
@@ -19,7 +19,7 @@ const functionNameSchema = z
 
 const jsonSchemaObjectSchema = freeFormJsonObjectSchema({ error: "must be a JSON Schema object" });
 
-const functionToolSchema = closedObjectSchema(
+const functionToolSchema = servedObjectSchema(
   {
     type: z.literal("function", {
       error: (issue) =>
@@ -32,7 +32,7 @@ const functionToolSchema = closedObjectSchema(
     parameters: jsonSchemaObjectSchema.nullish(),
     strict: z.boolean({ error: "must be a boolean" }).nullish(),
   },
-  { error: "must be an object with type and name", unknownField: fieldNotServed },
+  "must be an object with type and name",
 );
 
 export const toolsSchema = z
@@ -65,13 +65,7 @@ const toolChoiceModes = ["auto", "none", "required"] as const;
 
 export const toolChoiceSchema = z
   .union(
-    [
-      z.enum(toolChoiceModes),
-      closedObjectSchema(
-        { type: z.literal("function"), name: functionNameSchema },
-        { error: "must be an object", unknownField: fieldNotServed },
-      ),
-    ],
+    [z.enum(toolChoiceModes), servedObjectSchema({ type: z.literal("function"), name: functionNameSchema })],
     { error: 'must be "auto", "none", "required" or { type: "function", name }' },
   )
   .nullish();
@@ -81,40 +75,28 @@ export function toolChoiceOf(choice: z.output<typeof toolChoiceSchema>): ToolCho
   return typeof choice === "string" ? choice : { name: choice.name };
 }
 
-const jsonSchemaFormatSchema = closedObjectSchema(
-  {
-    type: z.literal("json_schema"),
-    name: functionNameSchema,
-    schema: jsonSchemaObjectSchema,
-    description: z.string({ error: "must be a string" }).nullish(),
-    strict: z.boolean({ error: "must be a boolean" }).nullish(),
-  },
-  { error: "must be an object", unknownField: fieldNotServed },
-);
+const jsonSchemaFormatSchema = servedObjectSchema({
+  type: z.literal("json_schema"),
+  name: functionNameSchema,
+  schema: jsonSchemaObjectSchema,
+  description: z.string({ error: "must be a string" }).nullish(),
+  strict: z.boolean({ error: "must be a boolean" }).nullish(),
+});
 
 const formatSchema = z.discriminatedUnion(
   "type",
   [
-    closedObjectSchema(
-      { type: z.literal("text") },
-      { error: "must be an object", unknownField: fieldNotServed },
-    ),
-    closedObjectSchema(
-      { type: z.literal("json_object") },
-      { error: "must be an object", unknownField: fieldNotServed },
-    ),
+    servedObjectSchema({ type: z.literal("text") }),
+    servedObjectSchema({ type: z.literal("json_object") }),
     jsonSchemaFormatSchema,
   ],
   { error: 'must be an object whose type is "text", "json_object" or "json_schema"' },
 );
 
-export const textConfigSchema = closedObjectSchema(
-  {
-    format: formatSchema.nullish(),
-    verbosity: refusedFieldSchema("not supported: the gateway carries no verbosity setting to any upstream"),
-  },
-  { error: "must be an object", unknownField: fieldNotServed },
-).nullish();
+export const textConfigSchema = servedObjectSchema({
+  format: formatSchema.nullish(),
+  verbosity: refusedFieldSchema("not supported: the gateway carries no verbosity setting to any upstream"),
+}).nullish();
 
 /**
  * `{ type: "text" }` is the format's default, free text, which every upstream returns unasked: it is
@@ -144,13 +126,8 @@ export function outputFormatOf(text: z.output<typeof textConfigSchema>): OutputF
   }
 }
 
-export const reasoningSchema = closedObjectSchema(
-  {
-    effort: reasoningEffortSchema,
-    summary: refusedFieldSchema("not supported: the gateway returns no reasoning items to summarise"),
-    generate_summary: refusedFieldSchema(
-      "not supported: the gateway returns no reasoning items to summarise",
-    ),
-  },
-  { error: "must be an object", unknownField: fieldNotServed },
-).nullish();
+export const reasoningSchema = servedObjectSchema({
+  effort: reasoningEffortSchema,
+  summary: refusedFieldSchema("not supported: the gateway returns no reasoning items to summarise"),
+  generate_summary: refusedFieldSchema("not supported: the gateway returns no reasoning items to summarise"),
+}).nullish();
