@@ -8,6 +8,7 @@ import { Money } from "../../kernel/money";
 import { type ThrottledLog, throttledLog } from "../../kernel/throttled-log";
 import {
   type AccountReference,
+  accountNameOf,
   type EventData,
   parseLedgerEvent,
   type RecordedUpstreamAttempt,
@@ -367,7 +368,7 @@ export class GenerationHolds {
     }
     this.ledgerFailing = false;
     this.placementFailures.recovered("placing holds works again");
-    const accountKey = `${request.account.kind}:${request.account.id}`;
+    const accountKey = accountNameOf(request.account);
     if (this.availableAfterLastHold.size >= limits.holdHintEntriesMax) this.availableAfterLastHold.clear();
     const keyKind = keyKindLabelOf(request.account.kind);
     if (decision.kind === "refused") {
@@ -405,7 +406,7 @@ export class GenerationHolds {
    * sends the account's next request to hold first, rather than upstream ahead of a hold to be refused.
    */
   private settledAgainstHold(account: AccountReference, holdWon: string, pendingWon: string): void {
-    const accountKey = `${account.kind}:${account.id}`;
+    const accountKey = accountNameOf(account);
     const available = this.availableAfterLastHold.get(accountKey);
     if (available !== undefined)
       this.availableAfterLastHold.set(accountKey, available.plus(holdWon).minus(pendingWon));
@@ -462,7 +463,7 @@ export class GenerationHolds {
 
   private nearLimit(request: HoldRequest, { estimate }: HoldEstimate): boolean {
     if (request.keyHasLimits || this.keysAtTheirLimit.has(request.keyId)) return true;
-    const accountKey = `${request.account.kind}:${request.account.id}`;
+    const accountKey = accountNameOf(request.account);
     const available =
       this.availableAfterLastHold.get(accountKey) ??
       (request.availableWon === null ? undefined : new Money(request.availableWon));
@@ -475,7 +476,7 @@ export class GenerationHolds {
 
   /** Counts a hold as in flight until `release` (once its statement has answered, either way). */
   private reserve(account: AccountReference, estimatedWon: string): { release: () => void } {
-    const accountKey = `${account.kind}:${account.id}`;
+    const accountKey = accountNameOf(account);
     const amount = new Money(estimatedWon);
     this.estimatesInFlight.set(
       accountKey,

@@ -83,19 +83,7 @@ describe("a checkpoint beside a transaction still open", () => {
     await harness?.dispose();
   });
 
-  const seal = async () => {
-    const client = await harness.ledger.pool.connect();
-    try {
-      return await sealCheckpoints(client, key, {
-        eventsMax: 100,
-        intervalMs: 0,
-        checkpointsMax: 10,
-        sealPartial: true,
-      });
-    } finally {
-      client.release();
-    }
-  };
+  const seal = () => sealNow(harness);
   const positionOf = async (streamId: string) => (await harness.store.readStream(streamId))[0]!.position;
 
   it("leaves an open transaction's event unsealed, then seals it once committed", async () => {
@@ -177,21 +165,8 @@ describe("the checkpoint that seals an event", () => {
       events: [topUp(account, "1", account)],
     });
     await harness.visible();
-    const client = await harness.ledger.pool.connect();
-    try {
-      const [checkpoint] = await sealCheckpoints(client, key, {
-        eventsMax: 100,
-        intervalMs: 0,
-        checkpointsMax: 10,
-        sealPartial: true,
-      });
-      return {
-        position: (await harness.store.readStream(`account-user-${account}`))[0]!.position,
-        checkpoint,
-      };
-    } finally {
-      client.release();
-    }
+    const [checkpoint] = await sealNow(harness);
+    return { position: (await harness.store.readStream(`account-user-${account}`))[0]!.position, checkpoint };
   };
 
   it("given an event a checkpoint ends at, then that checkpoint seals it, not the next; past the last, none does", async () => {
@@ -213,6 +188,21 @@ describe("the checkpoint that seals an event", () => {
     expect(await sequenceOf({ ...second.position, prepare: second.position.prepare + 1n })).toBeUndefined();
   });
 });
+
+/** Seals every event visible now, however few, as checkpoints of at most 100. */
+async function sealNow(harness: LedgerHarness) {
+  const client = await harness.ledger.pool.connect();
+  try {
+    return await sealCheckpoints(client, key, {
+      eventsMax: 100,
+      intervalMs: 0,
+      checkpointsMax: 10,
+      sealPartial: true,
+    });
+  } finally {
+    client.release();
+  }
+}
 
 async function waitFor<T>(probe: () => Promise<T | undefined>): Promise<T> {
   for (let attempt = 0; attempt < 400; attempt++) {
